@@ -1,0 +1,1 @@
+"""MLIR helpers: the shared context, builders and attribute helpers."""
