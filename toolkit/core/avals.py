@@ -1,0 +1,202 @@
+"""Abstract values: what the tracer knows about an array without its data.
+
+A shape is a tuple whose entries are ``int`` or symbolic dimension
+expressions (see ``toolkit.core.shape_poly``); every shape rule is written with
+plain arithmetic on the entries so both kinds work.
+
+Example::
+
+    >>> ShapedArray((2, 3), np.float32)
+    ShapedArray(float32[2,3])
+    >>> ShapeDtypeStruct((4,), "int32")
+    ShapeDtypeStruct(shape=(4,), dtype=int32)
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any, Sequence
+
+import numpy as np
+
+from toolkit.core import dtypes
+
+DimSize = Any  # int, or a symbolic dimension expression
+Shape = tuple[DimSize, ...]
+
+
+def is_constant_dim(d: Any) -> bool:
+    return type(d) is int or isinstance(d, (int, np.integer))
+
+
+def canonicalize_shape(shape: Any, what: str = "shape") -> Shape:
+    """Normalise a shape to a tuple of ints (or symbolic dimensions)."""
+    if isinstance(shape, (int, np.integer)) or _is_symbolic(shape):
+        shape = (shape,)
+    try:
+        dims = tuple(shape)
+    except TypeError:
+        raise TypeError(f"{what} must be a sequence of dimension sizes, got {shape!r}") from None
+    result = []
+    for d in dims:
+        if isinstance(d, (bool, np.bool_)):
+            raise TypeError(f"{what} entries must be integers, got {d!r} in {shape!r}")
+        if isinstance(d, (int, np.integer)):
+            d = operator.index(d)
+            if d < 0:
+                raise ValueError(f"{what} entries must be non-negative, got {d} in {tuple(shape)!r}")
+            result.append(d)
+        elif _is_symbolic(d):
+            result.append(d)
+        else:
+            raise TypeError(f"{what} entries must be integers or symbolic dimensions, got {d!r} in {shape!r}")
+    return tuple(result)
+
+
+def _is_symbolic(d: Any) -> bool:
+    return getattr(d, "_is_symbolic_dim", False)
+
+
+def shape_size(shape: Shape) -> DimSize:
+    """The number of elements; symbolic when a dimension is."""
+    return math.prod(shape) if all(type(d) is int for d in shape) else _symbolic_prod(shape)
+
+
+def _symbolic_prod(shape: Shape) -> DimSize:
+    size: DimSize = 1
+    for d in shape:
+        size = size * d
+    return size
+
+
+def is_static_shape(shape: Shape) -> bool:
+    return all(type(d) is int for d in shape)
+
+
+def format_shape(shape: Shape) -> str:
+    return ",".join(str(d) for d in shape)
+
+
+class ShapedArray:
+    """An array's shape, dtype and whether its dtype is weak (from a Python scalar).
+
+    Immutable and hashable: used as part of jit's cache keys.
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+
+    def __init__(self, shape: Sequence[DimSize], dtype: Any, weak_type: bool = False):
+        self.shape = shape if type(shape) is tuple and all(type(d) is int for d in shape) else canonicalize_shape(shape)
+        self.dtype = dtypes.canonicalize_dtype(dtype)
+        self.weak_type = bool(weak_type)
+        self._hash = None
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> DimSize:
+        return shape_size(self.shape)
+
+    # jaxlib's device_put reads these two.
+    @property
+    def sharding(self) -> None:
+        return None
+
+    def update(self, shape: Sequence[DimSize] | None = None, dtype: Any = None,
+               weak_type: bool | None = None) -> "ShapedArray":
+        return ShapedArray(self.shape if shape is None else shape,
+                           self.dtype if dtype is None else dtype,
+                           self.weak_type if weak_type is None else weak_type)
+
+    def strip_weak_type(self) -> "ShapedArray":
+        return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
+
+    def __eq__(self, other: object) -> bool:
+        return (type(other) is ShapedArray and self.shape == other.shape
+                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = self._hash = hash((self.shape, self.dtype, self.weak_type))
+        return h
+
+    def str_short(self) -> str:
+        """``f32[2,3]``-style text, as in the traced program printout."""
+        return f"{short_dtype_name(self.dtype)}[{format_shape(self.shape)}]"
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapedArray({self.dtype.name}[{format_shape(self.shape)}]{weak})"
+
+
+_SHORT_NAMES = {
+    "bool": "bool", "int8": "i8", "int16": "i16", "int32": "i32", "int64": "i64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "bfloat16": "bf16", "float16": "f16", "float32": "f32", "float64": "f64",
+    "complex64": "c64", "complex128": "c128",
+}
+
+
+def short_dtype_name(dtype: np.dtype) -> str:
+    return _SHORT_NAMES.get(dtype.name, dtype.name)
+
+
+class ShapeDtypeStruct:
+    """A shape, a dtype and an optional sharding: an argument spec for ``trace``, ``lower`` and ``export``.
+
+    ``shape`` entries may be symbolic dimensions (``toolkit.export.symbolic_shape``).
+    """
+
+    __slots__ = ("shape", "dtype", "sharding", "weak_type")
+
+    def __init__(self, shape: Sequence[DimSize], dtype: Any, *, sharding: Any = None,
+                 weak_type: bool = False):
+        self.shape = canonicalize_shape(shape)
+        self.dtype = dtypes.canonicalize_dtype(dtype)
+        self.sharding = sharding
+        self.weak_type = weak_type
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> DimSize:
+        return shape_size(self.shape)
+
+    def to_aval(self) -> ShapedArray:
+        return ShapedArray(self.shape, self.dtype, self.weak_type)
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape
+                and self.dtype == other.dtype and self.sharding == other.sharding
+                and self.weak_type == other.weak_type)
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.sharding, self.weak_type))
+
+    def __repr__(self) -> str:
+        sharding = f", sharding={self.sharding}" if self.sharding is not None else ""
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{sharding}{weak})"
+
+
+def aval_of(x: Any) -> ShapedArray:
+    """The abstract value of a concrete argument (array, numpy value, Python scalar, spec)."""
+    aval = getattr(x, "aval", None)
+    if type(aval) is ShapedArray:
+        return aval
+    if isinstance(x, ShapeDtypeStruct):
+        return x.to_aval()
+    if dtypes.is_python_scalar(x):
+        return ShapedArray((), dtypes.dtype_of(x), weak_type=True)
+    if isinstance(x, (np.ndarray, np.generic)):
+        return ShapedArray(x.shape, x.dtype)
+    shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
+    if shape is not None and dtype is not None:
+        return ShapedArray(shape, dtype, getattr(x, "weak_type", False))
+    raise TypeError(f"a value of type {type(x).__name__} is not a valid toolkit array or spec: {x!r}")
