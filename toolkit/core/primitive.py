@@ -1,0 +1,60 @@
+"""Primitives: the operations a traced program is made of.
+
+A primitive is data. Its *shape rule* (abstract evaluation) lives on the
+object; its lowering rule is registered by ``toolkit.lowering`` in the table
+keyed by the primitive, and its differentiation rules (``jvp``,
+``transpose``) have slots here for the transformations that will use them.
+
+Example — a new elementwise op in a few lines::
+
+    cube_p = Primitive("cube", shape_rule=lambda x: x)
+
+    def cube(x):
+        return cube_p.bind(x)
+
+and, in ``toolkit/lowering``, ``@register_lowering(cube_p)`` its StableHLO.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from toolkit.core.avals import ShapedArray
+
+#: Every primitive by name; names are unique.
+PRIMITIVES: dict[str, "Primitive"] = {}
+
+
+class Primitive:
+    """A named operation with a shape rule.
+
+    ``shape_rule(*in_avals, **params)`` returns the output ``ShapedArray`` (or a
+    list of them when ``multiple_results``). It raises ``TypeError`` or
+    ``ValueError`` naming the bad operand when the operands do not fit.
+    """
+
+    __slots__ = ("name", "shape_rule", "multiple_results", "jvp", "transpose", "effectful", "__weakref__")
+
+    def __init__(self, name: str, *, shape_rule: Callable[..., Any], multiple_results: bool = False,
+                 effectful: bool = False):
+        if name in PRIMITIVES:
+            raise ValueError(f"a primitive named {name!r} is already registered")
+        self.name = name
+        self.shape_rule = shape_rule
+        self.multiple_results = multiple_results
+        self.effectful = effectful
+        self.jvp: Callable[..., Any] | None = None
+        self.transpose: Callable[..., Any] | None = None
+        PRIMITIVES[name] = self
+
+    def abstract_eval(self, *avals: ShapedArray, **params: Any) -> list[ShapedArray]:
+        out = self.shape_rule(*avals, **params)
+        return list(out) if self.multiple_results else [out]
+
+    def bind(self, *args: Any, **params: Any) -> Any:
+        """Apply the primitive: staged into the program being traced, or run eagerly."""
+        from toolkit.core import tracing
+        return tracing.bind(self, args, params)
+
+    def __repr__(self) -> str:
+        return self.name

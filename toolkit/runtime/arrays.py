@@ -1,0 +1,47 @@
+"""Moving host data to devices and back, in jaxlib's ``ArrayImpl`` form."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+from jaxlib import _jax
+
+from toolkit.runtime.client import _ensure_x64_state
+from toolkit.runtime.shardings import RuntimeSharding
+
+ArrayImpl = _jax.ArrayImpl
+
+
+def put_shards(aval: Any, sharding: RuntimeSharding, shards: Sequence[np.ndarray],
+               devices: Sequence[Any], committed: bool = True) -> ArrayImpl:
+    """One global device array from per-device host shards (``shards[i]`` goes to ``devices[i]``).
+
+    ``aval`` is a ``ShapedArray`` (jaxlib reads its shape, dtype, ndim and weak_type).
+    """
+    _ensure_x64_state()
+    return _jax.batched_device_put(aval, sharding, list(shards), list(devices), committed, False,
+                                   enable_x64=True)
+
+
+def to_numpy(impl: ArrayImpl) -> np.ndarray:
+    return np.asarray(impl)
+
+
+def single_device_arrays(impl: ArrayImpl) -> list[ArrayImpl]:
+    """The per-device pieces of a global array, in its sharding's device order."""
+    return list(impl._arrays)
+
+
+def block_until_ready(impl: ArrayImpl) -> None:
+    impl.block_until_ready()
+
+
+def result_handler(aval: Any, sharding: RuntimeSharding, committed: bool = True) -> Any:
+    """A handler that assembles an executable's per-device outputs into one global array."""
+    _ensure_x64_state()
+    return _jax.array_result_handler(aval, sharding, committed)
+
+
+def is_device_array(x: Any) -> bool:
+    return type(x) is ArrayImpl

@@ -1,0 +1,107 @@
+"""Compiling StableHLO with XLA and running the result."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+import numpy as np
+from jaxlib import _jax, xla_client
+
+from toolkit.runtime.client import backend
+from toolkit.runtime.shardings import HloSharding
+
+LoadedExecutable = _jax.LoadedExecutable
+RuntimeError_ = _jax.JaxRuntimeError
+
+
+def _register_cpu_custom_calls() -> None:
+    """Register jaxlib's LAPACK CPU kernels, which StableHLO custom calls name."""
+    global _registered
+    if _registered:
+        return
+    _registered = True
+    from jaxlib import lapack
+    for platform, targets in lapack.registrations().items():
+        for name, capsule, api_version in targets:
+            xla_client.register_custom_call_target(name, capsule, platform=platform, api_version=api_version)
+
+
+_registered = False
+
+
+def compile_module(module: Any, devices: Sequence[Any], *, num_partitions: int = 1,
+                   num_replicas: int = 1, spmd: bool = False, use_shardy: bool = False,
+                   compiler_options: Mapping[str, Any] | None = None) -> LoadedExecutable:
+    """Compile a StableHLO module (text, bytecode or ``ir.Module``) for ``devices``.
+
+    ``compiler_options`` are XLA debug options (``{"xla_cpu_enable_fast_math": True}``);
+    a name XLA does not know raises ``ValueError``.
+    """
+    _register_cpu_custom_calls()
+    options = xla_client.CompileOptions()
+    build = options.executable_build_options
+    build.num_partitions = num_partitions
+    build.num_replicas = num_replicas
+    if spmd:
+        build.use_spmd_partitioning = True
+        build.use_shardy_partitioner = use_shardy
+        build.device_assignment = xla_client.DeviceAssignment.create(
+            np.arange(num_partitions * num_replicas).reshape(num_replicas, num_partitions))
+    if compiler_options:
+        options.env_option_overrides = [(str(k), _option_text(v)) for k, v in compiler_options.items()]
+    client = backend(devices[0].platform)
+    try:
+        return client.compile_and_load(module, executable_devices=xla_client.DeviceList(tuple(devices)),
+                                       compile_options=options)
+    except _jax.JaxRuntimeError as exc:
+        message = str(exc)
+        if "No such compile option" in message or "Unknown flag" in message or "option" in message.lower() and compiler_options:
+            raise ValueError(f"XLA rejected the compiler options {dict(compiler_options)}: {message}") from None
+        raise
+
+
+def _option_text(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (int, float, str)):
+        return value
+    raise TypeError(f"compiler option values must be bool, int, float or str, got {value!r}")
+
+
+def execute(executable: LoadedExecutable, arguments: Sequence[Any], handlers: Sequence[Any]) -> list[Any]:
+    """Run ``executable`` on global device arrays; ``handlers`` assemble the outputs."""
+    return executable.execute_sharded(arguments).consume_with_handlers(handlers)
+
+
+def optimized_hlo_text(executable: LoadedExecutable) -> str:
+    return "\n".join(m.to_string() for m in executable.hlo_modules())
+
+
+def cost_analysis(executable: LoadedExecutable) -> dict[str, float]:
+    return dict(executable.cost_analysis())
+
+
+def memory_analysis(executable: LoadedExecutable) -> Any:
+    return executable.get_compiled_memory_stats()
+
+
+def parameter_shardings(executable: LoadedExecutable) -> list[HloSharding] | None:
+    shardings = executable.get_parameter_shardings()
+    return None if shardings is None else [HloSharding.from_proto(s) for s in shardings]
+
+
+def output_shardings(executable: LoadedExecutable) -> list[HloSharding] | None:
+    shardings = executable.get_output_shardings()
+    return None if shardings is None else [HloSharding.from_proto(s) for s in shardings]
+
+
+def mlir_to_hlo_text(module_bytecode: bytes) -> str:
+    """The HLO text of a StableHLO module (for ``Lowered.as_text(dialect="hlo")``)."""
+    computation = _jax.mlir.mlir_module_to_xla_computation(module_bytecode, use_tuple_args=False, return_tuple=False)
+    return computation.as_hlo_text()
+
+
+def hlo_cost_analysis(module_bytecode: bytes, platform: str = "cpu") -> dict[str, float]:
+    """XLA's cost analysis of an unoptimized module (``Lowered.cost_analysis``)."""
+    computation = _jax.mlir.mlir_module_to_xla_computation(module_bytecode, use_tuple_args=False, return_tuple=False)
+    return dict(_jax.hlo_module_cost_analysis(backend(platform), computation.as_hlo_module()))
