@@ -1,0 +1,531 @@
+"""Pipelines in MLIR's textual syntax, mixing Python and C++ passes.
+
+``builtin.module(func.func(canonicalize), toolkit-simplify, symbol-dce)`` parses
+into a :class:`Pipeline`; ``str(pipeline)`` prints the same text back (Python
+passes print their non-default options). Running a pipeline builds ONE jaxlib
+``PassManager``: C++ passes are added as text, Python passes as callables, in
+order. Cheap Python probes between the top-level elements time each element,
+print IR around it and name the element that failed or broke the IR.
+
+Example::
+
+    from toolkit.passes import run_pipeline
+    report = run_pipeline(module, "toolkit-simplify, cse", timing=True)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import os
+import re
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, TextIO, Union
+
+from jaxlib.mlir import ir, passmanager
+
+from toolkit.passes import registry
+from toolkit.passes.pass_base import Pass, PassFailure, PassOptionError, _active_statistics
+
+
+class PipelineError(ValueError):
+    """A pipeline failed to parse, or a pass in it failed or broke the IR."""
+
+
+# --------------------------------------------------------------------------
+# Pipeline data
+# --------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class PassElement:
+    """One pass in a pipeline: a Python pass instance, or C++ pass text."""
+
+    name: str
+    options: str = ""  # option text inside {...}, as written (C++ passes)
+    python_pass: Pass | None = None
+
+    def __str__(self) -> str:
+        if self.python_pass is not None:
+            return self.python_pass.pipeline_text()
+        return f"{self.name}{{{self.options}}}" if self.options else self.name
+
+    @property
+    def is_python(self) -> bool:
+        return self.python_pass is not None
+
+    def contains_python(self) -> bool:
+        return self.is_python
+
+
+@dataclasses.dataclass(frozen=True)
+class NestedPipeline:
+    """``anchor(element, ...)``: run the elements on every ``anchor`` op."""
+
+    anchor: str
+    elements: tuple["Element", ...]
+
+    def __str__(self) -> str:
+        return f"{self.anchor}({', '.join(str(e) for e in self.elements)})"
+
+    def contains_python(self) -> bool:
+        return any(e.contains_python() for e in self.elements)
+
+
+Element = Union[PassElement, NestedPipeline]
+
+
+@dataclasses.dataclass(frozen=True)
+class PassRecord:
+    """What happened in one top-level element of a run."""
+
+    label: str
+    seconds: float = 0.0
+    changed: bool | None = None  # None: not tracked (no printing asked)
+    statistics: dict[str, int] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class PipelineReport:
+    """Per-element timings and rewrite statistics of one :meth:`Pipeline.run`."""
+
+    records: list[PassRecord] = dataclasses.field(default_factory=list)
+    total_seconds: float = 0.0
+
+    def timing_report(self) -> str:
+        """An mlir-opt style ``--mlir-timing`` table."""
+        total = self.total_seconds or 1e-12
+        bar = "===" + "-" * 73 + "==="
+        lines = [bar, "Pass execution timing report".center(79), bar,
+                 f"  Total Execution Time: {self.total_seconds:.4f} seconds", "",
+                 "  ----Wall Time----  ----Name----"]
+        for record in self.records:
+            lines.append(f"  {record.seconds:8.4f} ({100 * record.seconds / total:5.1f}%)  {record.label}")
+        lines.append(f"  {self.total_seconds:8.4f} (100.0%)  Total")
+        return "\n".join(lines) + "\n"
+
+    def statistics_report(self) -> str:
+        """Which rewrite fired how often, per pass (``--mlir-pass-statistics``)."""
+        lines = ["===" + "-" * 73 + "===", "Pass statistics report".center(79), "===" + "-" * 73 + "==="]
+        for record in self.records:
+            if record.statistics:
+                lines.append(record.label)
+                for key, count in sorted(record.statistics.items()):
+                    lines.append(f"  ({count}) {key}")
+        return "\n".join(lines) + "\n"
+
+
+# --------------------------------------------------------------------------
+# Parsing
+# --------------------------------------------------------------------------
+_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
+
+
+class _Parser:
+    def __init__(self, text: str):
+        self.text = text
+        self.pos = 0
+
+    def error(self, message: str) -> PipelineError:
+        caret = " " * self.pos + "^"
+        return PipelineError(f"bad pipeline: {message}\n  {self.text}\n  {caret}")
+
+    def skip(self) -> None:
+        while self.pos < len(self.text) and self.text[self.pos].isspace():
+            self.pos += 1
+
+    def peek(self) -> str:
+        self.skip()
+        return self.text[self.pos] if self.pos < len(self.text) else ""
+
+    def name(self) -> str:
+        self.skip()
+        match = _NAME.match(self.text, self.pos)
+        if not match:
+            raise self.error("expected a pass or op name")
+        self.pos = match.end()
+        return match.group()
+
+    def braced(self) -> str:
+        # Returns the text between balanced braces, honouring quotes.
+        assert self.text[self.pos] == "{"
+        depth, start, i, quote = 0, self.pos + 1, self.pos, False
+        while i < len(self.text):
+            c = self.text[i]
+            if c == '"':
+                quote = not quote
+            elif not quote and c == "{":
+                depth += 1
+            elif not quote and c == "}":
+                depth -= 1
+                if depth == 0:
+                    self.pos = i + 1
+                    return self.text[start:i].strip()
+            i += 1
+        raise self.error("unbalanced '{'")
+
+    def elements(self, closing: str) -> list[tuple]:
+        items: list[tuple] = []
+        if self.peek() == closing:
+            return items
+        while True:
+            name = self.name()
+            nxt = self.peek()
+            if nxt == "(":
+                self.pos += 1
+                inner = self.elements(")")
+                if self.peek() != ")":
+                    raise self.error("expected ')'")
+                self.pos += 1
+                items.append(("nest", name, inner))
+            elif nxt == "{":
+                items.append(("pass", name, self.braced()))
+            else:
+                items.append(("pass", name, ""))
+            nxt = self.peek()
+            if nxt == ",":
+                self.pos += 1
+                continue
+            if nxt == closing:
+                return items
+            raise self.error(f"expected ',' or {closing!r}" if closing else "expected ','")
+
+
+def parse_options(text: str, pass_name: str = "") -> dict[str, str]:
+    """Split ``a=1 b={x y} c="q r" flag`` into ``{"a": "1", ...}``."""
+    options: dict[str, str] = {}
+    i = 0
+    while i < len(text):
+        if text[i].isspace():
+            i += 1
+            continue
+        match = re.compile(r"[A-Za-z0-9_\-]+").match(text, i)
+        if not match:
+            raise PipelineError(f"pass '{pass_name}': bad option text {text!r}")
+        key, i = match.group(), match.end()
+        if i < len(text) and text[i] == "=":
+            i += 1
+            if i < len(text) and text[i] in "{\"":
+                opener = text[i]
+                closer = "}" if opener == "{" else '"'
+                depth, j = 0, i
+                while j < len(text):
+                    if text[j] == opener and (opener == "{" or j == i):
+                        depth += 1
+                    elif text[j] == closer and (closer == "}" or j > i):
+                        depth -= 1
+                        if depth == 0:
+                            break
+                    j += 1
+                if j >= len(text):
+                    raise PipelineError(f"pass '{pass_name}': unbalanced option value in {text!r}")
+                value = text[i + 1:j]
+                i = j + 1
+            else:
+                j = i
+                while j < len(text) and not text[j].isspace():
+                    j += 1
+                value, i = text[i:j], j
+        else:
+            value = "true"
+        options[key] = value
+    return options
+
+
+def _build_element(item: tuple) -> Element:
+    if item[0] == "nest":
+        _, anchor, inner = item
+        return NestedPipeline(anchor, tuple(_build_element(i) for i in inner))
+    _, name, options = item
+    cls = registry.lookup_python_pass(name)
+    if cls is not None:
+        try:
+            instance = cls.from_options(parse_options(options, name))
+        except (PassOptionError, PipelineError):
+            raise
+        except TypeError as error:
+            raise PassOptionError(f"pass '{name}': {error}") from None
+        return PassElement(name, options, instance)
+    element = PassElement(name, " ".join(options.split()))
+    if not registry.is_cxx_pass(name):
+        raise registry.unknown_pass_error(name)
+    if element.options and not registry._cxx_parses(str(element)):
+        raise PassOptionError(_cxx_option_error(str(element)))
+    return element
+
+
+def _cxx_option_error(element_text: str) -> str:
+    from toolkit.ir.context import shared_context
+
+    with shared_context():
+        try:
+            passmanager.PassManager.parse(f"builtin.module({element_text})")
+        except ValueError as error:
+            return f"bad options for '{element_text}': {str(error).strip()}"
+    return f"bad options for '{element_text}'"
+
+
+def parse_pipeline(text: str) -> "Pipeline":
+    """Parse MLIR pipeline text; ``builtin.module(...)`` around it is optional.
+
+    Raises :class:`PipelineError` on syntax errors, ``UnknownPassError`` (a
+    ``ValueError``) naming close registered passes on unknown names, and
+    ``PassOptionError`` on bad options.
+
+    Example::
+
+        >>> str(parse_pipeline("func.func(cse),toolkit-simplify"))
+        'builtin.module(func.func(cse), toolkit-simplify)'
+    """
+    from toolkit.ir.context import _register_passes_once
+
+    _register_passes_once()
+    text = text.strip()
+    parser = _Parser(text)
+    items = parser.elements("")
+    if parser.pos != len(text):
+        raise parser.error("unexpected text")
+    if len(items) == 1 and items[0][0] == "nest" and items[0][1] == "builtin.module":
+        items = items[0][2]
+    return Pipeline(tuple(_build_element(i) for i in items))
+
+
+# --------------------------------------------------------------------------
+# Running
+# --------------------------------------------------------------------------
+def _anchor_ops(root: ir.Operation, path: Sequence[str]) -> list[ir.Operation]:
+    ops = [root]
+    for anchor in path:
+        found = []
+        for op in ops:
+            for region in op.regions:
+                for block in region.blocks:
+                    for child in block.operations:
+                        if child.operation.name == anchor:
+                            found.append(child.operation)
+        ops = found
+    return ops
+
+
+def _wrap_nested(path: Sequence[str], text: str) -> str:
+    for anchor in reversed(path):
+        text = f"{anchor}({text})"
+    return text
+
+
+def _module_text(op: ir.Operation, debug_info: bool) -> str:
+    return op.get_asm(enable_debug_info=debug_info)
+
+
+class _Run:
+    """State shared by the probes and Python passes of one pipeline run."""
+
+    def __init__(self, pipeline: "Pipeline", *, print_before: Callable[[str], bool],
+                 print_after: Callable[[str], bool], print_after_change: bool,
+                 stream: TextIO, dump_dir: str | None, debug_info: bool):
+        self.pipeline = pipeline
+        self.print_before = print_before
+        self.print_after = print_after
+        self.print_after_change = print_after_change
+        self.stream = stream
+        self.dump_dir = dump_dir
+        self.debug_info = debug_info
+        self.report = PipelineReport()
+        self.current: str | None = None
+        self.started = 0.0
+        self.text_before: str | None = None
+        self.statistics: Counter = Counter()
+        self.python_error: tuple[str, BaseException] | None = None
+        self.dump_count = 0
+
+    def emit(self, header: str, label: str, text: str) -> None:
+        if self.dump_dir is not None:
+            os.makedirs(self.dump_dir, exist_ok=True)
+            self.dump_count += 1
+            safe = re.sub(r"[^A-Za-z0-9_.\-]+", "_", label).strip("_")[:80]
+            path = os.path.join(self.dump_dir, f"{self.dump_count:03d}_{header.lower()}_{safe}.mlir")
+            with open(path, "w") as f:
+                f.write(text)
+        else:
+            self.stream.write(f"// -----// IR Dump {header} {label} //----- //\n{text}\n")
+            self.stream.flush()
+
+    def before(self, label: str, op: ir.Operation) -> None:
+        self.current = label
+        self.statistics = Counter()
+        wants_after = self.print_after(label)
+        if self.print_before(label) or wants_after:
+            self.text_before = _module_text(op, self.debug_info)
+            if self.print_before(label):
+                self.emit("Before", label, self.text_before)
+        else:
+            self.text_before = None
+        self.started = time.perf_counter()
+
+    def after(self, label: str, op: ir.Operation) -> None:
+        seconds = time.perf_counter() - self.started
+        changed = None
+        if self.text_before is not None:
+            text_after = _module_text(op, self.debug_info)
+            changed = text_after != self.text_before
+            if self.print_after(label) and (changed or not self.print_after_change):
+                self.emit("After", label, text_after)
+        self.report.records.append(PassRecord(label, seconds, changed, dict(self.statistics)))
+        self.current = None
+
+    def python_pass(self, instance: Pass, path: Sequence[str]) -> Callable[[Any, Any], None]:
+        def run(op: Any, pass_handle: Any) -> None:
+            token = _active_statistics.set(self.statistics)
+            try:
+                for anchor_op in _anchor_ops(op.operation, path) if path else [op.operation]:
+                    instance.apply(anchor_op)
+            except BaseException as error:  # noqa: BLE001 - reported after run()
+                self.python_error = (instance.name, error)
+                pass_handle.signal_pass_failure()
+            finally:
+                _active_statistics.reset(token)
+
+        return run
+
+
+def _selector(spec: bool | str | Iterable[str] | None) -> Callable[[str], bool]:
+    if spec is None or spec is False:
+        return lambda label: False
+    if spec is True:
+        return lambda label: True
+    names = {spec} if isinstance(spec, str) else set(spec)
+
+    def selected(label: str) -> bool:
+        return label in names or any(re.search(rf"(^|[(,\s]){re.escape(n)}([{{(),\s]|$)", label) for n in names)
+
+    return selected
+
+
+@dataclasses.dataclass(frozen=True)
+class Pipeline:
+    """A parsed pipeline: module-level elements, printable and runnable.
+
+    Example::
+
+        pipeline = parse_pipeline("toolkit-simplify, func.func(cse)")
+        report = pipeline.run(module, timing=True)
+    """
+
+    elements: tuple[Element, ...] = ()
+
+    def __str__(self) -> str:
+        return f"builtin.module({', '.join(str(e) for e in self.elements)})"
+
+    def __add__(self, other: "Pipeline") -> "Pipeline":
+        return Pipeline(self.elements + other.elements)
+
+    def _add_element(self, pm: Any, run: _Run, element: Element, path: tuple[str, ...]) -> None:
+        if isinstance(element, PassElement):
+            if element.python_pass is not None:
+                pm.add(run.python_pass(element.python_pass, path),
+                       name=element.python_pass.name, argument=element.python_pass.name)
+            else:
+                pm.add(_wrap_nested(path, str(element)))
+            return
+        nested_path = path + (element.anchor,)
+        if not element.contains_python():
+            pm.add(_wrap_nested(path, str(element)))
+            return
+        # jaxlib cannot nest a Python pass under an anchor: run consecutive C++
+        # passes as one nested pipeline and Python passes over the anchor ops.
+        cxx_run: list[str] = []
+        for child in element.elements:
+            if child.contains_python():
+                if cxx_run:
+                    pm.add(_wrap_nested(nested_path, ", ".join(cxx_run)))
+                    cxx_run = []
+                self._add_element(pm, run, child, nested_path)
+            else:
+                cxx_run.append(str(child))
+        if cxx_run:
+            pm.add(_wrap_nested(nested_path, ", ".join(cxx_run)))
+
+    def run(self, module: ir.Module | ir.Operation, *,
+            print_ir_before: bool | str | Iterable[str] | None = None,
+            print_ir_after: bool | str | Iterable[str] | None = None,
+            print_after_change: bool = True, timing: bool = False, verify: bool = True,
+            dump_dir: str | None = None, statistics: bool = False,
+            debug_info: bool = False, stream: TextIO | None = None) -> PipelineReport:
+        """Run on ``module`` in place; see :func:`run_pipeline` for the options."""
+        op = module.operation
+        run = _Run(self, print_before=_selector(print_ir_before), print_after=_selector(print_ir_after),
+                   print_after_change=print_after_change, stream=stream or sys.stderr,
+                   dump_dir=dump_dir, debug_info=debug_info)
+        with op.context:
+            pm = passmanager.PassManager("builtin.module")
+            pm.enable_verifier(verify)
+            for element in self.elements:
+                label = str(element)
+                pm.add(lambda o, _p, label=label: run.before(label, o.operation),
+                       name="toolkit-probe", argument="toolkit-probe")
+                self._add_element(pm, run, element, ())
+                pm.add(lambda o, _p, label=label: run.after(label, o.operation),
+                       name="toolkit-probe", argument="toolkit-probe")
+            start = time.perf_counter()
+            try:
+                pm.run(op)
+            except ir.MLIRError as error:
+                raise self._failure(run, op, error) from None
+            finally:
+                run.report.total_seconds = time.perf_counter() - start
+        out = run.stream
+        if timing:
+            out.write(run.report.timing_report())
+        if statistics:
+            out.write(run.report.statistics_report())
+        return run.report
+
+    def _failure(self, run: _Run, op: ir.Operation, error: ir.MLIRError) -> PipelineError:
+        label = run.current or "<pipeline>"
+        if run.python_error is not None:
+            name, cause = run.python_error
+            kind = "" if isinstance(cause, PassFailure) else f"{type(cause).__name__}: "
+            failure = PipelineError(f"pass '{label}' failed: {kind}{cause}")
+            failure.__cause__ = cause
+            return failure
+        details = "\n".join(f"  {d.location}: {d.message}" for d in getattr(error, "error_diagnostics", []))
+        try:
+            valid = op.verify()
+        except ir.MLIRError as verify_error:
+            valid = False
+            details = details or "\n".join(
+                f"  {d.location}: {d.message}" for d in verify_error.error_diagnostics)
+        if not valid:
+            return PipelineError(f"IR verification failed after pass '{label}':\n{details}")
+        return PipelineError(f"pass '{label}' failed:\n{details}")
+
+
+def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | Pipeline, *,
+                 print_ir_before: bool | str | Iterable[str] | None = None,
+                 print_ir_after: bool | str | Iterable[str] | None = None,
+                 print_after_change: bool = True, timing: bool = False, verify: bool = True,
+                 dump_dir: str | None = None, statistics: bool = False,
+                 debug_info: bool = False, stream: TextIO | None = None) -> PipelineReport:
+    """Run a pipeline (text or :class:`Pipeline`) on ``module`` in place.
+
+    * ``print_ir_before`` / ``print_ir_after``: True for every top-level
+      element, or a pass name / names (matches elements containing them).
+      With ``print_after_change`` (default) "after" dumps only when the IR changed.
+    * ``dump_dir``: write numbered files there instead of printing to ``stream``
+      (stderr by default).
+    * ``timing``: write a timing table; ``statistics``: which rewrite fired.
+    * ``verify``: verify after each pass; a failure names the pass.
+
+    Returns a :class:`PipelineReport`; raises :class:`PipelineError`.
+
+    Example::
+
+        run_pipeline(module, "builtin.module(func.func(canonicalize), toolkit-simplify)",
+                     print_ir_after=["toolkit-simplify"])
+    """
+    if isinstance(pipeline, str):
+        pipeline = parse_pipeline(pipeline)
+    return pipeline.run(module, print_ir_before=print_ir_before, print_ir_after=print_ir_after,
+                        print_after_change=print_after_change, timing=timing, verify=verify,
+                        dump_dir=dump_dir, statistics=statistics, debug_info=debug_info, stream=stream)

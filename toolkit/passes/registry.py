@@ -1,0 +1,217 @@
+"""The pass registry: pipeline name -> pass class, loaded lazily.
+
+Built-in Python passes are listed in :data:`_LAZY_PASSES` as
+``name -> ("module:Class", description)`` so that ``toolkit-opt`` starts
+without importing them; a module is imported the first time one of its passes
+is needed. Passes defined elsewhere (a test file, a plugin) register with the
+:func:`register_pass` decorator. The C++ passes jaxlib registers are listed in
+:data:`CXX_PASSES` with their descriptions; any other name that jaxlib's
+pipeline parser accepts is also allowed.
+
+Example::
+
+    from toolkit.passes import register_pass, ModulePass
+
+    @register_pass
+    @dataclass(frozen=True)
+    class MyPass(ModulePass):
+        name: ClassVar[str] = "my-pass"
+        description: ClassVar[str] = "Does nothing yet."
+        def apply(self, op): ...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import importlib
+import importlib.util
+import os
+import threading
+from typing import TypeVar
+
+from toolkit.passes.pass_base import Pass
+
+P = TypeVar("P", bound=type[Pass])
+
+#: Built-in Python passes: name -> ("module:ClassName", description).
+#: Other helpers add their pass here (one line) to keep startup lazy.
+_LAZY_PASSES: dict[str, tuple[str, str]] = {
+    "toolkit-op-stats": ("toolkit.passes.op_stats:OpStatsPass",
+                         "Count operations per op name and per dialect; print a table or JSON."),
+    "toolkit-simplify": ("toolkit.passes.simplify:SimplifyPass",
+                         "Algebraic StableHLO cleanups: x+0, x*1, x-0, transpose/reshape chains, no-op convert/broadcast."),
+}
+
+#: C++ passes jaxlib 0.10.2 registers (verified to parse by tests).
+CXX_PASSES: dict[str, str] = {
+    "canonicalize": "Canonicalize operations (folding and canonicalization patterns).",
+    "cse": "Eliminate common sub-expressions.",
+    "inline": "Inline function calls (no-op for func.call in jaxlib's bindings).",
+    "symbol-dce": "Eliminate dead symbols.",
+    "sccp": "Sparse conditional constant propagation.",
+    "loop-invariant-code-motion": "Hoist loop invariant instructions outside of the loop.",
+    "print-op-stats": "Print statistics of operations (C++).",
+    "strip-debuginfo": "Strip debug info from all operations.",
+    "stablehlo-refine-arguments": "Refine the argument types of @main (option types=...).",
+    "stablehlo-refine-shapes": "Refine shapes across a StableHLO program.",
+    "stablehlo-legalize-to-vhlo": "Legalize StableHLO to VHLO.",
+    "vhlo-to-version": "Convert VHLO to a target version (option target=...).",
+    "vhlo-legalize-to-stablehlo": "Legalize VHLO to StableHLO.",
+    "stablehlo-compatibility-expander": "Expand new StableHLO ops for older targets.",
+    "stablehlo-wrap-in-composite": "Wrap non-composite StableHLO ops in composites.",
+    "stablehlo-convert-to-signless": "Convert unsigned integer types to signless.",
+    "stablehlo-legalize-to-linalg": "Legalize StableHLO to Linalg.",
+    "sdy-propagation-pipeline": "Shardy sharding propagation.",
+    "sdy-close-shardings": "Close Shardy tensor shardings and drop replicated axes.",
+    "sdy-lift-inlined-meshes": "Lift inlined Shardy meshes to symbols.",
+}
+
+_registered: dict[str, type[Pass]] = {}
+_lock = threading.Lock()
+_plugins_loaded = False
+
+
+class UnknownPassError(ValueError):
+    """A pipeline names a pass nobody registered."""
+
+
+def register_pass(cls: P) -> P:
+    """Class decorator: make ``cls`` available under ``cls.name`` in pipelines.
+
+    Registering another class under a taken name replaces it (re-running a
+    notebook cell is common); the name must be a non-empty pipeline word.
+    """
+    name = getattr(cls, "name", "")
+    if not isinstance(name, str) or not name or any(c in name for c in " {}(),"):
+        raise ValueError(f"pass class {cls.__name__} needs a pipeline name, got {name!r}")
+    if not dataclasses.is_dataclass(cls):
+        raise TypeError(f"pass class {cls.__name__} must be a @dataclass(frozen=True)")
+    with _lock:
+        _registered[name] = cls
+    return cls
+
+
+def register_lazy_pass(name: str, target: str, description: str) -> None:
+    """Register ``"package.module:ClassName"`` under ``name`` without importing it."""
+    with _lock:
+        _LAZY_PASSES[name] = (target, description)
+
+
+def _load_plugins_from_env() -> None:
+    global _plugins_loaded
+    if _plugins_loaded:
+        return
+    _plugins_loaded = True
+    for entry in filter(None, os.environ.get("TOOLKIT_PASS_PLUGINS", "").split(os.pathsep)):
+        load_pass_plugin(entry)
+
+
+def load_pass_plugin(path_or_module: str) -> None:
+    """Import a ``.py`` file or a module so that its ``@register_pass`` runs."""
+    if path_or_module.endswith(".py"):
+        if not os.path.exists(path_or_module):
+            raise FileNotFoundError(f"pass plugin not found: {path_or_module}")
+        module_name = "toolkit_pass_plugin_" + os.path.splitext(os.path.basename(path_or_module))[0]
+        spec = importlib.util.spec_from_file_location(module_name, path_or_module)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    else:
+        importlib.import_module(path_or_module)
+
+
+def python_pass_names() -> list[str]:
+    """Names of every Python pass, registered or lazily known."""
+    _load_plugins_from_env()
+    return sorted(set(_registered) | set(_LAZY_PASSES))
+
+
+def lookup_python_pass(name: str) -> type[Pass] | None:
+    """The pass class for ``name``, importing its module if needed; None if not Python."""
+    _load_plugins_from_env()
+    cls = _registered.get(name)
+    if cls is not None:
+        return cls
+    lazy = _LAZY_PASSES.get(name)
+    if lazy is None:
+        return None
+    module_name, _, class_name = lazy[0].partition(":")
+    cls = getattr(importlib.import_module(module_name), class_name)
+    with _lock:
+        _registered.setdefault(name, cls)
+    return _registered[name]
+
+
+def is_cxx_pass(name: str) -> bool:
+    """True if jaxlib's pipeline parser knows ``name`` as a pass or pipeline."""
+    if name in CXX_PASSES:
+        return True
+    return _cxx_parses(name)
+
+
+_cxx_known: dict[str, bool] = {}
+
+
+def _cxx_parses(element: str) -> bool:
+    cached = _cxx_known.get(element)
+    if cached is not None:
+        return cached
+    from jaxlib.mlir import passmanager
+    from toolkit.ir.context import shared_context
+
+    with shared_context():
+        try:
+            passmanager.PassManager.parse(f"builtin.module({element})")
+            ok = True
+        except ValueError:
+            try:
+                passmanager.PassManager.parse(f"builtin.module(func.func({element}))")
+                ok = True
+            except ValueError:
+                ok = False
+    _cxx_known[element] = ok
+    return ok
+
+
+def unknown_pass_error(name: str) -> UnknownPassError:
+    """The error for an unknown name, listing the registered names close to it."""
+    candidates = python_pass_names() + list(CXX_PASSES)
+    close = difflib.get_close_matches(name, candidates, n=5, cutoff=0.5)
+    message = f"unknown pass '{name}'"
+    if close:
+        message += "; did you mean: " + ", ".join(close) + "?"
+    message += " (toolkit-opt --list-passes shows every pass)"
+    return UnknownPassError(message)
+
+
+@dataclasses.dataclass(frozen=True)
+class PassInfo:
+    """One row of :func:`list_passes`."""
+
+    name: str
+    description: str
+    kind: str  # "python" or "c++"
+    options: tuple[tuple[str, str, str], ...] = ()
+
+
+def list_passes(*, load: bool = True) -> list[PassInfo]:
+    """Every pass usable in a pipeline, Python and C++, sorted by name.
+
+    With ``load=True`` Python passes are imported to list their options.
+
+    Example::
+
+        >>> [p.name for p in list_passes() if p.kind == "python"][:1]
+        ['toolkit-op-stats']
+    """
+    rows = []
+    for name in python_pass_names():
+        cls = lookup_python_pass(name) if load else _registered.get(name)
+        if cls is not None:
+            rows.append(PassInfo(name, cls.description or (cls.__doc__ or "").strip().split("\n")[0],
+                                 "python", tuple(cls.option_help())))
+        else:
+            rows.append(PassInfo(name, _LAZY_PASSES[name][1], "python"))
+    rows += [PassInfo(name, text, "c++") for name, text in CXX_PASSES.items()]
+    return sorted(rows, key=lambda row: row.name)
