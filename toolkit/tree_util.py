@@ -1,0 +1,32 @@
+"""Public pytree API (``jax.tree_util`` equivalent); see :mod:`toolkit.core.tree_util`."""
+
+from toolkit.core.tree_util import (  # noqa: F401
+    DictKey,
+    FlattenedIndexKey,
+    GetAttrKey,
+    KeyEntry,
+    KeyPath,
+    NodeKind,
+    PyTreeDef,
+    SequenceKey,
+    all_leaves,
+    keystr,
+    register_dataclass,
+    register_pytree_node,
+    register_pytree_with_keys,
+    register_static,
+    tree_all,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_leaves,
+    tree_leaves_with_path,
+    tree_map,
+    tree_map_with_path,
+    tree_reduce,
+    tree_structure,
+    tree_unflatten,
+    treedef_children,
+    treedef_is_leaf,
+    treedef_tuple,
+)
+from toolkit.core.tree_util import __all__  # noqa: F401
