@@ -46,8 +46,13 @@ class PassOptionError(ValueError):
 class PassFailure(RuntimeError):
     """Raise from ``apply`` to make the pipeline fail with this message.
 
-    The runner reports it as ``pass 'name' failed: message``.
+    The runner emits it as an error diagnostic at ``op`` (default: the anchor
+    op) and raises ``PipelineError("pass 'name' failed: message")``.
     """
+
+    def __init__(self, message: str, op: ir.Operation | ir.OpView | None = None):
+        super().__init__(message)
+        self.op = op
 
 
 # Statistics of the pass that is running right now: name -> count.

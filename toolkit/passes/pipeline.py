@@ -338,6 +338,16 @@ class _Run:
         self.statistics: Counter = Counter()
         self.python_error: tuple[str, BaseException] | None = None
         self.dump_count = 0
+        self.errors: list[str] = []
+
+    def capture(self, diagnostic: Any) -> bool:
+        if diagnostic.severity != ir.DiagnosticSeverity.ERROR:
+            return False
+        text = f"  {diagnostic.location}: {diagnostic.message}"
+        for note in diagnostic.notes:
+            text += f"\n    note: {note.location}: {note.message}"
+        self.errors.append(text)
+        return True
 
     def emit(self, header: str, label: str, text: str) -> None:
         if self.dump_dir is not None:
@@ -382,6 +392,10 @@ class _Run:
                     instance.apply(anchor_op)
             except BaseException as error:  # noqa: BLE001 - reported after run()
                 self.python_error = (instance.name, error)
+                if isinstance(error, PassFailure):
+                    # A diagnostic lets --verify-diagnostics match the failure.
+                    anchor = error.op.operation if getattr(error, "op", None) is not None else op.operation
+                    anchor.location.emit_error(str(error))
                 pass_handle.signal_pass_failure()
             finally:
                 _active_statistics.reset(token)
@@ -451,7 +465,8 @@ class Pipeline:
             print_ir_after: bool | str | Iterable[str] | None = None,
             print_after_change: bool = True, timing: bool = False, verify: bool = True,
             dump_dir: str | None = None, statistics: bool = False,
-            debug_info: bool = False, stream: TextIO | None = None) -> PipelineReport:
+            debug_info: bool = False, stream: TextIO | None = None,
+            capture_diagnostics: bool = True) -> PipelineReport:
         """Run on ``module`` in place; see :func:`run_pipeline` for the options."""
         op = module.operation
         run = _Run(self, print_before=_selector(print_ir_before), print_after=_selector(print_ir_after),
@@ -467,6 +482,7 @@ class Pipeline:
                 self._add_element(pm, run, element, ())
                 pm.add(lambda o, _p, label=label: run.after(label, o.operation),
                        name="toolkit-probe", argument="toolkit-probe")
+            handler = op.context.attach_diagnostic_handler(run.capture) if capture_diagnostics else None
             start = time.perf_counter()
             try:
                 pm.run(op)
@@ -474,6 +490,8 @@ class Pipeline:
                 raise self._failure(run, op, error) from None
             finally:
                 run.report.total_seconds = time.perf_counter() - start
+                if handler is not None:
+                    handler.detach()
         out = run.stream
         if timing:
             out.write(run.report.timing_report())
@@ -489,13 +507,15 @@ class Pipeline:
             failure = PipelineError(f"pass '{label}' failed: {kind}{cause}")
             failure.__cause__ = cause
             return failure
-        details = "\n".join(f"  {d.location}: {d.message}" for d in getattr(error, "error_diagnostics", []))
+        details = "\n".join(run.errors + [f"  {d.location}: {d.message}"
+                                          for d in getattr(error, "error_diagnostics", [])])
         try:
             valid = op.verify()
         except ir.MLIRError as verify_error:
             valid = False
             details = details or "\n".join(
                 f"  {d.location}: {d.message}" for d in verify_error.error_diagnostics)
+        details = details or "  (no diagnostics)"
         if not valid:
             return PipelineError(f"IR verification failed after pass '{label}':\n{details}")
         return PipelineError(f"pass '{label}' failed:\n{details}")
@@ -506,7 +526,8 @@ def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | Pipeline, *,
                  print_ir_after: bool | str | Iterable[str] | None = None,
                  print_after_change: bool = True, timing: bool = False, verify: bool = True,
                  dump_dir: str | None = None, statistics: bool = False,
-                 debug_info: bool = False, stream: TextIO | None = None) -> PipelineReport:
+                 debug_info: bool = False, stream: TextIO | None = None,
+                 capture_diagnostics: bool = True) -> PipelineReport:
     """Run a pipeline (text or :class:`Pipeline`) on ``module`` in place.
 
     * ``print_ir_before`` / ``print_ir_after``: True for every top-level
@@ -516,6 +537,9 @@ def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | Pipeline, *,
       (stderr by default).
     * ``timing``: write a timing table; ``statistics``: which rewrite fired.
     * ``verify``: verify after each pass; a failure names the pass.
+    * ``capture_diagnostics``: error diagnostics go into the raised error
+      instead of stderr (``toolkit-opt --verify-diagnostics`` turns it off to
+      see them itself).
 
     Returns a :class:`PipelineReport`; raises :class:`PipelineError`.
 
@@ -528,4 +552,5 @@ def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | Pipeline, *,
         pipeline = parse_pipeline(pipeline)
     return pipeline.run(module, print_ir_before=print_ir_before, print_ir_after=print_ir_after,
                         print_after_change=print_after_change, timing=timing, verify=verify,
-                        dump_dir=dump_dir, statistics=statistics, debug_info=debug_info, stream=stream)
+                        dump_dir=dump_dir, statistics=statistics, debug_info=debug_info, stream=stream,
+                        capture_diagnostics=capture_diagnostics)

@@ -39,6 +39,10 @@ P = TypeVar("P", bound=type[Pass])
 _LAZY_PASSES: dict[str, tuple[str, str]] = {
     "toolkit-op-stats": ("toolkit.passes.op_stats:OpStatsPass",
                          "Count operations per op name and per dialect; print a table or JSON."),
+    "toolkit-checks-to-results": ("toolkit.passes.checks_to_results:ChecksToResultsPass",
+                                  "Turn check.expect_* custom calls in @main into extra (actual, expected) results."),
+    "toolkit-inputs-to-arguments": ("toolkit.passes.checks_to_results:InputsToArgumentsPass",
+                                    "Replace `call @inputs()` in @main by arguments of @main (runtime parameters)."),
     "toolkit-simplify": ("toolkit.passes.simplify:SimplifyPass",
                          "Algebraic StableHLO cleanups: x+0, x*1, x-0, transpose/reshape chains, no-op convert/broadcast."),
 }

@@ -1,0 +1,188 @@
+"""``toolkit-run``: compile a module's ``@main`` with XLA CPU, run it, check it.
+
+    toolkit-run program.mlir                      # @inputs() fed as runtime parameters
+    toolkit-run f.mlir --arg x.npy --arg "[1, 2, 3]"
+    toolkit-run f.mlir --pass-pipeline='builtin.module(toolkit-simplify)'
+
+``check.expect_eq`` / ``check.expect_close`` / ``check.expect_almost_eq`` custom
+calls become extra results (``toolkit-checks-to-results``) and are judged
+after the run (see ``toolkit.tools.checks``). Exit status: 0 when every check
+passed, 1 on a miss, 2 on bad input or a compile error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import sys
+from collections.abc import Sequence
+
+import numpy as np
+
+from toolkit.tools.checks import Verdict, compare
+
+
+@dataclasses.dataclass
+class RunOutcome:
+    """Results and check verdicts of one program run."""
+
+    results: list[np.ndarray]
+    checks: list[tuple[str, Verdict]]
+
+    @property
+    def ok(self) -> bool:
+        return all(v.ok for _, v in self.checks)
+
+
+def _numpy_dtype(element_type: object) -> np.dtype:
+    import ml_dtypes
+    from jaxlib.mlir import ir
+
+    text = str(element_type)
+    named = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": ml_dtypes.bfloat16,
+             "i1": np.bool_, "complex<f32>": np.complex64, "complex<f64>": np.complex128,
+             "f8E4M3FN": ml_dtypes.float8_e4m3fn, "f8E5M2": ml_dtypes.float8_e5m2}
+    if text in named:
+        return np.dtype(named[text])
+    if isinstance(element_type, ir.IntegerType):
+        width = element_type.width
+        return np.dtype(f"{'u' if element_type.is_unsigned else 'i'}{width // 8}")
+    raise ValueError(f"no numpy dtype for MLIR element type {text}")
+
+
+def parse_argument(text: str, tensor_type: object) -> np.ndarray:
+    """``--arg`` value for a parameter of ``tensor_type``: a ``.npy`` path or a JSON literal.
+
+    Literals are converted to the parameter's element type; scalars broadcast.
+    """
+    dtype = _numpy_dtype(tensor_type.element_type)  # type: ignore[attr-defined]
+    shape = tuple(tensor_type.shape)  # type: ignore[attr-defined]
+    if text.endswith(".npy"):
+        array = np.load(text, allow_pickle=False)
+    else:
+        try:
+            value = json.loads(text.replace("nan", "NaN").replace("inf", "Infinity")) if text.strip() else None
+        except json.JSONDecodeError:
+            raise ValueError(f"--arg {text!r} is neither a .npy file nor a JSON number/list") from None
+        array = np.asarray(value)
+    array = np.asarray(array).astype(dtype)
+    if array.shape != shape:
+        if array.ndim == 0:
+            array = np.broadcast_to(array, shape).copy()
+        else:
+            raise ValueError(f"--arg {text!r} has shape {array.shape}, the parameter is {tensor_type}")
+    return array
+
+
+def _evaluate_inputs(source: bytes | str) -> list[np.ndarray]:
+    """Values that ``@inputs()`` returns, computed by XLA from a copy of the module."""
+    from jaxlib.mlir import ir
+
+    from toolkit.ir.context import make_context
+    from toolkit.ir.serialization import read_module, write_module
+    from toolkit.ir.symbols import lookup_function
+    from toolkit.passes import run_pipeline
+    from toolkit.runtime import standalone
+
+    context = make_context()
+    module = read_module(source, context)
+    with context:
+        main = lookup_function(module, "main").operation
+        inputs = lookup_function(module, "inputs").operation
+        main.erase()
+        inputs.attributes["sym_name"] = ir.StringAttr.get("main")
+        inputs.attributes["sym_visibility"] = ir.StringAttr.get("public")
+    run_pipeline(module, "symbol-dce")
+    return standalone.execute(standalone.compile_module(write_module(module, "bytecode")), [])
+
+
+def run_program(source: bytes | str, *, pipeline: str = "", arguments: Sequence[str] = (),
+                inputs_as_arguments: bool = True) -> RunOutcome:
+    """Compile and run ``@main`` of ``source`` (text/bytecode/VHLO) on XLA CPU.
+
+    ``arguments`` are ``--arg`` strings. With no arguments and an ``@inputs``
+    function, its values become runtime parameters of ``@main``.
+    """
+    from jaxlib.mlir import ir
+
+    from toolkit.ir.context import make_context
+    from toolkit.ir.serialization import read_module, write_module
+    from toolkit.ir.symbols import lookup_function, lookup_symbol
+    from toolkit.passes import run_pipeline
+    from toolkit.runtime import standalone
+
+    context = make_context()
+    module = read_module(source, context)
+    main = lookup_function(module, "main").operation
+    main_inputs = list(ir.TypeAttr(main.attributes["function_type"]).value.inputs)
+    values: list[np.ndarray]
+    if arguments:
+        if len(arguments) != len(main_inputs):
+            raise ValueError(f"@main takes {len(main_inputs)} arguments, got {len(arguments)} --arg")
+        values = [parse_argument(text, t) for text, t in zip(arguments, main_inputs)]
+    elif not main_inputs and inputs_as_arguments and lookup_symbol(module, "inputs") is not None:
+        values = _evaluate_inputs(source)
+        run_pipeline(module, "toolkit-inputs-to-arguments")
+    elif main_inputs:
+        raise ValueError(f"@main takes {len(main_inputs)} arguments; pass them with --arg")
+    else:
+        values = []
+    if pipeline.strip():
+        run_pipeline(module, pipeline)
+    run_pipeline(module, "toolkit-checks-to-results")
+    main = lookup_function(module, "main").operation
+    kinds: list[str] = []
+    if "toolkit.checks" in main.attributes:
+        kinds = [ir.StringAttr(k).value for k in ir.ArrayAttr(main.attributes["toolkit.checks"])]
+        del main.attributes["toolkit.checks"]
+    executable = standalone.compile_module(write_module(module, "bytecode"))
+    outputs = standalone.execute(executable, values)
+    first_check = len(outputs) - 2 * len(kinds)
+    checks = [(kind, compare(kind, outputs[first_check + 2 * i], outputs[first_check + 2 * i + 1]))
+              for i, kind in enumerate(kinds)]
+    return RunOutcome(outputs[:first_check], checks)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point (see the module docstring)."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+    parser = argparse.ArgumentParser(prog="toolkit-run", description=__doc__.split("\n\n")[0])
+    parser.add_argument("input", nargs="?", default="-", help="module file (text, bytecode or VHLO); - for stdin")
+    parser.add_argument("--arg", action="append", default=[], help=".npy file or JSON literal for the next @main argument")
+    parser.add_argument("--pass-pipeline", default="", help="pipeline to run before compiling")
+    parser.add_argument("--constant-inputs", action="store_true",
+                        help="keep @inputs() as constants instead of runtime parameters")
+    parser.add_argument("--no-print-results", dest="print_results", action="store_false")
+    parser.add_argument("--load-pass-plugin", action="append", default=[], help="a .py file or module registering passes")
+    args = parser.parse_args(argv)
+    from toolkit.passes import load_pass_plugin
+
+    try:
+        for plugin in args.load_pass_plugin:
+            load_pass_plugin(plugin)
+        source = sys.stdin.buffer.read() if args.input == "-" else open(args.input, "rb").read()
+        outcome = run_program(source, pipeline=args.pass_pipeline, arguments=args.arg,
+                              inputs_as_arguments=not args.constant_inputs)
+    except (ValueError, KeyError, OSError) as error:
+        print(f"toolkit-run: error: {error}", file=sys.stderr)
+        return 2
+    except Exception as error:  # MLIRError and jaxlib runtime errors
+        print(f"toolkit-run: error: {error}", file=sys.stderr)
+        return 2
+    if args.print_results:
+        for index, result in enumerate(outcome.results):
+            print(f"result[{index}]: {result.dtype}{list(result.shape)} = "
+                  f"{np.array2string(result, threshold=64, separator=', ')}")
+    for index, (kind, verdict) in enumerate(outcome.checks):
+        status = "PASS" if verdict.ok else "FAIL"
+        print(f"check[{index}] {status}: {verdict.message}")
+    if outcome.checks:
+        passed = sum(v.ok for _, v in outcome.checks)
+        print(f"{passed}/{len(outcome.checks)} checks passed")
+    return 0 if outcome.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
