@@ -24,7 +24,8 @@ class RuntimeSharding(_jax.GSPMDSharding):
     def __init__(self, devices: tuple, hlo_sharding: HloSharding, memory_kind: str | None = None):
         super().__init__(DeviceList(devices), hlo_sharding, memory_kind)
         self._hlo = hlo_sharding
-        self._devices = devices
+        # `_devices` is a read-only property of the C++ base class.
+        self._device_tuple = devices
         self._is_replicated = hlo_sharding.is_replicated() or len(devices) == 1
 
     def _to_xla_hlo_sharding(self, ndim: int) -> HloSharding:
@@ -32,11 +33,11 @@ class RuntimeSharding(_jax.GSPMDSharding):
 
     @property
     def _device_assignment(self) -> tuple:
-        return self._devices
+        return self._device_tuple
 
     @property
     def device_set(self) -> set:
-        return set(self._devices)
+        return set(self._device_tuple)
 
     @property
     def memory_kind(self) -> str | None:
@@ -50,13 +51,13 @@ class RuntimeSharding(_jax.GSPMDSharding):
 
     @property
     def num_devices(self) -> int:
-        return len(self._devices)
+        return len(self._device_tuple)
 
     def shard_shape(self, shape: Sequence[int]) -> tuple[int, ...]:
         return shard_shape(self._hlo, tuple(shape))
 
     def devices_indices_map(self, shape: Sequence[int]) -> dict:
-        return dict(zip(self._devices, shard_indices(self._hlo, len(self._devices), tuple(shape))))
+        return dict(zip(self._device_tuple, shard_indices(self._hlo, len(self._device_tuple), tuple(shape))))
 
 
 @functools.lru_cache(maxsize=4096)

@@ -1,1 +1,46 @@
+"""Sharding: lay arrays out over meshes of devices (``jax.sharding`` semantics).
 
+Main names: :class:`Mesh`, :class:`AbstractMesh`, :class:`PartitionSpec`
+(alias ``P``), :class:`NamedSharding`, :class:`SingleDeviceSharding`,
+:class:`PositionalSharding`, :class:`PmapSharding`, :class:`GSPMDSharding`,
+the :class:`Sharding` base, conversions to and from XLA ``HloSharding`` and
+Shardy text, and :func:`device_put_sharded`. See ``docs/sharding.md``.
+
+Example::
+
+    import numpy as np
+    from toolkit.runtime.client import devices
+    from toolkit.shard import Mesh, NamedSharding, PartitionSpec as P
+
+    mesh = Mesh(np.array(devices()).reshape(2, 4), ("x", "y"))
+    s = NamedSharding(mesh, P("x", "y"))
+    s.shard_shape((8, 8))            # (4, 2)
+    s._to_xla_hlo_sharding(2)        # {devices=[2,4]<=[8]}
+"""
+
+from toolkit.runtime.shardings import HloSharding, OpSharding
+from toolkit.shard.convert import as_named_sharding, mhlo_sharding_text, sharding_from_hlo, to_op_sharding
+from toolkit.shard.gspmd import GSPMDSharding
+from toolkit.shard.hlo import hlo_sharding_from_text
+from toolkit.shard.mesh import AbstractMesh, AxisType, Mesh, get_abstract_mesh, get_mesh, set_mesh
+from toolkit.shard.named_sharding import NamedSharding, named_sharding_from_hlo
+from toolkit.shard.partition_spec import UNCONSTRAINED, P, PartitionSpec
+from toolkit.shard.placement import device_put_sharded
+from toolkit.shard.pmap import (NoSharding, PmapSharding, Replicated, ShardedAxis, ShardingSpec,
+                                Unstacked)
+from toolkit.shard.positional import PositionalSharding, positional_sharding_from_hlo
+from toolkit.shard.sharding import Sharding
+from toolkit.shard.shardy import (parse_shardy_mesh, parse_shardy_sharding, shardy_mesh_attr_text,
+                                  shardy_mesh_for, shardy_mesh_text, shardy_sharding_text)
+from toolkit.shard.single_device import SingleDeviceSharding, make_single_device_sharding
+
+__all__ = [
+    "AbstractMesh", "AxisType", "GSPMDSharding", "HloSharding", "Mesh", "NamedSharding", "NoSharding",
+    "OpSharding", "P", "PartitionSpec", "PmapSharding", "PositionalSharding", "Replicated",
+    "ShardedAxis", "Sharding", "ShardingSpec", "SingleDeviceSharding", "UNCONSTRAINED", "Unstacked",
+    "as_named_sharding", "device_put_sharded", "get_abstract_mesh", "get_mesh",
+    "hlo_sharding_from_text", "make_single_device_sharding", "mhlo_sharding_text",
+    "named_sharding_from_hlo", "parse_shardy_mesh", "parse_shardy_sharding",
+    "positional_sharding_from_hlo", "set_mesh", "sharding_from_hlo", "shardy_mesh_attr_text",
+    "shardy_mesh_for", "shardy_mesh_text", "shardy_sharding_text", "to_op_sharding",
+]

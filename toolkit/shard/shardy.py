@@ -1,0 +1,93 @@
+"""Shardy (``sdy``) text for shardings: the mesh symbol and per-value shardings.
+
+JAX's default partitioner reads these instead of ``mhlo.sharding`` strings::
+
+    sdy.mesh @mesh = <["x"=2, "y"=4]>
+    func.func @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}) ...
+
+Example::
+
+    >>> shardy_mesh_text(mesh)
+    'sdy.mesh @mesh = <["x"=2, "y"=4]>'
+    >>> shardy_sharding_text(NamedSharding(mesh, P("x")), 2)
+    '#sdy.sharding<@mesh, [{"x"}, {}]>'
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from toolkit.shard.mesh import AbstractMesh, Mesh
+from toolkit.shard.named_sharding import NamedSharding, check_rank
+from toolkit.shard.partition_spec import UNCONSTRAINED
+from toolkit.shard.sharding import Sharding
+
+
+def _quote(name: Any) -> str:
+    return '"' + str(name).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def shardy_mesh_attr_text(mesh: Mesh | AbstractMesh) -> str:
+    """``<["x"=2, "y"=4]>`` (device ids are positions in the mesh, so iota and omitted)."""
+    return "<[" + ", ".join(f"{_quote(n)}={s}" for n, s in zip(mesh.axis_names, mesh.axis_sizes)) + "]>"
+
+
+def shardy_mesh_text(mesh: Mesh | AbstractMesh, name: str = "mesh") -> str:
+    """The ``sdy.mesh`` symbol declaration for ``mesh``."""
+    return f"sdy.mesh @{name} = {shardy_mesh_attr_text(mesh)}"
+
+
+def _dimension_text(entry: Any) -> str:
+    if entry is None:
+        return "{}"
+    if entry is UNCONSTRAINED:
+        return "{?}"
+    names = entry if isinstance(entry, tuple) else (entry,)
+    return "{" + ", ".join(_quote(n) for n in names) + "}"
+
+
+def shardy_sharding_text(sharding: Sharding, ndim: int, mesh_name: str = "mesh") -> str:
+    """The ``#sdy.sharding<...>`` attribute for a rank-``ndim`` value.
+
+    Non-named shardings are converted first (see ``as_named_sharding``), so
+    their mesh is the one :func:`shardy_mesh_for` returns.
+    """
+    named = _named(sharding, ndim)
+    check_rank(named.spec, ndim, f"NamedSharding spec {named.spec}")
+    entries = list(named.spec) + [None] * (ndim - len(named.spec))
+    return f"#sdy.sharding<@{mesh_name}, [" + ", ".join(_dimension_text(e) for e in entries) + "]>"
+
+
+def shardy_mesh_for(sharding: Sharding, ndim: int) -> Mesh | AbstractMesh:
+    """The mesh a sharding's Shardy form refers to."""
+    return _named(sharding, ndim).mesh
+
+
+def _named(sharding: Sharding, ndim: int) -> NamedSharding:
+    if isinstance(sharding, NamedSharding):
+        return sharding
+    from toolkit.shard.convert import as_named_sharding
+    return as_named_sharding(sharding, ndim)
+
+
+_MESH_RE = re.compile(r'<\s*\[(?P<axes>[^\]]*)\]')
+_AXIS_RE = re.compile(r'"(?P<name>(?:[^"\\]|\\.)*)"\s*=\s*(?P<size>\d+)')
+_SHARDING_RE = re.compile(r'#sdy\.sharding<\s*@(?P<mesh>[\w.$-]+)\s*,\s*\[(?P<dims>.*?)\]\s*(?P<rest>[^>]*)>')
+
+
+def parse_shardy_mesh(text: str) -> list[tuple[str, int]]:
+    """``[("x", 2), ("y", 4)]`` from ``<["x"=2, "y"=4]>`` (or a whole ``sdy.mesh`` line)."""
+    match = _MESH_RE.search(text)
+    if match is None:
+        raise ValueError(f"not a Shardy mesh: {text!r}")
+    return [(m.group("name"), int(m.group("size"))) for m in _AXIS_RE.finditer(match.group("axes"))]
+
+
+def parse_shardy_sharding(text: str) -> tuple[str, list[list[str]]]:
+    """``("mesh", [["x"], []])`` from ``#sdy.sharding<@mesh, [{"x"}, {}]>``."""
+    match = _SHARDING_RE.search(text)
+    if match is None:
+        raise ValueError(f"not a Shardy sharding: {text!r}")
+    dims = re.findall(r"\{([^}]*)\}", match.group("dims"))
+    return match.group("mesh"), [re.findall(r'"((?:[^"\\]|\\.)*)"', d) for d in dims]
