@@ -31,6 +31,25 @@ def detect_format(data: bytes) -> InputFormat:
     return "text"
 
 
+_empty_artifact: bytes | None = None
+
+
+def load_quant_dialect(context: ir.Context) -> None:
+    """Load the quant dialect into ``context`` so ``!quant.uniform`` types parse.
+
+    jaxlib exposes no direct loader; reading any portable artifact loads it,
+    so this reads a tiny one (made once per process).
+    """
+    global _empty_artifact
+    from jaxlib.mlir.dialects import stablehlo
+
+    if _empty_artifact is None:
+        with context, ir.Location.unknown():
+            empty = ir.Module.parse("module {}")
+        _empty_artifact = stablehlo.serialize_portable_artifact(empty, stablehlo.get_current_version())
+    stablehlo.deserialize_portable_artifact(context, _empty_artifact)
+
+
 def read_module(data: bytes | str, context: ir.Context) -> ir.Module:
     """Parse ``data`` (any supported format) in ``context``.
 
@@ -38,6 +57,8 @@ def read_module(data: bytes | str, context: ir.Context) -> ir.Module:
     the line) and ``ValueError`` for bad binary data.
     """
     if isinstance(data, str):
+        if "!quant." in data:
+            load_quant_dialect(context)
         with context:
             return ir.Module.parse(data)
     kind = detect_format(data)
@@ -49,6 +70,7 @@ def read_module(data: bytes | str, context: ir.Context) -> ir.Module:
         except Exception as error:
             raise ValueError(f"cannot read the StableHLO portable artifact: {error}") from None
     if kind == "bytecode":
+        load_quant_dialect(context)
         with context:
             try:
                 return ir.Module.parse(data)
@@ -58,8 +80,7 @@ def read_module(data: bytes | str, context: ir.Context) -> ir.Module:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ValueError("input is neither MLIR text (UTF-8), MLIR bytecode nor a portable artifact") from None
-    with context:
-        return ir.Module.parse(text)
+    return read_module(text, context)
 
 
 def write_module(module: ir.Module, kind: Literal["text", "bytecode", "vhlo"] = "text", *,
