@@ -1,0 +1,327 @@
+"""``Exported``: a function lowered to StableHLO, with everything needed to call it later.
+
+The fields and their meaning are those of ``jax.export.Exported`` (JAX
+0.10.2), so a blob moves between toolkit and JAX unchanged
+(``toolkit.export.serialization``). ``export()`` and ``Exported.call`` are
+built on top of this record elsewhere in ``toolkit.export``.
+
+Example::
+
+    >>> exp = deserialize(blob)                      # doctest: +SKIP
+    >>> exp.fun_name, exp.in_avals, exp.platforms     # doctest: +SKIP
+    ('f', (ShapedArray(float32[4]),), ('cpu',))
+    >>> print(exp.mlir_module())                     # doctest: +SKIP
+    module @jit_f ...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any, Callable, Sequence
+
+from toolkit.core.avals import ShapedArray
+from toolkit.core.tree_util import PyTreeDef
+from toolkit.export.shardings import ExportedNamedSharding, as_exported_named_sharding, to_toolkit_named_sharding
+
+#: The calling conventions of the exported module's ``main`` that toolkit reads and writes.
+minimum_supported_calling_convention_version = 9
+maximum_supported_calling_convention_version = 10
+
+#: The wire-format version this toolkit writes the layout of (JAX 0.10.2's
+#: ``_SERIALIZATION_VERSION``): de-duplicated avals/meshes/shardings (10) and
+#: ``AbstractDevice.platform`` (11).
+serialization_version = 11
+#: The number stored in the blob's ``serialization_version`` field. JAX 0.10.2
+#: stores 3 whatever layout it writes, because deserializers from before
+#: November 2025 rejected anything but 2 and 3; toolkit does the same.
+serialization_version_stored = 3
+#: The oldest wire-format version toolkit reads (JAX's first, November 2023).
+minimum_supported_serialization_version = 1
+#: The newest wire-format version toolkit reads.
+maximum_supported_serialization_version = 11
+
+
+class DisabledSafetyCheck:
+    """A safety check to skip when exporting or calling an ``Exported``.
+
+    Build with :meth:`platform`, :meth:`custom_call` or
+    :meth:`shape_assertions`; compares and hashes by value.
+
+    >>> DisabledSafetyCheck.custom_call("my_kernel").is_custom_call()
+    'my_kernel'
+    >>> str(DisabledSafetyCheck.platform())
+    'platform'
+    """
+
+    __slots__ = ("_impl",)
+
+    def __init__(self, _impl: str):
+        # Use the named constructors; the text form is what JAX prints.
+        self._impl = _impl
+
+    @classmethod
+    def platform(cls) -> DisabledSafetyCheck:
+        """Allow calling on a platform that is not among ``Exported.platforms``."""
+        return cls("platform")
+
+    @classmethod
+    def custom_call(cls, target_name: str) -> DisabledSafetyCheck:
+        """Allow exporting a custom call to ``target_name``, which is not known to be stable."""
+        if not isinstance(target_name, str) or not target_name:
+            raise ValueError(f"custom_call target must be a non-empty string, got {target_name!r}.")
+        return cls(f"custom_call:{target_name}")
+
+    @classmethod
+    def shape_assertions(cls) -> DisabledSafetyCheck:
+        """Skip the shape-assertion checks when calling a shape-polymorphic module.
+
+        JAX 0.10.2 no longer has this check and cannot deserialize a blob
+        that carries it.
+        """
+        return cls("shape_assertions")
+
+    def is_custom_call(self) -> str | None:
+        """The custom-call target this check allows, or None."""
+        m = re.match(r"custom_call:(.+)$", self._impl, re.DOTALL)
+        return m.group(1) if m else None
+
+    def __str__(self) -> str:
+        return self._impl
+
+    __repr__ = __str__
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, DisabledSafetyCheck) and self._impl == other._impl
+
+    def __hash__(self) -> int:
+        return hash(self._impl)
+
+
+@dataclasses.dataclass(frozen=True)
+class Effect:
+    """A side effect of an exported module, known by its serialized type name.
+
+    toolkit has no effect objects of its own in exports yet: it records
+    effects by the name the wire format carries (JAX writes ``str(type(e))``,
+    e.g. ``"<class 'jax._src.debugging.OrderedDebugEffect'>"``). Only names
+    in :data:`known_effect_type_names` deserialize; add more with
+    :func:`register_effect_type_name`.
+    """
+
+    type_name: str
+
+    def __str__(self) -> str:
+        return self.type_name
+
+
+#: Effect type names that deserialize (JAX's lowerable effects that show up in exports).
+known_effect_type_names: set[str] = {
+    "<class 'jax._src.debugging.DebugEffect'>",
+    "<class 'jax._src.debugging.OrderedDebugEffect'>",
+    "<class 'jax._src.callback.IOEffect'>",
+    "<class 'jax._src.callback.OrderedIOEffect'>",
+}
+
+
+def register_effect_type_name(type_name: str) -> None:
+    """Let blobs carrying effects of type ``type_name`` deserialize."""
+    if not isinstance(type_name, str) or not type_name:
+        raise ValueError(f"An effect type name must be a non-empty string, got {type_name!r}.")
+    known_effect_type_names.add(type_name)
+
+
+def default_export_platform() -> str:
+    """The platform ``export`` targets when not told: ``"cpu"`` (toolkit runs on CPU PJRT)."""
+    return "cpu"
+
+
+def _is_portable_artifact(blob: bytes) -> bool:
+    return blob[:4] == b"ML\xefR"
+
+
+@dataclasses.dataclass(frozen=True)
+class Exported:
+    """A function lowered to StableHLO, with its calling signature. Same fields as ``jax.export.Exported``.
+
+    Attributes:
+      fun_name: the exported function's name, for messages.
+      in_tree: structure of the ``(args, kwargs)`` tuple the function takes.
+      in_avals: the flat input avals (shapes may hold symbolic dimensions).
+      out_tree: structure of the result.
+      out_avals: the flat result avals.
+      in_shardings_hlo, out_shardings_hlo: per flat input/result, an
+        ``HloSharding`` or ``None`` (unspecified). When named shardings are
+        given they are derived from them (as JAX's deserializer does).
+      nr_devices: how many devices the module was lowered for.
+      platforms: the platforms it was lowered for (``"cpu"``, ``"cuda"``, ...).
+      ordered_effects, unordered_effects: the module's effects (:class:`Effect`).
+      disabled_safety_checks: checks disabled at export (:class:`DisabledSafetyCheck`).
+      mlir_module_serialized: the module, as a StableHLO portable artifact.
+      calling_convention_version: the convention of the module's ``main`` (9 or 10).
+      module_kept_var_idx: sorted indices of ``in_avals`` the module takes
+        (unused ones were dropped).
+      uses_global_constants: whether ``main`` needs shape refinement before
+        compilation (symbolic dimensions or a platform index).
+      _get_vjp: optional ``exported -> Exported`` giving the VJP function.
+      _in_named_shardings, _out_named_shardings: per flat input/result, an
+        :class:`~toolkit.export.shardings.ExportedNamedSharding` or ``None``;
+        ``None`` for the whole field when only HloShardings are known (blobs
+        from before JAX's serialization version 6).
+
+    Immutable; two ``Exported`` compare equal field by field (``_get_vjp``
+    excluded). Example::
+
+        exp = toolkit.export.deserialize(blob)
+        text = exp.mlir_module()
+        blob2 = exp.serialize()
+    """
+
+    fun_name: str
+    in_tree: PyTreeDef
+    in_avals: tuple[ShapedArray, ...]
+    out_tree: PyTreeDef
+    out_avals: tuple[ShapedArray, ...]
+    in_shardings_hlo: tuple[Any, ...]
+    out_shardings_hlo: tuple[Any, ...]
+    nr_devices: int
+    platforms: tuple[str, ...]
+    ordered_effects: tuple[Effect, ...]
+    unordered_effects: tuple[Effect, ...]
+    disabled_safety_checks: Sequence[DisabledSafetyCheck]
+    mlir_module_serialized: bytes
+    calling_convention_version: int
+    module_kept_var_idx: tuple[int, ...]
+    uses_global_constants: bool
+    _get_vjp: Callable[[Exported], Exported] | None = dataclasses.field(default=None, compare=False)
+    _in_named_shardings: tuple[ExportedNamedSharding | None, ...] | None = None
+    _out_named_shardings: tuple[ExportedNamedSharding | None, ...] | None = None
+
+    def __post_init__(self) -> None:
+        set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 (frozen)
+        for name in ("in_avals", "out_avals", "in_shardings_hlo", "out_shardings_hlo", "platforms",
+                     "ordered_effects", "unordered_effects", "disabled_safety_checks"):
+            set_(name, tuple(getattr(self, name)))
+        set_("mlir_module_serialized", bytes(self.mlir_module_serialized))
+        set_("module_kept_var_idx", tuple(int(i) for i in self.module_kept_var_idx))
+        set_("nr_devices", int(self.nr_devices))
+        set_("calling_convention_version", int(self.calling_convention_version))
+        set_("uses_global_constants", bool(self.uses_global_constants))
+        for aval in self.in_avals + self.out_avals:
+            if not isinstance(aval, ShapedArray):
+                raise TypeError(f"Exported avals must be ShapedArray, got {aval!r}.")
+        if not isinstance(self.in_tree, PyTreeDef) or not isinstance(self.out_tree, PyTreeDef):
+            raise TypeError("Exported in_tree and out_tree must be PyTreeDefs.")
+        if self.in_tree.num_leaves != len(self.in_avals):
+            raise ValueError(f"in_tree has {self.in_tree.num_leaves} leaves but there are {len(self.in_avals)} in_avals.")
+        if self.out_tree.num_leaves != len(self.out_avals):
+            raise ValueError(f"out_tree has {self.out_tree.num_leaves} leaves but there are "
+                             f"{len(self.out_avals)} out_avals.")
+        for name, avals in (("in", self.in_avals), ("out", self.out_avals)):
+            named = getattr(self, f"_{name}_named_shardings")
+            hlo = getattr(self, f"{name}_shardings_hlo")
+            if named is not None:
+                named = tuple(as_exported_named_sharding(s) for s in named)
+                if len(named) != len(avals):
+                    raise ValueError(f"_{name}_named_shardings has {len(named)} entries for {len(avals)} {name}_avals.")
+                set_(f"_{name}_named_shardings", named)
+                if all(h is None for h in hlo):
+                    hlo = tuple(None if s is None else s.to_hlo_sharding(a.ndim) for s, a in zip(named, avals))
+                    set_(f"{name}_shardings_hlo", hlo)
+            if hlo and len(hlo) != len(avals):
+                raise ValueError(f"{name}_shardings_hlo has {len(hlo)} entries for {len(avals)} {name}_avals.")
+        if not all(isinstance(c, DisabledSafetyCheck) for c in self.disabled_safety_checks):
+            raise TypeError(f"disabled_safety_checks must be DisabledSafetyChecks, got {self.disabled_safety_checks}.")
+        if list(self.module_kept_var_idx) != sorted(set(self.module_kept_var_idx)) or any(
+                not 0 <= i < len(self.in_avals) for i in self.module_kept_var_idx):
+            raise ValueError(f"module_kept_var_idx {self.module_kept_var_idx} must be sorted, distinct indices "
+                             f"of the {len(self.in_avals)} in_avals.")
+
+    # -- the module ------------------------------------------------------------
+
+    def mlir_module(self) -> str:
+        """The text of the embedded StableHLO module (deserialized from the portable artifact).
+
+        Raises ``ValueError`` when ``mlir_module_serialized`` is not a
+        readable portable artifact.
+        """
+        from jaxlib.mlir.dialects import stablehlo
+
+        from toolkit.ir.context import shared_context
+
+        if not _is_portable_artifact(self.mlir_module_serialized):
+            raise ValueError("mlir_module_serialized is not a StableHLO portable artifact "
+                             "(it does not start with the MLIR bytecode magic 'ML\\xefR').")
+        with shared_context() as context:
+            try:
+                module = stablehlo.deserialize_portable_artifact(context, self.mlir_module_serialized)
+            except Exception as e:  # the bindings raise MLIRError / RuntimeError
+                raise ValueError(f"Could not deserialize the StableHLO portable artifact: {e}") from None
+            return str(module)
+
+    # -- serialization ---------------------------------------------------------
+
+    def serialize(self, vjp_order: int = 0) -> bytearray:
+        """The JAX-compatible flatbuffer bytes of this ``Exported``.
+
+        ``vjp_order=k`` also stores ``k`` levels of VJP functions; it needs
+        :meth:`has_vjp` (``ValueError`` otherwise).
+        """
+        from toolkit.export.serialization import serialize
+
+        return serialize(self, vjp_order=vjp_order)
+
+    # -- differentiation -------------------------------------------------------
+
+    def has_vjp(self) -> bool:
+        """Whether a VJP function is available (from a deserialized blob or, later, from AD)."""
+        return self._get_vjp is not None
+
+    def vjp(self) -> Exported:
+        """The exported VJP: takes the flat primal inputs then one cotangent per flat output."""
+        if self._get_vjp is None:
+            raise ValueError(f"No VJP is available for the Exported {self.fun_name!r}: it was not "
+                             "serialized with vjp_order > 0 and toolkit cannot differentiate exports yet.")
+        return self._get_vjp(self)
+
+    # -- shardings -------------------------------------------------------------
+
+    def in_shardings_jax(self, mesh: Any) -> tuple[Any, ...]:
+        """The input shardings as ``toolkit.shard.NamedSharding`` over ``mesh`` (None = unspecified).
+
+        ``mesh`` must have the axis names, sizes and types used at export.
+        """
+        return self._shardings_over(mesh, self._in_named_shardings, self.in_shardings_hlo, self.in_avals)
+
+    def out_shardings_jax(self, mesh: Any) -> tuple[Any, ...]:
+        """The result shardings as ``toolkit.shard.NamedSharding`` over ``mesh``; see :meth:`in_shardings_jax`."""
+        return self._shardings_over(mesh, self._out_named_shardings, self.out_shardings_hlo, self.out_avals)
+
+    @staticmethod
+    def _shardings_over(mesh, named, hlo, avals) -> tuple[Any, ...]:
+        if named is None:
+            if all(h is None for h in hlo):
+                return (None,) * len(avals)
+            raise NotImplementedError(
+                "This Exported records HloShardings only (written before JAX's serialization version 6); "
+                f"turning them into named shardings over a mesh is not supported yet: {hlo}.")
+        return tuple(None if s is None else to_toolkit_named_sharding(s, mesh) for s in named)
+
+    # -- calling ---------------------------------------------------------------
+
+    def call(self, *args: Any, **kwargs: Any) -> Any:
+        """Call the exported function (eagerly or inside ``toolkit.jit``)."""
+        # TODO(core engineer): implement in toolkit/export/calling_convention.py and hook here.
+        raise NotImplementedError("Exported.call is not implemented yet.")
+
+    # -- printing --------------------------------------------------------------
+
+    def __str__(self) -> str:
+        # Short on purpose: used in messages and locations, never the module itself.
+        return f"Exported(fun_name={self.fun_name}, ...)"
+
+    def __repr__(self) -> str:
+        return (f"Exported(fun_name={self.fun_name!r}, in_avals={self.in_avals}, out_avals={self.out_avals}, "
+                f"platforms={self.platforms}, nr_devices={self.nr_devices}, "
+                f"calling_convention_version={self.calling_convention_version}, "
+                f"mlir_module_serialized=<{len(self.mlir_module_serialized)} bytes>)")

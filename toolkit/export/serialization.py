@@ -1,0 +1,985 @@
+"""The JAX-compatible wire format of ``Exported``: a flatbuffer (schema in ``schema/exported.fbs``).
+
+``serialize(exp)`` writes the layout of JAX 0.10.2's serialization version 11
+(field for field and in the same order, so equal inputs give equal bytes);
+``deserialize(blob)`` reads every layout JAX 0.10.2 reads (versions 1 to 11).
+The format carries no checksum: ``deserialize`` checks structure, bounds,
+enums, counts and the portable-artifact magic of the module, and turns every
+failure into a ``ValueError``; it never unpickles or evaluates anything.
+See ``docs/export-wire-format.md``.
+
+Example::
+
+    >>> blob = exp.serialize()                    # doctest: +SKIP
+    >>> deserialize(blob) == exp                   # doctest: +SKIP
+    True
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import re
+import struct
+from typing import Any, Callable, Iterable, Sequence, TypeVar
+
+import flatbuffers
+import ml_dtypes
+import numpy as np
+
+from toolkit.core import tree_util
+from toolkit.core.avals import ShapedArray
+from toolkit.core.tree_util import NodeKind, PyTreeDef
+from toolkit.export import exported as _exported
+from toolkit.export.exported import DisabledSafetyCheck, Effect, Exported
+from toolkit.export.schema import exported_generated as fb
+from toolkit.export.shardings import (
+    ExportedAbstractDevice,
+    ExportedAbstractMesh,
+    ExportedNamedSharding,
+    hlo_to_named_sharding,
+)
+
+__all__ = [
+    "serialize",
+    "deserialize",
+    "register_pytree_node_serialization",
+    "register_namedtuple_serialization",
+]
+
+T = TypeVar("T")
+
+# ---------------------------------------------------------------------------
+# Custom pytree node registry (same semantics as jax.export's)
+# ---------------------------------------------------------------------------
+
+# nodetype -> (serialized_name, serialize_auxdata)
+_serialization_registry: dict[type, tuple[str, Callable[[Any], bytes]]] = {}
+# serialized_name -> (nodetype, deserialize_auxdata, from_children)
+_deserialization_registry: dict[str, tuple[type, Callable[[bytes], Any], Callable[[Any, Sequence[Any]], Any]]] = {}
+
+
+def register_pytree_node_serialization(
+    nodetype: type[T],
+    *,
+    serialized_name: str,
+    serialize_auxdata: Callable[[Any], bytes],
+    deserialize_auxdata: Callable[[bytes], Any],
+    from_children: Callable[[Any, Sequence[Any]], Any] | None = None,
+) -> type[T]:
+    """Make pytree nodes of ``nodetype`` serializable in ``in_tree``/``out_tree``.
+
+    ``serialized_name`` is what the blob stores (it must match the name JAX
+    registered for a blob to move between them); ``serialize_auxdata(aux)``
+    must return ``bytes``; ``deserialize_auxdata(bytes)`` inverts it;
+    ``from_children(aux, children)`` builds a node (defaults to the
+    ``tree_util`` registration's unflatten, so register the node type with
+    ``toolkit.tree_util.register_pytree_node`` first). Each type and each name
+    registers once (``ValueError`` otherwise). Returns ``nodetype`` (usable as
+    a decorator).
+
+    >>> register_pytree_node_serialization(                 # doctest: +SKIP
+    ...     MyPair, serialized_name="my.MyPair",
+    ...     serialize_auxdata=lambda aux: b"", deserialize_auxdata=lambda b: None)
+    """
+    if not isinstance(serialized_name, str) or not serialized_name:
+        raise ValueError(f"serialized_name must be a non-empty string, got {serialized_name!r}.")
+    if nodetype in _serialization_registry:
+        raise ValueError(
+            f"Duplicate serialization registration for type `{nodetype}`. "
+            f"Previous registration was with serialized_name `{_serialization_registry[nodetype][0]}`.")
+    if serialized_name in _deserialization_registry:
+        raise ValueError(
+            f"Duplicate serialization registration for serialized_name `{serialized_name}`. "
+            f"Previous registration was for type `{_deserialization_registry[serialized_name][0]}`.")
+    if from_children is None:
+        try:
+            PyTreeDef.from_node(NodeKind.CUSTOM, nodetype, None, ())
+        except ValueError:
+            raise ValueError(
+                f"If `from_children` is not present, you must first register `{nodetype}` with "
+                "`toolkit.tree_util.register_pytree_node`.") from None
+
+        def from_children(aux: Any, children: Sequence[Any]) -> Any:
+            leaf = PyTreeDef.from_node(NodeKind.LEAF)
+            return PyTreeDef.from_node(NodeKind.CUSTOM, nodetype, aux, [leaf] * len(children)).unflatten(
+                list(children))
+
+    _serialization_registry[nodetype] = (serialized_name, serialize_auxdata)
+    _deserialization_registry[serialized_name] = (nodetype, deserialize_auxdata, from_children)
+    return nodetype
+
+
+def _is_namedtuple(nodetype: Any) -> bool:
+    fields = getattr(nodetype, "_fields", None)
+    return (isinstance(nodetype, type) and issubclass(nodetype, tuple) and isinstance(fields, Sequence)
+            and all(isinstance(f, str) for f in fields))
+
+
+def register_namedtuple_serialization(nodetype: type[T], *, serialized_name: str) -> type[T]:
+    """Make a ``collections.namedtuple`` type serializable; its field names go in the blob (as JSON).
+
+    On deserialization the type must still have the serialized field names.
+
+    >>> Point = collections.namedtuple("Point", ["x", "y"])   # doctest: +SKIP
+    >>> register_namedtuple_serialization(Point, serialized_name="my.Point")  # doctest: +SKIP
+    """
+    if not _is_namedtuple(nodetype):
+        raise ValueError("Use `toolkit.export.register_pytree_node_serialization` for types other "
+                         "than `collections.namedtuple`.")
+
+    def serialize_auxdata(aux: Any) -> bytes:
+        del aux
+        return json.dumps(nodetype._fields).encode("utf-8")
+
+    def deserialize_auxdata(data: bytes) -> Any:
+        keys = json.loads(data.decode("utf-8"))
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            raise ValueError(f"namedtuple auxdata must be a JSON list of field names, got {keys!r}")
+        return keys
+
+    def from_children(aux: Any, children: Sequence[Any]) -> Any:
+        if len(aux) != len(children):
+            raise ValueError(f"namedtuple `{serialized_name}` has {len(aux)} serialized fields but "
+                             f"{len(children)} children")
+        return nodetype(**dict(zip(aux, children)))
+
+    return register_pytree_node_serialization(
+        nodetype, serialized_name=serialized_name, serialize_auxdata=serialize_auxdata,
+        deserialize_auxdata=deserialize_auxdata, from_children=from_children)
+
+
+def _serialize_ordereddict_keys(keys: Any) -> bytes:
+    if isinstance(keys, Sequence) and all(isinstance(k, str) for k in keys):
+        return json.dumps(keys).encode("utf-8")
+    raise ValueError(f"Serialization of collections.OrderedDict is supported only when the keys are strings. "
+                     f"Found keys: {keys}.")
+
+
+def _deserialize_ordereddict_keys(data: bytes) -> Any:
+    keys = json.loads(data.decode("utf-8"))
+    if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+        raise ValueError(f"OrderedDict auxdata must be a JSON list of string keys, got {keys!r}")
+    return keys
+
+
+def _ordereddict_from_children(keys: Any, children: Sequence[Any]) -> Any:
+    if len(keys) != len(children):
+        raise ValueError(f"OrderedDict has {len(keys)} keys but {len(children)} children")
+    return collections.OrderedDict(zip(keys, children))
+
+
+register_pytree_node_serialization(
+    collections.OrderedDict, serialized_name="collections.OrderedDict",
+    serialize_auxdata=_serialize_ordereddict_keys, deserialize_auxdata=_deserialize_ordereddict_keys,
+    from_children=_ordereddict_from_children)
+
+# ---------------------------------------------------------------------------
+# Enum tables
+# ---------------------------------------------------------------------------
+
+_DTYPE_TO_KIND: dict[np.dtype, int] = {
+    np.dtype("bool"): fb.DType.bool,
+    np.dtype("int8"): fb.DType.i8,
+    np.dtype("int16"): fb.DType.i16,
+    np.dtype("int32"): fb.DType.i32,
+    np.dtype("int64"): fb.DType.i64,
+    np.dtype("uint8"): fb.DType.ui8,
+    np.dtype("uint16"): fb.DType.ui16,
+    np.dtype("uint32"): fb.DType.ui32,
+    np.dtype("uint64"): fb.DType.ui64,
+    np.dtype("float16"): fb.DType.f16,
+    np.dtype("float32"): fb.DType.f32,
+    np.dtype("float64"): fb.DType.f64,
+    np.dtype("complex64"): fb.DType.c64,
+    np.dtype("complex128"): fb.DType.c128,
+    np.dtype(ml_dtypes.bfloat16): fb.DType.bf16,
+    np.dtype(ml_dtypes.int4): fb.DType.i4,
+    np.dtype(ml_dtypes.uint4): fb.DType.ui4,
+    np.dtype(ml_dtypes.float8_e4m3b11fnuz): fb.DType.f8_e4m3b11fnuz,
+    np.dtype(ml_dtypes.float8_e4m3fn): fb.DType.f8_e4m3fn,
+    np.dtype(ml_dtypes.float8_e4m3fnuz): fb.DType.f8_e4m3fnuz,
+    np.dtype(ml_dtypes.float8_e5m2): fb.DType.f8_e5m2,
+    np.dtype(ml_dtypes.float8_e5m2fnuz): fb.DType.f8_e5m2fnuz,
+    np.dtype(ml_dtypes.float8_e3m4): fb.DType.f8_e3m4,
+    np.dtype(ml_dtypes.float8_e4m3): fb.DType.f8_e4m3,
+    np.dtype(ml_dtypes.float8_e8m0fnu): fb.DType.f8_e8m0fnu,
+    np.dtype(ml_dtypes.float4_e2m1fn): fb.DType.f4_e2m1fn,
+}
+_KIND_TO_DTYPE = {kind: dtype for dtype, kind in _DTYPE_TO_KIND.items()}
+_UNSUPPORTED_DTYPE_KINDS = {fb.DType.f0: "float0", fb.DType.key_fry: "PRNG key<fry>",
+                            fb.DType.key_rbg: "PRNG key<rbg>", fb.DType.key_unsafe_rbg: "PRNG key<unsafe_rbg>"}
+
+_AXIS_TYPE_TO_KIND = {"Auto": fb.AxisType.Auto, "Explicit": fb.AxisType.Explicit, "Manual": fb.AxisType.Manual}
+_KIND_TO_AXIS_TYPE = {kind: name for name, kind in _AXIS_TYPE_TO_KIND.items()}
+
+_CHECK_KIND_TO_CHECK = {
+    fb.DisabledSafetyCheckKind.platform: DisabledSafetyCheck.platform,
+    fb.DisabledSafetyCheckKind.shape_assertions: DisabledSafetyCheck.shape_assertions,
+}
+
+# ---------------------------------------------------------------------------
+# Writing
+# ---------------------------------------------------------------------------
+
+
+def serialize(exp: Exported, vjp_order: int = 0) -> bytearray:
+    """The flatbuffer bytes of ``exp`` (JAX serialization version 11 layout).
+
+    ``vjp_order > 0`` also stores that many levels of ``exp.vjp()``; it needs
+    ``exp.has_vjp()`` (``ValueError`` otherwise). Raises ``ValueError`` for
+    content the format cannot carry (non-string dict keys, unregistered
+    custom nodes, unknown effects, HloShardings with no named equivalent).
+    """
+    if not isinstance(exp, Exported):
+        raise TypeError(f"serialize expects a toolkit.export.Exported, got {type(exp).__name__}.")
+    if not isinstance(vjp_order, int) or vjp_order < 0:
+        raise ValueError(f"vjp_order must be a non-negative integer, got {vjp_order!r}.")
+    builder = flatbuffers.Builder(65536)
+    builder.Finish(_write_exported(builder, exp, vjp_order))
+    return builder.Output()
+
+
+class _Uniques:
+    """De-duplicated avals, meshes and shardings (serialization version 10), in first-seen order."""
+
+    def __init__(self) -> None:
+        self.avals: list[ShapedArray] = []
+        self.aval_index: dict[Any, int] = {}
+        self.meshes: list[ExportedAbstractMesh] = []
+        self.mesh_index: dict[ExportedAbstractMesh, int] = {}
+        self.shardings: list[ExportedNamedSharding] = []
+        self.sharding_index: dict[ExportedNamedSharding, int] = {}
+
+    def add_aval(self, key: Any, aval: ShapedArray) -> None:
+        if key not in self.aval_index:
+            self.aval_index[key] = len(self.avals)
+            self.avals.append(aval)
+
+    def add_sharding(self, s: ExportedNamedSharding | None) -> None:
+        if s is None:
+            return
+        if s.mesh not in self.mesh_index:
+            self.mesh_index[s.mesh] = len(self.meshes)
+            self.meshes.append(s.mesh)
+        if s not in self.sharding_index:
+            self.sharding_index[s] = len(self.shardings)
+            self.shardings.append(s)
+
+
+def _named_shardings_for_writing(exp: Exported, side: str) -> tuple[ExportedNamedSharding | None, ...]:
+    named = getattr(exp, f"_{side}_named_shardings")
+    if named is not None:
+        return named
+    avals = getattr(exp, f"{side}_avals")
+    hlo = getattr(exp, f"{side}_shardings_hlo") or (None,) * len(avals)
+    return tuple(None if h is None else hlo_to_named_sharding(h, a.ndim) for h, a in zip(hlo, avals))
+
+
+def _aval_key(aval: ShapedArray, sharding: ExportedNamedSharding | None) -> Any:
+    # JAX keys its unique avals by the aval with its sharding; mirror that so
+    # equal inputs de-duplicate (and so serialize to bytes) the same way.
+    return (aval, sharding)
+
+
+def _write_exported(builder: flatbuffers.Builder, exp: Exported, vjp_order: int) -> int:
+    in_named = _named_shardings_for_writing(exp, "in")
+    out_named = _named_shardings_for_writing(exp, "out")
+    uniques = _Uniques()
+    in_keys = [_aval_key(a, s) for a, s in zip(exp.in_avals, in_named)]
+    out_keys = [_aval_key(a, s) for a, s in zip(exp.out_avals, out_named)]
+    for key, aval in zip(in_keys + out_keys, exp.in_avals + exp.out_avals):
+        uniques.add_aval(key, aval)
+    for s in in_named + out_named:
+        uniques.add_sharding(s)
+
+    # Bottom-up, in the order JAX writes, so the bytes match JAX's.
+    fun_name = builder.CreateString(exp.fun_name)
+    in_tree = _write_pytreedef(builder, exp.in_tree)
+    in_avals = _write_array(builder, _write_aval, exp.in_avals)
+    out_tree = _write_pytreedef(builder, exp.out_tree)
+    out_avals = _write_array(builder, _write_aval, exp.out_avals)
+    in_shardings = _write_array(builder, lambda b, s: _write_sharding(b, s, uniques), in_named)
+    out_shardings = _write_array(builder, lambda b, s: _write_sharding(b, s, uniques), out_named)
+    ordered_effects = _write_array(builder, _write_effect, exp.ordered_effects)
+    unordered_effects = _write_array(builder, _write_effect, exp.unordered_effects)
+    disabled_checks = _write_array(builder, _write_disabled_check, exp.disabled_safety_checks)
+    platforms = _write_array(builder, lambda b, p: b.CreateString(p), exp.platforms)
+    mlir_module = builder.CreateByteVector(exp.mlir_module_serialized)
+    kept_var_idx = builder.CreateNumpyVector(np.array(exp.module_kept_var_idx, dtype=np.uint16))
+
+    vjp = None
+    if vjp_order > 0:
+        if not exp.has_vjp():
+            raise ValueError(f"Cannot serialize with vjp_order={vjp_order}: the Exported {exp.fun_name!r} "
+                             "has no VJP (has_vjp() is False) at some requested order.")
+        vjp = _write_exported(builder, exp.vjp(), vjp_order - 1)
+
+    unique_avals = _write_array(builder, _write_aval, uniques.avals)
+    unique_meshes = _write_array(builder, _write_abstract_mesh, uniques.meshes)
+    unique_shardings = _write_array(builder, lambda b, s: _write_named_sharding(b, s, uniques), uniques.shardings)
+    in_avals_idxs = builder.CreateNumpyVector(np.array([uniques.aval_index[k] for k in in_keys], dtype=np.uint32))
+    out_avals_idxs = builder.CreateNumpyVector(np.array([uniques.aval_index[k] for k in out_keys], dtype=np.uint32))
+    in_shardings_idxs = builder.CreateNumpyVector(np.array(
+        [0 if s is None else 1 + uniques.sharding_index[s] for s in in_named], dtype=np.uint32))
+    out_shardings_idxs = builder.CreateNumpyVector(np.array(
+        [0 if s is None else 1 + uniques.sharding_index[s] for s in out_named], dtype=np.uint32))
+
+    fb.ExportedStart(builder)
+    fb.ExportedAddSerializationVersion(builder, _exported.serialization_version_stored)
+    fb.ExportedAddFunctionName(builder, fun_name)
+    fb.ExportedAddInTree(builder, in_tree)
+    fb.ExportedAddInAvals(builder, in_avals)
+    fb.ExportedAddOutTree(builder, out_tree)
+    fb.ExportedAddOutAvals(builder, out_avals)
+    fb.ExportedAddNrDevices(builder, exp.nr_devices)
+    fb.ExportedAddInShardings(builder, in_shardings)
+    fb.ExportedAddOutShardings(builder, out_shardings)
+    fb.ExportedAddPlatforms(builder, platforms)
+    fb.ExportedAddOrderedEffects(builder, ordered_effects)
+    fb.ExportedAddUnorderedEffects(builder, unordered_effects)
+    fb.ExportedAddDisabledChecks(builder, disabled_checks)
+    fb.ExportedAddMlirModuleSerialized(builder, mlir_module)
+    fb.ExportedAddCallingConventionVersion(builder, exp.calling_convention_version)
+    fb.ExportedAddModuleKeptVarIdx(builder, kept_var_idx)
+    fb.ExportedAddUsesGlobalConstants(builder, exp.uses_global_constants)
+    if vjp is not None:
+        fb.ExportedAddVjp(builder, vjp)
+    fb.ExportedAddUniqueAvals(builder, unique_avals)
+    fb.ExportedAddUniqueAbstractMeshes(builder, unique_meshes)
+    fb.ExportedAddUniqueNamedShardings(builder, unique_shardings)
+    fb.ExportedAddInAvalsIdxs(builder, in_avals_idxs)
+    fb.ExportedAddOutAvalsIdxs(builder, out_avals_idxs)
+    fb.ExportedAddInShardingsIdxs(builder, in_shardings_idxs)
+    fb.ExportedAddOutShardingsIdxs(builder, out_shardings_idxs)
+    return fb.ExportedEnd(builder)
+
+
+def _write_array(builder: flatbuffers.Builder, write_one: Callable[[flatbuffers.Builder, T], int],
+                 elements: Iterable[T]) -> int:
+    offsets = [write_one(builder, e) for e in elements]
+    builder.StartVector(4, len(offsets), 4)
+    for offset in reversed(offsets):
+        builder.PrependUOffsetTRelative(offset)
+    return builder.EndVector()
+
+
+def _write_pytreedef(builder: flatbuffers.Builder, tree: PyTreeDef) -> int:
+    kind = tree.node_kind
+    children = tree.children()
+    children_offset = _write_array(builder, _write_pytreedef, children) if children else None
+    names_offset = custom_name = custom_auxdata = None
+    if kind is NodeKind.LEAF:
+        fb_kind = fb.PyTreeDefKind.leaf
+    elif kind is NodeKind.NONE:
+        fb_kind = fb.PyTreeDefKind.none
+    elif kind is NodeKind.TUPLE:
+        fb_kind = fb.PyTreeDefKind.tuple
+    elif kind is NodeKind.LIST:
+        fb_kind = fb.PyTreeDefKind.list
+    elif kind is NodeKind.DICT:
+        fb_kind = fb.PyTreeDefKind.dict
+        keys = list(tree.node_aux)
+        for key in keys:
+            if not isinstance(key, str):
+                raise ValueError("Serialization is supported only for dictionaries with string keys. "
+                                 f"Found key {key!r} of type {type(key)}.")
+        names_offset = _write_array(builder, lambda b, k: b.CreateString(k), keys)
+    elif tree.node_type in _serialization_registry:
+        fb_kind = fb.PyTreeDefKind.custom
+        serialized_name, serialize_auxdata = _serialization_registry[tree.node_type]
+        custom_name = builder.CreateString(serialized_name)
+        data = serialize_auxdata(tree.node_aux)
+        if not isinstance(data, (bytes, bytearray)):
+            raise ValueError(f"The custom serialization function for `{tree.node_type}` must return a `bytes` "
+                             f"object. It returned a {type(data)}.")
+        custom_auxdata = builder.CreateByteVector(bytes(data))
+    else:
+        raise ValueError(f"Cannot serialize PyTreeDef containing an unregistered type `{tree.node_type}`. "
+                         "Use `toolkit.export.register_pytree_node_serialization` or "
+                         "`toolkit.export.register_namedtuple_serialization`.")
+    fb.PyTreeDefStart(builder)
+    fb.PyTreeDefAddKind(builder, fb_kind)
+    if children_offset:
+        fb.PyTreeDefAddChildren(builder, children_offset)
+    if names_offset:
+        fb.PyTreeDefAddChildrenNames(builder, names_offset)
+    if custom_name is not None:
+        fb.PyTreeDefAddCustomName(builder, custom_name)
+    if custom_auxdata is not None:
+        fb.PyTreeDefAddCustomAuxdata(builder, custom_auxdata)
+    return fb.PyTreeDefEnd(builder)
+
+
+def _write_aval(builder: flatbuffers.Builder, aval: ShapedArray) -> int:
+    kind = _DTYPE_TO_KIND.get(aval.dtype)
+    if kind is None:
+        raise ValueError(f"Cannot serialize an aval of dtype {aval.dtype}: the wire format has no code for it.")
+    dims = [builder.CreateString(str(d)) for d in aval.shape]
+    builder.StartVector(4, len(dims), 4)
+    for d in reversed(dims):
+        builder.PrependUOffsetTRelative(d)
+    shape = builder.EndVector()
+    fb.AbstractValueStart(builder)
+    fb.AbstractValueAddKind(builder, fb.AbstractValueKind.shapedArray)
+    fb.AbstractValueAddShape(builder, shape)
+    fb.AbstractValueAddDtype(builder, kind)
+    fb.AbstractValueAddMemorySpace(builder, fb.MemorySpace.Device)
+    return fb.AbstractValueEnd(builder)
+
+
+def _write_abstract_device(builder: flatbuffers.Builder, device: ExportedAbstractDevice) -> int:
+    device_kind = builder.CreateString(device.device_kind)
+    platform = builder.CreateString(device.platform or _platform_from_device_kind(device.device_kind))
+    fb.AbstractDeviceStart(builder)
+    fb.AbstractDeviceAddDeviceKind(builder, device_kind)
+    if device.num_cores is not None:
+        fb.AbstractDeviceAddNumCores(builder, device.num_cores)
+    fb.AbstractDeviceAddPlatform(builder, platform)
+    return fb.AbstractDeviceEnd(builder)
+
+
+def _write_abstract_mesh(builder: flatbuffers.Builder, mesh: ExportedAbstractMesh) -> int:
+    builder.StartVector(4, len(mesh.axis_sizes), 4)
+    for size in reversed(mesh.axis_sizes):
+        builder.PrependUint32(size)
+    axis_sizes = builder.EndVector()
+    axis_names = _write_array(builder, lambda b, n: b.CreateString(n), mesh.axis_names)
+    builder.StartVector(1, len(mesh.axis_types), 1)
+    for t in reversed(mesh.axis_types):
+        builder.PrependByte(_AXIS_TYPE_TO_KIND[t])
+    axis_types = builder.EndVector()
+    device = _write_abstract_device(builder, mesh.abstract_device) if mesh.abstract_device is not None else 0
+    fb.AbstractMeshStart(builder)
+    fb.AbstractMeshAddAxisSizes(builder, axis_sizes)
+    fb.AbstractMeshAddAxisNames(builder, axis_names)
+    fb.AbstractMeshAddAxisTypes(builder, axis_types)
+    if mesh.abstract_device is not None:
+        fb.AbstractMeshAddAbstractDevice(builder, device)
+    return fb.AbstractMeshEnd(builder)
+
+
+def _write_partition_spec(builder: flatbuffers.Builder, s: ExportedNamedSharding) -> int:
+    def write_one_axis(b: flatbuffers.Builder, entry: Any) -> int:
+        axes = () if entry is None else (entry,) if isinstance(entry, str) else entry
+        axes_offset = _write_array(b, lambda bb, a: bb.CreateString(a), axes)
+        fb.PartitionSpecOneAxisStart(b)
+        fb.PartitionSpecOneAxisAddAxes(b, axes_offset)
+        return fb.PartitionSpecOneAxisEnd(b)
+
+    partitions = _write_array(builder, write_one_axis, s.partitions)
+    # Sets have no order; sort so the bytes do not depend on hash seeds.
+    reduced = _write_array(builder, lambda b, a: b.CreateString(a), sorted(s.reduced))
+    unreduced = _write_array(builder, lambda b, a: b.CreateString(a), sorted(s.unreduced))
+    fb.PartitionSpecStart(builder)
+    fb.PartitionSpecAddPartitions(builder, partitions)
+    fb.PartitionSpecAddReduced(builder, reduced)
+    fb.PartitionSpecAddUnreduced(builder, unreduced)
+    return fb.PartitionSpecEnd(builder)
+
+
+def _write_named_sharding(builder: flatbuffers.Builder, s: ExportedNamedSharding, uniques: _Uniques) -> int:
+    mesh_idx = uniques.mesh_index[s.mesh]
+    # Readers older than version 10 need the full mesh in each sharding.
+    mesh = _write_abstract_mesh(builder, s.mesh)
+    spec = _write_partition_spec(builder, s)
+    memory_kind = builder.CreateString(s.memory_kind) if s.memory_kind is not None else 0
+    fb.NamedShardingStart(builder)
+    fb.NamedShardingAddMesh(builder, mesh)
+    fb.NamedShardingAddSpec(builder, spec)
+    if memory_kind != 0:
+        fb.NamedShardingAddMemoryKind(builder, memory_kind)
+    fb.NamedShardingAddAbstractMeshIdx(builder, mesh_idx)
+    return fb.NamedShardingEnd(builder)
+
+
+def _write_sharding(builder: flatbuffers.Builder, s: ExportedNamedSharding | None, uniques: _Uniques) -> int:
+    named = _write_named_sharding(builder, s, uniques) if s is not None else None
+    fb.ShardingStart(builder)
+    if named is not None:
+        fb.ShardingAddNamedSharding(builder, named)
+    return fb.ShardingEnd(builder)
+
+
+def _write_effect(builder: flatbuffers.Builder, effect: Any) -> int:
+    if not isinstance(effect, Effect):
+        raise ValueError(f"Cannot serialize effect {effect!r}: effects in an Exported must be "
+                         "toolkit.export.Effect values.")
+    if effect.type_name not in _exported.known_effect_type_names:
+        raise ValueError(f"Cannot serialize effect type {effect.type_name!r}: it is not a known effect type "
+                         "(see toolkit.export.register_effect_type_name).")
+    name = builder.CreateString(effect.type_name)
+    fb.EffectStart(builder)
+    fb.EffectAddTypeName(builder, name)
+    return fb.EffectEnd(builder)
+
+
+def _write_disabled_check(builder: flatbuffers.Builder, check: DisabledSafetyCheck) -> int:
+    target_name = check.is_custom_call()
+    target = None
+    if target_name is not None:
+        kind = fb.DisabledSafetyCheckKind.custom_call
+        target = builder.CreateString(target_name)
+    elif check == DisabledSafetyCheck.platform():
+        kind = fb.DisabledSafetyCheckKind.platform
+    elif check == DisabledSafetyCheck.shape_assertions():
+        kind = fb.DisabledSafetyCheckKind.shape_assertions
+    else:
+        raise ValueError(f"Cannot serialize DisabledSafetyCheck {check}.")
+    fb.DisabledSafetyCheckStart(builder)
+    fb.DisabledSafetyCheckAddKind(builder, kind)
+    if target is not None:
+        fb.DisabledSafetyCheckAddCustomCallTarget(builder, target)
+    return fb.DisabledSafetyCheckEnd(builder)
+
+
+def _platform_from_device_kind(device_kind: str) -> str:
+    # Blobs before version 11 have no AbstractDevice.platform: JAX guesses it from the kind.
+    kind = device_kind.lower()
+    if "cpu" in kind:
+        return "cpu"
+    if "tpu" in kind:
+        return "tpu"
+    if any(x in kind for x in ("nvidia", "tesla", "amd")):
+        return "gpu"
+    raise ValueError(f"Cannot tell the platform of device kind {device_kind!r}.")
+
+
+# ---------------------------------------------------------------------------
+# Reading
+# ---------------------------------------------------------------------------
+
+# How deep vjp chains and pytrees may nest: far beyond real exports, low
+# enough that a malicious cycle of offsets fails fast.
+_MAX_VJP_DEPTH = 16
+_MAX_TREE_DEPTH = 400
+
+
+class _Reader:
+    """Per-blob state: the buffer size (for bounds checks) and a work budget."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        # Every genuine node, aval, string... occupies at least 4 bytes of the
+        # blob; a budget of that many reads stops offset tricks that share
+        # subtrees to make the reader do exponential work.
+        self.budget = size // 2 + 64
+
+    def spend(self, n: int = 1) -> None:
+        self.budget -= n
+        if self.budget < 0:
+            raise _Corrupt("the blob references more objects than it can contain (shared or cyclic offsets)")
+
+    def length(self, n: int, element_size: int, what: str) -> int:
+        if n < 0 or n * element_size > self.size:
+            raise _Corrupt(f"the {what} vector claims {n} elements, more than fit in {self.size} bytes")
+        self.spend(n)
+        return n
+
+
+class _Corrupt(Exception):
+    pass
+
+
+def deserialize(blob: bytes | bytearray | memoryview) -> Exported:
+    """Read an ``Exported`` from bytes written by ``serialize`` or by ``jax.export``.
+
+    Accepts JAX serialization versions 1 to 11. Raises ``ValueError`` saying
+    what is wrong for truncated, corrupted or foreign bytes, for content
+    toolkit cannot represent (PRNG-key or float0 dtypes, host memory spaces,
+    unregistered custom pytree nodes, unknown effects), and never executes
+    anything from the blob. Only the module's portable-artifact magic is
+    checked here; the module itself is parsed when used (``mlir_module()``,
+    ``call``).
+
+    >>> deserialize(b"not an export")
+    Traceback (most recent call last):
+    ...
+    ValueError: Not a serialized Exported: ...
+    """
+    if not isinstance(blob, (bytes, bytearray, memoryview)):
+        raise TypeError(f"deserialize expects bytes or bytearray, got {type(blob).__name__}.")
+    data = bytes(blob)
+    if len(data) < 12:
+        raise ValueError(f"Not a serialized Exported: {len(data)} bytes is too short for a flatbuffer.")
+    root = struct.unpack_from("<I", data, 0)[0]
+    if root < 4 or root + 4 > len(data) or root % 4:
+        raise ValueError(f"Not a serialized Exported: the root table offset {root} is outside the "
+                         f"{len(data)}-byte buffer (truncated, corrupted or not a flatbuffer).")
+    reader = _Reader(len(data))
+    try:
+        return _read_exported(reader, fb.Exported.GetRootAs(data, 0), depth=0)
+    except _Corrupt as e:
+        raise ValueError(f"Not a serialized Exported: {e}.") from None
+    except (IndexError, struct.error, UnicodeDecodeError, OverflowError, RecursionError, KeyError, MemoryError,
+            TypeError, AttributeError, ValueError) as e:
+        # What flatbuffers' unchecked reader raises when offsets point nowhere.
+        if isinstance(e, ValueError) and str(e).startswith("Not a serialized Exported"):
+            raise
+        raise ValueError(f"Not a serialized Exported: corrupted or truncated data "
+                         f"({type(e).__name__}: {e}).") from None
+
+
+def _decode(raw: Any, what: str) -> str:
+    if raw is None:
+        raise _Corrupt(f"the {what} string is missing")
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise _Corrupt(f"the {what} string is not valid UTF-8") from None
+
+
+def _vector(reader: _Reader, length: int, element_size: int, what: str) -> range:
+    return range(reader.length(length, element_size, what))
+
+
+def _read_exported(reader: _Reader, exp: Any, depth: int) -> Exported:
+    if depth > _MAX_VJP_DEPTH:
+        raise _Corrupt(f"VJP functions nest more than {_MAX_VJP_DEPTH} levels deep")
+    reader.spend()
+    version = exp.SerializationVersion()
+    if version == 0:
+        raise _Corrupt("it has no serialization_version (foreign flatbuffer?)")
+    if not (_exported.minimum_supported_serialization_version <= version
+            <= _exported.maximum_supported_serialization_version):
+        raise _Corrupt(f"serialization version {version} is not supported; toolkit reads versions "
+                       f"{_exported.minimum_supported_serialization_version} to "
+                       f"{_exported.maximum_supported_serialization_version}")
+
+    module = exp.MlirModuleSerializedAsNumpy()
+    if isinstance(module, int):
+        raise _Corrupt("it has no mlir_module_serialized")
+    reader.length(exp.MlirModuleSerializedLength(), 1, "mlir_module_serialized")
+    mlir_module_serialized = module.tobytes()
+    if not _exported._is_portable_artifact(mlir_module_serialized):
+        raise _Corrupt("mlir_module_serialized is not a StableHLO portable artifact (bad magic)")
+    fun_name = _decode(exp.FunctionName(), "function_name")
+
+    unique_avals = [_read_aval(reader, exp.UniqueAvals(i))
+                    for i in _vector(reader, exp.UniqueAvalsLength(), 4, "unique_avals")]
+    unique_meshes = [_read_abstract_mesh(reader, exp.UniqueAbstractMeshes(i))
+                     for i in _vector(reader, exp.UniqueAbstractMeshesLength(), 4, "unique_abstract_meshes")]
+    unique_shardings = [_read_named_sharding(reader, exp.UniqueNamedShardings(i), unique_meshes)
+                        for i in _vector(reader, exp.UniqueNamedShardingsLength(), 4, "unique_named_shardings")]
+
+    nr_devices = exp.NrDevices() or exp.NrDevicesShort()
+    if nr_devices < 1:
+        raise _Corrupt(f"nr_devices is {nr_devices}")
+
+    def by_index(kind: str, idx: int, table: list) -> Any:
+        if idx >= len(table):
+            raise _Corrupt(f"a {kind} index {idx} is out of range (there are {len(table)})")
+        return table[idx]
+
+    def read_shardings(side: str) -> list:
+        idxs_length = getattr(exp, f"{side}ShardingsIdxsLength")()
+        if idxs_length > 0:
+            get = getattr(exp, f"{side}ShardingsIdxs")
+            return [None if (k := get(i)) == 0 else by_index("named sharding", k - 1, unique_shardings)
+                    for i in _vector(reader, idxs_length, 4, f"{side.lower()}_shardings_idxs")]
+        get = getattr(exp, f"{side}Shardings")
+        return [_read_sharding(reader, get(i), unique_meshes)
+                for i in _vector(reader, getattr(exp, f"{side}ShardingsLength")(), 4, f"{side.lower()}_shardings")]
+
+    def read_avals(side: str) -> list[ShapedArray]:
+        idxs_length = getattr(exp, f"{side}AvalsIdxsLength")()
+        if idxs_length > 0:
+            get = getattr(exp, f"{side}AvalsIdxs")
+            return [by_index("unique aval", get(i), unique_avals)
+                    for i in _vector(reader, idxs_length, 4, f"{side.lower()}_avals_idxs")]
+        get = getattr(exp, f"{side}Avals")
+        return [_read_aval(reader, get(i)) for i in _vector(reader, getattr(exp, f"{side}AvalsLength")(), 4,
+                                                              f"{side.lower()}_avals")]
+
+    in_shardings, out_shardings = read_shardings("In"), read_shardings("Out")
+    in_avals, out_avals = read_avals("In"), read_avals("Out")
+    for side, shardings, avals in (("input", in_shardings, in_avals), ("output", out_shardings, out_avals)):
+        if not shardings:
+            shardings.extend([None] * len(avals))
+        elif len(shardings) != len(avals):
+            raise _Corrupt(f"there are {len(shardings)} {side} shardings for {len(avals)} {side} avals")
+
+    has_named = not any(_is_hlo_sharding(s) for s in in_shardings + out_shardings)
+    if has_named:
+        in_named, out_named = tuple(in_shardings), tuple(out_shardings)
+        in_hlo = tuple(None if s is None else _to_hlo(s, a) for s, a in zip(in_named, in_avals))
+        out_hlo = tuple(None if s is None else _to_hlo(s, a) for s, a in zip(out_named, out_avals))
+    else:  # blobs from before JAX's named shardings: keep HloShardings only
+        in_named = out_named = None
+        in_hlo = tuple(s if s is None or _is_hlo_sharding(s) else _to_hlo(s, a) for s, a in zip(in_shardings, in_avals))
+        out_hlo = tuple(s if s is None or _is_hlo_sharding(s) else _to_hlo(s, a)
+                        for s, a in zip(out_shardings, out_avals))
+
+    in_tree = _read_pytreedef(reader, exp.InTree(), in_avals, "in_tree")
+    out_tree = _read_pytreedef(reader, exp.OutTree(), out_avals, "out_tree")
+    platforms = tuple(_decode(exp.Platforms(i), "platform")
+                      for i in _vector(reader, exp.PlatformsLength(), 4, "platforms"))
+    ordered_effects = tuple(_read_effect(exp.OrderedEffects(i))
+                            for i in _vector(reader, exp.OrderedEffectsLength(), 4, "ordered_effects"))
+    unordered_effects = tuple(_read_effect(exp.UnorderedEffects(i))
+                              for i in _vector(reader, exp.UnorderedEffectsLength(), 4, "unordered_effects"))
+    disabled_checks = tuple(_read_disabled_check(exp.DisabledChecks(i))
+                            for i in _vector(reader, exp.DisabledChecksLength(), 4, "disabled_checks"))
+    kept = exp.ModuleKeptVarIdxAsNumpy()
+    if isinstance(kept, int):
+        module_kept_var_idx: tuple[int, ...] = ()
+    else:
+        reader.length(exp.ModuleKeptVarIdxLength(), 2, "module_kept_var_idx")
+        module_kept_var_idx = tuple(kept.tolist())
+
+    get_vjp = None
+    vjp_table = exp.Vjp()
+    if vjp_table is not None:
+        # Read eagerly: a bad VJP must fail here, not at first use.
+        vjp_exported = _read_exported(reader, vjp_table, depth + 1)
+        get_vjp = lambda _primal: vjp_exported  # noqa: E731
+
+    try:
+        return Exported(
+            fun_name=fun_name, in_tree=in_tree, in_avals=tuple(in_avals), out_tree=out_tree,
+            out_avals=tuple(out_avals), in_shardings_hlo=in_hlo, out_shardings_hlo=out_hlo,
+            nr_devices=nr_devices, platforms=platforms, ordered_effects=ordered_effects,
+            unordered_effects=unordered_effects, disabled_safety_checks=disabled_checks,
+            mlir_module_serialized=mlir_module_serialized,
+            calling_convention_version=exp.CallingConventionVersion(),
+            module_kept_var_idx=module_kept_var_idx, uses_global_constants=exp.UsesGlobalConstants(),
+            _get_vjp=get_vjp, _in_named_shardings=in_named, _out_named_shardings=out_named)
+    except (TypeError, ValueError) as e:
+        raise _Corrupt(f"inconsistent fields: {e}") from None
+
+
+def _is_hlo_sharding(s: Any) -> bool:
+    return s is not None and not isinstance(s, ExportedNamedSharding)
+
+
+def _to_hlo(s: ExportedNamedSharding, aval: ShapedArray) -> Any:
+    try:
+        return s.to_hlo_sharding(aval.ndim)
+    except ValueError as e:
+        raise _Corrupt(f"a sharding does not fit its aval {aval}: {e}") from None
+
+
+def _read_aval(reader: _Reader, aval: Any) -> ShapedArray:
+    if aval is None:
+        raise _Corrupt("an abstract value is missing")
+    reader.spend()
+    kind = aval.Kind()
+    if kind != fb.AbstractValueKind.shapedArray:
+        raise _Corrupt(f"abstract value kind {kind} is not supported (only shapedArray)")
+    code = aval.Dtype()
+    dtype = _KIND_TO_DTYPE.get(code)
+    if dtype is None:
+        if code in _UNSUPPORTED_DTYPE_KINDS:
+            raise _Corrupt(f"dtype {_UNSUPPORTED_DTYPE_KINDS[code]} is not supported by toolkit")
+        raise _Corrupt(f"unknown dtype code {code}")
+    memory_space = aval.MemorySpace()
+    if memory_space not in (fb.MemorySpace.Missing, fb.MemorySpace.Device):
+        name = {fb.MemorySpace.Host: "Host", fb.MemorySpace.Any: "Any"}.get(memory_space)
+        if name is None:
+            raise _Corrupt(f"unknown memory space code {memory_space}")
+        raise _Corrupt(f"memory space {name} is not supported by toolkit (only device memory)")
+    dims = [_decode(aval.Shape(i), "dimension") for i in _vector(reader, aval.ShapeLength(), 4, "shape")]
+    return ShapedArray(_parse_shape(dims), dtype)
+
+
+_INT_DIM = re.compile(r"[0-9]+\Z")
+
+
+def _parse_shape(dims: list[str]) -> tuple:
+    if all(_INT_DIM.match(d) for d in dims):
+        return tuple(int(d) for d in dims)
+    return _parse_symbolic_shape(",".join(dims))
+
+
+def _parse_symbolic_shape(text: str) -> tuple:
+    """Symbolic dimensions: parsed by ``toolkit.core.shape_poly`` when it exists."""
+    try:
+        from toolkit.core import shape_poly  # type: ignore[attr-defined]
+    except ImportError:
+        raise _Corrupt(f"shape ({text}) has symbolic dimensions, which need toolkit.core.shape_poly "
+                       "(not available in this build)") from None
+    try:
+        # JAX deserializes every shape of one Exported in a single scope.
+        return tuple(shape_poly.symbolic_shape(text))
+    except Exception as e:  # the parser's own error types
+        raise _Corrupt(f"cannot parse shape ({text}): {e}") from None
+
+
+def _read_abstract_mesh(reader: _Reader, mesh: Any) -> ExportedAbstractMesh:
+    if mesh is None:
+        raise _Corrupt("an abstract mesh is missing")
+    reader.spend()
+    sizes = tuple(mesh.AxisSizes(i) for i in _vector(reader, mesh.AxisSizesLength(), 4, "axis_sizes"))
+    names = tuple(_decode(mesh.AxisNames(i), "axis name")
+                  for i in _vector(reader, mesh.AxisNamesLength(), 4, "axis_names"))
+    types = []
+    for i in _vector(reader, mesh.AxisTypesLength(), 1, "axis_types"):
+        code = mesh.AxisTypes(i)
+        if code not in _KIND_TO_AXIS_TYPE:
+            raise _Corrupt(f"unknown mesh axis type code {code}")
+        types.append(_KIND_TO_AXIS_TYPE[code])
+    device = None
+    device_table = mesh.AbstractDevice()
+    if device_table is not None:
+        device_kind = _decode(device_table.DeviceKind(), "device_kind")
+        platform = device_table.Platform()
+        try:
+            platform = _decode(platform, "platform") if platform else _platform_from_device_kind(device_kind)
+        except ValueError as e:
+            raise _Corrupt(str(e)) from None
+        device = ExportedAbstractDevice(device_kind, device_table.NumCores(), platform)
+    try:
+        return ExportedAbstractMesh(sizes, names, tuple(types), device)
+    except ValueError as e:
+        raise _Corrupt(f"bad abstract mesh: {e}") from None
+
+
+def _read_named_sharding(reader: _Reader, s: Any, unique_meshes: list[ExportedAbstractMesh]) -> ExportedNamedSharding:
+    if s is None:
+        raise _Corrupt("a named sharding is missing")
+    reader.spend()
+    if unique_meshes:
+        idx = s.AbstractMeshIdx()
+        if idx >= len(unique_meshes):
+            raise _Corrupt(f"abstract mesh index {idx} is out of range (there are {len(unique_meshes)})")
+        mesh = unique_meshes[idx]
+    else:
+        mesh = _read_abstract_mesh(reader, s.Mesh())
+    spec = s.Spec()
+    if spec is None:
+        raise _Corrupt("a named sharding has no partition spec")
+    partitions = []
+    for i in _vector(reader, spec.PartitionsLength(), 4, "partitions"):
+        one_axis = spec.Partitions(i)
+        if one_axis is None:
+            raise _Corrupt("a partition spec entry is missing")
+        axes = tuple(_decode(one_axis.Axes(j), "axis") for j in _vector(reader, one_axis.AxesLength(), 4, "axes"))
+        partitions.append(None if not axes else axes[0] if len(axes) == 1 else axes)
+    reduced = frozenset(_decode(spec.Reduced(i), "axis") for i in _vector(reader, spec.ReducedLength(), 4, "reduced"))
+    unreduced = frozenset(_decode(spec.Unreduced(i), "axis")
+                          for i in _vector(reader, spec.UnreducedLength(), 4, "unreduced"))
+    memory_kind = s.MemoryKind()
+    memory_kind = _decode(memory_kind, "memory_kind") if memory_kind is not None else None
+    try:
+        return ExportedNamedSharding(mesh, tuple(partitions), reduced, unreduced, memory_kind)
+    except ValueError as e:
+        raise _Corrupt(f"bad named sharding: {e}") from None
+
+
+def _read_sharding(reader: _Reader, s: Any, unique_meshes: list[ExportedAbstractMesh]) -> Any:
+    if s is None:
+        raise _Corrupt("a sharding is missing")
+    reader.spend()
+    named = s.NamedSharding()
+    if named is not None:
+        return _read_named_sharding(reader, named, unique_meshes)
+    if not s.HloShardingProtoIsNone():
+        reader.length(s.HloShardingProtoLength(), 1, "hlo_sharding_proto")
+        proto_bytes = s.HloShardingProtoAsNumpy().tobytes()
+        from toolkit.runtime.shardings import HloSharding, OpSharding
+
+        proto = OpSharding()
+        try:
+            proto.ParseFromString(proto_bytes)
+            return HloSharding.from_proto(proto)
+        except Exception as e:  # protobuf / XLA parse errors
+            raise _Corrupt(f"bad HloSharding proto: {e}") from None
+    return None
+
+
+def _read_effect(effect: Any) -> Effect:
+    if effect is None:
+        raise _Corrupt("an effect is missing")
+    name = _decode(effect.TypeName(), "effect type_name")
+    if name not in _exported.known_effect_type_names:
+        raise _Corrupt(f"effect type {name!r} is unknown (register it with toolkit.export.register_effect_type_name)")
+    return Effect(name)
+
+
+def _read_disabled_check(check: Any) -> DisabledSafetyCheck:
+    if check is None:
+        raise _Corrupt("a disabled safety check is missing")
+    kind = check.Kind()
+    if kind == fb.DisabledSafetyCheckKind.custom_call:
+        target = _decode(check.CustomCallTarget(), "custom_call_target")
+        if not target:
+            raise _Corrupt("a custom_call disabled check has an empty target")
+        return DisabledSafetyCheck.custom_call(target)
+    if kind in _CHECK_KIND_TO_CHECK:
+        return _CHECK_KIND_TO_CHECK[kind]()
+    raise _Corrupt(f"unknown DisabledSafetyCheck kind {kind}")
+
+
+def _read_pytreedef(reader: _Reader, tree: Any, leaves: Sequence[Any], what: str) -> PyTreeDef:
+    """Rebuild the structure as JAX does: make the pytree (with ``leaves``) and take its structure."""
+    if tree is None:
+        raise _Corrupt(f"{what} is missing")
+    leaf_iter = iter(leaves)
+    count = [0]
+
+    def next_leaf() -> Any:
+        count[0] += 1
+        try:
+            return next(leaf_iter)
+        except StopIteration:
+            raise _Corrupt(f"{what} has more leaves than the {len(leaves)} avals") from None
+
+    pytree = _read_pytree_node(reader, tree, next_leaf, what, 0)
+    if count[0] != len(leaves):
+        raise _Corrupt(f"{what} has {count[0]} leaves but there are {len(leaves)} avals")
+    treedef = tree_util.tree_structure(pytree)
+    if treedef.num_leaves != len(leaves):
+        raise _Corrupt(f"{what} rebuilt with {treedef.num_leaves} leaves, expected {len(leaves)} "
+                       "(a custom node's from_children does not round-trip)")
+    return treedef
+
+
+def _read_pytree_node(reader: _Reader, node: Any, next_leaf: Callable[[], Any], what: str, depth: int) -> Any:
+    if depth > _MAX_TREE_DEPTH:
+        raise _Corrupt(f"{what} nests more than {_MAX_TREE_DEPTH} levels deep")
+    reader.spend()
+    kind = node.Kind()
+    n = reader.length(node.ChildrenLength(), 4, "children")
+    children = []
+    for i in range(n):
+        child = node.Children(i)
+        if child is None:
+            raise _Corrupt(f"{what} has a missing child")
+        children.append(_read_pytree_node(reader, child, next_leaf, what, depth + 1))
+    if kind == fb.PyTreeDefKind.leaf:
+        if children:
+            raise _Corrupt(f"{what} has a leaf with children")
+        return next_leaf()
+    if kind == fb.PyTreeDefKind.none:
+        if children:
+            raise _Corrupt(f"{what} has a None node with children")
+        return None
+    if kind == fb.PyTreeDefKind.tuple:
+        return tuple(children)
+    if kind == fb.PyTreeDefKind.list:
+        return children
+    if kind == fb.PyTreeDefKind.dict:
+        if node.ChildrenNamesLength() != n:
+            raise _Corrupt(f"{what} has a dict node with {node.ChildrenNamesLength()} keys for {n} children")
+        keys = [_decode(node.ChildrenNames(i), "dict key") for i in range(n)]
+        if len(set(keys)) != n:
+            raise _Corrupt(f"{what} has a dict node with duplicate keys {keys}")
+        return dict(zip(keys, children))
+    if kind == fb.PyTreeDefKind.custom:
+        name = _decode(node.CustomName(), "custom node name")
+        if name not in _deserialization_registry:
+            raise _Corrupt(f"{what} contains an unregistered type `{name}`; use "
+                           "`toolkit.export.register_pytree_node_serialization` or "
+                           "`toolkit.export.register_namedtuple_serialization`")
+        _, deserialize_auxdata, from_children = _deserialization_registry[name]
+        auxdata = node.CustomAuxdataAsNumpy()
+        if isinstance(auxdata, int):
+            auxdata_bytes = b""
+        else:
+            reader.length(node.CustomAuxdataLength(), 1, "custom_auxdata")
+            auxdata_bytes = auxdata.tobytes()
+        try:
+            return from_children(deserialize_auxdata(auxdata_bytes), children)
+        except Exception as e:  # user callbacks: any failure means the blob does not fit the registration
+            raise _Corrupt(f"{what} custom node `{name}` could not be rebuilt: {type(e).__name__}: {e}") from None
+    raise _Corrupt(f"{what} has a node of unknown kind {kind}")
