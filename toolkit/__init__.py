@@ -1,0 +1,32 @@
+"""toolkit: trace → StableHLO → Python MLIR passes → XLA, with JAX-compatible export and sharding.
+
+Example::
+
+    import numpy as np
+    import toolkit
+    import toolkit.numpy as tnp
+
+    @toolkit.jit
+    def f(x, w):
+        return tnp.tanh(x @ w)
+
+    print(f.lower(np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)).as_text())
+"""
+
+from toolkit import lax, numpy  # noqa: F401  (installs array methods)
+from toolkit.array import Array, device_put  # noqa: F401
+from toolkit.core import tree_util  # noqa: F401
+from toolkit.core.avals import ShapedArray, ShapeDtypeStruct  # noqa: F401
+from toolkit.core.tracing import ConcretizationTypeError, UnexpectedTracerError  # noqa: F401
+from toolkit.runtime.client import devices  # noqa: F401
+from toolkit.stages import Compiled, Lowered, Traced, Wrapped, jit  # noqa: F401
+
+__version__ = "0.1.0"
+
+
+def block_until_ready(x):
+    """Wait for every array in the pytree ``x``; returns ``x``."""
+    for leaf in tree_util.tree_leaves(x):
+        if isinstance(leaf, Array):
+            leaf.block_until_ready()
+    return x

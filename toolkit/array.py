@@ -1,0 +1,179 @@
+"""``toolkit.Array``: a device array with numpy-style conveniences.
+
+An ``Array`` wraps jaxlib's device array (``ArrayImpl``) together with its
+abstract value and its toolkit sharding. Operators and methods (``+``,
+``.sum()``, ``.at[...]``) are installed by ``toolkit.numpy`` and run eagerly
+through XLA; inside ``jit`` the same methods act on tracers.
+
+Example::
+
+    >>> x = toolkit.device_put(np.arange(4.0))
+    >>> np.asarray(x * 2)
+    array([0., 2., 4., 6.])
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from toolkit.core import dtypes
+from toolkit.core.avals import ShapedArray
+from toolkit.runtime import arrays as runtime_arrays
+from toolkit.runtime import client as runtime_client
+
+
+class Array:
+    """A (possibly sharded) array living on devices."""
+
+    __slots__ = ("_impl", "aval", "_sharding", "_committed", "__weakref__")
+    __array_priority__ = 100
+
+    def __init__(self, impl: Any, aval: ShapedArray, sharding: Any = None, committed: bool = False):
+        self._impl = impl
+        self.aval = aval
+        self._sharding = sharding
+        # Committed arrays were placed explicitly; jit runs where they are.
+        self._committed = committed
+
+    shape = property(lambda self: self.aval.shape)
+    dtype = property(lambda self: self.aval.dtype)
+    ndim = property(lambda self: len(self.aval.shape))
+    size = property(lambda self: self.aval.size)
+    weak_type = property(lambda self: self.aval.weak_type)
+
+    @property
+    def sharding(self) -> Any:
+        """The array's ``toolkit.shard`` sharding."""
+        if self._sharding is None:
+            from toolkit.shard import SingleDeviceSharding
+            self._sharding = SingleDeviceSharding(self._impl._sharding._device_assignment[0])
+        return self._sharding
+
+    def devices(self) -> set:
+        return set(self._impl._sharding._device_assignment)
+
+    @property
+    def addressable_shards(self) -> list["Shard"]:
+        """One ``Shard`` (device, index, data) per device holding part of the array."""
+        indices = self.sharding.devices_indices_map(self.shape)
+        shards = []
+        for piece in runtime_arrays.single_device_arrays(self._impl):
+            device = next(iter(piece._sharding._device_assignment))
+            aval = ShapedArray(self.sharding.shard_shape(self.shape), self.dtype, self.weak_type)
+            shards.append(Shard(device, indices[device], Array(piece, aval)))
+        return shards
+
+    def block_until_ready(self) -> "Array":
+        runtime_arrays.block_until_ready(self._impl)
+        return self
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        value = runtime_arrays.to_numpy(self._impl)
+        return value if dtype is None else value.astype(dtype)
+
+    def __toolkit_array__(self) -> "Array":
+        return self
+
+    def item(self) -> Any:
+        return np.asarray(self).item()
+
+    def tolist(self) -> Any:
+        return np.asarray(self).tolist()
+
+    def __bool__(self) -> bool:
+        return bool(np.asarray(self))
+
+    def __int__(self) -> int:
+        return int(np.asarray(self))
+
+    def __float__(self) -> float:
+        return float(np.asarray(self))
+
+    def __complex__(self) -> complex:
+        return complex(np.asarray(self))
+
+    def __index__(self) -> int:
+        if not dtypes.is_integer(self.dtype):
+            raise TypeError(f"only integer arrays can be used as an index, got {self.dtype.name}")
+        return int(np.asarray(self))
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object (a 0-d array)")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.shape:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    def __hash__(self) -> int:
+        raise TypeError("toolkit arrays are unhashable")
+
+    def __repr__(self) -> str:
+        body = np.array2string(np.asarray(self), separator=", ", prefix="Array(")
+        return f"Array({body}, dtype={self.dtype.name})"
+
+    def __format__(self, spec: str) -> str:
+        return format(np.asarray(self), spec) if self.ndim == 0 else repr(self)
+
+
+class Shard:
+    """One device's part of an array: ``device``, ``index`` (slices into the global array) and ``data``."""
+
+    __slots__ = ("device", "index", "data")
+
+    def __init__(self, device: Any, index: tuple, data: Array):
+        self.device, self.index, self.data = device, index, data
+
+    def __repr__(self) -> str:
+        return f"Shard(device={self.device!r}, index={self.index}, data={self.data!r})"
+
+
+def _host_value(x: Any) -> tuple[np.ndarray, ShapedArray]:
+    if dtypes.is_python_scalar(x):
+        aval = ShapedArray((), dtypes.dtype_of(x), weak_type=True)
+        return np.asarray(x, aval.dtype), aval
+    value = np.asarray(x)
+    if value.dtype == object:
+        raise TypeError(f"cannot put a value of type {type(x).__name__} on a device: {x!r}")
+    dtype = dtypes.canonicalize_dtype(value.dtype)
+    return value, ShapedArray(value.shape, dtype)
+
+
+def device_put(x: Any, device_or_sharding: Any = None) -> Any:
+    """Put ``x`` (a pytree of arrays) on a device or lay it out by a sharding.
+
+    ``device_or_sharding`` is a device from ``toolkit.devices()``, a
+    ``toolkit.shard`` sharding, or ``None`` for the default device.
+    """
+    from toolkit.core import tree_util
+    leaves, tree = tree_util.tree_flatten(x)
+    return tree_util.tree_unflatten(tree, [_put_one(leaf, device_or_sharding) for leaf in leaves])
+
+
+def _put_one(x: Any, target: Any) -> Array:
+    from toolkit import shard
+    from toolkit.shard import placement
+    committed = target is not None
+    if target is None:
+        target = shard.SingleDeviceSharding(x.sharding._device_assignment[0]) if isinstance(x, Array) \
+            else shard.SingleDeviceSharding(runtime_client.default_device())
+    elif not isinstance(target, shard.Sharding):
+        if not isinstance(target, runtime_client.Device):
+            raise TypeError(f"device_put expects a device or a toolkit.shard sharding, got {target!r}")
+        target = shard.SingleDeviceSharding(target)
+    if isinstance(x, Array):
+        if x._sharding is target or (x._sharding is not None and x._sharding == target):
+            return x
+        value, aval = np.asarray(x), x.aval
+    else:
+        value, aval = _host_value(x)
+    impl = placement.device_put_sharded(value, target, weak_type=aval.weak_type)
+    return Array(impl, aval, target, committed)
+
+
+def from_impl(impl: Any, aval: ShapedArray, sharding: Any = None) -> Array:
+    return Array(impl, aval, sharding)

@@ -1,0 +1,60 @@
+"""Contractions: ``dot_general``."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from toolkit.core import dtypes
+from toolkit.core.avals import ShapedArray
+from toolkit.core.primitive import Primitive
+from toolkit.lax.shape_rules import check_axes
+
+DotDimensionNumbers = tuple[tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple[int, ...], tuple[int, ...]]]
+
+
+def _dot_general_rule(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers: DotDimensionNumbers,
+                      precision: Any = None, preferred_element_type: np.dtype | None = None) -> ShapedArray:
+    (lc, rc), (lb, rb) = dimension_numbers
+    if len(lc) != len(rc) or len(lb) != len(rb):
+        raise TypeError(f"dot_general: contracting {lc}/{rc} and batch {lb}/{rb} dimensions must pair up")
+    check_axes("dot_general", tuple(lc) + tuple(lb), lhs.ndim, "lhs dimension")
+    check_axes("dot_general", tuple(rc) + tuple(rb), rhs.ndim, "rhs dimension")
+    for a, b in zip(lc, rc):
+        if lhs.shape[a] != rhs.shape[b]:
+            raise TypeError(f"dot_general: contracting dimension {a} of lhs {lhs.shape} (size {lhs.shape[a]}) does not "
+                            f"match dimension {b} of rhs {rhs.shape} (size {rhs.shape[b]})")
+    for a, b in zip(lb, rb):
+        if lhs.shape[a] != rhs.shape[b]:
+            raise TypeError(f"dot_general: batch dimension {a} of lhs {lhs.shape} does not match dimension {b} of "
+                            f"rhs {rhs.shape}")
+    if lhs.dtype != rhs.dtype and preferred_element_type is None:
+        raise TypeError(f"dot_general requires operands of equal dtypes, got {lhs.dtype.name} and {rhs.dtype.name}")
+    batch = tuple(lhs.shape[a] for a in lb)
+    lfree = tuple(d for i, d in enumerate(lhs.shape) if i not in lc and i not in lb)
+    rfree = tuple(d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb)
+    dtype = preferred_element_type or lhs.dtype
+    return ShapedArray(batch + lfree + rfree, dtype, lhs.weak_type and rhs.weak_type)
+
+
+dot_general_p = Primitive("dot_general", shape_rule=_dot_general_rule)
+
+
+def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None,
+                preferred_element_type: Any = None) -> Any:
+    """XLA's DotGeneral: ``dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``.
+
+    The result's dimensions are batch, then lhs free, then rhs free.
+    """
+    (lc, rc), (lb, rb) = dimension_numbers
+    dn = ((tuple(int(a) for a in lc), tuple(int(a) for a in rc)), (tuple(int(a) for a in lb), tuple(int(a) for a in rb)))
+    pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(preferred_element_type)
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision, preferred_element_type=pet)
+
+
+def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """Vector/matrix products for ranks 1 and 2 (``lhs @ rhs``)."""
+    if lhs.ndim not in (1, 2) or rhs.ndim not in (1, 2):
+        raise TypeError(f"dot takes rank-1 or rank-2 operands, got shapes {lhs.shape} and {rhs.shape}")
+    return dot_general(lhs, rhs, (((lhs.ndim - 1,), (0,)), ((), ())), precision, preferred_element_type)

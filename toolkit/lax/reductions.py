@@ -1,0 +1,65 @@
+"""Reductions over axes with a fixed monoid (sum, product, max, min, and, or) and argmax/argmin."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from toolkit.core import dtypes
+from toolkit.core.avals import ShapedArray
+from toolkit.core.primitive import Primitive
+from toolkit.lax.shape_rules import check_axes, check_dtype
+
+
+def _reduction(name: str, kinds: str) -> Primitive:
+    def rule(x: ShapedArray, *, axes: tuple) -> ShapedArray:
+        check_dtype(name, x, kinds)
+        check_axes(name, axes, x.ndim)
+        return ShapedArray(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype, x.weak_type)
+    return Primitive(name, shape_rule=rule)
+
+
+reduce_sum_p = _reduction("reduce_sum", "iufc")
+reduce_prod_p = _reduction("reduce_prod", "iufc")
+reduce_max_p = _reduction("reduce_max", "biuf")
+reduce_min_p = _reduction("reduce_min", "biuf")
+reduce_and_p = _reduction("reduce_and", "biu")
+reduce_or_p = _reduction("reduce_or", "biu")
+reduce_xor_p = _reduction("reduce_xor", "biu")
+
+
+def _make(p: Primitive):
+    def reduce(x: Any, axes: Sequence[int]) -> Any:
+        return p.bind(x, axes=tuple(sorted(int(a) for a in axes)))
+    reduce.__name__ = p.name
+    reduce.__doc__ = f"``{p.name}`` of ``x`` over ``axes``."
+    return reduce
+
+
+reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor = map(
+    _make, (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p, reduce_xor_p))
+
+
+def _arg_rule(name: str):
+    def rule(x: ShapedArray, *, axis: int, index_dtype: np.dtype) -> ShapedArray:
+        check_dtype(name, x, "biuf")
+        check_axes(name, (axis,), x.ndim)
+        if x.shape[axis] == 0:
+            raise ValueError(f"{name} of an empty dimension {axis} (shape {x.shape}) has no answer")
+        return ShapedArray(tuple(d for i, d in enumerate(x.shape) if i != axis), index_dtype)
+    return rule
+
+
+argmax_p = Primitive("argmax", shape_rule=_arg_rule("argmax"))
+argmin_p = Primitive("argmin", shape_rule=_arg_rule("argmin"))
+
+
+def argmax(x: Any, axis: int, index_dtype: Any = dtypes.int32) -> Any:
+    """Index of the first maximum along ``axis`` (NaN counts as the maximum, as in numpy)."""
+    return argmax_p.bind(x, axis=int(axis), index_dtype=dtypes.canonicalize_dtype(index_dtype))
+
+
+def argmin(x: Any, axis: int, index_dtype: Any = dtypes.int32) -> Any:
+    """Index of the first minimum along ``axis`` (NaN counts as the minimum, as in numpy)."""
+    return argmin_p.bind(x, axis=int(axis), index_dtype=dtypes.canonicalize_dtype(index_dtype))

@@ -1,0 +1,55 @@
+"""Shared pieces of shape rules: operand checks with messages that name the operand."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from toolkit.core import dtypes
+from toolkit.core.avals import ShapedArray
+
+
+def same_shapes(name: str, *avals: ShapedArray) -> tuple:
+    shape = avals[0].shape
+    for i, a in enumerate(avals[1:], 1):
+        if a.shape != shape:
+            shapes = ", ".join(str(x.shape) for x in avals)
+            raise TypeError(f"{name} requires operands of equal shapes, got {shapes} (operand {i} differs)")
+    return shape
+
+
+def same_dtypes(name: str, *avals: ShapedArray) -> np.dtype:
+    dtype = avals[0].dtype
+    for i, a in enumerate(avals[1:], 1):
+        if a.dtype != dtype:
+            kinds = ", ".join(x.dtype.name for x in avals)
+            raise TypeError(f"{name} requires operands of equal dtypes, got {kinds} (operand {i} differs)")
+    return dtype
+
+
+def all_weak(*avals: ShapedArray) -> bool:
+    return all(a.weak_type for a in avals)
+
+
+def check_dtype(name: str, aval: ShapedArray, allowed: str, what: str = "operand") -> None:
+    """``allowed`` is a string of kinds: b(ool) i(nt) u(nsigned) f(loat) c(omplex)."""
+    dtype = aval.dtype
+    kind = "f" if dtypes.is_float(dtype) else dtype.kind
+    if kind not in allowed:
+        names = {"b": "bool", "i": "signed integer", "u": "unsigned integer", "f": "floating", "c": "complex"}
+        wanted = " or ".join(names[k] for k in allowed)
+        raise TypeError(f"{name} requires a {wanted} {what}, got {dtype.name}")
+
+
+def check_axes(name: str, axes: Sequence[int], ndim: int, what: str = "axis") -> None:
+    for a in axes:
+        if not 0 <= a < ndim:
+            raise ValueError(f"{name}: {what} {a} is out of bounds for an operand of rank {ndim}")
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{name}: repeated {what} in {tuple(axes)}")
+
+
+def canonical_params(params: dict[str, Any]) -> dict[str, Any]:
+    """Lists to tuples, so parameters hash (jit caches eager primitive calls by them)."""
+    return {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()}

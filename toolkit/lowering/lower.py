@@ -1,0 +1,164 @@
+"""Lowering a ``Program`` to a StableHLO module.
+
+The module looks like JAX's: ``module @jit_<name>`` with
+``mhlo.num_partitions``/``mhlo.num_replicas``, a public ``@main`` whose results
+carry ``jax.result_info`` naming their output paths, and one location per
+equation (``NameLoc(primitive, FileLineColLoc(file:line))``) so
+``as_text(debug_info=True)`` shows where each op came from.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import func, stablehlo
+
+from toolkit.core.avals import ShapedArray
+from toolkit.core.program import Literal, Program, Var
+from toolkit.ir.context import shared_context
+from toolkit.lowering.registry import lowering_rules
+from toolkit.lowering.types import dense_constant_attr, tensor_type
+
+
+@dataclass
+class ModuleContext:
+    """What every rule of one lowering shares."""
+
+    module: ir.Module
+    platforms: tuple[str, ...] = ("cpu",)
+    name_stack: str = ""
+    _locations: dict = field(default_factory=dict)
+    _function_counter: int = 0
+
+    def location(self, name: str, source_info: Any) -> ir.Location:
+        key = (name, source_info)
+        loc = self._locations.get(key)
+        if loc is None:
+            if source_info is None:
+                loc = ir.Location.name(name)
+            else:
+                loc = ir.Location.name(name, childLoc=ir.Location.file(source_info.file, source_info.line, 0))
+            self._locations[key] = loc
+        return loc
+
+    def fresh_function_name(self, base: str) -> str:
+        self._function_counter += 1
+        return f"{base}_{self._function_counter}"
+
+
+@dataclass
+class RuleContext:
+    """Per-equation view a lowering rule gets."""
+
+    module_context: ModuleContext
+    avals_in: Sequence[ShapedArray]
+    avals_out: Sequence[ShapedArray]
+    params: dict
+
+    @property
+    def out_types(self) -> list[ir.Type]:
+        return [tensor_type(a) for a in self.avals_out]
+
+    @property
+    def out_type(self) -> ir.Type:
+        return tensor_type(self.avals_out[0])
+
+    @property
+    def platform(self) -> str:
+        return self.module_context.platforms[0]
+
+    def lower_program(self, program: Program, operands: Sequence[ir.Value]) -> list[ir.Value]:
+        """Emit ``program``'s ops at the current insertion point (for region bodies)."""
+        return lower_program_inline(self.module_context, program, operands)
+
+    def constant(self, value: Any, aval: ShapedArray) -> ir.Value:
+        return stablehlo.ConstantOp(dense_constant_attr(value, aval)).result
+
+
+def lower_program_inline(mctx: ModuleContext, program: Program, args: Sequence[ir.Value],
+                         consts: Sequence[ir.Value] | None = None) -> list[ir.Value]:
+    """Emit the ops of ``program`` at the current insertion point; returns its outputs."""
+    env: dict[int, ir.Value] = {}
+    if consts is None:
+        consts = [stablehlo.ConstantOp(dense_constant_attr(np.asarray(c), v.aval)).result
+                  for v, c in zip(program.constvars, program.consts)]
+    for v, value in zip(program.constvars, consts):
+        env[v.id] = value
+    if len(args) != len(program.invars):
+        raise ValueError(f"program expects {len(program.invars)} inputs, got {len(args)}")
+    for v, value in zip(program.invars, args):
+        env[v.id] = value
+    literal_cache: dict[Any, ir.Value] = {}
+
+    def read(atom: Var | Literal) -> ir.Value:
+        if type(atom) is Literal:
+            key = (repr(atom.value), atom.aval)
+            value = literal_cache.get(key)
+            if value is None:
+                value = literal_cache[key] = stablehlo.ConstantOp(dense_constant_attr(atom.value, atom.aval)).result
+            return value
+        return env[atom.id]
+
+    for eqn in program.eqns:
+        rules = lowering_rules(eqn.primitive)
+        rule = rules.get(mctx.platforms[0]) if len(rules) > 1 else None
+        if rule is None:
+            rule = rules.get(None) or next(iter(rules.values()))
+        ctx = RuleContext(mctx, [a.aval for a in eqn.inputs], [v.aval for v in eqn.outputs], eqn.params)
+        with mctx.location(eqn.primitive.name, eqn.source_info):
+            try:
+                out = rule(ctx, *[read(a) for a in eqn.inputs], **eqn.params)
+            except Exception as exc:
+                where = f" (traced at {eqn.source_info})" if eqn.source_info else ""
+                raise type(exc)(f"lowering `{eqn.primitive.name}`{where} failed: {exc}") from exc
+        if not eqn.primitive.multiple_results:
+            out = [out]
+        for v, value in zip(eqn.outputs, out):
+            env[v.id] = value if isinstance(value, ir.Value) else value.result
+    return [read(a) for a in program.outvars]
+
+
+def lower_program(program: Program, *, name: str, result_names: Sequence[str] | None = None,
+                  arg_attrs: Sequence[dict[str, ir.Attribute]] | None = None,
+                  result_attrs: Sequence[dict[str, ir.Attribute]] | None = None,
+                  num_partitions: int = 1, num_replicas: int = 1,
+                  platforms: Sequence[str] = ("cpu",), context: ir.Context | None = None) -> ir.Module:
+    """A StableHLO module ``@jit_<name>`` whose ``@main`` computes ``program``.
+
+    Constants of ``program`` become ``stablehlo.constant`` ops in ``@main``.
+    """
+    context = context or shared_context()
+    with context, ir.Location.unknown():
+        module = ir.Module.create()
+        module.operation.attributes["sym_name"] = ir.StringAttr.get(f"jit_{_sanitize(name)}")
+        i32 = ir.IntegerType.get_signless(32)
+        module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, num_partitions)
+        module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, num_replicas)
+        mctx = ModuleContext(module, tuple(platforms))
+        in_types = [tensor_type(v.aval) for v in program.invars]
+        out_types = [tensor_type(a.aval) for a in program.outvars]
+        with ir.InsertionPoint(module.body):
+            main = func.FuncOp("main", ir.FunctionType.get(in_types, out_types))
+        main.attributes["sym_visibility"] = ir.StringAttr.get("public")
+        if arg_attrs is not None:
+            main.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(dict(a)) for a in arg_attrs])
+        all_result_attrs = []
+        for i in range(len(out_types)):
+            attrs = dict(result_attrs[i]) if result_attrs is not None else {}
+            if result_names is not None:
+                attrs["jax.result_info"] = ir.StringAttr.get(result_names[i])
+            all_result_attrs.append(ir.DictAttr.get(attrs))
+        main.result_attrs = ir.ArrayAttr.get(all_result_attrs)
+        block = main.add_entry_block()
+        with ir.InsertionPoint(block):
+            outs = lower_program_inline(mctx, program, list(block.arguments))
+            func.ReturnOp(outs)
+    return module
+
+
+def _sanitize(name: str) -> str:
+    cleaned = "".join(c if c.isalnum() or c == "_" else "_" for c in name)
+    return cleaned or "fun"

@@ -1,0 +1,38 @@
+"""The table of lowering rules: one per primitive (optionally per platform).
+
+A rule is ``rule(ctx, *operands, **params) -> ir.Value | Sequence[ir.Value]``
+where ``operands`` are MLIR values and ``ctx`` is a ``RuleContext`` giving the
+abstract values in and out, the result types and the platform.
+
+Example::
+
+    @register_lowering(lax.add_p)
+    def _add(ctx, x, y):
+        return stablehlo.add(x, y)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Iterable
+
+LoweringRule = Callable[..., Any]
+
+#: primitive -> {platform or None (any platform): rule}
+LOWERINGS: dict[Any, dict[str | None, LoweringRule]] = {}
+
+
+def register_lowering(primitive: Any, platforms: Iterable[str] | None = None) -> Callable[[LoweringRule], LoweringRule]:
+    """Register ``rule`` as ``primitive``'s lowering, for ``platforms`` or for all of them."""
+    def decorator(rule: LoweringRule) -> LoweringRule:
+        table = LOWERINGS.setdefault(primitive, {})
+        for platform in (platforms or [None]):
+            table[platform] = rule
+        return rule
+    return decorator
+
+
+def lowering_rules(primitive: Any) -> dict[str | None, LoweringRule]:
+    rules = LOWERINGS.get(primitive)
+    if not rules:
+        raise NotImplementedError(f"primitive `{primitive.name}` has no lowering rule")
+    return rules

@@ -1,0 +1,189 @@
+"""StableHLO (and CHLO) for the elementwise primitives of ``toolkit.lax.elementwise``."""
+
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import chlo, stablehlo
+
+from toolkit.core import dtypes
+from toolkit.lax import elementwise as ew
+from toolkit.lowering.registry import register_lowering
+from toolkit.lowering.types import tensor_type
+
+_ONE_TO_ONE = {
+    ew.neg_p: stablehlo.NegOp, ew.sign_p: stablehlo.SignOp, ew.floor_p: stablehlo.FloorOp,
+    ew.ceil_p: stablehlo.CeilOp, ew.exp_p: stablehlo.ExpOp, ew.log_p: stablehlo.LogOp,
+    ew.log1p_p: stablehlo.Log1pOp, ew.expm1_p: stablehlo.Expm1Op, ew.tanh_p: stablehlo.TanhOp,
+    ew.logistic_p: stablehlo.LogisticOp, ew.sin_p: stablehlo.SineOp, ew.cos_p: stablehlo.CosineOp,
+    ew.tan_p: stablehlo.TanOp, ew.sqrt_p: stablehlo.SqrtOp, ew.rsqrt_p: stablehlo.RsqrtOp,
+    ew.cbrt_p: stablehlo.CbrtOp, ew.not_p: stablehlo.NotOp, ew.population_count_p: stablehlo.PopulationCountOp,
+    ew.clz_p: stablehlo.ClzOp, ew.is_finite_p: stablehlo.IsFiniteOp,
+    ew.asin_p: chlo.AsinOp, ew.acos_p: chlo.AcosOp, ew.atan_p: chlo.AtanOp, ew.sinh_p: chlo.SinhOp,
+    ew.cosh_p: chlo.CoshOp, ew.asinh_p: chlo.AsinhOp, ew.acosh_p: chlo.AcoshOp, ew.atanh_p: chlo.AtanhOp,
+    ew.erf_p: chlo.ErfOp, ew.erfc_p: chlo.ErfcOp, ew.erf_inv_p: chlo.ErfInvOp, ew.lgamma_p: chlo.LgammaOp,
+    ew.digamma_p: chlo.DigammaOp, ew.conj_p: chlo.ConjOp,
+    ew.add_p: stablehlo.AddOp, ew.sub_p: stablehlo.SubtractOp, ew.mul_p: stablehlo.MulOp,
+    ew.div_p: stablehlo.DivOp, ew.rem_p: stablehlo.RemOp, ew.pow_p: stablehlo.PowOp,
+    ew.max_p: stablehlo.MaxOp, ew.min_p: stablehlo.MinOp, ew.and_p: stablehlo.AndOp,
+    ew.or_p: stablehlo.OrOp, ew.xor_p: stablehlo.XorOp, ew.atan2_p: stablehlo.Atan2Op,
+    ew.nextafter_p: chlo.NextAfterOp, ew.shift_left_p: stablehlo.ShiftLeftOp,
+    ew.shift_right_arithmetic_p: stablehlo.ShiftRightArithmeticOp,
+    ew.shift_right_logical_p: stablehlo.ShiftRightLogicalOp,
+}
+
+
+def _typed_rule(op_class):
+    # Passing the result type keeps CHLO ops (which infer poorly) and
+    # type-changing ops (abs of complex, is_finite) exact.
+    def rule(ctx, *operands):
+        return op_class(*operands, results=[ctx.out_type]).result if _accepts_results(op_class) \
+            else op_class(*operands).result
+    return rule
+
+
+def _accepts_results(op_class) -> bool:
+    accepts = _ACCEPTS.get(op_class)
+    if accepts is None:
+        import inspect
+        accepts = _ACCEPTS[op_class] = "results" in inspect.signature(op_class.__init__).parameters
+    return accepts
+
+
+_ACCEPTS: dict = {}
+
+for _primitive, _op in _ONE_TO_ONE.items():
+    register_lowering(_primitive)(_typed_rule(_op))
+
+
+@register_lowering(ew.exp2_p)
+def _exp2(ctx, x):
+    # 2**x = exp(x * ln 2)
+    import math
+    ln2 = ctx.constant(math.log(2.0), ctx.avals_in[0].update(shape=()))
+    ln2 = stablehlo.BroadcastInDimOp(ctx.out_type, ln2, []).result
+    return stablehlo.ExpOp(stablehlo.MulOp(x, ln2).result).result
+
+
+@register_lowering(ew.abs_p)
+def _abs(ctx, x):
+    # abs of complex is real-valued; type inference of the builder assumes otherwise.
+    return ir.Operation.create("stablehlo.abs", results=[ctx.out_type], operands=[x]).result
+
+
+@register_lowering(ew.real_p)
+def _real(ctx, x):
+    return stablehlo.RealOp(x).result
+
+
+@register_lowering(ew.imag_p)
+def _imag(ctx, x):
+    return stablehlo.ImagOp(x).result
+
+
+@register_lowering(ew.complex_p)
+def _complex(ctx, x, y):
+    return stablehlo.ComplexOp(x, y).result
+
+
+@register_lowering(ew.round_p)
+def _round(ctx, x, *, rounding_method):
+    return (stablehlo.RoundNearestEvenOp(x) if rounding_method == 1 else stablehlo.RoundOp(x)).result
+
+
+_DIRECTIONS = {ew.eq_p: "EQ", ew.ne_p: "NE", ew.lt_p: "LT", ew.le_p: "LE", ew.gt_p: "GT", ew.ge_p: "GE"}
+
+
+def compare_type(dtype) -> str:
+    if dtypes.is_inexact(dtype):
+        return "FLOAT"
+    if dtypes.is_unsigned(dtype) or dtypes.is_bool(dtype):
+        return "UNSIGNED"
+    return "SIGNED"
+
+
+def _compare_rule(direction: str):
+    def rule(ctx, x, y):
+        return stablehlo.CompareOp(
+            x, y, stablehlo.ComparisonDirectionAttr.get(direction),
+            compare_type=stablehlo.ComparisonTypeAttr.get(compare_type(ctx.avals_in[0].dtype))).result
+    return rule
+
+
+for _primitive, _direction in _DIRECTIONS.items():
+    register_lowering(_primitive)(_compare_rule(_direction))
+
+
+@register_lowering(ew.integer_pow_p)
+def _integer_pow(ctx, x, *, y):
+    # Square-and-multiply, as JAX does: log2(y) multiplies.
+    aval = ctx.avals_in[0]
+    exponent = abs(y)
+    result = None
+    base = x
+    while exponent:
+        if exponent & 1:
+            result = base if result is None else stablehlo.MulOp(result, base).result
+        exponent >>= 1
+        if exponent:
+            base = stablehlo.MulOp(base, base).result
+    if result is None:
+        one = ctx.constant(1, aval.update(shape=()))
+        result = stablehlo.BroadcastInDimOp(ctx.out_type, one, []).result
+    if y < 0:
+        one = ctx.constant(1, aval.update(shape=()))
+        one = stablehlo.BroadcastInDimOp(ctx.out_type, one, []).result
+        result = stablehlo.DivOp(one, result).result
+    return result
+
+
+@register_lowering(ew.select_n_p)
+def _select_n(ctx, which, *cases):
+    which_aval = ctx.avals_in[0]
+    if which_aval.shape != ctx.avals_out[0].shape:
+        which = stablehlo.BroadcastInDimOp(
+            tensor_type(which_aval.update(shape=ctx.avals_out[0].shape)), which, []).result
+    if which_aval.dtype == dtypes.bool_:
+        return stablehlo.SelectOp(which, cases[1], cases[0]).result if len(cases) == 2 else cases[0]
+    return _select_tree(ctx, which, list(cases), 0)
+
+
+def _select_tree(ctx, which, cases, offset):
+    # Binary search over the case index: log2(n) selects.
+    if len(cases) == 1:
+        return cases[0]
+    mid = len(cases) // 2
+    aval = ctx.avals_in[0]
+    pivot = ctx.constant(offset + mid, aval.update(shape=()))
+    pivot = stablehlo.BroadcastInDimOp(tensor_type(aval.update(shape=ctx.avals_out[0].shape)), pivot, []).result
+    pred = stablehlo.CompareOp(which, pivot, stablehlo.ComparisonDirectionAttr.get("LT"),
+                               compare_type=stablehlo.ComparisonTypeAttr.get("SIGNED")).result
+    low = _select_tree(ctx, which, cases[:mid], offset)
+    high = _select_tree(ctx, which, cases[mid:], offset + mid)
+    return stablehlo.SelectOp(pred, low, high).result
+
+
+@register_lowering(ew.clamp_p)
+def _clamp(ctx, lo, x, hi):
+    return stablehlo.ClampOp(lo, x, hi).result
+
+
+@register_lowering(ew.convert_element_type_p)
+def _convert(ctx, x, *, new_dtype, weak_type):
+    src = ctx.avals_in[0].dtype
+    if src == new_dtype:
+        return x
+    if dtypes.is_complex(src) and not dtypes.is_complex(new_dtype):
+        x = stablehlo.RealOp(x).result  # complex -> real drops the imaginary part, as numpy does
+    if new_dtype == dtypes.bool_ and not dtypes.is_bool(src):
+        # x != 0, not a truncating convert.
+        zero = ctx.constant(0, ctx.avals_in[0].update(shape=(), dtype=src if not dtypes.is_complex(src) else
+                                                      (dtypes.float32 if src == dtypes.complex64 else dtypes.float64)))
+        zero = stablehlo.BroadcastInDimOp(x.type, zero, []).result
+        return stablehlo.CompareOp(x, zero, stablehlo.ComparisonDirectionAttr.get("NE"),
+                                   compare_type=stablehlo.ComparisonTypeAttr.get(compare_type(src))).result
+    return stablehlo.ConvertOp(ctx.out_type, x).result
+
+
+@register_lowering(ew.bitcast_convert_type_p)
+def _bitcast(ctx, x, *, new_dtype):
+    return stablehlo.BitcastConvertOp(ctx.out_type, x).result

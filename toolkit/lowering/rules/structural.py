@@ -1,0 +1,72 @@
+"""StableHLO for ``toolkit.lax.structural``."""
+
+from __future__ import annotations
+
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo
+
+from toolkit.lax import structural as st
+from toolkit.lowering.registry import register_lowering
+from toolkit.lowering.types import tensor_type
+
+
+@register_lowering(st.broadcast_in_dim_p)
+def _broadcast_in_dim(ctx, x, *, shape, broadcast_dimensions):
+    return stablehlo.BroadcastInDimOp(ctx.out_type, x, list(broadcast_dimensions)).result
+
+
+@register_lowering(st.reshape_p)
+def _reshape(ctx, x, *, new_sizes):
+    return stablehlo.ReshapeOp(ctx.out_type, x).result
+
+
+@register_lowering(st.transpose_p)
+def _transpose(ctx, x, *, permutation):
+    return stablehlo.TransposeOp(x, list(permutation)).result
+
+
+@register_lowering(st.slice_p)
+def _slice(ctx, x, *, start_indices, limit_indices, strides):
+    strides = strides or (1,) * len(start_indices)
+    return stablehlo.SliceOp(x, list(start_indices), list(limit_indices), list(strides)).result
+
+
+@register_lowering(st.pad_p)
+def _pad(ctx, x, padding_value, *, padding_config):
+    lows, highs, interiors = zip(*padding_config) if padding_config else ((), (), ())
+    return stablehlo.PadOp(x, padding_value, list(lows), list(highs), list(interiors)).result
+
+
+@register_lowering(st.concatenate_p)
+def _concatenate(ctx, *xs, dimension):
+    return stablehlo.ConcatenateOp(list(xs), dimension).result
+
+
+@register_lowering(st.rev_p)
+def _rev(ctx, x, *, dimensions):
+    return stablehlo.ReverseOp(x, list(dimensions)).result
+
+
+@register_lowering(st.iota_p)
+def _iota(ctx, *, dtype, shape, dimension):
+    return stablehlo.IotaOp(ctx.out_type, dimension).result
+
+
+@register_lowering(st.dynamic_slice_p)
+def _dynamic_slice(ctx, x, *indices, slice_sizes):
+    return stablehlo.DynamicSliceOp(x, list(_same_index_type(ctx, indices, 1)), list(slice_sizes)).result
+
+
+@register_lowering(st.dynamic_update_slice_p)
+def _dynamic_update_slice(ctx, x, update, *indices):
+    return stablehlo.DynamicUpdateSliceOp(x, update, list(_same_index_type(ctx, indices, 2))).result
+
+
+def _same_index_type(ctx, indices, first):
+    # StableHLO wants all start indices of one type; mixed user inputs are converted to i32... or the widest.
+    avals = ctx.avals_in[first:]
+    if len({a.dtype for a in avals}) <= 1:
+        return indices
+    widest = max(avals, key=lambda a: a.dtype.itemsize)
+    target = tensor_type(widest.update(shape=()))
+    return [i if a.dtype == widest.dtype else stablehlo.ConvertOp(target, i).result for i, a in zip(indices, avals)]

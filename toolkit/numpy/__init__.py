@@ -1,0 +1,50 @@
+"""``toolkit.numpy``: numpy's API over toolkit arrays, traced inside ``jit``.
+
+Functions broadcast like numpy and promote dtypes like JAX (Python scalars
+are weakly typed, see ``toolkit.core.dtypes``).
+"""
+
+from toolkit.core.dtypes import (  # noqa: F401
+    bfloat16, bool_, complex64, complex128, float16, float32, float64, int8, int16, int32, int64,
+    uint8, uint16, uint32, uint64, finfo, iinfo, promote_types, result_type,
+)
+from toolkit.numpy._core import asarray, broadcast_shapes, broadcast_to  # noqa: F401
+from toolkit.numpy.creation import (  # noqa: F401
+    arange, array, empty, eye, full, full_like, identity, linspace, ones, ones_like, tri, zeros, zeros_like,
+)
+from toolkit.numpy.linalg import dot, inner, matmul, outer, tensordot, vdot  # noqa: F401
+from toolkit.numpy.reductions import (  # noqa: F401
+    all, amax, amin, any, argmax, argmin, max, mean, min, prod, std, sum, var,
+)
+from toolkit.numpy.shapes import (  # noqa: F401
+    atleast_1d, atleast_2d, broadcast_arrays, concatenate, expand_dims, hstack, moveaxis, ravel, reshape,
+    squeeze, stack, swapaxes, transpose, vstack,
+)
+from toolkit.numpy.ufuncs import (  # noqa: F401
+    abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, around, bitwise_and,
+    bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clip, conj, conjugate, cos, cosh, divide, equal, exp, exp2,
+    expm1, floor, floor_divide, fmod, greater, greater_equal, imag, invert, isfinite, isinf, isnan, left_shift,
+    less, less_equal, log, log1p, logaddexp, logical_and, logical_not, logical_or, logical_xor, maximum, minimum,
+    mod, multiply, negative, nextafter, not_equal, power, real, reciprocal, remainder, right_shift, round,
+    rsqrt, sign, sin, sinh, sqrt, square, subtract, tan, tanh, true_divide, where,
+)
+from toolkit.numpy import methods as _methods
+
+import numpy as _np
+
+pi = _np.pi
+e = _np.e
+inf = _np.inf
+nan = _np.nan
+newaxis = None
+ndarray = None  # replaced below: the toolkit Array type
+
+
+def _install() -> None:
+    global ndarray
+    from toolkit.array import Array
+    ndarray = Array
+    _methods.install_all()
+
+
+_install()

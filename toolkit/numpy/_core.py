@@ -1,0 +1,174 @@
+"""What every ``toolkit.numpy`` function shares: turning inputs into arrays,
+dtype promotion (Python scalars are weak) and numpy broadcasting."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from toolkit.core import dtypes
+from toolkit.core.avals import ShapedArray
+from toolkit.core.tracing import Tracer
+from toolkit.lax import elementwise as ew
+from toolkit.lax import structural as st
+
+ArrayLike = Any
+
+
+def is_array(x: Any) -> bool:
+    from toolkit.array import Array
+    return isinstance(x, (Tracer, Array))
+
+
+def typed(x: Any) -> tuple[np.dtype, bool]:
+    """``(dtype, weak)`` of an operand."""
+    if dtypes.is_python_scalar(x):
+        return dtypes.dtype_of(x), True
+    if is_array(x):
+        return x.dtype, x.weak_type
+    if isinstance(x, (np.ndarray, np.generic)):
+        return dtypes.canonicalize_dtype(x.dtype), False
+    if isinstance(x, (list, tuple)):
+        return typed(asarray(x))
+    raise TypeError(f"a value of type {type(x).__name__} is not array-like: {x!r}")
+
+
+def asarray(x: Any, dtype: Any = None) -> Any:
+    """``x`` as a toolkit array (a tracer inside ``jit``), converted to ``dtype`` if given."""
+    if is_array(x):
+        return x if dtype is None or x.dtype == dtypes.canonicalize_dtype(dtype) else \
+            ew.convert_element_type(x, dtype)
+    if isinstance(x, (list, tuple)) and any(is_array(e) for e in _flat(x)):
+        return _stack_nested(x, dtype)
+    if dtypes.is_python_scalar(x) and dtype is None:
+        value = np.asarray(x, dtypes.dtype_of(x))
+        return _to_device_or_constant(value, weak=True)
+    value = np.asarray(x) if dtype is None else np.asarray(x, dtype=dtypes.canonicalize_dtype(dtype))
+    if value.dtype == np.float64 and dtype is None and not isinstance(x, (np.ndarray, np.generic)):
+        value = value.astype(dtypes.DEFAULT_FLOAT)  # Python floats in lists: the default float type
+    elif value.dtype == np.int64 and dtype is None and not isinstance(x, (np.ndarray, np.generic)):
+        value = value.astype(dtypes.DEFAULT_INT)
+    if value.dtype == object:
+        raise TypeError(f"cannot convert {type(x).__name__} to an array: {x!r}")
+    dtypes.canonicalize_dtype(value.dtype)
+    return _to_device_or_constant(value, weak=False)
+
+
+def _flat(x: Any):
+    for e in x:
+        if isinstance(e, (list, tuple)):
+            yield from _flat(e)
+        else:
+            yield e
+
+
+def _stack_nested(x: Any, dtype: Any) -> Any:
+    from toolkit.numpy.shapes import stack
+    return stack([asarray(e, dtype) if not isinstance(e, (list, tuple)) else _stack_nested(e, dtype) for e in x])
+
+
+def _to_device_or_constant(value: np.ndarray, weak: bool) -> Any:
+    from toolkit.core import tracing
+    builder = tracing.current_builder()
+    if builder is not None:
+        if weak:
+            return ew.convert_element_type(value, value.dtype, weak_type=True)
+        return builder.to_tracer(value)  # a constant of the program being traced
+    from toolkit.array import Array, _put_one
+    out = _put_one(value, None)
+    if weak:
+        out = Array(out._impl, out.aval.update(weak_type=True), out._sharding)
+    return out
+
+
+def result_dtype(*args: Any) -> tuple[np.dtype, bool]:
+    return dtypes.result_type_with_weak(*[typed(a) for a in args])
+
+
+def convert(x: Any, dtype: np.dtype, weak: bool = False) -> Any:
+    """``x`` as an operand of ``dtype`` for a primitive; scalars stay inline literals."""
+    if dtypes.is_python_scalar(x) or isinstance(x, np.generic) or (isinstance(x, np.ndarray) and x.ndim == 0):
+        return np.asarray(x, dtype) if not weak else ew.convert_element_type(np.asarray(x, dtype), dtype, True)
+    if isinstance(x, (np.ndarray, list, tuple)):
+        x = asarray(np.asarray(x))
+    if x.dtype != dtype or x.weak_type != weak:
+        return ew.convert_element_type(x, dtype, weak_type=weak)
+    return x
+
+
+def shape_of(x: Any) -> tuple:
+    if is_array(x) or isinstance(x, np.ndarray):
+        return tuple(x.shape)
+    return np.shape(x)
+
+
+def broadcast_shapes(*shapes: Sequence[Any]) -> tuple:
+    """numpy's broadcasting of shapes; a ``ValueError`` names the incompatible sizes."""
+    ndim = max((len(s) for s in shapes), default=0)
+    result = []
+    for axis in range(ndim):
+        size = 1
+        for s in shapes:
+            k = axis - (ndim - len(s))
+            if k < 0:
+                continue
+            d = s[k]
+            if d == 1:
+                continue
+            if size == 1:
+                size = d
+            elif d != size:
+                raise ValueError(f"shapes {tuple(tuple(x) for x in shapes)} cannot be broadcast together: "
+                                 f"sizes {size} and {d} differ at dimension {axis}")
+        result.append(size)
+    return tuple(result)
+
+
+def broadcast_to(x: Any, shape: Sequence[Any]) -> Any:
+    if isinstance(x, np.ndarray) and x.ndim == 0:
+        return st.broadcast_in_dim(x, tuple(shape), ())  # the scalar stays an inline literal
+    x = asarray(x) if not is_array(x) else x
+    shape = tuple(shape)
+    if tuple(x.shape) == shape:
+        return x
+    if len(shape) < x.ndim:
+        raise ValueError(f"cannot broadcast an array of shape {x.shape} to the smaller rank shape {shape}")
+    broadcast_shapes(x.shape, shape)
+    lead = len(shape) - x.ndim
+    # Keep the operand's 1-sized dimensions mapped: broadcast_in_dim expands them.
+    if any(x.shape[i] != shape[lead + i] and x.shape[i] != 1 for i in range(x.ndim)):
+        raise ValueError(f"cannot broadcast an array of shape {x.shape} to shape {shape}")
+    return st.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
+
+
+def promote_and_broadcast(*args: Any) -> list[Any]:
+    """Operands converted to their common dtype and broadcast to their common shape."""
+    dtype, weak = result_dtype(*args)
+    shapes = [shape_of(a) for a in args]
+    shape = broadcast_shapes(*shapes)
+    out = []
+    for a, s in zip(args, shapes):
+        a = convert(a, dtype, weak)
+        if tuple(s) != shape:
+            a = broadcast_to(a, shape)
+        out.append(a)
+    return out
+
+
+def canonical_axis(axis: int, ndim: int, name: str = "axis") -> int:
+    axis = int(axis)
+    if not -ndim <= axis < max(ndim, 1):
+        raise ValueError(f"{name} {axis} is out of bounds for an array of rank {ndim}")
+    return axis % ndim if ndim else 0
+
+
+def canonical_axes(axis: Any, ndim: int) -> tuple[int, ...]:
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (int, np.integer)):
+        return (canonical_axis(axis, ndim),)
+    axes = tuple(canonical_axis(a, ndim) for a in axis)
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"repeated axis in {tuple(axis)}")
+    return axes

@@ -1,0 +1,84 @@
+"""Operators and array methods, installed once on both ``Tracer`` and ``Array``
+so traced and concrete values behave the same."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolkit.core import dtypes
+from toolkit.numpy import creation, linalg, reductions, shapes, ufuncs
+from toolkit.numpy._core import asarray
+
+
+def _swap(fn):
+    return lambda self, other: fn(other, self)
+
+
+def _defer(name: str):
+    # Indexing lives in its own module; import lazily to keep import order simple.
+    def method(self, *args, **kwargs):
+        from toolkit.numpy import indexing
+        return getattr(indexing, name)(self, *args, **kwargs)
+    return method
+
+
+def _reshape(self, *shape, order="C"):
+    if len(shape) == 1 and not isinstance(shape[0], int) and not getattr(shape[0], "_is_symbolic_dim", False):
+        shape = shape[0]
+    return shapes.reshape(self, shape, order=order)
+
+
+def _transpose(self, *axes):
+    if len(axes) == 1 and not isinstance(axes[0], int):
+        axes = axes[0]
+    return shapes.transpose(self, axes or None)
+
+
+def _astype(self, dtype):
+    from toolkit.lax.elementwise import convert_element_type
+    dtype = dtypes.canonicalize_dtype(dtype)
+    return self if self.dtype == dtype and not self.weak_type else convert_element_type(self, dtype)
+
+
+METHODS = {
+    "__add__": ufuncs.add, "__radd__": _swap(ufuncs.add),
+    "__sub__": ufuncs.subtract, "__rsub__": _swap(ufuncs.subtract),
+    "__mul__": ufuncs.multiply, "__rmul__": _swap(ufuncs.multiply),
+    "__truediv__": ufuncs.true_divide, "__rtruediv__": _swap(ufuncs.true_divide),
+    "__floordiv__": ufuncs.floor_divide, "__rfloordiv__": _swap(ufuncs.floor_divide),
+    "__mod__": ufuncs.remainder, "__rmod__": _swap(ufuncs.remainder),
+    "__pow__": ufuncs.power, "__rpow__": _swap(ufuncs.power),
+    "__matmul__": linalg.matmul, "__rmatmul__": _swap(linalg.matmul),
+    "__and__": ufuncs.bitwise_and, "__rand__": _swap(ufuncs.bitwise_and),
+    "__or__": ufuncs.bitwise_or, "__ror__": _swap(ufuncs.bitwise_or),
+    "__xor__": ufuncs.bitwise_xor, "__rxor__": _swap(ufuncs.bitwise_xor),
+    "__lshift__": ufuncs.left_shift, "__rlshift__": _swap(ufuncs.left_shift),
+    "__rshift__": ufuncs.right_shift, "__rrshift__": _swap(ufuncs.right_shift),
+    "__lt__": ufuncs.less, "__le__": ufuncs.less_equal, "__gt__": ufuncs.greater, "__ge__": ufuncs.greater_equal,
+    "__eq__": ufuncs.equal, "__ne__": ufuncs.not_equal,
+    "__neg__": ufuncs.negative, "__pos__": lambda self: self, "__abs__": ufuncs.absolute,
+    "__invert__": ufuncs.invert,
+    "__getitem__": _defer("getitem"),
+    "reshape": _reshape, "transpose": _transpose, "astype": _astype,
+    "T": property(lambda self: shapes.transpose(self)),
+    "mT": property(lambda self: shapes.swapaxes(self, -1, -2)),
+    "real": property(ufuncs.real), "imag": property(ufuncs.imag), "conj": ufuncs.conj,
+    "sum": reductions.sum, "prod": reductions.prod, "max": reductions.max, "min": reductions.min,
+    "mean": reductions.mean, "var": reductions.var, "std": reductions.std, "any": reductions.any,
+    "all": reductions.all, "argmax": reductions.argmax, "argmin": reductions.argmin,
+    "squeeze": shapes.squeeze, "swapaxes": shapes.swapaxes, "ravel": shapes.ravel, "flatten": shapes.ravel,
+    "clip": ufuncs.clip, "round": ufuncs.round, "dot": linalg.dot,
+    "at": property(_defer("at_property")),
+}
+
+
+def install(cls: type) -> None:
+    for name, value in METHODS.items():
+        setattr(cls, name, value)
+
+
+def install_all() -> None:
+    from toolkit.array import Array
+    from toolkit.core.tracing import Tracer
+    install(Tracer)
+    install(Array)

@@ -1,0 +1,139 @@
+"""Reductions with numpy's ``axis``/``keepdims``/``dtype`` conventions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from toolkit.core import dtypes
+from toolkit.lax import elementwise as ew
+from toolkit.lax import reductions as rd
+from toolkit.numpy._core import asarray, canonical_axes, canonical_axis, is_array
+
+
+def _arr(x: Any) -> Any:
+    return x if is_array(x) else asarray(x)
+
+
+def _keep(result: Any, shape: tuple, axes: tuple, keepdims: bool) -> Any:
+    if not keepdims:
+        return result
+    from toolkit.lax.structural import reshape
+    return reshape(result, tuple(1 if i in axes else d for i, d in enumerate(shape)))
+
+
+def _sum_dtype(dtype: np.dtype) -> np.dtype:
+    # numpy accumulates small integers and bools in the default integer type.
+    if dtypes.is_bool(dtype) or (dtypes.is_signed(dtype) and dtype.itemsize < 4):
+        return dtypes.DEFAULT_INT
+    if dtypes.is_unsigned(dtype) and dtype.itemsize < 4:
+        return dtypes.uint32
+    return dtype
+
+
+def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+    a = _arr(a)
+    axes = canonical_axes(axis, a.ndim)
+    target = dtypes.canonicalize_dtype(dtype) if dtype is not None else _sum_dtype(a.dtype)
+    if a.dtype != target:
+        a = ew.convert_element_type(a, target)
+    return _keep(rd.reduce_sum(a, axes), a.shape, axes, keepdims)
+
+
+def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+    a = _arr(a)
+    axes = canonical_axes(axis, a.ndim)
+    target = dtypes.canonicalize_dtype(dtype) if dtype is not None else _sum_dtype(a.dtype)
+    if a.dtype != target:
+        a = ew.convert_element_type(a, target)
+    return _keep(rd.reduce_prod(a, axes), a.shape, axes, keepdims)
+
+
+def _minmax(reducer: Any, name: str):
+    def fn(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        a = _arr(a)
+        axes = canonical_axes(axis, a.ndim)
+        for x in axes:
+            if a.shape[x] == 0:
+                raise ValueError(f"{name} of an empty dimension {x} (shape {a.shape}) has no identity")
+        if dtypes.is_complex(a.dtype):
+            raise TypeError(f"{name} is not defined for complex arrays")
+        return _keep(reducer(a, axes), a.shape, axes, keepdims)
+    fn.__name__ = name
+    return fn
+
+
+max = amax = _minmax(rd.reduce_max, "max")
+min = amin = _minmax(rd.reduce_min, "min")
+
+
+def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    a = _arr(a)
+    if a.dtype != dtypes.bool_:
+        a = ew.convert_element_type(a, dtypes.bool_)
+    axes = canonical_axes(axis, a.ndim)
+    return _keep(rd.reduce_or(a, axes), a.shape, axes, keepdims)
+
+
+def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    a = _arr(a)
+    if a.dtype != dtypes.bool_:
+        a = ew.convert_element_type(a, dtypes.bool_)
+    axes = canonical_axes(axis, a.ndim)
+    return _keep(rd.reduce_and(a, axes), a.shape, axes, keepdims)
+
+
+def _count(shape: tuple, axes: tuple) -> Any:
+    n = 1
+    for x in axes:
+        n = n * shape[x]
+    return n
+
+
+def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+    a = _arr(a)
+    axes = canonical_axes(axis, a.ndim)
+    target = dtypes.canonicalize_dtype(dtype) if dtype is not None else \
+        (a.dtype if dtypes.is_inexact(a.dtype) else dtypes.DEFAULT_FLOAT)
+    total = sum(a, axes, dtype=target, keepdims=keepdims)
+    from toolkit.numpy.ufuncs import true_divide
+    return true_divide(total, np.asarray(_count(a.shape, axes), target) if isinstance(_count(a.shape, axes), int)
+                       else _count(a.shape, axes))
+
+
+def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+    a = _arr(a)
+    axes = canonical_axes(axis, a.ndim)
+    from toolkit.numpy.ufuncs import absolute, multiply, subtract, true_divide, conj, real
+    centered = subtract(a, mean(a, axes, dtype=dtype, keepdims=True))
+    squared = real(multiply(centered, conj(centered))) if dtypes.is_complex(centered.dtype) else \
+        multiply(centered, centered)
+    total = sum(squared, axes, keepdims=keepdims)
+    n = _count(a.shape, axes) - ddof
+    return true_divide(total, np.asarray(n, total.dtype))
+
+
+def std(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+    from toolkit.numpy.ufuncs import sqrt
+    return sqrt(var(a, axis, dtype, ddof, keepdims))
+
+
+def argmax(a: Any, axis: int | None = None, keepdims: bool = False) -> Any:
+    a = _arr(a)
+    if axis is None:
+        from toolkit.numpy.shapes import ravel
+        result = rd.argmax(ravel(a), 0)
+        return _keep(result, a.shape, tuple(range(a.ndim)), keepdims)
+    axis = canonical_axis(axis, a.ndim)
+    return _keep(rd.argmax(a, axis), a.shape, (axis,), keepdims)
+
+
+def argmin(a: Any, axis: int | None = None, keepdims: bool = False) -> Any:
+    a = _arr(a)
+    if axis is None:
+        from toolkit.numpy.shapes import ravel
+        result = rd.argmin(ravel(a), 0)
+        return _keep(result, a.shape, tuple(range(a.ndim)), keepdims)
+    axis = canonical_axis(axis, a.ndim)
+    return _keep(rd.argmin(a, axis), a.shape, (axis,), keepdims)

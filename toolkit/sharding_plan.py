@@ -1,0 +1,174 @@
+"""Where a jit computation runs: its devices and the sharding of every input and output.
+
+The plan is made once per trace from ``jit``'s ``in_shardings``/``out_shardings``
+and the committed arrays among the arguments, following JAX's rules:
+
+* explicit shardings win; they fix the device assignment;
+* otherwise committed arguments (placed with an explicit device or sharding)
+  fix it, and must all agree, or a ``ValueError`` names the arguments;
+* otherwise the computation runs on the default device.
+
+With more than one device the module is partitioned SPMD by XLA, inputs and
+outputs carrying ``mhlo.sharding`` attributes.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from jaxlib.mlir import ir
+
+from toolkit.array import Array
+from toolkit.core import tree_util
+from toolkit.core.avals import ShapedArray
+from toolkit.runtime import client as runtime_client
+
+
+def _flatten_prefix(prefix: Any, tree: tree_util.PyTreeDef, what: str) -> list[Any]:
+    """Broadcast a pytree prefix of shardings over the leaves of ``tree``."""
+    from toolkit.shard import Sharding
+    if prefix is None or isinstance(prefix, Sharding):
+        return [prefix] * tree.num_leaves
+    prefix_leaves, prefix_tree = tree_util.tree_flatten(prefix, is_leaf=lambda x: x is None or isinstance(x, Sharding))
+    dummy = tree_util.tree_unflatten(tree, list(range(tree.num_leaves)))
+    try:
+        subtrees = prefix_tree.flatten_up_to(dummy)
+    except (ValueError, TypeError) as exc:
+        raise ValueError(f"{what} must be a sharding or a pytree prefix of the arguments: {exc}") from None
+    result: list[Any] = [None] * tree.num_leaves
+    for sharding, subtree in zip(prefix_leaves, subtrees):
+        for leaf_index in tree_util.tree_leaves(subtree):
+            result[leaf_index] = sharding
+    return result
+
+
+class ShardingPlan:
+    def __init__(self, devices: Sequence[Any], arg_shardings: Sequence[Any], out_shardings_spec: Any,
+                 out_tree: tree_util.PyTreeDef, committed: Sequence[bool]):
+        self.devices = tuple(devices)
+        self.num_partitions = len(self.devices)
+        self.platform = self.devices[0].platform
+        self._arg_shardings = list(arg_shardings)
+        self._out_spec = out_shardings_spec
+        self._out_tree = out_tree
+        self.committed = any(committed)
+
+    # -- inputs ----------------------------------------------------------------
+    def arg_sharding(self, i: int, aval: ShapedArray) -> Any:
+        from toolkit import shard
+        sharding = self._arg_shardings[i]
+        if sharding is None:
+            sharding = self._arg_shardings[i] = self._default_sharding()
+        return sharding
+
+    def _default_sharding(self) -> Any:
+        from toolkit import shard
+        if self.num_partitions == 1:
+            return shard.SingleDeviceSharding(self.devices[0])
+        return shard.GSPMDSharding.get_replicated(self.devices)
+
+    def arg_runtime_sharding(self, i: int, aval: ShapedArray) -> Any:
+        return self.arg_sharding(i, aval)._runtime_sharding(aval.ndim)
+
+    def check_committed(self, leaf: Array, i: int, path: str) -> None:
+        if getattr(leaf, "_committed", False) and leaf.devices() != set(self.devices) and self.num_partitions == 1:
+            ids = sorted(d.id for d in leaf.devices())
+            raise ValueError(f"argument {path} is committed to devices {ids}, but the computation runs on "
+                             f"{[d.id for d in self.devices]}; move it with toolkit.device_put first")
+
+    @property
+    def arg_attrs(self) -> list[dict[str, Any]]:
+        return [self._sharding_attr(s, i) for i, s in enumerate(self._arg_shardings)]
+
+    def _sharding_attr(self, sharding: Any, i: int) -> dict[str, Any]:
+        if self.num_partitions == 1:
+            return {}
+        if sharding is None:
+            sharding = self._default_sharding()
+        text = _hlo_sharding_text(sharding, i)
+        return {"mhlo.sharding": lambda text=text: ir.StringAttr.get(text)}
+
+    # -- outputs ---------------------------------------------------------------
+    def _out_shardings_flat(self, count: int) -> list[Any]:
+        return _flatten_prefix(self._out_spec, self._out_tree, "out_shardings") if self._out_spec is not None \
+            else [None] * count
+
+    @property
+    def result_attrs(self) -> list[dict[str, Any]]:
+        flat = self._out_shardings_flat(self._out_tree.num_leaves)
+        if self.num_partitions == 1:
+            return [{} for _ in flat]
+        return [{} if s is None else {"mhlo.sharding": (lambda t=_hlo_sharding_text(s, i): ir.StringAttr.get(t))}
+                for i, s in enumerate(flat)]
+
+    def out_shardings(self, out_avals: Sequence[ShapedArray], chosen: Sequence[Any] | None = None) -> list[Any]:
+        """Per-output shardings: the requested ones, else XLA's choice, else the single device."""
+        flat = self._out_shardings_flat(len(out_avals))
+        result = []
+        for i, aval in enumerate(out_avals):
+            sharding = flat[i]
+            if sharding is None:
+                sharding = chosen[i] if chosen is not None else self._default_sharding()
+            result.append(sharding)
+        return result
+
+
+def _hlo_sharding_text(sharding: Any, ndim_hint: int) -> str:
+    hlo = sharding._to_xla_hlo_sharding(getattr(sharding, "_ndim_hint", 0))
+    return str(hlo)
+
+
+def plan_shardings(traced: Any) -> ShardingPlan:
+    """The plan for a ``Traced``: devices, input and output shardings."""
+    wrapped = traced._wrapped
+    in_tree = traced.in_tree
+    from toolkit.shard import Sharding
+    arg_shardings: list[Any] = [None] * in_tree.num_leaves
+    if wrapped.in_shardings is not None:
+        args_tree_prefix = wrapped.in_shardings
+        if isinstance(args_tree_prefix, Sharding):
+            arg_shardings = [args_tree_prefix] * in_tree.num_leaves
+        else:
+            args_only = (tuple(args_tree_prefix) if isinstance(args_tree_prefix, (list, tuple)) else args_tree_prefix,
+                         {})
+            # kwargs are never sharded explicitly: a prefix over (args, {}) only.
+            arg_shardings = _flatten_prefix(args_only, in_tree, "in_shardings")
+    # Committed arguments: shardings of the ShapeDtypeStructs or committed arrays passed in.
+    committed = [False] * in_tree.num_leaves
+    for i, spec_sharding in enumerate(traced._arg_shardings):
+        if arg_shardings[i] is None and spec_sharding is not None:
+            arg_shardings[i] = spec_sharding
+            committed[i] = True
+    explicit = [s for s in arg_shardings if s is not None]
+    committed_args = [(traced.arg_paths[i], s) for i, s in enumerate(traced._arg_shardings) if s is not None]
+    if wrapped.in_shardings is None and committed_args:
+        first_path, first = committed_args[0]
+        for path, s in committed_args[1:]:
+            if set(s._device_assignment) != set(first._device_assignment):
+                raise ValueError(
+                    f"received incompatible devices for jitted computation {wrapped.name}: argument {first_path} is "
+                    f"on devices {sorted(d.id for d in first._device_assignment)} and argument {path} on devices "
+                    f"{sorted(d.id for d in s._device_assignment)}")
+    out_spec = wrapped.out_shardings
+    out_explicit = []
+    if out_spec is not None:
+        out_explicit = [s for s in _flatten_prefix(out_spec, traced.out_tree, "out_shardings") if s is not None]
+    all_explicit = explicit + out_explicit
+    if all_explicit:
+        devices = tuple(all_explicit[0]._device_assignment)
+        for s in all_explicit[1:]:
+            if set(s._device_assignment) != set(devices):
+                raise ValueError(f"the shardings given to jit use different devices: "
+                                 f"{sorted(d.id for d in devices)} and {sorted(d.id for d in s._device_assignment)}")
+    else:
+        devices = (runtime_client.default_device(),)
+    return ShardingPlan(devices, arg_shardings, out_spec, traced.out_tree, committed)
+
+
+def shardings_from_hlo(hlo_shardings: Sequence[Any] | None, devices: Sequence[Any],
+                       avals: Sequence[ShapedArray]) -> list[Any]:
+    """toolkit shardings for XLA's reported HloShardings (single device: ``SingleDeviceSharding``)."""
+    from toolkit import shard
+    if len(devices) == 1 or hlo_shardings is None:
+        return [shard.SingleDeviceSharding(devices[0]) for _ in avals]
+    return [shard.GSPMDSharding(tuple(devices), h) for h in hlo_shardings]

@@ -1,0 +1,571 @@
+"""The stages of compilation, as ``jax.stages`` describes them.
+
+``jit(f)`` gives a ``Wrapped``. For concrete or abstract arguments:
+
+* ``Wrapped.trace(*args)`` → ``Traced``: the typed program (``.program``);
+* ``Traced.lower()`` / ``Wrapped.lower(*args)`` → ``Lowered``: a StableHLO
+  module, plus the named pass pipeline ``compile`` will run on it;
+* ``Lowered.compile()`` → ``Compiled``: an XLA executable; calling it runs it.
+
+``Wrapped.__call__`` does all of it once per abstract signature and caches
+the executable, so the steady-state call is: flatten the arguments, look up
+the signature, execute.
+
+Example::
+
+    >>> f = toolkit.jit(lambda x, y: x @ y + 1.0)
+    >>> lowered = f.lower(np.ones((2, 3), np.float32), np.ones((3, 4), np.float32))
+    >>> print(lowered.as_text())          # StableHLO
+    >>> compiled = lowered.compile()
+    >>> compiled.cost_analysis()["flops"]
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+from jaxlib.mlir import ir
+
+from toolkit import lowering
+from toolkit.array import Array, _host_value
+from toolkit.core import dtypes, tracing, tree_util
+from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, aval_of
+from toolkit.core.program import Program
+from toolkit.ir.context import shared_context
+from toolkit.passes import dump as ir_dump
+from toolkit.passes.default_pipeline import jit_pipeline
+from toolkit.passes.pipeline import Pipeline
+from toolkit.runtime import arrays as runtime_arrays
+from toolkit.runtime import client as runtime_client
+from toolkit.runtime import executable as runtime_executable
+
+
+@dataclass(frozen=True)
+class ArgInfo:
+    """What ``args_info`` reports for one argument leaf: its abstract value and whether it is donated."""
+
+    aval: ShapedArray
+    donated: bool
+
+    @property
+    def shape(self) -> tuple:
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.aval.dtype
+
+
+# --- argument handling --------------------------------------------------------
+
+
+def _canonical_argnums(fun: Callable, static_argnums: Any, static_argnames: Any) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums or ())
+    argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames or ())
+    try:
+        parameters = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return argnums, argnames
+    positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = set(argnames)
+    nums = set(argnums)
+    for i in argnums:
+        if 0 <= i < len(positional):
+            names.add(positional[i])
+    for name in argnames:
+        if name in positional:
+            nums.add(positional.index(name))
+    return tuple(sorted(nums)), tuple(sorted(names))
+
+
+def _leaf_aval(leaf: Any, path: str) -> ShapedArray:
+    if type(leaf) is Array:
+        return leaf.aval
+    try:
+        return aval_of(leaf)
+    except TypeError:
+        raise TypeError(f"argument {path} of type {type(leaf).__name__} is not a valid jit argument: only arrays, "
+                        "numpy values, Python scalars and ShapeDtypeStruct (or pytrees of them) are; "
+                        "mark non-array arguments static with static_argnums/static_argnames") from None
+
+
+def _leaf_paths(tree: tree_util.PyTreeDef) -> list[str]:
+    """Key paths of the leaves of an ``(args, kwargs)`` tree, as users name them: ``x``, ``y['w']``."""
+    dummy = tree_util.tree_unflatten(tree, list(range(tree.num_leaves)))
+    paths = []
+    for path, _ in tree_util.tree_flatten_with_path(dummy)[0]:
+        head, *rest = path
+        if getattr(head, "idx", None) == 0:  # positional args
+            first = f"args[{rest[0].idx}]" if rest else "args"
+            rest = rest[1:]
+        else:
+            first = f"{rest[0].key}" if rest else "kwargs"
+            rest = rest[1:]
+        paths.append(first + tree_util.keystr(tuple(rest)))
+    return paths
+
+
+def _leaf_placement(leaf: Any) -> Any:
+    """The sharding a leaf insists on: a committed array's, or a spec's."""
+    if type(leaf) is Array:
+        return leaf._sharding if leaf._committed else None
+    if type(leaf) is ShapeDtypeStruct:
+        return leaf.sharding
+    return None
+
+
+class _Signature:
+    """The dynamic arguments of one call: flat leaves, their tree and abstract values."""
+
+    __slots__ = ("leaves", "tree", "avals", "shardings", "static_key", "static_args", "static_kwargs")
+
+    def __init__(self, leaves, tree, avals, shardings, static_key, static_args, static_kwargs):
+        self.leaves, self.tree, self.avals, self.shardings = leaves, tree, avals, shardings
+        self.static_key, self.static_args, self.static_kwargs = static_key, static_args, static_kwargs
+
+
+# --- the stages ---------------------------------------------------------------
+
+
+class Wrapped:
+    """A function wrapped by ``jit``: call it, or ``trace``/``lower`` it explicitly."""
+
+    def __init__(self, fun: Callable, *, static_argnums: Any = (), static_argnames: Any = (),
+                 donate_argnums: Any = (), keep_unused: bool = False, in_shardings: Any = None,
+                 out_shardings: Any = None):
+        if not callable(fun):
+            raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
+        self.fun = fun
+        self.static_argnums, self.static_argnames = _canonical_argnums(fun, static_argnums, static_argnames)
+        self.donate_argnums = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums or ())
+        overlap = set(self.donate_argnums) & set(self.static_argnums)
+        if overlap:
+            raise ValueError(f"arguments {sorted(overlap)} cannot be both static and donated")
+        self.keep_unused = keep_unused
+        self.in_shardings = in_shardings
+        self.out_shardings = out_shardings
+        self.name = getattr(fun, "__name__", "fun")
+        self._cache: dict[Any, Compiled] = {}
+        self._has_static = bool(self.static_argnums or self.static_argnames)
+        functools.update_wrapper(self, fun, updated=())
+
+    # -- signature -------------------------------------------------------------
+    def _signature(self, args: tuple, kwargs: dict) -> _Signature:
+        static_args: dict[int, Any] = {}
+        static_kwargs: dict[str, Any] = {}
+        if self._has_static:
+            dyn_args = []
+            for i, a in enumerate(args):
+                if i in self.static_argnums:
+                    static_args[i] = a
+                else:
+                    dyn_args.append(a)
+            dyn_kwargs = {}
+            for k, v in kwargs.items():
+                if k in self.static_argnames:
+                    static_kwargs[k] = v
+                else:
+                    dyn_kwargs[k] = v
+            args, kwargs = tuple(dyn_args), dyn_kwargs
+            try:
+                static_key = (tuple(sorted(static_args.items())), tuple(sorted(static_kwargs.items())))
+                hash(static_key)
+            except TypeError as exc:
+                raise ValueError(f"static arguments must be hashable: {exc}") from None
+        else:
+            static_key = None
+        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        try:
+            avals = tuple([leaf.aval if type(leaf) is Array else aval_of(leaf) for leaf in leaves])
+        except TypeError:
+            paths = _leaf_paths(tree)
+            avals = tuple(_leaf_aval(leaf, paths[i]) for i, leaf in enumerate(leaves))
+        shardings = tuple([_leaf_placement(leaf) for leaf in leaves])
+        return _Signature(leaves, tree, avals, shardings, static_key, static_args, static_kwargs)
+
+    # -- stages ----------------------------------------------------------------
+    def trace(self, *args: Any, **kwargs: Any) -> "Traced":
+        """Trace for these arguments (arrays or ``ShapeDtypeStruct`` specs)."""
+        return self._trace(self._signature(args, kwargs))
+
+    def _trace(self, sig: _Signature) -> "Traced":
+        paths = _leaf_paths(sig.tree)
+        out_tree_box: list[Any] = []
+
+        def flat_fun(*tracers: Any) -> list[Any]:
+            args, kwargs = tree_util.tree_unflatten(sig.tree, list(tracers))
+            if self._has_static:
+                merged = list(args)
+                for i in sorted(sig.static_args):
+                    merged.insert(i, sig.static_args[i])
+                args = tuple(merged)
+                kwargs = {**kwargs, **sig.static_kwargs}
+            out = self.fun(*args, **kwargs)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_tree_box.append(out_tree)
+            for i, leaf in enumerate(out_leaves):
+                if not (isinstance(leaf, (tracing.Tracer, Array, np.ndarray, np.generic))
+                        or dtypes.is_python_scalar(leaf)):
+                    raise TypeError(f"{self.name} returned a value of type {type(leaf).__name__} at output leaf "
+                                    f"{i}; jit functions must return arrays (or pytrees of them)")
+            return out_leaves
+
+        program, captured = tracing.trace_flat(flat_fun, [a for a in sig.avals],
+                                               [f"argument {p} of {self.name}" for p in paths])
+        donated = self._donated_leaves(sig)
+        return Traced(self, program, sig.tree, out_tree_box[0], sig.avals, donated, paths, sig.shardings)
+
+    def _donated_leaves(self, sig: _Signature) -> tuple[bool, ...]:
+        if not self.donate_argnums:
+            return (False,) * len(sig.avals)
+        args, kwargs = tree_util.tree_unflatten(sig.tree, list(range(len(sig.avals))))
+        donated = [False] * len(sig.avals)
+        dynamic_positions = [i for i in range(len(args) + len(sig.static_args)) if i not in sig.static_args]
+        for position, arg in zip(dynamic_positions, args):
+            if position in self.donate_argnums:
+                for leaf in tree_util.tree_leaves(arg):
+                    donated[leaf] = True
+        return tuple(donated)
+
+    def lower(self, *args: Any, **kwargs: Any) -> "Lowered":
+        """Trace and lower to StableHLO for these arguments."""
+        return self.trace(*args, **kwargs).lower()
+
+    def eval_shape(self, *args: Any, **kwargs: Any) -> Any:
+        """The outputs' shapes and dtypes as a pytree of ``ShapeDtypeStruct``, without compiling."""
+        return self.trace(*args, **kwargs).out_info
+
+    # -- calling ---------------------------------------------------------------
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if tracing.is_tracing():
+            return self.fun(*args, **kwargs)  # nested jit: inline into the enclosing trace
+        sig = self._signature(args, kwargs)
+        key = (sig.tree, sig.avals, sig.shardings, sig.static_key)
+        compiled = self._cache.get(key)
+        if compiled is None:
+            compiled = self._trace(sig).lower().compile()
+            self._cache[key] = compiled
+        return compiled._call_flat(sig.leaves)
+
+    def clear_cache(self) -> None:
+        self._cache.clear()
+
+    def __repr__(self) -> str:
+        return f"Wrapped({self.name})"
+
+
+def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
+        static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
+        keep_unused: bool = False, in_shardings: Any = None, out_shardings: Any = None) -> Any:
+    """Compile ``fun`` with XLA, tracing it once per abstract signature.
+
+    Works as ``jit(f)``, ``jit(f, static_argnums=1)`` or as a decorator
+    ``@jit`` / ``@partial(jit, static_argnames="n")``.
+
+    Example::
+
+        @toolkit.jit
+        def f(x):
+            return toolkit.numpy.tanh(x) * 2
+    """
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
+                                 donate_argnums=donate_argnums, keep_unused=keep_unused,
+                                 in_shardings=in_shardings, out_shardings=out_shardings)
+    return Wrapped(fun, static_argnums=static_argnums, static_argnames=static_argnames,
+                   donate_argnums=donate_argnums, keep_unused=keep_unused, in_shardings=in_shardings,
+                   out_shardings=out_shardings)
+
+
+class Traced:
+    """A traced function: its typed program and the trees of its inputs and outputs."""
+
+    def __init__(self, wrapped: Wrapped, program: Program, in_tree: tree_util.PyTreeDef,
+                 out_tree: tree_util.PyTreeDef, in_avals: Sequence[ShapedArray], donated: Sequence[bool],
+                 arg_paths: Sequence[str], arg_shardings: Sequence[Any] | None = None):
+        self._wrapped = wrapped
+        self.program = program
+        self.in_tree = in_tree
+        self.out_tree = out_tree
+        self.in_avals = tuple(in_avals)
+        self.donated = tuple(donated)
+        self.arg_paths = tuple(arg_paths)
+        self._arg_shardings = tuple(arg_shardings) if arg_shardings is not None else (None,) * len(in_avals)
+
+    @property
+    def fun_name(self) -> str:
+        return self._wrapped.name
+
+    @property
+    def args_info(self) -> Any:
+        """``(args, kwargs)`` pytree of ``ArgInfo`` (abstract value, donated)."""
+        return tree_util.tree_unflatten(self.in_tree, [ArgInfo(a, d) for a, d in zip(self.in_avals, self.donated)])
+
+    @property
+    def out_info(self) -> Any:
+        """The outputs as a pytree of ``ShapeDtypeStruct``."""
+        return tree_util.tree_unflatten(
+            self.out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in self.program.out_avals])
+
+    def as_text(self, source_info: bool = False) -> str:
+        """The program, printed (``source_info=True`` adds file:line per equation)."""
+        return self.program.pretty(source_info=source_info)
+
+    def lower(self, *, platforms: Sequence[str] | None = None) -> "Lowered":
+        """Lower the program to a StableHLO module."""
+        from toolkit.sharding_plan import plan_shardings
+        plan = plan_shardings(self)
+        kept = _kept_inputs(self.program, self._wrapped.keep_unused)
+        program = _restrict_inputs(self.program, kept) if len(kept) != len(self.program.invars) else self.program
+        out_paths = _output_paths(self.out_tree)
+        arg_attrs = [dict(plan.arg_attrs[i]) for i in kept]
+        for position, i in enumerate(kept):
+            if self.donated[i]:
+                alias = _find_alias(self.in_avals[i], program.out_avals, arg_attrs, position)
+                if alias is not None:
+                    arg_attrs[position]["tf.aliasing_output"] = alias
+        with shared_context() as context:
+            attr_dicts = [{k: v() if callable(v) else v for k, v in d.items()} for d in arg_attrs]
+            result_attr_dicts = [{k: v() if callable(v) else v for k, v in d.items()} for d in plan.result_attrs]
+            module = lowering.lower_program(
+                program, name=self.fun_name, result_names=out_paths, arg_attrs=attr_dicts,
+                result_attrs=result_attr_dicts, num_partitions=plan.num_partitions,
+                platforms=tuple(platforms or (plan.platform,)), context=context)
+        ir_dump.maybe_dump(f"jit_{self.fun_name}.stablehlo", module)
+        return Lowered(self, module, kept, plan)
+
+
+def _kept_inputs(program: Program, keep_unused: bool) -> list[int]:
+    if keep_unused:
+        return list(range(len(program.invars)))
+    used = {a.id for eqn in program.walk() for a in eqn.inputs if hasattr(a, "id")}
+    used |= {a.id for a in program.outvars if hasattr(a, "id")}
+    return [i for i, v in enumerate(program.invars) if v.id in used]
+
+
+def _restrict_inputs(program: Program, kept: Sequence[int]) -> Program:
+    return Program(program.constvars, program.consts, [program.invars[i] for i in kept], program.outvars,
+                   program.eqns)
+
+
+def _find_alias(aval: ShapedArray, out_avals: Sequence[ShapedArray], arg_attrs: Sequence[dict],
+                position: int) -> Any:
+    taken = {d.get("_alias_index") for d in arg_attrs}
+    for j, out in enumerate(out_avals):
+        if j not in taken and out.shape == aval.shape and out.dtype == aval.dtype:
+            arg_attrs[position]["_alias_index"] = j
+            return lambda j=j: ir.IntegerAttr.get(ir.IntegerType.get_signless(32), j)
+    return None
+
+
+def _output_paths(out_tree: tree_util.PyTreeDef) -> list[str]:
+    dummy = tree_util.tree_unflatten(out_tree, list(range(out_tree.num_leaves)))
+    return ["result" + tree_util.keystr(path) for path, _ in tree_util.tree_flatten_with_path(dummy)[0]]
+
+
+class Lowered:
+    """A lowered function: a StableHLO module and the pass pipeline ``compile`` runs on it."""
+
+    def __init__(self, traced: Traced, module: ir.Module, kept_var_idx: Sequence[int], plan: Any):
+        self._traced = traced
+        self._module = module
+        self.kept_var_idx = tuple(kept_var_idx)
+        self._plan = plan
+        self.pipeline: Pipeline = jit_pipeline()
+
+    in_tree = property(lambda self: self._traced.in_tree)
+    out_tree = property(lambda self: self._traced.out_tree)
+    args_info = property(lambda self: self._traced.args_info)
+    out_info = property(lambda self: self._traced.out_info)
+
+    def compiler_ir(self, dialect: str = "stablehlo") -> Any:
+        """The module as an ``ir.Module`` (``"stablehlo"``) or HLO text (``"hlo"``)."""
+        if dialect == "stablehlo":
+            return self._module
+        if dialect == "hlo":
+            return runtime_executable.mlir_to_hlo_text(self._bytecode())
+        raise ValueError(f"unknown dialect {dialect!r}; expected 'stablehlo' or 'hlo'")
+
+    def as_text(self, dialect: str = "stablehlo", debug_info: bool = False) -> str:
+        """The module as text; ``debug_info=True`` prints each op's source location."""
+        if dialect == "stablehlo":
+            return self._module.operation.get_asm(enable_debug_info=debug_info)
+        if dialect == "hlo":
+            return self.compiler_ir("hlo")
+        raise ValueError(f"unknown dialect {dialect!r}; expected 'stablehlo' or 'hlo'")
+
+    def _bytecode(self) -> bytes:
+        import io
+        buffer = io.BytesIO()
+        self._module.operation.write_bytecode(buffer)
+        return buffer.getvalue()
+
+    def cost_analysis(self) -> dict[str, float]:
+        """XLA's cost estimate of the unoptimized module (``flops``, ``bytes accessed``, ...)."""
+        return runtime_executable.hlo_cost_analysis(self._bytecode())
+
+    def compile(self, compiler_options: Mapping[str, Any] | None = None) -> "Compiled":
+        """Run the pass pipeline on a copy of the module, then compile it with XLA.
+
+        ``compiler_options`` are XLA debug options, e.g. ``{"xla_cpu_enable_fast_math": False}``.
+        """
+        if compiler_options is not None and not isinstance(compiler_options, Mapping):
+            raise TypeError(f"compiler_options must be a dict of XLA option names to values, got "
+                            f"{type(compiler_options).__name__}")
+        module = self._module
+        if self.pipeline.elements:
+            with module.context:
+                module = ir.Module.parse(self._bytecode())
+            self.pipeline.run(module)
+            ir_dump.maybe_dump(f"jit_{self._traced.fun_name}.after_passes", module)
+        plan = self._plan
+        executable = runtime_executable.compile_module(
+            module.operation.get_asm(binary=True), plan.devices, num_partitions=plan.num_partitions,
+            spmd=plan.num_partitions > 1, compiler_options=compiler_options)
+        return Compiled(self, executable)
+
+
+class Compiled:
+    """A compiled executable; call it with arguments of the signature it was lowered for."""
+
+    def __init__(self, lowered: Lowered, executable: Any):
+        self._lowered = lowered
+        self._executable = executable
+        traced = lowered._traced
+        plan = lowered._plan
+        self._in_avals = traced.in_avals
+        self._kept = lowered.kept_var_idx
+        self._paths = traced.arg_paths
+        self._out_tree = traced.out_tree
+        self._out_avals = traced.program.out_avals
+        self._plan = plan
+        self._arg_runtime_shardings = [plan.arg_runtime_sharding(i, self._in_avals[i]) for i in self._kept]
+        self._arg_devices = [list(s._device_assignment) for s in self._arg_runtime_shardings]
+        self._out_shardings = plan.out_shardings(self._out_avals)
+        self._handlers = [runtime_arrays.result_handler(a, s._runtime_sharding(a.ndim))
+                          for a, s in zip(self._out_avals, self._out_shardings)]
+        self._donated = [traced.donated[i] for i in self._kept]
+
+    in_tree = property(lambda self: self._lowered.in_tree)
+    out_tree = property(lambda self: self._lowered.out_tree)
+    args_info = property(lambda self: self._lowered.args_info)
+    out_info = property(lambda self: self._lowered.out_info)
+
+    def as_text(self) -> str:
+        """The optimized HLO XLA compiled."""
+        return runtime_executable.optimized_hlo_text(self._executable)
+
+    def cost_analysis(self) -> dict[str, float]:
+        return runtime_executable.cost_analysis(self._executable)
+
+    def memory_analysis(self) -> Any:
+        """XLA's memory statistics (argument, output, temp and generated-code sizes in bytes)."""
+        return runtime_executable.memory_analysis(self._executable)
+
+    def runtime_executable(self) -> Any:
+        """The underlying PJRT loaded executable."""
+        return self._executable
+
+    @property
+    def input_shardings(self) -> Any:
+        """``(args, kwargs)`` pytree of the shardings XLA chose for the inputs."""
+        from toolkit.sharding_plan import shardings_from_hlo
+        chosen = runtime_executable.parameter_shardings(self._executable)
+        per_kept = shardings_from_hlo(chosen, self._plan.devices, [self._in_avals[i] for i in self._kept])
+        flat = [None] * len(self._in_avals)
+        for i, s in zip(self._kept, per_kept):
+            flat[i] = s
+        for i in range(len(flat)):
+            if flat[i] is None:
+                flat[i] = self._plan.arg_sharding(i, self._in_avals[i])
+        return tree_util.tree_unflatten(self.in_tree, flat)
+
+    @property
+    def output_shardings(self) -> Any:
+        """Pytree (like the outputs) of the shardings XLA gave the outputs."""
+        from toolkit.sharding_plan import shardings_from_hlo
+        chosen = runtime_executable.output_shardings(self._executable)
+        return tree_util.tree_unflatten(self.out_tree, shardings_from_hlo(chosen, self._plan.devices, self._out_avals))
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        wrapped = self._lowered._traced._wrapped
+        sig = wrapped._signature(args, kwargs)
+        if sig.tree != self.in_tree:
+            raise TypeError(f"the compiled function {wrapped.name} was called with arguments of tree structure "
+                            f"{sig.tree}, but it was compiled for {self.in_tree}")
+        for i, (given, expected) in enumerate(zip(sig.avals, self._in_avals)):
+            if given.shape != expected.shape or given.dtype != expected.dtype:
+                raise TypeError(f"argument {self._paths[i]} of the compiled function {wrapped.name} has type "
+                                f"{given.str_short()}, but it was compiled for {expected.str_short()}")
+        return self._call_flat(sig.leaves)
+
+    def _call_flat(self, leaves: Sequence[Any]) -> Any:
+        impls = []
+        for position, i in enumerate(self._kept):
+            leaf = leaves[i]
+            rsharding = self._arg_runtime_shardings[position]
+            if type(leaf) is Array and leaf._impl._sharding is rsharding:
+                impls.append(leaf._impl)
+            else:
+                impls.append(self._place(leaf, position, i))
+        outs = runtime_executable.execute(self._executable, impls, self._handlers)
+        committed = self._plan.committed
+        flat = [Array(impl, aval, sharding, committed)
+                for impl, aval, sharding in zip(outs, self._out_avals, self._out_shardings)]
+        return tree_util.tree_unflatten(self._out_tree, flat)
+
+    def _place(self, leaf: Any, position: int, i: int) -> Any:
+        aval = self._in_avals[i]
+        sharding = self._plan.arg_sharding(i, aval)
+        if type(leaf) is Array:
+            self._plan.check_committed(leaf, i, self._paths[i])
+            if leaf._impl.is_deleted():
+                raise ValueError(f"argument {self._paths[i]} was donated to an earlier call and has been deleted")
+            if leaf.sharding == sharding:
+                return leaf._impl
+            value = np.asarray(leaf)
+        else:
+            value = np.asarray(leaf, dtype=aval.dtype)
+        from toolkit.shard import placement
+        return placement.device_put_sharded(value, sharding, weak_type=aval.weak_type)
+
+
+# --- eager execution of single primitives --------------------------------------
+
+
+def _params_key(params: dict[str, Any]) -> Any:
+    try:
+        key = tuple(sorted(params.items()))
+        hash(key)
+        return key
+    except TypeError:
+        return None
+
+
+_eager_cache: dict[Any, Compiled] = {}
+
+
+def _eager_handler(primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
+    avals = tuple(a.aval if type(a) is Array else aval_of(a) for a in args)
+    params_key = _params_key(params)
+    key = (primitive, params_key, avals) if params_key is not None else None
+    compiled = _eager_cache.get(key) if key is not None else None
+    if compiled is None:
+        def run(*xs: Any) -> Any:
+            out = primitive.bind(*xs, **params)
+            return list(out) if primitive.multiple_results else out
+        run.__name__ = primitive.name
+        compiled = Wrapped(run, keep_unused=True).trace(*[ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
+                                                          for a in avals]).lower().compile()
+        if key is not None:
+            _eager_cache[key] = compiled
+    out = compiled._call_flat(list(args))
+    return list(out) if primitive.multiple_results else [out]
+
+
+tracing.set_eager_handler(_eager_handler)
