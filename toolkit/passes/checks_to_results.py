@@ -76,7 +76,8 @@ class ChecksToResultsPass(ModulePass):
             if target is None or not target.startswith(CHECK_PREFIX):
                 continue
             if len(child.operands) != 2:
-                raise PassFailure(f"{target} needs 2 operands (actual, expected), has {len(child.operands)}")
+                raise PassFailure(f"{target} needs 2 operands (actual, expected), has {len(child.operands)}",
+                                  op=child)
             kinds.append(target[len(CHECK_PREFIX):])
             pairs += [child.operands[0], child.operands[1]]
             child.erase()
@@ -100,7 +101,10 @@ class InputsToArgumentsPass(ModulePass):
     callee: str = "inputs"
 
     def apply(self, op: ir.Operation) -> None:
-        main = lookup_function(op, self.function).operation
+        try:
+            main = lookup_function(op, self.function).operation
+        except KeyError as error:
+            raise PassFailure(str(error.args[0])) from None
         block = main.regions[0].blocks[0]
         calls = [c.operation for c in block.operations
                  if c.operation.name == "func.call"

@@ -138,8 +138,11 @@ class Pass:
         return [f for f in dataclasses.fields(cls) if f.init]
 
     @classmethod
-    def option_help(cls) -> list[tuple[str, str, str]]:
-        """``(option-name, type, default)`` for ``--list-passes``."""
+    def option_help(cls) -> list[tuple[str, str, str, str]]:
+        """``(option-name, type, default, help)`` rows for ``--list-passes``.
+
+        Help text comes from ``dataclasses.field(metadata={"help": ...})``.
+        """
         hints = typing.get_type_hints(cls)
         rows = []
         for field in cls.option_fields():
@@ -151,9 +154,9 @@ class Pass:
             default = field.default if field.default is not dataclasses.MISSING else (
                 field.default_factory() if field.default_factory is not dataclasses.MISSING else None  # type: ignore[misc]
             )
-            doc = field.metadata.get("help", "")
             rows.append((_option_name(field.name), type_text,
-                         ("" if default is None else _format_option_value(default)) + (f"  {doc}" if doc else "")))
+                         "" if default is None else _format_option_value(default),
+                         field.metadata.get("help", "")))
         return rows
 
     @classmethod

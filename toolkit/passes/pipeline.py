@@ -392,10 +392,10 @@ class _Run:
                     instance.apply(anchor_op)
             except BaseException as error:  # noqa: BLE001 - reported after run()
                 self.python_error = (instance.name, error)
-                if isinstance(error, PassFailure):
-                    # A diagnostic lets --verify-diagnostics match the failure.
-                    anchor = error.op.operation if getattr(error, "op", None) is not None else op.operation
-                    anchor.location.emit_error(str(error))
+                # A diagnostic lets --verify-diagnostics match the failure.
+                anchor = error.op.operation if getattr(error, "op", None) is not None else op.operation
+                prefix = "" if isinstance(error, PassFailure) else f"pass '{instance.name}' raised {type(error).__name__}: "
+                anchor.location.emit_error(prefix + str(error.args[0] if isinstance(error, KeyError) and error.args else error))
                 pass_handle.signal_pass_failure()
             finally:
                 _active_statistics.reset(token)

@@ -45,6 +45,10 @@ _LAZY_PASSES: dict[str, tuple[str, str]] = {
                                     "Replace `call @inputs()` in @main by arguments of @main (runtime parameters)."),
     "toolkit-simplify": ("toolkit.passes.simplify:SimplifyPass",
                          "Algebraic StableHLO cleanups: x+0, x*1, x-0, transpose/reshape chains, no-op convert/broadcast."),
+    "toolkit-sharding-annotate": ("toolkit.passes.sharding_annotate:ShardingAnnotatePass",
+                                  "Write argument/result shardings onto @main (mode=gspmd: mhlo.sharding; mode=shardy: sdy)."),
+    "toolkit-sharding-report": ("toolkit.passes.sharding_report:ShardingReportPass",
+                                "Print a table of every sharded value and its per-device shard shape."),
 }
 
 #: C++ passes jaxlib 0.10.2 registers (verified to parse by tests).
@@ -196,7 +200,7 @@ class PassInfo:
     name: str
     description: str
     kind: str  # "python" or "c++"
-    options: tuple[tuple[str, str, str], ...] = ()
+    options: tuple[tuple[str, str, str, str], ...] = ()  # (name, type, default, help)
 
 
 def list_passes(*, load: bool = True) -> list[PassInfo]:

@@ -196,8 +196,8 @@ def _list_passes(out: Any) -> None:
     out.write("Available passes (Python and C++), use in --pass-pipeline='builtin.module(...)':\n")
     for info in list_passes():
         out.write(f"  {info.name:<36} [{info.kind}] {info.description}\n")
-        for option, type_text, default in info.options:
-            out.write(f"      {option}={type_text}  (default: {default})\n")
+        for option, type_text, default, help_text in info.options:
+            out.write(f"      {option}={type_text}  (default: {default}){'  ' + help_text if help_text else ''}\n")
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -1,0 +1,53 @@
+# lit configuration for toolkit's golden tests: `python -m lit -v test/lit`.
+#
+# Substitutions: %PYTHON / %python (this interpreter), toolkit-opt, toolkit-run,
+# filecheck (the pip `filecheck` command), %corpora (../shared/corpora),
+# %inputs (test/lit/Inputs). Every subfolder is searched for .mlir and .py tests.
+
+import os
+import shutil
+import sys
+
+import lit.formats
+
+config.name = "toolkit"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".py"]
+config.excludes = ["lit.cfg.py", "lit.local.cfg", "Inputs", "__pycache__"]
+config.test_source_root = os.path.dirname(__file__)
+
+project_root = os.path.abspath(os.path.join(config.test_source_root, "..", ".."))
+python = sys.executable
+bin_dir = os.path.dirname(python)
+
+config.environment["PATH"] = os.pathsep.join([bin_dir, os.environ.get("PATH", "")])
+config.environment["PYTHONPATH"] = os.pathsep.join(
+    p for p in [project_root, os.environ.get("PYTHONPATH", "")] if p)
+config.environment["TF_CPP_MIN_LOG_LEVEL"] = "1"
+for name in ("HOME", "TMPDIR", "TOOLKIT_NUM_CPU_DEVICES"):
+    if name in os.environ:
+        config.environment[name] = os.environ[name]
+
+
+def _tool(name, module):
+    found = shutil.which(name, path=bin_dir)
+    return found if found else f"{python} -m {module}"
+
+
+filecheck = shutil.which("filecheck", path=bin_dir) or shutil.which("filecheck") or "filecheck"
+
+# Longest names first so `toolkit-opt` is not replaced inside a longer word.
+config.substitutions.append(("%PYTHON", python))
+config.substitutions.append(("%python", python))
+config.substitutions.append(("%corpora", os.path.join(project_root, "..", "shared", "corpora")))
+config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
+config.substitutions.append((r"\btoolkit-opt\b", _tool("toolkit-opt", "toolkit.tools.opt")))
+config.substitutions.append((r"\btoolkit-run\b", _tool("toolkit-run", "toolkit.tools.run")))
+config.substitutions.append((r"\bfilecheck\b", filecheck))
+
+try:
+    import jax  # noqa: F401
+
+    config.available_features.add("jax")
+except ImportError:
+    pass
