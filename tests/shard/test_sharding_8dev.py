@@ -215,7 +215,7 @@ def test_pmap_sharding():
     with pytest.raises(ValueError, match="dimension 0"):
         PmapSharding.default((3, 2), devices=devices()[:2])
     arr = device_put_sharded(np.arange(24.0).reshape(8, 3), s)
-    np.testing.assert_array_equal(np.array(arr._arrays[2]), [[6.0, 7.0, 8.0]])
+    np.testing.assert_array_equal(np.asarray(arr._arrays[2]), [[6.0, 7.0, 8.0]])
 
 
 def test_gspmd():
@@ -320,11 +320,11 @@ def test_device_put_round_trip(mesh_shape, spec):
     host = np.arange(8 * 16, dtype=np.float32).reshape(ARRAY_SHAPE)
     s = ours(mesh_shape, spec)
     array = device_put_sharded(host, s)
-    np.testing.assert_array_equal(np.array(array), host)
+    np.testing.assert_array_equal(np.asarray(array), host)
     index_map = s.devices_indices_map(ARRAY_SHAPE)
     pieces = array._arrays
     assert len(pieces) == 8
     for piece in pieces:
         device = list(piece.devices())[0]
-        np.testing.assert_array_equal(np.array(piece), host[index_map[device]])
-        assert np.array(piece).shape == s.shard_shape(ARRAY_SHAPE)
+        np.testing.assert_array_equal(np.asarray(piece), host[index_map[device]])
+        assert np.asarray(piece).shape == s.shard_shape(ARRAY_SHAPE)
