@@ -277,9 +277,18 @@ def _named_shardings_for_writing(exp: Exported, side: str) -> tuple[ExportedName
 
 
 def _aval_key(aval: ShapedArray, sharding: ExportedNamedSharding | None) -> Any:
-    # JAX keys its unique avals by the aval with its sharding; mirror that so
-    # equal inputs de-duplicate (and so serialize to bytes) the same way.
-    return (aval, sharding)
+    # JAX de-duplicates avals that carry a sharding "type": the mesh and the
+    # spec restricted to Explicit axes (Auto and Manual axes read as None).
+    # Mirror that so the same Exported de-duplicates, and so serializes to
+    # the same bytes, on both sides.
+    if sharding is None:
+        return (aval, None)
+    explicit = {n for n, t in zip(sharding.mesh.axis_names, sharding.mesh.axis_types) if t == "Explicit"}
+    spec = []
+    for entry in sharding.partitions + (None,) * (aval.ndim - len(sharding.partitions)):
+        axes = tuple(a for a in ((entry,) if isinstance(entry, str) else entry or ()) if a in explicit)
+        spec.append(axes or None)
+    return (aval, sharding.mesh, tuple(spec))
 
 
 def _write_exported(builder: flatbuffers.Builder, exp: Exported, vjp_order: int) -> int:
@@ -563,7 +572,10 @@ class _Reader:
         # Every genuine node, aval, string... occupies at least 4 bytes of the
         # blob; a budget of that many reads stops offset tricks that share
         # subtrees to make the reader do exponential work.
-        self.budget = size // 2 + 64
+        self.budget = size + 64
+        # JAX parses every shape of one Exported in a single symbolic scope
+        # (constraints are not serialized); the vjp Exported gets its own.
+        self.scope: Any = None
 
     def spend(self, n: int = 1) -> None:
         self.budget -= n
@@ -573,7 +585,8 @@ class _Reader:
     def length(self, n: int, element_size: int, what: str) -> int:
         if n < 0 or n * element_size > self.size:
             raise _Corrupt(f"the {what} vector claims {n} elements, more than fit in {self.size} bytes")
-        self.spend(n)
+        if element_size >= 4:  # offsets and indices: each may lead to more reading
+            self.spend(n)
         return n
 
 
@@ -637,6 +650,14 @@ def _read_exported(reader: _Reader, exp: Any, depth: int) -> Exported:
     if depth > _MAX_VJP_DEPTH:
         raise _Corrupt(f"VJP functions nest more than {_MAX_VJP_DEPTH} levels deep")
     reader.spend()
+    outer_scope, reader.scope = reader.scope, None
+    try:
+        return _read_exported_fields(reader, exp, depth)
+    finally:
+        reader.scope = outer_scope
+
+
+def _read_exported_fields(reader: _Reader, exp: Any, depth: int) -> Exported:
     version = exp.SerializationVersion()
     if version == 0:
         raise _Corrupt("it has no serialization_version (foreign flatbuffer?)")
@@ -779,30 +800,27 @@ def _read_aval(reader: _Reader, aval: Any) -> ShapedArray:
             raise _Corrupt(f"unknown memory space code {memory_space}")
         raise _Corrupt(f"memory space {name} is not supported by toolkit (only device memory)")
     dims = [_decode(aval.Shape(i), "dimension") for i in _vector(reader, aval.ShapeLength(), 4, "shape")]
-    return ShapedArray(_parse_shape(dims), dtype)
+    return ShapedArray(_parse_shape(reader, dims), dtype)
 
 
 _INT_DIM = re.compile(r"[0-9]+\Z")
 
 
-def _parse_shape(dims: list[str]) -> tuple:
+def _parse_shape(reader: _Reader, dims: list[str]) -> tuple:
     if all(_INT_DIM.match(d) for d in dims):
         return tuple(int(d) for d in dims)
-    return _parse_symbolic_shape(",".join(dims))
+    text = ",".join(dims)
+    from toolkit.core import shape_poly
 
-
-def _parse_symbolic_shape(text: str) -> tuple:
-    """Symbolic dimensions: parsed by ``toolkit.core.shape_poly`` when it exists."""
+    if reader.scope is None:
+        reader.scope = shape_poly.SymbolicScope(())
     try:
-        from toolkit.core import shape_poly  # type: ignore[attr-defined]
-    except ImportError:
-        raise _Corrupt(f"shape ({text}) has symbolic dimensions, which need toolkit.core.shape_poly "
-                       "(not available in this build)") from None
-    try:
-        # JAX deserializes every shape of one Exported in a single scope.
-        return tuple(shape_poly.symbolic_shape(text))
+        shape = tuple(shape_poly.symbolic_shape(text, scope=reader.scope))
     except Exception as e:  # the parser's own error types
         raise _Corrupt(f"cannot parse shape ({text}): {e}") from None
+    if len(shape) != len(dims) or any(type(d) is int and d < 0 for d in shape):
+        raise _Corrupt(f"shape ({text}) does not parse to {len(dims)} non-negative dimensions")
+    return shape
 
 
 def _read_abstract_mesh(reader: _Reader, mesh: Any) -> ExportedAbstractMesh:
