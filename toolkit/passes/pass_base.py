@@ -71,6 +71,24 @@ def record_statistic(key: str, count: int = 1) -> None:
         statistics[key] += count
 
 
+_BUILTIN_TYPE_NAMES = {"bool": bool, "int": int, "float": float, "str": str}
+
+
+def _type_hints(cls: type) -> dict[str, Any]:
+    # get_type_hints needs the annotation names importable from the module;
+    # passes defined inside a function (tests, notebooks) may not have that.
+    try:
+        return typing.get_type_hints(cls)
+    except NameError:
+        hints = {}
+        for field in dataclasses.fields(cls):
+            kind = field.type
+            if isinstance(kind, str):
+                kind = _BUILTIN_TYPE_NAMES.get(kind, kind)
+            hints[field.name] = kind
+        return hints
+
+
 def _option_name(field_name: str) -> str:
     return field_name.replace("_", "-")
 
@@ -143,7 +161,7 @@ class Pass:
 
         Help text comes from ``dataclasses.field(metadata={"help": ...})``.
         """
-        hints = typing.get_type_hints(cls)
+        hints = _type_hints(cls)
         rows = []
         for field in cls.option_fields():
             kind = hints[field.name]
@@ -167,7 +185,7 @@ class Pass:
         """
         import difflib
 
-        hints = typing.get_type_hints(cls)
+        hints = _type_hints(cls)
         by_option = {_option_name(f.name): f for f in cls.option_fields()}
         kwargs = {}
         for option, text in options.items():

@@ -487,7 +487,8 @@ class Pipeline:
             try:
                 pm.run(op)
             except ir.MLIRError as error:
-                raise self._failure(run, op, error) from None
+                failure = self._failure(run, op, error)
+                raise failure from failure.__cause__
             finally:
                 run.report.total_seconds = time.perf_counter() - start
                 if handler is not None:

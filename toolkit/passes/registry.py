@@ -27,6 +27,7 @@ import difflib
 import importlib
 import importlib.util
 import os
+import sys
 import threading
 from typing import TypeVar
 
@@ -93,6 +94,8 @@ def register_pass(cls: P) -> P:
     name = getattr(cls, "name", "")
     if not isinstance(name, str) or not name or any(c in name for c in " {}(),"):
         raise ValueError(f"pass class {cls.__name__} needs a pipeline name, got {name!r}")
+    if not (isinstance(cls, type) and issubclass(cls, Pass)):
+        raise TypeError(f"{cls!r} is not a pass class (derive from ModulePass or PatternPass)")
     if not dataclasses.is_dataclass(cls):
         raise TypeError(f"pass class {cls.__name__} must be a @dataclass(frozen=True)")
     with _lock:
@@ -124,7 +127,13 @@ def load_pass_plugin(path_or_module: str) -> None:
         spec = importlib.util.spec_from_file_location(module_name, path_or_module)
         assert spec is not None and spec.loader is not None
         module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        # dataclasses (and typing) look the module up by name while it runs.
+        sys.modules[module_name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            del sys.modules[module_name]
+            raise
     else:
         importlib.import_module(path_or_module)
 
