@@ -220,6 +220,12 @@ class Exported:
         for name, avals in (("in", self.in_avals), ("out", self.out_avals)):
             named = getattr(self, f"_{name}_named_shardings")
             hlo = getattr(self, f"{name}_shardings_hlo")
+            if named is None and all(h is None for h in hlo) and len(hlo) in (0, len(avals)):
+                # Nothing specified: the same as every sharding unspecified.
+                named = (None,) * len(avals)
+                if not hlo:
+                    hlo = (None,) * len(avals)
+                    set_(f"{name}_shardings_hlo", hlo)
             if named is not None:
                 named = tuple(as_exported_named_sharding(s) for s in named)
                 if len(named) != len(avals):

@@ -594,6 +594,22 @@ class _Corrupt(Exception):
     pass
 
 
+class _StrictBytes(bytes):
+    """Bytes whose slices fail instead of silently shortening.
+
+    flatbuffers' reader takes strings as ``buf[start:start + length]``; on a
+    truncated blob plain bytes would hand back a shorter string without error.
+    """
+
+    def __getitem__(self, key: Any) -> Any:
+        if isinstance(key, slice):
+            start, stop = key.start or 0, len(self) if key.stop is None else key.stop
+            if start < 0 or stop > len(self) or stop < start:
+                raise _Corrupt(f"a string or vector spans bytes {start}..{stop}, outside the "
+                               f"{len(self)}-byte buffer")
+        return bytes.__getitem__(self, key)
+
+
 def deserialize(blob: bytes | bytearray | memoryview) -> Exported:
     """Read an ``Exported`` from bytes written by ``serialize`` or by ``jax.export``.
 
@@ -612,7 +628,7 @@ def deserialize(blob: bytes | bytearray | memoryview) -> Exported:
     """
     if not isinstance(blob, (bytes, bytearray, memoryview)):
         raise TypeError(f"deserialize expects bytes or bytearray, got {type(blob).__name__}.")
-    data = bytes(blob)
+    data = _StrictBytes(blob)
     if len(data) < 12:
         raise ValueError(f"Not a serialized Exported: {len(data)} bytes is too short for a flatbuffer.")
     root = struct.unpack_from("<I", data, 0)[0]
