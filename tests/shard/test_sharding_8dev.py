@@ -11,7 +11,7 @@ import pytest  # noqa: E402
 from toolkit.runtime.client import devices  # noqa: E402
 from toolkit.shard import (  # noqa: E402
     UNCONSTRAINED, AbstractMesh, GSPMDSharding, Mesh, NamedSharding, P, PmapSharding, PositionalSharding,
-    SingleDeviceSharding, as_named_sharding, device_put_sharded, get_mesh, hlo_sharding_from_text,
+    SingleDeviceSharding, as_named_sharding, device_put_sharded, get_mesh, host_array, hlo_sharding_from_text,
     mhlo_sharding_text, named_sharding_from_hlo, set_mesh, sharding_from_hlo, shardy_mesh_text,
     shardy_sharding_text, to_op_sharding)
 
@@ -320,7 +320,7 @@ def test_device_put_round_trip(mesh_shape, spec):
     host = np.arange(8 * 16, dtype=np.float32).reshape(ARRAY_SHAPE)
     s = ours(mesh_shape, spec)
     array = device_put_sharded(host, s)
-    np.testing.assert_array_equal(np.asarray(array), host)
+    np.testing.assert_array_equal(host_array(array), host)
     index_map = s.devices_indices_map(ARRAY_SHAPE)
     pieces = array._arrays
     assert len(pieces) == 8

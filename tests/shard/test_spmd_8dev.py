@@ -17,7 +17,7 @@ from toolkit.runtime import arrays as runtime_arrays  # noqa: E402
 from toolkit.runtime import executable as runtime_executable  # noqa: E402
 from toolkit.runtime.client import devices  # noqa: E402
 from toolkit.shard import (  # noqa: E402
-    UNCONSTRAINED, AbstractMesh, GSPMDSharding, Mesh, NamedSharding, P, device_put_sharded)
+    UNCONSTRAINED, AbstractMesh, GSPMDSharding, Mesh, NamedSharding, P, device_put_sharded, host_array)
 
 pytestmark = pytest.mark.multidevice
 IN_PROCESS = len(devices()) == 8
@@ -80,7 +80,7 @@ def test_data_parallel_mlp(mode):
     mesh = Mesh(np.array(devices()), ("batch",))
     batch, replicated = NamedSharding(mesh, P("batch")), NamedSharding(mesh, P())
     exe, out, inputs = run_spmd([batch, replicated, replicated], batch, mode)
-    np.testing.assert_allclose(np.asarray(out), mlp_reference(*inputs), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(host_array(out), mlp_reference(*inputs), rtol=1e-5, atol=1e-5)
     [chosen] = runtime_executable.output_shardings(exe)
     assert GSPMDSharding(devices(), chosen).is_equivalent_to(batch, 2)
     for piece in out._arrays:
@@ -95,7 +95,7 @@ def test_model_parallel_mlp(mode):
     w2_s = NamedSharding(mesh, P("model", None))
     out_s = NamedSharding(mesh, P("data"))
     exe, out, inputs = run_spmd([x_s, w1_s, w2_s], out_s, mode)
-    np.testing.assert_allclose(np.asarray(out), mlp_reference(*inputs), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(host_array(out), mlp_reference(*inputs), rtol=1e-5, atol=1e-5)
     params = runtime_executable.parameter_shardings(exe)
     assert GSPMDSharding(devices(), params[1]).is_equivalent_to(w1_s, 2)
     index_map = out_s.devices_indices_map((16, 8))

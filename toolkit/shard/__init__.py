@@ -25,7 +25,7 @@ from toolkit.shard.hlo import hlo_sharding_from_text
 from toolkit.shard.mesh import AbstractMesh, AxisType, Mesh, get_abstract_mesh, get_mesh, set_mesh
 from toolkit.shard.named_sharding import NamedSharding, named_sharding_from_hlo
 from toolkit.shard.partition_spec import UNCONSTRAINED, P, PartitionSpec
-from toolkit.shard.placement import device_put_sharded
+from toolkit.shard.placement import device_put_sharded, host_array
 from toolkit.shard.pmap import (NoSharding, PmapSharding, Replicated, ShardedAxis, ShardingSpec,
                                 Unstacked)
 from toolkit.shard.positional import PositionalSharding, positional_sharding_from_hlo
@@ -38,7 +38,7 @@ __all__ = [
     "AbstractMesh", "AxisType", "GSPMDSharding", "HloSharding", "Mesh", "NamedSharding", "NoSharding",
     "OpSharding", "P", "PartitionSpec", "PmapSharding", "PositionalSharding", "Replicated",
     "ShardedAxis", "Sharding", "ShardingSpec", "SingleDeviceSharding", "UNCONSTRAINED", "Unstacked",
-    "as_named_sharding", "device_put_sharded", "get_abstract_mesh", "get_mesh",
+    "as_named_sharding", "device_put_sharded", "host_array", "get_abstract_mesh", "get_mesh",
     "hlo_sharding_from_text", "make_single_device_sharding", "mhlo_sharding_text",
     "named_sharding_from_hlo", "parse_shardy_mesh", "parse_shardy_sharding",
     "positional_sharding_from_hlo", "set_mesh", "sharding_from_hlo", "shardy_mesh_attr_text",
