@@ -38,6 +38,8 @@ class TracerArrayConversionError(TypeError):
 
 
 _TOOLKIT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+# Programs shipped with toolkit (the demo, command-line tools) count as user code.
+_USER_CODE_INSIDE_TOOLKIT = _TOOLKIT_DIR + "tools" + os.sep
 
 
 def user_source_info() -> SourceInfo | None:
@@ -45,7 +47,7 @@ def user_source_info() -> SourceInfo | None:
     frame = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
-        if not filename.startswith(_TOOLKIT_DIR) or "/tests/" in filename:
+        if not filename.startswith(_TOOLKIT_DIR) or filename.startswith(_USER_CODE_INSIDE_TOOLKIT):
             return SourceInfo(filename, frame.f_lineno, frame.f_code.co_name)
         frame = frame.f_back
     return None
@@ -57,14 +59,14 @@ class Tracer:
     Array methods and operators are added by ``toolkit.numpy``.
     """
 
-    __slots__ = ("aval", "builder", "var", "origin", "__weakref__")
+    __slots__ = ("aval", "_builder", "_var", "_origin", "__weakref__")
     __array_priority__ = 1000
 
     def __init__(self, builder: "ProgramBuilder", var: Var, origin: Any):
         self.aval = var.aval
-        self.builder = builder
-        self.var = var
-        self.origin = origin
+        self._builder = builder
+        self._var = var
+        self._origin = origin
 
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
@@ -73,7 +75,7 @@ class Tracer:
     weak_type = property(lambda self: self.aval.weak_type)
 
     def _describe(self) -> str:
-        origin = self.origin
+        origin = self._origin
         if isinstance(origin, Equation):
             where = f" at {origin.source_info}" if origin.source_info else ""
             return f"the traced value {self.aval.str_short()} produced by `{origin.primitive.name}`{where}"
@@ -186,9 +188,9 @@ class ProgramBuilder:
     def to_tracer(self, x: Any) -> Tracer:
         """A tracer of this builder for ``x``: a tracer, an outer tracer or a constant."""
         if isinstance(x, Tracer):
-            if x.builder is self:
+            if x._builder is self:
                 return x
-            if x.builder.finished or not self._is_ancestor(x.builder):
+            if x._builder.finished or not self._is_ancestor(x._builder):
                 raise UnexpectedTracerError(
                     f"{x._describe()} escaped the trace that created it and was used again "
                     "(a leaked tracer: for example stored in a global or a closure outliving the trace). "
@@ -202,7 +204,7 @@ class ProgramBuilder:
         inner = self._captured.get(id(outer))
         if inner is None:
             var = Var(outer.aval)
-            inner = Tracer(self, var, outer.origin)
+            inner = Tracer(self, var, outer._origin)
             self._captured[id(outer)] = inner
             self.captured_outer.append(outer)
         return inner
@@ -219,12 +221,12 @@ class ProgramBuilder:
 
     def to_atom(self, x: Any) -> Var | Literal:
         if isinstance(x, Tracer):
-            return self.to_tracer(x).var
+            return self.to_tracer(x)._var
         if dtypes.is_python_scalar(x):
             return Literal(x, aval_of(x))
         if isinstance(x, (np.generic, np.ndarray)) and np.ndim(x) == 0:
             return Literal(np.asarray(x), ShapedArray((), dtypes.canonicalize_dtype(x.dtype)))
-        return self.to_tracer(_as_constant_value(x)).var
+        return self.to_tracer(_as_constant_value(x))._var
 
     # -- equations ------------------------------------------------------------
     def add_equation(self, primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> list[Tracer]:
@@ -238,7 +240,7 @@ class ProgramBuilder:
     def build(self, outputs: Sequence[Any]) -> Program:
         """The program computing ``outputs``; captured outer values become trailing inputs."""
         out_atoms = [self.to_atom(o) for o in outputs]
-        invars = self.invars + [self._captured[id(t)].var for t in self.captured_outer]
+        invars = self.invars + [self._captured[id(t)]._var for t in self.captured_outer]
         self.finished = True
         return Program(self.constvars, self.consts, invars, out_atoms, self.eqns)
 
