@@ -48,6 +48,15 @@ def to_python(attr: ir.Attribute) -> Any:
     return attr
 
 
+def _location() -> ir.Location:
+    # Some attribute builders report errors at a location; any will do.
+    try:
+        current = ir.Location.current
+    except ValueError:
+        current = None
+    return current if current is not None else ir.Location.unknown()
+
+
 def to_attribute(value: Any, *, element_type: ir.Type | None = None) -> ir.Attribute:
     """Convert a Python value to an attribute (needs an active context).
 
@@ -63,7 +72,7 @@ def to_attribute(value: Any, *, element_type: ir.Type | None = None) -> ir.Attri
     if isinstance(value, int):
         return ir.IntegerAttr.get(element_type or ir.IntegerType.get_signless(64), value)
     if isinstance(value, float):
-        return ir.FloatAttr.get(element_type or ir.F32Type.get(), value)
+        return ir.FloatAttr.get(element_type or ir.F32Type.get(), value, loc=_location())
     if isinstance(value, str):
         return ir.StringAttr.get(value)
     if isinstance(value, np.ndarray):

@@ -62,7 +62,9 @@ def splat_constant(value: float | int | bool, tensor_type: ir.RankedTensorType, 
     if isinstance(element, ir.IntegerType):
         scalar = ir.IntegerAttr.get(element, int(value))
     elif isinstance(element, ir.FloatType):
-        scalar = ir.FloatAttr.get(element, float(value))
+        from toolkit.ir.attributes import _location
+
+        scalar = ir.FloatAttr.get(element, float(value), loc=_location())
     else:
         raise TypeError(f"splat_constant supports integer and float tensors, not {tensor_type}")
     attr = ir.DenseElementsAttr.get_splat(tensor_type, scalar)
@@ -71,7 +73,9 @@ def splat_constant(value: float | int | bool, tensor_type: ir.RankedTensorType, 
 
 def tensor_type(shape: Sequence[int], element_type: ir.Type) -> ir.RankedTensorType:
     """``tensor<shape x element_type>`` in the current context."""
-    return ir.RankedTensorType.get(list(shape), element_type)
+    from toolkit.ir.attributes import _location
+
+    return ir.RankedTensorType.get(list(shape), element_type, loc=_location())
 
 
 def is_splat_constant(value: ir.Value, number: float) -> bool:
