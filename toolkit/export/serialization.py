@@ -631,6 +631,10 @@ def deserialize(blob: bytes | bytearray | memoryview) -> Exported:
     data = _StrictBytes(blob)
     if len(data) < 12:
         raise ValueError(f"Not a serialized Exported: {len(data)} bytes is too short for a flatbuffer.")
+    if len(data) % 4:
+        # Builders pad the finished buffer to its alignment (at least 4).
+        raise ValueError(f"Not a serialized Exported: its length {len(data)} is not a multiple of 4 "
+                         "(truncated or padded).")
     root = struct.unpack_from("<I", data, 0)[0]
     if root < 4 or root + 4 > len(data) or root % 4:
         raise ValueError(f"Not a serialized Exported: the root table offset {root} is outside the "
