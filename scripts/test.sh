@@ -5,6 +5,6 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
 . .venv/bin/activate
 status=0
-python -m lit -sv test/lit || status=1
+lit -sv test/lit || status=1
 python -m pytest -q -p no:cacheprovider tests "$@" || status=1
 exit $status

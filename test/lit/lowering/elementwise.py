@@ -1,0 +1,165 @@
+# RUN: %PYTHON %s | filecheck %s
+# Golden lowering of every elementwise primitive in toolkit/lax/elementwise.py.
+
+import numpy as np
+
+from toolkit import lax
+from toolkit.testing import lowered_text, run, spec
+
+f32 = spec((2, 3), "float32")
+i32 = spec((2, 3), "int32")
+u8 = spec((2, 3), "uint8")
+c64 = spec((2, 3), "complex64")
+b = spec((2, 3), "bool")
+
+UNARY_F32 = [
+    ("neg", "stablehlo.negate"), ("sign", "stablehlo.sign"), ("floor", "stablehlo.floor"),
+    ("ceil", "stablehlo.ceil"), ("exp", "stablehlo.exponential "), ("log", "stablehlo.log "),
+    ("log1p", "stablehlo.log_plus_one"), ("expm1", "stablehlo.exponential_minus_one"),
+    ("tanh", "stablehlo.tanh"), ("logistic", "stablehlo.logistic"), ("sin", "stablehlo.sine"),
+    ("cos", "stablehlo.cosine"), ("tan", "stablehlo.tan"), ("sqrt", "stablehlo.sqrt"),
+    ("rsqrt", "stablehlo.rsqrt"), ("cbrt", "stablehlo.cbrt"), ("abs", "stablehlo.abs"),
+    ("is_finite", "stablehlo.is_finite"), ("asin", "chlo.asin"), ("acos", "chlo.acos"),
+    ("atan", "chlo.atan"), ("sinh", "chlo.sinh"), ("cosh", "chlo.cosh"), ("asinh", "chlo.asinh"),
+    ("acosh", "chlo.acosh"), ("atanh", "chlo.atanh"), ("erf", "chlo.erf"), ("erfc", "chlo.erfc"),
+    ("erf_inv", "chlo.erf_inv"), ("lgamma", "chlo.lgamma"), ("digamma", "chlo.digamma"),
+]
+
+
+@run
+def unary_float():
+    # CHECK-LABEL: TEST: unary_float
+    for name, op in UNARY_F32:
+        text = lowered_text(getattr(lax, name), f32)
+        assert op in text, (name, text)
+        print(name, "->", op.strip())
+    # CHECK: neg -> stablehlo.negate
+    # CHECK: tanh -> stablehlo.tanh
+    # CHECK: erf_inv -> chlo.erf_inv
+    # CHECK: digamma -> chlo.digamma
+
+
+@run
+def exp2():
+    # CHECK-LABEL: TEST: exp2
+    # CHECK: stablehlo.constant dense<0.693147{{[0-9]*}}> : tensor<f32>
+    # CHECK: stablehlo.multiply
+    # CHECK: stablehlo.exponential
+    print(lowered_text(lax.exp2, f32))
+
+
+@run
+def integer_unary():
+    # CHECK-LABEL: TEST: integer_unary
+    # CHECK: stablehlo.not %arg0 : tensor<2x3xi32>
+    print(lowered_text(lax.bitwise_not, i32))
+    # CHECK: stablehlo.popcnt %arg0 : tensor<2x3xui8>
+    print(lowered_text(lax.population_count, u8))
+    # CHECK: stablehlo.count_leading_zeros %arg0 : tensor<2x3xi32>
+    print(lowered_text(lax.clz, i32))
+
+
+@run
+def complex_parts():
+    # CHECK-LABEL: TEST: complex_parts
+    # CHECK: stablehlo.abs %arg0 : (tensor<2x3xcomplex<f32>>) -> tensor<2x3xf32>
+    print(lowered_text(lax.abs, c64))
+    # CHECK: stablehlo.real %arg0 : (tensor<2x3xcomplex<f32>>) -> tensor<2x3xf32>
+    print(lowered_text(lax.real, c64))
+    # CHECK: stablehlo.imag %arg0 : (tensor<2x3xcomplex<f32>>) -> tensor<2x3xf32>
+    print(lowered_text(lax.imag, c64))
+    # CHECK: chlo.conj
+    print(lowered_text(lax.conj, c64))
+    # CHECK: stablehlo.complex %arg0, %arg1 : tensor<2x3xcomplex<f32>>
+    print(lowered_text(lax.complex, f32, f32))
+
+
+@run
+def binary():
+    # CHECK-LABEL: TEST: binary
+    for name in ["add", "sub", "mul", "div", "rem", "pow", "max", "min", "atan2", "nextafter"]:
+        print(name, lowered_text(getattr(lax, name), f32, f32).splitlines()[2].strip())
+    # CHECK: add %0 = stablehlo.add %arg0, %arg1 : tensor<2x3xf32>
+    # CHECK: sub %0 = stablehlo.subtract %arg0, %arg1
+    # CHECK: mul %0 = stablehlo.multiply %arg0, %arg1
+    # CHECK: div %0 = stablehlo.divide %arg0, %arg1
+    # CHECK: rem %0 = stablehlo.remainder %arg0, %arg1
+    # CHECK: pow %0 = stablehlo.power %arg0, %arg1
+    # CHECK: max %0 = stablehlo.maximum %arg0, %arg1
+    # CHECK: min %0 = stablehlo.minimum %arg0, %arg1
+    # CHECK: atan2 %0 = stablehlo.atan2 %arg0, %arg1
+    # CHECK: nextafter %0 = chlo.next_after %arg0, %arg1
+    for name in ["bitwise_and", "bitwise_or", "bitwise_xor", "shift_left", "shift_right_arithmetic",
+                 "shift_right_logical"]:
+        print(name, lowered_text(getattr(lax, name), i32, i32).splitlines()[2].strip())
+    # CHECK: bitwise_and %0 = stablehlo.and %arg0, %arg1 : tensor<2x3xi32>
+    # CHECK: bitwise_or %0 = stablehlo.or
+    # CHECK: bitwise_xor %0 = stablehlo.xor
+    # CHECK: shift_left %0 = stablehlo.shift_left
+    # CHECK: shift_right_arithmetic %0 = stablehlo.shift_right_arithmetic
+    # CHECK: shift_right_logical %0 = stablehlo.shift_right_logical
+
+
+@run
+def comparisons():
+    # CHECK-LABEL: TEST: comparisons
+    # CHECK: stablehlo.compare  LT, %arg0, %arg1,  FLOAT : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>
+    print(lowered_text(lax.lt, f32, f32))
+    # CHECK: stablehlo.compare  EQ, %arg0, %arg1,  SIGNED
+    print(lowered_text(lax.eq, i32, i32))
+    # CHECK: stablehlo.compare  GE, %arg0, %arg1,  UNSIGNED
+    print(lowered_text(lax.ge, u8, u8))
+    for name in ["ne", "le", "gt"]:
+        print(name, "compare" in lowered_text(getattr(lax, name), f32, f32))
+    # CHECK: ne True
+    # CHECK: le True
+    # CHECK: gt True
+
+
+@run
+def rounding():
+    # CHECK-LABEL: TEST: rounding
+    # CHECK: stablehlo.round_nearest_afz
+    print(lowered_text(lambda x: lax.round(x, 0), f32))
+    # CHECK: stablehlo.round_nearest_even
+    print(lowered_text(lambda x: lax.round(x, 1), f32))
+
+
+@run
+def integer_pow():
+    # CHECK-LABEL: TEST: integer_pow
+    # x**5 = x * (x^2)^2: three multiplies.
+    # CHECK: %0 = stablehlo.multiply %arg0, %arg0
+    # CHECK: %1 = stablehlo.multiply %0, %0
+    # CHECK: %2 = stablehlo.multiply %arg0, %1
+    # CHECK-NOT: stablehlo.multiply
+    # CHECK: return %2
+    print(lowered_text(lambda x: lax.integer_pow(x, 5), f32))
+
+
+@run
+def select_and_clamp():
+    # CHECK-LABEL: TEST: select_and_clamp
+    # CHECK: stablehlo.select %arg0, %arg1, %arg2 : tensor<2x3xi1>, tensor<2x3xf32>
+    print(lowered_text(lax.select, b, f32, f32))
+    # Three cases with an int32 selector: a binary tree of selects.
+    # CHECK: stablehlo.compare  LT
+    # CHECK: stablehlo.select
+    # CHECK: stablehlo.select
+    print(lowered_text(lax.select_n, i32, f32, f32, f32))
+    # CHECK: stablehlo.clamp %arg0, %arg1, %arg2 : (tensor<f32>, tensor<2x3xf32>, tensor<f32>) -> tensor<2x3xf32>
+    print(lowered_text(lax.clamp, spec((), "float32"), f32, spec((), "float32")))
+
+
+@run
+def conversions():
+    # CHECK-LABEL: TEST: conversions
+    # CHECK: stablehlo.convert %arg0 : (tensor<2x3xf32>) -> tensor<2x3xi32>
+    print(lowered_text(lambda x: lax.convert_element_type(x, np.int32), f32))
+    # Conversion to bool is `x != 0`, not truncation.
+    # CHECK: stablehlo.compare  NE
+    print(lowered_text(lambda x: lax.convert_element_type(x, np.bool_), f32))
+    # CHECK: stablehlo.bitcast_convert %arg0 : (tensor<2x3xf32>) -> tensor<2x3xi32>
+    print(lowered_text(lambda x: lax.bitcast_convert_type(x, np.int32), f32))
+    # CHECK: stablehlo.bitcast_convert %arg0 : (tensor<2x3xf32>) -> tensor<2x3x2xui16>
+    print(lowered_text(lambda x: lax.bitcast_convert_type(x, np.uint16), f32))

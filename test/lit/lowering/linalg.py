@@ -1,0 +1,33 @@
+# RUN: %PYTHON %s | filecheck %s
+# Golden lowering of toolkit/lax/linalg.py.
+
+import numpy as np
+
+from toolkit import lax
+from toolkit.testing import lowered_text, run, spec
+
+
+@run
+def matmul():
+    # CHECK-LABEL: TEST: matmul
+    # CHECK: stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<2x3xf32>, tensor<3x4xf32>) -> tensor<2x4xf32>
+    print(lowered_text(lambda a, b: lax.dot(a, b), spec((2, 3)), spec((3, 4))))
+
+
+@run
+def batched():
+    # CHECK-LABEL: TEST: batched
+    # CHECK: stablehlo.dot_general %arg0, %arg1, batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<5x2x3xf32>, tensor<5x3x4xf32>) -> tensor<5x2x4xf32>
+    print(lowered_text(lambda a, b: lax.dot_general(a, b, (((2,), (1,)), ((0,), (0,)))),
+                       spec((5, 2, 3)), spec((5, 3, 4))))
+
+
+@run
+def preferred_element_type():
+    # CHECK-LABEL: TEST: preferred_element_type
+    # Mixed operands are converted to the result type first.
+    # CHECK: stablehlo.convert %arg0 : (tensor<2x3xi8>) -> tensor<2x3xi32>
+    # CHECK: stablehlo.convert %arg1 : (tensor<3xi8>) -> tensor<3xi32>
+    # CHECK: stablehlo.dot_general {{.*}} -> tensor<2xi32>
+    print(lowered_text(lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type=np.int32),
+                       spec((2, 3), "int8"), spec((3,), "int8")))

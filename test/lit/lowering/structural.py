@@ -1,0 +1,54 @@
+# RUN: %PYTHON %s | filecheck %s
+# Golden lowering of toolkit/lax/structural.py.
+
+import numpy as np
+
+from toolkit import lax
+from toolkit.testing import lowered_text, run, spec
+
+
+@run
+def broadcast_in_dim():
+    # CHECK-LABEL: TEST: broadcast_in_dim
+    # CHECK: stablehlo.broadcast_in_dim %arg0, dims = [1] : (tensor<3xf32>) -> tensor<2x3xf32>
+    print(lowered_text(lambda x: lax.broadcast_in_dim(x, (2, 3), (1,)), spec((3,))))
+
+
+@run
+def reshape_transpose():
+    # CHECK-LABEL: TEST: reshape_transpose
+    # CHECK: stablehlo.reshape %arg0 : (tensor<2x3xf32>) -> tensor<3x2xf32>
+    print(lowered_text(lambda x: lax.reshape(x, (3, 2)), spec((2, 3))))
+    # CHECK: stablehlo.transpose %arg0, dims = [1, 0] : (tensor<2x3xf32>) -> tensor<3x2xf32>
+    print(lowered_text(lambda x: lax.transpose(x, (1, 0)), spec((2, 3))))
+
+
+@run
+def slice_pad_rev():
+    # CHECK-LABEL: TEST: slice_pad_rev
+    # CHECK: stablehlo.slice %arg0 [1:5:2] : (tensor<6xf32>) -> tensor<2xf32>
+    print(lowered_text(lambda x: lax.slice(x, (1,), (5,), (2,)), spec((6,))))
+    # CHECK: stablehlo.pad %arg0, %arg1, low = [1], high = [2], interior = [1] : (tensor<3xf32>, tensor<f32>) -> tensor<8xf32>
+    print(lowered_text(lambda x, v: lax.pad(x, v, [(1, 2, 1)]), spec((3,)), spec(())))
+    # CHECK: stablehlo.reverse %arg0, dims = [0] : tensor<6xf32>
+    print(lowered_text(lambda x: lax.rev(x, (0,)), spec((6,))))
+
+
+@run
+def concatenate_iota():
+    # CHECK-LABEL: TEST: concatenate_iota
+    # CHECK: stablehlo.concatenate %arg0, %arg1, dim = 0 : (tensor<2xf32>, tensor<3xf32>) -> tensor<5xf32>
+    print(lowered_text(lambda x, y: lax.concatenate([x, y], 0), spec((2,)), spec((3,))))
+    # CHECK: stablehlo.iota dim = 1 : tensor<2x4xi32>
+    print(lowered_text(lambda: lax.broadcasted_iota(np.int32, (2, 4), 1)))
+
+
+@run
+def dynamic_slices():
+    # CHECK-LABEL: TEST: dynamic_slices
+    # CHECK: stablehlo.dynamic_slice %arg0, %arg1, %arg2, sizes = [2, 2] : (tensor<4x5xf32>, tensor<i32>, tensor<i32>) -> tensor<2x2xf32>
+    print(lowered_text(lambda x, i, j: lax.dynamic_slice(x, (i, j), (2, 2)), spec((4, 5)), spec((), "int32"),
+                       spec((), "int32")))
+    # CHECK: stablehlo.dynamic_update_slice %arg0, %arg1, %arg2 : (tensor<4xf32>, tensor<2xf32>, tensor<i32>) -> tensor<4xf32>
+    print(lowered_text(lambda x, u, i: lax.dynamic_update_slice(x, u, (i,)), spec((4,)), spec((2,)),
+                       spec((), "int32")))
