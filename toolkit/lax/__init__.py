@@ -16,3 +16,4 @@ from toolkit.lax.structural import (  # noqa: F401
     broadcast, broadcast_in_dim, broadcasted_iota, concatenate, dynamic_slice, dynamic_update_slice, iota, pad,
     reshape, rev, slice, transpose,
 )
+from toolkit.lax.control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: F401

@@ -1,0 +1,425 @@
+"""Structured control flow: ``cond``, ``switch``, ``while_loop``, ``fori_loop`` and ``scan``.
+
+The user's Python callables are traced once into sub-programs (carried in the
+equation's parameters), so the loop or branch is one equation of the program
+and lowers to one ``stablehlo.while`` / ``stablehlo.case`` — Python never
+unrolls it. Operands and carries are pytrees (``toolkit.core.tree_util``);
+outer traced values a branch or body uses are passed as extra operands.
+
+Example::
+
+    def newton_sqrt(a):
+        def body(x):
+            return 0.5 * (x + a / x)
+        return toolkit.lax.fori_loop(0, 20, lambda i, x: body(x), a)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from toolkit.core import dtypes, tracing
+from toolkit.core import tree_util
+from toolkit.core.avals import ShapedArray, aval_of
+from toolkit.core.primitive import Primitive
+from toolkit.core.program import Program, Var
+from toolkit.lax import elementwise as ew
+
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "cond_p", "while_p", "scan_p"]
+
+
+# --- shared helpers -------------------------------------------------------------
+
+
+def _jit_call(fun: Callable[..., Any], *args: Any) -> Any:
+    """Run ``fun`` (which uses control flow) outside any trace: compile it as a whole."""
+    from toolkit.stages import jit
+    return jit(fun)(*args)
+
+
+def _leaf_aval(x: Any, what: str) -> ShapedArray:
+    try:
+        return aval_of(x)
+    except TypeError:
+        raise TypeError(f"{what} must be an array, a numpy value or a Python scalar, "
+                        f"got a value of type {type(x).__name__}: {x!r}") from None
+
+
+def _types_match(a: ShapedArray, b: ShapedArray) -> bool:
+    """Equal up to weak typing (a weak and a strong f32[] lower to the same MLIR type)."""
+    return a.shape == b.shape and a.dtype == b.dtype
+
+
+def _leaf_paths(tree: tree_util.PyTreeDef, prefix: str) -> list[str]:
+    """``prefix`` plus the key path of every leaf of ``tree`` (for error messages)."""
+    dummy = tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
+    return [prefix + tree_util.keystr(path) for path, _ in tree_util.tree_flatten_with_path(dummy)[0]]
+
+
+def _trace_tree_fun(fun: Callable[..., Any], in_tree: tree_util.PyTreeDef, in_avals: Sequence[ShapedArray],
+                    what: str) -> tuple[Program, list[Any], tree_util.PyTreeDef]:
+    """Trace ``fun(*args)`` where ``args`` is the tuple ``in_tree`` describes; flat outputs + their tree."""
+    out_tree_box: list[tree_util.PyTreeDef] = []
+
+    def flat_fun(*tracers: Any) -> list[Any]:
+        args = tree_util.tree_unflatten(in_tree, list(tracers))
+        out = fun(*args)
+        leaves, out_tree = tree_util.tree_flatten(out)
+        out_tree_box.append(out_tree)
+        for i, leaf in enumerate(leaves):
+            if not (isinstance(leaf, (tracing.Tracer, np.ndarray, np.generic)) or dtypes.is_python_scalar(leaf)
+                    or hasattr(leaf, "aval")):
+                raise TypeError(f"{what} returned a value of type {type(leaf).__name__} at output leaf {i}; "
+                                "it must return arrays (or pytrees of them)")
+        return leaves
+
+    program, captured = tracing.trace_flat(flat_fun, list(in_avals), [f"an input of {what}"] * len(in_avals))
+    return program, list(captured), out_tree_box[0]
+
+
+def _common_captured(traced: Sequence[tuple[Program, list[Any]]], num_explicit: int) -> tuple[list[Program], list[Any]]:
+    """Give every program the same trailing inputs: the union of what each captured.
+
+    A program receives an unused input for an outer value only another one uses.
+    """
+    union: list[Any] = []
+    seen: dict[int, int] = {}
+    for _, captured in traced:
+        for t in captured:
+            if id(t) not in seen:
+                seen[id(t)] = len(union)
+                union.append(t)
+    programs = []
+    for program, captured in traced:
+        own = {id(t): v for t, v in zip(captured, program.invars[num_explicit:])}
+        extra = [own[id(t)] if id(t) in own else Var(t.aval) for t in union]
+        programs.append(Program(program.constvars, program.consts, program.invars[:num_explicit] + extra,
+                                program.outvars, program.eqns))
+    return programs, union
+
+
+def _describe_avals(avals: Sequence[ShapedArray]) -> str:
+    return "(" + ", ".join(a.str_short() for a in avals) + ")"
+
+
+# --- cond / switch --------------------------------------------------------------
+
+
+def _cond_rule(index: ShapedArray, *operands: ShapedArray, branches: tuple) -> list[ShapedArray]:
+    if index.shape != () or index.dtype != dtypes.int32:
+        raise TypeError(f"cond: the branch index must be an int32 scalar, got {index.str_short()}")
+    if not branches:
+        raise ValueError("cond: needs at least one branch")
+    for k, branch in enumerate(branches):
+        if len(branch.invars) != len(operands) or not all(
+                _types_match(a, b) for a, b in zip(operands, branch.in_avals)):
+            raise TypeError(f"cond: branch {k} takes {_describe_avals(branch.in_avals)} but the operands are "
+                            f"{_describe_avals(operands)}")
+    outs = branches[0].out_avals
+    for k, branch in enumerate(branches[1:], 1):
+        if len(branch.outvars) != len(outs) or not all(_types_match(a, b) for a, b in zip(outs, branch.out_avals)):
+            raise TypeError(f"cond: branch {k} returns {_describe_avals(branch.out_avals)} but branch 0 returns "
+                            f"{_describe_avals(outs)}")
+    return [a.update(weak_type=all(b.out_avals[i].weak_type for b in branches)) for i, a in enumerate(outs)]
+
+
+cond_p = Primitive("cond", shape_rule=_cond_rule, multiple_results=True)
+
+
+def _trace_branches(branches: Sequence[Callable[..., Any]], names: Sequence[str], operands: tuple,
+                    mismatch_message: str) -> tuple[list[Any], tree_util.PyTreeDef]:
+    """Trace every branch on ``operands``, check they agree and bind ``cond_p`` (index added by the caller)."""
+    leaves, in_tree = tree_util.tree_flatten(operands)
+    avals = [_leaf_aval(x, "an operand of cond/switch") for x in leaves]
+    traced, out_trees = [], []
+    for branch, name in zip(branches, names):
+        if not callable(branch):
+            raise TypeError(f"{name} must be callable, got {type(branch).__name__}")
+        program, captured, out_tree = _trace_tree_fun(branch, in_tree, avals, name)
+        traced.append((program, captured))
+        out_trees.append(out_tree)
+    for k in range(1, len(traced)):
+        if out_trees[k] != out_trees[0]:
+            raise TypeError(f"{mismatch_message} output must have same type structure, got {out_trees[0]} "
+                            f"from {names[0]} and {out_trees[k]} from {names[k]}")
+        first, other = traced[0][0].out_avals, traced[k][0].out_avals
+        paths = _leaf_paths(out_trees[0], "output")
+        for path, a, b in zip(paths, first, other):
+            if not _types_match(a, b):
+                raise TypeError(f"{mismatch_message} output must have identical types: {path} is "
+                                f"{a.str_short()} in {names[0]} but {b.str_short()} in {names[k]}")
+    programs, captured = _common_captured(traced, len(leaves))
+    return [tuple(programs), leaves + captured], out_trees[0]
+
+
+def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any) -> Any:
+    """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, decided at run time.
+
+    ``pred`` is a boolean (or number, compared with 0) scalar. Both branches are
+    traced and must return pytrees of identical structure, shapes and dtypes.
+    Lowers to ``stablehlo.case``.
+
+    Example::
+
+        y = toolkit.lax.cond(x.sum() > 0, lambda v: v * 2, lambda v: -v, x)
+    """
+    if not tracing.is_tracing():
+        return _jit_call(lambda p, ops: cond(p, true_fun, false_fun, *ops), pred, operands)
+    pred_aval = _leaf_aval(pred, "cond's pred")
+    if pred_aval.shape != ():
+        raise TypeError(f"cond: pred must be a scalar, got {pred_aval.str_short()}")
+    if pred_aval.dtype != dtypes.bool_:
+        if not dtypes.is_integer(pred_aval.dtype) and not dtypes.is_float(pred_aval.dtype):
+            raise TypeError(f"cond: pred must be a boolean or number, got {pred_aval.str_short()}")
+        pred = ew.ne(pred, np.zeros((), pred_aval.dtype)) if not dtypes.is_python_scalar(pred) else bool(pred)
+    (branches, args), out_tree = _trace_branches([false_fun, true_fun], ["false_fun", "true_fun"], operands,
+                                                 "true_fun and false_fun")
+    index = ew.convert_element_type(pred, dtypes.int32)
+    outs = cond_p.bind(index, *args, branches=branches)
+    return tree_util.tree_unflatten(out_tree, outs)
+
+
+def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+    """``branches[index](*operands)``, with ``index`` clamped into ``[0, len(branches) - 1]``.
+
+    Example::
+
+        y = toolkit.lax.switch(k, [jnp.sin, jnp.cos, jnp.tanh], x)
+    """
+    branches = list(branches)
+    if not branches:
+        raise ValueError("switch: empty branches sequence")
+    if not tracing.is_tracing():
+        return _jit_call(lambda i, ops: switch(i, branches, *ops), index, operands)
+    index_aval = _leaf_aval(index, "switch's index")
+    if index_aval.shape != ():
+        raise TypeError(f"switch: the branch index must be a scalar, got {index_aval.str_short()}")
+    if not dtypes.is_integer(index_aval.dtype):
+        raise TypeError(f"switch: the branch index must be an integer, got {index_aval.str_short()}")
+    if len(branches) == 1:
+        return branches[0](*operands)
+    names = [f"branches[{k}]" for k in range(len(branches))]
+    (programs, args), out_tree = _trace_branches(branches, names, operands, "switch branches")
+    idx = ew.convert_element_type(index, dtypes.int32)
+    idx = ew.clamp(np.int32(0), idx, np.int32(len(branches) - 1))
+    outs = cond_p.bind(idx, *args, branches=programs)
+    return tree_util.tree_unflatten(out_tree, outs)
+
+
+# --- while_loop / fori_loop -----------------------------------------------------
+
+
+def _while_rule(*operands: ShapedArray, cond_program: Program, body_program: Program, cond_nconsts: int,
+                body_nconsts: int) -> list[ShapedArray]:
+    carry = operands[cond_nconsts + body_nconsts:]
+    body_carry = body_program.in_avals[:len(carry)]
+    if len(body_program.invars) != len(carry) + body_nconsts or len(cond_program.invars) != len(carry) + cond_nconsts:
+        raise TypeError("while: the body and condition programs do not match the operands")
+    if len(body_program.outvars) != len(carry) or not all(
+            _types_match(a, b) for a, b in zip(carry, body_program.out_avals)):
+        raise TypeError(f"while: body returns {_describe_avals(body_program.out_avals)} for a carry of "
+                        f"{_describe_avals(carry)}")
+    if not all(_types_match(a, b) for a, b in zip(carry, body_carry)):
+        raise TypeError(f"while: the body takes {_describe_avals(body_carry)} for a carry of {_describe_avals(carry)}")
+    pred = cond_program.out_avals
+    if len(pred) != 1 or pred[0].shape != () or pred[0].dtype != dtypes.bool_:
+        raise TypeError(f"while: the condition must return one bool scalar, got {_describe_avals(pred)}")
+    return list(body_carry)
+
+
+while_p = Primitive("while", shape_rule=_while_rule, multiple_results=True)
+
+
+def _carry_mismatch(what: str, in_tree, out_tree, in_avals, out_avals, prefix: str) -> str | None:
+    """A message describing how the output carry differs from the input, or None when they agree."""
+    if in_tree != out_tree:
+        return (f"{what} output and input must have identical types: the output pytree structure {out_tree} "
+                f"differs from the input carry structure {in_tree}")
+    for path, a, b in zip(_leaf_paths(in_tree, prefix), in_avals, out_avals):
+        if not _types_match(a, b):
+            kind = "shapes" if a.shape != b.shape else "dtypes"
+            return (f"{what} output and input must have identical types: the input carry component {path} has "
+                    f"type {a.str_short()} but the corresponding output carry component has type "
+                    f"{b.str_short()}, so the {kind} do not match")
+    return None
+
+
+def _strengthen(avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> list[ShapedArray]:
+    """Carry types: weak only where both the initial value and the body's result are weak."""
+    return [a.update(weak_type=a.weak_type and b.weak_type) for a, b in zip(avals, out_avals)]
+
+
+def _cast_leaves(leaves: Sequence[Any], avals: Sequence[ShapedArray]) -> list[Any]:
+    out = []
+    for x, aval in zip(leaves, avals):
+        if aval_of(x).weak_type != aval.weak_type:
+            x = ew.convert_element_type(x, aval.dtype, weak_type=aval.weak_type)
+        out.append(x)
+    return out
+
+
+def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any) -> Any:
+    """Repeat ``val = body_fun(val)`` while ``cond_fun(val)``; returns the final ``val``.
+
+    ``init_val`` is a pytree; ``body_fun`` must return one of identical
+    structure, shapes and dtypes, ``cond_fun`` a boolean scalar. Lowers to
+    ``stablehlo.while``.
+
+    Example::
+
+        x = toolkit.lax.while_loop(lambda x: x < 100, lambda x: x * 2, 1)
+    """
+    if not tracing.is_tracing():
+        return _jit_call(lambda v: while_loop(cond_fun, body_fun, v), init_val)
+    if not callable(cond_fun) or not callable(body_fun):
+        raise TypeError("while_loop: cond_fun and body_fun must be callable")
+    leaves, tree = tree_util.tree_flatten(init_val)
+    avals = [_leaf_aval(x, "while_loop's init_val") for x in leaves]
+    args_tree = tree_util.tree_structure((init_val,))
+    for _ in range(2):
+        body, body_captured, body_tree = _trace_tree_fun(body_fun, args_tree, avals, "body_fun")
+        problem = _carry_mismatch("body_fun", tree, body_tree, avals, body.out_avals, "carry")
+        if problem:
+            raise TypeError(problem)
+        carry_avals = _strengthen(avals, body.out_avals)
+        if carry_avals == avals:
+            break
+        avals = carry_avals  # a weak initial value met a strong result: retrace with the strong type
+    cond_program, cond_captured, _ = _trace_tree_fun(cond_fun, args_tree, avals, "cond_fun")
+    pred = cond_program.out_avals
+    if len(pred) != 1 or pred[0].shape != () or pred[0].dtype != dtypes.bool_:
+        raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) {_describe_avals(pred)}")
+    outs = while_p.bind(*cond_captured, *body_captured, *_cast_leaves(leaves, avals),
+                        cond_program=cond_program, body_program=body, cond_nconsts=len(cond_captured),
+                        body_nconsts=len(body_captured))
+    return tree_util.tree_unflatten(tree, outs)
+
+
+def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any) -> Any:
+    """``for i in range(lower, upper): val = body_fun(i, val)``, as one ``stablehlo.while``.
+
+    Example::
+
+        total = toolkit.lax.fori_loop(0, 10, lambda i, acc: acc + i, 0)
+    """
+    if not tracing.is_tracing():
+        return _jit_call(lambda lo, hi, v: fori_loop(lo, hi, body_fun, v), lower, upper, init_val)
+    lo_aval, hi_aval = _leaf_aval(lower, "fori_loop's lower"), _leaf_aval(upper, "fori_loop's upper")
+    for name, aval in (("lower", lo_aval), ("upper", hi_aval)):
+        if aval.shape != () or not dtypes.is_integer(aval.dtype):
+            raise TypeError(f"fori_loop: {name} must be an integer scalar, got {aval.str_short()}")
+    dtype = dtypes.promote_types(lo_aval.dtype, hi_aval.dtype) if lo_aval.dtype != hi_aval.dtype else lo_aval.dtype
+    lower = ew.convert_element_type(lower, dtype)
+    upper = ew.convert_element_type(upper, dtype)
+    one = np.ones((), dtype)
+
+    def body(carry):
+        i, hi, val = carry
+        return ew.add(i, one), hi, body_fun(i, val)
+
+    _, _, out = while_loop(lambda carry: ew.lt(carry[0], carry[1]), body, (lower, upper, init_val))
+    return out
+
+
+# --- scan -----------------------------------------------------------------------
+
+
+def _scan_rule(*operands: ShapedArray, body: Program, num_carry: int, num_consts: int, length: int,
+               reverse: bool, unroll: int) -> list[ShapedArray]:
+    carry = operands[:num_carry]
+    xs = operands[num_carry:len(operands) - num_consts]
+    if len(body.invars) != len(operands):
+        raise TypeError(f"scan: the body takes {len(body.invars)} inputs for {len(operands)} operands")
+    for i, x in enumerate(xs):
+        if x.ndim == 0 or x.shape[0] != length:
+            raise TypeError(f"scan: scanned operand {i} of type {x.str_short()} needs a leading axis of size {length}")
+        if not _types_match(x.update(shape=x.shape[1:]), body.in_avals[num_carry + i]):
+            raise TypeError(f"scan: scanned operand {i} of type {x.str_short()} does not match the body's input "
+                            f"{body.in_avals[num_carry + i].str_short()}")
+    outs = body.out_avals
+    if len(outs) < num_carry or not all(_types_match(a, b) for a, b in zip(carry, outs)):
+        raise TypeError(f"scan: body returns {_describe_avals(outs[:num_carry])} for a carry of "
+                        f"{_describe_avals(carry)}")
+    ys = [ShapedArray((length,) + tuple(a.shape), a.dtype, a.weak_type) for a in outs[num_carry:]]
+    return list(body.in_avals[:num_carry]) + ys
+
+
+scan_p = Primitive("scan", shape_rule=_scan_rule, multiple_results=True)
+
+
+def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, length: int | None = None,
+         reverse: bool = False, unroll: int | bool = 1) -> tuple[Any, Any]:
+    """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns ``(carry, stacked ys)``.
+
+    Semantics of ``jax.lax.scan``: ``xs`` is a pytree of arrays sharing a
+    leading axis of size ``length`` (or ``None`` with ``length`` given);
+    ``reverse=True`` walks from the end (``ys`` keep their positions).
+    ``unroll`` is accepted for compatibility; the loop is always one
+    ``stablehlo.while`` with a counter and dynamic slices.
+
+    Example::
+
+        def step(h, x):
+            h = jnp.tanh(h @ W + x)
+            return h, h
+        h_final, hs = toolkit.lax.scan(step, h0, xs)
+    """
+    if not tracing.is_tracing():
+        return _jit_call(lambda c, x: scan(f, c, x, length=length, reverse=reverse, unroll=unroll), init, xs)
+    if not callable(f):
+        raise TypeError(f"scan: f must be callable, got {type(f).__name__}")
+    if isinstance(unroll, bool):
+        unroll = max(length or 1, 1) if unroll else 1
+    if not isinstance(unroll, (int, np.integer)) or unroll < 1:
+        raise ValueError(f"scan: unroll must be a positive integer or a bool, got {unroll!r}")
+    carry_leaves, carry_tree = tree_util.tree_flatten(init)
+    xs_leaves, xs_tree = tree_util.tree_flatten(xs)
+    carry_avals = [_leaf_aval(x, "scan's init") for x in carry_leaves]
+    xs_avals = [_leaf_aval(x, "scan's xs") for x in xs_leaves]
+    xs_paths = _leaf_paths(xs_tree, "xs")
+    for path, a in zip(xs_paths, xs_avals):
+        if a.ndim == 0:
+            raise ValueError(f"scan: scanned value {path} of type {a.str_short()} is a scalar; "
+                             "xs leaves need a leading axis to scan over")
+    sizes = sorted({a.shape[0] for a in xs_avals})
+    if len(sizes) > 1:
+        raise ValueError("scan got values with different leading axis sizes: "
+                         + ", ".join(f"{p} of size {a.shape[0]}" for p, a in zip(xs_paths, xs_avals)))
+    if length is not None:
+        length = int(length)
+        if sizes and sizes[0] != length:
+            raise ValueError(f"scan got `length` argument of {length} which disagrees with leading axis sizes "
+                             f"{sizes[0]}")
+    elif sizes:
+        length = sizes[0]
+    else:
+        raise ValueError("scan got no values to scan over and `length` not provided")
+    x_avals = [ShapedArray(a.shape[1:], a.dtype, a.weak_type) for a in xs_avals]
+    args_tree = tree_util.tree_structure((init, xs))
+
+    def pair_f(carry: Any, x: Any) -> tuple[Any, Any]:
+        out = f(carry, x)
+        if not (isinstance(out, (tuple, list)) and len(out) == 2):
+            raise TypeError(f"scan body output must be a pair (carry, y), got a value of type {type(out).__name__}")
+        return tuple(out)
+
+    for _ in range(2):
+        body, captured, out_tree = _trace_tree_fun(pair_f, args_tree, carry_avals + x_avals, "scan body")
+        carry_out_tree, ys_tree = tree_util.treedef_children(out_tree)
+        num_carry = carry_out_tree.num_leaves
+        problem = _carry_mismatch("scan body function carry", carry_tree, carry_out_tree, carry_avals,
+                                  body.out_avals[:num_carry], "carry")
+        if problem:
+            raise TypeError(problem)
+        new_avals = _strengthen(carry_avals, body.out_avals[:num_carry])
+        if new_avals == carry_avals:
+            break
+        carry_avals = new_avals
+    outs = scan_p.bind(*_cast_leaves(carry_leaves, carry_avals), *xs_leaves, *captured, body=body,
+                       num_carry=len(carry_leaves), num_consts=len(captured), length=length,
+                       reverse=bool(reverse), unroll=int(unroll))
+    carry_out = tree_util.tree_unflatten(carry_tree, outs[:len(carry_leaves)])
+    ys = tree_util.tree_unflatten(ys_tree, outs[len(carry_leaves):])
+    return carry_out, ys
