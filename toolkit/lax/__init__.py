@@ -17,3 +17,8 @@ from toolkit.lax.structural import (  # noqa: F401
     reshape, rev, slice, transpose,
 )
 from toolkit.lax.control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: F401
+from toolkit.lax.indexing import (  # noqa: F401
+    GatherDimensionNumbers, GatherScatterMode, ScatterDimensionNumbers, gather, scatter, scatter_add, scatter_max,
+    scatter_min, scatter_mul,
+)
+from toolkit.lax.sorting import argsort, sort, top_k  # noqa: F401

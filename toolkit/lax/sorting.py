@@ -1,0 +1,95 @@
+"""Sorting: ``sort`` (several operands sorted together by their first ``num_keys``),
+``top_k`` and the ``argsort`` helper built on ``sort``.
+
+Floating-point keys sort in numpy's order: NaNs last, ``-0.0`` and ``0.0``
+equal (a stable sort keeps their input order); complex keys compare by real
+part, then imaginary part.
+
+Example::
+
+    values, perm = sort((keys, iota), dimension=0, num_keys=1)   # perm is argsort(keys)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from toolkit.core import dtypes
+from toolkit.core.avals import ShapedArray
+from toolkit.core.primitive import Primitive
+from toolkit.lax.shape_rules import same_shapes
+
+
+def _sort_rule(*operands: ShapedArray, dimension: int, is_stable: bool, num_keys: int) -> list[ShapedArray]:
+    if not operands:
+        raise TypeError("sort needs at least one operand")
+    shape = same_shapes("sort", *operands)
+    if not 0 <= dimension < max(len(shape), 1) or not shape:
+        raise ValueError(f"sort: dimension {dimension} is out of bounds for operands of shape {shape}")
+    if not 1 <= num_keys <= len(operands):
+        raise ValueError(f"sort: num_keys={num_keys} must be between 1 and the number of operands "
+                         f"({len(operands)})")
+    return list(operands)
+
+
+sort_p = Primitive("sort", shape_rule=_sort_rule, multiple_results=True)
+
+
+def sort(operand: Any | Sequence[Any], dimension: int = -1, is_stable: bool = True, num_keys: int = 1) -> Any:
+    """Sort ``operand`` (or a sequence of equally shaped operands, permuted together) along ``dimension``.
+
+    The first ``num_keys`` operands are the lexicographic keys. A single operand
+    returns a single array, a sequence returns a tuple.
+
+    Example::
+
+        sort(x)                                 # ascending along the last axis
+        keys, vals = sort((keys, vals), 0)      # vals follow keys
+    """
+    single = not isinstance(operand, (tuple, list))
+    operands = [operand] if single else list(operand)
+    if not operands:
+        raise TypeError("sort needs at least one operand")
+    ndim = len(operands[0].shape)
+    if not -ndim <= dimension < max(ndim, 1) or ndim == 0:
+        raise ValueError(f"sort: dimension {dimension} is out of bounds for operands of rank {ndim}")
+    outs = sort_p.bind(*operands, dimension=int(dimension) % ndim, is_stable=bool(is_stable),
+                       num_keys=int(num_keys))
+    return outs[0] if single else tuple(outs)
+
+
+def argsort(operand: Any, dimension: int = -1, is_stable: bool = True, index_dtype: Any = dtypes.int32) -> Any:
+    """Indices that sort ``operand`` along ``dimension`` (ties in input order when ``is_stable``)."""
+    from toolkit.lax.structural import broadcasted_iota
+    ndim = len(operand.shape)
+    if ndim == 0:
+        raise ValueError("argsort needs an operand of rank at least 1")
+    dimension = int(dimension) % ndim
+    iota = broadcasted_iota(index_dtype, operand.shape, dimension)
+    return sort((operand, iota), dimension, is_stable=is_stable, num_keys=1)[1]
+
+
+def _top_k_rule(operand: ShapedArray, *, k: int) -> list[ShapedArray]:
+    if operand.ndim < 1:
+        raise TypeError("top_k needs an operand of rank at least 1")
+    if dtypes.is_complex(operand.dtype):
+        raise TypeError("top_k is not defined for complex operands")
+    if not 0 <= k <= operand.shape[-1]:
+        raise ValueError(f"top_k: k={k} must be between 0 and the last dimension's size {operand.shape[-1]}")
+    shape = tuple(operand.shape[:-1]) + (k,)
+    return [ShapedArray(shape, operand.dtype, operand.weak_type), ShapedArray(shape, dtypes.int32)]
+
+
+top_k_p = Primitive("top_k", shape_rule=_top_k_rule, multiple_results=True)
+
+
+def top_k(operand: Any, k: int) -> tuple[Any, Any]:
+    """The ``k`` largest entries along the last axis, in descending order, and their int32 indices.
+
+    Example::
+
+        values, indices = top_k(scores, 5)
+    """
+    if not isinstance(k, int) or isinstance(k, bool):
+        raise TypeError(f"top_k: k must be a Python int, got {k!r}")
+    return tuple(top_k_p.bind(operand, k=k))
