@@ -715,6 +715,8 @@ class SymbolicScope:
         self._bounds_cache: dict[DimExpr, tuple[float, float, int]] = {}
         for text in constraints:
             self._add_constraint(text)
+        if self._explicit:
+            self._facts()  # report unsatisfiable constraint combinations now
 
     @property
     def constraints(self) -> tuple[str, ...]:
@@ -749,6 +751,9 @@ class SymbolicScope:
             left, right = right, left
         difference = left - right
         self._constraint_strs.append(text)
+        # Parsing may have computed bounds (e.g. in max_dim) without this constraint.
+        self._initial_facts = None
+        self._bounds_cache.clear()
         if type(difference) is int:
             if (is_equality and difference != 0) or (not is_equality and difference < 0):
                 raise ValueError(f"Unsatisfiable explicit constraint: {text}")
@@ -1005,8 +1010,6 @@ class _Facts:
             if b2[0] > 0:  # 0 <= mod < op2
                 self._add_bounds(term, 0, b2[1] - 1)
                 self.add(False, _combine(_combine(_terms_of(op2), 1, ((_ONE, 1),), -1), 1, t, -1))
-                if b1[0] >= 0:  # mod <= op1 for a non-negative dividend
-                    self.add(False, _combine(_terms_of(op1), 1, t, -1))
             elif b2[1] < 0:  # op2 < mod <= 0
                 self._add_bounds(term, b2[0] + 1, 0)
                 self.add(False, _combine(t, 1, _combine(_terms_of(op2), 1, ((_ONE, 1),), 1), -1))
