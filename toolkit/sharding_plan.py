@@ -16,8 +16,6 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from jaxlib.mlir import ir
-
 from toolkit.array import Array
 from toolkit.core import tree_util
 from toolkit.core.avals import ShapedArray
@@ -76,30 +74,27 @@ class ShardingPlan:
             raise ValueError(f"argument {path} is committed to devices {ids}, but the computation runs on "
                              f"{[d.id for d in self.devices]}; move it with toolkit.device_put first")
 
-    @property
-    def arg_attrs(self) -> list[dict[str, Any]]:
-        return [self._sharding_attr(s, i) for i, s in enumerate(self._arg_shardings)]
-
-    def _sharding_attr(self, sharding: Any, i: int) -> dict[str, Any]:
+    def annotated_arg_shardings(self, kept: Sequence[int]) -> list[Any]:
+        """Shardings to write on the module's arguments (all of them when SPMD, else none)."""
         if self.num_partitions == 1:
-            return {}
-        if sharding is None:
-            sharding = self._default_sharding()
-        text = _hlo_sharding_text(sharding, i)
-        return {"mhlo.sharding": lambda text=text: ir.StringAttr.get(text)}
+            return []
+        return [self._arg_shardings[i] or self._default_sharding() for i in kept]
 
     # -- outputs ---------------------------------------------------------------
     def _out_shardings_flat(self, count: int) -> list[Any]:
         return _flatten_prefix(self._out_spec, self._out_tree, "out_shardings") if self._out_spec is not None \
             else [None] * count
 
-    @property
-    def result_attrs(self) -> list[dict[str, Any]]:
-        flat = self._out_shardings_flat(self._out_tree.num_leaves)
+    def annotated_out_shardings(self) -> list[Any]:
         if self.num_partitions == 1:
-            return [{} for _ in flat]
-        return [{} if s is None else {"mhlo.sharding": (lambda t=_hlo_sharding_text(s, i): ir.StringAttr.get(t))}
-                for i, s in enumerate(flat)]
+            return []
+        return self._out_shardings_flat(self._out_tree.num_leaves)
+
+    def output_propagation(self) -> list[bool] | None:
+        """For SPMD: which outputs XLA may lay out itself (those without a requested sharding)."""
+        if self.num_partitions == 1:
+            return None
+        return [s is None for s in self._out_shardings_flat(self._out_tree.num_leaves)]
 
     def out_shardings(self, out_avals: Sequence[ShapedArray], chosen: Sequence[Any] | None = None) -> list[Any]:
         """Per-output shardings: the requested ones, else XLA's choice, else the single device."""
@@ -111,11 +106,6 @@ class ShardingPlan:
                 sharding = chosen[i] if chosen is not None else self._default_sharding()
             result.append(sharding)
         return result
-
-
-def _hlo_sharding_text(sharding: Any, ndim_hint: int) -> str:
-    hlo = sharding._to_xla_hlo_sharding(getattr(sharding, "_ndim_hint", 0))
-    return str(hlo)
 
 
 def plan_shardings(traced: Any) -> ShardingPlan:
@@ -153,13 +143,16 @@ def plan_shardings(traced: Any) -> ShardingPlan:
     out_explicit = []
     if out_spec is not None:
         out_explicit = [s for s in _flatten_prefix(out_spec, traced.out_tree, "out_shardings") if s is not None]
-    all_explicit = explicit + out_explicit
+    constraint_shardings = [eqn.params["sharding"] for eqn in traced.program.walk()
+                            if eqn.primitive.name == "sharding_constraint"]
+    all_explicit = explicit + out_explicit + constraint_shardings
     if all_explicit:
         devices = tuple(all_explicit[0]._device_assignment)
         for s in all_explicit[1:]:
-            if set(s._device_assignment) != set(devices):
-                raise ValueError(f"the shardings given to jit use different devices: "
-                                 f"{sorted(d.id for d in devices)} and {sorted(d.id for d in s._device_assignment)}")
+            if tuple(s._device_assignment) != devices:
+                # HLO shardings index devices by position, so the orders must agree too.
+                raise ValueError(f"the shardings given to jit use different device assignments: "
+                                 f"{[d.id for d in devices]} and {[d.id for d in s._device_assignment]}")
     else:
         devices = (runtime_client.default_device(),)
     return ShardingPlan(devices, arg_shardings, out_spec, traced.out_tree, committed)

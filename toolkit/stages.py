@@ -334,24 +334,25 @@ class Traced:
 
     def lower(self, *, platforms: Sequence[str] | None = None) -> "Lowered":
         """Lower the program to a StableHLO module."""
+        from toolkit.passes.sharding_annotate import annotate_shardings
         from toolkit.sharding_plan import plan_shardings
         plan = plan_shardings(self)
         kept = _kept_inputs(self.program, self._wrapped.keep_unused)
         program = _restrict_inputs(self.program, kept) if len(kept) != len(self.program.invars) else self.program
-        out_paths = _output_paths(self.out_tree)
-        arg_attrs = [dict(plan.arg_attrs[i]) for i in kept]
-        for position, i in enumerate(kept):
-            if self.donated[i]:
-                alias = _find_alias(self.in_avals[i], program.out_avals, arg_attrs, position)
-                if alias is not None:
-                    arg_attrs[position]["tf.aliasing_output"] = alias
         with shared_context() as context:
-            attr_dicts = [{k: v() if callable(v) else v for k, v in d.items()} for d in arg_attrs]
-            result_attr_dicts = [{k: v() if callable(v) else v for k, v in d.items()} for d in plan.result_attrs]
+            arg_attrs = [{} for _ in kept]
+            taken: set[int] = set()
+            for position, i in enumerate(kept):
+                if self.donated[i]:
+                    alias = _find_alias(self.in_avals[i], program.out_avals, taken)
+                    if alias is not None:
+                        arg_attrs[position]["tf.aliasing_output"] = ir.IntegerAttr.get(
+                            ir.IntegerType.get_signless(32), alias)
             module = lowering.lower_program(
-                program, name=self.fun_name, result_names=out_paths, arg_attrs=attr_dicts,
-                result_attrs=result_attr_dicts, num_partitions=plan.num_partitions,
-                platforms=tuple(platforms or (plan.platform,)), context=context)
+                program, name=self.fun_name, result_names=_output_paths(self.out_tree), arg_attrs=arg_attrs,
+                num_partitions=plan.num_partitions, platforms=tuple(platforms or (plan.platform,)), context=context)
+            if plan.num_partitions > 1:
+                annotate_shardings(module, plan.annotated_arg_shardings(kept), plan.annotated_out_shardings())
         ir_dump.maybe_dump(f"jit_{self.fun_name}.stablehlo", module)
         return Lowered(self, module, kept, plan)
 
@@ -369,13 +370,12 @@ def _restrict_inputs(program: Program, kept: Sequence[int]) -> Program:
                    program.eqns)
 
 
-def _find_alias(aval: ShapedArray, out_avals: Sequence[ShapedArray], arg_attrs: Sequence[dict],
-                position: int) -> Any:
-    taken = {d.get("_alias_index") for d in arg_attrs}
+def _find_alias(aval: ShapedArray, out_avals: Sequence[ShapedArray], taken: set[int]) -> int | None:
+    """The first output not yet aliased that a donated input of ``aval``'s type can hold."""
     for j, out in enumerate(out_avals):
         if j not in taken and out.shape == aval.shape and out.dtype == aval.dtype:
-            arg_attrs[position]["_alias_index"] = j
-            return lambda j=j: ir.IntegerAttr.get(ir.IntegerType.get_signless(32), j)
+            taken.add(j)
+            return j
     return None
 
 
@@ -442,7 +442,8 @@ class Lowered:
         plan = self._plan
         executable = runtime_executable.compile_module(
             module.operation.get_asm(binary=True), plan.devices, num_partitions=plan.num_partitions,
-            spmd=plan.num_partitions > 1, compiler_options=compiler_options)
+            spmd=plan.num_partitions > 1, compiler_options=compiler_options,
+            propagate_output_shardings=plan.output_propagation())
         return Compiled(self, executable)
 
 
@@ -462,7 +463,12 @@ class Compiled:
         self._plan = plan
         self._arg_runtime_shardings = [plan.arg_runtime_sharding(i, self._in_avals[i]) for i in self._kept]
         self._arg_devices = [list(s._device_assignment) for s in self._arg_runtime_shardings]
-        self._out_shardings = plan.out_shardings(self._out_avals)
+        chosen = None
+        if plan.num_partitions > 1:
+            from toolkit.sharding_plan import shardings_from_hlo
+            chosen = shardings_from_hlo(runtime_executable.output_shardings(executable), plan.devices,
+                                        self._out_avals)
+        self._out_shardings = plan.out_shardings(self._out_avals, chosen)
         self._handlers = [runtime_arrays.result_handler(a, s._runtime_sharding(a.ndim))
                           for a, s in zip(self._out_avals, self._out_shardings)]
         self._donated = [traced.donated[i] for i in self._kept]

@@ -22,3 +22,4 @@ from toolkit.lax.indexing import (  # noqa: F401
     scatter_min, scatter_mul,
 )
 from toolkit.lax.sorting import argsort, sort, top_k  # noqa: F401
+from toolkit.lax.sharding import with_sharding_constraint  # noqa: F401,E402

@@ -25,7 +25,21 @@ def put_shards(aval: Any, sharding: RuntimeSharding, shards: Sequence[np.ndarray
 
 
 def to_numpy(impl: ArrayImpl) -> np.ndarray:
-    return np.asarray(impl)
+    """The global value of a (possibly multi-device) array, assembled on the host.
+
+    Bare jaxlib arrays convert with ``np.asarray`` only when they live on one
+    device (jax patches the rest in), so the pieces are copied into place here.
+    """
+    pieces = impl._arrays
+    if len(pieces) == 1:
+        return np.asarray(pieces[0])
+    aval = impl.aval
+    index_map = impl._sharding.devices_indices_map(tuple(aval.shape))
+    result = np.empty(tuple(aval.shape), dtype=aval.dtype)
+    for piece in pieces:
+        device = next(iter(piece.devices()))
+        result[index_map[device]] = np.asarray(piece)
+    return result
 
 
 def single_device_arrays(impl: ArrayImpl) -> list[ArrayImpl]:
@@ -40,7 +54,7 @@ def block_until_ready(impl: ArrayImpl) -> None:
 def result_handler(aval: Any, sharding: RuntimeSharding, committed: bool = True) -> Any:
     """A handler that assembles an executable's per-device outputs into one global array."""
     _ensure_x64_state()
-    return _jax.array_result_handler(aval, sharding, committed)
+    return _jax.array_result_handler(aval, sharding, committed, _skip_checks=True)
 
 
 def is_device_array(x: Any) -> bool:

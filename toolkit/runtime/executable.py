@@ -31,11 +31,13 @@ _registered = False
 
 def compile_module(module: Any, devices: Sequence[Any], *, num_partitions: int = 1,
                    num_replicas: int = 1, spmd: bool = False, use_shardy: bool = False,
-                   compiler_options: Mapping[str, Any] | None = None) -> LoadedExecutable:
+                   compiler_options: Mapping[str, Any] | None = None,
+                   propagate_output_shardings: Sequence[bool] | None = None) -> LoadedExecutable:
     """Compile a StableHLO module (text, bytecode or ``ir.Module``) for ``devices``.
 
     ``compiler_options`` are XLA debug options (``{"xla_cpu_enable_fast_math": True}``);
-    a name XLA does not know raises ``ValueError``.
+    a name XLA does not know raises ``ValueError``. ``propagate_output_shardings[i]``
+    lets XLA's partitioner choose output ``i``'s sharding (outputs the user did not fix).
     """
     _register_cpu_custom_calls()
     options = xla_client.CompileOptions()
@@ -47,6 +49,8 @@ def compile_module(module: Any, devices: Sequence[Any], *, num_partitions: int =
         build.use_shardy_partitioner = use_shardy
         build.device_assignment = xla_client.DeviceAssignment.create(
             np.arange(num_partitions * num_replicas).reshape(num_replicas, num_partitions))
+        if propagate_output_shardings is not None:
+            build.allow_spmd_sharding_propagation_to_output = list(propagate_output_shardings)
     if compiler_options:
         options.env_option_overrides = [(str(k), _option_text(v)) for k, v in compiler_options.items()]
     client = backend(devices[0].platform)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from toolkit.core.avals import ShapedArray
-from toolkit.runtime.arrays import ArrayImpl, put_shards
+from toolkit.runtime.arrays import ArrayImpl, put_shards, to_numpy
 from toolkit.shard.sharding import Sharding
 
 
@@ -50,18 +50,5 @@ def device_put_sharded(value: Any, sharding: Sharding, *, weak_type: bool = Fals
 
 
 def host_array(impl: ArrayImpl) -> np.ndarray:
-    """The global value of a (possibly multi-device) runtime array, assembled on the host.
-
-    Copies each device's piece into its slot (``devices_indices_map``); works
-    without jax's ``__array__`` patch, which bare jaxlib multi-device arrays need.
-    """
-    aval = impl.aval
-    pieces = list(impl._arrays)
-    if len(pieces) == 1:
-        return np.asarray(pieces[0])
-    index_map = impl._sharding.devices_indices_map(tuple(aval.shape))
-    result = np.empty(tuple(aval.shape), dtype=aval.dtype)
-    for piece in pieces:
-        device = next(iter(piece.devices()))
-        result[index_map[device]] = np.asarray(piece)
-    return result
+    """The global value of a (possibly multi-device) runtime array, assembled on the host."""
+    return to_numpy(impl)
