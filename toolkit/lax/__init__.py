@@ -23,3 +23,6 @@ from toolkit.lax.indexing import (  # noqa: F401
 )
 from toolkit.lax.sorting import argsort, sort, top_k  # noqa: F401
 from toolkit.lax.sharding import with_sharding_constraint  # noqa: F401,E402
+from toolkit.lax.convolution import (  # noqa: F401
+    ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated, padtype_to_pads,
+)

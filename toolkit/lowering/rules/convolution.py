@@ -1,0 +1,40 @@
+"""StableHLO for ``toolkit.lax.convolution``: ``stablehlo.convolution``."""
+
+from __future__ import annotations
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo
+
+from toolkit.lax import convolution as cv
+from toolkit.lowering.registry import register_lowering
+
+
+def precision_config(precision) -> ir.ArrayAttr | None:
+    """The ``precision_config`` attribute for ``None``, one precision name or a (lhs, rhs) pair."""
+    if precision is None:
+        return None
+    pair = precision if isinstance(precision, tuple) else (precision, precision)
+    return ir.ArrayAttr.get([stablehlo.PrecisionAttr.get(p) for p in pair])
+
+
+@register_lowering(cv.conv_general_dilated_p)
+def _conv(ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
+          feature_group_count, batch_group_count, precision, preferred_element_type):
+    lhs_spec, rhs_spec, out_spec = dimension_numbers
+    dnums = stablehlo.ConvDimensionNumbers.get(
+        input_batch_dimension=lhs_spec[0], input_feature_dimension=lhs_spec[1],
+        input_spatial_dimensions=list(lhs_spec[2:]),
+        kernel_output_feature_dimension=rhs_spec[0], kernel_input_feature_dimension=rhs_spec[1],
+        kernel_spatial_dimensions=list(rhs_spec[2:]),
+        output_batch_dimension=out_spec[0], output_feature_dimension=out_spec[1],
+        output_spatial_dimensions=list(out_spec[2:]))
+    i64 = ir.IntegerType.get_signless(64)
+    pads = ir.DenseIntElementsAttr.get(np.asarray(padding, dtype=np.int64).reshape(len(padding), 2),
+                                       type=ir.RankedTensorType.get([len(padding), 2], i64))
+    return stablehlo.ConvolutionOp(
+        ctx.out_type, lhs, rhs, dnums, feature_group_count, batch_group_count,
+        window_strides=list(window_strides), padding=pads,
+        lhs_dilation=list(lhs_dilation) if any(d != 1 for d in lhs_dilation) else None,
+        rhs_dilation=list(rhs_dilation) if any(d != 1 for d in rhs_dilation) else None,
+        precision_config=precision_config(precision)).result
