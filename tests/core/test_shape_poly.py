@@ -494,3 +494,9 @@ def test_matches_jax_printing_and_decisions(constraint_index, ast1, ast2):
     ours_answer, jax_answer = decide(*ours), decide(*theirs)
     if isinstance(ours_answer, bool) and isinstance(jax_answer, bool):
         assert ours_answer == jax_answer
+
+
+def test_docstring_examples():
+    import doctest
+
+    assert doctest.testmod(sp).failed == 0

@@ -344,3 +344,20 @@ def test_flatten_up_to_messages_match_jax_at_root():
         with pytest.raises(ValueError) as theirs:
             jax.tree_util.tree_structure(prefix).flatten_up_to(full)
         assert str(ours.value).split("\n")[0] == str(theirs.value).split("\n")[0]
+
+
+def test_unflatten_does_not_alias_leaves():
+    leaves = [1, 2]
+    rebuilt = tu.tree_unflatten(tu.tree_structure([0, 0]), leaves)
+    assert rebuilt == leaves and rebuilt is not leaves
+    tree = [1, 2]
+    flat, _ = tu.tree_flatten(tree)
+    assert flat is not tree
+
+
+def test_docstring_examples():
+    import doctest
+
+    import toolkit.core.tree_util as module
+
+    assert doctest.testmod(module).failed == 0

@@ -1118,7 +1118,8 @@ def _bounds(e: DimSize, prec: int) -> tuple[float, float]:
     facts = scope._facts()
     facts.add_implicit_for_terms(e._terms)
     lb, ub = facts.bounds_terms(e._terms, prec)
-    scope._bounds_cache[e] = (lb, ub, prec)
+    # Without an early exit the search ran to the end: the bounds are the best we get.
+    scope._bounds_cache[e] = (lb, ub, prec if _sufficient(prec, lb, ub) else _PREC_BEST)
     return lb, ub
 
 

@@ -656,7 +656,7 @@ class PyTreeDef:
             if kind is _TUPLE:
                 return tuple(leaves)
             if kind is _LIST:
-                return leaves
+                return list(leaves)  # never alias the caller's list
         return _unflatten(self, iter(leaves))
 
     def flatten_up_to(self, tree: Any) -> list[Any]:
