@@ -90,6 +90,7 @@ __all__ = [
     "stride_dim",
     "is_empty_shape",
     "evaluate_dim",
+    "bounds",
 ]
 
 DimSize = Any  # int | DimExpr
@@ -594,7 +595,11 @@ class DimOps(Protocol):
     """The operations :meth:`DimExpr.evaluate` uses to build a value.
 
     Integer semantics: ``floordiv`` rounds toward negative infinity and ``mod``
-    has the sign of the divisor (Python's ``//`` and ``%``).
+    has the sign of the divisor (Python's ``//`` and ``%``). ``evaluate`` emits
+    what JAX's lowering emits: ``mul(term, constant(k))`` for a coefficient
+    ``k != 1`` (so negation is ``mul(x, constant(-1))``), ``constant(k)`` for
+    integer operands, and a left-to-right chain of ``add``; ``neg`` is part of
+    the protocol for other clients.
     """
 
     def constant(self, value: int) -> Any: ...
