@@ -63,6 +63,7 @@ class OpStatsPass(ModulePass):
 
     name: ClassVar[str] = "toolkit-op-stats"
     description: ClassVar[str] = "Count operations per op name and per dialect; print a table or JSON."
+    modifies_ir: ClassVar[bool] = False
 
     format: Literal["table", "json"] = "table"
     output: str = "-"

@@ -148,6 +148,9 @@ class Pass:
 
     name: ClassVar[str] = ""
     description: ClassVar[str] = ""
+    #: False for read-only passes (analyses, reports): the runner then skips
+    #: verifying the IR after them.
+    modifies_ir: ClassVar[bool] = True
 
     # -- options -------------------------------------------------------------
     @classmethod

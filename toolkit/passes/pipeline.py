@@ -28,7 +28,7 @@ from typing import Any, TextIO, Union
 from jaxlib.mlir import ir, passmanager
 
 from toolkit.passes import registry
-from toolkit.passes.pass_base import Pass, PassFailure, PassOptionError, _active_statistics
+from toolkit.passes.pass_base import Pass, PassFailure, PassOptionError, PatternPass, _active_statistics
 
 
 class PipelineError(ValueError):
@@ -339,6 +339,8 @@ class _Run:
         self.python_error: tuple[str, BaseException] | None = None
         self.dump_count = 0
         self.errors: list[str] = []
+        self.verify = True
+        self.verification_failed = False
 
     def capture(self, diagnostic: Any) -> bool:
         if diagnostic.severity != ir.DiagnosticSeverity.ERROR:
@@ -373,14 +375,29 @@ class _Run:
             self.text_before = None
         self.started = time.perf_counter()
 
-    def after(self, label: str, op: ir.Operation) -> None:
-        seconds = time.perf_counter() - self.started
+    def after(self, label: str, op: ir.Operation, pass_handle: Any, verify: str) -> None:
         changed = None
         if self.text_before is not None:
             text_after = _module_text(op, self.debug_info)
             changed = text_after != self.text_before
-            if self.print_after(label) and (changed or not self.print_after_change):
-                self.emit("After", label, text_after)
+        # Verify like MLIR's pass manager does, but only when the element may
+        # have changed the IR: "always" (C++ passes: unknown), "if-rewritten"
+        # (pattern passes: a pattern fired), "never" (read-only passes).
+        must_verify = changed if changed is not None else (
+            verify == "always" or (verify == "if-rewritten" and bool(self.statistics)))
+        if self.verify and must_verify:
+            try:
+                valid = op.verify()
+            except ir.MLIRError as error:
+                valid = False
+                self.errors += [f"  {d.location}: {d.message}" for d in error.error_diagnostics]
+            if not valid:
+                self.verification_failed = True
+                pass_handle.signal_pass_failure()
+                return
+        seconds = time.perf_counter() - self.started
+        if changed is not None and self.print_after(label) and (changed or not self.print_after_change):
+            self.emit("After", label, text_after)
         self.report.records.append(PassRecord(label, seconds, changed, dict(self.statistics)))
         self.current = None
 
@@ -401,6 +418,16 @@ class _Run:
                 _active_statistics.reset(token)
 
         return run
+
+
+def _verify_policy(element: Element) -> str:
+    if isinstance(element, PassElement) and element.python_pass is not None:
+        instance = element.python_pass
+        if not getattr(instance, "modifies_ir", True):
+            return "never"
+        if isinstance(instance, PatternPass):
+            return "if-rewritten"
+    return "always"
 
 
 def _selector(spec: bool | str | Iterable[str] | None) -> Callable[[str], bool]:
@@ -474,13 +501,17 @@ class Pipeline:
                    dump_dir=dump_dir, debug_info=debug_info)
         with op.context:
             pm = passmanager.PassManager("builtin.module")
-            pm.enable_verifier(verify)
+            # Our probes verify instead: MLIR would verify after every Python
+            # pass (they cannot declare "nothing changed"), probes included.
+            pm.enable_verifier(False)
+            run.verify = verify
             for element in self.elements:
                 label = str(element)
+                policy = _verify_policy(element)
                 pm.add(lambda o, _p, label=label: run.before(label, o.operation),
                        name="toolkit-probe", argument="toolkit-probe")
                 self._add_element(pm, run, element, ())
-                pm.add(lambda o, _p, label=label: run.after(label, o.operation),
+                pm.add(lambda o, p, label=label, policy=policy: run.after(label, o.operation, p, policy),
                        name="toolkit-probe", argument="toolkit-probe")
             handler = op.context.attach_diagnostic_handler(run.capture) if capture_diagnostics else None
             start = time.perf_counter()
@@ -510,12 +541,14 @@ class Pipeline:
             return failure
         details = "\n".join(run.errors + [f"  {d.location}: {d.message}"
                                           for d in getattr(error, "error_diagnostics", [])])
-        try:
-            valid = op.verify()
-        except ir.MLIRError as verify_error:
-            valid = False
-            details = details or "\n".join(
-                f"  {d.location}: {d.message}" for d in verify_error.error_diagnostics)
+        valid = not run.verification_failed
+        if valid:
+            try:
+                valid = op.verify()
+            except ir.MLIRError as verify_error:
+                valid = False
+                details = details or "\n".join(
+                    f"  {d.location}: {d.message}" for d in verify_error.error_diagnostics)
         details = details or "  (no diagnostics)"
         if not valid:
             return PipelineError(f"IR verification failed after pass '{label}':\n{details}")
