@@ -26,3 +26,6 @@ from toolkit.lax.sharding import with_sharding_constraint  # noqa: F401,E402
 from toolkit.lax.convolution import (  # noqa: F401
     ConvDimensionNumbers, conv, conv_dimension_numbers, conv_general_dilated, padtype_to_pads,
 )
+from toolkit.lax.windowed import (  # noqa: F401
+    cummax, cummin, cumprod, cumsum, reduce, reduce_window, reduce_window_max, reduce_window_min, reduce_window_sum,
+)

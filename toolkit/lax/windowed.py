@@ -1,0 +1,327 @@
+"""Reductions with a user computation: ``reduce`` (over axes), ``reduce_window`` (over sliding
+windows), the ``reduce_window_sum/max/min`` helpers and cumulative ``cumsum/cumprod/cummax/cummin``.
+
+The computation is a Python function on scalars, traced once into a
+sub-program that becomes the body region of ``stablehlo.reduce`` /
+``stablehlo.reduce_window``. It is variadic: with ``n`` operands it takes two
+pytrees of ``n`` scalars (accumulator, element) and returns one.
+
+Example::
+
+    total = toolkit.lax.reduce(x, 0.0, toolkit.lax.add, (0,))        # becomes reduce_sum
+    pooled = toolkit.lax.reduce_window(x, -jnp.inf, toolkit.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    running = toolkit.lax.cumsum(x, axis=1)
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from toolkit.core import dtypes, tracing, tree_util
+from toolkit.core.avals import ShapedArray, aval_of
+from toolkit.core.primitive import Primitive
+from toolkit.core.program import Program
+from toolkit.lax import elementwise as ew
+from toolkit.lax import reductions as rd
+from toolkit.lax.convolution import padtype_to_pads
+from toolkit.lax.shape_rules import check_axes
+
+__all__ = ["reduce", "reduce_window", "reduce_window_sum", "reduce_window_max", "reduce_window_min", "cumsum",
+           "cumprod", "cummax", "cummin", "reduce_p", "reduce_window_p"]
+
+
+def _jit_call(fun: Callable[..., Any], *args: Any) -> Any:
+    from toolkit.stages import jit
+    return jit(fun)(*args)
+
+
+def identity_value(kind: str, dtype: np.dtype) -> np.ndarray:
+    """The neutral element of ``kind`` (sum, prod, max, min) as a 0-d array of ``dtype``."""
+    if kind == "sum":
+        return np.zeros((), dtype)
+    if kind == "prod":
+        return np.ones((), dtype)
+    if kind in ("max", "min"):
+        low = kind == "max"
+        if dtype == dtypes.bool_:
+            return np.asarray(not low, dtype)
+        if dtypes.is_inexact(dtype):
+            return np.asarray(-np.inf if low else np.inf, dtype)
+        info = np.iinfo(dtype)
+        return np.asarray(info.min if low else info.max, dtype)
+    raise ValueError(f"no identity for {kind!r}")
+
+
+def _operand_avals(flat: Sequence[Any], what: str) -> list[ShapedArray]:
+    avals = []
+    for x in flat:
+        try:
+            avals.append(aval_of(x))
+        except TypeError:
+            raise TypeError(f"{what} must be arrays or scalars, got a value of type {type(x).__name__}") from None
+    return avals
+
+
+def _trace_computation(name: str, computation: Callable[..., Any], init_tree: tree_util.PyTreeDef,
+                       scalar_avals: Sequence[ShapedArray]) -> Program:
+    """Trace ``computation(acc_tree, x_tree) -> tree`` on scalars; it must be closed (no traced captures)."""
+    if not callable(computation):
+        raise TypeError(f"{name}: computation must be callable, got {type(computation).__name__}")
+    out_tree_box: list[Any] = []
+
+    def flat_fun(*scalars: Any) -> list[Any]:
+        n = len(scalar_avals)
+        a = tree_util.tree_unflatten(init_tree, list(scalars[:n]))
+        b = tree_util.tree_unflatten(init_tree, list(scalars[n:]))
+        leaves, tree = tree_util.tree_flatten(computation(a, b))
+        out_tree_box.append(tree)
+        return leaves
+
+    avals = list(scalar_avals) * 2
+    program, captured = tracing.trace_flat(flat_fun, avals, [f"an argument of {name}'s computation"] * len(avals))
+    if captured:
+        raise TypeError(f"{name}: the computation must not close over traced values or array constants "
+                        f"(it captured {', '.join(t.aval.str_short() for t in captured)}); pass them as operands")
+    if out_tree_box[0] != init_tree:
+        raise TypeError(f"{name}: the computation must return the structure of the init values {init_tree}, "
+                        f"got {out_tree_box[0]}")
+    for i, (want, got) in enumerate(zip(scalar_avals, program.out_avals)):
+        if got.shape != () or got.dtype != want.dtype:
+            raise TypeError(f"{name}: the computation's output {i} is {got.str_short()}, expected a scalar "
+                            f"{want.str_short()} like the init value")
+    return program
+
+
+def _check_operands_inits(name: str, operands: Sequence[ShapedArray], inits: Sequence[ShapedArray]) -> None:
+    if len(operands) != len(inits) or not operands:
+        raise TypeError(f"{name}: needs as many init values as operands (at least one), got {len(operands)} "
+                        f"operands and {len(inits)} init values")
+    for i, (x, init) in enumerate(zip(operands, inits)):
+        if x.shape != operands[0].shape:
+            raise TypeError(f"{name}: operands must have equal shapes, got {operands[0].shape} and {x.shape} "
+                            f"(operand {i})")
+        if init.shape != () or init.dtype != x.dtype:
+            raise TypeError(f"{name}: init value {i} must be a scalar of the operand's dtype {x.dtype.name}, got "
+                            f"{init.str_short()}")
+
+
+# --- reduce ----------------------------------------------------------------------
+
+
+def _reduce_rule(*args: ShapedArray, computation: Program, dimensions: tuple) -> list[ShapedArray]:
+    n = len(args) // 2
+    operands, inits = args[:n], args[n:]
+    _check_operands_inits("reduce", operands, inits)
+    check_axes("reduce", dimensions, operands[0].ndim, "dimension")
+    if len(computation.invars) != 2 * n or len(computation.outvars) != n:
+        raise TypeError(f"reduce: the computation must take {2 * n} scalars and return {n}")
+    shape = tuple(d for i, d in enumerate(operands[0].shape) if i not in dimensions)
+    return [ShapedArray(shape, x.dtype) for x in operands]
+
+
+reduce_p = Primitive("reduce", shape_rule=_reduce_rule, multiple_results=True)
+
+_MONOIDS = {ew.add: ("sum", rd.reduce_sum), ew.mul: ("prod", rd.reduce_prod), ew.max: ("max", rd.reduce_max),
+            ew.min: ("min", rd.reduce_min)}
+
+
+def _monoid_reducer(computation: Any, init: Any, aval: ShapedArray) -> Callable[..., Any] | None:
+    """The fixed reduction primitive when ``computation`` is add/mul/max/min and ``init`` its known identity."""
+    entry = _MONOIDS.get(computation)
+    if entry is None or isinstance(init, tracing.Tracer) or aval.shape != ():
+        return None
+    kind, reducer = entry
+    if kind == "prod" and aval.dtype == dtypes.bool_ or kind == "sum" and aval.dtype == dtypes.bool_:
+        return None
+    try:
+        value = np.asarray(init, aval.dtype)
+    except (TypeError, ValueError):
+        return None
+    same = bool(np.array_equal(value, identity_value(kind, aval.dtype)))
+    return reducer if same else None
+
+
+def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], Any],
+           dimensions: Sequence[int]) -> Any:
+    """Reduce ``operands`` over ``dimensions`` with ``computation(accumulator, element)``.
+
+    ``operands`` and ``init_values`` are matching pytrees (one scalar init per
+    operand). A monoid (``lax.add``/``mul``/``max``/``min`` with its identity
+    as init) becomes the corresponding ``reduce_*`` primitive.
+
+    Example::
+
+        # argmax by hand: a variadic reduce over (value, index)
+        def pick(a, b):
+            take_a = a[0] >= b[0]
+            return lax.select(take_a, a[0], b[0]), lax.select(take_a, a[1], b[1])
+        vals, idx = lax.reduce((x, lax.iota(np.int32, 5)), (-np.inf, 0), pick, (0,))
+    """
+    flat_ops, tree = tree_util.tree_flatten(operands)
+    flat_inits, init_tree = tree_util.tree_flatten(init_values)
+    if tree != init_tree:
+        raise TypeError(f"reduce: operands {tree} and init_values {init_tree} must have the same structure")
+    dims = tuple(sorted(int(d) for d in dimensions))
+    op_avals = _operand_avals(flat_ops, "reduce operands")
+    init_avals = _operand_avals(flat_inits, "reduce init values")
+    if len(flat_ops) == 1:
+        reducer = _monoid_reducer(computation, flat_inits[0], init_avals[0].update(dtype=op_avals[0].dtype))
+        if reducer is not None:
+            return tree_util.tree_unflatten(tree, [reducer(flat_ops[0], dims)])
+    if not tracing.is_tracing():
+        return _jit_call(lambda ops, inits: reduce(ops, inits, computation, dims), operands, init_values)
+    inits = [_init_as(init, aval, op) for init, aval, op in zip(flat_inits, init_avals, op_avals)]
+    _check_operands_inits("reduce", op_avals, [aval_of(i) if not isinstance(i, tracing.Tracer) else i.aval
+                                               for i in inits])
+    program = _trace_computation("reduce", computation, tree, [ShapedArray((), a.dtype) for a in op_avals])
+    outs = reduce_p.bind(*flat_ops, *inits, computation=program, dimensions=dims)
+    return tree_util.tree_unflatten(tree, outs)
+
+
+def _init_as(init: Any, init_aval: ShapedArray, operand: ShapedArray) -> Any:
+    """A Python-scalar init takes the operand's dtype (as a weakly typed value would)."""
+    if init_aval.weak_type and init_aval.shape == () and init_aval.dtype != operand.dtype:
+        if isinstance(init, tracing.Tracer):
+            return ew.convert_element_type(init, operand.dtype)
+        return np.asarray(init, operand.dtype)
+    return init
+
+
+# --- reduce_window ---------------------------------------------------------------
+
+
+def _dilate(size: Any, dilation: int) -> Any:
+    return 0 if size == 0 else 1 + dilation * (size - 1)
+
+
+def _reduce_window_rule(*args: ShapedArray, computation: Program, window_dimensions: tuple, window_strides: tuple,
+                        padding: tuple, base_dilation: tuple, window_dilation: tuple) -> list[ShapedArray]:
+    name = "reduce_window"
+    n = len(args) // 2
+    operands, inits = args[:n], args[n:]
+    _check_operands_inits(name, operands, inits)
+    ndim = operands[0].ndim
+    for what, values in (("window_dimensions", window_dimensions), ("window_strides", window_strides),
+                         ("padding", padding), ("base_dilation", base_dilation),
+                         ("window_dilation", window_dilation)):
+        if len(values) != ndim:
+            raise TypeError(f"{name}: {what} needs one entry per operand dimension ({ndim}), got {values}")
+    for what, values in (("window_dimensions", window_dimensions), ("window_strides", window_strides),
+                         ("base_dilation", base_dilation), ("window_dilation", window_dilation)):
+        if any(v < 1 for v in values):
+            raise ValueError(f"{name}: {what} must be positive, got {values}")
+    shape = []
+    for k, size in enumerate(operands[0].shape):
+        padded = _dilate(size, base_dilation[k]) + padding[k][0] + padding[k][1]
+        window = _dilate(window_dimensions[k], window_dilation[k])
+        shape.append(0 if padded < window else (padded - window) // window_strides[k] + 1)
+    return [ShapedArray(tuple(shape), x.dtype) for x in operands]
+
+
+reduce_window_p = Primitive("reduce_window", shape_rule=_reduce_window_rule, multiple_results=True)
+
+
+def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any], Any],
+                  window_dimensions: Sequence[int], window_strides: Sequence[int] | None = None,
+                  padding: Any = "VALID", base_dilation: Sequence[int] | None = None,
+                  window_dilation: Sequence[int] | None = None) -> Any:
+    """Reduce every window of ``operand`` with ``computation`` (``stablehlo.reduce_window``).
+
+    ``operand``/``init_value`` may be matching pytrees (variadic). ``padding``
+    is ``'SAME'``, ``'VALID'`` or ``(low, high)`` pairs per dimension.
+
+    Example::
+
+        # 2x2 max-pooling of an NHWC batch
+        y = reduce_window(x, -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
+    """
+    flat_ops, tree = tree_util.tree_flatten(operand)
+    flat_inits, init_tree = tree_util.tree_flatten(init_value)
+    if tree != init_tree:
+        raise TypeError(f"reduce_window: operands {tree} and init values {init_tree} must have the same structure")
+    op_avals = _operand_avals(flat_ops, "reduce_window operands")
+    init_avals = _operand_avals(flat_inits, "reduce_window init values")
+    if not op_avals:
+        raise TypeError("reduce_window: needs at least one operand")
+    ndim = op_avals[0].ndim
+    window_dimensions = tuple(int(w) for w in window_dimensions)
+    window_strides = (1,) * ndim if window_strides is None else tuple(int(s) for s in window_strides)
+    base_dilation = (1,) * ndim if base_dilation is None else tuple(int(d) for d in base_dilation)
+    window_dilation = (1,) * ndim if window_dilation is None else tuple(int(d) for d in window_dilation)
+    if isinstance(padding, str):
+        if len(window_dimensions) != ndim or len(window_strides) != ndim:
+            raise TypeError(f"reduce_window: window_dimensions {window_dimensions} and window_strides "
+                            f"{window_strides} need one entry per operand dimension ({ndim})")
+        dilated = [_dilate(w, d) for w, d in zip(window_dimensions, window_dilation)]
+        padding = padtype_to_pads(op_avals[0].shape, dilated, window_strides, padding)
+    try:
+        padding = tuple((int(lo), int(hi)) for lo, hi in padding)
+    except (TypeError, ValueError):
+        raise TypeError(f"reduce_window: padding must be a string or (low, high) pairs, got {padding!r}") from None
+    params = dict(window_dimensions=window_dimensions, window_strides=window_strides, padding=padding,
+                  base_dilation=base_dilation, window_dilation=window_dilation)
+    if not tracing.is_tracing():
+        return _jit_call(lambda ops, inits: reduce_window(ops, inits, computation, **params), operand, init_value)
+    inits = [_init_as(init, aval, op) for init, aval, op in zip(flat_inits, init_avals, op_avals)]
+    _check_operands_inits("reduce_window", op_avals, _operand_avals(inits, "reduce_window init values"))
+    program = _trace_computation("reduce_window", computation, tree, [ShapedArray((), a.dtype) for a in op_avals])
+    outs = reduce_window_p.bind(*flat_ops, *inits, computation=program, **params)
+    return tree_util.tree_unflatten(tree, outs)
+
+
+def _window_helper(kind: str, computation: Callable[[Any, Any], Any]):
+    def helper(operand: Any, window_dimensions: Sequence[int], window_strides: Sequence[int] | None = None,
+               padding: Any = "VALID", base_dilation: Sequence[int] | None = None,
+               window_dilation: Sequence[int] | None = None) -> Any:
+        dtype = aval_of(operand).dtype
+        return reduce_window(operand, identity_value(kind, dtype), computation, window_dimensions, window_strides,
+                             padding, base_dilation, window_dilation)
+    helper.__name__ = f"reduce_window_{kind}"
+    helper.__doc__ = (f"``reduce_window`` with ``{kind}`` and its identity as init (padding contributes the "
+                      f"identity).\n\nExample::\n\n    y = reduce_window_{kind}(x, (2, 2), (2, 2))\n")
+    return helper
+
+
+reduce_window_sum = _window_helper("sum", ew.add)
+reduce_window_max = _window_helper("max", ew.max)
+reduce_window_min = _window_helper("min", ew.min)
+
+
+# --- cumulative reductions -------------------------------------------------------
+
+
+def _cumulative(kind: str, computation: Callable[[Any, Any], Any], name: str):
+    def cumulative(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
+        aval = aval_of(operand)
+        if aval.dtype == dtypes.bool_:
+            raise TypeError(f"{name} does not accept dtype bool; accepted dtypes are numbers")
+        ndim = aval.ndim
+        if ndim == 0:
+            raise ValueError(f"{name} needs an operand of rank at least 1, got {aval.str_short()}")
+        if not -ndim <= int(axis) < ndim:
+            raise ValueError(f"{name}: axis {axis} is out of bounds for an operand of rank {ndim}")
+        axis = int(axis) % ndim
+        size = aval.shape[axis]
+        if size == 0:
+            return operand
+        # A window covering the whole axis, padded so window k ends (or, reversed, starts) at element k:
+        # O(n^2) work but one fused XLA op, which is what JAX emits on CPU too.
+        window = [1] * ndim
+        window[axis] = size
+        padding = [(0, 0)] * ndim
+        padding[axis] = (0, size - 1) if reverse else (size - 1, 0)
+        return reduce_window(operand, identity_value(kind, aval.dtype), computation, window, (1,) * ndim,
+                             padding)
+    cumulative.__name__ = name
+    cumulative.__doc__ = (f"Cumulative {kind} of ``operand`` along ``axis`` (from the end when ``reverse``); "
+                          f"same shape and dtype.\n\nExample::\n\n    {name}(np.array([1, 2, 3]))  # -> "
+                          f"{ {'sum': '[1, 3, 6]', 'prod': '[1, 2, 6]', 'max': '[1, 2, 3]', 'min': '[1, 1, 1]'}[kind] }\n")
+    return cumulative
+
+
+cumsum = _cumulative("sum", ew.add, "cumsum")
+cumprod = _cumulative("prod", ew.mul, "cumprod")
+cummax = _cumulative("max", ew.max, "cummax")
+cummin = _cumulative("min", ew.min, "cummin")
