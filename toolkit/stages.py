@@ -593,16 +593,17 @@ _eager_cache: dict[Any, Compiled] = {}
 
 def _eager_handler(primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
     avals = tuple(a.aval if type(a) is Array else aval_of(a) for a in args)
+    placements = tuple(_leaf_placement(a) for a in args)  # eager ops run where committed inputs live
     params_key = _params_key(params)
-    key = (primitive, params_key, avals) if params_key is not None else None
+    key = (primitive, params_key, avals, placements) if params_key is not None else None
     compiled = _eager_cache.get(key) if key is not None else None
     if compiled is None:
         def run(*xs: Any) -> Any:
             out = primitive.bind(*xs, **params)
             return list(out) if primitive.multiple_results else out
         run.__name__ = primitive.name
-        compiled = Wrapped(run, keep_unused=True).trace(*[ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type)
-                                                          for a in avals]).lower().compile()
+        specs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type, sharding=p) for a, p in zip(avals, placements)]
+        compiled = Wrapped(run, keep_unused=True).trace(*specs).lower().compile()
         if key is not None:
             _eager_cache[key] = compiled
     out = compiled._call_flat(list(args))

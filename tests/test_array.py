@@ -1,0 +1,81 @@
+"""toolkit.Array and device_put."""
+
+import numpy as np
+import pytest
+
+import toolkit
+import toolkit.numpy as tnp
+from toolkit.shard import SingleDeviceSharding
+
+
+def test_device_put_roundtrip_and_properties():
+    x = np.arange(6, dtype=np.int64).reshape(2, 3)
+    a = toolkit.device_put(x)
+    assert isinstance(a, toolkit.Array)
+    assert a.shape == (2, 3) and a.dtype == np.int64 and a.ndim == 2 and a.size == 6
+    np.testing.assert_array_equal(np.asarray(a), x)
+    assert a.devices() == {toolkit.devices()[0]}
+    assert isinstance(a.sharding, SingleDeviceSharding)
+    assert a.block_until_ready() is a
+
+
+def test_int64_stays_int64_even_with_large_values():
+    x = np.array([2**40, -(2**40)], np.int64)
+    np.testing.assert_array_equal(np.asarray(toolkit.device_put(x)), x)
+
+
+def test_device_put_on_a_given_device():
+    device = toolkit.devices()[-1]
+    a = toolkit.device_put(np.ones(3, np.float32), device)
+    assert a.devices() == {device}
+    b = a + 1  # computations follow committed arrays
+    assert b.devices() == {device}
+
+
+def test_device_put_pytree():
+    out = toolkit.device_put({"a": np.ones(2), "b": (np.zeros(3, np.int32),)})
+    assert isinstance(out["a"], toolkit.Array) and out["b"][0].dtype == np.int32
+
+
+def test_device_put_errors():
+    with pytest.raises(TypeError, match="expects a device or a toolkit.shard sharding"):
+        toolkit.device_put(np.ones(2), "cpu:0")
+    with pytest.raises(TypeError, match="cannot put a value of type"):
+        toolkit.device_put(object())
+    with pytest.raises(TypeError, match="not supported"):
+        toolkit.device_put(np.array(["a", "b"]))
+
+
+def test_incompatible_committed_devices():
+    d0, d1 = toolkit.devices()[:2]
+    a = toolkit.device_put(np.ones(2, np.float32), d0)
+    b = toolkit.device_put(np.ones(2, np.float32), d1)
+    with pytest.raises(ValueError, match="incompatible devices"):
+        toolkit.jit(lambda x, y: x + y)(a, b)
+
+
+def test_python_protocols():
+    a = toolkit.device_put(np.array([1.5, 2.5], np.float32))
+    assert len(a) == 2
+    assert [float(v) for v in a] == [1.5, 2.5]
+    assert float(a[0]) == 1.5
+    assert "Array([1.5, 2.5], dtype=float32)" == repr(a)
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(a)
+    assert a.tolist() == [1.5, 2.5]
+
+
+def test_operators_and_methods():
+    a = toolkit.device_put(np.arange(6, dtype=np.float32).reshape(2, 3))
+    np.testing.assert_allclose(np.asarray(a.T), np.arange(6).reshape(2, 3).T)
+    np.testing.assert_allclose(np.asarray(a.sum(axis=0)), [3, 5, 7])
+    np.testing.assert_allclose(np.asarray(a.reshape(3, 2).mean()), 2.5)
+    np.testing.assert_allclose(np.asarray(2 ** a), 2 ** np.arange(6).reshape(2, 3))
+    np.testing.assert_allclose(np.asarray(a // 4), np.arange(6).reshape(2, 3) // 4)
+    np.testing.assert_array_equal(np.asarray(a > 2), np.arange(6).reshape(2, 3) > 2)
+    assert a.astype(np.int32).dtype == np.int32
+
+
+def test_block_until_ready_on_pytrees():
+    tree = {"x": toolkit.device_put(np.ones(2)), "y": 3}
+    assert toolkit.block_until_ready(tree) is tree

@@ -1,0 +1,228 @@
+"""The jax.stages API: Wrapped, Traced, Lowered, Compiled — behaviour and error paths."""
+
+from collections import namedtuple
+
+import numpy as np
+import pytest
+
+import toolkit
+import toolkit.numpy as tnp
+from toolkit.core import tree_util
+from toolkit.stages import ArgInfo
+
+x32 = np.arange(6, dtype=np.float32).reshape(2, 3)
+w32 = np.ones((3, 4), np.float32)
+Pair = namedtuple("Pair", "a b")
+
+
+def affine(x, w, b=1.0):
+    return tnp.tanh(x @ w + b)
+
+
+def test_call_matches_numpy():
+    f = toolkit.jit(affine)
+    np.testing.assert_allclose(np.asarray(f(x32, w32)), np.tanh(x32 @ w32 + 1), rtol=1e-6)
+
+
+def test_trace_lower_compile_chain():
+    f = toolkit.jit(affine)
+    traced = f.trace(x32, w32)
+    assert isinstance(traced, toolkit.Traced)
+    assert traced.in_tree == tree_util.tree_structure(((0, 0), {}))
+    assert traced.out_info.shape == (2, 4) and traced.out_info.dtype == np.float32
+    args_info = traced.args_info
+    assert isinstance(args_info[0][0], ArgInfo) and args_info[0][0].shape == (2, 3)
+    lowered = traced.lower()
+    assert isinstance(lowered, toolkit.Lowered)
+    assert lowered.in_tree == traced.in_tree and lowered.out_tree == traced.out_tree
+    compiled = lowered.compile()
+    assert isinstance(compiled, toolkit.Compiled)
+    np.testing.assert_allclose(np.asarray(compiled(x32, w32)), np.tanh(x32 @ w32 + 1), rtol=1e-6)
+
+
+def test_lowered_text_and_module_attributes():
+    lowered = toolkit.jit(affine).lower(x32, w32)
+    text = lowered.as_text()
+    assert "module @jit_affine" in text
+    assert "mhlo.num_partitions = 1 : i32" in text and "mhlo.num_replicas = 1 : i32" in text
+    assert "func.func public @main" in text and 'jax.result_info = "result"' in text
+    assert "stablehlo.dot_general" in text and "stablehlo.tanh" in text
+    module = lowered.compiler_ir("stablehlo")
+    assert "stablehlo.tanh" in str(module)
+
+
+def test_debug_info_carries_user_locations():
+    text = toolkit.jit(affine).lower(x32, w32).as_text(debug_info=True)
+    assert "test_stages.py" in text and '"tanh"' in text
+
+
+def test_hlo_dialect():
+    lowered = toolkit.jit(affine).lower(x32, w32)
+    hlo = lowered.as_text(dialect="hlo")
+    assert "HloModule" in hlo and "tanh" in hlo
+    assert lowered.compiler_ir("hlo") == hlo
+    with pytest.raises(ValueError, match="unknown dialect 'tosa'"):
+        lowered.as_text(dialect="tosa")
+    with pytest.raises(ValueError, match="unknown dialect"):
+        lowered.compiler_ir("tosa")
+
+
+def test_cost_and_memory_analysis():
+    lowered = toolkit.jit(affine).lower(x32, w32)
+    assert lowered.cost_analysis()["flops"] > 0
+    compiled = lowered.compile()
+    costs = compiled.cost_analysis()
+    assert costs["flops"] >= 2 * 2 * 3 * 4
+    memory = compiled.memory_analysis()
+    assert memory.argument_size_in_bytes == x32.nbytes + w32.nbytes
+    assert memory.output_size_in_bytes == 2 * 4 * 4
+    assert "HloModule" in compiled.as_text()
+    assert compiled.runtime_executable().hlo_modules()
+
+
+def test_compile_with_xla_options():
+    lowered = toolkit.jit(affine).lower(x32, w32)
+    compiled = lowered.compile({"xla_cpu_enable_fast_math": False})
+    np.testing.assert_allclose(np.asarray(compiled(x32, w32)), np.tanh(x32 @ w32 + 1), rtol=1e-6)
+    with pytest.raises(TypeError, match="compiler_options must be a dict"):
+        lowered.compile(["xla_cpu_enable_fast_math"])
+    with pytest.raises(Exception, match="no_such_xla_option|option"):
+        lowered.compile({"no_such_xla_option": True})
+
+
+def test_compiled_rejects_wrong_arguments():
+    compiled = toolkit.jit(affine).lower(x32, w32).compile()
+    with pytest.raises(TypeError, match=r"argument args\[1\] .* has type f32\[3,5\], but it was compiled for f32\[3,4\]"):
+        compiled(x32, np.ones((3, 5), np.float32))
+    with pytest.raises(TypeError, match=r"argument args\[0\] .* has type i32\[2,3\]"):
+        compiled(x32.astype(np.int32), w32)
+    with pytest.raises(TypeError, match="tree structure"):
+        compiled(x32, w32, 2.0)
+
+
+def test_cache_by_signature_and_retrace_on_new_shape():
+    calls = []
+
+    def f(x):
+        calls.append(x.shape)
+        return x * 2
+
+    g = toolkit.jit(f)
+    g(np.ones(3, np.float32))
+    g(np.ones(3, np.float32) * 5)
+    assert calls == [(3,)]
+    g(np.ones(4, np.float32))
+    assert calls == [(3,), (4,)]
+    g(np.ones(4, np.int32))
+    assert len(calls) == 3
+
+
+def test_pytrees_in_and_out():
+    def f(params, x):
+        return {"y": params.a * x, "z": (params.b + x, None)}
+
+    out = toolkit.jit(f)(Pair(np.float32(2), np.float32(3)), np.ones(2, np.float32))
+    assert set(out) == {"y", "z"} and out["z"][1] is None
+    np.testing.assert_allclose(np.asarray(out["y"]), [2, 2])
+    np.testing.assert_allclose(np.asarray(out["z"][0]), [4, 4])
+    text = toolkit.jit(f).lower(Pair(np.float32(2), np.float32(3)), np.ones(2, np.float32)).as_text()
+    assert "jax.result_info = \"result['y']\"" in text
+    assert "jax.result_info = \"result['z'][0]\"" in text
+
+
+def test_keyword_arguments():
+    f = toolkit.jit(affine)
+    np.testing.assert_allclose(np.asarray(f(x32, w32, b=np.float32(2))), np.tanh(x32 @ w32 + 2), rtol=1e-6)
+
+
+def test_static_argnums_and_argnames():
+    def power(x, n, *, scale):
+        for _ in range(n):
+            x = x * scale
+        return x
+
+    f = toolkit.jit(power, static_argnums=1, static_argnames="scale")
+    np.testing.assert_allclose(np.asarray(f(np.float32(1), 3, scale=2.0)), 8.0)
+    assert len(f.trace(np.float32(1), 2, scale=3.0).program.eqns) == 2
+    with pytest.raises(ValueError, match="static arguments must be hashable"):
+        f(np.float32(1), [3], scale=2.0)
+
+
+def test_eval_shape():
+    out = toolkit.jit(affine).eval_shape(toolkit.ShapeDtypeStruct((5, 3), np.float32),
+                                         toolkit.ShapeDtypeStruct((3, 7), np.float32))
+    assert out.shape == (5, 7) and out.dtype == np.float32
+
+
+def test_keep_unused():
+    def f(x, unused):
+        return x + 1
+
+    dropped = toolkit.jit(f).lower(x32, x32)
+    assert dropped.kept_var_idx == (0,) and dropped.as_text().count("tensor<2x3xf32>") >= 1
+    assert "%arg1" not in dropped.as_text()
+    kept = toolkit.jit(f, keep_unused=True).lower(x32, x32)
+    assert kept.kept_var_idx == (0, 1) and "%arg1" in kept.as_text()
+    np.testing.assert_allclose(np.asarray(toolkit.jit(f)(x32, x32)), x32 + 1)
+
+
+def test_donation_aliases_outputs():
+    f = toolkit.jit(lambda x: x * 2, donate_argnums=0)
+    lowered = f.lower(x32)
+    assert "tf.aliasing_output = 0 : i32" in lowered.as_text()
+    assert f.trace(x32).args_info[0][0].donated
+    with pytest.raises(ValueError, match="both static and donated"):
+        toolkit.jit(lambda x: x, static_argnums=0, donate_argnums=0)
+
+
+def test_jit_as_decorator_and_nested():
+    @toolkit.jit
+    def inner(x):
+        return x + 1
+
+    @toolkit.jit
+    def outer(x):
+        return inner(x) * 2
+
+    np.testing.assert_allclose(np.asarray(outer(np.float32(1))), 4.0)
+    assert [e.primitive.name for e in outer.trace(np.float32(1)).program.eqns] == ["add", "mul"]
+
+
+def test_not_callable():
+    with pytest.raises(TypeError, match="jit expects a callable"):
+        toolkit.jit(3)
+
+
+def test_weak_types_do_not_widen():
+    f = toolkit.jit(lambda x: x * 2.5 + 1)
+    out = f(np.ones(2, np.float16))
+    assert out.dtype == np.float16
+    assert toolkit.jit(lambda x: x + 1).trace(np.int8(3)).out_info.dtype == np.int8
+
+
+def test_scalar_arguments_are_weak():
+    f = toolkit.jit(lambda a, x: a * x)
+    assert f(2.0, np.ones(2, np.float16)).dtype == np.float16
+
+
+def test_ir_dump_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("TOOLKIT_DUMP_IR_TO", str(tmp_path))
+    toolkit.jit(affine).lower(x32, w32)
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert any(n.endswith("jit_affine.stablehlo.mlir") for n in names)
+
+
+def test_pass_pipeline_runs_inside_compile(monkeypatch):
+    from toolkit import passes
+    lowered = toolkit.jit(lambda x: (x + 0.0) * 1.0).lower(x32)
+    lowered.pipeline = passes.parse_pipeline("builtin.module(toolkit-simplify)")
+    np.testing.assert_allclose(np.asarray(lowered.compile()(x32)), x32)
+    assert str(lowered.pipeline) == "builtin.module(toolkit-simplify)"
+
+
+def test_eager_ops_outside_jit():
+    a = toolkit.device_put(np.arange(4, dtype=np.float32))
+    b = a * 2 + 1
+    assert isinstance(b, toolkit.Array)
+    np.testing.assert_allclose(np.asarray(b), np.arange(4) * 2 + 1)
+    np.testing.assert_allclose(np.asarray(tnp.sum(b)), 16)
