@@ -1,0 +1,577 @@
+"""numpy indexing of toolkit arrays: ``x[idx]`` and ``x.at[idx].set/add/multiply/min/max/get``.
+
+Indices may mix ints (negative ones count from the end), slices (any step,
+negative ones included), ``None``/``newaxis``, one ``Ellipsis``, bool scalars,
+integer arrays (numpy's advanced indexing, including where the advanced
+dimensions go when the array indices are not adjacent), concrete boolean masks
+and traced integer scalars.
+
+What each index lowers to:
+
+* static ints and slices: ``slice`` (plus ``rev`` for negative steps) and one
+  ``reshape`` — no gather;
+* traced integer scalars: ``dynamic_slice`` (start clamped into bounds, as XLA does);
+* integer arrays: one ``gather`` (after the static slices are applied).
+
+Out-of-bounds behaviour (as in JAX): a static int index out of range raises
+``IndexError`` naming the axis; out-of-range entries of integer-array or traced
+indices are *clamped* by ``x[idx]`` and ``.at[idx].get()`` (``mode="fill"``
+returns ``fill_value`` instead), and *dropped* by ``.at[idx].set/add/...``
+(``mode="clip"`` clamps them instead). Updates never alias: ``.at`` returns a
+new array.
+
+Example::
+
+    x[1:, ::-1, None]              # slice + rev + reshape
+    x[idx]                         # gather
+    x.at[idx].add(1.0)             # scatter-add; duplicate indices accumulate
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+
+from toolkit.core import dtypes
+from toolkit.core.tracing import Tracer
+from toolkit.lax import elementwise as ew
+from toolkit.lax import indexing as lax_ix
+from toolkit.lax import structural as st
+from toolkit.numpy._core import asarray, broadcast_shapes, broadcast_to, convert, is_array
+
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+class _E(NamedTuple):
+    """One parsed index entry. ``dim`` is the operand dimension it consumes (None for newaxis)."""
+
+    kind: str            # "new" | "slice" | "int" | "dyn" | "array"
+    dim: int | None
+    start: int = 0       # slice: first element; int: the (normalized) index
+    step: int = 1
+    length: Any = 0      # slice: number of elements
+    value: Any = None    # dyn/array: the index value (numpy array or toolkit array/tracer)
+
+
+# --- parsing ------------------------------------------------------------------
+
+def _is_traced_or_device(x: Any) -> bool:
+    return is_array(x)
+
+
+def _index_error_types() -> str:
+    return ("only integers, slices (`:`), ellipsis (`...`), None (newaxis) and integer or boolean arrays are "
+            "valid indices")
+
+
+def _static_int(v: Any, what: str) -> int | None:
+    if v is None:
+        return None
+    if isinstance(v, (bool, np.bool_)):
+        raise TypeError(f"slice {what} must be an integer or None, got a bool")
+    if isinstance(v, (int, np.integer)):
+        return int(v)
+    if isinstance(v, Tracer):
+        raise IndexError(f"slice {what} must be static (a Python int or None), got {v._describe()}; "
+                         "use toolkit.lax.dynamic_slice for a traced start with a static size")
+    if hasattr(v, "__index__"):
+        return int(v.__index__())
+    raise TypeError(f"slice {what} must be an integer or None, got {type(v).__name__}")
+
+
+def _as_index_array(item: Any) -> Any:
+    """Lists become arrays; returns a numpy array or a toolkit array/tracer."""
+    if isinstance(item, list):
+        if any(is_array(e) for e in _flatten(item)):
+            return asarray(item)
+        arr = np.asarray(item)
+        if arr.size == 0 and arr.dtype.kind == "f":
+            arr = arr.astype(np.int64)  # numpy treats [] as an empty integer index
+        return arr
+    return item
+
+
+def _flatten(x):
+    for e in x:
+        if isinstance(e, (list, tuple)):
+            yield from _flatten(e)
+        else:
+            yield e
+
+
+def _parse(shape: Sequence[Any], idx: Any, check_static_bounds: bool = True) -> tuple[list[_E], list[int]]:
+    """Expand ``idx`` into one entry per consumed dimension (ellipsis expanded, trailing dims filled).
+
+    Returns ``(entries, false_positions)`` where ``false_positions`` are entries
+    (newaxis) that came from a ``False`` index and must end up empty.
+    """
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    ndim = len(shape)
+    items: list[tuple[str, Any]] = []
+    ellipsis_seen = False
+    for item in idx:
+        item = _as_index_array(item)
+        if item is None:
+            items.append(("new", None))
+        elif item is Ellipsis:
+            if ellipsis_seen:
+                raise IndexError("an index can only have a single ellipsis ('...')")
+            ellipsis_seen = True
+            items.append(("ellipsis", None))
+        elif isinstance(item, slice):
+            items.append(("slice", (_static_int(item.start, "start"), _static_int(item.stop, "stop"),
+                                    _static_int(item.step, "step"))))
+        elif isinstance(item, (bool, np.bool_)):
+            items.append(("bool", bool(item)))
+        elif isinstance(item, (int, np.integer)):
+            items.append(("int", int(item)))
+        elif isinstance(item, np.ndarray) or is_array(item):
+            dtype = item.dtype
+            if dtype == np.bool_:
+                if isinstance(item, Tracer):
+                    raise IndexError(
+                        "boolean-mask indexing needs a concrete mask: the result's shape would depend on traced "
+                        f"data ({item._describe()}); use toolkit.numpy.where to select values instead")
+                mask = np.asarray(item)
+                if mask.ndim == 0:
+                    items.append(("bool", bool(mask)))
+                else:
+                    items.append(("mask", mask))
+            elif dtypes.is_integer(dtype):
+                if item.ndim == 0 and isinstance(item, np.ndarray):
+                    items.append(("int", int(item)))
+                elif item.ndim == 0:
+                    items.append(("dyn", item))
+                else:
+                    items.append(("array", item))
+            else:
+                raise IndexError(f"{_index_error_types()}; got an array of dtype {np.dtype(dtype).name}")
+        else:
+            raise IndexError(f"{_index_error_types()}; got {type(item).__name__} {item!r}")
+
+    consumed = sum(item[1].ndim if item[0] == "mask" else 1 for item in items
+                   if item[0] in ("slice", "int", "dyn", "array", "mask"))
+    if consumed > ndim:
+        raise IndexError(f"too many indices for array: array is {ndim}-dimensional, but {consumed} were indexed")
+    if not ellipsis_seen:
+        items.append(("ellipsis", None))
+
+    entries: list[_E] = []
+    false_positions: list[int] = []
+    dim = 0
+    for kind, value in items:
+        if kind == "ellipsis":
+            for _ in range(ndim - consumed):
+                entries.append(_full_slice(dim, shape[dim]))
+                dim += 1
+        elif kind == "new":
+            entries.append(_E("new", None))
+        elif kind == "bool":
+            if not value:
+                false_positions.append(len(entries))
+            entries.append(_E("new", None))
+        elif kind == "slice":
+            entries.append(_slice_entry(dim, shape[dim], *value))
+            dim += 1
+        elif kind == "int":
+            n = shape[dim]
+            if -n <= value < n:
+                entries.append(_E("int", dim, start=value % n))
+            elif check_static_bounds:
+                raise IndexError(f"index {value} is out of bounds for axis {dim} with size {n}")
+            else:
+                entries.append(_E("array", dim, value=np.asarray(value)))
+            dim += 1
+        elif kind == "dyn":
+            entries.append(_E("dyn", dim, value=value))
+            dim += 1
+        elif kind == "array":
+            entries.append(_E("array", dim, value=value))
+            dim += 1
+        elif kind == "mask":
+            mask = value
+            for k, (m, n) in enumerate(zip(mask.shape, shape[dim:dim + mask.ndim])):
+                if m != n:
+                    raise IndexError(f"boolean index did not match indexed array along axis {dim + k}; size of "
+                                     f"axis is {n} but size of corresponding boolean axis is {m}")
+            for k, positions in enumerate(np.nonzero(mask)):
+                entries.append(_E("array", dim + k, value=positions))
+            dim += mask.ndim
+    if false_positions and any(e.kind in ("array", "dyn") for e in entries):
+        raise NotImplementedError("a bool scalar index combined with array indices is not supported")
+    return entries, false_positions
+
+
+def _full_slice(dim: int, n: Any) -> _E:
+    return _E("slice", dim, 0, 1, n)
+
+
+def _slice_entry(dim: int, n: Any, start: int | None, stop: int | None, step: int | None) -> _E:
+    if step == 0:
+        raise ValueError("slice step cannot be zero")
+    if start is None and stop is None and (step is None or step == 1):
+        return _full_slice(dim, n)
+    if not isinstance(n, int):
+        raise NotImplementedError(f"slicing symbolic dimension {dim} ({n}) with bounds or a step is not supported")
+    start, stop, step = slice(start, stop, step).indices(n)
+    return _E("slice", dim, start, step, len(range(start, stop, step)))
+
+
+def _has_advanced(entries: Sequence[_E]) -> bool:
+    return any(e.kind == "array" for e in entries)
+
+
+# --- x[idx] -------------------------------------------------------------------
+
+def getitem(x: Any, idx: Any) -> Any:
+    """``x[idx]`` with numpy semantics (see the module docstring for how each index lowers).
+
+    Example::
+
+        x[0, 1:3]          # slice + reshape
+        x[:, [2, 0]]       # gather
+    """
+    return _getitem(x, idx, lax_ix.GatherScatterMode.PROMISE_IN_BOUNDS, None, check_static_bounds=True)
+
+
+def _getitem(x: Any, idx: Any, mode: Any, fill_value: Any, check_static_bounds: bool) -> Any:
+    x = x if is_array(x) else asarray(x)
+    entries, false_positions = _parse(x.shape, idx, check_static_bounds)
+    if _has_advanced(entries):
+        return _advanced_get(x, entries, mode, fill_value)
+    out = _basic(x, entries)
+    if false_positions:
+        # A False index adds an empty dimension where it stands.
+        out_positions = [i for i, e in enumerate(entries) if e.kind in ("new", "slice")]
+        starts = [0] * out.ndim
+        limits = list(out.shape)
+        for p in false_positions:
+            limits[out_positions.index(p)] = 0
+        out = st.slice(out, starts, limits)
+    return out
+
+
+def _normalize_dynamic(i: Any, n: Any) -> Any:
+    """``i + n`` where ``i < 0`` (numpy's negative indices) for a traced integer index."""
+    if dtypes.is_unsigned(i.dtype):
+        return i
+    if i.weak_type:
+        i = ew.convert_element_type(i, i.dtype)
+    zero = np.zeros(i.shape, i.dtype) if i.ndim == 0 else broadcast_to(np.asarray(0, i.dtype), i.shape)
+    size = np.asarray(n, i.dtype) if i.ndim == 0 else broadcast_to(np.asarray(n, i.dtype), i.shape)
+    return ew.select(ew.lt(i, zero), ew.add(i, size), i)
+
+
+def _basic(x: Any, entries: Sequence[_E]) -> Any:
+    """Ints, slices, newaxis and traced scalars: rev + slice + dynamic_slice + reshape."""
+    shape = tuple(x.shape)
+    ndim = len(shape)
+    starts, limits, strides = [0] * ndim, list(shape), [1] * ndim
+    reversed_dims: list[int] = []
+    dynamic: dict[int, Any] = {}
+    out_shape: list[Any] = []
+    for e in entries:
+        if e.kind == "new":
+            out_shape.append(1)
+        elif e.kind == "slice":
+            d, n, length = e.dim, shape[e.dim], e.length
+            out_shape.append(length)
+            if e.step == 1 and e.start == 0 and (length is n or length == n):
+                continue
+            start, step = e.start, e.step
+            if step < 0:
+                # Reversed, the elements n-1-start, ... are taken with the positive step -step.
+                reversed_dims.append(d)
+                start, step = n - 1 - start, -step
+            if length == 0:
+                starts[d] = limits[d] = 0
+            else:
+                starts[d], limits[d], strides[d] = start, start + (length - 1) * step + 1, step
+        elif e.kind == "int":
+            starts[e.dim], limits[e.dim] = e.start, e.start + 1
+        elif e.kind == "dyn":
+            dynamic[e.dim] = _normalize_dynamic(e.value, shape[e.dim])
+    if reversed_dims:
+        x = st.rev(x, reversed_dims)
+    if any(s != 0 for s in starts) or any(lim is not n and lim != n for lim, n in zip(limits, shape)) \
+            or any(s != 1 for s in strides):
+        x = st.slice(x, starts, limits, strides if any(s != 1 for s in strides) else None)
+    if dynamic:
+        index_dtype = _common_index_dtype([v for v in dynamic.values()])
+        start_indices = [ew.convert_element_type(dynamic[d], index_dtype) if d in dynamic and
+                         dynamic[d].dtype != index_dtype else dynamic.get(d, np.asarray(0, index_dtype))
+                         for d in range(ndim)]
+        sizes = [1 if d in dynamic else x.shape[d] for d in range(ndim)]
+        x = st.dynamic_slice(x, start_indices, sizes)
+    if tuple(x.shape) != tuple(out_shape):
+        x = st.reshape(x, tuple(out_shape))
+    return x
+
+
+def _common_index_dtype(values: Sequence[Any]) -> np.dtype:
+    """int32 unless a traced index needs 64 bits."""
+    for v in values:
+        if is_array(v) and (v.dtype.itemsize == 8 or v.dtype == np.uint32):
+            return dtypes.int64
+    return dtypes.int32
+
+
+def _prepare_indices(components: Sequence[tuple[Any, Any]], batch_shape: tuple, placements: Sequence[tuple]) -> Any:
+    """Stack index components into one ``batch_shape + (k,)`` integer array.
+
+    ``components[i] = (value, dim_size)``; ``placements[i]`` are the batch
+    dimensions the (already broadcast-ready) value spans. Static components are
+    normalized and stacked in numpy, so fully static indices become one constant.
+    """
+    index_dtype = _common_index_dtype([v for v, _ in components])
+    pieces = []
+    for (value, n), dims in zip(components, placements):
+        if isinstance(value, np.ndarray):
+            v = value.astype(np.int64)
+            v = np.where(v < 0, v + n, v) if n is not None else v
+            if index_dtype == dtypes.int32:
+                v = np.clip(v, -_INT32_MAX - 1, _INT32_MAX)
+            v = v.astype(index_dtype)
+            expanded = v.reshape(tuple(v.shape[list(dims).index(k)] if k in dims else 1
+                                       for k in range(len(batch_shape))))
+            pieces.append(np.broadcast_to(expanded, batch_shape))
+        else:
+            v = value if value.dtype == index_dtype and not value.weak_type else \
+                ew.convert_element_type(value, index_dtype)
+            if n is not None:
+                v = _normalize_dynamic(v, n)
+            pieces.append(st.broadcast_in_dim(v, batch_shape, tuple(dims)) if tuple(v.shape) != batch_shape
+                          else v)
+    if all(isinstance(p, np.ndarray) for p in pieces):
+        return np.ascontiguousarray(np.stack(pieces, axis=-1))
+    expanded = [st.reshape(asarray(p) if isinstance(p, np.ndarray) else p, batch_shape + (1,)) for p in pieces]
+    return expanded[0] if len(expanded) == 1 else st.concatenate(expanded, len(batch_shape))
+
+
+def _adjacent(positions: Sequence[int]) -> bool:
+    return list(positions) == list(range(positions[0], positions[-1] + 1))
+
+
+def _advanced_get(x: Any, entries: Sequence[_E], mode: Any, fill_value: Any) -> Any:
+    """Integer-array indexing: static slices first, then one gather over the advanced dimensions."""
+    # Apply slices/newaxis directly; advanced and int entries keep their whole dimension for the gather.
+    pre = [e if e.kind in ("slice", "new") else _full_slice(e.dim, x.shape[e.dim]) for e in entries]
+    x = _basic(x, pre)
+    adv = [j for j, e in enumerate(entries) if e.kind in ("int", "dyn", "array")]
+    values = [np.asarray(e.start) if e.kind == "int" else e.value for e in (entries[j] for j in adv)]
+    batch_shape = broadcast_shapes(*[tuple(v.shape) for v in values])
+    rest = [j for j in range(x.ndim) if j not in adv]
+    nb = len(batch_shape)
+    if _adjacent(adv):
+        p = adv[0]
+        offset_dims = tuple(range(p)) + tuple(range(p + nb, nb + len(rest)))
+    else:
+        offset_dims = tuple(range(nb, nb + len(rest)))
+    out_shape = [0] * (nb + len(rest))
+    for k, j in zip(offset_dims, rest):
+        out_shape[k] = x.shape[j]
+    batch_positions = [k for k in range(len(out_shape)) if k not in offset_dims]
+    for k, size in zip(batch_positions, batch_shape):
+        out_shape[k] = size
+    if math.prod(out_shape) == 0 or any(x.shape[j] == 0 for j in adv):
+        from toolkit.numpy.creation import zeros
+        return zeros(tuple(out_shape), x.dtype)
+    placements = [tuple(range(nb - v.ndim, nb)) for v in values]
+    indices = _prepare_indices([(v, x.shape[j]) for v, j in zip(values, adv)], batch_shape, placements)
+    dnums = lax_ix.GatherDimensionNumbers(offset_dims=offset_dims, collapsed_slice_dims=tuple(adv),
+                                          start_index_map=tuple(adv))
+    slice_sizes = [1 if j in adv else x.shape[j] for j in range(x.ndim)]
+    if isinstance(indices, np.ndarray):
+        indices = asarray(indices)
+    return lax_ix.gather(x, indices, dnums, slice_sizes, mode=mode, fill_value=fill_value)
+
+
+# --- x.at[idx] ----------------------------------------------------------------
+
+class _AtIndexer:
+    """``x.at``: indexing it gives an ``_IndexUpdateRef``."""
+
+    __slots__ = ("array",)
+
+    def __init__(self, array: Any):
+        self.array = array
+
+    def __getitem__(self, idx: Any) -> "_IndexUpdateRef":
+        return _IndexUpdateRef(self.array, idx)
+
+    def __repr__(self) -> str:
+        return f"_AtIndexer({self.array!r})"
+
+
+def at_property(x: Any) -> _AtIndexer:
+    """The ``x.at`` helper: ``x.at[idx].set(v)`` etc. return updated copies (JAX semantics).
+
+    Example::
+
+        y = x.at[0, 1:].set(5.0)
+        counts = zeros(4).at[labels].add(1.0)    # duplicates accumulate
+    """
+    return _AtIndexer(x)
+
+
+class _IndexUpdateRef:
+    """``x.at[idx]``: functional updates of the selected elements.
+
+    ``mode``: ``None``/``"drop"`` (default for updates: out-of-range indices are
+    ignored), ``"clip"`` (clamped), ``"promise_in_bounds"``; for ``get``:
+    ``None``/``"promise_in_bounds"`` (clamped), ``"clip"``, ``"fill"`` (returns ``fill_value``).
+    """
+
+    __slots__ = ("array", "index")
+
+    def __init__(self, array: Any, index: Any):
+        self.array = array
+        self.index = index
+
+    def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: Any = None,
+            fill_value: Any = None) -> Any:
+        """``x[idx]``, with an explicit out-of-bounds ``mode``."""
+        mode = lax_ix.GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else lax_ix.GatherScatterMode.from_any(mode)
+        return _getitem(self.array, self.index, mode, fill_value, check_static_bounds=False)
+
+    def set(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: Any = None) -> Any:
+        """A copy of ``x`` with ``x[idx] = values`` (which duplicate wins is unspecified)."""
+        return _scatter(self.array, self.index, values, "set", mode, indices_are_sorted, unique_indices)
+
+    def add(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: Any = None) -> Any:
+        """A copy of ``x`` with ``x[idx] += values`` (duplicate indices accumulate)."""
+        return _scatter(self.array, self.index, values, "add", mode, indices_are_sorted, unique_indices)
+
+    def subtract(self, values: Any, **kwargs: Any) -> Any:
+        """A copy of ``x`` with ``x[idx] -= values``."""
+        from toolkit.numpy.ufuncs import negative
+        return self.add(negative(values if is_array(values) else asarray(values)), **kwargs)
+
+    def multiply(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+                 mode: Any = None) -> Any:
+        """A copy of ``x`` with ``x[idx] *= values`` (duplicate indices multiply)."""
+        return _scatter(self.array, self.index, values, "mul", mode, indices_are_sorted, unique_indices)
+
+    mul = multiply
+
+    def min(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: Any = None) -> Any:
+        """A copy of ``x`` with ``x[idx] = minimum(x[idx], values)``."""
+        return _scatter(self.array, self.index, values, "min", mode, indices_are_sorted, unique_indices)
+
+    def max(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+            mode: Any = None) -> Any:
+        """A copy of ``x`` with ``x[idx] = maximum(x[idx], values)``."""
+        return _scatter(self.array, self.index, values, "max", mode, indices_are_sorted, unique_indices)
+
+    def __repr__(self) -> str:
+        return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+
+def _result_labels(entries: Sequence[_E], batch_rank: int) -> list[tuple]:
+    """numpy's order of the result dimensions of ``x[idx]``: ("new",), ("d", dim) or ("B", k)."""
+    adv = [i for i, e in enumerate(entries) if e.kind in ("int", "dyn", "array")]
+    block = [("B", k) for k in range(batch_rank)]
+    labels: list[tuple] = []
+    if adv and not _adjacent(adv):
+        labels += block
+    for i, e in enumerate(entries):
+        if e.kind == "new":
+            labels.append(("new",))
+        elif e.kind == "slice":
+            labels.append(("d", e.dim))
+        elif adv and _adjacent(adv) and i == adv[0]:
+            labels += block
+    return labels
+
+
+def _scatter(x: Any, idx: Any, values: Any, op: str, mode: Any, indices_are_sorted: bool,
+             unique_indices: bool) -> Any:
+    x = x if is_array(x) else asarray(x)
+    mode = lax_ix.GatherScatterMode.from_any(mode)
+    entries, false_positions = _parse(x.shape, idx, check_static_bounds=False)
+    values = convert(values, x.dtype, x.weak_type)
+    values = values if is_array(values) else asarray(values)
+
+    adv = [e for e in entries if e.kind in ("int", "dyn", "array")]
+    adv_values = [np.asarray(e.start) if e.kind == "int" else e.value for e in adv]
+    batch_shape = broadcast_shapes(*[tuple(v.shape) for v in adv_values]) if adv else ()
+    labels = _result_labels(entries, len(batch_shape))
+    sizes = {("d", e.dim): e.length for e in entries if e.kind == "slice"}
+    sizes.update({("B", k): n for k, n in enumerate(batch_shape)})
+    result_shape = tuple(1 if lab == ("new",) else sizes[lab] for lab in labels)
+    if false_positions:
+        return x  # a False index selects nothing
+    try:
+        values = broadcast_to(values, result_shape)
+    except ValueError:
+        raise ValueError(f"cannot broadcast update values of shape {tuple(values.shape)} to the indexed shape "
+                         f"{result_shape}") from None
+    if math.prod(result_shape) == 0 or math.prod(x.shape) == 0:
+        return x
+
+    slices = {e.dim: e for e in entries if e.kind == "slice"}
+    strided = [d for d in sorted(slices) if slices[d].step != 1]
+    windows = [d for d in sorted(slices) if slices[d].step == 1]
+    # Update layout: advanced batch dims, then strided-slice dims (also batch), then window dims.
+    update_labels = [("B", k) for k in range(len(batch_shape))] + [("d", d) for d in strided] + \
+        [("d", d) for d in windows]
+    kept = [lab for lab in labels if lab != ("new",)]
+    values = st.reshape(values, tuple(sizes[lab] for lab in kept)) if len(kept) != len(labels) else values
+    perm = [kept.index(lab) for lab in update_labels]
+    if perm != list(range(len(perm))):
+        values = st.transpose(values, perm)
+
+    full_batch = tuple(batch_shape) + tuple(slices[d].length for d in strided)
+    nb = len(batch_shape)
+    components: list[tuple[Any, Any]] = []
+    placements: list[tuple] = []
+    component_dims: list[int] = []
+    adv_by_dim = {e.dim: v for e, v in zip(adv, adv_values)}
+    for d in range(x.ndim):
+        if d in adv_by_dim:
+            v = adv_by_dim[d]
+            components.append((v if isinstance(v, np.ndarray) or is_array(v) else np.asarray(v), x.shape[d]))
+            placements.append(tuple(range(nb - v.ndim, nb)))
+            component_dims.append(d)
+        elif d in strided:
+            e = slices[d]
+            components.append((np.arange(e.length, dtype=np.int64) * e.step + e.start, None))
+            placements.append((nb + strided.index(d),))
+            component_dims.append(d)
+        elif d in windows and slices[d].start != 0:
+            components.append((np.asarray(slices[d].start), None))
+            placements.append(())
+            component_dims.append(d)
+
+    if not components:
+        return _combine_whole(x, values, op)
+    indices = _prepare_indices(components, full_batch, placements)
+    if isinstance(indices, np.ndarray):
+        indices = asarray(indices)
+    inserted = tuple(sorted(list(adv_by_dim) + strided))
+    dnums = lax_ix.ScatterDimensionNumbers(
+        update_window_dims=tuple(range(len(full_batch), len(full_batch) + len(windows))),
+        inserted_window_dims=inserted, scatter_dims_to_operand_dims=tuple(component_dims))
+    if not any(e.kind == "array" for e in entries):
+        unique_indices = True  # ints and slices select each element at most once
+    scatter_fn = {"set": lax_ix.scatter, "add": lax_ix.scatter_add, "mul": lax_ix.scatter_mul,
+                  "min": lax_ix.scatter_min, "max": lax_ix.scatter_max}[op]
+    return scatter_fn(x, indices, values, dnums, indices_are_sorted=indices_are_sorted,
+                      unique_indices=unique_indices, mode=mode)
+
+
+def _combine_whole(x: Any, values: Any, op: str) -> Any:
+    """An update of every element (``x.at[...]``): plain elementwise ops."""
+    if op == "set":
+        return values
+    if op == "add":
+        return ew.bitwise_or(x, values) if dtypes.is_bool(x.dtype) else ew.add(x, values)
+    if op == "mul":
+        return ew.bitwise_and(x, values) if dtypes.is_bool(x.dtype) else ew.mul(x, values)
+    return (ew.min if op == "min" else ew.max)(x, values)
