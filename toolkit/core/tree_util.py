@@ -871,8 +871,57 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tup
             if treedef is None:
                 treedef = _flat_def(*key)
             return list(tree), treedef
+        result = _flatten_two_levels(tree, tree_type)
+        if result is not None:
+            return result
     leaves: list[Any] = []
     treedef = _flatten_into(tree, leaves, is_leaf)
+    return leaves, treedef
+
+
+# (root type, child signature) -> treedef, for `_flatten_two_levels`.
+_two_level_defs: dict[tuple, PyTreeDef] = {}
+_LEAF_CHILD = 0
+_EMPTY_DICT_CHILD = 1
+
+
+def _flatten_two_levels(tree, tree_type) -> tuple[list, PyTreeDef] | None:
+    """Hot path for jit's ``(args, kwargs)``: a sequence whose children are leaves,
+    flat tuples/lists of leaves, or empty dicts. None if the tree is not of that form."""
+    get = _handler_cache.get
+    leaves: list[Any] = []
+    signature = []
+    for child in tree:
+        child_type = type(child)
+        handler = get(child_type, _MISSING)
+        if handler is None:
+            leaves.append(child)
+            signature.append(_LEAF_CHILD)
+        elif child_type is tuple or child_type is list:
+            for grandchild in child:
+                if get(type(grandchild), _MISSING) is not None:
+                    return None
+            leaves.extend(child)
+            signature.append((child_type, len(child)))
+        elif child_type is dict and not child:
+            signature.append(_EMPTY_DICT_CHILD)
+        else:
+            return None
+    key = (tree_type, tuple(signature))
+    treedef = _two_level_defs.get(key)
+    if treedef is None:
+        children = []
+        for entry in signature:
+            if entry is _LEAF_CHILD:
+                children.append(_LEAF_DEF)
+            elif entry is _EMPTY_DICT_CHILD:
+                children.append(_EMPTY_DICT_DEF)
+            else:
+                children.append(_flat_def(_TUPLE_HANDLER if entry[0] is tuple else _LIST_HANDLER, entry[1]))
+        root_handler = _TUPLE_HANDLER if tree_type is tuple else _LIST_HANDLER
+        treedef = _make_node(root_handler, None, tuple(children))
+        if len(_two_level_defs) < 4096:
+            _two_level_defs[key] = treedef
     return leaves, treedef
 
 
