@@ -44,11 +44,12 @@ def compile_module(module: Any, devices: Sequence[Any], *, num_partitions: int =
     build = options.executable_build_options
     build.num_partitions = num_partitions
     build.num_replicas = num_replicas
+    # Logical device i of the computation is devices[i] (an HLO sharding's positions index this list).
+    build.device_assignment = xla_client.DeviceAssignment.create(
+        np.array([d.id for d in devices]).reshape(num_replicas, num_partitions))
     if spmd:
         build.use_spmd_partitioning = True
         build.use_shardy_partitioner = use_shardy
-        build.device_assignment = xla_client.DeviceAssignment.create(
-            np.arange(num_partitions * num_replicas).reshape(num_replicas, num_partitions))
         if propagate_output_shardings is not None:
             build.allow_spmd_sharding_propagation_to_output = list(propagate_output_shardings)
     if compiler_options:
