@@ -147,11 +147,18 @@ def device_put(x: Any, device_or_sharding: Any = None) -> Any:
     """Put ``x`` (a pytree of arrays) on a device or lay it out by a sharding.
 
     ``device_or_sharding`` is a device from ``toolkit.devices()``, a
-    ``toolkit.shard`` sharding, or ``None`` for the default device.
+    ``toolkit.shard`` sharding, ``None`` for the default device, or a pytree
+    prefix of ``x`` holding those.
     """
     from toolkit.core import tree_util
+    from toolkit.shard import Sharding
     leaves, tree = tree_util.tree_flatten(x)
-    return tree_util.tree_unflatten(tree, [_put_one(leaf, device_or_sharding) for leaf in leaves])
+    if device_or_sharding is None or isinstance(device_or_sharding, (Sharding, runtime_client.Device)):
+        targets = [device_or_sharding] * len(leaves)
+    else:
+        targets = tree_util.broadcast_prefix(
+            device_or_sharding, x, is_leaf=lambda t: t is None or isinstance(t, (Sharding, runtime_client.Device)))
+    return tree_util.tree_unflatten(tree, [_put_one(leaf, t) for leaf, t in zip(leaves, targets)])
 
 
 def _put_one(x: Any, target: Any) -> Array:

@@ -27,17 +27,11 @@ def _flatten_prefix(prefix: Any, tree: tree_util.PyTreeDef, what: str) -> list[A
     from toolkit.shard import Sharding
     if prefix is None or isinstance(prefix, Sharding):
         return [prefix] * tree.num_leaves
-    prefix_leaves, prefix_tree = tree_util.tree_flatten(prefix, is_leaf=lambda x: x is None or isinstance(x, Sharding))
-    dummy = tree_util.tree_unflatten(tree, list(range(tree.num_leaves)))
+    dummy = tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
     try:
-        subtrees = prefix_tree.flatten_up_to(dummy)
-    except (ValueError, TypeError) as exc:
+        return tree_util.broadcast_prefix(prefix, dummy, is_leaf=lambda x: x is None or isinstance(x, Sharding))
+    except ValueError as exc:
         raise ValueError(f"{what} must be a sharding or a pytree prefix of the arguments: {exc}") from None
-    result: list[Any] = [None] * tree.num_leaves
-    for sharding, subtree in zip(prefix_leaves, subtrees):
-        for leaf_index in tree_util.tree_leaves(subtree):
-            result[leaf_index] = sharding
-    return result
 
 
 class ShardingPlan:

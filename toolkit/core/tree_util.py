@@ -1162,3 +1162,23 @@ def all_leaves(iterable: Iterable[Any], is_leaf: Callable[[Any], bool] | None = 
         if _handler_for_type(type(x)) is not None:
             return False
     return True
+
+
+def broadcast_prefix(prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[Any]:
+    """One entry per leaf of ``full_tree``: the ``prefix_tree`` leaf that covers it.
+
+    ``prefix_tree`` must be a pytree prefix of ``full_tree`` (jit's ``in_shardings``
+    and ``device_put``'s shardings are given this way). A mismatch raises
+    ``ValueError`` naming its key path.
+
+    Example::
+
+        >>> broadcast_prefix((1, 2), ((0, 0), {"a": 0}))
+        [1, 1, 2]
+    """
+    prefix_leaves, prefix_def = tree_flatten(prefix_tree, is_leaf=is_leaf)
+    subtrees = prefix_def.flatten_up_to(full_tree)
+    result: list[Any] = []
+    for value, subtree in zip(prefix_leaves, subtrees):
+        result.extend([value] * len(tree_leaves(subtree)))
+    return result
