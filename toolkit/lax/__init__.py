@@ -29,3 +29,5 @@ from toolkit.lax.convolution import (  # noqa: F401
 from toolkit.lax.windowed import (  # noqa: F401
     cummax, cummin, cumprod, cumsum, reduce, reduce_window, reduce_window_max, reduce_window_min, reduce_window_sum,
 )
+from toolkit.lax.random_bits import RandomAlgorithm, rng_bit_generator  # noqa: F401
+from toolkit.lax.custom_call import custom_call  # noqa: F401

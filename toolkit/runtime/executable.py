@@ -21,6 +21,8 @@ def _register_cpu_custom_calls() -> None:
         return
     _registered = True
     from jaxlib import lapack
+    # The kernels call LAPACK through function pointers filled in here (from scipy); without it they crash.
+    lapack._lapack.initialize()
     for platform, targets in lapack.registrations().items():
         for name, capsule, api_version in targets:
             xla_client.register_custom_call_target(name, capsule, platform=platform, api_version=api_version)
