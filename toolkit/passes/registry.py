@@ -48,6 +48,11 @@ _LAZY_PASSES: dict[str, tuple[str, str]] = {
                          "Algebraic StableHLO cleanups: x+0, x*1, x-0, transpose/reshape chains, no-op convert/broadcast."),
     "toolkit-sharding-annotate": ("toolkit.passes.sharding_annotate:ShardingAnnotatePass",
                                   "Write argument/result shardings onto @main (mode=gspmd: mhlo.sharding; mode=shardy: sdy)."),
+    "toolkit-refine-shapes": ("toolkit.passes.refine_shapes:RefineShapesPass",
+                              "Make a shape-polymorphic module static: refine types, fold dimension arithmetic, "
+                              "specialize callees, check shape assertions."),
+    "toolkit-bind-shapes": ("toolkit.passes.bind_shapes:BindShapesPass",
+                            "Set concrete argument types on @main (types=... like stablehlo-refine-arguments)."),
     "toolkit-sharding-report": ("toolkit.passes.sharding_report:ShardingReportPass",
                                 "Print a table of every sharded value and its per-device shard shape."),
 }
@@ -224,7 +229,12 @@ def list_passes(*, load: bool = True) -> list[PassInfo]:
     """
     rows = []
     for name in python_pass_names():
-        cls = lookup_python_pass(name) if load else _registered.get(name)
+        try:
+            cls = lookup_python_pass(name) if load else _registered.get(name)
+        except Exception as error:  # a broken pass module must not hide the others
+            rows.append(PassInfo(name, f"{_LAZY_PASSES[name][1]} (cannot load: {type(error).__name__}: {error})",
+                                 "python"))
+            continue
         if cls is not None:
             rows.append(PassInfo(name, cls.description or (cls.__doc__ or "").strip().split("\n")[0],
                                  "python", tuple(cls.option_help())))
