@@ -1,0 +1,334 @@
+"""Activation functions, softmax family, ``logsumexp``, ``one_hot`` and ``standardize``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import toolkit.numpy as tnp
+from toolkit import lax
+from toolkit.core import dtypes
+from toolkit.numpy._core import canonical_axes, canonical_axis
+
+__all__ = ["relu", "relu6", "gelu", "silu", "swish", "sigmoid", "log_sigmoid", "softplus", "soft_sign", "elu",
+           "celu", "selu", "leaky_relu", "hard_tanh", "hard_sigmoid", "hard_swish", "glu", "softmax",
+           "log_softmax", "logsumexp", "one_hot", "standardize"]
+
+
+def _inexact(x: Any) -> Any:
+    """``x`` as an array of a floating dtype (integers and bools become the default float)."""
+    x = tnp.asarray(x)
+    if not dtypes.is_inexact(x.dtype):
+        x = lax.convert_element_type(x, dtypes.DEFAULT_FLOAT)
+    return x
+
+
+def relu(x: Any) -> Any:
+    """``max(x, 0)``.
+
+    Example::
+
+        relu(np.array([-1.0, 2.0]))  # [0., 2.]
+    """
+    return tnp.maximum(x, 0)
+
+
+def relu6(x: Any) -> Any:
+    """``min(max(x, 0), 6)``.
+
+    Example::
+
+        relu6(np.array([-1.0, 3.0, 9.0]))  # [0., 3., 6.]
+    """
+    return tnp.minimum(tnp.maximum(x, 0), 6)
+
+
+def sigmoid(x: Any) -> Any:
+    """The logistic function ``1 / (1 + exp(-x))``.
+
+    Example::
+
+        sigmoid(0.0)  # 0.5
+    """
+    return lax.logistic(_inexact(x))
+
+
+def log_sigmoid(x: Any) -> Any:
+    """``log(sigmoid(x)) = -softplus(-x)``, stable for large ``|x|``.
+
+    Example::
+
+        log_sigmoid(np.array([0.0]))  # [-0.6931]
+    """
+    return -softplus(-_inexact(x))
+
+
+def softplus(x: Any) -> Any:
+    """``log(1 + exp(x))``, computed as ``logaddexp(x, 0)``.
+
+    Example::
+
+        softplus(0.0)  # 0.6931
+    """
+    return tnp.logaddexp(_inexact(x), 0)
+
+
+def soft_sign(x: Any) -> Any:
+    """``x / (|x| + 1)``.
+
+    Example::
+
+        soft_sign(np.array([1.0]))  # [0.5]
+    """
+    x = _inexact(x)
+    return x / (tnp.abs(x) + 1)
+
+
+def silu(x: Any) -> Any:
+    """``x * sigmoid(x)`` (a.k.a. swish).
+
+    Example::
+
+        silu(np.array([1.0]))  # [0.7311]
+    """
+    x = _inexact(x)
+    return x * sigmoid(x)
+
+
+swish = silu
+
+
+def gelu(x: Any, approximate: bool = True) -> Any:
+    """The Gaussian error linear unit; ``approximate=True`` uses the tanh form (JAX's default).
+
+    Example::
+
+        gelu(np.array([1.0]), approximate=False)  # [0.8413]
+    """
+    x = _inexact(x)
+    if approximate:
+        c = np.sqrt(2 / np.pi).astype(x.dtype) if x.dtype != dtypes.bfloat16 else float(np.sqrt(2 / np.pi))
+        return 0.5 * x * (1 + tnp.tanh(c * (x + 0.044715 * (x * x * x))))
+    return x * (lax.erf(x * float(1 / np.sqrt(2))) + 1) / 2
+
+
+def elu(x: Any, alpha: float = 1.0) -> Any:
+    """``x`` if ``x > 0`` else ``alpha * (exp(x) - 1)``.
+
+    Example::
+
+        elu(np.array([-1.0, 1.0]))  # [-0.6321, 1.]
+    """
+    x = _inexact(x)
+    safe = tnp.where(x > 0, 0, x)
+    return tnp.where(x > 0, x, alpha * tnp.expm1(safe))
+
+
+def celu(x: Any, alpha: float = 1.0) -> Any:
+    """``max(x, 0) + alpha * min(exp(x / alpha) - 1, 0)``.
+
+    Example::
+
+        celu(np.array([-1.0]))  # [-0.6321]
+    """
+    x = _inexact(x)
+    return tnp.maximum(x, 0.0) + alpha * tnp.expm1(tnp.minimum(x, 0.0) / alpha)
+
+
+def selu(x: Any) -> Any:
+    """The scaled ELU with the self-normalizing constants.
+
+    Example::
+
+        selu(np.array([1.0]))  # [1.0507]
+    """
+    alpha = 1.6732632423543772848170429916717
+    scale = 1.0507009873554804934193349852946
+    return scale * elu(x, alpha)
+
+
+def leaky_relu(x: Any, negative_slope: float = 1e-2) -> Any:
+    """``x`` if ``x >= 0`` else ``negative_slope * x``.
+
+    Example::
+
+        leaky_relu(np.array([-1.0]))  # [-0.01]
+    """
+    x = _inexact(x)
+    return tnp.where(x >= 0, x, negative_slope * x)
+
+
+def hard_tanh(x: Any) -> Any:
+    """``clip(x, -1, 1)``.
+
+    Example::
+
+        hard_tanh(np.array([-3.0, 0.5]))  # [-1., 0.5]
+    """
+    return tnp.clip(x, -1, 1)
+
+
+def hard_sigmoid(x: Any) -> Any:
+    """``relu6(x + 3) / 6``.
+
+    Example::
+
+        hard_sigmoid(np.array([0.0]))  # [0.5]
+    """
+    return relu6(_inexact(x) + 3.0) / 6.0
+
+
+def hard_swish(x: Any) -> Any:
+    """``x * hard_sigmoid(x)``.
+
+    Example::
+
+        hard_swish(np.array([1.0]))  # [0.6667]
+    """
+    x = _inexact(x)
+    return x * hard_sigmoid(x)
+
+
+def glu(x: Any, axis: int = -1) -> Any:
+    """Gated linear unit: split ``x`` in two halves along ``axis``, ``a * sigmoid(b)``.
+
+    Example::
+
+        glu(np.ones((2, 4)))  # shape (2, 2)
+    """
+    x = _inexact(x)
+    axis = canonical_axis(axis, x.ndim)
+    size = x.shape[axis]
+    if size % 2:
+        raise ValueError(f"glu: axis {axis} of size {size} must have an even size")
+    half = size // 2
+    limits = list(x.shape)
+    limits[axis] = half
+    a = lax.slice(x, (0,) * x.ndim, tuple(limits))
+    starts = [0] * x.ndim
+    starts[axis] = half
+    b = lax.slice(x, tuple(starts), tuple(x.shape))
+    return a * sigmoid(b)
+
+
+def _max_stopped(x: Any, axes: tuple) -> Any:
+    # The shift only needs to be finite where some element is; an all--inf row keeps a zero shift.
+    m = tnp.max(x, axis=axes, keepdims=True)
+    return tnp.where(tnp.isfinite(m), m, tnp.zeros_like(m))
+
+
+def softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
+    """``exp(x) / sum(exp(x), axis)``, shifted by the maximum for stability.
+
+    ``where`` (a boolean mask) excludes entries; they get probability 0.
+
+    Example::
+
+        softmax(np.array([1.0, 2.0, 3.0]))  # [0.0900, 0.2447, 0.6652]
+    """
+    x = _inexact(x)
+    axes = canonical_axes(axis, x.ndim)
+    if where is not None:
+        x = tnp.where(where, x, -np.inf)
+    unnormalized = tnp.exp(x - _max_stopped(x, axes))
+    if where is not None:
+        unnormalized = tnp.where(where, unnormalized, 0)
+    return unnormalized / tnp.sum(unnormalized, axis=axes, keepdims=True)
+
+
+def log_softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
+    """``x - logsumexp(x, axis)``, computed stably.
+
+    Example::
+
+        log_softmax(np.array([1.0, 2.0, 3.0]))  # [-2.4076, -1.4076, -0.4076]
+    """
+    x = _inexact(x)
+    axes = canonical_axes(axis, x.ndim)
+    if where is not None:
+        x = tnp.where(where, x, -np.inf)
+    shifted = x - _max_stopped(x, axes)
+    exp_shifted = tnp.exp(shifted)
+    if where is not None:
+        exp_shifted = tnp.where(where, exp_shifted, 0)
+    out = shifted - tnp.log(tnp.sum(exp_shifted, axis=axes, keepdims=True))
+    return out if where is None else tnp.where(where, out, -np.inf)
+
+
+def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False) -> Any:
+    """``log(sum(b * exp(a), axis))`` without overflow (``jax.nn.logsumexp`` semantics).
+
+    With ``return_sign=True`` returns ``(log|sum|, sign(sum))``, allowing
+    negative weights ``b``.
+
+    Example::
+
+        logsumexp(np.array([1000.0, 1000.0]))  # 1000.6931
+    """
+    a = _inexact(a)
+    if b is not None:
+        a, b = tnp.broadcast_arrays(a, tnp.asarray(b, a.dtype) if not hasattr(b, "dtype") else b)
+        a = _inexact(a)
+    axes = canonical_axes(axis, a.ndim)
+    shift = _max_stopped(a, axes)
+    exp_a = tnp.exp(a - shift)
+    if b is not None:
+        exp_a = exp_a * b
+    total = tnp.sum(exp_a, axis=axes, keepdims=True)
+    sign = tnp.sign(total)
+    if not return_sign:
+        total = tnp.abs(total) if b is not None else total
+        out = tnp.log(total) + shift
+        if b is not None:
+            out = tnp.where(sign < 0, np.nan, out)
+    else:
+        out = tnp.log(tnp.abs(total)) + shift
+    if not keepdims:
+        out = tnp.squeeze(out, axis=axes)
+        sign = tnp.squeeze(sign, axis=axes)
+    return (out, sign) if return_sign else out
+
+
+def one_hot(x: Any, num_classes: int, *, dtype: Any = dtypes.float32, axis: int = -1) -> Any:
+    """One-hot encode integer ``x`` into ``num_classes`` classes along a new ``axis``.
+
+    Out-of-range indices give an all-zero vector.
+
+    Example::
+
+        one_hot(np.array([0, 2]), 3)  # [[1, 0, 0], [0, 0, 1]]
+    """
+    try:
+        num_classes = int(num_classes)
+    except TypeError:
+        raise TypeError("one_hot: num_classes must be a concrete integer (mark it static under jit)") from None
+    if num_classes < 0:
+        raise ValueError(f"one_hot: num_classes must be non-negative, got {num_classes}")
+    x = tnp.asarray(x)
+    out_ndim = x.ndim + 1
+    axis = canonical_axis(axis, out_ndim)
+    expanded = tnp.expand_dims(x, axis)
+    shape = list(x.shape)
+    shape.insert(axis, num_classes)
+    classes = lax.broadcasted_iota(x.dtype if dtypes.is_integer(x.dtype) else dtypes.int32, tuple(shape), axis)
+    return tnp.equal(expanded, classes).astype(dtype)
+
+
+def standardize(x: Any, axis: Any = -1, mean: Any = None, variance: Any = None, epsilon: float = 1e-5,
+                where: Any = None) -> Any:
+    """``(x - mean) / sqrt(variance + epsilon)`` over ``axis`` (layer normalization without scale/offset).
+
+    Example::
+
+        standardize(np.array([1.0, 2.0, 3.0]))  # [-1.2247, 0., 1.2247]
+    """
+    x = _inexact(x)
+    axes = canonical_axes(axis, x.ndim)
+    if where is not None:
+        raise NotImplementedError("standardize: `where` is not supported yet")
+    if mean is None:
+        mean = tnp.mean(x, axis=axes, keepdims=True)
+    if variance is None:
+        variance = tnp.mean(tnp.square(x - mean), axis=axes, keepdims=True)
+    return (x - mean) * lax.rsqrt(variance + epsilon)
