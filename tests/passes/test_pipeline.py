@@ -278,3 +278,14 @@ def test_walk_driver_pattern_pass() -> None:
 
 def test_record_statistic_outside_a_pass_is_a_no_op() -> None:
     tp.record_statistic("nothing")
+
+
+def test_list_passes_survives_a_broken_pass_module() -> None:
+    registry.register_lazy_pass("test-broken-module", "toolkit.passes.no_such_module:Nothing", "Never loads.")
+    try:
+        rows = {row.name: row for row in tp.list_passes()}
+        assert "cannot load: ModuleNotFoundError" in rows["test-broken-module"].description
+        with pytest.raises(ModuleNotFoundError):
+            tp.parse_pipeline("test-broken-module")
+    finally:
+        del registry._LAZY_PASSES["test-broken-module"]
