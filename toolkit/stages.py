@@ -352,7 +352,10 @@ class Traced:
                 program, name=self.fun_name, result_names=_output_paths(self.out_tree), arg_attrs=arg_attrs,
                 num_partitions=plan.num_partitions, platforms=tuple(platforms or (plan.platform,)), context=context)
             if plan.num_partitions > 1:
-                annotate_shardings(module, plan.annotated_arg_shardings(kept), plan.annotated_out_shardings())
+                arg_shardings = plan.annotated_arg_shardings(kept)
+                if platforms is not None and len(platforms) > 1:
+                    arg_shardings = [None] + list(arg_shardings)  # the platform-index argument comes first
+                annotate_shardings(module, arg_shardings, plan.annotated_out_shardings())
         ir_dump.maybe_dump(f"jit_{self.fun_name}.stablehlo", module)
         return Lowered(self, module, kept, plan)
 

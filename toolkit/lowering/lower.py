@@ -5,6 +5,17 @@ The module looks like JAX's: ``module @jit_<name>`` with
 carry ``jax.result_info`` naming their output paths, and one location per
 equation (``NameLoc(primitive, FileLineColLoc(file:line))``) so
 ``as_text(debug_info=True)`` shows where each op came from.
+
+Multi-platform lowering (``platforms`` with more than one entry, as
+``toolkit.export`` requests): ``@main`` gets a leading ``tensor<i32>``
+platform-index argument (attribute ``jax.global_constant = "_platform_index"``,
+JAX's convention) whose value is the position of the running platform in
+``platforms``. A primitive whose rule table has per-platform entries that
+resolve to *different* rules for the requested platforms is lowered once per
+distinct rule, each inside a branch of a ``stablehlo.case`` on (a mapping of)
+the platform index; inside a branch ``ctx.platform`` is that branch's
+platform. Primitives with one rule for all platforms are lowered once.
+``toolkit-platform-specialize`` folds the index away when compiling.
 """
 
 from __future__ import annotations
@@ -29,6 +40,12 @@ class ModuleContext:
 
     module: ir.Module
     platforms: tuple[str, ...] = ("cpu",)
+    #: The platforms ``@main`` dispatches over (the platform index indexes
+    #: this); ``platforms`` narrows to a subset inside a per-platform branch.
+    all_platforms: tuple[str, ...] = ()
+    #: The ``i32`` platform index (a block argument of ``@main``), or None
+    #: when lowering for one platform.
+    platform_index: ir.Value | None = None
     name_stack: str = ""
     _locations: dict = field(default_factory=dict)
     _function_counter: int = 0
@@ -104,13 +121,15 @@ def lower_program_inline(mctx: ModuleContext, program: Program, args: Sequence[i
 
     for eqn in program.eqns:
         rules = lowering_rules(eqn.primitive)
-        rule = rules.get(mctx.platforms[0]) if len(rules) > 1 else None
-        if rule is None:
-            rule = rules.get(None) or next(iter(rules.values()))
+        per_platform = _rules_per_platform(eqn.primitive, rules, mctx.platforms)
         ctx = RuleContext(mctx, [a.aval for a in eqn.inputs], [v.aval for v in eqn.outputs], eqn.params)
         with mctx.location(eqn.primitive.name, eqn.source_info):
             try:
-                out = rule(ctx, *[read(a) for a in eqn.inputs], **eqn.params)
+                operands = [read(a) for a in eqn.inputs]
+                if len(set(per_platform)) == 1:
+                    out = per_platform[0](ctx, *operands, **eqn.params)
+                else:
+                    out = _lower_per_platform(mctx, ctx, per_platform, operands, eqn)
             except Exception as exc:
                 where = f" (traced at {eqn.source_info})" if eqn.source_info else ""
                 raise type(exc)(f"lowering `{eqn.primitive.name}`{where} failed: {exc}") from exc
@@ -121,6 +140,68 @@ def lower_program_inline(mctx: ModuleContext, program: Program, args: Sequence[i
     return [read(a) for a in program.outvars]
 
 
+def _rules_per_platform(primitive: Any, rules: dict, platforms: Sequence[str]) -> list:
+    """The rule each of ``platforms`` uses (a platform-specific one, else the generic one)."""
+    if len(rules) == 1 and None in rules:
+        return [rules[None]] * len(platforms)
+    chosen = []
+    for platform in platforms:
+        rule = rules.get(platform) or rules.get(None)
+        if rule is None:
+            if len(platforms) == 1 and len(rules) == 1:
+                # Historic leniency: a rule registered for one platform serves a single-platform lowering.
+                rule = next(iter(rules.values()))
+            else:
+                known = sorted(p for p in rules if p is not None)
+                raise NotImplementedError(f"primitive `{primitive.name}` has no lowering rule for platform "
+                                          f"{platform!r} (it has rules for {known})")
+        chosen.append(rule)
+    return chosen
+
+
+def _lower_per_platform(mctx: ModuleContext, ctx: RuleContext, per_platform: list, operands: list[ir.Value],
+                        eqn: Any) -> list[ir.Value]:
+    """Lower one equation once per distinct rule, under a ``stablehlo.case`` on the platform index."""
+    if mctx.platform_index is None:
+        raise ValueError("a platform-dependent lowering needs the platform index argument of @main")
+    branches: list[Any] = []  # distinct rules, in order of first use
+    branch_platforms: list[list[str]] = []
+    for platform, rule in zip(mctx.platforms, per_platform):
+        if rule not in branches:
+            branches.append(rule)
+            branch_platforms.append([])
+        branch_platforms[branches.index(rule)].append(platform)
+    i32 = ir.IntegerType.get_signless(32)
+    scalar_i32 = ir.RankedTensorType.get([], i32)
+    # The platform index counts positions in all_platforms; map it to a branch number.
+    branch_of = [0] * len(mctx.all_platforms)
+    for b, names in enumerate(branch_platforms):
+        for name in names:
+            branch_of[mctx.all_platforms.index(name)] = b
+    index = mctx.platform_index
+    if branch_of != list(range(len(mctx.all_platforms))):
+        mapping = stablehlo.CaseOp([scalar_i32], index, len(branch_of))
+        for region, b in zip(mapping.regions, branch_of):
+            with ir.InsertionPoint(region.blocks.append()):
+                stablehlo.ReturnOp([stablehlo.ConstantOp(
+                    ir.DenseElementsAttr.get_splat(scalar_i32, ir.IntegerAttr.get(i32, b))).result])
+        index = mapping.result
+    case = stablehlo.CaseOp(ctx.out_types, index, len(branches))
+    saved = mctx.platforms
+    try:
+        for region, rule, names in zip(case.regions, branches, branch_platforms):
+            mctx.platforms = tuple(names)
+            with ir.InsertionPoint(region.blocks.append()):
+                out = rule(ctx, *operands, **eqn.params)
+                if not eqn.primitive.multiple_results:
+                    out = [out]
+                stablehlo.ReturnOp([v if isinstance(v, ir.Value) else v.result for v in out])
+    finally:
+        mctx.platforms = saved
+    results = list(case.results)
+    return results if eqn.primitive.multiple_results else results[0]
+
+
 def lower_program(program: Program, *, name: str, result_names: Sequence[str] | None = None,
                   arg_attrs: Sequence[dict[str, ir.Attribute]] | None = None,
                   result_attrs: Sequence[dict[str, ir.Attribute]] | None = None,
@@ -129,6 +210,8 @@ def lower_program(program: Program, *, name: str, result_names: Sequence[str] | 
     """A StableHLO module ``@jit_<name>`` whose ``@main`` computes ``program``.
 
     Constants of ``program`` become ``stablehlo.constant`` ops in ``@main``.
+    With several ``platforms``, ``@main`` takes a leading platform-index
+    argument (see the module docstring).
     """
     context = context or shared_context()
     with context, ir.Location.unknown():
@@ -137,8 +220,15 @@ def lower_program(program: Program, *, name: str, result_names: Sequence[str] | 
         i32 = ir.IntegerType.get_signless(32)
         module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, num_partitions)
         module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, num_replicas)
-        mctx = ModuleContext(module, tuple(platforms))
+        mctx = ModuleContext(module, tuple(platforms), all_platforms=tuple(platforms))
+        multi_platform = len(platforms) > 1
         in_types = [tensor_type(v.aval) for v in program.invars]
+        if multi_platform:
+            if len(set(platforms)) != len(platforms):
+                raise ValueError(f"platforms must be distinct, got {tuple(platforms)}")
+            in_types = [ir.RankedTensorType.get([], i32)] + in_types
+            arg_attrs = [{"jax.global_constant": ir.StringAttr.get("_platform_index")}] + (
+                list(arg_attrs) if arg_attrs is not None else [{} for _ in program.invars])
         out_types = [tensor_type(a.aval) for a in program.outvars]
         with ir.InsertionPoint(module.body):
             main = func.FuncOp("main", ir.FunctionType.get(in_types, out_types))
@@ -153,8 +243,11 @@ def lower_program(program: Program, *, name: str, result_names: Sequence[str] | 
             all_result_attrs.append(ir.DictAttr.get(attrs))
         main.result_attrs = ir.ArrayAttr.get(all_result_attrs)
         block = main.add_entry_block()
+        arguments = list(block.arguments)
+        if multi_platform:
+            mctx.platform_index, arguments = arguments[0], arguments[1:]
         with ir.InsertionPoint(block):
-            outs = lower_program_inline(mctx, program, list(block.arguments))
+            outs = lower_program_inline(mctx, program, arguments)
             func.ReturnOp(outs)
     return module
 

@@ -1,0 +1,264 @@
+"""``export(fun_jit)(*specs)``: lower a ``toolkit.jit`` function once into an :class:`Exported`.
+
+The result has every field ``jax.export.export`` fills, with the same
+meaning, so its ``serialize()`` bytes load in JAX (and JAX's in toolkit):
+
+* ``mlir_module_serialized`` is a StableHLO portable artifact targeting the
+  version ``stablehlo.get_version_from_compatibility_requirement(WEEK_4)``
+  gives (1.15.0 with jaxlib 0.10.2), as JAX targets;
+* the module follows the calling convention of
+  :mod:`toolkit.export.calling_convention`;
+* custom calls must target :data:`STABLE_CUSTOM_CALL_TARGETS` unless allowed
+  with ``DisabledSafetyCheck.custom_call(name)``.
+
+Example::
+
+    >>> f = toolkit.jit(lambda x, y: x * 2 + y)
+    >>> exp = export(f)(ShapeDtypeStruct((4,), np.float32), np.ones(4, np.float32))
+    >>> exp.in_avals, exp.platforms
+    ((ShapedArray(float32[4]), ShapedArray(float32[4])), ('cpu',))
+    >>> blob = exp.serialize()
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any, Callable, Sequence
+
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo
+
+from toolkit.export import calling_convention as cc
+from toolkit.export.exported import (
+    DisabledSafetyCheck,
+    Exported,
+    default_export_platform,
+    maximum_supported_calling_convention_version,
+    minimum_supported_calling_convention_version,
+)
+from toolkit.export.shardings import EMPTY_MESH, ExportedAbstractDevice, ExportedAbstractMesh, ExportedNamedSharding
+
+#: jaxlib's CPU LAPACK kernels (FFI), whose compatibility JAX tests and guarantees.
+_CPU_KERNELS = tuple(f"lapack_{t}{op}_ffi" for op in ("potrf", "geqrf", "getrf", "gesdd", "geev", "gees", "trsm",
+                                                       "gtsv", "gehrd") for t in "sdcz") + tuple(
+    f"lapack_{name}_ffi" for name in ("sorgqr", "dorgqr", "cungqr", "zungqr", "ssyevd", "dsyevd", "cheevd", "zheevd",
+                                      "ssytrd", "dsytrd", "chetrd", "zhetrd"))
+#: jaxlib's GPU solver kernels (FFI).
+_GPU_KERNELS = ("cu_lu_pivots_to_permutation", "cusolver_getrf_ffi", "hip_lu_pivots_to_permutation",
+                "hipsolver_getrf_ffi", "cusolver_geqrf_ffi", "cusolver_orgqr_ffi", "hipsolver_geqrf_ffi",
+                "hipsolver_orgqr_ffi", "cusolver_potrf_ffi", "hipsolver_potrf_ffi", "cusolver_syevd_ffi",
+                "hipsolver_syevd_ffi", "cusolver_gesvd_ffi", "cusolver_gesvdj_ffi", "hipsolver_gesvd_ffi",
+                "hipsolver_gesvdj_ffi", "hipsolver_gesdd_ffi", "cusolver_sytrd_ffi", "hipsolver_sytrd_ffi",
+                "cusparse_gtsv2_ffi")
+
+#: Custom-call targets an export may contain without a ``DisabledSafetyCheck``:
+#: the set JAX 0.10.2 guarantees stable (``_CUSTOM_CALL_TARGETS_GUARANTEED_STABLE``,
+#: backed by its back-compat tests). Anything else needs
+#: ``DisabledSafetyCheck.custom_call(target)``.
+STABLE_CUSTOM_CALL_TARGETS: frozenset[str] = frozenset({
+    *_CPU_KERNELS, *_GPU_KERNELS,
+    "Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape", "annotate_device_placement",
+    "cu_threefry2x32_ffi", "hip_threefry2x32_ffi",
+    "Eigh", "Qr", "ProductOfElementaryHouseholderReflectors", "LuDecomposition",
+    "ApproxTopK", "stablehlo.dynamic_approx_top_k", "tf.call_tf_function", "tpu_custom_call",
+    "AllocateBuffer", "mosaic_gpu_v2",
+    "stablehlo.dynamic_reduce_window", "stablehlo.dynamic_rng_bit_generator", "stablehlo.dynamic_top_k",
+    "shape_assertion",
+})
+
+
+def portable_artifact_target() -> str:
+    """The StableHLO version exported artifacts target (what JAX targets: the WEEK_4 requirement)."""
+    return stablehlo.get_version_from_compatibility_requirement(stablehlo.StablehloCompatibilityRequirement.WEEK_4)
+
+
+def serialize_module(module: ir.Module) -> bytes:
+    """``module`` as a portable artifact at :func:`portable_artifact_target`; ``module`` is left unchanged."""
+    buffer = io.BytesIO()
+    module.operation.write_bytecode(buffer)
+    # serialize_portable_artifact converts its argument to VHLO in place: give it a copy.
+    copy = ir.Module.parse(buffer.getvalue(), module.context)
+    return stablehlo.serialize_portable_artifact(copy, portable_artifact_target())
+
+
+def check_custom_calls(module: ir.Module, disabled_checks: Sequence[DisabledSafetyCheck]) -> None:
+    """Refuse custom calls to targets outside :data:`STABLE_CUSTOM_CALL_TARGETS` (``ValueError``).
+
+    ``DisabledSafetyCheck.custom_call(name)`` allows ``name``.
+    """
+    allowed = set(STABLE_CUSTOM_CALL_TARGETS)
+    allowed |= {c.is_custom_call() for c in disabled_checks if c.is_custom_call() is not None}
+    refused: list[str] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "stablehlo.custom_call":
+            target = ir.StringAttr(op.attributes["call_target_name"]).value
+            if target not in allowed:
+                refused.append(f"{target!r} at {op.location}")
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    if refused:
+        raise ValueError("Cannot export custom calls whose targets have no compatibility guarantee: "
+                         + "; ".join(refused) + ". Allow a target explicitly with "
+                         "export(..., disabled_checks=[DisabledSafetyCheck.custom_call(name)]).")
+
+
+def _abstract_device(mesh: Any) -> ExportedAbstractDevice | None:
+    devices = getattr(mesh, "_flat_devices_tuple", None)
+    if not devices:
+        return None
+    d = devices[0]
+    num_cores = getattr(d, "num_cores", None) if d.platform == "tpu" else (
+        getattr(d, "core_count", None) if d.platform == "gpu" else None)
+    return ExportedAbstractDevice(d.device_kind, num_cores, d.platform)
+
+
+def recorded_sharding(sharding: Any, ndim: int) -> ExportedNamedSharding | None:
+    """How an export records one toolkit sharding (JAX's rules): a named sharding over an abstract mesh.
+
+    Unspecified (None) stays None; a single-device sharding becomes a
+    replicated sharding over the empty mesh; a GSPMD sharding becomes a named
+    one over ``_axis_<i>`` axes when it is replicated or an iota tiling.
+    """
+    if sharding is None:
+        return None
+    from toolkit import shard
+
+    if isinstance(sharding, shard.NamedSharding):
+        mesh = sharding.mesh
+        if not mesh.axis_names:
+            return ExportedNamedSharding(EMPTY_MESH, (None,) * ndim, memory_kind=sharding.memory_kind)
+        abstract = ExportedAbstractMesh(mesh.axis_sizes, mesh.axis_names,
+                                        tuple(getattr(t, "name", str(t)) for t in mesh.axis_types),
+                                        _abstract_device(mesh))
+        spec = sharding.spec
+        return ExportedNamedSharding(abstract, tuple(spec), frozenset(getattr(spec, "reduced", ()) or ()),
+                                     frozenset(getattr(spec, "unreduced", ()) or ()), sharding.memory_kind)
+    if isinstance(sharding, shard.SingleDeviceSharding):
+        return ExportedNamedSharding(EMPTY_MESH, (None,) * ndim, memory_kind=getattr(sharding, "memory_kind", None))
+    hlo = sharding._to_xla_hlo_sharding(ndim)
+    if hlo.is_replicated():
+        return ExportedNamedSharding(EMPTY_MESH, (None,) * ndim, memory_kind=getattr(sharding, "memory_kind", None))
+    from toolkit.export.shardings import hlo_to_named_sharding
+    try:
+        return hlo_to_named_sharding(hlo, ndim)
+    except (ValueError, NotImplementedError) as exc:
+        raise TypeError(f"Cannot record the sharding {sharding} in an export: {exc}") from None
+
+
+def export(fun_jit: Any, *, platforms: Sequence[str] | None = None,
+           disabled_checks: Sequence[DisabledSafetyCheck] = (),
+           calling_convention_version: int | None = None) -> Callable[..., Exported]:
+    """Export ``fun_jit`` (a ``toolkit.jit`` function) for persistent serialization.
+
+    Returns a function taking the argument specs — ``ShapeDtypeStruct``s
+    (with shardings if wanted) or arrays, in the ``(args, kwargs)`` form
+    ``fun_jit`` takes — and returning an :class:`Exported`.
+
+    Args:
+      fun_jit: the result of ``toolkit.jit``.
+      platforms: platforms to lower for (default ``(default_export_platform(),)``).
+        With several, ``@main`` takes a leading platform-index argument and
+        platform-dependent primitives lower under a ``stablehlo.case``.
+      disabled_checks: safety checks to skip, e.g.
+        ``DisabledSafetyCheck.custom_call("my_kernel")``.
+      calling_convention_version: 9 or 10 (default 10, JAX 0.10.2's default).
+
+    Raises ``TypeError`` when ``fun_jit`` is not a jit function, ``ValueError``
+    for an unsupported calling-convention version or a custom call without a
+    stability guarantee.
+
+    Example::
+
+        exp = export(toolkit.jit(f), platforms=("cpu", "cuda"))(ShapeDtypeStruct((3,), np.float32))
+    """
+    from toolkit.stages import Wrapped
+
+    if not isinstance(fun_jit, Wrapped):
+        raise TypeError(f"The function to export must be the result of toolkit.jit, got {fun_jit!r}.")
+    version = cc.DEFAULT_CALLING_CONVENTION_VERSION if calling_convention_version is None \
+        else int(calling_convention_version)
+    if not minimum_supported_calling_convention_version <= version <= maximum_supported_calling_convention_version:
+        raise ValueError(f"The requested export calling convention version {version} is outside the range of "
+                         f"supported versions [{minimum_supported_calling_convention_version}.."
+                         f"{maximum_supported_calling_convention_version}].")
+    lowering_platforms = tuple(platforms) if platforms else (default_export_platform(),)
+    if not lowering_platforms or not all(isinstance(p, str) and p for p in lowering_platforms):
+        raise ValueError(f"platforms must be non-empty platform names, got {platforms!r}.")
+    if len(set(lowering_platforms)) != len(lowering_platforms):
+        raise ValueError(f"platforms must be distinct, got {lowering_platforms}.")
+    disabled = tuple(disabled_checks)
+    for check in disabled:
+        if not isinstance(check, DisabledSafetyCheck):
+            raise TypeError(f"disabled_checks must be DisabledSafetyCheck values, got {check!r}.")
+
+    def do_export(*args_specs: Any, **kwargs_specs: Any) -> Exported:
+        traced = fun_jit.trace(*args_specs, **kwargs_specs)
+        return export_traced(traced, platforms=lowering_platforms, disabled_checks=disabled,
+                             calling_convention_version=version)
+
+    return do_export
+
+
+def export_traced(traced: Any, *, platforms: Sequence[str], disabled_checks: Sequence[DisabledSafetyCheck] = (),
+                  calling_convention_version: int = cc.DEFAULT_CALLING_CONVENTION_VERSION,
+                  compute_dim_vars: cc.DimVarsHook | None = None) -> Exported:
+    """The :class:`Exported` of a ``Traced`` (the work behind :func:`export`)."""
+    from toolkit.sharding_plan import plan_shardings
+
+    platforms = tuple(platforms)
+    in_avals = tuple(traced.in_avals)
+    dim_vars = cc.all_dim_vars(in_avals)
+    lowered = traced.lower(platforms=platforms)
+    kept = tuple(sorted(lowered.kept_var_idx))
+    if dim_vars and len(kept) != len(in_avals):
+        kept = tuple(range(len(in_avals)))  # JAX keeps every argument of polymorphic exports
+    source = lowered._module
+    buffer = io.BytesIO()
+    source.operation.write_bytecode(buffer)
+    # A private copy: the Lowered's module may be cached and reused.
+    module = ir.Module.parse(buffer.getvalue(), source.context)
+    has_platform_index = len(platforms) > 1
+    ordered_effects: tuple = ()
+    unordered_effects: tuple = ()
+    if cc.needs_wrapper(in_avals, len(ordered_effects)):
+        cc.wrap_main(module, in_avals, module_kept_var_idx=kept, has_platform_index=has_platform_index,
+                     dim_vars=dim_vars, compute_dim_vars=compute_dim_vars)
+    uses_global_constants = bool(dim_vars) or has_platform_index
+    cc.set_module_attributes(module, uses_shape_polymorphism=uses_global_constants)
+    check_custom_calls(module, disabled_checks)
+    serialized = serialize_module(module)
+
+    plan = lowered._plan if getattr(lowered, "_plan", None) is not None else plan_shardings(traced)
+    out_avals = tuple(traced.program.out_avals)
+    in_named = tuple(recorded_sharding(plan._arg_shardings[i], a.ndim) for i, a in enumerate(in_avals))
+    out_specs = plan._out_shardings_flat(len(out_avals))
+    out_named = tuple(recorded_sharding(s, a.ndim) for s, a in zip(out_specs, out_avals))
+    return Exported(
+        fun_name=traced.fun_name,
+        in_tree=traced.in_tree,
+        in_avals=tuple(_strip_weak(a) for a in in_avals),
+        out_tree=traced.out_tree,
+        out_avals=tuple(_strip_weak(a) for a in out_avals),
+        in_shardings_hlo=(None,) * len(in_avals),
+        out_shardings_hlo=(None,) * len(out_avals),
+        nr_devices=plan.num_partitions,
+        platforms=platforms,
+        ordered_effects=ordered_effects,
+        unordered_effects=unordered_effects,
+        disabled_safety_checks=tuple(disabled_checks),
+        mlir_module_serialized=serialized,
+        calling_convention_version=calling_convention_version,
+        module_kept_var_idx=kept,
+        uses_global_constants=uses_global_constants,
+        _in_named_shardings=in_named,
+        _out_named_shardings=out_named,
+    )
+
+
+def _strip_weak(aval: Any) -> Any:
+    # Weak types are not serialized; a fresh export equals its round trip only without them.
+    if getattr(aval, "weak_type", False):
+        return aval.update(weak_type=False) if hasattr(aval, "update") else type(aval)(aval.shape, aval.dtype)
+    return aval
