@@ -42,6 +42,11 @@ def register_lapack_kernels() -> None:
             return
         from jaxlib import lapack
 
+        # The kernels reach LAPACK through function pointers that initialize()
+        # fills in; registering without it makes linalg programs crash.
+        initialize = getattr(getattr(lapack, "_lapack", None), "initialize", None)
+        if initialize is not None:
+            initialize()
         for platform, targets in lapack.registrations().items():
             for name, capsule, api_version in targets:
                 xla_client.register_custom_call_target(name, capsule, platform=platform,
