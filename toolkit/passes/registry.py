@@ -55,6 +55,8 @@ _LAZY_PASSES: dict[str, tuple[str, str]] = {
                             "Set concrete argument types on @main (types=... like stablehlo-refine-arguments)."),
     "toolkit-sharding-report": ("toolkit.passes.sharding_report:ShardingReportPass",
                                 "Print a table of every sharded value and its per-device shard shape."),
+    "toolkit-platform-specialize": ("toolkit.passes.platform_specialize:PlatformSpecializePass",
+                                    "Fold @main's platform index for one platform and keep only its case branches."),
 }
 
 #: C++ passes jaxlib 0.10.2 registers (verified to parse by tests).
