@@ -48,3 +48,9 @@ def _install() -> None:
 
 
 _install()
+
+from toolkit.numpy.extras import (  # noqa: F401,E402
+    allclose, append, argsort, array_equal, array_split, column_stack, count_nonzero, cumprod, cumsum, diag,
+    diagonal, diff, dstack, einsum, flip, fliplr, flipud, hsplit, isclose, meshgrid, pad, repeat, roll, rot90, sort,
+    split, take, take_along_axis, tile, trace, tril, triu, vsplit,
+)

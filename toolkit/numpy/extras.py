@@ -1,0 +1,813 @@
+"""The rest of ``toolkit.numpy``: sorting, cumulative ops, ``einsum``, splitting,
+padding, flips and rolls, repetition, ``take``, diagonals and triangles,
+closeness tests and ``meshgrid``.
+
+All shapes are static: repeat counts, split points, pad widths and (static)
+roll shifts are Python ints. Example::
+
+    import toolkit.numpy as tnp
+    tnp.einsum("bij,bjk->bik", a, b)
+    tnp.sort(x, axis=0); tnp.argsort(x, stable=True)
+    tnp.pad(x, ((1, 1), (0, 2)), mode="reflect")
+"""
+
+from __future__ import annotations
+
+import string
+from typing import Any, Sequence
+
+import numpy as np
+
+from toolkit.core import dtypes
+from toolkit.lax import elementwise as ew
+from toolkit.lax import indexing as lax_ix
+from toolkit.lax import linalg as lax_linalg
+from toolkit.lax import reductions as rd
+from toolkit.lax import sorting as lax_sorting
+from toolkit.lax import structural as st
+from toolkit.numpy._core import (
+    asarray, broadcast_shapes, broadcast_to, canonical_axes, canonical_axis, convert, is_array, result_dtype,
+)
+from toolkit.numpy import reductions as nred
+from toolkit.numpy import shapes as nshapes
+from toolkit.numpy import ufuncs as nuf
+from toolkit.numpy.indexing import _getitem, getitem
+
+_Axis = Any
+
+
+def _arr(x: Any) -> Any:
+    return x if is_array(x) else asarray(x)
+
+
+def _flatten_if_none(a: Any, axis: _Axis) -> tuple[Any, int]:
+    a = _arr(a)
+    if axis is None:
+        return nshapes.ravel(a), 0
+    return a, canonical_axis(axis, a.ndim)
+
+
+# --- sorting --------------------------------------------------------------------
+
+def sort(a: Any, axis: int | None = -1, *, kind: str | None = None, order: Any = None, stable: bool = True,
+         descending: bool = False) -> Any:
+    """A sorted copy of ``a`` along ``axis`` (``None``: flattened); NaNs sort last.
+
+    Example::
+
+        sort(asarray([3, 1, 2]))   # [1, 2, 3]
+    """
+    if order is not None:
+        raise NotImplementedError("sort: `order` (structured arrays) is not supported")
+    a, axis = _flatten_if_none(a, axis)
+    if a.ndim == 0:
+        raise ValueError("sort needs an array of rank at least 1 (or axis=None)")
+    out = lax_sorting.sort(a, axis, is_stable=stable)
+    return st.rev(out, (axis,)) if descending else out
+
+
+def argsort(a: Any, axis: int | None = -1, *, kind: str | None = None, order: Any = None, stable: bool = True,
+            descending: bool = False) -> Any:
+    """int32 indices that sort ``a`` along ``axis``; ties keep input order (also when ``descending``).
+
+    Example::
+
+        argsort(asarray([3, 1, 2]))   # [1, 2, 0]
+    """
+    if order is not None:
+        raise NotImplementedError("argsort: `order` (structured arrays) is not supported")
+    a, axis = _flatten_if_none(a, axis)
+    if a.ndim == 0:
+        raise ValueError("argsort needs an array of rank at least 1 (or axis=None)")
+    if not descending:
+        return lax_sorting.argsort(a, axis, is_stable=stable)
+    # Stable descending: sort the reversed array ascending, reverse back, and map positions back.
+    n = a.shape[axis]
+    idx = st.rev(lax_sorting.argsort(st.rev(a, (axis,)), axis, is_stable=stable), (axis,))
+    return ew.sub(broadcast_to(np.asarray(n - 1, np.int32), idx.shape), idx)
+
+
+# --- cumulative -----------------------------------------------------------------
+
+def _cumulative(name: str):
+    def fn(a: Any, axis: int | None = None, dtype: Any = None) -> Any:
+        from toolkit import lax
+        a, axis = _flatten_if_none(a, axis)
+        target = dtypes.canonicalize_dtype(dtype) if dtype is not None else nred._sum_dtype(a.dtype)
+        if a.dtype != target:
+            a = ew.convert_element_type(a, target)
+        return getattr(lax, name)(a, axis=axis)
+    fn.__name__ = name
+    fn.__doc__ = (f"Cumulative {name[3:]} along ``axis`` (``None``: flattened); small integers and bools "
+                  f"accumulate in the default integer type, as in numpy.\n\nExample::\n\n    {name}(asarray([1, 2, 3]))\n")
+    return fn
+
+
+cumsum = _cumulative("cumsum")
+cumprod = _cumulative("cumprod")
+
+
+def diff(a: Any, n: int = 1, axis: int = -1) -> Any:
+    """``n``-th discrete difference along ``axis``: ``a[1:] - a[:-1]`` repeated ``n`` times."""
+    a = _arr(a)
+    axis = canonical_axis(axis, a.ndim)
+    if n < 0:
+        raise ValueError(f"diff: order n={n} must be non-negative")
+    for _ in range(n):
+        hi = [slice(None)] * a.ndim
+        lo = [slice(None)] * a.ndim
+        hi[axis], lo[axis] = slice(1, None), slice(None, -1)
+        a = nuf.subtract(getitem(a, tuple(hi)), getitem(a, tuple(lo)))
+    return a
+
+
+# --- einsum ---------------------------------------------------------------------
+
+_LETTERS = set(string.ascii_letters)
+
+
+def _parse_einsum(subscripts: str, shapes: Sequence[tuple]) -> tuple[list[list[str]], list[str]]:
+    """Operand label lists and the output label list; ``...`` becomes private labels (rightmost-aligned)."""
+    if not isinstance(subscripts, str):
+        raise TypeError(f"einsum: subscripts must be a string, got {type(subscripts).__name__}")
+    spec = subscripts.replace(" ", "")
+    if spec.count("->") > 1:
+        raise ValueError(f"einsum: subscripts {subscripts!r} contain more than one '->'")
+    inputs_spec, arrow, output_spec = spec.partition("->")
+    terms = inputs_spec.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(f"einsum: subscripts {subscripts!r} name {len(terms)} operands but {len(shapes)} were given")
+    ellipsis_rank = 0
+    parsed: list[list[str]] = []
+    for k, (term, shape) in enumerate(zip(terms, shapes)):
+        if term.count("...") > 1 or ("." in term.replace("...", "")):
+            raise ValueError(f"einsum: operand {k} term {term!r} has a malformed ellipsis")
+        letters = term.replace("...", "")
+        for c in letters:
+            if c not in _LETTERS:
+                raise ValueError(f"einsum: invalid subscript {c!r} in operand {k} term {term!r}; use letters a-z, A-Z")
+        if "..." in term:
+            covered = len(shape) - len(letters)
+            if covered < 0:
+                raise ValueError(f"einsum: operand {k} term {term!r} names more dimensions than its rank "
+                                 f"{len(shape)}")
+            ellipsis_rank = max(ellipsis_rank, covered)
+        elif len(letters) != len(shape):
+            raise ValueError(f"einsum: operand {k} term {term!r} names {len(letters)} dimensions but the operand has "
+                             f"rank {len(shape)} (shape {tuple(shape)})")
+        parsed.append([term, letters])
+    ell_labels = [f"...{i}" for i in range(ellipsis_rank)]
+    operands_labels = []
+    for (term, letters), shape in zip(parsed, shapes):
+        if "..." in term:
+            before, after = term.split("...")
+            covered = len(shape) - len(letters)
+            operands_labels.append(list(before) + ell_labels[ellipsis_rank - covered:] + list(after))
+        else:
+            operands_labels.append(list(term))
+    if arrow:
+        if output_spec.count("...") > 1 or "." in output_spec.replace("...", ""):
+            raise ValueError(f"einsum: output term {output_spec!r} has a malformed ellipsis")
+        out_letters = output_spec.replace("...", "")
+        for c in out_letters:
+            if c not in _LETTERS:
+                raise ValueError(f"einsum: invalid subscript {c!r} in the output term {output_spec!r}")
+            if not any(c in labels for labels in operands_labels):
+                raise ValueError(f"einsum: output subscript {c!r} does not appear in any input term")
+        if len(set(out_letters)) != len(out_letters):
+            raise ValueError(f"einsum: output term {output_spec!r} repeats a subscript")
+        if "..." in output_spec:
+            before, after = output_spec.split("...")
+            output = list(before) + ell_labels + list(after)
+        else:
+            output = list(output_spec)  # ellipsis dimensions missing from the output are summed
+    else:
+        counts: dict[str, int] = {}
+        for labels in operands_labels:
+            for c in labels:
+                if not c.startswith("..."):
+                    counts[c] = counts.get(c, 0) + 1
+        output = ell_labels + sorted(c for c, n in counts.items() if n == 1)
+    return operands_labels, output
+
+
+def _take_diagonal_label(x: Any, labels: list[str]) -> tuple[Any, list[str]]:
+    """Merge the first repeated label of ``x`` by taking the diagonal (moved last)."""
+    for i, c in enumerate(labels):
+        j = labels.index(c, i + 1) if labels.count(c) > 1 else -1
+        if j >= 0:
+            x = diagonal(x, 0, i, j)
+            rest = [lab for k, lab in enumerate(labels) if k not in (i, j)]
+            return x, rest + [c]
+    return x, labels
+
+
+def einsum(subscripts: str, *operands: Any, optimize: Any = None, precision: Any = None,
+           preferred_element_type: Any = None) -> Any:
+    """Einstein summation, lowered to ``dot_general`` (left to right), reductions and transposes.
+
+    Supports ``...`` (broadcast, size-1 dimensions broadcast against others),
+    repeated labels within an operand (diagonals, e.g. ``"ii->i"``, ``"ii"``)
+    and implicit outputs (labels appearing once, sorted). A malformed spec
+    raises ``ValueError``.
+
+    Example::
+
+        einsum("ij,jk->ik", a, b)          # matmul
+        einsum("...ij->...ji", x)          # batched transpose
+        einsum("ii", m)                    # trace
+    """
+    if not operands:
+        raise ValueError("einsum needs at least one operand")
+    dtype, weak = result_dtype(*operands)
+    arrays = [_arr(convert(o, dtype, weak)) for o in operands]
+    labels_list, output = _parse_einsum(subscripts, [tuple(a.shape) for a in arrays])
+    pref = dtypes.canonicalize_dtype(preferred_element_type) if preferred_element_type is not None else None
+
+    # Label sizes, broadcasting 1 against n.
+    sizes: dict[str, Any] = {}
+    for k, (a, labels) in enumerate(zip(arrays, labels_list)):
+        for lab, n in zip(labels, a.shape):
+            old = sizes.get(lab)
+            if old is None or old == 1:
+                sizes[lab] = n
+            elif n != 1 and n != old:
+                raise ValueError(f"einsum: subscript {lab!r} has size {n} in operand {k} but {old} elsewhere")
+
+    ops: list[tuple[Any, list[str]]] = []
+    for a, labels in zip(arrays, labels_list):
+        labels = list(labels)
+        while len(set(labels)) != len(labels):
+            a, labels = _take_diagonal_label(a, labels)
+        target = tuple(sizes[lab] for lab in labels)
+        if tuple(a.shape) != target:
+            a = broadcast_to(a, target)
+        ops.append((a, labels))
+
+    def needed_later(lab: str, k: int) -> bool:
+        return lab in output or any(lab in labels for _, labels in ops[k + 1:])
+
+    def sum_out(x: Any, labels: list[str], k: int, others: Sequence[str] = ()) -> tuple[Any, list[str]]:
+        drop = [i for i, lab in enumerate(labels) if not needed_later(lab, k) and lab not in others]
+        if not drop:
+            return x, labels
+        return _reduce_sum(x, drop), [lab for i, lab in enumerate(labels) if i not in drop]
+
+    result, res_labels = ops[0]
+    result, res_labels = sum_out(result, res_labels, 0, ops[1][1] if len(ops) > 1 else ())
+    for k in range(1, len(ops)):
+        rhs, rhs_labels = ops[k]
+        rhs, rhs_labels = sum_out(rhs, rhs_labels, k, res_labels)
+        shared = [lab for lab in res_labels if lab in rhs_labels]
+        batch = [lab for lab in shared if needed_later(lab, k)]
+        contract = [lab for lab in shared if not needed_later(lab, k)]
+        dims = (((tuple(res_labels.index(c) for c in contract)), tuple(rhs_labels.index(c) for c in contract)),
+                (tuple(res_labels.index(b) for b in batch), tuple(rhs_labels.index(b) for b in batch)))
+        is_last = k == len(ops) - 1
+        result = lax_linalg.dot_general(result, rhs, dims, preferred_element_type=pref if is_last else None)
+        res_labels = batch + [lab for lab in res_labels if lab not in shared] + \
+            [lab for lab in rhs_labels if lab not in shared]
+        if not is_last:
+            result, res_labels = sum_out(result, res_labels, k, ops[k + 1][1])
+    result, res_labels = sum_out(result, res_labels, len(ops) - 1)
+    if pref is not None and result.dtype != pref:
+        result = ew.convert_element_type(result, pref)
+    perm = [res_labels.index(lab) for lab in output]
+    return nshapes.transpose(result, perm) if perm != list(range(len(perm))) else result
+
+
+def _reduce_sum(x: Any, axes: Sequence[int]) -> Any:
+    if dtypes.is_bool(x.dtype):
+        return rd.reduce_or(x, axes)
+    return rd.reduce_sum(x, axes)
+
+
+# --- splitting ------------------------------------------------------------------
+
+def _split(a: Any, indices_or_sections: Any, axis: int, even: bool, name: str) -> list[Any]:
+    a = _arr(a)
+    axis = canonical_axis(axis, a.ndim)
+    n = a.shape[axis]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        sections = int(indices_or_sections)
+        if sections <= 0:
+            raise ValueError(f"{name}: the number of sections must be positive, got {sections}")
+        if even and n % sections:
+            raise ValueError(f"{name}: array split does not result in an equal division: axis {axis} of size {n} "
+                             f"into {sections} sections")
+        base, extra = divmod(n, sections)
+        bounds = [0]
+        for i in range(sections):
+            bounds.append(bounds[-1] + base + (1 if i < extra else 0))
+    else:
+        points = [int(p) for p in indices_or_sections]
+        bounds = [0] + [min(max(p + n if p < 0 else p, 0), n) for p in points] + [n]
+    out = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        index = [slice(None)] * a.ndim
+        index[axis] = slice(lo, max(lo, hi))
+        out.append(getitem(a, tuple(index)))
+    return out
+
+
+def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """Split into equal sections (an int, which must divide the axis) or at the given indices."""
+    return _split(ary, indices_or_sections, axis, True, "split")
+
+
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """Like ``split`` but sections may differ in size by one (the first ones are larger)."""
+    return _split(ary, indices_or_sections, axis, False, "array_split")
+
+
+def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    ary = _arr(ary)
+    return split(ary, indices_or_sections, 1 if ary.ndim > 1 else 0)
+
+
+def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    return split(ary, indices_or_sections, 0)
+
+
+# --- padding ----------------------------------------------------------------------
+
+def _pad_widths(pad_width: Any, ndim: int) -> list[tuple[int, int]]:
+    widths = np.asarray(pad_width)
+    if widths.dtype.kind not in "iu":
+        raise TypeError(f"pad: pad_width must be integers, got {pad_width!r}")
+    try:
+        widths = np.broadcast_to(widths, (ndim, 2))
+    except ValueError:
+        raise ValueError(f"pad: pad_width {pad_width!r} does not fit an array of rank {ndim}") from None
+    if (widths < 0).any():
+        raise ValueError(f"pad: pad widths must be non-negative, got {pad_width!r}")
+    return [(int(lo), int(hi)) for lo, hi in widths]
+
+
+def _axis_slice(a: Any, axis: int, lo: int | None, hi: int | None, step: int | None = None) -> Any:
+    index = [slice(None)] * a.ndim
+    index[axis] = slice(lo, hi, step)
+    return getitem(a, tuple(index))
+
+
+def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
+    """Pad ``array`` (modes ``constant`` [``constant_values``], ``edge``, ``reflect``, ``symmetric``, ``wrap``).
+
+    Example::
+
+        pad(x, 1)                                  # one zero on every side
+        pad(x, ((0, 0), (2, 1)), mode="edge")
+    """
+    a = _arr(array)
+    widths = _pad_widths(pad_width, a.ndim)
+    if mode == "constant":
+        values = kwargs.pop("constant_values", 0)
+        _no_kwargs(kwargs, mode)
+        if is_array(values) and values.ndim == 0 or np.ndim(values) == 0:
+            value = convert(values, a.dtype) if not is_array(values) else ew.convert_element_type(values, a.dtype)
+            return st.pad(a, value, [(lo, hi, 0) for lo, hi in widths])
+        per_axis = np.broadcast_to(np.asarray(values), (a.ndim, 2))
+        for axis, (lo, hi) in enumerate(widths):
+            config = [(0, 0, 0)] * a.ndim
+            if lo:
+                config[axis] = (lo, 0, 0)
+                a = st.pad(a, np.asarray(per_axis[axis, 0], a.dtype), config)
+            if hi:
+                config[axis] = (0, hi, 0)
+                a = st.pad(a, np.asarray(per_axis[axis, 1], a.dtype), config)
+        return a
+    _no_kwargs(kwargs, mode)
+    if mode not in ("edge", "reflect", "symmetric", "wrap"):
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported (constant, edge, reflect, symmetric, wrap)")
+    for axis, (lo, hi) in enumerate(widths):
+        if not lo and not hi:
+            continue
+        n = a.shape[axis]
+        if n == 0:
+            raise ValueError(f"pad: cannot pad empty axis {axis} with mode {mode!r}")
+        a = _pad_axis(a, axis, lo, hi, mode)
+    return a
+
+
+def _no_kwargs(kwargs: dict, mode: str) -> None:
+    if kwargs:
+        raise TypeError(f"pad: unexpected arguments {sorted(kwargs)} for mode {mode!r}")
+
+
+def _pad_axis(a: Any, axis: int, lo: int, hi: int, mode: str) -> Any:
+    n = a.shape[axis]
+    if mode == "edge":
+        parts = []
+        if lo:
+            parts.append(_repeat_slice(_axis_slice(a, axis, 0, 1), axis, lo))
+        parts.append(a)
+        if hi:
+            parts.append(_repeat_slice(_axis_slice(a, axis, n - 1, n), axis, hi))
+        return st.concatenate(parts, axis) if len(parts) > 1 else a
+    if mode == "wrap":
+        # Repeat the whole axis enough times, then cut the window out.
+        reps = 1 + -(-lo // n) + -(-hi // n)
+        tiled = st.concatenate([a] * reps, axis) if reps > 1 else a
+        start = -(-lo // n) * n - lo
+        return _axis_slice(tiled, axis, start, start + lo + n + hi)
+    # reflect / symmetric: periodic with period 2(n-1) resp. 2n.
+    if mode == "reflect" and n == 1:
+        return _repeat_slice(a, axis, lo + 1 + hi)
+    period = n - 1 if mode == "reflect" else n
+    if lo > period or hi > period:
+        # Wider than one reflection: one gather with the static source index of every output position.
+        positions = np.arange(-lo, n + hi) % (2 * period)
+        source = np.where(positions < n, positions, 2 * period - positions - (0 if mode == "reflect" else 1))
+        index = [slice(None)] * a.ndim
+        index[axis] = source.astype(np.int32)
+        return getitem(a, tuple(index))
+    parts = []
+    if lo:
+        parts.append(_axis_slice(a, axis, lo, 0, -1) if mode == "reflect" else
+                     _axis_slice(a, axis, lo - 1, None, -1))
+    parts.append(a)
+    if hi:
+        stop = n - 2 - hi if mode == "reflect" else n - 1 - hi
+        parts.append(_axis_slice(a, axis, n - 2 if mode == "reflect" else n - 1, stop if stop >= 0 else None, -1))
+    return st.concatenate(parts, axis)
+
+
+def _repeat_slice(piece: Any, axis: int, count: int) -> Any:
+    shape = list(piece.shape)
+    shape[axis] = count
+    return broadcast_to(piece, tuple(shape))
+
+
+# --- flips, rolls, rotations ---------------------------------------------------------
+
+def flip(m: Any, axis: _Axis = None) -> Any:
+    """Reverse the order of elements along ``axis`` (all axes when ``None``)."""
+    m = _arr(m)
+    axes = canonical_axes(axis, m.ndim)
+    return st.rev(m, axes) if axes else m
+
+
+def fliplr(m: Any) -> Any:
+    m = _arr(m)
+    if m.ndim < 2:
+        raise ValueError("fliplr needs an array of rank at least 2")
+    return flip(m, 1)
+
+
+def flipud(m: Any) -> Any:
+    m = _arr(m)
+    if m.ndim < 1:
+        raise ValueError("flipud needs an array of rank at least 1")
+    return flip(m, 0)
+
+
+def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
+    """Rotate by 90 degrees ``k`` times in the plane of ``axes`` (from the first towards the second)."""
+    m = _arr(m)
+    a0, a1 = canonical_axis(axes[0], m.ndim), canonical_axis(axes[1], m.ndim)
+    if a0 == a1:
+        raise ValueError("rot90: axes must be different")
+    k = k % 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(m, (a0, a1))
+    perm = list(range(m.ndim))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    if k == 1:
+        return nshapes.transpose(flip(m, a1), perm)
+    return flip(nshapes.transpose(m, perm), a1)
+
+
+def roll(a: Any, shift: Any, axis: _Axis = None) -> Any:
+    """Shift elements along ``axis`` with wrap-around (``None``: the flattened array).
+
+    ``shift`` may be a traced integer scalar (lowered to a ``dynamic_slice`` of the doubled array).
+    """
+    a = _arr(a)
+    if axis is None:
+        return nshapes.reshape(roll(nshapes.ravel(a), shift, 0), a.shape)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    shifts = (shift,) * len(axes) if (isinstance(shift, (int, np.integer)) or
+                                      (is_array(shift) and shift.ndim == 0)) else tuple(shift)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
+    for s, ax in zip(shifts, axes):
+        ax = canonical_axis(ax, a.ndim)
+        n = a.shape[ax]
+        if n == 0:
+            continue
+        if isinstance(s, (int, np.integer)):
+            s = int(s) % n
+            if s:
+                a = st.concatenate([_axis_slice(a, ax, n - s, n), _axis_slice(a, ax, 0, n - s)], ax)
+        else:
+            if not dtypes.is_integer(s.dtype):
+                raise TypeError(f"roll: shift must be an integer, got {s.dtype.name}")
+            s = ew.convert_element_type(s, dtypes.int32) if s.dtype != dtypes.int32 or s.weak_type else s
+            start = nuf.remainder(np.int32(n) - nuf.remainder(s, np.int32(n)), np.int32(n))
+            doubled = st.concatenate([a, a], ax)
+            starts = [np.int32(0)] * a.ndim
+            starts[ax] = start
+            a = st.dynamic_slice(doubled, starts, a.shape)
+    return a
+
+
+# --- repetition ---------------------------------------------------------------------
+
+def tile(A: Any, reps: Any) -> Any:
+    """Repeat ``A`` ``reps`` times per axis (numpy's rank promotion on both sides)."""
+    A = _arr(A)
+    reps = (int(reps),) if isinstance(reps, (int, np.integer)) else tuple(int(r) for r in reps)
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
+    ndim = max(A.ndim, len(reps))
+    reps = (1,) * (ndim - len(reps)) + reps
+    shape = (1,) * (ndim - A.ndim) + tuple(A.shape)
+    # Broadcast to (r0, d0, r1, d1, ...) and merge each pair.
+    expanded = []
+    dims = []
+    for i, (r, d) in enumerate(zip(reps, shape)):
+        expanded += [r, d]
+        dims.append(2 * i + 1)
+    A = nshapes.reshape(A, shape)
+    out = st.broadcast_in_dim(A, tuple(expanded), tuple(dims))
+    return nshapes.reshape(out, tuple(r * d for r, d in zip(reps, shape)))
+
+
+def repeat(a: Any, repeats: Any, axis: int | None = None, *, total_repeat_length: int | None = None) -> Any:
+    """Repeat each element ``repeats`` times (an int, or one static count per element)."""
+    a, axis = _flatten_if_none(a, axis)
+    n = a.shape[axis]
+    if is_array(repeats):
+        raise TypeError("repeat: repeats must be static (a Python int or a sequence of ints), not a traced array")
+    counts = np.asarray(repeats)
+    if counts.dtype.kind not in "iu":
+        raise TypeError(f"repeat: repeats must be integers, got {repeats!r}")
+    if (counts < 0).any():
+        raise ValueError("repeat: repeats may not be negative")
+    if counts.ndim == 0:
+        r = int(counts)
+        shape = list(a.shape)
+        expanded = a.shape[:axis + 1] + (r,) + a.shape[axis + 1:]
+        out = st.broadcast_in_dim(a, tuple(expanded), tuple(i for i in range(a.ndim + 1) if i != axis + 1))
+        shape[axis] = n * r
+        return nshapes.reshape(out, tuple(shape))
+    if counts.shape != (n,):
+        raise ValueError(f"repeat: {counts.size} repeat counts for axis {axis} of size {n}")
+    positions = np.repeat(np.arange(n), counts)
+    index = [slice(None)] * a.ndim
+    index[axis] = positions
+    return getitem(a, tuple(index))
+
+
+# --- take ---------------------------------------------------------------------------
+
+def _take_mode(mode: str | None):
+    if mode is None or mode == "fill":
+        return lax_ix.GatherScatterMode.FILL_OR_DROP
+    if mode in ("clip", "promise_in_bounds"):
+        return lax_ix.GatherScatterMode.from_any(mode)
+    if mode == "wrap":
+        return "wrap"
+    raise ValueError(f"take: unknown mode {mode!r}; expected 'fill', 'clip', 'wrap' or 'promise_in_bounds'")
+
+
+def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None, fill_value: Any = None) -> Any:
+    """Elements of ``a`` at ``indices`` along ``axis`` (``None``: flattened).
+
+    Out-of-range indices (after negative ones are wrapped once) follow ``mode``:
+    ``"fill"`` (default, as in JAX: NaN for floats, see ``lax.gather``),
+    ``"clip"``, ``"wrap"`` or ``"promise_in_bounds"``.
+    """
+    a, axis = _flatten_if_none(a, axis)
+    gather_mode = _take_mode(mode)
+    indices = indices if is_array(indices) else np.asarray(indices)
+    if not dtypes.is_integer(indices.dtype):
+        raise TypeError(f"take: indices must be integers, got {np.dtype(indices.dtype).name}")
+    if gather_mode == "wrap":
+        n = a.shape[axis]
+        indices = np.mod(indices, n) if isinstance(indices, np.ndarray) else nuf.remainder(indices, n)
+        gather_mode = lax_ix.GatherScatterMode.PROMISE_IN_BOUNDS
+    index = [slice(None)] * a.ndim
+    index[axis] = indices
+    return _getitem(a, tuple(index), gather_mode, fill_value, check_static_bounds=False) \
+        if _is_nd_index(indices) else _take_scalar(a, axis, indices, gather_mode, fill_value)
+
+
+def _is_nd_index(indices: Any) -> bool:
+    return np.ndim(indices) > 0 if isinstance(indices, np.ndarray) else indices.ndim > 0
+
+
+def _take_scalar(a: Any, axis: int, index: Any, mode: Any, fill_value: Any) -> Any:
+    # A 0-d index removes the axis; route it through the gather path so `mode` applies.
+    out = take(a, index.reshape(1) if isinstance(index, np.ndarray) else nshapes.reshape(index, (1,)), axis,
+               _mode_name(mode), fill_value)
+    return nshapes.squeeze(out, axis)
+
+
+def _mode_name(mode: Any) -> str:
+    return {lax_ix.GatherScatterMode.FILL_OR_DROP: "fill", lax_ix.GatherScatterMode.CLIP: "clip",
+            lax_ix.GatherScatterMode.PROMISE_IN_BOUNDS: "promise_in_bounds"}[mode]
+
+
+def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None = None,
+                    fill_value: Any = None) -> Any:
+    """``arr`` indexed along ``axis`` by ``indices`` (same rank, other dimensions broadcast), e.g. with argsort.
+
+    Example::
+
+        take_along_axis(x, argsort(x, axis=1), axis=1)   # == sort(x, axis=1)
+    """
+    arr, axis = _flatten_if_none(arr, axis)
+    indices = indices if is_array(indices) else np.asarray(indices)
+    if indices.ndim != arr.ndim:
+        raise ValueError(f"take_along_axis: indices of rank {indices.ndim} must match the array's rank {arr.ndim}")
+    if not dtypes.is_integer(indices.dtype):
+        raise TypeError(f"take_along_axis: indices must be integers, got {np.dtype(indices.dtype).name}")
+    gather_mode = _take_mode(mode)
+    if gather_mode == "wrap":
+        raise ValueError("take_along_axis: mode 'wrap' is not supported")
+    shape = broadcast_shapes(tuple(d for i, d in enumerate(arr.shape) if i != axis),
+                             tuple(d for i, d in enumerate(indices.shape) if i != axis))
+    index = []
+    k = 0
+    for i in range(arr.ndim):
+        if i == axis:
+            index.append(indices)
+            continue
+        size = shape[k]
+        k += 1
+        view = [1] * arr.ndim
+        view[i] = size
+        if arr.shape[i] != size:  # a size-1 array dimension broadcast against the indices
+            index.append(np.zeros(view, np.int32))
+        else:
+            index.append(np.arange(size, dtype=np.int32).reshape(view))
+    return _getitem(arr, tuple(index), gather_mode, fill_value, check_static_bounds=False)
+
+
+# --- diagonals and triangles ----------------------------------------------------------
+
+def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
+    """The ``offset`` diagonal of the ``axis1``/``axis2`` planes, as the last axis (numpy's layout)."""
+    a = _arr(a)
+    if a.ndim < 2:
+        raise ValueError(f"diagonal needs an array of rank at least 2, got shape {a.shape}")
+    axis1, axis2 = canonical_axis(axis1, a.ndim), canonical_axis(axis2, a.ndim)
+    if axis1 == axis2:
+        raise ValueError("diagonal: axis1 and axis2 cannot be the same")
+    a = nshapes.moveaxis(a, (axis1, axis2), (-2, -1))
+    rows, cols = a.shape[-2], a.shape[-1]
+    offset = int(offset)
+    length = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
+    if length == 0:
+        from toolkit.numpy.creation import zeros
+        return zeros(tuple(a.shape[:-2]) + (0,), a.dtype)
+    r = np.arange(length) + max(-offset, 0)
+    c = np.arange(length) + max(offset, 0)
+    return getitem(a, (Ellipsis, r, c))
+
+
+def diag(v: Any, k: int = 0) -> Any:
+    """1-D input: a 2-D array with ``v`` on diagonal ``k``; 2-D input: its ``k`` diagonal."""
+    v = _arr(v)
+    if v.ndim == 2:
+        return diagonal(v, k)
+    if v.ndim != 1:
+        raise ValueError(f"diag needs a 1-D or 2-D array, got shape {v.shape}")
+    n = v.shape[0] + abs(int(k))
+    rows = st.broadcasted_iota(dtypes.int32, (n, n), 0)
+    cols = st.broadcasted_iota(dtypes.int32, (n, n), 1)
+    on_diagonal = ew.eq(ew.sub(cols, rows), broadcast_to(np.asarray(k, np.int32), (n, n)))
+    # Row i of the diagonal holds v[i] (k >= 0) or v[i + k]; pad v to n so both cases index it by row or column.
+    source = st.pad(v, np.zeros((), v.dtype), [(0, abs(int(k)), 0)])
+    values = st.broadcast_in_dim(source, (n, n), (0 if k >= 0 else 1,))
+    return ew.select(on_diagonal, values, broadcast_to(np.zeros((), v.dtype), (n, n)))
+
+
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Any:
+    """Sum along a diagonal (see ``diagonal``)."""
+    return nred.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def _triangle(m: Any, k: int, lower: bool) -> Any:
+    m = _arr(m)
+    if m.ndim < 2:
+        raise ValueError(f"{'tril' if lower else 'triu'} needs an array of rank at least 2, got shape {m.shape}")
+    rows, cols = m.shape[-2], m.shape[-1]
+    r = st.broadcasted_iota(dtypes.int32, (rows, cols), 0)
+    c = st.broadcasted_iota(dtypes.int32, (rows, cols), 1)
+    offset = broadcast_to(np.asarray(k, np.int32), (rows, cols))
+    keep = ew.le(c, ew.add(r, offset)) if lower else ew.ge(c, ew.add(r, offset))
+    keep = broadcast_to(keep, m.shape)
+    return ew.select(keep, m, broadcast_to(np.zeros((), m.dtype), m.shape))
+
+
+def tril(m: Any, k: int = 0) -> Any:
+    """``m`` with the elements above diagonal ``k`` (of the last two axes) zeroed."""
+    return _triangle(m, k, True)
+
+
+def triu(m: Any, k: int = 0) -> Any:
+    """``m`` with the elements below diagonal ``k`` (of the last two axes) zeroed."""
+    return _triangle(m, k, False)
+
+
+# --- counting and closeness -----------------------------------------------------------
+
+def count_nonzero(a: Any, axis: _Axis = None, keepdims: bool = False) -> Any:
+    """Number of non-zero elements (default integer dtype)."""
+    a = _arr(a)
+    nonzero = nuf.not_equal(a, np.zeros((), a.dtype)) if a.dtype != dtypes.bool_ else a
+    return nred.sum(nonzero, axis=axis, dtype=dtypes.DEFAULT_INT, keepdims=keepdims)
+
+
+def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Any:
+    """``|a - b| <= atol + rtol * |b|`` elementwise; infinities equal only themselves."""
+    dtype, weak = result_dtype(a, b)
+    if not dtypes.is_inexact(dtype):
+        dtype = dtypes.DEFAULT_FLOAT
+    a, b = _arr(convert(a, dtype, weak)), _arr(convert(b, dtype, weak))
+    if not dtypes.is_inexact(a.dtype):
+        return nuf.equal(a, b)
+    diff_ = nuf.absolute(nuf.subtract(a, b))
+    tol = nuf.add(atol, nuf.multiply(rtol, nuf.absolute(b)))
+    finite_close = nuf.less_equal(diff_, tol)
+    both_inf = nuf.logical_and(nuf.isinf(a), nuf.isinf(b))
+    same = nuf.equal(a, b)
+    out = nuf.where(both_inf, same, nuf.logical_and(finite_close, nuf.logical_and(nuf.isfinite(a), nuf.isfinite(b))))
+    if equal_nan:
+        out = nuf.logical_or(out, nuf.logical_and(nuf.isnan(a), nuf.isnan(b)))
+    return out
+
+
+def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Any:
+    """Whether ``isclose`` holds everywhere (a bool array of shape ())."""
+    return nred.all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
+    """Same shape and elements (a Python ``False`` when the shapes differ)."""
+    a1, a2 = _arr(a1), _arr(a2)
+    if tuple(a1.shape) != tuple(a2.shape):
+        return asarray(False)
+    eq = nuf.equal(a1, a2)
+    if equal_nan and dtypes.is_inexact(a1.dtype):
+        eq = nuf.logical_or(eq, nuf.logical_and(nuf.isnan(a1), nuf.isnan(a2)))
+    return nred.all(eq)
+
+
+# --- grids and stacking ----------------------------------------------------------------
+
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> list[Any]:
+    """Coordinate arrays from 1-D vectors (``indexing="xy"``: the first two outputs' axes are swapped)."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    arrays = [nshapes.ravel(_arr(x)) for x in xi]
+    n = len(arrays)
+    sizes = [a.shape[0] for a in arrays]
+    if indexing == "xy" and n >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for i, a in enumerate(arrays):
+        pos = i
+        if indexing == "xy" and n >= 2 and i < 2:
+            pos = 1 - i
+        if sparse:
+            shape = [1] * n
+            shape[pos] = a.shape[0]
+            out.append(nshapes.reshape(a, tuple(shape)))
+        else:
+            out.append(st.broadcast_in_dim(a, tuple(sizes), (pos,)))
+    return out
+
+
+def dstack(tup: Sequence[Any]) -> Any:
+    """Stack along the third axis (1-D and 2-D inputs are promoted to 3-D first)."""
+    def to3(a):
+        a = _arr(a)
+        if a.ndim == 0:
+            return nshapes.reshape(a, (1, 1, 1))
+        if a.ndim == 1:
+            return nshapes.reshape(a, (1, a.shape[0], 1))
+        if a.ndim == 2:
+            return nshapes.reshape(a, tuple(a.shape) + (1,))
+        return a
+    return nshapes.concatenate([to3(a) for a in tup], 2)
+
+
+def column_stack(tup: Sequence[Any]) -> Any:
+    """Stack 1-D arrays as columns (2-D arrays are joined as they are)."""
+    cols = []
+    for a in tup:
+        a = _arr(a)
+        cols.append(nshapes.reshape(a, (a.shape[0], 1)) if a.ndim == 1 else a)
+    return nshapes.concatenate(cols, 1)
+
+
+def append(arr: Any, values: Any, axis: int | None = None) -> Any:
+    """``arr`` with ``values`` appended (flattened when ``axis`` is None)."""
+    if axis is None:
+        return nshapes.concatenate([nshapes.ravel(_arr(arr)), nshapes.ravel(_arr(values))], 0)
+    return nshapes.concatenate([arr, values], axis)
