@@ -112,7 +112,9 @@ def lower_program_inline(mctx: ModuleContext, program: Program, args: Sequence[i
 
     def read(atom: Var | Literal) -> ir.Value:
         if type(atom) is Literal:
-            key = (repr(atom.value), atom.aval)
+            value = atom.value
+            # Bytes, not repr: numpy's array printing is slow, and -0.0/NaN payloads must stay distinct.
+            key = (value.tobytes() if isinstance(value, np.ndarray) else (type(value), value), atom.aval)
             value = literal_cache.get(key)
             if value is None:
                 value = literal_cache[key] = stablehlo.ConstantOp(dense_constant_attr(atom.value, atom.aval)).result

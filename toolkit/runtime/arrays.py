@@ -7,7 +7,6 @@ from typing import Any, Sequence
 import numpy as np
 from jaxlib import _jax
 
-from toolkit.runtime.client import _ensure_x64_state
 from toolkit.runtime.shardings import RuntimeSharding
 
 ArrayImpl = _jax.ArrayImpl
@@ -19,7 +18,6 @@ def put_shards(aval: Any, sharding: RuntimeSharding, shards: Sequence[np.ndarray
 
     ``aval`` is a ``ShapedArray`` (jaxlib reads its shape, dtype, ndim and weak_type).
     """
-    _ensure_x64_state()
     return _jax.batched_device_put(aval, sharding, list(shards), list(devices), committed, False,
                                    enable_x64=True)
 
@@ -53,7 +51,6 @@ def block_until_ready(impl: ArrayImpl) -> None:
 
 def result_handler(aval: Any, sharding: RuntimeSharding, committed: bool = True) -> Any:
     """A handler that assembles an executable's per-device outputs into one global array."""
-    _ensure_x64_state()
     return _jax.array_result_handler(aval, sharding, committed, _skip_checks=True)
 
 

@@ -19,21 +19,6 @@ Device = _jax.Device
 
 _clients: dict[str, Any] = {}
 _lock = threading.Lock()
-_x64_state_set = False
-
-
-def _ensure_x64_state() -> None:
-    # batched_device_put and the result handlers read a process-wide x64
-    # state; toolkit always passes enable_x64 explicitly but the C++ needs
-    # some state installed before its first call.
-    global _x64_state_set
-    if not _x64_state_set:
-        try:
-            _jax.jax_jit.set_enable_x64_state(
-                _jax.config.Config("toolkit_enable_x64", True, include_in_jit_key=True))
-        except Exception:  # already set by jax in this process: keep theirs
-            pass
-        _x64_state_set = True
 
 
 def num_cpu_devices() -> int:
@@ -76,7 +61,6 @@ def backend(platform: str | None = None) -> Any:
     with _lock:
         client = _clients.get(platform)
         if client is None:
-            _ensure_x64_state()
             if platform == "cpu":
                 client = xla_client.make_cpu_client(num_devices=num_cpu_devices())
             elif platform == "cuda":

@@ -1,0 +1,1 @@
+"""Example programs written against toolkit (and, for comparison, jax)."""
