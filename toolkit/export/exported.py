@@ -316,9 +316,10 @@ class Exported:
     # -- calling ---------------------------------------------------------------
 
     def call(self, *args: Any, **kwargs: Any) -> Any:
-        """Call the exported function (eagerly or inside ``toolkit.jit``)."""
-        # TODO(core engineer): implement in toolkit/export/calling_convention.py and hook here.
-        raise NotImplementedError("Exported.call is not implemented yet.")
+        """Call the exported function (eagerly or inside ``toolkit.jit``); see ``toolkit.export.call``."""
+        from toolkit.export.call import call_exported
+
+        return call_exported(self, *args, **kwargs)
 
     # -- printing --------------------------------------------------------------
 

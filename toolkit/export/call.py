@@ -1,0 +1,403 @@
+"""``Exported.call``: run an exported function, eagerly or inside ``toolkit.jit``.
+
+Both paths go through one primitive, ``call_exported``, whose lowering
+parses the embedded portable artifact into the caller's MLIR context, clones
+its functions into the caller's module under fresh names (the callee's
+``@main`` becomes private) and emits a ``func.call`` with the platform index
+bound. When the caller is lowered for one platform the callee is first
+specialized for it (``toolkit-platform-specialize``: the index is folded and
+the other ``case`` branches dropped); a multi-platform caller passes its own
+platform index, mapped to the callee's platform order. A callee with symbolic
+input shapes is refined to the caller's static shapes
+(``stablehlo-refine-arguments`` + ``stablehlo-refine-shapes``) and its shape
+assertions checked.
+
+Eagerly, ``call`` compiles ``jit`` of that primitive once per ``Exported``
+(cached on the object) and runs it with the same runtime as ``jit``.
+
+Checks before running (``TypeError``/``ValueError`` naming the problem):
+input tree and avals match (argument path in the message); the platform
+lowered for is among ``Exported.platforms`` unless
+``DisabledSafetyCheck.platform()``; for sharded exports the computation uses
+``nr_devices`` devices.
+
+Example::
+
+    exp = toolkit.export.deserialize(blob)
+    y = exp.call(np.ones(4, np.float32))
+    z = toolkit.jit(lambda x: exp.call(x) * 2)(np.ones(4, np.float32))
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any, Sequence
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import func, stablehlo
+
+from toolkit.core import shape_poly, tree_util
+from toolkit.core.avals import ShapedArray
+from toolkit.core.primitive import Primitive
+from toolkit.export import calling_convention as cc
+from toolkit.export.exported import DisabledSafetyCheck, Exported
+from toolkit.lowering.registry import register_lowering
+
+
+class _ByIdentity:
+    """Holds an ``Exported`` as a primitive parameter: hashed and compared by identity (cheap)."""
+
+    __slots__ = ("exported",)
+
+    def __init__(self, exported: Exported):
+        self.exported = exported
+
+    def __hash__(self) -> int:
+        return id(self.exported)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _ByIdentity) and other.exported is self.exported
+
+    def __repr__(self) -> str:
+        return f"Exported({self.exported.fun_name})"
+
+
+def _dim_env(exported: Exported, avals: Sequence[ShapedArray]) -> dict[str, int]:
+    """Values of the callee's dimension variables from the actual input shapes (plain-variable dims)."""
+    env: dict[str, int] = {}
+    for expected, actual in zip(exported.in_avals, avals):
+        for d, size in zip(expected.shape, actual.shape):
+            if shape_poly.is_symbolic_dim(d) and str(d) in d.get_vars() and not shape_poly.is_symbolic_dim(size):
+                env.setdefault(str(d), int(size))
+    return env
+
+
+def _out_avals(exported: Exported, avals: Sequence[ShapedArray]) -> list[ShapedArray]:
+    env = _dim_env(exported, avals)
+    result = []
+    for aval in exported.out_avals:
+        shape = []
+        for d in aval.shape:
+            if shape_poly.is_symbolic_dim(d):
+                missing = d.get_vars() - set(env)
+                if missing:
+                    raise NotImplementedError(
+                        f"calling {exported.fun_name}: the dimension variables {sorted(missing)} are not plain "
+                        "dimensions of the inputs (solving them needs the polymorphic-lowering support)")
+                shape.append(int(shape_poly.evaluate_dim(d, env)))
+            else:
+                shape.append(d)
+        result.append(ShapedArray(tuple(shape), aval.dtype))
+    return result
+
+
+def _shape_rule(*avals: ShapedArray, exported: _ByIdentity) -> list[ShapedArray]:
+    return _out_avals(exported.exported, avals)
+
+
+call_exported_p = Primitive("call_exported", shape_rule=_shape_rule, multiple_results=True)
+
+
+# --- checks -----------------------------------------------------------------
+
+
+def _arg_paths(tree: tree_util.PyTreeDef) -> list[str]:
+    from toolkit.stages import _leaf_paths
+    return _leaf_paths(tree)
+
+
+def check_arguments(exported: Exported, tree: tree_util.PyTreeDef, avals: Sequence[ShapedArray]) -> None:
+    """``TypeError`` unless ``(tree, avals)`` fit ``exported``'s ``in_tree``/``in_avals``."""
+    if tree != exported.in_tree:
+        raise TypeError(f"The exported function {exported.fun_name!r} was called with inputs of structure "
+                        f"{tree}, but it was exported for {exported.in_tree}.")
+    paths = _arg_paths(tree)
+    env: dict[str, int] = {}
+    for path, expected, actual in zip(paths, exported.in_avals, avals):
+        if np.dtype(expected.dtype) != np.dtype(actual.dtype) or len(expected.shape) != len(actual.shape):
+            raise TypeError(f"Argument {path} of the exported function {exported.fun_name!r} has type "
+                            f"{actual.str_short()}, but the function was exported for {expected.str_short()}.")
+        for axis, (d, size) in enumerate(zip(expected.shape, actual.shape)):
+            if shape_poly.is_symbolic_dim(d):
+                if str(d) in d.get_vars() and not shape_poly.is_symbolic_dim(size):
+                    if env.setdefault(str(d), int(size)) != int(size):
+                        raise TypeError(f"Argument {path} of the exported function {exported.fun_name!r}: "
+                                        f"dimension {axis} is {size}, but the dimension variable {d} is already "
+                                        f"{env[str(d)]} from an earlier argument.")
+            elif d != size:
+                raise TypeError(f"Argument {path} of the exported function {exported.fun_name!r} has shape "
+                                f"{tuple(actual.shape)}, but the function was exported for shape "
+                                f"{tuple(expected.shape)} (dimension {axis} differs).")
+
+
+def _platform_allowed(exported: Exported, platform: str) -> bool:
+    return platform in exported.platforms or DisabledSafetyCheck.platform() in exported.disabled_safety_checks
+
+
+def check_platform(exported: Exported, platform: str) -> None:
+    """``ValueError`` unless ``platform`` is one ``exported`` was lowered for (or the check is disabled)."""
+    if not _platform_allowed(exported, platform):
+        raise ValueError(f"The exported function {exported.fun_name!r} was lowered for platforms "
+                         f"{exported.platforms} but it is used on {platform!r}. Export it for that platform, or "
+                         "export with disabled_checks=[DisabledSafetyCheck.platform()].")
+
+
+def check_devices(exported: Exported, num_devices: int) -> None:
+    """``ValueError`` when a sharded export runs on a different number of devices than it was lowered for."""
+    if exported.nr_devices > 1 and num_devices != exported.nr_devices:
+        raise ValueError(f"The exported function {exported.fun_name!r} was lowered for {exported.nr_devices} "
+                         f"devices and is called in a computation with {num_devices} devices.")
+
+
+# --- the callee module ---------------------------------------------------------
+
+_counter = itertools.count()
+
+
+def _callee_module(exported: Exported, context: ir.Context, platform_index: int | None,
+                   arg_types: Sequence[ir.Type] | None) -> ir.Module:
+    """The embedded module parsed into ``context``, specialized for a platform and for static argument types."""
+    from toolkit.passes.platform_specialize import platform_index_position, specialize_platform
+
+    try:
+        module = stablehlo.deserialize_portable_artifact(context, exported.mlir_module_serialized)
+    except Exception as exc:  # the bindings raise MLIRError/RuntimeError
+        raise ValueError(f"Cannot read the module of the exported function {exported.fun_name!r}: {exc}") from None
+    if platform_index is not None and platform_index_position(module.operation) is not None:
+        specialize_platform(module.operation, platform_index)
+    if arg_types is not None and exported.uses_global_constants and any(
+            shape_poly.is_symbolic_dim(d) for a in exported.in_avals for d in a.shape):
+        _refine_to(module, arg_types, exported)
+    return module
+
+
+def _refine_to(module: ir.Module, arg_types: Sequence[ir.Type], exported: Exported) -> None:
+    """Give ``@main`` static argument types and propagate them; check and drop shape assertions."""
+    from jaxlib.mlir import passmanager
+
+    types = ",".join(str(t) for t in arg_types)
+    with module.context:
+        pm = passmanager.PassManager.parse(
+            f"builtin.module(stablehlo-refine-arguments{{types={types}}},stablehlo-refine-shapes)")
+        try:
+            pm.run(module.operation)
+        except Exception as exc:
+            raise ValueError(f"Refining the shapes of the exported function {exported.fun_name!r} to "
+                             f"({types}) failed: {exc}") from None
+    failures: list[str] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "stablehlo.custom_call" and \
+                ir.StringAttr(op.attributes["call_target_name"]).value == "shape_assertion":
+            predicate = op.operands[0].owner
+            predicate = predicate.operation if hasattr(predicate, "operation") else predicate
+            value = None
+            if isinstance(predicate, ir.Operation) and predicate.name == "stablehlo.constant":
+                attr = predicate.attributes["value"]
+                value = bool(np.asarray(attr).reshape(-1)[0]) if hasattr(attr, "__array__") else None
+                if value is None and isinstance(attr, ir.DenseElementsAttr) and attr.is_splat:
+                    value = ir.BoolAttr(attr.get_splat_value()).value if isinstance(
+                        attr.get_splat_value(), ir.BoolAttr) else bool(ir.IntegerAttr(attr.get_splat_value()).value)
+            if value is None:
+                failures.append("a shape assertion could not be evaluated statically")
+            elif not value:
+                message = ir.StringAttr(op.attributes["error_message"]).value if "error_message" in op.attributes \
+                    else "shape assertion failed"
+                failures.append(message)
+            doomed.append(op)
+        return ir.WalkResult.ADVANCE
+
+    doomed: list[ir.Operation] = []
+    module.operation.walk(visit)
+    if failures:
+        raise ValueError(f"Calling the exported function {exported.fun_name!r}: " + "; ".join(failures))
+    for op in doomed:
+        op.erase()
+
+
+def inline_module(caller: ir.Module, callee: ir.Module, prefix: str) -> str:
+    """Move every top-level op of ``callee`` into ``caller`` under fresh symbol names; returns ``@main``'s new name.
+
+    Both modules must live in the same context. Functions become private.
+    """
+    table = ir.SymbolTable(callee.operation)
+    renames = {}
+    for op in callee.body.operations:
+        if "sym_name" in op.attributes:
+            old = ir.StringAttr(op.attributes["sym_name"]).value
+            renames[old] = f"{prefix}{old}"
+    for old, new in renames.items():
+        table.replace_all_symbol_uses(old, new, callee.operation)
+        table.set_symbol_name(table[old], new)
+    main_name = renames["main"]
+    for op in list(callee.body.operations):
+        if op.operation.name == "func.func":
+            op.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        caller.body.append(op.operation.detach_from_parent())
+    return main_name
+
+
+# --- lowering ---------------------------------------------------------------------
+
+
+@register_lowering(call_exported_p)
+def _call_exported_lowering(ctx: Any, *operands: ir.Value, exported: _ByIdentity) -> list[ir.Value]:
+    exp = exported.exported
+    mctx = ctx.module_context
+    caller_platforms = mctx.platforms
+    for platform in caller_platforms:
+        check_platform(exp, platform)
+    num_partitions = ir.IntegerAttr(mctx.module.operation.attributes["mhlo.num_partitions"]).value \
+        if "mhlo.num_partitions" in mctx.module.operation.attributes else 1
+    check_devices(exp, num_partitions)
+    kept_operands = [operands[i] for i in exp.module_kept_var_idx]
+    multi_callee = len(exp.platforms) > 1
+    fold_index = None
+    if multi_callee and len(caller_platforms) == 1:
+        p = caller_platforms[0]
+        fold_index = exp.platforms.index(p) if p in exp.platforms else 0
+    context = mctx.module.context
+    callee = _callee_module(exp, context, fold_index, [o.type for o in kept_operands])
+    prefix = f"_exported_{_sanitize(exp.fun_name)}_{next(_counter)}_"
+    main_name = inline_module(mctx.module, callee, prefix)
+    callee_main = ir.SymbolTable(mctx.module.operation)[main_name]
+    ftype = ir.FunctionType(ir.TypeAttr(callee_main.attributes["function_type"]).value)
+    args: list[ir.Value] = []
+    if multi_callee and fold_index is None:
+        args.append(_map_platform_index(mctx, exp))
+    args += kept_operands
+    if len(args) != len(ftype.inputs):
+        raise ValueError(f"the exported module's @main takes {len(ftype.inputs)} arguments, but the calling "
+                         f"convention gives {len(args)} (version {exp.calling_convention_version})")
+    call = func.CallOp(list(ftype.results), ir.FlatSymbolRefAttr.get(main_name), args)
+    results = list(call.results)
+    out_types = ctx.out_types
+    fixed = []
+    for value, want in zip(results, out_types):
+        fixed.append(value if value.type == want else stablehlo.convert(want, value))
+    return fixed
+
+
+def _map_platform_index(mctx: Any, exp: Exported) -> ir.Value:
+    """The callee's platform index computed from the caller's (a case when the orders differ)."""
+    i32 = ir.IntegerType.get_signless(32)
+    scalar = ir.RankedTensorType.get([], i32)
+    mapping = [exp.platforms.index(p) if p in exp.platforms else 0 for p in mctx.all_platforms]
+    if mapping == list(range(len(mapping))):
+        return mctx.platform_index
+    case = stablehlo.CaseOp([scalar], mctx.platform_index, len(mapping))
+    for region, target in zip(case.regions, mapping):
+        with ir.InsertionPoint(region.blocks.append()):
+            stablehlo.ReturnOp([stablehlo.ConstantOp(
+                ir.DenseElementsAttr.get_splat(scalar, ir.IntegerAttr.get(i32, target))).result])
+    return case.result
+
+
+def _sanitize(name: str) -> str:
+    return "".join(c if c.isalnum() or c == "_" else "_" for c in name) or "fun"
+
+
+# --- calling ----------------------------------------------------------------------
+
+
+def _flat_avals(exported: Exported, args: tuple, kwargs: dict) -> tuple[list[Any], tree_util.PyTreeDef, list]:
+    from toolkit.array import Array
+    from toolkit.core import tracing
+    from toolkit.core.avals import aval_of
+
+    leaves, tree = tree_util.tree_flatten((args, kwargs))
+    avals = []
+    paths = None
+    for i, leaf in enumerate(leaves):
+        if isinstance(leaf, tracing.Tracer):
+            avals.append(leaf.aval)
+            continue
+        if type(leaf) is Array:
+            avals.append(leaf.aval)
+            continue
+        try:
+            avals.append(aval_of(leaf))
+        except TypeError:
+            paths = paths or _arg_paths(tree)
+            raise TypeError(f"Argument {paths[i]} of the exported function {exported.fun_name!r} is a "
+                            f"{type(leaf).__name__}, not an array.") from None
+    return leaves, tree, avals
+
+
+def call_exported(exported: Exported, *args: Any, **kwargs: Any) -> Any:
+    """Call ``exported`` on arrays (eagerly, compiled once and cached) or on tracers (inside ``toolkit.jit``)."""
+    from toolkit.core import tracing
+
+    leaves, tree, avals = _flat_avals(exported, args, kwargs)
+    check_arguments(exported, tree, avals)
+    if tracing.is_tracing():
+        outs = call_exported_p.bind(*leaves, exported=_ByIdentity(exported))
+        return tree_util.tree_unflatten(exported.out_tree, list(outs))
+    compiled = _eager_function(exported)
+    return compiled(*leaves)
+
+
+def _eager_function(exported: Exported) -> Any:
+    """``toolkit.jit`` of the call, created once per ``Exported`` (it caches executables per signature)."""
+    cached = exported.__dict__.get("_toolkit_call_jit")
+    if cached is not None:
+        return cached
+    from toolkit.runtime import client as runtime_client
+    from toolkit.stages import jit
+
+    platform = runtime_client.default_device().platform
+    check_platform(exported, platform)
+    in_shardings = None
+    out_shardings = None
+    if exported.nr_devices > 1:
+        in_shardings, out_shardings = _concrete_shardings(exported)
+    ref = _ByIdentity(exported)
+    out_tree = exported.out_tree
+
+    def flat_call(*flat: Any) -> Any:
+        return tree_util.tree_unflatten(out_tree, list(call_exported_p.bind(*flat, exported=ref)))
+
+    flat_call.__name__ = f"call_exported_{_sanitize(exported.fun_name)}"
+    wrapped = jit(flat_call, in_shardings=in_shardings, out_shardings=out_shardings, keep_unused=True)
+    object.__setattr__(exported, "_toolkit_call_jit", wrapped)
+    return wrapped
+
+
+def _concrete_shardings(exported: Exported) -> tuple[Any, Any]:
+    """Shardings over the first ``nr_devices`` devices for a sharded export's eager call."""
+    from toolkit import shard
+    from toolkit.runtime import client as runtime_client
+
+    devices = runtime_client.devices()
+    if len(devices) < exported.nr_devices:
+        raise ValueError(f"The exported function {exported.fun_name!r} was lowered for {exported.nr_devices} "
+                         f"devices, but only {len(devices)} are available.")
+    devices = devices[:exported.nr_devices]
+    meshes: dict[Any, Any] = {}
+
+    def concrete(named: Any, aval: ShapedArray) -> Any:
+        if named is None:
+            return shard.GSPMDSharding.get_replicated(tuple(devices))
+        key = named.mesh
+        if key not in meshes:
+            if not key.axis_sizes:
+                return shard.GSPMDSharding.get_replicated(tuple(devices))
+            types = tuple(getattr(shard.AxisType, t) for t in key.axis_types)
+            meshes[key] = shard.Mesh(np.array(devices, dtype=object).reshape(key.axis_sizes), key.axis_names,
+                                     axis_types=types)
+        from toolkit.export.shardings import to_toolkit_named_sharding
+        return to_toolkit_named_sharding(named, meshes[key])
+
+    named_in = exported._in_named_shardings
+    named_out = exported._out_named_shardings
+    if named_in is None or named_out is None:
+        in_s = tuple(shard.GSPMDSharding(tuple(devices), h) if h is not None else
+                     shard.GSPMDSharding.get_replicated(tuple(devices)) for h in exported.in_shardings_hlo)
+        out_s = tuple(shard.GSPMDSharding(tuple(devices), h) if h is not None else None
+                      for h in exported.out_shardings_hlo)
+    else:
+        in_s = tuple(concrete(s, a) for s, a in zip(named_in, exported.in_avals))
+        out_s = tuple(None if s is None else concrete(s, a) for s, a in zip(named_out, exported.out_avals))
+    out_tree_prefix = tree_util.tree_unflatten(exported.out_tree, list(out_s))
+    return in_s, out_tree_prefix
