@@ -449,18 +449,25 @@ class _Refiner:
 
     # -- calls -------------------------------------------------------------
     def _call_key(self, op: ir.Operation) -> tuple[dict[int, np.ndarray], tuple, list[ir.Type]]:
+        """Dimension arguments (index -> value), the refinement key and the other operand types.
+
+        Dimension arguments are constant 0-d integer operands. StableHLO takes
+        the leading ones (tokens skipped); mode=jax takes every one, booleans
+        included, so helpers like ``_where(pred, x, y)`` fold too.
+        """
         dimension_args: dict[int, np.ndarray] = {}
         for index, value in enumerate(op.operands):
             type_ = value.type
             if not isinstance(type_, ir.RankedTensorType):
-                if str(type_) == "!stablehlo.token":
+                if str(type_) == "!stablehlo.token" or self.jax_mode:
                     continue
                 break
-            if type_.rank != 0 or not isinstance(type_.element_type, ir.IntegerType) \
-                    or type_.element_type.width == 1:
-                break
-            array = self.constant(value)
+            is_scalar_integer = type_.rank == 0 and isinstance(type_.element_type, ir.IntegerType) and (
+                self.jax_mode or type_.element_type.width != 1)
+            array = self.constant(value) if is_scalar_integer else None
             if array is None:
+                if self.jax_mode:
+                    continue
                 break
             dimension_args[index] = array
         operand_types = [v.type for i, v in enumerate(op.operands) if i not in dimension_args]
@@ -806,5 +813,5 @@ class RefineShapesPass(ModulePass):
         operation = _operation(op)
         if operation.name != "builtin.module":
             raise PassFailure(f"{self.name} runs on a builtin.module, not on {operation.name}", operation)
-        with operation.context:
+        with operation.context, ir.Location.unknown():
             _Refiner(self, operation).run()
