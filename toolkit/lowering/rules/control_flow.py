@@ -65,6 +65,8 @@ def _scan(ctx, *operands, body, num_carry, num_consts, length, reverse, unroll):
     for aval in ys_avals:
         zero = ctx.constant(np.zeros((), aval.dtype), ShapedArray((), aval.dtype))
         ys_init.append(stablehlo.BroadcastInDimOp(tensor_type(aval), zero, []).result)
+    if length == 0:  # no iteration: slicing an empty xs would not even verify
+        return carry + ys_init
     state = [_scalar_i32(ctx, 0)] + carry + ys_init + xs + consts
     i32 = tensor_type(ShapedArray((), dtypes.int32))
     types = ([i32] + [tensor_type(a) for a in avals_in[:num_carry]] + [tensor_type(a) for a in ys_avals]
