@@ -544,7 +544,8 @@ def _scatter(x: Any, idx: Any, values: Any, op: str, mode: Any, indices_are_sort
             components.append((np.arange(e.length, dtype=np.int64) * e.step + e.start, None))
             placements.append((nb + strided.index(d),))
             component_dims.append(d)
-        elif d in windows and slices[d].start != 0:
+        elif d in windows and (slices[d].start != 0 or not (slices[d].length is x.shape[d] or
+                                                            slices[d].length == x.shape[d])):
             components.append((np.asarray(slices[d].start), None))
             placements.append(())
             component_dims.append(d)

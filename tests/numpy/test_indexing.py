@@ -1,0 +1,283 @@
+"""numpy indexing (``x[idx]``) and ``.at[idx]`` updates vs numpy, lowering shape, errors."""
+
+import numpy as np
+import pytest
+
+import toolkit
+import toolkit.numpy as tnp
+
+A = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
+
+# (label, index) pairs: every index is compared with numpy on A (shape 3x4x5).
+INDEX_CASES = [
+    ("int", np.s_[1]),
+    ("negative_int", np.s_[-1]),
+    ("two_ints", np.s_[1, -2]),
+    ("three_ints", np.s_[2, 3, 4]),
+    ("slice", np.s_[1:]),
+    ("slice_stop", np.s_[:2]),
+    ("slice_step", np.s_[::2]),
+    ("slice_negative_bounds", np.s_[-2:-1]),
+    ("slice_reverse", np.s_[::-1]),
+    ("slice_negative_step", np.s_[:, ::-2]),
+    ("slice_negative_step_bounds", np.s_[:, 3:0:-2]),
+    ("slice_reverse_to_start", np.s_[:, 2::-1]),
+    ("slice_empty", np.s_[2:1]),
+    ("slice_empty_negative", np.s_[:, 1:3:-1]),
+    ("slice_out_of_range", np.s_[1:100]),
+    ("slices_all_axes", np.s_[1:3, 1::2, ::-3]),
+    ("newaxis", np.s_[None]),
+    ("newaxis_middle", np.s_[:, None, 1]),
+    ("newaxis_trailing", np.s_[..., None]),
+    ("ellipsis", np.s_[...]),
+    ("ellipsis_int", np.s_[..., 1]),
+    ("int_ellipsis_newaxis_int", np.s_[0, ..., None, 2]),
+    ("ellipsis_middle", np.s_[1, ..., 2]),
+    ("true", np.s_[True]),
+    ("false", np.s_[False]),
+    ("int_true", np.s_[0, True]),
+    ("array_1d", np.s_[[0, 2]]),
+    ("array_negative", np.s_[[-1, 0, -3]]),
+    ("array_repeated", np.s_[[1, 1, 1]]),
+    ("array_second_axis", np.s_[:, [1, 3]]),
+    ("array_last_axis", np.s_[..., [4, 0]]),
+    ("array_2d", np.s_[[[0, 1], [2, 0]]]),
+    ("arrays_adjacent", np.s_[:, [0, 1], [1, 2]]),
+    ("arrays_separated", np.s_[[0, 1], :, [1, 2]]),
+    ("array_int_separated", np.s_[0, :, [1, 2]]),
+    ("int_array_adjacent", np.s_[:, 0, [1, 2]]),
+    ("arrays_broadcast", np.s_[[[0], [1]], [1, 2]]),
+    ("arrays_broadcast_3", np.s_[[[0], [2]], [[1, 2, 3]], 4]),
+    ("array_with_slices", np.s_[1:2, [-1, 0], 3:0:-1]),
+    ("array_newaxis_separates", np.s_[:, [1, 3], None, [0, 1]]),
+    ("array_empty", np.s_[[]]),
+    ("array_scalar_numpy", np.s_[np.int64(2)]),
+    ("mask_first_axis", np.s_[np.array([True, False, True])]),
+    ("mask_two_axes", np.s_[A[:, :, 0] > 20]),
+    ("mask_after_slice", np.s_[:, np.array([False, True, True, False])]),
+    ("numpy_int_array", np.s_[np.array([2, 0], np.int32)]),
+    ("tuple_of_lists", np.s_[[0, 1], [2, 3]]),
+]
+
+
+@pytest.mark.parametrize("index", [c[1] for c in INDEX_CASES], ids=[c[0] for c in INDEX_CASES])
+def test_getitem_matches_numpy(index):
+    expected = A[index]
+    got = np.asarray(tnp.asarray(A)[index])
+    assert got.shape == expected.shape
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("index", [c[1] for c in INDEX_CASES], ids=[c[0] for c in INDEX_CASES])
+def test_getitem_matches_numpy_under_jit(index):
+    got = toolkit.jit(lambda x: x[index])(A)
+    np.testing.assert_array_equal(np.asarray(got), A[index])
+
+
+@pytest.mark.parametrize("index", [c[1] for c in INDEX_CASES], ids=[c[0] for c in INDEX_CASES])
+def test_at_set_and_add_match_numpy(index):
+    shape = A[index].shape
+    values = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape) + 100
+    expected = A.copy()
+    expected[index] = values
+    np.testing.assert_array_equal(np.asarray(tnp.asarray(A).at[index].set(values)), expected)
+    expected = A.copy()
+    np.add.at(expected, index, values)  # accumulates duplicate indices, like scatter-add
+    np.testing.assert_array_equal(np.asarray(tnp.asarray(A).at[index].add(values)), expected)
+    np.testing.assert_array_equal(np.asarray(tnp.asarray(A).at[index].get()), A[index])
+
+
+def _ops(text):
+    return [line.split("=", 1)[1].split()[0].strip('"') for line in text.splitlines() if " = " in line and
+            "stablehlo." in line]
+
+
+def test_static_slices_lower_without_gather():
+    text = toolkit.jit(lambda x: x[1:, ::-2, 3]).lower(A).as_text()
+    assert "gather" not in text
+    assert "stablehlo.reverse" in text and "stablehlo.slice" in text and "stablehlo.reshape" in text
+
+
+def test_full_slice_is_free():
+    program = toolkit.jit(lambda x: x[:, ...]).trace(A).program
+    assert not program.eqns
+
+
+def test_traced_scalar_index_uses_dynamic_slice():
+    f = toolkit.jit(lambda x, i: x[i, 1:3])
+    for i in (0, 2, -1, -3):
+        np.testing.assert_array_equal(np.asarray(f(A, np.int32(i))), A[i, 1:3])
+    text = f.lower(A, np.int32(0)).as_text()
+    assert "dynamic_slice" in text and "gather" not in text
+
+
+def test_traced_scalar_index_out_of_range_clamps():
+    f = toolkit.jit(lambda x, i: x[i])
+    np.testing.assert_array_equal(np.asarray(f(A, np.int32(7))), A[2])
+
+
+def test_traced_integer_array_index_is_a_gather():
+    f = toolkit.jit(lambda x, i: x[:, i])
+    idx = np.array([3, -1, 0], np.int32)
+    np.testing.assert_array_equal(np.asarray(f(A, idx)), A[:, idx])
+    assert "stablehlo.gather" in f.lower(A, idx).as_text()
+
+
+def test_traced_index_combined_with_static_array():
+    f = toolkit.jit(lambda x, i: x[[0, 2], i])
+    np.testing.assert_array_equal(np.asarray(f(A, np.int32(-1))), A[[0, 2], -1])
+
+
+def test_out_of_range_array_index_clamps_like_jax():
+    got = np.asarray(tnp.asarray(A)[np.array([5, -7])])
+    np.testing.assert_array_equal(got, A[[2, 0]])
+
+
+def test_tracer_method_indexing_and_iteration():
+    def f(x):
+        rows = [r for r in x]
+        return rows[1][2] + x[0][1, 1]
+    np.testing.assert_allclose(np.asarray(toolkit.jit(f)(A)), A[1][2] + A[0][1, 1])
+
+
+def test_index_with_device_array():
+    idx = tnp.asarray(np.array([2, 0], np.int32))
+    np.testing.assert_array_equal(np.asarray(tnp.asarray(A)[idx]), A[[2, 0]])
+    np.testing.assert_array_equal(np.asarray(tnp.asarray(A)[tnp.asarray(np.int32(1))]), A[1])
+
+
+# --- errors ---------------------------------------------------------------------
+
+
+def test_too_many_indices():
+    with pytest.raises(IndexError, match="too many indices for array: array is 3-dimensional, but 4 were indexed"):
+        tnp.asarray(A)[0, 0, 0, 0]
+
+
+def test_static_int_out_of_range_names_axis():
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 1 with size 4"):
+        tnp.asarray(A)[0, 4]
+    with pytest.raises(IndexError, match="index -4 is out of bounds for axis 0 with size 3"):
+        toolkit.jit(lambda x: x[-4])(A)
+
+
+def test_two_ellipses():
+    with pytest.raises(IndexError, match="single ellipsis"):
+        tnp.asarray(A)[..., 0, ...]
+
+
+def test_float_index():
+    with pytest.raises(IndexError, match="only integers, slices"):
+        tnp.asarray(A)[1.5]
+    with pytest.raises(IndexError, match="dtype float32"):
+        tnp.asarray(A)[np.array([1.0], np.float32)]
+
+
+def test_traced_boolean_mask():
+    with pytest.raises(IndexError, match="boolean-mask indexing needs a concrete mask"):
+        toolkit.jit(lambda x: x[x > 3])(A)
+
+
+def test_mask_shape_mismatch():
+    with pytest.raises(IndexError, match="boolean index did not match indexed array along axis 0"):
+        tnp.asarray(A)[np.array([True, False])]
+
+
+def test_traced_slice_bound():
+    with pytest.raises(IndexError, match="slice start must be static"):
+        toolkit.jit(lambda x, i: x[i:])(A, np.int32(1))
+
+
+def test_zero_slice_step():
+    with pytest.raises(ValueError, match="slice step cannot be zero"):
+        tnp.asarray(A)[::0]
+
+
+# --- .at --------------------------------------------------------------------------
+
+
+def test_at_add_accumulates_duplicates():
+    idx = np.array([0, 1, 1, 3, 3, 3])
+    got = tnp.zeros(4).at[idx].add(1.0)
+    expected = np.zeros(4, np.float32)
+    np.add.at(expected, idx, 1.0)
+    np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+def test_at_multiply_min_max_with_duplicates():
+    x = np.array([1.0, 2.0, 3.0, 4.0], np.float32)
+    idx = np.array([0, 0, 2, 3])
+    vals = np.array([2.0, 5.0, -1.0, 10.0], np.float32)
+    for method, ufunc in (("multiply", np.multiply), ("mul", np.multiply), ("min", np.minimum),
+                          ("max", np.maximum)):
+        expected = x.copy()
+        ufunc.at(expected, idx, vals)
+        np.testing.assert_array_equal(np.asarray(getattr(tnp.asarray(x).at[idx], method)(vals)), expected)
+
+
+def test_at_subtract():
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(tnp.asarray(x).at[1:3].subtract(1.0)), [0, 0, 1, 3])
+
+
+def test_at_set_scalar_broadcasts():
+    got = tnp.asarray(A).at[:, 1].set(0.0)
+    expected = A.copy()
+    expected[:, 1] = 0
+    np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+def test_at_update_out_of_bounds_is_dropped_by_default_and_clipped_on_request():
+    z = tnp.zeros(4)
+    idx = np.array([0, 5, -1, -7])
+    np.testing.assert_array_equal(np.asarray(z.at[idx].add(1.0)), [1, 0, 0, 1])
+    np.testing.assert_array_equal(np.asarray(z.at[idx].add(1.0, mode="clip")), [2, 0, 0, 2])
+    np.testing.assert_array_equal(np.asarray(z.at[10].set(1.0)), [0, 0, 0, 0])
+
+
+def test_at_get_modes():
+    x = tnp.asarray(np.arange(5.0, dtype=np.float32))
+    assert float(x.at[10].get()) == 4.0
+    np.testing.assert_array_equal(np.asarray(x.at[np.array([10, 1])].get(mode="fill", fill_value=-1)), [-1, 1])
+    assert np.isnan(np.asarray(x.at[np.array([10])].get(mode="fill")))[0]
+
+
+def test_at_under_jit_with_traced_indices_and_values():
+    f = toolkit.jit(lambda x, i, v: x.at[i].add(v))
+    idx = np.array([0, 2, 0], np.int32)
+    vals = np.ones((3, 4, 5), np.float32)
+    expected = A.copy()
+    np.add.at(expected, idx, vals)
+    np.testing.assert_array_equal(np.asarray(f(A, idx, vals)), expected)
+    assert "stablehlo.scatter" in f.lower(A, idx, vals).as_text()
+
+
+def test_at_with_traced_scalar_index():
+    f = toolkit.jit(lambda x, i: x.at[i, 1:3].set(-1.0))
+    expected = A.copy()
+    expected[-1, 1:3] = -1
+    np.testing.assert_array_equal(np.asarray(f(A, np.int32(-1))), expected)
+
+
+def test_at_converts_values_to_the_array_dtype():
+    x = tnp.asarray(np.zeros(3, np.int32))
+    out = x.at[1].set(2.7)
+    assert out.dtype == np.int32
+    np.testing.assert_array_equal(np.asarray(out), [0, 2, 0])
+
+
+def test_at_bool_array_add_is_or():
+    x = tnp.asarray(np.array([False, True, False]))
+    np.testing.assert_array_equal(np.asarray(x.at[np.array([0, 0])].add(True)), [True, True, False])
+
+
+def test_at_bad_update_shape():
+    with pytest.raises(ValueError, match="cannot broadcast update values of shape"):
+        tnp.asarray(A).at[0].set(np.ones((5, 4), np.float32))
+
+
+def test_at_returns_new_array():
+    x = tnp.asarray(np.zeros(3, np.float32))
+    y = x.at[0].set(1.0)
+    np.testing.assert_array_equal(np.asarray(x), [0, 0, 0])
+    np.testing.assert_array_equal(np.asarray(y), [1, 0, 0])
