@@ -85,3 +85,30 @@ def test_joins_the_jit_pipeline() -> None:
     finally:
         default_pipeline.set_jit_pipeline(saved)
     assert str(default_pipeline.jit_pipeline()) == f"builtin.module({saved})" if saved else True
+
+
+def test_runs_inside_jit(tmp_path, monkeypatch) -> None:
+    import numpy as np
+
+    import toolkit
+    from toolkit.passes import default_pipeline, dump
+
+    monkeypatch.setenv(dump.DUMP_ENV, str(tmp_path))
+    saved = default_pipeline.JIT_PIPELINE
+    try:
+        default_pipeline.extend_jit_pipeline("newcomer-double-negation")
+
+        @toolkit.jit
+        def double_negation(x):
+            return -(-x) * 2.0
+
+        lowered = double_negation.lower(np.ones(3, np.float32))
+        assert "newcomer-double-negation" in str(lowered.pipeline)
+        assert "stablehlo.negate" in lowered.as_text()
+        result = lowered.compile()(np.arange(3, dtype=np.float32))
+        np.testing.assert_allclose(np.asarray(result), [0.0, 2.0, 4.0])
+    finally:
+        default_pipeline.set_jit_pipeline(saved)
+    after = [p for p in tmp_path.iterdir() if p.name.endswith("after_passes.mlir")]
+    assert after, sorted(p.name for p in tmp_path.iterdir())
+    assert "stablehlo.negate" not in after[-1].read_text()
