@@ -90,7 +90,8 @@ def _scan(ctx, *operands, body, num_carry, num_consts, length, reverse, unroll):
         b_xs = args[1 + num_carry + len(ys_avals):1 + num_carry + len(ys_avals) + num_xs]
         b_consts = args[1 + num_carry + len(ys_avals) + num_xs:]
         slot = counter if not reverse else stablehlo.SubtractOp(_scalar_i32(ctx, length - 1), counter).result
-        zero = _scalar_i32(ctx, 0)
+        ranks = [a.ndim for a in avals_in[num_carry:num_carry + num_xs]] + [a.ndim for a in ys_avals]
+        zero = _scalar_i32(ctx, 0) if any(r > 1 for r in ranks) else None
         x_slices = []
         for x, aval in zip(b_xs, avals_in[num_carry:num_carry + num_xs]):
             sizes = [1] + list(aval.shape[1:])
