@@ -166,9 +166,12 @@ def _callee_module(exported: Exported, context: ir.Context, platform_index: int 
         raise ValueError(f"Cannot read the module of the exported function {exported.fun_name!r}: {exc}") from None
     if platform_index is not None and platform_index_position(module.operation) is not None:
         specialize_platform(module.operation, platform_index)
-    if arg_types is not None and exported.uses_global_constants and any(
-            shape_poly.is_symbolic_dim(d) for a in exported.in_avals for d in a.shape):
-        _refine_to(module, arg_types, exported)
+    if arg_types is not None:
+        main = cc.find_main(module)
+        inputs = list(ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).inputs)
+        platform_args = 1 if platform_index is None and len(exported.platforms) > 1 else 0
+        if any(not t.has_static_shape for t in inputs[platform_args:] if isinstance(t, ir.ShapedType)):
+            _refine_to(module, list(inputs[:platform_args]) + list(arg_types), exported)
     return module
 
 
@@ -204,7 +207,7 @@ def _refine_to(module: ir.Module, arg_types: Sequence[ir.Type], exported: Export
             elif not value:
                 message = ir.StringAttr(op.attributes["error_message"]).value if "error_message" in op.attributes \
                     else "shape assertion failed"
-                failures.append(message)
+                failures.append(_format_assertion(message, list(op.operands)[1:]))
             doomed.append(op)
         return ir.WalkResult.ADVANCE
 
@@ -214,6 +217,24 @@ def _refine_to(module: ir.Module, arg_types: Sequence[ir.Type], exported: Export
         raise ValueError(f"Calling the exported function {exported.fun_name!r}: " + "; ".join(failures))
     for op in doomed:
         op.erase()
+
+
+def _format_assertion(message: str, operands: Sequence[ir.Value]) -> str:
+    """Fill the ``{i}`` placeholders of a shape-assertion message with the (constant) operand values."""
+    values = []
+    for value in operands:
+        owner = value.owner
+        owner = owner.operation if hasattr(owner, "operation") else owner
+        text = "?"
+        if isinstance(owner, ir.Operation) and owner.name == "stablehlo.constant":
+            attr = owner.attributes["value"]
+            if isinstance(attr, ir.DenseIntElementsAttr) and attr.is_splat:
+                text = str(ir.IntegerAttr(attr.get_splat_value()).value)
+        values.append(text)
+    try:
+        return message.format(*values)
+    except (IndexError, KeyError, ValueError):
+        return message
 
 
 def inline_module(caller: ir.Module, callee: ir.Module, prefix: str) -> str:
