@@ -38,8 +38,10 @@ def numpy_dtype(element_type: ir.Type) -> np.dtype | None:
 def attribute_to_array(attr: ir.Attribute, tensor_type: ir.RankedTensorType) -> np.ndarray | None:
     """The value of an integer ``DenseElementsAttr`` as a numpy array of the tensor's shape."""
     dtype = numpy_dtype(tensor_type.element_type)
-    if dtype is None or not isinstance(attr, ir.DenseIntElementsAttr):
+    if dtype is None or not isinstance(attr, ir.DenseElementsAttr):
         return None
+    if not isinstance(attr, ir.DenseIntElementsAttr):
+        attr = ir.DenseIntElementsAttr(attr)
     shape = tuple(tensor_type.shape)
     if attr.is_splat:
         splat = attr.get_splat_value()
