@@ -34,7 +34,7 @@ from jaxlib.mlir import ir
 from toolkit import lowering
 from toolkit.array import Array, _host_value
 from toolkit.core import dtypes, tracing, tree_util
-from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, aval_of
+from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, aval_of, is_static_shape
 from toolkit.core.program import Program
 from toolkit.ir.context import shared_context
 from toolkit.passes import dump as ir_dump
@@ -350,7 +350,8 @@ class Traced:
                             ir.IntegerType.get_signless(32), alias)
             module = lowering.lower_program(
                 program, name=self.fun_name, result_names=_output_paths(self.out_tree), arg_attrs=arg_attrs,
-                num_partitions=plan.num_partitions, platforms=tuple(platforms or (plan.platform,)), context=context)
+                num_partitions=plan.num_partitions, platforms=tuple(platforms or (plan.platform,)), context=context,
+                arg_names=[self.arg_paths[i] for i in kept])
             if plan.num_partitions > 1:
                 arg_shardings = plan.annotated_arg_shardings(kept)
                 if platforms is not None and len(platforms) > 1:
@@ -442,6 +443,8 @@ class Lowered:
                 module = ir.Module.parse(self._bytecode())
             self.pipeline.run(module)
             ir_dump.maybe_dump(f"jit_{self._traced.fun_name}.after_passes", module)
+        if not all(is_static_shape(a.shape) for a in self._traced.in_avals):
+            return PolymorphicCompiled(self, compiler_options)
         plan = self._plan
         executable = runtime_executable.compile_module(
             module.operation.get_asm(binary=True), plan.devices, num_partitions=plan.num_partitions,
@@ -453,16 +456,18 @@ class Lowered:
 class Compiled:
     """A compiled executable; call it with arguments of the signature it was lowered for."""
 
-    def __init__(self, lowered: Lowered, executable: Any):
+    def __init__(self, lowered: Lowered, executable: Any, *, in_avals: Sequence[ShapedArray] | None = None,
+                 out_avals: Sequence[ShapedArray] | None = None):
         self._lowered = lowered
         self._executable = executable
         traced = lowered._traced
         plan = lowered._plan
-        self._in_avals = traced.in_avals
+        # A specialization of a shape-polymorphic lowering has concrete avals of its own.
+        self._in_avals = tuple(in_avals) if in_avals is not None else traced.in_avals
         self._kept = lowered.kept_var_idx
         self._paths = traced.arg_paths
         self._out_tree = traced.out_tree
-        self._out_avals = traced.program.out_avals
+        self._out_avals = list(out_avals) if out_avals is not None else traced.program.out_avals
         self._plan = plan
         self._arg_runtime_shardings = [plan.arg_runtime_sharding(i, self._in_avals[i]) for i in self._kept]
         self._arg_devices = [list(s._device_assignment) for s in self._arg_runtime_shardings]
@@ -577,6 +582,99 @@ class Compiled:
             value = np.asarray(leaf, dtype=aval.dtype)
         from toolkit.shard import placement
         return placement.device_put_sharded(value, sharding, weak_type=aval.weak_type)
+
+
+class PolymorphicCompiled:
+    """``Lowered.compile()`` of a shape-polymorphic lowering: one XLA executable per concrete shape.
+
+    Calling it binds the argument shapes into ``@main`` (``toolkit-bind-shapes``),
+    refines the module to static shapes (``toolkit-refine-shapes``, which checks
+    the shape assertions), runs the lowering's pass pipeline and compiles; the
+    result is cached per shape. ``specialize(*args)`` returns that static
+    ``Compiled`` for inspection (``as_text``, ``cost_analysis``, ...).
+    """
+
+    def __init__(self, lowered: Lowered, compiler_options: Mapping[str, Any] | None):
+        self._lowered = lowered
+        self._compiler_options = compiler_options
+        self._specializations: dict[tuple, Compiled] = {}
+
+    in_tree = property(lambda self: self._lowered.in_tree)
+    out_tree = property(lambda self: self._lowered.out_tree)
+    args_info = property(lambda self: self._lowered.args_info)
+    out_info = property(lambda self: self._lowered.out_info)
+
+    def _concrete_avals(self, sig: _Signature) -> tuple[ShapedArray, ...]:
+        traced = self._lowered._traced
+        if sig.tree != traced.in_tree:
+            raise TypeError(f"the compiled function {traced.fun_name} was called with arguments of tree structure "
+                            f"{sig.tree}, but it was compiled for {traced.in_tree}")
+        for path, given, expected in zip(traced.arg_paths, sig.avals, traced.in_avals):
+            mismatch = given.dtype != expected.dtype or len(given.shape) != len(expected.shape) or any(
+                type(e) is int and g != e for g, e in zip(given.shape, expected.shape))
+            if mismatch or not is_static_shape(given.shape):
+                raise TypeError(f"argument {path} of the compiled function {traced.fun_name} has type "
+                                f"{given.str_short()}, but it was compiled for {expected.str_short()}")
+        return sig.avals
+
+    def specialize(self, *args: Any, **kwargs: Any) -> Compiled:
+        """The static executable for these (concrete) argument shapes."""
+        sig = self._lowered._traced._wrapped._signature(args, kwargs)
+        return self._specialization(self._concrete_avals(sig))
+
+    def _specialization(self, avals: tuple[ShapedArray, ...]) -> Compiled:
+        key = tuple((a.shape, a.dtype) for a in avals)
+        compiled = self._specializations.get(key)
+        if compiled is None:
+            compiled = self._specializations[key] = self._compile_for(avals)
+        return compiled
+
+    def _compile_for(self, avals: tuple[ShapedArray, ...]) -> Compiled:
+        from toolkit.lowering.types import tensor_type
+        from toolkit.passes.pipeline import PipelineError, parse_pipeline
+        lowered = self._lowered
+        with lowered._module.context, ir.Location.unknown():
+            module = ir.Module.parse(lowered._bytecode())
+            types = ",".join(str(tensor_type(avals[i])) for i in lowered.kept_var_idx)
+        bind = parse_pipeline(f"builtin.module(toolkit-bind-shapes{{types={types}}}, toolkit-refine-shapes)")
+        try:
+            bind.run(module)
+        except PipelineError as error:
+            raise ValueError(f"{lowered._traced.fun_name}: {error}") from None
+        if lowered.pipeline.elements:
+            lowered.pipeline.run(module)
+        ir_dump.maybe_dump(f"jit_{lowered._traced.fun_name}.specialized", module)
+        plan = lowered._plan
+        executable = runtime_executable.compile_module(
+            module.operation.get_asm(binary=True), plan.devices, num_partitions=plan.num_partitions,
+            spmd=plan.num_partitions > 1, compiler_options=self._compiler_options,
+            propagate_output_shardings=plan.output_propagation())
+        main = next(op for op in module.body.operations if getattr(op, "name", None) is not None
+                    and op.name.value == "main")
+        result_types = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).results
+        out_avals = [ShapedArray(tuple(ir.RankedTensorType(t).shape), a.dtype, a.weak_type)
+                     for t, a in zip(result_types, lowered._traced.program.out_avals)]
+        return Compiled(lowered, executable, in_avals=avals, out_avals=out_avals)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        sig = self._lowered._traced._wrapped._signature(args, kwargs)
+        return self._specialization(self._concrete_avals(sig))._call_flat(sig.leaves)
+
+    def _polymorphic(self, what: str) -> Exception:
+        return TypeError(f"{what} needs concrete shapes: this executable is shape-polymorphic; "
+                         "use .specialize(*args) for the executable of given argument shapes")
+
+    def as_text(self) -> str:
+        raise self._polymorphic("as_text()")
+
+    def cost_analysis(self) -> dict[str, float]:
+        raise self._polymorphic("cost_analysis()")
+
+    def memory_analysis(self) -> Any:
+        raise self._polymorphic("memory_analysis()")
+
+    def runtime_executable(self) -> Any:
+        raise self._polymorphic("runtime_executable()")
 
 
 # --- eager execution of single primitives --------------------------------------

@@ -723,6 +723,11 @@ class SymbolicScope:
         if self._explicit:
             self._facts()  # report unsatisfiable constraint combinations now
 
+    def explicit_constraints(self) -> list[tuple[bool, DimSize, str]]:
+        """The user's constraints as ``(is_equality, lhs - rhs, text)``: each means
+        ``lhs - rhs == 0`` or ``lhs - rhs >= 0``. Lowering turns them into shape assertions."""
+        return list(self._explicit)
+
     @property
     def constraints(self) -> tuple[str, ...]:
         """The constraint strings, as given."""

@@ -27,9 +27,10 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func, stablehlo
 
-from toolkit.core.avals import ShapedArray
+from toolkit.core.avals import ShapedArray, is_static_shape
 from toolkit.core.program import Literal, Program, Var
 from toolkit.ir.context import shared_context
+from toolkit.lowering import dims
 from toolkit.lowering.registry import lowering_rules
 from toolkit.lowering.types import dense_constant_attr, tensor_type
 
@@ -47,6 +48,8 @@ class ModuleContext:
     #: when lowering for one platform.
     platform_index: ir.Value | None = None
     name_stack: str = ""
+    #: Dimension variable name -> ``tensor<i64>`` value, for symbolic shapes (see ``lowering/dims.py``).
+    dim_env: dict = field(default_factory=dict)
     _locations: dict = field(default_factory=dict)
     _function_counter: int = 0
 
@@ -94,6 +97,21 @@ class RuleContext:
     def constant(self, value: Any, aval: ShapedArray) -> ir.Value:
         return stablehlo.ConstantOp(dense_constant_attr(value, aval)).result
 
+    def dim_value(self, d: Any) -> ir.Value:
+        """A dimension size (int or symbolic) as a ``tensor<i64>`` value."""
+        return dims.dim_value(self.module_context.dim_env, d)
+
+    def shape_value(self, shape: Sequence[Any]) -> ir.Value:
+        """A shape as a ``tensor<Nxi64>`` value, for dynamic ops."""
+        return dims.shape_value(self.module_context.dim_env, shape)
+
+    def broadcast(self, value: ir.Value, aval: ShapedArray, broadcast_dimensions: Sequence[int] = ()) -> ir.Value:
+        """``value`` broadcast to ``aval``'s shape: ``broadcast_in_dim``, or its dynamic form for symbolic shapes."""
+        if is_static_shape(aval.shape):
+            return stablehlo.BroadcastInDimOp(tensor_type(aval), value, list(broadcast_dimensions)).result
+        return stablehlo.DynamicBroadcastInDimOp(tensor_type(aval), value, self.shape_value(aval.shape),
+                                                 list(broadcast_dimensions)).result
+
 
 def lower_program_inline(mctx: ModuleContext, program: Program, args: Sequence[ir.Value],
                          consts: Sequence[ir.Value] | None = None) -> list[ir.Value]:
@@ -114,7 +132,7 @@ def lower_program_inline(mctx: ModuleContext, program: Program, args: Sequence[i
         if type(atom) is Literal:
             value = atom.value
             # Bytes, not repr: numpy's array printing is slow, and -0.0/NaN payloads must stay distinct.
-            key = (value.tobytes() if isinstance(value, np.ndarray) else (type(value), value), atom.aval)
+            key = (value.tobytes() if isinstance(value, np.ndarray) else (type(value), repr(value)), atom.aval)
             value = literal_cache.get(key)
             if value is None:
                 value = literal_cache[key] = stablehlo.ConstantOp(dense_constant_attr(atom.value, atom.aval)).result
@@ -208,12 +226,16 @@ def lower_program(program: Program, *, name: str, result_names: Sequence[str] | 
                   arg_attrs: Sequence[dict[str, ir.Attribute]] | None = None,
                   result_attrs: Sequence[dict[str, ir.Attribute]] | None = None,
                   num_partitions: int = 1, num_replicas: int = 1,
-                  platforms: Sequence[str] = ("cpu",), context: ir.Context | None = None) -> ir.Module:
+                  platforms: Sequence[str] = ("cpu",), context: ir.Context | None = None,
+                  arg_names: Sequence[str] | None = None, shape_assertions: bool = True) -> ir.Module:
     """A StableHLO module ``@jit_<name>`` whose ``@main`` computes ``program``.
 
     Constants of ``program`` become ``stablehlo.constant`` ops in ``@main``.
     With several ``platforms``, ``@main`` takes a leading platform-index
-    argument (see the module docstring).
+    argument (see the module docstring). With symbolic input dimensions,
+    ``@main`` starts by computing the dimension variables from its arguments'
+    shapes, with shape assertions naming ``arg_names`` (``lowering/dims.py``),
+    and the module gets ``jax.uses_shape_polymorphism = true``.
     """
     context = context or shared_context()
     with context, ir.Location.unknown():
@@ -249,6 +271,11 @@ def lower_program(program: Program, *, name: str, result_names: Sequence[str] | 
         if multi_platform:
             mctx.platform_index, arguments = arguments[0], arguments[1:]
         with ir.InsertionPoint(block):
+            in_avals = [v.aval for v in program.invars]
+            if dims.has_symbolic_dims(in_avals):
+                module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(True)
+                names = arg_names or [f"argument {i}" for i in range(len(in_avals))]
+                mctx.dim_env = dims.compute_dim_vars(in_avals, arguments, names, assertions=shape_assertions)
             outs = lower_program_inline(mctx, program, arguments)
             func.ReturnOp(outs)
     return module

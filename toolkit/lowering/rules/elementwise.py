@@ -60,7 +60,7 @@ def _exp2(ctx, x):
     # 2**x = exp(x * ln 2)
     import math
     ln2 = ctx.constant(math.log(2.0), ctx.avals_in[0].update(shape=()))
-    ln2 = stablehlo.BroadcastInDimOp(ctx.out_type, ln2, []).result
+    ln2 = ctx.broadcast(ln2, ctx.avals_out[0])
     return stablehlo.ExpOp(stablehlo.MulOp(x, ln2).result).result
 
 
@@ -127,11 +127,9 @@ def _integer_pow(ctx, x, *, y):
         if exponent:
             base = stablehlo.MulOp(base, base).result
     if result is None:
-        one = ctx.constant(1, aval.update(shape=()))
-        result = stablehlo.BroadcastInDimOp(ctx.out_type, one, []).result
+        result = ctx.broadcast(ctx.constant(1, aval.update(shape=())), ctx.avals_out[0])
     if y < 0:
-        one = ctx.constant(1, aval.update(shape=()))
-        one = stablehlo.BroadcastInDimOp(ctx.out_type, one, []).result
+        one = ctx.broadcast(ctx.constant(1, aval.update(shape=())), ctx.avals_out[0])
         result = stablehlo.DivOp(one, result).result
     return result
 
@@ -140,8 +138,7 @@ def _integer_pow(ctx, x, *, y):
 def _select_n(ctx, which, *cases):
     which_aval = ctx.avals_in[0]
     if which_aval.shape != ctx.avals_out[0].shape:
-        which = stablehlo.BroadcastInDimOp(
-            tensor_type(which_aval.update(shape=ctx.avals_out[0].shape)), which, []).result
+        which = ctx.broadcast(which, which_aval.update(shape=ctx.avals_out[0].shape))
     if which_aval.dtype == dtypes.bool_:
         return stablehlo.SelectOp(which, cases[1], cases[0]).result if len(cases) == 2 else cases[0]
     return _select_tree(ctx, which, list(cases), 0)
@@ -153,8 +150,7 @@ def _select_tree(ctx, which, cases, offset):
         return cases[0]
     mid = len(cases) // 2
     aval = ctx.avals_in[0]
-    pivot = ctx.constant(offset + mid, aval.update(shape=()))
-    pivot = stablehlo.BroadcastInDimOp(tensor_type(aval.update(shape=ctx.avals_out[0].shape)), pivot, []).result
+    pivot = ctx.broadcast(ctx.constant(offset + mid, aval.update(shape=())), aval.update(shape=ctx.avals_out[0].shape))
     pred = stablehlo.CompareOp(which, pivot, stablehlo.ComparisonDirectionAttr.get("LT"),
                                compare_type=stablehlo.ComparisonTypeAttr.get("SIGNED")).result
     low = _select_tree(ctx, which, cases[:mid], offset)
@@ -178,7 +174,8 @@ def _convert(ctx, x, *, new_dtype, weak_type):
         # x != 0, not a truncating convert.
         zero = ctx.constant(0, ctx.avals_in[0].update(shape=(), dtype=src if not dtypes.is_complex(src) else
                                                       (dtypes.float32 if src == dtypes.complex64 else dtypes.float64)))
-        zero = stablehlo.BroadcastInDimOp(x.type, zero, []).result
+        zero = ctx.broadcast(zero, ctx.avals_in[0].update(dtype=ctx.avals_in[0].dtype if not dtypes.is_complex(src) else
+                                                       (dtypes.float32 if src == dtypes.complex64 else dtypes.float64)))
         return stablehlo.CompareOp(x, zero, stablehlo.ComparisonDirectionAttr.get("NE"),
                                    compare_type=stablehlo.ComparisonTypeAttr.get(compare_type(src))).result
     return stablehlo.ConvertOp(ctx.out_type, x).result

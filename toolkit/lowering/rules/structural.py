@@ -5,6 +5,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
+from toolkit.core.avals import is_static_shape
 from toolkit.lax import structural as st
 from toolkit.lowering.registry import register_lowering
 from toolkit.lowering.types import tensor_type
@@ -12,12 +13,14 @@ from toolkit.lowering.types import tensor_type
 
 @register_lowering(st.broadcast_in_dim_p)
 def _broadcast_in_dim(ctx, x, *, shape, broadcast_dimensions):
-    return stablehlo.BroadcastInDimOp(ctx.out_type, x, list(broadcast_dimensions)).result
+    return ctx.broadcast(x, ctx.avals_out[0], broadcast_dimensions)
 
 
 @register_lowering(st.reshape_p)
 def _reshape(ctx, x, *, new_sizes):
-    return stablehlo.ReshapeOp(ctx.out_type, x).result
+    if is_static_shape(new_sizes):
+        return stablehlo.ReshapeOp(ctx.out_type, x).result
+    return stablehlo.DynamicReshapeOp(ctx.out_type, x, ctx.shape_value(new_sizes)).result
 
 
 @register_lowering(st.transpose_p)
@@ -28,13 +31,19 @@ def _transpose(ctx, x, *, permutation):
 @register_lowering(st.slice_p)
 def _slice(ctx, x, *, start_indices, limit_indices, strides):
     strides = strides or (1,) * len(start_indices)
-    return stablehlo.SliceOp(x, list(start_indices), list(limit_indices), list(strides)).result
+    if is_static_shape(tuple(start_indices) + tuple(limit_indices)):
+        return stablehlo.SliceOp(x, list(start_indices), list(limit_indices), list(strides)).result
+    return stablehlo.RealDynamicSliceOp(ctx.out_type, x, ctx.shape_value(start_indices),
+                                        ctx.shape_value(limit_indices), ctx.shape_value(strides)).result
 
 
 @register_lowering(st.pad_p)
 def _pad(ctx, x, padding_value, *, padding_config):
     lows, highs, interiors = zip(*padding_config) if padding_config else ((), (), ())
-    return stablehlo.PadOp(x, padding_value, list(lows), list(highs), list(interiors)).result
+    if is_static_shape(ctx.avals_in[0].shape):
+        return stablehlo.PadOp(x, padding_value, list(lows), list(highs), list(interiors)).result
+    return stablehlo.DynamicPadOp(ctx.out_type, x, padding_value, ctx.shape_value(lows), ctx.shape_value(highs),
+                                  ctx.shape_value(interiors)).result
 
 
 @register_lowering(st.concatenate_p)
@@ -49,7 +58,9 @@ def _rev(ctx, x, *, dimensions):
 
 @register_lowering(st.iota_p)
 def _iota(ctx, *, dtype, shape, dimension):
-    return stablehlo.IotaOp(ctx.out_type, dimension).result
+    if is_static_shape(shape):
+        return stablehlo.IotaOp(ctx.out_type, dimension).result
+    return stablehlo.DynamicIotaOp(ctx.out_type, ctx.shape_value(shape), dimension).result
 
 
 @register_lowering(st.dynamic_slice_p)
