@@ -92,3 +92,32 @@ def test_vhlo_artifacts(artifact: pathlib.Path) -> None:
     from_artifact = str(read_module(artifact.read_bytes(), make_context()))
     from_source = str(read_module(source.read_text(), make_context()))
     assert from_artifact == from_source
+
+
+REFINE_ARGUMENTS_RUNS = [
+    ("types=tensor<f32>,tensor<1xf32>,tensor<?xf32>,tensor<1x?x?xf32>,tensor<*xf32>,!stablehlo.token",
+     ["--split-input-file", "--verify-diagnostics"], "CHECK,NO-REFINE", 0),
+    ("types=tensor<f32>,tensor<1xf32>,tensor<2xf32>,tensor<1x4x6xf32>,tensor<8x10xf32>,!stablehlo.token",
+     ["--split-input-file", "--verify-diagnostics"], "CHECK,FULL-REFINE", 0),
+    ("types=tensor<f32>,tensor<1xf32>,tensor<?xf32>,tensor<1x4x?xf32>,tensor<8x?xf32>,!stablehlo.token",
+     ["--split-input-file", "--verify-diagnostics"], "CHECK,PARTIAL-REFINE", 0),
+    ("types=!not.a_type", [], "UNKNOWN-TYPE", 1),
+    ("types=tensor<f32>,tensor<1xf32>,tensor<?xf32>,tensor<*xf32>,tensor<*xf32>,!stablehlo.token", [],
+     "UNRANKED-ERROR", 1),
+]
+
+
+@pytest.mark.parametrize("options, flags, prefixes, status", REFINE_ARGUMENTS_RUNS, ids=lambda v: str(v)[:20])
+def test_refine_arguments_lit_file_runs_like_upstream(options, flags, prefixes, status) -> None:
+    """The five upstream RUN lines, with toolkit-opt in place of stablehlo-opt."""
+    filecheck = shutil.which("filecheck", path=str(pathlib.Path(sys.executable).parent)) or shutil.which("filecheck")
+    if filecheck is None:
+        pytest.skip("filecheck not installed")
+    path = CORPUS / "transforms" / "stablehlo_refine_parameters.mlir"
+    opt = subprocess.run([sys.executable, "-m", "toolkit.tools.opt", f"--stablehlo-refine-arguments={options}",
+                          *flags, str(path)], capture_output=True, text=True, timeout=300)
+    assert opt.returncode == status, opt.stderr
+    output = opt.stdout if status == 0 else opt.stdout + opt.stderr
+    check = subprocess.run([filecheck, "--enable-var-scope", f"--check-prefixes={prefixes}", str(path)],
+                           input=output, capture_output=True, text=True, timeout=300)
+    assert check.returncode == 0, check.stderr[:3000]

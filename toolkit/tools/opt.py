@@ -141,9 +141,10 @@ def _process_chunk(text: str, first_line: int, args: argparse.Namespace, pipelin
                              print_after_change=args.mlir_print_ir_after_change, timing=args.mlir_timing,
                              verify=args.verify_each, dump_dir=args.dump_ir_to,
                              statistics=args.mlir_pass_statistics, debug_info=args.debug_info,
-                             stream=err, capture_diagnostics=not verify)
+                             stream=err, capture_diagnostics=False)
             except PipelineError as error:
-                failed_message = str(error)
+                # The diagnostics themselves are printed (file:line:col) below.
+                failed_message = str(error).split("\n")[0].rstrip(":") if collector.diagnostics else str(error)
             except Exception as error:  # a pass raising outside the pass manager
                 failed_message = f"{type(error).__name__}: {error}"
     finally:
@@ -251,7 +252,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for item in extra:
         if not item.startswith("--") or len(item) < 3:
             parser.error(f"unrecognized argument {item!r}")
-        flag_passes.append(item[2:].replace("=", "", 0))
+        # mlir-opt style: --pass-name or --pass-name='opt=value other=value'.
+        name, has_options, options = item[2:].partition("=")
+        flag_passes.append(f"{name}{{{options}}}" if has_options else name)
     args.verify_each = args.verify_each == "true"
     args.before = True if args.mlir_print_ir_before_all else (args.mlir_print_ir_before or None)
     args.after = True if args.mlir_print_ir_after_all else (args.mlir_print_ir_after or None)
