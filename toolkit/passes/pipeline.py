@@ -16,7 +16,6 @@ Example::
 from __future__ import annotations
 
 import dataclasses
-import io
 import os
 import re
 import sys
