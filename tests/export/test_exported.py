@@ -108,9 +108,11 @@ def test_str_and_repr_are_short():
     assert len(r) < 500
 
 
-def test_call_is_not_there_yet():
-    with pytest.raises(NotImplementedError):
-        make_exported().call(np.ones(3, np.float32), np.ones((2, 4), np.int32))
+def test_call_runs_the_module():
+    # Exported.call itself is tested in test_export_function.py.
+    x, y = make_exported().call(np.ones(3, np.float32), np.ones((2, 4), np.int32))
+    np.testing.assert_array_equal(np.asarray(x), np.full(3, 2.0, np.float32))
+    np.testing.assert_array_equal(np.asarray(y), np.ones((2, 4), np.int32))
 
 
 def test_effects():

@@ -211,8 +211,8 @@ def main_signature(module: ir.Module) -> MainSignature:
     results = tuple(classify(t, a, "jax.result_info") for t, a in zip(ftype.results, res_attrs))
     wrapped = any(op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value ==
                   WRAPPED_MAIN_NAME for op in module.body.operations)
-    module_attributes = tuple(sorted((named.name, str(named.attr)) for named in module.operation.attributes
-                                     if named.name != "sym_name"))
+    attributes = module.operation.attributes
+    module_attributes = tuple(sorted((name, str(attributes[name])) for name in attributes if name != "sym_name"))
     return MainSignature(arguments, results, wrapped, module_attributes)
 
 
@@ -278,3 +278,18 @@ def wrap_main(module: ir.Module, in_avals: Sequence[ShapedArray], *, module_kept
                 call_args.append(value if value.type == want else stablehlo.convert(want, value))
             call = func.CallOp(out_types, ir.FlatSymbolRefAttr.get(WRAPPED_MAIN_NAME), call_args)
             func.ReturnOp(list(call.results))
+
+
+def main_signature_of_exported(exported: object) -> MainSignature:
+    """:func:`main_signature` of an ``Exported``'s embedded module."""
+    from jaxlib.mlir.dialects import stablehlo as _stablehlo
+
+    from toolkit.ir.context import shared_context
+
+    blob = getattr(exported, "mlir_module_serialized")
+    with shared_context() as context:
+        try:
+            module = _stablehlo.deserialize_portable_artifact(context, blob)
+        except Exception as exc:  # the bindings raise MLIRError/RuntimeError
+            raise ValueError(f"Cannot read the exported module: {exc}") from None
+        return main_signature(module)
