@@ -150,14 +150,13 @@ def compute_dim_vars(avals: Sequence[ShapedArray], args: Sequence[ir.Value],
     var_exprs = {v: shape_poly.symbolic_shape(v, scope=scope)[0] for v in variables}
     env: dict[str, ir.Value] = {}
     origins: dict[str, str] = {}
-    pending = list(equations)
+    used: set[int] = set()  # equations a variable was solved from: they hold by construction
     progress = True
-    while pending and progress:
+    while progress:
         progress = False
-        for equation in list(pending):
-            expr, value, where = equation
+        for index, (expr, value, where) in enumerate(equations):
             unknown = [v for v in expr.get_vars() if v not in env]
-            if len(unknown) != 1:
+            if index in used or len(unknown) != 1:
                 continue
             var = unknown[0]
             linear = _linear_in(expr, var, {v: var_exprs[v] for v in variables})
@@ -173,9 +172,9 @@ def compute_dim_vars(avals: Sequence[ShapedArray], args: Sequence[ir.Value],
                                 f"{where}, which should be '{expr}'.", [remainder])
             env[var] = _OPS.floordiv(numerator, i64_constant(k)) if k != 1 else numerator
             origins[var] = where
-            pending.remove(equation)
+            used.add(index)
             progress = True
-    unsolved = sorted({v for d, _, _ in pending for v in d.get_vars() if v not in env})
+    unsolved = sorted(set(variables) - set(env))
     if unsolved:
         raise ValueError(f"cannot solve for dimension variable(s) {', '.join(repr(v) for v in unsolved)} from the "
                          "argument shapes: each variable must appear alone (or linearly, e.g. 2*b + 1) in some "
@@ -186,10 +185,8 @@ def compute_dim_vars(avals: Sequence[ShapedArray], args: Sequence[ir.Value],
         shape_assertion(_compare(env[var], i64_constant(1), "GE"),
                         f"Input shapes do not match the polymorphic shapes specification. Expected value >= 1 for "
                         f"dimension variable '{var}'. Obtained '{var}' = {{0}} from {origins[var]}.", [env[var]])
-    for expr, value, where in equations:
-        if any(v not in env for v in expr.get_vars()):
-            continue
-        if (expr, where) in [(e, w) for e, _, w in pending] or _solved_by(expr, where, origins):
+    for index, (expr, value, where) in enumerate(equations):
+        if index in used:
             continue
         expected = dim_value(env, expr)
         shape_assertion(_compare(value, expected, "EQ"),
@@ -202,8 +199,3 @@ def compute_dim_vars(avals: Sequence[ShapedArray], args: Sequence[ir.Value],
             shape_assertion(predicate, f"Input shapes do not match the polymorphic shapes specification. "
                             f"Constraint '{text}' is not satisfied.", [])
     return env
-
-
-def _solved_by(expr: Any, where: str, origins: dict[str, str]) -> bool:
-    # The equation a variable was solved from holds by construction (up to the remainder assertion).
-    return any(origin == where for origin in origins.values())
