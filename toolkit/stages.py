@@ -366,7 +366,8 @@ def _kept_inputs(program: Program, keep_unused: bool) -> list[int]:
         return list(range(len(program.invars)))
     used = {a.id for eqn in program.walk() for a in eqn.inputs if hasattr(a, "id")}
     used |= {a.id for a in program.outvars if hasattr(a, "id")}
-    return [i for i, v in enumerate(program.invars) if v.id in used]
+    # Inputs with symbolic dimensions stay: the dimension variables are computed from their shapes.
+    return [i for i, v in enumerate(program.invars) if v.id in used or not is_static_shape(v.aval.shape)]
 
 
 def _restrict_inputs(program: Program, kept: Sequence[int]) -> Program:
