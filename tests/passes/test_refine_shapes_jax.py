@@ -172,3 +172,53 @@ def test_assertions_can_be_disabled():
     run_pipeline(module, "builtin.module(toolkit-bind-shapes{types=tensor<2x4xf32>}, "
                          "toolkit-refine-shapes{enable-assertions=false})")
     assert "shape_assertion" not in str(module)
+
+
+def _more_exports():
+    b = export.symbolic_shape("b, 4")
+    spec = jax.ShapeDtypeStruct(b, np.float32)
+    inner = export.export(jax.jit(lambda x: jnp.cos(x) + 1))(spec)
+
+    def loop(x):
+        return jax.lax.fori_loop(0, x.shape[0], lambda i, c: c + jnp.ones(x.shape) * i, x)
+
+    def cond(x):
+        return jax.lax.cond(x[0, 0] > 2, lambda: jnp.sum(x * x.shape[0], axis=0),
+                            lambda: jnp.ones(x.shape).sum(axis=0))
+
+    def mixed(x):
+        y = jnp.pad(jnp.concatenate([x, x[:1]], axis=0), ((1, 2), (0, 0)))
+        z = y[jnp.arange(x.shape[0]) % 2]
+        c = jax.lax.conv_general_dilated(x[None, None], jnp.ones((1, 1, 2, 2)), (1, 1), "VALID")
+        return z.sum() + c.sum() + jax.lax.dynamic_slice_in_dim(x, x.shape[0] // 2, 1, axis=1).sum()
+
+    return {
+        # platform index argument (jax.global_constant = "_platform_index") stays a runtime argument
+        "two_platforms": (export.export(jax.jit(lambda x: jnp.sin(x) * x.shape[0]), platforms=("cpu", "cuda"))(spec),
+                          "tensor<i32>,tensor<3x4xf32>"),
+        "nested_export": (export.export(jax.jit(lambda x: inner.call(x) * 2))(spec), "tensor<3x4xf32>"),
+        "fori_loop": (export.export(jax.jit(loop))(spec), "tensor<5x4xf32>"),
+        "cond": (export.export(jax.jit(cond))(spec), "tensor<5x4xf32>"),
+        "pad_gather_conv_slice": (export.export(jax.jit(mixed))(spec), "tensor<5x4xf32>"),
+    }
+
+
+def test_more_jax_modules_match_jaxlib():
+    for name, (exported, types) in _more_exports().items():
+        text = exported.mlir_module()
+        context = make_context()
+        with context:
+            ours = ir.Module.parse(text)
+        run_pipeline(ours, f"builtin.module(toolkit-bind-shapes{{types={types}}}, toolkit-refine-shapes)")
+        with make_context():
+            bound = ir.Module.parse(text)
+            passmanager.PassManager.parse(
+                f"builtin.module(stablehlo-refine-arguments{{types={types}}})").run(bound.operation)
+            buffer = io.BytesIO()
+            bound.operation.write_bytecode(buffer)
+            theirs = ir.Module.parse(_jax.mlir.refine_polymorphic_shapes(
+                buffer.getvalue(), enable_shape_assertions=True, validate_static_shapes=True))
+        assert _main_signature(ours) == _main_signature(theirs), name
+        assert _fully_static(ours), name
+        if not types.startswith("tensor<i32>,"):
+            standalone.compile_module(str(ours))

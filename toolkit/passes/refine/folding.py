@@ -23,8 +23,22 @@ from jaxlib.mlir import ir
 FOLD_ELEMENT_LIMIT = 65536
 
 
+_dtype_cache: dict[ir.Type, np.dtype | None] = {}
+
+
 def numpy_dtype(element_type: ir.Type) -> np.dtype | None:
     """The numpy dtype of an integer/boolean element type, None for others."""
+    try:
+        return _dtype_cache[element_type]
+    except KeyError:
+        pass
+    dtype = _numpy_dtype(element_type)
+    if len(_dtype_cache) < 256:
+        _dtype_cache[element_type] = dtype
+    return dtype
+
+
+def _numpy_dtype(element_type: ir.Type) -> np.dtype | None:
     if not isinstance(element_type, ir.IntegerType):
         return None
     width = element_type.width

@@ -1,0 +1,164 @@
+"""Shape refinement cost: toolkit-refine-shapes (Python) vs jaxlib's C++, same run.
+
+Modules: polymorphic chains written by ``jax.export`` (``x: f32[b, 8]``, each
+step ``tanh(x) * 1.01 + ones(x.shape)`` so every step carries a dynamic
+broadcast and dimension arithmetic) when jax is importable, otherwise the
+same chain as hand-written StableHLO text. Sizes ~100, 1k and 10k ops. Each
+is bound to ``b = 16`` with ``stablehlo-refine-arguments`` first.
+
+Timed (median of ``--repeat`` runs, parse excluded where possible):
+
+* ``toolkit``: ``toolkit-refine-shapes`` (mode=jax) through ``run_pipeline``;
+* ``C++ entry``: ``jaxlib._jax.mlir.refine_polymorphic_shapes`` (what
+  ``jax.export`` calls; takes and returns bytecode, so it includes a
+  bytecode parse and write);
+* ``C++ pass``: ``stablehlo-refine-shapes`` alone in a PassManager (it does
+  not canonicalize dynamic ops or check assertions, so it does less work).
+
+    python bench/refine.py [--sizes 100,1000,10000] [--repeat 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import statistics
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from jaxlib.mlir import ir, passmanager  # noqa: E402
+
+from toolkit.ir.context import make_context  # noqa: E402
+from toolkit.passes import run_pipeline  # noqa: E402
+
+
+def _jax_module(steps: int) -> str | None:
+    try:
+        import jax
+        import jax.numpy as jnp
+        import numpy as np
+        from jax import export
+    except ImportError:
+        return None
+
+    def chain(x):
+        for _ in range(steps):
+            x = jnp.tanh(x) * np.float32(1.01) + jnp.ones(x.shape, x.dtype)
+        return x
+
+    shape = export.symbolic_shape("b, 8")
+    return export.export(jax.jit(chain))(jax.ShapeDtypeStruct(shape, np.float32)).mlir_module()
+
+
+def _text_module(steps: int) -> str:
+    lines = [
+        "func.func public @main(%x0: tensor<?x8xf32>) -> tensor<?x8xf32> {",
+        "  %one = stablehlo.constant dense<1.0> : tensor<f32>",
+        "  %k = stablehlo.constant dense<1.01> : tensor<f32>",
+        "  %eight = stablehlo.constant dense<8> : tensor<1xi32>",
+    ]
+    for i in range(steps):
+        x, y = f"%x{i}", f"%x{i + 1}"
+        lines += [
+            f"  %d{i} = stablehlo.get_dimension_size {x}, dim = 0 : (tensor<?x8xf32>) -> tensor<i32>",
+            f"  %r{i} = stablehlo.reshape %d{i} : (tensor<i32>) -> tensor<1xi32>",
+            f"  %s{i} = stablehlo.concatenate %r{i}, %eight, dim = 0 : (tensor<1xi32>, tensor<1xi32>) -> tensor<2xi32>",
+            f"  %t{i} = stablehlo.tanh {x} : tensor<?x8xf32>",
+            f"  %kb{i} = stablehlo.dynamic_broadcast_in_dim %k, %s{i}, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x8xf32>",
+            f"  %m{i} = stablehlo.multiply %t{i}, %kb{i} : tensor<?x8xf32>",
+            f"  %ob{i} = stablehlo.dynamic_broadcast_in_dim %one, %s{i}, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x8xf32>",
+            f"  {y} = stablehlo.add %m{i}, %ob{i} : tensor<?x8xf32>",
+        ]
+    lines += [f"  return %x{steps} : tensor<?x8xf32>", "}"]
+    return "\n".join(lines)
+
+
+def _count_ops(module: ir.Module) -> int:
+    count = 0
+
+    def visit(op):
+        nonlocal count
+        count += 1
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+    return count
+
+
+def _bound_bytecode(text: str) -> bytes:
+    context = make_context()
+    with context:
+        module = ir.Module.parse(text)
+        passmanager.PassManager.parse(
+            "builtin.module(stablehlo-refine-arguments{types=tensor<16x8xf32>})").run(module.operation)
+        buffer = io.BytesIO()
+        module.operation.write_bytecode(buffer)
+    return buffer.getvalue()
+
+
+def _parse(bytecode: bytes) -> ir.Module:
+    with make_context():
+        return ir.Module.parse(bytecode)
+
+
+def _median_time(setup, run, repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        state = setup()
+        start = time.perf_counter()
+        run(state)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="100,1000,10000", help="target op counts")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--text", action="store_true", help="hand-written modules even if jax is importable")
+    args = parser.parse_args()
+    from jaxlib import _jax
+
+    rows = []
+    for target in (int(s) for s in args.sizes.split(",")):
+        # ~6 ops per step in both generators; start there and adjust once.
+        steps = max(1, target // 6)
+        make = (lambda n: _text_module(n)) if args.text else (lambda n: _jax_module(n) or _text_module(n))
+        text = make(steps)
+        bytecode = _bound_bytecode(text)
+        ops = _count_ops(_parse(bytecode))
+        steps = max(1, round(steps * target / ops))
+        text = make(steps)
+        bytecode = _bound_bytecode(text)
+        ops = _count_ops(_parse(bytecode))
+
+        ours = _median_time(lambda: _parse(bytecode),
+                            lambda m: run_pipeline(m, "builtin.module(toolkit-refine-shapes)", verify=False),
+                            args.repeat)
+        entry = _median_time(lambda: None,
+                             lambda _: _jax.mlir.refine_polymorphic_shapes(
+                                 bytecode, enable_shape_assertions=True, validate_static_shapes=True),
+                             args.repeat)
+
+        def cxx_pass(module: ir.Module) -> None:
+            with module.context:
+                passmanager.PassManager.parse("builtin.module(stablehlo-refine-shapes)").run(module.operation)
+
+        cpass = _median_time(lambda: _parse(bytecode), cxx_pass, args.repeat)
+        rows.append((ops, ours, entry, cpass))
+
+    source = "hand-written text" if args.text or _jax_module(1) is None else "jax.export"
+    print(f"shape refinement, modules from {source}, bound to b=16; median of {args.repeat}")
+    print(f"{'ops':>7} {'toolkit ms':>11} {'µs/op':>7} {'C++ entry ms':>13} {'µs/op':>7} "
+          f"{'ratio':>6} {'C++ pass ms':>12} {'µs/op':>7} {'ratio':>6}")
+    for ops, ours, entry, cpass in rows:
+        print(f"{ops:>7} {ours * 1e3:>11.2f} {ours / ops * 1e6:>7.2f} {entry * 1e3:>13.2f} "
+              f"{entry / ops * 1e6:>7.2f} {ours / entry:>6.1f} {cpass * 1e3:>12.2f} "
+              f"{cpass / ops * 1e6:>7.2f} {ours / cpass:>6.1f}")
+
+
+if __name__ == "__main__":
+    main()
