@@ -198,6 +198,36 @@ def _cxx_parses(element: str) -> bool:
     return ok
 
 
+def _cxx_options(name: str) -> tuple[tuple[str, str, str, str], ...]:
+    """Options of a C++ pass with their defaults, read from jaxlib's own printout."""
+    from jaxlib.mlir import passmanager
+
+    from toolkit.ir.context import shared_context
+
+    with shared_context():
+        for text in (f"builtin.module({name})", f"builtin.module(func.func({name}))"):
+            try:
+                printed = str(passmanager.PassManager.parse(text))
+                break
+            except ValueError:
+                continue
+        else:
+            return ()
+    prefix = f"{name}{{"
+    start = printed.find(prefix)
+    if start < 0:  # no options, or a pipeline that prints as its passes
+        return ()
+    from toolkit.passes.pipeline import parse_options  # local: pipeline imports this module
+
+    depth, end = 0, start + len(prefix) - 1
+    for end in range(start + len(prefix) - 1, len(printed)):
+        depth += {"{": 1, "}": -1}.get(printed[end], 0)
+        if depth == 0:
+            break
+    options = parse_options(printed[start + len(prefix):end], name)
+    return tuple((key, "", value, "") for key, value in options.items())
+
+
 def unknown_pass_error(name: str) -> UnknownPassError:
     """The error for an unknown name, listing the registered names close to it."""
     candidates = python_pass_names() + list(CXX_PASSES)
@@ -242,5 +272,5 @@ def list_passes(*, load: bool = True) -> list[PassInfo]:
                                  "python", tuple(cls.option_help())))
         else:
             rows.append(PassInfo(name, _LAZY_PASSES[name][1], "python"))
-    rows += [PassInfo(name, text, "c++") for name, text in CXX_PASSES.items()]
+    rows += [PassInfo(name, text, "c++", _cxx_options(name) if load else ()) for name, text in CXX_PASSES.items()]
     return sorted(rows, key=lambda row: row.name)

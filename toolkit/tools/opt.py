@@ -198,7 +198,8 @@ def _list_passes(out: Any) -> None:
     for info in list_passes():
         out.write(f"  {info.name:<36} [{info.kind}] {info.description}\n")
         for option, type_text, default, help_text in info.options:
-            out.write(f"      {option}={type_text}  (default: {default}){'  ' + help_text if help_text else ''}\n")
+            typed = f"{option}={type_text}" if type_text else option
+            out.write(f"      {typed}  (default: {default}){'  ' + help_text if help_text else ''}\n")
 
 
 def _parser() -> argparse.ArgumentParser:
