@@ -103,6 +103,8 @@ def test_list_passes_has_python_and_cxx_passes_with_options() -> None:
     assert rows["toolkit-simplify"].kind == "python"
     assert rows["toolkit-op-stats"].options[0][:3] == ("format", "table|json", "table")
     assert all(row.description for row in rows.values())
+    assert ("max-iterations", "", "10", "") in rows["canonicalize"].options
+    assert rows["cse"].options == ()
 
 
 def test_python_and_cxx_passes_interleave_in_one_run() -> None:
