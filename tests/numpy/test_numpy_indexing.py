@@ -281,3 +281,58 @@ def test_at_returns_new_array():
     y = x.at[0].set(1.0)
     np.testing.assert_array_equal(np.asarray(x), [0, 0, 0])
     np.testing.assert_array_equal(np.asarray(y), [1, 0, 0])
+
+
+# --- randomized index expressions ------------------------------------------------------
+
+
+def _random_index(rng, shape):
+    """A random mix of ints, slices, None, Ellipsis and integer arrays for an array of ``shape``."""
+    items = []
+    dim = 0
+    used_ellipsis = False
+    while dim < len(shape) and rng.random() < 0.85:
+        kind = rng.choice(["int", "slice", "slice", "none", "array", "ellipsis"])
+        n = shape[dim]
+        if kind == "int":
+            items.append(int(rng.integers(-n, n)))
+            dim += 1
+        elif kind == "slice":
+            start = None if rng.random() < 0.3 else int(rng.integers(-n - 1, n + 2))
+            stop = None if rng.random() < 0.3 else int(rng.integers(-n - 1, n + 2))
+            step = None if rng.random() < 0.4 else int(rng.choice([-3, -2, -1, 1, 2, 3]))
+            items.append(slice(start, stop, step))
+            dim += 1
+        elif kind == "none":
+            items.append(None)
+        elif kind == "array":
+            items.append(rng.integers(-n, n, size=tuple(rng.integers(1, 3, size=rng.integers(1, 3)))))
+            dim += 1
+        elif not used_ellipsis:
+            used_ellipsis = True
+            items.append(Ellipsis)
+            dim = len(shape) - sum(1 for i in items if i is not None and i is not Ellipsis)
+            dim = max(dim, 0)
+            break
+    return tuple(items)
+
+
+def test_random_index_expressions_match_numpy():
+    rng = np.random.default_rng(1234)
+    base = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+    x = tnp.asarray(base)
+    checked = 0
+    while checked < 40:
+        index = _random_index(rng, base.shape)
+        try:
+            expected = base[index]
+        except (IndexError, ValueError):
+            continue  # e.g. array indices that do not broadcast
+        got = np.asarray(x[index])
+        assert got.shape == expected.shape, index
+        np.testing.assert_array_equal(got, expected, err_msg=str(index))
+        updated = np.asarray(x.at[index].set(-1.0))
+        want = base.copy()
+        want[index] = -1.0
+        np.testing.assert_array_equal(updated, want, err_msg=f".at{index}.set")
+        checked += 1

@@ -496,7 +496,8 @@ def _scatter(x: Any, idx: Any, values: Any, op: str, mode: Any, indices_are_sort
     mode = lax_ix.GatherScatterMode.from_any(mode)
     entries, false_positions = _parse(x.shape, idx, check_static_bounds=False)
     values = convert(values, x.dtype, x.weak_type)
-    values = values if is_array(values) else asarray(values)
+    if not is_array(values) and not (isinstance(values, np.ndarray) and values.ndim == 0):
+        values = asarray(values)  # a 0-d numpy value stays an inline literal
 
     adv = [e for e in entries if e.kind in ("int", "dyn", "array")]
     adv_values = [np.asarray(e.start) if e.kind == "int" else e.value for e in adv]
