@@ -237,6 +237,45 @@ def _format_assertion(message: str, operands: Sequence[ir.Value]) -> str:
         return message
 
 
+def _has_sdy_mesh(module: ir.Module) -> bool:
+    return any(op.operation.name == "sdy.mesh" for op in module.body.operations)
+
+
+def _drop_shardy(module: ir.Module) -> None:
+    """Remove Shardy annotations from a callee inlined into a GSPMD (``mhlo.sharding``) caller.
+
+    The caller's own argument/result shardings decide the partitioning; the
+    callee's ``sdy.sharding`` hints and ``sdy.sharding_constraint`` ops are
+    dropped (XLA cannot mix Shardy and GSPMD in one module).
+    """
+    doomed: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        name = op.name
+        if name == "func.func":
+            for which in ("arg_attrs", "res_attrs"):
+                if which in op.attributes:
+                    op.attributes[which] = ir.ArrayAttr.get([
+                        ir.DictAttr.get({n.name: n.attr for n in ir.DictAttr(a) if not n.name.startswith("sdy.")})
+                        for a in ir.ArrayAttr(op.attributes[which])])
+        elif name == "sdy.sharding_constraint":
+            op.results[0].replace_all_uses_with(op.operands[0])
+            doomed.append(op)
+        elif name == "sdy.mesh":
+            doomed.append(op)
+        elif name.startswith("sdy."):
+            raise NotImplementedError(f"calling an export that uses {name} inside a GSPMD computation is not "
+                                      "supported")
+        elif "sdy.sharding" in op.attributes:
+            del op.attributes["sdy.sharding"]
+        return ir.WalkResult.ADVANCE
+
+    with module.context:
+        module.operation.walk(visit)
+    for op in doomed:
+        op.erase()
+
+
 def inline_module(caller: ir.Module, callee: ir.Module, prefix: str) -> str:
     """Move every top-level op of ``callee`` into ``caller`` under fresh symbol names; returns ``@main``'s new name.
 
@@ -281,6 +320,8 @@ def _call_exported_lowering(ctx: Any, *operands: ir.Value, exported: _ByIdentity
     context = mctx.module.context
     callee = _callee_module(exp, context, fold_index, [o.type for o in kept_operands])
     prefix = f"_exported_{_sanitize(exp.fun_name)}_{next(_counter)}_"
+    if not _has_sdy_mesh(mctx.module):
+        _drop_shardy(callee)
     main_name = inline_module(mctx.module, callee, prefix)
     callee_main = ir.SymbolTable(mctx.module.operation)[main_name]
     ftype = ir.FunctionType(ir.TypeAttr(callee_main.attributes["function_type"]).value)

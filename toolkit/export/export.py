@@ -76,6 +76,10 @@ def serialize_module(module: ir.Module) -> bytes:
     """``module`` as a portable artifact at :func:`portable_artifact_target`; ``module`` is left unchanged."""
     buffer = io.BytesIO()
     module.operation.write_bytecode(buffer)
+    if any(op.operation.name == "sdy.mesh" for op in module.body.operations):
+        # Shardy has no VHLO form: serialize it as plain MLIR next to the VHLO (as JAX does).
+        from toolkit.runtime.portable import serialize_mixed
+        return serialize_mixed(buffer.getvalue(), portable_artifact_target())
     # serialize_portable_artifact converts its argument to VHLO in place: give it a copy.
     copy = ir.Module.parse(buffer.getvalue(), module.context)
     return stablehlo.serialize_portable_artifact(copy, portable_artifact_target())
@@ -225,12 +229,14 @@ def export_traced(traced: Any, *, platforms: Sequence[str], disabled_checks: Seq
     if cc.needs_wrapper(in_avals, len(ordered_effects)):
         cc.wrap_main(module, in_avals, module_kept_var_idx=kept, has_platform_index=has_platform_index,
                      dim_vars=dim_vars, compute_dim_vars=compute_dim_vars)
+    plan = lowered._plan if getattr(lowered, "_plan", None) is not None else plan_shardings(traced)
+    if plan.num_partitions > 1:
+        _use_shardy(module, plan, kept, has_platform_index, len(traced.program.out_avals))
     uses_global_constants = bool(dim_vars) or has_platform_index
     cc.set_module_attributes(module, uses_shape_polymorphism=uses_global_constants)
     check_custom_calls(module, disabled_checks)
     serialized = serialize_module(module)
 
-    plan = lowered._plan if getattr(lowered, "_plan", None) is not None else plan_shardings(traced)
     out_avals = tuple(traced.program.out_avals)
     in_named = tuple(recorded_sharding(plan._arg_shardings[i], a.ndim) for i, a in enumerate(in_avals))
     out_specs = plan._out_shardings_flat(len(out_avals))
@@ -255,6 +261,37 @@ def export_traced(traced: Any, *, platforms: Sequence[str], disabled_checks: Seq
         _in_named_shardings=in_named,
         _out_named_shardings=out_named,
     )
+
+
+def _use_shardy(module: ir.Module, plan: Any, kept: Sequence[int], has_platform_index: bool,
+                num_outputs: int) -> None:
+    """Re-annotate a sharded module's ``@main`` in Shardy form (``sdy.mesh`` + ``sdy.sharding``), as JAX exports.
+
+    JAX 0.10.2 partitions with Shardy, and its ``call`` of an export cannot
+    mix a GSPMD-annotated module into a Shardy one. Only possible when every
+    given sharding is a ``NamedSharding`` over one mesh; otherwise the GSPMD
+    (``mhlo.sharding``) annotations stay.
+    """
+    from toolkit import shard
+    from toolkit.passes.sharding_annotate import annotate_shardings
+
+    ins = [plan._arg_shardings[i] for i in kept]
+    outs = list(plan._out_shardings_flat(num_outputs))
+    given = [s for s in ins + outs if s is not None]
+    if not given or not all(isinstance(s, shard.NamedSharding) for s in given) or \
+            len({s.mesh.abstract_mesh._key() if hasattr(s.mesh.abstract_mesh, "_key") else id(s.mesh)
+                 for s in given}) != 1:
+        return
+    main = cc.find_main(module)
+    with module.context, ir.Location.unknown():
+        for which in ("arg_attrs", "res_attrs"):
+            if which not in main.attributes:
+                continue
+            cleaned = []
+            for a in ir.ArrayAttr(main.attributes[which]):
+                cleaned.append(ir.DictAttr.get({n.name: n.attr for n in ir.DictAttr(a) if n.name != "mhlo.sharding"}))
+            main.attributes[which] = ir.ArrayAttr.get(cleaned)
+    annotate_shardings(module, ([None] if has_platform_index else []) + ins, outs, mode="shardy")
 
 
 def _strip_weak(aval: Any) -> Any:
