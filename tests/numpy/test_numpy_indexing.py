@@ -336,3 +336,27 @@ def test_random_index_expressions_match_numpy():
         want[index] = -1.0
         np.testing.assert_array_equal(updated, want, err_msg=f".at{index}.set")
         checked += 1
+
+
+# --- symbolic (shape-polymorphic) dimensions ------------------------------------------
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: x[:, [1, 3]],
+    lambda x: x[[0, 2]],
+    lambda x: x[[-1, 0]],
+    lambda x: x[-1, ::-1],
+    lambda x: x[:, 1:3],
+    lambda x: x.at[[0, -1]].add(1.0),
+    lambda x: x.at[[0, 2], 1].get(mode="fill"),
+    lambda x: tnp.take(x, np.array([1, 9]), axis=0),
+    lambda x: tnp.sort(x, 0),
+], ids=["array_static_dim", "array_symbolic_dim", "negative_symbolic", "int_reverse", "slice", "at_add",
+        "at_get_fill", "take_fill", "sort"])
+def test_indexing_with_symbolic_leading_dimension(fn):
+    from toolkit.core.avals import ShapeDtypeStruct
+    from toolkit.core.shape_poly import symbolic_shape
+    (b,) = symbolic_shape("b")
+    compiled = toolkit.jit(fn).lower(ShapeDtypeStruct((b, 4), np.float32)).compile()
+    x = np.arange(20, dtype=np.float32).reshape(5, 4)
+    np.testing.assert_array_equal(np.asarray(compiled(x)), np.asarray(toolkit.jit(fn)(x)))

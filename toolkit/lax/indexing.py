@@ -187,7 +187,7 @@ def gather(operand: Any, start_indices: Any, dimension_numbers: GatherDimensionN
         fill_value = np.asarray(fill_value).item()
     return gather_p.bind(operand, start_indices, dimension_numbers=_canonical_dnums(GatherDimensionNumbers,
                                                                                   dimension_numbers),
-                         slice_sizes=tuple(int(s) for s in slice_sizes), indices_are_sorted=bool(indices_are_sorted),
+                         slice_sizes=tuple(int(s) if isinstance(s, (int, np.integer)) else s for s in slice_sizes), indices_are_sorted=bool(indices_are_sorted),
                          unique_indices=bool(unique_indices), mode=mode, fill_value=fill_value)
 
 

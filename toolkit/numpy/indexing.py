@@ -29,7 +29,6 @@ Example::
 
 from __future__ import annotations
 
-import math
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
@@ -261,8 +260,17 @@ def _normalize_dynamic(i: Any, n: Any) -> Any:
     if i.weak_type:
         i = ew.convert_element_type(i, i.dtype)
     zero = np.zeros(i.shape, i.dtype) if i.ndim == 0 else broadcast_to(np.asarray(0, i.dtype), i.shape)
-    size = np.asarray(n, i.dtype) if i.ndim == 0 else broadcast_to(np.asarray(n, i.dtype), i.shape)
+    size = _dim_as_value(n, i.dtype)
+    size = size if i.ndim == 0 else broadcast_to(size, i.shape)
     return ew.select(ew.lt(i, zero), ew.add(i, size), i)
+
+
+def _dim_as_value(n: Any, dtype: np.dtype) -> Any:
+    """A dimension size as a scalar of ``dtype``; a symbolic size becomes a traced value."""
+    if isinstance(n, (int, np.integer)):
+        return np.asarray(n, dtype)
+    from toolkit.lax.reductions import reduce_sum
+    return reduce_sum(st.broadcast_in_dim(np.ones((), dtype), (n,), ()), (0,))
 
 
 def _basic(x: Any, entries: Sequence[_E]) -> Any:
@@ -329,7 +337,11 @@ def _prepare_indices(components: Sequence[tuple[Any, Any]], batch_shape: tuple, 
     index_dtype = _common_index_dtype([v for v, _ in components])
     pieces = []
     for (value, n), dims in zip(components, placements):
+        if isinstance(value, np.ndarray) and n is not None and not isinstance(n, int) and (value < 0).any():
+            value = asarray(value.astype(np.int32))  # negative entries wrap by a symbolic size: normalize traced
         if isinstance(value, np.ndarray):
+            if n is not None and not isinstance(n, int):
+                n = None  # all entries are non-negative: nothing to wrap
             v = value.astype(np.int64)
             v = np.where(v < 0, v + n, v) if n is not None else v
             if index_dtype == dtypes.int32:
@@ -349,6 +361,11 @@ def _prepare_indices(components: Sequence[tuple[Any, Any]], batch_shape: tuple, 
         return np.ascontiguousarray(np.stack(pieces, axis=-1))
     expanded = [st.reshape(asarray(p) if isinstance(p, np.ndarray) else p, batch_shape + (1,)) for p in pieces]
     return expanded[0] if len(expanded) == 1 else st.concatenate(expanded, len(batch_shape))
+
+
+def _known_empty(shape: Sequence[Any]) -> bool:
+    # Symbolic dimensions are never known to be 0 (they are at least 1).
+    return any(type(d) is int and d == 0 for d in shape)
 
 
 def _adjacent(positions: Sequence[int]) -> bool:
@@ -376,7 +393,7 @@ def _advanced_get(x: Any, entries: Sequence[_E], mode: Any, fill_value: Any) -> 
     batch_positions = [k for k in range(len(out_shape)) if k not in offset_dims]
     for k, size in zip(batch_positions, batch_shape):
         out_shape[k] = size
-    if math.prod(out_shape) == 0 or any(x.shape[j] == 0 for j in adv):
+    if _known_empty(out_shape) or _known_empty([x.shape[j] for j in adv]):
         from toolkit.numpy.creation import zeros
         return zeros(tuple(out_shape), x.dtype)
     placements = [tuple(range(nb - v.ndim, nb)) for v in values]
@@ -513,7 +530,7 @@ def _scatter(x: Any, idx: Any, values: Any, op: str, mode: Any, indices_are_sort
     except ValueError:
         raise ValueError(f"cannot broadcast update values of shape {tuple(values.shape)} to the indexed shape "
                          f"{result_shape}") from None
-    if math.prod(result_shape) == 0 or math.prod(x.shape) == 0:
+    if _known_empty(result_shape) or _known_empty(x.shape):
         return x
 
     slices = {e.dim: e for e in entries if e.kind == "slice"}

@@ -13,7 +13,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from toolkit.core import dtypes
-from toolkit.core.avals import ShapedArray
+from toolkit.core.avals import ShapedArray, is_static_shape
 from toolkit.lax import indexing as ix
 from toolkit.lowering.registry import register_lowering
 from toolkit.lowering.rules.elementwise import compare_type
@@ -25,11 +25,21 @@ def _compare(a, b, direction: str, dtype) -> ir.Value:
                                compare_type=stablehlo.ComparisonTypeAttr.get(compare_type(dtype))).result
 
 
-def _index_bounds(ctx, indices_aval: ShapedArray, upper: list[int]):
-    """Constants (0, upper) shaped like the indices, ``upper`` varying along the index vector."""
-    zero = ctx.constant(np.zeros(indices_aval.shape, indices_aval.dtype), indices_aval)
-    hi = np.ascontiguousarray(np.broadcast_to(np.asarray(upper, indices_aval.dtype), indices_aval.shape))
-    return zero, ctx.constant(hi, indices_aval)
+def _index_bounds(ctx, indices_aval: ShapedArray, upper: list) -> tuple[ir.Value, ir.Value]:
+    """Tensors (0, upper) shaped like the indices, ``upper`` varying along the index vector.
+
+    ``upper`` entries may be symbolic dimension expressions.
+    """
+    scalar = indices_aval.update(shape=(), weak_type=False)
+    zero = ctx.broadcast(ctx.constant(0, scalar), indices_aval)
+    if is_static_shape(tuple(upper)) and is_static_shape(indices_aval.shape):
+        hi = np.ascontiguousarray(np.broadcast_to(np.asarray(upper, indices_aval.dtype), indices_aval.shape))
+        return zero, ctx.constant(hi, indices_aval)
+    vector = ctx.shape_value(upper)  # tensor<k x i64>
+    vector_aval = ShapedArray((len(upper),), indices_aval.dtype)
+    if indices_aval.dtype != np.int64:
+        vector = stablehlo.ConvertOp(tensor_type(vector_aval), vector).result
+    return zero, ctx.broadcast(vector, indices_aval, (indices_aval.ndim - 1,))
 
 
 def _gather_op(ctx, operand, indices, dn, slice_sizes, indices_are_sorted, out_type):
@@ -38,8 +48,12 @@ def _gather_op(ctx, operand, indices, dn, slice_sizes, indices_are_sorted, out_t
         operand_batching_dims=list(dn.operand_batching_dims),
         start_indices_batching_dims=list(dn.start_indices_batching_dims),
         start_index_map=list(dn.start_index_map), index_vector_dim=ctx.avals_in[1].ndim - 1)
-    return stablehlo.GatherOp(operand, indices, attr, list(slice_sizes), indices_are_sorted=indices_are_sorted,
-                              results=[out_type]).result
+    if is_static_shape(tuple(slice_sizes)):
+        return stablehlo.GatherOp(operand, indices, attr, list(slice_sizes), indices_are_sorted=indices_are_sorted,
+                                  results=[out_type]).result
+    # Symbolic slice sizes: the dynamic form takes them as a tensor.
+    return stablehlo.DynamicGatherOp(operand, indices, ctx.shape_value(slice_sizes), attr,
+                                     indices_are_sorted=indices_are_sorted, results=[out_type]).result
 
 
 @register_lowering(ix.gather_p)
@@ -64,11 +78,9 @@ def _gather(ctx, operand, indices, *, dimension_numbers, slice_sizes, indices_ar
     with ir.InsertionPoint(block):
         stablehlo.ReturnOp([stablehlo.AndOp(*block.arguments).result])
     batch_positions = [i for i in range(out_aval.ndim) if i not in dn.offset_dims]
-    mask = stablehlo.BroadcastInDimOp(tensor_type(out_aval.update(dtype=dtypes.bool_)), reduce.result,
-                                      batch_positions).result
+    mask = ctx.broadcast(reduce.result, out_aval.update(dtype=dtypes.bool_), batch_positions)
     fill = ix.default_fill_value(out_aval.dtype) if fill_value is None else fill_value
-    fill = stablehlo.BroadcastInDimOp(ctx.out_type, ctx.constant(fill, out_aval.update(shape=(), weak_type=False)),
-                                      []).result
+    fill = ctx.broadcast(ctx.constant(fill, out_aval.update(shape=(), weak_type=False)), out_aval)
     return stablehlo.SelectOp(mask, out, fill).result
 
 
