@@ -88,11 +88,11 @@ def dim_vars_from_plain_dimensions(dim_vars: Sequence[str], array_args: Sequence
                                    avals: Sequence[ShapedArray]) -> list[ir.Value]:
     """Default :data:`DimVarsHook`: each variable read where it is a whole dimension of some input.
 
-    Emits ``stablehlo.get_dimension_size`` (``i32``) then converts to ``i64``.
+    Emits ``stablehlo.get_dimension_size`` (``i32``, what JAX passes);
+    :func:`wrap_main` converts when the wrapped function declares another type.
     Raises ``NotImplementedError`` for a variable that only occurs inside a
     larger expression (``2*a``): solving those belongs to polymorphic lowering.
     """
-    i64 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(64))
     values = []
     for name in dim_vars:
         found = None
@@ -106,8 +106,7 @@ def dim_vars_from_plain_dimensions(dim_vars: Sequence[str], array_args: Sequence
         if found is None:
             raise NotImplementedError(f"dimension variable {name!r} does not occur alone as a dimension of an input; "
                                       "computing it needs the polymorphic-lowering support")
-        size = stablehlo.get_dimension_size(found[0], found[1])
-        values.append(stablehlo.convert(i64, size))
+        values.append(stablehlo.get_dimension_size(found[0], found[1]))
     return values
 
 
@@ -293,3 +292,28 @@ def main_signature_of_exported(exported: object) -> MainSignature:
         except Exception as exc:  # the bindings raise MLIRError/RuntimeError
             raise ValueError(f"Cannot read the exported module: {exc}") from None
         return main_signature(module)
+
+
+def _print_examples() -> None:  # pragma: no cover - documentation generator
+    """Print the example modules of docs/calling-conventions.md (``python -m toolkit.export.calling_convention``)."""
+    import numpy as np
+
+    import toolkit
+    import toolkit.numpy as tnp
+    from toolkit.export import export
+
+    def f(x, y):
+        return {"out": tnp.tanh(x) * 2 + y}
+
+    spec = np.ones((2, 3), np.float32)
+    for platforms in (("cpu",), ("cpu", "cuda")):
+        for version in (9, 10):
+            exp = export(toolkit.jit(f), platforms=platforms, calling_convention_version=version)(spec, spec)
+            print(f"### platforms={platforms}, calling_convention_version={version}\n")
+            print("```mlir")
+            print(exp.mlir_module().rstrip())
+            print("```\n")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    _print_examples()
