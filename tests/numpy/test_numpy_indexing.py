@@ -360,3 +360,17 @@ def test_indexing_with_symbolic_leading_dimension(fn):
     compiled = toolkit.jit(fn).lower(ShapeDtypeStruct((b, 4), np.float32)).compile()
     x = np.arange(20, dtype=np.float32).reshape(5, 4)
     np.testing.assert_array_equal(np.asarray(compiled(x)), np.asarray(toolkit.jit(fn)(x)))
+
+
+def test_bool_scalar_with_array_index_is_not_supported():
+    with pytest.raises(NotImplementedError, match="bool scalar index combined with array indices"):
+        tnp.asarray(A)[True, [0]]
+
+
+@pytest.mark.parametrize("index", [np.s_[[]], np.s_[:, [0, 1]], np.s_[:, 1], np.s_[::-1]])
+def test_indexing_empty_arrays(index):
+    empty = np.zeros((0, 3), np.float32)
+    x = tnp.asarray(empty)
+    check_shape = empty[index].shape
+    assert np.asarray(x[index]).shape == check_shape
+    np.testing.assert_array_equal(np.asarray(x.at[index].set(1.0)), empty)

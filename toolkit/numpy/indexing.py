@@ -199,7 +199,7 @@ def _parse(shape: Sequence[Any], idx: Any, check_static_bounds: bool = True) -> 
             for k, positions in enumerate(np.nonzero(mask)):
                 entries.append(_E("array", dim + k, value=positions))
             dim += mask.ndim
-    if false_positions and any(e.kind in ("array", "dyn") for e in entries):
+    if any(kind == "bool" for kind, _ in items) and any(e.kind in ("array", "dyn") for e in entries):
         raise NotImplementedError("a bool scalar index combined with array indices is not supported")
     return entries, false_positions
 
