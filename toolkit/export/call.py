@@ -13,7 +13,9 @@ input shapes is refined to the caller's static shapes
 assertions checked.
 
 Eagerly, ``call`` compiles ``jit`` of that primitive once per ``Exported``
-(cached on the object) and runs it with the same runtime as ``jit``.
+(cached on the object, and shared between equal objects — the same blob
+deserialized again — in a bounded table) and runs it with the same runtime
+as ``jit``.
 
 Checks before running (``TypeError``/``ValueError`` naming the problem):
 input tree and avals match (argument path in the message); the platform
@@ -405,6 +407,14 @@ def _eager_function(exported: Exported) -> Any:
     cached = exported.__dict__.get("_toolkit_call_jit")
     if cached is not None:
         return cached
+    try:
+        # Equal exports (e.g. the same blob deserialized twice) share one compiled function.
+        shared = _shared_calls.get(exported)
+    except TypeError:  # an unhashable field (hand-built Exported): no sharing
+        shared = None
+    if shared is not None:
+        object.__setattr__(exported, "_toolkit_call_jit", shared)
+        return shared
     from toolkit.runtime import client as runtime_client
     from toolkit.stages import jit
 
@@ -423,7 +433,18 @@ def _eager_function(exported: Exported) -> Any:
     flat_call.__name__ = f"call_exported_{_sanitize(exported.fun_name)}"
     wrapped = jit(flat_call, in_shardings=in_shardings, out_shardings=out_shardings, keep_unused=True)
     object.__setattr__(exported, "_toolkit_call_jit", wrapped)
+    try:
+        _shared_calls[exported] = wrapped
+        while len(_shared_calls) > _SHARED_CALLS_MAX:
+            _shared_calls.pop(next(iter(_shared_calls)))
+    except TypeError:
+        pass
     return wrapped
+
+
+#: Compiled call functions by (equal) Exported, oldest first; bounded.
+_shared_calls: dict[Exported, Any] = {}
+_SHARED_CALLS_MAX = 64
 
 
 def _concrete_shardings(exported: Exported) -> tuple[Any, Any]:
