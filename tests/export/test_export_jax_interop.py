@@ -108,6 +108,19 @@ def test_jax_blobs_run_in_toolkit(name):
     _assert_close(inside, expected)
 
 
+def test_jax_writes_the_same_module_under_both_conventions():
+    x = _rand(3)
+    modules = {}
+    previous = jax.config.jax_export_calling_convention_version
+    try:
+        for version in (9, 10):
+            jax.config.update("jax_export_calling_convention_version", version)
+            modules[version] = _jax_export(lambda x: jnp.cos(x) + 1, (x,), {}).mlir_module_serialized
+    finally:
+        jax.config.update("jax_export_calling_convention_version", previous)
+    assert modules[9] == modules[10]
+
+
 @pytest.mark.parametrize("version", [9, 10])
 def test_calling_conventions_both_ways(version):
     x = _rand(3)

@@ -306,6 +306,10 @@ def inline_module(caller: ir.Module, callee: ir.Module, prefix: str) -> str:
 @register_lowering(call_exported_p)
 def _call_exported_lowering(ctx: Any, *operands: ir.Value, exported: _ByIdentity) -> list[ir.Value]:
     exp = exported.exported
+    if exp.ordered_effects:
+        raise NotImplementedError(f"calling the exported function {exp.fun_name!r}, which has ordered effects "
+                                  f"{[str(e) for e in exp.ordered_effects]}, is not supported (toolkit threads no "
+                                  "effect tokens yet)")
     mctx = ctx.module_context
     caller_platforms = mctx.platforms
     for platform in caller_platforms:
