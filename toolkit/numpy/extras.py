@@ -576,18 +576,23 @@ def _take_mode(mode: str | None):
 def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None, fill_value: Any = None) -> Any:
     """Elements of ``a`` at ``indices`` along ``axis`` (``None``: flattened).
 
-    Out-of-range indices (after negative ones are wrapped once) follow ``mode``:
-    ``"fill"`` (default, as in JAX: NaN for floats, see ``lax.gather``),
-    ``"clip"``, ``"wrap"`` or ``"promise_in_bounds"``.
+    Out-of-range indices follow ``mode`` (as in JAX): ``"fill"`` (default;
+    negative indices wrap once, the rest give NaN for floats, see ``lax.gather``),
+    ``"clip"`` (clamped into ``[0, n-1]``, negative ones to 0, as numpy does),
+    ``"wrap"`` (modulo ``n``) or ``"promise_in_bounds"``.
     """
     a, axis = _flatten_if_none(a, axis)
     gather_mode = _take_mode(mode)
     indices = indices if is_array(indices) else np.asarray(indices)
     if not dtypes.is_integer(indices.dtype):
         raise TypeError(f"take: indices must be integers, got {np.dtype(indices.dtype).name}")
+    n = a.shape[axis]
     if gather_mode == "wrap":
-        n = a.shape[axis]
         indices = np.mod(indices, n) if isinstance(indices, np.ndarray) else nuf.remainder(indices, n)
+        gather_mode = lax_ix.GatherScatterMode.PROMISE_IN_BOUNDS
+    elif gather_mode is lax_ix.GatherScatterMode.CLIP:
+        # numpy's and JAX's "clip" clamps raw indices: negative ones become 0 rather than wrapping.
+        indices = np.clip(indices, 0, n - 1) if isinstance(indices, np.ndarray) else nuf.clip(indices, 0, n - 1)
         gather_mode = lax_ix.GatherScatterMode.PROMISE_IN_BOUNDS
     index = [slice(None)] * a.ndim
     index[axis] = indices
@@ -628,6 +633,10 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
     gather_mode = _take_mode(mode)
     if gather_mode == "wrap":
         raise ValueError("take_along_axis: mode 'wrap' is not supported")
+    if gather_mode is lax_ix.GatherScatterMode.CLIP:
+        n = arr.shape[axis]
+        indices = np.clip(indices, 0, n - 1) if isinstance(indices, np.ndarray) else nuf.clip(indices, 0, n - 1)
+        gather_mode = lax_ix.GatherScatterMode.PROMISE_IN_BOUNDS
     shape = broadcast_shapes(tuple(d for i, d in enumerate(arr.shape) if i != axis),
                              tuple(d for i, d in enumerate(indices.shape) if i != axis))
     index = []
