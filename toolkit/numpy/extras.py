@@ -620,6 +620,9 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
                     fill_value: Any = None) -> Any:
     """``arr`` indexed along ``axis`` by ``indices`` (same rank, other dimensions broadcast), e.g. with argsort.
 
+    Negative indices wrap once; then out-of-range ones follow ``mode`` (``"fill"``
+    by default, or ``"clip"``/``"promise_in_bounds"``), as in JAX.
+
     Example::
 
         take_along_axis(x, argsort(x, axis=1), axis=1)   # == sort(x, axis=1)
@@ -633,10 +636,6 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
     gather_mode = _take_mode(mode)
     if gather_mode == "wrap":
         raise ValueError("take_along_axis: mode 'wrap' is not supported")
-    if gather_mode is lax_ix.GatherScatterMode.CLIP:
-        n = arr.shape[axis]
-        indices = np.clip(indices, 0, n - 1) if isinstance(indices, np.ndarray) else nuf.clip(indices, 0, n - 1)
-        gather_mode = lax_ix.GatherScatterMode.PROMISE_IN_BOUNDS
     shape = broadcast_shapes(tuple(d for i, d in enumerate(arr.shape) if i != axis),
                              tuple(d for i, d in enumerate(indices.shape) if i != axis))
     index = []
