@@ -341,3 +341,47 @@ def test_stacking_helpers():
     check(tnp.column_stack([X, X[:, 0]]), np.column_stack([X, X[:, 0]]))
     check(tnp.append(X, X), np.append(X, X))
     check(tnp.append(X, X[:1], axis=0), np.append(X, X[:1], axis=0))
+
+
+# --- lexsort / searchsorted / index helpers -------------------------------------------------
+
+
+def test_lexsort():
+    k1 = np.array([1, 0, 1, 0, 1, 0])
+    k2 = np.array([5.0, 3.0, 1.0, 4.0, 1.0, 3.0], np.float32)
+    check(tnp.lexsort((k2, k1)), np.lexsort((k2, k1)))
+    m = RNG.integers(0, 3, (2, 7))
+    check(tnp.lexsort(m), np.lexsort(m))
+    with pytest.raises(ValueError, match="same shape"):
+        tnp.lexsort((k1, k2[:3]))
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted(side):
+    a = np.array([1.0, 2.0, 2.0, 3.0, np.nan], np.float32)
+    v = np.array([[0, 2, 2.5], [3, 9, np.nan]], np.float32)
+    check(tnp.searchsorted(a, v, side), np.searchsorted(a, v, side))
+    ints = np.array([1, 3, 3, 7])
+    check(tnp.searchsorted(ints, 3, side), np.searchsorted(ints, 3, side))
+    check(tnp.searchsorted(np.array([3, 1, 2]), np.array([2]), side, sorter=np.array([1, 2, 0])),
+          np.searchsorted(np.array([3, 1, 2]), [2], side, sorter=[1, 2, 0]))
+
+
+def test_searchsorted_errors():
+    with pytest.raises(ValueError, match="side must be"):
+        tnp.searchsorted(np.arange(3), 1, side="middle")
+    with pytest.raises(ValueError, match="1-D sorted array"):
+        tnp.searchsorted(np.zeros((2, 2)), 1)
+
+
+def test_ix_unravel_ravel():
+    x = np.arange(20).reshape(4, 5)
+    check(tnp.asarray(x)[tnp.ix_([0, 2], [1, 3, 4])], x[np.ix_([0, 2], [1, 3, 4])])
+    check(tnp.asarray(x)[tnp.ix_(np.array([True, False, True, False]), [4])],
+          x[np.ix_(np.array([True, False, True, False]), [4])])
+    for got, want in zip(tnp.unravel_index(np.array([0, 7, 19, -1]), (4, 5)), np.unravel_index([0, 7, 19, 19], (4, 5))):
+        check(got, want.astype(np.asarray(got).dtype))
+    check(tnp.ravel_multi_index((np.array([0, 1, 3]), np.array([4, 2, 0])), (4, 5)),
+          np.ravel_multi_index(([0, 1, 3], [4, 2, 0]), (4, 5)))
+    check(tnp.ravel_multi_index((np.array([5]), np.array([-1])), (4, 5), mode="wrap"),
+          np.ravel_multi_index(([5], [-1]), (4, 5), mode="wrap"))

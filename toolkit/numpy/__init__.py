@@ -54,3 +54,6 @@ from toolkit.numpy.extras import (  # noqa: F401,E402
     diagonal, diff, dstack, einsum, flip, fliplr, flipud, hsplit, isclose, meshgrid, pad, repeat, roll, rot90, sort,
     split, take, take_along_axis, tile, trace, tril, triu, vsplit,
 )
+from toolkit.numpy.extras import (  # noqa: F401,E402
+    ix_, lexsort, ravel_multi_index, searchsorted, unravel_index,
+)

@@ -819,3 +819,107 @@ def append(arr: Any, values: Any, axis: int | None = None) -> Any:
     if axis is None:
         return nshapes.concatenate([nshapes.ravel(_arr(arr)), nshapes.ravel(_arr(values))], 0)
     return nshapes.concatenate([arr, values], axis)
+
+
+# --- more sorting-based helpers -------------------------------------------------------------
+
+def lexsort(keys: Sequence[Any], axis: int = -1) -> Any:
+    """Indices sorting by several keys, the *last* key primary (numpy's convention); stable.
+
+    Example::
+
+        lexsort((first_names, surnames))   # by surname, then first name
+    """
+    keys = [_arr(k) for k in keys]
+    if not keys:
+        raise TypeError("lexsort needs at least one key")
+    shape = tuple(keys[0].shape)
+    for i, k in enumerate(keys):
+        if tuple(k.shape) != shape:
+            raise ValueError(f"lexsort: all keys need the same shape; key 0 has {shape}, key {i} has {tuple(k.shape)}")
+    if not shape:
+        raise ValueError("lexsort needs keys of rank at least 1")
+    axis = canonical_axis(axis, len(shape))
+    iota = st.broadcasted_iota(dtypes.int32, shape, axis)
+    outs = lax_sorting.sort(tuple(reversed(keys)) + (iota,), axis, is_stable=True, num_keys=len(keys))
+    return outs[-1]
+
+
+def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
+    """Insertion points of ``v`` into the sorted 1-D ``a`` (NaNs count as largest, as in numpy's sort).
+
+    Lowered as one comparison of every ``v`` with every ``a`` and a count (O(len(a) * v.size)).
+    """
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    a = _arr(a)
+    if a.ndim != 1:
+        raise ValueError(f"searchsorted needs a 1-D sorted array, got shape {tuple(a.shape)}")
+    if sorter is not None:
+        a = take(a, sorter, mode="promise_in_bounds")
+    dtype, weak = result_dtype(a, v)
+    a, v = _arr(convert(a, dtype)), _arr(convert(v, dtype, weak))
+    av = st.broadcast_in_dim(a, tuple(v.shape) + (a.shape[0],), (v.ndim,))
+    vv = st.broadcast_in_dim(v, tuple(v.shape) + (a.shape[0],), tuple(range(v.ndim)))
+    if side == "left":
+        before = _sort_less(av, vv)                    # a[i] < v
+    else:
+        before = ew.bitwise_not(_sort_less(vv, av))     # a[i] <= v  <=>  not (v < a[i])
+    return nred.sum(before, axis=-1, dtype=dtypes.int32)
+
+
+def _sort_less(x: Any, y: Any) -> Any:
+    """``x < y`` in sort order: NaN is largest."""
+    if not dtypes.is_inexact(x.dtype):
+        return ew.lt(x, y)
+    x_nan, y_nan = ew.ne(x, x), ew.ne(y, y)
+    return ew.bitwise_or(ew.lt(x, y), ew.bitwise_and(y_nan, ew.bitwise_not(x_nan)))
+
+
+def ix_(*args: Any) -> tuple[Any, ...]:
+    """Open-mesh index arrays: ``x[ix_(rows, cols)]`` selects the cross product."""
+    out = []
+    n = len(args)
+    for i, a in enumerate(args):
+        a = a if is_array(a) else np.asarray(a)
+        if a.ndim != 1:
+            raise ValueError(f"ix_: argument {i} must be 1-D, got shape {tuple(a.shape)}")
+        if a.dtype == np.bool_:
+            if is_array(a) and not hasattr(a, "_impl"):
+                raise IndexError("ix_: a boolean argument must be concrete")
+            a = np.nonzero(np.asarray(a))[0]
+        shape = [1] * n
+        shape[i] = a.shape[0]
+        out.append(a.reshape(shape) if isinstance(a, np.ndarray) else nshapes.reshape(a, tuple(shape)))
+    return tuple(out)
+
+
+def unravel_index(indices: Any, shape: Sequence[int]) -> tuple[Any, ...]:
+    """Flat indices to coordinate arrays for ``shape`` (out-of-range flat indices are clamped, as in JAX)."""
+    shape = tuple(int(d) for d in shape)
+    indices = _arr(indices)
+    if not dtypes.is_integer(indices.dtype):
+        raise TypeError(f"unravel_index: indices must be integers, got {indices.dtype.name}")
+    total = int(np.prod(shape))
+    flat = nuf.clip(indices, -total, total - 1)
+    flat = nuf.where(nuf.less(flat, 0), nuf.add(flat, total), flat)
+    coords = []
+    for d in reversed(shape):
+        coords.append(nuf.remainder(flat, d))
+        flat = nuf.floor_divide(flat, d)
+    return tuple(reversed(coords))
+
+
+def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str = "raise") -> Any:
+    """Coordinate arrays to flat indices (``mode``: ``"clip"`` or ``"wrap"``; ``"raise"`` behaves like clip)."""
+    dims = tuple(int(d) for d in dims)
+    if len(multi_index) != len(dims):
+        raise ValueError(f"ravel_multi_index: {len(multi_index)} index arrays for {len(dims)} dimensions")
+    if mode not in ("raise", "clip", "wrap"):
+        raise ValueError(f"ravel_multi_index: unknown mode {mode!r}")
+    flat = None
+    for idx, d in zip(multi_index, dims):
+        idx = _arr(idx)
+        idx = nuf.remainder(idx, d) if mode == "wrap" else nuf.clip(idx, 0, d - 1)
+        flat = idx if flat is None else nuf.add(nuf.multiply(flat, d), idx)
+    return flat
