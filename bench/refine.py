@@ -6,7 +6,8 @@ broadcast and dimension arithmetic) when jax is importable, otherwise the
 same chain as hand-written StableHLO text. Sizes ~100, 1k and 10k ops. Each
 is bound to ``b = 16`` with ``stablehlo-refine-arguments`` first.
 
-Timed (median of ``--repeat`` runs, parse excluded where possible):
+Timed (median of ``--repeat`` runs, process CPU time by default — other
+work on the machine distorts wall time — parse excluded where possible):
 
 * ``toolkit``: ``toolkit-refine-shapes`` (mode=jax) through ``run_pipeline``;
 * ``C++ entry``: ``jaxlib._jax.mlir.refine_polymorphic_shapes`` (what
@@ -21,6 +22,7 @@ Timed (median of ``--repeat`` runs, parse excluded where possible):
 from __future__ import annotations
 
 import argparse
+import gc
 import io
 import os
 import statistics
@@ -104,13 +106,17 @@ def _parse(bytecode: bytes) -> ir.Module:
         return ir.Module.parse(bytecode)
 
 
+_clock = time.process_time
+
+
 def _median_time(setup, run, repeat: int) -> float:
     times = []
     for _ in range(repeat):
         state = setup()
-        start = time.perf_counter()
+        gc.collect()
+        start = _clock()
         run(state)
-        times.append(time.perf_counter() - start)
+        times.append(_clock() - start)
     return statistics.median(times)
 
 
@@ -119,7 +125,11 @@ def main() -> None:
     parser.add_argument("--sizes", default="100,1000,10000", help="target op counts")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--text", action="store_true", help="hand-written modules even if jax is importable")
+    parser.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
+                        help="cpu: process time (robust on a loaded machine; default), wall: perf_counter")
     args = parser.parse_args()
+    global _clock
+    _clock = time.process_time if args.clock == "cpu" else time.perf_counter
     from jaxlib import _jax
 
     rows = []
@@ -151,7 +161,8 @@ def main() -> None:
         rows.append((ops, ours, entry, cpass))
 
     source = "hand-written text" if args.text or _jax_module(1) is None else "jax.export"
-    print(f"shape refinement, modules from {source}, bound to b=16; median of {args.repeat}")
+    print(f"shape refinement, modules from {source}, bound to b=16; median of {args.repeat}, "
+          f"{args.clock} time")
     print(f"{'ops':>7} {'toolkit ms':>11} {'µs/op':>7} {'C++ entry ms':>13} {'µs/op':>7} "
           f"{'ratio':>6} {'C++ pass ms':>12} {'µs/op':>7} {'ratio':>6}")
     for ops, ours, entry, cpass in rows:
