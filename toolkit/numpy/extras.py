@@ -204,7 +204,7 @@ def _take_diagonal_label(x: Any, labels: list[str]) -> tuple[Any, list[str]]:
 
 def einsum(subscripts: str, *operands: Any, optimize: Any = None, precision: Any = None,
            preferred_element_type: Any = None) -> Any:
-    """Einstein summation, lowered to ``dot_general`` (left to right), reductions and transposes.
+    """Einstein summation, lowered to ``dot_general`` (pairs chosen greedily), reductions and transposes.
 
     Supports ``...`` (broadcast, size-1 dimensions broadcast against others),
     repeated labels within an operand (diagonals, e.g. ``"ii->i"``, ``"ii"``)
@@ -244,32 +244,41 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = None, precision: Any
             a = broadcast_to(a, target)
         ops.append((a, labels))
 
-    def needed_later(lab: str, k: int) -> bool:
-        return lab in output or any(lab in labels for _, labels in ops[k + 1:])
+    def needed_elsewhere(lab: str, exclude: Sequence[int]) -> bool:
+        return lab in output or any(lab in labels for k, (_, labels) in enumerate(ops) if k not in exclude)
 
-    def sum_out(x: Any, labels: list[str], k: int, others: Sequence[str] = ()) -> tuple[Any, list[str]]:
-        drop = [i for i, lab in enumerate(labels) if not needed_later(lab, k) and lab not in others]
-        if not drop:
-            return x, labels
-        return _reduce_sum(x, drop), [lab for i, lab in enumerate(labels) if i not in drop]
+    # Labels only one operand has and the output lacks are summed away first.
+    for k, (a, labels) in enumerate(ops):
+        drop = [i for i, lab in enumerate(labels) if not needed_elsewhere(lab, (k,))]
+        if drop:
+            ops[k] = (_reduce_sum(a, drop), [lab for i, lab in enumerate(labels) if i not in drop])
 
+    def result_labels(i: int, j: int) -> tuple[list[str], list[str], list[str]]:
+        li, lj = ops[i][1], ops[j][1]
+        shared = [lab for lab in li if lab in lj]
+        batch = [lab for lab in shared if needed_elsewhere(lab, (i, j))]
+        free = [lab for lab in li if lab not in shared] + [lab for lab in lj if lab not in shared]
+        return shared, batch, free
+
+    def cost(i: int, j: int) -> Any:
+        _, batch, free = result_labels(i, j)
+        size = 1
+        for lab in batch + free:
+            size = size * sizes[lab] if isinstance(sizes[lab], int) else size
+        return size
+
+    # Greedy pairwise contraction: always the pair with the smallest result (opt_einsum's "greedy" idea).
+    while len(ops) > 1:
+        pairs = [(i, j) for i in range(len(ops)) for j in range(i + 1, len(ops))]
+        i, j = min(pairs, key=lambda p: cost(*p)) if len(ops) > 2 else (0, 1)
+        (lhs, lhs_labels), (rhs, rhs_labels) = ops[i], ops[j]
+        shared, batch, free = result_labels(i, j)
+        contract = [lab for lab in shared if lab not in batch]
+        dims = ((tuple(lhs_labels.index(c) for c in contract), tuple(rhs_labels.index(c) for c in contract)),
+                (tuple(lhs_labels.index(b) for b in batch), tuple(rhs_labels.index(b) for b in batch)))
+        out = lax_linalg.dot_general(lhs, rhs, dims, preferred_element_type=pref if len(ops) == 2 else None)
+        ops = [op for k, op in enumerate(ops) if k not in (i, j)] + [(out, batch + free)]
     result, res_labels = ops[0]
-    result, res_labels = sum_out(result, res_labels, 0, ops[1][1] if len(ops) > 1 else ())
-    for k in range(1, len(ops)):
-        rhs, rhs_labels = ops[k]
-        rhs, rhs_labels = sum_out(rhs, rhs_labels, k, res_labels)
-        shared = [lab for lab in res_labels if lab in rhs_labels]
-        batch = [lab for lab in shared if needed_later(lab, k)]
-        contract = [lab for lab in shared if not needed_later(lab, k)]
-        dims = (((tuple(res_labels.index(c) for c in contract)), tuple(rhs_labels.index(c) for c in contract)),
-                (tuple(res_labels.index(b) for b in batch), tuple(rhs_labels.index(b) for b in batch)))
-        is_last = k == len(ops) - 1
-        result = lax_linalg.dot_general(result, rhs, dims, preferred_element_type=pref if is_last else None)
-        res_labels = batch + [lab for lab in res_labels if lab not in shared] + \
-            [lab for lab in rhs_labels if lab not in shared]
-        if not is_last:
-            result, res_labels = sum_out(result, res_labels, k, ops[k + 1][1])
-    result, res_labels = sum_out(result, res_labels, len(ops) - 1)
     if pref is not None and result.dtype != pref:
         result = ew.convert_element_type(result, pref)
     perm = [res_labels.index(lab) for lab in output]
