@@ -294,3 +294,10 @@ def test_nested_control_flow():
 def test_program_pretty_prints_subprograms():
     text = str(toolkit.jit(newton_sqrt).trace(np.ones(2, np.float32)).program)
     assert "while[" in text and "body_program={ lambda" in text
+
+
+def test_scan_unroll_is_accepted_and_checked():
+    carry, ys = lax.scan(lambda c, x: (c + x, c), np.float32(0), np.ones(3, np.float32), unroll=True)
+    assert float(carry) == 3.0
+    with pytest.raises(ValueError, match="unroll must be a positive integer"):
+        lax.scan(lambda c, x: (c, x), 0.0, np.zeros(3), unroll=0)

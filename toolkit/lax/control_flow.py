@@ -370,9 +370,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
         return _jit_call(lambda c, x: scan(f, c, x, length=length, reverse=reverse, unroll=unroll), init, xs)
     if not callable(f):
         raise TypeError(f"scan: f must be callable, got {type(f).__name__}")
-    if isinstance(unroll, bool):
-        unroll = max(length or 1, 1) if unroll else 1
-    if not isinstance(unroll, (int, np.integer)) or unroll < 1:
+    if not isinstance(unroll, (bool, int, np.integer)) or (not isinstance(unroll, bool) and unroll < 1):
         raise ValueError(f"scan: unroll must be a positive integer or a bool, got {unroll!r}")
     carry_leaves, carry_tree = tree_util.tree_flatten(init)
     xs_leaves, xs_tree = tree_util.tree_flatten(xs)
@@ -396,6 +394,8 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
         length = sizes[0]
     else:
         raise ValueError("scan got no values to scan over and `length` not provided")
+    if isinstance(unroll, bool):
+        unroll = max(length, 1) if unroll else 1
     x_avals = [ShapedArray(a.shape[1:], a.dtype, a.weak_type) for a in xs_avals]
     args_tree = tree_util.tree_structure((init, xs))
 
