@@ -117,12 +117,6 @@ def _refine_type(old: ir.Type, new: ir.Type) -> ir.Type | None:
     return _with_shape(old, new_shape)
 
 
-@dataclasses.dataclass
-class _Specialization:
-    name: str
-    key: tuple
-
-
 class _Refiner:
     """One run of the pass over one module."""
 
@@ -774,10 +768,6 @@ def _to_convolution(refiner: _Refiner, op: ir.Operation) -> None:
     with op.context:
         attributes["padding"] = ir.DenseElementsAttr.get(np.asarray(padding, dtype=np.int64).reshape(-1, 2))
     _replace_op(op, "stablehlo.convolution", list(op.operands)[:2], attributes)
-
-
-def _to_rng(refiner: _Refiner, op: ir.Operation) -> None:
-    return None  # rng keeps its shape operand; a static result type is all XLA needs
 
 
 _DYNAMIC_TO_STATIC = {
