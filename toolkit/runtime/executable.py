@@ -62,8 +62,9 @@ def compile_module(module: Any, devices: Sequence[Any], *, num_partitions: int =
                                        compile_options=options)
     except _jax.JaxRuntimeError as exc:
         message = str(exc)
-        if "No such compile option" in message or "Unknown flag" in message or "option" in message.lower() and compiler_options:
-            raise ValueError(f"XLA rejected the compiler options {dict(compiler_options)}: {message}") from None
+        named = [k for k in (compiler_options or {}) if k in message]
+        if named:
+            raise ValueError(f"XLA rejected the compiler option(s) {', '.join(named)}: {message}") from None
         raise
 
 
@@ -102,9 +103,15 @@ def output_shardings(executable: LoadedExecutable) -> list[HloSharding] | None:
     return None if shardings is None else [HloSharding.from_proto(s) for s in shardings]
 
 
-def mlir_to_hlo_text(module_bytecode: bytes) -> str:
-    """The HLO text of a StableHLO module (for ``Lowered.as_text(dialect="hlo")``)."""
-    computation = _jax.mlir.mlir_module_to_xla_computation(module_bytecode, use_tuple_args=False, return_tuple=False)
+def mlir_to_hlo_text(module: bytes | str) -> str:
+    """The HLO text XLA makes from a StableHLO module (bytecode or text), for ``as_text(dialect="hlo")``.
+
+    Raises ``ValueError`` when XLA cannot convert the module.
+    """
+    try:
+        computation = _jax.mlir.mlir_module_to_xla_computation(module, use_tuple_args=False, return_tuple=False)
+    except Exception as error:  # jaxlib raises its own error types here
+        raise ValueError(f"cannot convert the module to HLO: {error}") from None
     return computation.as_hlo_text()
 
 

@@ -181,7 +181,7 @@ def _process_chunk(text: str, first_line: int, args: argparse.Namespace, pipelin
         return False, None
     try:
         if args.emit == "hlo":
-            from toolkit.runtime.hlo_text import mlir_to_hlo_text
+            from toolkit.runtime.executable import mlir_to_hlo_text
 
             return True, mlir_to_hlo_text(write_module(module, "bytecode")).encode()
         return True, write_module(module, args.emit, target_version=args.target_version,
