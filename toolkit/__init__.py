@@ -13,7 +13,7 @@ Example::
     print(f.lower(np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)).as_text())
 """
 
-from toolkit import lax, numpy  # noqa: F401  (installs array methods)
+from toolkit import lax, nn, numpy  # noqa: F401  (numpy installs the array methods)
 from toolkit.array import Array, device_put  # noqa: F401
 from toolkit.core import tree_util  # noqa: F401
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct  # noqa: F401

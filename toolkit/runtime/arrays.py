@@ -22,6 +22,13 @@ def put_shards(aval: Any, sharding: RuntimeSharding, shards: Sequence[np.ndarray
                                    enable_x64=True)
 
 
+def _piece_to_numpy(piece: ArrayImpl) -> np.ndarray:
+    # np.asarray goes through the buffer protocol, which has no code for ml_dtypes (bfloat16 came back as
+    # an object array); this copies through jaxlib's own conversion.
+    value, _ = piece._single_device_array_to_np_array_did_copy()
+    return value
+
+
 def to_numpy(impl: ArrayImpl) -> np.ndarray:
     """The global value of a (possibly multi-device) array, assembled on the host.
 
@@ -29,14 +36,14 @@ def to_numpy(impl: ArrayImpl) -> np.ndarray:
     device (jax patches the rest in), so the pieces are copied into place here.
     """
     pieces = impl._arrays
-    if len(pieces) == 1:
-        return np.asarray(pieces[0])
+    if len(pieces) == 1 or impl._sharding.is_fully_replicated:
+        return _piece_to_numpy(pieces[0])
     aval = impl.aval
     index_map = impl._sharding.devices_indices_map(tuple(aval.shape))
     result = np.empty(tuple(aval.shape), dtype=aval.dtype)
     for piece in pieces:
         device = next(iter(piece.devices()))
-        result[index_map[device]] = np.asarray(piece)
+        result[index_map[device]] = _piece_to_numpy(piece)
     return result
 
 
