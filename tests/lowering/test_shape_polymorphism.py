@@ -93,3 +93,24 @@ def test_specialize_and_polymorphic_errors():
 def test_undecidable_shape_arithmetic_is_reported():
     with pytest.raises((ValueError, InconclusiveDimensionOperation), match="cannot reshape|divisible"):
         toolkit.jit(lambda x: x.reshape(3, -1)).trace(spec("b"))
+
+
+@pytest.mark.parametrize("name,fun", [
+    ("mean", lambda x: tnp.mean(x, 0)),
+    ("var", lambda x: tnp.var(x, 0)),
+    ("size division", lambda x: x.sum() / x.shape[0]),
+    ("argmax", lambda x: tnp.argmax(x, 0)),
+    ("dot", lambda x: x @ np.ones((4, 3), np.float32)),
+    ("concatenate", lambda x: tnp.concatenate([x, x], 0)),
+    ("transpose", lambda x: x.T),
+    ("iota", lambda x: toolkit.lax.iota(np.int32, x.shape[0])),
+])
+def test_families_specialize_like_static(name, fun):
+    compiled = toolkit.jit(fun).lower(spec("b, 4")).compile()
+    x = np.random.default_rng(0).standard_normal((5, 4)).astype(np.float32)
+    np.testing.assert_allclose(np.asarray(compiled(x)), np.asarray(toolkit.jit(fun)(x)), rtol=1e-6)
+
+
+def test_dimension_as_value_lowering():
+    text = toolkit.jit(lambda x: x.sum() / x.shape[0]).lower(spec("b")).as_text()
+    assert "stablehlo.get_dimension_size" in text and "stablehlo.convert" in text

@@ -214,3 +214,22 @@ dynamic_update_slice_p = Primitive("dynamic_update_slice", shape_rule=_dynamic_u
 
 def dynamic_update_slice(x: Any, update: Any, start_indices: Sequence[Any]) -> Any:
     return dynamic_update_slice_p.bind(x, update, *start_indices)
+
+
+def _dimension_size_rule(*, dimension: Any, dtype: np.dtype) -> ShapedArray:
+    return ShapedArray((), dtype, weak_type=True)
+
+
+dimension_size_p = Primitive("dimension_size", shape_rule=_dimension_size_rule)
+
+
+def dimension_as_value(d: Any, dtype: Any = None) -> Any:
+    """A dimension size (an int or a symbolic dimension) as a 0-d integer array.
+
+    Symbolic sizes become a value computed at run time from the argument shapes,
+    so ``x.sum() / x.shape[0]`` works for a polymorphic ``x``.
+    """
+    dtype = dtypes.canonicalize_dtype(dtype or dtypes.DEFAULT_INT)
+    if not getattr(d, "_is_symbolic_dim", False):
+        return np.asarray(d, dtype)
+    return dimension_size_p.bind(dimension=d, dtype=dtype)

@@ -105,6 +105,12 @@ class RuleContext:
         """A shape as a ``tensor<Nxi64>`` value, for dynamic ops."""
         return dims.shape_value(self.module_context.dim_env, shape)
 
+    def iota(self, aval: ShapedArray, dimension: int) -> ir.Value:
+        """``iota`` of ``aval``'s type along ``dimension`` (``dynamic_iota`` for symbolic shapes)."""
+        if is_static_shape(aval.shape):
+            return stablehlo.IotaOp(tensor_type(aval), dimension).result
+        return stablehlo.DynamicIotaOp(tensor_type(aval), self.shape_value(aval.shape), dimension).result
+
     def broadcast(self, value: ir.Value, aval: ShapedArray, broadcast_dimensions: Sequence[int] = ()) -> ir.Value:
         """``value`` broadcast to ``aval``'s shape: ``broadcast_in_dim``, or its dynamic form for symbolic shapes."""
         if is_static_shape(aval.shape):

@@ -21,8 +21,14 @@ def is_array(x: Any) -> bool:
     return isinstance(x, (Tracer, Array))
 
 
+def _is_symbolic(x: Any) -> bool:
+    return getattr(x, "_is_symbolic_dim", False)
+
+
 def typed(x: Any) -> tuple[np.dtype, bool]:
     """``(dtype, weak)`` of an operand."""
+    if _is_symbolic(x):
+        return dtypes.DEFAULT_INT, True  # a symbolic dimension acts like a Python int
     if dtypes.is_python_scalar(x):
         return dtypes.dtype_of(x), True
     if is_array(x):
@@ -36,6 +42,8 @@ def typed(x: Any) -> tuple[np.dtype, bool]:
 
 def asarray(x: Any, dtype: Any = None) -> Any:
     """``x`` as a toolkit array (a tracer inside ``jit``), converted to ``dtype`` if given."""
+    if _is_symbolic(x):
+        return st.dimension_as_value(x, dtype)
     if is_array(x):
         return x if dtype is None or x.dtype == dtypes.canonicalize_dtype(dtype) else \
             ew.convert_element_type(x, dtype)
@@ -88,6 +96,8 @@ def result_dtype(*args: Any) -> tuple[np.dtype, bool]:
 
 def convert(x: Any, dtype: np.dtype, weak: bool = False) -> Any:
     """``x`` as an operand of ``dtype`` for a primitive; scalars stay inline literals."""
+    if _is_symbolic(x):
+        x = st.dimension_as_value(x)
     if dtypes.is_python_scalar(x) or isinstance(x, np.generic) or (isinstance(x, np.ndarray) and x.ndim == 0):
         return np.asarray(x, dtype) if not weak else ew.convert_element_type(np.asarray(x, dtype), dtype, True)
     if isinstance(x, (np.ndarray, list, tuple)):

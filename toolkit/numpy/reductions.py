@@ -98,8 +98,8 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
         (a.dtype if dtypes.is_inexact(a.dtype) else dtypes.DEFAULT_FLOAT)
     total = sum(a, axes, dtype=target, keepdims=keepdims)
     from toolkit.numpy.ufuncs import true_divide
-    return true_divide(total, np.asarray(_count(a.shape, axes), target) if isinstance(_count(a.shape, axes), int)
-                       else _count(a.shape, axes))
+    count = _count(a.shape, axes)  # symbolic for polymorphic shapes: computed at run time
+    return true_divide(total, np.asarray(count, target) if type(count) is int else count)
 
 
 def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
@@ -111,7 +111,7 @@ def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bo
         multiply(centered, centered)
     total = sum(squared, axes, keepdims=keepdims)
     n = _count(a.shape, axes) - ddof
-    return true_divide(total, np.asarray(n, total.dtype))
+    return true_divide(total, np.asarray(n, total.dtype) if type(n) is int else n)
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:

@@ -65,7 +65,7 @@ def _arg_rule(is_max: bool):
         aval = ctx.avals_in[0]
         value_scalar = aval.update(shape=(), weak_type=False)
         index_scalar = ctx.avals_out[0].update(shape=())
-        iota = stablehlo.IotaOp(tensor_type(aval.update(dtype=index_dtype)), axis).result
+        iota = ctx.iota(aval.update(dtype=index_dtype, weak_type=False), axis)
         init_value = ctx.constant(identity("max" if is_max else "min", aval.dtype), value_scalar)
         init_index = ctx.constant(0, index_scalar)
         vt, it = tensor_type(value_scalar), tensor_type(index_scalar)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
@@ -58,9 +59,13 @@ def _rev(ctx, x, *, dimensions):
 
 @register_lowering(st.iota_p)
 def _iota(ctx, *, dtype, shape, dimension):
-    if is_static_shape(shape):
-        return stablehlo.IotaOp(ctx.out_type, dimension).result
-    return stablehlo.DynamicIotaOp(ctx.out_type, ctx.shape_value(shape), dimension).result
+    return ctx.iota(ctx.avals_out[0], dimension)
+
+
+@register_lowering(st.dimension_size_p)
+def _dimension_size(ctx, *, dimension, dtype):
+    value = ctx.dim_value(dimension)  # tensor<i64>
+    return value if dtype == np.int64 else stablehlo.ConvertOp(ctx.out_type, value).result
 
 
 @register_lowering(st.dynamic_slice_p)
