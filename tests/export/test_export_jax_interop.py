@@ -181,3 +181,16 @@ def test_toolkit_export_of_specs_with_symbolic_shapes_is_not_supported_yet():
     (a,) = symbolic_shape("a")
     with pytest.raises(Exception):
         export(toolkit.jit(tnp.sin))(ShapeDtypeStruct((a,), F32))
+
+
+def test_shape_assertions_can_be_disabled():
+    import dataclasses
+
+    from toolkit.export import DisabledSafetyCheck
+
+    a, b = jexport.symbolic_shape("a, b", constraints=("a >= b",))
+    jexp = _jax_export(lambda x, y: jnp.concatenate([x, y]),
+                       (jax.ShapeDtypeStruct((a,), F32), jax.ShapeDtypeStruct((b,), F32)), {})
+    texp = dataclasses.replace(deserialize(bytes(jexp.serialize())),
+                               disabled_safety_checks=(DisabledSafetyCheck.shape_assertions(),))
+    _assert_close(texp.call(np.ones(1, F32), np.zeros(2, F32)), np.array([1, 0, 0], F32))
