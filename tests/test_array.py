@@ -79,3 +79,17 @@ def test_operators_and_methods():
 def test_block_until_ready_on_pytrees():
     tree = {"x": toolkit.device_put(np.ones(2)), "y": 3}
     assert toolkit.block_until_ready(tree) is tree
+
+
+def test_more_methods_and_immutability():
+    a = toolkit.device_put(np.array([3.0, 1.0, 2.0], np.float32))
+    np.testing.assert_array_equal(np.asarray(a.sort()), [1, 2, 3])
+    np.testing.assert_array_equal(np.asarray(a.argsort()), [1, 2, 0])
+    np.testing.assert_array_equal(np.asarray(a.cumsum()), [3, 4, 6])
+    np.testing.assert_array_equal(np.asarray(a.take(np.array([2, 0]))), [2, 3])
+    np.testing.assert_array_equal(np.asarray(a.repeat(2)), [3, 3, 1, 1, 2, 2])
+    m = toolkit.device_put(np.arange(4, dtype=np.float32).reshape(2, 2))
+    np.testing.assert_array_equal(np.asarray(m.diagonal()), [0, 3])
+    assert float(m.trace()) == 3.0
+    with pytest.raises(TypeError, match=r"x = x.at\[idx\].set\(y\)"):
+        a[0] = 1.0

@@ -48,7 +48,7 @@ def tensor_type(aval: ShapedArray) -> ir.RankedTensorType:
 
 def dense_constant_attr(value: Any, aval: ShapedArray) -> ir.DenseElementsAttr:
     """A dense attribute holding ``value`` with ``aval``'s type; uniform arrays become splats."""
-    value = np.asarray(value, dtype=aval.dtype)
+    value = np.ascontiguousarray(value, dtype=aval.dtype)  # views such as np.broadcast_to results are strided
     ttype = tensor_type(aval)
     flat = value.reshape(-1)
     if flat.size >= 1 and (flat.size == 1 or _is_uniform(flat)):

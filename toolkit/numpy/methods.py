@@ -22,6 +22,18 @@ def _defer(name: str):
     return method
 
 
+def _deferred_extra(name: str):
+    def method(self, *args, **kwargs):
+        from toolkit.numpy import extras
+        return getattr(extras, name)(self, *args, **kwargs)
+    method.__name__ = name
+    return method
+
+
+def _no_setitem(self, index, value):
+    raise TypeError("toolkit arrays are immutable: instead of x[idx] = y, use x = x.at[idx].set(y)")
+
+
 def _reshape(self, *shape, order="C"):
     if len(shape) == 1 and not isinstance(shape[0], int) and not getattr(shape[0], "_is_symbolic_dim", False):
         shape = shape[0]
@@ -69,6 +81,10 @@ METHODS = {
     "squeeze": shapes.squeeze, "swapaxes": shapes.swapaxes, "ravel": shapes.ravel, "flatten": shapes.ravel,
     "clip": ufuncs.clip, "round": ufuncs.round, "dot": linalg.dot,
     "at": property(_defer("at_property")),
+    "sort": _deferred_extra("sort"), "argsort": _deferred_extra("argsort"), "cumsum": _deferred_extra("cumsum"),
+    "cumprod": _deferred_extra("cumprod"), "take": _deferred_extra("take"),
+    "diagonal": _deferred_extra("diagonal"), "trace": _deferred_extra("trace"), "repeat": _deferred_extra("repeat"),
+    "__setitem__": _no_setitem,
 }
 
 
