@@ -226,3 +226,20 @@ def test_eager_ops_outside_jit():
     assert isinstance(b, toolkit.Array)
     np.testing.assert_allclose(np.asarray(b), np.arange(4) * 2 + 1)
     np.testing.assert_allclose(np.asarray(tnp.sum(b)), 16)
+
+
+def test_error_paths_count_static_arguments():
+    f = toolkit.jit(lambda n, x, y: x * n + y, static_argnums=0)
+    compiled = f.lower(2, x32, x32).compile()
+    with pytest.raises(TypeError, match=r"argument args\[2\] .* has type f32\[3\]"):
+        compiled(2, x32, np.ones(3, np.float32))
+    with pytest.raises(TypeError, match=r"argument args\[1\]\['w'\] of type str"):
+        toolkit.jit(lambda n, d: d["w"], static_argnums=0).trace(1, {"w": "text"})
+
+
+def test_nested_call_with_concrete_array_is_inlined():
+    inner = toolkit.jit(lambda a: a + 1)
+    a = toolkit.device_put(np.ones(2, np.float32))
+    inner(a)  # fills the fast-path cache
+    outer = toolkit.jit(lambda x: inner(a) * x)
+    assert "add" in [e.primitive.name for e in outer.trace(np.ones(2, np.float32)).program.eqns]

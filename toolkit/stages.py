@@ -94,19 +94,18 @@ def _leaf_aval(leaf: Any, path: str) -> ShapedArray:
                         "mark non-array arguments static with static_argnums/static_argnames") from None
 
 
-def _leaf_paths(tree: tree_util.PyTreeDef) -> list[str]:
-    """Key paths of the leaves of an ``(args, kwargs)`` tree, as users name them: ``x``, ``y['w']``."""
+def _leaf_paths(tree: tree_util.PyTreeDef, static_positions: Sequence[int] = ()) -> list[str]:
+    """Key paths of the leaves of an ``(args, kwargs)`` tree as users name them: ``args[1]['w']``, ``scale``.
+
+    Positions count the user's positional arguments, static ones included.
+    """
     dummy = tree_util.tree_unflatten(tree, list(range(tree.num_leaves)))
+    dynamic_positions = [i for i in range(len(dummy[0]) + len(static_positions)) if i not in static_positions]
     paths = []
     for path, _ in tree_util.tree_flatten_with_path(dummy)[0]:
-        head, *rest = path
-        if getattr(head, "idx", None) == 0:  # positional args
-            first = f"args[{rest[0].idx}]" if rest else "args"
-            rest = rest[1:]
-        else:
-            first = f"{rest[0].key}" if rest else "kwargs"
-            rest = rest[1:]
-        paths.append(first + tree_util.keystr(tuple(rest)))
+        head, first, *rest = path
+        name = f"args[{dynamic_positions[first.idx]}]" if head.idx == 0 else str(first.key)
+        paths.append(name + tree_util.keystr(tuple(rest)))
     return paths
 
 
@@ -132,6 +131,7 @@ class _Signature:
 # --- the stages ---------------------------------------------------------------
 
 _MISS = object()
+_TRACE_STATE = tracing._state
 
 
 class Wrapped:
@@ -186,7 +186,7 @@ class Wrapped:
         try:
             avals = tuple([leaf.aval if type(leaf) is Array else aval_of(leaf) for leaf in leaves])
         except TypeError:
-            paths = _leaf_paths(tree)
+            paths = _leaf_paths(tree, tuple(static_args))
             avals = tuple(_leaf_aval(leaf, paths[i]) for i, leaf in enumerate(leaves))
         shardings = tuple([_leaf_placement(leaf) for leaf in leaves])
         return _Signature(leaves, tree, avals, shardings, static_key, static_args, static_kwargs)
@@ -197,7 +197,7 @@ class Wrapped:
         return self._trace(self._signature(args, kwargs))
 
     def _trace(self, sig: _Signature) -> "Traced":
-        paths = _leaf_paths(sig.tree)
+        paths = _leaf_paths(sig.tree, tuple(sig.static_args))
         out_tree_box: list[Any] = []
 
         def flat_fun(*tracers: Any) -> list[Any]:
@@ -245,8 +245,9 @@ class Wrapped:
 
     # -- calling ---------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        # Fast path: positional toolkit Arrays only, looked up by their avals.
-        if not kwargs and not self._has_static:
+        # Fast path: positional toolkit Arrays only, looked up by their avals (never while tracing: a nested
+        # jit call is inlined into the enclosing program).
+        if not kwargs and not self._has_static and not _TRACE_STATE.builders:
             avals = tuple([a.aval for a in args if type(a) is Array])
             if len(avals) == len(args):
                 compiled = self._fast_cache.get(avals)
