@@ -226,6 +226,14 @@ def export_traced(traced: Any, *, platforms: Sequence[str], disabled_checks: Seq
     has_platform_index = len(platforms) > 1
     ordered_effects: tuple = ()
     unordered_effects: tuple = ()
+    if dim_vars:
+        lowered_dim_args = [a.name for a in cc.main_signature(module).arguments if a.kind == "dim_var"]
+        if lowered_dim_args != list(dim_vars):
+            # The lowering must give @main one argument per dimension variable (in sorted order)
+            # for the wrapper to bind; until the polymorphic lowering does, refuse clearly.
+            raise NotImplementedError(
+                f"exporting with symbolic shapes needs the polymorphic lowering (dimension variables {dim_vars} "
+                f"as leading arguments of @main, marked jax.global_constant); the lowering gave {lowered_dim_args}")
     if cc.needs_wrapper(in_avals, len(ordered_effects)):
         cc.wrap_main(module, in_avals, module_kept_var_idx=kept, has_platform_index=has_platform_index,
                      dim_vars=dim_vars, compute_dim_vars=compute_dim_vars)
