@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray
+from toolkit.core.shape_poly import InconclusiveDimensionOperation
 
 
 def same_shapes(name: str, *avals: ShapedArray) -> tuple:
@@ -53,3 +54,23 @@ def check_axes(name: str, axes: Sequence[int], ndim: int, what: str = "axis") ->
 def canonical_params(params: dict[str, Any]) -> dict[str, Any]:
     """Lists to tuples, so parameters hash (jit caches eager primitive calls by them)."""
     return {k: tuple(v) if isinstance(v, list) else v for k, v in params.items()}
+
+
+def known_false(predicate: Callable[[], Any]) -> bool:
+    """True when ``predicate()`` is definitely false.
+
+    A comparison of symbolic dimensions that the constraints cannot decide
+    (``b >= 2`` for a bare ``b``) counts as not known false: shape rules use
+    this for bounds checks, so a symbolic size is trusted where a static one
+    would be checked (JAX does the same; the run-time shapes are checked when
+    the module is specialized).
+
+    Example::
+
+        if known_false(lambda: 0 <= start <= limit <= size):
+            raise TypeError("slice out of bounds")
+    """
+    try:
+        return not predicate()
+    except InconclusiveDimensionOperation:
+        return False

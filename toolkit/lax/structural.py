@@ -10,7 +10,8 @@ import numpy as np
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray, canonicalize_shape, shape_size
 from toolkit.core.primitive import Primitive
-from toolkit.lax.shape_rules import check_axes, same_dtypes
+from toolkit.core.shape_poly import definitely_equal, max_dim
+from toolkit.lax.shape_rules import check_axes, known_false, same_dtypes
 
 
 def _broadcast_in_dim_rule(x: ShapedArray, *, shape: tuple, broadcast_dimensions: tuple) -> ShapedArray:
@@ -77,9 +78,9 @@ def _slice_rule(x: ShapedArray, *, start_indices: tuple, limit_indices: tuple, s
     strides = strides or (1,) * x.ndim
     shape = []
     for axis, (lo, hi, st, size) in enumerate(zip(start_indices, limit_indices, strides, x.shape)):
-        if not (0 <= lo <= hi <= size) or st < 1:
+        if known_false(lambda: 0 <= lo <= hi <= size and st >= 1):
             raise TypeError(f"slice: [{lo}:{hi}:{st}] is out of bounds for dimension {axis} of size {size}")
-        shape.append(0 if hi == lo else (hi - lo + st - 1) // st)
+        shape.append(0 if definitely_equal(hi, lo) else (hi - lo + st - 1) // st)
     return ShapedArray(tuple(shape), x.dtype, x.weak_type)
 
 
@@ -102,8 +103,8 @@ def _pad_rule(x: ShapedArray, padding_value: ShapedArray, *, padding_config: tup
     for axis, (size, (lo, hi, interior)) in enumerate(zip(x.shape, padding_config)):
         if interior < 0:
             raise ValueError(f"pad: interior padding of dimension {axis} must be non-negative, got {interior}")
-        new = lo + hi + size + max(size - 1, 0) * interior
-        if new < 0:
+        new = lo + hi + size + max_dim(size - 1, 0) * interior
+        if known_false(lambda: new >= 0):
             raise ValueError(f"pad: negative padding removes more than dimension {axis} of size {size} holds")
         shape.append(new)
     return ShapedArray(tuple(shape), x.dtype, x.weak_type)
@@ -113,7 +114,12 @@ pad_p = Primitive("pad", shape_rule=_pad_rule)
 
 
 def pad(x: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Any:
-    return pad_p.bind(x, padding_value, padding_config=tuple(tuple(int(v) for v in c) for c in padding_config))
+    return pad_p.bind(x, padding_value, padding_config=tuple(tuple(_dim(v) for v in c) for c in padding_config))
+
+
+def _dim(v: Any) -> Any:
+    """An int, or a symbolic dimension kept as is (for sizes and offsets that may be symbolic)."""
+    return v if getattr(v, "_is_symbolic_dim", False) else int(v)
 
 
 def _concatenate_rule(*xs: ShapedArray, dimension: int) -> ShapedArray:
@@ -180,7 +186,7 @@ def _dynamic_slice_rule(x: ShapedArray, *indices: ShapedArray, slice_sizes: tupl
         if idx.shape != () or not dtypes.is_integer(idx.dtype):
             raise TypeError(f"dynamic_slice: start index {i} must be an integer scalar, got {idx.str_short()}")
     for axis, (s, d) in enumerate(zip(slice_sizes, x.shape)):
-        if not 0 <= s <= d:
+        if known_false(lambda: 0 <= s <= d):
             raise TypeError(f"dynamic_slice: slice size {s} does not fit dimension {axis} of size {d}")
     return ShapedArray(slice_sizes, x.dtype, x.weak_type)
 
@@ -190,7 +196,7 @@ dynamic_slice_p = Primitive("dynamic_slice", shape_rule=_dynamic_slice_rule)
 
 def dynamic_slice(x: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Any:
     """``x[start:start+size]`` per dimension, starts clamped into bounds (as XLA does)."""
-    return dynamic_slice_p.bind(x, *start_indices, slice_sizes=tuple(int(s) for s in slice_sizes))
+    return dynamic_slice_p.bind(x, *start_indices, slice_sizes=tuple(_dim(s) for s in slice_sizes))
 
 
 def _dynamic_update_slice_rule(x: ShapedArray, update: ShapedArray, *indices: ShapedArray) -> ShapedArray:
@@ -201,7 +207,7 @@ def _dynamic_update_slice_rule(x: ShapedArray, update: ShapedArray, *indices: Sh
         raise TypeError(f"dynamic_update_slice: update {update.shape} and {len(indices)} indices must match the "
                         f"rank of the operand {x.shape}")
     for axis, (u, d) in enumerate(zip(update.shape, x.shape)):
-        if u > d:
+        if known_false(lambda: u <= d):
             raise TypeError(f"dynamic_update_slice: update dimension {axis} of size {u} exceeds the operand's {d}")
     for i, idx in enumerate(indices):
         if idx.shape != () or not dtypes.is_integer(idx.dtype):

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from toolkit.core import dtypes
+from toolkit.core import dtypes, shape_poly
 from toolkit.lax import elementwise as ew
 from toolkit.lax import indexing as lax_ix
 from toolkit.lax import linalg as lax_linalg
@@ -301,20 +301,19 @@ def _split(a: Any, indices_or_sections: Any, axis: int, even: bool, name: str) -
         sections = int(indices_or_sections)
         if sections <= 0:
             raise ValueError(f"{name}: the number of sections must be positive, got {sections}")
-        if even and n % sections:
+        base, extra = divmod(n, sections)
+        if even and not shape_poly.definitely_equal(extra, 0):
             raise ValueError(f"{name}: array split does not result in an equal division: axis {axis} of size {n} "
                              f"into {sections} sections")
-        base, extra = divmod(n, sections)
-        bounds = [0]
-        for i in range(sections):
-            bounds.append(bounds[-1] + base + (1 if i < extra else 0))
+        # Section i starts at i*base + min(i, extra): the first `extra` sections get one more element.
+        bounds = [i * base + shape_poly.min_dim(i, extra) for i in range(sections)] + [n]
     else:
-        points = [int(p) for p in indices_or_sections]
-        bounds = [0] + [min(max(p + n if p < 0 else p, 0), n) for p in points] + [n]
+        points = [p if shape_poly.is_symbolic_dim(p) else int(p) for p in indices_or_sections]
+        bounds = [0] + [shape_poly.min_dim(shape_poly.max_dim(p + n if p < 0 else p, 0), n) for p in points] + [n]
     out = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         index = [slice(None)] * a.ndim
-        index[axis] = slice(lo, max(lo, hi))
+        index[axis] = slice(lo, shape_poly.max_dim(lo, hi))
         out.append(getitem(a, tuple(index)))
     return out
 

@@ -33,7 +33,7 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from toolkit.core import dtypes
+from toolkit.core import dtypes, shape_poly
 from toolkit.core.tracing import Tracer
 from toolkit.lax import elementwise as ew
 from toolkit.lax import indexing as lax_ix
@@ -72,6 +72,8 @@ def _static_int(v: Any, what: str) -> int | None:
         raise TypeError(f"slice {what} must be an integer or None, got a bool")
     if isinstance(v, (int, np.integer)):
         return int(v)
+    if shape_poly.is_symbolic_dim(v):
+        return v
     if isinstance(v, Tracer):
         raise IndexError(f"slice {what} must be static (a Python int or None), got {v._describe()}; "
                          "use toolkit.lax.dynamic_slice for a traced start with a static size")
@@ -177,7 +179,14 @@ def _parse(shape: Sequence[Any], idx: Any, check_static_bounds: bool = True) -> 
             dim += 1
         elif kind == "int":
             n = shape[dim]
-            if -n <= value < n:
+            try:
+                in_bounds = -n <= value < n
+            except shape_poly.InconclusiveDimensionOperation:
+                # ``x[2]`` on a symbolic dimension: an index clamped at run time, as a traced one is.
+                entries.append(_E("dyn", dim, value=asarray(np.asarray(value, np.int32))))
+                dim += 1
+                continue
+            if in_bounds:
                 entries.append(_E("int", dim, start=value % n))
             elif check_static_bounds:
                 raise IndexError(f"index {value} is out of bounds for axis {dim} with size {n}")
@@ -213,10 +222,34 @@ def _slice_entry(dim: int, n: Any, start: int | None, stop: int | None, step: in
         raise ValueError("slice step cannot be zero")
     if start is None and stop is None and (step is None or step == 1):
         return _full_slice(dim, n)
-    if not isinstance(n, int):
-        raise NotImplementedError(f"slicing symbolic dimension {dim} ({n}) with bounds or a step is not supported")
-    start, stop, step = slice(start, stop, step).indices(n)
-    return _E("slice", dim, start, step, len(range(start, stop, step)))
+    if type(n) is int and type(start) in (int, type(None)) and type(stop) in (int, type(None)):
+        start, stop, step = slice(start, stop, step).indices(n)
+        return _E("slice", dim, start, step, len(range(start, stop, step)))
+    return _symbolic_slice_entry(dim, n, start, stop, 1 if step is None else step)
+
+
+def _symbolic_slice_entry(dim: int, n: Any, start: Any, stop: Any, step: int) -> _E:
+    """``slice.indices`` for a symbolic size ``n`` (or symbolic bounds): clamped bounds as max/min expressions.
+
+    Bounds whose sign cannot be decided (a symbolic bound that may be negative)
+    raise ``InconclusiveDimensionOperation``; ``b - 1``, ``-1``, ``b // 2`` are fine.
+    """
+    def clamp(bound: Any, low: Any, high: Any) -> Any:
+        if bound >= 0:
+            return shape_poly.min_dim(bound, high)
+        return shape_poly.max_dim(n + bound, low)
+
+    if step > 0:
+        start = 0 if start is None else clamp(start, 0, n)
+        stop = n if stop is None else clamp(stop, 0, n)
+        length = shape_poly.max_dim(stop - start, 0)
+        count = length if step == 1 else (length + step - 1) // step
+    else:
+        start = n - 1 if start is None else clamp(start, -1, n - 1)
+        stop = -1 if stop is None else clamp(stop, -1, n - 1)
+        length = shape_poly.max_dim(start - stop, 0)
+        count = length if step == -1 else (length - step - 1) // -step
+    return _E("slice", dim, start, step, count, value=stop)
 
 
 def _has_advanced(entries: Sequence[_E]) -> bool:
@@ -290,6 +323,17 @@ def _basic(x: Any, entries: Sequence[_E]) -> Any:
             if e.step == 1 and e.start == 0 and (length is n or length == n):
                 continue
             start, step = e.start, e.step
+            if not all(type(v) is int for v in (n, start, length)):
+                # Symbolic: the clamped stop was kept, so the limit needs no case split on an empty slice.
+                stop = e.value
+                if step < 0:
+                    reversed_dims.append(d)
+                    start, step = n - 1 - start, -step
+                    span = shape_poly.max_dim(e.start - stop, 0)
+                else:
+                    span = shape_poly.max_dim(stop - start, 0)
+                starts[d], limits[d], strides[d] = start, start + span, step
+                continue
             if step < 0:
                 # Reversed, the elements n-1-start, ... are taken with the positive step -step.
                 reversed_dims.append(d)
