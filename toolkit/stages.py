@@ -32,6 +32,7 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from toolkit import lowering
+from toolkit.lowering import dims
 from toolkit.array import Array, _host_value
 from toolkit.core import dtypes, tracing, tree_util
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, aval_of, is_static_shape
@@ -333,8 +334,12 @@ class Traced:
         """The program, printed (``source_info=True`` adds file:line per equation)."""
         return self.program.pretty(source_info=source_info)
 
-    def lower(self, *, platforms: Sequence[str] | None = None) -> "Lowered":
-        """Lower the program to a StableHLO module."""
+    def lower(self, *, platforms: Sequence[str] | None = None, dim_vars_as_arguments: bool = False) -> "Lowered":
+        """Lower the program to a StableHLO module.
+
+        ``platforms`` (several: a platform-index argument) and ``dim_vars_as_arguments``
+        (dimension variables passed in rather than computed) are what ``toolkit.export`` uses.
+        """
         from toolkit.passes.sharding_annotate import annotate_shardings
         from toolkit.sharding_plan import plan_shardings
         plan = plan_shardings(self)
@@ -352,11 +357,13 @@ class Traced:
             module = lowering.lower_program(
                 program, name=self.fun_name, result_names=_output_paths(self.out_tree), arg_attrs=arg_attrs,
                 num_partitions=plan.num_partitions, platforms=tuple(platforms or (plan.platform,)), context=context,
-                arg_names=[self.arg_paths[i] for i in kept])
+                arg_names=[self.arg_paths[i] for i in kept], dim_vars_as_arguments=dim_vars_as_arguments)
             if plan.num_partitions > 1:
                 arg_shardings = plan.annotated_arg_shardings(kept)
-                if platforms is not None and len(platforms) > 1:
-                    arg_shardings = [None] + list(arg_shardings)  # the platform-index argument comes first
+                # The platform index and dimension-variable arguments come first and are not sharded.
+                leading = (1 if platforms is not None and len(platforms) > 1 else 0) + (
+                    len(dims.dim_var_names(self.in_avals)) if dim_vars_as_arguments else 0)
+                arg_shardings = [None] * leading + list(arg_shardings)
                 annotate_shardings(module, arg_shardings, plan.annotated_out_shardings())
         ir_dump.maybe_dump(f"jit_{self.fun_name}.stablehlo", module)
         return Lowered(self, module, kept, plan)

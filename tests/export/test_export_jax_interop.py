@@ -175,12 +175,32 @@ def test_symbolic_constraints_are_checked():
         texp.call(np.ones(1, F32), np.zeros(2, F32))
 
 
-def test_toolkit_export_of_specs_with_symbolic_shapes_is_not_supported_yet():
+def test_toolkit_polymorphic_export_runs_in_jax():
     from toolkit.core.shape_poly import symbolic_shape
+    from toolkit.export import calling_convention
 
-    (a,) = symbolic_shape("a")
-    with pytest.raises(NotImplementedError, match="needs the polymorphic lowering"):
-        export(toolkit.jit(tnp.sin))(ShapeDtypeStruct((a,), F32))
+    (b,) = symbolic_shape("b", constraints=("b >= 2",))
+    w = np.arange(12, dtype=F32).reshape(4, 3) / 10
+
+    def mlp(x):
+        return tnp.tanh(x @ w).sum(-1)
+
+    texp = export(toolkit.jit(mlp))(ShapeDtypeStruct((b, 4), F32))
+    assert texp.uses_global_constants and str(texp.in_avals[0].shape) == "(b, 4)"
+    ja, = jexport.symbolic_shape("b", constraints=("b >= 2",))
+    jexp = _jax_export(lambda x: jnp.tanh(x @ w).sum(-1), (jax.ShapeDtypeStruct((ja, 4), F32),), {})
+    ours = calling_convention.main_signature_of_exported(texp)
+    theirs = calling_convention.main_signature_of_exported(deserialize(bytes(jexp.serialize())))
+    assert [a.kind for a in ours.arguments] == [a.kind for a in theirs.arguments] == ["array"]
+    loaded = jexport.deserialize(bytearray(texp.serialize()))
+    for batch in (2, 5):
+        x = np.random.default_rng(batch).standard_normal((batch, 4)).astype(F32)
+        _assert_close(loaded.call(x), np.tanh(x @ w).sum(-1))
+        _assert_close(texp.call(x), np.tanh(x @ w).sum(-1))
+    with pytest.raises(Exception, match="b >= 2|refining shapes"):  # jax puts the assertion text in the cause
+        loaded.call(np.ones((1, 4), F32))
+    with pytest.raises(ValueError, match="Constraint 'b >= 2' is not satisfied"):
+        texp.call(np.ones((1, 4), F32))
 
 
 def test_shape_assertions_can_be_disabled():

@@ -47,6 +47,7 @@ from jaxlib.mlir.dialects import func, stablehlo
 
 from toolkit.core import shape_poly
 from toolkit.core.avals import ShapedArray
+from toolkit.lowering import dims
 
 #: Name the lowered function takes when a wrapper ``@main`` is added.
 WRAPPED_MAIN_NAME = "_wrapped_jax_export_main"
@@ -84,30 +85,18 @@ def needs_wrapper(in_avals: Sequence[ShapedArray], nr_ordered_effects: int) -> b
     return bool(all_dim_vars(in_avals)) or nr_ordered_effects > 0
 
 
-def dim_vars_from_plain_dimensions(dim_vars: Sequence[str], array_args: Sequence[ir.Value],
-                                   avals: Sequence[ShapedArray]) -> list[ir.Value]:
-    """Default :data:`DimVarsHook`: each variable read where it is a whole dimension of some input.
+def dim_vars_from_shapes(dim_vars: Sequence[str], array_args: Sequence[ir.Value],
+                         avals: Sequence[ShapedArray]) -> list[ir.Value]:
+    """Default :data:`DimVarsHook`: solve the dimension variables from the inputs' shapes, as JAX's wrapper does.
 
-    Emits ``stablehlo.get_dimension_size`` (``i32``, what JAX passes);
-    :func:`wrap_main` converts when the wrapped function declares another type.
-    Raises ``NotImplementedError`` for a variable that only occurs inside a
-    larger expression (``2*a``): solving those belongs to polymorphic lowering.
+    Uses the polymorphic lowering's solver (``toolkit.lowering.dims.compute_dim_vars``): variables
+    come from dimensions linear in one unknown (``b``, ``2*b + 1``), and shape assertions check
+    ``b >= 1``, the other dimensions and the scope's constraints. Values are ``tensor<i64>``;
+    :func:`wrap_main` converts to the type the wrapped function declares.
     """
-    values = []
-    for name in dim_vars:
-        found = None
-        for arg, aval in zip(array_args, avals):
-            for axis, d in enumerate(aval.shape):
-                if shape_poly.is_symbolic_dim(d) and str(d) == name:
-                    found = (arg, axis)
-                    break
-            if found:
-                break
-        if found is None:
-            raise NotImplementedError(f"dimension variable {name!r} does not occur alone as a dimension of an input; "
-                                      "computing it needs the polymorphic-lowering support")
-        values.append(stablehlo.get_dimension_size(found[0], found[1]))
-    return values
+    names = [f"args[{i}]" for i in range(len(avals))]
+    env = dims.compute_dim_vars(avals, array_args, names, assertions=True)
+    return [env[name] for name in dim_vars]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -231,10 +220,9 @@ def wrap_main(module: ir.Module, in_avals: Sequence[ShapedArray], *, module_kept
     private ``@_wrapped_jax_export_main`` and a new public ``@main`` taking
     ``[platform index][tokens...][arrays...]`` computes the dimension
     variables with ``compute_dim_vars`` (default
-    :func:`dim_vars_from_plain_dimensions`) and calls it. This is the hook the
-    polymorphic lowering plugs into.
+    :func:`dim_vars_from_shapes`) and calls it.
     """
-    compute_dim_vars = compute_dim_vars or dim_vars_from_plain_dimensions
+    compute_dim_vars = compute_dim_vars or dim_vars_from_shapes
     if dim_vars and len(module_kept_var_idx) != len(in_avals):
         raise NotImplementedError("dropping unused arguments of a shape-polymorphic export is not supported "
                                   "(JAX keeps all of them too)")

@@ -214,7 +214,7 @@ def export_traced(traced: Any, *, platforms: Sequence[str], disabled_checks: Seq
     platforms = tuple(platforms)
     in_avals = tuple(traced.in_avals)
     dim_vars = cc.all_dim_vars(in_avals)
-    lowered = traced.lower(platforms=platforms)
+    lowered = traced.lower(platforms=platforms, dim_vars_as_arguments=True)
     kept = tuple(sorted(lowered.kept_var_idx))
     if dim_vars and len(kept) != len(in_avals):
         kept = tuple(range(len(in_avals)))  # JAX keeps every argument of polymorphic exports

@@ -82,6 +82,11 @@ def has_symbolic_dims(avals: Sequence[ShapedArray]) -> bool:
     return any(shape_poly.is_symbolic_dim(d) for a in avals for d in a.shape)
 
 
+def dim_var_names(avals: Sequence[ShapedArray]) -> list[str]:
+    """The dimension variables of ``avals``' shapes, sorted by name (JAX's order)."""
+    return sorted({v for a in avals for d in a.shape if shape_poly.is_symbolic_dim(d) for v in d.get_vars()})
+
+
 def dim_value(env: dict[str, ir.Value], d: Any) -> ir.Value:
     """``d`` (an int or a ``DimExpr``) as a ``tensor<i64>`` value."""
     if shape_poly.is_symbolic_dim(d):

@@ -233,7 +233,8 @@ def lower_program(program: Program, *, name: str, result_names: Sequence[str] | 
                   result_attrs: Sequence[dict[str, ir.Attribute]] | None = None,
                   num_partitions: int = 1, num_replicas: int = 1,
                   platforms: Sequence[str] = ("cpu",), context: ir.Context | None = None,
-                  arg_names: Sequence[str] | None = None, shape_assertions: bool = True) -> ir.Module:
+                  arg_names: Sequence[str] | None = None, shape_assertions: bool = True,
+                  dim_vars_as_arguments: bool = False) -> ir.Module:
     """A StableHLO module ``@jit_<name>`` whose ``@main`` computes ``program``.
 
     Constants of ``program`` become ``stablehlo.constant`` ops in ``@main``.
@@ -241,7 +242,11 @@ def lower_program(program: Program, *, name: str, result_names: Sequence[str] | 
     argument (see the module docstring). With symbolic input dimensions,
     ``@main`` starts by computing the dimension variables from its arguments'
     shapes, with shape assertions naming ``arg_names`` (``lowering/dims.py``),
-    and the module gets ``jax.uses_shape_polymorphism = true``.
+    and the module gets ``jax.uses_shape_polymorphism = true``. With
+    ``dim_vars_as_arguments`` (what ``export`` asks for, JAX's inner-function
+    convention) ``@main`` instead takes one ``tensor<i32>`` argument per
+    dimension variable, sorted by name, after the platform index and marked
+    ``jax.global_constant = "<name>"``; the caller computes and checks them.
     """
     context = context or shared_context()
     with context, ir.Location.unknown():
@@ -259,6 +264,16 @@ def lower_program(program: Program, *, name: str, result_names: Sequence[str] | 
             in_types = [ir.RankedTensorType.get([], i32)] + in_types
             arg_attrs = [{"jax.global_constant": ir.StringAttr.get("_platform_index")}] + (
                 list(arg_attrs) if arg_attrs is not None else [{} for _ in program.invars])
+        in_avals = [v.aval for v in program.invars]
+        dim_var_names = dims.dim_var_names(in_avals) if dim_vars_as_arguments else []
+        if dim_var_names:
+            if arg_attrs is None:
+                arg_attrs = [{} for _ in in_types]
+            leading = 1 if multi_platform else 0
+            scalar_i32 = ir.RankedTensorType.get([], i32)
+            in_types = in_types[:leading] + [scalar_i32] * len(dim_var_names) + in_types[leading:]
+            arg_attrs = list(arg_attrs[:leading]) + [
+                {"jax.global_constant": ir.StringAttr.get(n)} for n in dim_var_names] + list(arg_attrs[leading:])
         out_types = [tensor_type(a.aval) for a in program.outvars]
         with ir.InsertionPoint(module.body):
             main = func.FuncOp("main", ir.FunctionType.get(in_types, out_types))
@@ -277,8 +292,12 @@ def lower_program(program: Program, *, name: str, result_names: Sequence[str] | 
         if multi_platform:
             mctx.platform_index, arguments = arguments[0], arguments[1:]
         with ir.InsertionPoint(block):
-            in_avals = [v.aval for v in program.invars]
-            if dims.has_symbolic_dims(in_avals):
+            if dim_var_names:
+                values, arguments = arguments[:len(dim_var_names)], arguments[len(dim_var_names):]
+                module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(True)
+                mctx.dim_env = {n: stablehlo.ConvertOp(ir.RankedTensorType.get([], ir.IntegerType.get_signless(64)),
+                                                       v).result for n, v in zip(dim_var_names, values)}
+            elif dims.has_symbolic_dims(in_avals):
                 module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(True)
                 names = arg_names or [f"argument {i}" for i in range(len(in_avals))]
                 mctx.dim_env = dims.compute_dim_vars(in_avals, arguments, names, assertions=shape_assertions)

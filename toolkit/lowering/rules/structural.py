@@ -68,9 +68,33 @@ def _dimension_size(ctx, *, dimension, dtype):
     return value if dtype == np.int64 else stablehlo.ConvertOp(ctx.out_type, value).result
 
 
+def reshape_to(ctx, x, aval) -> ir.Value:
+    """``x`` reshaped to ``aval``'s shape: ``reshape``, or ``dynamic_reshape`` for a symbolic shape."""
+    if is_static_shape(aval.shape):
+        return stablehlo.ReshapeOp(tensor_type(aval), x).result
+    return stablehlo.DynamicReshapeOp(tensor_type(aval), x, ctx.shape_value(aval.shape)).result
+
+
+def dynamic_slice(ctx, x, x_aval, indices, slice_sizes, out_aval) -> ir.Value:
+    """``dynamic_slice`` of ``x`` (starts clamped into bounds); symbolic ``slice_sizes`` become a
+    ``real_dynamic_slice`` with explicitly clamped starts, as JAX emits. ``indices`` share one integer type."""
+    if is_static_shape(slice_sizes):
+        return stablehlo.DynamicSliceOp(x, list(indices), list(slice_sizes)).result
+    # real_dynamic_slice does not clamp: clamp the starts so that start + size stays within the operand.
+    one = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(64))
+    i64 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(64))
+    starts = [stablehlo.ReshapeOp(one, stablehlo.ConvertOp(i64, i).result).result for i in indices]
+    starts = starts[0] if len(starts) == 1 else stablehlo.ConcatenateOp(starts, 0).result
+    sizes = ctx.shape_value(slice_sizes)
+    upper = stablehlo.SubtractOp(ctx.shape_value(x_aval.shape), sizes).result
+    clamped = stablehlo.ClampOp(ctx.shape_value((0,) * len(indices)), starts, upper).result
+    return stablehlo.RealDynamicSliceOp(tensor_type(out_aval), x, clamped, stablehlo.AddOp(clamped, sizes).result,
+                                        ctx.shape_value((1,) * len(indices))).result
+
+
 @register_lowering(st.dynamic_slice_p)
 def _dynamic_slice(ctx, x, *indices, slice_sizes):
-    return stablehlo.DynamicSliceOp(x, list(_same_index_type(ctx, indices, 1)), list(slice_sizes)).result
+    return dynamic_slice(ctx, x, ctx.avals_in[0], _same_index_type(ctx, indices, 1), slice_sizes, ctx.avals_out[0])
 
 
 @register_lowering(st.dynamic_update_slice_p)
