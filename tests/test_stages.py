@@ -243,3 +243,11 @@ def test_nested_call_with_concrete_array_is_inlined():
     inner(a)  # fills the fast-path cache
     outer = toolkit.jit(lambda x: inner(a) * x)
     assert "add" in [e.primitive.name for e in outer.trace(np.ones(2, np.float32)).program.eqns]
+
+
+def test_multi_platform_lowering_compiles_for_the_current_platform():
+    lowered = toolkit.jit(lambda x: tnp.sin(x) * 2).trace(x32).lower(platforms=("cuda", "cpu"))
+    assert "jax.global_constant = \"_platform_index\"" in lowered.as_text()
+    np.testing.assert_allclose(np.asarray(lowered.compile()(x32)), np.sin(x32) * 2, rtol=1e-6)
+    with pytest.raises(ValueError, match="cannot compile for 'cpu'"):
+        toolkit.jit(lambda x: x + 1).trace(x32).lower(platforms=("cuda", "tpu")).compile()

@@ -366,7 +366,7 @@ class Traced:
                 arg_shardings = [None] * leading + list(arg_shardings)
                 annotate_shardings(module, arg_shardings, plan.annotated_out_shardings())
         ir_dump.maybe_dump(f"jit_{self.fun_name}.stablehlo", module)
-        return Lowered(self, module, kept, plan)
+        return Lowered(self, module, kept, plan, platforms or ())
 
 
 def _kept_inputs(program: Program, keep_unused: bool) -> list[int]:
@@ -400,12 +400,26 @@ def _output_paths(out_tree: tree_util.PyTreeDef) -> list[str]:
 class Lowered:
     """A lowered function: a StableHLO module and the pass pipeline ``compile`` runs on it."""
 
-    def __init__(self, traced: Traced, module: ir.Module, kept_var_idx: Sequence[int], plan: Any):
+    def __init__(self, traced: Traced, module: ir.Module, kept_var_idx: Sequence[int], plan: Any,
+                 platforms: Sequence[str] = ()):
         self._traced = traced
         self._module = module
         self.kept_var_idx = tuple(kept_var_idx)
         self._plan = plan
+        self.platforms = tuple(platforms) or (plan.platform,)
+        #: The passes ``compile`` runs (user-extendable; see ``toolkit.passes.jit_pipeline``).
         self.pipeline: Pipeline = jit_pipeline()
+
+    def _platform_pipeline(self) -> Pipeline:
+        """For a multi-platform lowering: fold the platform index for the platform compiled for."""
+        if len(self.platforms) == 1:
+            return Pipeline()
+        from toolkit.passes.pipeline import parse_pipeline
+        if self._plan.platform not in self.platforms:
+            raise ValueError(f"cannot compile for {self._plan.platform!r}: the module was lowered for "
+                             f"{self.platforms}")
+        return parse_pipeline(f"builtin.module(toolkit-platform-specialize{{platform={self._plan.platform} "
+                              f"platforms={','.join(self.platforms)} quiet=true}})")
 
     in_tree = property(lambda self: self._traced.in_tree)
     out_tree = property(lambda self: self._traced.out_tree)
@@ -446,14 +460,15 @@ class Lowered:
         if compiler_options is not None and not isinstance(compiler_options, Mapping):
             raise TypeError(f"compiler_options must be a dict of XLA option names to values, got "
                             f"{type(compiler_options).__name__}")
-        module = self._module
-        if self.pipeline.elements:
-            with module.context:
-                module = ir.Module.parse(self._bytecode())
-            self.pipeline.run(module)
-            ir_dump.maybe_dump(f"jit_{self._traced.fun_name}.after_passes", module)
         if not all(is_static_shape(a.shape) for a in self._traced.in_avals):
             return PolymorphicCompiled(self, compiler_options)
+        module = self._module
+        pipeline = self._platform_pipeline() + self.pipeline
+        if pipeline.elements:
+            with module.context:
+                module = ir.Module.parse(self._bytecode())
+            pipeline.run(module)
+            ir_dump.maybe_dump(f"jit_{self._traced.fun_name}.after_passes", module)
         plan = self._plan
         executable = runtime_executable.compile_module(
             module.operation.get_asm(binary=True), plan.devices, num_partitions=plan.num_partitions,
@@ -647,7 +662,7 @@ class PolymorphicCompiled:
             types = ",".join(str(tensor_type(avals[i])) for i in lowered.kept_var_idx)
         bind = parse_pipeline(f"builtin.module(toolkit-bind-shapes{{types={types}}}, toolkit-refine-shapes)")
         try:
-            bind.run(module)
+            (lowered._platform_pipeline() + bind).run(module)
         except PipelineError as error:
             raise ValueError(f"{lowered._traced.fun_name}: {error}") from None
         if lowered.pipeline.elements:
