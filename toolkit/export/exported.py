@@ -197,6 +197,21 @@ class Exported:
     _in_named_shardings: tuple[ExportedNamedSharding | None, ...] | None = None
     _out_named_shardings: tuple[ExportedNamedSharding | None, ...] | None = None
 
+    def _comparison_key(self) -> tuple:
+        # Symbolic dimensions compare by their printed form: a deserialized export has the same
+        # expressions in a fresh symbolic scope, and is still the same export.
+        avals = lambda avals: tuple((tuple(str(d) for d in a.shape), a.dtype, a.weak_type) for a in avals)  # noqa: E731
+        return tuple(avals(value) if f.name in ("in_avals", "out_avals") else value
+                     for f in dataclasses.fields(self) if f.compare for value in (getattr(self, f.name),))
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Exported):
+            return NotImplemented
+        return self._comparison_key() == other._comparison_key()
+
+    def __hash__(self) -> int:
+        return hash(self._comparison_key())
+
     def __post_init__(self) -> None:
         set_ = lambda name, value: object.__setattr__(self, name, value)  # noqa: E731 (frozen)
         for name in ("in_avals", "out_avals", "in_shardings_hlo", "out_shardings_hlo", "platforms",
