@@ -52,3 +52,17 @@ def dynamic_slices():
     # CHECK: stablehlo.dynamic_update_slice %arg0, %arg1, %arg2 : (tensor<4xf32>, tensor<2xf32>, tensor<i32>) -> tensor<4xf32>
     print(lowered_text(lambda x, u, i: lax.dynamic_update_slice(x, u, (i,)), spec((4,)), spec((2,)),
                        spec((), "int32")))
+
+
+@run
+def dimension_size():
+    # CHECK-LABEL: TEST: dimension_size
+    # A symbolic dimension used as a value: computed from the argument's shape at run time.
+    # CHECK: %[[D:.*]] = stablehlo.get_dimension_size %arg0, dim = 0 : (tensor<?xf32>) -> tensor<i32>
+    # CHECK: %[[B:.*]] = stablehlo.convert %[[D]] : (tensor<i32>) -> tensor<i64>
+    # CHECK: %[[I32:.*]] = stablehlo.convert %[[B]] : (tensor<i64>) -> tensor<i32>
+    # CHECK: %[[F:.*]] = stablehlo.convert %[[I32]] : (tensor<i32>) -> tensor<f32>
+    # CHECK: stablehlo.divide %{{.*}}, %[[F]] : tensor<f32>
+    from toolkit.core.shape_poly import symbolic_shape
+    b, = symbolic_shape("b")
+    print(lowered_text(lambda x: x.sum() / x.shape[0], spec((b,))))
