@@ -25,7 +25,9 @@ from toolkit.core import tree_util
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.primitive import Primitive
 from toolkit.core.program import Program, Var
+from toolkit.core.shape_poly import is_symbolic_dim
 from toolkit.lax import elementwise as ew
+from toolkit.lax import structural
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "cond_p", "while_p", "scan_p"]
 
@@ -306,6 +308,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     """
     if not tracing.is_tracing():
         return _jit_call(lambda lo, hi, v: fori_loop(lo, hi, body_fun, v), lower, upper, init_val)
+    # A symbolic bound (``x.shape[0]``) is a value computed from the argument shapes.
+    lower, upper = (structural.dimension_as_value(v) if is_symbolic_dim(v) else v for v in (lower, upper))
     lo_aval, hi_aval = _leaf_aval(lower, "fori_loop's lower"), _leaf_aval(upper, "fori_loop's upper")
     for name, aval in (("lower", lo_aval), ("upper", hi_aval)):
         if aval.shape != () or not dtypes.is_integer(aval.dtype):
@@ -381,12 +385,12 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
         if a.ndim == 0:
             raise ValueError(f"scan: scanned value {path} of type {a.str_short()} is a scalar; "
                              "xs leaves need a leading axis to scan over")
-    sizes = sorted({a.shape[0] for a in xs_avals})
+    sizes = list(dict.fromkeys(a.shape[0] for a in xs_avals))  # distinct, in order (symbolic sizes don't sort)
     if len(sizes) > 1:
         raise ValueError("scan got values with different leading axis sizes: "
                          + ", ".join(f"{p} of size {a.shape[0]}" for p, a in zip(xs_paths, xs_avals)))
     if length is not None:
-        length = int(length)
+        length = length if is_symbolic_dim(length) else int(length)
         if sizes and sizes[0] != length:
             raise ValueError(f"scan got `length` argument of {length} which disagrees with leading axis sizes "
                              f"{sizes[0]}")
@@ -395,7 +399,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
     else:
         raise ValueError("scan got no values to scan over and `length` not provided")
     if isinstance(unroll, bool):
-        unroll = max(length, 1) if unroll else 1
+        unroll = (1 if is_symbolic_dim(length) else max(length, 1)) if unroll else 1
     x_avals = [ShapedArray(a.shape[1:], a.dtype, a.weak_type) for a in xs_avals]
     args_tree = tree_util.tree_structure((init, xs))
 

@@ -22,10 +22,11 @@ import numpy as np
 from toolkit.core import dtypes, tracing, tree_util
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.primitive import Primitive
+from toolkit.core.shape_poly import definitely_equal, is_symbolic_dim, max_dim
 from toolkit.core.program import Program
 from toolkit.lax import elementwise as ew
 from toolkit.lax import reductions as rd
-from toolkit.lax.convolution import padtype_to_pads
+from toolkit.lax.convolution import _pad_amount, _window_count, padtype_to_pads
 from toolkit.lax.shape_rules import check_axes
 
 __all__ = ["reduce", "reduce_window", "reduce_window_sum", "reduce_window_max", "reduce_window_min", "cumsum",
@@ -216,7 +217,7 @@ def _reduce_window_rule(*args: ShapedArray, computation: Program, window_dimensi
     for k, size in enumerate(operands[0].shape):
         padded = _dilate(size, base_dilation[k]) + padding[k][0] + padding[k][1]
         window = _dilate(window_dimensions[k], window_dilation[k])
-        shape.append(0 if padded < window else (padded - window) // window_strides[k] + 1)
+        shape.append(_window_count(padded, window, window_strides[k]))
     return [ShapedArray(tuple(shape), x.dtype) for x in operands]
 
 
@@ -257,7 +258,7 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any
         dilated = [_dilate(w, d) for w, d in zip(window_dimensions, window_dilation)]
         padding = padtype_to_pads(op_avals[0].shape, dilated, window_strides, padding)
     try:
-        padding = tuple((int(lo), int(hi)) for lo, hi in padding)
+        padding = tuple((_pad_amount(lo), _pad_amount(hi)) for lo, hi in padding)
     except (TypeError, ValueError):
         raise TypeError(f"reduce_window: padding must be a string or (low, high) pairs, got {padding!r}") from None
     params = dict(window_dimensions=window_dimensions, window_strides=window_strides, padding=padding,
@@ -304,8 +305,10 @@ def _cumulative(kind: str, computation: Callable[[Any, Any], Any], name: str):
             raise ValueError(f"{name}: axis {axis} is out of bounds for an operand of rank {ndim}")
         axis = int(axis) % ndim
         size = aval.shape[axis]
-        if size == 0:
+        if definitely_equal(size, 0):
             return operand
+        if is_symbolic_dim(size):
+            return _cumulative_symbolic(kind, computation, operand, axis, reverse)
         # A window covering the whole axis, padded so window k ends (or, reversed, starts) at element k:
         # O(n^2) work but one fused XLA op, which is what JAX emits on CPU too.
         window = [1] * ndim
@@ -319,6 +322,44 @@ def _cumulative(kind: str, computation: Callable[[Any, Any], Any], name: str):
                           f"same shape and dtype.\n\nExample::\n\n    {name}(np.array([1, 2, 3]))  # -> "
                           f"{ {'sum': '[1, 3, 6]', 'prod': '[1, 2, 6]', 'max': '[1, 2, 3]', 'min': '[1, 1, 1]'}[kind] }\n")
     return cumulative
+
+
+def _cumulative_symbolic(kind: str, computation: Callable[[Any, Any], Any], operand: Any, axis: int,
+                         reverse: bool) -> Any:
+    """A cumulative reduction along an axis of symbolic size ``n``.
+
+    The whole-axis window of the static path needs a static window size, so
+    this is a parallel prefix scan (Hillis-Steele) instead: ``ceil(log2 n)``
+    steps of a ``while`` loop, step ``k`` combining every element with the one
+    ``k`` places before it. The shift reads a ``dynamic_slice`` of the operand
+    preceded by ``n`` identity elements, so the first ``k`` elements combine
+    with the identity and need no mask. Every shape stays ``n`` (or ``2n``)
+    along the axis, so the module refines to static shapes for any ``n``.
+    Sums may round differently from the static path (tree order).
+    """
+    from toolkit.lax import control_flow as cf
+    from toolkit.lax import structural as st
+
+    if not tracing.is_tracing():
+        return _jit_call(lambda x: _cumulative_symbolic(kind, computation, x, axis, reverse), operand)
+    x = st.rev(operand, (axis,)) if reverse else operand
+    aval = aval_of(x)
+    shape, ndim = tuple(aval.shape), aval.ndim
+    identity = st.broadcast_in_dim(identity_value(kind, aval.dtype), shape, ())
+    size = st.dimension_as_value(shape[axis], np.int32)
+    zero = np.zeros((), np.int32)
+
+    def body(step: Any, y: Any) -> Any:
+        k = ew.shift_left(np.ones((), np.int32), step)
+        padded = st.concatenate([identity, y], axis)
+        starts = [ew.sub(size, k) if d == axis else zero for d in range(ndim)]
+        shifted = st.dynamic_slice(padded, starts, shape)
+        return computation(shifted, y)
+
+    # ceil(log2 n) steps, as a counted loop: XLA's trip-count analysis crashes on a doubling induction variable.
+    steps = ew.sub(np.asarray(32, np.int32), ew.clz(ew.sub(size, np.ones((), np.int32))))
+    y = cf.fori_loop(np.zeros((), np.int32), steps, body, x)
+    return st.rev(y, (axis,)) if reverse else y
 
 
 cumsum = _cumulative("sum", ew.add, "cumsum")

@@ -14,8 +14,10 @@ from jaxlib.mlir.dialects import stablehlo
 
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray
+from toolkit.core.shape_poly import definitely_equal, is_symbolic_dim
 from toolkit.lax import control_flow as cf
 from toolkit.lowering.registry import register_lowering
+from toolkit.lowering.rules.structural import dynamic_slice, reshape_to
 from toolkit.lowering.types import tensor_type
 
 
@@ -52,6 +54,13 @@ def _scalar_i32(ctx, value: int) -> ir.Value:
     return ctx.constant(np.int32(value), ShapedArray((), dtypes.int32))
 
 
+def _dim_i32(ctx, d) -> ir.Value:
+    """A (possibly symbolic) size as an ``i32`` scalar, the scan counter's type."""
+    if not is_symbolic_dim(d):
+        return _scalar_i32(ctx, d)
+    return stablehlo.ConvertOp(tensor_type(ShapedArray((), dtypes.int32)), ctx.dim_value(d)).result
+
+
 @register_lowering(cf.scan_p)
 def _scan(ctx, *operands, body, num_carry, num_consts, length, reverse, unroll):
     # Loop state: (counter, carry..., ys buffers..., xs..., consts...). The counter runs 0..length-1;
@@ -64,8 +73,8 @@ def _scan(ctx, *operands, body, num_carry, num_consts, length, reverse, unroll):
     ys_init = []
     for aval in ys_avals:
         zero = ctx.constant(np.zeros((), aval.dtype), ShapedArray((), aval.dtype))
-        ys_init.append(stablehlo.BroadcastInDimOp(tensor_type(aval), zero, []).result)
-    if length == 0:  # no iteration: slicing an empty xs would not even verify
+        ys_init.append(ctx.broadcast(zero, aval))
+    if definitely_equal(length, 0):  # no iteration: slicing an empty xs would not even verify
         return carry + ys_init
     state = [_scalar_i32(ctx, 0)] + carry + ys_init + xs + consts
     i32 = tensor_type(ShapedArray((), dtypes.int32))
@@ -75,7 +84,7 @@ def _scan(ctx, *operands, body, num_carry, num_consts, length, reverse, unroll):
 
     cond_block = loop.cond.blocks.append(*types)
     with ir.InsertionPoint(cond_block):
-        limit = _scalar_i32(ctx, length)
+        limit = _dim_i32(ctx, length)
         direction = stablehlo.ComparisonDirectionAttr.get("LT")
         less = stablehlo.CompareOp(cond_block.arguments[0], limit, direction,
                                    compare_type=stablehlo.ComparisonTypeAttr.get("SIGNED")).result
@@ -89,19 +98,19 @@ def _scan(ctx, *operands, body, num_carry, num_consts, length, reverse, unroll):
         b_ys = args[1 + num_carry:1 + num_carry + len(ys_avals)]
         b_xs = args[1 + num_carry + len(ys_avals):1 + num_carry + len(ys_avals) + num_xs]
         b_consts = args[1 + num_carry + len(ys_avals) + num_xs:]
-        slot = counter if not reverse else stablehlo.SubtractOp(_scalar_i32(ctx, length - 1), counter).result
+        slot = counter if not reverse else stablehlo.SubtractOp(_dim_i32(ctx, length - 1), counter).result
         ranks = [a.ndim for a in avals_in[num_carry:num_carry + num_xs]] + [a.ndim for a in ys_avals]
         zero = _scalar_i32(ctx, 0) if any(r > 1 for r in ranks) else None
         x_slices = []
         for x, aval in zip(b_xs, avals_in[num_carry:num_carry + num_xs]):
-            sizes = [1] + list(aval.shape[1:])
-            piece = stablehlo.DynamicSliceOp(x, [slot] + [zero] * (aval.ndim - 1), sizes).result
-            x_slices.append(stablehlo.ReshapeOp(tensor_type(aval.update(shape=aval.shape[1:])), piece).result)
+            sizes = (1,) + tuple(aval.shape[1:])
+            piece = dynamic_slice(ctx, x, aval, [slot] + [zero] * (aval.ndim - 1), sizes, aval.update(shape=sizes))
+            x_slices.append(reshape_to(ctx, piece, aval.update(shape=aval.shape[1:])))
         outs = ctx.lower_program(body, list(b_carry) + x_slices + list(b_consts))
         new_carry, new_ys = outs[:num_carry], outs[num_carry:]
         updated = []
         for buf, y, aval in zip(b_ys, new_ys, ys_avals):
-            row = stablehlo.ReshapeOp(tensor_type(aval.update(shape=(1,) + tuple(aval.shape[1:]))), y).result
+            row = reshape_to(ctx, y, aval.update(shape=(1,) + tuple(aval.shape[1:])))
             updated.append(stablehlo.DynamicUpdateSliceOp(buf, row, [slot] + [zero] * (aval.ndim - 1)).result)
         next_counter = stablehlo.AddOp(counter, _scalar_i32(ctx, 1)).result
         stablehlo.ReturnOp([next_counter] + list(new_carry) + updated + list(b_xs) + list(b_consts))

@@ -6,6 +6,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
+from toolkit.core.avals import is_static_shape
 from toolkit.lax import convolution as cv
 from toolkit.lowering.registry import register_lowering
 
@@ -29,12 +30,21 @@ def _conv(ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation,
         kernel_spatial_dimensions=list(rhs_spec[2:]),
         output_batch_dimension=out_spec[0], output_feature_dimension=out_spec[1],
         output_spatial_dimensions=list(out_spec[2:]))
+    lhs_dilation = list(lhs_dilation) if any(d != 1 for d in lhs_dilation) else None
+    rhs_dilation = list(rhs_dilation) if any(d != 1 for d in rhs_dilation) else None
     i64 = ir.IntegerType.get_signless(64)
+    flat_padding = [p for pair in padding for p in pair]
+    if not is_static_shape(flat_padding):
+        # 'SAME' padding of a symbolic size: dynamic_conv takes the padding as a tensor<Nx2xi64> (as JAX emits).
+        pads = stablehlo.ReshapeOp(ir.RankedTensorType.get([len(padding), 2], i64),
+                                   ctx.shape_value(flat_padding)).result
+        return stablehlo.DynamicConvOp(
+            ctx.out_type, lhs, rhs, pads, dnums, feature_group_count, batch_group_count,
+            window_strides=list(window_strides), lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
+            precision_config=precision_config(precision)).result
     pads = ir.DenseIntElementsAttr.get(np.asarray(padding, dtype=np.int64).reshape(len(padding), 2),
                                        type=ir.RankedTensorType.get([len(padding), 2], i64))
     return stablehlo.ConvolutionOp(
         ctx.out_type, lhs, rhs, dnums, feature_group_count, batch_group_count,
-        window_strides=list(window_strides), padding=pads,
-        lhs_dilation=list(lhs_dilation) if any(d != 1 for d in lhs_dilation) else None,
-        rhs_dilation=list(rhs_dilation) if any(d != 1 for d in rhs_dilation) else None,
+        window_strides=list(window_strides), padding=pads, lhs_dilation=lhs_dilation, rhs_dilation=rhs_dilation,
         precision_config=precision_config(precision)).result

@@ -76,20 +76,26 @@ def reshape_to(ctx, x, aval) -> ir.Value:
 
 
 def dynamic_slice(ctx, x, x_aval, indices, slice_sizes, out_aval) -> ir.Value:
-    """``dynamic_slice`` of ``x`` (starts clamped into bounds); symbolic ``slice_sizes`` become a
-    ``real_dynamic_slice`` with explicitly clamped starts, as JAX emits. ``indices`` share one integer type."""
+    """``dynamic_slice`` of ``x`` (starts clamped into bounds); ``indices`` share one integer type.
+
+    Symbolic ``slice_sizes`` become a ``dynamic_gather`` of one index vector
+    (gather clamps its starts exactly as dynamic_slice does), which
+    ``toolkit-refine-shapes`` turns into a static ``gather``. JAX emits a
+    ``real_dynamic_slice`` with explicitly clamped starts instead; that one only
+    becomes static when its starts fold to constants, and XLA rejects it inside
+    a ``while`` body.
+    """
     if is_static_shape(slice_sizes):
         return stablehlo.DynamicSliceOp(x, list(indices), list(slice_sizes)).result
-    # real_dynamic_slice does not clamp: clamp the starts so that start + size stays within the operand.
-    one = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(64))
-    i64 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(64))
-    starts = [stablehlo.ReshapeOp(one, stablehlo.ConvertOp(i64, i).result).result for i in indices]
-    starts = starts[0] if len(starts) == 1 else stablehlo.ConcatenateOp(starts, 0).result
-    sizes = ctx.shape_value(slice_sizes)
-    upper = stablehlo.SubtractOp(ctx.shape_value(x_aval.shape), sizes).result
-    clamped = stablehlo.ClampOp(ctx.shape_value((0,) * len(indices)), starts, upper).result
-    return stablehlo.RealDynamicSliceOp(tensor_type(out_aval), x, clamped, stablehlo.AddOp(clamped, sizes).result,
-                                        ctx.shape_value((1,) * len(indices))).result
+    rank = len(indices)
+    one = ir.RankedTensorType.get([1], ir.RankedTensorType(indices[0].type).element_type) if rank else None
+    starts = [stablehlo.ReshapeOp(one, i).result for i in indices]
+    starts = starts[0] if rank == 1 else stablehlo.ConcatenateOp(starts, 0).result
+    dnums = stablehlo.GatherDimensionNumbers.get(
+        offset_dims=list(range(rank)), collapsed_slice_dims=[], operand_batching_dims=[],
+        start_indices_batching_dims=[], start_index_map=list(range(rank)), index_vector_dim=0)
+    return stablehlo.DynamicGatherOp(x, starts, ctx.shape_value(slice_sizes), dnums,
+                                     results=[tensor_type(out_aval)]).result
 
 
 @register_lowering(st.dynamic_slice_p)
