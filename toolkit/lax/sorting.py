@@ -17,7 +17,7 @@ from typing import Any, Sequence
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray
 from toolkit.core.primitive import Primitive
-from toolkit.lax.shape_rules import same_shapes
+from toolkit.lax.shape_rules import known_false, same_shapes
 
 
 def _sort_rule(*operands: ShapedArray, dimension: int, is_stable: bool, num_keys: int) -> list[ShapedArray]:
@@ -74,7 +74,7 @@ def _top_k_rule(operand: ShapedArray, *, k: int) -> list[ShapedArray]:
         raise TypeError("top_k needs an operand of rank at least 1")
     if dtypes.is_complex(operand.dtype):
         raise TypeError("top_k is not defined for complex operands")
-    if not 0 <= k <= operand.shape[-1]:
+    if known_false(lambda: 0 <= k <= operand.shape[-1]):
         raise ValueError(f"top_k: k={k} must be between 0 and the last dimension's size {operand.shape[-1]}")
     shape = tuple(operand.shape[:-1]) + (k,)
     return [ShapedArray(shape, operand.dtype, operand.weak_type), ShapedArray(shape, dtypes.int32)]

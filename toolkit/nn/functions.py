@@ -299,10 +299,11 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = dtypes.float32, axis: int 
 
         one_hot(np.array([0, 2]), 3)  # [[1, 0, 0], [0, 0, 1]]
     """
-    try:
-        num_classes = int(num_classes)
-    except TypeError:
-        raise TypeError("one_hot: num_classes must be a concrete integer (mark it static under jit)") from None
+    if not getattr(num_classes, "_is_symbolic_dim", False):  # a symbolic size (x.shape[0]) is fine as it is
+        try:
+            num_classes = int(num_classes)
+        except TypeError:
+            raise TypeError("one_hot: num_classes must be a concrete integer (mark it static under jit)") from None
     if num_classes < 0:
         raise ValueError(f"one_hot: num_classes must be non-negative, got {num_classes}")
     x = tnp.asarray(x)

@@ -6,7 +6,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from toolkit.core import dtypes
+from toolkit.core import dtypes, shape_poly
 from toolkit.core.avals import canonicalize_shape
 from toolkit.lax import elementwise as ew
 from toolkit.lax import structural as st
@@ -62,18 +62,58 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step
-    all_int = all(isinstance(v, (int, np.integer)) for v in (start, stop, step))
+    all_int = all(isinstance(v, (int, np.integer)) or shape_poly.is_symbolic_dim(v) for v in (start, stop, step))
     if dtype is None:
         dtype = dtypes.DEFAULT_INT if all_int else dtypes.DEFAULT_FLOAT
     dtype = dtypes.canonicalize_dtype(dtype)
+    if any(shape_poly.is_symbolic_dim(v) for v in (start, stop, step)):
+        return _symbolic_arange(start, stop, step, dtype)
     if all_int and step == 1 and start == 0:
         return st.iota(dtype, max(int(stop), 0))
     return asarray(np.arange(start, stop, step).astype(dtype))
 
 
+def _symbolic_arange(start: Any, stop: Any, step: Any, dtype: np.dtype) -> Any:
+    """``arange`` with symbolic bounds (``arange(x.shape[0])``): an iota of symbolic length, scaled and shifted."""
+    if not isinstance(step, (int, np.integer)) or step == 0:
+        raise TypeError(f"arange: with symbolic bounds the step must be a nonzero Python int, got {step!r}")
+    if not all(isinstance(v, (int, np.integer)) or shape_poly.is_symbolic_dim(v) for v in (start, stop)):
+        raise TypeError(f"arange: symbolic bounds need integer start and stop, got {start!r} and {stop!r}")
+    span = stop - start if step > 0 else start - stop
+    length = shape_poly.max_dim((span + abs(step) - 1) // abs(step), 0)
+    from toolkit.numpy import ufuncs as nuf
+    values = st.iota(dtype, length)
+    if step != 1:
+        values = nuf.multiply(values, np.asarray(step, dtype))
+    if not (isinstance(start, (int, np.integer)) and start == 0):
+        values = nuf.add(values, st.dimension_as_value(start, dtype) if shape_poly.is_symbolic_dim(start)
+                        else np.asarray(start, dtype))
+    return values
+
+
 def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True, dtype: Any = None) -> Any:
+    """``num`` evenly spaced values from ``start`` to ``stop`` (concrete bounds; ``num`` may be symbolic)."""
     dtype = dtypes.DEFAULT_FLOAT if dtype is None else dtype
+    if shape_poly.is_symbolic_dim(num):
+        return _symbolic_linspace(float(start), float(stop), num, endpoint, dtypes.canonicalize_dtype(dtype))
     return asarray(np.linspace(start, stop, num, endpoint=endpoint).astype(dtypes.canonicalize_dtype(dtype)))
+
+
+def _symbolic_linspace(start: float, stop: float, num: Any, endpoint: bool, dtype: np.dtype) -> Any:
+    """numpy's formula ``start + i * (stop - start) / div`` with the last value exactly ``stop`` (when
+    ``endpoint`` and ``num > 1``), computed in float32 at run time."""
+    from toolkit.numpy import ufuncs as nuf
+    f32 = np.float32
+    positions = st.iota(np.int32, num)
+    count = st.dimension_as_value(num, np.int32)
+    div = nuf.subtract(count, np.int32(1)) if endpoint else count
+    step = nuf.divide(np.asarray(stop - start, f32), ew.convert_element_type(nuf.maximum(div, np.int32(1)), f32))
+    values = nuf.add(nuf.multiply(ew.convert_element_type(positions, f32), step), np.asarray(start, f32))
+    if endpoint:
+        last = nuf.equal(positions, nuf.subtract(count, np.int32(1)))
+        last = nuf.logical_and(last, nuf.greater(count, np.int32(1)))
+        values = nuf.where(last, np.asarray(stop, f32), values)
+    return ew.convert_element_type(values, dtype)
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:

@@ -404,6 +404,8 @@ def _no_kwargs(kwargs: dict, mode: str) -> None:
 
 def _pad_axis(a: Any, axis: int, lo: int, hi: int, mode: str) -> Any:
     n = a.shape[axis]
+    if mode != "edge" and shape_poly.is_symbolic_dim(n):
+        return _pad_axis_symbolic(a, axis, lo, hi, mode)
     if mode == "edge":
         parts = []
         if lo:
@@ -419,7 +421,7 @@ def _pad_axis(a: Any, axis: int, lo: int, hi: int, mode: str) -> Any:
         start = -(-lo // n) * n - lo
         return _axis_slice(tiled, axis, start, start + lo + n + hi)
     # reflect / symmetric: periodic with period 2(n-1) resp. 2n.
-    if mode == "reflect" and n == 1:
+    if mode == "reflect" and shape_poly.definitely_equal(n, 1):
         return _repeat_slice(a, axis, lo + 1 + hi)
     period = n - 1 if mode == "reflect" else n
     if lo > period or hi > period:
@@ -438,6 +440,26 @@ def _pad_axis(a: Any, axis: int, lo: int, hi: int, mode: str) -> Any:
         stop = n - 2 - hi if mode == "reflect" else n - 1 - hi
         parts.append(_axis_slice(a, axis, n - 2 if mode == "reflect" else n - 1, stop if stop >= 0 else None, -1))
     return st.concatenate(parts, axis)
+
+
+def _pad_axis_symbolic(a: Any, axis: int, lo: int, hi: int, mode: str) -> Any:
+    """reflect / symmetric / wrap padding of a symbolic-size axis: one gather with source indices computed at
+    run time (which reflection a position falls in depends on the size)."""
+    n = a.shape[axis]
+    positions = nuf.subtract(st.iota(np.int32, lo + n + hi), np.int32(lo))   # -lo .. n + hi - 1
+    size = st.dimension_as_value(n, np.int32)
+    if mode == "wrap":
+        source = nuf.remainder(positions, size)
+    else:
+        # reflect: period 2(n-1) (n == 1 repeats the only element); symmetric: period 2n.
+        period = nuf.subtract(size, np.int32(1)) if mode == "reflect" else size
+        twice = nuf.maximum(nuf.add(period, period), np.int32(1))
+        folded = nuf.remainder(positions, twice)
+        back = nuf.subtract(nuf.subtract(twice, folded), np.int32(0 if mode == "reflect" else 1))
+        source = nuf.where(nuf.less(folded, size), folded, back)
+    index = [slice(None)] * a.ndim
+    index[axis] = source
+    return getitem(a, tuple(index))
 
 
 def _repeat_slice(piece: Any, axis: int, count: int) -> Any:
@@ -657,7 +679,9 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
         view = [1] * arr.ndim
         view[i] = size
         if arr.shape[i] != size:  # a size-1 array dimension broadcast against the indices
-            index.append(np.zeros(view, np.int32))
+            index.append(np.zeros([1] * arr.ndim, np.int32))
+        elif shape_poly.is_symbolic_dim(size):
+            index.append(st.broadcasted_iota(np.int32, view, i))
         else:
             index.append(np.arange(size, dtype=np.int32).reshape(view))
     return _getitem(arr, tuple(index), gather_mode, fill_value, check_static_bounds=False)
@@ -676,10 +700,16 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     a = nshapes.moveaxis(a, (axis1, axis2), (-2, -1))
     rows, cols = a.shape[-2], a.shape[-1]
     offset = int(offset)
-    length = max(0, min(rows, cols - offset) if offset >= 0 else min(rows + offset, cols))
-    if length == 0:
+    min_dim, max_dim = shape_poly.min_dim, shape_poly.max_dim
+    length = max_dim(0, min_dim(rows, cols - offset) if offset >= 0 else min_dim(rows + offset, cols))
+    if shape_poly.definitely_equal(length, 0):
         from toolkit.numpy.creation import zeros
         return zeros(tuple(a.shape[:-2]) + (0,), a.dtype)
+    if shape_poly.is_symbolic_dim(length):
+        positions = st.iota(np.int32, length)
+        r = nuf.add(positions, np.int32(-offset)) if offset < 0 else positions
+        c = nuf.add(positions, np.int32(offset)) if offset > 0 else positions
+        return getitem(a, (Ellipsis, r, c))
     r = np.arange(length) + max(-offset, 0)
     c = np.arange(length) + max(offset, 0)
     return getitem(a, (Ellipsis, r, c))
@@ -904,11 +934,11 @@ def ix_(*args: Any) -> tuple[Any, ...]:
 
 def unravel_index(indices: Any, shape: Sequence[int]) -> tuple[Any, ...]:
     """Flat indices to coordinate arrays for ``shape`` (out-of-range flat indices are clamped, as in JAX)."""
-    shape = tuple(int(d) for d in shape)
+    shape = tuple(d if shape_poly.is_symbolic_dim(d) else int(d) for d in shape)
     indices = _arr(indices)
     if not dtypes.is_integer(indices.dtype):
         raise TypeError(f"unravel_index: indices must be integers, got {indices.dtype.name}")
-    total = int(np.prod(shape))
+    total = shape_poly.dim_size_product(shape)
     flat = nuf.clip(indices, -total, total - 1)
     flat = nuf.where(nuf.less(flat, 0), nuf.add(flat, total), flat)
     coords = []
@@ -920,7 +950,7 @@ def unravel_index(indices: Any, shape: Sequence[int]) -> tuple[Any, ...]:
 
 def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str = "raise") -> Any:
     """Coordinate arrays to flat indices (``mode``: ``"clip"`` or ``"wrap"``; ``"raise"`` behaves like clip)."""
-    dims = tuple(int(d) for d in dims)
+    dims = tuple(d if shape_poly.is_symbolic_dim(d) else int(d) for d in dims)
     if len(multi_index) != len(dims):
         raise ValueError(f"ravel_multi_index: {len(multi_index)} index arrays for {len(dims)} dimensions")
     if mode not in ("raise", "clip", "wrap"):

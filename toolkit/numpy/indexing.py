@@ -393,7 +393,10 @@ def _prepare_indices(components: Sequence[tuple[Any, Any]], batch_shape: tuple, 
             v = v.astype(index_dtype)
             expanded = v.reshape(tuple(v.shape[list(dims).index(k)] if k in dims else 1
                                        for k in range(len(batch_shape))))
-            pieces.append(np.broadcast_to(expanded, batch_shape))
+            if all(type(d) is int for d in batch_shape):
+                pieces.append(np.broadcast_to(expanded, batch_shape))
+            else:  # a symbolic batch shape: broadcast at run time
+                pieces.append(broadcast_to(asarray(np.ascontiguousarray(expanded)), batch_shape))
         else:
             v = value if value.dtype == index_dtype and not value.weak_type else \
                 ew.convert_element_type(value, index_dtype)

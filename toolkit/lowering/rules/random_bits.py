@@ -9,6 +9,7 @@ from __future__ import annotations
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
+from toolkit.core.avals import is_static_shape
 from toolkit.lax import random_bits as rb
 from toolkit.lowering.registry import register_lowering
 
@@ -18,6 +19,12 @@ _ALGORITHMS = {rb.RandomAlgorithm.RNG_DEFAULT: "DEFAULT", rb.RandomAlgorithm.RNG
 
 @register_lowering(rb.rng_bit_generator_p)
 def _rng_bit_generator(ctx, key, *, shape, dtype, algorithm):
+    if not is_static_shape(shape):
+        # JAX emits custom_call @stablehlo.dynamic_rng_bit_generator here, which only StableHLO's C++
+        # canonicalization turns back into the op; toolkit-refine-shapes does not, so say so up front.
+        raise NotImplementedError(
+            f"rng_bit_generator of symbolic shape ({', '.join(map(str, shape))}) is not supported: the op needs "
+            "a static shape; generate bits for a static shape and slice or reshape them")
     u32, u64 = ir.IntegerType.get_unsigned(32), ir.IntegerType.get_unsigned(64)
     key_type, bits_type = ctx.out_types
     is_u32_key = ctx.avals_in[0].dtype.itemsize == 4

@@ -10,6 +10,7 @@ from toolkit.core import dtypes
 from toolkit.lax import sorting as so
 from toolkit.lowering.registry import register_lowering
 from toolkit.lowering.rules.elementwise import compare_type
+from toolkit.lowering.rules.structural import assert_dim_at_least
 from toolkit.lowering.types import tensor_type
 
 
@@ -61,5 +62,6 @@ def _sort(ctx, *operands, dimension, is_stable, num_keys):
 
 @register_lowering(so.top_k_p)
 def _top_k(ctx, operand, *, k):
+    assert_dim_at_least(ctx, ctx.avals_in[0].shape[-1], k, f"top_k: k={k} and the last dimension")
     op = chlo.TopKOp(operand, k, results=ctx.out_types)
     return list(op.results)

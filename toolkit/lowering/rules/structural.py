@@ -8,6 +8,8 @@ from jaxlib.mlir.dialects import stablehlo
 
 from toolkit.core.avals import is_static_shape
 from toolkit.lax import structural as st
+from toolkit.core.shape_poly import InconclusiveDimensionOperation
+from toolkit.lowering import dims
 from toolkit.lowering.registry import register_lowering
 from toolkit.lowering.types import tensor_type
 
@@ -32,6 +34,8 @@ def _transpose(ctx, x, *, permutation):
 @register_lowering(st.slice_p)
 def _slice(ctx, x, *, start_indices, limit_indices, strides):
     strides = strides or (1,) * len(start_indices)
+    for axis, (limit, size) in enumerate(zip(limit_indices, ctx.avals_in[0].shape)):
+        assert_dim_at_least(ctx, size, limit, f"slice: limit of dimension {axis}")
     if is_static_shape(tuple(start_indices) + tuple(limit_indices)):
         return stablehlo.SliceOp(x, list(start_indices), list(limit_indices), list(strides)).result
     return stablehlo.RealDynamicSliceOp(ctx.out_type, x, ctx.shape_value(start_indices),
@@ -68,6 +72,26 @@ def _dimension_size(ctx, *, dimension, dtype):
     return value if dtype == np.int64 else stablehlo.ConvertOp(ctx.out_type, value).result
 
 
+def assert_dim_at_least(ctx, size, bound, what: str) -> None:
+    """A ``shape_assertion`` that ``size >= bound`` when the tracer could not decide it (symbolic sizes).
+
+    Shape rules trust undecidable bounds (``known_false``); this checks them
+    when the module is specialized, failing with ``what`` and the actual size
+    instead of a verifier error on the refined op.
+    """
+    try:
+        if size >= bound:
+            return
+    except InconclusiveDimensionOperation:
+        pass
+    else:
+        return  # definitely smaller: the shape rule has already raised
+    value = ctx.dim_value(size)
+    ok = stablehlo.CompareOp(value, ctx.dim_value(bound), stablehlo.ComparisonDirectionAttr.get("GE"),
+                             compare_type=stablehlo.ComparisonTypeAttr.get("SIGNED")).result
+    dims.shape_assertion(ok, f"{what}: needs '{size}' >= {bound}, got '{size}' = {{0}}.", [value])
+
+
 def reshape_to(ctx, x, aval) -> ir.Value:
     """``x`` reshaped to ``aval``'s shape: ``reshape``, or ``dynamic_reshape`` for a symbolic shape."""
     if is_static_shape(aval.shape):
@@ -100,6 +124,8 @@ def dynamic_slice(ctx, x, x_aval, indices, slice_sizes, out_aval) -> ir.Value:
 
 @register_lowering(st.dynamic_slice_p)
 def _dynamic_slice(ctx, x, *indices, slice_sizes):
+    for axis, (size, dim) in enumerate(zip(slice_sizes, ctx.avals_in[0].shape)):
+        assert_dim_at_least(ctx, dim, size, f"dynamic_slice: slice size of dimension {axis}")
     return dynamic_slice(ctx, x, ctx.avals_in[0], _same_index_type(ctx, indices, 1), slice_sizes, ctx.avals_out[0])
 
 
