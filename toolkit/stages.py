@@ -246,14 +246,15 @@ class Wrapped:
 
     # -- calling ---------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        # Fast path: positional toolkit Arrays only, looked up by their avals (never while tracing: a nested
-        # jit call is inlined into the enclosing program).
+        # Fast path: positional pytrees of toolkit Arrays, looked up by (interned) structure and avals. Never
+        # while tracing: a nested jit call is inlined into the enclosing program.
         if not kwargs and not self._has_static and not _TRACE_STATE.builders:
-            avals = tuple([a.aval for a in args if type(a) is Array])
-            if len(avals) == len(args):
-                compiled = self._fast_cache.get(avals)
+            leaves, tree = tree_util.tree_flatten(args)
+            avals = tuple([a.aval for a in leaves if type(a) is Array])
+            if len(avals) == len(leaves):
+                compiled = self._fast_cache.get((tree, avals))
                 if compiled is not None:
-                    out = compiled._call_fast(args)
+                    out = compiled._call_fast(leaves)
                     if out is not _MISS:
                         return out
         if tracing.is_tracing():
@@ -264,9 +265,8 @@ class Wrapped:
         if compiled is None:
             compiled = self._trace(sig).lower().compile()
             self._cache[key] = compiled
-            if compiled._fast_ok and not kwargs and not self._has_static and \
-                    sig.tree == tree_util.tree_structure((tuple(range(len(args))), {})):
-                self._fast_cache[sig.avals] = compiled
+            if compiled._fast_ok and not kwargs and not self._has_static:
+                self._fast_cache[(tree_util.tree_structure(args), sig.avals)] = compiled
         return compiled._call_flat(sig.leaves)
 
     def clear_cache(self) -> None:
@@ -561,10 +561,10 @@ class Compiled:
                                 f"{given.str_short()}, but it was compiled for {expected.str_short()}")
         return self._call_flat(sig.leaves)
 
-    def _call_fast(self, args: Sequence[Array]) -> Any:
-        """Call with Arrays already laid out as compiled; ``_MISS`` when they are not."""
+    def _call_fast(self, leaves: Sequence[Array]) -> Any:
+        """Call with the flat argument Arrays, already laid out as compiled; ``_MISS`` when they are not."""
         impls = []
-        for a, expected in zip(args, self._arg_runtime_shardings):
+        for a, expected in zip(leaves, self._arg_runtime_shardings):
             impl = a._impl
             if impl._sharding is not expected:
                 return _MISS

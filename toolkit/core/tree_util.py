@@ -775,6 +775,12 @@ def _flat_node(handler: _NodeHandler, aux, arity: int) -> PyTreeDef:
     return _new_def(kind, handler, aux, (_LEAF_DEF,) * arity, arity, arity + 1)
 
 
+# (handler, aux, children) -> treedef, for nested built-in structures. Children are interned
+# first, so equal structures come out as the *same* object and compare (and hash) in O(1):
+# jit looks its executables up by the treedef of the arguments on every call.
+_nested_defs: dict[tuple, PyTreeDef] = {}
+
+
 def _make_node(handler: _NodeHandler, aux, children: tuple) -> PyTreeDef:
     kind = handler.kind
     if kind is _NONE:
@@ -786,6 +792,15 @@ def _make_node(handler: _NodeHandler, aux, children: tuple) -> PyTreeDef:
         num_nodes += child.num_nodes
     if aux is None and num_leaves == len(children) and num_nodes == num_leaves + 1 and kind is not _CUSTOM:
         return _flat_def(handler, len(children))
+    # Only str dict keys: interning by `==` would conflate keys like 1 and True.
+    if kind is not _CUSTOM and (aux is None or (kind is _DICT and all(type(k) is str for k in aux))):
+        key = (handler, aux, children)
+        treedef = _nested_defs.get(key)
+        if treedef is None:
+            treedef = _new_def(kind, handler, aux, children, num_leaves, num_nodes)
+            if len(_nested_defs) < 4096:
+                _nested_defs[key] = treedef
+        return treedef
     return _new_def(kind, handler, aux, children, num_leaves, num_nodes)
 
 

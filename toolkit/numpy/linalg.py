@@ -30,12 +30,23 @@ def matmul(a: Any, b: Any, *, preferred_element_type: Any = None) -> Any:
     if a.shape[-1] != b.shape[-2]:
         raise ValueError(f"matmul: the contracted dimensions differ: {a.shape[-1]} (last of {a.shape}) vs "
                          f"{b.shape[-2]} (second-to-last of {b.shape})")
-    batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    a = broadcast_to(a, batch + tuple(a.shape[-2:]))
-    b = broadcast_to(b, batch + tuple(b.shape[-2:]))
-    nb = len(batch)
-    out = lax_linalg.dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
-                                 preferred_element_type=preferred_element_type)
+    if b.ndim == 2:
+        # (..., m, k) @ (k, n): contract directly; broadcasting b over the batch would make XLA
+        # run a batched product of copies (what JAX avoids too).
+        out = lax_linalg.dot_general(a, b, (((a.ndim - 1,), (0,)), ((), ())),
+                                     preferred_element_type=preferred_element_type)
+    elif a.ndim == 2:
+        # (m, k) @ (..., k, n) gives (m, ..., n): move m next to n.
+        out = lax_linalg.dot_general(a, b, (((1,), (b.ndim - 2,)), ((), ())),
+                                     preferred_element_type=preferred_element_type)
+        out = transpose(out, tuple(range(1, b.ndim - 1)) + (0, b.ndim - 1))
+    else:
+        batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        a = broadcast_to(a, batch + tuple(a.shape[-2:]))
+        b = broadcast_to(b, batch + tuple(b.shape[-2:]))
+        nb = len(batch)
+        out = lax_linalg.dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
+                                     preferred_element_type=preferred_element_type)
     if a_vec:
         out = squeeze(out, -2)
     if b_vec:
