@@ -31,3 +31,16 @@ def preferred_element_type():
     # CHECK: stablehlo.dot_general {{.*}} -> tensor<2xi32>
     print(lowered_text(lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type=np.int32),
                        spec((2, 3), "int8"), spec((3,), "int8")))
+
+
+@run
+def numpy_matmul_unbatched_operand():
+    # CHECK-LABEL: TEST: numpy_matmul_unbatched_operand
+    # A 2-D operand is contracted directly, never broadcast over the batch.
+    # CHECK-NOT: broadcast_in_dim
+    # CHECK: stablehlo.dot_general %arg0, %arg1, contracting_dims = [2] x [0] : (tensor<5x2x3xf32>, tensor<3x4xf32>) -> tensor<5x2x4xf32>
+    import toolkit.numpy as tnp
+    print(lowered_text(tnp.matmul, spec((5, 2, 3)), spec((3, 4))))
+    # CHECK: stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [1] : (tensor<2x3xf32>, tensor<5x3x4xf32>) -> tensor<2x5x4xf32>
+    # CHECK: stablehlo.transpose %{{.*}}, dims = [1, 0, 2] : (tensor<2x5x4xf32>) -> tensor<5x2x4xf32>
+    print(lowered_text(tnp.matmul, spec((2, 3)), spec((5, 3, 4))))
