@@ -251,3 +251,15 @@ def test_multi_platform_lowering_compiles_for_the_current_platform():
     np.testing.assert_allclose(np.asarray(lowered.compile()(x32)), np.sin(x32) * 2, rtol=1e-6)
     with pytest.raises(ValueError, match="cannot compile for 'cpu'"):
         toolkit.jit(lambda x: x + 1).trace(x32).lower(platforms=("cuda", "tpu")).compile()
+
+
+def test_jit_on_methods_binds_self():
+    class Scale:
+        def __init__(self, factor):
+            self.factor = factor
+
+        @toolkit.jit(static_argnums=0)
+        def apply(self, x):
+            return x * self.factor
+
+    np.testing.assert_allclose(np.asarray(Scale(3.0).apply(np.ones(2, np.float32))), [3, 3])

@@ -269,6 +269,10 @@ class Wrapped:
                 self._fast_cache[(tree_util.tree_structure(args), sig.avals)] = compiled
         return compiled._call_flat(sig.leaves)
 
+    def __get__(self, instance: Any, owner: Any = None) -> Any:
+        # ``@jit`` on a method: bind ``self`` like a plain function would.
+        return self if instance is None else functools.partial(self, instance)
+
     def clear_cache(self) -> None:
         self._cache.clear()
         self._fast_cache.clear()
