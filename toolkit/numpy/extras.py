@@ -518,24 +518,29 @@ def roll(a: Any, shift: Any, axis: _Axis = None) -> Any:
     if axis is None:
         return nshapes.reshape(roll(nshapes.ravel(a), shift, 0), a.shape)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    shifts = (shift,) * len(axes) if (isinstance(shift, (int, np.integer)) or
+    shifts = (shift,) * len(axes) if (isinstance(shift, (int, np.integer)) or shape_poly.is_symbolic_dim(shift) or
                                       (is_array(shift) and shift.ndim == 0)) else tuple(shift)
     if len(shifts) != len(axes):
         raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
     for s, ax in zip(shifts, axes):
         ax = canonical_axis(ax, a.ndim)
         n = a.shape[ax]
-        if n == 0:
+        if shape_poly.definitely_equal(n, 0):
             continue
-        if isinstance(s, (int, np.integer)):
+        if isinstance(s, (int, np.integer)) and type(n) is int:
             s = int(s) % n
             if s:
                 a = st.concatenate([_axis_slice(a, ax, n - s, n), _axis_slice(a, ax, 0, n - s)], ax)
         else:
+            # A traced shift, or a symbolic size or shift: the amount is known at run time only.
+            if isinstance(s, (int, np.integer)) or shape_poly.is_symbolic_dim(s):
+                s = st.dimension_as_value(s, np.int32) if shape_poly.is_symbolic_dim(s) else np.int32(s)
             if not dtypes.is_integer(s.dtype):
                 raise TypeError(f"roll: shift must be an integer, got {s.dtype.name}")
-            s = ew.convert_element_type(s, dtypes.int32) if s.dtype != dtypes.int32 or s.weak_type else s
-            start = nuf.remainder(np.int32(n) - nuf.remainder(s, np.int32(n)), np.int32(n))
+            if s.dtype != dtypes.int32 or getattr(s, "weak_type", False):
+                s = ew.convert_element_type(s, dtypes.int32)
+            size = st.dimension_as_value(n, np.int32) if shape_poly.is_symbolic_dim(n) else np.int32(n)
+            start = nuf.remainder(nuf.subtract(size, nuf.remainder(s, size)), size)
             doubled = st.concatenate([a, a], ax)
             starts = [np.int32(0)] * a.ndim
             starts[ax] = start
@@ -617,6 +622,9 @@ def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None,
     if not dtypes.is_integer(indices.dtype):
         raise TypeError(f"take: indices must be integers, got {np.dtype(indices.dtype).name}")
     n = a.shape[axis]
+    if isinstance(indices, np.ndarray) and shape_poly.is_symbolic_dim(n) and gather_mode in (
+            "wrap", lax_ix.GatherScatterMode.CLIP):
+        indices = asarray(indices)  # wrapping/clamping by a symbolic size happens at run time
     if gather_mode == "wrap":
         indices = np.mod(indices, n) if isinstance(indices, np.ndarray) else nuf.remainder(indices, n)
         gather_mode = lax_ix.GatherScatterMode.PROMISE_IN_BOUNDS

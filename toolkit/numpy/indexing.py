@@ -231,25 +231,45 @@ def _slice_entry(dim: int, n: Any, start: int | None, stop: int | None, step: in
 def _symbolic_slice_entry(dim: int, n: Any, start: Any, stop: Any, step: int) -> _E:
     """``slice.indices`` for a symbolic size ``n`` (or symbolic bounds): clamped bounds as max/min expressions.
 
-    Bounds whose sign cannot be decided (a symbolic bound that may be negative)
-    raise ``InconclusiveDimensionOperation``; ``b - 1``, ``-1``, ``b // 2`` are fine.
+    The span is ``max(min(stop, n) - max(start, 0), 0)`` (mirrored for negative
+    steps), so ``x[1:]`` and ``x[:-1]`` both get ``max(n - 1, 0)`` elements and
+    their shapes agree. Bounds whose sign cannot be decided (a symbolic bound
+    that may be negative) raise ``InconclusiveDimensionOperation``.
     """
-    def clamp(bound: Any, low: Any, high: Any) -> Any:
-        if bound >= 0:
-            return shape_poly.min_dim(bound, high)
-        return shape_poly.max_dim(n + bound, low)
+    def unclamped(bound: Any) -> Any:
+        return bound if bound >= 0 else n + bound
 
+    def clamp(bound: Any, low: Any, high: Any) -> Any:
+        return shape_poly.min_dim(bound, high) if bound >= 0 else shape_poly.max_dim(n + bound, low)
+
+    min_dim, max_dim = shape_poly.min_dim, shape_poly.max_dim
     if step > 0:
-        start = 0 if start is None else clamp(start, 0, n)
-        stop = n if stop is None else clamp(stop, 0, n)
-        length = shape_poly.max_dim(stop - start, 0)
-        count = length if step == 1 else (length + step - 1) // step
+        first = 0 if start is None else clamp(start, 0, n)
+        low = 0 if start is None else max_dim(unclamped(start), 0)
+        high = n if stop is None else min_dim(unclamped(stop), n)
     else:
-        start = n - 1 if start is None else clamp(start, -1, n - 1)
-        stop = -1 if stop is None else clamp(stop, -1, n - 1)
-        length = shape_poly.max_dim(start - stop, 0)
-        count = length if step == -1 else (length - step - 1) // -step
-    return _E("slice", dim, start, step, count, value=stop)
+        first = n - 1 if start is None else clamp(start, -1, n - 1)
+        high = n - 1 if start is None else min_dim(unclamped(start), n - 1)
+        low = -1 if stop is None else max_dim(unclamped(stop), -1)
+    span = max_dim(high - low, 0)
+    count = span if abs(step) == 1 else (span + abs(step) - 1) // abs(step)
+    return _E("slice", dim, first, step, count, value=span)
+
+
+def _int_index(position: Any) -> Any:
+    """A normalized int index as an index array: numpy when static, a run-time value when symbolic (``b - 1``)."""
+    if shape_poly.is_symbolic_dim(position):
+        return st.dimension_as_value(position, np.int32)
+    return np.asarray(position)
+
+
+def _strided_positions(e: _E) -> Any:
+    """The positions ``start + k * step`` a strided slice selects (run-time values for symbolic sizes)."""
+    if all(type(v) is int for v in (e.start, e.length)):
+        return np.arange(e.length, dtype=np.int64) * e.step + e.start
+    from toolkit.numpy import ufuncs as nuf
+    positions = nuf.multiply(st.iota(np.int32, e.length), np.int32(e.step))
+    return nuf.add(positions, _int_index(e.start) if shape_poly.is_symbolic_dim(e.start) else np.int32(e.start))
 
 
 def _has_advanced(entries: Sequence[_E]) -> bool:
@@ -324,15 +344,11 @@ def _basic(x: Any, entries: Sequence[_E]) -> Any:
                 continue
             start, step = e.start, e.step
             if not all(type(v) is int for v in (n, start, length)):
-                # Symbolic: the clamped stop was kept, so the limit needs no case split on an empty slice.
-                stop = e.value
+                # Symbolic: the entry keeps the span, so the limit needs no case split on an empty slice.
                 if step < 0:
                     reversed_dims.append(d)
                     start, step = n - 1 - start, -step
-                    span = shape_poly.max_dim(e.start - stop, 0)
-                else:
-                    span = shape_poly.max_dim(stop - start, 0)
-                starts[d], limits[d], strides[d] = start, start + span, step
+                starts[d], limits[d], strides[d] = start, start + e.value, step
                 continue
             if step < 0:
                 # Reversed, the elements n-1-start, ... are taken with the positive step -step.
@@ -425,7 +441,7 @@ def _advanced_get(x: Any, entries: Sequence[_E], mode: Any, fill_value: Any) -> 
     pre = [e if e.kind in ("slice", "new") else _full_slice(e.dim, x.shape[e.dim]) for e in entries]
     x = _basic(x, pre)
     adv = [j for j, e in enumerate(entries) if e.kind in ("int", "dyn", "array")]
-    values = [np.asarray(e.start) if e.kind == "int" else e.value for e in (entries[j] for j in adv)]
+    values = [_int_index(e.start) if e.kind == "int" else e.value for e in (entries[j] for j in adv)]
     batch_shape = broadcast_shapes(*[tuple(v.shape) for v in values])
     rest = [j for j in range(x.ndim) if j not in adv]
     nb = len(batch_shape)
@@ -564,7 +580,7 @@ def _scatter(x: Any, idx: Any, values: Any, op: str, mode: Any, indices_are_sort
         values = asarray(values)  # a 0-d numpy value stays an inline literal
 
     adv = [e for e in entries if e.kind in ("int", "dyn", "array")]
-    adv_values = [np.asarray(e.start) if e.kind == "int" else e.value for e in adv]
+    adv_values = [_int_index(e.start) if e.kind == "int" else e.value for e in adv]
     batch_shape = broadcast_shapes(*[tuple(v.shape) for v in adv_values]) if adv else ()
     labels = _result_labels(entries, len(batch_shape))
     sizes = {("d", e.dim): e.length for e in entries if e.kind == "slice"}
@@ -606,7 +622,7 @@ def _scatter(x: Any, idx: Any, values: Any, op: str, mode: Any, indices_are_sort
             component_dims.append(d)
         elif d in strided:
             e = slices[d]
-            components.append((np.arange(e.length, dtype=np.int64) * e.step + e.start, None))
+            components.append((_strided_positions(e), None))
             placements.append((nb + strided.index(d),))
             component_dims.append(d)
         elif d in windows and (slices[d].start != 0 or not (slices[d].length is x.shape[d] or
