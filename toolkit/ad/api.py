@@ -1,0 +1,278 @@
+"""User-facing differentiation: ``jvp``, ``linearize``, ``vjp``, ``grad``, ``value_and_grad``.
+
+The signatures and pytree conventions are ``jax``'s. Each function traces the
+user's function into a ``Program`` with ``toolkit.core.tracing.trace_flat``
+(nested inside the enclosing trace, if any, so ``jit(grad(f))`` and
+``grad(grad(f))`` work) and runs an interpreter over it: ``jvp_program`` for
+forward mode, ``vjp_program`` for reverse mode. Outside any trace the
+interpreters run eagerly, one primitive at a time.
+
+Example::
+
+    import toolkit, toolkit.numpy as tnp
+    df = toolkit.grad(lambda x: tnp.sum(tnp.sin(x)))
+    df(np.ones(3, np.float32))             # cos(1) three times
+    toolkit.jit(df)(np.ones(3, np.float32))
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from toolkit.ad.jvp import jvp_program
+from toolkit.ad.values import Zero, instantiate, is_differentiable
+from toolkit.ad.vjp import vjp_program
+from toolkit.core import dtypes, tracing, tree_util
+from toolkit.core.avals import ShapedArray, aval_of
+from toolkit.core.program import Program
+
+__all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad"]
+
+
+class _TracedFunction:
+    """A user function traced at the avals of its flattened arguments."""
+
+    def __init__(self, fun: Callable[..., Any], args: Sequence[Any], has_aux: bool, what: str):
+        if not callable(fun):
+            raise TypeError(f"{what}: expected a callable function, got {type(fun).__name__}")
+        flat_args, in_tree = tree_util.tree_flatten(tuple(args))
+        avals = []
+        for i, leaf in enumerate(flat_args):
+            try:
+                avals.append(aval_of(leaf))
+            except TypeError:
+                raise TypeError(f"{what}: argument leaf {i} of type {type(leaf).__name__} is not an array") from None
+        self.out_tree: tree_util.PyTreeDef | None = None
+        self.aux_tree: tree_util.PyTreeDef | None = None
+        self.num_out = 0
+
+        def flat_fun(*leaves: Any) -> list[Any]:
+            out = fun(*tree_util.tree_unflatten(in_tree, list(leaves)))
+            if has_aux:
+                if not (isinstance(out, (tuple, list)) and len(out) == 2):
+                    raise TypeError(f"{what} with has_aux=True: the function must return a pair (output, aux), "
+                                    f"got {type(out).__name__}")
+                out, aux = out
+            out_leaves, self.out_tree = tree_util.tree_flatten(out)
+            self.num_out = len(out_leaves)
+            aux_leaves: list[Any] = []
+            if has_aux:
+                # Aux values leave through the program's outputs (never differentiated), so they come
+                # back as values of the caller's context rather than as tracers of this inner trace.
+                aux_leaves, self.aux_tree = tree_util.tree_flatten(aux)
+            for i, leaf in enumerate(out_leaves):
+                try:
+                    aval_of(leaf)
+                except TypeError:
+                    raise TypeError(f"{what}: output leaf {i} of type {type(leaf).__name__} is not an array") \
+                        from None
+            return out_leaves + aux_leaves
+
+        self.program, captured = tracing.trace_flat(flat_fun, avals)
+        self.in_tree = in_tree
+        self.flat_args = list(flat_args) + list(captured)
+        self.num_explicit = len(flat_args)
+
+    def split(self, outs: Sequence[Any]) -> tuple[Any, Any]:
+        """The output tree and the aux tree (None without has_aux) from the program's outputs."""
+        out = tree_util.tree_unflatten(self.out_tree, list(outs[:self.num_out]))
+        aux = None if self.aux_tree is None else tree_util.tree_unflatten(self.aux_tree, list(outs[self.num_out:]))
+        return out, aux
+
+
+def _check_tangent(primal: Any, tangent: Any, index: int) -> None:
+    p, t = aval_of(primal), aval_of(tangent)
+    if tuple(p.shape) != tuple(t.shape):
+        raise ValueError(f"jvp: primal and tangent leaf {index} must have equal shapes, got primal {p.str_short()} "
+                         f"and tangent {t.str_short()}")
+    if is_differentiable(p) and p.dtype != t.dtype:
+        raise TypeError(f"jvp: primal and tangent leaf {index} must have equal dtypes, got primal "
+                        f"{p.str_short()} and tangent {t.str_short()}")
+
+
+def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any],
+        has_aux: bool = False) -> tuple[Any, ...]:
+    """``(fun(*primals), J·tangents)``: the Jacobian-vector product (forward mode).
+
+    ``primals`` and ``tangents`` are tuples or lists of the same tree of arrays.
+
+    Example::
+
+        y, dy = toolkit.jvp(tnp.sin, (x,), (np.ones_like(x),))   # dy == cos(x)
+    """
+    if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
+        raise TypeError("jvp: primal and tangent arguments must be tuples or lists, got "
+                        f"{type(primals).__name__} and {type(tangents).__name__}")
+    primal_leaves, primal_tree = tree_util.tree_flatten(tuple(primals))
+    tangent_leaves, tangent_tree = tree_util.tree_flatten(tuple(tangents))
+    if primal_tree != tangent_tree:
+        raise TypeError(f"jvp: primal and tangent arguments must have the same tree structure, got {primal_tree} "
+                        f"and {tangent_tree}")
+    for i, (p, t) in enumerate(zip(primal_leaves, tangent_leaves)):
+        _check_tangent(p, t, i)
+    traced = _TracedFunction(fun, primals, has_aux, "jvp")
+    tangents_in = list(tangent_leaves) + [Zero(aval_of(c)) for c in traced.flat_args[traced.num_explicit:]]
+    outs, out_tangents = jvp_program(traced.program, traced.flat_args, tangents_in)
+    out, aux = traced.split(outs)
+    out_t = tree_util.tree_unflatten(traced.out_tree, [instantiate(t) for t in out_tangents[:traced.num_out]])
+    return (out, out_t, aux) if has_aux else (out, out_t)
+
+
+def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
+    """``(fun(*primals), f_jvp)`` where ``f_jvp(*tangents)`` is the JVP at ``primals``.
+
+    ``f_jvp`` re-runs the forward-mode interpreter at the fixed primals (it is
+    linear in the tangents; under ``jit`` XLA shares the primal computations).
+
+    Example::
+
+        y, f_jvp = toolkit.linearize(tnp.sin, x)
+        f_jvp(np.ones_like(x))   # cos(x)
+    """
+    traced = _TracedFunction(fun, primals, has_aux, "linearize")
+    from toolkit.ad.interpret import eval_program
+    outs = eval_program(traced.program, traced.flat_args)
+    out, aux = traced.split(outs)
+    primal_leaves = traced.flat_args[:traced.num_explicit]
+
+    def f_jvp(*tangents: Any) -> Any:
+        leaves, tree = tree_util.tree_flatten(tuple(tangents))
+        if tree != traced.in_tree:
+            raise TypeError(f"linearize: the tangents' structure {tree} does not match the primals' {traced.in_tree}")
+        for i, (p, t) in enumerate(zip(primal_leaves, leaves)):
+            _check_tangent(p, t, i)
+        tangents_in = list(leaves) + [Zero(aval_of(c)) for c in traced.flat_args[traced.num_explicit:]]
+        _, out_tangents = jvp_program(traced.program, traced.flat_args, tangents_in)
+        return tree_util.tree_unflatten(traced.out_tree, [instantiate(t) for t in out_tangents[:traced.num_out]])
+
+    return (out, f_jvp, aux) if has_aux else (out, f_jvp)
+
+
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
+    """``(fun(*primals), f_vjp)`` where ``f_vjp(cotangent)`` returns one cotangent per primal (a tuple).
+
+    The cotangent has the structure, shapes and dtypes of ``fun``'s output.
+    Integer and boolean primals get zero cotangents of their own dtype.
+
+    Example::
+
+        y, f_vjp = toolkit.vjp(lambda x, w: x @ w, x, w)
+        dx, dw = f_vjp(np.ones_like(y))
+    """
+    traced = _TracedFunction(fun, primals, has_aux, "vjp")
+    active = [i < traced.num_explicit for i in range(len(traced.flat_args))]
+    outs, backward = vjp_program(traced.program, traced.flat_args, active)
+    out_avals = traced.program.out_avals
+    in_avals = traced.program.in_avals[:traced.num_explicit]
+
+    def f_vjp(cotangent: Any) -> tuple[Any, ...]:
+        leaves, tree = tree_util.tree_flatten(cotangent)
+        if tree != traced.out_tree:
+            raise TypeError(f"vjp: the cotangent's structure {tree} does not match the output's {traced.out_tree}")
+        for i, (leaf, aval) in enumerate(zip(leaves, out_avals)):
+            got = aval_of(leaf)
+            if tuple(got.shape) != tuple(aval.shape) or (is_differentiable(aval) and got.dtype != aval.dtype):
+                raise ValueError(f"vjp: cotangent leaf {i} has type {got.str_short()} but the output is "
+                                 f"{aval.str_short()}")
+        cts = [ct if is_differentiable(a) else Zero(a) for ct, a in zip(leaves, out_avals)]
+        cts_in = backward(cts + [Zero(a) for a in out_avals[traced.num_out:]])
+        cts_in = [instantiate(ct) if not isinstance(ct, Zero) else instantiate(Zero(a))
+                  for ct, a in zip(cts_in[:traced.num_explicit], in_avals)]
+        return tree_util.tree_unflatten(traced.in_tree, cts_in)
+
+    out, aux = traced.split(outs)
+    return (out, f_vjp, aux) if has_aux else (out, f_vjp)
+
+
+def _argnums_tuple(argnums: int | Sequence[int], nargs: int, what: str) -> tuple[int, ...]:
+    many = not isinstance(argnums, (int, np.integer))
+    nums = tuple(int(a) for a in argnums) if many else (int(argnums),)
+    if not nums and many:
+        raise ValueError(f"{what}: argnums must not be empty")
+    for a in nums:
+        if not -nargs <= a < nargs:
+            raise ValueError(f"{what}: argnums {argnums} is out of bounds for a call with {nargs} positional "
+                             f"arguments")
+    return tuple(a % nargs for a in nums)
+
+
+def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+                   holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
+    """A function returning ``(fun(*args), gradient)`` (``((value, aux), gradient)`` with ``has_aux``).
+
+    ``fun`` must return a real scalar. The gradient is taken with respect to
+    the positional arguments ``argnums`` (an int: one gradient; a tuple: a
+    tuple of gradients), each a pytree of floating arrays.
+
+    Example::
+
+        loss, grads = toolkit.value_and_grad(loss_fn)(params, batch)
+    """
+    if not callable(fun):
+        raise TypeError(f"value_and_grad: expected a callable function, got {type(fun).__name__}")
+    if holomorphic:
+        raise NotImplementedError("toolkit.grad: holomorphic=True is not supported yet")
+    what = "grad"
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        nums = _argnums_tuple(argnums, len(args), what)
+        for a in nums:
+            for leaf in tree_util.tree_leaves(args[a]):
+                dtype = aval_of(leaf).dtype
+                if not allow_int and not dtypes.is_inexact(dtype):
+                    raise TypeError(f"grad requires real- or complex-valued inputs (input dtype that is a "
+                                    f"sub-dtype of np.inexact), but got {dtype.name} in argument {a}. If you want "
+                                    "to use Boolean- or integer-valued inputs, use vjp or set allow_int to True.")
+
+        def partial_fun(*diff_args: Any) -> Any:
+            full = list(args)
+            for a, value in zip(nums, diff_args):
+                full[a] = value
+            return fun(*full, **kwargs)
+
+        result = vjp(partial_fun, *(args[a] for a in nums), has_aux=has_aux)
+        out, f_vjp = result[0], result[1]
+        out_leaves = tree_util.tree_leaves(out)
+        out_aval = aval_of(out) if len(out_leaves) == 1 and out_leaves[0] is out else None
+        if out_aval is None or out_aval.shape != ():
+            shape = "a non-array value" if out_aval is None else f"shape {out_aval.shape}"
+            raise TypeError(f"grad requires scalar-valued function output, got {shape}. Use vjp or jacobians "
+                            "for vector-valued outputs.")
+        if not dtypes.is_inexact(out_aval.dtype) or dtypes.is_complex(out_aval.dtype):
+            raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
+                            f"but got {out_aval.dtype.name}. For holomorphic differentiation, pass "
+                            "holomorphic=True (not supported yet).")
+        grads = f_vjp(np.ones((), out_aval.dtype))
+        gradient = grads[0] if isinstance(argnums, (int, np.integer)) else tuple(grads)
+        value = (out, result[2]) if has_aux else out
+        return value, gradient
+
+    wrapped.__name__ = f"value_and_grad_{getattr(fun, '__name__', 'fun')}"
+    wrapped.__wrapped__ = fun
+    return wrapped
+
+
+def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+         holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
+    """The gradient of the real scalar function ``fun`` with respect to its arguments ``argnums``.
+
+    Returns ``gradient`` (or ``(gradient, aux)`` with ``has_aux``), with the
+    structure of the differentiated arguments.
+
+    Example::
+
+        df = toolkit.grad(lambda x: tnp.sum(x ** 2))
+        df(np.arange(3.0, dtype=np.float32))   # [0, 2, 4]
+        toolkit.jit(toolkit.grad(df_scalar))   # transformations compose
+    """
+    value_and_grad_fun = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        value, gradient = value_and_grad_fun(*args, **kwargs)
+        return (gradient, value[1]) if has_aux else gradient
+
+    wrapped.__name__ = f"grad_{getattr(fun, '__name__', 'fun')}"
+    wrapped.__wrapped__ = fun
+    return wrapped

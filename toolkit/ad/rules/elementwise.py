@@ -1,0 +1,286 @@
+"""JVP and transpose rules for ``toolkit/lax/elementwise.py``.
+
+Terms are written with ``toolkit.numpy`` operators (which broadcast Python
+scalars at the operand's dtype); every term is linear in its tangent ``t``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from toolkit import numpy as tnp
+from toolkit.ad.jvp import defjvp, zero_tangent_jvp
+from toolkit.ad.values import Zero, instantiate, is_undefined, tangent_aval, value_aval, zeros
+from toolkit.core import dtypes
+from toolkit.lax import elementwise as ew
+
+# --- piecewise constant: zero tangent ----------------------------------------------
+for _p in (ew.sign_p, ew.floor_p, ew.ceil_p, ew.round_p, ew.is_finite_p, ew.not_p, ew.population_count_p,
+           ew.clz_p, ew.and_p, ew.or_p, ew.xor_p, ew.shift_left_p, ew.shift_right_arithmetic_p,
+           ew.shift_right_logical_p, ew.eq_p, ew.ne_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p, ew.nextafter_p,
+           ew.bitcast_convert_type_p):
+    zero_tangent_jvp(_p)
+
+
+# --- linear ----------------------------------------------------------------------------
+
+def _neg_jvp(primals, tangents):
+    (x,), (t,) = primals, tangents
+    return ew.neg(x), ew.neg(t)
+
+
+def _neg_transpose(ct, x):
+    return [Zero(x.aval) if isinstance(ct, Zero) else ew.neg(ct)]
+
+
+ew.neg_p.jvp = _neg_jvp
+ew.neg_p.transpose = _neg_transpose
+
+
+def _add_jvp(primals, tangents):
+    x, y = primals
+    tx, ty = tangents
+    if isinstance(tx, Zero):
+        return ew.add(x, y), ty
+    if isinstance(ty, Zero):
+        return ew.add(x, y), tx
+    return ew.add(x, y), ew.add(tx, ty)
+
+
+def _add_transpose(ct, x, y):
+    return [ct if is_undefined(x) else None, ct if is_undefined(y) else None]
+
+
+ew.add_p.jvp = _add_jvp
+ew.add_p.transpose = _add_transpose
+
+
+def _sub_jvp(primals, tangents):
+    x, y = primals
+    tx, ty = tangents
+    if isinstance(ty, Zero):
+        return ew.sub(x, y), tx
+    if isinstance(tx, Zero):
+        return ew.sub(x, y), ew.neg(ty)
+    return ew.sub(x, y), ew.sub(tx, ty)
+
+
+def _sub_transpose(ct, x, y):
+    neg = ct if isinstance(ct, Zero) else ew.neg(ct)
+    return [ct if is_undefined(x) else None, neg if is_undefined(y) else None]
+
+
+ew.sub_p.jvp = _sub_jvp
+ew.sub_p.transpose = _sub_transpose
+
+
+def _mul_transpose(ct, x, y):
+    # Bilinear: transposable in exactly one operand, the other is a known coefficient.
+    if is_undefined(x) and is_undefined(y):
+        raise ValueError("mul is not linear in both operands at once")
+    if isinstance(ct, Zero):
+        return [None, None]
+    if is_undefined(x):
+        return [ct * y, None]
+    return [None, x * ct]
+
+
+defjvp(ew.mul_p, lambda t, ans, x, y: t * y, lambda t, ans, x, y: x * t)
+ew.mul_p.transpose = _mul_transpose
+
+
+def _div_transpose(ct, x, y):
+    if is_undefined(y):
+        raise ValueError("div is linear in its numerator only")
+    return [None if isinstance(ct, Zero) else ct / y, None]
+
+
+defjvp(ew.div_p, lambda t, ans, x, y: t / y, lambda t, ans, x, y: -t * ans / y)
+ew.div_p.transpose = _div_transpose
+
+
+def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False):
+    (x,), (t,) = primals, tangents
+    out = ew.convert_element_type(x, new_dtype, weak_type)
+    if not dtypes.is_inexact(new_dtype) or isinstance(t, Zero):
+        return out, Zero(tangent_aval(value_aval(out)))
+    return out, ew.convert_element_type(t, new_dtype, weak_type)
+
+
+def _convert_transpose(ct, x, *, new_dtype, weak_type=False):
+    if isinstance(ct, Zero):
+        return [Zero(x.aval)]
+    return [ew.convert_element_type(ct, x.aval.dtype, x.aval.weak_type)]
+
+
+ew.convert_element_type_p.jvp = _convert_jvp
+ew.convert_element_type_p.transpose = _convert_transpose
+
+
+def _select_n_jvp(primals, tangents):
+    which, *cases = primals
+    case_tangents = tangents[1:]
+    out = ew.select_n(which, *cases)
+    if all(isinstance(t, Zero) for t in case_tangents):
+        return out, Zero(tangent_aval(value_aval(out)))
+    return out, ew.select_n(which, *(instantiate(t) for t in case_tangents))
+
+
+def _select_n_transpose(ct, which, *cases):
+    if is_undefined(which):
+        raise ValueError("select_n is not linear in its selector")
+    if isinstance(ct, Zero):
+        return [None] * (1 + len(cases))
+    zero = zeros(value_aval(ct))
+    cts = [None]
+    for k, case in enumerate(cases):
+        if is_undefined(case):
+            cts.append(ew.select_n(which, *(ct if j == k else zero for j in range(len(cases)))))
+        else:
+            cts.append(None)
+    return cts
+
+
+ew.select_n_p.jvp = _select_n_jvp
+ew.select_n_p.transpose = _select_n_transpose
+
+
+def _real_transpose(ct, x):
+    return [None if isinstance(ct, Zero) else ew.complex(ct, tnp.zeros_like(ct))]
+
+
+def _imag_transpose(ct, x):
+    # imag(z) = Re(-i z): its transpose maps ct to -i ct (JAX's convention for complex cotangents).
+    return [None if isinstance(ct, Zero) else ew.complex(tnp.zeros_like(ct), ew.neg(ct))]
+
+
+def _complex_transpose(ct, x, y):
+    if isinstance(ct, Zero):
+        return [None, None]
+    return [ew.real(ct) if is_undefined(x) else None, ew.imag(ct) if is_undefined(y) else None]
+
+
+def _conj_transpose(ct, x):
+    return [None if isinstance(ct, Zero) else ew.conj(ct)]
+
+
+defjvp(ew.real_p, lambda t, ans, x: ew.real(t))
+ew.real_p.transpose = _real_transpose
+defjvp(ew.imag_p, lambda t, ans, x: ew.imag(t))
+ew.imag_p.transpose = _imag_transpose
+defjvp(ew.complex_p, lambda t, ans, x, y: ew.complex(t, tnp.zeros_like(t)),
+       lambda t, ans, x, y: ew.complex(tnp.zeros_like(t), t))
+ew.complex_p.transpose = _complex_transpose
+defjvp(ew.conj_p, lambda t, ans, x: ew.conj(t))
+ew.conj_p.transpose = _conj_transpose
+
+
+# --- nonlinear unary: d/dx written next to each primitive --------------------------------
+
+defjvp(ew.exp_p, lambda t, ans, x: t * ans)
+defjvp(ew.exp2_p, lambda t, ans, x: t * (ans * math.log(2.0)))
+defjvp(ew.log_p, lambda t, ans, x: t / x)
+defjvp(ew.log1p_p, lambda t, ans, x: t / (1.0 + x))
+defjvp(ew.expm1_p, lambda t, ans, x: t * (ans + 1.0))
+defjvp(ew.tanh_p, lambda t, ans, x: t * (1.0 - ans * ans))
+defjvp(ew.logistic_p, lambda t, ans, x: t * (ans * (1.0 - ans)))
+defjvp(ew.sin_p, lambda t, ans, x: t * ew.cos(x))
+defjvp(ew.cos_p, lambda t, ans, x: t * ew.neg(ew.sin(x)))
+defjvp(ew.tan_p, lambda t, ans, x: t * (1.0 + ans * ans))
+defjvp(ew.asin_p, lambda t, ans, x: t * ew.rsqrt(1.0 - x * x))
+defjvp(ew.acos_p, lambda t, ans, x: t * ew.neg(ew.rsqrt(1.0 - x * x)))
+defjvp(ew.atan_p, lambda t, ans, x: t / (1.0 + x * x))
+defjvp(ew.sinh_p, lambda t, ans, x: t * ew.cosh(x))
+defjvp(ew.cosh_p, lambda t, ans, x: t * ew.sinh(x))
+defjvp(ew.asinh_p, lambda t, ans, x: t * ew.rsqrt(x * x + 1.0))
+defjvp(ew.acosh_p, lambda t, ans, x: t * ew.rsqrt((x - 1.0) * (x + 1.0)))
+defjvp(ew.atanh_p, lambda t, ans, x: t / ((1.0 - x) * (1.0 + x)))
+defjvp(ew.sqrt_p, lambda t, ans, x: t / (2.0 * ans))
+defjvp(ew.rsqrt_p, lambda t, ans, x: t * (-0.5 * ans / x))
+defjvp(ew.cbrt_p, lambda t, ans, x: t / (3.0 * ans * ans))
+defjvp(ew.erf_p, lambda t, ans, x: t * ((2.0 / math.sqrt(math.pi)) * ew.exp(ew.neg(x * x))))
+defjvp(ew.erfc_p, lambda t, ans, x: t * ((-2.0 / math.sqrt(math.pi)) * ew.exp(ew.neg(x * x))))
+defjvp(ew.erf_inv_p, lambda t, ans, x: t * ((math.sqrt(math.pi) / 2.0) * ew.exp(ans * ans)))
+defjvp(ew.lgamma_p, lambda t, ans, x: t * ew.digamma(x))
+
+
+def _digamma_jvp(primals, tangents):
+    raise NotImplementedError("toolkit.ad: the derivative of digamma (the polygamma function) is not "
+                              "implemented, so digamma (and second derivatives of lgamma) cannot be differentiated")
+
+
+ew.digamma_p.jvp = _digamma_jvp
+
+
+def _abs_term(t, ans, x):
+    if dtypes.is_complex(tnp.asarray(x).dtype if not hasattr(x, "dtype") else x.dtype):
+        safe = tnp.where(ans == 0, tnp.ones_like(ans), ans)
+        return tnp.where(ans == 0, tnp.zeros_like(ans), ew.real(ew.mul(ew.conj(x), t)) / safe)
+    return t * ew.sign(x)
+
+
+defjvp(ew.abs_p, _abs_term)
+
+
+def _integer_pow_term(t, ans, x, *, y):
+    if y == 0:
+        return tnp.zeros_like(t)
+    return t * (float(y) * (ew.integer_pow(x, y - 1) if y != 1 else tnp.ones_like(x)))
+
+
+defjvp(ew.integer_pow_p, _integer_pow_term)
+
+
+def _pow_exponent_term(t, ans, x, y):
+    # d/dy x**y = log(x) x**y, taken as 0 where x == 0 (the limit JAX uses).
+    safe_log = ew.log(tnp.where(x == 0, tnp.ones_like(x), x))
+    return t * tnp.where(x == 0, tnp.zeros_like(ans), ans * safe_log)
+
+
+def _pow_base_term(t, ans, x, y):
+    # d/dx x**y = y x**(y-1), and 0 where y == 0 (also at x == 0).
+    y_minus_one = ew.sub(y, tnp.ones_like(y)) if hasattr(y, "aval") else tnp.asarray(y, x.dtype) - 1
+    return t * tnp.where(tnp.asarray(y) == 0, tnp.zeros_like(x), y * ew.pow(x, tnp.broadcast_to(
+        tnp.asarray(y_minus_one, value_aval(x).dtype), value_aval(x).shape)))
+
+
+defjvp(ew.pow_p, _pow_base_term, _pow_exponent_term)
+
+
+def _minmax_mask(x, y, pick_x_where):
+    # Ties split the tangent evenly (as JAX does), so max(x, x) has derivative 1.
+    return tnp.where(pick_x_where, 1.0, tnp.where(x == y, 0.5, 0.0)).astype(tnp.result_type(x))
+
+
+defjvp(ew.max_p, lambda t, ans, x, y: t * _minmax_mask(x, y, x > y), lambda t, ans, x, y: t * _minmax_mask(y, x, y > x))
+defjvp(ew.min_p, lambda t, ans, x, y: t * _minmax_mask(x, y, x < y), lambda t, ans, x, y: t * _minmax_mask(y, x, y < x))
+defjvp(ew.atan2_p, lambda t, ans, x, y: t * (y / (x * x + y * y)), lambda t, ans, x, y: t * (ew.neg(x) / (x * x + y * y)))
+def _trunc(q):
+    return ew.sign(q) * ew.floor(ew.abs(q))
+
+
+defjvp(ew.rem_p, lambda t, ans, x, y: t,
+       lambda t, ans, x, y: t * ew.neg(_trunc(tnp.asarray(x) / tnp.asarray(y))))
+
+
+def _clamp_jvp(primals, tangents):
+    lo, x, hi = primals
+    t_lo, t_x, t_hi = tangents
+    out = ew.clamp(lo, x, hi)
+    total: Any = Zero(tangent_aval(value_aval(out)))
+    shape = value_aval(x).shape
+    if not isinstance(t_x, Zero):
+        total = t_x * ((x > lo) & (x < hi)).astype(t_x.dtype)
+    if not isinstance(t_lo, Zero):
+        term = tnp.broadcast_to(t_lo, shape) * (tnp.broadcast_to(lo, shape) > x).astype(t_lo.dtype)
+        total = term if isinstance(total, Zero) else total + term
+    if not isinstance(t_hi, Zero):
+        term = tnp.broadcast_to(t_hi, shape) * (tnp.broadcast_to(hi, shape) < x).astype(t_hi.dtype)
+        total = term if isinstance(total, Zero) else total + term
+    return out, total
+
+
+ew.clamp_p.jvp = _clamp_jvp

@@ -1,0 +1,68 @@
+"""Transposing a program that is linear in some of its inputs.
+
+``backward_pass(program, num_linear, nonlinear_args, cotangents)`` takes a
+program whose first ``num_linear`` inputs are the linear ones (their values
+unknown) and whose other inputs are known. Equations that do not depend on
+a linear input are evaluated forward (they compute coefficients such as
+``cos(x)``); the remaining ones are linear and are walked in reverse, each
+calling its primitive's transpose rule.
+
+A transpose rule is ``prim.transpose(cotangent_out, *operands, **params) ->
+cotangents_in``: the operands the equation is linear in are
+``UndefinedPrimal``s, the others are values; it returns one cotangent (or
+``None``/``Zero``) per operand. ``cotangent_out`` is a list for
+multiple-result primitives and may be a ``Zero``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from toolkit.ad.interpret import Environment, bind_equation
+from toolkit.ad.jvp import missing_rule
+from toolkit.ad.values import UndefinedPrimal, Zero, add_any, tangent_aval
+from toolkit.core.program import Literal, Program, Var
+
+
+def backward_pass(program: Program, num_linear: int, nonlinear_args: Sequence[Any],
+                  cotangents: Sequence[Any]) -> list[Any]:
+    """Cotangents of the first ``num_linear`` inputs of ``program`` given those of its outputs."""
+    if len(cotangents) != len(program.outvars):
+        raise TypeError(f"backward_pass: {len(program.outvars)} outputs but {len(cotangents)} cotangents")
+    env = Environment()
+    env.write_all(program.constvars, program.consts)
+    env.write_all(program.invars[num_linear:], nonlinear_args)
+    linear: set[Var] = set(program.invars[:num_linear])
+    linear_eqns = []
+    for eqn in program.eqns:
+        if any(isinstance(a, Var) and a in linear for a in eqn.inputs):
+            linear.update(eqn.outputs)
+            linear_eqns.append(eqn)
+        else:
+            env.write_all(eqn.outputs, bind_equation(eqn, [env.read(a) for a in eqn.inputs]))
+
+    cotangent_env: dict[Var, Any] = {}
+
+    def accumulate(var: Var, ct: Any) -> None:
+        if ct is None or isinstance(ct, Zero):
+            return
+        cotangent_env[var] = add_any(cotangent_env[var], ct) if var in cotangent_env else ct
+
+    for var, ct in zip(program.outvars, cotangents):
+        if isinstance(var, Var) and var in linear:
+            accumulate(var, ct)
+    for eqn in reversed(linear_eqns):
+        cts_out = [cotangent_env.pop(v, None) for v in eqn.outputs]
+        if all(ct is None for ct in cts_out):
+            continue
+        cts_out = [Zero(tangent_aval(v.aval)) if ct is None else ct for v, ct in zip(eqn.outputs, cts_out)]
+        prim = eqn.primitive
+        if prim.transpose is None:
+            raise missing_rule(prim, "transpose")
+        operands = [UndefinedPrimal(a.aval) if isinstance(a, Var) and a in linear else env.read(a)
+                    for a in eqn.inputs]
+        cts_in = prim.transpose(cts_out if prim.multiple_results else cts_out[0], *operands, **eqn.params)
+        for atom, ct in zip(eqn.inputs, cts_in, strict=True):
+            if isinstance(atom, Var) and atom in linear:
+                accumulate(atom, ct)
+    return [cotangent_env.get(v, Zero(tangent_aval(v.aval))) for v in program.invars[:num_linear]]

@@ -1,0 +1,126 @@
+"""Reverse mode: the VJP interpreter.
+
+``vjp_program(program, primals, active)`` evaluates the program forward,
+keeping every primal value, and returns the outputs and a ``backward``
+function mapping output cotangents to the cotangents of the ``active``
+inputs. ``backward`` walks the equations in reverse; for each equation that
+depends on an active input and receives a nonzero cotangent it
+
+* uses the primitive's *VJP rule* when it has one (``VJP_RULES``: control
+  flow, whose reverse mode needs its own loop or branches), else
+* *linearizes* the equation locally — traces its JVP rule with fresh tangent
+  inputs into a small program that is linear in them — and transposes that
+  program with the primitives' transpose rules (``transpose.backward_pass``).
+
+Transposing equation by equation never has to split a mixed
+primal/tangent program (no partial evaluation), so control flow only needs
+a VJP rule. Primal values such as ``cos(x)`` are recomputed in the
+backward pass; under ``jit`` XLA's CSE merges them with the forward ones.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+from toolkit.ad.interpret import Environment, bind_equation
+from toolkit.ad.jvp import missing_rule
+from toolkit.ad.transpose import backward_pass
+from toolkit.ad.values import Zero, add_any, instantiate, is_differentiable, tangent_aval
+from toolkit.core import tracing
+from toolkit.core.primitive import Primitive
+from toolkit.core.program import Equation, Literal, Program, Var
+
+#: ``prim -> (forward, backward)``: ``forward(primals, active, **params) -> (outs, residuals)`` and
+#: ``backward(residuals, active, cotangents_out, **params) -> cotangents_in`` (one per operand, or None).
+VJP_RULES: dict[Primitive, tuple[Callable[..., Any], Callable[..., Any]]] = {}
+
+
+def defvjp(primitive: Primitive, forward: Callable[..., Any], backward: Callable[..., Any]) -> None:
+    """Give ``primitive`` a reverse-mode rule of its own (instead of linearize + transpose)."""
+    VJP_RULES[primitive] = (forward, backward)
+
+
+def linearized_vjp(eqn_primitive: Primitive, params: dict[str, Any], primals: Sequence[Any],
+                   active: Sequence[bool], cotangents: Sequence[Any]) -> list[Any]:
+    """Cotangents of one primitive application by transposing its traced JVP."""
+    if eqn_primitive.jvp is None:
+        raise missing_rule(eqn_primitive, "JVP", "Reverse mode linearizes the JVP rule, so it needs one too.")
+    from toolkit.core.avals import aval_of
+    active_positions = [i for i, a in enumerate(active) if a]
+    tangent_avals = [tangent_aval(aval_of(primals[i])) for i in active_positions]
+
+    def linear_fun(*tangent_inputs: Any) -> list[Any]:
+        tangents: list[Any] = [Zero(tangent_aval(aval_of(p))) for p in primals]
+        for position, t in zip(active_positions, tangent_inputs):
+            tangents[position] = t
+        _, out_tangents = eqn_primitive.jvp(list(primals), tangents, **params)
+        if not eqn_primitive.multiple_results:
+            out_tangents = [out_tangents]
+        return [instantiate(t) for t in out_tangents]
+
+    program, captured = tracing.trace_flat(linear_fun, tangent_avals)
+    cts_active = backward_pass(program, len(active_positions), captured, cotangents)
+    cts: list[Any] = [None] * len(primals)
+    for position, ct in zip(active_positions, cts_active):
+        cts[position] = ct
+    return cts
+
+
+def vjp_program(program: Program, primals: Sequence[Any],
+                active: Sequence[bool]) -> tuple[list[Any], Callable[[Sequence[Any]], list[Any]]]:
+    """Outputs of ``program(*primals)`` and ``backward(cotangents) -> input cotangents``.
+
+    Inputs that are not ``active`` (or not floating point) get ``Zero`` cotangents.
+    """
+    if len(primals) != len(program.invars) or len(active) != len(program.invars):
+        raise TypeError(f"vjp_program: the program takes {len(program.invars)} inputs, got {len(primals)}")
+    env = Environment()
+    env.write_all(program.constvars, program.consts)
+    env.write_all(program.invars, primals)
+    depends: set[Var] = {v for v, a in zip(program.invars, active) if a and is_differentiable(v.aval)}
+    tape: list[tuple[Equation, list[bool], Any]] = []
+    for eqn in program.eqns:
+        inputs = [env.read(a) for a in eqn.inputs]
+        active_in = [isinstance(a, Var) and a in depends for a in eqn.inputs]
+        rule = VJP_RULES.get(eqn.primitive)
+        if any(active_in) and rule is not None:
+            outs, residuals = rule[0](inputs, active_in, **eqn.params)
+            outs = list(outs)
+        else:
+            outs, residuals = bind_equation(eqn, inputs), None
+        env.write_all(eqn.outputs, outs)
+        if any(active_in):
+            depends.update(v for v in eqn.outputs if is_differentiable(v.aval))
+            tape.append((eqn, active_in, residuals))
+    outputs = [env.read(v) for v in program.outvars]
+
+    def backward(cotangents: Sequence[Any]) -> list[Any]:
+        if len(cotangents) != len(program.outvars):
+            raise TypeError(f"expected {len(program.outvars)} cotangents, got {len(cotangents)}")
+        cotangent_env: dict[Var, Any] = {}
+
+        def accumulate(var: Any, ct: Any) -> None:
+            if not isinstance(var, Var) or var not in depends or ct is None or isinstance(ct, Zero):
+                return
+            cotangent_env[var] = add_any(cotangent_env[var], ct) if var in cotangent_env else ct
+
+        for var, ct in zip(program.outvars, cotangents):
+            accumulate(var, ct)
+        for eqn, active_in, residuals in reversed(tape):
+            cts_out = [cotangent_env.pop(v, None) for v in eqn.outputs]
+            if all(ct is None for ct in cts_out):
+                continue
+            cts_out = [Zero(tangent_aval(v.aval)) if ct is None else ct for v, ct in zip(eqn.outputs, cts_out)]
+            rule = VJP_RULES.get(eqn.primitive)
+            if rule is not None:
+                cts_in = rule[1](residuals, active_in, cts_out, **eqn.params)
+            else:
+                cts_in = linearized_vjp(eqn.primitive, eqn.params, [env.read(a) for a in eqn.inputs], active_in,
+                                        cts_out)
+            for atom, active_one, ct in zip(eqn.inputs, active_in, cts_in, strict=True):
+                if active_one:
+                    accumulate(atom, ct)
+        return [cotangent_env.get(v, Zero(tangent_aval(v.aval))) if isinstance(v, Var) else Zero(v.aval)
+                for v in program.invars]
+
+    return outputs, backward
