@@ -1,1 +1,92 @@
-"""placeholder"""
+"""Rules for ``toolkit/lax/convolution.py``: ``conv_general_dilated`` is bilinear.
+
+The transposes are again convolutions (the standard construction JAX uses):
+the input cotangent convolves the output cotangent with the spatially
+reversed kernel, the kernel cotangent convolves the input with the output
+cotangent, with paddings derived from the forward one. Implemented for
+``feature_group_count == batch_group_count == 1``; other cases raise.
+"""
+
+from __future__ import annotations
+
+from toolkit.ad.jvp import defjvp
+from toolkit.ad.values import Zero, is_undefined, value_aval
+from toolkit.lax import elementwise as ew
+from toolkit.lax import structural as st
+from toolkit.lax.convolution import ConvDimensionNumbers, conv_general_dilated_p
+
+
+def _dilated(sizes, dilations):
+    return [0 if s == 0 else 1 + d * (s - 1) for s, d in zip(sizes, dilations)]
+
+
+def _swap_features(spec):
+    return (spec[1], spec[0]) + tuple(spec[2:])
+
+
+def _conv(lhs, rhs, params, **changes):
+    merged = dict(params, **changes)
+    return conv_general_dilated_p.bind(lhs, rhs, **merged)
+
+
+def _check_supported(params):
+    if params["feature_group_count"] != 1 or params["batch_group_count"] != 1:
+        raise NotImplementedError(
+            "toolkit.ad: reverse-mode differentiation of conv_general_dilated is implemented for "
+            f"feature_group_count=1 and batch_group_count=1, got {params['feature_group_count']} and "
+            f"{params['batch_group_count']}")
+
+
+def _transpose_lhs(ct, lhs_aval, rhs, params):
+    lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
+    rhs_shape = value_aval(rhs).shape
+    ct_shape = value_aval(ct).shape
+    in_spatial = [lhs_aval.shape[d] for d in lhs_spec[2:]]
+    window = [rhs_shape[d] for d in rhs_spec[2:]]
+    out_spatial = [ct_shape[d] for d in out_spec[2:]]
+    lhs_dilated = _dilated(in_spatial, params["lhs_dilation"])
+    rhs_dilated = _dilated(window, params["rhs_dilation"])
+    out_dilated = _dilated(out_spatial, params["window_strides"])
+    before = [r - lo - 1 for r, (lo, _) in zip(rhs_dilated, params["padding"])]
+    after = [l + r - 1 - o - b for l, r, o, b in zip(lhs_dilated, rhs_dilated, out_dilated, before)]
+    flipped = st.rev(rhs, tuple(rhs_spec[2:]))
+    dnums = ConvDimensionNumbers(tuple(out_spec), _swap_features(rhs_spec), tuple(lhs_spec))
+    out = _conv(ct, flipped, params, window_strides=tuple(params["lhs_dilation"]),
+                padding=tuple(zip(before, after)), lhs_dilation=tuple(params["window_strides"]),
+                dimension_numbers=dnums, preferred_element_type=None)
+    return out if value_aval(out).dtype == lhs_aval.dtype else ew.convert_element_type(out, lhs_aval.dtype)
+
+
+def _transpose_rhs(ct, lhs, rhs_aval, params):
+    lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
+    lhs_shape = value_aval(lhs).shape
+    ct_shape = value_aval(ct).shape
+    in_spatial = [lhs_shape[d] for d in lhs_spec[2:]]
+    window = [rhs_aval.shape[d] for d in rhs_spec[2:]]
+    out_spatial = [ct_shape[d] for d in out_spec[2:]]
+    lhs_dilated = _dilated(in_spatial, params["lhs_dilation"])
+    rhs_dilated = _dilated(window, params["rhs_dilation"])
+    out_dilated = _dilated(out_spatial, params["window_strides"])
+    lows = [lo for lo, _ in params["padding"]]
+    highs = [o - l + r - lo - 1 for o, l, r, lo in zip(out_dilated, lhs_dilated, rhs_dilated, lows)]
+    dnums = ConvDimensionNumbers(_swap_features(lhs_spec), _swap_features(out_spec), _swap_features(rhs_spec))
+    out = _conv(lhs, ct, params, window_strides=tuple(params["rhs_dilation"]), padding=tuple(zip(lows, highs)),
+                rhs_dilation=tuple(params["window_strides"]), dimension_numbers=dnums, preferred_element_type=None)
+    return out if value_aval(out).dtype == rhs_aval.dtype else ew.convert_element_type(out, rhs_aval.dtype)
+
+
+def _conv_transpose(ct, lhs, rhs, **params):
+    if isinstance(ct, Zero):
+        return [None, None]
+    _check_supported(params)
+    if is_undefined(lhs) and is_undefined(rhs):
+        raise ValueError("conv_general_dilated is not linear in both operands at once")
+    if is_undefined(lhs):
+        return [_transpose_lhs(ct, lhs.aval, rhs, params), None]
+    return [None, _transpose_rhs(ct, lhs, rhs.aval, params)]
+
+
+defjvp(conv_general_dilated_p,
+       lambda t, ans, lhs, rhs, **params: _conv(t, rhs, params),
+       lambda t, ans, lhs, rhs, **params: _conv(lhs, t, params))
+conv_general_dilated_p.transpose = _conv_transpose

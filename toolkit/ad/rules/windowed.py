@@ -1,1 +1,119 @@
-"""placeholder"""
+"""Rules for ``toolkit/lax/windowed.py``: ``reduce_window`` with a sum, max or min computation
+(``cumsum``/``cummax``/``cummin`` and pooling are such windows).
+
+* sum is linear: its transpose pads the cotangent (interior padding undoes
+  the strides) and sums it over the same window with stride 1;
+* max/min: the tangent is that of the chosen element (ties averaged), found
+  by cutting the padded operand into one strided slice per window offset
+  (``prod(window)`` slices), so the rule is made of slices, pads and sums that
+  transpose themselves: no select-and-scatter primitive is needed.
+
+Both need ``base_dilation == 1``; other computations (``cumprod``, variadic
+windows, generic ``reduce``) raise ``DifferentiationError``.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from toolkit.ad.jvp import DifferentiationError
+from toolkit.ad.values import Zero, tangent_aval, value_aval
+from toolkit.lax import elementwise as ew
+from toolkit.lax import reductions as rd
+from toolkit.lax import structural as st
+from toolkit.lax.windowed import reduce_window_p
+
+_KINDS = {ew.add_p: "sum", ew.max_p: "max", ew.min_p: "min", ew.mul_p: "prod"}
+
+
+def _window_kind(computation) -> str | None:
+    if len(computation.eqns) != 1 or len(computation.invars) != 2:
+        return None
+    eqn = computation.eqns[0]
+    if list(eqn.inputs) != list(computation.invars) or list(computation.outvars) != list(eqn.outputs):
+        if not (set(eqn.inputs) == set(computation.invars) and list(computation.outvars) == list(eqn.outputs)):
+            return None
+    return _KINDS.get(eqn.primitive)
+
+
+def _unsupported(why: str) -> DifferentiationError:
+    return DifferentiationError(f"toolkit.ad: cannot differentiate this reduce_window: {why}")
+
+
+def _dilated(size, dilation):
+    return 0 if size == 0 else 1 + dilation * (size - 1)
+
+
+def _reduce_window_jvp(primals, tangents, *, computation, window_dimensions, window_strides, padding, base_dilation,
+                       window_dilation):
+    params = dict(computation=computation, window_dimensions=window_dimensions, window_strides=window_strides,
+                  padding=padding, base_dilation=base_dilation, window_dilation=window_dilation)
+    outs = reduce_window_p.bind(*primals, **params)
+    if len(primals) != 2:
+        raise _unsupported("variadic windows (several operands) have no differentiation rule")
+    kind = _window_kind(computation)
+    (x, init), (t, t_init) = primals, tangents
+    if kind not in ("sum", "max", "min"):
+        raise _unsupported(f"only sum, max and min windows are differentiable (got {kind or 'a custom computation'})")
+    if any(d != 1 for d in base_dilation):
+        raise _unsupported("base_dilation other than 1 is not supported")
+    if not isinstance(t_init, Zero):
+        raise _unsupported("the init value must not depend on the differentiated inputs")
+    if isinstance(t, Zero):
+        return outs, [Zero(tangent_aval(value_aval(outs[0])))]
+    if kind == "sum":
+        return outs, reduce_window_p.bind(t, np.zeros((), value_aval(t).dtype), **params)
+    return outs, [_chooser_tangent(x, init, t, outs[0], params)]
+
+
+def _chooser_tangent(x, init, t, answer, params):
+    aval = value_aval(x)
+    ndim = len(aval.shape)
+    out_shape = value_aval(answer).shape
+    config = [(lo, hi, 0) for lo, hi in params["padding"]]
+    padded_x = st.pad(x, init, config)
+    padded_t = st.pad(t, np.zeros((), aval.dtype), config)
+    window, strides, dilation = params["window_dimensions"], params["window_strides"], params["window_dilation"]
+    x_slices, t_slices = [], []
+    for offset in itertools.product(*(range(w) for w in window)):
+        start = tuple(o * d for o, d in zip(offset, dilation))
+        limit = tuple(s + (n - 1) * k + 1 for s, n, k in zip(start, out_shape, strides))
+        x_slices.append(st.reshape(st.slice(padded_x, start, limit, strides), (1,) + tuple(out_shape)))
+        t_slices.append(st.reshape(st.slice(padded_t, start, limit, strides), (1,) + tuple(out_shape)))
+    stacked_x = st.concatenate(x_slices, 0)
+    stacked_t = st.concatenate(t_slices, 0)
+    full = (len(x_slices),) + tuple(out_shape)
+    chosen = ew.eq(stacked_x, st.broadcast_in_dim(answer, full, tuple(range(1, ndim + 1))))
+    mask = ew.convert_element_type(chosen, aval.dtype)
+    return ew.div(rd.reduce_sum(ew.mul(stacked_t, mask), (0,)), rd.reduce_sum(mask, (0,)))
+
+
+def _reduce_window_transpose(cts, x, init, *, computation, window_dimensions, window_strides, padding,
+                             base_dilation, window_dilation):
+    ct = cts[0]
+    if isinstance(ct, Zero):
+        return [None, None]
+    if _window_kind(computation) != "sum" or any(d != 1 for d in base_dilation):
+        raise _unsupported("only sum windows without base dilation are linear")
+    in_shape = x.aval.shape
+    out_shape = value_aval(ct).shape
+    config = []
+    for size, w, wd, stride, out, (lo, _) in zip(in_shape, window_dimensions, window_dilation, window_strides,
+                                                 out_shape, padding):
+        window = _dilated(w, wd)
+        before = window - lo - 1
+        after = size + window - 1 - _dilated(out, stride) - before
+        config.append((before, after, stride - 1))
+    padded = st.pad(ct, np.zeros((), value_aval(ct).dtype), config)
+    ones = (1,) * len(in_shape)
+    out = reduce_window_p.bind(padded, np.zeros((), value_aval(ct).dtype), computation=computation,
+                               window_dimensions=window_dimensions, window_strides=ones,
+                               padding=((0, 0),) * len(in_shape), base_dilation=ones,
+                               window_dilation=window_dilation)
+    return [out[0], None]
+
+
+reduce_window_p.jvp = _reduce_window_jvp
+reduce_window_p.transpose = _reduce_window_transpose
