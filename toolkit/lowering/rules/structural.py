@@ -45,7 +45,9 @@ def _slice(ctx, x, *, start_indices, limit_indices, strides):
 @register_lowering(st.pad_p)
 def _pad(ctx, x, padding_value, *, padding_config):
     lows, highs, interiors = zip(*padding_config) if padding_config else ((), (), ())
-    if is_static_shape(ctx.avals_in[0].shape):
+    # Static padding amounts give a static pad even of a symbolic operand (its result type keeps the `?`),
+    # as JAX emits; only symbolic amounts need dynamic_pad.
+    if is_static_shape(lows + highs + interiors):
         return stablehlo.PadOp(x, padding_value, list(lows), list(highs), list(interiors)).result
     return stablehlo.DynamicPadOp(ctx.out_type, x, padding_value, ctx.shape_value(lows), ctx.shape_value(highs),
                                   ctx.shape_value(interiors)).result
@@ -102,24 +104,21 @@ def reshape_to(ctx, x, aval) -> ir.Value:
 def dynamic_slice(ctx, x, x_aval, indices, slice_sizes, out_aval) -> ir.Value:
     """``dynamic_slice`` of ``x`` (starts clamped into bounds); ``indices`` share one integer type.
 
-    Symbolic ``slice_sizes`` become a ``dynamic_gather`` of one index vector
-    (gather clamps its starts exactly as dynamic_slice does), which
-    ``toolkit-refine-shapes`` turns into a static ``gather``. JAX emits a
-    ``real_dynamic_slice`` with explicitly clamped starts instead; that one only
-    becomes static when its starts fold to constants, and XLA rejects it inside
-    a ``while`` body.
+    Symbolic ``slice_sizes`` become a ``real_dynamic_slice`` with explicitly
+    clamped starts (real_dynamic_slice does not clamp), as JAX emits; after
+    refinement its sizes are static and XLA turns it into a dynamic slice.
     """
     if is_static_shape(slice_sizes):
         return stablehlo.DynamicSliceOp(x, list(indices), list(slice_sizes)).result
-    rank = len(indices)
-    one = ir.RankedTensorType.get([1], ir.RankedTensorType(indices[0].type).element_type) if rank else None
-    starts = [stablehlo.ReshapeOp(one, i).result for i in indices]
-    starts = starts[0] if rank == 1 else stablehlo.ConcatenateOp(starts, 0).result
-    dnums = stablehlo.GatherDimensionNumbers.get(
-        offset_dims=list(range(rank)), collapsed_slice_dims=[], operand_batching_dims=[],
-        start_indices_batching_dims=[], start_index_map=list(range(rank)), index_vector_dim=0)
-    return stablehlo.DynamicGatherOp(x, starts, ctx.shape_value(slice_sizes), dnums,
-                                     results=[tensor_type(out_aval)]).result
+    one = ir.RankedTensorType.get([1], ir.IntegerType.get_signless(64))
+    i64 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(64))
+    starts = [stablehlo.ReshapeOp(one, stablehlo.ConvertOp(i64, i).result).result for i in indices]
+    starts = starts[0] if len(starts) == 1 else stablehlo.ConcatenateOp(starts, 0).result
+    sizes = ctx.shape_value(slice_sizes)
+    upper = stablehlo.SubtractOp(ctx.shape_value(x_aval.shape), sizes).result
+    clamped = stablehlo.ClampOp(ctx.shape_value((0,) * len(indices)), starts, upper).result
+    return stablehlo.RealDynamicSliceOp(tensor_type(out_aval), x, clamped, stablehlo.AddOp(clamped, sizes).result,
+                                        ctx.shape_value((1,) * len(indices))).result
 
 
 @register_lowering(st.dynamic_slice_p)
