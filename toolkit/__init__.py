@@ -30,3 +30,4 @@ def block_until_ready(x):
         if isinstance(leaf, Array):
             leaf.block_until_ready()
     return x
+from toolkit.ad import grad, jvp, linearize, value_and_grad, vjp  # noqa: F401,E402

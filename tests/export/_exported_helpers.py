@@ -58,7 +58,8 @@ def assert_same_fields(a: Exported, b: Exported) -> None:
                  "disabled_safety_checks", "mlir_module_serialized", "calling_convention_version",
                  "module_kept_var_idx", "uses_global_constants", "_in_named_shardings", "_out_named_shardings"):
         assert getattr(a, name) == getattr(b, name), f"{name}: {getattr(a, name)!r} != {getattr(b, name)!r}"
-    assert a.has_vjp() == b.has_vjp()
+    # has_vjp() is not compared: a fresh toolkit export has a VJP (toolkit.ad), its round trip at
+    # vjp_order=0 does not, exactly as in jax.export.
     assert a == b
 
 

@@ -22,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+import functools
 import io
 from typing import Any, Callable, Sequence
 
@@ -268,7 +269,48 @@ def export_traced(traced: Any, *, platforms: Sequence[str], disabled_checks: Seq
         uses_global_constants=uses_global_constants,
         _in_named_shardings=in_named,
         _out_named_shardings=out_named,
+        _get_vjp=functools.partial(_export_vjp, traced.program),
     )
+
+
+def _export_vjp(program: Any, primal: Exported) -> Exported:
+    """The VJP of ``primal`` as an ``Exported``, with jax.export's calling convention.
+
+    The VJP function takes the flat primal arguments followed by one cotangent
+    per flat output (the output avals) and returns a tuple with one cotangent
+    per flat primal argument — exactly ``jax.export``'s ``Exported.vjp()``.
+    Like JAX it differentiates the traced primal program again (here with
+    ``toolkit.ad.vjp`` over ``program``) rather than the serialized module.
+    """
+    from toolkit.ad import vjp
+    from toolkit.ad.interpret import eval_program
+    from toolkit.core import dtypes
+    from toolkit.core.avals import ShapeDtypeStruct
+    from toolkit.stages import jit
+
+    if primal.nr_devices != 1:
+        raise NotImplementedError("Exported.vjp() is implemented for single-device exports only; "
+                                  f"{primal.fun_name!r} spans {primal.nr_devices} devices.")
+    for what, avals in (("argument", primal.in_avals), ("result", primal.out_avals)):
+        for i, aval in enumerate(avals):
+            if not dtypes.is_inexact(aval.dtype):
+                raise NotImplementedError(
+                    f"Exported.vjp() needs floating-point arguments and results (JAX would use float0 cotangents "
+                    f"for the others); {what} {i} of {primal.fun_name!r} is {aval.str_short()}.")
+    num_args = len(primal.in_avals)
+
+    def primal_flat(*args: Any) -> list[Any]:
+        return eval_program(program, list(args))
+
+    def vjp_fun(*args_and_cotangents: Any) -> tuple[Any, ...]:
+        args, cotangents = args_and_cotangents[:num_args], args_and_cotangents[num_args:]
+        _, pullback = vjp(primal_flat, *args)
+        return tuple(pullback(list(cotangents)))
+
+    vjp_fun.__name__ = f"vjp_{primal.fun_name}"
+    specs = [ShapeDtypeStruct(a.shape, a.dtype) for a in (*primal.in_avals, *primal.out_avals)]
+    return export(jit(vjp_fun), platforms=primal.platforms, disabled_checks=primal.disabled_safety_checks,
+                  calling_convention_version=primal.calling_convention_version)(*specs)
 
 
 def _use_shardy(module: ir.Module, plan: Any, kept: Sequence[int], has_platform_index: bool,

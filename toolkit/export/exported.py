@@ -295,14 +295,14 @@ class Exported:
     # -- differentiation -------------------------------------------------------
 
     def has_vjp(self) -> bool:
-        """Whether a VJP function is available (from a deserialized blob or, later, from AD)."""
+        """Whether a VJP function is available (toolkit exports: from ``toolkit.ad``; deserialized: if stored)."""
         return self._get_vjp is not None
 
     def vjp(self) -> Exported:
         """The exported VJP: takes the flat primal inputs then one cotangent per flat output."""
         if self._get_vjp is None:
             raise ValueError(f"No VJP is available for the Exported {self.fun_name!r}: it was not "
-                             "serialized with vjp_order > 0 and toolkit cannot differentiate exports yet.")
+                             "serialized with vjp_order > 0 (only freshly exported functions can be differentiated).")
         return self._get_vjp(self)
 
     # -- shardings -------------------------------------------------------------
