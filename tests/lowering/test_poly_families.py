@@ -314,6 +314,20 @@ def test_random_bits_of_symbolic_shape_are_refused_clearly():
         toolkit.jit(lambda x: lax.rng_bit_generator(np.zeros(2, np.uint64), x.shape)[1]).lower(*_specs("b, 4"))
 
 
+def test_custom_call_with_symbolic_results_is_refused_clearly():
+    spec = _specs("b, 4")[0]
+    with pytest.raises(NotImplementedError, match="custom_call 'my_op' with results of symbolic shape"):
+        toolkit.jit(lambda x: lax.custom_call("my_op", toolkit.ShapeDtypeStruct(x.shape, np.float32), x)).lower(spec)
+
+
+def test_sharding_constraint_on_a_symbolic_shape_is_refused_clearly():
+    from toolkit.shard import Mesh, NamedSharding, PartitionSpec as P
+    mesh = Mesh(np.array(toolkit.devices()[:1]).reshape(1, 1), ("x", "y"))
+    target = NamedSharding(mesh, P(None, "y"))
+    with pytest.raises(NotImplementedError, match="with_sharding_constraint on a symbolic shape"):
+        toolkit.jit(lambda x: lax.with_sharding_constraint(x * 2, target)).lower(*_specs("b, 4"))
+
+
 # --- the dynamic ops we emit ---------------------------------------------------------------------------------
 
 

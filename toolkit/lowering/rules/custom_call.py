@@ -7,6 +7,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from toolkit.core import dtypes
+from toolkit.core.avals import is_static_shape
 from toolkit.lax.custom_call import custom_call_p, effectful_custom_call_p
 from toolkit.lowering.registry import register_lowering
 from toolkit.lowering.types import element_type
@@ -38,6 +39,12 @@ def _layouts(layouts) -> ir.ArrayAttr | None:
 
 def _custom_call(ctx, *operands, call_target_name, result_avals, has_side_effect, backend_config, api_version,
                  operand_layouts, result_layouts):
+    symbolic = [a.str_short() for a in ctx.avals_out if not is_static_shape(a.shape)]
+    if symbolic:
+        # Symbolic results need JAX's indices_of_shape_operands convention, whose extra shape operands only
+        # StableHLO's C++ canonicalization strips after refinement; refuse clearly instead.
+        raise NotImplementedError(f"custom_call {call_target_name!r} with results of symbolic shape "
+                                  f"({', '.join(symbolic)}) is not supported; operands may be symbolic")
     if isinstance(backend_config, tuple):
         config = ir.DictAttr.get({name: _attribute(v) for name, v in backend_config})
     elif backend_config is not None:
