@@ -179,6 +179,8 @@ FAMILIES = {
         ("split_even", lambda x: tnp.split(x, 2, axis=0), "2*b, 4", _B2),
         ("tile_repeat", lambda x: (tnp.tile(x, (2, 1)), tnp.repeat(x, 2, axis=0), tnp.repeat(x, 3, axis=1)),
          "b, 4", _B),
+        ("tile_repeat_symbolic_counts", lambda x: (tnp.tile(x, (x.shape[0], 1)), tnp.repeat(x[:, 0], x.shape[0])),
+         "b, 4", _B),
         ("roll", lambda x: (tnp.roll(x, 1, axis=0), tnp.roll(x, 2), tnp.roll(x, x.shape[0] // 2, axis=0)),
          "b, 4", _B),
         ("flip_rot", lambda x: (tnp.flip(x, 0), tnp.rot90(x), tnp.fliplr(x)), "b, 4", _B),

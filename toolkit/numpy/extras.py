@@ -553,8 +553,12 @@ def roll(a: Any, shift: Any, axis: _Axis = None) -> Any:
 def tile(A: Any, reps: Any) -> Any:
     """Repeat ``A`` ``reps`` times per axis (numpy's rank promotion on both sides)."""
     A = _arr(A)
-    reps = (int(reps),) if isinstance(reps, (int, np.integer)) else tuple(int(r) for r in reps)
-    if any(r < 0 for r in reps):
+    def count(r: Any) -> Any:
+        return r if shape_poly.is_symbolic_dim(r) else int(r)  # symbolic counts (x.shape[0]) broadcast at run time
+
+    scalar = isinstance(reps, (int, np.integer)) or shape_poly.is_symbolic_dim(reps)
+    reps = (count(reps),) if scalar else tuple(count(r) for r in reps)
+    if any(type(r) is int and r < 0 for r in reps):
         raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
     ndim = max(A.ndim, len(reps))
     reps = (1,) * (ndim - len(reps)) + reps
@@ -576,24 +580,30 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *, total_repeat_length
     n = a.shape[axis]
     if is_array(repeats):
         raise TypeError("repeat: repeats must be static (a Python int or a sequence of ints), not a traced array")
+    if shape_poly.is_symbolic_dim(repeats):
+        return _repeat_each(a, axis, repeats)
     counts = np.asarray(repeats)
     if counts.dtype.kind not in "iu":
         raise TypeError(f"repeat: repeats must be integers, got {repeats!r}")
     if (counts < 0).any():
         raise ValueError("repeat: repeats may not be negative")
     if counts.ndim == 0:
-        r = int(counts)
-        shape = list(a.shape)
-        expanded = a.shape[:axis + 1] + (r,) + a.shape[axis + 1:]
-        out = st.broadcast_in_dim(a, tuple(expanded), tuple(i for i in range(a.ndim + 1) if i != axis + 1))
-        shape[axis] = n * r
-        return nshapes.reshape(out, tuple(shape))
+        return _repeat_each(a, axis, int(counts))
     if counts.shape != (n,):
         raise ValueError(f"repeat: {counts.size} repeat counts for axis {axis} of size {n}")
     positions = np.repeat(np.arange(n), counts)
     index = [slice(None)] * a.ndim
     index[axis] = positions
     return getitem(a, tuple(index))
+
+
+def _repeat_each(a: Any, axis: int, r: Any) -> Any:
+    """Every element ``r`` times along ``axis`` (``r`` an int or a symbolic size): broadcast, then merge."""
+    shape = list(a.shape)
+    expanded = a.shape[:axis + 1] + (r,) + a.shape[axis + 1:]
+    out = st.broadcast_in_dim(a, tuple(expanded), tuple(i for i in range(a.ndim + 1) if i != axis + 1))
+    shape[axis] = a.shape[axis] * r
+    return nshapes.reshape(out, tuple(shape))
 
 
 # --- take ---------------------------------------------------------------------------
