@@ -262,6 +262,28 @@ def test_cumsum_matches_numpy_at_large_sizes():
         np.testing.assert_array_equal(np.asarray(running_max), np.maximum.accumulate(x[::-1], 0)[::-1])
 
 
+@pytest.mark.parametrize("name,spec,sizes", [
+    ("convnet", "b, 2*h, 2*w, 3", [dict(batch=1, size=8), dict(batch=3, size=16)]),
+    ("rnn", "t, b, 8", [dict(steps=3, batch=2), dict(steps=7, batch=1)]),
+    ("newton", "n", [1, 5, 256]),
+])
+def test_reference_programs_lowered_once(name, spec, sizes):
+    from toolkit.examples.reference_programs import PROGRAMS
+    program = PROGRAMS[name]
+    fun = toolkit.jit(program.build(toolkit))
+    if name == "newton":
+        (a,) = program.make_inputs(np.random.default_rng(0))
+        compiled = fun.lower(*_specs(spec)).compile()
+        for n in sizes:
+            np.testing.assert_allclose(np.asarray(compiled(a[:n])), np.asarray(fun(a[:n])), rtol=1e-6)
+        return
+    params, _ = program.make_inputs(np.random.default_rng(0), **sizes[0])
+    compiled = fun.lower(params, *_specs(spec)).compile()
+    for kwargs in sizes:
+        _, x = program.make_inputs(np.random.default_rng(1), **kwargs)
+        np.testing.assert_allclose(np.asarray(compiled(params, x)), np.asarray(fun(params, x)), rtol=1e-5, atol=1e-5)
+
+
 # --- failures --------------------------------------------------------------------------------------------------
 
 
