@@ -16,9 +16,9 @@ from typing import Any, NamedTuple, Sequence
 
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray
-from toolkit.core.shape_poly import is_symbolic_dim, max_dim
+from toolkit.core.shape_poly import max_dim
 from toolkit.core.primitive import Primitive
-from toolkit.lax.shape_rules import check_dtype
+from toolkit.lax.shape_rules import check_dtype, dim_param, window_count
 
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated", "conv", "padtype_to_pads",
            "conv_general_dilated_p"]
@@ -88,19 +88,6 @@ def _dilate(size: Any, dilation: int) -> Any:
     return 0 if size == 0 else 1 + dilation * (size - 1)
 
 
-def _window_count(size: Any, window: Any, stride: int) -> Any:
-    """How many windows of ``window`` elements, ``stride`` apart, fit in ``size`` (0 when none does)."""
-    if type(size) is int and type(window) is int:
-        return 0 if size < window else (size - window) // stride + 1
-    # (size - window) // stride + 1 <= 0 exactly when size < window, so max with 0 needs no case split.
-    return max_dim((size - window) // stride + 1, 0)
-
-
-def _pad_amount(v: Any) -> Any:
-    """A padding amount: an int, or a symbolic one (from 'SAME' padding of a symbolic size)."""
-    return v if is_symbolic_dim(v) else int(v)
-
-
 def padtype_to_pads(in_shape: Sequence[int], window_shape: Sequence[int], window_strides: Sequence[int],
                     padding: str) -> list[tuple[int, int]]:
     """Explicit ``(low, high)`` pairs for ``'VALID'``, ``'SAME'`` (extra on the high side) or ``'SAME_LOWER'``."""
@@ -157,7 +144,7 @@ def _conv_rule(lhs: ShapedArray, rhs: ShapedArray, *, window_strides: tuple, pad
     for k in range(nspatial):
         size = _dilate(lhs.shape[lhs_spec[2 + k]], lhs_dilation[k]) + padding[k][0] + padding[k][1]
         window = _dilate(rhs.shape[rhs_spec[2 + k]], rhs_dilation[k])
-        spatial.append(_window_count(size, window, window_strides[k]))
+        spatial.append(window_count(size, window, window_strides[k]))
     out_shape = [0] * lhs.ndim
     out_shape[out_spec[0]] = batch // batch_group_count
     out_shape[out_spec[1]] = out_features
@@ -215,7 +202,7 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
             raise TypeError(f"conv_general_dilated: window_strides needs {nspatial} entries, got {window_strides}")
         padding = padtype_to_pads(in_spatial, window, window_strides, padding)
     try:
-        padding = tuple((_pad_amount(lo), _pad_amount(hi)) for lo, hi in padding)
+        padding = tuple((dim_param(lo), dim_param(hi)) for lo, hi in padding)
     except (TypeError, ValueError):
         raise TypeError(f"conv_general_dilated: padding must be a string or (low, high) pairs, got {padding!r}") \
             from None

@@ -8,7 +8,7 @@ import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray
-from toolkit.core.shape_poly import InconclusiveDimensionOperation
+from toolkit.core.shape_poly import InconclusiveDimensionOperation, max_dim
 
 
 def same_shapes(name: str, *avals: ShapedArray) -> tuple:
@@ -74,3 +74,30 @@ def known_false(predicate: Callable[[], Any]) -> bool:
         return not predicate()
     except InconclusiveDimensionOperation:
         return False
+
+
+def dim_param(v: Any) -> Any:
+    """A size or offset parameter: an int, or a symbolic dimension kept as is (``x.shape[0] - 1``).
+
+    Example::
+
+        slice_sizes = tuple(dim_param(s) for s in slice_sizes)
+    """
+    if getattr(v, "_is_symbolic_dim", False):
+        return v
+    return int(v)
+
+
+def window_count(size: Any, window: Any, stride: int) -> Any:
+    """How many windows of ``window`` elements, ``stride`` apart, fit in ``size`` (0 when none does).
+
+    For symbolic sizes this is ``max((size - window) // stride + 1, 0)``, which
+    needs no decision: the quotient is at most 0 exactly when ``size < window``.
+
+    Example::
+
+        window_count(5, 2, 2)   # -> 2
+    """
+    if type(size) is int and type(window) is int:
+        return 0 if size < window else (size - window) // stride + 1
+    return max_dim((size - window) // stride + 1, 0)

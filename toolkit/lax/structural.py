@@ -11,7 +11,7 @@ from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray, canonicalize_shape, shape_size
 from toolkit.core.primitive import Primitive
 from toolkit.core.shape_poly import definitely_equal, max_dim
-from toolkit.lax.shape_rules import check_axes, known_false, same_dtypes
+from toolkit.lax.shape_rules import check_axes, dim_param, known_false, same_dtypes
 
 
 def _broadcast_in_dim_rule(x: ShapedArray, *, shape: tuple, broadcast_dimensions: tuple) -> ShapedArray:
@@ -114,12 +114,8 @@ pad_p = Primitive("pad", shape_rule=_pad_rule)
 
 
 def pad(x: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Any:
-    return pad_p.bind(x, padding_value, padding_config=tuple(tuple(_dim(v) for v in c) for c in padding_config))
+    return pad_p.bind(x, padding_value, padding_config=tuple(tuple(dim_param(v) for v in c) for c in padding_config))
 
-
-def _dim(v: Any) -> Any:
-    """An int, or a symbolic dimension kept as is (for sizes and offsets that may be symbolic)."""
-    return v if getattr(v, "_is_symbolic_dim", False) else int(v)
 
 
 def _concatenate_rule(*xs: ShapedArray, dimension: int) -> ShapedArray:
@@ -196,7 +192,7 @@ dynamic_slice_p = Primitive("dynamic_slice", shape_rule=_dynamic_slice_rule)
 
 def dynamic_slice(x: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Any:
     """``x[start:start+size]`` per dimension, starts clamped into bounds (as XLA does)."""
-    return dynamic_slice_p.bind(x, *start_indices, slice_sizes=tuple(_dim(s) for s in slice_sizes))
+    return dynamic_slice_p.bind(x, *start_indices, slice_sizes=tuple(dim_param(s) for s in slice_sizes))
 
 
 def _dynamic_update_slice_rule(x: ShapedArray, update: ShapedArray, *indices: ShapedArray) -> ShapedArray:

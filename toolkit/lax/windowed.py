@@ -22,12 +22,12 @@ import numpy as np
 from toolkit.core import dtypes, tracing, tree_util
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.primitive import Primitive
-from toolkit.core.shape_poly import definitely_equal, is_symbolic_dim, max_dim
+from toolkit.core.shape_poly import definitely_equal, is_symbolic_dim
 from toolkit.core.program import Program
 from toolkit.lax import elementwise as ew
 from toolkit.lax import reductions as rd
-from toolkit.lax.convolution import _pad_amount, _window_count, padtype_to_pads
-from toolkit.lax.shape_rules import check_axes
+from toolkit.lax.convolution import padtype_to_pads
+from toolkit.lax.shape_rules import check_axes, dim_param, window_count
 
 __all__ = ["reduce", "reduce_window", "reduce_window_sum", "reduce_window_max", "reduce_window_min", "cumsum",
            "cumprod", "cummax", "cummin", "reduce_p", "reduce_window_p"]
@@ -217,7 +217,7 @@ def _reduce_window_rule(*args: ShapedArray, computation: Program, window_dimensi
     for k, size in enumerate(operands[0].shape):
         padded = _dilate(size, base_dilation[k]) + padding[k][0] + padding[k][1]
         window = _dilate(window_dimensions[k], window_dilation[k])
-        shape.append(_window_count(padded, window, window_strides[k]))
+        shape.append(window_count(padded, window, window_strides[k]))
     return [ShapedArray(tuple(shape), x.dtype) for x in operands]
 
 
@@ -258,7 +258,7 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any
         dilated = [_dilate(w, d) for w, d in zip(window_dimensions, window_dilation)]
         padding = padtype_to_pads(op_avals[0].shape, dilated, window_strides, padding)
     try:
-        padding = tuple((_pad_amount(lo), _pad_amount(hi)) for lo, hi in padding)
+        padding = tuple((dim_param(lo), dim_param(hi)) for lo, hi in padding)
     except (TypeError, ValueError):
         raise TypeError(f"reduce_window: padding must be a string or (low, high) pairs, got {padding!r}") from None
     params = dict(window_dimensions=window_dimensions, window_strides=window_strides, padding=padding,
@@ -340,8 +340,6 @@ def _cumulative_symbolic(kind: str, computation: Callable[[Any, Any], Any], oper
     from toolkit.lax import control_flow as cf
     from toolkit.lax import structural as st
 
-    if not tracing.is_tracing():
-        return _jit_call(lambda x: _cumulative_symbolic(kind, computation, x, axis, reverse), operand)
     x = st.rev(operand, (axis,)) if reverse else operand
     aval = aval_of(x)
     shape, ndim = tuple(aval.shape), aval.ndim

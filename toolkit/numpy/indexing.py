@@ -322,8 +322,7 @@ def _dim_as_value(n: Any, dtype: np.dtype) -> Any:
     """A dimension size as a scalar of ``dtype``; a symbolic size becomes a traced value."""
     if isinstance(n, (int, np.integer)):
         return np.asarray(n, dtype)
-    from toolkit.lax.reductions import reduce_sum
-    return reduce_sum(st.broadcast_in_dim(np.ones((), dtype), (n,), ()), (0,))
+    return st.dimension_as_value(n, dtype)
 
 
 def _basic(x: Any, entries: Sequence[_E]) -> Any:
