@@ -389,11 +389,21 @@ def _jax_cases():
         "gather_columns": (lambda L, N: lambda x: x[:, np.array([0, 3])].sum(1), "b, 4", (6, 4)),
         "scan": (lambda L, N: lambda x: L.scan(lambda c, xi: (c + xi, c * 2), N.zeros(4, np.float32), x)[1], "b, 4",
                  (6, 4)),
+        "fori": (lambda L, N: lambda x: L.fori_loop(0, x.shape[0], lambda i, c: c + x[i], N.zeros(4, np.float32)),
+                 "b, 4", (5, 4)),
+        "cond": (lambda L, N: lambda x: L.cond(x.sum() > 0, lambda y: y * 2, lambda y: y - 1, x), "b, 4", (5, 4)),
+        "reduce_window_valid": (lambda L, N: lambda x: L.reduce_window(x, -np.inf, L.max, (2, 2), (1, 1), "VALID"),
+                                "b, 4", (5, 4)),
+        "dot_concat_rev": (lambda L, N: lambda x: L.dot_general(x, L.rev(L.concatenate([x, x], 1), (0,)),
+                                                                (((0,), (0,)), ((), ()))), "b, 4", (5, 4)),
+        "dynamic_update_slice_mean": (lambda L, N: lambda x: N.mean(L.dynamic_update_slice(
+            x, x[:1] * 2, (np.int32(1), np.int32(0))), 0), "b, 4", (5, 4)),
     }
 
 
 _JAX_CASE_NAMES = ["slice", "pad_reshape_iota", "broadcast_in_dim", "conv_same_strided", "dynamic_slice",
-                   "gather_columns", "scan"]
+                   "gather_columns", "scan", "fori", "cond", "reduce_window_valid", "dot_concat_rev",
+                   "dynamic_update_slice_mean"]
 
 
 def _dynamic_op_kinds(text: str) -> set[str]:
