@@ -32,9 +32,9 @@ def _window_kind(computation) -> str | None:
     if len(computation.eqns) != 1 or len(computation.invars) != 2:
         return None
     eqn = computation.eqns[0]
-    if list(eqn.inputs) != list(computation.invars) or list(computation.outvars) != list(eqn.outputs):
-        if not (set(eqn.inputs) == set(computation.invars) and list(computation.outvars) == list(eqn.outputs)):
-            return None
+    # The operands may come in either order: all four monoids are commutative.
+    if set(eqn.inputs) != set(computation.invars) or list(computation.outvars) != list(eqn.outputs):
+        return None
     return _KINDS.get(eqn.primitive)
 
 

@@ -7,7 +7,7 @@ import pytest
 import toolkit
 from toolkit.ad import grad, jvp
 
-from tests.ad._cases import cases, forward_only_cases
+from _ad_cases import cases, forward_only_cases
 
 X = (np.random.default_rng(0).standard_normal((5, 6)) * 0.7).astype(np.float32)
 ALL = {**cases(toolkit), **forward_only_cases(toolkit)}
