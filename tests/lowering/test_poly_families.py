@@ -316,6 +316,15 @@ def test_lax_slice_beyond_a_symbolic_size_is_asserted():
         compiled(np.arange(3, dtype=np.float32))
 
 
+def test_update_larger_than_a_symbolic_operand_is_asserted():
+    compiled = toolkit.jit(lambda x, y: lax.dynamic_update_slice(x, y, (np.int32(0), np.int32(0)))).lower(
+        *_specs(("b, 4", "c, 4"))).compile()
+    assert np.asarray(compiled(np.zeros((4, 4), np.float32), np.ones((2, 4), np.float32))).sum() == 8
+    with pytest.raises(ValueError, match=r"dynamic_update_slice: update size of dimension 0: needs 'b' >= 'c', "
+                                         r"got 'b' = 2 and 'c' = 3"):
+        compiled(np.zeros((2, 4), np.float32), np.ones((3, 4), np.float32))
+
+
 def test_inconsistent_sizes_of_one_variable_are_asserted():
     compiled = toolkit.jit(lambda x, y: tnp.concatenate([x, y], 1)).lower(*_specs(("b, 4", "b, 2"))).compile()
     assert compiled(np.ones((3, 4), np.float32), np.ones((3, 2), np.float32)).shape == (3, 6)

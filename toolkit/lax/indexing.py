@@ -27,6 +27,7 @@ import numpy as np
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray
 from toolkit.core.primitive import Primitive
+from toolkit.lax.shape_rules import known_false
 
 
 class GatherScatterMode(enum.Enum):
@@ -120,7 +121,7 @@ def _gather_rule(operand: ShapedArray, indices: ShapedArray, *, dimension_number
         raise TypeError(f"gather: slice_sizes {slice_sizes} needs one entry per dimension of the operand "
                         f"of shape {operand.shape}")
     for axis, (s, d) in enumerate(zip(slice_sizes, operand.shape)):
-        if not 0 <= s <= d:
+        if known_false(lambda: 0 <= s <= d):
             raise TypeError(f"gather: slice size {s} does not fit operand dimension {axis} of size {d}")
     _check_dims("gather", "collapsed_slice_dims", dn.collapsed_slice_dims, operand.ndim)
     _check_dims("gather", "operand_batching_dims", dn.operand_batching_dims, operand.ndim)
@@ -131,7 +132,7 @@ def _gather_rule(operand: ShapedArray, indices: ShapedArray, *, dimension_number
     if set(dn.collapsed_slice_dims) & set(dn.operand_batching_dims):
         raise ValueError("gather: collapsed_slice_dims and operand_batching_dims overlap")
     for d in tuple(dn.collapsed_slice_dims) + tuple(dn.operand_batching_dims):
-        if slice_sizes[d] > 1:
+        if known_false(lambda: slice_sizes[d] <= 1):
             raise TypeError(f"gather: collapsed/batching operand dimension {d} must have slice size <= 1, "
                             f"got {slice_sizes[d]}")
     if indices.shape[-1] != len(dn.start_index_map):
@@ -222,7 +223,7 @@ def _scatter_rule(name: str):
                             f"{len(window_operand_dims)} update dimensions (the operand dimensions neither "
                             f"inserted nor batching)")
         for ud, od in zip(dn.update_window_dims, window_operand_dims):
-            if updates.shape[ud] > operand.shape[od]:
+            if known_false(lambda: updates.shape[ud] <= operand.shape[od]):
                 raise TypeError(f"{name}: update window dimension {ud} of size {updates.shape[ud]} exceeds "
                                 f"operand dimension {od} of size {operand.shape[od]}")
         scatter_dims = [d for d in range(updates.ndim) if d not in dn.update_window_dims]

@@ -129,3 +129,14 @@ def fori_symbolic_bound():
     # CHECK: stablehlo.while({{.*}}%[[UPPER]]
     print(lowered_text(lambda x: lax.fori_loop(0, x.shape[0], lambda i, c: c + x[i], tnp.zeros(4, np.float32)),
                        poly("b, 4")))
+
+
+@run
+def update_window_assertion():
+    # CHECK-LABEL: TEST: update_window_assertion
+    # An update of symbolic size c into an operand of size b: c <= b is checked at specialization.
+    # CHECK: stablehlo.custom_call @shape_assertion({{.*}}) {error_message = "dynamic_update_slice: update size of dimension 0: needs 'b' >= 'c', got 'b' = {0} and 'c' = {1}."
+    # CHECK: stablehlo.dynamic_update_slice %arg0, %arg1, {{.*}} : (tensor<?x4xf32>, tensor<?x4xf32>, tensor<i32>, tensor<i32>) -> tensor<?x4xf32>
+    b, c = symbolic_shape("b, c")
+    print(lowered_text(lambda x, y: lax.dynamic_update_slice(x, y, (np.int32(0), np.int32(0))),
+                       ShapeDtypeStruct((b, 4), np.float32), ShapeDtypeStruct((c, 4), np.float32)))

@@ -17,6 +17,7 @@ from toolkit.core.avals import ShapedArray, is_static_shape
 from toolkit.lax import indexing as ix
 from toolkit.lowering.registry import register_lowering
 from toolkit.lowering.rules.elementwise import compare_type
+from toolkit.lowering.rules.structural import assert_dim_at_least
 from toolkit.lowering.types import tensor_type
 
 
@@ -60,6 +61,8 @@ def _gather_op(ctx, operand, indices, dn, slice_sizes, indices_are_sorted, out_t
 def _gather(ctx, operand, indices, *, dimension_numbers, slice_sizes, indices_are_sorted, unique_indices, mode,
             fill_value):
     dn = dimension_numbers
+    for axis, (size, dim) in enumerate(zip(slice_sizes, ctx.avals_in[0].shape)):
+        assert_dim_at_least(ctx, dim, size, f"gather: slice size of operand dimension {axis}")
     out = _gather_op(ctx, operand, indices, dn, slice_sizes, indices_are_sorted, ctx.out_type)
     if mode is not ix.GatherScatterMode.FILL_OR_DROP:
         return out
@@ -97,6 +100,8 @@ def _scatter_rule(combiner):
     def rule(ctx, operand, indices, updates, *, dimension_numbers, indices_are_sorted, unique_indices, mode):
         dn = dimension_numbers
         operand_aval, indices_aval, updates_aval = ctx.avals_in
+        for axis, (size, dim) in enumerate(zip(_window_sizes(dn, operand_aval, updates_aval), operand_aval.shape)):
+            assert_dim_at_least(ctx, dim, size, f"scatter: update window of operand dimension {axis}")
         if mode is ix.GatherScatterMode.CLIP:
             # Clamp each start so its whole window fits: [0, dim - window size].
             window_sizes = _window_sizes(dn, operand_aval, updates_aval)

@@ -88,10 +88,14 @@ def assert_dim_at_least(ctx, size, bound, what: str) -> None:
         pass
     else:
         return  # definitely smaller: the shape rule has already raised
-    value = ctx.dim_value(size)
-    ok = stablehlo.CompareOp(value, ctx.dim_value(bound), stablehlo.ComparisonDirectionAttr.get("GE"),
+    value, bound_value = ctx.dim_value(size), ctx.dim_value(bound)
+    ok = stablehlo.CompareOp(value, bound_value, stablehlo.ComparisonDirectionAttr.get("GE"),
                              compare_type=stablehlo.ComparisonTypeAttr.get("SIGNED")).result
-    dims.shape_assertion(ok, f"{what}: needs '{size}' >= {bound}, got '{size}' = {{0}}.", [value])
+    if type(bound) is int:
+        dims.shape_assertion(ok, f"{what}: needs '{size}' >= {bound}, got '{size}' = {{0}}.", [value])
+    else:
+        dims.shape_assertion(ok, f"{what}: needs '{size}' >= '{bound}', got '{size}' = {{0}} and '{bound}' = {{1}}.",
+                             [value, bound_value])
 
 
 def reshape_to(ctx, x, aval) -> ir.Value:
@@ -130,6 +134,8 @@ def _dynamic_slice(ctx, x, *indices, slice_sizes):
 
 @register_lowering(st.dynamic_update_slice_p)
 def _dynamic_update_slice(ctx, x, update, *indices):
+    for axis, (size, dim) in enumerate(zip(ctx.avals_in[1].shape, ctx.avals_in[0].shape)):
+        assert_dim_at_least(ctx, dim, size, f"dynamic_update_slice: update size of dimension {axis}")
     return stablehlo.DynamicUpdateSliceOp(x, update, list(_same_index_type(ctx, indices, 2))).result
 
 
