@@ -22,8 +22,8 @@ import numpy as np
 from toolkit.core import dtypes, tracing, tree_util
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.primitive import Primitive
-from toolkit.core.shape_poly import definitely_equal, is_symbolic_dim
 from toolkit.core.program import Program
+from toolkit.core.shape_poly import definitely_equal, is_symbolic_dim
 from toolkit.lax import elementwise as ew
 from toolkit.lax import reductions as rd
 from toolkit.lax.convolution import padtype_to_pads
@@ -330,8 +330,8 @@ def _cumulative_symbolic(kind: str, computation: Callable[[Any, Any], Any], oper
 
     The whole-axis window of the static path needs a static window size, so
     this is a parallel prefix scan (Hillis-Steele) instead: ``ceil(log2 n)``
-    steps of a ``while`` loop, step ``k`` combining every element with the one
-    ``k`` places before it. The shift reads a ``dynamic_slice`` of the operand
+    steps of a counted loop (``fori_loop``, one ``stablehlo.while``), step
+    ``s`` combining every element with the one ``2**s`` places before it. The shift reads a ``dynamic_slice`` of the operand
     preceded by ``n`` identity elements, so the first ``k`` elements combine
     with the identity and need no mask. Every shape stays ``n`` (or ``2n``)
     along the axis, so the module refines to static shapes for any ``n``.
