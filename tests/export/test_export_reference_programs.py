@@ -53,3 +53,14 @@ def test_both_calling_conventions(version):
     loaded = export.deserialize(exported.serialize())
     assert loaded.calling_convention_version == version
     np.testing.assert_allclose(np.asarray(loaded.call(*args)), np.asarray(fun(*args)), rtol=1e-6)
+
+
+def test_chlo_ops_are_legalized_for_the_artifact():
+    from toolkit import lax
+
+    fun = toolkit.jit(lambda x: lax.top_k(lax.erf_inv(x * 0.1), 2)[0] + lax.lgamma(x + 1.0)[:2])
+    x = np.arange(1, 6, dtype=np.float32)
+    exported = export.export(fun)(toolkit.ShapeDtypeStruct((5,), np.float32))
+    assert "chlo." not in exported.mlir_module()
+    np.testing.assert_allclose(np.asarray(export.deserialize(exported.serialize()).call(x)), np.asarray(fun(x)),
+                               rtol=1e-6)

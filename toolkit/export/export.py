@@ -74,16 +74,16 @@ def portable_artifact_target() -> str:
 
 
 def serialize_module(module: ir.Module) -> bytes:
-    """``module`` as a portable artifact at :func:`portable_artifact_target`; ``module`` is left unchanged."""
+    """``module`` as a portable artifact at :func:`portable_artifact_target`; ``module`` is left unchanged.
+
+    Through jaxlib's serializer, as JAX does: CHLO ops are legalized to StableHLO first, and
+    Shardy annotations (which have no VHLO form) are kept as plain MLIR next to the VHLO.
+    """
+    from toolkit.runtime.portable import serialize_portable
     buffer = io.BytesIO()
     module.operation.write_bytecode(buffer)
-    if any(op.operation.name == "sdy.mesh" for op in module.body.operations):
-        # Shardy has no VHLO form: serialize it as plain MLIR next to the VHLO (as JAX does).
-        from toolkit.runtime.portable import serialize_mixed
-        return serialize_mixed(buffer.getvalue(), portable_artifact_target())
-    # serialize_portable_artifact converts its argument to VHLO in place: give it a copy.
-    copy = ir.Module.parse(buffer.getvalue(), module.context)
-    return stablehlo.serialize_portable_artifact(copy, portable_artifact_target())
+    keep_shardy = any(op.operation.name == "sdy.mesh" for op in module.body.operations)
+    return serialize_portable(buffer.getvalue(), portable_artifact_target(), keep_shardy=keep_shardy)
 
 
 def check_custom_calls(module: ir.Module, disabled_checks: Sequence[DisabledSafetyCheck]) -> None:
