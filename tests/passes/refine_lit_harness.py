@@ -27,8 +27,9 @@ import subprocess
 import sys
 import tempfile
 
+from toolkit.ir.diagnostics import parse_expected_diagnostics
+
 SPLIT = re.compile(r"^// -----.*$", re.MULTILINE)
-EXPECTED = re.compile(r"expected-(error|warning|remark|note)\s*(?:@(above|below|[+-]\d+))?\s*\{\{(.*?)\}\}")
 LOCATION = re.compile(r":(\d+):(\d+)")
 
 #: Upstream-pipeline replacements: what our passes are called in a harness run.
@@ -42,22 +43,6 @@ CXX = {
 
 def split_cases(text: str) -> list[str]:
     return SPLIT.split(text)
-
-
-def _expectations(text: str) -> list[dict]:
-    found = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        for match in EXPECTED.finditer(line):
-            severity, where, message = match.groups()
-            target = number
-            if where == "above":
-                target = number - 1
-            elif where == "below":
-                target = number + 1
-            elif where:
-                target = number + int(where)
-            found.append({"severity": severity, "line": target, "message": message, "seen": False})
-    return found
 
 
 def _filecheck(case_text: str, output: str, prefixes: str = "CHECK") -> tuple[bool, str]:
@@ -153,19 +138,19 @@ def judge_failure(text: str, pipeline: str, prefixes: str) -> dict:
 def judge_case(case_text: str, pipeline: str, prefixes: str = "CHECK") -> dict:
     """Run one case; returns ``{"ok": bool, "why": str}``."""
     diagnostics, output, failure = run_case(case_text, pipeline)
-    expected = _expectations(case_text)
+    expected = parse_expected_diagnostics(case_text)
     problems = []
     for severity, line, message in diagnostics:
         if severity == "note":
             continue
-        hit = next((e for e in expected if not e["seen"] and e["severity"] == severity
-                    and e["line"] == line and e["message"] in message), None)
+        hit = next((e for e in expected if not e.seen and e.severity == severity
+                    and e.line == line and e.message in message), None)
         if hit is not None:
-            hit["seen"] = True
-        elif not any(e["severity"] == severity and e["line"] == line and e["message"] in message for e in expected):
+            hit.seen = True
+        elif not any(e.severity == severity and e.line == line and e.message in message for e in expected):
             problems.append(f"unexpected {severity} at line {line}: {message}")
-    problems += [f"expected {e['severity']} not produced at line {e['line']}: {e['message']}"
-                 for e in expected if not e["seen"]]
+    problems += [f"expected {e.severity} not produced at line {e.line}: {e.message}"
+                 for e in expected if not e.seen]
     if problems:
         return {"ok": False, "why": "; ".join(problems)[:1500]}
     if any(re.search(rf"//\s*{re.escape(p)}[-:]", case_text) for p in prefixes.split(",")):

@@ -20,19 +20,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any, BinaryIO
 
+from toolkit.ir.diagnostics import parse_expected_diagnostics
+
 SPLIT_MARKER = re.compile(r"^// -----.*$", re.MULTILINE)
-_EXPECTED = re.compile(
-    r"expected-(error|warning|remark|note)\s*(?:@(above|below|[+-]\d+))?\s*\{\{(.*?)\}\}")
 _LOCATION_LINE = re.compile(r":(\d+):(\d+)")
-
-
-@dataclasses.dataclass
-class _Expected:
-    severity: str
-    line: int
-    message: str
-    source_line: int
-    seen: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -52,22 +43,6 @@ def _split(text: str) -> list[tuple[str, int]]:
         start = marker.end()
     chunks.append((text[start:], line))
     return chunks
-
-
-def _expectations(text: str) -> list[_Expected]:
-    found = []
-    for number, line in enumerate(text.split("\n"), start=1):
-        for match in _EXPECTED.finditer(line):
-            severity, where, message = match.groups()
-            target = number
-            if where == "above":
-                target = number - 1
-            elif where == "below":
-                target = number + 1
-            elif where:
-                target = number + int(where)
-            found.append(_Expected(severity, target, message, number))
-    return found
 
 
 def _severity_name(severity: Any) -> str:
@@ -151,7 +126,7 @@ def _process_chunk(text: str, first_line: int, args: argparse.Namespace, pipelin
         handler.detach()
 
     if verify:
-        expected = _expectations(text)
+        expected = parse_expected_diagnostics(text)
         ok = True
         for diagnostic in collector.diagnostics:
             match = next((e for e in expected if not e.seen and e.severity == diagnostic.severity
