@@ -13,6 +13,11 @@ Example::
     print(f.lower(np.ones((2, 3), np.float32), np.ones((3, 4), np.float32)).as_text())
 """
 
+import os as _os
+
+# XLA's C++ logs INFO lines (device counts) unless told otherwise; read when jaxlib loads.
+_os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+
 from toolkit import lax, nn, numpy  # noqa: F401  (numpy installs the array methods)
 from toolkit.array import Array, device_put  # noqa: F401
 from toolkit.core import tree_util  # noqa: F401
