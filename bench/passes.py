@@ -29,7 +29,7 @@ from typing import Any, Callable, ClassVar
 from jaxlib.mlir import ir
 
 from toolkit.ir.context import make_context
-from toolkit.passes import ModulePass, PatternPass, parse_pipeline, pattern, register_pass
+from toolkit.passes import ModulePass, PatternPass, parse_pipeline, register_pass
 from toolkit.passes.simplify import multiply_one
 
 

@@ -29,7 +29,6 @@ from toolkit.examples.reference_programs import PROGRAMS  # noqa: E402
 
 try:
     import jax
-    import jax.numpy as jnp
 except ImportError:  # the comparison columns are left empty
     jax = None
 

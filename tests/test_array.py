@@ -4,7 +4,6 @@ import numpy as np
 import pytest
 
 import toolkit
-import toolkit.numpy as tnp
 from toolkit.shard import SingleDeviceSharding
 
 

@@ -47,7 +47,6 @@ class ShardingPlan:
 
     # -- inputs ----------------------------------------------------------------
     def arg_sharding(self, i: int, aval: ShapedArray) -> Any:
-        from toolkit import shard
         sharding = self._arg_shardings[i]
         if sharding is None:
             sharding = self._arg_shardings[i] = self._default_sharding()

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -33,7 +32,7 @@ from jaxlib.mlir import ir
 
 from toolkit import lowering
 from toolkit.lowering import dims
-from toolkit.array import Array, _host_value
+from toolkit.array import Array
 from toolkit.core import dtypes, tracing, tree_util
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, aval_of, is_static_shape
 from toolkit.core.program import Program
@@ -42,7 +41,6 @@ from toolkit.passes import dump as ir_dump
 from toolkit.passes.default_pipeline import jit_pipeline
 from toolkit.passes.pipeline import Pipeline
 from toolkit.runtime import arrays as runtime_arrays
-from toolkit.runtime import client as runtime_client
 from toolkit.runtime import executable as runtime_executable
 
 

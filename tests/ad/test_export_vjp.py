@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import toolkit
-import toolkit.numpy as tnp
 from toolkit import export as texport
 
 F32 = np.float32

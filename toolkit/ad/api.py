@@ -25,8 +25,7 @@ from toolkit.ad.jvp import jvp_program
 from toolkit.ad.values import Zero, instantiate, is_differentiable
 from toolkit.ad.vjp import vjp_program
 from toolkit.core import dtypes, tracing, tree_util
-from toolkit.core.avals import ShapedArray, aval_of
-from toolkit.core.program import Program
+from toolkit.core.avals import aval_of
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad"]
 

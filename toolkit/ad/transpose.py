@@ -21,7 +21,7 @@ from typing import Any, Sequence
 from toolkit.ad.interpret import Environment, bind_equation
 from toolkit.ad.jvp import missing_rule
 from toolkit.ad.values import UndefinedPrimal, Zero, add_any, tangent_aval
-from toolkit.core.program import Literal, Program, Var
+from toolkit.core.program import Program, Var
 
 
 def backward_pass(program: Program, num_linear: int, nonlinear_args: Sequence[Any],

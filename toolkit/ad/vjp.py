@@ -28,7 +28,7 @@ from toolkit.ad.transpose import backward_pass
 from toolkit.ad.values import Zero, add_any, instantiate, is_differentiable, tangent_aval
 from toolkit.core import tracing
 from toolkit.core.primitive import Primitive
-from toolkit.core.program import Equation, Literal, Program, Var
+from toolkit.core.program import Equation, Program, Var
 
 #: ``prim -> (forward, backward)``: ``forward(primals, active, **params) -> (outs, residuals)`` and
 #: ``backward(residuals, active, cotangents_out, **params) -> cotangents_in`` (one per operand, or None).

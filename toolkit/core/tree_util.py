@@ -53,7 +53,6 @@ from __future__ import annotations
 import collections
 import dataclasses
 import enum
-import itertools
 from typing import Any, Callable, Hashable, Iterable, Sequence
 
 __all__ = [

@@ -8,7 +8,6 @@ from typing import Any, Sequence
 import numpy as np
 
 from toolkit.core import dtypes
-from toolkit.core.avals import ShapedArray
 from toolkit.core.tracing import Tracer
 from toolkit.lax import elementwise as ew
 from toolkit.lax import structural as st

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
 from toolkit.lax import linalg as lax_linalg
 from toolkit.numpy._core import asarray, broadcast_shapes, broadcast_to, is_array, result_dtype, convert
-from toolkit.numpy.shapes import expand_dims, reshape, squeeze, transpose, ravel
+from toolkit.numpy.shapes import expand_dims, squeeze, transpose, ravel
 
 
 def _promoted(a: Any, b: Any) -> tuple[Any, Any]:

@@ -3,11 +3,9 @@ so traced and concrete values behave the same."""
 
 from __future__ import annotations
 
-from typing import Any
 
 from toolkit.core import dtypes
-from toolkit.numpy import creation, linalg, reductions, shapes, ufuncs
-from toolkit.numpy._core import asarray
+from toolkit.numpy import linalg, reductions, shapes, ufuncs
 
 
 def _swap(fn):

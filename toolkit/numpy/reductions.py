@@ -105,7 +105,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
 def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
     a = _arr(a)
     axes = canonical_axes(axis, a.ndim)
-    from toolkit.numpy.ufuncs import absolute, multiply, subtract, true_divide, conj, real
+    from toolkit.numpy.ufuncs import multiply, subtract, true_divide, conj, real
     centered = subtract(a, mean(a, axes, dtype=dtype, keepdims=True))
     squared = real(multiply(centered, conj(centered))) if dtypes.is_complex(centered.dtype) else \
         multiply(centered, centered)

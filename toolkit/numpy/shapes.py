@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -10,7 +9,7 @@ import numpy as np
 from toolkit.core.avals import shape_size
 from toolkit.lax import structural as st
 from toolkit.numpy._core import asarray, broadcast_shapes, broadcast_to, canonical_axes, canonical_axis, \
-    is_array, promote_and_broadcast, result_dtype, convert
+    is_array, result_dtype, convert
 
 
 def _arr(x: Any) -> Any:

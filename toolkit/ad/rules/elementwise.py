@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
 
 from toolkit import numpy as tnp
 from toolkit.ad.jvp import defjvp, zero_tangent_jvp

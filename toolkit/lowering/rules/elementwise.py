@@ -8,7 +8,6 @@ from jaxlib.mlir.dialects import chlo, stablehlo
 from toolkit.core import dtypes
 from toolkit.lax import elementwise as ew
 from toolkit.lowering.registry import register_lowering
-from toolkit.lowering.types import tensor_type
 
 _ONE_TO_ONE = {
     ew.neg_p: stablehlo.NegOp, ew.sign_p: stablehlo.SignOp, ew.floor_p: stablehlo.FloorOp,
