@@ -78,10 +78,6 @@ NON_UNIQUE = ("cpu_eig_lapack_geev", "cpu_eigh_lapack_syev", "cpu_schur_lapack_g
 #: Data sets that need JAX's C++ shape refinement, which also rewrites the
 #: ``stablehlo.dynamic_*`` custom calls into static ops; toolkit's refinement
 #: (``stablehlo-refine-shapes``) does not rewrite them yet.
-NEEDS_DYNAMIC_CUSTOM_CALL_REFINEMENT = ("stablehlo_dynamic_approx_top_k", "stablehlo_dynamic_rng_bit_generator",
-                                        "stablehlo_dynamic_top_k")
-
-
 def _jax_outputs(data: dict) -> list[np.ndarray]:
     """What JAX computes today for the data set's module (its back-compat harness's Exported)."""
     from jax._src.export import _export
@@ -109,8 +105,6 @@ def _jax_outputs(data: dict) -> list[np.ndarray]:
 
 @pytest.mark.parametrize("name,data", DATA_SETS, ids=[n for n, _ in DATA_SETS])
 def test_back_compat_data_reproduces_expected_outputs(name, data):
-    if name.startswith(NEEDS_DYNAMIC_CUSTOM_CALL_REFINEMENT):
-        pytest.xfail("needs refinement of stablehlo.dynamic_* custom calls into static ops")
     exp = exported_from_data(data)
     result = exp.call(*[np.asarray(x) for x in data["inputs"]])
     got = tree_util.tree_leaves(result)

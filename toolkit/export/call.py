@@ -9,7 +9,8 @@ specialized for it (``toolkit-platform-specialize``: the index is folded and
 the other ``case`` branches dropped); a multi-platform caller passes its own
 platform index, mapped to the callee's platform order. A callee with symbolic
 input shapes is refined to the caller's static shapes
-(``stablehlo-refine-arguments`` + ``stablehlo-refine-shapes``) and its shape
+(``toolkit-bind-shapes`` + ``toolkit-refine-shapes``, which also turns JAX's
+``stablehlo.dynamic_*`` custom calls into static ops) and its shape
 assertions checked.
 
 Eagerly, ``call`` compiles ``jit`` of that primitive once per ``Exported``
@@ -178,65 +179,18 @@ def _callee_module(exported: Exported, context: ir.Context, platform_index: int 
 
 
 def _refine_to(module: ir.Module, arg_types: Sequence[ir.Type], exported: Exported) -> None:
-    """Give ``@main`` static argument types and propagate them; check and drop shape assertions."""
-    from jaxlib.mlir import passmanager
+    """Give ``@main`` static argument types and make the module static (``toolkit-bind-shapes`` +
+    ``toolkit-refine-shapes``), checking its shape assertions unless they were disabled."""
+    from toolkit.passes.pipeline import PipelineError, run_pipeline
 
     types = ",".join(str(t) for t in arg_types)
-    with module.context:
-        pm = passmanager.PassManager.parse(
-            f"builtin.module(stablehlo-refine-arguments{{types={types}}},stablehlo-refine-shapes)")
-        try:
-            pm.run(module.operation)
-        except Exception as exc:
-            raise ValueError(f"Refining the shapes of the exported function {exported.fun_name!r} to "
-                             f"({types}) failed: {exc}") from None
-    failures: list[str] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        if op.name == "stablehlo.custom_call" and \
-                ir.StringAttr(op.attributes["call_target_name"]).value == "shape_assertion":
-            predicate = op.operands[0].owner
-            predicate = predicate.operation if hasattr(predicate, "operation") else predicate
-            value = None
-            if isinstance(predicate, ir.Operation) and predicate.name == "stablehlo.constant":
-                attr = predicate.attributes["value"]
-                value = bool(np.asarray(attr).reshape(-1)[0]) if hasattr(attr, "__array__") else None
-                if value is None and isinstance(attr, ir.DenseElementsAttr) and attr.is_splat:
-                    value = ir.BoolAttr(attr.get_splat_value()).value if isinstance(
-                        attr.get_splat_value(), ir.BoolAttr) else bool(ir.IntegerAttr(attr.get_splat_value()).value)
-            if value is None:
-                failures.append("a shape assertion could not be evaluated statically")
-            elif not value:
-                message = ir.StringAttr(op.attributes["error_message"]).value if "error_message" in op.attributes \
-                    else "shape assertion failed"
-                failures.append(_format_assertion(message, list(op.operands)[1:]))
-            doomed.append(op)
-        return ir.WalkResult.ADVANCE
-
-    doomed: list[ir.Operation] = []
-    module.operation.walk(visit)
-    if failures and DisabledSafetyCheck.shape_assertions() not in exported.disabled_safety_checks:
-        raise ValueError(f"Calling the exported function {exported.fun_name!r}: " + "; ".join(failures))
-    for op in doomed:
-        op.erase()
-
-
-def _format_assertion(message: str, operands: Sequence[ir.Value]) -> str:
-    """Fill the ``{i}`` placeholders of a shape-assertion message with the (constant) operand values."""
-    values = []
-    for value in operands:
-        owner = value.owner
-        owner = owner.operation if hasattr(owner, "operation") else owner
-        text = "?"
-        if isinstance(owner, ir.Operation) and owner.name == "stablehlo.constant":
-            attr = owner.attributes["value"]
-            if isinstance(attr, ir.DenseIntElementsAttr) and attr.is_splat:
-                text = str(ir.IntegerAttr(attr.get_splat_value()).value)
-        values.append(text)
+    assertions = DisabledSafetyCheck.shape_assertions() not in exported.disabled_safety_checks
+    pipeline = (f"builtin.module(toolkit-bind-shapes{{types={types}}}, "
+                f"toolkit-refine-shapes{{enable-assertions={str(assertions).lower()}}})")
     try:
-        return message.format(*values)
-    except (IndexError, KeyError, ValueError):
-        return message
+        run_pipeline(module, pipeline)
+    except PipelineError as error:
+        raise ValueError(f"Calling the exported function {exported.fun_name!r}: {error}") from None
 
 
 def _has_sdy_mesh(module: ir.Module) -> bool:

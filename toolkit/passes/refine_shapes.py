@@ -52,7 +52,7 @@ from jaxlib.mlir import ir
 
 from toolkit.passes.pass_base import ModulePass, PassFailure, record_statistic
 from toolkit.passes.refine import folding, rules
-from toolkit.passes.refine.rules import DYNAMIC, ShapeError, shape_of
+from toolkit.passes.refine.rules import DYNAMIC, ShapeError, is_static, shape_of
 from toolkit.passes.registry import register_pass
 
 _SUPPORTED_USER_DIALECTS = ("stablehlo", "chlo", "func")
@@ -379,6 +379,13 @@ class _Refiner:
                 op.erase()
                 record_statistic("erased-operand-wrappers")
             return
+        if target in _DYNAMIC_CUSTOM_CALLS:
+            _DYNAMIC_CUSTOM_CALLS[target](self, op)
+            return
+        self._refine_shape_operand_results(op)
+
+    def _refine_shape_operand_results(self, op: ir.Operation) -> None:
+        """Results of a custom call whose shapes are given by operands (``indices_of_shape_operands``)."""
         if "indices_of_shape_operands" not in op.attributes:
             return
         indices = [int(i) for i in np.array(op.attributes["indices_of_shape_operands"]).reshape(-1)]
@@ -778,6 +785,86 @@ _DYNAMIC_TO_STATIC = {
     "stablehlo.dynamic_pad": _to_pad,
     "stablehlo.dynamic_gather": _to_gather,
     "stablehlo.dynamic_conv": _to_convolution,
+}
+
+
+# -- JAX's dynamic custom calls (stablehlo.dynamic_*) -------------------------------
+# jax.export writes ops StableHLO has no dynamic form for as custom calls whose shapes come from
+# operands. Once those operands fold to constants, mode=jax turns them into the static ops (what
+# StableHLO's canonicalize-dynamism does, which jaxlib does not ship).
+
+def _replace_results(op: ir.Operation, new: ir.Operation, statistic: str) -> None:
+    for old_result, new_result in zip(op.results, new.results):
+        old_result.replace_all_uses_with(new_result)
+    op.erase()
+    record_statistic(statistic)
+
+
+def _with_last_dim(type_: ir.Type, size: int) -> ir.Type | None:
+    shape = shape_of(type_)
+    return None if shape is None else _with_shape(type_, shape[:-1] + [size])
+
+
+def _dynamic_top_k(refiner: _Refiner, op: ir.Operation) -> None:
+    # custom_call @stablehlo.dynamic_top_k(operand, k) -> (values, indices), k along the last dimension.
+    k = refiner.constant(op.operands[1])
+    operand_shape = shape_of(op.operands[0].type)
+    if k is None or operand_shape is None or not is_static(operand_shape):
+        return
+    k = int(np.asarray(k).reshape(()))
+    for result in op.results:
+        refined = _with_last_dim(result.type, k)
+        if refined is not None and refined != result.type:
+            refiner._set_type(result, refined)
+    if refiner.jax_mode and all(_is_static_type(r.type) for r in op.results):
+        with op.context, ir.InsertionPoint(op), op.location:
+            new = ir.Operation.create("chlo.top_k", results=[r.type for r in op.results], operands=[op.operands[0]],
+                                      attributes={"k": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)})
+        _replace_results(op, new, "static-top_k")
+
+
+def _dynamic_rng_bit_generator(refiner: _Refiner, op: ir.Operation) -> None:
+    # custom_call @stablehlo.dynamic_rng_bit_generator(key, shape) {rng_algorithm} -> (new key, bits).
+    shape = refiner.constant(op.operands[1])
+    if shape is None:
+        return
+    refined = _with_shape(op.results[1].type, [int(d) for d in np.asarray(shape).reshape(-1)])
+    if refined is not None and refined != op.results[1].type:
+        refiner._set_type(op.results[1], refined)
+    if refiner.jax_mode and all(_is_static_type(r.type) for r in op.results):
+        with op.context, ir.InsertionPoint(op), op.location:
+            new = ir.Operation.create("stablehlo.rng_bit_generator", results=[r.type for r in op.results],
+                                      operands=[op.operands[0]],
+                                      attributes={"rng_algorithm": op.attributes["rng_algorithm"]})
+        _replace_results(op, new, "static-rng_bit_generator")
+
+
+def _dynamic_approx_top_k(refiner: _Refiner, op: ir.Operation) -> None:
+    # custom_call @stablehlo.dynamic_approx_top_k(operand, iota, init value, init index, k, result shapes...)
+    # is refined from its shape operands, then becomes the static @ApproxTopK XLA knows: the first four
+    # operands, with k moved into the backend config as `top_k`.
+    refiner._refine_shape_operand_results(op)
+    k = refiner.constant(op.operands[4]) if len(op.operands) > 4 else None
+    if k is None or not (refiner.jax_mode and all(_is_static_type(r.type) for r in op.results)):
+        return
+    attributes = {name: op.attributes[name] for name in op.attributes if name != "indices_of_shape_operands"}
+    with op.context, ir.InsertionPoint(op), op.location:
+        # JAX writes the config as the discardable `mhlo.backend_config` (a dictionary: API version 4).
+        config = ir.DictAttr(attributes.pop("mhlo.backend_config", None) or attributes["backend_config"])
+        entries = {config[i].name: config[i].attr for i in range(len(config))}
+        entries["top_k"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(np.asarray(k).reshape(())))
+        attributes["backend_config"] = ir.DictAttr.get(entries)
+        attributes["api_version"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4)
+        attributes["call_target_name"] = ir.StringAttr.get("ApproxTopK")
+        new = ir.Operation.create("stablehlo.custom_call", results=[r.type for r in op.results],
+                                  operands=list(op.operands)[:4], attributes=attributes)
+    _replace_results(op, new, "static-approx_top_k")
+
+
+_DYNAMIC_CUSTOM_CALLS = {
+    "stablehlo.dynamic_top_k": _dynamic_top_k,
+    "stablehlo.dynamic_rng_bit_generator": _dynamic_rng_bit_generator,
+    "stablehlo.dynamic_approx_top_k": _dynamic_approx_top_k,
 }
 
 
