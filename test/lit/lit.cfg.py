@@ -1,4 +1,4 @@
-# lit configuration for toolkit's golden tests: `python -m lit -v test/lit`.
+# lit configuration for toolkit's golden tests: `lit -v test/lit`.
 #
 # Substitutions: %PYTHON / %python (this interpreter), toolkit-opt, toolkit-run,
 # filecheck (the pip `filecheck` command), %corpora (../shared/corpora),

@@ -64,3 +64,11 @@ def test_chlo_ops_are_legalized_for_the_artifact():
     assert "= chlo." not in exported.mlir_module()  # CHLO ops became StableHLO (top_k: a composite)
     np.testing.assert_allclose(np.asarray(export.deserialize(exported.serialize()).call(x)), np.asarray(fun(x)),
                                rtol=1e-6)
+
+
+def test_symbolic_shape_helpers_are_exported_like_jax():
+    b, = export.symbolic_shape("b", constraints=("b >= 2",))
+    specs = export.symbolic_args_specs([np.ones((3, 4), np.float32)], "b, 4")
+    assert str(specs[0].shape) == "(b, 4)" and str(b) == "b"
+    assert issubclass(export.InconclusiveDimensionOperation, Exception)
+    assert export.SymbolicScope(["a >= 1"]).constraints == ("a >= 1",)

@@ -60,3 +60,10 @@ from toolkit.export.export import STABLE_CUSTOM_CALL_TARGETS, export, portable_a
 
 __all__ += ["STABLE_CUSTOM_CALL_TARGETS", "calling_convention", "call_exported_p", "export",
             "portable_artifact_target"]
+
+# Symbolic shapes, as jax.export offers them.
+from toolkit.core.shape_poly import (  # noqa: E402
+    InconclusiveDimensionOperation, SymbolicScope, symbolic_args_specs, symbolic_shape,
+)
+
+__all__ += ["InconclusiveDimensionOperation", "SymbolicScope", "symbolic_args_specs", "symbolic_shape"]
