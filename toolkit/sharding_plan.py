@@ -9,17 +9,39 @@ and the committed arrays among the arguments, following JAX's rules:
 * otherwise the computation runs on the default device.
 
 With more than one device the module is partitioned SPMD by XLA, inputs and
-outputs carrying ``mhlo.sharding`` attributes.
+outputs carrying ``mhlo.sharding`` attributes (GSPMD) or ``sdy.sharding``
+attributes (Shardy, see :func:`partitioner_choice`).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Sequence
 
 from toolkit.array import Array
 from toolkit.core import tree_util
 from toolkit.core.avals import ShapedArray
 from toolkit.runtime import client as runtime_client
+
+
+PARTITIONERS = ("gspmd", "shardy")
+
+
+def partitioner_choice(explicit: str | None = None) -> str:
+    """Which SPMD partitioner a lowering targets: ``explicit``, else ``$TOOLKIT_PARTITIONER``, else ``"gspmd"``.
+
+    Raises ``ValueError`` for anything but ``"gspmd"``/``"shardy"``.
+
+    Example::
+
+        partitioner_choice("shardy")  # -> "shardy"
+    """
+    source = "partitioner" if explicit is not None else "TOOLKIT_PARTITIONER"
+    choice = explicit if explicit is not None else (os.environ.get("TOOLKIT_PARTITIONER") or "gspmd")
+    normalized = choice.strip().lower() if isinstance(choice, str) else choice
+    if normalized not in PARTITIONERS:
+        raise ValueError(f"{source} must be 'gspmd' or 'shardy', got {choice!r}")
+    return normalized
 
 
 def _flatten_prefix(prefix: Any, tree: tree_util.PyTreeDef, what: str) -> list[Any]:
@@ -36,8 +58,13 @@ def _flatten_prefix(prefix: Any, tree: tree_util.PyTreeDef, what: str) -> list[A
 
 class ShardingPlan:
     def __init__(self, devices: Sequence[Any], arg_shardings: Sequence[Any], out_shardings_spec: Any,
-                 out_tree: tree_util.PyTreeDef, committed: Sequence[bool]):
+                 out_tree: tree_util.PyTreeDef, committed: Sequence[bool],
+                 constraint_shardings: Sequence[Any] = ()):
         self.devices = tuple(devices)
+        #: ``(sharding, rank)`` of each ``with_sharding_constraint`` in the program (Shardy needs their mesh).
+        self.constraint_shardings = tuple(constraint_shardings)
+        #: ``"gspmd"`` or ``"shardy"``; ``Traced.lower`` sets it (:func:`partitioner_choice`).
+        self.partitioner = "gspmd"
         self.num_partitions = len(self.devices)
         self.platform = self.devices[0].platform
         self._arg_shardings = list(arg_shardings)
@@ -136,8 +163,9 @@ def plan_shardings(traced: Any) -> ShardingPlan:
     out_explicit = []
     if out_spec is not None:
         out_explicit = [s for s in _flatten_prefix(out_spec, traced.out_tree, "out_shardings") if s is not None]
-    constraint_shardings = [eqn.params["sharding"] for eqn in traced.program.walk()
-                            if eqn.primitive.name == "sharding_constraint"]
+    constraints = [(eqn.params["sharding"], eqn.inputs[0].aval.ndim) for eqn in traced.program.walk()
+                   if eqn.primitive.name == "sharding_constraint"]
+    constraint_shardings = [s for s, _ in constraints]
     all_explicit = explicit + out_explicit + constraint_shardings
     if all_explicit:
         devices = tuple(all_explicit[0]._device_assignment)
@@ -148,7 +176,7 @@ def plan_shardings(traced: Any) -> ShardingPlan:
                                  f"{[d.id for d in devices]} and {[d.id for d in s._device_assignment]}")
     else:
         devices = (runtime_client.default_device(),)
-    return ShardingPlan(devices, arg_shardings, out_spec, traced.out_tree, committed)
+    return ShardingPlan(devices, arg_shardings, out_spec, traced.out_tree, committed, constraints)
 
 
 def shardings_from_hlo(hlo_shardings: Sequence[Any] | None, devices: Sequence[Any],

@@ -336,15 +336,20 @@ class Traced:
         """The program, printed (``source_info=True`` adds file:line per equation)."""
         return self.program.pretty(source_info=source_info)
 
-    def lower(self, *, platforms: Sequence[str] | None = None, dim_vars_as_arguments: bool = False) -> "Lowered":
+    def lower(self, *, platforms: Sequence[str] | None = None, dim_vars_as_arguments: bool = False,
+              partitioner: str | None = None) -> "Lowered":
         """Lower the program to a StableHLO module.
 
         ``platforms`` (several: a platform-index argument) and ``dim_vars_as_arguments``
         (dimension variables passed in rather than computed) are what ``toolkit.export`` uses.
+        ``partitioner`` (``"gspmd"`` or ``"shardy"``; default ``$TOOLKIT_PARTITIONER``, else
+        ``"gspmd"``) picks the sharding form written and the XLA partitioner ``compile`` uses,
+        e.g. ``jit(f, in_shardings=s).trace(x).lower(partitioner="shardy")``.
         """
         from toolkit.passes.sharding_annotate import annotate_shardings
-        from toolkit.sharding_plan import plan_shardings
+        from toolkit.sharding_plan import partitioner_choice, plan_shardings
         plan = plan_shardings(self)
+        plan.partitioner = partitioner_choice(partitioner)
         kept = _kept_inputs(self.program, self._wrapped.keep_unused)
         program = _restrict_inputs(self.program, kept) if len(kept) != len(self.program.invars) else self.program
         with shared_context() as context:
@@ -359,14 +364,16 @@ class Traced:
             module = lowering.lower_program(
                 program, name=self.fun_name, result_names=_output_paths(self.out_tree), arg_attrs=arg_attrs,
                 num_partitions=plan.num_partitions, platforms=tuple(platforms or (plan.platform,)), context=context,
-                arg_names=[self.arg_paths[i] for i in kept], dim_vars_as_arguments=dim_vars_as_arguments)
+                arg_names=[self.arg_paths[i] for i in kept], dim_vars_as_arguments=dim_vars_as_arguments,
+                partitioner=plan.partitioner if plan.num_partitions > 1 else "gspmd")
             if plan.num_partitions > 1:
                 arg_shardings = plan.annotated_arg_shardings(kept)
                 # The platform index and dimension-variable arguments come first and are not sharded.
                 leading = (1 if platforms is not None and len(platforms) > 1 else 0) + (
                     len(dims.dim_var_names(self.in_avals)) if dim_vars_as_arguments else 0)
                 arg_shardings = [None] * leading + list(arg_shardings)
-                annotate_shardings(module, arg_shardings, plan.annotated_out_shardings())
+                annotate_shardings(module, arg_shardings, plan.annotated_out_shardings(), mode=plan.partitioner,
+                                   body_shardings=plan.constraint_shardings)
         ir_dump.maybe_dump(f"jit_{self.fun_name}.stablehlo", module)
         return Lowered(self, module, kept, plan, platforms or ())
 
@@ -474,7 +481,7 @@ class Lowered:
         plan = self._plan
         executable = runtime_executable.compile_module(
             module.operation.get_asm(binary=True), plan.devices, num_partitions=plan.num_partitions,
-            spmd=plan.num_partitions > 1, compiler_options=compiler_options,
+            spmd=plan.num_partitions > 1, use_shardy=plan.partitioner == "shardy", compiler_options=compiler_options,
             propagate_output_shardings=plan.output_propagation())
         return Compiled(self, executable)
 
@@ -673,7 +680,7 @@ class PolymorphicCompiled:
         plan = lowered._plan
         executable = runtime_executable.compile_module(
             module.operation.get_asm(binary=True), plan.devices, num_partitions=plan.num_partitions,
-            spmd=plan.num_partitions > 1, compiler_options=self._compiler_options,
+            spmd=plan.num_partitions > 1, use_shardy=plan.partitioner == "shardy", compiler_options=self._compiler_options,
             propagate_output_shardings=plan.output_propagation())
         main = next(op for op in module.body.operations if getattr(op, "name", None) is not None
                     and op.name.value == "main")

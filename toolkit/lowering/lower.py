@@ -50,6 +50,10 @@ class ModuleContext:
     name_stack: str = ""
     #: Dimension variable name -> ``tensor<i64>`` value, for symbolic shapes (see ``lowering/dims.py``).
     dim_env: dict = field(default_factory=dict)
+    #: ``"gspmd"`` or ``"shardy"``: which form sharding rules emit (``@Sharding``
+    #: custom calls or ``sdy.sharding_constraint`` over ``sdy.mesh @<shardy_mesh_name>``).
+    partitioner: str = "gspmd"
+    shardy_mesh_name: str = "mesh"
     _locations: dict = field(default_factory=dict)
     _function_counter: int = 0
 
@@ -234,7 +238,7 @@ def lower_program(program: Program, *, name: str, result_names: Sequence[str] | 
                   num_partitions: int = 1, num_replicas: int = 1,
                   platforms: Sequence[str] = ("cpu",), context: ir.Context | None = None,
                   arg_names: Sequence[str] | None = None, shape_assertions: bool = True,
-                  dim_vars_as_arguments: bool = False) -> ir.Module:
+                  dim_vars_as_arguments: bool = False, partitioner: str = "gspmd") -> ir.Module:
     """A StableHLO module ``@jit_<name>`` whose ``@main`` computes ``program``.
 
     Constants of ``program`` become ``stablehlo.constant`` ops in ``@main``.
@@ -247,6 +251,9 @@ def lower_program(program: Program, *, name: str, result_names: Sequence[str] | 
     convention) ``@main`` instead takes one ``tensor<i32>`` argument per
     dimension variable, sorted by name, after the platform index and marked
     ``jax.global_constant = "<name>"``; the caller computes and checks them.
+    ``partitioner="shardy"`` makes sharding constraints ``sdy.sharding_constraint``
+    ops over ``@mesh``; the caller adds that ``sdy.mesh`` symbol
+    (``annotate_shardings(..., mode="shardy")``).
     """
     context = context or shared_context()
     with context, ir.Location.unknown():
@@ -255,7 +262,7 @@ def lower_program(program: Program, *, name: str, result_names: Sequence[str] | 
         i32 = ir.IntegerType.get_signless(32)
         module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, num_partitions)
         module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, num_replicas)
-        mctx = ModuleContext(module, tuple(platforms), all_platforms=tuple(platforms))
+        mctx = ModuleContext(module, tuple(platforms), all_platforms=tuple(platforms), partitioner=partitioner)
         multi_platform = len(platforms) > 1
         in_types = [tensor_type(v.aval) for v in program.invars]
         if multi_platform:

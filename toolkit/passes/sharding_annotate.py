@@ -146,16 +146,45 @@ def _ensure_mesh_symbol(module_op: ir.Operation, mesh_name: str, mesh_text: str)
     sdy.MeshOp(mesh_name, ir.Attribute.parse("#sdy.mesh" + mesh_text), ip=ip)
 
 
+def _replicated(sharding: Sharding) -> bool:
+    return bool(getattr(sharding, "is_fully_replicated", False))
+
+
+def _replicated_text(rank: int, mesh_name: str) -> str:
+    return f"#sdy.sharding<@{mesh_name}, [" + ", ".join(["{}"] * rank) + "]>"
+
+
+def _common_shardy_mesh(shardings: Sequence[tuple[Sharding, int]]) -> str:
+    """The ``<[...]>`` text of the one mesh all (non-replicated) shardings use."""
+    partitioned = {shardy_mesh_attr_text(shardy_mesh_for(s, rank)) for s, rank in shardings if not _replicated(s)}
+    if len(partitioned) > 1:
+        raise ValueError(f"Shardy annotations need one mesh, but the shardings use {sorted(partitioned)}; "
+                         "use one mesh for all shardings, or partition with GSPMD (TOOLKIT_PARTITIONER=gspmd)")
+    if partitioned:
+        return partitioned.pop()
+    # All replicated: prefer a mesh the user named over one derived from a device list.
+    named = [s for s, _ in shardings if isinstance(s, NamedSharding)]
+    sharding, rank = (named[0], 0) if named else shardings[0]
+    return shardy_mesh_attr_text(shardy_mesh_for(sharding, rank))
+
+
 def annotate_shardings(module: ir.Module | ir.Operation, in_shardings: Sequence[Sharding | None],
                        out_shardings: Sequence[Sharding | None] = (), *,
                        mode: Literal["gspmd", "shardy"] = "gspmd", func_name: str = "main",
-                       mesh_name: str = "mesh") -> None:
+                       mesh_name: str = "mesh", body_shardings: Sequence[tuple[Sharding, int]] = ()) -> None:
     """Write shardings onto the arguments and results of ``@func_name`` in place.
 
     ``in_shardings[i]`` / ``out_shardings[i]`` is a toolkit ``Sharding`` or None
     (leave the value unannotated); lists shorter than the arity leave the rest
     alone. Raises ``ValueError`` for too many shardings, a spec that does not
     fit the value's rank, or (Shardy) shardings over different meshes.
+
+    Shardy form declares one ``sdy.mesh @mesh_name``: the mesh of the first
+    sharding that is not fully replicated (fully replicated ones fit any mesh
+    and are written as ``[{}, ...]`` on it). ``body_shardings`` are
+    ``(sharding, rank)`` pairs used inside the function (e.g. by
+    ``sdy.sharding_constraint`` ops referring to ``@mesh_name``): they take part
+    in choosing the mesh and must fit it too.
 
     Example::
 
@@ -172,7 +201,7 @@ def annotate_shardings(module: ir.Module | ir.Operation, in_shardings: Sequence[
                              f"{'arguments' if what == 'in_shardings' else 'results'}")
     pairs = [("arg_attrs", len(in_ranks), i, s, in_ranks[i]) for i, s in enumerate(in_shardings) if s is not None]
     pairs += [("res_attrs", len(out_ranks), i, s, out_ranks[i]) for i, s in enumerate(out_shardings) if s is not None]
-    if not pairs:
+    if not pairs and not (mode == "shardy" and body_shardings):
         return
     with module_op.context, ir.Location.unknown():
         if mode == "gspmd":
@@ -184,16 +213,15 @@ def annotate_shardings(module: ir.Module | ir.Operation, in_shardings: Sequence[
             module_op.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, max(num_partitions))
             module_op.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)
         elif mode == "shardy":
-            meshes = {shardy_mesh_attr_text(shardy_mesh_for(s, rank)) for *_, s, rank in pairs}
-            if len(meshes) > 1:
-                raise ValueError(f"Shardy annotations need one mesh, but the shardings use {sorted(meshes)}")
-            mesh_text = meshes.pop()
+            every = [(s, rank) for *_, s, rank in pairs] + list(body_shardings)
+            mesh_text = _common_shardy_mesh(every)
             _ensure_mesh_symbol(module_op, mesh_name, mesh_text)
             for which, count, i, sharding, rank in pairs:
-                attr = ir.Attribute.parse(shardy_sharding_text(sharding, rank, mesh_name))
+                attr = ir.Attribute.parse(_replicated_text(rank, mesh_name) if _replicated(sharding)
+                                          else shardy_sharding_text(sharding, rank, mesh_name))
                 _set_value_attribute(func, which, count, i, "sdy.sharding", attr)
             i32 = ir.IntegerType.get_signless(32)
-            module_op.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, max(s.num_devices for *_, s, _ in pairs))
+            module_op.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, max(s.num_devices for s, _ in every))
             module_op.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)
         else:
             raise ValueError(f"mode must be 'gspmd' or 'shardy', got {mode!r}")

@@ -1,13 +1,15 @@
-"""StableHLO for ``toolkit.lax.sharding``: the GSPMD ``@Sharding`` custom call."""
+"""StableHLO for ``toolkit.lax.sharding``: the GSPMD ``@Sharding`` custom call, or Shardy's
+``sdy.sharding_constraint`` when the lowering partitions with Shardy (``TOOLKIT_PARTITIONER=shardy``)."""
 
 from __future__ import annotations
 
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import stablehlo
+from jaxlib.mlir.dialects import sdy, stablehlo
 
 from toolkit.core.avals import is_static_shape
 from toolkit.lax.sharding import sharding_constraint_p
 from toolkit.lowering.registry import register_lowering
+from toolkit.shard import shardy_sharding_text
 
 
 @register_lowering(sharding_constraint_p)
@@ -17,6 +19,12 @@ def _sharding_constraint(ctx, x, *, sharding):
         # canonicalization removes again; toolkit-refine-shapes would leave it, so refuse clearly.
         raise NotImplementedError(f"with_sharding_constraint on a symbolic shape ({ctx.avals_in[0].str_short()}) is "
                                   "not supported; constrain the shardings of the jit's inputs/outputs instead")
+    ndim = ctx.avals_in[0].ndim
+    mctx = ctx.module_context
+    if mctx.partitioner == "shardy":
+        # The mesh symbol is written after lowering by annotate_shardings(mode="shardy"), under this name.
+        attr = ir.Attribute.parse(shardy_sharding_text(sharding, ndim, mctx.shardy_mesh_name))
+        return sdy.ShardingConstraintOp(x, attr).result
     op = stablehlo.CustomCallOp([ctx.out_type], [x], "Sharding")
-    op.attributes["mhlo.sharding"] = ir.StringAttr.get(str(sharding._to_xla_hlo_sharding(ctx.avals_in[0].ndim)))
+    op.attributes["mhlo.sharding"] = ir.StringAttr.get(str(sharding._to_xla_hlo_sharding(ndim)))
     return op.result

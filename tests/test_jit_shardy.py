@@ -1,0 +1,158 @@
+"""jit partitioned with Shardy (``TOOLKIT_PARTITIONER=shardy`` / ``lower(partitioner="shardy")``) on 8 CPU devices."""
+
+import os
+
+os.environ["TOOLKIT_NUM_CPU_DEVICES"] = "8"
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from jaxlib.mlir import ir  # noqa: E402
+
+import toolkit  # noqa: E402
+import toolkit.numpy as tnp  # noqa: E402
+from toolkit import lax  # noqa: E402
+from toolkit.passes.sharding_annotate import annotate_shardings  # noqa: E402
+from toolkit.shard import GSPMDSharding, Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
+from toolkit.sharding_plan import partitioner_choice  # noqa: E402
+
+pytestmark = pytest.mark.multidevice
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    devices = toolkit.devices()
+    if len(devices) < 8:
+        pytest.skip("needs TOOLKIT_NUM_CPU_DEVICES=8 (tests/conftest.py sets it)")
+    return Mesh(np.array(devices[:8]).reshape(2, 4), ("x", "y"))
+
+
+@pytest.fixture
+def shardy(monkeypatch):
+    monkeypatch.setenv("TOOLKIT_PARTITIONER", "shardy")
+
+
+def mlp(params, x):
+    (w1, b1), (w2, b2) = params
+    h = tnp.tanh(x @ w1 + b1)
+    return h @ w2 + b2
+
+
+def _params(rng):
+    return ((rng.standard_normal((16, 32)).astype(np.float32), np.zeros(32, np.float32)),
+            (rng.standard_normal((32, 8)).astype(np.float32), np.zeros(8, np.float32)))
+
+
+def _reference(params, x):
+    (w1, b1), (w2, b2) = params
+    return np.tanh(x @ w1 + b1) @ w2 + b2
+
+
+def test_batch_sharded_mlp(mesh, shardy):
+    rng = np.random.default_rng(0)
+    params, x = _params(rng), rng.standard_normal((8, 16)).astype(np.float32)
+    batch = NamedSharding(mesh, P("x"))
+    f = toolkit.jit(mlp, in_shardings=(NamedSharding(mesh, P()), batch), out_shardings=batch)
+    text = f.lower(params, x).as_text()
+    assert 'sdy.mesh @mesh = <["x"=2, "y"=4]>' in text and "mhlo.sharding" not in text
+    assert 'sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>' in text
+    out = f(params, x)
+    np.testing.assert_allclose(np.asarray(out), _reference(params, x), rtol=1e-5, atol=1e-5)
+    assert out.sharding == batch
+    assert all(s.data.shape == (4, 8) for s in out.addressable_shards)
+
+
+def test_model_parallel_mlp_matches_gspmd(mesh, monkeypatch):
+    rng = np.random.default_rng(1)
+    params, x = _params(rng), rng.standard_normal((8, 16)).astype(np.float32)
+    shardings = ((NamedSharding(mesh, P(None, "y")), NamedSharding(mesh, P("y"))),
+                 (NamedSharding(mesh, P("y", None)), NamedSharding(mesh, P())))
+    placed = toolkit.device_put(params, shardings)
+    xs = toolkit.device_put(x, NamedSharding(mesh, P("x")))
+    gspmd = toolkit.jit(mlp)(placed, xs)
+    monkeypatch.setenv("TOOLKIT_PARTITIONER", "shardy")
+    f = toolkit.jit(mlp)
+    assert "sdy.sharding" in f.lower(placed, xs).as_text()
+    out = f(placed, xs)
+    np.testing.assert_allclose(np.asarray(out), _reference(params, x), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.asarray(out), np.asarray(gspmd), rtol=1e-5, atol=1e-5)
+
+
+def test_compiled_reports_requested_shardings(mesh):
+    x = np.ones((8, 8), np.float32)
+    row = NamedSharding(mesh, P("x"))
+    lowered = toolkit.jit(lambda a: a * 2, in_shardings=row, out_shardings=row).trace(x).lower(partitioner="shardy")
+    compiled = lowered.compile()
+    (arg,), _ = compiled.input_shardings
+    assert arg.is_equivalent_to(row, 2)
+    assert compiled.output_shardings.is_equivalent_to(row, 2)
+    np.testing.assert_allclose(np.asarray(compiled(x)), x * 2)
+
+
+def test_xla_chooses_unspecified_output_sharding(mesh, shardy):
+    col = NamedSharding(mesh, P(None, "y"))
+    out = toolkit.jit(lambda a: a + 1, in_shardings=col)(np.ones((8, 8), np.float32))
+    assert out.sharding.is_equivalent_to(col, 2)
+
+
+def test_with_sharding_constraint(mesh, shardy):
+    x = np.arange(64, dtype=np.float32).reshape(8, 8)
+    target = NamedSharding(mesh, P("y", "x"))
+    f = toolkit.jit(lambda a: lax.with_sharding_constraint(a * 2, target) + 1)
+    text = f.lower(x).as_text()
+    assert 'sdy.sharding_constraint %1 <@mesh, [{"y"}, {"x"}]>' in text
+    assert 'sdy.mesh @mesh = <["x"=2, "y"=4]>' in text and "@Sharding" not in text
+    out = f(x)
+    np.testing.assert_allclose(np.asarray(out), x * 2 + 1)
+    assert out.sharding.is_equivalent_to(target, 2)
+
+
+def test_keyword_overrides_environment(mesh, shardy):
+    x = np.ones((8, 8), np.float32)
+    f = toolkit.jit(lambda a: a * 2, in_shardings=NamedSharding(mesh, P("x")))
+    text = f.trace(x).lower(partitioner="gspmd").as_text()
+    assert "mhlo.sharding" in text and "sdy." not in text
+    assert "sdy.sharding" in f.trace(x).lower().as_text()
+
+
+def test_single_device_ignores_partitioner(shardy):
+    text = toolkit.jit(lambda a: a + 1).lower(np.ones(4, np.float32)).as_text()
+    assert "sdy." not in text
+
+
+def test_bad_partitioner_names(mesh, monkeypatch):
+    f = toolkit.jit(lambda a: a, in_shardings=NamedSharding(mesh, P("x")))
+    with pytest.raises(ValueError, match="partitioner must be 'gspmd' or 'shardy', got 'auto'"):
+        f.trace(np.ones(8, np.float32)).lower(partitioner="auto")
+    monkeypatch.setenv("TOOLKIT_PARTITIONER", "spmd")
+    with pytest.raises(ValueError, match="TOOLKIT_PARTITIONER must be 'gspmd' or 'shardy', got 'spmd'"):
+        f.lower(np.ones(8, np.float32))
+
+
+def test_partitioner_choice(monkeypatch):
+    monkeypatch.delenv("TOOLKIT_PARTITIONER", raising=False)
+    assert partitioner_choice() == "gspmd"
+    monkeypatch.setenv("TOOLKIT_PARTITIONER", "Shardy")
+    assert partitioner_choice() == "shardy"
+    assert partitioner_choice("gspmd") == "gspmd"
+
+
+def test_shardings_over_two_meshes_are_refused(mesh, shardy):
+    flat = Mesh(np.array(toolkit.devices()[:8]), ("z",))
+    f = toolkit.jit(lambda a: lax.with_sharding_constraint(a, NamedSharding(flat, P("z"))),
+                    in_shardings=NamedSharding(mesh, P("x")))
+    with pytest.raises(ValueError, match="need one mesh.*TOOLKIT_PARTITIONER=gspmd"):
+        f.lower(np.ones((8, 8), np.float32))
+
+
+def test_annotate_writes_replicated_on_the_partitioned_mesh(mesh):
+    # A replicated GSPMD sharding (jit's default for unannotated arguments) fits any mesh.
+    f = toolkit.jit(lambda a, b: a + b)
+    lowered = f.trace(np.ones((8, 8), np.float32), np.ones((8, 8), np.float32)).lower()
+    module = lowered.compiler_ir()
+    with module.context:
+        module = ir.Module.parse(str(module))
+    annotate_shardings(module, [GSPMDSharding.get_replicated(toolkit.devices()[:8]), None], [None],
+                       mode="shardy", body_shardings=[(NamedSharding(mesh, P("x")), 2)])
+    text = str(module)
+    assert 'sdy.mesh @mesh = <["x"=2, "y"=4]>' in text
+    assert "#sdy.sharding<@mesh, [{}, {}]>" in text
