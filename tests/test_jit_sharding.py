@@ -11,6 +11,12 @@ from toolkit.shard import Mesh, NamedSharding, PartitionSpec as P, SingleDeviceS
 pytestmark = pytest.mark.multidevice
 
 
+@pytest.fixture(autouse=True)
+def _gspmd(monkeypatch):
+    # These tests pin the GSPMD form; tests/test_jit_shardy.py covers Shardy.
+    monkeypatch.setenv("TOOLKIT_PARTITIONER", "gspmd")
+
+
 @pytest.fixture(scope="module")
 def mesh():
     devices = toolkit.devices()

@@ -1,4 +1,4 @@
-# RUN: env TOOLKIT_NUM_CPU_DEVICES=8 %PYTHON %s | filecheck %s
+# RUN: env TOOLKIT_NUM_CPU_DEVICES=8 TOOLKIT_PARTITIONER=gspmd %PYTHON %s | filecheck %s
 # Golden lowering of sharding: with_sharding_constraint and jit's in/out shardings (GSPMD form).
 
 import numpy as np
