@@ -15,36 +15,15 @@ from toolkit.passes.sharding_annotate import annotate_shardings  # noqa: E402
 from toolkit.shard import GSPMDSharding, Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
 from toolkit.sharding_plan import partitioner_choice  # noqa: E402
 
+# The same mesh, model and reference as the GSPMD tests: only the partitioner differs.
+from test_jit_sharding import _params, _reference, mesh, mlp  # noqa: E402,F401
+
 pytestmark = pytest.mark.multidevice
-
-
-@pytest.fixture(scope="module")
-def mesh():
-    devices = toolkit.devices()
-    if len(devices) < 8:
-        pytest.skip("needs TOOLKIT_NUM_CPU_DEVICES=8 (tests/conftest.py sets it)")
-    return Mesh(np.array(devices[:8]).reshape(2, 4), ("x", "y"))
 
 
 @pytest.fixture
 def shardy(monkeypatch):
     monkeypatch.setenv("TOOLKIT_PARTITIONER", "shardy")
-
-
-def mlp(params, x):
-    (w1, b1), (w2, b2) = params
-    h = tnp.tanh(x @ w1 + b1)
-    return h @ w2 + b2
-
-
-def _params(rng):
-    return ((rng.standard_normal((16, 32)).astype(np.float32), np.zeros(32, np.float32)),
-            (rng.standard_normal((32, 8)).astype(np.float32), np.zeros(8, np.float32)))
-
-
-def _reference(params, x):
-    (w1, b1), (w2, b2) = params
-    return np.tanh(x @ w1 + b1) @ w2 + b2
 
 
 def test_batch_sharded_mlp(mesh, shardy):

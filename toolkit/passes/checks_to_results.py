@@ -52,6 +52,13 @@ def _set_results(function: ir.Operation, new_results: list[ir.Value], extra: int
             function.attributes["res_attrs"] = ir.ArrayAttr.get(attrs)
 
 
+def _function(op: ir.Operation, name: str) -> ir.Operation:
+    try:
+        return lookup_function(op, name).operation
+    except KeyError as error:
+        raise PassFailure(str(error.args[0])) from None
+
+
 @register_pass
 @dataclasses.dataclass(frozen=True)
 class ChecksToResultsPass(ModulePass):
@@ -63,10 +70,7 @@ class ChecksToResultsPass(ModulePass):
     function: str = "main"
 
     def apply(self, op: ir.Operation) -> None:
-        try:
-            main = lookup_function(op, self.function).operation
-        except KeyError as error:
-            raise PassFailure(str(error.args[0])) from None
+        main = _function(op, self.function)
         block = main.regions[0].blocks[0]
         kinds: list[str] = []
         pairs: list[ir.Value] = []
@@ -101,10 +105,7 @@ class InputsToArgumentsPass(ModulePass):
     callee: str = "inputs"
 
     def apply(self, op: ir.Operation) -> None:
-        try:
-            main = lookup_function(op, self.function).operation
-        except KeyError as error:
-            raise PassFailure(str(error.args[0])) from None
+        main = _function(op, self.function)
         block = main.regions[0].blocks[0]
         calls = [c.operation for c in block.operations
                  if c.operation.name == "func.call"
