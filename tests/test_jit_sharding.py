@@ -17,14 +17,6 @@ def _gspmd(monkeypatch):
     monkeypatch.setenv("TOOLKIT_PARTITIONER", "gspmd")
 
 
-@pytest.fixture(scope="module")
-def mesh():
-    devices = toolkit.devices()
-    if len(devices) < 8:
-        pytest.skip("needs TOOLKIT_NUM_CPU_DEVICES=8 (tests/conftest.py sets it)")
-    return Mesh(np.array(devices[:8]).reshape(2, 4), ("x", "y"))
-
-
 def mlp(params, x):
     (w1, b1), (w2, b2) = params
     h = tnp.tanh(x @ w1 + b1)

@@ -9,14 +9,13 @@ import pytest  # noqa: E402
 from jaxlib.mlir import ir  # noqa: E402
 
 import toolkit  # noqa: E402
-import toolkit.numpy as tnp  # noqa: E402
 from toolkit import lax  # noqa: E402
 from toolkit.passes.sharding_annotate import annotate_shardings  # noqa: E402
 from toolkit.shard import GSPMDSharding, Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
 from toolkit.sharding_plan import partitioner_choice  # noqa: E402
 
 # The same mesh, model and reference as the GSPMD tests: only the partitioner differs.
-from test_jit_sharding import _params, _reference, mesh, mlp  # noqa: E402,F401
+from test_jit_sharding import _params, _reference, mlp  # noqa: E402
 
 pytestmark = pytest.mark.multidevice
 
