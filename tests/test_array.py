@@ -92,3 +92,17 @@ def test_more_methods_and_immutability():
     assert float(m.trace()) == 3.0
     with pytest.raises(TypeError, match=r"x = x.at\[idx\].set\(y\)"):
         a[0] = 1.0
+
+
+def test_donated_and_deleted_arrays_say_so():
+    f = toolkit.jit(lambda x: x * 2, donate_argnums=0)
+    a = toolkit.device_put(np.ones(4, np.float32))
+    np.testing.assert_array_equal(np.asarray(f(a)), [2, 2, 2, 2])
+    assert a.is_deleted()
+    with pytest.raises(RuntimeError, match=r"Array has been deleted with shape=f32\[4\]"):
+        np.asarray(a)
+    with pytest.raises(Exception, match="deleted or donated"):
+        f(a)
+    b = toolkit.device_put(np.ones(2, np.float32))
+    b.delete()
+    assert b.is_deleted()

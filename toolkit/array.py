@@ -69,7 +69,21 @@ class Array:
         runtime_arrays.block_until_ready(self._impl)
         return self
 
+    def is_deleted(self) -> bool:
+        """Whether the device buffers are gone (``delete()``, or donated to a jit call)."""
+        return self._impl.is_deleted()
+
+    def delete(self) -> None:
+        """Free the device buffers now; later use of the array raises."""
+        self._impl.delete()
+
+    def _check_alive(self) -> None:
+        if self._impl.is_deleted():
+            raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short()} (deleted explicitly or "
+                               "donated to a jit call with donate_argnums)")
+
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        self._check_alive()
         value = runtime_arrays.to_numpy(self._impl)
         return value if dtype is None else value.astype(dtype)
 
