@@ -119,21 +119,18 @@ def std(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bo
     return sqrt(var(a, axis, dtype, ddof, keepdims))
 
 
-def argmax(a: Any, axis: int | None = None, keepdims: bool = False) -> Any:
-    a = _arr(a)
-    if axis is None:
-        from toolkit.numpy.shapes import ravel
-        result = rd.argmax(ravel(a), 0)
-        return _keep(result, a.shape, tuple(range(a.ndim)), keepdims)
-    axis = canonical_axis(axis, a.ndim)
-    return _keep(rd.argmax(a, axis), a.shape, (axis,), keepdims)
+def _arg_reduction(reduce: Any, name: str):
+    def fn(a: Any, axis: int | None = None, keepdims: bool = False) -> Any:
+        a = _arr(a)
+        if axis is None:  # over the flattened array
+            from toolkit.numpy.shapes import ravel
+            return _keep(reduce(ravel(a), 0), a.shape, tuple(range(a.ndim)), keepdims)
+        axis = canonical_axis(axis, a.ndim)
+        return _keep(reduce(a, axis), a.shape, (axis,), keepdims)
+    fn.__name__ = name
+    fn.__doc__ = f"Index of the first {name[3:]}imum along ``axis`` (of the flattened array when None)."
+    return fn
 
 
-def argmin(a: Any, axis: int | None = None, keepdims: bool = False) -> Any:
-    a = _arr(a)
-    if axis is None:
-        from toolkit.numpy.shapes import ravel
-        result = rd.argmin(ravel(a), 0)
-        return _keep(result, a.shape, tuple(range(a.ndim)), keepdims)
-    axis = canonical_axis(axis, a.ndim)
-    return _keep(rd.argmin(a, axis), a.shape, (axis,), keepdims)
+argmax = _arg_reduction(rd.argmax, "argmax")
+argmin = _arg_reduction(rd.argmin, "argmin")

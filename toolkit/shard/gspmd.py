@@ -64,16 +64,8 @@ class GSPMDSharding(Sharding):
                      "replicated" if replicated else hash(self._hlo_sharding)))
 
     @property
-    def device_set(self) -> set:
-        return set(self._devices)
-
-    @property
     def _device_assignment(self) -> tuple:
         return self._devices
-
-    @property
-    def memory_kind(self) -> str | None:
-        return self._memory_kind
 
     def with_memory_kind(self, kind: str) -> "GSPMDSharding":
         return GSPMDSharding(self._devices, self._hlo_sharding, memory_kind=kind)

@@ -133,10 +133,6 @@ class NamedSharding(Sharding):
         self._concrete_mesh("addressable_devices")
         return super().addressable_devices
 
-    @property
-    def memory_kind(self) -> str | None:
-        return self._memory_kind
-
     def with_memory_kind(self, kind: str) -> "NamedSharding":
         return NamedSharding(self.mesh, self.spec, memory_kind=kind)
 

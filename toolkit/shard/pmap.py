@@ -126,10 +126,6 @@ class PmapSharding(Sharding):
     def _device_assignment(self) -> tuple:
         return tuple(self.devices.flat)
 
-    @property
-    def memory_kind(self) -> str | None:
-        return self._memory_kind
-
     def with_memory_kind(self, kind: str) -> "PmapSharding":
         return PmapSharding(self.devices, self.sharding_spec, memory_kind=kind)
 

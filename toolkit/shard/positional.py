@@ -111,16 +111,8 @@ class PositionalSharding(Sharding):
         return hash((PositionalSharding, self._devices, self.shape, tuple(self._ids.flat)))
 
     @property
-    def device_set(self) -> set:
-        return set(self._devices)
-
-    @property
     def _device_assignment(self) -> tuple:
         return self._devices
-
-    @property
-    def memory_kind(self) -> str | None:
-        return self._memory_kind
 
     def with_memory_kind(self, kind: str) -> "PositionalSharding":
         check_memory_kind(self._devices, kind)

@@ -49,7 +49,7 @@ class Sharding:
     @property
     def device_set(self) -> set[Device]:
         """Every device that holds part of the array."""
-        raise NotImplementedError
+        return set(self._device_assignment)
 
     @property
     def _device_assignment(self) -> tuple[Device, ...]:
@@ -63,7 +63,7 @@ class Sharding:
     @property
     def memory_kind(self) -> str | None:
         """The memory the data lives in (``None``: the device's default)."""
-        raise NotImplementedError
+        return self._memory_kind  # every kind stores it under this name
 
     def with_memory_kind(self, kind: str) -> "Sharding":
         """The same layout in memory ``kind``."""

@@ -45,10 +45,6 @@ class SingleDeviceSharding(Sharding):
     def _device_assignment(self) -> tuple:
         return (self._device,)
 
-    @property
-    def memory_kind(self) -> str | None:
-        return self._memory_kind
-
     def with_memory_kind(self, kind: str) -> "SingleDeviceSharding":
         return SingleDeviceSharding(self._device, memory_kind=kind)
 
