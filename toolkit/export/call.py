@@ -66,33 +66,49 @@ class _ByIdentity:
         return f"Exported({self.exported.fun_name})"
 
 
-def _dim_env(exported: Exported, avals: Sequence[ShapedArray]) -> dict[str, int]:
-    """Values of the callee's dimension variables from the actual input shapes (plain-variable dims)."""
-    env: dict[str, int] = {}
-    for expected, actual in zip(exported.in_avals, avals):
-        for d, size in zip(expected.shape, actual.shape):
-            if shape_poly.is_symbolic_dim(d) and str(d) in d.get_vars() and not shape_poly.is_symbolic_dim(size):
-                env.setdefault(str(d), int(size))
-    return env
+def _arg_names(tree: tree_util.PyTreeDef) -> list[str]:
+    """Flat inputs named as JAX names them in shape messages: ``args[0]``, ``args[1]['w']``, ``kwargs['x']``."""
+    dummy = tree_util.tree_unflatten(tree, list(range(tree.num_leaves)))
+    names = []
+    for path, _ in tree_util.tree_flatten_with_path(dummy)[0]:
+        head, *rest = path
+        names.append(("args" if head.idx == 0 else "kwargs") + tree_util.keystr(tuple(rest)))
+    return names
+
+
+def dim_var_solution(exported: Exported) -> shape_poly.DimVarSolution:
+    """The callee's dimension variables solved in terms of its argument shapes (computed once per ``Exported``).
+
+    Raises ``ValueError`` naming the variables when some cannot be solved.
+    """
+    cached = exported.__dict__.get("_toolkit_dim_var_solution")
+    if cached is None:
+        try:
+            cached = shape_poly.solve_dim_vars(exported.in_avals, _arg_names(exported.in_tree))
+        except ValueError as error:
+            raise ValueError(f"Cannot call the exported function {exported.fun_name!r}: {error}") from None
+        object.__setattr__(exported, "_toolkit_dim_var_solution", cached)  # frozen dataclass: a private cache
+    return cached
+
+
+def dim_var_values(exported: Exported, avals: Sequence[ShapedArray]) -> dict[str, Any]:
+    """The callee's dimension variables for arguments of ``avals`` (ints, or the caller's symbolic dimensions).
+
+    Every shape check of the solution is discharged here, as JAX does when it
+    traces the call: ``ValueError`` with the first failing check's message
+    (the variable, the argument dimension and the values seen).
+    """
+    solution = dim_var_solution(exported)
+    try:
+        return solution.values([a.shape for a in avals])
+    except ValueError as error:
+        raise ValueError(f"Calling the exported function {exported.fun_name!r}: {error}") from None
 
 
 def _out_avals(exported: Exported, avals: Sequence[ShapedArray]) -> list[ShapedArray]:
-    env = _dim_env(exported, avals)
-    result = []
-    for aval in exported.out_avals:
-        shape = []
-        for d in aval.shape:
-            if shape_poly.is_symbolic_dim(d):
-                missing = d.get_vars() - set(env)
-                if missing:
-                    raise NotImplementedError(
-                        f"calling {exported.fun_name}: the dimension variables {sorted(missing)} are not plain "
-                        "dimensions of the inputs (solving them needs the polymorphic-lowering support)")
-                shape.append(int(shape_poly.evaluate_dim(d, env)))
-            else:
-                shape.append(d)
-        result.append(ShapedArray(tuple(shape), aval.dtype))
-    return result
+    env = dim_var_values(exported, avals)
+    return [ShapedArray(tuple(shape_poly.evaluate_dim(d, env) for d in aval.shape), aval.dtype)
+            for aval in exported.out_avals]
 
 
 def _shape_rule(*avals: ShapedArray, exported: _ByIdentity) -> list[ShapedArray]:
@@ -116,22 +132,16 @@ def check_arguments(exported: Exported, tree: tree_util.PyTreeDef, avals: Sequen
         raise TypeError(f"The exported function {exported.fun_name!r} was called with inputs of structure "
                         f"{tree}, but it was exported for {exported.in_tree}.")
     paths = _arg_paths(tree)
-    env: dict[str, int] = {}
     for path, expected, actual in zip(paths, exported.in_avals, avals):
         if np.dtype(expected.dtype) != np.dtype(actual.dtype) or len(expected.shape) != len(actual.shape):
             raise TypeError(f"Argument {path} of the exported function {exported.fun_name!r} has type "
                             f"{actual.str_short()}, but the function was exported for {expected.str_short()}.")
         for axis, (d, size) in enumerate(zip(expected.shape, actual.shape)):
-            if shape_poly.is_symbolic_dim(d):
-                if str(d) in d.get_vars() and not shape_poly.is_symbolic_dim(size):
-                    if env.setdefault(str(d), int(size)) != int(size):
-                        raise TypeError(f"Argument {path} of the exported function {exported.fun_name!r}: "
-                                        f"dimension {axis} is {size}, but the dimension variable {d} is already "
-                                        f"{env[str(d)]} from an earlier argument.")
-            elif d != size:
+            if not shape_poly.is_symbolic_dim(d) and (shape_poly.is_symbolic_dim(size) or d != size):
                 raise TypeError(f"Argument {path} of the exported function {exported.fun_name!r} has shape "
                                 f"{tuple(actual.shape)}, but the function was exported for shape "
                                 f"{tuple(expected.shape)} (dimension {axis} differs).")
+    dim_var_values(exported, avals)
 
 
 def _platform_allowed(exported: Exported, platform: str) -> bool:
@@ -173,7 +183,11 @@ def _callee_module(exported: Exported, context: ir.Context, platform_index: int 
         main = cc.find_main(module)
         inputs = list(ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).inputs)
         platform_args = 1 if platform_index is None and len(exported.platforms) > 1 else 0
-        if any(not t.has_static_shape for t in inputs[platform_args:] if isinstance(t, ir.ShapedType)):
+        callee_dynamic = any(not t.has_static_shape for t in inputs[platform_args:] if isinstance(t, ir.ShapedType))
+        caller_static = all(t.has_static_shape for t in arg_types if isinstance(t, ir.ShapedType))
+        # A caller with symbolic shapes of its own (a polymorphic export calling a polymorphic
+        # export) keeps the callee dynamic: the caller's module is refined as a whole later.
+        if callee_dynamic and caller_static:
             _refine_to(module, list(inputs[:platform_args]) + list(arg_types), exported)
     return module
 

@@ -85,18 +85,53 @@ def needs_wrapper(in_avals: Sequence[ShapedArray], nr_ordered_effects: int) -> b
     return bool(all_dim_vars(in_avals)) or nr_ordered_effects > 0
 
 
+class _PortableDimOps(dims.MlirDimOps):
+    """Dimension arithmetic that JAX's C++ shape refinement can fold, as JAX's own wrapper emits it.
+
+    jaxlib's ``refine_polymorphic_shapes`` does not fold ``stablehlo.xor``,
+    which ``MlirDimOps.floordiv`` uses to compare signs; JAX compares
+    ``stablehlo.sign`` values instead (``jnp.floor_divide``), so exported
+    modules use that form: JAX must be able to call them.
+    """
+
+    def floordiv(self, x: ir.Value, y: ir.Value) -> ir.Value:
+        quotient = stablehlo.DivOp(x, y).result
+        signs_differ = stablehlo.CompareOp(
+            stablehlo.SignOp(x).result, stablehlo.SignOp(y).result,
+            stablehlo.ComparisonDirectionAttr.get("NE"), compare_type=stablehlo.ComparisonTypeAttr.get("SIGNED")).result
+        inexact = stablehlo.CompareOp(
+            stablehlo.RemOp(x, y).result, dims.i64_constant(0), stablehlo.ComparisonDirectionAttr.get("NE"),
+            compare_type=stablehlo.ComparisonTypeAttr.get("SIGNED")).result
+        adjust = stablehlo.AndOp(signs_differ, inexact).result
+        return stablehlo.SelectOp(adjust, stablehlo.SubtractOp(quotient, dims.i64_constant(1)).result,
+                                  quotient).result
+
+
 def dim_vars_from_shapes(dim_vars: Sequence[str], array_args: Sequence[ir.Value],
-                         avals: Sequence[ShapedArray]) -> list[ir.Value]:
+                         avals: Sequence[ShapedArray], arg_names: Sequence[str] | None = None) -> list[ir.Value]:
     """Default :data:`DimVarsHook`: solve the dimension variables from the inputs' shapes, as JAX's wrapper does.
 
-    Uses the polymorphic lowering's solver (``toolkit.lowering.dims.compute_dim_vars``): variables
-    come from dimensions linear in one unknown (``b``, ``2*b + 1``), and shape assertions check
-    ``b >= 1``, the other dimensions and the scope's constraints. Values are ``tensor<i64>``;
+    Uses the one solver, ``toolkit.core.shape_poly.solve_dim_vars`` (variables come from
+    dimensions linear in one unknown, ``b``, ``2*b + 1``, ``a + b`` once ``a`` is known), and
+    emits each of its checks — exact divisions, ``b >= 1``, the dimensions not used to solve,
+    the scope's constraints — as a ``shape_assertion``. Values are ``tensor<i64>``;
     :func:`wrap_main` converts to the type the wrapped function declares.
     """
-    names = [f"args[{i}]" for i in range(len(avals))]
-    env = dims.compute_dim_vars(avals, array_args, names, assertions=True)
-    return [env[name] for name in dim_vars]
+    names = list(arg_names) if arg_names is not None else [f"args[{i}]" for i in range(len(avals))]
+    solution = shape_poly.solve_dim_vars(avals, names)
+    i64 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(64))
+    sizes = {name: stablehlo.convert(i64, stablehlo.get_dimension_size(array_args[arg], axis))
+             for name, arg, axis in solution.dimensions}
+    ops = _PortableDimOps()
+    for check in solution.checks:
+        predicate = stablehlo.CompareOp(
+            shape_poly.evaluate_dim(check.left, sizes, ops), shape_poly.evaluate_dim(check.right, sizes, ops),
+            stablehlo.ComparisonDirectionAttr.get("EQ" if check.comparison == "==" else "GE"),
+            compare_type=stablehlo.ComparisonTypeAttr.get("SIGNED")).result
+        message, values = check.message_template(sizes, ops)
+        dims.shape_assertion(predicate, message, values)
+    values = solution.evaluate(sizes, ops)
+    return [values[name] for name in dim_vars]
 
 
 @dataclasses.dataclass(frozen=True)
