@@ -50,10 +50,16 @@ def test_serialize_with_vjp_order_round_trips():
     assert not texport.deserialize(exp.serialize()).has_vjp()
 
 
-def test_vjp_needs_floating_avals():
-    exp = texport.export(toolkit.jit(lambda x, n: x * n.astype(F32)))(X, np.ones((2, 3), np.int32))
-    with pytest.raises(NotImplementedError, match="float0"):
-        exp.vjp()
+def test_vjp_of_integer_values_has_float0_cotangents():
+    # As in JAX: float0 in the signature, boolean zeros in the module (see tests/export/test_exported_call_float0.py).
+    exp = texport.export(toolkit.jit(lambda x, n: (x * n.astype(F32), n * 2)))(X, np.ones((2, 3), np.int32))
+    vjp = exp.vjp()
+    assert [a.str_short() for a in vjp.in_avals] == ["f32[2,3]", "i32[2,3]", "f32[2,3]", "float0[2,3]"]
+    assert [a.str_short() for a in vjp.out_avals] == ["f32[2,3]", "float0[2,3]"]
+    n = np.arange(6, dtype=np.int32).reshape(2, 3)
+    dx, dn = vjp.call(X, n, np.ones((2, 3), F32), np.zeros((2, 3), bool))
+    np.testing.assert_allclose(np.asarray(dx), n.astype(F32))
+    assert dn.dtype == toolkit.core.dtypes.float0 and dn.shape == (2, 3)
 
 
 def test_jax_loads_toolkit_vjp_and_differentiates():

@@ -373,7 +373,6 @@ def _patch_first_dtype(blob: bytes, new_code: int) -> bytes:
 
 
 @pytest.mark.parametrize("code, message", [
-    (fb.DType.f0, "dtype float0 is not supported"),
     (fb.DType.key_fry, "PRNG key"),
     (99, "unknown dtype code 99"),
 ])

@@ -130,7 +130,8 @@ class ShapedArray:
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
-        return f"ShapedArray({self.dtype.name}[{format_shape(self.shape)}]{weak})"
+        name = "float0" if self.dtype == dtypes.float0 else self.dtype.name  # numpy calls float0 "void"
+        return f"ShapedArray({name}[{format_shape(self.shape)}]{weak})"
 
 
 _SHORT_NAMES = {
@@ -142,6 +143,8 @@ _SHORT_NAMES = {
 
 
 def short_dtype_name(dtype: np.dtype) -> str:
+    if dtype == dtypes.float0:
+        return "float0"  # numpy names it "void"
     return _SHORT_NAMES.get(dtype.name, dtype.name)
 
 

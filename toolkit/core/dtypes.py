@@ -51,7 +51,12 @@ _EXTRA_FLOATS = tuple(
     for name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz", "float8_e5m2fnuz")
     if hasattr(ml_dtypes, name)
 )
-_ACCEPTED = _SUPPORTED | frozenset(_EXTRA_FLOATS)
+#: JAX's ``float0``: the dtype of tangents and cotangents of integer and boolean values
+#: (zero bytes per element). Exports carry it (VJPs of functions with integer
+#: arguments); in StableHLO a float0 array is a ``tensor<...xi1>`` of zeros, as JAX lowers it.
+float0 = np.dtype([("float0", np.void, 0)])
+
+_ACCEPTED = _SUPPORTED | frozenset(_EXTRA_FLOATS) | {float0}
 
 DEFAULT_INT = int32
 DEFAULT_FLOAT = float32

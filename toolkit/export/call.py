@@ -40,7 +40,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func, stablehlo
 
-from toolkit.core import shape_poly, tree_util
+from toolkit.core import dtypes, shape_poly, tree_util
 from toolkit.core.avals import ShapedArray
 from toolkit.core.primitive import Primitive
 from toolkit.export import calling_convention as cc
@@ -105,9 +105,14 @@ def dim_var_values(exported: Exported, avals: Sequence[ShapedArray]) -> dict[str
         raise ValueError(f"Calling the exported function {exported.fun_name!r}: {error}") from None
 
 
+def _module_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype a value has inside the module: float0 arrays are boolean zeros there (JAX lowers them to i1)."""
+    return dtypes.bool_ if dtype == dtypes.float0 else dtype
+
+
 def _out_avals(exported: Exported, avals: Sequence[ShapedArray]) -> list[ShapedArray]:
     env = dim_var_values(exported, avals)
-    return [ShapedArray(tuple(shape_poly.evaluate_dim(d, env) for d in aval.shape), aval.dtype)
+    return [ShapedArray(tuple(shape_poly.evaluate_dim(d, env) for d in aval.shape), _module_dtype(aval.dtype))
             for aval in exported.out_avals]
 
 
@@ -133,7 +138,10 @@ def check_arguments(exported: Exported, tree: tree_util.PyTreeDef, avals: Sequen
                         f"{tree}, but it was exported for {exported.in_tree}.")
     paths = _arg_paths(tree)
     for path, expected, actual in zip(paths, exported.in_avals, avals):
-        if np.dtype(expected.dtype) != np.dtype(actual.dtype) or len(expected.shape) != len(actual.shape):
+        # A float0 parameter (a cotangent of an integer value) also takes boolean zeros, its module form.
+        same_dtype = np.dtype(expected.dtype) == np.dtype(actual.dtype) or (
+            expected.dtype == dtypes.float0 and actual.dtype == dtypes.bool_)
+        if not same_dtype or len(expected.shape) != len(actual.shape):
             raise TypeError(f"Argument {path} of the exported function {exported.fun_name!r} has type "
                             f"{actual.str_short()}, but the function was exported for {expected.str_short()}.")
         for axis, (d, size) in enumerate(zip(expected.shape, actual.shape)):
@@ -362,16 +370,34 @@ def _flat_avals(exported: Exported, args: tuple, kwargs: dict) -> tuple[list[Any
 
 
 def call_exported(exported: Exported, *args: Any, **kwargs: Any) -> Any:
-    """Call ``exported`` on arrays (eagerly, compiled once and cached) or on tracers (inside ``toolkit.jit``)."""
+    """Call ``exported`` on arrays (eagerly, compiled once and cached) or on tracers (inside ``toolkit.jit``).
+
+    float0 values (cotangents of integer values, in VJP exports) are handled
+    as JAX does: a float0 argument goes to the module as boolean zeros of its
+    shape, and a float0 result is a numpy float0 array of zeros.
+    """
     from toolkit.core import tracing
 
     leaves, tree, avals = _flat_avals(exported, args, kwargs)
     check_arguments(exported, tree, avals)
+    leaves = [np.zeros(a.shape, dtypes.bool_) if e.dtype == dtypes.float0 and a.dtype == dtypes.float0 else leaf
+              for leaf, a, e in zip(leaves, avals, exported.in_avals)]
     if tracing.is_tracing():
-        outs = call_exported_p.bind(*leaves, exported=_ByIdentity(exported))
-        return tree_util.tree_unflatten(exported.out_tree, list(outs))
-    compiled = _eager_function(exported)
-    return compiled(*leaves)
+        outs = list(call_exported_p.bind(*leaves, exported=_ByIdentity(exported)))
+    else:
+        outs = list(_eager_function(exported)(*leaves))
+    outs = [np.zeros(_static_shape(exported, out), dtypes.float0) if e.dtype == dtypes.float0 else out
+            for out, e in zip(outs, exported.out_avals)]
+    return tree_util.tree_unflatten(exported.out_tree, outs)
+
+
+def _static_shape(exported: Exported, value: Any) -> tuple[int, ...]:
+    shape = tuple(value.shape)
+    if not shape_poly.is_constant_shape(shape):
+        raise NotImplementedError(f"The exported function {exported.fun_name!r} returns a float0 array of symbolic "
+                                  f"shape {shape}; toolkit represents float0 results as numpy zeros, which need "
+                                  "static shapes.")
+    return shape
 
 
 def _eager_function(exported: Exported) -> Any:
@@ -397,10 +423,9 @@ def _eager_function(exported: Exported) -> Any:
     if exported.nr_devices > 1:
         in_shardings, out_shardings = _concrete_shardings(exported)
     ref = _ByIdentity(exported)
-    out_tree = exported.out_tree
 
     def flat_call(*flat: Any) -> Any:
-        return tree_util.tree_unflatten(out_tree, list(call_exported_p.bind(*flat, exported=ref)))
+        return list(call_exported_p.bind(*flat, exported=ref))
 
     flat_call.__name__ = f"call_exported_{_sanitize(exported.fun_name)}"
     wrapped = jit(flat_call, in_shardings=in_shardings, out_shardings=out_shardings, keep_unused=True)
@@ -454,5 +479,4 @@ def _concrete_shardings(exported: Exported) -> tuple[Any, Any]:
     else:
         in_s = tuple(concrete(s, a) for s, a in zip(named_in, exported.in_avals))
         out_s = tuple(None if s is None else concrete(s, a) for s, a in zip(named_out, exported.out_avals))
-    out_tree_prefix = tree_util.tree_unflatten(exported.out_tree, list(out_s))
-    return in_s, out_tree_prefix
+    return in_s, list(out_s)

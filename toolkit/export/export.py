@@ -22,6 +22,7 @@ Example::
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import io
 from typing import Any, Callable, Sequence
@@ -286,18 +287,16 @@ def _export_vjp(program: Any, primal: Exported) -> Exported:
     from toolkit.ad.interpret import eval_program
     from toolkit.core import dtypes
     from toolkit.core.avals import ShapeDtypeStruct
+    from toolkit.numpy import zeros
     from toolkit.stages import jit
 
     if primal.nr_devices != 1:
         raise NotImplementedError("Exported.vjp() is implemented for single-device exports only; "
                                   f"{primal.fun_name!r} spans {primal.nr_devices} devices.")
-    for what, avals in (("argument", primal.in_avals), ("result", primal.out_avals)):
-        for i, aval in enumerate(avals):
-            if not dtypes.is_inexact(aval.dtype):
-                raise NotImplementedError(
-                    f"Exported.vjp() needs floating-point arguments and results (JAX would use float0 cotangents "
-                    f"for the others); {what} {i} of {primal.fun_name!r} is {aval.str_short()}.")
     num_args = len(primal.in_avals)
+    # As in JAX, integer and boolean values (and float0 ones, from a VJP of a VJP) have float0
+    # cotangents: a float0 aval in the signature, boolean zeros inside the module.
+    no_tangent = [not dtypes.is_inexact(a.dtype) for a in (*primal.in_avals, *primal.out_avals)]
 
     def primal_flat(*args: Any) -> list[Any]:
         return eval_program(program, list(args))
@@ -305,12 +304,25 @@ def _export_vjp(program: Any, primal: Exported) -> Exported:
     def vjp_fun(*args_and_cotangents: Any) -> tuple[Any, ...]:
         args, cotangents = args_and_cotangents[:num_args], args_and_cotangents[num_args:]
         _, pullback = vjp(primal_flat, *args)
-        return tuple(pullback(list(cotangents)))
+        cts = pullback(list(cotangents))
+        return tuple(zeros(a.shape, dtypes.bool_) if float0 else ct
+                     for ct, a, float0 in zip(cts, primal.in_avals, no_tangent))
 
     vjp_fun.__name__ = f"vjp_{primal.fun_name}"
-    specs = [ShapeDtypeStruct(a.shape, a.dtype) for a in (*primal.in_avals, *primal.out_avals)]
-    return export(jit(vjp_fun), platforms=primal.platforms, disabled_checks=primal.disabled_safety_checks,
-                  calling_convention_version=primal.calling_convention_version)(*specs)
+    in_avals = [*primal.in_avals, *(_tangent_aval(a) for a in primal.out_avals)]
+    specs = [ShapeDtypeStruct(a.shape, dtypes.bool_ if a.dtype == dtypes.float0 else a.dtype) for a in in_avals]
+    exp = export(jit(vjp_fun), platforms=primal.platforms, disabled_checks=primal.disabled_safety_checks,
+                 calling_convention_version=primal.calling_convention_version)(*specs)
+    return dataclasses.replace(exp, in_avals=tuple(in_avals),
+                               out_avals=tuple(_tangent_aval(a) for a in primal.in_avals))
+
+
+def _tangent_aval(aval: Any) -> Any:
+    """JAX's ``to_tangent_aval``: float0 for integer, boolean and float0 values."""
+    from toolkit.core import dtypes
+    from toolkit.core.avals import ShapedArray
+
+    return aval if dtypes.is_inexact(aval.dtype) else ShapedArray(aval.shape, dtypes.float0)
 
 
 def _use_shardy(module: ir.Module, plan: Any, kept: Sequence[int], has_platform_index: bool,

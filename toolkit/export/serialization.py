@@ -27,7 +27,7 @@ import flatbuffers
 import ml_dtypes
 import numpy as np
 
-from toolkit.core import tree_util
+from toolkit.core import dtypes, tree_util
 from toolkit.core.avals import ShapedArray
 from toolkit.core.tree_util import NodeKind, PyTreeDef
 from toolkit.export import exported as _exported
@@ -207,7 +207,9 @@ _DTYPE_TO_KIND: dict[np.dtype, int] = {
     np.dtype(ml_dtypes.float4_e2m1fn): fb.DType.f4_e2m1fn,
 }
 _KIND_TO_DTYPE = {kind: dtype for dtype, kind in _DTYPE_TO_KIND.items()}
-_UNSUPPORTED_DTYPE_KINDS = {fb.DType.f0: "float0", fb.DType.key_fry: "PRNG key<fry>",
+_DTYPE_TO_KIND[dtypes.float0] = fb.DType.f0
+_KIND_TO_DTYPE[fb.DType.f0] = dtypes.float0
+_UNSUPPORTED_DTYPE_KINDS = {fb.DType.key_fry: "PRNG key<fry>",
                             fb.DType.key_rbg: "PRNG key<rbg>", fb.DType.key_unsafe_rbg: "PRNG key<unsafe_rbg>"}
 
 _AXIS_TYPE_TO_KIND = {"Auto": fb.AxisType.Auto, "Explicit": fb.AxisType.Explicit, "Manual": fb.AxisType.Manual}
@@ -615,7 +617,7 @@ def deserialize(blob: bytes | bytearray | memoryview) -> Exported:
 
     Accepts JAX serialization versions 1 to 11. Raises ``ValueError`` saying
     what is wrong for truncated, corrupted or foreign bytes, for content
-    toolkit cannot represent (PRNG-key or float0 dtypes, host memory spaces,
+    toolkit cannot represent (PRNG-key dtypes, host memory spaces,
     unregistered custom pytree nodes, unknown effects), and never executes
     anything from the blob. Only the module's portable-artifact magic is
     checked here; the module itself is parsed when used (``mlir_module()``,
