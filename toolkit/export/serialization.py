@@ -563,7 +563,9 @@ def _platform_from_device_kind(device_kind: str) -> str:
 # How deep vjp chains and pytrees may nest: far beyond real exports, low
 # enough that a malicious cycle of offsets fails fast.
 _MAX_VJP_DEPTH = 16
-_MAX_TREE_DEPTH = 400
+# Not deeper than toolkit's own recursive tree code (serialize, PyTreeDef
+# printing and equality) handles at Python's default recursion limit.
+_MAX_TREE_DEPTH = 100
 
 
 class _Reader:
@@ -594,6 +596,125 @@ class _Reader:
 
 class _Corrupt(Exception):
     pass
+
+
+# The schema's shape for the structural check: per table, ``(field, kind)`` in
+# field-id order; a kind is a scalar width ("1", "2", "4"), "str", a table name,
+# or "[kind]" for a vector. tests/fuzz/test_fuzz_export.py checks it against
+# schema/exported.fbs.
+_LAYOUT: dict[str, tuple[tuple[str, str], ...]] = {
+    "PyTreeDef": (("kind", "1"), ("children", "[PyTreeDef]"), ("children_names", "[str]"),
+                  ("custom_name", "str"), ("custom_auxdata", "[1]")),
+    "AbstractDevice": (("device_kind", "str"), ("num_cores", "4"), ("platform", "str")),
+    "AbstractMesh": (("axis_sizes", "[4]"), ("axis_names", "[str]"), ("axis_types", "[1]"),
+                     ("abstract_device", "AbstractDevice")),
+    "PartitionSpecOneAxis": (("axes", "[str]"),),
+    "PartitionSpec": (("partitions", "[PartitionSpecOneAxis]"), ("reduced", "[str]"), ("unreduced", "[str]")),
+    "NamedSharding": (("mesh", "AbstractMesh"), ("spec", "PartitionSpec"), ("memory_kind", "str"),
+                      ("abstract_mesh_idx", "4")),
+    "AbstractValue": (("kind", "1"), ("shape", "[str]"), ("dtype", "1"), ("memory_space", "1")),
+    "Sharding": (("kind", "1"), ("hlo_sharding_proto", "[1]"), ("named_sharding", "NamedSharding")),
+    "Effect": (("type_name", "str"),),
+    "DisabledSafetyCheck": (("kind", "1"), ("custom_call_target", "str")),
+    "Exported": (("serialization_version", "2"), ("function_name", "str"), ("in_tree", "PyTreeDef"),
+                 ("in_avals", "[AbstractValue]"), ("out_tree", "PyTreeDef"), ("out_avals", "[AbstractValue]"),
+                 ("nr_devices_short", "2"), ("in_shardings", "[Sharding]"), ("out_shardings", "[Sharding]"),
+                 ("platforms", "[str]"), ("ordered_effects", "[Effect]"), ("unordered_effects", "[Effect]"),
+                 ("disabled_checks", "[DisabledSafetyCheck]"), ("mlir_module_serialized", "[1]"),
+                 ("calling_convention_version", "2"), ("module_kept_var_idx", "[2]"),
+                 ("uses_global_constants", "1"), ("vjp", "Exported"), ("nr_devices", "4"),
+                 ("unique_avals", "[AbstractValue]"), ("unique_abstract_meshes", "[AbstractMesh]"),
+                 ("unique_named_shardings", "[NamedSharding]"), ("in_avals_idxs", "[4]"),
+                 ("out_avals_idxs", "[4]"), ("in_shardings_idxs", "[4]"), ("out_shardings_idxs", "[4]")),
+}
+
+
+def _verify_structure(data: bytes, root: int) -> None:
+    """Check that every table, vtable, field, string and vector the schema reaches lies inside ``data``.
+
+    What flatbuffers' C++ ``Verifier`` does (the Python library has none):
+    afterwards the generated accessors only read inside the buffer, so a bad
+    offset or length is reported here with the path of the field instead of
+    surfacing as an ``IndexError``/``struct.error`` deep in the reader.
+    Iterative; each table and vector is checked once and the total work is
+    bounded by the blob size.
+    """
+    size = len(data)
+    budget = [size + 64]
+    seen: set[tuple[int, str]] = set()
+
+    def word(fmt: str, pos: int, what: str) -> int:
+        if pos < 0 or pos + struct.calcsize(fmt) > size:
+            raise _Corrupt(f"{what} at byte {pos} is outside the {size}-byte buffer")
+        return struct.unpack_from(fmt, data, pos)[0]
+
+    def follow(pos: int, path: str) -> int:
+        target = pos + word("<I", pos, f"the offset of {path}")
+        if target % 4 or target + 4 > size:
+            raise _Corrupt(f"{path} points to byte {target}, not an aligned position inside the {size}-byte buffer")
+        return target
+
+    def vector(pos: int, elem_size: int, path: str, string: bool = False) -> tuple[int, int]:
+        start = follow(pos, path)
+        n = word("<I", start, f"the length of {path}")
+        if start + 4 + n * elem_size > size:
+            raise _Corrupt(f"{path} claims {n} {'bytes' if string else 'elements'} at byte {start}, past the end "
+                           f"of the {size}-byte buffer")
+        return start + 4, n
+
+    def spend(n: int) -> None:
+        budget[0] -= n
+        if budget[0] < 0:
+            raise _Corrupt("the blob references more objects than it can contain (shared or cyclic offsets)")
+
+    stack = [(root, "Exported", "Exported")]
+    while stack:
+        pos, kind, path = stack.pop()
+        if (pos, kind) in seen:
+            continue
+        seen.add((pos, kind))
+        spend(1)
+        vtable = pos - word("<i", pos, f"the vtable offset of {path}")
+        vtable_size = word("<H", vtable, f"the vtable of {path}")
+        table_size = word("<H", vtable + 2, f"the vtable of {path}")
+        if vtable % 2 or vtable_size < 4 or vtable_size % 2 or vtable + vtable_size > size \
+                or table_size < 4 or pos + table_size > size:
+            raise _Corrupt(f"{path} has a corrupted vtable at byte {vtable} (vtable size {vtable_size}, "
+                           f"table size {table_size}, buffer size {size})")
+        for i, (name, field_kind) in enumerate(_LAYOUT[kind]):
+            slot = 4 + 2 * i
+            if slot + 2 > vtable_size:
+                break
+            offset = struct.unpack_from("<H", data, vtable + slot)[0]
+            if not offset:
+                continue
+            field_path = f"{path}.{name}"
+            width = int(field_kind) if field_kind.isdigit() else 4
+            if offset < 4 or offset + width > table_size:
+                raise _Corrupt(f"{field_path} lies outside its table (bytes {offset}..{offset + width} of "
+                               f"{table_size})")
+            at = pos + offset
+            if field_kind.isdigit():
+                continue
+            if field_kind == "str":
+                vector(at, 1, field_path, string=True)
+            elif not field_kind.startswith("["):
+                stack.append((follow(at, field_path), field_kind, field_path))
+            elif field_kind[1:-1].isdigit():
+                vector(at, int(field_kind[1:-1]), field_path)
+            else:
+                element = field_kind[1:-1]
+                start = follow(at, field_path)
+                if (start, field_kind) in seen:
+                    continue
+                seen.add((start, field_kind))
+                items, n = vector(at, 4, field_path)
+                spend(n)
+                for j in range(n):
+                    if element == "str":
+                        vector(items + 4 * j, 1, f"{field_path}[{j}]", string=True)
+                    else:
+                        stack.append((follow(items + 4 * j, f"{field_path}[{j}]"), element, f"{field_path}[{j}]"))
 
 
 class _StrictBytes(bytes):
@@ -643,6 +764,7 @@ def deserialize(blob: bytes | bytearray | memoryview) -> Exported:
                          f"{len(data)}-byte buffer (truncated, corrupted or not a flatbuffer).")
     reader = _Reader(len(data))
     try:
+        _verify_structure(data, root)
         return _read_exported(reader, fb.Exported.GetRootAs(data, 0), depth=0)
     except _Corrupt as e:
         raise ValueError(f"Not a serialized Exported: {e}.") from None
