@@ -150,8 +150,8 @@ def test_serialize_bad_custom_auxdata():
 
 
 def test_serialize_unknown_effect():
-    with pytest.raises(ValueError, match="not a known effect type"):
-        make_exported(ordered_effects=(Effect("my.Effect"),)).serialize()
+    # Effect types toolkit has never seen are opaque effects: written and read back by name.
+    roundtrip(make_exported(ordered_effects=(Effect("my.Effect"),)))
     with pytest.raises(ValueError, match="toolkit.export.Effect"):
         make_exported(ordered_effects=("io",)).serialize()
     export.register_effect_type_name("tests.export.MyEffect")
@@ -382,11 +382,9 @@ def test_unsupported_dtypes(code, message):
 
 
 def test_unknown_effect_on_read():
-    export.register_effect_type_name("tests.export.Transient")
     blob = make_exported(ordered_effects=(Effect("tests.export.Transient"),)).serialize()
-    export.known_effect_type_names.discard("tests.export.Transient")
-    with pytest.raises(ValueError, match="effect type 'tests.export.Transient' is unknown"):
-        deserialize(blob)
+    assert "tests.export.Transient" not in export.known_effect_type_names
+    assert deserialize(blob).ordered_effects == (Effect("tests.export.Transient"),)
 
 
 def test_stored_version_is_3_like_jax():

@@ -282,10 +282,6 @@ def inline_module(caller: ir.Module, callee: ir.Module, prefix: str) -> str:
 @register_lowering(call_exported_p)
 def _call_exported_lowering(ctx: Any, *operands: ir.Value, exported: _ByIdentity) -> list[ir.Value]:
     exp = exported.exported
-    if exp.ordered_effects:
-        raise NotImplementedError(f"calling the exported function {exp.fun_name!r}, which has ordered effects "
-                                  f"{[str(e) for e in exp.ordered_effects]}, is not supported (toolkit threads no "
-                                  "effect tokens yet)")
     mctx = ctx.module_context
     caller_platforms = mctx.platforms
     for platform in caller_platforms:
@@ -300,7 +296,8 @@ def _call_exported_lowering(ctx: Any, *operands: ir.Value, exported: _ByIdentity
         p = caller_platforms[0]
         fold_index = exp.platforms.index(p) if p in exp.platforms else 0
     context = mctx.module.context
-    callee = _callee_module(exp, context, fold_index, [o.type for o in kept_operands])
+    tokens = _effect_tokens_in(mctx, exp)
+    callee = _callee_module(exp, context, fold_index, [t.type for t in tokens] + [o.type for o in kept_operands])
     prefix = f"_exported_{_sanitize(exp.fun_name)}_{next(_counter)}_"
     if not _has_sdy_mesh(mctx.module):
         _drop_shardy(callee)
@@ -310,17 +307,51 @@ def _call_exported_lowering(ctx: Any, *operands: ir.Value, exported: _ByIdentity
     args: list[ir.Value] = []
     if multi_callee and fold_index is None:
         args.append(_map_platform_index(mctx, exp))
-    args += kept_operands
+    args += tokens + kept_operands
     if len(args) != len(ftype.inputs):
         raise ValueError(f"the exported module's @main takes {len(ftype.inputs)} arguments, but the calling "
                          f"convention gives {len(args)} (version {exp.calling_convention_version})")
     call = func.CallOp(list(ftype.results), ir.FlatSymbolRefAttr.get(main_name), args)
     results = list(call.results)
+    _effect_tokens_out(mctx, exp, results[:len(tokens)])
+    results = results[len(tokens):]
     out_types = ctx.out_types
     fixed = []
     for value, want in zip(results, out_types):
         fixed.append(value if value.type == want else stablehlo.convert(want, value))
     return fixed
+
+
+def _effect_tokens_in(mctx: Any, exp: Exported) -> list[ir.Value]:
+    """One token per ordered effect of ``exp``, for the callee's token arguments (the calling convention).
+
+    toolkit's own computations have no effects, so there are no tokens in
+    ``@main``; the calls to exports with the same ordered effect in one block
+    are chained instead — each takes the token the previous one returned —
+    which keeps them in program order. The first call of a block starts from
+    ``stablehlo.after_all()`` (no inputs: a fresh token). Effects are opaque:
+    only their type names matter.
+    """
+    if not exp.ordered_effects:
+        return []
+    block = ir.InsertionPoint.current.block
+    chains = mctx.__dict__.setdefault("_exported_effect_tokens", {})
+    tokens = []
+    for effect in exp.ordered_effects:
+        last = chains.get(effect.type_name)
+        if last is not None and last[0] == block:
+            tokens.append(last[1])
+        else:
+            tokens.append(stablehlo.AfterAllOp([]).result)
+    return tokens
+
+
+def _effect_tokens_out(mctx: Any, exp: Exported, tokens: Sequence[ir.Value]) -> None:
+    """Remember the tokens a call returned, for the next call with the same ordered effects in this block."""
+    chains = mctx.__dict__.setdefault("_exported_effect_tokens", {})
+    block = ir.InsertionPoint.current.block
+    for effect, token in zip(exp.ordered_effects, tokens):
+        chains[effect.type_name] = (block, token)
 
 
 def _map_platform_index(mctx: Any, exp: Exported) -> ir.Value:

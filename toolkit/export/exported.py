@@ -100,22 +100,29 @@ class DisabledSafetyCheck:
 
 @dataclasses.dataclass(frozen=True)
 class Effect:
-    """A side effect of an exported module, known by its serialized type name.
+    """A side effect of an exported module: an opaque effect named by its serialized type string.
 
-    toolkit has no effect objects of its own in exports yet: it records
-    effects by the name the wire format carries (JAX writes ``str(type(e))``,
-    e.g. ``"<class 'jax._src.debugging.OrderedDebugEffect'>"``). Only names
-    in :data:`known_effect_type_names` deserialize; add more with
-    :func:`register_effect_type_name`.
+    toolkit does not interpret effects; it keeps the name the wire format
+    carries (JAX writes ``str(type(e))``, e.g.
+    ``"<class 'jax._src.debugging.OrderedDebugEffect'>"``), so any effect
+    type — JAX's, a library's, one toolkit has never seen — reads, prints,
+    re-serializes unchanged and calls: an ordered effect gets a token
+    threaded through the call (``Exported.ordered_effects``), an unordered one
+    nothing. Two effects are equal when their names are.
     """
 
     type_name: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.type_name, str) or not self.type_name:
+            raise ValueError(f"An effect type name must be a non-empty string, got {self.type_name!r}.")
 
     def __str__(self) -> str:
         return self.type_name
 
 
-#: Effect type names that deserialize (JAX's lowerable effects that show up in exports).
+#: JAX's lowerable effect types that show up in exports (for reference: any
+#: non-empty type name reads and writes, as an opaque :class:`Effect`).
 known_effect_type_names: set[str] = {
     "<class 'jax._src.debugging.DebugEffect'>",
     "<class 'jax._src.debugging.OrderedDebugEffect'>",
@@ -125,7 +132,11 @@ known_effect_type_names: set[str] = {
 
 
 def register_effect_type_name(type_name: str) -> None:
-    """Let blobs carrying effects of type ``type_name`` deserialize."""
+    """Record ``type_name`` in :data:`known_effect_type_names`.
+
+    Not needed to read or write it any more: unknown effect types are kept as
+    opaque :class:`Effect` s. Kept for callers that registered names before.
+    """
     if not isinstance(type_name, str) or not type_name:
         raise ValueError(f"An effect type name must be a non-empty string, got {type_name!r}.")
     known_effect_type_names.add(type_name)

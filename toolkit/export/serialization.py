@@ -231,7 +231,7 @@ def serialize(exp: Exported, vjp_order: int = 0) -> bytearray:
     ``vjp_order > 0`` also stores that many levels of ``exp.vjp()``; it needs
     ``exp.has_vjp()`` (``ValueError`` otherwise). Raises ``ValueError`` for
     content the format cannot carry (non-string dict keys, unregistered
-    custom nodes, unknown effects, HloShardings with no named equivalent).
+    custom nodes, effects that are not Effect values, HloShardings with no named equivalent).
     """
     if not isinstance(exp, Exported):
         raise TypeError(f"serialize expects a toolkit.export.Exported, got {type(exp).__name__}.")
@@ -516,9 +516,6 @@ def _write_effect(builder: flatbuffers.Builder, effect: Any) -> int:
     if not isinstance(effect, Effect):
         raise ValueError(f"Cannot serialize effect {effect!r}: effects in an Exported must be "
                          "toolkit.export.Effect values.")
-    if effect.type_name not in _exported.known_effect_type_names:
-        raise ValueError(f"Cannot serialize effect type {effect.type_name!r}: it is not a known effect type "
-                         "(see toolkit.export.register_effect_type_name).")
     name = builder.CreateString(effect.type_name)
     fb.EffectStart(builder)
     fb.EffectAddTypeName(builder, name)
@@ -739,7 +736,7 @@ def deserialize(blob: bytes | bytearray | memoryview) -> Exported:
     Accepts JAX serialization versions 1 to 11. Raises ``ValueError`` saying
     what is wrong for truncated, corrupted or foreign bytes, for content
     toolkit cannot represent (PRNG-key dtypes, host memory spaces,
-    unregistered custom pytree nodes, unknown effects), and never executes
+    unregistered custom pytree nodes, empty effect names), and never executes
     anything from the blob. Only the module's portable-artifact magic is
     checked here; the module itself is parsed when used (``mlir_module()``,
     ``call``).
@@ -1053,8 +1050,9 @@ def _read_effect(effect: Any) -> Effect:
     if effect is None:
         raise _Corrupt("an effect is missing")
     name = _decode(effect.TypeName(), "effect type_name")
-    if name not in _exported.known_effect_type_names:
-        raise _Corrupt(f"effect type {name!r} is unknown (register it with toolkit.export.register_effect_type_name)")
+    if not name:
+        raise _Corrupt("an effect has an empty type name")
+    # Effect types toolkit has never seen are kept as opaque effects named by their type string.
     return Effect(name)
 
 
