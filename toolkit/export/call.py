@@ -43,6 +43,7 @@ from jaxlib.mlir.dialects import func, stablehlo
 from toolkit.core import dtypes, shape_poly, tree_util
 from toolkit.core.avals import ShapedArray
 from toolkit.core.primitive import Primitive
+from toolkit.export import callee_shardings
 from toolkit.export import calling_convention as cc
 from toolkit.export.exported import DisabledSafetyCheck, Exported
 from toolkit.lowering.registry import register_lowering
@@ -215,56 +216,19 @@ def _refine_to(module: ir.Module, arg_types: Sequence[ir.Type], exported: Export
         raise ValueError(f"Calling the exported function {exported.fun_name!r}: {error}") from None
 
 
-def _has_sdy_mesh(module: ir.Module) -> bool:
-    return any(op.operation.name == "sdy.mesh" for op in module.body.operations)
-
-
-def _drop_shardy(module: ir.Module) -> None:
-    """Remove Shardy annotations from a callee inlined into a GSPMD (``mhlo.sharding``) caller.
-
-    The caller's own argument/result shardings decide the partitioning; the
-    callee's ``sdy.sharding`` hints and ``sdy.sharding_constraint`` ops are
-    dropped (XLA cannot mix Shardy and GSPMD in one module).
-    """
-    doomed: list[ir.Operation] = []
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        name = op.name
-        if name == "func.func":
-            for which in ("arg_attrs", "res_attrs"):
-                if which in op.attributes:
-                    op.attributes[which] = ir.ArrayAttr.get([
-                        ir.DictAttr.get({n.name: n.attr for n in ir.DictAttr(a) if not n.name.startswith("sdy.")})
-                        for a in ir.ArrayAttr(op.attributes[which])])
-        elif name == "sdy.sharding_constraint":
-            op.results[0].replace_all_uses_with(op.operands[0])
-            doomed.append(op)
-        elif name == "sdy.mesh":
-            doomed.append(op)
-        elif name.startswith("sdy."):
-            raise NotImplementedError(f"calling an export that uses {name} inside a GSPMD computation is not "
-                                      "supported")
-        elif "sdy.sharding" in op.attributes:
-            del op.attributes["sdy.sharding"]
-        return ir.WalkResult.ADVANCE
-
-    with module.context:
-        module.operation.walk(visit)
-    for op in doomed:
-        op.erase()
-
-
-def inline_module(caller: ir.Module, callee: ir.Module, prefix: str) -> str:
+def inline_module(caller: ir.Module, callee: ir.Module, prefix: str, keep: set[str] = frozenset()) -> str:
     """Move every top-level op of ``callee`` into ``caller`` under fresh symbol names; returns ``@main``'s new name.
 
     Both modules must live in the same context. Functions become private.
+    Symbols in ``keep`` (a shared Shardy mesh) keep their names.
     """
     table = ir.SymbolTable(callee.operation)
     renames = {}
     for op in callee.body.operations:
         if "sym_name" in op.attributes:
             old = ir.StringAttr(op.attributes["sym_name"]).value
-            renames[old] = f"{prefix}{old}"
+            if old not in keep:
+                renames[old] = f"{prefix}{old}"
     for old, new in renames.items():
         table.replace_all_symbol_uses(old, new, callee.operation)
         table.set_symbol_name(table[old], new)
@@ -299,9 +263,13 @@ def _call_exported_lowering(ctx: Any, *operands: ir.Value, exported: _ByIdentity
     tokens = _effect_tokens_in(mctx, exp)
     callee = _callee_module(exp, context, fold_index, [t.type for t in tokens] + [o.type for o in kept_operands])
     prefix = f"_exported_{_sanitize(exp.fun_name)}_{next(_counter)}_"
-    if not _has_sdy_mesh(mctx.module):
-        _drop_shardy(callee)
-    main_name = inline_module(mctx.module, callee, prefix)
+    keep: set[str] = set()
+    if callee_shardings.has_shardy(callee):
+        if getattr(mctx, "partitioner", "gspmd") == "shardy":
+            keep = callee_shardings.share_meshes(mctx.module, callee, getattr(mctx, "shardy_mesh_name", "mesh"))
+        else:
+            callee_shardings.shardy_to_gspmd(callee)
+    main_name = inline_module(mctx.module, callee, prefix, keep)
     callee_main = ir.SymbolTable(mctx.module.operation)[main_name]
     ftype = ir.FunctionType(ir.TypeAttr(callee_main.attributes["function_type"]).value)
     args: list[ir.Value] = []
