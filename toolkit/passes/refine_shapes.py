@@ -44,15 +44,17 @@ from __future__ import annotations
 import collections
 import dataclasses
 import re
-from collections.abc import Iterable
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 from jaxlib.mlir import ir
 
 from toolkit.passes.pass_base import ModulePass, PassFailure, record_statistic
-from toolkit.passes.refine import folding, rules
-from toolkit.passes.refine.rules import DYNAMIC, ShapeError, is_static, shape_of
+from toolkit.passes.refine import diagnostics, folding, rules
+from toolkit.passes.refine.custom_calls import SHAPE_OPERANDS, refine_custom_call, target_of
+from toolkit.passes.refine.dynamic_ops import TO_STATIC
+from toolkit.passes.refine.rules import ShapeError, shape_of
+from toolkit.passes.refine.types import is_static_type, refine_type, with_shape
 from toolkit.passes.registry import register_pass
 
 _SUPPORTED_USER_DIALECTS = ("stablehlo", "chlo", "func")
@@ -69,52 +71,13 @@ def _operation(op_like: Any) -> ir.Operation:
     return op_like.operation if hasattr(op_like, "operation") else op_like
 
 
-def _is_static_type(type_: ir.Type) -> bool:
-    if isinstance(type_, ir.RankedTensorType):
-        return type_.has_static_shape
-    if isinstance(type_, ir.ShapedType):  # unranked tensors
-        return False
-    if isinstance(type_, ir.TupleType):
-        return all(_is_static_type(type_.get_type(i)) for i in range(type_.num_types))
-    return True
-
-
-def _with_shape(old: ir.Type, shape: list[int]) -> ir.Type | None:
-    """``old`` refined with ``shape`` (-1 = unknown); None if nothing changes.
-
-    Raises ShapeError when a static size of ``old`` contradicts ``shape``.
-    """
-    if isinstance(old, ir.RankedTensorType):
-        current = old.shape
-        if len(current) != len(shape):
-            raise ShapeError(f"inferred rank {len(shape)} differs from result type {old}")
-        merged, changed = [], False
-        for have, new in zip(current, shape):
-            if have == DYNAMIC and new >= 0:
-                merged.append(new)
-                changed = True
-            else:
-                if have != DYNAMIC and new >= 0 and have != new:
-                    raise ShapeError(f"inferred shape {_shape_text(shape)} is incompatible with result type {old}")
-                merged.append(have)
-        if not changed:
-            return None
-        return ir.RankedTensorType.get(merged, old.element_type, old.encoding)
-    if isinstance(old, ir.ShapedType) and not old.has_rank:
-        return ir.RankedTensorType.get([d if d >= 0 else DYNAMIC for d in shape], old.element_type)
+def _refined_callee(op: ir.Operation) -> str | None:
+    """The function a ``func.call`` or ``stablehlo.composite`` refines at its site (None for other ops)."""
+    if op.name == "func.call":
+        return ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+    if op.name == "stablehlo.composite":
+        return ir.FlatSymbolRefAttr(op.attributes["decomposition"]).value
     return None
-
-
-def _shape_text(shape: list[int]) -> str:
-    return "x".join("?" if d < 0 else str(d) for d in shape) or "scalar"
-
-
-def _refine_type(old: ir.Type, new: ir.Type) -> ir.Type | None:
-    """``old`` refined with the knowledge in ``new``; None if nothing changes."""
-    new_shape = shape_of(new)
-    if new_shape is None:
-        return None
-    return _with_shape(old, new_shape)
 
 
 class _Refiner:
@@ -138,6 +101,8 @@ class _Refiner:
         self.templates: dict[str, ir.Operation] = {}
         self.purity: dict[str, bool] = {}
         self.call_counts: collections.Counter[str] = collections.Counter()
+        self.callers: dict[str, set[str]] = collections.defaultdict(set)
+        self.reentrant: dict[str, bool] = {}
         self.touched_functions: set[str] = set()
         self.i32 = ir.IntegerType.get_signless(32, self.context)
 
@@ -164,12 +129,34 @@ class _Refiner:
                           "which function will be refined", self.module_op)
 
     def _count_calls(self) -> None:
-        def visit(op: ir.Operation) -> ir.WalkResult:
-            if op.name == "func.call":
-                self.call_counts[ir.FlatSymbolRefAttr(op.attributes["callee"]).value] += 1
-            return ir.WalkResult.ADVANCE
+        """Count the call sites (calls and composites) of each function and note who makes them."""
+        for caller, function in self.functions.items():
+            def visit(op: ir.Operation, caller: str = caller) -> ir.WalkResult:
+                callee = _refined_callee(op)
+                if callee is not None:
+                    self.call_counts[callee] += 1
+                    self.callers[callee].add(caller)
+                return ir.WalkResult.ADVANCE
 
-        self.module_op.walk(visit)
+            function.walk(visit)
+
+    def _may_be_refined_again(self, name: str) -> bool:
+        """True if ``name`` can be reached with a second key, so its pristine body must be kept.
+
+        That is when it has several call sites, or when a caller may be refined
+        again: each clone of the caller brings a new call site.
+        """
+        known = self.reentrant.get(name)
+        if known is not None:
+            return known
+        self.reentrant[name] = False  # a recursive cycle adds nothing (recursion is an error)
+        again = self.call_counts[name] > 1 or any(self._may_be_refined_again(c) for c in self.callers[name])
+        self.reentrant[name] = again
+        return again
+
+    def function(self, name: str) -> ir.Operation | None:
+        """The module's ``func.func`` called ``name``, if any."""
+        return self.functions.get(name)
 
     # -- constants ---------------------------------------------------------
     def constant(self, value: ir.Value) -> np.ndarray | None:
@@ -240,6 +227,9 @@ class _Refiner:
         if name == "stablehlo.custom_call":
             self._refine_custom_call(op)
             return
+        if name == "stablehlo.composite":
+            self._refine_composite(op)
+            return
         if name == "builtin.unrealized_conversion_cast":
             self._refine_cast(op)
             return
@@ -247,7 +237,7 @@ class _Refiner:
             for block in region.blocks:
                 self._refine_block(block)
         results = op.results
-        if not all(_is_static_type(r.type) for r in results):
+        if not all(is_static_type(r.type) for r in results):
             self._infer_and_refine(op)
         if name == "stablehlo.get_dimension_size":
             if self._fold_dimension_size(op):
@@ -255,8 +245,8 @@ class _Refiner:
         elif name in folding.FOLDABLE and len(results) == 1:
             if self._try_fold(op):
                 return
-        if self.jax_mode and name in _DYNAMIC_TO_STATIC:
-            _DYNAMIC_TO_STATIC[name](self, op)
+        if self.jax_mode and name in TO_STATIC:
+            TO_STATIC[name](self, op)
 
     def _infer_and_refine(self, op: ir.Operation) -> None:
         types = [v.type for v in op.operands]
@@ -271,11 +261,11 @@ class _Refiner:
             shapes = [shape_of(t) for t in inferred]
         for result, shape in zip(op.results, shapes):
             if shape is not None:
-                self._refine_value(result, shape, op)
+                self.refine_value(result, shape, op)
 
-    def _refine_value(self, value: ir.Value, shape: list[int], op: ir.Operation) -> bool:
+    def refine_value(self, value: ir.Value, shape: list[int], op: ir.Operation) -> bool:
         try:
-            new_type = _with_shape(value.type, shape)
+            new_type = with_shape(value.type, shape)
         except ShapeError as error:
             raise PassFailure(f"'{op.name}' op {error}", op) from None
         if new_type is None or not self._users_accept_new_types(value):
@@ -284,8 +274,8 @@ class _Refiner:
         record_statistic("refined-values")
         return True
 
-    def _set_type(self, value: ir.Value, new_type: ir.Type) -> bool:
-        refined = _refine_type(value.type, new_type)
+    def set_type(self, value: ir.Value, new_type: ir.Type) -> bool:
+        refined = refine_type(value.type, new_type)
         if refined is None or not self._users_accept_new_types(value):
             return False
         value.set_type(refined)
@@ -344,11 +334,11 @@ class _Refiner:
         for region in op.regions:
             block = region.blocks[0]
             for arg, operand_type in zip(block.arguments, operand_types):
-                self._set_type(arg, operand_type)
+                self.set_type(arg, operand_type)
         for region in op.regions:
             self._refine_block(region.blocks[0])
         for result, operand_type in zip(op.results, operand_types):
-            self._set_type(result, operand_type)
+            self.set_type(result, operand_type)
 
     def _refine_branches(self, op: ir.Operation) -> None:
         yielded: list[list[ir.Type]] = []
@@ -362,7 +352,7 @@ class _Refiner:
             if not shapes or any(s is None for s in shapes) or len({len(s) for s in shapes}) != 1:
                 continue
             merged = [s0 if all(s[i] == s0 for s in shapes) else -1 for i, s0 in enumerate(shapes[0])]
-            self._refine_value(result, merged, op)
+            self.refine_value(result, merged, op)
 
     # -- custom calls ------------------------------------------------------
     def _refine_custom_call(self, op: ir.Operation) -> None:
@@ -379,36 +369,7 @@ class _Refiner:
                 op.erase()
                 record_statistic("erased-operand-wrappers")
             return
-        if target in _DYNAMIC_CUSTOM_CALLS:
-            _DYNAMIC_CUSTOM_CALLS[target](self, op)
-            return
-        self._refine_shape_operand_results(op)
-
-    def _refine_shape_operand_results(self, op: ir.Operation) -> None:
-        """Results of a custom call whose shapes are given by operands (``indices_of_shape_operands``)."""
-        if "indices_of_shape_operands" not in op.attributes:
-            return
-        indices = [int(i) for i in np.array(op.attributes["indices_of_shape_operands"]).reshape(-1)]
-        shapes = [rules._const_shape(self.constant, op.operands[i]) for i in indices]
-        flat_index = 0
-        for result in op.results:
-            result_type = result.type
-            if isinstance(result_type, ir.TupleType):
-                elements = []
-                for i in range(result_type.num_types):
-                    element = result_type.get_type(i)
-                    shape = shapes[flat_index] if flat_index < len(shapes) else None
-                    flat_index += 1
-                    refined = _with_shape(element, shape) if shape is not None else None
-                    elements.append(refined or element)
-                new_type = ir.TupleType.get_tuple(elements)
-                if new_type != result_type and self._users_accept_new_types(result):
-                    result.set_type(new_type)
-            else:
-                shape = shapes[flat_index] if flat_index < len(shapes) else None
-                flat_index += 1
-                if shape is not None:
-                    self._refine_value(result, shape, op)
+        refine_custom_call(self, op)
 
     def _check_assertion(self, op: ir.Operation) -> None:
         if not self.config.enable_assertions:
@@ -481,23 +442,49 @@ class _Refiner:
         if callee is None or len(callee.regions[0].blocks) == 0:
             return
         dimension_args, key, operand_types = self._call_key(op)
-        if callee_name in self.refining:
-            callee.location.emit_error(f"Function {callee_name} is being refined recursively")
-            raise PassFailure("'func.call' op incorrect number of operands for callee", op)
-
-        target_name = callee_name
-        if self.jax_mode:
-            target_name = self._specialize(callee_name, key, dimension_args, operand_types)
-        else:
-            previous = self.refined_keys.get(callee_name)
-            if previous is not None and previous != key:
-                callee.location.emit_error("'func.func' op refined with incompatible refinement keys")
-                raise PassFailure("'func.call' op incorrect number of operands for callee", op)
-            if previous is None:
-                self.refined_keys[callee_name] = key
-                self._refine_callee(callee, callee_name, dimension_args, operand_types)
+        target_name = self._refine_target(op, callee_name, key, dimension_args, operand_types)
         target = self.functions[target_name]
         self._rewrite_call(op, target, target_name, dimension_args)
+
+    def _refine_composite(self, op: ir.Operation) -> None:
+        """A composite is refined like a call of its decomposition (openxla/stablehlo#2779).
+
+        The verifier wants the decomposition's signature to equal the
+        composite's operand and result types, so no operand becomes a constant:
+        the key is the operand types alone, and the composite is pointed at the
+        decomposition specialized for them.
+        """
+        callee_name = ir.FlatSymbolRefAttr(op.attributes["decomposition"]).value
+        callee = self.functions.get(callee_name)
+        if callee is None or len(callee.regions[0].blocks) == 0:
+            return
+        operand_types = [v.type for v in op.operands]
+        key = ((), tuple(str(t) for t in operand_types))
+        target_name = self._refine_target(op, callee_name, key, {}, operand_types)
+        if target_name != callee_name:
+            with self.context:
+                op.attributes["decomposition"] = ir.FlatSymbolRefAttr.get(target_name)
+        function_type = ir.TypeAttr(self.functions[target_name].attributes["function_type"]).value
+        for result, result_type in zip(op.results, function_type.results):
+            self.set_type(result, result_type)
+
+    def _refine_target(self, op: ir.Operation, callee_name: str, key: tuple,
+                       dimension_args: dict[int, np.ndarray], operand_types: list[ir.Type]) -> str:
+        """Refine ``callee_name`` for the call site ``op``; the name of the function it should now reference."""
+        callee = self.functions[callee_name]
+        if callee_name in self.refining:
+            callee.location.emit_error(f"Function {callee_name} is being refined recursively")
+            raise PassFailure(f"'{op.name}' op incorrect number of operands for callee", op)
+        if self.jax_mode:
+            return self._specialize(callee_name, key, dimension_args, operand_types)
+        previous = self.refined_keys.get(callee_name)
+        if previous is not None and previous != key:
+            callee.location.emit_error("'func.func' op refined with incompatible refinement keys")
+            raise PassFailure(f"'{op.name}' op incorrect number of operands for callee", op)
+        if previous is None:
+            self.refined_keys[callee_name] = key
+            self._refine_callee(callee, callee_name, dimension_args, operand_types)
+        return callee_name
 
     def _specialize(self, callee_name: str, key: tuple, dimension_args: dict[int, np.ndarray],
                     operand_types: list[ir.Type]) -> str:
@@ -506,7 +493,7 @@ class _Refiner:
             return existing
         callee = self.functions[callee_name]
         if callee_name not in self.refined_keys:
-            if self.call_counts[callee_name] > 1:
+            if self._may_be_refined_again(callee_name):
                 # Keep a pristine copy for other keys before refining in place.
                 template = callee.clone(ir.InsertionPoint(self.body))
                 self.templates[callee_name] = template
@@ -559,7 +546,7 @@ class _Refiner:
                     callee.attributes["arg_attrs"] = ir.ArrayAttr.get(kept)
         with self.context:
             for arg, operand_type in zip(block.arguments, operand_types):
-                self._set_type(arg, operand_type)
+                self.set_type(arg, operand_type)
             self._refine_function(callee, name)
 
     def _rewrite_call(self, op: ir.Operation, target: ir.Operation, target_name: str,
@@ -613,8 +600,9 @@ class _Refiner:
         if name == "stablehlo.custom_call":
             attr = op.attributes["has_side_effect"] if "has_side_effect" in op.attributes else None
             return not (attr is not None and ir.BoolAttr(attr).value)
-        if name == "func.call":
-            return self._is_pure_function(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+        callee = _refined_callee(op)
+        if callee is not None:
+            return self._is_pure_function(callee)
         if name in ("func.return", "stablehlo.return"):
             return True
         if not name.startswith(("stablehlo.", "chlo.")):
@@ -649,8 +637,11 @@ class _Refiner:
         used: set[str] = set()
 
         def visit(op: ir.Operation) -> ir.WalkResult:
-            if op.name == "func.call":
-                used.add(ir.FlatSymbolRefAttr(op.attributes["callee"]).value)
+            callee = _refined_callee(op)
+            if callee is not None:
+                used.add(callee)
+            if "called_computations" in op.attributes:
+                used.update(ir.FlatSymbolRefAttr(c).value for c in ir.ArrayAttr(op.attributes["called_computations"]))
             return ir.WalkResult.ADVANCE
 
         self.module_op.walk(visit)
@@ -663,209 +654,63 @@ class _Refiner:
                 del self.functions[name]
 
     def _validate_static(self) -> None:
-        problems: list[ir.Operation] = []
+        """Fail if anything is left dynamic, naming the op where the dynamism starts.
+
+        A dynamic result computed from static operands is where refinement
+        stopped (a shape operand that did not fold, an op without a rule);
+        calls, composites and later ops only pass it on, so that op is named
+        first, with its operands' values or origins.
+        """
+        found: dict[str, ir.Operation] = {}
+
+        def note(kind: str, op: ir.Operation) -> None:
+            found.setdefault(kind, op)
 
         def visit(op: ir.Operation) -> ir.WalkResult:
             if op.name == "func.func":
                 function_type = ir.TypeAttr(op.attributes["function_type"]).value
-                if not all(_is_static_type(t) for t in list(function_type.inputs) + list(function_type.results)):
-                    problems.append(op)
-                    return ir.WalkResult.INTERRUPT
+                if not all(is_static_type(t) for t in list(function_type.inputs) + list(function_type.results)):
+                    note("passing_on", op)
                 return ir.WalkResult.ADVANCE
-            if not all(_is_static_type(r.type) for r in op.results):
-                problems.append(op)
-                return ir.WalkResult.INTERRUPT
-            if op.name == "stablehlo.custom_call" and \
-                    ir.StringAttr(op.attributes["call_target_name"]).value == _ASSERTION:
-                problems.append(op)
-                return ir.WalkResult.INTERRUPT
+            if op.name == "stablehlo.custom_call":
+                if target_of(op) == _ASSERTION:
+                    note("undecided", op)
+                elif SHAPE_OPERANDS in op.attributes and self.jax_mode:
+                    note("shape_operands", op)
+            if not all(is_static_type(r.type) for r in op.results):
+                origin = _refined_callee(op) is None and all(is_static_type(v.type) for v in op.operands)
+                note("origin" if origin else "passing_on", op)
             return ir.WalkResult.ADVANCE
 
         self.module_op.walk(visit)
-        if problems:
-            op = problems[0]
-            if op.name == "stablehlo.custom_call":
-                raise PassFailure("shape assertion could not be decided: its predicate did not fold to a "
-                                  "constant (are all argument shapes of @main static?)", op)
-            text = op.get_asm(large_elements_limit=4) if op.name != "func.func" else \
-                f"@{ir.StringAttr(op.attributes['sym_name']).value}: {ir.TypeAttr(op.attributes['function_type']).value}"
-            raise PassFailure("module has dynamic shapes after refinement (pass validate-static-shapes=false "
-                              f"to allow them); first one: {text.strip().splitlines()[0]}", op)
-
-
-# -- dynamic ops to static ops (mode=jax) -----------------------------------
-
-def _replace_op(op: ir.Operation, name: str, operands: Iterable[ir.Value], attributes: dict[str, ir.Attribute]
-                ) -> None:
-    with op.context, ir.InsertionPoint(op):
-        new = ir.Operation.create(name, results=[op.results[0].type], operands=list(operands),
-                                  attributes=attributes, loc=op.location)
-    op.results[0].replace_all_uses_with(new.results[0])
-    op.erase()
-    record_statistic("static-" + name.partition(".")[2])
-
-
-def _static_result(op: ir.Operation) -> bool:
-    result_type = op.results[0].type
-    return isinstance(result_type, ir.RankedTensorType) and result_type.has_static_shape
-
-
-def _i64_array(values: Iterable[int]) -> ir.Attribute:
-    return ir.DenseI64ArrayAttr.get([int(v) for v in values])
-
-
-def _to_broadcast_in_dim(refiner: _Refiner, op: ir.Operation) -> None:
-    if _static_result(op):
-        _replace_op(op, "stablehlo.broadcast_in_dim", [op.operands[0]],
-                    {"broadcast_dimensions": op.attributes["broadcast_dimensions"]})
-
-
-def _to_reshape(refiner: _Refiner, op: ir.Operation) -> None:
-    if not _static_result(op):
-        return
-    source = shape_of(op.operands[0].type)
-    target = shape_of(op.results[0].type)
-    if source is not None and all(d >= 0 for d in source) and \
-            int(np.prod(source, dtype=np.int64)) != int(np.prod(target, dtype=np.int64)):
-        raise PassFailure(f"number of output elements ({int(np.prod(target, dtype=np.int64))}) doesn't match "
-                          f"expected number of elements ({int(np.prod(source, dtype=np.int64))})", op)
-    _replace_op(op, "stablehlo.reshape", [op.operands[0]], {})
-
-
-def _to_iota(refiner: _Refiner, op: ir.Operation) -> None:
-    if _static_result(op):
-        _replace_op(op, "stablehlo.iota", [], {"iota_dimension": op.attributes["iota_dimension"]})
-
-
-def _to_slice(refiner: _Refiner, op: ir.Operation) -> None:
-    parts = [refiner.constant(v) for v in list(op.operands)[1:4]]
-    if not _static_result(op) or any(p is None for p in parts):
-        return
-    with op.context:
-        attributes = {"start_indices": _i64_array(parts[0]), "limit_indices": _i64_array(parts[1]),
-                      "strides": _i64_array(parts[2])}
-    _replace_op(op, "stablehlo.slice", [op.operands[0]], attributes)
-
-
-def _to_pad(refiner: _Refiner, op: ir.Operation) -> None:
-    parts = [refiner.constant(v) for v in list(op.operands)[2:5]]
-    if not _static_result(op) or any(p is None for p in parts):
-        return
-    with op.context:
-        attributes = {"edge_padding_low": _i64_array(parts[0]), "edge_padding_high": _i64_array(parts[1]),
-                      "interior_padding": _i64_array(parts[2])}
-    _replace_op(op, "stablehlo.pad", list(op.operands)[:2], attributes)
-
-
-def _to_gather(refiner: _Refiner, op: ir.Operation) -> None:
-    sizes = refiner.constant(op.operands[2])
-    if not _static_result(op) or sizes is None:
-        return
-    attributes = {name: op.attributes[name] for name in op.attributes}
-    with op.context:
-        attributes["slice_sizes"] = _i64_array(sizes.reshape(-1))
-    _replace_op(op, "stablehlo.gather", list(op.operands)[:2], attributes)
-
-
-def _to_convolution(refiner: _Refiner, op: ir.Operation) -> None:
-    padding = refiner.constant(op.operands[2])
-    if not _static_result(op) or padding is None:
-        return
-    attributes = {name: op.attributes[name] for name in op.attributes}
-    with op.context:
-        attributes["padding"] = ir.DenseElementsAttr.get(np.asarray(padding, dtype=np.int64).reshape(-1, 2))
-    _replace_op(op, "stablehlo.convolution", list(op.operands)[:2], attributes)
-
-
-_DYNAMIC_TO_STATIC = {
-    "stablehlo.dynamic_broadcast_in_dim": _to_broadcast_in_dim,
-    "stablehlo.dynamic_reshape": _to_reshape,
-    "stablehlo.dynamic_iota": _to_iota,
-    "stablehlo.real_dynamic_slice": _to_slice,
-    "stablehlo.dynamic_pad": _to_pad,
-    "stablehlo.dynamic_gather": _to_gather,
-    "stablehlo.dynamic_conv": _to_convolution,
-}
-
-
-# -- JAX's dynamic custom calls (stablehlo.dynamic_*) -------------------------------
-# jax.export writes ops StableHLO has no dynamic form for as custom calls whose shapes come from
-# operands. Once those operands fold to constants, mode=jax turns them into the static ops (what
-# StableHLO's canonicalize-dynamism does, which jaxlib does not ship).
-
-def _replace_results(op: ir.Operation, new: ir.Operation, statistic: str) -> None:
-    for old_result, new_result in zip(op.results, new.results):
-        old_result.replace_all_uses_with(new_result)
-    op.erase()
-    record_statistic(statistic)
-
-
-def _with_last_dim(type_: ir.Type, size: int) -> ir.Type | None:
-    shape = shape_of(type_)
-    return None if shape is None else _with_shape(type_, shape[:-1] + [size])
-
-
-def _dynamic_top_k(refiner: _Refiner, op: ir.Operation) -> None:
-    # custom_call @stablehlo.dynamic_top_k(operand, k) -> (values, indices), k along the last dimension.
-    k = refiner.constant(op.operands[1])
-    operand_shape = shape_of(op.operands[0].type)
-    if k is None or operand_shape is None or not is_static(operand_shape):
-        return
-    k = int(np.asarray(k).reshape(()))
-    for result in op.results:
-        refined = _with_last_dim(result.type, k)
-        if refined is not None and refined != result.type:
-            refiner._set_type(result, refined)
-    if refiner.jax_mode and all(_is_static_type(r.type) for r in op.results):
-        with op.context, ir.InsertionPoint(op), op.location:
-            new = ir.Operation.create("chlo.top_k", results=[r.type for r in op.results], operands=[op.operands[0]],
-                                      attributes={"k": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), k)})
-        _replace_results(op, new, "static-top_k")
-
-
-def _dynamic_rng_bit_generator(refiner: _Refiner, op: ir.Operation) -> None:
-    # custom_call @stablehlo.dynamic_rng_bit_generator(key, shape) {rng_algorithm} -> (new key, bits).
-    shape = refiner.constant(op.operands[1])
-    if shape is None:
-        return
-    refined = _with_shape(op.results[1].type, [int(d) for d in np.asarray(shape).reshape(-1)])
-    if refined is not None and refined != op.results[1].type:
-        refiner._set_type(op.results[1], refined)
-    if refiner.jax_mode and all(_is_static_type(r.type) for r in op.results):
-        with op.context, ir.InsertionPoint(op), op.location:
-            new = ir.Operation.create("stablehlo.rng_bit_generator", results=[r.type for r in op.results],
-                                      operands=[op.operands[0]],
-                                      attributes={"rng_algorithm": op.attributes["rng_algorithm"]})
-        _replace_results(op, new, "static-rng_bit_generator")
-
-
-def _dynamic_approx_top_k(refiner: _Refiner, op: ir.Operation) -> None:
-    # custom_call @stablehlo.dynamic_approx_top_k(operand, iota, init value, init index, k, result shapes...)
-    # is refined from its shape operands, then becomes the static @ApproxTopK XLA knows: the first four
-    # operands, with k moved into the backend config as `top_k`.
-    refiner._refine_shape_operand_results(op)
-    k = refiner.constant(op.operands[4]) if len(op.operands) > 4 else None
-    if k is None or not (refiner.jax_mode and all(_is_static_type(r.type) for r in op.results)):
-        return
-    attributes = {name: op.attributes[name] for name in op.attributes if name != "indices_of_shape_operands"}
-    with op.context, ir.InsertionPoint(op), op.location:
-        # JAX writes the config as the discardable `mhlo.backend_config` (a dictionary: API version 4).
-        config = ir.DictAttr(attributes.pop("mhlo.backend_config", None) or attributes["backend_config"])
-        entries = {config[i].name: config[i].attr for i in range(len(config))}
-        entries["top_k"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), int(np.asarray(k).reshape(())))
-        attributes["backend_config"] = ir.DictAttr.get(entries)
-        attributes["api_version"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4)
-        attributes["call_target_name"] = ir.StringAttr.get("ApproxTopK")
-        new = ir.Operation.create("stablehlo.custom_call", results=[r.type for r in op.results],
-                                  operands=list(op.operands)[:4], attributes=attributes)
-    _replace_results(op, new, "static-approx_top_k")
-
-
-_DYNAMIC_CUSTOM_CALLS = {
-    "stablehlo.dynamic_top_k": _dynamic_top_k,
-    "stablehlo.dynamic_rng_bit_generator": _dynamic_rng_bit_generator,
-    "stablehlo.dynamic_approx_top_k": _dynamic_approx_top_k,
-}
+        constant = self.constant
+        prefix = "module has dynamic shapes after refinement (pass validate-static-shapes=false to allow them); "
+        if "origin" in found:
+            op = found["origin"]
+            results = ", ".join(str(r.type) for r in op.results)
+            operands = diagnostics.describe_operands(op, constant) or "none"
+            raise PassFailure(f"{prefix}first one: {diagnostics.describe_op(op)} could not be refined: results "
+                              f"{results}; operands {operands}", op)
+        if "undecided" in found:
+            op = found["undecided"]
+            raise PassFailure("shape assertion could not be decided: its predicate did not fold to a constant "
+                              f"(are all argument shapes of @main static?): {diagnostics.describe_op(op)} with "
+                              f"{diagnostics.describe_operands(op, constant, [0])}", op)
+        if "shape_operands" in found:
+            op = found["shape_operands"]
+            indices = [int(i) for i in np.array(op.attributes[SHAPE_OPERANDS]).reshape(-1)]
+            results = ", ".join(str(r.type) for r in op.results)
+            raise PassFailure(f"{diagnostics.describe_op(op)} keeps its shape operands: they must be constants "
+                              f"equal to its static results ({results}) to be dropped, got "
+                              f"{diagnostics.describe_operands(op, constant, indices)}", op)
+        if "passing_on" in found:
+            op = found["passing_on"]
+            if op.name == "func.func":
+                text = (f"@{ir.StringAttr(op.attributes['sym_name']).value}: "
+                        f"{ir.TypeAttr(op.attributes['function_type']).value}")
+            else:
+                text = f"{diagnostics.describe_op(op)}: {op.get_asm(large_elements_limit=4).strip().splitlines()[0]}"
+            raise PassFailure(f"{prefix}first one: {text}", op)
 
 
 @register_pass

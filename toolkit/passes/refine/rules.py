@@ -393,6 +393,53 @@ def _broadcast_numpy(op, types, constant):
     return [out]
 
 
+def reduce_window_shape(source: Shape, window: Sequence[int], strides: Sequence[int],
+                        base_dilations: Sequence[int], window_dilations: Sequence[int],
+                        padding: Sequence[Sequence[int]]) -> Shape:
+    """Result shape of a reduce_window over ``source`` (-1 sizes stay unknown).
+
+    Raises :class:`ShapeError` when a window attribute has the wrong length or a non-positive size.
+    """
+    rank = len(source)
+    for name, values in (("window_dimensions", window), ("window_strides", strides),
+                         ("base_dilations", base_dilations), ("window_dilations", window_dilations),
+                         ("padding", padding)):
+        if len(values) != rank:
+            raise ShapeError(f"{name} has {len(values)} entries, expected the operand rank {rank}")
+    out = []
+    for size, w, s, bd, wd, (low, high) in zip(source, window, strides, base_dilations, window_dilations, padding):
+        if min(w, s, bd, wd) <= 0:
+            raise ShapeError(f"window sizes, strides and dilations must be positive, got window {list(window)}, "
+                             f"strides {list(strides)}, base dilations {list(base_dilations)}, "
+                             f"window dilations {list(window_dilations)}")
+        if size < 0:
+            out.append(-1)
+            continue
+        dilated = (size - 1) * bd + 1 + low + high if size > 0 else low + high
+        dilated_window = (w - 1) * wd + 1
+        out.append(0 if dilated < dilated_window else (dilated - dilated_window) // s + 1)
+    return out
+
+
+def _reduce_window(op, types, constant):
+    count = len(op.results)
+    out = []
+    for t in types[:count]:
+        shape = shape_of(t)
+        if shape is None:
+            out.append(None)
+            continue
+        rank = len(shape)
+        window = list(op.attributes["window_dimensions"])
+        strides = list(op.attributes["window_strides"]) if "window_strides" in op.attributes else [1] * rank
+        base = list(op.attributes["base_dilations"]) if "base_dilations" in op.attributes else [1] * rank
+        dilations = list(op.attributes["window_dilations"]) if "window_dilations" in op.attributes else [1] * rank
+        padding = ([[int(x) for x in row] for row in np.array(op.attributes["padding"]).reshape(rank, 2)]
+                   if "padding" in op.attributes else [[0, 0]] * rank)
+        out.append(reduce_window_shape(shape, window, strides, base, dilations, padding))
+    return out
+
+
 def _get_dimension_size(op, types, constant):
     return [[]]
 
@@ -429,6 +476,8 @@ RULES: dict[str, Callable[[ir.Operation, list, ConstantLookup], list]] = {
     "stablehlo.collective_permute": _same_as_operand(0),
     "stablehlo.scatter": _per_operand,
     "stablehlo.map": _same_as_operand(0),
+    "stablehlo.select_and_scatter": _same_as_operand(0),
+    "stablehlo.reduce_window": _reduce_window,
     "stablehlo.gather": _gather,
     "stablehlo.dynamic_gather": _dynamic_gather,
     "stablehlo.convolution": _convolution,
