@@ -165,6 +165,44 @@ def check_platform(exported: Exported, platform: str) -> None:
                          "export with disabled_checks=[DisabledSafetyCheck.platform()].")
 
 
+def _device_list(devices: Sequence[Any]) -> str:
+    return "[" + ", ".join(f"{d.platform}:{d.id}" for d in devices) + "]"
+
+
+def check_eager_devices(exported: Exported, leaves: Sequence[Any], tree: tree_util.PyTreeDef) -> None:
+    """``ValueError`` when a sharded export cannot run eagerly on its ``nr_devices`` devices.
+
+    Outside ``jit`` a sharded export runs on the first ``nr_devices`` devices
+    (its arguments placed with the recorded shardings). That needs that many
+    devices, and no argument committed to a different set of devices — an
+    argument committed to one device is refused rather than silently spread
+    over ``nr_devices`` (JAX refuses every eager call of a sharded export).
+    """
+    if exported.nr_devices <= 1:
+        return
+    from toolkit.array import Array
+    from toolkit.runtime import client as runtime_client
+
+    available = runtime_client.devices()
+    if len(available) < exported.nr_devices:
+        raise ValueError(f"The exported function {exported.fun_name!r} was lowered for nr_devices="
+                         f"{exported.nr_devices} devices, but only {len(available)} are available: "
+                         f"{_device_list(available)}.")
+    paths = None
+    for i, leaf in enumerate(leaves):
+        if type(leaf) is Array and leaf._committed:
+            devices = sorted(leaf.sharding.device_set, key=lambda d: d.id)
+            if len(devices) != exported.nr_devices:
+                paths = paths or _arg_paths(tree)
+                raise ValueError(
+                    f"The exported function {exported.fun_name!r} was lowered for nr_devices={exported.nr_devices} "
+                    f"devices, but argument {paths[i]} is committed to {len(devices)} device"
+                    f"{'s' if len(devices) != 1 else ''} {_device_list(devices)} (available devices: "
+                    f"{_device_list(available)}). Call it inside toolkit.jit with shardings over "
+                    f"{exported.nr_devices} devices, or pass uncommitted arrays, which are placed over the first "
+                    f"{exported.nr_devices} devices.")
+
+
 def check_devices(exported: Exported, num_devices: int) -> None:
     """``ValueError`` when a sharded export runs on a different number of devices than it was lowered for."""
     if exported.nr_devices > 1 and num_devices != exported.nr_devices:
@@ -384,6 +422,7 @@ def call_exported(exported: Exported, *args: Any, **kwargs: Any) -> Any:
     if tracing.is_tracing():
         outs = list(call_exported_p.bind(*leaves, exported=_ByIdentity(exported)))
     else:
+        check_eager_devices(exported, leaves, tree)
         outs = list(_eager_function(exported)(*leaves))
     outs = [np.zeros(_static_shape(exported, out), dtypes.float0) if e.dtype == dtypes.float0 else out
             for out, e in zip(outs, exported.out_avals)]
@@ -450,8 +489,9 @@ def _concrete_shardings(exported: Exported) -> tuple[Any, Any]:
 
     devices = runtime_client.devices()
     if len(devices) < exported.nr_devices:
-        raise ValueError(f"The exported function {exported.fun_name!r} was lowered for {exported.nr_devices} "
-                         f"devices, but only {len(devices)} are available.")
+        raise ValueError(f"The exported function {exported.fun_name!r} was lowered for nr_devices="
+                         f"{exported.nr_devices} devices, but only {len(devices)} are available: "
+                         f"{_device_list(devices)}.")
     devices = devices[:exported.nr_devices]
     meshes: dict[Any, Any] = {}
 

@@ -27,6 +27,7 @@ import functools
 import io
 from typing import Any, Callable, Sequence
 
+import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
@@ -200,11 +201,73 @@ def export(fun_jit: Any, *, platforms: Sequence[str] | None = None,
             raise TypeError(f"disabled_checks must be DisabledSafetyCheck values, got {check!r}.")
 
     def do_export(*args_specs: Any, **kwargs_specs: Any) -> Exported:
-        traced = fun_jit.trace(*args_specs, **kwargs_specs)
-        return export_traced(traced, platforms=lowering_platforms, disabled_checks=disabled,
-                             calling_convention_version=version)
+        target, (args_specs, kwargs_specs), abstract = _concrete_for_lowering(fun_jit, (args_specs, kwargs_specs))
+        traced = target.trace(*args_specs, **kwargs_specs)
+        exp = export_traced(traced, platforms=lowering_platforms, disabled_checks=disabled,
+                            calling_convention_version=version)
+        return _record_abstract_meshes(exp, abstract) if abstract else exp
 
     return do_export
+
+
+def _concrete_for_lowering(fun_jit: Any, specs: Any) -> tuple[Any, Any, set]:
+    """``fun_jit`` and the specs with every ``NamedSharding`` over an ``AbstractMesh`` put on real devices.
+
+    An export over an abstract mesh is device-polymorphic (JAX records the
+    mesh without devices, ``nr_devices`` its size). toolkit's lowering needs a
+    device assignment, so the mesh is laid over the first ``mesh.size``
+    devices for lowering only; :func:`_record_abstract_meshes` then records
+    it without devices again. Returns the keys ``(sizes, names)`` of the
+    abstract meshes met (empty: nothing changed).
+    """
+    from toolkit import shard
+    from toolkit.core import tree_util
+    from toolkit.core.avals import ShapeDtypeStruct
+    from toolkit.runtime import client as runtime_client
+    from toolkit.stages import jit
+
+    abstract: set = set()
+
+    def concrete(sharding: Any) -> Any:
+        if not (isinstance(sharding, shard.NamedSharding) and isinstance(sharding.mesh, shard.AbstractMesh)):
+            return sharding
+        mesh = sharding.mesh
+        devices = runtime_client.devices()
+        if len(devices) < mesh.size:
+            raise ValueError(f"Exporting over {mesh} lowers with {mesh.size} devices, but only {len(devices)} are "
+                             "available (set TOOLKIT_NUM_CPU_DEVICES before the first backend use).")
+        abstract.add((tuple(mesh.axis_sizes), tuple(mesh.axis_names)))
+        real = shard.Mesh(np.array(devices[:mesh.size], dtype=object).reshape(mesh.axis_sizes), mesh.axis_names,
+                          axis_types=mesh.axis_types)
+        return shard.NamedSharding(real, sharding.spec, memory_kind=sharding.memory_kind)
+
+    def concrete_spec(leaf: Any) -> Any:
+        if isinstance(leaf, ShapeDtypeStruct) and leaf.sharding is not None:
+            new = concrete(leaf.sharding)
+            if new is not leaf.sharding:
+                return ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=new, weak_type=leaf.weak_type)
+        return leaf
+
+    in_shardings = tree_util.tree_map(concrete, fun_jit.in_shardings)
+    out_shardings = tree_util.tree_map(concrete, fun_jit.out_shardings)
+    specs = tree_util.tree_map(concrete_spec, specs)
+    if not abstract:
+        return fun_jit, specs, abstract
+    target = jit(fun_jit.fun, static_argnums=fun_jit.static_argnums, static_argnames=fun_jit.static_argnames,
+                 donate_argnums=fun_jit.donate_argnums, keep_unused=fun_jit.keep_unused,
+                 in_shardings=in_shardings, out_shardings=out_shardings)
+    return target, specs, abstract
+
+
+def _record_abstract_meshes(exp: Exported, abstract: set) -> Exported:
+    """``exp`` with the meshes that were abstract recorded without devices (no ``abstract_device``), as JAX does."""
+    def strip(named: Any) -> Any:
+        if named is None or (named.mesh.axis_sizes, named.mesh.axis_names) not in abstract:
+            return named
+        return dataclasses.replace(named, mesh=dataclasses.replace(named.mesh, abstract_device=None))
+
+    return dataclasses.replace(exp, _in_named_shardings=tuple(strip(s) for s in exp._in_named_shardings),
+                               _out_named_shardings=tuple(strip(s) for s in exp._out_named_shardings))
 
 
 def export_traced(traced: Any, *, platforms: Sequence[str], disabled_checks: Sequence[DisabledSafetyCheck] = (),
