@@ -43,7 +43,7 @@ from jaxlib.mlir.dialects import func, stablehlo
 from toolkit.core import dtypes, shape_poly, tree_util
 from toolkit.core.avals import ShapedArray
 from toolkit.core.primitive import Primitive
-from toolkit.export import callee_shardings
+from toolkit.export import callee_shardings, differentiation
 from toolkit.export import calling_convention as cc
 from toolkit.export.exported import DisabledSafetyCheck, Exported
 from toolkit.lowering.registry import register_lowering
@@ -122,6 +122,7 @@ def _shape_rule(*avals: ShapedArray, exported: _ByIdentity) -> list[ShapedArray]
 
 
 call_exported_p = Primitive("call_exported", shape_rule=_shape_rule, multiple_results=True)
+differentiation.attach(call_exported_p)  # grad/vjp/jvp through the call use the exported VJP
 
 
 # --- checks -----------------------------------------------------------------
