@@ -941,15 +941,28 @@ def _read_aval(reader: _Reader, aval: Any) -> ShapedArray:
             raise _Corrupt(f"unknown memory space code {memory_space}")
         raise _Corrupt(f"memory space {name} is not supported by toolkit (only device memory)")
     dims = [_decode(aval.Shape(i), "dimension") for i in _vector(reader, aval.ShapeLength(), 4, "shape")]
-    return ShapedArray(_parse_shape(reader, dims), dtype)
+    shape = _parse_shape(reader, dims)
+    try:
+        return ShapedArray(shape, dtype)
+    except TypeError as e:  # a dtype the wire format has and toolkit's arrays do not (uint4, float8, ...)
+        raise _Corrupt(f"an abstract value cannot be represented: {e}") from None
 
 
 _INT_DIM = re.compile(r"[0-9]+\Z")
+_MAX_DIM = 2**63 - 1  # MLIR dimensions are int64
+
+
+def _short(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def _parse_shape(reader: _Reader, dims: list[str]) -> tuple:
     if all(_INT_DIM.match(d) for d in dims):
-        return tuple(int(d) for d in dims)
+        digits = [d.lstrip("0") or "0" for d in dims]
+        for d in digits:  # also keeps int() below Python's 4300-digit conversion limit
+            if len(d) > 19 or int(d) > _MAX_DIM:
+                raise _Corrupt(f"dimension {_short(d)} is larger than 2**63 - 1")
+        return tuple(int(d) for d in digits)
     text = ",".join(dims)
     from toolkit.core import shape_poly
 
@@ -958,9 +971,9 @@ def _parse_shape(reader: _Reader, dims: list[str]) -> tuple:
     try:
         shape = tuple(shape_poly.symbolic_shape(text, scope=reader.scope))
     except Exception as e:  # the parser's own error types
-        raise _Corrupt(f"cannot parse shape ({text}): {e}") from None
-    if len(shape) != len(dims) or any(type(d) is int and d < 0 for d in shape):
-        raise _Corrupt(f"shape ({text}) does not parse to {len(dims)} non-negative dimensions")
+        raise _Corrupt(f"cannot parse shape ({_short(text)}): {_short(str(e), 300)}") from None
+    if len(shape) != len(dims) or any(type(d) is int and not 0 <= d <= _MAX_DIM for d in shape):
+        raise _Corrupt(f"shape ({_short(text)}) does not parse to {len(dims)} dimensions between 0 and 2**63 - 1")
     return shape
 
 
