@@ -80,12 +80,12 @@ def test_mlir_prints_the_module(blobs):
     assert status == 0 and text.startswith("module @jit__f") and "stablehlo.sine" in text
 
 
-def test_bad_input_exits_2(tmp_path, capsys):
+def test_bad_input_exits_1(tmp_path, capsys):
     bad = tmp_path / "bad.bin"
     bad.write_bytes(b"not an export at all")
-    assert cli.main(["export", "inspect", str(bad)]) == 2
+    assert cli.main(["export", "inspect", str(bad)]) == 1
     assert "Not a serialized Exported" in capsys.readouterr().err
-    assert cli.main(["export", "mlir", str(tmp_path / "missing.bin")]) == 2
+    assert cli.main(["export", "mlir", str(tmp_path / "missing.bin")]) == 1
 
 
 def test_console_script_module_runs(blobs):

@@ -71,9 +71,9 @@ def test_main_exit_codes(tmp_path, capsys) -> None:
     assert "check[0] PASS: expect_eq int32[3]: ok" in out and "1/1 checks passed" in out
     assert main([str(path), "--arg", "[0,0,0]", "--arg", "1", "--no-print-results"]) == 1
     assert "check[0] FAIL" in capsys.readouterr().out
-    assert main([str(path)]) == 2
+    assert main([str(path)]) == 2  # usage: @main's arguments missing
     assert "toolkit-run: error:" in capsys.readouterr().err
-    assert main([str(tmp_path / "missing.mlir")]) == 2
+    assert main([str(tmp_path / "missing.mlir")]) == 1  # the input cannot be read
 
 
 def test_parse_argument_types() -> None:

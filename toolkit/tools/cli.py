@@ -5,30 +5,56 @@
     toolkit export mlir BLOB             # the embedded module as text
 
 ``BLOB`` is a file written by ``Exported.serialize()`` (toolkit or
-``jax.export``), or ``-`` for standard input. Exit status: 0 on success
-(``diff``: the exports are equivalent), 1 when ``diff`` finds differences,
-2 on bad input (unreadable file, not a serialized export).
+``jax.export``); ``-`` or no ``BLOB`` reads standard input. Long flags take
+one dash or two. Exit status: 0 on success (``diff``: the exports are
+equivalent), 1 when ``diff`` finds differences or an input cannot be read or
+is not a serialized export, 2 on bad command-line usage. See
+``docs/tools.md``.
 """
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import io
 import sys
 from typing import Any, Sequence, TextIO
 
+from toolkit.tools.common import (
+    EXIT_FAILURE,
+    EXIT_SUCCESS,
+    InputError,
+    ToolArgumentParser,
+    ToolError,
+    UsageError,
+    input_name,
+    module_text,
+    parse_arguments,
+    parse_module,
+    read_input,
+    run_tool,
+    write_output,
+)
+
+TOOL = "toolkit"
+
 
 def _read_blob(path: str) -> bytes:
-    if path == "-":
-        return sys.stdin.buffer.read()
-    with open(path, "rb") as f:
-        return f.read()
+    return read_input(path)
+
+
+def _deserialize(blob: bytes, path: str) -> Any:
+    """The ``Exported`` in ``blob``, or :class:`InputError` naming ``path``."""
+    from toolkit.export import deserialize
+
+    try:
+        return deserialize(blob)
+    except (ValueError, TypeError, IndexError, KeyError) as error:  # what a damaged flatbuffer raises
+        raise InputError(f"{input_name(path)}: error: {error}") from None
 
 
 def _load(path: str) -> Any:
-    from toolkit.export import deserialize
-
-    return deserialize(_read_blob(path))
+    return _deserialize(_read_blob(path), path)
 
 
 def stored_serialization_version(blob: bytes) -> tuple[int, str]:
@@ -114,28 +140,33 @@ def _signature_lines(exp: Any) -> list[str]:
 
 def cmd_inspect(args: argparse.Namespace, out: TextIO) -> int:
     blob = _read_blob(args.blob)
-    from toolkit.export import deserialize
-
-    exp = deserialize(blob)
+    exp = _deserialize(blob, args.blob)
     for name, text in describe(exp, blob):
         out.write(f"{name}: {text}\n")
     out.write("main signature:\n")
     for line in _signature_lines(exp):
         out.write(f"  {line}\n")
-    return 0
+    return EXIT_SUCCESS
 
 
 def cmd_mlir(args: argparse.Namespace, out: TextIO) -> int:
-    out.write(_load(args.blob).mlir_module())
+    from toolkit.ir.context import make_context
+    from toolkit.ir.serialization import BYTECODE_MAGIC
+
+    exp = _load(args.blob)
+    name = input_name(args.blob)
+    if not exp.mlir_module_serialized.startswith(BYTECODE_MAGIC):
+        raise InputError(f"{name}: error: mlir_module_serialized is not a StableHLO portable artifact "
+                         "(it does not start with the MLIR bytecode magic)")
+    module = parse_module(exp.mlir_module_serialized, f"{name} (mlir_module_serialized)", make_context())
+    out.write(module_text(module, generic=args.print_generic, debug_info=args.debug_info).decode())
     out.write("\n")
-    return 0
+    return EXIT_SUCCESS
 
 
 def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
     blob_a, blob_b = _read_blob(args.a), _read_blob(args.b)
-    from toolkit.export import deserialize
-
-    a, b = deserialize(blob_a), deserialize(blob_b)
+    a, b = _deserialize(blob_a, args.a), _deserialize(blob_b, args.b)
     rows_a, rows_b = dict(describe(a, blob_a)), dict(describe(b, blob_b))
     differences = 0
     out.write("fields:\n")
@@ -171,38 +202,58 @@ def cmd_diff(args: argparse.Namespace, out: TextIO) -> int:
         if len(shown) < len(diff):
             out.write(f"  ... {len(diff) - len(shown)} more lines (--full shows all)\n")
     out.write(f"{differences} difference(s)\n")
-    return 1 if differences else 0
+    return EXIT_FAILURE if differences else EXIT_SUCCESS
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="toolkit", description="toolkit command-line tools.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = ToolArgumentParser(prog=TOOL, description="toolkit command-line tools.",
+                                epilog="Long flags take one dash or two.")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{export}")
     export = commands.add_parser("export", help="look into serialized exports (toolkit or jax.export blobs)")
-    actions = export.add_subparsers(dest="action", required=True)
-    inspect_ = actions.add_parser("inspect", help="every field, @main's signature, platforms, versions")
-    inspect_.add_argument("blob", help="serialized Exported (file, or - for stdin)")
+    actions = export.add_subparsers(dest="action", required=True, metavar="{inspect,diff,mlir}")
+
+    def with_output(action: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        action.add_argument("-o", dest="output", default="-", metavar="FILE", help="output file (default: stdout)")
+        return action
+
+    inspect_ = with_output(actions.add_parser("inspect", help="every field, @main's signature, platforms, versions"))
+    inspect_.add_argument("blob", nargs="?", default="-", help="serialized Exported (file; - or none: stdin)")
     inspect_.set_defaults(run=cmd_inspect)
-    diff = actions.add_parser("diff", help="compare two exports field by field and by signature")
-    diff.add_argument("a")
-    diff.add_argument("b")
+    diff = with_output(actions.add_parser("diff", help="compare two exports field by field and by signature"))
+    diff.add_argument("a", help="serialized Exported (file, or - for stdin)")
+    diff.add_argument("b", help="serialized Exported (file)")
     diff.add_argument("--full", action="store_true", help="show the whole module-text diff")
     diff.set_defaults(run=cmd_diff)
-    mlir = actions.add_parser("mlir", help="print the embedded StableHLO module")
-    mlir.add_argument("blob")
+    mlir = with_output(actions.add_parser("mlir", help="print the embedded StableHLO module"))
+    mlir.add_argument("blob", nargs="?", default="-", help="serialized Exported (file; - or none: stdin)")
+    mlir.add_argument("--mlir-print-op-generic", dest="print_generic", action="store_true",
+                      help="print operations in the generic form")
+    mlir.add_argument("--mlir-print-debuginfo", "--debug-info", dest="debug_info", action="store_true",
+                      help="print locations")
     mlir.set_defaults(run=cmd_mlir)
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit status."""
-    args = build_parser().parse_args(argv)
+def _run(argv: Sequence[str] | None) -> int:
+    args, extra = parse_arguments(build_parser(), argv, allow_extra=True)
+    if extra:  # argparse would blame the top-level `toolkit`; name the sub-command used
+        raise UsageError(f"unrecognized arguments: {' '.join(extra)} (see {TOOL} {args.command} {args.action} --help)",
+                         tool=f"{TOOL} {args.command} {args.action}")
     try:
-        return args.run(args, sys.stdout)
-    except BrokenPipeError:  # e.g. piped into `head`
-        return 0
-    except (OSError, ValueError) as exc:
-        sys.stderr.write(f"toolkit {args.command} {getattr(args, 'action', '')}: error: {exc}\n")
-        return 2
+        if args.output == "-":
+            return args.run(args, sys.stdout)
+        out = io.StringIO()
+        status = args.run(args, out)
+        write_output(args.output, out.getvalue().encode())
+        return status
+    except ToolError as error:  # name the sub-command, as argparse does in usage errors
+        error.tool = f"{TOOL} {args.command} {args.action}"
+        raise
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 success, 1 failure or differences, 2 usage)."""
+    return run_tool(TOOL, lambda: _run(argv))
 
 
 if __name__ == "__main__":

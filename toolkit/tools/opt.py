@@ -1,37 +1,46 @@
 """``toolkit-opt``: an ``mlir-opt`` for toolkit — parse, run passes, print.
 
-    toolkit-opt f.mlir --pass-pipeline='builtin.module(toolkit-simplify, cse)'
-    toolkit-opt f.mlir --toolkit-simplify --cse          # passes as flags, in order
-    toolkit-opt cases.mlir --split-input-file --verify-diagnostics
+    toolkit-opt f.mlir -pass-pipeline='builtin.module(toolkit-simplify, cse)'
+    toolkit-opt f.mlir -toolkit-simplify -cse             # passes as flags, in order
+    toolkit-opt cases.mlir -split-input-file -verify-diagnostics
     toolkit-opt artifact.bc --emit=text                   # text, bytecode or VHLO in (auto-detected)
     toolkit-opt f.mlir --emit=vhlo --target-version=1.15.0 -o f.vhlo
 
-Exit status 0 on success, 1 when parsing, a pass or diagnostic verification
-fails, 2 on bad command-line usage.
+Long flags take one dash or two; the input is standard input when it is
+``-`` or missing. Exit status 0 on success, 1 when reading, parsing, a pass,
+diagnostic verification or writing fails, 2 on bad command-line usage
+(unknown flag or pass, bad pass option, conflicting flags). See
+``docs/tools.md``.
 """
 
 from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import re
 import sys
 from collections.abc import Sequence
-from typing import Any, BinaryIO
+from typing import Any
 
 from toolkit.ir.diagnostics import parse_expected_diagnostics
+from toolkit.tools.common import (
+    EXIT_FAILURE,
+    EXIT_SUCCESS,
+    DiagnosticCollector,
+    ToolArgumentParser,
+    UsageError,
+    format_diagnostic,
+    input_name,
+    module_text,
+    parse_arguments,
+    print_stacktraces_on_diagnostic,
+    read_input,
+    run_tool,
+    write_output,
+)
 
+TOOL = "toolkit-opt"
 SPLIT_MARKER = re.compile(r"^// -----.*$", re.MULTILINE)
-_LOCATION_LINE = re.compile(r":(\d+):(\d+)")
-
-
-@dataclasses.dataclass(frozen=True)
-class _Diagnostic:
-    severity: str
-    line: int | None
-    column: int | None
-    message: str
 
 
 def _split(text: str) -> list[tuple[str, int]]:
@@ -45,46 +54,13 @@ def _split(text: str) -> list[tuple[str, int]]:
     return chunks
 
 
-def _severity_name(severity: Any) -> str:
-    from jaxlib.mlir import ir
-
-    return {ir.DiagnosticSeverity.ERROR: "error", ir.DiagnosticSeverity.WARNING: "warning",
-            ir.DiagnosticSeverity.REMARK: "remark", ir.DiagnosticSeverity.NOTE: "note"}.get(severity, "error")
-
-
-def _diagnostic(severity: str, location: Any, message: str) -> _Diagnostic:
-    match = _LOCATION_LINE.search(str(location))
-    if match:
-        return _Diagnostic(severity, int(match.group(1)), int(match.group(2)), message)
-    return _Diagnostic(severity, None, None, message)
-
-
-def _format(name: str, diagnostic: _Diagnostic, first_line: int, split: bool) -> str:
-    if diagnostic.line is None:
-        return f"{name}: {diagnostic.severity}: {diagnostic.message}"
-    line = diagnostic.line + first_line - 1
-    return f"{name}:{line}:{diagnostic.column}: {diagnostic.severity}: {diagnostic.message}"
-
-
-class _Collector:
-    def __init__(self) -> None:
-        self.diagnostics: list[_Diagnostic] = []
-
-    def __call__(self, diagnostic: Any) -> bool:
-        self.add(_severity_name(diagnostic.severity), diagnostic.location, diagnostic.message)
-        for note in diagnostic.notes:
-            self.add("note", note.location, note.message)
-        return True
-
-    def add(self, severity: str, location: Any, message: str) -> None:
-        item = _diagnostic(severity, location, message)
-        if item not in self.diagnostics:
-            self.diagnostics.append(item)
-
-
-def _process_chunk(text: str, first_line: int, args: argparse.Namespace, pipeline: Any,
+def _process_chunk(text: str | bytes, first_line: int, args: argparse.Namespace, pipeline: Any,
                    name: str, err: Any) -> tuple[bool, bytes | None]:
-    """Parse, run and serialize one chunk; returns (ok, output bytes or None)."""
+    """Parse, run and serialize one chunk; returns (ok, output bytes or None).
+
+    Every problem is written to ``err`` as a diagnostic of ``name``
+    (``name:line:col: error: ...``, or ``name: error: ...`` without a line).
+    """
     from jaxlib.mlir import ir
 
     from toolkit.ir.context import make_context
@@ -93,19 +69,16 @@ def _process_chunk(text: str, first_line: int, args: argparse.Namespace, pipelin
 
     context = make_context()
     context.allow_unregistered_dialects = args.allow_unregistered_dialect
-    collector = _Collector()
+    collector = DiagnosticCollector()
     verify = args.verify_diagnostics
     handler = context.attach_diagnostic_handler(collector)
     module = None
     failed_message = None
     try:
         try:
-            module = read_module(text if isinstance(text, str) else text, context)
+            module = read_module(text, context)
         except ir.MLIRError as error:
-            for d in error.error_diagnostics:
-                collector.add("error", d.location, d.message)
-                for note in d.notes:
-                    collector.add("note", note.location, note.message)
+            collector.add_error(error)
             failed_message = "parse"
         except ValueError as error:
             err.write(f"{name}: error: {error}\n")
@@ -125,7 +98,11 @@ def _process_chunk(text: str, first_line: int, args: argparse.Namespace, pipelin
     finally:
         handler.detach()
 
+    def located(diagnostic: Any) -> str:
+        return format_diagnostic(name, diagnostic, first_line)
+
     if verify:
+        assert isinstance(text, str)  # main refuses -verify-diagnostics on binary input
         expected = parse_expected_diagnostics(text)
         ok = True
         for diagnostic in collector.diagnostics:
@@ -135,20 +112,20 @@ def _process_chunk(text: str, first_line: int, args: argparse.Namespace, pipelin
                 match.seen = True
             elif diagnostic.severity != "note" or any(e.severity == "note" for e in expected):
                 ok = False
-                err.write(_format(name, dataclasses.replace(
-                    diagnostic, severity="error", message=f"unexpected {diagnostic.severity}: {diagnostic.message}"),
-                    first_line, args.split_input_file) + "\n")
+                err.write(located(dataclasses.replace(
+                    diagnostic, severity="error", message=f"unexpected {diagnostic.severity}: {diagnostic.message}"))
+                    + "\n")
         for item in expected:
             if not item.seen:
                 ok = False
                 err.write(f"{name}:{item.source_line + first_line - 1}:1: error: expected {item.severity} "
                           f"\"{item.message}\" was not produced\n")
-        if module is None or failed_message is not None:
+        if module is None or failed_message is not None or not ok or args.emit != "text":
             return ok, None
-        return ok, None if args.emit != "text" or not ok else write_module(module, "text", debug_info=args.debug_info)
+        return ok, module_text(module, generic=args.print_generic, debug_info=args.debug_info)
 
     for diagnostic in collector.diagnostics:
-        err.write(_format(name, diagnostic, first_line, args.split_input_file) + "\n")
+        err.write(located(diagnostic) + "\n")
     if module is None:
         return False, None
     if failed_message is not None:
@@ -159,8 +136,9 @@ def _process_chunk(text: str, first_line: int, args: argparse.Namespace, pipelin
             from toolkit.runtime.executable import mlir_to_hlo_text
 
             return True, mlir_to_hlo_text(write_module(module, "bytecode")).encode()
-        return True, write_module(module, args.emit, target_version=args.target_version,
-                                  debug_info=args.debug_info)
+        if args.emit == "text":
+            return True, module_text(module, generic=args.print_generic, debug_info=args.debug_info)
+        return True, write_module(module, args.emit, target_version=args.target_version)
     except ValueError as error:
         err.write(f"{name}: error: {error}\n")
         return False, None
@@ -169,7 +147,7 @@ def _process_chunk(text: str, first_line: int, args: argparse.Namespace, pipelin
 def _list_passes(out: Any) -> None:
     from toolkit.passes import list_passes
 
-    out.write("Available passes (Python and C++), use in --pass-pipeline='builtin.module(...)':\n")
+    out.write("Available passes (Python and C++), use in -pass-pipeline='builtin.module(...)':\n")
     for info in list_passes():
         out.write(f"  {info.name:<36} [{info.kind}] {info.description}\n")
         for option, type_text, default, help_text in info.options:
@@ -177,21 +155,30 @@ def _list_passes(out: Any) -> None:
             out.write(f"      {typed}  (default: {default}){'  ' + help_text if help_text else ''}\n")
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="toolkit-opt", description=__doc__.split("\n\n")[0],
-                                     epilog="Any registered pass also works as a flag: --toolkit-simplify, "
-                                            "--canonicalize, --stablehlo-refine-shapes{...}.")
-    parser.add_argument("input", nargs="?", default="-", help="input file (text, bytecode or VHLO); - for stdin")
-    parser.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
+def _parser() -> ToolArgumentParser:
+    parser = ToolArgumentParser(prog=TOOL, description=__doc__.split("\n\n")[0],
+                                epilog="Any registered pass also works as a flag: -toolkit-simplify, "
+                                       "-canonicalize, --stablehlo-refine-shapes='opt=value'. "
+                                       "Long flags take one dash or two.")
+    parser.add_argument("input", nargs="?", default="-", help="input file (text, bytecode or VHLO); - or none: stdin")
+    parser.add_argument("-o", dest="output", default="-", metavar="FILE", help="output file (default: stdout)")
     parser.add_argument("--pass-pipeline", default="", help="e.g. 'builtin.module(func.func(cse), toolkit-simplify)'")
     parser.add_argument("--split-input-file", action="store_true", help="process each '// -----' chunk on its own")
-    parser.add_argument("--verify-diagnostics", action="store_true", help="check expected-error/warning/remark annotations")
-    parser.add_argument("--emit", choices=["text", "bytecode", "vhlo", "hlo"], default="text")
-    parser.add_argument("--target-version", default=None, help="StableHLO version for --emit=vhlo (default current)")
-    parser.add_argument("--debug-info", "--mlir-print-debuginfo", dest="debug_info", action="store_true",
+    parser.add_argument("--verify-diagnostics", action="store_true",
+                        help="check expected-error/warning/remark annotations")
+    parser.add_argument("--emit", choices=["text", "bytecode", "vhlo", "hlo"], default="text",
+                        help="output format (default: text)")
+    parser.add_argument("--target-version", default=None,
+                        help="StableHLO version for --emit=vhlo (default: the current one)")
+    parser.add_argument("--mlir-print-debuginfo", "--debug-info", dest="debug_info", action="store_true",
                         help="print locations")
+    parser.add_argument("--mlir-print-op-generic", dest="print_generic", action="store_true",
+                        help="print operations in the generic form")
+    parser.add_argument("--allow-unregistered-dialect", action="store_true",
+                        help="parse operations of dialects that are not registered")
     parser.add_argument("--list-passes", action="store_true", help="list every pass with options and exit")
-    parser.add_argument("--load-pass-plugin", action="append", default=[], help=".py file or module registering passes")
+    parser.add_argument("--load-pass-plugin", action="append", default=[], metavar="PLUGIN",
+                        help=".py file or module registering passes")
     parser.add_argument("--mlir-print-ir-before-all", action="store_true")
     parser.add_argument("--mlir-print-ir-after-all", action="store_true")
     parser.add_argument("--mlir-print-ir-before", action="append", default=[], metavar="PASS")
@@ -201,69 +188,88 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--dump-ir-to", default=None, metavar="DIR", help="write the IR printouts to DIR")
     parser.add_argument("--mlir-timing", action="store_true", help="print a pass timing report")
     parser.add_argument("--mlir-pass-statistics", action="store_true", help="print which rewrites fired")
+    parser.add_argument("--mlir-print-stacktrace-on-diagnostic", action="store_true",
+                        help="print the Python traceback of an exception raised in a pass")
     parser.add_argument("--verify-each", default="true", choices=["true", "false"],
                         help="verify the IR after every pass (default true)")
-    parser.add_argument("--allow-unregistered-dialect", action="store_true")
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Console entry point; returns the exit status."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+def _version_tuple(text: str) -> tuple[int, ...]:
+    if not re.fullmatch(r"\d+\.\d+\.\d+", text):
+        raise UsageError(f"--target-version={text} is not a version like 1.15.0")
+    return tuple(int(part) for part in text.split("."))
+
+
+def _check_target_version(text: str | None) -> None:
+    """A usage error unless ``text`` is a StableHLO version this jaxlib can write."""
+    if text is None:
+        return
+    from jaxlib.mlir.dialects import stablehlo
+
+    oldest, newest = stablehlo.get_minimum_version(), stablehlo.get_current_version()
+    if not _version_tuple(oldest) <= _version_tuple(text) <= _version_tuple(newest):
+        raise UsageError(f"--target-version={text}: this jaxlib writes StableHLO {oldest} .. {newest}")
+
+
+def _pass_flags(extra: Sequence[str]) -> list[str]:
+    """Pipeline elements for mlir-opt style pass flags: ``--name`` or ``--name='opt=value other=value'``."""
+    elements = []
+    for item in extra:
+        if not item.startswith("--") or len(item) < 3:
+            raise UsageError(f"unrecognized argument {item!r} (see {TOOL} --help)")
+        name, has_options, options = item[2:].partition("=")
+        elements.append(f"{name}{{{options}}}" if has_options else name)
+    return elements
+
+
+def _run(argv: Sequence[str] | None) -> int:
     parser = _parser()
-    args, extra = parser.parse_known_args(argv)
+    args, extra = parse_arguments(parser, argv, allow_extra=True)
     err = sys.stderr
     from toolkit.passes import PassOptionError, PipelineError, load_pass_plugin, parse_pipeline
 
-    try:
-        for plugin in args.load_pass_plugin:
+    if args.mlir_print_stacktrace_on_diagnostic:
+        print_stacktraces_on_diagnostic()
+    for plugin in args.load_pass_plugin:
+        try:
             load_pass_plugin(plugin)
-    except Exception as error:
-        err.write(f"toolkit-opt: error: cannot load pass plugin: {error}\n")
-        return 2
+        except Exception as error:  # whatever the plugin's own code raises
+            raise UsageError(f"cannot load pass plugin: {error}") from None
     if args.list_passes:
         _list_passes(sys.stdout)
-        return 0
-    flag_passes = []
-    for item in extra:
-        if not item.startswith("--") or len(item) < 3:
-            parser.error(f"unrecognized argument {item!r}")
-        # mlir-opt style: --pass-name or --pass-name='opt=value other=value'.
-        name, has_options, options = item[2:].partition("=")
-        flag_passes.append(f"{name}{{{options}}}" if has_options else name)
+        return EXIT_SUCCESS
+    flag_passes = _pass_flags(extra)
     args.verify_each = args.verify_each == "true"
     args.before = True if args.mlir_print_ir_before_all else (args.mlir_print_ir_before or None)
     args.after = True if args.mlir_print_ir_after_all else (args.mlir_print_ir_after or None)
     if flag_passes and args.pass_pipeline:
-        parser.error("use either --pass-pipeline or pass flags, not both")
+        raise UsageError("use either -pass-pipeline or pass flags, not both")
+    if args.split_input_file and args.emit in ("bytecode", "vhlo"):
+        raise UsageError(f"--emit={args.emit} writes one binary module; it cannot be used with -split-input-file")
+    _check_target_version(args.target_version)
     pipeline_text = args.pass_pipeline or ", ".join(flag_passes)
     try:
         pipeline = parse_pipeline(pipeline_text) if pipeline_text.strip() else None
     except (PipelineError, PassOptionError, ValueError) as error:
-        err.write(f"toolkit-opt: error: {error}\n")
-        return 1
-    if args.split_input_file and args.emit in ("bytecode", "vhlo"):
-        parser.error(f"--emit={args.emit} writes one binary module; it cannot be used with --split-input-file")
+        raise UsageError(str(error)) from None
 
-    name = "<stdin>" if args.input == "-" else args.input
-    try:
-        data = sys.stdin.buffer.read() if args.input == "-" else open(args.input, "rb").read()
-    except OSError as error:
-        err.write(f"toolkit-opt: error: cannot read {name}: {error.strerror}\n")
-        return 1
+    name = input_name(args.input)
+    data = read_input(args.input)
     from toolkit.ir.serialization import detect_format
 
+    chunks: list[tuple[str | bytes, int]]
     if detect_format(data) != "text":
-        chunks: list[tuple[Any, int]] = [(data, 1)]
         if args.split_input_file or args.verify_diagnostics:
-            parser.error("--split-input-file and --verify-diagnostics need a text input")
+            raise UsageError("-split-input-file and -verify-diagnostics need a text input")
+        chunks = [(data, 1)]
     else:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
-            err.write(f"toolkit-opt: error: {name} is neither UTF-8 MLIR text, MLIR bytecode nor a portable artifact\n")
-            return 1
-        chunks = _split(text) if args.split_input_file else [(text, 1)]
+            err.write(f"{name}: error: neither UTF-8 MLIR text, MLIR bytecode nor a portable artifact\n")
+            return EXIT_FAILURE
+        chunks = list(_split(text)) if args.split_input_file else [(text, 1)]
 
     outputs: list[bytes] = []
     all_ok = True
@@ -272,21 +278,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         all_ok &= ok
         if output is not None:
             outputs.append(output)
-    separator = b"// -----\n"
-    if args.emit == "text" or args.emit == "hlo":
-        blob = separator.join(o if o.endswith(b"\n") else o + b"\n" for o in outputs)
+    if args.emit in ("text", "hlo"):
+        blob = b"// -----\n".join(o if o.endswith(b"\n") else o + b"\n" for o in outputs)
     else:
         blob = b"".join(outputs)
     if outputs:
-        sink: BinaryIO
-        if args.output == "-":
-            sys.stdout.flush()
-            sys.stdout.buffer.write(blob)
-            sys.stdout.flush()
-        else:
-            with open(args.output, "wb") as sink:
-                sink.write(blob)
-    return 0 if all_ok else 1
+        write_output(args.output, blob)
+    return EXIT_SUCCESS if all_ok else EXIT_FAILURE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point; returns the exit status (0 success, 1 failure, 2 usage)."""
+    return run_tool(TOOL, lambda: _run(argv))
 
 
 if __name__ == "__main__":

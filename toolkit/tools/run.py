@@ -1,27 +1,44 @@
 """``toolkit-run``: compile a module's ``@main`` with XLA CPU, run it, check it.
 
     toolkit-run program.mlir                      # @inputs() fed as runtime parameters
-    toolkit-run f.mlir --arg x.npy --arg "[1, 2, 3]"
-    toolkit-run f.mlir --pass-pipeline='builtin.module(toolkit-simplify)'
+    toolkit-run f.mlir -arg x.npy -arg "[1, 2, 3]"
+    toolkit-run f.mlir -pass-pipeline='builtin.module(toolkit-simplify)'
 
 ``check.expect_eq`` / ``check.expect_close`` / ``check.expect_almost_eq`` custom
 calls become extra results (``toolkit-checks-to-results``) and are judged
-after the run (see ``toolkit.tools.checks``). Exit status: 0 when every check
-passed, 1 on a miss, 2 on bad input or a compile error.
+after the run (see ``toolkit.tools.checks``). Long flags take one dash or
+two; the input is standard input when it is ``-`` or missing. Exit status:
+0 when the program ran and every check passed, 1 on a missed check or when
+reading, parsing, a pass, compiling or running fails, 2 on bad command-line
+usage (unknown flag or pass, ``--arg`` values that do not fit ``@main``).
+See ``docs/tools.md``.
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
-import os
 import sys
 from collections.abc import Sequence
 
 import numpy as np
 
 from toolkit.tools.checks import Verdict, compare
+from toolkit.tools.common import (
+    EXIT_FAILURE,
+    EXIT_SUCCESS,
+    InputError,
+    ToolArgumentParser,
+    UsageError,
+    input_name,
+    parse_arguments,
+    parse_module,
+    print_stacktraces_on_diagnostic,
+    read_input,
+    run_tool,
+)
+
+TOOL = "toolkit-run"
 
 
 @dataclasses.dataclass
@@ -56,23 +73,35 @@ def parse_argument(text: str, tensor_type: object) -> np.ndarray:
     """``--arg`` value for a parameter of ``tensor_type``: a ``.npy`` path or a JSON literal.
 
     Literals are converted to the parameter's element type; scalars broadcast.
+    Raises :class:`~toolkit.tools.common.UsageError` (a ``ValueError``) for a
+    value that does not fit the parameter.
     """
-    dtype = _numpy_dtype(tensor_type.element_type)  # type: ignore[attr-defined]
+    try:
+        dtype = _numpy_dtype(tensor_type.element_type)  # type: ignore[attr-defined]
+    except ValueError as error:
+        raise UsageError(f"--arg {text!r}: {error}") from None
     shape = tuple(tensor_type.shape)  # type: ignore[attr-defined]
     if text.endswith(".npy"):
-        array = np.load(text, allow_pickle=False)
+        try:
+            array = np.load(text, allow_pickle=False)
+        except (OSError, ValueError) as error:
+            raise UsageError(f"--arg {text!r}: cannot read the .npy file: {getattr(error, 'strerror', None) or error}"
+                             ) from None
     else:
         try:
             value = json.loads(text.replace("nan", "NaN").replace("inf", "Infinity")) if text.strip() else None
         except json.JSONDecodeError:
-            raise ValueError(f"--arg {text!r} is neither a .npy file nor a JSON number/list") from None
+            raise UsageError(f"--arg {text!r} is neither a .npy file nor a JSON number/list") from None
         array = np.asarray(value)
-    array = np.asarray(array).astype(dtype)
+    try:
+        array = np.asarray(array).astype(dtype)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise UsageError(f"--arg {text!r} cannot be converted to {dtype}: {error}") from None
     if array.shape != shape:
         if array.ndim == 0:
             array = np.broadcast_to(array, shape).copy()
         else:
-            raise ValueError(f"--arg {text!r} has shape {array.shape}, the parameter is {tensor_type}")
+            raise UsageError(f"--arg {text!r} has shape {array.shape}, the parameter is {tensor_type}")
     return array
 
 
@@ -99,34 +128,39 @@ def _evaluate_inputs(source: bytes | str) -> list[np.ndarray]:
 
 
 def run_program(source: bytes | str, *, pipeline: str = "", arguments: Sequence[str] = (),
-                inputs_as_arguments: bool = True) -> RunOutcome:
+                inputs_as_arguments: bool = True, name: str = "<input>",
+                allow_unregistered_dialect: bool = False) -> RunOutcome:
     """Compile and run ``@main`` of ``source`` (text/bytecode/VHLO) on XLA CPU.
 
     ``arguments`` are ``--arg`` strings. With no arguments and an ``@inputs``
-    function, its values become runtime parameters of ``@main``.
+    function, its values become runtime parameters of ``@main``. ``name``
+    names the source in parse errors (:class:`~toolkit.tools.common.InputError`,
+    ``name:line:col: error: ...``); arguments that do not fit ``@main`` raise
+    :class:`~toolkit.tools.common.UsageError`. Both are ``ValueError`` s.
     """
     from jaxlib.mlir import ir
 
     from toolkit.ir.context import make_context
-    from toolkit.ir.serialization import read_module, write_module
+    from toolkit.ir.serialization import write_module
     from toolkit.ir.symbols import lookup_function, lookup_symbol
     from toolkit.passes import run_pipeline
     from toolkit.runtime import standalone
 
     context = make_context()
-    module = read_module(source, context)
+    context.allow_unregistered_dialects = allow_unregistered_dialect
+    module = parse_module(source, name, context)
     main = lookup_function(module, "main").operation
     main_inputs = list(ir.TypeAttr(main.attributes["function_type"]).value.inputs)
     values: list[np.ndarray]
     if arguments:
         if len(arguments) != len(main_inputs):
-            raise ValueError(f"@main takes {len(main_inputs)} arguments, got {len(arguments)} --arg")
+            raise UsageError(f"@main takes {len(main_inputs)} arguments, got {len(arguments)} --arg")
         values = [parse_argument(text, t) for text, t in zip(arguments, main_inputs)]
     elif not main_inputs and inputs_as_arguments and lookup_symbol(module, "inputs") is not None:
         values = _evaluate_inputs(source)
         run_pipeline(module, "toolkit-inputs-to-arguments")
     elif main_inputs:
-        raise ValueError(f"@main takes {len(main_inputs)} arguments; pass them with --arg")
+        raise UsageError(f"@main takes {len(main_inputs)} arguments; pass them with --arg")
     else:
         values = []
     if pipeline.strip():
@@ -145,32 +179,57 @@ def run_program(source: bytes | str, *, pipeline: str = "", arguments: Sequence[
     return RunOutcome(outputs[:first_check], checks)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Console entry point (see the module docstring)."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
-    parser = argparse.ArgumentParser(prog="toolkit-run", description=__doc__.split("\n\n")[0])
-    parser.add_argument("input", nargs="?", default="-", help="module file (text, bytecode or VHLO); - for stdin")
-    parser.add_argument("--arg", action="append", default=[], help=".npy file or JSON literal for the next @main argument")
+def _parser() -> ToolArgumentParser:
+    parser = ToolArgumentParser(prog=TOOL, description=__doc__.split("\n\n")[0],
+                                epilog="Long flags take one dash or two.")
+    parser.add_argument("input", nargs="?", default="-",
+                        help="module file (text, bytecode or VHLO); - or none: stdin")
+    parser.add_argument("--arg", action="append", default=[],
+                        help=".npy file or JSON literal for the next @main argument")
     parser.add_argument("--pass-pipeline", default="", help="pipeline to run before compiling")
     parser.add_argument("--constant-inputs", action="store_true",
                         help="keep @inputs() as constants instead of runtime parameters")
-    parser.add_argument("--no-print-results", dest="print_results", action="store_false")
-    parser.add_argument("--load-pass-plugin", action="append", default=[], help="a .py file or module registering passes")
-    args = parser.parse_args(argv)
-    from toolkit.passes import load_pass_plugin
+    parser.add_argument("--no-print-results", dest="print_results", action="store_false",
+                        help="print only the check verdicts")
+    parser.add_argument("--load-pass-plugin", action="append", default=[], metavar="PLUGIN",
+                        help="a .py file or module registering passes")
+    parser.add_argument("--allow-unregistered-dialect", action="store_true",
+                        help="parse operations of dialects that are not registered")
+    parser.add_argument("--mlir-print-stacktrace-on-diagnostic", action="store_true",
+                        help="print the Python traceback of an exception raised in a pass")
+    return parser
 
-    try:
-        for plugin in args.load_pass_plugin:
+
+def _run(argv: Sequence[str] | None) -> int:
+    from jaxlib.mlir import ir
+
+    from toolkit.passes import PassOptionError, PipelineError, load_pass_plugin, parse_pipeline
+
+    args, _ = parse_arguments(_parser(), argv)
+    if args.mlir_print_stacktrace_on_diagnostic:
+        print_stacktraces_on_diagnostic()
+    for plugin in args.load_pass_plugin:
+        try:
             load_pass_plugin(plugin)
-        source = sys.stdin.buffer.read() if args.input == "-" else open(args.input, "rb").read()
+        except Exception as error:  # whatever the plugin's own code raises
+            raise UsageError(f"cannot load pass plugin: {error}") from None
+    if args.pass_pipeline.strip():
+        try:
+            parse_pipeline(args.pass_pipeline)
+        except (PipelineError, PassOptionError, ValueError) as error:
+            raise UsageError(str(error)) from None
+    name = input_name(args.input)
+    source = read_input(args.input)
+    try:
         outcome = run_program(source, pipeline=args.pass_pipeline, arguments=args.arg,
-                              inputs_as_arguments=not args.constant_inputs)
-    except (ValueError, KeyError, OSError) as error:
-        print(f"toolkit-run: error: {error}", file=sys.stderr)
-        return 2
-    except Exception as error:  # MLIRError and jaxlib runtime errors
-        print(f"toolkit-run: error: {error}", file=sys.stderr)
-        return 2
+                              inputs_as_arguments=not args.constant_inputs, name=name,
+                              allow_unregistered_dialect=args.allow_unregistered_dialect)
+    except (UsageError, InputError):
+        raise
+    except KeyError as error:  # no @main, ...: KeyError's str() would add quotes
+        raise InputError(f"{name}: error: {error.args[0] if error.args else error}") from None
+    except (ValueError, RuntimeError, ir.MLIRError) as error:  # passes, XLA compilation and execution
+        raise InputError(f"{name}: error: {error}") from None
     if args.print_results:
         for index, result in enumerate(outcome.results):
             print(f"result[{index}]: {result.dtype}{list(result.shape)} = "
@@ -181,7 +240,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if outcome.checks:
         passed = sum(v.ok for _, v in outcome.checks)
         print(f"{passed}/{len(outcome.checks)} checks passed")
-    return 0 if outcome.ok else 1
+    return EXIT_SUCCESS if outcome.ok else EXIT_FAILURE
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Console entry point (see the module docstring); returns the exit status."""
+    return run_tool(TOOL, lambda: _run(argv))
 
 
 if __name__ == "__main__":
