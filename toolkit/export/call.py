@@ -219,11 +219,12 @@ _counter = itertools.count()
 def _callee_module(exported: Exported, context: ir.Context, platform_index: int | None,
                    arg_types: Sequence[ir.Type] | None) -> ir.Module:
     """The embedded module parsed into ``context``, specialized for a platform and for static argument types."""
+    from toolkit.ir.serialization import deserialize_portable_artifact
     from toolkit.passes.platform_specialize import platform_index_position, specialize_platform
 
     try:
-        module = stablehlo.deserialize_portable_artifact(context, exported.mlir_module_serialized)
-    except Exception as exc:  # the bindings raise MLIRError/RuntimeError
+        module = deserialize_portable_artifact(exported.mlir_module_serialized, context)
+    except ValueError as exc:  # names the artifact's StableHLO version when it is newer than jaxlib's
         raise ValueError(f"Cannot read the module of the exported function {exported.fun_name!r}: {exc}") from None
     if platform_index is not None and platform_index_position(module.operation) is not None:
         specialize_platform(module.operation, platform_index)

@@ -201,6 +201,7 @@ def export(fun_jit: Any, *, platforms: Sequence[str] | None = None,
             raise TypeError(f"disabled_checks must be DisabledSafetyCheck values, got {check!r}.")
 
     def do_export(*args_specs: Any, **kwargs_specs: Any) -> Exported:
+        check_symbolic_scopes(fun_jit.name, args_specs, kwargs_specs)
         target, (args_specs, kwargs_specs), abstract = _concrete_for_lowering(fun_jit, (args_specs, kwargs_specs))
         traced = target.trace(*args_specs, **kwargs_specs)
         exp = export_traced(traced, platforms=lowering_platforms, disabled_checks=disabled,
@@ -268,6 +269,28 @@ def _record_abstract_meshes(exp: Exported, abstract: set) -> Exported:
 
     return dataclasses.replace(exp, _in_named_shardings=tuple(strip(s) for s in exp._in_named_shardings),
                                _out_named_shardings=tuple(strip(s) for s in exp._out_named_shardings))
+
+
+def check_symbolic_scopes(fun_name: str, args_specs: Sequence[Any], kwargs_specs: dict[str, Any]) -> None:
+    """``ValueError`` (JAX's message) unless every symbolic dimension of the specs shares one scope.
+
+    Checked before tracing, as JAX does: otherwise the first shape rule to
+    compare two dimensions fails with "sizes b and b differ", the same
+    variable name in two scopes.
+    """
+    from toolkit.core import shape_poly, tree_util
+
+    first: tuple[Any, str] | None = None  # (scope, argument path)
+    for path, leaf in tree_util.tree_flatten_with_path((tuple(args_specs), dict(kwargs_specs)))[0]:
+        for d in getattr(leaf, "shape", ()):  # static arguments may have no shape
+            if not shape_poly.is_symbolic_dim(d):
+                continue
+            where = ("args" if path[0].idx == 0 else "kwargs") + tree_util.keystr(tuple(path[1:]))
+            if first is None:
+                first = (d.scope, where)
+            else:
+                first[0]._check_same_scope(d, f"when exporting {fun_name}", self_descr=f"current (from {first[1]}) ",
+                                           other_descr=where)
 
 
 def export_traced(traced: Any, *, platforms: Sequence[str], disabled_checks: Sequence[DisabledSafetyCheck] = (),

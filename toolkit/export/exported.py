@@ -277,19 +277,15 @@ class Exported:
         Raises ``ValueError`` when ``mlir_module_serialized`` is not a
         readable portable artifact.
         """
-        from jaxlib.mlir.dialects import stablehlo
-
         from toolkit.ir.context import shared_context
+        from toolkit.ir.serialization import deserialize_portable_artifact
 
         if not _is_portable_artifact(self.mlir_module_serialized):
             raise ValueError("mlir_module_serialized is not a StableHLO portable artifact "
                              "(it does not start with the MLIR bytecode magic 'ML\\xefR').")
         with shared_context() as context:
-            try:
-                module = stablehlo.deserialize_portable_artifact(context, self.mlir_module_serialized)
-            except Exception as e:  # the bindings raise MLIRError / RuntimeError
-                raise ValueError(f"Could not deserialize the StableHLO portable artifact: {e}") from None
-            return str(module)
+            # Its ValueError names the artifact's StableHLO version when that is newer than jaxlib's.
+            return str(deserialize_portable_artifact(self.mlir_module_serialized, context))
 
     # -- serialization ---------------------------------------------------------
 
