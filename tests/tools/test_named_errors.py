@@ -47,6 +47,24 @@ def test_mixing_scopes_in_arithmetic_names_both_scopes() -> None:
         a + b
 
 
+# --- a violated constraint of a toolkit-made export ---------------------------------------------
+
+
+@pytest.mark.parametrize("round_trip", [False, True], ids=["fresh", "deserialized"])
+def test_violated_constraint_names_argument_variable_and_value_first(round_trip) -> None:
+    b, = export.symbolic_shape("b", constraints=["b >= 4"])
+    exp = export.export(toolkit.jit(lambda x: x * 2))(toolkit.ShapeDtypeStruct((b, 3), np.float32))
+    if round_trip:  # constraints are not serialized: the module's shape assertion finds the violation
+        exp = export.deserialize(exp.serialize())
+    with pytest.raises(ValueError) as info:
+        exp.call(np.ones((2, 3), np.float32))
+    message = str(info.value)
+    named = [message.index(text) for text in (
+        "Constraint 'b >= 4' is not satisfied", "but found -2", "'b' = 2", "dimension args[0].shape[0] (= 2)")]
+    if "toolkit-refine-shapes" in message:
+        assert max(named) < message.index("toolkit-refine-shapes"), message
+
+
 # --- portable artifacts newer than this jaxlib -----------------------------------------------
 
 

@@ -34,6 +34,7 @@ Example::
 from __future__ import annotations
 
 import itertools
+import re
 from typing import Any, Sequence
 
 import numpy as np
@@ -244,6 +245,7 @@ def _callee_module(exported: Exported, context: ir.Context, platform_index: int 
 def _refine_to(module: ir.Module, arg_types: Sequence[ir.Type], exported: Exported) -> None:
     """Give ``@main`` static argument types and make the module static (``toolkit-bind-shapes`` +
     ``toolkit-refine-shapes``), checking its shape assertions unless they were disabled."""
+    from toolkit.passes import PassFailure
     from toolkit.passes.pipeline import PipelineError, run_pipeline
 
     types = ",".join(str(t) for t in arg_types)
@@ -253,6 +255,13 @@ def _refine_to(module: ir.Module, arg_types: Sequence[ir.Type], exported: Export
     try:
         run_pipeline(module, pipeline)
     except PipelineError as error:
+        if isinstance(error.__cause__, PassFailure):
+            # A failed shape assertion (a violated constraint, a dimension that does not fit) says
+            # what the caller got wrong: that comes first, the pass that noticed it last.
+            found_by = re.search(r"pass '([^']+)' failed", str(error))
+            suffix = f" (found by pass '{found_by.group(1)}')" if found_by else ""
+            raise ValueError(f"Calling the exported function {exported.fun_name!r}: {error.__cause__}{suffix}"
+                             ) from None
         raise ValueError(f"Calling the exported function {exported.fun_name!r}: {error}") from None
 
 
