@@ -155,7 +155,13 @@ class _Refiner:
         return again
 
     def function(self, name: str) -> ir.Operation | None:
-        """The module's ``func.func`` called ``name``, if any."""
+        """The module's ``func.func`` called ``name``, if any.
+
+        A rewrite asks for a function to copy its body (a reducer), so the
+        function is erased at the end if it is private and no longer referenced.
+        """
+        if name in self.functions:
+            self.touched_functions.add(name)
         return self.functions.get(name)
 
     # -- constants ---------------------------------------------------------
@@ -675,8 +681,9 @@ class _Refiner:
             if op.name == "stablehlo.custom_call":
                 if target_of(op) == _ASSERTION:
                     note("undecided", op)
-                elif SHAPE_OPERANDS in op.attributes and self.jax_mode:
-                    note("shape_operands", op)
+                elif SHAPE_OPERANDS in op.attributes and \
+                        all(isinstance(r.type, ir.RankedTensorType) for r in op.results):
+                    note("shape_operands", op)  # tuple results keep them, as upstream
             if not all(is_static_type(r.type) for r in op.results):
                 origin = _refined_callee(op) is None and all(is_static_type(v.type) for v in op.operands)
                 note("origin" if origin else "passing_on", op)

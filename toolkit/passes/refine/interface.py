@@ -32,4 +32,4 @@ class Refinement(Protocol):
         """Refine ``value``'s type with the sizes known in ``new_type``; True if it changed."""
 
     def function(self, name: str) -> ir.Operation | None:
-        """The module's ``func.func`` called ``name``, if any."""
+        """The module's ``func.func`` called ``name``, if any (erased at the end if private and unused)."""
