@@ -114,7 +114,7 @@ _print_tracebacks = False
 
 
 def _traceback_requested() -> bool:
-    return _print_tracebacks or os.environ.get("TOOLKIT_PASS_TRACEBACK") == "1"
+    return _print_tracebacks or os.environ.get("TOOLKIT_PASS_TRACEBACK", "") not in ("", "0", "false")
 
 
 def print_stacktraces_on_diagnostic() -> None:

@@ -179,10 +179,12 @@ def _parser() -> ToolArgumentParser:
     parser.add_argument("--list-passes", action="store_true", help="list every pass with options and exit")
     parser.add_argument("--load-pass-plugin", action="append", default=[], metavar="PLUGIN",
                         help=".py file or module registering passes")
-    parser.add_argument("--mlir-print-ir-before-all", action="store_true")
-    parser.add_argument("--mlir-print-ir-after-all", action="store_true")
-    parser.add_argument("--mlir-print-ir-before", action="append", default=[], metavar="PASS")
-    parser.add_argument("--mlir-print-ir-after", action="append", default=[], metavar="PASS")
+    parser.add_argument("--mlir-print-ir-before-all", action="store_true", help="print the IR before every pass")
+    parser.add_argument("--mlir-print-ir-after-all", action="store_true", help="print the IR after every pass")
+    parser.add_argument("--mlir-print-ir-before", action="append", default=[], metavar="PASS",
+                        help="print the IR before PASS (repeatable)")
+    parser.add_argument("--mlir-print-ir-after", action="append", default=[], metavar="PASS",
+                        help="print the IR after PASS (repeatable)")
     parser.add_argument("--mlir-print-ir-after-change", action="store_true",
                         help="print IR after a pass only when it changed it")
     parser.add_argument("--dump-ir-to", default=None, metavar="DIR", help="write the IR printouts to DIR")
