@@ -19,10 +19,19 @@ deserialized again — in a bounded table) and runs it with the same runtime
 as ``jit``.
 
 Checks before running (``TypeError``/``ValueError`` naming the problem):
-input tree and avals match (argument path in the message); the platform
-lowered for is among ``Exported.platforms`` unless
+input tree, dtypes, ranks and static dimensions match (argument path in the
+message); the dimension variables are solved from the argument shapes
+(``shape_poly.solve_dim_vars``) and every shape check of the solution holds;
+the platform lowered for is among ``Exported.platforms`` unless
 ``DisabledSafetyCheck.platform()``; for sharded exports the computation uses
-``nr_devices`` devices.
+``nr_devices`` devices (eagerly: that many exist and no argument is committed
+elsewhere).
+
+Also as JAX does: float0 arguments go to the module as boolean zeros and
+float0 results come back as numpy float0 zeros; ordered effects get a token
+each (chained between calls in one block); Shardy callees are fitted to the
+caller's partitioner (``callee_shardings``); differentiation uses the
+exported VJP (``differentiation``). See ``docs/calling-conventions.md``.
 
 Example::
 
