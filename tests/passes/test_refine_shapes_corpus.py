@@ -42,6 +42,10 @@ CASES = {
     "vmap_cholesky_shape_bfloat16_2_5_5_": "lapack potrf under vmap",
     "approx_max_k_n_8_k_4_agg_True": "ApproxTopK with shape operands",
     # JAX's stablehlo.dynamic_* custom calls
+    "approx_max_k_n_8_k_k_agg_True": "stablehlo.dynamic_approx_top_k",
+    "random_choice_threefry_non_partitionable_arr_poly_True_shape_poly_True_replace_True_use_p_True":
+        "stablehlo.dynamic_top_k",
+    "random_gamma_unsafe_rbg": "stablehlo.dynamic_rng_bit_generator",
     "cumsum_reduce_axis_poly": "stablehlo.dynamic_reduce_window",
     "reduce_window_variadic_generic_window_size_dynamic": "variadic stablehlo.dynamic_reduce_window",
     "tril_indices_has_k_True_has_m_True": "dynamic_reduce_window inside a private callee",

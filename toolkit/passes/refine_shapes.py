@@ -480,13 +480,17 @@ class _Refiner:
         callee = self.functions[callee_name]
         if callee_name in self.refining:
             callee.location.emit_error(f"Function {callee_name} is being refined recursively")
-            raise PassFailure(f"'{op.name}' op incorrect number of operands for callee", op)
+            raise PassFailure(f"'{op.name}' op incorrect number of operands for callee", op)  # upstream's words
         if self.jax_mode:
             return self._specialize(callee_name, key, dimension_args, operand_types)
         previous = self.refined_keys.get(callee_name)
         if previous is not None and previous != key:
             callee.location.emit_error("'func.func' op refined with incompatible refinement keys")
-            raise PassFailure(f"'{op.name}' op incorrect number of operands for callee", op)
+            if op.name == "stablehlo.composite":
+                raise PassFailure(f"'stablehlo.composite' op decomposition @{callee_name} is reached with other "
+                                  f"operand types ({', '.join(key[1])}) than before (mode=stablehlo does not "
+                                  "specialize functions)", op)
+            raise PassFailure("'func.call' op incorrect number of operands for callee", op)
         if previous is None:
             self.refined_keys[callee_name] = key
             self._refine_callee(callee, callee_name, dimension_args, operand_types)

@@ -204,8 +204,8 @@ def _dynamic_rng_bit_generator(refinement: Refinement, op: ir.Operation) -> None
 
 def _dynamic_approx_top_k(refinement: Refinement, op: ir.Operation) -> None:
     # custom_call @stablehlo.dynamic_approx_top_k(operand, iota, init value, init index, k, result shapes...)
-    # is refined from its shape operands, then becomes the static @ApproxTopK XLA knows: the first four
-    # operands, with k moved into the backend config as `top_k`.
+    # is refined from its shape operands, then becomes the @ApproxTopK JAX writes for a constant k: the
+    # first four operands, k moved into the (dictionary) backend config as `top_k` — as jaxlib does.
     if SHAPE_OPERANDS in op.attributes:
         refine_from_shape_operands(refinement, op)
     k = refinement.constant(op.operands[4]) if len(op.operands) > 4 else None
@@ -213,12 +213,13 @@ def _dynamic_approx_top_k(refinement: Refinement, op: ir.Operation) -> None:
         return
     attributes = {name: op.attributes[name] for name in op.attributes if name != SHAPE_OPERANDS}
     with op.context, ir.InsertionPoint(op), op.location:
-        # JAX writes the config as the discardable `mhlo.backend_config` (a dictionary: API version 4).
-        config = ir.DictAttr(attributes.pop("mhlo.backend_config", None) or attributes["backend_config"])
-        entries = {config[i].name: config[i].attr for i in range(len(config))}
+        # JAX writes the dictionary as the discardable `mhlo.backend_config` (see mlir.custom_call).
+        config_name = "backend_config" if isinstance(attributes.get("backend_config"), ir.DictAttr) \
+            else "mhlo.backend_config"
+        config = attributes.get(config_name)
+        entries = {} if config is None else {config[i].name: config[i].attr for i in range(len(config))}
         entries["top_k"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), _scalar(k))
-        attributes["backend_config"] = ir.DictAttr.get(entries)
-        attributes["api_version"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 4)
+        attributes[config_name] = ir.DictAttr.get(entries)
         attributes["call_target_name"] = ir.StringAttr.get("ApproxTopK")
         new = ir.Operation.create("stablehlo.custom_call", results=[r.type for r in op.results],
                                   operands=list(op.operands)[:4], attributes=attributes)
