@@ -133,22 +133,23 @@ def _rank(value: ir.Value) -> int:
 
 
 def _lower_manual_computation(op: ir.Operation, meshes: dict[str, ExportedAbstractMesh]) -> None:
-    in_texts = _SHARDING_RE.findall(str(op.attributes["in_shardings"]))
-    out_texts = _SHARDING_RE.findall(str(op.attributes["out_shardings"]))
+    """Replace one ``sdy.manual_computation`` by GSPMD's full→shard / body / shard→full form, in place."""
     in_shardings = [m.group(0) for m in _SHARDING_RE.finditer(str(op.attributes["in_shardings"]))]
     out_shardings = [m.group(0) for m in _SHARDING_RE.finditer(str(op.attributes["out_shardings"]))]
-    assert len(in_shardings) == len(in_texts) and len(out_shardings) == len(out_texts)
+    if len(in_shardings) != len(op.operands) or len(out_shardings) != len(op.results):
+        raise NotImplementedError(f"cannot read the shardings of {op.name}: {op.attributes['in_shardings']} / "
+                                  f"{op.attributes['out_shardings']}")
     manual_axes = set(_NAME_RE.findall(str(op.attributes["manual_axes"])))
     block = op.regions[0].blocks[0]
-    mesh = (_parse_sharding(in_shardings[0], meshes)[0] if in_shardings else
-            _parse_sharding(out_shardings[0], meshes)[0] if out_shardings else None)
     with ir.InsertionPoint(op), op.location:
         locals_ = []
         for value, sharding, arg in zip(op.operands, in_shardings, block.arguments):
             ndim = _rank(value)
-            unspecified = list(range(ndim)) if mesh is not None and set(mesh.axis_names) - manual_axes else None
+            mesh = _parse_sharding(sharding, meshes)[0]
+            # Axes left to the partitioner (not manual): JAX marks every dimension unspecified then.
+            unspecified = list(range(ndim)) if set(mesh.axis_names) - manual_axes else None
             full = _custom_call("Sharding", value, value.type, _hlo_text(sharding, meshes, ndim), unspecified)
-            manual = _manual_text(_parse_sharding(sharding, meshes)[0], manual_axes, ndim)
+            manual = _manual_text(mesh, manual_axes, ndim)
             locals_.append(_custom_call("SPMDFullToShardShape", full, arg.type, manual, unspecified))
         for arg, local in zip(block.arguments, locals_):
             arg.replace_all_uses_with(local)
