@@ -124,3 +124,11 @@ def test_inspect_names_the_opaque_effects(tmp_path):
 def test_effect_names_must_be_non_empty():
     with pytest.raises(ValueError, match="non-empty string"):
         export.Effect("")
+
+
+def test_toolkit_export_calling_it_records_the_unordered_effect():
+    inner = export.deserialize(_blob())
+    outer = export.export(toolkit.jit(lambda x: inner.call(x) * 2))(np.ones(3, F32))
+    assert outer.unordered_effects == (export.Effect(UNORDERED),)
+    assert outer.ordered_effects == ()  # not declared: toolkit threads no tokens through @main (documented)
+    np.testing.assert_allclose(np.asarray(outer.call(np.arange(3, dtype=F32))), 2 * (4 * np.arange(3) + 1))

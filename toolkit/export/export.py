@@ -313,7 +313,10 @@ def export_traced(traced: Any, *, platforms: Sequence[str], disabled_checks: Seq
     module = ir.Module.parse(buffer.getvalue(), source.context)
     has_platform_index = len(platforms) > 1
     ordered_effects: tuple = ()
-    unordered_effects: tuple = ()
+    # toolkit's own primitives have no effects; calls of other exports bring theirs. Unordered ones
+    # are recorded; ordered ones would need tokens through @main, which toolkit's lowering does not
+    # thread (the inner calls chain tokens of their own, see call.py), so they are not declared.
+    unordered_effects = _called_unordered_effects(traced.program)
     if dim_vars:
         lowered_dim_args = [a.name for a in cc.main_signature(module).arguments if a.kind == "dim_var"]
         if lowered_dim_args != list(dim_vars):
@@ -358,6 +361,16 @@ def export_traced(traced: Any, *, platforms: Sequence[str], disabled_checks: Seq
         _out_named_shardings=out_named,
         _get_vjp=functools.partial(_export_vjp, traced.program),
     )
+
+
+def _called_unordered_effects(program: Any) -> tuple:
+    """The unordered effects of the exports ``program`` calls, first occurrence first."""
+    seen: dict = {}
+    for eqn in program.walk():
+        if eqn.primitive.name == "call_exported":
+            for effect in eqn.params["exported"].exported.unordered_effects:
+                seen.setdefault(effect, None)
+    return tuple(seen)
 
 
 def _export_vjp(program: Any, primal: Exported) -> Exported:
