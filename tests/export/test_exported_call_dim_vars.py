@@ -190,3 +190,15 @@ def test_jax_poly_harness_cases(name):
     assert len(got) == len(outs)
     for i, (a, b) in enumerate(zip(got, outs)):
         assert not cc.compare_arrays(np.asarray(a), b, scale=case["tol_scale"], what=f"out{i}")
+
+
+def test_calling_an_export_with_unsolvable_variables_names_them_and_the_shapes():
+    # A hand-built Exported (neither JAX nor toolkit export such shapes).
+    import dataclasses
+
+    base = export.deserialize(_jax_blob(lambda x: x * 2, "b"))
+    a, b = shape_poly.symbolic_shape("a, b")
+    odd = dataclasses.replace(base, in_avals=(ShapedArray((a * b,), F32),), out_avals=(ShapedArray((a * b,), F32),))
+    with pytest.raises(ValueError, match=r"Cannot call the exported function .*Cannot solve for the dimension "
+                                         r"variables 'a', 'b'.*The call's arguments have: args\[0\].shape = \(6,\)"):
+        odd.call(np.ones(6, F32))

@@ -109,7 +109,11 @@ def dim_var_values(exported: Exported, avals: Sequence[ShapedArray]) -> dict[str
     traces the call: ``ValueError`` with the first failing check's message
     (the variable, the argument dimension and the values seen).
     """
-    solution = dim_var_solution(exported)
+    try:
+        solution = dim_var_solution(exported)
+    except ValueError as error:
+        seen = ", ".join(f"{name}.shape = {tuple(a.shape)}" for name, a in zip(_arg_names(exported.in_tree), avals))
+        raise ValueError(f"{error} The call's arguments have: {seen}.") from None
     try:
         return solution.values([a.shape for a in avals])
     except ValueError as error:
