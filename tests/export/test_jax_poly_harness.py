@@ -94,8 +94,9 @@ def _run_chunk(names: list[str], refinement_cases: set[str]) -> dict[str, dict]:
 
 def _selected_names(session: pytest.Session) -> set[str]:
     names = set()
+    this_file = Path(__file__).resolve()
     for item in session.items:
-        if item.fspath is not None and Path(str(item.fspath)).resolve() == Path(__file__).resolve():
+        if item.fspath is not None and Path(str(item.fspath)).resolve() == this_file:
             callspec = getattr(item, "callspec", None)
             if callspec is not None and "name" in callspec.params:
                 names.add(callspec.params["name"])
@@ -104,7 +105,8 @@ def _selected_names(session: pytest.Session) -> set[str]:
 
 @pytest.fixture(scope="module")
 def harness_results(request: pytest.FixtureRequest) -> dict[str, dict]:
-    selected = [name for name in CASES if name in _selected_names(request.session)]
+    wanted = _selected_names(request.session)
+    selected = [name for name in CASES if name in wanted]
     workers = max(1, min(os.cpu_count() or 1, 4))
     chunk_count = max(1, min(len(selected), 4 * workers))
     chunks = [selected[i::chunk_count] for i in range(chunk_count)]
