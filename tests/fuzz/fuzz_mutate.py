@@ -132,6 +132,11 @@ TEXT_ARGVS = [
     ["{input}", "--pass-pipeline=builtin.module(toolkit-op-stats)"],
     ["{input}", "--split-input-file", "--pass-pipeline=builtin.module(toolkit-simplify)",
      "--mlir-print-ir-after-all"],
+    # mlir-opt spellings: single-dash flags, standard input, generic printing
+    ["-", "-split-input-file", "-verify-diagnostics"],
+    ["{input}", "-canonicalize", "-cse"],
+    ["-", "-mlir-print-op-generic"],
+    ["{input}", "-allow-unregistered-dialect", "-mlir-print-debuginfo"],
 ]
 BINARY_ARGVS = [
     ["{input}"],
@@ -139,4 +144,5 @@ BINARY_ARGVS = [
     ["{input}", "--emit=bytecode"],
     ["{input}", "--pass-pipeline=builtin.module(canonicalize)"],
     ["{input}", "--emit=vhlo"],
+    ["-", "-mlir-print-op-generic"],
 ]

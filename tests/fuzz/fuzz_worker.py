@@ -65,8 +65,12 @@ class Result:
 
 
 def classify_cli(exit_code: int | None, stderr: str, exception: str | None,
-                 error_exits: tuple[int, ...] = (1,)) -> Result:
-    """The outcome of one command-line run (in-process or a real subprocess)."""
+                 error_exits: tuple[int, ...] = (1,), one_line: bool = False) -> Result:
+    """The outcome of one command-line run (in-process or a real subprocess).
+
+    docs/tools.md: 0 success, 1 failure of the input or a pass, 2 usage only;
+    ``one_line``: an error must be exactly one line of stderr.
+    """
     if exception:
         return Result("unclean", exit_code, stderr, "exception escaped main():\n" + exception)
     if exit_code is None:
@@ -80,6 +84,8 @@ def classify_cli(exit_code: int | None, stderr: str, exception: str | None,
     if exit_code in error_exits:
         if "error" not in stderr:
             return Result("unclean", exit_code, stderr, f"exit status {exit_code} without an error message")
+        if one_line and len(stderr.strip().splitlines()) != 1:
+            return Result("unclean", exit_code, stderr, "the error is not one line")
         return Result("clean-error", exit_code, stderr)
     return Result("unclean", exit_code, stderr, f"exit status {exit_code} (expected 0 or {error_exits})")
 
@@ -89,7 +95,7 @@ def classify_cli(exit_code: int | None, stderr: str, exception: str | None,
 # --------------------------------------------------------------------------
 
 
-def _run_main(main: Any, argv: list[str]) -> tuple[int | None, str, str | None, int]:
+def _run_main(main: Any, argv: list[str], stdin: bytes = b"") -> tuple[int | None, str, str | None, int]:
     """Call ``main(argv)`` with stdout/stderr captured; (exit, stderr, traceback or None, stdout bytes)."""
     import traceback
 
@@ -97,7 +103,7 @@ def _run_main(main: Any, argv: list[str]) -> tuple[int | None, str, str | None, 
     err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8", errors="replace")
     saved = sys.stdout, sys.stderr, sys.stdin
     sys.stdout, sys.stderr = out, err
-    sys.stdin = io.TextIOWrapper(io.BytesIO(b""))
+    sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
     exception = None
     code: Any = None
     try:
@@ -120,10 +126,11 @@ def _case_opt(case: dict, tmp: str) -> dict:
     from toolkit.tools import opt
 
     path = os.path.join(tmp, case.get("filename", "input.mlir"))
+    data = base64.b64decode(case["input"])
     with open(path, "wb") as f:
-        f.write(base64.b64decode(case["input"]))
+        f.write(data)
     argv = [a.replace("{input}", path) for a in case["argv"]]
-    code, stderr, exception, out_len = _run_main(opt.main, argv)
+    code, stderr, exception, out_len = _run_main(opt.main, argv, stdin=data if "-" in argv else b"")
     return dict(exit=code, stderr=stderr.replace(path, "<input>"), exception=exception, stdout_len=out_len)
 
 
@@ -298,24 +305,25 @@ class Worker:
 
     # ---- typed helpers -------------------------------------------------
 
-    def _cli(self, kind: str, data: bytes, error_exits: tuple[int, ...], **fields: Any) -> Result:
+    def _cli(self, kind: str, data: bytes, error_exits: tuple[int, ...], one_line: bool = False,
+             **fields: Any) -> Result:
         status, answer, log = self.call(dict(kind=kind, input=base64.b64encode(data).decode(), **fields))
         if status == "hang":
             return Result("hang", None, "", f"no answer within {self.timeout} s; worker log:\n{log}")
         if status == "crash":
             code = answer["exit"] if answer else None
             return Result("crash", code, "", f"worker died with status {code}; worker log:\n{log}")
-        result = classify_cli(answer["exit"], answer["stderr"], answer["exception"], error_exits)
+        result = classify_cli(answer["exit"], answer["stderr"], answer["exception"], error_exits, one_line)
         result.seconds = answer.get("seconds", 0.0)
         return result
 
     def opt(self, data: bytes, argv: list[str], filename: str = "input.mlir") -> Result:
-        """``toolkit-opt`` on ``data``; ``argv`` names the input as ``{input}``."""
+        """``toolkit-opt`` on ``data``; ``argv`` names the input as ``{input}`` (or ``-``: standard input)."""
         return self._cli("opt", data, (1,), argv=argv, filename=filename)
 
-    def inspect(self, blob: bytes, action: str = "inspect", error_exits: tuple[int, ...] = (1, 2)) -> Result:
-        """``toolkit export inspect`` (or ``mlir``) on ``blob``."""
-        return self._cli("inspect", blob, error_exits, action=action)
+    def inspect(self, blob: bytes, action: str = "inspect") -> Result:
+        """``toolkit export inspect`` (or ``mlir``) on ``blob``: output, or exit 1 with one error line."""
+        return self._cli("inspect", blob, (1,), one_line=True, action=action)
 
     def pipeline(self, text: str, pipeline: str) -> dict:
         """{"status": ok|skip|pipeline-error|exception|invalid-ir|crash|hang, "message": ...}."""
@@ -331,7 +339,7 @@ def toolkit_opt_command() -> list[str]:
 
 
 def run_real_opt(data: bytes, argv: list[str], timeout: float = 120.0, filename: str = "input.mlir") -> Result:
-    """The installed ``toolkit-opt`` as a real process (``{input}`` in ``argv`` is the input file)."""
+    """The installed ``toolkit-opt`` as a real process (``{input}`` in ``argv`` is the input file, ``-`` stdin)."""
     with tempfile.TemporaryDirectory(prefix="toolkit-fuzz-") as tmp:
         path = os.path.join(tmp, filename)
         with open(path, "wb") as f:
@@ -339,10 +347,12 @@ def run_real_opt(data: bytes, argv: list[str], timeout: float = 120.0, filename:
         command = toolkit_opt_command() + [a.replace("{input}", path) for a in argv]
         env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="1")
         start = time.perf_counter()
-        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
+        piped = "-" in argv
+        proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                stdin=subprocess.PIPE if piped else subprocess.DEVNULL,
                                 cwd=tmp, env=env, start_new_session=True)
         try:
-            _, stderr = proc.communicate(timeout=timeout)
+            _, stderr = proc.communicate(input=data if piped else None, timeout=timeout)
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
             _, stderr = proc.communicate()

@@ -11,7 +11,7 @@ sets the toolkit-opt and export counts, default 10,000 each):
 * ``export-deserialize`` -- structure-aware mutations of serialized exports
   (:mod:`fuzz_flatbuf`) through ``toolkit.export.deserialize``, in this
   process (pure Python); a benign result must re-serialize to an equal object;
-* ``export-inspect`` -- a sample of the same blobs through ``toolkit export inspect``;
+* ``export-inspect`` -- a sample of the same blobs through ``toolkit export inspect`` (and ``mlir``);
 * ``pipelines`` -- random pass pipelines over the lit inputs.
 
 Outcomes: ``output`` (success), ``clean-error`` (one error message, exit
@@ -183,11 +183,12 @@ def run_export(n: int, n_inspect: int, rng: random.Random, worker: fuzz_worker.W
         if outcome in ("unclean", "crash", "hang"):
             findings.add("export", outcome, detail, blob, ".bin", how)
         if every and i % every == 0:
-            result = worker.inspect(blob)
+            action = "mlir" if (i // every) % 3 == 2 else "inspect"
+            result = worker.inspect(blob, action)
             table.add("export-inspect", result.outcome, result.seconds)
             if result.bad:
                 findings.add("inspect", result.outcome, result.detail or result.stderr, blob, ".bin",
-                             f"toolkit export inspect FILE  (seed: {name}; edits: {'; '.join(log)})")
+                             f"toolkit export {action} FILE  (seed: {name}; edits: {'; '.join(log)})")
         _progress("export-deserialize", i, n, table, start)
 
 

@@ -101,8 +101,9 @@ def test_nesting_limits_are_clean(seeds, depth, ok):
 @fuzz_settings(15)
 @given(rng=st.randoms(use_true_random=False))
 def test_inspect_on_structured_mutations(worker, seeds, rng):
-    """``toolkit export inspect`` prints or fails with one error line (it also parses the module)."""
+    """``toolkit export inspect``/``mlir`` print, or fail with exit 1 and one error line (they parse the module)."""
     name, tree = rng.choice(seeds)
     blob, edits = fuzz_flatbuf.mutate_export(SCHEMA, tree, rng)
-    result = worker.inspect(blob)
-    assert not result.bad, f"{name} with {edits}: {result.summary()}"
+    action = rng.choice(["inspect", "inspect", "mlir"])
+    result = worker.inspect(blob, action)
+    assert not result.bad, f"toolkit export {action} on {name} with {edits}: {result.summary()}"
