@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -38,7 +39,8 @@ from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, aval_of, is_static
 from toolkit.core.program import Program
 from toolkit.ir.context import shared_context
 from toolkit.passes import dump as ir_dump
-from toolkit.passes.default_pipeline import jit_pipeline
+from toolkit.passes.default_pipeline import jit_pipeline, jit_pipeline_generation, jit_pipeline_text
+from toolkit.passes.registry import registry_generation
 from toolkit.passes.pipeline import Pipeline
 from toolkit.runtime import arrays as runtime_arrays
 from toolkit.runtime import executable as runtime_executable
@@ -131,6 +133,19 @@ class _Signature:
 
 _MISS = object()
 _TRACE_STATE = tracing._state
+_environ_get = os.environ.get
+_PARTITIONER_VARIABLE = "TOOLKIT_PARTITIONER"
+
+
+def _compile_settings() -> tuple:
+    """What a compilation depends on beyond the arguments: the jit pipeline and the partitioner.
+
+    Part of the slow cache key: the pipeline as printed (plus the registry's
+    generation, in case a pass name now means another class) and
+    ``$TOOLKIT_PARTITIONER``. The fast path keys on the cheaper
+    :func:`jit_pipeline_generation` instead.
+    """
+    return (jit_pipeline_text(), registry_generation(), _environ_get(_PARTITIONER_VARIABLE))
 
 
 class Wrapped:
@@ -153,6 +168,7 @@ class Wrapped:
         self.name = getattr(fun, "__name__", "fun")
         self._cache: dict[Any, Compiled] = {}
         self._fast_cache: dict[tuple, Compiled] = {}
+        self._fast_generation = -1  # the jit pipeline generation of the entries in _fast_cache
         self._has_static = bool(self.static_argnums or self.static_argnames)
         functools.update_wrapper(self, fun, updated=())
 
@@ -244,27 +260,38 @@ class Wrapped:
 
     # -- calling ---------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        # Fast path: positional pytrees of toolkit Arrays, looked up by (interned) structure and avals. Never
-        # while tracing: a nested jit call is inlined into the enclosing program.
+        # Fast path: positional pytrees of toolkit Arrays, looked up by (interned) structure and avals, the
+        # jit pipeline's generation and the partitioner (changing either compiles again). Never while
+        # tracing: a nested jit call is inlined into the enclosing program.
         if not kwargs and not self._has_static and not _TRACE_STATE.builders:
             leaves, tree = tree_util.tree_flatten(args)
             avals = tuple([a.aval for a in leaves if type(a) is Array])
             if len(avals) == len(leaves):
-                compiled = self._fast_cache.get((tree, avals))
+                compiled = self._fast_cache.get(
+                    (tree, avals, jit_pipeline_generation(), _environ_get(_PARTITIONER_VARIABLE)))
                 if compiled is not None:
                     out = compiled._call_fast(leaves)
                     if out is not _MISS:
                         return out
         if tracing.is_tracing():
             return self.fun(*args, **kwargs)  # nested jit: inline into the enclosing trace
+        generation = jit_pipeline_generation()  # read before compiling: a change meanwhile must miss
+        settings = _compile_settings()
         sig = self._signature(args, kwargs)
-        key = (sig.tree, sig.avals, sig.shardings, sig.static_key)
+        key = (sig.tree, sig.avals, sig.shardings, sig.static_key, settings)
         compiled = self._cache.get(key)
-        if compiled is None:
+        new = compiled is None
+        if new:
             compiled = self._trace(sig).lower().compile()
             self._cache[key] = compiled
-            if compiled._fast_ok and not kwargs and not self._has_static:
-                self._fast_cache[(tree_util.tree_structure(args), sig.avals)] = compiled
+        # Into the fast cache when new, or when the fast path missed it (a pipeline changed and back).
+        if (compiled._fast_ok and not kwargs and not self._has_static
+                and (new or all(type(leaf) is Array for leaf in sig.leaves))):
+            if generation != self._fast_generation:
+                # Entries of an older pipeline can never hit again.
+                self._fast_cache.clear()
+                self._fast_generation = generation
+            self._fast_cache[(tree_util.tree_structure(args), sig.avals, generation, settings[2])] = compiled
         return compiled._call_flat(sig.leaves)
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
@@ -723,13 +750,21 @@ def _params_key(params: dict[str, Any]) -> Any:
 
 
 _eager_cache: dict[Any, Compiled] = {}
+_eager_generation = -1  # the jit pipeline generation _eager_cache was compiled with
 
 
 def _eager_handler(primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
+    global _eager_generation
     avals = tuple(a.aval if type(a) is Array else aval_of(a) for a in args)
     placements = tuple(_leaf_placement(a) for a in args)  # eager ops run where committed inputs live
     params_key = _params_key(params)
-    key = (primitive, params_key, avals, placements) if params_key is not None else None
+    # Eager ops compile through the jit pipeline too: a new pipeline empties the cache.
+    generation = jit_pipeline_generation()
+    if generation != _eager_generation:
+        _eager_cache.clear()
+        _eager_generation = generation
+    key = ((primitive, params_key, avals, placements, _environ_get(_PARTITIONER_VARIABLE))
+           if params_key is not None else None)
     compiled = _eager_cache.get(key) if key is not None else None
     if compiled is None:
         def run(*xs: Any) -> Any:

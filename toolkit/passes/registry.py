@@ -29,7 +29,8 @@ import importlib.util
 import os
 import sys
 import threading
-from typing import TypeVar
+from collections.abc import Callable
+from typing import TypeVar, overload
 
 from toolkit.passes.pass_base import Pass
 
@@ -86,28 +87,86 @@ CXX_PASSES: dict[str, str] = {
 _registered: dict[str, type[Pass]] = {}
 _lock = threading.Lock()
 _plugins_loaded = False
+# Bumped whenever a name starts meaning a different class, so compiled code
+# that ran the old one is not reused (see default_pipeline.jit_pipeline_generation).
+_generation = 0
 
 
 class UnknownPassError(ValueError):
     """A pipeline names a pass nobody registered."""
 
 
-def register_pass(cls: P) -> P:
+class DuplicatePassError(ValueError):
+    """A pass was registered under a name another pass (Python or C++) already has."""
+
+
+def _class_path(cls: type) -> str:
+    return f"{cls.__module__}:{cls.__qualname__}"
+
+
+def _current_owner(name: str, cls: type[Pass]) -> str | None:
+    """Who else holds ``name`` (a description), or None if ``cls`` may take it.
+
+    The same class path (module and qualified name) is the same pass:
+    re-importing a module, reloading a plugin or re-running a notebook cell
+    registers it again without complaint.
+    """
+    existing = _registered.get(name)
+    if existing is not None:
+        return None if _class_path(existing) == _class_path(cls) else f"the Python pass {_class_path(existing)}"
+    lazy = _LAZY_PASSES.get(name)
+    if lazy is not None:
+        return None if lazy[0] == _class_path(cls) else f"the built-in Python pass {lazy[0]}"
+    if is_cxx_pass(name):
+        return f"the C++ pass '{name}'"
+    return None
+
+
+@overload
+def register_pass(cls: P, *, override: bool = False) -> P: ...
+@overload
+def register_pass(cls: None = None, *, override: bool = False) -> Callable[[P], P]: ...
+
+
+def register_pass(cls: P | None = None, *, override: bool = False) -> P | Callable[[P], P]:
     """Class decorator: make ``cls`` available under ``cls.name`` in pipelines.
 
-    Registering another class under a taken name replaces it (re-running a
-    notebook cell is common); the name must be a non-empty pipeline word.
+    Use it bare (``@register_pass``) or with options
+    (``@register_pass(override=True)``). A name another pass already has —
+    a Python pass of another class, or a C++ pass such as ``cse`` — raises
+    :class:`DuplicatePassError` unless ``override=True``, which makes the name
+    mean ``cls`` from now on. Registering the same class again (same module
+    and qualified name: a re-imported module, a re-run notebook cell) just
+    replaces it. The name must be a non-empty pipeline word.
     """
+    if cls is None:
+        return lambda decorated: register_pass(decorated, override=override)
     name = getattr(cls, "name", "")
     if not isinstance(name, str) or not name or any(c in name for c in " {}(),"):
-        raise ValueError(f"pass class {cls.__name__} needs a pipeline name, got {name!r}")
+        raise ValueError(f"pass class {getattr(cls, '__name__', cls)} needs a pipeline name, got {name!r}")
     if not (isinstance(cls, type) and issubclass(cls, Pass)):
         raise TypeError(f"{cls!r} is not a pass class (derive from ModulePass or PatternPass)")
     if not dataclasses.is_dataclass(cls):
         raise TypeError(f"pass class {cls.__name__} must be a @dataclass(frozen=True)")
+    global _generation
+    owner = _current_owner(name, cls)
+    if owner is not None and not override:
+        raise DuplicatePassError(
+            f"cannot register {_class_path(cls)} as pass '{name}': the name is taken by {owner}; "
+            "choose another name, or use @register_pass(override=True) to replace it")
     with _lock:
+        existing = _registered.get(name)
+        # A first registration (a lazy pass imported on first use included)
+        # changes no pipeline's meaning; replacing a class does.
+        if owner is not None or (existing is not None and existing is not cls):
+            _generation += 1
         _registered[name] = cls
     return cls
+
+
+def registry_generation() -> int:
+    """A number that changes whenever a registered name starts meaning another pass class."""
+    return _generation
 
 
 def register_lazy_pass(name: str, target: str, description: str) -> None:
