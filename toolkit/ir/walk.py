@@ -13,6 +13,8 @@ from collections.abc import Iterable, Sequence
 
 from jaxlib.mlir import ir
 
+from toolkit.ir.rewriting import erase_op
+
 
 def _as_operation(op_like: ir.Module | ir.Operation | ir.OpView) -> ir.Operation:
     return op_like.operation
@@ -57,7 +59,9 @@ def replace_op_results(op: ir.Operation | ir.OpView, new_values: Sequence[ir.Val
     """Redirect every use of ``op``'s results to ``new_values``; erase ``op``.
 
     Outside a rewrite pattern only (inside one, use ``rewriter.replace_op``).
-    Raises ValueError when the counts or types differ.
+    Raises ValueError when the counts or types differ, and
+    ``toolkit.ir.errors.OpInUseError`` if ``op`` is still used afterwards
+    (a replacement value was one of its own results).
     """
     operation = _as_operation(op)
     results = list(operation.results)
@@ -66,9 +70,12 @@ def replace_op_results(op: ir.Operation | ir.OpView, new_values: Sequence[ir.Val
     for old, new in zip(results, new_values):
         if old.type != new.type:
             raise ValueError(f"replacement type {new.type} differs from result type {old.type}")
+        if new == old:
+            # MLIR's replace-all-uses of a value by itself never ends; the erase below refuses instead.
+            continue
         old.replace_all_uses_with(new)
     if erase:
-        operation.erase()
+        erase_op(operation)
 
 
 def users(value: ir.Value) -> list[ir.Operation]:

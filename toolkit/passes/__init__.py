@@ -1,15 +1,22 @@
 """Pass infrastructure: write, register, compose and run IR passes.
 
 * :class:`ModulePass` / :class:`PatternPass` + :func:`pattern` — write a pass.
-* :func:`register_pass` — make it usable by name in pipelines.
+* :func:`register_pass` — make it usable by name in pipelines
+  (``@register_pass(override=True)`` to take a name already in use).
 * :func:`parse_pipeline`, :func:`run_pipeline`, :class:`Pipeline` — run
   MLIR-syntax pipelines mixing Python and jaxlib's C++ passes.
+* :func:`emit_warning` / :func:`emit_remark` — diagnostics from a pass
+  (``--verify-diagnostics`` checks them); raise :class:`PassFailure` to fail.
+* :func:`set_print_stacktrace_on_diagnostic` — whole tracebacks in the
+  diagnostic of a pass that raised (also ``TOOLKIT_PASS_TRACEBACK=1``).
 * :func:`list_passes` — every known pass, Python and C++.
 * :func:`set_jit_pipeline` / :func:`extend_jit_pipeline` — what ``jit`` runs.
 
 See ``docs/passes.md`` ("Writing your first pass").
 """
 
+from toolkit.ir.diagnostics import emit_remark, emit_warning
+from toolkit.ir.errors import OpInUseError
 from toolkit.passes.default_pipeline import extend_jit_pipeline, jit_pipeline, set_jit_pipeline
 from toolkit.passes.pass_base import (
     ModulePass,
@@ -27,10 +34,14 @@ from toolkit.passes.pipeline import (
     Pipeline,
     PipelineError,
     PipelineReport,
+    ReportedDiagnostic,
     parse_pipeline,
+    print_stacktrace_on_diagnostic,
     run_pipeline,
+    set_print_stacktrace_on_diagnostic,
 )
 from toolkit.passes.registry import (
+    DuplicatePassError,
     PassInfo,
     UnknownPassError,
     list_passes,
@@ -40,9 +51,10 @@ from toolkit.passes.registry import (
 )
 
 __all__ = [
-    "ModulePass", "NestedPipeline", "Pass", "PassElement", "PassFailure", "PassInfo",
-    "PassOptionError", "Pattern", "PatternPass", "Pipeline", "PipelineError", "PipelineReport",
-    "UnknownPassError", "extend_jit_pipeline", "jit_pipeline", "list_passes", "load_pass_plugin",
-    "parse_pipeline", "pattern", "record_statistic", "register_lazy_pass", "register_pass",
-    "run_pipeline", "set_jit_pipeline",
+    "DuplicatePassError", "ModulePass", "NestedPipeline", "OpInUseError", "Pass", "PassElement", "PassFailure",
+    "PassInfo", "PassOptionError", "Pattern", "PatternPass", "Pipeline", "PipelineError", "PipelineReport",
+    "ReportedDiagnostic", "UnknownPassError", "emit_remark", "emit_warning", "extend_jit_pipeline",
+    "jit_pipeline", "list_passes", "load_pass_plugin", "parse_pipeline", "pattern", "print_stacktrace_on_diagnostic",
+    "record_statistic", "register_lazy_pass", "register_pass", "run_pipeline", "set_jit_pipeline",
+    "set_print_stacktrace_on_diagnostic",
 ]

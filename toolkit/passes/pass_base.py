@@ -38,21 +38,40 @@ from typing import Any, ClassVar, Literal
 
 from jaxlib.mlir import ir
 
+from toolkit.ir.errors import PassFailure
+from toolkit.ir.rewriting import CheckedRewriter
+
+__all__ = ["ModulePass", "Pass", "PassFailure", "PassOptionError", "Pattern", "PatternPass", "pattern",
+           "record_statistic"]
+
 
 class PassOptionError(ValueError):
     """An option given to a pass does not exist or has a bad value."""
 
 
-class PassFailure(RuntimeError):
-    """Raise from ``apply`` to make the pipeline fail with this message.
+@dataclasses.dataclass(frozen=True)
+class FailureSite:
+    """Where inside a pass an exception was raised, when the pass knows better than the runner.
 
-    The runner emits it as an error diagnostic at ``op`` (default: the anchor
-    op) and raises ``PipelineError("pass 'name' failed: message")``.
+    A pattern pass records the op its pattern was matching and the pattern's
+    source file, so the runner can point the diagnostic at both.
     """
 
-    def __init__(self, message: str, op: ir.Operation | ir.OpView | None = None):
-        super().__init__(message)
-        self.op = op
+    op: ir.Operation
+    description: str  # e.g. "pattern 'fold_add'"
+    source_files: tuple[str, ...] = ()
+
+
+# Failure sites recorded by the pass that is running right now (the runner sets a list).
+_active_failure_sites: contextvars.ContextVar[list[FailureSite] | None] = contextvars.ContextVar(
+    "toolkit_pass_failure_sites", default=None
+)
+
+
+def _record_failure_site(site: FailureSite) -> None:
+    sites = _active_failure_sites.get()
+    if sites is not None:
+        sites.append(site)
 
 
 # Statistics of the pass that is running right now: name -> count.
@@ -244,6 +263,9 @@ class ModulePass(Pass):
 
     Contract: ``apply`` leaves valid IR (the runner verifies it afterwards),
     raises :class:`PassFailure` to fail, and holds no op handle across calls.
+    Erase ops with ``toolkit.ir.rewriting.erase_op(op)``, which refuses while
+    their results are used; a bare ``op.erase()`` of a used op leaves freed
+    memory behind (the runner then fails the pass and never frees the module).
     """
 
 
@@ -252,7 +274,8 @@ class Pattern:
     """One rewrite rule: a root op name and a function that tries to rewrite.
 
     ``rewrite(op, rewriter) -> bool`` returns True when it changed the IR
-    (through ``rewriter``) and False/None on a miss. The adapter in
+    (through ``rewriter``, a :class:`~toolkit.ir.rewriting.CheckedRewriter`)
+    and False/None on a miss. The adapter in
     :meth:`PatternPass.build_pattern_set` turns that into jaxlib's inverted
     convention and counts hits under the pattern's ``name``.
     """
@@ -282,13 +305,42 @@ def pattern(root: str, *, name: str | None = None, benefit: int = 1
     return wrap
 
 
-def _adapt(p: Pattern) -> Callable[[Any, Any], bool]:
-    """The one place that speaks jaxlib's "truthy means no match" convention."""
+class _PatternRun:
+    """State shared by the adapted patterns of one :meth:`PatternPass.apply`.
+
+    A Python exception must not unwind through jaxlib's C++ rewrite driver,
+    so the adapter keeps the first one here, makes every later match attempt
+    a miss (the driver then stops) and ``apply`` re-raises it afterwards.
+    """
+
+    __slots__ = ("error", "op", "pattern")
+
+    def __init__(self) -> None:
+        self.error: BaseException | None = None
+        self.op: ir.Operation | None = None
+        self.pattern: Pattern | None = None
+
+
+def _adapt(p: Pattern, run: _PatternRun | None = None) -> Callable[[Any, Any], bool]:
+    """The one place that speaks jaxlib's "truthy means no match" convention.
+
+    It also hands the pattern a :class:`~toolkit.ir.rewriting.CheckedRewriter`
+    (erase/replace refuse to leave uses of an erased op) and keeps exceptions
+    out of the C++ driver (see :class:`_PatternRun`).
+    """
     rewrite, key = p.rewrite, p.name
+    run = run if run is not None else _PatternRun()
 
     def adapted(op: Any, rewriter: Any) -> bool:
+        if run.error is not None:
+            return True  # a pattern failed: let the driver finish without changes
         operation = op.operation if hasattr(op, "operation") else op
-        if rewrite(operation, rewriter):
+        try:
+            rewrote = rewrite(operation, CheckedRewriter(rewriter))
+        except BaseException as error:  # noqa: BLE001 - re-raised by PatternPass.apply
+            run.error, run.op, run.pattern = error, operation, p
+            return True
+        if rewrote:
             record_statistic(key)
             return False  # matched and rewrote
         return True  # no match
@@ -311,20 +363,27 @@ class PatternPass(Pass):
         """The rules, e.g. ``[add_zero, multiply_by_one]``."""
         raise NotImplementedError(f"pass '{self.name}' does not define patterns()")
 
-    def build_pattern_set(self, context: ir.Context) -> Any:
-        """The frozen jaxlib pattern set for ``context``."""
+    def build_pattern_set(self, context: ir.Context, run: _PatternRun | None = None) -> Any:
+        """The frozen jaxlib pattern set for ``context`` (``run`` collects a pattern's exception)."""
         from jaxlib.mlir._mlir_libs._mlir import rewrite as _rewrite
 
         pattern_set = _rewrite.RewritePatternSet(context)
         for p in self.patterns():
-            pattern_set.add(p.root, _adapt(p), p.benefit)
+            pattern_set.add(p.root, _adapt(p, run), p.benefit)
         return pattern_set.freeze()
 
     def apply(self, op: ir.Operation) -> None:
         from jaxlib.mlir._mlir_libs._mlir import rewrite as _rewrite
 
-        frozen = self.build_pattern_set(op.context)
+        run = _PatternRun()
+        frozen = self.build_pattern_set(op.context, run)
         if self.driver == "walk":
             _rewrite.walk_and_apply_patterns(op, frozen)
         else:
             _rewrite.apply_patterns_and_fold_greedily(op, frozen)
+        if run.error is not None:
+            assert run.op is not None and run.pattern is not None
+            code = getattr(run.pattern.rewrite, "__code__", None)
+            _record_failure_site(FailureSite(run.op, f"pattern '{run.pattern.name}'",
+                                             (code.co_filename,) if code is not None else ()))
+            raise run.error

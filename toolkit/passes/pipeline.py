@@ -16,22 +16,58 @@ Example::
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import os
 import re
 import sys
 import time
+import traceback
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any, TextIO, Union
 
 from jaxlib.mlir import ir, passmanager
 
+from toolkit.ir import diagnostics as ir_diagnostics
+from toolkit.ir.rewriting import dangling_operands, describe_op, keep_alive_forever
 from toolkit.passes import registry
-from toolkit.passes.pass_base import Pass, PassFailure, PassOptionError, PatternPass, _active_statistics
+from toolkit.passes.pass_base import (
+    FailureSite,
+    Pass,
+    PassFailure,
+    PassOptionError,
+    PatternPass,
+    _active_failure_sites,
+    _active_statistics,
+)
 
 
 class PipelineError(ValueError):
     """A pipeline failed to parse, or a pass in it failed or broke the IR."""
+
+
+# --------------------------------------------------------------------------
+# Tracebacks in diagnostics
+# --------------------------------------------------------------------------
+_print_stacktrace: bool | None = None
+
+
+def set_print_stacktrace_on_diagnostic(enabled: bool) -> None:
+    """Append the whole Python traceback to the error diagnostic of a pass that raised.
+
+    What ``toolkit-opt --mlir-print-stacktrace-on-diagnostic`` turns on; the
+    environment variable ``TOOLKIT_PASS_TRACEBACK=1`` does the same unless
+    this was called.
+    """
+    global _print_stacktrace
+    _print_stacktrace = bool(enabled)
+
+
+def print_stacktrace_on_diagnostic() -> bool:
+    """Whether a pass exception's diagnostic carries the whole traceback (see the setter)."""
+    if _print_stacktrace is not None:
+        return _print_stacktrace
+    return os.environ.get("TOOLKIT_PASS_TRACEBACK", "") not in ("", "0", "false")
 
 
 # --------------------------------------------------------------------------
@@ -85,12 +121,26 @@ class PassRecord:
     statistics: dict[str, int] = dataclasses.field(default_factory=dict)
 
 
+@dataclasses.dataclass(frozen=True)
+class ReportedDiagnostic:
+    """A warning or remark a pass emitted during a run (``location`` as ``file:line:col`` when known)."""
+
+    severity: str  # "warning", "remark" or "note"
+    location: str
+    message: str
+
+
 @dataclasses.dataclass
 class PipelineReport:
-    """Per-element timings and rewrite statistics of one :meth:`Pipeline.run`."""
+    """Per-element timings and rewrite statistics of one :meth:`Pipeline.run`.
+
+    ``diagnostics`` holds the warnings and remarks passes emitted (when the
+    run captured diagnostics, the default).
+    """
 
     records: list[PassRecord] = dataclasses.field(default_factory=list)
     total_seconds: float = 0.0
+    diagnostics: list[ReportedDiagnostic] = dataclasses.field(default_factory=list)
 
     def timing_report(self) -> str:
         """An mlir-opt style ``--mlir-timing`` table."""
@@ -320,10 +370,11 @@ def _module_text(op: ir.Operation, debug_info: bool) -> str:
 class _Run:
     """State shared by the probes and Python passes of one pipeline run."""
 
-    def __init__(self, pipeline: "Pipeline", *, print_before: Callable[[str], bool],
+    def __init__(self, pipeline: "Pipeline", root: Any, *, print_before: Callable[[str], bool],
                  print_after: Callable[[str], bool], print_after_change: bool,
                  stream: TextIO, dump_dir: str | None, debug_info: bool):
         self.pipeline = pipeline
+        self.root = root  # the module the run changes (kept alive forever if a pass corrupts it)
         self.print_before = print_before
         self.print_after = print_after
         self.print_after_change = print_after_change
@@ -335,7 +386,8 @@ class _Run:
         self.started = 0.0
         self.text_before: str | None = None
         self.statistics: Counter = Counter()
-        self.python_error: tuple[str, BaseException] | None = None
+        # (pass name, exception, one-line description) of the Python pass that failed.
+        self.python_error: tuple[str, BaseException, str] | None = None
         self.dump_count = 0
         self.errors: list[str] = []
         self.verify = True
@@ -343,6 +395,11 @@ class _Run:
 
     def capture(self, diagnostic: Any) -> bool:
         if diagnostic.severity != ir.DiagnosticSeverity.ERROR:
+            # Recorded, then left to the next handler (an unhandled warning is printed).
+            self.report.diagnostics.append(ReportedDiagnostic(
+                ir_diagnostics.severity_name(diagnostic.severity),
+                ir_diagnostics.format_location(diagnostic.location) or str(diagnostic.location),
+                diagnostic.message))
             return False
         text = f"  {diagnostic.location}: {diagnostic.message}"
         for note in diagnostic.notes:
@@ -401,22 +458,95 @@ class _Run:
         self.current = None
 
     def python_pass(self, instance: Pass, path: Sequence[str]) -> Callable[[Any, Any], None]:
+        # Pattern passes erase only through the checked rewriter; other passes
+        # may call op.erase() on a used op, found by the check after them.
+        check_erasures = getattr(instance, "modifies_ir", True) and not isinstance(instance, PatternPass)
+
         def run(op: Any, pass_handle: Any) -> None:
-            token = _active_statistics.set(self.statistics)
+            root = op.operation
+            statistics_token = _active_statistics.set(self.statistics)
+            sites: list[FailureSite] = []
+            sites_token = _active_failure_sites.set(sites)
+            anchor = root
             try:
-                for anchor_op in _anchor_ops(op.operation, path) if path else [op.operation]:
-                    instance.apply(anchor_op)
+                for anchor in _anchor_ops(root, path) if path else [root]:
+                    instance.apply(anchor)
             except BaseException as error:  # noqa: BLE001 - reported after run()
-                self.python_error = (instance.name, error)
-                # A diagnostic lets --verify-diagnostics match the failure.
-                anchor = error.op.operation if getattr(error, "op", None) is not None else op.operation
-                prefix = "" if isinstance(error, PassFailure) else f"pass '{instance.name}' raised {type(error).__name__}: "
-                anchor.location.emit_error(prefix + str(error.args[0] if isinstance(error, KeyError) and error.args else error))
+                # Before anything reads the IR: the pass may have left it corrupted.
+                if getattr(instance, "modifies_ir", True) and self.check_dangling_operands(instance, root):
+                    pass_handle.signal_pass_failure()
+                    return
+                self.report_exception(instance, error, sites[-1] if sites else None, anchor)
                 pass_handle.signal_pass_failure()
+                return
             finally:
-                _active_statistics.reset(token)
+                _active_failure_sites.reset(sites_token)
+                _active_statistics.reset(statistics_token)
+            # Before MLIR or our probes verify or print: those would crash on
+            # an operand whose value was erased.
+            if check_erasures and self.verify and self.check_dangling_operands(instance, root):
+                pass_handle.signal_pass_failure()
 
         return run
+
+    def report_exception(self, instance: Pass, error: BaseException, site: FailureSite | None,
+                         anchor: ir.Operation) -> None:
+        """Emit ``error`` as an error diagnostic at the op being processed, naming the pass code's line."""
+        if isinstance(error, PassFailure):
+            target = error.op if error.op is not None else (site.op if site is not None else anchor)
+            summary = message = str(error)
+        else:
+            target = site.op if site is not None else anchor
+            text = str(error.args[0] if isinstance(error, KeyError) and error.args else error)
+            summary = f"{type(error).__name__}: {text}" if text else type(error).__name__
+            if site is not None:
+                summary += f" in {site.description}"
+            frame = ir_diagnostics.exception_site(
+                error, _source_files(instance) + (site.source_files if site is not None else ()))
+            if frame is not None:
+                summary += f" (at {frame.filename}:{frame.lineno} in {frame.name})"
+            message = f"pass '{instance.name}' raised {summary}"
+        if print_stacktrace_on_diagnostic():
+            message += "\n" + "".join(traceback.format_exception(error)).rstrip()
+        self.python_error = (instance.name, error, summary)
+        # A diagnostic lets --verify-diagnostics match the failure.
+        target.operation.location.emit_error(message)
+
+    def check_dangling_operands(self, instance: Pass, root: ir.Operation) -> bool:
+        """After a Python pass: fail (True) if it erased an op whose results were still used.
+
+        Such IR crashes whatever reads it next (MLIR's verifier first), and
+        freeing it writes to freed memory, so it is reported from the users'
+        side and kept alive forever.
+        """
+        dangling = dangling_operands(root)
+        if not dangling:
+            return False
+        self.verification_failed = True
+        keep_alive_forever(self.root)
+        for user, numbers in dangling[:5]:
+            user.location.emit_error(
+                f"pass '{instance.name}' erased the op defining {_operands_text(numbers)} of this "
+                f"'{user.name}' while it was still used")
+        users = ", ".join(f"{describe_op(user)} ({_operands_text(numbers)})" for user, numbers in dangling[:5])
+        more = f" and {len(dangling) - 5} more" if len(dangling) > 5 else ""
+        summary = (f"it erased an op whose results were still used by {users}{more}; erase with "
+                   "toolkit.ir.rewriting.erase_op, which refuses while results are used. The module is left "
+                   "invalid (and is never freed): discard it")
+        self.python_error = (instance.name, PassFailure(summary), summary)
+        return True
+
+
+def _operands_text(numbers: Sequence[int]) -> str:
+    return ("operand " if len(numbers) == 1 else "operands ") + ", ".join(map(str, numbers))
+
+
+def _source_files(instance: Pass) -> tuple[str, ...]:
+    """The file defining the pass class (for the line of the pass code that raised)."""
+    try:
+        return (inspect.getsourcefile(type(instance)) or "",)
+    except (TypeError, OSError):
+        return ()
 
 
 def _verify_policy(element: Element) -> str:
@@ -495,7 +625,7 @@ class Pipeline:
             capture_diagnostics: bool = True) -> PipelineReport:
         """Run on ``module`` in place; see :func:`run_pipeline` for the options."""
         op = module.operation
-        run = _Run(self, print_before=_selector(print_ir_before), print_after=_selector(print_ir_after),
+        run = _Run(self, module, print_before=_selector(print_ir_before), print_after=_selector(print_ir_after),
                    print_after_change=print_after_change, stream=stream or sys.stderr,
                    dump_dir=dump_dir, debug_info=debug_info)
         with op.context:
@@ -512,7 +642,8 @@ class Pipeline:
                 self._add_element(pm, run, element, ())
                 pm.add(lambda o, p, label=label, policy=policy: run.after(label, o.operation, p, policy),
                        name="toolkit-probe", argument="toolkit-probe")
-            handler = op.context.attach_diagnostic_handler(run.capture) if capture_diagnostics else None
+            handler = (ir_diagnostics.attach_diagnostic_handler(op.context, run.capture)
+                       if capture_diagnostics else None)
             start = time.perf_counter()
             try:
                 pm.run(op)
@@ -533,9 +664,8 @@ class Pipeline:
     def _failure(self, run: _Run, op: ir.Operation, error: ir.MLIRError) -> PipelineError:
         label = run.current or "<pipeline>"
         if run.python_error is not None:
-            name, cause = run.python_error
-            kind = "" if isinstance(cause, PassFailure) else f"{type(cause).__name__}: "
-            failure = PipelineError(f"pass '{label}' failed: {kind}{cause}")
+            _, cause, summary = run.python_error
+            failure = PipelineError(f"pass '{label}' failed: {summary}")
             failure.__cause__ = cause
             return failure
         details = "\n".join(run.errors + [f"  {d.location}: {d.message}"
@@ -571,8 +701,16 @@ def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | Pipeline, *,
     * ``timing``: write a timing table; ``statistics``: which rewrite fired.
     * ``verify``: verify after each pass; a failure names the pass.
     * ``capture_diagnostics``: error diagnostics go into the raised error
-      instead of stderr (``toolkit-opt --verify-diagnostics`` turns it off to
-      see them itself).
+      instead of stderr, warnings and remarks into ``report.diagnostics``
+      (``toolkit-opt`` turns it off and attaches its own handler with
+      ``toolkit.ir.diagnostics.attach_diagnostic_handler``).
+
+    A Python pass that raises fails the run with an error diagnostic at the
+    op it was processing (the op a pattern was matching, else the anchor op)
+    naming the pass, the exception and the line of the pass code; see
+    :func:`set_print_stacktrace_on_diagnostic` for the whole traceback. A
+    Python pass that erased an op whose results were still used fails the
+    run before anything reads the corrupted IR.
 
     Returns a :class:`PipelineReport`; raises :class:`PipelineError`.
 
