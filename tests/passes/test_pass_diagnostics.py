@@ -29,7 +29,7 @@ THIS_FILE = os.path.abspath(__file__)
 
 def _module() -> ir.Module:
     with make_context():
-        return ir.Module.parse(PROGRAM, )
+        return ir.Module.parse(PROGRAM)
 
 
 @dataclasses.dataclass(frozen=True)

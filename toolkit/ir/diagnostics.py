@@ -165,11 +165,7 @@ def attach_diagnostic_handler(context: ir.Context, handler: Handler) -> Diagnost
 
 
 def _as_location(where: ir.Location | ir.Operation | ir.OpView | ir.Module) -> ir.Location:
-    if isinstance(where, ir.Location):
-        return where
-    if isinstance(where, ir.Module):
-        return where.operation.location
-    return where.operation.location
+    return where if isinstance(where, ir.Location) else where.operation.location
 
 
 def emit_diagnostic(where: ir.Location | ir.Operation | ir.OpView | ir.Module, severity: ir.DiagnosticSeverity,
