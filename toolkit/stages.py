@@ -135,6 +135,7 @@ _MISS = object()
 _TRACE_STATE = tracing._state
 _environ_get = os.environ.get
 _PARTITIONER_VARIABLE = "TOOLKIT_PARTITIONER"
+_ANY_PARTITIONER = object()  # a fast-cache entry that is the same under every partitioner
 
 
 def _compile_settings() -> tuple:
@@ -143,9 +144,17 @@ def _compile_settings() -> tuple:
     Part of the slow cache key: the pipeline as printed (plus the registry's
     generation, in case a pass name now means another class) and
     ``$TOOLKIT_PARTITIONER``. The fast path keys on the cheaper
-    :func:`jit_pipeline_generation` instead.
+    :func:`jit_pipeline_generation` instead and reads the variable (~1.5 µs,
+    a missing key raises inside ``os.environ.get``) only for executables
+    partitioned over several devices: with one partition the partitioner
+    changes nothing (see :func:`_fast_entry`).
     """
     return (jit_pipeline_text(), registry_generation(), _environ_get(_PARTITIONER_VARIABLE))
+
+
+def _fast_entry(compiled: "Compiled", partitioner: str | None) -> tuple["Compiled", Any]:
+    """A fast-cache value: ``compiled`` and the ``$TOOLKIT_PARTITIONER`` a hit needs (any, when unpartitioned)."""
+    return (compiled, partitioner if compiled._plan.num_partitions > 1 else _ANY_PARTITIONER)
 
 
 class Wrapped:
@@ -167,7 +176,8 @@ class Wrapped:
         self.out_shardings = out_shardings
         self.name = getattr(fun, "__name__", "fun")
         self._cache: dict[Any, Compiled] = {}
-        self._fast_cache: dict[tuple, Compiled] = {}
+        # (tree, avals, pipeline generation) -> (Compiled, $TOOLKIT_PARTITIONER it needs or _ANY_PARTITIONER)
+        self._fast_cache: dict[tuple, tuple[Compiled, Any]] = {}
         self._fast_generation = -1  # the jit pipeline generation of the entries in _fast_cache
         self._has_static = bool(self.static_argnums or self.static_argnames)
         functools.update_wrapper(self, fun, updated=())
@@ -260,17 +270,17 @@ class Wrapped:
 
     # -- calling ---------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        # Fast path: positional pytrees of toolkit Arrays, looked up by (interned) structure and avals, the
-        # jit pipeline's generation and the partitioner (changing either compiles again). Never while
-        # tracing: a nested jit call is inlined into the enclosing program.
+        # Fast path: positional pytrees of toolkit Arrays, looked up by (interned) structure and avals and
+        # the jit pipeline's generation; a partitioned executable also checks the partitioner (changing
+        # either compiles again). Never while tracing: a nested jit call is inlined into the enclosing program.
         if not kwargs and not self._has_static and not _TRACE_STATE.builders:
             leaves, tree = tree_util.tree_flatten(args)
             avals = tuple([a.aval for a in leaves if type(a) is Array])
             if len(avals) == len(leaves):
-                compiled = self._fast_cache.get(
-                    (tree, avals, jit_pipeline_generation(), _environ_get(_PARTITIONER_VARIABLE)))
-                if compiled is not None:
-                    out = compiled._call_fast(leaves)
+                entry = self._fast_cache.get((tree, avals, jit_pipeline_generation()))
+                if entry is not None and (entry[1] is _ANY_PARTITIONER
+                                          or entry[1] == _environ_get(_PARTITIONER_VARIABLE)):
+                    out = entry[0]._call_fast(leaves)
                     if out is not _MISS:
                         return out
         if tracing.is_tracing():
@@ -291,7 +301,8 @@ class Wrapped:
                 # Entries of an older pipeline can never hit again.
                 self._fast_cache.clear()
                 self._fast_generation = generation
-            self._fast_cache[(tree_util.tree_structure(args), sig.avals, generation, settings[2])] = compiled
+            self._fast_cache[(tree_util.tree_structure(args), sig.avals, generation)] = _fast_entry(
+                compiled, settings[2])
         return compiled._call_flat(sig.leaves)
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
@@ -749,7 +760,7 @@ def _params_key(params: dict[str, Any]) -> Any:
         return None
 
 
-_eager_cache: dict[Any, Compiled] = {}
+_eager_cache: dict[Any, tuple[Compiled, Any]] = {}  # values as in Wrapped._fast_cache
 _eager_generation = -1  # the jit pipeline generation _eager_cache was compiled with
 
 
@@ -763,9 +774,12 @@ def _eager_handler(primitive: Any, args: Sequence[Any], params: dict[str, Any]) 
     if generation != _eager_generation:
         _eager_cache.clear()
         _eager_generation = generation
-    key = ((primitive, params_key, avals, placements, _environ_get(_PARTITIONER_VARIABLE))
-           if params_key is not None else None)
-    compiled = _eager_cache.get(key) if key is not None else None
+    key = (primitive, params_key, avals, placements) if params_key is not None else None
+    entry = _eager_cache.get(key) if key is not None else None
+    compiled = None
+    if entry is not None and (entry[1] is _ANY_PARTITIONER or entry[1] == _environ_get(_PARTITIONER_VARIABLE)):
+        compiled = entry[0]
+    partitioner = _environ_get(_PARTITIONER_VARIABLE) if compiled is None else None
     if compiled is None:
         def run(*xs: Any) -> Any:
             out = primitive.bind(*xs, **params)
@@ -774,7 +788,7 @@ def _eager_handler(primitive: Any, args: Sequence[Any], params: dict[str, Any]) 
         specs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type, sharding=p) for a, p in zip(avals, placements)]
         compiled = Wrapped(run, keep_unused=True).trace(*specs).lower().compile()
         if key is not None:
-            _eager_cache[key] = compiled
+            _eager_cache[key] = _fast_entry(compiled, partitioner)
     out = compiled._call_flat(list(args))
     return list(out) if primitive.multiple_results else [out]
 
