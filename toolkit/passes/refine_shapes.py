@@ -259,7 +259,7 @@ class _Refiner:
         try:
             shapes = rules.infer_shapes(op, types, self.constant)
         except ShapeError as error:
-            raise PassFailure(str(error), op) from None
+            raise PassFailure(str(error) + diagnostics.context(op, self.constant), op) from None
         if shapes is None:
             inferred = rules.infer_with_cxx(op) if op.name.startswith(("stablehlo.", "chlo.")) else None
             if inferred is None:
@@ -273,7 +273,7 @@ class _Refiner:
         try:
             new_type = with_shape(value.type, shape)
         except ShapeError as error:
-            raise PassFailure(f"'{op.name}' op {error}", op) from None
+            raise PassFailure(f"'{op.name}' op {error}" + diagnostics.context(op, self.constant), op) from None
         if new_type is None or not self._users_accept_new_types(value):
             return False
         value.set_type(new_type)

@@ -8,6 +8,7 @@ Example::
 
     describe_op(op)        # "'stablehlo.custom_call' @stablehlo.dynamic_reduce_window at cumsum (x.py:3:4)"
     describe_operands(op, constant)  # "#0: tensor<?x5xf32>, #2: tensor<2xi32> = [3, 1], ..."
+    context(op, constant)  # " [in 'stablehlo.add' at x.py:3:4 with operands #0: ..., #1: ...]"
 """
 
 from __future__ import annotations
@@ -19,6 +20,8 @@ from jaxlib.mlir import ir
 
 #: Large constant operands are shown up to this many elements.
 _SHOWN_ELEMENTS = 16
+#: Ops with many operands (concatenate) show this many.
+_SHOWN_OPERANDS = 8
 
 
 def _operation(op_like) -> ir.Operation:
@@ -54,11 +57,11 @@ def describe_value(value: ir.Value, constant: Callable[[ir.Value], np.ndarray | 
     text = str(value.type)
     array = constant(value)
     if array is not None:
-        flat = np.asarray(array).reshape(-1)
-        shown = flat[:_SHOWN_ELEMENTS].tolist()
-        body = str(shown if np.ndim(array) else flat[0].item())
-        if flat.size > _SHOWN_ELEMENTS:
-            body = body[:-1] + ", ...]"
+        array = np.asarray(array)
+        if array.size <= _SHOWN_ELEMENTS:
+            body = str(array.tolist())
+        else:
+            body = str(array.reshape(-1)[:_SHOWN_ELEMENTS].tolist())[:-1] + ", ...]"
         return f"{text} = {body}"
     owner = value.owner
     if isinstance(owner, (ir.Operation, ir.OpView)):
@@ -73,3 +76,13 @@ def describe_operands(op: ir.Operation, constant: Callable[[ir.Value], np.ndarra
     operands = list(op.operands)
     chosen = range(len(operands)) if indices is None else indices
     return ", ".join(f"#{i}: {describe_value(operands[i], constant)}" for i in chosen if i < len(operands))
+
+
+def context(op: ir.Operation, constant: Callable[[ir.Value], np.ndarray | None]) -> str:
+    """`` [in <op> with operands ...]``: appended to a verifier-style message about ``op``."""
+    op = _operation(op)
+    count = len(op.operands)
+    shown = describe_operands(op, constant, range(min(count, _SHOWN_OPERANDS)))
+    if count > _SHOWN_OPERANDS:
+        shown = f"{shown}, ... ({count} operands)"
+    return f" [in {describe_op(op)} with operands {shown or 'none'}]"

@@ -29,6 +29,7 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from toolkit.passes.pass_base import PassFailure, record_statistic
+from toolkit.passes.refine import diagnostics
 from toolkit.passes.refine.interface import Refinement
 from toolkit.passes.refine.rules import shape_of
 
@@ -70,7 +71,8 @@ def _to_reshape(refinement: Refinement, op: ir.Operation) -> None:
     if source is not None and all(d >= 0 for d in source) and \
             int(np.prod(source, dtype=np.int64)) != int(np.prod(target, dtype=np.int64)):
         raise PassFailure(f"number of output elements ({int(np.prod(target, dtype=np.int64))}) doesn't match "
-                          f"expected number of elements ({int(np.prod(source, dtype=np.int64))})", op)
+                          f"expected number of elements ({int(np.prod(source, dtype=np.int64))})"
+                          + diagnostics.context(op, refinement.constant), op)
     replace_op(op, "stablehlo.reshape", [op.operands[0]], {})
 
 
