@@ -10,17 +10,23 @@ arithmetic on ``tensor<i32>``/``tensor<i64>`` values, dynamic ops
 ``real_dynamic_slice``, ``dynamic_pad``, ``dynamic_gather``, ``dynamic_conv``),
 ``func.call``s with dimension arguments (what ``jax.export`` writes:
 ``@main`` calling ``@_wrapped_jax_export_main`` with the dimension variables
-first, marked ``jax.global_constant``) and ``custom_call @shape_assertion``.
+first, marked ``jax.global_constant``), ``stablehlo.composite``s with dynamic
+decompositions, custom calls with shape operands (``indices_of_shape_operands``),
+JAX's ``stablehlo.dynamic_*`` custom calls and ``custom_call @shape_assertion``.
 
 After (``mode=jax``, the default): every value has a static type; dimension
-arithmetic is folded to constants; dynamic ops are replaced by their static
-forms; each callee is specialized per distinct (constant dimension arguments,
-argument types) key — a clone per key, the dimension arguments substituted
-and removed from its signature; shape assertions are checked and erased (a
+arithmetic is folded to constants; dynamic ops and JAX's dynamic custom calls
+are replaced by their static forms (:mod:`.refine.dynamic_ops`,
+:mod:`.refine.custom_calls`) and custom calls lose their shape operands;
+each callee (and composite decomposition) is specialized per distinct
+(constant dimension arguments, argument types) key — a clone per key, the
+dimension arguments substituted and removed from its signature; shape
+assertions are checked and erased (a
 false one fails the pass with its own ``error_message``, ``{N}`` placeholders
 filled with the values of its operands); function types and ``func.return``s
 match. With ``validate-static-shapes=true`` any remaining dynamic shape fails
-the pass, naming the op.
+the pass, naming the op where refinement stopped, its location and the values
+of its operands (:mod:`.refine.diagnostics`).
 
 ``mode=stablehlo`` mirrors StableHLO's C++ ``stablehlo-refine-shapes``: dynamic
 ops keep their names (only their result types are refined), a callee reached
