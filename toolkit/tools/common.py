@@ -331,9 +331,10 @@ def parse_module(data: bytes | str, name: str, context: Any) -> Any:
     from jaxlib.mlir import ir
 
     from toolkit.ir.serialization import read_module
+    from toolkit.ir.diagnostics import attach_diagnostic_handler
 
     collector = DiagnosticCollector()
-    handler = context.attach_diagnostic_handler(collector)
+    handler = attach_diagnostic_handler(context, collector)
     try:
         return read_module(data, context)
     except ir.MLIRError as error:

@@ -64,6 +64,7 @@ def _process_chunk(text: str | bytes, first_line: int, args: argparse.Namespace,
     from jaxlib.mlir import ir
 
     from toolkit.ir.context import make_context
+    from toolkit.ir.diagnostics import attach_diagnostic_handler
     from toolkit.ir.serialization import read_module, write_module
     from toolkit.passes import PipelineError
 
@@ -71,7 +72,7 @@ def _process_chunk(text: str | bytes, first_line: int, args: argparse.Namespace,
     context.allow_unregistered_dialects = args.allow_unregistered_dialect
     collector = DiagnosticCollector()
     verify = args.verify_diagnostics
-    handler = context.attach_diagnostic_handler(collector)
+    handler = attach_diagnostic_handler(context, collector)
     module = None
     failed_message = None
     try:

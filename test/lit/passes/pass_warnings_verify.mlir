@@ -7,7 +7,6 @@
 // Python-emitted warnings reach toolkit-opt only once it attaches its
 // collector with toolkit.ir.diagnostics.attach_diagnostic_handler (the CLI
 // side of issue 10); remove this line then:
-// XFAIL: *
 
 // CHECK: error: expected warning "this add could be a multiply" was not produced
 
