@@ -4,9 +4,8 @@
 // An expected warning that is not produced fails the run:
 // RUN: not toolkit-opt %s --load-pass-plugin=%inputs/pass_safety_plugin.py --verify-diagnostics 2>&1 | filecheck %s
 
-// Python-emitted warnings reach toolkit-opt only once it attaches its
-// collector with toolkit.ir.diagnostics.attach_diagnostic_handler (the CLI
-// side of issue 10); remove this line then:
+// Python-emitted warnings reach toolkit-opt because it attaches its collector
+// with toolkit.ir.diagnostics.attach_diagnostic_handler.
 
 // CHECK: error: expected warning "this add could be a multiply" was not produced
 
