@@ -40,22 +40,27 @@ def test_corrupted_bytecode_does_not_hang():
     assert not result.bad, result.summary()
 
 
-@pytest.mark.xfail(strict=True, reason="Shardy's propagation CHECK-fails (SIGABRT) once funcs are vhlo.func_v1")
-def test_sdy_propagation_after_vhlo_legalization(worker):
-    answer = worker.pipeline(_read("sdy-propagation-after-vhlo.mlir").decode(),
-                             "builtin.module(stablehlo-legalize-to-vhlo, sdy-propagation-pipeline)")
-    assert answer["status"] not in ("crash", "hang", "exception"), answer
+# Shardy's propagation aborts or segfaults on these; toolkit/passes/preconditions.py refuses them first.
+SDY_CASES = [
+    ("sdy-propagation-after-vhlo.mlir", "builtin.module(stablehlo-legalize-to-vhlo, sdy-propagation-pipeline)",
+     "VHLO ops"),
+    ("sdy-propagation-recursive-call.mlir", "builtin.module(sdy-propagation-pipeline)", "recursive"),
+    ("sdy-propagation-empty-module.mlir", "builtin.module(sdy-propagation-pipeline)", "no public func.func"),
+    ("sdy-propagation-call-to-declaration.mlir", "builtin.module(sdy-propagation-pipeline)", "without a body"),
+]
 
 
-@pytest.mark.xfail(strict=True, reason="Shardy's propagation segfaults on a recursive func.call")
-def test_sdy_propagation_on_recursive_call(worker):
-    answer = worker.pipeline(_read("sdy-propagation-recursive-call.mlir").decode(),
-                             "builtin.module(sdy-propagation-pipeline)")
-    assert answer["status"] not in ("crash", "hang", "exception"), answer
+@pytest.mark.parametrize("name,pipeline,reason", SDY_CASES, ids=[c[0] for c in SDY_CASES])
+def test_sdy_propagation_is_refused_cleanly(worker, name, pipeline, reason):
+    answer = worker.pipeline(_read(name).decode(), pipeline)
+    assert answer["status"] == "pipeline-error", answer
+    assert "pass 'sdy-propagation-pipeline' cannot run on this module" in answer["message"], answer
+    assert reason in answer["message"], answer
 
 
-@pytest.mark.xfail(strict=True, reason="Shardy's propagation CHECK-fails (SIGABRT) on a module without functions")
-def test_sdy_propagation_on_an_empty_module(worker):
-    answer = worker.pipeline(_read("sdy-propagation-empty-module.mlir").decode(),
-                             "builtin.module(sdy-propagation-pipeline)")
-    assert answer["status"] not in ("crash", "hang", "exception"), answer
+@pytest.mark.parametrize("name,pipeline,reason", SDY_CASES, ids=[c[0] for c in SDY_CASES])
+def test_sdy_propagation_refusal_is_one_clean_line(worker, name, pipeline, reason):
+    result = worker.opt(_read(name), ["{input}", f"--pass-pipeline={pipeline}"])
+    assert result.outcome == "clean-error" and result.exit == 1, result.summary()
+    assert len(result.stderr.strip().splitlines()) == 1, result.summary()
+    assert reason in result.stderr, result.summary()

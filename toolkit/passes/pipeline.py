@@ -30,7 +30,7 @@ from jaxlib.mlir import ir, passmanager
 
 from toolkit.ir import diagnostics as ir_diagnostics
 from toolkit.ir.rewriting import dangling_operands, describe_op, keep_alive_forever
-from toolkit.passes import registry
+from toolkit.passes import preconditions, registry
 from toolkit.passes.pass_base import (
     FailureSite,
     Pass,
@@ -392,6 +392,8 @@ class _Run:
         self.errors: list[str] = []
         self.verify = True
         self.verification_failed = False
+        # (pass name, reason) of a C++ pass refused before it ran (toolkit.passes.preconditions).
+        self.precondition_failure: tuple[str, str] | None = None
 
     def capture(self, diagnostic: Any) -> bool:
         if diagnostic.severity != ir.DiagnosticSeverity.ERROR:
@@ -419,8 +421,16 @@ class _Run:
             self.stream.write(f"// -----// IR Dump {header} {label} //----- //\n{text}\n")
             self.stream.flush()
 
-    def before(self, label: str, op: ir.Operation) -> None:
+    def before(self, label: str, op: ir.Operation, pass_handle: Any = None,
+               pass_names: Sequence[str] = ()) -> None:
         self.current = label
+        if pass_names:
+            # A C++ pass that would abort or segfault on this module is refused before it runs.
+            refused = preconditions.check(pass_names, op)
+            if refused is not None:
+                self.precondition_failure = refused
+                pass_handle.signal_pass_failure()
+                return
         self.statistics = Counter()
         wants_after = self.print_after(label)
         if self.print_before(label) or wants_after:
@@ -549,6 +559,13 @@ def _source_files(instance: Pass) -> tuple[str, ...]:
         return ()
 
 
+def _pass_names(element: Element) -> list[str]:
+    """The names of every pass in ``element`` (nested pipelines included)."""
+    if isinstance(element, PassElement):
+        return [element.name]
+    return [name for child in element.elements for name in _pass_names(child)]
+
+
 def _verify_policy(element: Element) -> str:
     if isinstance(element, PassElement) and element.python_pass is not None:
         instance = element.python_pass
@@ -637,7 +654,8 @@ class Pipeline:
             for element in self.elements:
                 label = str(element)
                 policy = _verify_policy(element)
-                pm.add(lambda o, _p, label=label: run.before(label, o.operation),
+                checked = tuple(n for n in _pass_names(element) if n in preconditions.PRECONDITIONS)
+                pm.add(lambda o, p, label=label, checked=checked: run.before(label, o.operation, p, checked),
                        name="toolkit-probe", argument="toolkit-probe")
                 self._add_element(pm, run, element, ())
                 pm.add(lambda o, p, label=label, policy=policy: run.after(label, o.operation, p, policy),
@@ -663,6 +681,9 @@ class Pipeline:
 
     def _failure(self, run: _Run, op: ir.Operation, error: ir.MLIRError) -> PipelineError:
         label = run.current or "<pipeline>"
+        if run.precondition_failure is not None:
+            name, reason = run.precondition_failure
+            return PipelineError(f"pass '{name}' cannot run on this module: {reason}")
         if run.python_error is not None:
             _, cause, summary = run.python_error
             failure = PipelineError(f"pass '{label}' failed: {summary}")
