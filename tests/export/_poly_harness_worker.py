@@ -1,8 +1,8 @@
 """Runs cases of JAX's shape-polymorphism harness corpus through toolkit, in a subprocess.
 
 Used by ``test_jax_poly_harness.py``, which starts several of these so a case
-that crashes the process fails alone. Reads case names on the command line,
-prints one JSON line per event on stdout::
+that crashes the process fails alone. Reads case names on the command line
+(``--other-size-cases``/``--refinement-cases`` name those that also get those checks), prints one JSON line per event on stdout::
 
     {"start": NAME}                          before a case (so a crash is blamed on it)
     {"name": NAME, "stored": ..., "other_size": ..., "refinement": ...}
@@ -304,12 +304,13 @@ CHECKS = {"stored": check_stored, "other_size": check_other_size, "refinement": 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--checks", default="stored,other_size", help="comma-separated: " + ",".join(CHECKS))
+    parser.add_argument("--other-size-cases", default="", help="comma-separated cases that also get `other_size`")
     parser.add_argument("--refinement-cases", default="", help="comma-separated cases that also get `refinement`")
     parser.add_argument("names", nargs="*")
     args = parser.parse_args(argv)
-    checks = [c for c in args.checks.split(",") if c]
-    refinement_cases = set(filter(None, args.refinement_cases.split(",")))
+    wanted_cases = {"stored": None,  # every case
+                    "other_size": set(filter(None, args.other_size_cases.split(","))),
+                    "refinement": set(filter(None, args.refinement_cases.split(",")))}
     entries = {entry["name"]: entry for entry in corpus_common.read_manifest(str(CORPUS))["cases"]}
     out = sys.stdout
     for name in args.names:
@@ -320,7 +321,7 @@ def main(argv: list[str] | None = None) -> int:
             blob = _load_blob(entry)
             arrays = corpus_common.load_case_arrays(str(CORPUS), entry)
             for check in CHECKS:
-                wanted = check in checks and (check != "refinement" or name in refinement_cases)
+                wanted = wanted_cases[check] is None or name in wanted_cases[check]
                 record[check] = CHECKS[check](entry, blob, arrays) if wanted else None
         except Exception as error:  # noqa: BLE001 - a bug in the harness itself still names the case
             record["harness_error"] = _message(error) + " " + traceback.format_exc(limit=3).replace("\n", " | ")

@@ -9,7 +9,8 @@ are rerun. Three checks per case (see the worker's docstring):
 * ``test_stored_run`` — toolkit's results at the stored sizes equal JAX's;
 * ``test_other_size`` — at other values of the dimension variables toolkit
   agrees with JAX (when jax is importable) on which sizes are valid and on
-  the results;
+  the results: one case of every harness group and every third case, or all
+  2,024 with ``TOOLKIT_HARNESS_ALL_SIZES=1`` (``scripts/corpus.sh``);
 * ``test_refinement_as_static_as_cxx`` — for one case of every harness group,
   ``toolkit-opt`` with ``toolkit-bind-shapes`` + ``toolkit-refine-shapes`` gives
   the ``@main`` signature jaxlib's C++ refinement gives, and a module as static.
@@ -52,14 +53,20 @@ _first_of_group: dict[str, str] = {}
 for _entry in _manifest_cases():
     _first_of_group.setdefault(_entry["group"], _entry["name"])
 REFINEMENT_SAMPLE = sorted(_first_of_group.values())
+# Other sizes cost two more compilations per case (toolkit's and JAX's); the quick suite checks every
+# harness group and every third case, TOOLKIT_HARNESS_ALL_SIZES=1 checks all of them.
+ALL_SIZES = os.environ.get("TOOLKIT_HARNESS_ALL_SIZES", "") not in ("", "0")
+OTHER_SIZE_CASES = CASES if ALL_SIZES else sorted(
+    set(_first_of_group.values()) | {name for index, name in enumerate(CASES) if index % 3 == 0})
 
 
-def _run_chunk(names: list[str], refinement_cases: set[str]) -> dict[str, dict]:
+def _run_chunk(names: list[str], other_size_cases: set[str], refinement_cases: set[str]) -> dict[str, dict]:
     """Results of ``names`` from worker processes; a crash or hang is blamed on its case, the rest rerun."""
     results: dict[str, dict] = {}
     pending = list(names)
     while pending:
-        command = [sys.executable, str(WORKER), "--checks", "stored,other_size,refinement",
+        command = [sys.executable, str(WORKER),
+                   "--other-size-cases", ",".join(sorted(other_size_cases & set(pending))),
                    "--refinement-cases", ",".join(sorted(refinement_cases & set(pending))), *pending]
         timeout = CHUNK_TIMEOUT_BASE_SECONDS + CHUNK_TIMEOUT_PER_CASE_SECONDS * len(pending)
         try:
@@ -108,11 +115,12 @@ def harness_results(request: pytest.FixtureRequest) -> dict[str, dict]:
     wanted = _selected_names(request.session)
     selected = [name for name in CASES if name in wanted]
     workers = max(1, min(os.cpu_count() or 1, 4))
-    chunk_count = max(1, min(len(selected), 4 * workers))
+    chunk_count = max(1, min(len(selected), 2 * workers))  # each worker imports toolkit and jax once
     chunks = [selected[i::chunk_count] for i in range(chunk_count)]
     results: dict[str, dict] = {}
     with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        for partial in pool.map(lambda chunk: _run_chunk(chunk, set(REFINEMENT_SAMPLE)), chunks):
+        for partial in pool.map(lambda chunk: _run_chunk(chunk, set(OTHER_SIZE_CASES), set(REFINEMENT_SAMPLE)),
+                                chunks):
             results.update(partial)
     _print_summary(results)
     return results
@@ -146,7 +154,7 @@ def test_stored_run(name: str, harness_results: dict[str, dict]) -> None:
     assert outcome["ok"], f"{name}: {outcome['message']}"
 
 
-@pytest.mark.parametrize("name", CASES)
+@pytest.mark.parametrize("name", OTHER_SIZE_CASES)
 def test_other_size(name: str, harness_results: dict[str, dict]) -> None:
     outcome = _outcome(harness_results, name, "other_size")
     assert outcome["ok"], f"{name}: {outcome['message']}"
