@@ -500,3 +500,16 @@ def test_docstring_examples():
     import doctest
 
     assert doctest.testmod(sp).failed == 0
+
+
+def test_jit_of_two_scopes_explains_the_scopes_not_the_sizes():
+    # "sizes b and b differ" was the message: both scopes print the same variable.
+    import toolkit
+    from toolkit.core.avals import ShapeDtypeStruct
+
+    first, second = symbolic_shape("b"), symbolic_shape("b")
+    with pytest.raises(ValueError, match=r"Invalid mixing of symbolic scopes when broadcasting shapes") as info:
+        toolkit.jit(lambda x, y: x + y).trace(ShapeDtypeStruct(first, np.float32),
+                                              ShapeDtypeStruct(second, np.float32))
+    assert str(info.value).count("created at") == 2
+    assert "differ" not in str(info.value)

@@ -1203,6 +1203,16 @@ def _geq_decision(e1: DimSize, e2: DimSize, describe: Callable[[], str]) -> bool
 # ---------------------------------------------------------------------------
 
 
+def check_same_scope(d1: DimSize, d2: DimSize, when: str) -> None:
+    """``ValueError`` explaining both scopes if ``d1`` and ``d2`` are expressions of different scopes.
+
+    Two scopes usually print the same variables, so shape errors such as
+    "sizes b and b differ" call this first to say what is really wrong.
+    """
+    if isinstance(d1, DimExpr) and isinstance(d2, DimExpr):
+        d1._scope._check_same_scope(d2, when)
+
+
 def is_symbolic_dim(d: Any) -> bool:
     """True iff ``d`` is a :class:`DimExpr`."""
     return isinstance(d, DimExpr)

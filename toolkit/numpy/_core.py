@@ -7,7 +7,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from toolkit.core import dtypes
+from toolkit.core import dtypes, shape_poly
 from toolkit.core.tracing import Tracer
 from toolkit.lax import elementwise as ew
 from toolkit.lax import structural as st
@@ -128,6 +128,7 @@ def broadcast_shapes(*shapes: Sequence[Any]) -> tuple:
             if size == 1:
                 size = d
             elif d != size:
+                shape_poly.check_same_scope(size, d, f"when broadcasting shapes {tuple(tuple(x) for x in shapes)}")
                 raise ValueError(f"shapes {tuple(tuple(x) for x in shapes)} cannot be broadcast together: "
                                  f"sizes {size} and {d} differ at dimension {axis}")
         result.append(size)
