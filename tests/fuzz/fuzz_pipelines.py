@@ -37,8 +37,17 @@ NESTABLE_CXX = ["cse", "canonicalize", "sccp", "loop-invariant-code-motion", "st
 @functools.lru_cache(maxsize=None)
 def passes() -> tuple[Any, ...]:
     from toolkit.passes import list_passes
+    from toolkit.passes.registry import lookup_python_pass
 
-    return tuple(info for info in list_passes() if "cannot load" not in info.description)
+    def toolkit_pass(info: Any) -> bool:
+        # Test files register passes of their own (test-diag-chatty, ...) when pytest collects them;
+        # the worker process does not know those.
+        if info.kind != "python":
+            return True
+        cls = lookup_python_pass(info.name)
+        return cls is not None and cls.__module__.startswith("toolkit.")
+
+    return tuple(info for info in list_passes() if "cannot load" not in info.description and toolkit_pass(info))
 
 
 def _option_value(pass_name: str, option: str, type_text: str, default: str, rng: Any) -> str | None:

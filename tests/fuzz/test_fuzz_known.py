@@ -1,9 +1,10 @@
-"""Crashes and hangs the fuzzers found that are not fixed yet: one strict xfail per report.
+"""Crashes and hangs the fuzzers found: one test per report, reproducers in ``tests/fuzz/known/``.
 
-Each reproducer is in ``tests/fuzz/known/``. When a fix lands the test
-XPASSes, which fails the suite on purpose: remove the ``xfail`` mark (and,
-for a pass, its entry in ``test_fuzz_pipelines.KNOWN_CRASHING``) so that it
-stays fixed.
+A report that is not fixed yet is a strict xfail: when its fix lands the test
+XPASSes, which fails the suite on purpose: then remove the ``xfail`` mark
+(and, for a pass, its entry in ``test_fuzz_pipelines.KNOWN_CRASHING``) so
+that it stays fixed. Every report below is fixed: each input now ends in one
+clean error line (exit 1).
 """
 
 from __future__ import annotations
@@ -22,22 +23,39 @@ def _read(name: str) -> bytes:
         return f.read()
 
 
-@pytest.mark.xfail(strict=True, reason="jaxlib's MLIR bytecode reader segfaults on this corrupted bytecode; "
-                                       "toolkit-opt reads binary input in-process (toolkit/ir/serialization.py)")
-def test_corrupted_bytecode_does_not_crash(worker):
-    result = worker.opt(_read("bytecode-reader-segfault.mlirbc"), ["{input}"], filename="in.mlirbc")
-    assert not result.bad, result.summary()
+# jaxlib's bytecode / VHLO readers crash or hang on these; toolkit-opt reads binary input in a
+# forked child first (toolkit/ir/serialization.py probe_untrusted_binary): exit 1, one line.
+CRASHING_BINARIES = [
+    ("bytecode-reader-segfault.mlirbc", "cannot read MLIR bytecode: the reader crashed (SIGSEGV)"),
+    ("vhlo-reader-segfault.mlir.bc", "cannot read the StableHLO portable artifact: the reader crashed (SIGSEGV)"),
+    ("vhlo-reader-segfault-2.mlirbc", "cannot read the StableHLO portable artifact: the reader crashed (SIGSEGV)"),
+]
+HANGING_BINARIES = ["bytecode-reader-hang.mlirbc", "bytecode-reader-hang-2.mlirbc"]
 
 
-@pytest.mark.xfail(strict=True, reason="jaxlib's MLIR bytecode reader never returns on this 154-byte module "
-                                       "(one byte of a lit chunk's bytecode changed)")
-def test_corrupted_bytecode_does_not_hang():
-    short = fuzz_worker.Worker(timeout=5.0)
+@pytest.mark.parametrize("name,message", CRASHING_BINARIES, ids=[c[0] for c in CRASHING_BINARIES])
+def test_corrupted_bytecode_does_not_crash(worker, name, message):
+    result = worker.opt(_read(name), ["{input}"], filename=name)
+    assert result.outcome == "clean-error" and result.exit == 1, result.summary()
+    assert len(result.stderr.strip().splitlines()) == 1 and message in result.stderr, result.summary()
+
+
+@pytest.mark.parametrize("name", HANGING_BINARIES)
+def test_corrupted_bytecode_does_not_hang(monkeypatch, name):
+    monkeypatch.setenv("TOOLKIT_UNTRUSTED_READ_TIMEOUT", "1")
+    short = fuzz_worker.Worker(timeout=15.0)
     try:
-        result = short.opt(_read("bytecode-reader-hang.mlirbc"), ["{input}"], filename="in.mlirbc")
+        result = short.opt(_read(name), ["{input}"], filename=name)
     finally:
         short.close()
-    assert not result.bad, result.summary()
+    assert result.outcome == "clean-error" and result.exit == 1, result.summary()
+    assert "the reader did not finish within 1 s" in result.stderr, result.summary()
+
+
+def test_corrupted_bytecode_in_a_real_process():
+    name, message = CRASHING_BINARIES[0]
+    result = fuzz_worker.run_real_opt(_read(name), ["{input}"], filename=name)
+    assert result.outcome == "clean-error" and result.exit == 1 and message in result.stderr, result.summary()
 
 
 # Shardy's propagation aborts or segfaults on these; toolkit/passes/preconditions.py refuses them first.

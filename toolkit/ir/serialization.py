@@ -8,12 +8,25 @@ Example::
 
     module = read_module(open("f.mlirbc", "rb").read(), context)
     data = write_module(module, "vhlo", target_version="1.15.0")
+
+Untrusted binary input: jaxlib's bytecode and VHLO readers are not hardened;
+some corrupted files make them segfault, never return, or silently corrupt
+the heap. ``read_module(data, context, untrusted=True)`` (what the command
+lines use) first reads binary data in a forked child process
+(:func:`probe_untrusted_binary`) and raises :class:`UnreadableInputError`
+when the child dies of a signal or does not finish within
+``TOOLKIT_UNTRUSTED_READ_TIMEOUT`` seconds (default 10, plus 1 s per MB);
+only data the child read (or rejected with a clean parse error) is then
+read in-process. Text is always read in-process.
 """
 
 from __future__ import annotations
 
 import io
+import os
 import re
+import signal
+import time
 from typing import Literal
 
 from jaxlib.mlir import ir
@@ -102,13 +115,157 @@ def load_quant_dialect(context: ir.Context) -> None:
     stablehlo.deserialize_portable_artifact(context, _empty_artifact)
 
 
-def read_module(data: bytes | str, context: ir.Context) -> ir.Module:
+class UnreadableInputError(ValueError):
+    """Reading untrusted binary input crashed or hung the reader (in the probe's child process)."""
+
+
+#: Seconds the child of :func:`probe_untrusted_binary` may take (plus 1 s per MB); env TOOLKIT_UNTRUSTED_READ_TIMEOUT.
+DEFAULT_UNTRUSTED_READ_TIMEOUT = 10.0
+
+
+def untrusted_read_timeout(size: int = 0) -> float:
+    """The time limit for reading ``size`` bytes of untrusted binary input out of process."""
+    try:
+        base = float(os.environ.get("TOOLKIT_UNTRUSTED_READ_TIMEOUT", "") or DEFAULT_UNTRUSTED_READ_TIMEOUT)
+    except ValueError:
+        base = DEFAULT_UNTRUSTED_READ_TIMEOUT
+    return max(base, 0.1) + size / 1e6
+
+
+def _probe_child(data: bytes) -> int:
+    """In the forked child: read ``data`` in a fresh context; 0 read, 1 a clean parse error. Never returns."""
+    code = 3
+    try:
+        import faulthandler
+
+        # A crash must kill the child quietly: the parent reports it on one line.
+        faulthandler.disable()
+        for number in (signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGFPE, signal.SIGILL):
+            signal.signal(number, signal.SIG_DFL)
+        try:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        except (ImportError, ValueError, OSError):
+            pass
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 1)
+        os.dup2(devnull, 2)
+        from toolkit.ir.context import make_context
+
+        context = make_context()
+        context.attach_diagnostic_handler(lambda diagnostic: True)
+        try:
+            module = read_module(data, context)
+        except Exception:  # noqa: BLE001 - a clean error; the parent reads again for the message
+            code = 1
+        else:
+            # Free everything now: glibc notices a heap the reader corrupted when it is freed.
+            del module
+            code = 0
+        del context  # (no gc.collect(): it would touch, and copy, every page of the parent's heap)
+    except BaseException:  # noqa: BLE001 - never return into the parent's code
+        pass
+    finally:
+        os._exit(code)
+
+
+def _wait_for(pid: int, timeout: float) -> int | None:
+    """The wait status of child ``pid``, or None when it has not exited within ``timeout`` seconds."""
+    deadline = time.monotonic() + timeout
+    pidfd = None
+    if hasattr(os, "pidfd_open"):
+        try:
+            pidfd = os.pidfd_open(pid)
+        except OSError:
+            pidfd = None
+    try:
+        delay = 0.0005
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done == pid:
+                return status
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return None
+            if pidfd is not None:
+                import select
+
+                select.select([pidfd], [], [], remaining)
+            else:
+                time.sleep(min(delay, remaining))
+                delay = min(delay * 2, 0.05)
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
+
+
+def probe_untrusted_binary(data: bytes, *, timeout: float | None = None) -> None:
+    """Read the binary module ``data`` in a forked child first; raise if that crashes or hangs.
+
+    Returns when the child read ``data`` or rejected it with a clean error
+    (the caller then reads it in-process and gets the same module or error).
+    Raises :class:`UnreadableInputError` when the child died of a signal or
+    did not finish within ``timeout`` seconds (default
+    :func:`untrusted_read_timeout`; the child is killed). Does nothing where
+    ``os.fork`` does not exist.
+
+    The child only parses (in a fresh context) and leaves with ``os._exit``:
+    safe to fork from a process with other threads (a PJRT client).
+    """
+    if not hasattr(os, "fork"):
+        return
+    kind = detect_format(data)
+    what = "the StableHLO portable artifact" if kind == "vhlo" else "MLIR bytecode"
+    limit = untrusted_read_timeout(len(data)) if timeout is None else timeout
+    import sys
+    import warnings
+
+    for stream in (sys.stdout, sys.stderr):  # the child must not flush the parent's buffers
+        try:
+            stream.flush()
+        except (AttributeError, ValueError, OSError):
+            pass
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # "use of fork() may lead to deadlocks"
+        pid = os.fork()
+    if pid == 0:
+        _probe_child(bytes(data))
+    status = _wait_for(pid, limit)
+    if status is None:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        os.waitpid(pid, 0)
+        raise UnreadableInputError(f"cannot read {what}: the reader did not finish within {limit:.3g} s "
+                                   "(the file is probably corrupted; TOOLKIT_UNTRUSTED_READ_TIMEOUT sets the limit)")
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        raise UnreadableInputError(f"cannot read {what}: the reader crashed ({name}); the file is corrupted")
+    code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
+    if code not in (0, 1):
+        raise UnreadableInputError(f"cannot read {what}: the reader failed unexpectedly (exit status {code})")
+
+
+def read_module(data: bytes | str, context: ir.Context, *, untrusted: bool = False) -> ir.Module:
     """Parse ``data`` (any supported format) in ``context``.
 
     Raises ``ir.MLIRError`` for text the parser rejects (its diagnostics name
     the line) and ``ValueError`` for bad binary data (for portable artifacts,
     see :func:`deserialize_portable_artifact`).
+
+    ``untrusted=True``: binary data (bytecode, VHLO) is read in a forked
+    child first (:func:`probe_untrusted_binary`), so that a file that would
+    crash or hang jaxlib's reader raises :class:`UnreadableInputError` (a
+    ``ValueError``) instead. The command-line tools pass it.
     """
+    if untrusted and isinstance(data, (bytes, bytearray, memoryview)) and detect_format(bytes(data)) != "text":
+        probe_untrusted_binary(bytes(data))
     if isinstance(data, str):
         if "!quant." in data:
             load_quant_dialect(context)

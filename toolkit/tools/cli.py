@@ -47,10 +47,20 @@ def _deserialize(blob: bytes, path: str) -> Any:
     """The ``Exported`` in ``blob``, or :class:`InputError` naming ``path``."""
     from toolkit.export import deserialize
 
+    from toolkit.ir.serialization import BYTECODE_MAGIC, probe_untrusted_binary
+
     try:
-        return deserialize(blob)
+        exp = deserialize(blob)
     except (ValueError, TypeError, IndexError, KeyError) as error:  # what a damaged flatbuffer raises
         raise InputError(f"{input_name(path)}: error: {error}") from None
+    module = exp.mlir_module_serialized
+    if module.startswith(BYTECODE_MAGIC):
+        # inspect, diff and mlir read the embedded module in-process: read it in a child first.
+        try:
+            probe_untrusted_binary(bytes(module))
+        except ValueError as error:
+            raise InputError(f"{input_name(path)}: error: mlir_module_serialized: {error}") from None
+    return exp
 
 
 def _load(path: str) -> Any:

@@ -326,7 +326,9 @@ def parse_module(data: bytes | str, name: str, context: Any) -> Any:
     """Parse ``data`` (text, bytecode or VHLO) in ``context``, or raise :class:`InputError` naming ``name``.
 
     Parser diagnostics become ``name:line:col: error: ...`` lines instead of
-    being printed by MLIR's default handler.
+    being printed by MLIR's default handler. Binary input is untrusted: it is
+    read in a forked child first (``read_module(..., untrusted=True)``), so a
+    file that crashes or hangs jaxlib's reader is an :class:`InputError` too.
     """
     from jaxlib.mlir import ir
 
@@ -336,7 +338,7 @@ def parse_module(data: bytes | str, name: str, context: Any) -> Any:
     collector = DiagnosticCollector()
     handler = attach_diagnostic_handler(context, collector)
     try:
-        return read_module(data, context)
+        return read_module(data, context, untrusted=True)  # binary input: read in a child first
     except ir.MLIRError as error:
         collector.add_error(error)
         lines = [format_diagnostic(name, d) for d in collector.diagnostics]

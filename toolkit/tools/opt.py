@@ -77,7 +77,7 @@ def _process_chunk(text: str | bytes, first_line: int, args: argparse.Namespace,
     failed_message = None
     try:
         try:
-            module = read_module(text, context)
+            module = read_module(text, context, untrusted=True)  # binary: read in a child first
         except ir.MLIRError as error:
             collector.add_error(error)
             failed_message = "parse"

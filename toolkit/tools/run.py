@@ -116,7 +116,7 @@ def _evaluate_inputs(source: bytes | str) -> list[np.ndarray]:
     from toolkit.runtime import standalone
 
     context = make_context()
-    module = read_module(source, context)
+    module = read_module(source, context)  # run_program read (and probed) it already
     with context:
         main = lookup_function(module, "main").operation
         inputs = lookup_function(module, "inputs").operation
