@@ -15,9 +15,12 @@ the heap. ``read_module(data, context, untrusted=True)`` (what the command
 lines use) first reads binary data in a forked child process
 (:func:`probe_untrusted_binary`) and raises :class:`UnreadableInputError`
 when the child dies of a signal or does not finish within
-``TOOLKIT_UNTRUSTED_READ_TIMEOUT`` seconds (default 10, plus 1 s per MB);
-only data the child read (or rejected with a clean parse error) is then
-read in-process. Text is always read in-process.
+``TOOLKIT_UNTRUSTED_READ_TIMEOUT`` seconds (default 10, plus 1 s per MB).
+Otherwise the child sends back its clean error message, or the module
+re-written as bytecode by MLIR's writer, which this process parses: the
+untrusted bytes themselves are never parsed in-process (a file that corrupts
+the heap without crashing corrupts only the child's). Text is always read
+in-process.
 """
 
 from __future__ import annotations
@@ -132,8 +135,13 @@ def untrusted_read_timeout(size: int = 0) -> float:
     return max(base, 0.1) + size / 1e6
 
 
-def _probe_child(data: bytes) -> int:
-    """In the forked child: read ``data`` in a fresh context; 0 read, 1 a clean parse error. Never returns."""
+def _probe_child(data: bytes, out: int, allow_unregistered: bool) -> None:
+    """In the forked child: read ``data`` in a fresh context and answer on ``out``. Never returns.
+
+    Answers ``OK`` + the module re-written as MLIR bytecode, ``ER`` + the
+    clean error message, or ``IN`` (read, but it cannot be re-written: the
+    parent reads ``data`` itself).
+    """
     code = 3
     try:
         import faulthandler
@@ -154,16 +162,26 @@ def _probe_child(data: bytes) -> int:
         from toolkit.ir.context import make_context
 
         context = make_context()
+        context.allow_unregistered_dialects = allow_unregistered
         context.attach_diagnostic_handler(lambda diagnostic: True)
         try:
             module = read_module(data, context)
-        except Exception:  # noqa: BLE001 - a clean error; the parent reads again for the message
-            code = 1
+        except Exception as error:  # noqa: BLE001 - a clean error: its message goes to the parent
+            answer = b"ER" + str(error).encode("utf-8", "replace")
         else:
+            try:
+                buffer = io.BytesIO()
+                module.operation.write_bytecode(buffer)
+                answer = b"OK" + buffer.getvalue()
+            except Exception:  # noqa: BLE001
+                answer = b"IN"
             # Free everything now: glibc notices a heap the reader corrupted when it is freed.
             del module
-            code = 0
         del context  # (no gc.collect(): it would touch, and copy, every page of the parent's heap)
+        view = memoryview(answer)
+        while view:
+            view = view[os.write(out, view):]
+        code = 0
     except BaseException:  # noqa: BLE001 - never return into the parent's code
         pass
     finally:
@@ -200,24 +218,12 @@ def _wait_for(pid: int, timeout: float) -> int | None:
             os.close(pidfd)
 
 
-def probe_untrusted_binary(data: bytes, *, timeout: float | None = None) -> None:
-    """Read the binary module ``data`` in a forked child first; raise if that crashes or hangs.
-
-    Returns when the child read ``data`` or rejected it with a clean error
-    (the caller then reads it in-process and gets the same module or error).
-    Raises :class:`UnreadableInputError` when the child died of a signal or
-    did not finish within ``timeout`` seconds (default
-    :func:`untrusted_read_timeout`; the child is killed). Does nothing where
-    ``os.fork`` does not exist.
-
-    The child only parses (in a fresh context) and leaves with ``os._exit``:
-    safe to fork from a process with other threads (a PJRT client).
-    """
-    if not hasattr(os, "fork"):
-        return
+def _read_in_child(data: bytes, allow_unregistered: bool, timeout: float | None) -> bytes:
+    """Fork a child that reads ``data``; its answer (see :func:`_probe_child`), or UnreadableInputError."""
     kind = detect_format(data)
     what = "the StableHLO portable artifact" if kind == "vhlo" else "MLIR bytecode"
     limit = untrusted_read_timeout(len(data)) if timeout is None else timeout
+    import select
     import sys
     import warnings
 
@@ -226,12 +232,34 @@ def probe_untrusted_binary(data: bytes, *, timeout: float | None = None) -> None
             stream.flush()
         except (AttributeError, ValueError, OSError):
             pass
+    read_end, write_end = os.pipe()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # "use of fork() may lead to deadlocks"
         pid = os.fork()
     if pid == 0:
-        _probe_child(bytes(data))
-    status = _wait_for(pid, limit)
+        os.close(read_end)
+        _probe_child(bytes(data), write_end, allow_unregistered)
+    os.close(write_end)
+    deadline = time.monotonic() + limit
+    chunks: list[bytes] = []
+    timed_out = False
+    try:
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                timed_out = True
+                break
+            ready, _, _ = select.select([read_end], [], [], remaining)
+            if not ready:
+                timed_out = True
+                break
+            chunk = os.read(read_end, 1 << 20)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(read_end)
+    status = None if timed_out else _wait_for(pid, max(deadline - time.monotonic(), 0.5))
     if status is None:
         try:
             os.kill(pid, signal.SIGKILL)
@@ -247,9 +275,43 @@ def probe_untrusted_binary(data: bytes, *, timeout: float | None = None) -> None
         except ValueError:
             name = f"signal {number}"
         raise UnreadableInputError(f"cannot read {what}: the reader crashed ({name}); the file is corrupted")
+    answer = b"".join(chunks)
     code = os.WEXITSTATUS(status) if os.WIFEXITED(status) else -1
-    if code not in (0, 1):
+    if code != 0 or answer[:2] not in (b"OK", b"ER", b"IN"):
         raise UnreadableInputError(f"cannot read {what}: the reader failed unexpectedly (exit status {code})")
+    return answer
+
+
+def probe_untrusted_binary(data: bytes, *, timeout: float | None = None) -> None:
+    """Read the binary module ``data`` in a forked child; raise if that crashes or hangs.
+
+    Returns when the child read ``data`` or rejected it with a clean error.
+    Raises :class:`UnreadableInputError` when the child died of a signal or
+    did not finish within ``timeout`` seconds (default
+    :func:`untrusted_read_timeout`; the child is killed). Does nothing where
+    ``os.fork`` does not exist.
+
+    The child only parses (in a fresh context) and leaves with ``os._exit``:
+    safe to fork from a process with other threads (a PJRT client).
+    """
+    if hasattr(os, "fork"):
+        _read_in_child(bytes(data), False, timeout)
+
+
+def _read_untrusted_binary(data: bytes, context: ir.Context) -> ir.Module | None:
+    """The module in binary ``data``, read without parsing ``data`` in this process (None: read it here)."""
+    answer = _read_in_child(data, bool(context.allow_unregistered_dialects), None)
+    if answer[:2] == b"ER":
+        raise ValueError(answer[2:].decode("utf-8", "replace"))
+    if answer[:2] == b"IN":
+        return None
+    # Bytecode MLIR's own writer made from the module: not the untrusted bytes.
+    load_quant_dialect(context)
+    with context:
+        try:
+            return ir.Module.parse(answer[2:])
+        except ir.MLIRError as error:
+            raise ValueError(f"cannot read the MLIR bytecode: {error}") from None
 
 
 def read_module(data: bytes | str, context: ir.Context, *, untrusted: bool = False) -> ir.Module:
@@ -260,12 +322,16 @@ def read_module(data: bytes | str, context: ir.Context, *, untrusted: bool = Fal
     see :func:`deserialize_portable_artifact`).
 
     ``untrusted=True``: binary data (bytecode, VHLO) is read in a forked
-    child first (:func:`probe_untrusted_binary`), so that a file that would
-    crash or hang jaxlib's reader raises :class:`UnreadableInputError` (a
-    ``ValueError``) instead. The command-line tools pass it.
+    child, so that a file that would crash or hang jaxlib's reader raises
+    :class:`UnreadableInputError` (a ``ValueError``) instead; this process
+    parses only the child's re-written bytecode (see the module docstring).
+    The command-line tools pass it.
     """
-    if untrusted and isinstance(data, (bytes, bytearray, memoryview)) and detect_format(bytes(data)) != "text":
-        probe_untrusted_binary(bytes(data))
+    if untrusted and hasattr(os, "fork") and isinstance(data, (bytes, bytearray, memoryview)) \
+            and detect_format(bytes(data)) != "text":
+        module = _read_untrusted_binary(bytes(data), context)
+        if module is not None:
+            return module
     if isinstance(data, str):
         if "!quant." in data:
             load_quant_dialect(context)
