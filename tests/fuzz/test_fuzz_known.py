@@ -52,6 +52,14 @@ def test_corrupted_bytecode_does_not_hang(monkeypatch, name):
     assert "the reader did not finish within 1 s" in result.stderr, result.summary()
 
 
+def test_heap_corrupting_artifact_does_not_crash_the_worker(worker):
+    """This artifact corrupts the heap of the process reading it (the standing run, seed 2024, found it after
+    the probe landed: the child read it without crashing and the worker, reading it again, died later)."""
+    for _ in range(3):
+        result = worker.opt(_read("vhlo-reader-heap-corruption.mlirbc"), ["-", "-mlir-print-op-generic"])
+        assert not result.bad, result.summary()
+
+
 def test_corrupted_bytecode_in_a_real_process():
     name, message = CRASHING_BINARIES[0]
     result = fuzz_worker.run_real_opt(_read(name), ["{input}"], filename=name)
