@@ -24,6 +24,9 @@ sdy-propagation-pipeline   no recursion in the ``func.call`` graph              
 sdy-propagation-pipeline,  every ``func.call`` calls a ``func.func`` with a body          SIGSEGV
 sdy-close-shardings,       (not a declaration)
 sdy-lift-inlined-meshes
+stablehlo-legalize-to-      every ``bitcast_convert`` that changes the element width has   SIGABRT ("LLVM
+linalg                     a static result                                                ERROR: could not
+                                                                                          reify")
 =========================  ============================================================  ==================
 
 ``sdy-close-shardings`` and ``sdy-lift-inlined-meshes`` ran cleanly on the
@@ -185,11 +188,50 @@ def calls_have_bodies(module: ir.Operation) -> str | None:
     return None
 
 
+def _element_width(type_: ir.Type) -> int | None:
+    if not isinstance(type_, ir.ShapedType):
+        return None
+    element = type_.element_type
+    for kind in (ir.IntegerType, ir.FloatType):
+        if isinstance(element, kind):
+            return element.width
+    return None
+
+
+def bitcasts_reifiable(module: ir.Operation) -> str | None:
+    """Every ``stablehlo.bitcast_convert`` that changes the element width has a static result shape.
+
+    stablehlo-legalize-to-linalg cannot compute (reify) the result shape of such a bitcast
+    and aborts with ``LLVM ERROR: could not reify``.
+    """
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> bool:
+        if op.name != "stablehlo.bitcast_convert" or len(op.operands) != 1 or len(op.results) != 1:
+            return False
+        result_type = op.results[0].type
+        source_width, result_width = _element_width(op.operands[0].type), _element_width(result_type)
+        static = isinstance(result_type, ir.RankedTensorType) and result_type.has_static_shape
+        if source_width is not None and result_width is not None and source_width != result_width \
+                and not static:
+            found.append(op)
+            return True
+        return False
+
+    _walk(module, visit)
+    if found:
+        op = found[0]
+        return (f"a stablehlo.bitcast_convert at {op.location} changes the element width "
+                f"({op.operands[0].type} -> {op.results[0].type}) into a dynamic shape; refine its shape first")
+    return None
+
+
 #: pass name -> the preconditions checked before it runs, in order.
 PRECONDITIONS: dict[str, tuple[Check, ...]] = {
     "sdy-propagation-pipeline": (no_vhlo_ops, has_entry_function, no_recursive_calls, calls_have_bodies),
     "sdy-close-shardings": (calls_have_bodies,),
     "sdy-lift-inlined-meshes": (calls_have_bodies,),
+    "stablehlo-legalize-to-linalg": (bitcasts_reifiable,),
 }
 
 
