@@ -99,3 +99,12 @@ def test_legalize_to_linalg_is_refused_cleanly(worker):
     assert answer["status"] == "pipeline-error", answer
     assert "pass 'stablehlo-legalize-to-linalg' cannot run on this module" in answer["message"], answer
     assert "changes the element width" in answer["message"], answer
+
+
+def test_deserialize_error_with_a_newline_in_the_data_is_one_line():
+    # A shape string holding "\n" (standing run, seed 7) made a two-line error message.
+    import toolkit.export
+
+    with pytest.raises(ValueError, match=r"cannot parse shape \(\\n,10,10,10\)") as info:
+        toolkit.export.deserialize(_read("export-newline-in-shape.bin"))
+    assert len(str(info.value).splitlines()) == 1

@@ -764,14 +764,14 @@ def deserialize(blob: bytes | bytearray | memoryview) -> Exported:
         _verify_structure(data, root)
         return _read_exported(reader, fb.Exported.GetRootAs(data, 0), depth=0)
     except _Corrupt as e:
-        raise ValueError(f"Not a serialized Exported: {e}.") from None
+        raise ValueError(f"Not a serialized Exported: {_printable(str(e))}.") from None
     except (IndexError, struct.error, UnicodeDecodeError, OverflowError, RecursionError, KeyError, MemoryError,
             TypeError, AttributeError, ValueError) as e:
         # What flatbuffers' unchecked reader raises when offsets point nowhere.
         if isinstance(e, ValueError) and str(e).startswith("Not a serialized Exported"):
             raise
         raise ValueError(f"Not a serialized Exported: corrupted or truncated data "
-                         f"({type(e).__name__}: {e}).") from None
+                         f"({type(e).__name__}: {_printable(str(e))}).") from None
 
 
 def _decode(raw: Any, what: str) -> str:
@@ -950,6 +950,13 @@ def _read_aval(reader: _Reader, aval: Any) -> ShapedArray:
 
 _INT_DIM = re.compile(r"[0-9]+\Z")
 _MAX_DIM = 2**63 - 1  # MLIR dimensions are int64
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters escaped (``\\n``), so an error naming bad data stays one line."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _short(text: str, limit: int = 120) -> str:
