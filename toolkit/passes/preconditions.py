@@ -17,13 +17,14 @@ seen to crash them.
 pass                       precondition                                                   crash otherwise
 =========================  ============================================================  ==================
 sdy-propagation-pipeline   no ``vhlo.*`` ops (e.g. after ``stablehlo-legalize-to-vhlo``)  SIGABRT (CHECK)
-sdy-propagation-pipeline   an entry point: a public ``func.func @main``, or exactly one   SIGABRT (CHECK
-                           public ``func.func``                                           "Failed to lookup
+sdy-propagation-pipeline   an entry point: a public ``func.func @main``, or a module of   SIGABRT (CHECK
+                           exactly one ``func.func``                                      "Failed to lookup
                                                                                           function: main")
 sdy-propagation-pipeline   no recursion in the ``func.call`` graph                        SIGSEGV
 sdy-propagation-pipeline,  every ``func.call`` calls a ``func.func`` with a body          SIGSEGV
 sdy-close-shardings,       (not a declaration)
 sdy-lift-inlined-meshes
+stablehlo-refine-shapes    every ``reduce_scatter`` has non-empty replica groups         SIGFPE
 stablehlo-legalize-to-      every ``bitcast_convert`` that changes the element width has   SIGABRT ("LLVM
 linalg                     a static result                                                ERROR: could not
                                                                                           reify")
@@ -114,17 +115,20 @@ def no_vhlo_ops(module: ir.Operation) -> str | None:
 
 
 def has_entry_function(module: ir.Operation) -> str | None:
-    """A public ``func.func @main``, or exactly one public ``func.func`` (what Shardy takes as the entry point)."""
+    """A public ``func.func @main``, or a module of exactly one ``func.func`` (what Shardy takes as the entry point).
+
+    One public function beside private ones is not enough: Shardy then looks up ``@main`` and aborts.
+    """
     functions = _functions(module)
     public = [name for name, func in functions.items() if _is_public(func)]
-    if "main" in public or len(public) == 1:
+    if "main" in public or (len(functions) == 1 and len(public) == 1):
         return None
     if "main" in functions:
-        return "its func.func @main is not public (Shardy needs a public @main or a single public function)"
+        return "its func.func @main is not public (Shardy needs a public @main or a single function)"
     if not public:
         return "it has no public func.func (Shardy needs a public func.func @main)"
-    return (f"it has {len(public)} public functions and none is @main "
-            "(Shardy needs a public func.func @main or a single public function)")
+    return (f"it has {len(functions)} functions and none is a public @main "
+            "(Shardy needs a public func.func @main or a single function)")
 
 
 def _call_graph(module: ir.Operation) -> tuple[dict[str, ir.Operation], dict[str, list[str]]]:
@@ -226,12 +230,36 @@ def bitcasts_reifiable(module: ir.Operation) -> str | None:
     return None
 
 
+def reduce_scatters_have_groups(module: ir.Operation) -> str | None:
+    """Every ``stablehlo.reduce_scatter`` has non-empty replica groups.
+
+    The C++ ``stablehlo-refine-shapes`` divides the scattered dimension by the group size and dies
+    of SIGFPE when the groups are empty (``dense<0> : tensor<1x0xi64>``).
+    """
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> bool:
+        if op.name == "stablehlo.reduce_scatter" and "replica_groups" in op.attributes:
+            groups = op.attributes["replica_groups"]
+            shape = groups.type.shape if isinstance(groups, ir.DenseElementsAttr) else None
+            if shape is not None and (len(shape) != 2 or 0 in shape):
+                found.append(op)
+                return True
+        return False
+
+    _walk(module, visit)
+    if found:
+        return f"the stablehlo.reduce_scatter at {found[0].location} has empty replica groups"
+    return None
+
+
 #: pass name -> the preconditions checked before it runs, in order.
 PRECONDITIONS: dict[str, tuple[Check, ...]] = {
     "sdy-propagation-pipeline": (no_vhlo_ops, has_entry_function, no_recursive_calls, calls_have_bodies),
     "sdy-close-shardings": (calls_have_bodies,),
     "sdy-lift-inlined-meshes": (calls_have_bodies,),
     "stablehlo-legalize-to-linalg": (bitcasts_reifiable,),
+    "stablehlo-refine-shapes": (reduce_scatters_have_groups,),
 }
 
 

@@ -58,10 +58,21 @@ func.func private @main(%x: tensor<2xf32>) -> tensor<2xf32> {
 }
 
 // -----
-// CHECK: error: pass 'sdy-propagation-pipeline' cannot run on this module: it has 2 public functions and none is @main
+// CHECK: error: pass 'sdy-propagation-pipeline' cannot run on this module: it has 2 functions and none is a public @main
 func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
   return %x : tensor<2xf32>
 }
 func.func @g(%x: tensor<2xf32>) -> tensor<2xf32> {
+  return %x : tensor<2xf32>
+}
+
+// -----
+// One public function beside a private one: Shardy still looks up @main (standing fuzz run, seed 7).
+// CHECK: error: pass 'sdy-propagation-pipeline' cannot run on this module: it has 2 functions and none is a public @main
+func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %0 = call @helper(%x) : (tensor<2xf32>) -> tensor<2xf32>
+  return %0 : tensor<2xf32>
+}
+func.func private @helper(%x: tensor<2xf32>) -> tensor<2xf32> {
   return %x : tensor<2xf32>
 }
