@@ -42,10 +42,14 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared" / "corpora" / "jax_poly_harness"
 sys.path.insert(0, str(CORPUS))
+sys.path.insert(0, str(REPO / "tests"))  # the shared refinement oracle
+
+from _refinement_oracle import bind_arguments, dynamic_leftovers, jaxlib_refine, main_signature  # noqa: E402
 
 import corpus_common  # noqa: E402  (the corpus's own jax-free helpers)
 
 import toolkit.export as texport  # noqa: E402
+from jaxlib.mlir import ir  # noqa: E402
 from toolkit.core import tree_util  # noqa: E402
 from toolkit.export import symbolic_shape  # noqa: E402
 
@@ -193,8 +197,6 @@ def check_other_size(entry: dict, blob: bytearray, arrays: dict) -> dict:
 
 def _main_types(module_text: str, entry: dict, inputs: list) -> tuple[list[str], str]:
     """The static argument types of ``@main`` for ``inputs`` (leading token/platform arguments kept)."""
-    from jaxlib.mlir import ir
-
     from toolkit.ir.context import make_context
 
     with make_context(), ir.Location.unknown():
@@ -212,73 +214,19 @@ def _main_types(module_text: str, entry: dict, inputs: list) -> tuple[list[str],
     return types, module_text
 
 
-# StableHLO ops whose shapes come from operands (dynamic_slice/dynamic_update_slice are static ops).
-DYNAMIC_OPS = frozenset({
-    "stablehlo.dynamic_broadcast_in_dim", "stablehlo.dynamic_reshape", "stablehlo.dynamic_iota",
-    "stablehlo.real_dynamic_slice", "stablehlo.dynamic_pad", "stablehlo.dynamic_gather", "stablehlo.dynamic_conv",
-})
-
-
-def _signature_and_static(text: str) -> tuple[str, bool]:
-    """``@main``'s type, and whether the module is static: static types, no dynamic op forms, no
-    shape assertions, no custom call with shape operands."""
-    from jaxlib.mlir import ir
-
-    from toolkit.ir.context import make_context
-
-    with make_context():
-        module = ir.Module.parse(text)
-        signature = None
-        static = True
-        for op in module.body.operations:
-            op = op.operation
-            if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main":
-                signature = str(ir.TypeAttr(op.attributes["function_type"]).value)
-
-        def visit(op):
-            nonlocal static
-            for result in op.results:
-                if isinstance(result.type, ir.ShapedType) and not (
-                        isinstance(result.type, ir.RankedTensorType) and result.type.has_static_shape):
-                    static = False
-            if op.name in DYNAMIC_OPS:
-                static = False
-            if op.name == "stablehlo.custom_call":
-                target = ir.StringAttr(op.attributes["call_target_name"]).value
-                if target == "shape_assertion" or target.startswith("stablehlo.dynamic_") or \
-                        "indices_of_shape_operands" in op.attributes:
-                    static = False
-            return ir.WalkResult.ADVANCE
-
-        module.operation.walk(visit)
-    return signature or "", static
-
-
-def _cxx_refined(module_text: str, types: list[str]) -> str:
-    from jaxlib import _jax
-    from jaxlib.mlir import ir, passmanager
-
-    from toolkit.ir.context import make_context
-
-    with make_context():
-        module = ir.Module.parse(module_text)
-        passmanager.PassManager.parse(
-            "builtin.module(stablehlo-refine-arguments{types=" + ",".join(types) + "})").run(module.operation)
-        buffer = io.BytesIO()
-        module.operation.write_bytecode(buffer)
-        return str(ir.Module.parse(_jax.mlir.refine_polymorphic_shapes(
-            buffer.getvalue(), enable_shape_assertions=True, validate_static_shapes=True)))
-
-
 def check_refinement(entry: dict, blob: bytearray, arrays: dict) -> dict:
+    from toolkit.ir.context import make_context
     from toolkit.tools import opt
 
     run = entry["runs"][0]
     inputs = corpus_common.run_arrays(arrays, run["prefix"], "in", run["n_in"])
     exported = texport.deserialize(blob)
     types, text = _main_types(exported.mlir_module(), entry, inputs)
+    kept_types = types[len(types) - len(entry["module_kept_var_idx"]):]
     try:
-        theirs = _signature_and_static(_cxx_refined(text, types))
+        with make_context():
+            theirs = jaxlib_refine(bind_arguments(text, kept_types))
+            their_signature, their_leftovers = main_signature(theirs), dynamic_leftovers(theirs)
     except Exception as error:  # noqa: BLE001 - the oracle cannot refine it: nothing to compare
         return {"ok": True, "message": f"C++ refinement fails: {_message(error)}"}
     with tempfile.TemporaryDirectory() as directory:
@@ -290,12 +238,14 @@ def check_refinement(entry: dict, blob: bytearray, arrays: dict) -> dict:
             status = opt.main([str(source), f"--pass-pipeline={pipeline}", "-o", str(target)])
         if status != 0:
             return {"ok": False, "message": f"toolkit-opt exit {status}: {stderr.getvalue().strip()[:600]}"}
-        ours = _signature_and_static(target.read_text())
+        with make_context():
+            ours = ir.Module.parse(target.read_text())
+            our_signature, our_leftovers = main_signature(ours), dynamic_leftovers(ours)
     problems = []
-    if ours[0] != theirs[0]:
-        problems.append(f"@main {ours[0]} but C++ gives {theirs[0]}")
-    if theirs[1] and not ours[1]:
-        problems.append("dynamic shapes or shape assertions remain where C++ refinement is static")
+    if our_signature != their_signature:
+        problems.append(f"@main {our_signature} but C++ gives {their_signature}")
+    if our_leftovers and not their_leftovers:
+        problems.append(f"not static where C++ refinement is: {', '.join(our_leftovers[:5])}")
     return {"ok": not problems, "message": "; ".join(problems)}
 
 

@@ -13,18 +13,17 @@ when compiled and run on XLA CPU.
 
 from __future__ import annotations
 
-import io
 import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
-from jaxlib import _jax  # noqa: F401  (oracle only: refine_polymorphic_shapes)
-from jaxlib.mlir import ir, passmanager
+from jaxlib.mlir import ir
 
 from toolkit.ir.context import make_context
 from toolkit.passes import run_pipeline
 from toolkit.runtime import standalone
+from _refinement_oracle import bind_arguments, dynamic_leftovers, jaxlib_refine, main_signature
 
 CORPUS = Path(__file__).parents[2] / ".." / "shared" / "corpora" / "jax_poly_harness"
 
@@ -95,38 +94,16 @@ def _module_and_inputs(name: str) -> tuple[str, list[str], list[np.ndarray], lis
     return exported.mlir_module(), [_tensor_type(a) for a in kept], kept, outputs, entry
 
 
-def _bound(text: str, types: list[str]) -> ir.Module:
-    module = ir.Module.parse(text)
-    main = next(op for op in module.body.operations
-                if op.operation.name == "func.func" and ir.StringAttr(op.operation.attributes["sym_name"]).value == "main")
-    arguments = main.regions[0].blocks[0].arguments
-    leading = [str(arguments[i].type) for i in range(len(arguments) - len(types))]  # tokens, if any
-    passmanager.PassManager.parse(
-        "builtin.module(stablehlo-refine-arguments{types=" + ",".join(leading + types) + "})").run(module.operation)
-    return module
-
-
 def _ours(text: str, types: list[str]) -> ir.Module:
     with make_context():
-        module = _bound(text, types)
+        module = bind_arguments(text, types)
     run_pipeline(module, "builtin.module(toolkit-refine-shapes)")
     return module
 
 
 def _cxx(text: str, types: list[str]) -> ir.Module:
     with make_context():
-        module = _bound(text, types)
-        buffer = io.BytesIO()
-        module.operation.write_bytecode(buffer)
-        return ir.Module.parse(_jax.mlir.refine_polymorphic_shapes(
-            buffer.getvalue(), enable_shape_assertions=True, validate_static_shapes=True))
-
-
-def _main_signature(module: ir.Module) -> str:
-    for op in module.body.operations:
-        if op.operation.name == "func.func" and ir.StringAttr(op.operation.attributes["sym_name"]).value == "main":
-            return str(ir.TypeAttr(op.operation.attributes["function_type"]).value)
-    raise AssertionError("no @main")
+        return jaxlib_refine(bind_arguments(text, types))
 
 
 def _custom_calls(module: ir.Module) -> set[str]:
@@ -145,41 +122,13 @@ def _custom_calls(module: ir.Module) -> set[str]:
     return found
 
 
-#: Ops whose result shape comes from an operand (dynamic_slice/dynamic_update_slice are static-shaped).
-_DYNAMIC_SHAPE_OPS = frozenset(f"stablehlo.{name}" for name in (
-    "dynamic_broadcast_in_dim", "dynamic_reshape", "dynamic_iota", "dynamic_pad", "dynamic_gather",
-    "dynamic_conv", "real_dynamic_slice"))
-
-
-def _dynamic_leftovers(module: ir.Module) -> list[str]:
-    problems = []
-
-    def visit(op):
-        for result in op.results:
-            if isinstance(result.type, ir.ShapedType) and not (
-                    isinstance(result.type, ir.RankedTensorType) and result.type.has_static_shape):
-                problems.append(f"dynamic result of {op.name}")
-        if op.name in _DYNAMIC_SHAPE_OPS:
-            problems.append(op.name)
-        if op.name == "stablehlo.custom_call":
-            target = ir.StringAttr(op.attributes["call_target_name"]).value
-            if target.startswith("stablehlo.dynamic_") or target == "shape_assertion":
-                problems.append(f"custom_call @{target}")
-            if "indices_of_shape_operands" in op.attributes:
-                problems.append(f"custom_call @{target} keeps its shape operands")
-        return ir.WalkResult.ADVANCE
-
-    module.operation.walk(visit)
-    return problems
-
-
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_as_static_as_cxx_and_runs(name):
     text, types, inputs, outputs, entry = _module_and_inputs(name)
     ours = _ours(text, types)
     theirs = _cxx(text, types)
-    assert _main_signature(ours) == _main_signature(theirs), CASES[name]
-    assert _dynamic_leftovers(ours) == [], CASES[name]
+    assert main_signature(ours) == main_signature(theirs), CASES[name]
+    assert dynamic_leftovers(ours) == [], CASES[name]
     assert _custom_calls(ours) == _custom_calls(theirs), CASES[name]
     executable = standalone.compile_module(str(ours))
     got = standalone.execute(executable, inputs)
