@@ -34,8 +34,8 @@ class Array:
         self._impl = impl
         self.aval = aval
         self._sharding = sharding
-        # Committed arrays were placed explicitly; jit runs where they are.
-        self._committed = committed
+        # Committed arrays were placed explicitly; jit runs where they are. So are explicitly sharded ones.
+        self._committed = committed or aval.sharding is not None
 
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
@@ -161,17 +161,21 @@ def device_put(x: Any, device_or_sharding: Any = None) -> Any:
     """Put ``x`` (a pytree of arrays) on a device or lay it out by a sharding.
 
     ``device_or_sharding`` is a device from ``toolkit.devices()``, a
-    ``toolkit.shard`` sharding, ``None`` for the default device, or a pytree
-    prefix of ``x`` holding those.
+    ``toolkit.shard`` sharding, a ``PartitionSpec`` (under ``toolkit.set_mesh``),
+    ``None`` for the default device, or a pytree prefix of ``x`` holding those.
+    On a mesh with Explicit axes the sharding becomes part of the array's type
+    (``toolkit.typeof(x)`` prints ``float32[8@x,4]``).
     """
     from toolkit.core import tree_util
-    from toolkit.shard import Sharding
+    from toolkit.shard import PartitionSpec, Sharding
+    from toolkit.shard.resolve import resolve_sharding
     leaves, tree = tree_util.tree_flatten(x)
-    if device_or_sharding is None or isinstance(device_or_sharding, (Sharding, runtime_client.Device)):
+    kinds = (Sharding, PartitionSpec, runtime_client.Device)
+    if device_or_sharding is None or isinstance(device_or_sharding, kinds):
         targets = [device_or_sharding] * len(leaves)
     else:
-        targets = tree_util.broadcast_prefix(
-            device_or_sharding, x, is_leaf=lambda t: t is None or isinstance(t, (Sharding, runtime_client.Device)))
+        targets = tree_util.broadcast_prefix(device_or_sharding, x, is_leaf=lambda t: t is None or isinstance(t, kinds))
+    targets = [resolve_sharding(t, "device_put") if isinstance(t, PartitionSpec) else t for t in targets]
     return tree_util.tree_unflatten(tree, [_put_one(leaf, t) for leaf, t in zip(leaves, targets)])
 
 
@@ -179,6 +183,8 @@ def _put_one(x: Any, target: Any) -> Array:
     from toolkit import shard
     from toolkit.shard import placement
     committed = target is not None
+    if target is None and isinstance(x, Array) and x.aval.sharding is not None:
+        return x  # explicitly sharded: stays as its type says
     if target is None:
         target = shard.SingleDeviceSharding(x.sharding._device_assignment[0]) if isinstance(x, Array) \
             else shard.SingleDeviceSharding(runtime_client.default_device())
@@ -193,6 +199,9 @@ def _put_one(x: Any, target: Any) -> Array:
     else:
         value, aval = _host_value(x)
     impl = placement.device_put_sharded(value, target, weak_type=aval.weak_type)
+    typed = shard.explicit.type_sharding(target, len(aval.shape))
+    if typed is not None or aval.sharding is not None:
+        aval = aval.update(sharding=typed)
     return Array(impl, aval, target, committed)
 
 

@@ -71,6 +71,8 @@ class ShardingPlan:
         self._out_spec = out_shardings_spec
         self._out_tree = out_tree
         self.committed = any(committed)
+        #: Per flat output: the concrete NamedSharding of an explicitly sharded output type, else None.
+        self.explicit_out_shardings: list[Any] | None = None
 
     # -- inputs ----------------------------------------------------------------
     def arg_sharding(self, i: int, aval: ShapedArray) -> Any:
@@ -102,8 +104,14 @@ class ShardingPlan:
 
     # -- outputs ---------------------------------------------------------------
     def _out_shardings_flat(self, count: int) -> list[Any]:
-        return _flatten_prefix(self._out_spec, self._out_tree, "out_shardings") if self._out_spec is not None \
+        flat = _flatten_prefix(self._out_spec, self._out_tree, "out_shardings") if self._out_spec is not None \
             else [None] * count
+        explicit = self.explicit_out_shardings
+        if explicit is not None:
+            # Outputs whose types are explicitly sharded are laid out as their types say.
+            # Requested out_shardings win (and retype the output, see out_shardings).
+            flat = [f if f is not None else e for f, e in zip(flat, explicit)]
+        return flat
 
     def annotated_out_shardings(self) -> list[Any]:
         if self.num_partitions == 1:
@@ -124,6 +132,13 @@ class ShardingPlan:
             sharding = flat[i]
             if sharding is None:
                 sharding = chosen[i] if chosen is not None else self._default_sharding()
+            elif aval.sharding is not None or self.explicit_out_shardings is not None:
+                # On Explicit axes a requested out_sharding is the output's type too (as JAX). Compiled hands
+                # its own list of output avals in, so they are retyped here.
+                from toolkit.core.sharding_rules import type_sharding
+                typed = type_sharding(sharding, aval.ndim)
+                if typed != aval.sharding and isinstance(out_avals, list):
+                    out_avals[i] = aval.update(sharding=typed)
             result.append(sharding)
         return result
 
@@ -133,9 +148,12 @@ def plan_shardings(traced: Any) -> ShardingPlan:
     wrapped = traced._wrapped
     in_tree = traced.in_tree
     from toolkit.shard import Sharding
+    from toolkit.shard.resolve import resolve_tree
     arg_shardings: list[Any] = [None] * in_tree.num_leaves
-    if wrapped.in_shardings is not None:
-        args_tree_prefix = wrapped.in_shardings
+    # Bare PartitionSpecs mean NamedShardings over the current mesh (toolkit.set_mesh).
+    in_shardings = resolve_tree(wrapped.in_shardings, "jit's in_shardings")
+    if in_shardings is not None:
+        args_tree_prefix = in_shardings
         if isinstance(args_tree_prefix, Sharding):
             arg_shardings = [args_tree_prefix] * in_tree.num_leaves
         else:
@@ -151,7 +169,7 @@ def plan_shardings(traced: Any) -> ShardingPlan:
             committed[i] = True
     explicit = [s for s in arg_shardings if s is not None]
     committed_args = [(traced.arg_paths[i], s) for i, s in enumerate(traced._arg_shardings) if s is not None]
-    if wrapped.in_shardings is None and committed_args:
+    if in_shardings is None and committed_args:
         first_path, first = committed_args[0]
         for path, s in committed_args[1:]:
             if set(s._device_assignment) != set(first._device_assignment):
@@ -159,10 +177,11 @@ def plan_shardings(traced: Any) -> ShardingPlan:
                     f"received incompatible devices for jitted computation {wrapped.name}: argument {first_path} is "
                     f"on devices {sorted(d.id for d in first._device_assignment)} and argument {path} on devices "
                     f"{sorted(d.id for d in s._device_assignment)}")
-    out_spec = wrapped.out_shardings
-    out_explicit = []
+    out_spec = resolve_tree(wrapped.out_shardings, "jit's out_shardings")
+    explicit_outs = _explicit_out_shardings(traced, arg_shardings, out_spec)
+    out_explicit = [s for s in explicit_outs or () if s is not None]
     if out_spec is not None:
-        out_explicit = [s for s in _flatten_prefix(out_spec, traced.out_tree, "out_shardings") if s is not None]
+        out_explicit += [s for s in _flatten_prefix(out_spec, traced.out_tree, "out_shardings") if s is not None]
     constraints = [(eqn.params["sharding"], eqn.inputs[0].aval.ndim) for eqn in traced.program.walk()
                    if eqn.primitive.name == "sharding_constraint"]
     constraint_shardings = [s for s, _ in constraints]
@@ -176,7 +195,27 @@ def plan_shardings(traced: Any) -> ShardingPlan:
                                  f"{[d.id for d in devices]} and {[d.id for d in s._device_assignment]}")
     else:
         devices = (runtime_client.default_device(),)
-    return ShardingPlan(devices, arg_shardings, out_spec, traced.out_tree, committed, constraints)
+    plan = ShardingPlan(devices, arg_shardings, out_spec, traced.out_tree, committed, constraints)
+    plan.explicit_out_shardings = explicit_outs
+    return plan
+
+
+def _explicit_out_shardings(traced: Any, arg_shardings: Sequence[Any], out_spec: Any) -> list[Any] | None:
+    """Per flat output, the concrete ``NamedSharding`` its explicitly sharded type asks for (None if untyped).
+
+    Inputs typed explicitly but given no sharding get theirs here too. None when nothing is typed.
+    """
+    out_avals = traced.program.out_avals
+    typed_in = [i for i, a in enumerate(traced.in_avals) if a.sharding is not None]
+    if not typed_in and all(a.sharding is None for a in out_avals):
+        return None
+    from toolkit.shard import NamedSharding
+    from toolkit.shard.explicit import concrete_sharding
+    meshes = [s.mesh for s in arg_shardings if isinstance(s, NamedSharding)]
+    for i in typed_in:
+        if arg_shardings[i] is None:
+            arg_shardings[i] = concrete_sharding(traced.in_avals[i].sharding, meshes)
+    return [None if a.sharding is None else concrete_sharding(a.sharding, meshes) for a in out_avals]
 
 
 def shardings_from_hlo(hlo_shardings: Sequence[Any] | None, devices: Sequence[Any],

@@ -84,12 +84,16 @@ class ShapedArray:
     Immutable and hashable: used as part of jit's cache keys.
     """
 
-    __slots__ = ("shape", "dtype", "weak_type", "_hash")
+    __slots__ = ("shape", "dtype", "weak_type", "sharding", "_hash")
 
-    def __init__(self, shape: Sequence[DimSize], dtype: Any, weak_type: bool = False):
+    def __init__(self, shape: Sequence[DimSize], dtype: Any, weak_type: bool = False, sharding: Any = None):
         self.shape = shape if type(shape) is tuple and all(type(d) is int for d in shape) else canonicalize_shape(shape)
         self.dtype = dtypes.canonicalize_dtype(dtype)
         self.weak_type = bool(weak_type)
+        #: None, or (explicit sharding, "sharding in types") a ``NamedSharding`` over an
+        #: ``AbstractMesh`` with Explicit axes whose spec has one entry per dimension
+        #: (see ``toolkit.core.sharding_rules``). jaxlib's device_put reads it too.
+        self.sharding = sharding
         self._hash = None
 
     @property
@@ -100,38 +104,71 @@ class ShapedArray:
     def size(self) -> DimSize:
         return shape_size(self.shape)
 
-    # jaxlib's device_put reads these two.
-    @property
-    def sharding(self) -> None:
-        return None
+    _NO_SHARDING = object()
 
     def update(self, shape: Sequence[DimSize] | None = None, dtype: Any = None,
-               weak_type: bool | None = None) -> "ShapedArray":
+               weak_type: bool | None = None, sharding: Any = _NO_SHARDING) -> "ShapedArray":
+        """A copy with the given fields replaced (``sharding=None`` drops an explicit sharding)."""
         return ShapedArray(self.shape if shape is None else shape,
                            self.dtype if dtype is None else dtype,
-                           self.weak_type if weak_type is None else weak_type)
+                           self.weak_type if weak_type is None else weak_type,
+                           self.sharding if sharding is ShapedArray._NO_SHARDING else sharding)
 
     def strip_weak_type(self) -> "ShapedArray":
-        return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False)
+        return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False, self.sharding)
 
     def __eq__(self, other: object) -> bool:
         return (type(other) is ShapedArray and self.shape == other.shape
-                and self.dtype == other.dtype and self.weak_type == other.weak_type)
+                and self.dtype == other.dtype and self.weak_type == other.weak_type
+                and self.sharding == other.sharding)
 
     def __hash__(self) -> int:
         h = self._hash
         if h is None:
-            h = self._hash = hash((self.shape, self.dtype, self.weak_type))
+            sharding = self.sharding
+            h = self._hash = hash((self.shape, self.dtype, self.weak_type) if sharding is None
+                                  else (self.shape, self.dtype, self.weak_type, sharding))
         return h
 
+    def _dims_text(self) -> str:
+        sharding = self.sharding
+        if sharding is None:
+            return format_shape(self.shape)
+        return format_sharded_shape(self.shape, sharding.spec)
+
     def str_short(self) -> str:
-        """``f32[2,3]``-style text, as in the traced program printout."""
-        return f"{short_dtype_name(self.dtype)}[{format_shape(self.shape)}]"
+        """``f32[2,3]``-style text (``f32[8@x,4]`` when explicitly sharded), as in the program printout."""
+        return f"{short_dtype_name(self.dtype)}[{self._dims_text()}]"
+
+    def __str__(self) -> str:
+        """JAX's ``str(jax.typeof(x))``: ``float32[8@x,4]``, ``~float32[]`` when weakly typed."""
+        weak = "~" if self.weak_type else ""
+        return f"{weak}{_long_dtype_name(self.dtype)}[{self._dims_text()}]"
 
     def __repr__(self) -> str:
         weak = ", weak_type=True" if self.weak_type else ""
-        name = "float0" if self.dtype == dtypes.float0 else self.dtype.name  # numpy calls float0 "void"
-        return f"ShapedArray({name}[{format_shape(self.shape)}]{weak})"
+        return f"ShapedArray({_long_dtype_name(self.dtype)}[{self._dims_text()}]{weak})"
+
+
+def _long_dtype_name(dtype: np.dtype) -> str:
+    return "float0" if dtype == dtypes.float0 else dtype.name  # numpy calls float0 "void"
+
+
+def _spec_entry_text(entry: Any) -> str:
+    if isinstance(entry, tuple):
+        return "(" + ",".join(str(n) for n in entry) + ")"
+    if repr(entry) == "UNCONSTRAINED":
+        return "?"
+    return str(entry)
+
+
+def format_sharded_shape(shape: Shape, spec: Sequence[Any]) -> str:
+    """``8@x,4``: each dimension followed by ``@`` and the mesh axes splitting it (JAX's type text)."""
+    parts = []
+    for i, d in enumerate(shape):
+        entry = spec[i] if i < len(spec) else None
+        parts.append(str(d) if entry is None else f"{d}@{_spec_entry_text(entry)}")
+    return ",".join(parts)
 
 
 _SHORT_NAMES = {
@@ -172,7 +209,10 @@ class ShapeDtypeStruct:
         return shape_size(self.shape)
 
     def to_aval(self) -> ShapedArray:
-        return ShapedArray(self.shape, self.dtype, self.weak_type)
+        if self.sharding is None:
+            return ShapedArray(self.shape, self.dtype, self.weak_type)
+        from toolkit.core.sharding_rules import type_sharding
+        return ShapedArray(self.shape, self.dtype, self.weak_type, type_sharding(self.sharding, len(self.shape)))
 
     def __eq__(self, other: object) -> bool:
         return (isinstance(other, ShapeDtypeStruct) and self.shape == other.shape

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from toolkit.core import sharding_rules
 from toolkit.core.avals import ShapedArray
 
 #: Every primitive by name; names are unique.
@@ -49,7 +50,14 @@ class Primitive:
 
     def abstract_eval(self, *avals: ShapedArray, **params: Any) -> list[ShapedArray]:
         out = self.shape_rule(*avals, **params)
-        return list(out) if self.multiple_results else [out]
+        outs = list(out) if self.multiple_results else [out]
+        # Explicit shardings (sharding in types): only when an input carries one, or out_sharding= asks.
+        for a in avals:
+            if getattr(a, "sharding", None) is not None:
+                return sharding_rules.apply_sharding_rules(self, avals, outs, params)
+        if sharding_rules._overrides and sharding_rules.needs_rules(avals, self):
+            return sharding_rules.apply_sharding_rules(self, avals, outs, params)
+        return outs
 
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive: staged into the program being traced, or run eagerly."""

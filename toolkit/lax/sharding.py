@@ -1,17 +1,24 @@
-"""``with_sharding_constraint``: fix the layout of an intermediate value under SPMD."""
+"""``with_sharding_constraint``: fix the layout of an intermediate value under SPMD.
+
+The same primitive serves ``toolkit.reshard``: on a mesh with Explicit axes
+its result's type is the constraint's sharding (see ``toolkit.shard.explicit``).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from toolkit.core import tree_util
+from toolkit.core import sharding_rules, tree_util
 from toolkit.core.avals import ShapedArray
 from toolkit.core.primitive import Primitive
 
 
 def _constraint_rule(x: ShapedArray, *, sharding: Any) -> ShapedArray:
     sharding.shard_shape(x.shape)  # raises a ValueError naming the dimension that does not fit
-    return x
+    typed = sharding_rules.type_sharding(sharding, len(x.shape))
+    if typed is None and x.sharding is None:
+        return x
+    return x.update(sharding=typed)
 
 
 sharding_constraint_p = Primitive("sharding_constraint", shape_rule=_constraint_rule)
@@ -20,20 +27,43 @@ sharding_constraint_p = Primitive("sharding_constraint", shape_rule=_constraint_
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     """``x`` (a pytree of arrays) constrained to ``shardings`` (one sharding or a matching pytree).
 
-    Inside ``jit`` this becomes a ``custom_call @Sharding`` carrying ``mhlo.sharding``, which XLA's
-    partitioner must respect; outside ``jit`` it is a ``device_put``.
+    Shardings may be bare ``PartitionSpec``s under ``toolkit.set_mesh``. Inside
+    ``jit`` this becomes a ``custom_call @Sharding`` carrying ``mhlo.sharding``
+    (or ``sdy.sharding_constraint``), which XLA's partitioner must respect;
+    outside ``jit`` it is a ``device_put``. On a value whose type is
+    explicitly sharded over an all-Explicit mesh it only asserts the sharding
+    (as in JAX): use ``toolkit.reshard`` to change it.
     """
     from toolkit.shard import Sharding
+    from toolkit.shard.resolve import is_sharding_leaf, resolve_sharding
     leaves, tree = tree_util.tree_flatten(x)
-    if isinstance(shardings, Sharding):
+    if is_sharding_leaf(shardings) and shardings is not None:
         per_leaf = [shardings] * len(leaves)
     else:
-        per_leaf, sharding_tree = tree_util.tree_flatten(shardings, is_leaf=lambda s: isinstance(s, Sharding))
+        per_leaf, sharding_tree = tree_util.tree_flatten(shardings, is_leaf=is_sharding_leaf)
         if sharding_tree != tree:
             raise ValueError(f"with_sharding_constraint: the shardings' structure {sharding_tree} does not match "
                              f"the value's {tree}")
+    per_leaf = [resolve_sharding(s, "with_sharding_constraint") for s in per_leaf]
     for s in per_leaf:
         if not isinstance(s, Sharding):
             raise TypeError(f"with_sharding_constraint expects toolkit.shard shardings, got {type(s).__name__}")
-    return tree_util.tree_unflatten(tree, [sharding_constraint_p.bind(leaf, sharding=s)
-                                           for leaf, s in zip(leaves, per_leaf)])
+    return tree_util.tree_unflatten(tree, [_constrain(leaf, s) for leaf, s in zip(leaves, per_leaf)])
+
+
+def _constrain(x: Any, sharding: Any) -> Any:
+    aval = getattr(x, "aval", None)
+    current = getattr(aval, "sharding", None)
+    mesh = getattr(sharding, "mesh", None)
+    if current is not None and mesh is not None and all(t.name == "Explicit" for t in mesh.axis_types):
+        wanted = sharding_rules.type_sharding(sharding, len(aval.shape))
+        if wanted != current:
+            raise AssertionError(
+                "`with_sharding_constraint` acts as an assert when all axes of mesh are of type `Explicit`. The "
+                f"array sharding: {current.spec} did not match the sharding provided: "
+                f"{None if wanted is None else wanted.spec}. Please use `toolkit.reshard` to shard your input to "
+                "the sharding you want.")
+    return sharding_constraint_p.bind(x, sharding=sharding)
+
+
+from toolkit.lax import sharding_rules as _sharding_rules  # noqa: E402,F401  (fills the rule table)

@@ -17,8 +17,45 @@ def _promoted(a: Any, b: Any) -> tuple[Any, Any]:
     return (a if is_array(a) else asarray(a)), (b if is_array(b) else asarray(b))
 
 
-def matmul(a: Any, b: Any, *, preferred_element_type: Any = None) -> Any:
-    """numpy's ``a @ b``: batch dimensions broadcast, 1-D operands are promoted and squeezed."""
+def _with_out_sharding(fun: Any, a: Any, b: Any, out_sharding: Any, **kwargs: Any) -> Any:
+    """``fun(a, b, **kwargs)`` whose result's type (explicit sharding) is ``out_sharding`` (JAX's ``out_sharding=``).
+
+    The product (``dot_general``) is typed so directly when its dimensions are
+    the result's, else replicated and then resharded. Outside a trace it runs
+    as one ``jit`` (eager executables are cached without the override).
+    """
+    from toolkit.core import sharding_rules, tracing
+    from toolkit.shard.explicit import reshard
+    from toolkit.shard.resolve import resolve_sharding
+    if not tracing.is_tracing():
+        from toolkit.stages import jit
+        return jit(lambda p, q: _with_out_sharding(fun, p, q, out_sharding, **kwargs))(a, b)
+    sharding = resolve_sharding(out_sharding, "out_sharding")
+    a, b = _promoted(a, b)
+    vector = a.ndim == 1 or b.ndim == 1
+    out_ndim = a.ndim if fun is matmul else a.ndim + b.ndim - 2
+    typed = sharding_rules.type_sharding(sharding, out_ndim)
+    direct = typed is not None and not vector and (b.ndim == 2 or fun is dot)
+    if direct:
+        with sharding_rules.out_sharding_override("dot_general", typed):
+            return fun(a, b, **kwargs)
+    if sharding_rules.type_sharding(sharding, 0) is not None:
+        replicated = sharding_rules.hooks.make(typed.mesh, ())  # padded to the product's rank
+        with sharding_rules.out_sharding_override("dot_general", replicated):
+            out = fun(a, b, **kwargs)
+    else:
+        out = fun(a, b, **kwargs)
+    return reshard(out, sharding)
+
+
+def matmul(a: Any, b: Any, *, preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
+    """numpy's ``a @ b``: batch dimensions broadcast, 1-D operands are promoted and squeezed.
+
+    ``out_sharding`` (a sharding, or a ``PartitionSpec`` under ``toolkit.set_mesh``) is the
+    result's sharding on Explicit mesh axes, for products JAX's rules find ambiguous.
+    """
+    if out_sharding is not None:
+        return _with_out_sharding(matmul, a, b, out_sharding, preferred_element_type=preferred_element_type)
     a, b = _promoted(a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul does not take 0-d operands (shapes {a.shape} and {b.shape}); use multiply")
@@ -54,8 +91,13 @@ def matmul(a: Any, b: Any, *, preferred_element_type: Any = None) -> Any:
     return out
 
 
-def dot(a: Any, b: Any, *, preferred_element_type: Any = None) -> Any:
-    """numpy's ``dot``: contracts the last axis of ``a`` with the second-to-last of ``b``."""
+def dot(a: Any, b: Any, *, preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
+    """numpy's ``dot``: contracts the last axis of ``a`` with the second-to-last of ``b``.
+
+    ``out_sharding``: as for :func:`matmul`.
+    """
+    if out_sharding is not None:
+        return _with_out_sharding(dot, a, b, out_sharding, preferred_element_type=preferred_element_type)
     a, b = _promoted(a, b)
     if a.ndim == 0 or b.ndim == 0:
         from toolkit.numpy.ufuncs import multiply

@@ -306,3 +306,30 @@ def set_mesh(mesh: Mesh) -> Iterator[Mesh]:
         raise TypeError(f"set_mesh expects a Mesh, got {type(mesh).__name__}")
     with mesh:
         yield mesh
+
+
+def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[MeshAxisName],
+              axis_types: AxisType | tuple[AxisType, ...] | None = None, *,
+              devices: Sequence[Any] | None = None) -> Mesh:
+    """A ``Mesh`` of shape ``axis_shapes`` over the first ``prod(axis_shapes)`` of ``devices`` (JAX's ``jax.make_mesh``).
+
+    ``axis_types`` defaults to ``AxisType.Explicit`` for every axis, as in JAX 0.10.
+
+    Example::
+
+        >>> make_mesh((2, 4), ("x", "y"))
+        Mesh(axis_sizes=(2, 4), axis_names=('x', 'y'), axis_types=(Explicit, Explicit))
+    """
+    from toolkit.runtime.client import devices as all_devices
+    from toolkit.shard.mesh_utils import create_device_mesh
+    shape = tuple(int(s) for s in axis_shapes)
+    names = _normalize_axis_names(axis_names)
+    if len(shape) != len(names):
+        raise ValueError(f"make_mesh got {len(shape)} axis shapes {shape} for {len(names)} axis names {names}")
+    if axis_types is None:
+        axis_types = (AxisType.Explicit,) * len(names)
+    pool = list(all_devices() if devices is None else devices)
+    size = math.prod(shape)
+    if size > len(pool):
+        raise ValueError(f"Number of devices {len(pool)} must be >= the product of mesh_shape {shape}")
+    return Mesh(create_device_mesh(shape, pool[:size]), names, axis_types)

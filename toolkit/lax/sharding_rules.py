@@ -1,0 +1,292 @@
+"""Sharding rules of the ``lax`` families, registered in ``toolkit.core.sharding_rules.SHARDING_RULES``.
+
+Each rule maps the input specs (tuples, one entry per dimension: None, a mesh
+axis name or a tuple of names; unsharded inputs are all None) to one spec per
+output, following JAX 0.10's rules in ``jax/_src/lax/lax.py``:
+
+* elementwise (and select_n, clamp, convert, ...): dimension by dimension the
+  inputs' specs must agree (None and size-1 dimensions give way); scalars do not count;
+* broadcast_in_dim: operand dimension ``i`` keeps its spec at ``broadcast_dimensions[i]``;
+* reshape: splitting a dimension keeps its spec on the major part, merging
+  dimensions keeps the major one's spec when the others are unsharded; anything
+  else is JAX's "This reshape is not supported" error;
+* transpose: permuted; rev, pad, slice, sort, cumulative ops, dynamic_update_slice: unchanged;
+* dot_general: batch and free dimensions keep their specs; sharded contracting
+  dimensions on both sides are ambiguous (ask for ``out_sharding``);
+* reductions: reduced dimensions drop (a sharded one is an error, as in JAX);
+* sharding_constraint (``with_sharding_constraint``/``reshard``): the constraint's type.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from toolkit.core.sharding_rules import ShardingTypeError, register_sharding_rule
+from toolkit.lax import elementwise as ew
+from toolkit.lax import linalg, reductions, sorting, structural, windowed
+from toolkit.lax.sharding import sharding_constraint_p
+
+
+def _specs_text(specs: Sequence[tuple]) -> str:
+    return ", ".join(str(tuple(s)) for s in specs)
+
+
+# -- elementwise ------------------------------------------------------------------------------------
+
+def _broadcasting(name: str, specs_in: list, avals_in: list) -> tuple:
+    shaped = [(s, a.shape) for s, a in zip(specs_in, avals_in) if a.shape]
+    if not shaped:
+        return ()
+    ndim = len(shaped[0][1])
+    result: list[Any] = [None] * ndim
+    for i in range(ndim):
+        entries = [(s[i], shape[i]) for s, shape in shaped if len(shape) == ndim]
+        nontrivial = [e for e, d in entries if not (d == 1 and e is None)]
+        if not nontrivial:
+            continue
+        if all(e == nontrivial[0] for e in nontrivial):
+            result[i] = nontrivial[0]
+            continue
+        for e, _ in entries:
+            if result[i] is None and e is not None:
+                result[i] = e
+            elif result[i] is not None and e is not None and result[i] != e:
+                raise ShardingTypeError(f"{name} got incompatible shardings for broadcasting: "
+                                        f"{_specs_text([s for s, _ in shaped])}.")
+    return tuple(result)
+
+
+def _elementwise_rule(primitive: Any):
+    def rule(specs_in, avals_in, avals_out, **params):
+        spec = _broadcasting(primitive.name, specs_in, avals_in)
+        return [spec + (None,) * (len(a.shape) - len(spec)) for a in avals_out]
+    return rule
+
+
+_ELEMENTWISE = [p for p in vars(ew).values() if type(p).__name__ == "Primitive"
+                and p is not ew.bitcast_convert_type_p]
+for _p in _ELEMENTWISE:
+    register_sharding_rule(_p)(_elementwise_rule(_p))
+
+
+@register_sharding_rule(ew.bitcast_convert_type_p)
+def _bitcast_rule(specs_in, avals_in, avals_out, **params):
+    spec, out = specs_in[0], avals_out[0]
+    if len(out.shape) > len(spec):
+        return [spec + (None,)]
+    if len(out.shape) < len(spec):
+        if spec[-1] is not None:
+            raise ShardingTypeError(f"bitcast_convert_type: the last dimension is sharded {spec[-1]!r} but is "
+                                    "folded into the new dtype")
+        return [spec[:-1]]
+    return [spec]
+
+
+# -- structural -------------------------------------------------------------------------------------
+
+@register_sharding_rule(structural.broadcast_in_dim_p)
+def _broadcast_in_dim_rule(specs_in, avals_in, avals_out, *, shape, broadcast_dimensions, **params):
+    out: list[Any] = [None] * len(shape)
+    operand = avals_in[0]
+    for i, d in enumerate(broadcast_dimensions):
+        entry = specs_in[0][i]
+        if entry is not None and operand.shape[i] != shape[d]:
+            raise ShardingTypeError(f"broadcast_in_dim: dimension {i} of the operand is sharded {entry!r} but is "
+                                    f"broadcast from size {operand.shape[i]} to {shape[d]}")
+        out[d] = entry
+    return [tuple(out)]
+
+
+def _reshape_groups(old: Sequence[int], new: Sequence[int]) -> list[tuple[list[int], list[int]]] | None:
+    groups, i, j = [], 0, 0
+    while i < len(old) or j < len(new):
+        if i < len(old) and old[i] == 1:
+            groups.append(([i], []))
+            i += 1
+            continue
+        if j < len(new) and new[j] == 1:
+            groups.append(([], [j]))
+            j += 1
+            continue
+        if i >= len(old) or j >= len(new):
+            return None
+        gi, gj, po, pn = [i], [j], old[i], new[j]
+        i, j = i + 1, j + 1
+        while po != pn:
+            if po < pn:
+                if i >= len(old):
+                    return None
+                po *= old[i]
+                gi.append(i)
+                i += 1
+            else:
+                if j >= len(new):
+                    return None
+                pn *= new[j]
+                gj.append(j)
+                j += 1
+        groups.append((gi, gj))
+    return groups
+
+
+def _axes_size(entry: Any, mesh_sizes: dict | None) -> int:
+    if entry is None or mesh_sizes is None:
+        return 1
+    size = 1
+    for n in entry if isinstance(entry, tuple) else (entry,):
+        size *= mesh_sizes[n]
+    return size
+
+
+def _mesh_sizes(avals: Sequence[Any]) -> dict | None:
+    for a in avals:
+        if getattr(a, "sharding", None) is not None:
+            mesh = a.sharding.mesh
+            return dict(zip(mesh.axis_names, mesh.axis_sizes))
+    return None
+
+
+@register_sharding_rule(structural.reshape_p)
+def _reshape_rule(specs_in, avals_in, avals_out, *, new_sizes, **params):
+    spec, operand = specs_in[0], avals_in[0]
+    if all(e is None for e in spec):
+        return [(None,) * len(new_sizes)]
+
+    def unsupported() -> ShardingTypeError:
+        return ShardingTypeError(
+            "This reshape is not supported. Please specify the sharding of the output via the `out_sharding` "
+            f"argument of toolkit.lax.reshape. Got operand type: {operand}, new sizes: {tuple(new_sizes)}")
+
+    if not all(type(d) is int for d in operand.shape + tuple(new_sizes)) or 0 in operand.shape:
+        raise unsupported()
+    groups = _reshape_groups(operand.shape, new_sizes)
+    if groups is None:
+        raise unsupported()
+    sizes = _mesh_sizes(avals_in)
+    out: list[Any] = [None] * len(new_sizes)
+    for gi, gj in groups:
+        entries = [spec[i] for i in gi]
+        if all(e is None for e in entries):
+            continue
+        if not gj or any(e is not None for e in entries[1:]):
+            raise unsupported()
+        if len(gi) > 1 and len(gj) > 1:
+            raise unsupported()
+        if new_sizes[gj[0]] % _axes_size(entries[0], sizes):
+            raise unsupported()
+        out[gj[0]] = entries[0]
+    return [tuple(out)]
+
+
+@register_sharding_rule(structural.transpose_p)
+def _transpose_rule(specs_in, avals_in, avals_out, *, permutation, **params):
+    return [tuple(specs_in[0][p] for p in permutation)]
+
+
+def _same_as_operand(specs_in, avals_in, avals_out, **params):
+    return [specs_in[0] for _ in avals_out]
+
+
+for _p in (structural.rev_p, structural.pad_p, structural.slice_p, structural.dynamic_update_slice_p):
+    register_sharding_rule(_p)(_same_as_operand)
+
+
+@register_sharding_rule(structural.dynamic_slice_p)
+def _dynamic_slice_rule(specs_in, avals_in, avals_out, *, slice_sizes, **params):
+    spec, operand = specs_in[0], avals_in[0]
+    for i, (entry, size) in enumerate(zip(spec, slice_sizes)):
+        if entry is not None and size != operand.shape[i]:
+            raise ShardingTypeError(f"dynamic_slice: dimension {i} is sharded {entry!r} and sliced from size "
+                                    f"{operand.shape[i]} to {size}; reshard it to replicated first")
+    return [spec]
+
+
+@register_sharding_rule(structural.concatenate_p)
+def _concatenate_rule(specs_in, avals_in, avals_out, *, dimension, **params):
+    specs = [tuple(s) for s in specs_in]
+    if any(s != specs[0] for s in specs[1:]):
+        raise ShardingTypeError(f"All operands should have the same sharding. Got {_specs_text(specs)}")
+    return [specs[0]]
+
+
+# -- contractions ------------------------------------------------------------------------------------
+
+@register_sharding_rule(linalg.dot_general_p)
+def _dot_general_rule(specs_in, avals_in, avals_out, *, dimension_numbers, **params):
+    (lc, rc), (lb, rb) = dimension_numbers
+    ls, rs = specs_in
+    lcs, rcs = tuple(ls[i] for i in lc), tuple(rs[i] for i in rc)
+    lbs, rbs = tuple(ls[i] for i in lb), tuple(rs[i] for i in rb)
+    for mine, theirs, msg in ((lbs, rbs, "dot_general requires lhs batch dimensions and rhs batch dimensions to "
+                                         f"have the consistent sharding, got {lbs} and {rbs}."),
+                              (lcs, rcs, "dot_general requires contracting dimensions to have consistent sharding, "
+                                         f"got {lcs} and {rcs}.")):
+        for a, b in zip(mine, theirs):
+            if a is not None and b is not None and a != b:
+                raise ShardingTypeError(msg)
+    for a, b in zip(lcs, rcs):
+        if a is not None and b is not None:
+            raise ShardingTypeError(
+                "Contracting dimensions are sharded and it is ambiguous how the output should be sharded. Please "
+                "specify the output sharding via the `out_sharding` parameter."
+                f" Got lhs_contracting_spec={lcs} and rhs_contracting_spec={rcs}")
+    batch = tuple(a if a is not None else b for a, b in zip(lbs, rbs))
+    lfree = tuple(e for i, e in enumerate(ls) if i not in lc and i not in lb)
+    rfree = tuple(e for i, e in enumerate(rs) if i not in rc and i not in rb)
+    return [batch + lfree + rfree]
+
+
+# -- reductions ---------------------------------------------------------------------------------------
+
+def _drop(spec: tuple, axes: Sequence[int]) -> tuple:
+    return tuple(e for i, e in enumerate(spec) if i not in axes)
+
+
+def _reduction_rule(specs_in, avals_in, avals_out, *, axes, **params):
+    return [_drop(specs_in[0], axes)]
+
+
+for _p in (reductions.reduce_sum_p, reductions.reduce_prod_p, reductions.reduce_max_p, reductions.reduce_min_p,
+           reductions.reduce_and_p, reductions.reduce_or_p, reductions.reduce_xor_p):
+    register_sharding_rule(_p)(_reduction_rule)
+
+
+@register_sharding_rule(reductions.argmax_p, reductions.argmin_p)
+def _arg_rule(specs_in, avals_in, avals_out, *, axis, **params):
+    return [_drop(specs_in[0], (axis,))]
+
+
+@register_sharding_rule(windowed.reduce_p)
+def _reduce_rule(specs_in, avals_in, avals_out, *, dimensions, **params):
+    n = len(avals_in) // 2
+    specs = [tuple(s) for s in specs_in[:n]]
+    if any(s != specs[0] for s in specs[1:]):
+        raise ShardingTypeError(f"reduce: the operands must be sharded alike, got {_specs_text(specs)}")
+    return [_drop(specs[0], dimensions) for _ in avals_out]
+
+
+@register_sharding_rule(windowed.reduce_window_p)
+def _reduce_window_rule(specs_in, avals_in, avals_out, *, window_dimensions, **params):
+    n = len(avals_in) // 2
+    spec, operand = specs_in[0], avals_in[0]
+    for i, (entry, w) in enumerate(zip(spec, window_dimensions)):
+        if entry is not None and w != 1:
+            raise ShardingTypeError(f"Input should be unsharded over the axis being reduced. Got input type="
+                                    f"{operand} and axis={i}")
+    return [spec for _ in avals_out[:n]]
+
+
+@register_sharding_rule(sorting.sort_p)
+def _sort_rule(specs_in, avals_in, avals_out, **params):
+    specs = [tuple(s) for s in specs_in]
+    if any(s != specs[0] for s in specs[1:]):
+        raise ShardingTypeError(f"sort: the operands must be sharded alike, got {_specs_text(specs)}")
+    return [specs[0] for _ in avals_out]
+
+
+# -- sharding ---------------------------------------------------------------------------------------
+
+@register_sharding_rule(sharding_constraint_p)
+def _constraint_rule(specs_in, avals_in, avals_out, *, sharding, **params):
+    from toolkit.core.sharding_rules import type_sharding
+    return [type_sharding(sharding, len(avals_in[0].shape))]
