@@ -10,6 +10,7 @@ from jaxlib.mlir import ir  # noqa: E402
 
 import toolkit  # noqa: E402
 from toolkit import lax  # noqa: E402
+import toolkit.numpy as tnp  # noqa: E402
 from toolkit.passes.sharding_annotate import annotate_shardings  # noqa: E402
 from toolkit.shard import GSPMDSharding, Mesh, NamedSharding, PartitionSpec as P  # noqa: E402
 from toolkit.sharding_plan import partitioner_choice  # noqa: E402
@@ -108,18 +109,24 @@ def test_bad_partitioner_names(mesh, monkeypatch):
 
 def test_partitioner_choice(monkeypatch):
     monkeypatch.delenv("TOOLKIT_PARTITIONER", raising=False)
+    assert partitioner_choice() == "shardy"  # JAX 0.10's default
+    monkeypatch.setenv("TOOLKIT_PARTITIONER", "GSPMD")
     assert partitioner_choice() == "gspmd"
-    monkeypatch.setenv("TOOLKIT_PARTITIONER", "Shardy")
-    assert partitioner_choice() == "shardy"
-    assert partitioner_choice("gspmd") == "gspmd"
+    assert partitioner_choice("shardy") == "shardy"
 
 
-def test_shardings_over_two_meshes_are_refused(mesh, shardy):
+def test_shardings_over_two_meshes_get_one_symbol_each(mesh, shardy):
+    # As JAX 0.10: @mesh for @main's mesh, @mesh_0 for the constraint's; the output is read back over the
+    # first input's mesh (the same layout as the constraint's, written over that mesh).
     flat = Mesh(np.array(toolkit.devices()[:8]), ("z",))
     f = toolkit.jit(lambda a: lax.with_sharding_constraint(a, NamedSharding(flat, P("z"))),
                     in_shardings=NamedSharding(mesh, P("x")))
-    with pytest.raises(ValueError, match="need one mesh.*TOOLKIT_PARTITIONER=gspmd"):
-        f.lower(np.ones((8, 8), np.float32))
+    text = f.lower(np.ones((8, 8), np.float32)).as_text()
+    assert 'sdy.mesh @mesh = <["x"=2, "y"=4]>\n  sdy.mesh @mesh_0 = <["z"=8]>' in text
+    assert 'sdy.sharding_constraint %arg0 <@mesh_0, [{"z"}, {}]>' in text
+    out = f(np.arange(64, dtype=np.float32).reshape(8, 8))
+    np.testing.assert_array_equal(np.asarray(out), np.arange(64, dtype=np.float32).reshape(8, 8))
+    assert out.sharding == NamedSharding(mesh, P(("x", "y")))
 
 
 def test_annotate_writes_replicated_on_the_partitioned_mesh(mesh):
@@ -134,3 +141,56 @@ def test_annotate_writes_replicated_on_the_partitioned_mesh(mesh):
     text = str(module)
     assert 'sdy.mesh @mesh = <["x"=2, "y"=4]>' in text
     assert "#sdy.sharding<@mesh, [{}, {}]>" in text
+
+
+def test_shardy_is_the_default_and_xla_does_not_warn(tmp_path):
+    # XLA logs "GSPMD sharding propagation is going to be deprecated" on every GSPMD compilation;
+    # with Shardy as the default partitioner a sharded jit compiles without it.
+    import subprocess
+    import sys
+    script = tmp_path / "sharded.py"
+    script.write_text(
+        "import numpy as np, toolkit\n"
+        "from toolkit.shard import Mesh, NamedSharding, PartitionSpec as P\n"
+        "mesh = Mesh(np.array(toolkit.devices()).reshape(2, 4), ('x', 'y'))\n"
+        "x = toolkit.device_put(np.ones((8, 8), np.float32), NamedSharding(mesh, P('x', 'y')))\n"
+        "f = toolkit.jit(lambda a: (a * 2).sum(0))\n"
+        "print(f.lower(x).as_text().count('sdy.sharding'), f(x).sharding.spec)\n")
+    env = {k: v for k, v in os.environ.items() if k != "TOOLKIT_PARTITIONER"}
+    env.update(TOOLKIT_NUM_CPU_DEVICES="8", TF_CPP_MIN_LOG_LEVEL="0")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "PartitionSpec('y')" in done.stdout and int(done.stdout.split()[0]) >= 1
+    assert "GSPMD sharding propagation" not in done.stderr
+    env["TOOLKIT_PARTITIONER"] = "gspmd"  # the check sees the warning when it is there
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, env=env, timeout=120)
+    assert "GSPMD sharding propagation" in done.stderr
+
+
+def test_output_shardings_are_named_as_jax_gives_them(mesh):
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+    try:
+        jax.config.update("jax_num_cpu_devices", 8)
+    except Exception:  # jax's backend is already up: keep what it has
+        pass
+    if jax.device_count() < 8:
+        pytest.skip("jax has fewer than 8 devices in this process")
+    from jax.sharding import Mesh as JaxMesh, NamedSharding as JaxNamed, PartitionSpec as JaxP
+
+    data = np.arange(64, dtype=np.float32).reshape(8, 8)
+
+    def program(np_module):
+        return lambda a: (a * 2, a.sum(0), a.T, np_module.ones(3), a[:, :4] + 1)
+
+    x = toolkit.device_put(data, NamedSharding(mesh, P("x", "y")))
+    ours = toolkit.jit(program(tnp))(x)
+    jax_mesh = JaxMesh(np.array(jax.devices()[:8]).reshape(2, 4), ("x", "y"))
+    theirs = jax.jit(program(jnp))(jax.device_put(data, JaxNamed(jax_mesh, JaxP("x", "y"))))
+    for o, t in zip(ours, theirs):
+        assert isinstance(o.sharding, NamedSharding) and o.sharding.mesh == mesh
+        assert tuple(o.sharding.spec) == tuple(t.sharding.spec)
+        np.testing.assert_array_equal(np.asarray(o), np.asarray(t))
+    compiled = toolkit.jit(program(tnp)).lower(x).compile()
+    assert [s.spec for s in compiled.output_shardings] == [o.sharding.spec for o in ours]
+    assert compiled.input_shardings[0][0] == NamedSharding(mesh, P("x", "y"))

@@ -39,3 +39,4 @@ from toolkit.shard import (AxisType, auto_axes, explicit_axes, make_mesh, reshar
                            typeof)
 from toolkit.core.sharding_rules import ShardingTypeError  # noqa: F401,E402
 from toolkit.ad import grad, jvp, linearize, value_and_grad, vjp  # noqa: F401,E402
+from toolkit.shard_map import shard_map  # noqa: F401,E402

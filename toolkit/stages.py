@@ -143,13 +143,15 @@ def _compile_settings() -> tuple:
 
     Part of the slow cache key: the pipeline as printed (plus the registry's
     generation, in case a pass name now means another class) and
-    ``$TOOLKIT_PARTITIONER``. The fast path keys on the cheaper
+    the partitioner ``$TOOLKIT_PARTITIONER`` selects (unset and ``shardy`` are one
+    key: Shardy is the default). The fast path keys on the cheaper
     :func:`jit_pipeline_generation` instead and reads the variable (~1.5 µs,
     a missing key raises inside ``os.environ.get``) only for executables
     partitioned over several devices: with one partition the partitioner
     changes nothing (see :func:`_fast_entry`).
     """
-    return (jit_pipeline_text(), registry_generation(), _environ_get(_PARTITIONER_VARIABLE))
+    from toolkit.sharding_plan import partitioner_choice
+    return (jit_pipeline_text(), registry_generation(), partitioner_choice())
 
 
 def _fast_entry(compiled: "Compiled", partitioner: str | None) -> tuple["Compiled", Any]:
@@ -380,11 +382,11 @@ class Traced:
 
         ``platforms`` (several: a platform-index argument) and ``dim_vars_as_arguments``
         (dimension variables passed in rather than computed) are what ``toolkit.export`` uses.
-        ``partitioner`` (``"gspmd"`` or ``"shardy"``; default ``$TOOLKIT_PARTITIONER``, else
-        ``"gspmd"``) picks the sharding form written and the XLA partitioner ``compile`` uses,
+        ``partitioner`` (``"shardy"`` or ``"gspmd"``; default ``$TOOLKIT_PARTITIONER``, else
+        ``"shardy"``, as JAX 0.10) picks the sharding form written and the XLA partitioner ``compile`` uses,
         e.g. ``jit(f, in_shardings=s).trace(x).lower(partitioner="shardy")``.
         """
-        from toolkit.passes.sharding_annotate import annotate_shardings
+        from toolkit.passes.sharding_annotate import annotate_shardings, name_shardy_meshes
         from toolkit.sharding_plan import partitioner_choice, plan_shardings
         plan = plan_shardings(self)
         plan.partitioner = partitioner_choice(partitioner)
@@ -399,19 +401,28 @@ class Traced:
                     if alias is not None:
                         arg_attrs[position]["tf.aliasing_output"] = ir.IntegerAttr.get(
                             ir.IntegerType.get_signless(32), alias)
+            partitioned = plan.num_partitions > 1
+            mesh_symbols = None
+            if partitioned and plan.partitioner == "shardy":
+                # @main's meshes are named first (@mesh, @mesh_0, ...), as JAX names them; the lowering
+                # names the meshes only its ops use after them.
+                mesh_symbols = name_shardy_meshes(
+                    [(s, self.in_avals[i].ndim) for s, i in zip(plan.annotated_arg_shardings(kept), kept)]
+                    + [(s, a.ndim) for s, a in zip(plan.annotated_out_shardings(), self.program.out_avals)]
+                    + list(plan.constraint_shardings))
             module = lowering.lower_program(
                 program, name=self.fun_name, result_names=_output_paths(self.out_tree), arg_attrs=arg_attrs,
                 num_partitions=plan.num_partitions, platforms=tuple(platforms or (plan.platform,)), context=context,
                 arg_names=[self.arg_paths[i] for i in kept], dim_vars_as_arguments=dim_vars_as_arguments,
-                partitioner=plan.partitioner if plan.num_partitions > 1 else "gspmd")
-            if plan.num_partitions > 1:
+                partitioner=plan.partitioner if partitioned else "gspmd", shardy_meshes=mesh_symbols)
+            if partitioned:
                 arg_shardings = plan.annotated_arg_shardings(kept)
                 # The platform index and dimension-variable arguments come first and are not sharded.
                 leading = (1 if platforms is not None and len(platforms) > 1 else 0) + (
                     len(dims.dim_var_names(self.in_avals)) if dim_vars_as_arguments else 0)
                 arg_shardings = [None] * leading + list(arg_shardings)
                 annotate_shardings(module, arg_shardings, plan.annotated_out_shardings(), mode=plan.partitioner,
-                                   body_shardings=plan.constraint_shardings)
+                                   body_shardings=plan.constraint_shardings, mesh_symbols=mesh_symbols)
         ir_dump.maybe_dump(f"jit_{self.fun_name}.stablehlo", module)
         return Lowered(self, module, kept, plan, platforms or ())
 
@@ -546,7 +557,7 @@ class Compiled:
         if plan.num_partitions > 1:
             from toolkit.sharding_plan import shardings_from_hlo
             chosen = shardings_from_hlo(runtime_executable.output_shardings(executable), plan.devices,
-                                        self._out_avals)
+                                        self._out_avals, plan.recovery_mesh())
         self._out_shardings = plan.out_shardings(self._out_avals, chosen)
         self._handlers = [runtime_arrays.result_handler(a, s._runtime_sharding(a.ndim))
                           for a, s in zip(self._out_avals, self._out_shardings)]
@@ -580,7 +591,8 @@ class Compiled:
         """``(args, kwargs)`` pytree of the shardings XLA chose for the inputs."""
         from toolkit.sharding_plan import shardings_from_hlo
         chosen = runtime_executable.parameter_shardings(self._executable)
-        per_kept = shardings_from_hlo(chosen, self._plan.devices, [self._in_avals[i] for i in self._kept])
+        per_kept = shardings_from_hlo(chosen, self._plan.devices, [self._in_avals[i] for i in self._kept],
+                                      self._plan.recovery_mesh())
         flat = [None] * len(self._in_avals)
         for i, s in zip(self._kept, per_kept):
             flat[i] = s
@@ -594,7 +606,8 @@ class Compiled:
         """Pytree (like the outputs) of the shardings XLA gave the outputs."""
         from toolkit.sharding_plan import shardings_from_hlo
         chosen = runtime_executable.output_shardings(self._executable)
-        return tree_util.tree_unflatten(self.out_tree, shardings_from_hlo(chosen, self._plan.devices, self._out_avals))
+        return tree_util.tree_unflatten(self.out_tree, shardings_from_hlo(chosen, self._plan.devices, self._out_avals,
+                                                                          self._plan.recovery_mesh()))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         wrapped = self._lowered._traced._wrapped

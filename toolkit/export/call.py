@@ -328,7 +328,7 @@ def _call_exported_lowering(ctx: Any, *operands: ir.Value, exported: _ByIdentity
     keep: set[str] = set()
     if callee_shardings.has_shardy(callee):
         if getattr(mctx, "partitioner", "gspmd") == "shardy":
-            keep = callee_shardings.share_meshes(mctx.module, callee, getattr(mctx, "shardy_mesh_name", "mesh"))
+            keep = callee_shardings.share_meshes(mctx.module, callee, mctx.shardy_meshes)
         else:
             callee_shardings.shardy_to_gspmd(callee)
     main_name = inline_module(mctx.module, callee, prefix, keep)

@@ -29,7 +29,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from toolkit.export.shardings import ExportedAbstractMesh, ExportedNamedSharding
-from toolkit.shard.shardy import parse_shardy_mesh
+from toolkit.shard.shardy import ShardyMeshSymbols, parse_shardy_mesh
 
 _SHARDING_RE = re.compile(r'<\s*@(?P<mesh>[\w.$-]+)\s*,\s*\[(?P<dims>[^\]]*)\](?P<rest>[^>]*)>')
 _NAME_RE = re.compile(r'"((?:[^"\\]|\\.)*)"')
@@ -50,33 +50,32 @@ def _meshes(module: ir.Module) -> dict[str, ExportedAbstractMesh]:
     return meshes
 
 
-def share_meshes(caller: ir.Module, callee: ir.Module, mesh_name: str) -> set[str]:
-    """Shardy caller: make the callee use the caller's mesh symbols where they are the same mesh.
+def share_meshes(caller: ir.Module, callee: ir.Module, symbols: ShardyMeshSymbols) -> set[str]:
+    """Shardy caller: give the callee's meshes the caller's symbols (``symbols``, the lowering's table).
 
-    A callee mesh equal to one the caller declares is replaced by it (the
-    callee's symbol is erased); otherwise a non-empty callee mesh takes the
-    name ``mesh_name`` when the caller has no such symbol yet (toolkit's
-    Shardy lowering declares its one mesh under that name, later). Returns
-    the callee symbols that must keep their names when inlined.
+    A non-empty callee mesh takes the symbol the caller's table gives its
+    mesh (naming it if new); when the caller already declares that symbol
+    the callee's declaration is erased, otherwise it is kept under that name
+    (and ``annotate_shardings`` later finds it declared). Empty meshes stay
+    private to the callee, inlined under a fresh name like its functions.
+    Returns the callee symbols that must keep their names when inlined.
     """
-    caller_meshes = {str(op.attributes["mesh"]): ir.StringAttr(op.attributes["sym_name"]).value
-                     for op in caller.body.operations if op.operation.name == "sdy.mesh"}
+    declared = {ir.StringAttr(op.attributes["sym_name"]).value
+                for op in caller.body.operations if op.operation.name == "sdy.mesh"}
     table = ir.SymbolTable(callee.operation)
-    keep: set[str] = set()
-    for op in list(callee.body.operations):
-        if op.operation.name != "sdy.mesh":
-            continue
+    meshes = [op for op in callee.body.operations if op.operation.name == "sdy.mesh"
+              and parse_shardy_mesh(str(op.attributes["mesh"]))]  # empty ones are inlined under fresh names
+    # First out of the way (a callee's @mesh_0 may be the caller's @mesh), then to the caller's names.
+    for i, op in enumerate(meshes):
         name = ir.StringAttr(op.attributes["sym_name"]).value
-        text = str(op.attributes["mesh"])
-        target = caller_meshes.get(text)
-        if target is None and parse_shardy_mesh(text) and mesh_name not in caller_meshes.values() \
-                and mesh_name not in keep:
-            target = mesh_name
-        if target is None:
-            continue  # inlined under a fresh name, like the functions
-        if target != name:
-            table.replace_all_symbol_uses(name, target, callee.operation)
-        if target in caller_meshes.values():
+        table.replace_all_symbol_uses(name, f"__toolkit_callee_mesh_{i}", callee.operation)
+        table.set_symbol_name(op, f"__toolkit_callee_mesh_{i}")
+    keep: set[str] = set()
+    for i, op in enumerate(meshes):
+        name = f"__toolkit_callee_mesh_{i}"
+        target = symbols.name_for_text(str(op.attributes["mesh"]).replace("#sdy.mesh", "", 1))
+        table.replace_all_symbol_uses(name, target, callee.operation)
+        if target in declared or target in keep:
             op.operation.erase()
         else:
             table.set_symbol_name(op, target)

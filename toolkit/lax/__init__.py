@@ -31,3 +31,6 @@ from toolkit.lax.windowed import (  # noqa: F401
 )
 from toolkit.lax.random_bits import RandomAlgorithm, rng_bit_generator  # noqa: F401
 from toolkit.lax.custom_call import custom_call  # noqa: F401
+from toolkit.lax.parallel import (  # noqa: F401,E402
+    all_gather, all_to_all, axis_index, axis_size, pcast, pmax, pmean, pmin, ppermute, psum, psum_scatter, pvary,
+)

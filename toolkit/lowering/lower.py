@@ -33,6 +33,7 @@ from toolkit.ir.context import shared_context
 from toolkit.lowering import dims
 from toolkit.lowering.registry import lowering_rules
 from toolkit.lowering.types import dense_constant_attr, tensor_type
+from toolkit.shard.shardy import ShardyMeshSymbols
 
 
 @dataclass
@@ -51,9 +52,16 @@ class ModuleContext:
     #: Dimension variable name -> ``tensor<i64>`` value, for symbolic shapes (see ``lowering/dims.py``).
     dim_env: dict = field(default_factory=dict)
     #: ``"gspmd"`` or ``"shardy"``: which form sharding rules emit (``@Sharding``
-    #: custom calls or ``sdy.sharding_constraint`` over ``sdy.mesh @<shardy_mesh_name>``).
+    #: custom calls or ``sdy.sharding_constraint`` over an ``sdy.mesh`` symbol).
     partitioner: str = "gspmd"
-    shardy_mesh_name: str = "mesh"
+    #: The module's Shardy mesh symbols: ``shardy_meshes.name_for(mesh)`` is the
+    #: ``@name`` to write; ``annotate_shardings`` declares every one named.
+    shardy_meshes: ShardyMeshSymbols = field(default_factory=ShardyMeshSymbols)
+
+    @property
+    def shardy_mesh_name(self) -> str:
+        """The first mesh's symbol (``"mesh"``): for rules written before several meshes were supported."""
+        return self.shardy_meshes.first() or self.shardy_meshes.first_name
     _locations: dict = field(default_factory=dict)
     _function_counter: int = 0
 
@@ -238,7 +246,8 @@ def lower_program(program: Program, *, name: str, result_names: Sequence[str] | 
                   num_partitions: int = 1, num_replicas: int = 1,
                   platforms: Sequence[str] = ("cpu",), context: ir.Context | None = None,
                   arg_names: Sequence[str] | None = None, shape_assertions: bool = True,
-                  dim_vars_as_arguments: bool = False, partitioner: str = "gspmd") -> ir.Module:
+                  dim_vars_as_arguments: bool = False, partitioner: str = "gspmd",
+                  shardy_meshes: ShardyMeshSymbols | None = None) -> ir.Module:
     """A StableHLO module ``@jit_<name>`` whose ``@main`` computes ``program``.
 
     Constants of ``program`` become ``stablehlo.constant`` ops in ``@main``.
@@ -252,8 +261,9 @@ def lower_program(program: Program, *, name: str, result_names: Sequence[str] | 
     dimension variable, sorted by name, after the platform index and marked
     ``jax.global_constant = "<name>"``; the caller computes and checks them.
     ``partitioner="shardy"`` makes sharding constraints ``sdy.sharding_constraint``
-    ops over ``@mesh``; the caller adds that ``sdy.mesh`` symbol
-    (``annotate_shardings(..., mode="shardy")``).
+    ops over the mesh symbols named in ``shardy_meshes`` (pass the caller's
+    table to fix the names of ``@main``'s meshes first); the caller declares
+    them (``annotate_shardings(..., mode="shardy", mesh_symbols=...)``).
     """
     context = context or shared_context()
     with context, ir.Location.unknown():
@@ -262,7 +272,8 @@ def lower_program(program: Program, *, name: str, result_names: Sequence[str] | 
         i32 = ir.IntegerType.get_signless(32)
         module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, num_partitions)
         module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, num_replicas)
-        mctx = ModuleContext(module, tuple(platforms), all_platforms=tuple(platforms), partitioner=partitioner)
+        mctx = ModuleContext(module, tuple(platforms), all_platforms=tuple(platforms), partitioner=partitioner,
+                             shardy_meshes=shardy_meshes if shardy_meshes is not None else ShardyMeshSymbols())
         multi_platform = len(platforms) > 1
         in_types = [tensor_type(v.aval) for v in program.invars]
         if multi_platform:

@@ -29,8 +29,9 @@ from jaxlib.mlir import ir
 
 from toolkit.passes.pass_base import ModulePass, PassFailure
 from toolkit.passes.registry import register_pass
-from toolkit.shard import (UNCONSTRAINED, AbstractMesh, NamedSharding, PartitionSpec, Sharding,
-                           shardy_mesh_attr_text, shardy_mesh_for, shardy_sharding_text)
+from toolkit.shard import (UNCONSTRAINED, AbstractMesh, NamedSharding, PartitionSpec, Sharding, shardy_mesh_for,
+                           shardy_sharding_text)
+from toolkit.shard.shardy import ShardyMeshSymbols
 
 
 # -- option text -------------------------------------------------------------------
@@ -132,6 +133,7 @@ def _ranks(types: Sequence[ir.Type], what: str) -> list[int]:
 
 
 def _ensure_mesh_symbol(module_op: ir.Operation, mesh_name: str, mesh_text: str) -> None:
+    """Declare ``sdy.mesh @mesh_name = mesh_text`` after the leading mesh symbols, unless declared already."""
     body = module_op.regions[0].blocks[0]
     for op in body.operations:
         if op.operation.name == "sdy.mesh" and ir.StringAttr(op.attributes["sym_name"]).value == mesh_name:
@@ -140,9 +142,9 @@ def _ensure_mesh_symbol(module_op: ir.Operation, mesh_name: str, mesh_text: str)
                 raise ValueError(f"the module already has sdy.mesh @{mesh_name} = {existing}, which differs "
                                  f"from the mesh of the shardings ({mesh_text})")
             return
+    after_meshes = next((op for op in body.operations if op.operation.name != "sdy.mesh"), None)
     from jaxlib.mlir.dialects import sdy
-    first = body.operations[0] if len(body.operations) else None
-    ip = ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(body)
+    ip = ir.InsertionPoint(after_meshes) if after_meshes is not None else ir.InsertionPoint(body)
     sdy.MeshOp(mesh_name, ir.Attribute.parse("#sdy.mesh" + mesh_text), ip=ip)
 
 
@@ -154,24 +156,31 @@ def _replicated_text(rank: int, mesh_name: str) -> str:
     return f"#sdy.sharding<@{mesh_name}, [" + ", ".join(["{}"] * rank) + "]>"
 
 
-def _common_shardy_mesh(shardings: Sequence[tuple[Sharding, int]]) -> str:
-    """The ``<[...]>`` text of the one mesh all (non-replicated) shardings use."""
-    partitioned = {shardy_mesh_attr_text(shardy_mesh_for(s, rank)) for s, rank in shardings if not _replicated(s)}
-    if len(partitioned) > 1:
-        raise ValueError(f"Shardy annotations need one mesh, but the shardings use {sorted(partitioned)}; "
-                         "use one mesh for all shardings, or partition with GSPMD (TOOLKIT_PARTITIONER=gspmd)")
-    if partitioned:
-        return partitioned.pop()
-    # All replicated: prefer a mesh the user named over one derived from a device list.
-    named = [s for s, _ in shardings if isinstance(s, NamedSharding)]
-    sharding, rank = (named[0], 0) if named else shardings[0]
-    return shardy_mesh_attr_text(shardy_mesh_for(sharding, rank))
+def name_shardy_meshes(shardings: Sequence[tuple[Sharding | None, int]],
+                       symbols: ShardyMeshSymbols | None = None) -> ShardyMeshSymbols:
+    """Name the meshes of ``(sharding, rank)`` pairs in order (``@mesh``, ``@mesh_0``, ...), as JAX does.
+
+    Fully replicated shardings fit any mesh: they name a mesh only when no
+    partitioned sharding does (then the first ``NamedSharding``'s, so a mesh
+    the user made is preferred to one derived from a device list).
+    """
+    symbols = symbols if symbols is not None else ShardyMeshSymbols()
+    given = [(s, rank) for s, rank in shardings if s is not None]
+    for sharding, rank in given:
+        if not _replicated(sharding):
+            symbols.name_for(shardy_mesh_for(sharding, rank))
+    if not len(symbols) and given:
+        named = [s for s, _ in given if isinstance(s, NamedSharding)]
+        sharding, rank = (named[0], 0) if named else given[0]
+        symbols.name_for(shardy_mesh_for(sharding, rank))
+    return symbols
 
 
 def annotate_shardings(module: ir.Module | ir.Operation, in_shardings: Sequence[Sharding | None],
                        out_shardings: Sequence[Sharding | None] = (), *,
                        mode: Literal["gspmd", "shardy"] = "gspmd", func_name: str = "main",
-                       mesh_name: str = "mesh", body_shardings: Sequence[tuple[Sharding, int]] = ()) -> None:
+                       mesh_name: str = "mesh", body_shardings: Sequence[tuple[Sharding, int]] = (),
+                       mesh_symbols: ShardyMeshSymbols | None = None) -> None:
     """Write shardings onto the arguments and results of ``@func_name`` in place.
 
     ``in_shardings[i]`` / ``out_shardings[i]`` is a toolkit ``Sharding`` or None
@@ -179,12 +188,15 @@ def annotate_shardings(module: ir.Module | ir.Operation, in_shardings: Sequence[
     alone. Raises ``ValueError`` for too many shardings, a spec that does not
     fit the value's rank, or (Shardy) shardings over different meshes.
 
-    Shardy form declares one ``sdy.mesh @mesh_name``: the mesh of the first
-    sharding that is not fully replicated (fully replicated ones fit any mesh
-    and are written as ``[{}, ...]`` on it). ``body_shardings`` are
-    ``(sharding, rank)`` pairs used inside the function (e.g. by
-    ``sdy.sharding_constraint`` ops referring to ``@mesh_name``): they take part
-    in choosing the mesh and must fit it too.
+    Shardy form declares one ``sdy.mesh`` symbol per distinct mesh, named as
+    JAX names them: ``@mesh_name`` for the first partitioned sharding's mesh,
+    then ``@mesh_name_0``, ``@mesh_name_1``, ... (see :func:`name_shardy_meshes`).
+    Fully replicated shardings fit any mesh and are written as ``[{}, ...]``
+    on the first. ``body_shardings`` are ``(sharding, rank)`` pairs used inside
+    the function (e.g. by ``sdy.sharding_constraint`` ops): their meshes are
+    named and declared too. ``mesh_symbols`` is the table the lowering used
+    (``ModuleContext.shardy_meshes``), so symbols named while lowering
+    (constraints, ``shard_map``) are the ones declared.
 
     Example::
 
@@ -201,7 +213,7 @@ def annotate_shardings(module: ir.Module | ir.Operation, in_shardings: Sequence[
                              f"{'arguments' if what == 'in_shardings' else 'results'}")
     pairs = [("arg_attrs", len(in_ranks), i, s, in_ranks[i]) for i, s in enumerate(in_shardings) if s is not None]
     pairs += [("res_attrs", len(out_ranks), i, s, out_ranks[i]) for i, s in enumerate(out_shardings) if s is not None]
-    if not pairs and not (mode == "shardy" and body_shardings):
+    if not pairs and not (mode == "shardy" and (body_shardings or mesh_symbols)):
         return
     with module_op.context, ir.Location.unknown():
         if mode == "gspmd":
@@ -214,11 +226,16 @@ def annotate_shardings(module: ir.Module | ir.Operation, in_shardings: Sequence[
             module_op.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, 1)
         elif mode == "shardy":
             every = [(s, rank) for *_, s, rank in pairs] + list(body_shardings)
-            mesh_text = _common_shardy_mesh(every)
-            _ensure_mesh_symbol(module_op, mesh_name, mesh_text)
+            symbols = name_shardy_meshes(every, mesh_symbols if mesh_symbols is not None
+                                         else ShardyMeshSymbols(mesh_name))
+            for name, text in symbols.declarations():
+                _ensure_mesh_symbol(module_op, name, text)
             for which, count, i, sharding, rank in pairs:
-                attr = ir.Attribute.parse(_replicated_text(rank, mesh_name) if _replicated(sharding)
-                                          else shardy_sharding_text(sharding, rank, mesh_name))
+                if _replicated(sharding):
+                    attr = ir.Attribute.parse(_replicated_text(rank, symbols.first()))
+                else:
+                    name = symbols.name_for(shardy_mesh_for(sharding, rank))
+                    attr = ir.Attribute.parse(shardy_sharding_text(sharding, rank, name))
                 _set_value_attribute(func, which, count, i, "sdy.sharding", attr)
             i32 = ir.IntegerType.get_signless(32)
             module_op.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, max(s.num_devices for s, _ in every))

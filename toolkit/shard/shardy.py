@@ -33,6 +33,52 @@ def shardy_mesh_attr_text(mesh: Mesh | AbstractMesh) -> str:
     return "<[" + ", ".join(f"{_quote(n)}={s}" for n, s in zip(mesh.axis_names, mesh.axis_sizes)) + "]>"
 
 
+class ShardyMeshSymbols:
+    """The ``sdy.mesh`` symbols of one module: each distinct mesh gets one name, as JAX names them.
+
+    The first mesh is ``@mesh``, later ones ``@mesh_0``, ``@mesh_1``, ... in
+    the order they are first asked for. The lowering (sharding constraints,
+    ``shard_map``) and the annotation of ``@main`` share one table, so a mesh
+    has the same symbol everywhere; ``annotate_shardings`` declares them all.
+
+    Example::
+
+        >>> symbols = ShardyMeshSymbols()
+        >>> symbols.name_for(mesh_2x4), symbols.name_for(mesh_8), symbols.name_for(mesh_2x4)
+        ('mesh', 'mesh_0', 'mesh')
+        >>> symbols.declarations()
+        [('mesh', '<["x"=2, "y"=4]>'), ('mesh_0', '<["z"=8]>')]
+    """
+
+    def __init__(self, first_name: str = "mesh"):
+        self.first_name = first_name
+        self._names: dict[str, str] = {}  # mesh attribute text -> symbol name
+
+    def name_for_text(self, mesh_text: str) -> str:
+        """The symbol for the mesh whose attribute text (``<[...]>``) is ``mesh_text``."""
+        name = self._names.get(mesh_text)
+        if name is None:
+            count = len(self._names)
+            name = self.first_name if count == 0 else f"{self.first_name}_{count - 1}"
+            self._names[mesh_text] = name
+        return name
+
+    def name_for(self, mesh: Mesh | AbstractMesh) -> str:
+        """The symbol for ``mesh``."""
+        return self.name_for_text(shardy_mesh_attr_text(mesh))
+
+    def first(self) -> str | None:
+        """The first mesh's symbol, or None before any."""
+        return next(iter(self._names.values()), None)
+
+    def declarations(self) -> list[tuple[str, str]]:
+        """``(symbol, mesh text)`` for every mesh, in naming order."""
+        return [(name, text) for text, name in self._names.items()]
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+
 def shardy_mesh_text(mesh: Mesh | AbstractMesh, name: str = "mesh") -> str:
     """The ``sdy.mesh`` symbol declaration for ``mesh``."""
     return f"sdy.mesh @{name} = {shardy_mesh_attr_text(mesh)}"

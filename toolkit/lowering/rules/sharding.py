@@ -9,7 +9,7 @@ from jaxlib.mlir.dialects import sdy, stablehlo
 from toolkit.core.avals import is_static_shape
 from toolkit.lax.sharding import sharding_constraint_p
 from toolkit.lowering.registry import register_lowering
-from toolkit.shard import shardy_sharding_text
+from toolkit.shard import shardy_mesh_for, shardy_sharding_text
 
 
 @register_lowering(sharding_constraint_p)
@@ -22,8 +22,9 @@ def _sharding_constraint(ctx, x, *, sharding):
     ndim = ctx.avals_in[0].ndim
     mctx = ctx.module_context
     if mctx.partitioner == "shardy":
-        # The mesh symbol is written after lowering by annotate_shardings(mode="shardy"), under this name.
-        attr = ir.Attribute.parse(shardy_sharding_text(sharding, ndim, mctx.shardy_mesh_name))
+        # The mesh symbol is declared after lowering by annotate_shardings(mode="shardy"), from this table.
+        mesh_name = mctx.shardy_meshes.name_for(shardy_mesh_for(sharding, ndim))
+        attr = ir.Attribute.parse(shardy_sharding_text(sharding, ndim, mesh_name))
         return sdy.ShardingConstraintOp(x, attr).result
     op = stablehlo.CustomCallOp([ctx.out_type], [x], "Sharding")
     op.attributes["mhlo.sharding"] = ir.StringAttr.get(str(sharding._to_xla_hlo_sharding(ndim)))

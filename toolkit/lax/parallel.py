@@ -1,0 +1,388 @@
+"""Collectives over the manual mesh axes of a ``shard_map`` body (``jax.lax`` parallel operators).
+
+Inside ``toolkit.shard_map(f, mesh=..., in_specs=..., out_specs=...)`` the body
+``f`` runs once per device on its shard; these operators communicate between
+the devices along named mesh axes:
+
+=================  =========================================================
+``psum``           sum over the axes (``stablehlo.all_reduce`` with ``add``)
+``pmean``          ``psum`` divided by the number of devices over the axes
+``pmax``/``pmin``  ``all_reduce`` with ``maximum``/``minimum``
+``all_gather``     concatenate (``tiled``) or stack the shards (``all_gather``)
+``psum_scatter``   sum, then keep this device's block (``reduce_scatter``)
+``ppermute``       send to another device by a permutation (``collective_permute``)
+``all_to_all``     split one dimension, exchange, concatenate another
+``axis_index``     this device's position along the axes (``partition_id`` arithmetic)
+``axis_size``      the number of devices along the axes (a Python int)
+=================  =========================================================
+
+``axis_name`` is one mesh axis name or a tuple of them. Outside a
+``shard_map`` over that axis a ``NameError`` names the unbound axis.
+
+Every collective equation records the mesh shape (``AxisEnv``) so its
+lowering can compute the replica groups (device positions in the mesh,
+``use_global_device_ids``) without any lowering context.
+
+Varying manual axes (``check_vma=True``): ``pvary`` marks a value as varying
+over axes (a no-op on values; its transpose is a ``psum``), and
+``psum_invariant`` is ``psum`` whose transpose is ``pvary`` — the pair JAX
+uses so that gradients of replicated values are summed exactly once.
+``toolkit.shard_map`` inserts them (see ``toolkit/shard_map.py``); with
+``check_vma=False`` plain ``psum`` (its own transpose) is used.
+
+Example::
+
+    @functools.partial(toolkit.shard_map, mesh=mesh, in_specs=P("x"), out_specs=P())
+    def total(block):
+        return toolkit.lax.psum(block.sum(), "x")
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any, NamedTuple, Sequence
+
+import numpy as np
+
+from toolkit.core import dtypes, tracing, tree_util
+from toolkit.core.avals import ShapedArray, aval_of
+from toolkit.core.primitive import Primitive
+from toolkit.lax import elementwise as ew
+
+__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "all_to_all",
+           "axis_index", "axis_size", "pvary", "pcast", "AxisEnv"]
+
+
+# --- the axis environment -----------------------------------------------------------
+
+
+class AxisEnv(NamedTuple):
+    """The mesh a collective runs in: every axis name and size (mesh order) and the manual ones."""
+
+    names: tuple
+    sizes: tuple
+    manual: tuple
+
+    def size(self, axes: Sequence[Any]) -> int:
+        return math.prod(self.sizes[self.names.index(a)] for a in axes)
+
+    def groups(self, axes: Sequence[Any]) -> list[list[int]]:
+        """Replica groups of device positions: one group per coordinate of the other axes (JAX's ``axis_groups``)."""
+        iota = np.arange(math.prod(self.sizes)).reshape(self.sizes)
+        positions = [self.names.index(a) for a in axes]
+        moved = np.moveaxis(iota, positions, list(range(len(positions))))
+        return moved.reshape(self.size(axes), -1).T.tolist()
+
+
+class _Frame(NamedTuple):
+    env: AxisEnv
+    check_vma: bool
+
+
+class _State(threading.local):
+    def __init__(self) -> None:
+        self.frames: list[_Frame] = []
+
+
+_state = _State()
+
+
+class axis_frame:
+    """Context manager binding the manual axes of one ``shard_map`` body while it is traced."""
+
+    def __init__(self, env: AxisEnv, check_vma: bool):
+        self.frame = _Frame(env, check_vma)
+
+    def __enter__(self) -> AxisEnv:
+        _state.frames.append(self.frame)
+        return self.frame.env
+
+    def __exit__(self, *exc: Any) -> None:
+        _state.frames.pop()
+
+
+def current_frame() -> _Frame | None:
+    return _state.frames[-1] if _state.frames else None
+
+
+def _axes_tuple(axis_name: Any) -> tuple:
+    return tuple(axis_name) if isinstance(axis_name, (tuple, list)) else (axis_name,)
+
+
+def _bound(axis_name: Any, api: str) -> tuple[tuple, _Frame]:
+    """The axes named and the frame binding them; ``NameError`` for an unbound one."""
+    axes = _axes_tuple(axis_name)
+    frame = current_frame()
+    for a in axes:
+        if frame is None or a not in frame.env.manual:
+            bound = list(frame.env.manual) if frame is not None else []
+            raise NameError(f"Found an unbound axis name: {a}. To fix this, please call {api} under "
+                            f"`toolkit.shard_map` with {a!r} among its manual axes"
+                            + (f" (the axes bound here are {bound})" if frame is not None else ""))
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"{api}: axis_name {axis_name!r} repeats an axis")
+    return axes, frame
+
+
+def _aval(x: Any, api: str) -> ShapedArray:
+    try:
+        return aval_of(x)
+    except TypeError:
+        raise TypeError(f"{api}: expected an array, got a value of type {type(x).__name__}") from None
+
+
+def _axis(axis: int, ndim: int, api: str, what: str) -> int:
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"{api}: {what}={axis} is out of bounds for a value of rank {ndim - (what == 'axis')}")
+    return axis % ndim
+
+
+# --- primitives ----------------------------------------------------------------------
+
+
+def _same(x: ShapedArray, **params: Any) -> ShapedArray:
+    return x
+
+
+#: check_vma=False all-reduce sum (transpose: psum).
+psum_p = Primitive("psum", shape_rule=_same)
+#: check_vma=True all-reduce sum of a value varying over ``axes`` (transpose: pvary).
+psum_invariant_p = Primitive("psum_invariant", shape_rule=_same)
+pmax_p = Primitive("pmax", shape_rule=_same)
+pmin_p = Primitive("pmin", shape_rule=_same)
+#: Marks a value as varying over ``axes``; the identity on values (transpose: psum_invariant).
+pvary_p = Primitive("pvary", shape_rule=_same)
+ppermute_p = Primitive("ppermute", shape_rule=_same)
+
+
+def _all_gather_rule(x: ShapedArray, *, axes, env, axis, tiled) -> ShapedArray:
+    n = env.size(axes)
+    shape = list(x.shape)
+    if tiled:
+        shape[axis] = shape[axis] * n
+    else:
+        shape.insert(axis, n)
+    return x.update(shape=tuple(shape))
+
+
+all_gather_p = Primitive("all_gather", shape_rule=_all_gather_rule)
+
+
+def _psum_scatter_rule(x: ShapedArray, *, axes, env, scatter_dimension, tiled) -> ShapedArray:
+    n = env.size(axes)
+    shape = list(x.shape)
+    size = shape[scatter_dimension]
+    if tiled:
+        if size % n:
+            raise ValueError(f"psum_scatter: dimension {scatter_dimension} of size {size} is not divisible by the "
+                             f"{n} devices of axes {axes}")
+        shape[scatter_dimension] = size // n
+    else:
+        if size != n:
+            raise ValueError(f"psum_scatter: with tiled=False dimension {scatter_dimension} must have the size of "
+                             f"the axes {axes} ({n}), got {size}")
+        del shape[scatter_dimension]
+    return x.update(shape=tuple(shape))
+
+
+psum_scatter_p = Primitive("psum_scatter", shape_rule=_psum_scatter_rule)
+
+
+def _all_to_all_rule(x: ShapedArray, *, axes, env, split_axis, concat_axis) -> ShapedArray:
+    n = env.size(axes)
+    shape = list(x.shape)
+    if shape[split_axis] % n:
+        raise ValueError(f"all_to_all: split_axis {split_axis} of size {shape[split_axis]} is not divisible by the "
+                         f"{n} devices of axes {axes}")
+    shape[split_axis] //= n
+    shape[concat_axis] *= n
+    return x.update(shape=tuple(shape))
+
+
+#: The tiled form; the untiled user function inserts and squeezes axes around it, as JAX.
+all_to_all_p = Primitive("all_to_all", shape_rule=_all_to_all_rule)
+
+
+def _axis_index_rule(*, axes, env) -> ShapedArray:
+    return ShapedArray((), dtypes.int32)
+
+
+axis_index_p = Primitive("axis_index", shape_rule=_axis_index_rule)
+
+COLLECTIVES = (psum_p, psum_invariant_p, pmax_p, pmin_p, pvary_p, ppermute_p, all_gather_p, psum_scatter_p,
+               all_to_all_p, axis_index_p)
+
+
+# --- user functions --------------------------------------------------------------------
+
+
+def _full_like(x: Any, value: Any) -> Any:
+    from toolkit.lax import structural
+    aval = aval_of(x)
+    scalar = np.asarray(value, aval.dtype)
+    return scalar if aval.ndim == 0 else structural.broadcast_in_dim(scalar, aval.shape, ())
+
+
+def _is_concrete(x: Any) -> bool:
+    return not isinstance(x, tracing.Tracer)
+
+
+def psum(x: Any, axis_name: Any) -> Any:
+    """Sum of ``x`` (a pytree) over the devices of ``axis_name``; bool values are summed as int32."""
+    axes, frame = _bound(axis_name, "psum")
+    n = frame.env.size(axes)
+
+    def one(leaf: Any) -> Any:
+        aval = _aval(leaf, "psum")
+        if aval.dtype == dtypes.bool_:
+            leaf = ew.convert_element_type(leaf, dtypes.int32)
+        if _is_concrete(leaf):  # a constant is the same on every device
+            return ew.mul(_full_like(leaf, n), leaf)
+        prim = psum_invariant_p if frame.check_vma else psum_p
+        return prim.bind(leaf, axes=axes, env=frame.env)
+
+    return tree_util.tree_map(one, x)
+
+
+def pmean(x: Any, axis_name: Any) -> Any:
+    """Mean of ``x`` over the devices of ``axis_name``."""
+    axes, frame = _bound(axis_name, "pmean")
+    n = frame.env.size(axes)
+
+    def one(leaf: Any) -> Any:
+        total = psum(leaf, axes)
+        return ew.div(total, _full_like(total, n))
+
+    return tree_util.tree_map(one, x)
+
+
+def _reduce(prim: Primitive, api: str, x: Any, axis_name: Any) -> Any:
+    axes, frame = _bound(axis_name, api)
+
+    def one(leaf: Any) -> Any:
+        _aval(leaf, api)
+        if _is_concrete(leaf):
+            return leaf
+        return prim.bind(leaf, axes=axes, env=frame.env)
+
+    return tree_util.tree_map(one, x)
+
+
+def pmax(x: Any, axis_name: Any) -> Any:
+    """Elementwise maximum of ``x`` over the devices of ``axis_name``."""
+    return _reduce(pmax_p, "pmax", x, axis_name)
+
+
+def pmin(x: Any, axis_name: Any) -> Any:
+    """Elementwise minimum of ``x`` over the devices of ``axis_name``."""
+    return _reduce(pmin_p, "pmin", x, axis_name)
+
+
+def pvary(x: Any, axis_name: Any) -> Any:
+    """``x`` marked as varying over ``axis_name`` (the same values; see the module docstring)."""
+    axes, frame = _bound(axis_name, "pvary")
+    return tree_util.tree_map(lambda leaf: pvary_p.bind(leaf, axes=axes, env=frame.env), x)
+
+
+def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
+    """JAX's ``pcast``: only ``to="varying"`` (= :func:`pvary`) is supported."""
+    if to != "varying":
+        raise NotImplementedError(f"pcast(to={to!r}): only to='varying' is supported")
+    return pvary(x, axis_name)
+
+
+def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) -> Any:
+    """Every device's ``x`` gathered along ``axis``: stacked as a new axis, or concatenated when ``tiled``."""
+    axes, frame = _bound(axis_name, "all_gather")
+
+    def one(leaf: Any) -> Any:
+        aval = _aval(leaf, "all_gather")
+        d = _axis(axis, aval.ndim + (0 if tiled else 1), "all_gather", "axis")
+        return all_gather_p.bind(leaf, axes=axes, env=frame.env, axis=d, tiled=bool(tiled))
+
+    return tree_util.tree_map(one, x)
+
+
+def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0, tiled: bool = False) -> Any:
+    """``psum`` of ``x`` of which each device keeps its block of ``scatter_dimension``."""
+    axes, frame = _bound(axis_name, "psum_scatter")
+
+    def one(leaf: Any) -> Any:
+        aval = _aval(leaf, "psum_scatter")
+        d = _axis(scatter_dimension, aval.ndim, "psum_scatter", "scatter_dimension")
+        return psum_scatter_p.bind(leaf, axes=axes, env=frame.env, scatter_dimension=d, tiled=bool(tiled))
+
+    return tree_util.tree_map(one, x)
+
+
+def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
+    """Send each device's ``x`` to another along ``axis_name``: ``perm`` lists ``(source, destination)``
+    positions; devices no one sends to receive zeros."""
+    axes, frame = _bound(axis_name, "ppermute")
+    n = frame.env.size(axes)
+    perm = tuple((int(s), int(d)) for s, d in perm)
+    sources, dests = [s for s, _ in perm], [d for _, d in perm]
+    if len(set(sources)) != len(sources) or len(set(dests)) != len(dests):
+        raise ValueError(f"ppermute sources and destinations must be unique, got {perm}.")
+    if any(not 0 <= i < n for i in sources + dests):
+        raise ValueError(f"ppermute: positions in perm must be in [0, {n}) for axes {axes}, got {perm}")
+    return tree_util.tree_map(lambda leaf: ppermute_p.bind(leaf, axes=axes, env=frame.env, perm=perm), x)
+
+
+def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *, tiled: bool = False) -> Any:
+    """Split ``split_axis`` into one block per device, send block ``i`` to device ``i`` and
+    concatenate the received blocks along ``concat_axis`` (untiled: the split axis, of the
+    axes' size, is removed and a new one of that size inserted at ``concat_axis``)."""
+    axes, frame = _bound(axis_name, "all_to_all")
+    from toolkit.lax import structural
+
+    def one(leaf: Any) -> Any:
+        aval = _aval(leaf, "all_to_all")
+        split = _axis(split_axis, aval.ndim, "all_to_all", "split_axis")
+        concat = _axis(concat_axis, aval.ndim, "all_to_all", "concat_axis")
+        n = frame.env.size(axes)
+        if tiled:
+            if aval.shape[split] % n:
+                raise ValueError(f"The size of all_to_all split_axis ({aval.shape[split]}) has to be divisible by "
+                                 f"the size of the named axis {axis_name} ({n})")
+        elif aval.shape[split] != n:
+            raise ValueError("all_to_all requires the size of the mapped axis axis_name to equal "
+                             f"x.shape[split_axis], but they are {n} and {aval.shape[split]} respectively.")
+        elif split != concat:
+            # As JAX: a new size-1 axis at concat_axis receives the blocks; the split axis is squeezed.
+            if split < concat:
+                concat += 1
+            else:
+                split += 1
+            shape = list(aval.shape)
+            shape.insert(concat, 1)
+            kept = [i for i in range(len(shape)) if i != concat]
+            leaf = structural.broadcast_in_dim(leaf, tuple(shape), tuple(kept))
+        out = all_to_all_p.bind(leaf, axes=axes, env=frame.env, split_axis=split, concat_axis=concat)
+        if not tiled and split != concat:
+            shape = [d for i, d in enumerate(aval_of(out).shape) if i != split]
+            out = structural.reshape(out, tuple(shape))
+        return out
+
+    return tree_util.tree_map(one, x)
+
+
+def axis_size(axis_name: Any) -> int:
+    """The number of devices along ``axis_name`` (a Python int)."""
+    axes, frame = _bound(axis_name, "axis_size")
+    return frame.env.size(axes)
+
+
+def axis_index(axis_name: Any) -> Any:
+    """This device's int32 position along ``axis_name`` (row-major over a tuple of axes)."""
+    axes, frame = _bound(axis_name, "axis_index")
+    if len(axes) == 1:
+        return axis_index_p.bind(axes=axes, env=frame.env)
+    out: Any = np.int32(0)
+    stride = 1
+    for a in reversed(axes):
+        term = ew.mul(axis_index_p.bind(axes=(a,), env=frame.env), np.int32(stride))
+        out = ew.add(out, term)
+        stride *= frame.env.size((a,))
+    return out

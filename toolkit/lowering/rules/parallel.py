@@ -1,0 +1,217 @@
+"""StableHLO for ``toolkit.shard_map`` and the collectives of ``toolkit.lax.parallel``.
+
+``shard_map`` lowers, as JAX 0.10 does, to Shardy's ``sdy.manual_computation``
+(operands and results in global shapes, ``in_shardings``/``out_shardings``
+over the module's ``sdy.mesh``, ``manual_axes``; the body's block arguments
+have the per-device shapes). Under GSPMD (``TOOLKIT_PARTITIONER=gspmd``) it is
+JAX's pre-Shardy form: ``@Sharding`` + ``@SPMDFullToShardShape`` per operand,
+the body inline, ``@Sharding`` + ``@SPMDShardToFullShape`` per result.
+
+Collectives use device positions in the mesh (``AxisEnv.groups``), a
+``channel_handle`` (handle 1, device-to-device) and ``use_global_device_ids``
+where JAX sets it; ``axis_index`` is ``partition_id / stride % size``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import sdy, stablehlo
+
+from toolkit.core import dtypes
+from toolkit.core.avals import ShapedArray
+from toolkit.lax import parallel as par
+from toolkit.lowering.registry import register_lowering
+from toolkit.lowering.types import tensor_type
+from toolkit.shard import NamedSharding
+from toolkit.shard.shardy import _dimension_text, _quote
+from toolkit.shard_map import shard_map_p
+
+_CHANNEL_ID = 1
+_DEVICE_TO_DEVICE = 1
+
+
+def _channel() -> ir.Attribute:
+    return stablehlo.ChannelHandle.get(_CHANNEL_ID, _DEVICE_TO_DEVICE)
+
+
+def _groups_attr(groups: list[list[int]]) -> ir.DenseElementsAttr:
+    array = np.asarray(groups, dtype=np.int64)
+    return ir.DenseElementsAttr.get(array, type=ir.IntegerType.get_signless(64), shape=list(array.shape))
+
+
+# --- shard_map ----------------------------------------------------------------------------
+
+
+def _mesh_symbol(mctx, mesh) -> str:
+    table = getattr(mctx, "shardy_meshes", None)
+    return table.name_for(mesh) if table is not None else mctx.shardy_mesh_name
+
+
+def _value_sharding(mesh_name: str, spec, ndim: int) -> str:
+    dims = [_dimension_text(entry) for entry in tuple(spec) + (None,) * (ndim - len(spec))]
+    return f"<@{mesh_name}, [" + ", ".join(dims) + "]>"
+
+
+@register_lowering(shard_map_p)
+def _shard_map(ctx, *operands, body, mesh, in_specs, out_specs, manual_axes, check_vma, plan_witness):
+    mctx = ctx.module_context
+    local_in = [tensor_type(a) for a in body.in_avals]
+    if mctx.partitioner == "shardy":
+        name = _mesh_symbol(mctx, mesh)
+        ins = [_value_sharding(name, s, a.ndim) for s, a in zip(in_specs, ctx.avals_in)]
+        outs = [_value_sharding(name, s, a.ndim) for s, a in zip(out_specs, ctx.avals_out)]
+        op = sdy.ManualComputationOp(
+            ctx.out_types, list(operands),
+            ir.Attribute.parse("#sdy.sharding_per_value<[" + ", ".join(ins) + "]>"),
+            ir.Attribute.parse("#sdy.sharding_per_value<[" + ", ".join(outs) + "]>"),
+            ir.Attribute.parse("#sdy<manual_axes{" + ", ".join(_quote(a) for a in manual_axes) + "}>"))
+        block = op.body.blocks.append(*local_in)
+        with ir.InsertionPoint(block):
+            sdy.ReturnOp(ctx.lower_program(body, list(block.arguments)))
+        return list(op.results)
+    if tuple(manual_axes) != tuple(mesh.axis_names):
+        raise NotImplementedError("shard_map with axis_names a strict subset of the mesh axes (partially manual) "
+                                  "lowers only with Shardy; set TOOLKIT_PARTITIONER=shardy")
+    manual = ir.StringAttr.get("{manual}")
+    shards = []
+    for x, spec, aval, local in zip(operands, in_specs, ctx.avals_in, local_in):
+        text = str(NamedSharding(mesh, spec)._to_xla_hlo_sharding(aval.ndim))
+        sharded = stablehlo.CustomCallOp([tensor_type(aval)], [x], "Sharding")
+        sharded.attributes["mhlo.sharding"] = ir.StringAttr.get(text)
+        full_to_shard = stablehlo.CustomCallOp([local], [sharded.result], "SPMDFullToShardShape")
+        full_to_shard.attributes["mhlo.sharding"] = manual
+        shards.append(full_to_shard.result)
+    results = ctx.lower_program(body, shards)
+    outs = []
+    for y, spec, aval, out_type in zip(results, out_specs, ctx.avals_out, ctx.out_types):
+        inner = stablehlo.CustomCallOp([y.type], [y], "Sharding")
+        inner.attributes["mhlo.sharding"] = manual
+        full = stablehlo.CustomCallOp([out_type], [inner.result], "SPMDShardToFullShape")
+        full.attributes["mhlo.sharding"] = ir.StringAttr.get(
+            str(NamedSharding(mesh, spec)._to_xla_hlo_sharding(aval.ndim)))
+        outs.append(full.result)
+    return outs
+
+
+# --- collectives ------------------------------------------------------------------------------
+
+
+def _reducer_region(op, aval: ShapedArray, combine) -> None:
+    scalar = tensor_type(ShapedArray((), aval.dtype))
+    block = op.regions[0].blocks.append(scalar, scalar)
+    with ir.InsertionPoint(block):
+        stablehlo.ReturnOp([combine(*block.arguments).result])
+
+
+def _all_reduce(ctx, x, axes, env, combine):
+    aval = ctx.avals_in[0]
+    op = stablehlo.AllReduceOp([tensor_type(aval)], [x], _groups_attr(env.groups(axes)), channel_handle=_channel(),
+                               use_global_device_ids=True)
+    _reducer_region(op, aval, combine)
+    return op.results[0]
+
+
+def _combine_max(a, b):
+    return stablehlo.MaxOp(a, b)
+
+
+def _combine_min(a, b):
+    return stablehlo.MinOp(a, b)
+
+
+def _combine_add(a, b):
+    return stablehlo.AddOp(a, b)
+
+
+def _or_for_bool(aval, combine):
+    if aval.dtype == dtypes.bool_:
+        return stablehlo.OrOp if combine is _combine_max else stablehlo.AndOp
+    return combine
+
+
+@register_lowering(par.psum_p)
+@register_lowering(par.psum_invariant_p)
+def _psum(ctx, x, *, axes, env):
+    return _all_reduce(ctx, x, axes, env, _or_for_bool(ctx.avals_in[0], _combine_add))
+
+
+@register_lowering(par.pmax_p)
+def _pmax(ctx, x, *, axes, env):
+    return _all_reduce(ctx, x, axes, env, _or_for_bool(ctx.avals_in[0], _combine_max))
+
+
+@register_lowering(par.pmin_p)
+def _pmin(ctx, x, *, axes, env):
+    return _all_reduce(ctx, x, axes, env, _or_for_bool(ctx.avals_in[0], _combine_min))
+
+
+@register_lowering(par.pvary_p)
+def _pvary(ctx, x, *, axes, env):
+    return x
+
+
+@register_lowering(par.all_gather_p)
+def _all_gather(ctx, x, *, axes, env, axis, tiled):
+    aval = ctx.avals_in[0]
+    if not tiled:  # as JAX: insert the new axis with size 1, then gather along it
+        shape = list(aval.shape)
+        shape.insert(axis, 1)
+        expanded = aval.update(shape=tuple(shape))
+        x = stablehlo.BroadcastInDimOp(tensor_type(expanded), x,
+                                       [i for i in range(len(shape)) if i != axis]).result
+    op = stablehlo.AllGatherOp([ctx.out_type], [x], axis, _groups_attr(env.groups(axes)), channel_handle=_channel(),
+                               use_global_device_ids=True)
+    return op.results[0]
+
+
+@register_lowering(par.psum_scatter_p)
+def _psum_scatter(ctx, x, *, axes, env, scatter_dimension, tiled):
+    aval, out = ctx.avals_in[0], ctx.avals_out[0]
+    scattered = out
+    if not tiled:
+        shape = list(out.shape)
+        shape.insert(scatter_dimension, 1)
+        scattered = out.update(shape=tuple(shape))
+    op = stablehlo.ReduceScatterOp(tensor_type(scattered), x, scatter_dimension, _groups_attr(env.groups(axes)),
+                                   channel_handle=_channel(), use_global_device_ids=True)
+    _reducer_region(op, aval, _or_for_bool(aval, _combine_add))
+    result = op.result
+    if not tiled:
+        result = stablehlo.ReshapeOp(ctx.out_type, result).result
+    return result
+
+
+@register_lowering(par.ppermute_p)
+def _ppermute(ctx, x, *, axes, env, perm):
+    groups = env.groups(axes)
+    pairs = []
+    for group in groups:
+        group = sorted(group)
+        pairs.extend([group[s], group[d]] for s, d in perm)
+    array = np.asarray(pairs, dtype=np.int64).reshape(-1, 2)
+    attr = ir.DenseElementsAttr.get(array, type=ir.IntegerType.get_signless(64), shape=list(array.shape))
+    return stablehlo.CollectivePermuteOp(x, attr, channel_handle=_channel()).result
+
+
+@register_lowering(par.all_to_all_p)
+def _all_to_all(ctx, x, *, axes, env, split_axis, concat_axis):
+    groups = env.groups(axes)
+    if len(groups[0]) == 1:
+        return x
+    op = stablehlo.AllToAllOp([x], split_axis, concat_axis, len(groups[0]), _groups_attr(groups),
+                              channel_handle=_channel())
+    return op.results[0]
+
+
+@register_lowering(par.axis_index_p)
+def _axis_index(ctx, *, axes, env):
+    (name,) = axes
+    position = env.names.index(name)
+    stride = int(np.prod(env.sizes[position + 1:], dtype=np.int64))
+    u32 = ShapedArray((), np.uint32)
+    stride_c = ctx.constant(np.uint32(stride), u32)
+    size_c = ctx.constant(np.uint32(env.sizes[position]), u32)
+    pid = stablehlo.PartitionIdOp().result
+    index = stablehlo.RemOp(stablehlo.DivOp(pid, stride_c).result, size_c).result
+    return stablehlo.ConvertOp(ctx.out_type, index).result
