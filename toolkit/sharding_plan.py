@@ -28,7 +28,10 @@ PARTITIONERS = ("gspmd", "shardy")
 
 
 def partitioner_choice(explicit: str | None = None) -> str:
-    """Which SPMD partitioner a lowering targets: ``explicit``, else ``$TOOLKIT_PARTITIONER``, else ``"gspmd"``.
+    """Which SPMD partitioner a lowering targets: ``explicit``, else ``$TOOLKIT_PARTITIONER``, else ``"shardy"``.
+
+    Shardy is the default, as in JAX 0.10 (XLA deprecates GSPMD propagation);
+    ``TOOLKIT_PARTITIONER=gspmd`` or ``lower(partitioner="gspmd")`` selects GSPMD.
 
     Raises ``ValueError`` for anything but ``"gspmd"``/``"shardy"``.
 
@@ -37,7 +40,7 @@ def partitioner_choice(explicit: str | None = None) -> str:
         partitioner_choice("shardy")  # -> "shardy"
     """
     source = "partitioner" if explicit is not None else "TOOLKIT_PARTITIONER"
-    choice = explicit if explicit is not None else (os.environ.get("TOOLKIT_PARTITIONER") or "gspmd")
+    choice = explicit if explicit is not None else (os.environ.get("TOOLKIT_PARTITIONER") or "shardy")
     normalized = choice.strip().lower() if isinstance(choice, str) else choice
     if normalized not in PARTITIONERS:
         raise ValueError(f"{source} must be 'gspmd' or 'shardy', got {choice!r}")
@@ -64,7 +67,7 @@ class ShardingPlan:
         #: ``(sharding, rank)`` of each ``with_sharding_constraint`` in the program (Shardy needs their mesh).
         self.constraint_shardings = tuple(constraint_shardings)
         #: ``"gspmd"`` or ``"shardy"``; ``Traced.lower`` sets it (:func:`partitioner_choice`).
-        self.partitioner = "gspmd"
+        self.partitioner = "shardy"
         self.num_partitions = len(self.devices)
         self.platform = self.devices[0].platform
         self._arg_shardings = list(arg_shardings)
@@ -117,6 +120,30 @@ class ShardingPlan:
         if self.num_partitions == 1:
             return []
         return self._out_shardings_flat(self._out_tree.num_leaves)
+
+    def recovery_mesh(self) -> Any:
+        """The mesh XLA's chosen shardings are written over (``NamedSharding``), or None.
+
+        As JAX (``maybe_recover_user_shardings``): the mesh of the first
+        ``NamedSharding`` among the inputs' shardings, else among the sharding
+        constraints, else among ``out_shardings``, else the current mesh
+        (``set_mesh``) — provided its devices are the computation's, in order
+        (HLO shardings name devices by position).
+        """
+        from toolkit.shard import Mesh, NamedSharding, get_mesh
+        if self.num_partitions == 1:
+            return None
+        candidates = [s for s in self._arg_shardings if s is not None]
+        candidates += [s for s, _ in self.constraint_shardings]
+        candidates += [s for s in self._out_shardings_flat(self._out_tree.num_leaves) if s is not None]
+        meshes = [s.mesh for s in candidates if isinstance(s, NamedSharding)]
+        current = get_mesh()
+        if current is not None:
+            meshes.append(current)
+        for mesh in meshes:
+            if isinstance(mesh, Mesh) and tuple(mesh.devices.flat) == self.devices:
+                return mesh
+        return None
 
     def output_propagation(self) -> list[bool] | None:
         """For SPMD: which outputs XLA may lay out itself (those without a requested sharding)."""
@@ -219,9 +246,22 @@ def _explicit_out_shardings(traced: Any, arg_shardings: Sequence[Any], out_spec:
 
 
 def shardings_from_hlo(hlo_shardings: Sequence[Any] | None, devices: Sequence[Any],
-                       avals: Sequence[ShapedArray]) -> list[Any]:
-    """toolkit shardings for XLA's reported HloShardings (single device: ``SingleDeviceSharding``)."""
+                       avals: Sequence[ShapedArray], mesh: Any = None) -> list[Any]:
+    """toolkit shardings for XLA's reported HloShardings (single device: ``SingleDeviceSharding``).
+
+    With a ``mesh`` (see :meth:`ShardingPlan.recovery_mesh`) each one is a
+    ``NamedSharding`` over it where a ``PartitionSpec`` can express it, as JAX
+    recovers the user's kind of sharding; otherwise a ``GSPMDSharding``.
+    """
     from toolkit import shard
     if len(devices) == 1 or hlo_shardings is None:
         return [shard.SingleDeviceSharding(devices[0]) for _ in avals]
-    return [shard.GSPMDSharding(tuple(devices), h) for h in hlo_shardings]
+    if mesh is None:
+        return [shard.GSPMDSharding(tuple(devices), h) for h in hlo_shardings]
+    result = []
+    for hlo, aval in zip(hlo_shardings, avals):
+        try:
+            result.append(shard.named_sharding_from_hlo(hlo, mesh, aval.ndim))
+        except ValueError:
+            result.append(shard.GSPMDSharding(tuple(devices), hlo))
+    return result
