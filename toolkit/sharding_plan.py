@@ -159,7 +159,7 @@ class ShardingPlan:
             sharding = flat[i]
             if sharding is None:
                 sharding = chosen[i] if chosen is not None else self._default_sharding()
-            elif aval.sharding is not None or self.explicit_out_shardings is not None:
+            else:
                 # On Explicit axes a requested out_sharding is the output's type too (as JAX). Compiled hands
                 # its own list of output avals in, so they are retyped here.
                 from toolkit.core.sharding_rules import type_sharding

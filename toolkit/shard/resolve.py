@@ -53,7 +53,8 @@ def resolve_sharding(spec_or_sharding: Any, what: str) -> Any:
         return NamedSharding(mesh, spec_or_sharding.spec, memory_kind=spec_or_sharding.memory_kind)
     if isinstance(spec_or_sharding, Sharding):
         return spec_or_sharding
-    raise TypeError(f"{what} expects a toolkit.shard Sharding or a PartitionSpec, got {spec_or_sharding!r}")
+    raise TypeError(f"{what} expects toolkit.shard shardings (a Sharding, or a PartitionSpec under set_mesh), "
+                    f"got {spec_or_sharding!r}")
 
 
 def resolve_tree(tree: Any, what: str) -> Any:

@@ -1,0 +1,77 @@
+# RUN: env TOOLKIT_NUM_CPU_DEVICES=8 TOOLKIT_PARTITIONER=shardy %PYTHON %s | filecheck %s
+# Golden lowering of explicit sharding (sharding in types) on a (2, 4) mesh of Explicit axes: the types of
+# the traced program, the arguments' and results' sdy.sharding taken from the types, reshard and bare specs.
+
+import numpy as np
+
+import toolkit
+import toolkit.numpy as tnp
+from toolkit import ShapeDtypeStruct
+from toolkit.shard import NamedSharding, PartitionSpec as P
+from toolkit.testing import lowered_text, run, traced_text
+
+mesh = toolkit.make_mesh((2, 4), ("x", "y"))
+
+
+def typed(shape, spec):
+    return ShapeDtypeStruct(shape, np.float32, sharding=NamedSharding(mesh, spec))
+
+
+def mlp(x, w, b):
+    return toolkit.nn.relu(x @ w + b).sum(axis=1)
+
+
+@run
+def mlp_types():
+    # CHECK-LABEL: TEST: mlp_types
+    # CHECK: f32[8@x,4]
+    # CHECK: f32[4,8@y]
+    # CHECK: d:f32[8@x,8@y] = dot_general
+    # CHECK: e:f32[8,8@y] = broadcast_in_dim
+    # CHECK: f:f32[8@x,8@y] = add d e
+    # CHECK: h:f32[8@x,8@y] = max f g
+    # CHECK: i:f32[8@x] = reduce_sum[axes=(1,)] h
+    print(traced_text(mlp, typed((8, 4), P("x")), typed((4, 8), P(None, "y")), typed((8,), P("y"))))
+
+
+@run
+def mlp_lowering():
+    # CHECK-LABEL: TEST: mlp_lowering
+    # CHECK: mhlo.num_partitions = 8 : i32
+    # CHECK: sdy.mesh @mesh = <["x"=2, "y"=4]>
+    # CHECK: func.func public @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}, %arg2: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>})
+    # CHECK-SAME: -> (tensor<8xf32> {jax.result_info = "result", sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>})
+    # CHECK: stablehlo.dot_general
+    print(lowered_text(mlp, typed((8, 4), P("x")), typed((4, 8), P(None, "y")), typed((8,), P("y"))))
+
+
+@run
+def reshard_in_jit():
+    # CHECK-LABEL: TEST: reshard_in_jit
+    # CHECK: func.func public @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+    # CHECK-SAME: -> (tensor<8x4xf32> {jax.result_info = "result", sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>})
+    # CHECK: sdy.sharding_constraint %{{.*}} <@mesh, [{}, {"y"}]> : tensor<8x4xf32>
+    with toolkit.set_mesh(mesh):
+        print(lowered_text(lambda x: toolkit.reshard(x * 2, P(None, "y")), typed((8, 4), P("x"))))
+
+
+@run
+def matmul_out_sharding():
+    # CHECK-LABEL: TEST: matmul_out_sharding
+    # CHECK: f32[8@y,8]
+    # CHECK: -> (tensor<8x8xf32> {jax.result_info = "result", sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>})
+    with toolkit.set_mesh(mesh):
+        f = lambda a, b: tnp.matmul(a, b, out_sharding=P("y"))
+        args = typed((8, 8), P(None, "y")), typed((8, 8), P("y"))
+        print(traced_text(f, *args))
+        print(lowered_text(f, *args))
+
+
+@run
+def bare_specs():
+    # CHECK-LABEL: TEST: bare_specs
+    # CHECK: func.func public @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+    # CHECK-SAME: -> (tensor<8x8xf32> {jax.result_info = "result", sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>})
+    with toolkit.set_mesh(mesh):
+        print(lowered_text(lambda x: x + 1, ShapeDtypeStruct((8, 8), np.float32), in_shardings=P("x"),
+                           out_shardings=P(None, "y")))

@@ -1,0 +1,71 @@
+"""toolkit.make_mesh against jax.make_mesh (JAX 0.10: axis types default to Explicit)."""
+
+import os
+
+os.environ["TOOLKIT_NUM_CPU_DEVICES"] = "8"
+os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
+
+import pytest  # noqa: E402
+
+import toolkit  # noqa: E402
+from toolkit.shard import AbstractMesh, AxisType, Mesh, get_abstract_mesh, get_mesh  # noqa: E402
+
+pytestmark = pytest.mark.multidevice
+
+
+@pytest.fixture(autouse=True)
+def _eight():
+    if len(toolkit.devices()) < 8:
+        pytest.skip("needs 8 CPU devices")
+
+
+@pytest.fixture(scope="module")
+def jx():
+    jax = pytest.importorskip("jax")
+    if len(jax.devices()) < 8:
+        pytest.skip("jax does not see 8 CPU devices in this process")
+    return jax
+
+
+@pytest.mark.parametrize("shape,names", [((2, 4), ("x", "y")), ((8,), ("d",)), ((4, 2), ("a", "b")),
+                                         ((2, 2), ("x", "y")), ((1, 8), ("p", "q")), ((2, 2, 2), ("a", "b", "c"))])
+def test_matches_jax(jx, shape, names):
+    t, j = toolkit.make_mesh(shape, names), jx.make_mesh(shape, names)
+    assert t.axis_names == j.axis_names
+    assert t.axis_sizes == tuple(j.axis_sizes)
+    assert [a.name for a in t.axis_types] == [a.name for a in j.axis_types] == ["Explicit"] * len(shape)
+    assert t.device_ids.tolist() == j.device_ids.tolist()
+    assert str(t) == str(j)
+
+
+def test_axis_types_and_devices(jx):
+    from jax.sharding import AxisType as JAxisType
+    t = toolkit.make_mesh((2, 4), ("x", "y"), (AxisType.Auto, AxisType.Explicit))
+    j = jx.make_mesh((2, 4), ("x", "y"), (JAxisType.Auto, JAxisType.Explicit))
+    assert str(t) == str(j)
+    assert t.auto_axes == ("x",) and t.explicit_axes == ("y",)
+    devs = toolkit.devices()[4:]
+    t = toolkit.make_mesh((2, 2), ("x", "y"), devices=devs)
+    assert t.device_ids.tolist() == [[4, 5], [6, 7]]
+
+
+def test_errors(jx):
+    with pytest.raises(ValueError, match=r"Number of devices 8 must be >= the product of mesh_shape \(3, 4\)"):
+        toolkit.make_mesh((3, 4), ("a", "b"))
+    with pytest.raises(ValueError):
+        jx.make_mesh((3, 4), ("a", "b"))
+    with pytest.raises(ValueError, match="axis shapes"):
+        toolkit.make_mesh((2, 4), ("x",))
+    with pytest.raises(ValueError, match="unique"):
+        toolkit.make_mesh((2, 4), ("x", "x"))
+
+
+def test_set_mesh_toplevel():
+    mesh = toolkit.make_mesh((2, 4), ("x", "y"))
+    assert isinstance(mesh, Mesh)
+    assert get_mesh() is None
+    with toolkit.set_mesh(mesh) as m:
+        assert m is mesh and get_mesh() is mesh
+        assert get_abstract_mesh() == AbstractMesh((2, 4), ("x", "y"), (AxisType.Explicit,) * 2)
+    assert get_mesh() is None
+    assert toolkit.AxisType is AxisType
