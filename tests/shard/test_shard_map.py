@@ -183,8 +183,8 @@ def test_eager_call_and_context_mesh(libs):
 
 def test_partial_manual_axes(libs):
     def build(L):
-        return L.shard_map(lambda a: L.lax.psum(a, "x"), mesh=L.mesh, in_specs=L.P("x"), out_specs=L.P(),
-                           axis_names=frozenset({"x"}))
+        return L.shard_map(lambda a: (L.lax.psum(a, "x"), L.lax.axis_index("x").reshape(1)), mesh=L.mesh,
+                           in_specs=L.P("x"), out_specs=(L.P(), L.P("x")), axis_names=frozenset({"x"}))
     run_both(libs, build, X, check_sharding=False)
 
 

@@ -48,8 +48,12 @@ def _mesh_symbol(mctx, mesh) -> str:
     return table.name_for(mesh) if table is not None else mctx.shardy_mesh_name
 
 
-def _value_sharding(mesh_name: str, spec, ndim: int) -> str:
+def _value_sharding(mesh_name: str, spec, ndim: int, open_dims: bool = False) -> str:
+    """``<@mesh, [{"x"}, {}]>``; partially manual (``open_dims``): ``<@mesh, [{"x", ?}, {?}]>``, as JAX,
+    leaving the other axes to the partitioner."""
     dims = [_dimension_text(entry) for entry in tuple(spec) + (None,) * (ndim - len(spec))]
+    if open_dims:
+        dims = ["{?}" if d == "{}" else d[:-1] + ", ?}" for d in dims]
     return f"<@{mesh_name}, [" + ", ".join(dims) + "]>"
 
 
@@ -59,8 +63,9 @@ def _shard_map(ctx, *operands, body, mesh, in_specs, out_specs, manual_axes, che
     local_in = [tensor_type(a) for a in body.in_avals]
     if mctx.partitioner == "shardy":
         name = _mesh_symbol(mctx, mesh)
-        ins = [_value_sharding(name, s, a.ndim) for s, a in zip(in_specs, ctx.avals_in)]
-        outs = [_value_sharding(name, s, a.ndim) for s, a in zip(out_specs, ctx.avals_out)]
+        partial = tuple(manual_axes) != tuple(mesh.axis_names)
+        ins = [_value_sharding(name, s, a.ndim, partial) for s, a in zip(in_specs, ctx.avals_in)]
+        outs = [_value_sharding(name, s, a.ndim, partial) for s, a in zip(out_specs, ctx.avals_out)]
         op = sdy.ManualComputationOp(
             ctx.out_types, list(operands),
             ir.Attribute.parse("#sdy.sharding_per_value<[" + ", ".join(ins) + "]>"),
@@ -206,6 +211,24 @@ def _all_to_all(ctx, x, *, axes, env, split_axis, concat_axis):
 
 @register_lowering(par.axis_index_p)
 def _axis_index(ctx, *, axes, env):
+    mctx = ctx.module_context
+    if tuple(env.manual) != tuple(env.names) and mctx.partitioner == "shardy":
+        # Partially manual: as JAX, compute it inside a manual_computation over the remaining axes.
+        from toolkit.shard import AbstractMesh
+        name = _mesh_symbol(mctx, AbstractMesh(env.sizes, env.names))
+        rest = [a for a in env.names if a not in env.manual]
+        op = sdy.ManualComputationOp(
+            [ctx.out_type], [], ir.Attribute.parse("#sdy.sharding_per_value<[]>"),
+            ir.Attribute.parse(f"#sdy.sharding_per_value<[<@{name}, []>]>"),
+            ir.Attribute.parse("#sdy<manual_axes{" + ", ".join(_quote(a) for a in rest) + "}>"))
+        block = op.body.blocks.append()
+        with ir.InsertionPoint(block):
+            sdy.ReturnOp([_partition_arithmetic(ctx, axes, env)])
+        return op.results[0]
+    return _partition_arithmetic(ctx, axes, env)
+
+
+def _partition_arithmetic(ctx, axes, env):
     (name,) = axes
     position = env.names.index(name)
     stride = int(np.prod(env.sizes[position + 1:], dtype=np.int64))
