@@ -9,7 +9,10 @@ results. After, each annotated argument/result carries either
   top of the module and ``sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>``.
 
 Values without a sharding are left alone. Existing attributes of the same
-name are replaced. Shardings come from Python (:func:`annotate_shardings`,
+name are replaced. Mesh symbols the module already declares (those of
+``sdy.manual_computation`` ops from ``shard_map``) are reused for an equal
+mesh; a different mesh gets the next free name (``@mesh_0``, ...). GSPMD form
+refuses a module with ``sdy.manual_computation`` (only Shardy runs it). Shardings come from Python (:func:`annotate_shardings`,
 what ``jit`` calls) or from the pass options: ``mesh="x=2,y=4"`` and
 ``in-specs``/``out-specs``, one spec per value separated by ``;`` — each
 ``[x,None]``, ``[(x,y)]``, ``P('x', None)`` or empty (no annotation).
@@ -156,6 +159,33 @@ def _replicated_text(rank: int, mesh_name: str) -> str:
     return f"#sdy.sharding<@{mesh_name}, [" + ", ".join(["{}"] * rank) + "]>"
 
 
+def _declared_meshes(module_op: ir.Operation, first_name: str) -> ShardyMeshSymbols:
+    """A symbol table holding the module's ``sdy.mesh`` declarations (e.g. those ``shard_map`` refers to)."""
+    symbols = ShardyMeshSymbols(first_name)
+    for op in module_op.regions[0].blocks[0].operations:
+        if op.operation.name == "sdy.mesh":
+            symbols.adopt(ir.StringAttr(op.attributes["sym_name"]).value,
+                          str(op.attributes["mesh"]).replace("#sdy.mesh", "", 1))
+    return symbols
+
+
+def _refuse_manual_computations(module_op: ir.Operation) -> None:
+    """GSPMD form cannot describe Shardy's manual computations (``shard_map`` lowered for Shardy)."""
+    found: list[ir.Operation] = []
+
+    def visit(op: ir.Operation) -> ir.WalkResult:
+        if op.name == "sdy.manual_computation":
+            found.append(op)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    module_op.walk(visit)
+    if found:
+        raise ValueError(f"the module has an sdy.manual_computation (at {found[0].location}), which only the Shardy "
+                         "partitioner runs; annotate it with mode=shardy (or lower shard_map with "
+                         "TOOLKIT_PARTITIONER=gspmd, which writes GSPMD's manual custom calls instead)")
+
+
 def name_shardy_meshes(shardings: Sequence[tuple[Sharding | None, int]],
                        symbols: ShardyMeshSymbols | None = None) -> ShardyMeshSymbols:
     """Name the meshes of ``(sharding, rank)`` pairs in order (``@mesh``, ``@mesh_0``, ...), as JAX does.
@@ -217,6 +247,7 @@ def annotate_shardings(module: ir.Module | ir.Operation, in_shardings: Sequence[
         return
     with module_op.context, ir.Location.unknown():
         if mode == "gspmd":
+            _refuse_manual_computations(module_op)
             num_partitions = {s.num_devices for *_, s, _ in pairs}
             for which, count, i, sharding, rank in pairs:
                 text = str(sharding._to_xla_hlo_sharding(rank))
@@ -227,7 +258,7 @@ def annotate_shardings(module: ir.Module | ir.Operation, in_shardings: Sequence[
         elif mode == "shardy":
             every = [(s, rank) for *_, s, rank in pairs] + list(body_shardings)
             symbols = name_shardy_meshes(every, mesh_symbols if mesh_symbols is not None
-                                         else ShardyMeshSymbols(mesh_name))
+                                         else _declared_meshes(module_op, mesh_name))
             for name, text in symbols.declarations():
                 _ensure_mesh_symbol(module_op, name, text)
             for which, count, i, sharding, rank in pairs:

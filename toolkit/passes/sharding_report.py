@@ -4,7 +4,10 @@ IR contract: reads only; the IR is unchanged. Looks at the arguments and
 results of every ``func.func`` and at sharding ops inside them
 (``stablehlo.custom_call @Sharding`` with ``mhlo.sharding``, and
 ``sdy.sharding_constraint``), in both GSPMD (``mhlo.sharding``) and Shardy
-(``sdy.sharding`` + ``sdy.mesh``) forms. Prints to stderr, or to
+(``sdy.sharding`` + ``sdy.mesh``) forms, and at manual regions (``shard_map``):
+every operand and result of an ``sdy.manual_computation`` with its manual
+axes and the per-device shape its body sees, or GSPMD's
+``@SPMDFullToShardShape``/``@SPMDShardToFullShape`` pair. Prints to stderr, or to
 ``output=path``::
 
     value            type              sharding                                          shard shape  devices
@@ -47,6 +50,8 @@ def _shape_text(shape: tuple) -> str:
 
 def _gspmd_row(value: str, tensor_type: ir.Type, text: str) -> ShardedValue:
     shape = tuple(tensor_type.shape) if isinstance(tensor_type, ir.RankedTensorType) else ()
+    if text.strip() == "{manual}":  # inside a manual region the value already is the per-device piece
+        return ShardedValue(value, str(tensor_type), text, _shape_text(shape), "manual")
     try:
         hlo = hlo_sharding_from_text(text)
         shard = _shape_text(shard_shape_of(hlo, shape))
@@ -108,9 +113,13 @@ def collect_sharded_values(module_op: ir.Operation) -> list[ShardedValue]:
                 if target == "Sharding":
                     rows.append(_gspmd_row(f"@{name} {_loc(inner)} constraint", inner.results[0].type,
                                            ir.StringAttr(inner.attributes["mhlo.sharding"]).value))
+                elif target in _MANUAL_TARGETS:
+                    rows.append(_manual_custom_call_row(f"@{name} {_loc(inner)} {_MANUAL_TARGETS[target]}", inner))
             elif kind == "sdy.sharding_constraint":
                 rows.append(_shardy_row(f"@{name} {_loc(inner)} constraint", inner.results[0].type,
                                         str(inner.attributes["sharding"]), meshes))
+            elif kind == "sdy.manual_computation":
+                rows.extend(_manual_computation_rows(f"@{name} {_loc(inner)}", inner, meshes))
             return ir.WalkResult.ADVANCE
 
         # IR order: arguments, sharding ops in the body, results.
@@ -118,6 +127,59 @@ def collect_sharded_values(module_op: ir.Operation) -> list[ShardedValue]:
         func.walk(visit)
         values("res_attrs", function_type.results, "result")
     return rows
+
+
+#: GSPMD's form of a manual region (``shard_map`` under GSPMD): the custom calls entering and leaving it.
+_MANUAL_TARGETS = {"SPMDFullToShardShape": "manual in", "SPMDShardToFullShape": "manual out"}
+
+
+def _manual_custom_call_row(value: str, op: ir.Operation) -> ShardedValue:
+    """``@SPMDFullToShardShape`` (global -> per-device, ``{manual}``) or ``@SPMDShardToFullShape`` (back)."""
+    text = ir.StringAttr(op.attributes["mhlo.sharding"]).value
+    operand, result = op.operands[0].type, op.results[0].type
+    local, full = (result, operand) if value.endswith("manual in") else (operand, result)
+    devices = "manual" if value.endswith("manual in") else _gspmd_row(value, full, text).devices
+    return ShardedValue(value, f"{full} -> {local}", text, _shape_text(tuple(ir.RankedTensorType(local).shape)),
+                        devices)
+
+
+def _manual_computation_rows(where: str, op: ir.Operation, meshes: dict[str, list]) -> list[ShardedValue]:
+    """One row per operand and result of an ``sdy.manual_computation``: its sharding, manual axes, local shape.
+
+    The shard shape is the body's own type (the block argument, or the
+    ``sdy.return`` operand): what each device holds inside the region.
+    """
+    manual_text = str(op.attributes["manual_axes"]) if "manual_axes" in op.attributes else ""
+    manual = "{" + manual_text[manual_text.find("{") + 1:manual_text.rfind("}")] + "}" if "{" in manual_text else "{}"
+    block = op.regions[0].blocks[0]
+    returned = list(block.operations)[-1].operands
+    rows = []
+    for kind, shardings, values, locals_ in (("in", "in_shardings", op.operands, block.arguments),
+                                             ("out", "out_shardings", op.results, returned)):
+        texts = _per_value_texts(op.attributes[shardings]) if shardings in op.attributes else []
+        for i, (value, local) in enumerate(zip(values, locals_)):
+            text = texts[i] if i < len(texts) else "?"
+            mesh_name = text.split(",", 1)[0].lstrip("<@").strip()
+            devices = str(math.prod(size for _, size in meshes[mesh_name])) if mesh_name in meshes else "?"
+            rows.append(ShardedValue(f"{where} manual {kind} {i}", str(value.type), f"{text} manual_axes={manual}",
+                                     _shape_text(tuple(ir.RankedTensorType(local.type).shape)), devices))
+    return rows
+
+
+def _per_value_texts(attr: ir.Attribute) -> list[str]:
+    """``["<@mesh, [{"x"}, {}]>", ...]`` from ``#sdy.sharding_per_value<[<...>, <...>]>``."""
+    text = str(attr)
+    body = text[text.index("[") + 1:text.rindex("]")]
+    parts, depth, start = [], 0, 0
+    for i, ch in enumerate(body):
+        depth += ch in "<[{"
+        depth -= ch in ">]}"
+        if ch == "," and depth == 0:
+            parts.append(body[start:i].strip())
+            start = i + 1
+    if body.strip():
+        parts.append(body[start:].strip())
+    return parts
 
 
 def _loc(op: ir.Operation) -> str:

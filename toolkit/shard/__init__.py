@@ -30,7 +30,7 @@ from toolkit.shard.pmap import (NoSharding, PmapSharding, Replicated, ShardedAxi
                                 Unstacked)
 from toolkit.shard.positional import PositionalSharding, positional_sharding_from_hlo
 from toolkit.shard.sharding import Sharding
-from toolkit.shard.shardy import (parse_shardy_mesh, parse_shardy_sharding, shardy_mesh_attr_text,
+from toolkit.shard.shardy import (ShardyMeshSymbols, parse_shardy_mesh, parse_shardy_sharding, shardy_mesh_attr_text,
                                   shardy_mesh_for, shardy_mesh_text, shardy_sharding_text)
 from toolkit.shard.single_device import SingleDeviceSharding, make_single_device_sharding
 from toolkit.shard.resolve import resolve_sharding
@@ -39,7 +39,7 @@ from toolkit.shard.explicit import auto_axes, explicit_axes, reshard, typeof
 __all__ = [
     "AbstractMesh", "AxisType", "GSPMDSharding", "HloSharding", "Mesh", "NamedSharding", "NoSharding",
     "OpSharding", "P", "PartitionSpec", "PmapSharding", "PositionalSharding", "Replicated",
-    "ShardedAxis", "Sharding", "ShardingSpec", "SingleDeviceSharding", "UNCONSTRAINED", "Unstacked",
+    "ShardedAxis", "Sharding", "ShardingSpec", "ShardyMeshSymbols", "SingleDeviceSharding", "UNCONSTRAINED", "Unstacked",
     "as_named_sharding", "device_put_sharded", "host_array", "get_abstract_mesh", "get_mesh",
     "hlo_sharding_from_text", "make_mesh", "resolve_sharding", "reshard", "typeof", "auto_axes", "explicit_axes", "make_single_device_sharding", "mhlo_sharding_text",
     "named_sharding_from_hlo", "parse_shardy_mesh", "parse_shardy_sharding",

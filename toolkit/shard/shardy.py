@@ -15,6 +15,7 @@ Example::
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import Any
 
@@ -58,10 +59,15 @@ class ShardyMeshSymbols:
         """The symbol for the mesh whose attribute text (``<[...]>``) is ``mesh_text``."""
         name = self._names.get(mesh_text)
         if name is None:
-            count = len(self._names)
-            name = self.first_name if count == 0 else f"{self.first_name}_{count - 1}"
+            taken = set(self._names.values())
+            candidates = itertools.chain([self.first_name], (f"{self.first_name}_{i}" for i in itertools.count()))
+            name = next(c for c in candidates if c not in taken)
             self._names[mesh_text] = name
         return name
+
+    def adopt(self, name: str, mesh_text: str) -> None:
+        """Record a symbol the module already declares, so an equal mesh reuses it and new ones avoid its name."""
+        self._names.setdefault(mesh_text, name)
 
     def name_for(self, mesh: Mesh | AbstractMesh) -> str:
         """The symbol for ``mesh``."""

@@ -31,3 +31,16 @@ def jit_shardings():
     # CHECK-SAME: -> (tensor<8x8xf32> {jax.result_info = "result", sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>})
     print(lowered_text(lambda x: x + 1, spec((8, 8)), in_shardings=NamedSharding(mesh, P("x")),
                        out_shardings=NamedSharding(mesh, P(None, "y"))))
+
+
+@run
+def two_meshes():
+    # One sdy.mesh symbol per mesh, named as JAX 0.10 names them: @main's first, then the constraint's.
+    # CHECK-LABEL: TEST: two_meshes
+    # CHECK: sdy.mesh @mesh = <["x"=2, "y"=4]>
+    # CHECK-NEXT: sdy.mesh @mesh_0 = <["z"=8]>
+    # CHECK: func.func public @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>})
+    # CHECK: sdy.sharding_constraint %arg0 <@mesh_0, [{"z"}, {}]> : tensor<8x8xf32>
+    flat = Mesh(np.array(toolkit.devices()), ("z",))
+    print(lowered_text(lambda x: lax.with_sharding_constraint(x, NamedSharding(flat, P("z"))), spec((8, 8)),
+                       in_shardings=NamedSharding(mesh, P("x"))))
