@@ -38,6 +38,13 @@ def _shardy(monkeypatch):
         pytest.skip("needs 8 CPU devices for toolkit and jax")
 
 
+@pytest.fixture(params=["shardy", "gspmd"])
+def partitioner(request, monkeypatch):
+    """Run the test under both of jit's partitioners."""
+    monkeypatch.setenv("TOOLKIT_PARTITIONER", request.param)
+    return request.param
+
+
 @pytest.fixture(scope="module")
 def libs():
     tk_mesh = shard.Mesh(np.array(toolkit.devices()[:8]).reshape(2, 4), ("x", "y"))
@@ -80,7 +87,7 @@ X = np.arange(64, dtype=F32).reshape(8, 8)
 
 @pytest.mark.parametrize("op", ["psum", "pmean", "pmax", "pmin"])
 @pytest.mark.parametrize("axes", ["x", "y", ("x", "y")])
-def test_reductions(libs, op, axes):
+def test_reductions(libs, op, axes, partitioner):
     def build(L):
         out_spec = L.P(None if "x" in axes else "x", None if "y" in axes else "y")
         return L.shard_map(lambda a: getattr(L.lax, op)(a * a - 7.0, axes), mesh=L.mesh, in_specs=L.P("x", "y"),
@@ -88,8 +95,19 @@ def test_reductions(libs, op, axes):
     run_both(libs, build, X)
 
 
+def test_integer_and_bool_reductions(libs):
+    xi = np.arange(64, dtype=np.int32).reshape(8, 8) - 20
+
+    def build(L):
+        def body(a):
+            return L.lax.psum(a, "y"), L.lax.psum(a > 0, "y"), L.lax.pmax(a, "x"), L.lax.pmin(a, ("x", "y"))
+        return L.shard_map(body, mesh=L.mesh, in_specs=L.P("x", "y"),
+                           out_specs=(L.P("x"), L.P("x"), L.P(None, "y"), L.P()))
+    run_both(libs, build, xi)
+
+
 @pytest.mark.parametrize("axis,tiled", [(0, True), (1, True), (0, False), (2, False)])
-def test_all_gather(libs, axis, tiled):
+def test_all_gather(libs, partitioner, axis, tiled):
     def build(L):
         # the gathered value still varies over "y" in type (JAX 0.10), so out_specs must name it
         return L.shard_map(lambda a: L.lax.all_gather(a + 1.0, "y", axis=axis, tiled=tiled), mesh=L.mesh,
@@ -120,7 +138,7 @@ def test_psum_scatter(libs, dim, tiled):
     run_both(libs, build, x)
 
 
-def test_ppermute_ring(libs):
+def test_ppermute_ring(libs, partitioner):
     def build(L):
         def body(a):
             n = L.lax.axis_size("y")
@@ -140,7 +158,7 @@ def test_ppermute_partial_and_tuple(libs):
 
 @pytest.mark.parametrize("split,concat,tiled", [(0, 1, True), (1, 0, True), (0, 0, True), (0, 1, False),
                                                 (1, 0, False), (0, 0, False)])
-def test_all_to_all(libs, split, concat, tiled):
+def test_all_to_all(libs, partitioner, split, concat, tiled):
     x = np.arange(16 * 32, dtype=F32).reshape(16, 32)
 
     def build(L):
@@ -213,7 +231,7 @@ def _mlp_data():
     return rng.normal(size=(32, 4)).astype(F32), rng.normal(size=(32, 1)).astype(F32)
 
 
-def test_data_parallel_mlp_training_step(libs):
+def test_data_parallel_mlp_training_step(libs, partitioner):
     params, (xs, ys) = _mlp_params(), _mlp_data()
 
     def build(L):
@@ -252,7 +270,7 @@ def test_data_parallel_grads_inside_body_check_vma_false(libs):
     run_both(libs, build, params, xs, ys, check_sharding=False)
 
 
-def test_tensor_parallel_matmul(libs):
+def test_tensor_parallel_matmul(libs, partitioner):
     rng = np.random.default_rng(2)
     x = rng.normal(size=(8, 16)).astype(F32)
     w1 = rng.normal(size=(16, 32)).astype(F32)
@@ -271,7 +289,7 @@ def test_tensor_parallel_matmul(libs):
     np.testing.assert_allclose(np.asarray(out), np.tanh(x @ w1) @ w2, rtol=1e-4, atol=1e-4)
 
 
-def test_shard_map_inside_scan(libs):
+def test_shard_map_inside_scan(libs, partitioner):
     def build(L):
         sm = L.shard_map(lambda c, x: L.lax.psum(c * x, "y"), mesh=L.mesh, in_specs=(L.P(None, "y"), L.P(None, "y")),
                          out_specs=L.P())
@@ -286,7 +304,7 @@ def test_shard_map_inside_scan(libs):
              check_sharding=False)
 
 
-def test_scan_and_loops_inside_shard_map(libs):
+def test_scan_and_loops_inside_shard_map(libs, partitioner):
     def build(L):
         def body(a):
             def step(c, row):
@@ -306,7 +324,7 @@ def test_scan_and_loops_inside_shard_map(libs):
 
 
 @pytest.mark.parametrize("check_vma", [True, False])
-def test_grad_through_shard_map_with_psum(libs, check_vma):
+def test_grad_through_shard_map_with_psum(libs, partitioner, check_vma):
     w = np.linspace(0.5, 1.5, 8, dtype=F32)
 
     def build(L):
@@ -337,7 +355,7 @@ def test_grad_collectives(libs):
     run_both(libs, build, X / 64, check_sharding=False)
 
 
-def test_jvp_through_shard_map(libs):
+def test_jvp_through_shard_map(libs, partitioner):
     def build(L):
         sm = L.shard_map(lambda a, b: (L.lax.psum(a * b, "y"), L.np.cos(a)), mesh=L.mesh,
                          in_specs=(L.P("x", "y"), L.P()), out_specs=(L.P("x"), L.P("x", "y")))
@@ -348,7 +366,7 @@ def test_jvp_through_shard_map(libs):
 # --- export ---------------------------------------------------------------------------------------
 
 
-def test_export_round_trip(libs):
+def test_export_round_trip(libs, partitioner):
     from jax import export as jexport
     tk, jx = libs
 
@@ -357,7 +375,7 @@ def test_export_round_trip(libs):
         return toolkit.lax.psum(a * a, "y") + toolkit.lax.axis_index("x").astype(a.dtype)
 
     exp = toolkit.export.export(toolkit.jit(f))(toolkit.ShapeDtypeStruct(X.shape, X.dtype))
-    assert "sdy.manual_computation" in exp.mlir_module()
+    assert ("sdy.manual_computation" if partitioner == "shardy" else "SPMDFullToShardShape") in exp.mlir_module()
     expected = np.asarray(toolkit.jit(f)(X))
     by_toolkit = exp.call(X)
     np.testing.assert_allclose(np.asarray(by_toolkit), expected)
@@ -366,6 +384,17 @@ def test_export_round_trip(libs):
     np.testing.assert_allclose(np.asarray(by_jax), expected)
     by_toolkit_again = toolkit.export.deserialize(exp.serialize()).call(X)
     np.testing.assert_allclose(np.asarray(by_toolkit_again), expected)
+
+    # the gradient program exports too (a shard_map whose body runs the VJP)
+    def loss(a):
+        return (f(a) ** 2).sum()
+    grad_exp = toolkit.export.export(toolkit.jit(toolkit.grad(loss)))(toolkit.ShapeDtypeStruct(X.shape, X.dtype))
+    want = jax.jit(jax.grad(lambda a: (jax.shard_map(
+        lambda b: jax.lax.psum(b * b, "y") + jax.lax.axis_index("x").astype(b.dtype), mesh=jx.mesh,
+        in_specs=jx.P("x", "y"), out_specs=jx.P("x"))(a) ** 2).sum()))(X / 64)
+    got = jax.jit(jexport.deserialize(bytearray(grad_exp.serialize())).call, in_shardings=replicated)(X / 64)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5)
+    np.testing.assert_allclose(np.asarray(grad_exp.call(X / 64)), np.asarray(want), rtol=1e-5)
 
 
 # --- errors ---------------------------------------------------------------------------------------
