@@ -297,6 +297,8 @@ def shard_map(f: Callable[..., Any] | None = None, /, *, out_specs: Any, in_spec
     if in_specs is None:
         raise TypeError("shard_map requires in_specs")
 
+    jitted: dict[int, Any] = {}  # id(mesh) -> (mesh, jit of the call), for calls outside any trace
+
     @functools.wraps(f)
     def wrapped(*args: Any) -> Any:
         the_mesh = mesh if mesh is not None else get_mesh()
@@ -304,9 +306,14 @@ def shard_map(f: Callable[..., Any] | None = None, /, *, out_specs: Any, in_spec
             raise ValueError("shard_map requires a mesh: pass mesh= or call it under `with mesh:` / set_mesh")
         if not isinstance(the_mesh, Mesh):
             raise TypeError(f"shard_map requires a concrete toolkit.shard.Mesh, got {type(the_mesh).__name__}")
-        if not tracing.is_tracing():
-            from toolkit.stages import jit
-            return jit(wrapped)(*args)
+        if not tracing.is_tracing():  # eagerly: compile the whole map once (per mesh) and run it
+            entry = jitted.get(id(the_mesh))
+            if entry is None or entry[0] is not the_mesh:
+                from toolkit.stages import jit
+                call = functools.partial(_shard_map_call, f, mesh=the_mesh, in_specs=in_specs, out_specs=out_specs,
+                                         axis_names=axis_names, check_vma=bool(check_vma))
+                entry = jitted[id(the_mesh)] = (the_mesh, jit(functools.wraps(f)(lambda *a: call(a))))
+            return entry[1](*args)
         return _shard_map_call(f, args, the_mesh, in_specs, out_specs, axis_names, bool(check_vma))
 
     return wrapped
