@@ -377,3 +377,39 @@ def test_explicit_axes_matches_jax(tmesh, jx):
     assert trec == jrec
     assert str(toolkit.typeof(t)) == str(jx.typeof(j))
     np.testing.assert_array_equal(np.asarray(t), np.asarray(j))
+
+
+# -- control flow and autodiff -------------------------------------------------------------------------
+
+def test_control_flow_and_grad_match_jax(tmesh, jx, jmesh):
+    from jax.sharding import PartitionSpec as JP
+    import jax.numpy as jnp
+
+    def cases(api, lax_, grad, put, spec):
+        x = put(X, spec("x"))
+        return [lax_.cond(True, lambda a: a, lambda a: a * 2, x),
+                lax_.fori_loop(0, 3, lambda i, a: a * 2, x),
+                lax_.scan(lambda c, a: (c + a, a * 2), put(np.zeros(4, np.float32), spec("y")),
+                          put(X, spec(None, "y")))[0],
+                grad(lambda v: (v * v).sum())(x)]
+
+    with toolkit.set_mesh(tmesh):
+        ts = cases(tnp, lax, toolkit.grad, toolkit.device_put, P)
+        tj = toolkit.jit(lambda: cases(tnp, lax, toolkit.grad, toolkit.device_put, P))()
+    with jx.set_mesh(jmesh):
+        js = cases(jnp, jx.lax, jx.grad, jx.device_put, JP)
+    for t, j in zip(ts, js):
+        assert str(toolkit.typeof(t)) == str(jx.typeof(j))
+        np.testing.assert_allclose(np.asarray(t), np.asarray(j))
+    for t, j in zip(tj, js):
+        np.testing.assert_allclose(np.asarray(t), np.asarray(j))
+
+
+def test_scan_over_sharded_leading_axis_raises_like_jax(tmesh, jx, jmesh):
+    import jax.numpy as jnp
+    from jax.sharding import PartitionSpec as JP
+    with toolkit.set_mesh(tmesh), pytest.raises(ValueError) as terr:
+        lax.scan(lambda c, a: (c + a, a), tnp.zeros(4, np.float32), toolkit.device_put(X, P("x")))
+    with jx.set_mesh(jmesh), pytest.raises(ValueError) as jerr:
+        jx.lax.scan(lambda c, a: (c + a, a), jnp.zeros(4, np.float32), jx.device_put(X, JP("x")))
+    assert str(terr.value) == str(jerr.value)

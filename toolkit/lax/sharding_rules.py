@@ -290,3 +290,29 @@ def _sort_rule(specs_in, avals_in, avals_out, **params):
 def _constraint_rule(specs_in, avals_in, avals_out, *, sharding, **params):
     from toolkit.core.sharding_rules import type_sharding
     return [type_sharding(sharding, len(avals_in[0].shape))]
+
+
+# -- control flow ---------------------------------------------------------------------------------
+# The bodies were traced with the typed inputs, so the shape rules' outputs (the bodies' output avals)
+# already carry the types the bodies' own rules gave; the loop-carried and branch outputs keep them.
+
+def _from_bodies(specs_in, avals_in, avals_out, **params):
+    return [a.sharding for a in avals_out]
+
+
+from toolkit.lax import control_flow  # noqa: E402
+
+register_sharding_rule(control_flow.cond_p, control_flow.while_p)(_from_bodies)
+
+
+@register_sharding_rule(control_flow.scan_p)
+def _scan_rule(specs_in, avals_in, avals_out, *, body, num_carry, num_consts, **params):
+    for spec in specs_in[num_carry:len(avals_in) - num_consts]:
+        if spec and spec[0] is not None:
+            raise ValueError(f"0th dimension of all xs should be replicated. Got {_spec_text(spec)}")  # as JAX
+    ys = [None if a.sharding is None else (None,) + tuple(a.sharding.spec) for a in body.out_avals[num_carry:]]
+    return [a.sharding for a in avals_out[:num_carry]] + ys
+
+
+def _spec_text(spec: tuple) -> str:
+    return "P(" + ", ".join(repr(e) for e in spec) + ")"
