@@ -322,6 +322,9 @@ def shard_map(f: Callable[..., Any] | None = None, /, *, out_specs: Any, in_spec
 def _shard_map_call(f: Callable[..., Any], args: tuple, mesh: Mesh, in_specs: Any, out_specs: Any,
                     axis_names: Any, check_vma: bool) -> Any:
     fname = _fun_name(f)
+    if par.current_frame() is not None:
+        raise NotImplementedError(f"shard_map of {fname!r} inside another shard_map's body (nested shard_map) is not "
+                                  "supported; use one shard_map over all the axes")
     names = frozenset(axis_names) if axis_names else frozenset(mesh.axis_names)
     unknown = [a for a in names if a not in mesh.axis_names]
     if unknown:

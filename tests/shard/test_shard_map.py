@@ -100,9 +100,10 @@ def test_integer_and_bool_reductions(libs):
 
     def build(L):
         def body(a):
-            return L.lax.psum(a, "y"), L.lax.psum(a > 0, "y"), L.lax.pmax(a, "x"), L.lax.pmin(a, ("x", "y"))
+            return (L.lax.psum(a, "y"), L.lax.psum(a > 0, "y"), L.lax.pmax(a, "x"), L.lax.pmin(a, ("x", "y")),
+                    L.lax.pmean(a, "y"))
         return L.shard_map(body, mesh=L.mesh, in_specs=L.P("x", "y"),
-                           out_specs=(L.P("x"), L.P("x"), L.P(None, "y"), L.P()))
+                           out_specs=(L.P("x"), L.P("x"), L.P(None, "y"), L.P(), L.P("x")))
     run_both(libs, build, xi)
 
 
@@ -398,6 +399,14 @@ def test_export_round_trip(libs, partitioner):
 
 
 # --- errors ---------------------------------------------------------------------------------------
+
+
+def test_nested_shard_map_refused(libs):
+    tk, _ = libs
+    inner = toolkit.shard_map(lambda b: b, mesh=tk.mesh, in_specs=tk.P("y"), out_specs=tk.P("y"))
+    outer = toolkit.shard_map(lambda a: inner(a), mesh=tk.mesh, in_specs=tk.P("x"), out_specs=tk.P("x"))
+    with pytest.raises(NotImplementedError, match="nested shard_map"):
+        toolkit.jit(outer)(X)
 
 
 def test_unbound_axis_name(libs):

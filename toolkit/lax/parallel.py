@@ -252,6 +252,8 @@ def pmean(x: Any, axis_name: Any) -> Any:
 
     def one(leaf: Any) -> Any:
         total = psum(leaf, axes)
+        if not dtypes.is_inexact(aval_of(total).dtype):  # true division, as jnp's `/` in JAX's pmean
+            total = ew.convert_element_type(total, dtypes.DEFAULT_FLOAT)
         return ew.div(total, _full_like(total, n))
 
     return tree_util.tree_map(one, x)
