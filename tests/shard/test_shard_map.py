@@ -305,6 +305,18 @@ def test_shard_map_inside_scan(libs, partitioner):
              check_sharding=False)
 
 
+def test_shard_map_inside_fori_and_while_loops(libs):
+    def build(L):
+        ring = L.shard_map(lambda a: L.lax.ppermute(a, "x", [(0, 1), (1, 0)]) + L.lax.pmean(a, "y"), mesh=L.mesh,
+                           in_specs=L.P("x", "y"), out_specs=L.P("x", "y"))
+
+        def f(x):
+            y = L.lax.fori_loop(0, 3, lambda i, v: ring(v) * 0.5, x)
+            return L.lax.while_loop(lambda v: v.sum() < 1e4, lambda v: ring(v) + 1.0, y)
+        return f
+    run_both(libs, build, X, check_sharding=False)
+
+
 def test_scan_and_loops_inside_shard_map(libs, partitioner):
     def build(L):
         def body(a):
