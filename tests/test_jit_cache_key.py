@@ -213,3 +213,33 @@ def test_single_device_executables_ignore_the_partitioner(monkeypatch, compilati
     monkeypatch.setenv("TOOLKIT_PARTITIONER", "auto")
     with pytest.raises(ValueError, match="'gspmd' or 'shardy'"):
         f(X[:1], Y[:1])
+
+
+def test_the_current_mesh_is_part_of_the_key(compilations):
+    # A bare PartitionSpec means a NamedSharding over the current mesh: another mesh is another executable.
+    from toolkit.shard import PartitionSpec as P
+    if len(toolkit.devices()) < 8:
+        pytest.skip("needs 8 devices")
+    wide, tall = toolkit.make_mesh((2, 4), ("x", "y")), toolkit.make_mesh((4, 2), ("x", "y"))
+    f = toolkit.jit(lambda a: a * 2.0, out_shardings=P("x"))
+    data = np.ones((8, 8), np.float32)
+    with toolkit.set_mesh(wide):
+        first = f(data)
+        f(data)
+    with toolkit.set_mesh(tall):
+        second = f(data)
+    assert compilations[0] == 2
+    assert first.sharding.mesh == wide and second.sharding.mesh == tall
+
+
+def test_partitioned_executables_take_the_fast_path_under_the_default_partitioner(mesh, monkeypatch):
+    from toolkit.shard import NamedSharding, PartitionSpec as P
+    monkeypatch.delenv("TOOLKIT_PARTITIONER", raising=False)
+    rows = NamedSharding(mesh, P("x"))
+    f = toolkit.jit(lambda a: a + 1.0, in_shardings=rows, out_shardings=rows)
+    x = toolkit.device_put(np.ones((8, 2), np.float32), rows)
+    f(x)
+    calls = []
+    monkeypatch.setattr(stages.Compiled, "_call_fast", lambda self, leaves: calls.append(1) or stages._MISS)
+    f(x)
+    assert calls == [1]  # the fast cache hit (then fell back, as _MISS asks)

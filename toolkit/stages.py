@@ -44,6 +44,7 @@ from toolkit.passes.registry import registry_generation
 from toolkit.passes.pipeline import Pipeline
 from toolkit.runtime import arrays as runtime_arrays
 from toolkit.runtime import executable as runtime_executable
+from toolkit.shard.mesh import get_mesh
 
 
 @dataclass(frozen=True)
@@ -290,21 +291,24 @@ class Wrapped:
         generation = jit_pipeline_generation()  # read before compiling: a change meanwhile must miss
         settings = _compile_settings()
         sig = self._signature(args, kwargs)
-        key = (sig.tree, sig.avals, sig.shardings, sig.static_key, settings)
+        # The current mesh (set_mesh) gives bare PartitionSpecs and mesh-less shard_maps their meaning.
+        context_mesh = get_mesh()
+        key = (sig.tree, sig.avals, sig.shardings, sig.static_key, settings, context_mesh)
         compiled = self._cache.get(key)
         new = compiled is None
         if new:
             compiled = self._trace(sig).lower().compile()
             self._cache[key] = compiled
         # Into the fast cache when new, or when the fast path missed it (a pipeline changed and back).
-        if (compiled._fast_ok and not kwargs and not self._has_static
+        # Under a current mesh the fast path (which does not look at it) is not used.
+        if (compiled._fast_ok and not kwargs and not self._has_static and context_mesh is None
                 and (new or all(type(leaf) is Array for leaf in sig.leaves))):
             if generation != self._fast_generation:
                 # Entries of an older pipeline can never hit again.
                 self._fast_cache.clear()
                 self._fast_generation = generation
             self._fast_cache[(tree_util.tree_structure(args), sig.avals, generation)] = _fast_entry(
-                compiled, settings[2])
+                compiled, _environ_get(_PARTITIONER_VARIABLE))
         return compiled._call_flat(sig.leaves)
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:

@@ -174,8 +174,33 @@ def lower_program_inline(mctx: ModuleContext, program: Program, args: Sequence[i
         if not eqn.primitive.multiple_results:
             out = [out]
         for v, value in zip(eqn.outputs, out):
-            env[v.id] = value if isinstance(value, ir.Value) else value.result
+            value = value if isinstance(value, ir.Value) else value.result
+            if v.aval.sharding is not None and _adds_layout(eqn, v.aval):
+                with mctx.location(eqn.primitive.name, eqn.source_info):
+                    value = _constrain_to_type(mctx, value, v.aval)
+            env[v.id] = value
     return [read(a) for a in program.outvars]
+
+
+def _adds_layout(eqn: Any, aval: ShapedArray) -> bool:
+    """Whether an op with an explicitly sharded result gets a constraint to its type: every one, as JAX
+    (``mlir.lower_with_sharding_in_types``), except the sharding constraints themselves."""
+    return eqn.primitive.name not in ("sharding_constraint", "reshard")
+
+
+def _constrain_to_type(mctx: ModuleContext, value: ir.Value, aval: ShapedArray) -> ir.Value:
+    """``value`` constrained to its explicit type sharding (``sdy.sharding_constraint`` or ``@Sharding``)."""
+    from toolkit.shard import shardy_mesh_for, shardy_sharding_text
+    sharding, ndim = aval.sharding, aval.ndim
+    if not is_static_shape(aval.shape) or not sharding.mesh.explicit_axes:
+        return value
+    if mctx.partitioner == "shardy":
+        from jaxlib.mlir.dialects import sdy
+        name = mctx.shardy_meshes.name_for(shardy_mesh_for(sharding, ndim))
+        return sdy.ShardingConstraintOp(value, ir.Attribute.parse(shardy_sharding_text(sharding, ndim, name))).result
+    op = stablehlo.CustomCallOp([value.type], [value], "Sharding")
+    op.attributes["mhlo.sharding"] = ir.StringAttr.get(str(sharding._to_xla_hlo_sharding(ndim)))
+    return op.result
 
 
 def _rules_per_platform(primitive: Any, rules: dict, platforms: Sequence[str]) -> list:

@@ -41,7 +41,14 @@ def mlp_lowering():
     # CHECK: sdy.mesh @mesh = <["x"=2, "y"=4]>
     # CHECK: func.func public @main(%arg0: tensor<8x4xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"x"}, {}]>}, %arg1: tensor<4x8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"y"}]>}, %arg2: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"y"}]>})
     # CHECK-SAME: -> (tensor<8xf32> {jax.result_info = "result", sdy.sharding = #sdy.sharding<@mesh, [{"x"}]>})
-    # CHECK: stablehlo.dot_general
+    # Every op whose result type is explicitly sharded is constrained to its type, as JAX lowers it:
+    # CHECK: %[[DOT:.*]] = stablehlo.dot_general
+    # CHECK-NEXT: sdy.sharding_constraint %[[DOT]] <@mesh, [{"x"}, {"y"}]> : tensor<8x8xf32>
+    # CHECK: stablehlo.add
+    # CHECK-NEXT: sdy.sharding_constraint %{{.*}} <@mesh, [{"x"}, {"y"}]> : tensor<8x8xf32>
+    # CHECK: stablehlo.reduce
+    # CHECK-NEXT: %[[OUT:.*]] = sdy.sharding_constraint %{{.*}} <@mesh, [{"x"}]> : tensor<8xf32>
+    # CHECK-NEXT: return %[[OUT]]
     print(lowered_text(mlp, typed((8, 4), P("x")), typed((4, 8), P(None, "y")), typed((8,), P("y"))))
 
 
