@@ -1,9 +1,15 @@
 """Sharded MLP on 8 CPU devices vs 1 device: compile time and call latency (and JAX's, if installed).
 
-The toolkit side compiles a hand-written StableHLO MLP annotated by
-``toolkit-sharding-annotate`` (data parallel: batch sharded, weights
-replicated) through the runtime directly, so it measures the sharding +
-SPMD path independent of the tracer.
+Two programs:
+
+* a hand-written StableHLO MLP annotated by ``toolkit-sharding-annotate``
+  (data parallel: batch sharded, weights replicated) compiled through the
+  runtime directly, so it measures the sharding + SPMD path independent of
+  the tracer;
+* a data-parallel MLP *training step* written with ``shard_map`` + ``pmean``
+  of the gradients (``sdy.manual_computation`` + ``all_reduce``), the same
+  Python for toolkit and JAX: first call (trace, lower, compile, run) and
+  steady-state call time, with toolkit/JAX ratios from the same run.
 
 Run: python bench/sharding.py [--batch 256 --width 512 --repeats 50]
 """
@@ -91,6 +97,58 @@ def jax_case(b, w, inputs, n, repeats):
     return compile_ms, median_ms(lambda: compiled(*args).block_until_ready(), repeats)
 
 
+def make_training_step(jit, shard_map, grad, np_module, pmean, tree_map, mesh, spec):
+    """One SGD step of a 2-layer MLP, data parallel: gradients averaged over the batch axis with ``pmean``."""
+    def loss(params, x, y):
+        w1, w2 = params
+        prediction = np_module.maximum(x @ w1, 0) @ w2
+        return np_module.mean((prediction - y) ** 2)
+
+    def local_step(params, x, y):
+        grads = tree_map(lambda g: pmean(g, "batch"), grad(loss)(params, x, y))
+        return tree_map(lambda p, g: p - 0.1 * g, params, grads)
+
+    return jit(shard_map(local_step, mesh=mesh, in_specs=(spec(), spec("batch"), spec("batch")), out_specs=spec()))
+
+
+def time_training_step(step, args, repeats, block):
+    start = time.perf_counter()
+    out = step(*args)
+    block(out)
+    first_ms = (time.perf_counter() - start) * 1e3
+    return first_ms, median_ms(lambda: block(step(*args)), repeats), out
+
+
+def training_step_rows(b, w, repeats):
+    import toolkit
+    import toolkit.numpy as tnp
+    from toolkit import lax, tree_util
+    rng = np.random.default_rng(1)
+    params = ((rng.standard_normal((w, w)) / np.sqrt(w)).astype(np.float32),
+              (rng.standard_normal((w, 16)) / np.sqrt(w)).astype(np.float32))
+    x = rng.standard_normal((b, w)).astype(np.float32)
+    y = rng.standard_normal((b, 16)).astype(np.float32)
+    mesh = Mesh(np.array(devices()), ("batch",))
+    step = make_training_step(toolkit.jit, toolkit.shard_map, toolkit.grad, tnp, lax.pmean, tree_util.tree_map,
+                              mesh, P)
+    ours = time_training_step(step, (params, x, y), repeats, toolkit.block_until_ready)
+    rows = [("toolkit shard_map step, 8 devices", ours[0], ours[1])]
+    try:
+        import jax
+        import jax.numpy as jnp
+        from jax.sharding import Mesh as JMesh, PartitionSpec as JP
+    except ImportError:
+        return rows, None
+    jax_mesh = JMesh(np.array(jax.devices("cpu")[:8]), ("batch",))
+    jax_step = make_training_step(jax.jit, jax.shard_map, jax.grad, jnp, jax.lax.pmean, jax.tree_util.tree_map,
+                                  jax_mesh, JP)
+    theirs = time_training_step(jax_step, (params, x, y), repeats, jax.block_until_ready)
+    for a, b_ in zip(ours[2], theirs[2]):
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b_), rtol=2e-4, atol=2e-5)
+    rows.append(("jax shard_map step, 8 devices", theirs[0], theirs[1]))
+    return rows, (ours[0] / theirs[0], ours[1] / theirs[1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--batch", type=int, default=256)
@@ -123,6 +181,13 @@ def main() -> None:
     print(f"{'case':<38}{'compile ms':>12}{'call ms':>10}")
     for name, c, lat in rows:
         print(f"{name:<38}{c:>12.1f}{lat:>10.3f}")
+    step_rows, ratios = training_step_rows(b, w, options.repeats)
+    print(f"\nshard_map training step (MLP {w} -> {w} -> 16, batch {b} over 8 devices, pmean of the gradients)")
+    print(f"{'case':<38}{'first call ms':>14}{'call ms':>10}")
+    for name, first, lat in step_rows:
+        print(f"{name:<38}{first:>14.1f}{lat:>10.3f}")
+    if ratios is not None:
+        print(f"{'toolkit / jax':<38}{ratios[0]:>13.2f}x{ratios[1]:>9.2f}x")
 
 
 if __name__ == "__main__":

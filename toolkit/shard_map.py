@@ -21,9 +21,10 @@ point). An output whose ``out_specs`` leaves out an axis it varies over is
 refused, as JAX does; explicit ``pvary`` equations are inserted where an
 invariant value meets a varying one, so reverse mode sums the cotangents of
 replicated values exactly where JAX does (``pvary`` transposes to ``psum``,
-``psum`` to ``pvary``). The analysis sees the traced body; a ``grad`` taken
-*inside* the body is differentiated before it, so it follows
-``check_vma=False`` rules (per-device cotangents).
+``psum`` to ``pvary``). A ``grad`` taken *inside* the body is differentiated
+before the body is analysed, so the same analysis first rewrites the program
+it differentiates (:func:`_vma_before_differentiation`), its inputs' axes read
+off the body traced so far.
 
 Example::
 
@@ -236,6 +237,61 @@ class _Rewriter:
         return Equation(eqn.primitive, inputs, eqn.outputs, {**eqn.params, "branches": new}, eqn.source_info), outs
 
 
+# --- differentiation inside a body -----------------------------------------------------------
+
+
+def _vma_before_differentiation(program: Program, flat_args: list) -> Program:
+    """Inside a ``check_vma`` body, ``pvary`` made explicit in a program about to be differentiated.
+
+    ``grad`` inside a body differentiates its function before the body is
+    analysed; JAX types every value with its varying axes while tracing, so a
+    replicated input mixed with a varying one gets a ``pvary``, whose transpose
+    sums the cotangents over those axes. Here the program is rewritten the same
+    way, its inputs' varying axes taken from the body traced so far.
+    Registered in ``toolkit.ad.api.PREPARE_FOR_DIFFERENTIATION`` by ``toolkit.ad.rules.parallel``.
+    """
+    frame = par.current_frame()
+    if frame is None or not frame.check_vma:
+        return program
+    in_vmas = _varying_axes_of(flat_args, frame)
+    return _Rewriter(frame.env).program(program, in_vmas)[0]
+
+
+def _varying_axes_of(values: Sequence[Any], frame: Any) -> list[frozenset]:
+    """The manual axes each of ``values`` (tracers of the body or of traces around it) varies over."""
+    body_builder = None
+    result: list[Any] = [None] * len(values)
+    for i, value in enumerate(values):
+        if not isinstance(value, tracing.Tracer):
+            result[i] = frozenset()  # a constant: replicated
+            continue
+        builder = value._builder
+        chain = [builder]
+        while builder is not None and builder.parent is not frame.outer_builder:
+            builder = builder.parent
+            chain.append(builder)
+        if builder is None:
+            result[i] = frozenset()  # from a trace around the shard_map: closed over, replicated
+        elif len(chain) > 1:
+            raise NotImplementedError(
+                "differentiating inside a loop or cond inside a shard_map body with check_vma=True is not "
+                "supported: the varying manual axes of the loop's values are not known until it is traced; "
+                "take the grad directly in the body, around the shard_map, or pass check_vma=False")
+        else:
+            body_builder = builder
+    pending = [i for i, r in enumerate(result) if r is None]
+    if pending:
+        b = body_builder
+        invars = b.invars + [b._captured[id(t)]._var for t in b.captured_outer]
+        vmas = list(frame.in_vmas) + [frozenset()] * len(b.captured_outer)
+        so_far = Program(b.constvars, b.consts, invars, [values[i]._var for i in pending], list(b.eqns))
+        _, out_vmas = _Rewriter(frame.env).program(so_far, vmas)
+        for i, m in zip(pending, out_vmas):
+            result[i] = m
+    return result
+
+
+
 # --- the user function -------------------------------------------------------------------------
 
 
@@ -363,7 +419,8 @@ def _shard_map_call(f: Callable[..., Any], args: tuple, mesh: Mesh, in_specs: An
         out_tree_box.append(out_tree)
         return out_leaves
 
-    with par.axis_frame(env, check_vma):
+    in_vmas = [frozenset(_spec_axes(s)) & frozenset(manual) for s in specs]
+    with par.axis_frame(env, check_vma, tracing.current_builder(), in_vmas):
         body, captured = tracing.trace_flat(flat_body, local, [f"an argument of {fname}"] * len(local))
     out_tree = out_tree_box[0]
     o_specs = _broadcast_specs(out_specs, out_tree, "out_specs", fname)

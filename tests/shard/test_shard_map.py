@@ -336,6 +336,43 @@ def test_scan_and_loops_inside_shard_map(libs, partitioner):
 # --- differentiation -----------------------------------------------------------------------------
 
 
+def test_data_parallel_grads_inside_body_check_vma(libs, partitioner):
+    # grad inside the body with check_vma=True (JAX's default): the replicated parameters meet the sharded
+    # batch through pvary, whose transpose sums their cotangents over the batch axis; pmean of that invariant
+    # sum leaves it alone. JAX's numbers are the sum of the per-device gradients, not their mean.
+    params, (xs, ys) = _mlp_params(), _mlp_data()
+
+    def build(L):
+        def local_loss(p, x, y):
+            h = L.np.tanh(x @ p["w1"] + p["b1"])
+            return L.np.mean((h @ p["w2"] - y) ** 2)
+
+        def body(p, x, y):
+            g = L.lax.pmean(L.grad(local_loss)(p, x, y), "x")
+            return {k: p[k] - 0.1 * g[k] for k in p}
+        return L.shard_map(body, mesh=L.mesh, in_specs=(L.P(), L.P("x"), L.P("x")), out_specs=L.P())
+    run_both(libs, build, params, xs, ys, check_sharding=False)
+
+
+def test_grad_inside_body_of_a_replicated_input_is_summed(libs):
+    def build(L):
+        def body(w, x):
+            return L.grad(lambda w: (x * w).sum())(w)  # varies over nothing: summed over "x" and "y"
+        return L.shard_map(body, mesh=L.mesh, in_specs=(L.P(), L.P("x", "y")), out_specs=L.P())
+    run_both(libs, build, np.linspace(0.5, 1.5, 2, dtype=F32), X[:, :8] / 10, check_sharding=False)
+
+
+def test_grad_inside_a_loop_inside_a_check_vma_body_is_refused(mesh):
+    def body(w, x):
+        def step(carry, _):
+            return carry + toolkit.grad(lambda w: (x * w).sum())(carry), None
+        return toolkit.lax.scan(step, w, None, length=2)[0]
+    P = shard.PartitionSpec
+    f = toolkit.shard_map(body, mesh=mesh, in_specs=(P(), P("x", "y")), out_specs=P())
+    with pytest.raises(NotImplementedError, match="inside a loop or cond inside a shard_map body with check_vma"):
+        toolkit.jit(f).lower(np.ones(2, F32), np.ones((8, 8), F32))
+
+
 @pytest.mark.parametrize("check_vma", [True, False])
 def test_grad_through_shard_map_with_psum(libs, partitioner, check_vma):
     w = np.linspace(0.5, 1.5, 8, dtype=F32)

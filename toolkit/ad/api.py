@@ -30,6 +30,13 @@ from toolkit.core.avals import aval_of
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad"]
 
 
+#: Rewrites a traced program needs before it is differentiated, given the values its inputs stand for:
+#: ``prepare(program, flat_args) -> program``. ``shard_map`` registers one that makes the mixing of
+#: replicated and device-varying values explicit (``pvary``) inside its bodies, so reverse mode sums the
+#: cotangents of replicated values as JAX does.
+PREPARE_FOR_DIFFERENTIATION: list[Callable[[Any, list], Any]] = []
+
+
 class _TracedFunction:
     """A user function traced at the avals of its flattened arguments."""
 
@@ -72,6 +79,8 @@ class _TracedFunction:
         self.program, captured = tracing.trace_flat(flat_fun, avals)
         self.in_tree = in_tree
         self.flat_args = list(flat_args) + list(captured)
+        for prepare in PREPARE_FOR_DIFFERENTIATION:
+            self.program = prepare(self.program, self.flat_args)
         self.num_explicit = len(flat_args)
 
     def split(self, outs: Sequence[Any]) -> tuple[Any, Any]:

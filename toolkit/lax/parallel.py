@@ -78,6 +78,10 @@ class AxisEnv(NamedTuple):
 class _Frame(NamedTuple):
     env: AxisEnv
     check_vma: bool
+    #: The builder active when the body's trace began (the body's builder is its child), or None.
+    outer_builder: Any = None
+    #: Per explicit input of the body: the manual axes it varies over (its in_spec's axes).
+    in_vmas: tuple = ()
 
 
 class _State(threading.local):
@@ -91,8 +95,8 @@ _state = _State()
 class axis_frame:
     """Context manager binding the manual axes of one ``shard_map`` body while it is traced."""
 
-    def __init__(self, env: AxisEnv, check_vma: bool):
-        self.frame = _Frame(env, check_vma)
+    def __init__(self, env: AxisEnv, check_vma: bool, outer_builder: Any = None, in_vmas: Sequence[frozenset] = ()):
+        self.frame = _Frame(env, check_vma, outer_builder, tuple(in_vmas))
 
     def __enter__(self) -> AxisEnv:
         _state.frames.append(self.frame)

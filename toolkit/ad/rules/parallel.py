@@ -25,7 +25,11 @@ from toolkit.ad.vjp import defvjp, vjp_program
 from toolkit.core import tracing
 from toolkit.lax import elementwise as ew
 from toolkit.lax import parallel as par
-from toolkit.shard_map import _spec_axes, shard_map_p
+from toolkit.ad.api import PREPARE_FOR_DIFFERENTIATION
+from toolkit.shard_map import _spec_axes, _vma_before_differentiation, shard_map_p
+
+# grad inside a check_vma shard_map body: make pvary explicit before differentiating, as JAX's types do.
+PREPARE_FOR_DIFFERENTIATION.append(_vma_before_differentiation)
 
 
 def _zero_or(ct: Any, fun) -> Any:
