@@ -84,7 +84,7 @@ def _global_shape(shape: Sequence[int], spec: PartitionSpec, mesh: Mesh) -> tupl
 
 
 def _shard_map_rule(*avals: ShapedArray, body: Program, mesh: Mesh, in_specs: tuple, out_specs: tuple,
-                    manual_axes: tuple, check_vma: bool, plan_witness: Program) -> list[ShapedArray]:
+                    manual_axes: tuple, check_vma: bool) -> list[ShapedArray]:
     if len(avals) != len(in_specs) or len(avals) != len(body.invars):
         raise TypeError(f"shard_map: {len(avals)} operands for {len(in_specs)} in_specs and a body of "
                         f"{len(body.invars)} inputs")
@@ -98,21 +98,6 @@ def _shard_map_rule(*avals: ShapedArray, body: Program, mesh: Mesh, in_specs: tu
 
 
 shard_map_p = Primitive("shard_map", shape_rule=_shard_map_rule, multiple_results=True)
-
-
-def _plan_witness(mesh: Mesh) -> Program:
-    """A never-lowered program holding one ``sharding_constraint`` over ``mesh``.
-
-    ``jit``'s sharding plan finds the devices (and Shardy its ``sdy.mesh``)
-    from the ``sharding_constraint`` equations of the program, nested ones
-    included; this makes a ``shard_map`` count as one over its whole mesh.
-    """
-    from toolkit.lax.sharding import sharding_constraint_p
-    sharding = NamedSharding(mesh, PartitionSpec(tuple(mesh.axis_names)))
-    x = Var(ShapedArray((mesh.size,), np.float32))
-    y = Var(x.aval)
-    eqn = Equation(sharding_constraint_p, [x], [y], {"sharding": sharding}, None)
-    return Program([], [], [x], [y], [eqn])
 
 
 # --- varying manual axes ---------------------------------------------------------------------
@@ -446,8 +431,7 @@ def _shard_map_call(f: Callable[..., Any], args: tuple, mesh: Mesh, in_specs: An
                     "revising the corresponding out_specs entries. If so, consider disabling the check by passing "
                     "the check_vma=False argument to `toolkit.shard_map`.")
     outs = shard_map_p.bind(*leaves, *captured, body=body, mesh=mesh, in_specs=tuple(all_specs),
-                            out_specs=tuple(o_specs), manual_axes=manual, check_vma=check_vma,
-                            plan_witness=_plan_witness(mesh))
+                            out_specs=tuple(o_specs), manual_axes=manual, check_vma=check_vma)
     return tree_util.tree_unflatten(out_tree, outs)
 
 

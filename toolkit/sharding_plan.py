@@ -170,6 +170,16 @@ class ShardingPlan:
         return result
 
 
+def _body_sharding(eqn: Any) -> tuple[Any, int]:
+    """``(sharding, rank)`` a body equation fixes: a constraint's, or for ``shard_map`` its whole mesh
+    (the computation runs on the mesh's devices, and Shardy's module declares the mesh)."""
+    if eqn.primitive.name == "shard_map":
+        from toolkit.shard import NamedSharding, PartitionSpec
+        mesh = eqn.params["mesh"]
+        return NamedSharding(mesh, PartitionSpec(tuple(mesh.axis_names))), 1
+    return eqn.params["sharding"], eqn.inputs[0].aval.ndim
+
+
 def plan_shardings(traced: Any) -> ShardingPlan:
     """The plan for a ``Traced``: devices, input and output shardings."""
     wrapped = traced._wrapped
@@ -209,8 +219,8 @@ def plan_shardings(traced: Any) -> ShardingPlan:
     out_explicit = [s for s in explicit_outs or () if s is not None]
     if out_spec is not None:
         out_explicit += [s for s in _flatten_prefix(out_spec, traced.out_tree, "out_shardings") if s is not None]
-    constraints = [(eqn.params["sharding"], eqn.inputs[0].aval.ndim) for eqn in traced.program.walk()
-                   if eqn.primitive.name == "sharding_constraint"]
+    constraints = [_body_sharding(eqn) for eqn in traced.program.walk()
+                   if eqn.primitive.name in ("sharding_constraint", "shard_map")]
     constraint_shardings = [s for s, _ in constraints]
     all_explicit = explicit + out_explicit + constraint_shardings
     if all_explicit:

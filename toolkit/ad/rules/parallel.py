@@ -68,7 +68,7 @@ def _unmentioned(spec: Any, manual: Sequence[Any]) -> tuple:
     return tuple(a for a in manual if a not in mentioned)
 
 
-def _shard_map_jvp(primals, tangents, *, body, mesh, in_specs, out_specs, manual_axes, check_vma, plan_witness):
+def _shard_map_jvp(primals, tangents, *, body, mesh, in_specs, out_specs, manual_axes, check_vma):
     nonzero = [not isinstance(t, Zero) for t in tangents]
     local_in = list(body.in_avals)
     num_out = len(body.outvars)
@@ -88,8 +88,7 @@ def _shard_map_jvp(primals, tangents, *, body, mesh, in_specs, out_specs, manual
     o_specs = tuple(out_specs) + tuple(s for s, m in zip(out_specs, out_nonzero) if m)
     outs = shard_map_p.bind(*primals, *[t for t in tangents if not isinstance(t, Zero)], *captured, body=new_body,
                             mesh=mesh, in_specs=tuple(in_specs) + tuple(t_specs) + tuple(_replicated(captured)),
-                            out_specs=o_specs, manual_axes=manual_axes, check_vma=check_vma,
-                            plan_witness=plan_witness)
+                            out_specs=o_specs, manual_axes=manual_axes, check_vma=check_vma)
     primal_outs, it = outs[:num_out], iter(outs[num_out:])
     out_ts = [next(it) if m else Zero(tangent_aval(value_aval(o))) for o, m in zip(primal_outs, out_nonzero)]
     return primal_outs, out_ts
@@ -105,7 +104,7 @@ def _shard_map_vjp_forward(primals, active, **params):
 
 
 def _shard_map_vjp_backward(residuals, active, cotangents, *, body, mesh, in_specs, out_specs, manual_axes,
-                            check_vma, plan_witness):
+                            check_vma):
     primals = residuals
     in_diff = [a and is_differentiable(v) for a, v in zip(active, body.in_avals)]
     ct_mask = [not isinstance(ct, Zero) and is_differentiable(a) for ct, a in zip(cotangents, body.out_avals)]
@@ -144,7 +143,7 @@ def _shard_map_vjp_backward(residuals, active, cotangents, *, body, mesh, in_spe
     outs = shard_map_p.bind(*primals, *cts, *captured, body=new_body, mesh=mesh,
                             in_specs=tuple(in_specs) + tuple(ct_specs) + tuple(_replicated(captured)),
                             out_specs=tuple(s for s, d in zip(in_specs, in_diff) if d), manual_axes=manual_axes,
-                            check_vma=check_vma, plan_witness=plan_witness)
+                            check_vma=check_vma)
     it = iter(outs)
     return [next(it) if d else None for d in in_diff]
 

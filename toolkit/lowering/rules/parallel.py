@@ -58,7 +58,7 @@ def _value_sharding(mesh_name: str, spec, ndim: int, open_dims: bool = False) ->
 
 
 @register_lowering(shard_map_p)
-def _shard_map(ctx, *operands, body, mesh, in_specs, out_specs, manual_axes, check_vma, plan_witness):
+def _shard_map(ctx, *operands, body, mesh, in_specs, out_specs, manual_axes, check_vma):
     mctx = ctx.module_context
     local_in = [tensor_type(a) for a in body.in_avals]
     if mctx.partitioner == "shardy":
