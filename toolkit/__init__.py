@@ -40,3 +40,6 @@ from toolkit.shard import (AxisType, auto_axes, explicit_axes, make_mesh, reshar
 from toolkit.core.sharding_rules import ShardingTypeError  # noqa: F401,E402
 from toolkit.ad import grad, jvp, linearize, value_and_grad, vjp  # noqa: F401,E402
 from toolkit.shard_map import shard_map  # noqa: F401,E402
+from toolkit import distributed  # noqa: F401,E402
+from toolkit.runtime.client import (device_count, local_device_count, local_devices, process_count,  # noqa: F401,E402
+                                    process_index)

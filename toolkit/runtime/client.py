@@ -2,6 +2,12 @@
 virtual devices) and, when jaxlib's CUDA plugin is installed and a GPU is
 present, the CUDA client.
 
+After ``toolkit.distributed.initialize`` the clients are made with the
+distributed runtime (``runtime/distributed.py``): the CPU client gets the
+distributed client, this process's node id, the number of processes and gloo
+TCP collectives, so ``devices()`` lists every process's devices and
+``local_devices()`` this process's own.
+
 The CUDA path follows jaxlib's plugin discovery (``jax_plugins.xla_cuda*``)
 and is untested on this project's machines, which have no GPU.
 """
@@ -14,6 +20,8 @@ import threading
 from typing import Any
 
 from jaxlib import _jax, xla_client
+
+from toolkit.runtime import distributed as _distributed
 
 Device = _jax.Device
 
@@ -46,8 +54,29 @@ def _make_cuda_client() -> Any:
             _jax.load_pjrt_plugin("cuda", path)
         if not _jax.pjrt_plugin_initialized("cuda"):
             _jax.initialize_pjrt_plugin("cuda")
-        return _jax.get_c_api_client("cuda", {})
+        state = _distributed.state
+        options: dict[str, Any] = {}
+        if state.local_device_ids is not None:
+            options["visible_devices"] = list(state.local_device_ids)
+        if not state.initialized:
+            return _jax.get_c_api_client("cuda", options)
+        options.update(node_id=state.process_id, num_nodes=state.num_processes)
+        return _jax.get_c_api_client("cuda", options, state.client)
     raise RuntimeError("platform 'cuda' is not available: no jaxlib CUDA PJRT plugin is installed")
+
+
+def _make_cpu_client() -> Any:
+    state = _distributed.state
+    if not state.initialized:
+        return xla_client.make_cpu_client(num_devices=num_cpu_devices())
+    return xla_client.make_cpu_client(
+        distributed_client=state.client, node_id=state.process_id, num_nodes=state.num_processes,
+        collectives=_distributed.make_cpu_collectives(), num_devices=num_cpu_devices())
+
+
+def backends_are_initialized() -> bool:
+    """Whether any PJRT client was made (after which ``toolkit.distributed.initialize`` is refused)."""
+    return bool(_clients)
 
 
 def backend(platform: str | None = None) -> Any:
@@ -62,7 +91,7 @@ def backend(platform: str | None = None) -> Any:
         client = _clients.get(platform)
         if client is None:
             if platform == "cpu":
-                client = xla_client.make_cpu_client(num_devices=num_cpu_devices())
+                client = _make_cpu_client()
             elif platform == "cuda":
                 client = _make_cuda_client()
             else:
@@ -72,12 +101,38 @@ def backend(platform: str | None = None) -> Any:
 
 
 def devices(platform: str | None = None) -> list[Device]:
-    """The devices of ``platform`` (default: CPU), in id order."""
+    """Every process's devices of ``platform`` (default: CPU), in id order."""
     return list(backend(platform).devices())
 
 
+def local_devices(platform: str | None = None) -> list[Device]:
+    """This process's own (addressable) devices of ``platform`` (default: CPU)."""
+    return list(backend(platform).local_devices())
+
+
+def device_count(platform: str | None = None) -> int:
+    """How many devices every process together has."""
+    return backend(platform).device_count()
+
+
+def local_device_count(platform: str | None = None) -> int:
+    """How many devices this process has."""
+    return backend(platform).local_device_count()
+
+
+def process_index(platform: str | None = None) -> int:
+    """This process's index (0 when single-process)."""
+    return backend(platform).process_index()
+
+
+def process_count(platform: str | None = None) -> int:
+    """How many processes take part (1 when single-process)."""
+    return 1 + max(d.process_index for d in backend(platform).devices())
+
+
 def default_device() -> Device:
-    return backend().devices()[0]
+    """The first of this process's devices (the first device when single-process)."""
+    return backend().local_devices()[0]
 
 
 def platform_of(device: Device) -> str:

@@ -1,0 +1,146 @@
+"""Several processes, one computation: JAX's multi-controller model on jaxlib's distributed runtime.
+
+Every process runs the same program. ``initialize`` connects the processes
+through XLA's coordination service (hosted by process 0) before any device is
+used; the CPU client is then made with the distributed client and gloo TCP
+collectives, so ``toolkit.devices()`` lists every process's devices (each with
+its ``process_index``) and a ``toolkit.jit`` over a mesh of them runs in every
+process, each feeding and reading its own devices.
+
+Example (two terminals, same machine; see ``docs/distributed.md``)::
+
+    import toolkit
+    toolkit.distributed.initialize("127.0.0.1:12345", num_processes=2, process_id=0)  # 1 in the other
+    print(toolkit.process_index(), toolkit.device_count(), toolkit.local_device_count())
+
+Faults: a process that never arrives makes the others' ``initialize`` raise
+after ``initialization_timeout`` seconds; a process that dies is declared dead
+by the service after ``heartbeat_timeout`` seconds without a heartbeat, and
+every other process then prints the service's message and exits with status
+``toolkit.runtime.distributed.FATAL_EXIT_CODE`` (70) — it never hangs.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from toolkit.runtime import client as _client
+from toolkit.runtime import distributed as _runtime
+
+__all__ = ["initialize", "shutdown", "is_initialized"]
+
+#: Default seconds without a heartbeat after which the service declares a process dead (JAX: 100).
+DEFAULT_HEARTBEAT_TIMEOUT = 100
+#: Default seconds a process waits in ``shutdown`` for the others (JAX: 300).
+DEFAULT_SHUTDOWN_TIMEOUT = 300
+
+
+def _env_int(name: str) -> int | None:
+    text = os.environ.get(name)
+    if text is None or text == "":
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"environment variable {name} must be an integer, got {text!r}") from None
+
+
+def _check_int(name: str, value: object, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"toolkit.distributed.initialize: {name} must be an int, got {value!r} "
+                        f"of type {type(value).__name__}")
+    if value < minimum:
+        raise ValueError(f"toolkit.distributed.initialize: {name} must be >= {minimum}, got {value}")
+    return value
+
+
+def initialize(coordinator_address: str | None = None, num_processes: int | None = None,
+               process_id: int | None = None, local_device_ids: int | Sequence[int] | None = None, *,
+               initialization_timeout: int = 300, heartbeat_timeout: int = DEFAULT_HEARTBEAT_TIMEOUT,
+               shutdown_timeout: int = DEFAULT_SHUTDOWN_TIMEOUT) -> None:
+    """Join this process to a multi-process run; call it in every process before any device is used.
+
+    Args:
+      coordinator_address: ``host:port`` of process 0, where it starts the
+        coordination service (bound to every interface on that port) and every
+        process connects. Default: ``TOOLKIT_COORDINATOR_ADDRESS``.
+      num_processes: how many processes take part. Default: ``TOOLKIT_NUM_PROCESSES``.
+      process_id: this process's index, ``0 <= process_id < num_processes``,
+        distinct in every process. Default: ``TOOLKIT_PROCESS_ID``.
+      local_device_ids: restrict this process to these local accelerator
+        devices (GPU ``visible_devices``); ignored by the CPU client, whose
+        device count is ``TOOLKIT_NUM_CPU_DEVICES``.
+      initialization_timeout: seconds to wait for every process to connect
+        before raising ``RuntimeError``.
+      heartbeat_timeout: seconds without a heartbeat after which the service
+        declares a process dead and stops the others.
+      shutdown_timeout: seconds ``shutdown`` waits for the other processes.
+
+    Raises:
+      RuntimeError: called twice (without ``shutdown`` between), or after a
+        device, array or computation was already used in this process; or the
+        processes did not all connect within ``initialization_timeout``.
+      ValueError, TypeError: an argument (or its environment variable) is
+        missing or wrong; the message names it.
+    """
+    if _runtime.state.initialized:
+        raise RuntimeError("toolkit.distributed.initialize should only be called once: this process is already "
+                           f"process {_runtime.state.process_id} of {_runtime.state.num_processes}; call "
+                           "toolkit.distributed.shutdown() before initializing again")
+    if _client.backends_are_initialized():
+        raise RuntimeError("toolkit.distributed.initialize must be called before anything that creates the "
+                           "device backend (toolkit.devices(), device_put, running a computation, ...): move the "
+                           "call to the start of the program, before any other toolkit call")
+    if coordinator_address is None:
+        coordinator_address = os.environ.get("TOOLKIT_COORDINATOR_ADDRESS") or None
+    if num_processes is None:
+        num_processes = _env_int("TOOLKIT_NUM_PROCESSES")
+    if process_id is None:
+        process_id = _env_int("TOOLKIT_PROCESS_ID")
+    if coordinator_address is None:
+        raise ValueError("toolkit.distributed.initialize: coordinator_address is required (host:port of process 0), "
+                         "or set TOOLKIT_COORDINATOR_ADDRESS")
+    if not isinstance(coordinator_address, str) or ":" not in coordinator_address:
+        raise ValueError("toolkit.distributed.initialize: coordinator_address must be 'host:port', "
+                         f"got {coordinator_address!r}")
+    port = coordinator_address.rsplit(":", 1)[1]
+    if not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError("toolkit.distributed.initialize: coordinator_address must end in a port number "
+                         f"1..65535, got {coordinator_address!r}")
+    if num_processes is None:
+        raise ValueError("toolkit.distributed.initialize: num_processes is required, or set TOOLKIT_NUM_PROCESSES")
+    if process_id is None:
+        raise ValueError("toolkit.distributed.initialize: process_id is required, or set TOOLKIT_PROCESS_ID")
+    _check_int("num_processes", num_processes, 1)
+    _check_int("process_id", process_id, 0)
+    if process_id >= num_processes:
+        raise ValueError(f"toolkit.distributed.initialize: process_id must be < num_processes, got "
+                         f"process_id={process_id}, num_processes={num_processes}")
+    if isinstance(local_device_ids, int):
+        local_device_ids = [local_device_ids]
+    if local_device_ids is not None:
+        local_device_ids = list(local_device_ids)
+        for i in local_device_ids:
+            _check_int("local_device_ids[...]", i, 0)
+    _check_int("initialization_timeout", initialization_timeout, 1)
+    _check_int("heartbeat_timeout", heartbeat_timeout, 1)
+    _check_int("shutdown_timeout", shutdown_timeout, 1)
+    _runtime.connect(coordinator_address, num_processes, process_id, local_device_ids=local_device_ids,
+                     initialization_timeout=initialization_timeout, heartbeat_timeout=heartbeat_timeout,
+                     shutdown_timeout=shutdown_timeout)
+
+
+def is_initialized() -> bool:
+    """Whether ``initialize`` ran (and ``shutdown`` did not since)."""
+    return _runtime.state.initialized
+
+
+def shutdown() -> None:
+    """Leave the multi-process run: disconnect from the coordination service (process 0 also stops it).
+
+    Waits up to ``shutdown_timeout`` seconds for the other processes to shut
+    down too. Does nothing when not initialized; runs by itself at interpreter
+    exit. Devices already made stay usable only for single-process work.
+    """
+    _runtime.disconnect()
