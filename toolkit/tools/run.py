@@ -17,7 +17,6 @@ See ``docs/tools.md``.
 from __future__ import annotations
 
 import dataclasses
-import json
 import sys
 from collections.abc import Sequence
 
@@ -30,7 +29,9 @@ from toolkit.tools.common import (
     InputError,
     ToolArgumentParser,
     UsageError,
+    checked_array,
     input_name,
+    load_argument_value,
     parse_arguments,
     parse_module,
     print_stacktraces_on_diagnostic,
@@ -72,7 +73,9 @@ def _numpy_dtype(element_type: object) -> np.dtype:
 def parse_argument(text: str, tensor_type: object) -> np.ndarray:
     """``--arg`` value for a parameter of ``tensor_type``: a ``.npy`` path or a JSON literal.
 
-    Literals are converted to the parameter's element type; scalars broadcast.
+    Literals are converted to the parameter's element type only when no value
+    changes (``1.5`` or ``4000000000`` for an ``i32`` parameter is an error,
+    see :func:`~toolkit.tools.common.checked_array`); scalars broadcast.
     Raises :class:`~toolkit.tools.common.UsageError` (a ``ValueError``) for a
     value that does not fit the parameter.
     """
@@ -80,29 +83,13 @@ def parse_argument(text: str, tensor_type: object) -> np.ndarray:
         dtype = _numpy_dtype(tensor_type.element_type)  # type: ignore[attr-defined]
     except ValueError as error:
         raise UsageError(f"--arg {text!r}: {error}") from None
-    shape = tuple(tensor_type.shape)  # type: ignore[attr-defined]
-    if text.endswith(".npy"):
-        try:
-            array = np.load(text, allow_pickle=False)
-        except (OSError, ValueError) as error:
-            raise UsageError(f"--arg {text!r}: cannot read the .npy file: {getattr(error, 'strerror', None) or error}"
-                             ) from None
-    else:
-        try:
-            value = json.loads(text.replace("nan", "NaN").replace("inf", "Infinity")) if text.strip() else None
-        except json.JSONDecodeError:
-            raise UsageError(f"--arg {text!r} is neither a .npy file nor a JSON number/list") from None
-        array = np.asarray(value)
+    shape = tuple(None if d < 0 else d for d in tensor_type.shape)  # type: ignore[attr-defined]
     try:
-        array = np.asarray(array).astype(dtype)
-    except (TypeError, ValueError, OverflowError) as error:
-        raise UsageError(f"--arg {text!r} cannot be converted to {dtype}: {error}") from None
-    if array.shape != shape:
-        if array.ndim == 0:
-            array = np.broadcast_to(array, shape).copy()
-        else:
-            raise UsageError(f"--arg {text!r} has shape {array.shape}, the parameter is {tensor_type}")
-    return array
+        value, literal = load_argument_value(text)
+        return checked_array(value, dtype, shape, literal=literal)
+    except ValueError as error:
+        raise UsageError(f"--arg {text!r} {error}" if str(error).startswith(("is ", "has "))
+                         else f"--arg {text!r}: {error}") from None
 
 
 def _evaluate_inputs(source: bytes | str) -> list[np.ndarray]:
