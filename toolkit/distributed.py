@@ -13,11 +13,18 @@ Example (two terminals, same machine; see ``docs/distributed.md``)::
     toolkit.distributed.initialize("127.0.0.1:12345", num_processes=2, process_id=0)  # 1 in the other
     print(toolkit.process_index(), toolkit.device_count(), toolkit.local_device_count())
 
-Faults: a process that never arrives makes the others' ``initialize`` raise
-after ``initialization_timeout`` seconds; a process that dies is declared dead
-by the service after ``heartbeat_timeout`` seconds without a heartbeat, and
-every other process then prints the service's message and exits with status
-``toolkit.runtime.distributed.FATAL_EXIT_CODE`` (70) — it never hangs.
+Faults never hang a process; they end it within the coordination service's
+timeouts, set here. A process that never arrives: after
+``initialization_timeout`` seconds the others' ``initialize`` ends the process
+with XLA's "Terminating process because the JAX distributed service detected
+fatal errors ... Barrier timed out ... Wait_for_all_tasks_to_register" message.
+A process that dies: a computation waiting on it in a CPU collective raises
+``JaxRuntimeError`` ("Gloo ... Connection closed by peer") at once; after
+``heartbeat_timeout`` seconds without its heartbeat the service declares it
+dead, a barrier raises ``RuntimeError`` ("Task 1 heartbeat timeout") and every
+other process is then ended with the same XLA message. This is JAX's behaviour
+too; see ``toolkit/runtime/distributed.py`` for why no Python exception is
+possible there.
 """
 
 from __future__ import annotations
@@ -30,8 +37,9 @@ from toolkit.runtime import distributed as _runtime
 
 __all__ = ["initialize", "shutdown", "is_initialized"]
 
-#: Default seconds without a heartbeat after which the service declares a process dead (JAX: 100).
-DEFAULT_HEARTBEAT_TIMEOUT = 100
+#: Default seconds without a heartbeat after which the service declares a process dead (JAX: 100;
+#: shorter here so a dead process is noticed within a minute).
+DEFAULT_HEARTBEAT_TIMEOUT = 30
 #: Default seconds a process waits in ``shutdown`` for the others (JAX: 300).
 DEFAULT_SHUTDOWN_TIMEOUT = 300
 
@@ -71,27 +79,18 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
       local_device_ids: restrict this process to these local accelerator
         devices (GPU ``visible_devices``); ignored by the CPU client, whose
         device count is ``TOOLKIT_NUM_CPU_DEVICES``.
-      initialization_timeout: seconds to wait for every process to connect
-        before raising ``RuntimeError``.
+      initialization_timeout: seconds to wait for every process to connect;
+        then the process is ended with XLA's message (see the module docstring).
       heartbeat_timeout: seconds without a heartbeat after which the service
-        declares a process dead and stops the others.
+        declares a process dead and ends the others.
       shutdown_timeout: seconds ``shutdown`` waits for the other processes.
 
     Raises:
       RuntimeError: called twice (without ``shutdown`` between), or after a
-        device, array or computation was already used in this process; or the
-        processes did not all connect within ``initialization_timeout``.
+        device, array or computation was already used in this process.
       ValueError, TypeError: an argument (or its environment variable) is
         missing or wrong; the message names it.
     """
-    if _runtime.state.initialized:
-        raise RuntimeError("toolkit.distributed.initialize should only be called once: this process is already "
-                           f"process {_runtime.state.process_id} of {_runtime.state.num_processes}; call "
-                           "toolkit.distributed.shutdown() before initializing again")
-    if _client.backends_are_initialized():
-        raise RuntimeError("toolkit.distributed.initialize must be called before anything that creates the "
-                           "device backend (toolkit.devices(), device_put, running a computation, ...): move the "
-                           "call to the start of the program, before any other toolkit call")
     if coordinator_address is None:
         coordinator_address = os.environ.get("TOOLKIT_COORDINATOR_ADDRESS") or None
     if num_processes is None:
@@ -126,6 +125,14 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     _check_int("initialization_timeout", initialization_timeout, 1)
     _check_int("heartbeat_timeout", heartbeat_timeout, 1)
     _check_int("shutdown_timeout", shutdown_timeout, 1)
+    if _runtime.state.initialized:
+        raise RuntimeError("toolkit.distributed.initialize should only be called once: this process is already "
+                           f"process {_runtime.state.process_id} of {_runtime.state.num_processes}; call "
+                           "toolkit.distributed.shutdown() before initializing again")
+    if _client.backends_are_initialized():
+        raise RuntimeError("toolkit.distributed.initialize must be called before anything that creates the "
+                           "device backend (toolkit.devices(), device_put, running a computation, ...): move the "
+                           "call to the start of the program, before any other toolkit call")
     _runtime.connect(coordinator_address, num_processes, process_id, local_device_ids=local_device_ids,
                      initialization_timeout=initialization_timeout, heartbeat_timeout=heartbeat_timeout,
                      shutdown_timeout=shutdown_timeout)

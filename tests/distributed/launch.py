@@ -19,7 +19,9 @@ its own session, with
   there when a test wants faults to show quickly);
 * ``TOOLKIT_NUM_CPU_DEVICES=<num_cpu_devices>`` (local devices per process);
 * the repository root first on ``PYTHONPATH`` and as the working directory;
-* ``env`` on top (a value of ``None`` removes the variable).
+* ``env`` on top, in every process (a value of ``None`` removes the variable;
+  ``env={"TOOLKIT_NUM_PROCESSES": "2"}`` with ``num_processes=1`` starts only
+  process 0 of two — a process that never arrives).
 
 It waits until all have exited or ``timeout`` seconds have passed, then kills
 (SIGKILL, by process group id) whatever it started that is still running — it
@@ -113,11 +115,15 @@ def launch(worker: str | os.PathLike, num_processes: int = 2, *, num_cpu_devices
             PYTHONPATH=os.pathsep.join([str(REPO_ROOT)] + [p for p in [base.get("PYTHONPATH")] if p]),
             PYTHONUNBUFFERED="1",
         )
-        for key, value in (env or {}).items():
-            if value is None:
-                base.pop(key, None)
-            else:
-                base[key] = str(value)
+
+        def process_env(i: int) -> dict[str, str]:
+            result = {**base, "TOOLKIT_PROCESS_ID": str(i)}
+            for key, value in (env or {}).items():
+                if value is None:
+                    result.pop(key, None)
+                else:
+                    result[key] = str(value)
+            return result
         procs: list[subprocess.Popen] = []
         files = []
         start = time.monotonic()
@@ -129,7 +135,7 @@ def launch(worker: str | os.PathLike, num_processes: int = 2, *, num_cpu_devices
                 files.append((out, err))
                 procs.append(subprocess.Popen(
                     [sys.executable, str(path), *map(str, args)], cwd=REPO_ROOT,
-                    env={**base, "TOOLKIT_PROCESS_ID": str(i)}, stdin=subprocess.DEVNULL,
+                    env=process_env(i), stdin=subprocess.DEVNULL,
                     stdout=out, stderr=err, start_new_session=True))
             deadline = start + timeout
             while len(ended) < num_processes and time.monotonic() < deadline:
