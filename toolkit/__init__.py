@@ -43,3 +43,6 @@ from toolkit.shard_map import shard_map  # noqa: F401,E402
 from toolkit import distributed  # noqa: F401,E402
 from toolkit.runtime.client import (device_count, local_device_count, local_devices, process_count,  # noqa: F401,E402
                                     process_index)
+from toolkit.global_arrays import (make_array_from_callback, make_array_from_process_local_data,  # noqa: F401,E402
+                                   make_array_from_single_device_arrays)
+from toolkit import multihost  # noqa: F401,E402

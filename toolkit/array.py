@@ -52,18 +52,121 @@ class Array:
         return self._sharding
 
     def devices(self) -> set:
+        """Every device holding part of the array (with several processes, other processes' too)."""
         return set(self._impl._sharding._device_assignment)
+
+    # -- global arrays ---------------------------------------------------------
+    @property
+    def committed(self) -> bool:
+        """Whether the array was placed explicitly (``device_put`` with a target, ``make_array_from_*``,
+        a jit output with committed inputs); ``jit`` then runs where it lives."""
+        return self._committed
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        """Whether this process addresses every device of the array's sharding (always, with one process).
+
+        A fully replicated array spanning several processes is not fully addressable.
+        """
+        return self.sharding.is_fully_addressable
+
+    @property
+    def is_fully_replicated(self) -> bool:
+        """Whether every device holds the whole array."""
+        return self.sharding.is_fully_replicated
+
+    @property
+    def nbytes(self) -> int:
+        """The global array's size in bytes (``size * itemsize``, not counting replicas)."""
+        return self.size * self.dtype.itemsize
+
+    def on_device_size_in_bytes(self) -> int:
+        """The bytes all devices together use for it: one shard's on-device size times the number of devices."""
+        self._check_alive()
+        return runtime_arrays.on_device_size_in_bytes(self._impl, self.sharding.num_devices)
+
+    def copy_to_host_async(self) -> None:
+        """Start copying this process's shards to the host, so a later ``np.asarray`` waits less."""
+        self._check_alive()
+        runtime_arrays.copy_to_host_async(self._impl, self._unique_piece_positions())
+
+    def _unique_piece_positions(self) -> list[int] | None:
+        """Positions of this process's pieces holding distinct parts (None: fully replicated, one suffices)."""
+        if self.sharding.is_fully_replicated:
+            return None
+        seen, positions = set(), []
+        indices = self.sharding.devices_indices_map(self.shape)
+        for position, piece in enumerate(runtime_arrays.single_device_arrays(self._impl)):
+            key = _index_key(indices[runtime_arrays.piece_device(piece)])
+            if key not in seen:
+                seen.add(key)
+                positions.append(position)
+        return positions
+
+    def _shard_aval(self) -> ShapedArray:
+        return ShapedArray(self.sharding.shard_shape(self.shape), self.dtype, self.weak_type)
+
+    def _piece_array(self, piece: Any) -> "Array":
+        from toolkit.shard import SingleDeviceSharding
+        return Array(piece, self._shard_aval(), SingleDeviceSharding(runtime_arrays.piece_device(piece)),
+                     committed=True)
 
     @property
     def addressable_shards(self) -> list["Shard"]:
-        """One ``Shard`` (device, index, data) per device holding part of the array."""
+        """One ``Shard`` (device, index, data) per device of this process holding part of the array."""
+        self._check_alive()
         indices = self.sharding.devices_indices_map(self.shape)
         shards = []
         for piece in runtime_arrays.single_device_arrays(self._impl):
-            device = next(iter(piece._sharding._device_assignment))
-            aval = ShapedArray(self.sharding.shard_shape(self.shape), self.dtype, self.weak_type)
-            shards.append(Shard(device, indices[device], Array(piece, aval)))
+            device = runtime_arrays.piece_device(piece)
+            shards.append(Shard(device, indices[device], self._piece_array(piece)))
         return shards
+
+    @property
+    def global_shards(self) -> list["Shard"]:
+        """One ``Shard`` per device of the sharding, in its device order, including devices of other
+        processes, whose ``data`` is None."""
+        self._check_alive()
+        if self.is_fully_addressable:
+            return self.addressable_shards
+        local = {shard.device: shard for shard in self.addressable_shards}
+        indices = self.sharding.devices_indices_map(self.shape)
+        return [local.get(device) or Shard(device, indices[device], None)
+                for device in self.sharding._device_assignment]
+
+    def addressable_data(self, index: int) -> "Array":
+        """The data of this process's ``index``-th shard, a single-device ``Array``.
+
+        As JAX: for a fully replicated array every shard is the whole value and
+        the first one is returned whatever ``index`` is.
+        """
+        self._check_alive()
+        if self.is_fully_replicated:
+            return self._piece_array(runtime_arrays.fully_replicated_piece(self._impl))
+        pieces = runtime_arrays.single_device_arrays(self._impl)
+        return self._piece_array(pieces[index])
+
+    def _process_has_full_value(self) -> bool:
+        """Whether this process's devices together hold every distinct part of the array."""
+        if self.is_fully_addressable:
+            return True
+        if not self.sharding.addressable_devices:
+            return False
+        everything = {_index_key(i) for i in self.sharding.devices_indices_map(self.shape).values()}
+        local = {_index_key(i) for i in self.sharding.addressable_devices_indices_map(self.shape).values()}
+        return everything == local
+
+    def _host_value(self) -> np.ndarray:
+        self._check_alive()
+        if not self.is_fully_addressable and not self._process_has_full_value():
+            raise RuntimeError(
+                f"cannot fetch the value of an Array of shape {self.aval.str_short()} that spans devices of "
+                "other processes (it is not fully addressable) into numpy. Gather it first with "
+                "toolkit.multihost.process_allgather(x, tiled=True), or read this process's part through "
+                "x.addressable_shards")
+        if self.sharding.is_fully_replicated or len(self.sharding._device_assignment) == 1:
+            return runtime_arrays.to_numpy(self._impl)
+        return runtime_arrays.to_numpy(self._impl, self.sharding.devices_indices_map(self.shape))
 
     def block_until_ready(self) -> "Array":
         runtime_arrays.block_until_ready(self._impl)
@@ -83,8 +186,7 @@ class Array:
                                "donated to a jit call with donate_argnums)")
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        self._check_alive()
-        value = runtime_arrays.to_numpy(self._impl)
+        value = self._host_value()
         return value if dtype is None else value.astype(dtype)
 
     def __toolkit_array__(self) -> "Array":
@@ -127,6 +229,9 @@ class Array:
         raise TypeError("toolkit arrays are unhashable")
 
     def __repr__(self) -> str:
+        if not self._impl.is_deleted() and not self._process_has_full_value():
+            # As JAX: an array spanning other processes' devices shows no values (process_allgather does).
+            return f"Array(shape={self.shape}, dtype={self.dtype.name})"
         body = np.array2string(np.asarray(self), separator=", ", prefix="Array(")
         return f"Array({body}, dtype={self.dtype.name})"
 
@@ -134,12 +239,17 @@ class Array:
         return format(np.asarray(self), spec) if self.ndim == 0 else repr(self)
 
 
+def _index_key(index: tuple) -> tuple:
+    return tuple((s.start, s.stop, s.step) if isinstance(s, slice) else s for s in index)
+
+
 class Shard:
-    """One device's part of an array: ``device``, ``index`` (slices into the global array) and ``data``."""
+    """One device's part of an array: ``device``, ``index`` (slices into the global array) and ``data``
+    (None for a device of another process, in ``Array.global_shards``)."""
 
     __slots__ = ("device", "index", "data")
 
-    def __init__(self, device: Any, index: tuple, data: Array):
+    def __init__(self, device: Any, index: tuple, data: Array | None):
         self.device, self.index, self.data = device, index, data
 
     def __repr__(self) -> str:
@@ -195,6 +305,8 @@ def _put_one(x: Any, target: Any) -> Array:
     if isinstance(x, Array):
         if x._sharding is target or (x._sharding is not None and x._sharding == target):
             return x
+        if not x.is_fully_addressable:
+            return _reshard_global(x, target)
         value, aval = np.asarray(x), x.aval
     else:
         value, aval = _host_value(x)
@@ -203,6 +315,22 @@ def _put_one(x: Any, target: Any) -> Array:
     if typed is not None or aval.sharding is not None:
         aval = aval.update(sharding=typed)
     return Array(impl, aval, target, committed)
+
+
+def _reshard_global(x: Array, target: Any) -> Array:
+    """device_put of an array spanning other processes' devices: a jitted copy onto ``target``, which must
+    span the same devices (as JAX; no process holds the whole value to re-slice)."""
+    if set(target._device_assignment) != set(x.sharding._device_assignment):
+        raise ValueError(
+            "for a cross-process reshard, the input's and the target sharding's devices must be the same set; got "
+            f"the input's device ids {[d.id for d in x.sharding._device_assignment]} and the target's "
+            f"{[d.id for d in target._device_assignment]}")
+    from toolkit.stages import jit
+    return jit(_identity, out_shardings=target)(x)
+
+
+def _identity(x: Any) -> Any:
+    return x
 
 
 def from_impl(impl: Any, aval: ShapedArray, sharding: Any = None) -> Array:

@@ -233,6 +233,9 @@ def plan_shardings(traced: Any) -> ShardingPlan:
     else:
         devices = (runtime_client.default_device(),)
     plan = ShardingPlan(devices, arg_shardings, out_spec, traced.out_tree, committed, constraints)
+    # As JAX: outputs are committed when the computation's placement was given (explicit shardings too), so a
+    # global output passed on keeps its layout instead of being re-placed from the host.
+    plan.committed = plan.committed or bool(all_explicit)
     plan.explicit_out_shardings = explicit_outs
     return plan
 

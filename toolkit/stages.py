@@ -665,8 +665,20 @@ class Compiled:
                 raise ValueError(f"argument {self._paths[i]} was donated to an earlier call and has been deleted")
             if leaf.sharding == sharding:
                 return leaf._impl
+            if not leaf.is_fully_addressable:  # spans other processes: nobody holds the value to re-slice
+                if leaf.sharding.is_equivalent_to(sharding, aval.ndim):
+                    return leaf._impl
+                raise ValueError(f"argument {self._paths[i]} spans devices of other processes with sharding "
+                                 f"{leaf.sharding}, but the computation needs {sharding}; it cannot be resharded "
+                                 "while passed in: give jit that in_sharding, or reshard with toolkit.device_put")
             value = np.asarray(leaf)
         else:
+            if not sharding.is_fully_addressable and not sharding.is_fully_replicated:
+                raise ValueError(
+                    f"argument {self._paths[i]}: passing non-trivial shardings for numpy inputs is not allowed in a "
+                    "multi-process computation. Specify a replicated sharding, or make a global array with "
+                    "toolkit.make_array_from_process_local_data(...) (each process's own rows) or "
+                    f"toolkit.make_array_from_callback(...) (the same value everywhere). Got {aval.str_short()}")
             value = np.asarray(leaf, dtype=aval.dtype)
         from toolkit.shard import placement
         return placement.device_put_sharded(value, sharding, weak_type=aval.weak_type)

@@ -1,4 +1,10 @@
-"""Moving host data to devices and back, in jaxlib's ``ArrayImpl`` form."""
+"""Moving host data to devices and back, in jaxlib's ``ArrayImpl`` form.
+
+A global array (JAX's meaning) may span devices of other processes; the
+jaxlib object then holds only this process's pieces (``impl._arrays``, in the
+order of the sharding's addressable devices), and everything here works on
+those.
+"""
 
 from __future__ import annotations
 
@@ -16,10 +22,31 @@ def put_shards(aval: Any, sharding: RuntimeSharding, shards: Sequence[np.ndarray
                devices: Sequence[Any], committed: bool = True) -> ArrayImpl:
     """One global device array from per-device host shards (``shards[i]`` goes to ``devices[i]``).
 
-    ``aval`` is a ``ShapedArray`` (jaxlib reads its shape, dtype, ndim and weak_type).
+    ``aval`` is a ``ShapedArray`` (jaxlib reads its shape, dtype, ndim and
+    weak_type). ``devices`` are the addressable devices of ``sharding`` (all of
+    them in one process); devices of other processes get their shards there.
     """
     return _jax.batched_device_put(aval, sharding, list(shards), list(devices), committed, False,
                                    enable_x64=True)
+
+
+def assemble(aval: Any, sharding: RuntimeSharding, pieces: Sequence[ArrayImpl],
+             committed: bool = True) -> ArrayImpl:
+    """One global array from single-device arrays, one per addressable device of ``sharding``.
+
+    The caller has checked the pieces (devices, shapes, dtypes) and ordered
+    them as ``sharding``'s addressable devices; jaxlib's own check calls back
+    into JAX's Python ``ArrayImpl``, so it is skipped here.
+    """
+    return ArrayImpl(aval, sharding, list(pieces), committed, _skip_checks=True)
+
+
+def piece_device(piece: ArrayImpl) -> Any:
+    """The one device a single-device array lives on."""
+    devices = piece._sharding._device_assignment
+    if len(devices) != 1:
+        raise ValueError(f"expected an array on a single device, got one on {len(devices)} devices")
+    return devices[0]
 
 
 def _piece_to_numpy(piece: ArrayImpl) -> np.ndarray:
@@ -29,31 +56,61 @@ def _piece_to_numpy(piece: ArrayImpl) -> np.ndarray:
     return value
 
 
-def to_numpy(impl: ArrayImpl) -> np.ndarray:
+def to_numpy(impl: ArrayImpl, index_map: Any = None) -> np.ndarray:
     """The global value of a (possibly multi-device) array, assembled on the host.
 
     Bare jaxlib arrays convert with ``np.asarray`` only when they live on one
     device (jax patches the rest in), so the pieces are copied into place here.
+    ``index_map`` (device -> slices, from the toolkit sharding) is needed when
+    the pieces do not all hold the whole value; only this process's pieces
+    are read, so the caller checks that they cover the array.
     """
-    pieces = impl._arrays
-    if len(pieces) == 1 or impl._sharding.is_fully_replicated:
-        return _piece_to_numpy(pieces[0])
+    if len(impl._sharding._device_assignment) == 1 or impl._sharding.is_fully_replicated:
+        return _piece_to_numpy(impl)  # jaxlib reads the first addressable piece
     aval = impl.aval
-    index_map = impl._sharding.devices_indices_map(tuple(aval.shape))
+    if index_map is None:
+        index_map = impl._sharding.devices_indices_map(tuple(aval.shape))
+    pieces = impl._arrays
+    for piece in pieces:
+        piece._copy_single_device_array_to_host_async()
     result = np.empty(tuple(aval.shape), dtype=aval.dtype)
     for piece in pieces:
-        device = next(iter(piece.devices()))
-        result[index_map[device]] = _piece_to_numpy(piece)
+        result[index_map[piece_device(piece)]] = _piece_to_numpy(piece)
     return result
 
 
 def single_device_arrays(impl: ArrayImpl) -> list[ArrayImpl]:
-    """The per-device pieces of a global array, in its sharding's device order."""
+    """This process's per-device pieces of a global array, in its sharding's addressable-device order."""
     return list(impl._arrays)
+
+
+def fully_replicated_piece(impl: ArrayImpl) -> ArrayImpl:
+    """This process's first piece of a fully replicated array (the whole value)."""
+    return impl._fully_replicated_shard()
 
 
 def block_until_ready(impl: ArrayImpl) -> None:
     impl.block_until_ready()
+
+
+def copy_to_host_async(impl: ArrayImpl, pieces: Sequence[int] | None = None) -> None:
+    """Start copying this process's pieces (or those at positions ``pieces``) to the host."""
+    if pieces is None:
+        if impl._sharding.is_fully_replicated:
+            impl._copy_single_device_array_to_host_async()
+            return
+        chosen = impl._arrays
+    else:
+        arrays = impl._arrays
+        chosen = [arrays[i] for i in pieces]
+    for piece in chosen:
+        piece._copy_single_device_array_to_host_async()
+
+
+def on_device_size_in_bytes(impl: ArrayImpl, num_devices: int) -> int:
+    """The global on-device size: one piece's size times the number of devices (as JAX counts)."""
+    return impl._fully_replicated_shard().on_device_size_in_bytes() * num_devices \
+        if impl._sharding.is_fully_replicated else impl._arrays[0].on_device_size_in_bytes() * num_devices
 
 
 def result_handler(aval: Any, sharding: RuntimeSharding, committed: bool = True) -> Any:
