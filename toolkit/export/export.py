@@ -206,7 +206,9 @@ def export(fun_jit: Any, *, platforms: Sequence[str] | None = None,
         traced = target.trace(*args_specs, **kwargs_specs)
         exp = export_traced(traced, platforms=lowering_platforms, disabled_checks=disabled,
                             calling_convention_version=version)
-        return _record_abstract_meshes(exp, abstract) if abstract else exp
+        exp = _record_abstract_meshes(exp, abstract) if abstract else exp
+        from toolkit.export import provenance
+        return provenance.record_export(exp)  # who wrote it, when (a flatbuffer field JAX's readers skip)
 
     return do_export
 

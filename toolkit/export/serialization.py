@@ -336,7 +336,15 @@ def _write_exported(builder: flatbuffers.Builder, exp: Exported, vjp_order: int)
     out_shardings_idxs = builder.CreateNumpyVector(np.array(
         [0 if s is None else 1 + uniques.sharding_index[s] for s in out_named], dtype=np.uint32))
 
-    fb.ExportedStart(builder)
+    # toolkit's provenance record: a field JAX's schema does not have (JAX's readers skip it).
+    from toolkit.export import provenance
+
+    record = provenance.get(exp)
+    record_offset = builder.CreateString(provenance.encode(record)) if record is not None else None
+    if record_offset is None:
+        fb.ExportedStart(builder)
+    else:
+        builder.StartObject(provenance.PROVENANCE_FIELD + 1)
     fb.ExportedAddSerializationVersion(builder, _exported.serialization_version_stored)
     fb.ExportedAddFunctionName(builder, fun_name)
     fb.ExportedAddInTree(builder, in_tree)
@@ -363,6 +371,8 @@ def _write_exported(builder: flatbuffers.Builder, exp: Exported, vjp_order: int)
     fb.ExportedAddOutAvalsIdxs(builder, out_avals_idxs)
     fb.ExportedAddInShardingsIdxs(builder, in_shardings_idxs)
     fb.ExportedAddOutShardingsIdxs(builder, out_shardings_idxs)
+    if record_offset is not None:
+        builder.PrependUOffsetTRelativeSlot(provenance.PROVENANCE_FIELD, record_offset, 0)
     return fb.ExportedEnd(builder)
 
 
@@ -897,7 +907,7 @@ def _read_exported_fields(reader: _Reader, exp: Any, depth: int) -> Exported:
         get_vjp = lambda _primal: vjp_exported  # noqa: E731
 
     try:
-        return Exported(
+        result = Exported(
             fun_name=fun_name, in_tree=in_tree, in_avals=tuple(in_avals), out_tree=out_tree,
             out_avals=tuple(out_avals), in_shardings_hlo=in_hlo, out_shardings_hlo=out_hlo,
             nr_devices=nr_devices, platforms=platforms, ordered_effects=ordered_effects,
@@ -908,6 +918,33 @@ def _read_exported_fields(reader: _Reader, exp: Any, depth: int) -> Exported:
             _get_vjp=get_vjp, _in_named_shardings=in_named, _out_named_shardings=out_named)
     except (TypeError, ValueError) as e:
         raise _Corrupt(f"inconsistent fields: {e}") from None
+    if depth == 0:
+        _read_provenance(exp, result)
+    return result
+
+
+def _read_provenance(exp: Any, result: Exported) -> None:
+    """Attach toolkit's provenance record (field ``PROVENANCE_FIELD``) when the blob has a well-formed one.
+
+    Informational only: a record that is out of bounds or not JSON is ignored.
+    """
+    from toolkit.export import provenance
+
+    try:
+        offset = exp._tab.Offset(4 + 2 * provenance.PROVENANCE_FIELD)
+        if not offset:
+            return
+        tab = exp._tab
+        start = tab.Pos + offset
+        start += struct.unpack_from("<I", tab.Bytes, start)[0]
+        length = struct.unpack_from("<I", tab.Bytes, start)[0]
+        if start + 4 + length > len(tab.Bytes):
+            return
+        record = provenance.decode(bytes(tab.Bytes[start + 4:start + 4 + length]))
+    except (IndexError, struct.error, ValueError, TypeError):
+        return
+    if record is not None:
+        provenance.attach(result, record)
 
 
 def _is_hlo_sharding(s: Any) -> bool:

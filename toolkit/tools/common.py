@@ -487,7 +487,7 @@ def checked_array(value: Any, dtype: Any, shape: Sequence[int | None] | None = N
             else:
                 raise ValueError(f"has shape {tuple(converted.shape)}, the parameter is "
                                  f"{_dtype_name(target)}{text}")
-    return np.ascontiguousarray(converted)
+    return np.asarray(converted, order="C")
 
 
 def _checked_literal(array: Any, target: Any) -> Any:

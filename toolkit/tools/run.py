@@ -4,6 +4,10 @@
     toolkit-run f.mlir -arg x.npy -arg "[1, 2, 3]"
     toolkit-run f.mlir -pass-pipeline='builtin.module(toolkit-simplify)'
 
+The input may also be a serialized export (``Exported.serialize()``, toolkit's
+or ``jax.export``'s): it runs as ``toolkit export run`` does, one ``-arg``
+per flat input, checked against the declared types.
+
 ``check.expect_eq`` / ``check.expect_close`` / ``check.expect_almost_eq`` custom
 calls become extra results (``toolkit-checks-to-results``) and are judged
 after the run (see ``toolkit.tools.checks``). Long flags take one dash or
@@ -207,6 +211,9 @@ def _run(argv: Sequence[str] | None) -> int:
             raise UsageError(str(error)) from None
     name = input_name(args.input)
     source = read_input(args.input)
+    exported = serialized_export(source, name)
+    if exported is not None:  # a blob written by Exported.serialize() (toolkit or jax.export)
+        return _run_export(exported, args, name)
     try:
         outcome = run_program(source, pipeline=args.pass_pipeline, arguments=args.arg,
                               inputs_as_arguments=not args.constant_inputs, name=name,
@@ -228,6 +235,45 @@ def _run(argv: Sequence[str] | None) -> int:
         passed = sum(v.ok for _, v in outcome.checks)
         print(f"{passed}/{len(outcome.checks)} checks passed")
     return EXIT_SUCCESS if outcome.ok else EXIT_FAILURE
+
+
+def serialized_export(source: bytes, name: str) -> object | None:
+    """The ``Exported`` in ``source`` when it is a serialized export (not MLIR), else None.
+
+    A flatbuffer starts with a small root offset; MLIR text and bytecode never
+    do, so only plausible blobs are read (and their embedded module probed out
+    of process, as ``toolkit export`` does).
+    """
+    import struct
+
+    from toolkit.ir.serialization import BYTECODE_MAGIC
+
+    if len(source) < 12 or len(source) % 4 or source.startswith(BYTECODE_MAGIC):
+        return None
+    root = struct.unpack_from("<I", source, 0)[0]
+    if not 4 <= root < len(source) or root % 4:
+        return None
+    from toolkit.export import deserialize
+
+    try:
+        deserialize(source)
+    except ValueError:
+        return None
+    from toolkit.tools.cli import _deserialize
+
+    return _deserialize(source, name if name != "<stdin>" else "-")
+
+
+def _run_export(exported: object, args: object, name: str) -> int:
+    from toolkit.tools.cli import _leaf_paths, print_results, run_export_arguments
+
+    if args.pass_pipeline.strip() or args.constant_inputs:  # type: ignore[attr-defined]
+        raise UsageError("--pass-pipeline and --constant-inputs do not apply to a serialized export "
+                         "(convert it with `toolkit export convert --plain` first)")
+    outputs = run_export_arguments(exported, args.arg, name)  # type: ignore[attr-defined]
+    if args.print_results:  # type: ignore[attr-defined]
+        print_results(outputs, sys.stdout, paths=_leaf_paths(exported.out_tree, "result"))  # type: ignore
+    return EXIT_SUCCESS
 
 
 def main(argv: Sequence[str] | None = None) -> int:
