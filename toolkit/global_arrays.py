@@ -201,8 +201,9 @@ def make_array_from_single_device_arrays(shape: Sequence[int], sharding: Any, ar
     for a in arrays:
         device = runtime_arrays.piece_device(a._impl)
         if device.id in by_device:
+            ids = [runtime_arrays.piece_device(x._impl).id for x in arrays]
             raise ValueError(f"When making an array from single-device arrays, the input arrays must be from "
-                             f"distinct devices, but got device IDs {[runtime_arrays.piece_device(x._impl).id for x in arrays]}")
+                             f"distinct devices, but got device IDs {ids}")
         by_device[device.id] = a
     devices = _addressable_devices(sharding)
     if len(arrays) != len(devices):

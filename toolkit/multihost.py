@@ -172,7 +172,8 @@ def assert_equal(in_tree: Any, fail_message: str = "") -> None:
 
     gathered = process_allgather(in_tree, tiled=True)
     wanted = tree_util.tree_map(expected, in_tree)
-    if not all(bool(np.all(np.equal(a, b))) for a, b in zip(tree_util.tree_leaves(wanted), tree_util.tree_leaves(gathered))):
+    pairs = zip(tree_util.tree_leaves(wanted), tree_util.tree_leaves(gathered))
+    if not all(bool(np.all(np.equal(a, b))) for a, b in pairs):
         raise AssertionError(f"{fail_message}. Expected: {gathered}; got: {in_tree}.")
 
 
