@@ -3,6 +3,10 @@
 # Substitutions: %PYTHON / %python (this interpreter), toolkit-opt, toolkit-run,
 # filecheck (the pip `filecheck` command), %corpora (../shared/corpora),
 # %inputs (test/lit/Inputs). Every subfolder is searched for .mlir and .py tests.
+#
+# Features: `jax` (the oracle is installed) and `shared-corpora` (../shared/corpora
+# exists); a test that needs one says `REQUIRES: ...` and is skipped (UNSUPPORTED)
+# in a clone without it instead of failing.
 
 import os
 import shutil
@@ -39,7 +43,10 @@ filecheck = shutil.which("filecheck", path=bin_dir) or shutil.which("filecheck")
 # Longest names first so `toolkit-opt` is not replaced inside a longer word.
 config.substitutions.append(("%PYTHON", python))
 config.substitutions.append(("%python", python))
-config.substitutions.append(("%corpora", os.path.join(project_root, "..", "shared", "corpora")))
+corpora = os.path.join(project_root, "..", "shared", "corpora")
+config.substitutions.append(("%corpora", corpora))
+if os.path.isdir(corpora):
+    config.available_features.add("shared-corpora")
 config.substitutions.append(("%inputs", os.path.join(config.test_source_root, "Inputs")))
 config.substitutions.append((r"\btoolkit-opt\b", _tool("toolkit-opt", "toolkit.tools.opt")))
 config.substitutions.append((r"\btoolkit-run\b", _tool("toolkit-run", "toolkit.tools.run")))

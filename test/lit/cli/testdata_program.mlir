@@ -1,4 +1,5 @@
 // An upstream self-checking program: @inputs() become runtime parameters.
+// REQUIRES: shared-corpora
 // RUN: toolkit-run %corpora/stablehlo_testdata/abs_float32_20_20.mlir --no-print-results | filecheck %s
 // RUN: toolkit-run %corpora/stablehlo_testdata/abs_float32_20_20.mlir --constant-inputs --no-print-results | filecheck %s
 
