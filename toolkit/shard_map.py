@@ -39,7 +39,6 @@ import functools
 import math
 from typing import Any, Callable, Sequence
 
-import numpy as np
 
 from toolkit.core import tracing, tree_util
 from toolkit.core.avals import ShapedArray, aval_of
@@ -47,7 +46,7 @@ from toolkit.core.primitive import Primitive
 from toolkit.core.program import Equation, Literal, Program, Var
 from toolkit.lax import control_flow as cf
 from toolkit.lax import parallel as par
-from toolkit.shard import Mesh, NamedSharding, PartitionSpec, get_mesh
+from toolkit.shard import Mesh, PartitionSpec, get_mesh
 from toolkit.shard.partition_spec import UNCONSTRAINED
 
 __all__ = ["shard_map", "shard_map_p"]

@@ -2,7 +2,6 @@
 
 import numpy as np
 import pytest
-from jaxlib.mlir import ir
 
 import toolkit
 from toolkit import lax
