@@ -143,8 +143,10 @@ def register_effect_type_name(type_name: str) -> None:
 
 
 def default_export_platform() -> str:
-    """The platform ``export`` targets when not told: ``"cpu"`` (toolkit runs on CPU PJRT)."""
-    return "cpu"
+    """The platform ``export`` targets when not told: the default backend's (``"cuda"`` with a GPU, else ``"cpu"``;
+    ``TOOLKIT_PLATFORMS`` decides when set). Makes no device client."""
+    from toolkit.runtime.client import default_platform
+    return default_platform()
 
 
 def _is_portable_artifact(blob: bytes) -> bool:

@@ -8,13 +8,15 @@ distributed client, this process's node id, the number of processes and gloo
 TCP collectives, so ``devices()`` lists every process's devices and
 ``local_devices()`` this process's own.
 
-The CUDA path follows jaxlib's plugin discovery (``jax_plugins.xla_cuda*``)
-and is untested on this project's machines, which have no GPU.
+The default platform is chosen as JAX chooses (``platforms.py``): CUDA when
+its plugin is installed and a GPU is visible, else CPU; ``TOOLKIT_PLATFORMS``
+restricts and orders. The CUDA path follows jaxlib's plugin discovery
+(``jax_plugins.xla_cuda*``) and is untested on this project's machines, which
+have no GPU.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 import threading
 from typing import Any
@@ -22,6 +24,7 @@ from typing import Any
 from jaxlib import _jax, xla_client
 
 from toolkit.runtime import distributed as _distributed
+from toolkit.runtime import platforms
 
 Device = _jax.Device
 
@@ -42,27 +45,21 @@ def num_cpu_devices() -> int:
 
 
 def _make_cuda_client() -> Any:
-    for module_name in ("jax_plugins.xla_cuda13", "jax_plugins.xla_cuda12"):
-        try:
-            plugin = importlib.import_module(module_name)
-        except ImportError:
-            continue
-        path = os.path.join(os.path.dirname(plugin.__file__), "xla_cuda_plugin.so")
-        if not os.path.exists(path):
-            continue
-        if not _jax.pjrt_plugin_loaded("cuda"):
-            _jax.load_pjrt_plugin("cuda", path)
-        if not _jax.pjrt_plugin_initialized("cuda"):
-            _jax.initialize_pjrt_plugin("cuda")
-        state = _distributed.state
-        options: dict[str, Any] = {}
-        if state.local_device_ids is not None:
-            options["visible_devices"] = list(state.local_device_ids)
-        if not state.initialized:
-            return _jax.get_c_api_client("cuda", options)
-        options.update(node_id=state.process_id, num_nodes=state.num_processes)
-        return _jax.get_c_api_client("cuda", options, state.client)
-    raise RuntimeError("platform 'cuda' is not available: no jaxlib CUDA PJRT plugin is installed")
+    path = platforms.cuda_plugin_path()
+    if path is None:
+        raise RuntimeError(f"platform 'cuda' is not available: {platforms.missing_reason('cuda')}")
+    if not _jax.pjrt_plugin_loaded("cuda"):
+        _jax.load_pjrt_plugin("cuda", path)
+    if not _jax.pjrt_plugin_initialized("cuda"):
+        _jax.initialize_pjrt_plugin("cuda")
+    state = _distributed.state
+    options: dict[str, Any] = {}
+    if state.local_device_ids is not None:
+        options["visible_devices"] = list(state.local_device_ids)
+    if not state.initialized:
+        return _jax.get_c_api_client("cuda", options)
+    options.update(node_id=state.process_id, num_nodes=state.num_processes)
+    return _jax.get_c_api_client("cuda", options, state.client)
 
 
 def _make_cpu_client() -> Any:
@@ -79,34 +76,44 @@ def backends_are_initialized() -> bool:
     return bool(_clients)
 
 
+_default_platform: str | None = None
+
+
+def default_platform() -> str:
+    """The default backend's platform (``runtime/platforms.py``: CUDA when present, else CPU;
+    ``TOOLKIT_PLATFORMS`` restricts and orders). Fixed at its first use in the process."""
+    global _default_platform
+    if _default_platform is None:
+        _default_platform = platforms.default_platform()
+    return _default_platform
+
+
 def backend(platform: str | None = None) -> Any:
-    """The PJRT client for ``platform`` (``"cpu"`` by default; ``"cuda"``/``"gpu"`` when present)."""
-    platform = (platform or "cpu").lower()
-    if platform == "gpu":
-        platform = "cuda"
+    """The PJRT client for ``platform`` (``"cpu"``, ``"cuda"``/``"gpu"``); by default the default platform's."""
+    if platform is None:
+        platform = _default_platform or default_platform()
     client = _clients.get(platform)
     if client is not None:
         return client
+    platform = platforms.check_allowed(platform)
     with _lock:
         client = _clients.get(platform)
         if client is None:
             if platform == "cpu":
                 client = _make_cpu_client()
-            elif platform == "cuda":
-                client = _make_cuda_client()
             else:
-                raise ValueError(f"unknown platform {platform!r}; toolkit knows 'cpu' and 'cuda'")
+                client = _make_cuda_client()
             _clients[platform] = client
     return client
 
 
 def devices(platform: str | None = None) -> list[Device]:
-    """Every process's devices of ``platform`` (default: CPU), in id order."""
+    """Every process's devices of ``platform`` (default: the default platform's), in id order."""
     return list(backend(platform).devices())
 
 
 def local_devices(platform: str | None = None) -> list[Device]:
-    """This process's own (addressable) devices of ``platform`` (default: CPU)."""
+    """This process's own (addressable) devices of ``platform`` (default: the default platform's)."""
     return list(backend(platform).local_devices())
 
 
