@@ -253,3 +253,23 @@ def test_multihost_single_process(mesh, jax_mod):
     assert isinstance(out["b"], np.ndarray) and out["a"] == 2.5
     multihost.sync_global_devices("single")
     multihost.assert_equal({"v": x})
+
+
+def test_reading_pieces_does_not_import_jax():
+    # jaxlib's C++ imports jax (when installed) the first time it makes per-device pieces; toolkit refuses
+    # that import on its own thread, so jax's process-wide configuration is never installed behind the user's back.
+    import subprocess
+    import sys
+    script = (
+        "import sys, numpy as np, toolkit\n"
+        "from toolkit.shard import Mesh, NamedSharding, PartitionSpec as P\n"
+        "mesh = Mesh(np.array(toolkit.devices()).reshape(2, 4), ('x', 'y'))\n"
+        "x = toolkit.device_put(np.arange(64, dtype=np.float32).reshape(8, 8), NamedSharding(mesh, P('x')))\n"
+        "assert np.asarray(x).sum() == 2016 and len(x.addressable_shards) == 8\n"
+        "x.addressable_data(0); x.copy_to_host_async(); x.on_device_size_in_bytes()\n"
+        "assert 'jax' not in sys.modules, 'toolkit imported jax'\n"
+        "import jax\n"  # and jax still imports afterwards, for users who want it
+        "print('ok')\n")
+    env = dict(os.environ, TOOLKIT_NUM_CPU_DEVICES="8")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr
