@@ -274,7 +274,7 @@ class Exported:
     # -- the module ------------------------------------------------------------
 
     def mlir_module(self) -> str:
-        """The text of the embedded StableHLO module (deserialized from the portable artifact).
+        """The text of the embedded StableHLO module (deserialized from the portable artifact), with locations.
 
         Raises ``ValueError`` when ``mlir_module_serialized`` is not a
         readable portable artifact.
@@ -287,7 +287,9 @@ class Exported:
                              "(it does not start with the MLIR bytecode magic 'ML\\xefR').")
         with shared_context() as context:
             # Its ValueError names the artifact's StableHLO version when that is newer than jaxlib's.
-            return str(deserialize_portable_artifact(self.mlir_module_serialized, context))
+            # With locations, as JAX's mlir_module() prints them (loc("x"), file:line of each op).
+            module = deserialize_portable_artifact(self.mlir_module_serialized, context)
+            return module.operation.get_asm(enable_debug_info=True)
 
     # -- serialization ---------------------------------------------------------
 

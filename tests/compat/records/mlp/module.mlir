@@ -1,0 +1,18 @@
+#loc = loc(unknown)
+module @jit_mlp attributes {jax.uses_shape_polymorphism = false, mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func public @main(%arg0: tensor<8x8xf32> loc(unknown), %arg1: tensor<8xf32> loc(unknown), %arg2: tensor<8x4xf32> loc(unknown), %arg3: tensor<4xf32> loc(unknown), %arg4: tensor<2x8xf32> loc(unknown)) -> (tensor<2x4xf32> {jax.result_info = "result"}) {
+    %0 = stablehlo.dot_general %arg4, %arg0, contracting_dims = [1] x [0] : (tensor<2x8xf32>, tensor<8x8xf32>) -> tensor<2x8xf32> loc(#loc2)
+    %1 = stablehlo.broadcast_in_dim %arg1, dims = [1] : (tensor<8xf32>) -> tensor<2x8xf32> loc(#loc3)
+    %2 = stablehlo.add %0, %1 : tensor<2x8xf32> loc(#loc4)
+    %3 = stablehlo.tanh %2 : tensor<2x8xf32> loc(#loc5)
+    %4 = stablehlo.dot_general %3, %arg2, contracting_dims = [1] x [0] : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32> loc(#loc2)
+    %5 = stablehlo.broadcast_in_dim %arg3, dims = [1] : (tensor<4xf32>) -> tensor<2x4xf32> loc(#loc3)
+    %6 = stablehlo.add %4, %5 : tensor<2x4xf32> loc(#loc4)
+    return %6 : tensor<2x4xf32> loc(#loc)
+  } loc(#loc)
+} loc(#loc)
+#loc1 = loc("/work/main/tests/compat/generate.py":42:0)
+#loc2 = loc("dot_general"(#loc1))
+#loc3 = loc("broadcast_in_dim"(#loc1))
+#loc4 = loc("add"(#loc1))
+#loc5 = loc("tanh"(#loc1))
