@@ -6,7 +6,7 @@ symbolic ``Zero``: an equation whose inputs all have zero tangents is just
 bound again (no rule runs), and integer or boolean results always get a zero
 tangent.
 
-A JVP rule is ``prim.jvp(primals, tangents, **params) -> (primal_out,
+A JVP rule is ``JVP_RULES[prim](primals, tangents, **params) -> (primal_out,
 tangent_out)`` (lists for multiple-result primitives); ``tangents`` may hold
 ``Zero``s, and a rule may return ``Zero`` for an output. Rules bind
 primitives, so they trace, run eagerly or nest exactly like user code.
@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from toolkit.ad.interpret import Environment, bind_equation
+from toolkit.ad.registry import JVP_RULES, TRANSPOSE_RULES
 from toolkit.ad.values import Zero, add_any, is_differentiable, tangent_aval, value_aval
 from toolkit.core.avals import aval_of
 from toolkit.core.primitive import Primitive
@@ -40,9 +41,10 @@ def jvp_equation(eqn: Equation, primals: Sequence[Any], tangents: Sequence[Any])
     if all(isinstance(t, Zero) for t in tangents) or not any(is_differentiable(a) for a in out_avals):
         outs = bind_equation(eqn, primals)
         return outs, [Zero(tangent_aval(a)) for a in out_avals]
-    if prim.jvp is None:
+    rule = JVP_RULES.get(prim)
+    if rule is None:
         raise missing_rule(prim, "JVP")
-    outs, out_tangents = prim.jvp(list(primals), list(tangents), **eqn.params)
+    outs, out_tangents = rule(list(primals), list(tangents), **eqn.params)
     if not prim.multiple_results:
         outs, out_tangents = [outs], [out_tangents]
     out_tangents = [t if is_differentiable(a) else Zero(tangent_aval(a)) for t, a in zip(out_tangents, out_avals)]
@@ -97,7 +99,7 @@ def defjvp(primitive: Primitive, *per_operand: Callable[..., Any] | None) -> Non
             total = add_any(total, term(tangent, answer, *primals, **params))
         return answer, total
     rule.__name__ = f"{primitive.name}_jvp"
-    primitive.jvp = rule
+    JVP_RULES[primitive] = rule
 
 
 def deflinear(primitive: Primitive, transpose: Callable[..., Any] | None = None) -> None:
@@ -112,9 +114,9 @@ def deflinear(primitive: Primitive, transpose: Callable[..., Any] | None = None)
         answer = primitive.bind(*primals, **params)
         return answer, primitive.bind(*(instantiate(t) for t in tangents), **params)
     rule.__name__ = f"{primitive.name}_jvp"
-    primitive.jvp = rule
+    JVP_RULES[primitive] = rule
     if transpose is not None:
-        primitive.transpose = transpose
+        TRANSPOSE_RULES[primitive] = transpose
 
 
 def zero_tangent_jvp(primitive: Primitive) -> None:
@@ -125,7 +127,7 @@ def zero_tangent_jvp(primitive: Primitive) -> None:
             return answer, [Zero(tangent_aval(aval_of(a))) for a in answer]
         return answer, Zero(tangent_aval(aval_of(answer)))
     rule.__name__ = f"{primitive.name}_jvp"
-    primitive.jvp = rule
+    JVP_RULES[primitive] = rule
 
 
 def tangent_like(value: Any) -> Any:

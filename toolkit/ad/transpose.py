@@ -7,7 +7,7 @@ a linear input are evaluated forward (they compute coefficients such as
 ``cos(x)``); the remaining ones are linear and are walked in reverse, each
 calling its primitive's transpose rule.
 
-A transpose rule is ``prim.transpose(cotangent_out, *operands, **params) ->
+A transpose rule is ``TRANSPOSE_RULES[prim](cotangent_out, *operands, **params) ->
 cotangents_in``: the operands the equation is linear in are
 ``UndefinedPrimal``s, the others are values; it returns one cotangent (or
 ``None``/``Zero``) per operand. ``cotangent_out`` is a list for
@@ -20,6 +20,7 @@ from typing import Any, Sequence
 
 from toolkit.ad.interpret import Environment, bind_equation
 from toolkit.ad.jvp import missing_rule
+from toolkit.ad.registry import TRANSPOSE_RULES
 from toolkit.ad.values import UndefinedPrimal, Zero, add_any, tangent_aval
 from toolkit.core.program import Program, Var
 
@@ -57,11 +58,12 @@ def backward_pass(program: Program, num_linear: int, nonlinear_args: Sequence[An
             continue
         cts_out = [Zero(tangent_aval(v.aval)) if ct is None else ct for v, ct in zip(eqn.outputs, cts_out)]
         prim = eqn.primitive
-        if prim.transpose is None:
+        rule = TRANSPOSE_RULES.get(prim)
+        if rule is None:
             raise missing_rule(prim, "transpose")
         operands = [UndefinedPrimal(a.aval) if isinstance(a, Var) and a in linear else env.read(a)
                     for a in eqn.inputs]
-        cts_in = prim.transpose(cts_out if prim.multiple_results else cts_out[0], *operands, **eqn.params)
+        cts_in = rule(cts_out if prim.multiple_results else cts_out[0], *operands, **eqn.params)
         for atom, ct in zip(eqn.inputs, cts_in, strict=True):
             if isinstance(atom, Var) and atom in linear:
                 accumulate(atom, ct)

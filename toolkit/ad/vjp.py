@@ -24,26 +24,19 @@ from typing import Any, Callable, Sequence
 
 from toolkit.ad.interpret import Environment, bind_equation
 from toolkit.ad.jvp import missing_rule
+from toolkit.ad.registry import JVP_RULES, VJP_RULES
 from toolkit.ad.transpose import backward_pass
 from toolkit.ad.values import Zero, add_any, instantiate, is_differentiable, tangent_aval
 from toolkit.core import tracing
 from toolkit.core.primitive import Primitive
 from toolkit.core.program import Equation, Program, Var
 
-#: ``prim -> (forward, backward)``: ``forward(primals, active, **params) -> (outs, residuals)`` and
-#: ``backward(residuals, active, cotangents_out, **params) -> cotangents_in`` (one per operand, or None).
-VJP_RULES: dict[Primitive, tuple[Callable[..., Any], Callable[..., Any]]] = {}
-
-
-def defvjp(primitive: Primitive, forward: Callable[..., Any], backward: Callable[..., Any]) -> None:
-    """Give ``primitive`` a reverse-mode rule of its own (instead of linearize + transpose)."""
-    VJP_RULES[primitive] = (forward, backward)
-
 
 def linearized_vjp(eqn_primitive: Primitive, params: dict[str, Any], primals: Sequence[Any],
                    active: Sequence[bool], cotangents: Sequence[Any]) -> list[Any]:
     """Cotangents of one primitive application by transposing its traced JVP."""
-    if eqn_primitive.jvp is None:
+    jvp_rule = JVP_RULES.get(eqn_primitive)
+    if jvp_rule is None:
         raise missing_rule(eqn_primitive, "JVP", "Reverse mode linearizes the JVP rule, so it needs one too.")
     from toolkit.core.avals import aval_of
     active_positions = [i for i, a in enumerate(active) if a]
@@ -53,7 +46,7 @@ def linearized_vjp(eqn_primitive: Primitive, params: dict[str, Any], primals: Se
         tangents: list[Any] = [Zero(tangent_aval(aval_of(p))) for p in primals]
         for position, t in zip(active_positions, tangent_inputs):
             tangents[position] = t
-        _, out_tangents = eqn_primitive.jvp(list(primals), tangents, **params)
+        _, out_tangents = jvp_rule(list(primals), tangents, **params)
         if not eqn_primitive.multiple_results:
             out_tangents = [out_tangents]
         return [instantiate(t) for t in out_tangents]

@@ -1,9 +1,11 @@
 """Primitives: the operations a traced program is made of.
 
 A primitive is data. Its *shape rule* (abstract evaluation) lives on the
-object; its lowering rule is registered by ``toolkit.lowering`` in the table
-keyed by the primitive, and its differentiation rules (``jvp``,
-``transpose``) have slots here for the transformations that will use them.
+object. The core knows no transformation: every interpretation of a
+primitive is a rule in a table keyed by it, filled by that interpretation's
+family file (lowering: ``toolkit/lowering/registry.py`` ``LOWERINGS``;
+differentiation: ``toolkit/ad/registry.py`` ``JVP_RULES``, ``TRANSPOSE_RULES``,
+``VJP_RULES``; batching: ``toolkit/batching``).
 
 Example — a new elementwise op in a few lines::
 
@@ -34,7 +36,7 @@ class Primitive:
     ``ValueError`` naming the bad operand when the operands do not fit.
     """
 
-    __slots__ = ("name", "shape_rule", "multiple_results", "jvp", "transpose", "effectful", "__weakref__")
+    __slots__ = ("name", "shape_rule", "multiple_results", "effectful", "__weakref__")
 
     def __init__(self, name: str, *, shape_rule: Callable[..., Any], multiple_results: bool = False,
                  effectful: bool = False):
@@ -44,8 +46,6 @@ class Primitive:
         self.shape_rule = shape_rule
         self.multiple_results = multiple_results
         self.effectful = effectful
-        self.jvp: Callable[..., Any] | None = None
-        self.transpose: Callable[..., Any] | None = None
         PRIMITIVES[name] = self
 
     def abstract_eval(self, *avals: ShapedArray, **params: Any) -> list[ShapedArray]:

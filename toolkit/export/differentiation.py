@@ -27,8 +27,8 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from toolkit.ad.jvp import DifferentiationError
+from toolkit.ad.registry import JVP_RULES, VJP_RULES
 from toolkit.ad.values import Zero, instantiate, is_differentiable, tangent_aval, value_aval
-from toolkit.ad.vjp import defvjp
 from toolkit.core import dtypes
 from toolkit.export.exported import Exported
 
@@ -126,8 +126,8 @@ def _jvp(primals: Sequence[Any], tangents: Sequence[Any], *, exported: Any) -> t
 
 def attach(primitive: Any) -> None:
     """Give ``call_exported_p`` its JVP and VJP rules."""
-    primitive.jvp = _jvp
-    defvjp(primitive, _vjp_forward, _vjp_backward)
+    JVP_RULES[primitive] = _jvp
+    VJP_RULES[primitive] = (_vjp_forward, _vjp_backward)
 
 
 __all__ = ["attach"]

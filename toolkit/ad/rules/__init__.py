@@ -1,5 +1,7 @@
 """Differentiation rules, one module per ``toolkit/lax`` family; importing a module attaches its rules
-(``prim.jvp``, ``prim.transpose``, ``toolkit.ad.vjp.VJP_RULES``) to that family's primitives."""
+to that family's primitives in the tables of ``toolkit/ad/registry.py`` (``JVP_RULES``,
+``TRANSPOSE_RULES``, ``VJP_RULES``), always by assigning ``TABLE[prim] = rule`` (or the ``defjvp`` /
+``deflinear`` / ``zero_tangent_jvp`` helpers of ``ad/jvp.py``, which do the same)."""
 
 from toolkit.ad.rules import (  # noqa: F401
     control_flow, convolution, custom_call, elementwise, indexing, linalg, parallel, reductions, sharding, sorting,

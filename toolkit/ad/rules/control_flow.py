@@ -3,7 +3,7 @@
 Forward mode re-traces each body with ``jvp_program`` into a new body that
 carries tangents next to primals (only the nonzero ones: a fixed point over
 the loop carry decides which tangents the carry needs). Reverse mode uses
-VJP rules (``toolkit.ad.vjp.defvjp``):
+VJP rules (``VJP_RULES`` in ``toolkit/ad/registry.py``):
 
 * ``cond``: the backward pass is a ``cond`` on the same index whose branches
   are the VJPs of the original branches;
@@ -21,8 +21,9 @@ from typing import Any, Sequence
 
 from toolkit.ad.interpret import eval_program
 from toolkit.ad.jvp import DifferentiationError, jvp_program
+from toolkit.ad.registry import JVP_RULES, VJP_RULES
 from toolkit.ad.values import Zero, add_any, instantiate, is_differentiable, tangent_aval, value_aval
-from toolkit.ad.vjp import defvjp, vjp_program
+from toolkit.ad.vjp import vjp_program
 from toolkit.core import tracing
 from toolkit.core.program import Program, Var
 from toolkit.lax import control_flow as cf
@@ -121,8 +122,8 @@ def _cond_vjp_backward(primals, active, cotangents, *, branches):
     return [None] + [next(it) if a else None for a in operand_active]
 
 
-cf.cond_p.jvp = _cond_jvp
-defvjp(cf.cond_p, _cond_vjp_forward, _cond_vjp_backward)
+JVP_RULES[cf.cond_p] = _cond_jvp
+VJP_RULES[cf.cond_p] = (_cond_vjp_forward, _cond_vjp_backward)
 
 
 # --- while -------------------------------------------------------------------------------
@@ -184,8 +185,8 @@ def _while_vjp_forward(primals, active, **params):
         "Use toolkit.lax.scan (a fixed number of steps) for reverse mode, or forward mode (toolkit.jvp).")
 
 
-cf.while_p.jvp = _while_jvp
-defvjp(cf.while_p, _while_vjp_forward, None)
+JVP_RULES[cf.while_p] = _while_jvp
+VJP_RULES[cf.while_p] = (_while_vjp_forward, None)
 
 
 # --- scan ---------------------------------------------------------------------------------
@@ -309,5 +310,5 @@ def _scan_vjp_backward(residuals, active, cotangents, *, body, num_carry, num_co
     return cts_in
 
 
-cf.scan_p.jvp = _scan_jvp
-defvjp(cf.scan_p, _scan_vjp_forward, _scan_vjp_backward)
+JVP_RULES[cf.scan_p] = _scan_jvp
+VJP_RULES[cf.scan_p] = (_scan_vjp_forward, _scan_vjp_backward)

@@ -10,6 +10,7 @@ cotangent, with paddings derived from the forward one. Implemented for
 from __future__ import annotations
 
 from toolkit.ad.jvp import defjvp
+from toolkit.ad.registry import TRANSPOSE_RULES
 from toolkit.ad.values import Zero, is_undefined, value_aval
 from toolkit.lax import elementwise as ew
 from toolkit.lax import structural as st
@@ -89,4 +90,4 @@ def _conv_transpose(ct, lhs, rhs, **params):
 defjvp(conv_general_dilated_p,
        lambda t, ans, lhs, rhs, **params: _conv(t, rhs, params),
        lambda t, ans, lhs, rhs, **params: _conv(lhs, t, params))
-conv_general_dilated_p.transpose = _conv_transpose
+TRANSPOSE_RULES[conv_general_dilated_p] = _conv_transpose

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from toolkit.ad.jvp import DifferentiationError
+from toolkit.ad.registry import JVP_RULES
 from toolkit.lax.custom_call import custom_call_p, effectful_custom_call_p
 
 
@@ -12,5 +13,5 @@ def _no_rule(primals, tangents, *, call_target_name=None, **params):
         "so it has no JVP or transpose rule. Compute its derivative separately and combine it yourself.")
 
 
-custom_call_p.jvp = _no_rule
-effectful_custom_call_p.jvp = _no_rule
+JVP_RULES[custom_call_p] = _no_rule
+JVP_RULES[effectful_custom_call_p] = _no_rule

@@ -12,6 +12,7 @@ from typing import Any
 
 from toolkit import numpy as tnp
 from toolkit.ad.jvp import defjvp, zero_tangent_jvp
+from toolkit.ad.registry import JVP_RULES, TRANSPOSE_RULES
 from toolkit.ad.values import Zero, instantiate, is_undefined, tangent_aval, value_aval, zeros
 from toolkit.core import dtypes
 from toolkit.lax import elementwise as ew
@@ -35,8 +36,8 @@ def _neg_transpose(ct, x):
     return [Zero(x.aval) if isinstance(ct, Zero) else ew.neg(ct)]
 
 
-ew.neg_p.jvp = _neg_jvp
-ew.neg_p.transpose = _neg_transpose
+JVP_RULES[ew.neg_p] = _neg_jvp
+TRANSPOSE_RULES[ew.neg_p] = _neg_transpose
 
 
 def _add_jvp(primals, tangents):
@@ -53,8 +54,8 @@ def _add_transpose(ct, x, y):
     return [ct if is_undefined(x) else None, ct if is_undefined(y) else None]
 
 
-ew.add_p.jvp = _add_jvp
-ew.add_p.transpose = _add_transpose
+JVP_RULES[ew.add_p] = _add_jvp
+TRANSPOSE_RULES[ew.add_p] = _add_transpose
 
 
 def _sub_jvp(primals, tangents):
@@ -72,8 +73,8 @@ def _sub_transpose(ct, x, y):
     return [ct if is_undefined(x) else None, neg if is_undefined(y) else None]
 
 
-ew.sub_p.jvp = _sub_jvp
-ew.sub_p.transpose = _sub_transpose
+JVP_RULES[ew.sub_p] = _sub_jvp
+TRANSPOSE_RULES[ew.sub_p] = _sub_transpose
 
 
 def _mul_transpose(ct, x, y):
@@ -88,7 +89,7 @@ def _mul_transpose(ct, x, y):
 
 
 defjvp(ew.mul_p, lambda t, ans, x, y: t * y, lambda t, ans, x, y: x * t)
-ew.mul_p.transpose = _mul_transpose
+TRANSPOSE_RULES[ew.mul_p] = _mul_transpose
 
 
 def _div_transpose(ct, x, y):
@@ -98,7 +99,7 @@ def _div_transpose(ct, x, y):
 
 
 defjvp(ew.div_p, lambda t, ans, x, y: t / y, lambda t, ans, x, y: -t * ans / y)
-ew.div_p.transpose = _div_transpose
+TRANSPOSE_RULES[ew.div_p] = _div_transpose
 
 
 def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False):
@@ -115,8 +116,8 @@ def _convert_transpose(ct, x, *, new_dtype, weak_type=False):
     return [ew.convert_element_type(ct, x.aval.dtype, x.aval.weak_type)]
 
 
-ew.convert_element_type_p.jvp = _convert_jvp
-ew.convert_element_type_p.transpose = _convert_transpose
+JVP_RULES[ew.convert_element_type_p] = _convert_jvp
+TRANSPOSE_RULES[ew.convert_element_type_p] = _convert_transpose
 
 
 def _select_n_jvp(primals, tangents):
@@ -143,8 +144,8 @@ def _select_n_transpose(ct, which, *cases):
     return cts
 
 
-ew.select_n_p.jvp = _select_n_jvp
-ew.select_n_p.transpose = _select_n_transpose
+JVP_RULES[ew.select_n_p] = _select_n_jvp
+TRANSPOSE_RULES[ew.select_n_p] = _select_n_transpose
 
 
 def _real_transpose(ct, x):
@@ -167,14 +168,14 @@ def _conj_transpose(ct, x):
 
 
 defjvp(ew.real_p, lambda t, ans, x: ew.real(t))
-ew.real_p.transpose = _real_transpose
+TRANSPOSE_RULES[ew.real_p] = _real_transpose
 defjvp(ew.imag_p, lambda t, ans, x: ew.imag(t))
-ew.imag_p.transpose = _imag_transpose
+TRANSPOSE_RULES[ew.imag_p] = _imag_transpose
 defjvp(ew.complex_p, lambda t, ans, x, y: ew.complex(t, tnp.zeros_like(t)),
        lambda t, ans, x, y: ew.complex(tnp.zeros_like(t), t))
-ew.complex_p.transpose = _complex_transpose
+TRANSPOSE_RULES[ew.complex_p] = _complex_transpose
 defjvp(ew.conj_p, lambda t, ans, x: ew.conj(t))
-ew.conj_p.transpose = _conj_transpose
+TRANSPOSE_RULES[ew.conj_p] = _conj_transpose
 
 
 # --- nonlinear unary: d/dx written next to each primitive --------------------------------
@@ -211,7 +212,7 @@ def _digamma_jvp(primals, tangents):
                               "implemented, so digamma (and second derivatives of lgamma) cannot be differentiated")
 
 
-ew.digamma_p.jvp = _digamma_jvp
+JVP_RULES[ew.digamma_p] = _digamma_jvp
 
 
 def _abs_term(t, ans, x):
@@ -282,4 +283,4 @@ def _clamp_jvp(primals, tangents):
     return out, total
 
 
-ew.clamp_p.jvp = _clamp_jvp
+JVP_RULES[ew.clamp_p] = _clamp_jvp

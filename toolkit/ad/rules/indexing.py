@@ -10,6 +10,7 @@ same winner as the primal one (XLA's deterministic CPU/GPU order);
 
 from __future__ import annotations
 
+from toolkit.ad.registry import JVP_RULES, TRANSPOSE_RULES
 from toolkit.ad.values import Zero, instantiate, is_undefined, tangent_aval, value_aval, zeros
 from toolkit.lax import indexing as ix
 
@@ -97,9 +98,9 @@ def _scatter_transpose(ct, x, indices, updates, *, dimension_numbers, indices_ar
     return [ct_x, None, ct_updates]
 
 
-ix.gather_p.jvp = _gather_jvp
-ix.gather_p.transpose = _gather_transpose
-ix.scatter_add_p.jvp = _scatter_linear_jvp(ix.scatter_add_p)
-ix.scatter_add_p.transpose = _scatter_add_transpose
-ix.scatter_p.jvp = _scatter_linear_jvp(ix.scatter_p)
-ix.scatter_p.transpose = _scatter_transpose
+JVP_RULES[ix.gather_p] = _gather_jvp
+TRANSPOSE_RULES[ix.gather_p] = _gather_transpose
+JVP_RULES[ix.scatter_add_p] = _scatter_linear_jvp(ix.scatter_add_p)
+TRANSPOSE_RULES[ix.scatter_add_p] = _scatter_add_transpose
+JVP_RULES[ix.scatter_p] = _scatter_linear_jvp(ix.scatter_p)
+TRANSPOSE_RULES[ix.scatter_p] = _scatter_transpose

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from toolkit.ad.jvp import defjvp
+from toolkit.ad.registry import TRANSPOSE_RULES
 from toolkit.ad.values import Zero, is_undefined, value_aval
 from toolkit.lax import elementwise as ew
 from toolkit.lax import linalg
@@ -56,4 +57,4 @@ defjvp(linalg.dot_general_p,
                                            params.get("preferred_element_type")),
        lambda t, ans, x, y, **params: _dot(x, t, params["dimension_numbers"], params.get("precision"),
                                            params.get("preferred_element_type")))
-linalg.dot_general_p.transpose = _dot_general_transpose
+TRANSPOSE_RULES[linalg.dot_general_p] = _dot_general_transpose

@@ -20,8 +20,9 @@ from typing import Any, Sequence
 
 
 from toolkit.ad.jvp import deflinear, jvp_program
+from toolkit.ad.registry import JVP_RULES, VJP_RULES
 from toolkit.ad.values import Zero, instantiate, is_differentiable, tangent_aval, value_aval
-from toolkit.ad.vjp import defvjp, vjp_program
+from toolkit.ad.vjp import vjp_program
 from toolkit.core import tracing
 from toolkit.lax import elementwise as ew
 from toolkit.lax import parallel as par
@@ -56,8 +57,8 @@ def _pmax_pmin_jvp(primals, tangents, **params):
     raise DifferentiationError("pmax/pmin are not differentiable (as in JAX); use psum-based formulations")
 
 
-par.pmax_p.jvp = _pmax_pmin_jvp
-par.pmin_p.jvp = _pmax_pmin_jvp
+JVP_RULES[par.pmax_p] = _pmax_pmin_jvp
+JVP_RULES[par.pmin_p] = _pmax_pmin_jvp
 
 
 # --- shard_map ---------------------------------------------------------------------------------
@@ -148,5 +149,5 @@ def _shard_map_vjp_backward(residuals, active, cotangents, *, body, mesh, in_spe
     return [next(it) if d else None for d in in_diff]
 
 
-shard_map_p.jvp = _shard_map_jvp
-defvjp(shard_map_p, _shard_map_vjp_forward, _shard_map_vjp_backward)
+JVP_RULES[shard_map_p] = _shard_map_jvp
+VJP_RULES[shard_map_p] = (_shard_map_vjp_forward, _shard_map_vjp_backward)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from toolkit import numpy as tnp
+from toolkit.ad.registry import JVP_RULES
 from toolkit.ad.values import Zero, tangent_aval, value_aval
 from toolkit.lax import sorting
 from toolkit.lax import structural as st
@@ -33,5 +34,5 @@ def _top_k_jvp(primals, tangents, *, k):
                                Zero(tangent_aval(value_aval(indices)))]
 
 
-sorting.sort_p.jvp = _sort_jvp
-sorting.top_k_p.jvp = _top_k_jvp
+JVP_RULES[sorting.sort_p] = _sort_jvp
+JVP_RULES[sorting.top_k_p] = _top_k_jvp

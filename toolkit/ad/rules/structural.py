@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from toolkit.ad.jvp import deflinear, zero_tangent_jvp
+from toolkit.ad.registry import JVP_RULES, TRANSPOSE_RULES
 from toolkit.ad.values import Zero, instantiate, is_undefined, tangent_aval, value_aval, zeros
 from toolkit.lax import reductions as rd
 from toolkit.lax import structural as st
@@ -119,9 +120,9 @@ deflinear(st.slice_p, _slice_transpose)
 deflinear(st.pad_p, _pad_transpose)
 deflinear(st.concatenate_p, _concatenate_transpose)
 deflinear(st.rev_p, _rev_transpose)
-st.dynamic_slice_p.jvp = _dynamic_slice_jvp
-st.dynamic_slice_p.transpose = _dynamic_slice_transpose
-st.dynamic_update_slice_p.jvp = _dynamic_update_slice_jvp
-st.dynamic_update_slice_p.transpose = _dynamic_update_slice_transpose
+JVP_RULES[st.dynamic_slice_p] = _dynamic_slice_jvp
+TRANSPOSE_RULES[st.dynamic_slice_p] = _dynamic_slice_transpose
+JVP_RULES[st.dynamic_update_slice_p] = _dynamic_update_slice_jvp
+TRANSPOSE_RULES[st.dynamic_update_slice_p] = _dynamic_update_slice_transpose
 zero_tangent_jvp(st.iota_p)
 zero_tangent_jvp(st.dimension_size_p)

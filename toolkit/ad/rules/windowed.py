@@ -19,6 +19,7 @@ import itertools
 import numpy as np
 
 from toolkit.ad.jvp import DifferentiationError
+from toolkit.ad.registry import JVP_RULES, TRANSPOSE_RULES
 from toolkit.ad.values import Zero, tangent_aval, value_aval
 from toolkit.lax import elementwise as ew
 from toolkit.lax import reductions as rd
@@ -115,5 +116,5 @@ def _reduce_window_transpose(cts, x, init, *, computation, window_dimensions, wi
     return [out[0], None]
 
 
-reduce_window_p.jvp = _reduce_window_jvp
-reduce_window_p.transpose = _reduce_window_transpose
+JVP_RULES[reduce_window_p] = _reduce_window_jvp
+TRANSPOSE_RULES[reduce_window_p] = _reduce_window_transpose

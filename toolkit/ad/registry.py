@@ -1,0 +1,36 @@
+"""The differentiation rule tables, keyed by primitive.
+
+``toolkit.core`` knows no transformation: a ``Primitive`` has a shape rule and
+nothing else. Every differentiation rule lives in one of these plain
+dictionaries, filled by the family modules in ``toolkit/ad/rules/`` (one per
+``toolkit/lax`` family) the same way everywhere::
+
+    JVP_RULES[sin_p] = _sin_jvp                 # or the helpers defjvp / deflinear / zero_tangent_jvp
+    TRANSPOSE_RULES[neg_p] = _neg_transpose
+    VJP_RULES[scan_p] = (_scan_vjp_forward, _scan_vjp_backward)
+
+* ``JVP_RULES[prim](primals, tangents, **params) -> (primal_out, tangent_out)``
+  (lists for multiple-result primitives; tangents may be symbolic ``Zero``s).
+* ``TRANSPOSE_RULES[prim](cotangent_out, *operands, **params) -> cotangents_in``
+  for primitives linear in some operands (those are ``UndefinedPrimal``s).
+* ``VJP_RULES[prim] = (forward, backward)``: a reverse-mode rule of its own, used
+  instead of linearizing the JVP and transposing it (control flow, custom
+  derivatives, calls of exported functions):
+  ``forward(primals, active, **params) -> (outs, residuals)`` and
+  ``backward(residuals, active, cotangents_out, **params) -> cotangents_in``.
+
+The interpreters (``ad/jvp.py``, ``ad/transpose.py``, ``ad/vjp.py``) read only
+these tables; a missing entry is a ``DifferentiationError`` naming the primitive.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from toolkit.core.primitive import Primitive
+
+JVP_RULES: dict[Primitive, Callable[..., Any]] = {}
+TRANSPOSE_RULES: dict[Primitive, Callable[..., Any]] = {}
+VJP_RULES: dict[Primitive, tuple[Callable[..., Any], Callable[..., Any] | None]] = {}
+
+__all__ = ["JVP_RULES", "TRANSPOSE_RULES", "VJP_RULES"]
