@@ -46,3 +46,4 @@ from toolkit.runtime.client import (device_count, local_device_count, local_devi
 from toolkit.global_arrays import (make_array_from_callback, make_array_from_process_local_data,  # noqa: F401,E402
                                    make_array_from_single_device_arrays)
 from toolkit import multihost  # noqa: F401,E402
+from toolkit.batching import vmap  # noqa: F401,E402

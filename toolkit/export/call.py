@@ -138,6 +138,10 @@ def _shape_rule(*avals: ShapedArray, exported: _ByIdentity) -> list[ShapedArray]
 call_exported_p = Primitive("call_exported", shape_rule=_shape_rule, multiple_results=True)
 differentiation.attach(call_exported_p)  # grad/vjp/jvp through the call use the exported VJP
 
+from toolkit.batching.rules import call_exported as _batching  # noqa: E402
+
+_batching.register(call_exported_p)  # vmap of Exported.call: one call per batch element (toolkit/batching)
+
 
 # --- checks -----------------------------------------------------------------
 

@@ -1,0 +1,20 @@
+"""Batching (``toolkit.vmap``) as an interpreter over toolkit's ``Program``.
+
+``api.vmap`` traces the function at unbatched avals and ``interpret.batch_program``
+evaluates the program with batched values, calling one rule per primitive
+from ``registry.BATCHING_RULES`` (filled by ``rules/<family>.py``, mirroring
+``toolkit/lax``). See ``docs/vmap.md``.
+
+Example::
+
+    import toolkit
+    toolkit.vmap(lambda x: x @ x.T)(np.ones((4, 3, 3), np.float32))
+"""
+
+from toolkit.batching import rules  # noqa: F401  (fills BATCHING_RULES)
+from toolkit.batching.api import vmap  # noqa: F401
+from toolkit.batching.interpret import AxisData, batch_program  # noqa: F401
+from toolkit.batching.registry import BATCHING_RULES, UNBATCHABLE, register_batching, register_unbatchable  # noqa: F401
+
+__all__ = ["vmap", "batch_program", "AxisData", "BATCHING_RULES", "UNBATCHABLE", "register_batching",
+           "register_unbatchable"]

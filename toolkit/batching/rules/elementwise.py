@@ -1,0 +1,107 @@
+"""Batching rules for ``toolkit.lax.elementwise``.
+
+Unary operations keep the batch dimension where it is. N-ary operations
+(whose operands have equal shapes) bring every batched operand's batch
+dimension to one position and broadcast the unbatched operands along it.
+``select_n`` and ``clamp`` also accept scalar selectors/bounds: an unbatched
+scalar stays a scalar, a batched one is broadcast to the operand's shape.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from toolkit.batching.interpret import AxisData, broadcast_batched, moveaxis, ndim_of
+from toolkit.batching.registry import register_batching
+from toolkit.core.primitive import PRIMITIVES
+from toolkit.lax import elementwise as ew
+from toolkit.lax import structural
+
+
+def align(axis: AxisData, args: Sequence[Any], dims: Sequence[int | None]) -> tuple[list[Any], int]:
+    """Operands of equal unbatched shapes, all given the batch dimension at one position (returned)."""
+    target = next(d for d in dims if d is not None)
+    out = []
+    for x, d in zip(args, dims):
+        if d is None:
+            out.append(broadcast_batched(x, axis.size, target))
+        else:
+            out.append(moveaxis(x, d, target))
+    return out, target
+
+
+def _unary(prim):
+    def rule(axis: AxisData, args: Sequence[Any], dims: Sequence[int | None], **params: Any) -> Any:
+        return prim.bind(args[0], **params), dims[0]
+    rule.__name__ = f"{prim.name}_batch"
+    return rule
+
+
+def _nary(prim):
+    def rule(axis: AxisData, args: Sequence[Any], dims: Sequence[int | None], **params: Any) -> Any:
+        if all(d == dims[0] for d in dims):
+            return prim.bind(*args, **params), dims[0]
+        args, d = align(axis, args, dims)
+        return prim.bind(*args, **params), d
+    rule.__name__ = f"{prim.name}_batch"
+    return rule
+
+
+def _with_scalars(prim, full: Sequence[int]):
+    """Operands at positions ``full`` have the result's shape; the others may be scalars."""
+    def rule(axis: AxisData, args: Sequence[Any], dims: Sequence[int | None], **params: Any) -> Any:
+        rank = ndim_of(args[full[0]]) - (dims[full[0]] is not None)
+        full_dims = [dims[i] for i in full if dims[i] is not None]
+        target = full_dims[0] if full_dims else 0
+        out = []
+        for i, (x, d) in enumerate(zip(args, dims)):
+            x_rank = ndim_of(x) - (d is not None)
+            if i not in full and x_rank == 0 and rank > 0:
+                if d is None:
+                    out.append(x)  # an unbatched scalar stays a scalar
+                else:
+                    shape = list(structural_shape(args, dims, full, axis, target))
+                    out.append(structural.broadcast_in_dim(x, tuple(shape), (target,)))
+            elif d is None:
+                out.append(broadcast_batched(x, axis.size, target))
+            else:
+                out.append(moveaxis(x, d, target))
+        return prim.bind(*out, **params), target
+    rule.__name__ = f"{prim.name}_batch"
+    return rule
+
+
+def structural_shape(args, dims, full, axis, target) -> tuple:
+    """The batched result shape: the full operands' unbatched shape with the batch size at ``target``."""
+    from toolkit.core.avals import aval_of
+    i = full[0]
+    shape = list(aval_of(args[i]).shape)
+    if dims[i] is not None:
+        del shape[dims[i]]
+    shape.insert(target, axis.size)
+    return tuple(shape)
+
+
+_UNARY = ("neg sign floor ceil exp exp2 log log1p expm1 tanh logistic sin cos tan asin acos atan sinh cosh asinh "
+          "acosh atanh sqrt rsqrt cbrt not population_count clz erf erfc erf_inv lgamma digamma conj is_finite "
+          "round abs real imag integer_pow convert_element_type").split()
+_BINARY = ("add sub mul div rem pow max min and or xor atan2 nextafter shift_left shift_right_arithmetic "
+           "shift_right_logical complex eq ne lt le gt ge").split()
+
+for _name in _UNARY:
+    register_batching(PRIMITIVES[_name], _unary(PRIMITIVES[_name]))
+for _name in _BINARY:
+    register_batching(PRIMITIVES[_name], _nary(PRIMITIVES[_name]))
+
+register_batching(ew.select_n_p, _with_scalars(ew.select_n_p, full=(1,)))
+register_batching(ew.clamp_p, _with_scalars(ew.clamp_p, full=(1,)))
+
+
+def _bitcast_batch(axis: AxisData, args: Sequence[Any], dims: Sequence[int | None], *, new_dtype: Any) -> Any:
+    (x,), (d,) = args, dims
+    if d == ndim_of(x) - 1:  # the last dimension may be consumed by a narrower-to-wider bitcast
+        x, d = moveaxis(x, d, 0), 0
+    return ew.bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
+
+
+register_batching(ew.bitcast_convert_type_p, _bitcast_batch)
