@@ -427,8 +427,10 @@ class Traced:
                 arg_shardings = [None] * leading + list(arg_shardings)
                 annotate_shardings(module, arg_shardings, plan.annotated_out_shardings(), mode=plan.partitioner,
                                    body_shardings=plan.constraint_shardings, mesh_symbols=mesh_symbols)
-        ir_dump.maybe_dump(f"jit_{self.fun_name}.stablehlo", module)
-        return Lowered(self, module, kept, plan, platforms or ())
+        lowered = Lowered(self, module, kept, plan, platforms or ())
+        # TOOLKIT_DUMP_IR_TO / TOOLKIT_REPORT: the timeline compile() continues (None when both are unset).
+        lowered._timeline = ir_dump.start_timeline(f"jit_{self.fun_name}", traced=self.program.pretty, module=module)
+        return lowered
 
 
 def _kept_inputs(program: Program, keep_unused: bool) -> list[int]:
@@ -461,6 +463,8 @@ def _output_paths(out_tree: tree_util.PyTreeDef) -> list[str]:
 
 class Lowered:
     """A lowered function: a StableHLO module and the pass pipeline ``compile`` runs on it."""
+
+    _timeline = None  # toolkit.passes.dump.Timeline of this compilation when dumping or reporting
 
     def __init__(self, traced: Traced, module: ir.Module, kept_var_idx: Sequence[int], plan: Any,
                  platforms: Sequence[str] = ()):
@@ -526,16 +530,18 @@ class Lowered:
             return PolymorphicCompiled(self, compiler_options)
         module = self._module
         pipeline = self._platform_pipeline() + self.pipeline
+        timeline = ir_dump.timeline_for(self)  # None unless TOOLKIT_DUMP_IR_TO / TOOLKIT_REPORT is set
         if pipeline.elements:
             with module.context:
                 module = ir.Module.parse(self._bytecode())
-            pipeline.run(module)
-            ir_dump.maybe_dump(f"jit_{self._traced.fun_name}.after_passes", module)
+            pipeline.run(module, observe=timeline and timeline.observe)
         plan = self._plan
         executable = runtime_executable.compile_module(
             module.operation.get_asm(binary=True), plan.devices, num_partitions=plan.num_partitions,
             spmd=plan.num_partitions > 1, use_shardy=plan.partitioner == "shardy", compiler_options=compiler_options,
-            propagate_output_shardings=plan.output_propagation())
+            propagate_output_shardings=plan.output_propagation(), dump_to=timeline and timeline.xla_dump_folder())
+        if timeline is not None:
+            timeline.finish(module, executable)
         return Compiled(self, executable)
 
 
@@ -737,18 +743,21 @@ class PolymorphicCompiled:
             module = ir.Module.parse(lowered._bytecode())
             types = ",".join(str(tensor_type(avals[i])) for i in lowered.kept_var_idx)
         bind = parse_pipeline(f"builtin.module(toolkit-bind-shapes{{types={types}}}, toolkit-refine-shapes)")
+        timeline = ir_dump.timeline_for(lowered)  # None unless TOOLKIT_DUMP_IR_TO / TOOLKIT_REPORT is set
+        observe = timeline and timeline.observe
         try:
-            (lowered._platform_pipeline() + bind).run(module)
+            (lowered._platform_pipeline() + bind).run(module, observe=observe)
         except PipelineError as error:
             raise ValueError(f"{lowered._traced.fun_name}: {error}") from None
         if lowered.pipeline.elements:
-            lowered.pipeline.run(module)
-        ir_dump.maybe_dump(f"jit_{lowered._traced.fun_name}.specialized", module)
+            lowered.pipeline.run(module, observe=observe)
         plan = lowered._plan
         executable = runtime_executable.compile_module(
             module.operation.get_asm(binary=True), plan.devices, num_partitions=plan.num_partitions,
             spmd=plan.num_partitions > 1, use_shardy=plan.partitioner == "shardy", compiler_options=self._compiler_options,
-            propagate_output_shardings=plan.output_propagation())
+            propagate_output_shardings=plan.output_propagation(), dump_to=timeline and timeline.xla_dump_folder())
+        if timeline is not None:
+            timeline.finish(module, executable)
         main = next(op for op in module.body.operations if getattr(op, "name", None) is not None
                     and op.name.value == "main")
         result_types = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).results

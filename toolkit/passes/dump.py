@@ -1,27 +1,57 @@
-"""``TOOLKIT_DUMP_IR_TO=dir``: one numbered file per compilation stage.
+"""Dumping IR: one numbered timeline per compilation, from Python to XLA's optimized HLO.
 
-The jit pipeline calls :func:`maybe_dump` at each stage (after lowering,
-after each pipeline, before compiling). With the variable unset it costs one
-environment lookup.
+This module owns every IR file toolkit writes.
 
-Example::
+* ``TOOLKIT_DUMP_IR_TO=dir``: every ``jit`` compilation writes one folder,
+  ``dir/jit_f/`` (``jit_f.2``, ... for later compilations of the same name),
+  holding ONE numbered sequence::
 
-    maybe_dump("jit_f.after_lowering", module)   # -> dir/0001_jit_f.after_lowering.mlir
+      000-traced.txt                      the traced program
+      001-lowered.mlir                    the lowered StableHLO module
+      002-after-toolkit-simplify.mlir     the IR after every pass of the jit pipeline
+      003-after-func.func_cse_.mlir       (nested pipelines run one pass at a time)
+      004-xla-before-optimizations.txt    the HLO XLA starts from
+      005-xla-simplification-after-algsimp.txt   XLA's HLO after each pass that changed it
+      ...
+      0NN-xla-optimized.txt               XLA's optimized HLO (what ``Compiled.as_text()`` shows)
+      xla-extra/                          XLA's other dump files (buffer assignment, LLVM IR, ...)
+
+  XLA's files come from XLA's own dump options (``xla_dump_to``,
+  ``xla_dump_hlo_pass_re=.*``, ``xla_dump_hlo_as_text``), written to a
+  scratch folder and renamed into the sequence in XLA's order.
+* ``TOOLKIT_REPORT=dir``: the same stages as one self-contained HTML page per
+  compilation, ``dir/jit_f.html`` (see :mod:`toolkit.passes.report`).
+* ``toolkit-opt --dump-ir-to DIR`` / ``--report FILE`` use the same
+  :class:`Timeline` (the input module, then every pass).
+
+With both variables unset a lowering costs two environment lookups; the
+call path of an already compiled function costs nothing.
+
+:func:`maybe_dump` (one flat numbered file per call) and
+:func:`write_numbered` (``Pipeline.run(dump_dir=...)``'s printouts) remain for
+ad-hoc dumps.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import os
 import re
+import shutil
+import tempfile
 import threading
-from typing import Any
+import time
+from collections import Counter
+from typing import Any, Callable
 
 _counter = itertools.count(1)
 _lock = threading.Lock()
 
 #: The environment variable naming the dump folder.
 DUMP_ENV = "TOOLKIT_DUMP_IR_TO"
+#: The environment variable naming the folder of HTML pipeline reports.
+REPORT_ENV = "TOOLKIT_REPORT"
 
 
 def dump_dir() -> str | None:
@@ -29,12 +59,31 @@ def dump_dir() -> str | None:
     return os.environ.get(DUMP_ENV) or None
 
 
+def report_dir() -> str | None:
+    """The folder from ``TOOLKIT_REPORT``, or None when reports are off."""
+    return os.environ.get(REPORT_ENV) or None
+
+
+def safe_name(name: str, limit: int = 100) -> str:
+    """``name`` made safe as (part of) a file name."""
+    return re.sub(r"[^A-Za-z0-9_.\-]+", "_", name).strip("_.")[:limit] or "stage"
+
+
+def _text_of(module_or_text: Any, debug_info: bool = False) -> str:
+    if isinstance(module_or_text, str):
+        return module_or_text
+    operation = getattr(module_or_text, "operation", None)
+    if operation is not None:
+        return operation.get_asm(enable_debug_info=debug_info)
+    return str(module_or_text)
+
+
 def maybe_dump(stage_name: str, module_or_text: Any) -> str | None:
-    """Write ``module_or_text`` to the dump folder if one is set; return the path.
+    """Write ``module_or_text`` as one flat numbered file if ``TOOLKIT_DUMP_IR_TO`` is set; return the path.
 
     ``module_or_text`` is an ``ir.Module``, an ``ir.Operation``, ``str`` or
     ``bytes`` (bytecode is written as ``.mlirbc``). Files are numbered in call
-    order across the process so the stages of one compilation sort together.
+    order across the process. (``jit`` writes a :class:`Timeline` instead.)
     """
     folder = dump_dir()
     if folder is None:
@@ -42,14 +91,236 @@ def maybe_dump(stage_name: str, module_or_text: Any) -> str | None:
     os.makedirs(folder, exist_ok=True)
     with _lock:
         number = next(_counter)
-    safe = re.sub(r"[^A-Za-z0-9_.\-]+", "_", stage_name).strip("_") or "stage"
+    safe = safe_name(stage_name, 200)
     if isinstance(module_or_text, (bytes, bytearray)):
         path = os.path.join(folder, f"{number:04d}_{safe}.mlirbc")
         with open(path, "wb") as f:
             f.write(module_or_text)
         return path
-    text = module_or_text if isinstance(module_or_text, str) else str(module_or_text)
     path = os.path.join(folder, f"{number:04d}_{safe}.mlir")
+    with open(path, "w") as f:
+        f.write(_text_of(module_or_text))
+    return path
+
+
+def write_numbered(folder: str, number: int, name: str, text: str, ext: str = "mlir",
+                   width: int = 3, separator: str = "_") -> str:
+    """Write ``text`` to ``folder/NNN<separator><name>.<ext>``; return the path."""
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"{number:0{width}d}{separator}{safe_name(name)}.{ext}")
     with open(path, "w") as f:
         f.write(text)
     return path
+
+
+def _unique_path(parent: str, stem: str, suffix: str = "") -> str:
+    """``parent/stem<suffix>``, or ``parent/stem.2<suffix>``, ... — created atomically when a folder."""
+    os.makedirs(parent, exist_ok=True)
+    for k in itertools.count(1):
+        name = f"{stem}{'' if k == 1 else f'.{k}'}{suffix}"
+        path = os.path.join(parent, name)
+        try:
+            if suffix:
+                with open(path, "x"):
+                    pass
+            else:
+                os.mkdir(path)
+            return path
+        except FileExistsError:
+            continue
+    raise AssertionError("unreachable")
+
+
+# ---------------------------------------------------------------------------
+# The timeline of one compilation
+# ---------------------------------------------------------------------------
+@dataclasses.dataclass
+class Stage:
+    """One step of a compilation: the IR (or HLO, or traced program) after it."""
+
+    number: int
+    kind: str  # "traced", "input", "lowered", "pass", "xla", "optimized"
+    name: str  # file-name part, e.g. "after-toolkit-simplify"
+    label: str  # what the report shows, e.g. "toolkit-simplify"
+    text: str
+    ext: str = "mlir"
+    seconds: float | None = None
+    changed: bool | None = None
+    op_counts: Counter | None = None
+    statistics: dict[str, int] = dataclasses.field(default_factory=dict)
+    path: str | None = None
+
+
+_HLO_OPCODE = re.compile(r"^\s*(?:ROOT\s+)?%?[\w.\-]+\s*=\s*.*?\s([a-z][a-z0-9\-]*)\(", re.MULTILINE)
+
+
+def hlo_op_counts(text: str) -> Counter:
+    """``{opcode: count}`` of the instructions in HLO text (parsed from the text)."""
+    return Counter(match.group(1) for match in _HLO_OPCODE.finditer(text))
+
+
+_XLA_PASS_FILE = re.compile(r"^module_\d+\.(?P<module>.+?)\.(?P<step>\d{4})\.(?P<rest>.+)\.txt$")
+_XLA_BEFORE = re.compile(r"^module_\d+\.(?P<module>.+)\.before_optimizations\.txt$")
+_XLA_AFTER = re.compile(r"^module_\d+\.(?P<module>.+)\.(?P<platform>[a-z]+)_after_optimizations\.txt$")
+
+
+def _xla_label(rest: str) -> tuple[str, str]:
+    """(file-name part, report label) of XLA's ``<pipeline>.after_<pass>.before_<next>`` dump name."""
+    pipeline, _, what = rest.partition(".")
+    what = re.sub(r"\.before_.*$", "", what)
+    if what == "after_pipeline-start":
+        return f"xla-{pipeline}-start", f"XLA {pipeline}: start"
+    after = what[len("after_"):] if what.startswith("after_") else what
+    return f"xla-{pipeline}-after-{after}", f"XLA {pipeline}: after {after}"
+
+
+class Timeline:
+    """The stages of one compilation, written as they come and kept for the HTML report.
+
+    ``folder``: where the numbered files go (None: no files). ``report_path``:
+    where :meth:`finish` writes the HTML page (None: no page).
+    """
+
+    def __init__(self, name: str, *, folder: str | None = None, report_path: str | None = None):
+        self.name = name
+        self.folder = folder
+        self.report_path = report_path
+        self.stages: list[Stage] = []
+        self.finished = False
+        self.started = time.time()
+        self.sharding_rows: list[Any] | None = None
+        self.pipeline_text: str | None = None
+        self.notes: list[str] = []
+        self._xla_scratch: str | None = None
+
+    # -- recording -------------------------------------------------------
+    def add(self, kind: str, name: str, text: str, *, ext: str = "mlir", label: str | None = None,
+            op_counts: Counter | None = None, **info: Any) -> Stage:
+        """Append a stage (and write its file when dumping)."""
+        stage = Stage(len(self.stages), kind, name, label or name, text, ext, op_counts=op_counts, **info)
+        if self.folder is not None:
+            stage.path = write_numbered(self.folder, stage.number, name, text, ext, separator="-")
+        self.stages.append(stage)
+        return stage
+
+    def add_module(self, kind: str, name: str, module: Any, **info: Any) -> Stage:
+        """Append an MLIR module (its text and op counts)."""
+        from toolkit.passes.op_stats import count_ops
+
+        return self.add(kind, name, _text_of(module), op_counts=count_ops(module.operation), **info)
+
+    def observe(self, record: Any, op: Any, text: str) -> None:
+        """``Pipeline.run(observe=...)``: one stage per pass, with time, change and rewrite counts."""
+        from toolkit.passes.op_stats import count_ops
+
+        self.add("pass", f"after-{record.label}", text, label=record.label, op_counts=count_ops(op),
+                 seconds=record.seconds, changed=record.changed, statistics=dict(record.statistics))
+
+    # -- XLA -------------------------------------------------------------
+    def xla_dump_folder(self) -> str:
+        """A fresh scratch folder for XLA's ``xla_dump_to`` (collected by :meth:`collect_xla`)."""
+        parent = self.folder if self.folder is not None else None
+        self._xla_scratch = tempfile.mkdtemp(prefix=".xla-dump-", dir=parent)
+        return self._xla_scratch
+
+    def collect_xla(self, executable: Any = None) -> None:
+        """Move XLA's dump into the sequence: before optimizations, each pass in XLA's order, optimized HLO."""
+        scratch, self._xla_scratch = self._xla_scratch, None
+        if scratch is None:
+            return
+        try:
+            names = sorted(os.listdir(scratch))
+            before = [n for n in names if _XLA_BEFORE.match(n)]
+            steps = sorted((m for m in map(_XLA_PASS_FILE.match, names) if m), key=lambda m: int(m.group("step")))
+            after = [n for n in names if _XLA_AFTER.match(n)]
+            used = set(before) | {m.group(0) for m in steps} | set(after)
+
+            def read(name: str) -> str:
+                with open(os.path.join(scratch, name), errors="replace") as f:
+                    return f.read()
+
+            for name in before:
+                text = read(name)
+                self.add("xla", "xla-before-optimizations", text, ext="txt", label="XLA: before optimizations",
+                         op_counts=hlo_op_counts(text))
+            for match in steps:
+                text = read(match.group(0))
+                file_part, label = _xla_label(match.group("rest"))
+                self.add("xla", file_part, text, ext="txt", label=label, op_counts=hlo_op_counts(text))
+            if after:
+                texts = [read(n) for n in after]
+            elif executable is not None:  # XLA wrote no dump (an older jaxlib): ask the executable
+                from toolkit.runtime.executable import optimized_hlo_text
+
+                texts = [optimized_hlo_text(executable)]
+            else:
+                texts = []
+            for text in texts:
+                self.add("optimized", "xla-optimized", text, ext="txt", label="XLA: optimized HLO",
+                         op_counts=hlo_op_counts(text))
+            extra = [n for n in names if n not in used]
+            if self.folder is not None and extra:
+                target = os.path.join(self.folder, "xla-extra")
+                os.makedirs(target, exist_ok=True)
+                for n in extra:
+                    shutil.move(os.path.join(scratch, n), os.path.join(target, n))
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+    # -- the end -----------------------------------------------------------
+    def finish(self, module: Any = None, executable: Any = None, *, failure: str | None = None) -> None:
+        """Collect XLA's dump and the sharding report of ``module``; write the HTML report."""
+        if self.finished:
+            return
+        self.finished = True
+        self.collect_xla(executable)
+        if failure:
+            self.notes.append(failure)
+        if module is not None:
+            try:
+                from toolkit.passes.sharding_report import collect_sharded_values
+
+                self.sharding_rows = collect_sharded_values(module.operation)
+            except Exception as error:  # noqa: BLE001 - the report shows why, never fails a compilation
+                self.notes.append(f"sharding report unavailable: {type(error).__name__}: {error}")
+        if self.report_path is not None:
+            from toolkit.passes.report import render_report
+
+            with open(self.report_path, "w", encoding="utf-8") as f:
+                f.write(render_report(self))
+
+
+def start_timeline(name: str, *, traced: Callable[[], str] | None = None, module: Any = None,
+                   kind: str = "lowered") -> Timeline | None:
+    """A :class:`Timeline` for compiling ``name`` when ``TOOLKIT_DUMP_IR_TO`` or ``TOOLKIT_REPORT`` is set, else None.
+
+    ``traced()`` gives the traced program's text (stage ``traced``); ``module``
+    is recorded as stage ``kind``.
+    """
+    environ = os.environ
+    folder, reports = environ.get(DUMP_ENV), environ.get(REPORT_ENV)
+    if not folder and not reports:
+        return None
+    stem = safe_name(name)
+    timeline = Timeline(name, folder=_unique_path(folder, stem) if folder else None,
+                        report_path=_unique_path(reports, stem, ".html") if reports else None)
+    if traced is not None:
+        timeline.add("traced", "traced", traced(), ext="txt", label="traced program")
+    if module is not None:
+        timeline.add_module(kind, kind, module, label=f"{kind} module")
+    return timeline
+
+
+def timeline_for(lowered: Any) -> Timeline | None:
+    """The timeline ``lowered.compile()`` continues: the one its lowering started, or a new one.
+
+    None when dumping and reports are off.
+    """
+    timeline = getattr(lowered, "_timeline", None)
+    if timeline is None or timeline.finished:
+        traced = lowered._traced
+        timeline = start_timeline(f"jit_{traced.fun_name}", traced=traced.program.pretty, module=lowered._module)
+        if timeline is None:
+            return None
+    timeline.pipeline_text = str(lowered._platform_pipeline() + lowered.pipeline)
+    return timeline

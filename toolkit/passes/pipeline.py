@@ -394,6 +394,9 @@ class _Run:
         self.verification_failed = False
         # (pass name, reason) of a C++ pass refused before it ran (toolkit.passes.preconditions).
         self.precondition_failure: tuple[str, str] | None = None
+        # Pipeline.run(observe=...): called with (record, op, IR text) after every element.
+        self.observe: Callable[[PassRecord, ir.Operation, str], None] | None = None
+        self.last_text: str | None = None  # the IR after the previous element (observing only)
 
     def capture(self, diagnostic: Any) -> bool:
         if diagnostic.severity != ir.DiagnosticSeverity.ERROR:
@@ -411,12 +414,10 @@ class _Run:
 
     def emit(self, header: str, label: str, text: str) -> None:
         if self.dump_dir is not None:
-            os.makedirs(self.dump_dir, exist_ok=True)
+            from toolkit.passes.dump import write_numbered
+
             self.dump_count += 1
-            safe = re.sub(r"[^A-Za-z0-9_.\-]+", "_", label).strip("_")[:80]
-            path = os.path.join(self.dump_dir, f"{self.dump_count:03d}_{header.lower()}_{safe}.mlir")
-            with open(path, "w") as f:
-                f.write(text)
+            write_numbered(self.dump_dir, self.dump_count, f"{header.lower()}_{label}"[:80], text)
         else:
             self.stream.write(f"// -----// IR Dump {header} {label} //----- //\n{text}\n")
             self.stream.flush()
@@ -433,8 +434,8 @@ class _Run:
                 return
         self.statistics = Counter()
         wants_after = self.print_after(label)
-        if self.print_before(label) or wants_after:
-            self.text_before = _module_text(op, self.debug_info)
+        if self.print_before(label) or wants_after or self.observe is not None:
+            self.text_before = self.last_text if self.last_text is not None else _module_text(op, self.debug_info)
             if self.print_before(label):
                 self.emit("Before", label, self.text_before)
         else:
@@ -442,6 +443,7 @@ class _Run:
         self.started = time.perf_counter()
 
     def after(self, label: str, op: ir.Operation, pass_handle: Any, verify: str) -> None:
+        seconds = time.perf_counter() - self.started
         changed = None
         if self.text_before is not None:
             text_after = _module_text(op, self.debug_info)
@@ -461,11 +463,14 @@ class _Run:
                 self.verification_failed = True
                 pass_handle.signal_pass_failure()
                 return
-        seconds = time.perf_counter() - self.started
         if changed is not None and self.print_after(label) and (changed or not self.print_after_change):
             self.emit("After", label, text_after)
-        self.report.records.append(PassRecord(label, seconds, changed, dict(self.statistics)))
+        record = PassRecord(label, seconds, changed, dict(self.statistics))
+        self.report.records.append(record)
         self.current = None
+        if self.observe is not None:
+            self.last_text = text_after
+            self.observe(record, op, text_after)
 
     def python_pass(self, instance: Pass, path: Sequence[str]) -> Callable[[Any, Any], None]:
         # Pattern passes erase only through the checked rewriter; other passes
@@ -566,6 +571,17 @@ def _pass_names(element: Element) -> list[str]:
     return [name for child in element.elements for name in _pass_names(child)]
 
 
+def _leaf_elements(element: Element, anchors: tuple[str, ...]) -> Iterable[Element]:
+    """Every pass of ``element`` on its own, wrapped in its anchors: ``a(b(x, y))`` -> ``a(b(x))``, ``a(b(y))``."""
+    if isinstance(element, PassElement):
+        for anchor in reversed(anchors):
+            element = NestedPipeline(anchor, (element,))
+        yield element
+        return
+    for child in element.elements:
+        yield from _leaf_elements(child, anchors + (element.anchor,))
+
+
 def _verify_policy(element: Element) -> str:
     if isinstance(element, PassElement) and element.python_pass is not None:
         instance = element.python_pass
@@ -639,19 +655,24 @@ class Pipeline:
             print_after_change: bool = True, timing: bool = False, verify: bool = True,
             dump_dir: str | None = None, statistics: bool = False,
             debug_info: bool = False, stream: TextIO | None = None,
-            capture_diagnostics: bool = True) -> PipelineReport:
+            capture_diagnostics: bool = True,
+            observe: Callable[[PassRecord, ir.Operation, str], None] | None = None) -> PipelineReport:
         """Run on ``module`` in place; see :func:`run_pipeline` for the options."""
         op = module.operation
         run = _Run(self, module, print_before=_selector(print_ir_before), print_after=_selector(print_ir_after),
                    print_after_change=print_after_change, stream=stream or sys.stderr,
                    dump_dir=dump_dir, debug_info=debug_info)
+        run.observe = observe
+        # Observed, a nested pipeline runs one pass at a time: anchor(a, b) as anchor(a), anchor(b).
+        elements = self.elements if observe is None else tuple(
+            leaf for element in self.elements for leaf in _leaf_elements(element, ()))
         with op.context:
             pm = passmanager.PassManager("builtin.module")
             # Our probes verify instead: MLIR would verify after every Python
             # pass (they cannot declare "nothing changed"), probes included.
             pm.enable_verifier(False)
             run.verify = verify
-            for element in self.elements:
+            for element in elements:
                 label = str(element)
                 policy = _verify_policy(element)
                 checked = tuple(n for n in _pass_names(element) if n in preconditions.PRECONDITIONS)
@@ -711,7 +732,8 @@ def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | Pipeline, *,
                  print_after_change: bool = True, timing: bool = False, verify: bool = True,
                  dump_dir: str | None = None, statistics: bool = False,
                  debug_info: bool = False, stream: TextIO | None = None,
-                 capture_diagnostics: bool = True) -> PipelineReport:
+                 capture_diagnostics: bool = True,
+                 observe: Callable[[PassRecord, ir.Operation, str], None] | None = None) -> PipelineReport:
     """Run a pipeline (text or :class:`Pipeline`) on ``module`` in place.
 
     * ``print_ir_before`` / ``print_ir_after``: True for every top-level
@@ -725,6 +747,11 @@ def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | Pipeline, *,
       instead of stderr, warnings and remarks into ``report.diagnostics``
       (``toolkit-opt`` turns it off and attaches its own handler with
       ``toolkit.ir.diagnostics.attach_diagnostic_handler``).
+    * ``observe(record, op, text)``: called after every pass with its
+      :class:`PassRecord`, the module and its IR text (what
+      ``TOOLKIT_DUMP_IR_TO`` and the pipeline report use). Observed, a nested
+      pipeline runs one pass at a time (``func.func(cse, canonicalize)`` as
+      ``func.func(cse), func.func(canonicalize)``), so every pass is seen.
 
     A Python pass that raises fails the run with an error diagnostic at the
     op it was processing (the op a pattern was matching, else the anchor op)
@@ -745,4 +772,4 @@ def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | Pipeline, *,
     return pipeline.run(module, print_ir_before=print_ir_before, print_ir_after=print_ir_after,
                         print_after_change=print_after_change, timing=timing, verify=verify,
                         dump_dir=dump_dir, statistics=statistics, debug_info=debug_info, stream=stream,
-                        capture_diagnostics=capture_diagnostics)
+                        capture_diagnostics=capture_diagnostics, observe=observe)

@@ -34,12 +34,15 @@ _registered = False
 def compile_module(module: Any, devices: Sequence[Any], *, num_partitions: int = 1,
                    num_replicas: int = 1, spmd: bool = False, use_shardy: bool = False,
                    compiler_options: Mapping[str, Any] | None = None,
-                   propagate_output_shardings: Sequence[bool] | None = None) -> LoadedExecutable:
+                   propagate_output_shardings: Sequence[bool] | None = None,
+                   dump_to: str | None = None) -> LoadedExecutable:
     """Compile a StableHLO module (text, bytecode or ``ir.Module``) for ``devices``.
 
     ``compiler_options`` are XLA debug options (``{"xla_cpu_enable_fast_math": True}``);
     a name XLA does not know raises ``ValueError``. ``propagate_output_shardings[i]``
     lets XLA's partitioner choose output ``i``'s sharding (outputs the user did not fix).
+    ``dump_to``: a folder where XLA dumps its HLO as text before optimizations, after
+    every pass that changed it, and optimized (``xla_dump_to``, ``xla_dump_hlo_pass_re=.*``).
     """
     _register_cpu_custom_calls()
     options = xla_client.CompileOptions()
@@ -54,6 +57,11 @@ def compile_module(module: Any, devices: Sequence[Any], *, num_partitions: int =
         build.use_shardy_partitioner = use_shardy
         if propagate_output_shardings is not None:
             build.allow_spmd_sharding_propagation_to_output = list(propagate_output_shardings)
+    if dump_to is not None:
+        debug = build.debug_options  # a reference: the settings stick
+        debug.xla_dump_to = dump_to
+        debug.xla_dump_hlo_pass_re = ".*"
+        debug.xla_dump_hlo_as_text = True
     if compiler_options:
         options.env_option_overrides = [(str(k), _option_text(v)) for k, v in compiler_options.items()]
     client = backend(devices[0].platform)

@@ -54,8 +54,26 @@ def _split(text: str) -> list[tuple[str, int]]:
     return chunks
 
 
+def _timeline(args: argparse.Namespace, name: str, chunk: int | None) -> Any:
+    """The timeline ``--dump-ir-to`` / ``--report`` record (None without them); ``chunk`` numbers split inputs."""
+    if not args.dump_ir_to and not args.report:
+        return None
+    import os
+
+    from toolkit.passes.dump import Timeline
+
+    folder = args.dump_ir_to
+    report = args.report
+    if chunk is not None:
+        folder = folder and os.path.join(folder, f"chunk-{chunk}")
+        if report:
+            stem, dot, ext = report.rpartition(".")
+            report = f"{stem}-chunk-{chunk}.{ext}" if dot and stem else f"{report}-chunk-{chunk}"
+    return Timeline(name if chunk is None else f"{name} (chunk {chunk})", folder=folder, report_path=report)
+
+
 def _process_chunk(text: str | bytes, first_line: int, args: argparse.Namespace, pipeline: Any,
-                   name: str, err: Any) -> tuple[bool, bytes | None]:
+                   name: str, err: Any, chunk: int | None = None) -> tuple[bool, bytes | None]:
     """Parse, run and serialize one chunk; returns (ok, output bytes or None).
 
     Every problem is written to ``err`` as a diagnostic of ``name``
@@ -75,6 +93,7 @@ def _process_chunk(text: str | bytes, first_line: int, args: argparse.Namespace,
     handler = attach_diagnostic_handler(context, collector)
     module = None
     failed_message = None
+    timeline = None
     try:
         try:
             module = read_module(text, context, untrusted=True)  # binary: read in a child first
@@ -84,11 +103,16 @@ def _process_chunk(text: str | bytes, first_line: int, args: argparse.Namespace,
         except ValueError as error:
             err.write(f"{name}: error: {error}\n")
             return False, None
+        if module is not None:
+            timeline = _timeline(args, name, chunk)
+            if timeline is not None:
+                timeline.add_module("input", "input", module, label="input module")
+                timeline.pipeline_text = str(pipeline) if pipeline is not None else None
         if module is not None and pipeline is not None and pipeline.elements:
             try:
                 pipeline.run(module, print_ir_before=args.before, print_ir_after=args.after,
                              print_after_change=args.mlir_print_ir_after_change, timing=args.mlir_timing,
-                             verify=args.verify_each, dump_dir=args.dump_ir_to,
+                             verify=args.verify_each, observe=timeline and timeline.observe,
                              statistics=args.mlir_pass_statistics, debug_info=args.debug_info,
                              stream=err, capture_diagnostics=False)
             except PipelineError as error:
@@ -98,6 +122,10 @@ def _process_chunk(text: str | bytes, first_line: int, args: argparse.Namespace,
                 failed_message = f"{type(error).__name__}: {error}"
     finally:
         handler.detach()
+        if timeline is not None:
+            ok = failed_message is None
+            timeline.finish(module if ok else None,
+                            failure=None if ok else f"the pipeline failed: {failed_message}")
 
     def located(diagnostic: Any) -> str:
         return format_diagnostic(name, diagnostic, first_line)
@@ -188,7 +216,10 @@ def _parser() -> ToolArgumentParser:
                         help="print the IR after PASS (repeatable)")
     parser.add_argument("--mlir-print-ir-after-change", action="store_true",
                         help="print IR after a pass only when it changed it")
-    parser.add_argument("--dump-ir-to", default=None, metavar="DIR", help="write the IR printouts to DIR")
+    parser.add_argument("--dump-ir-to", default=None, metavar="DIR",
+                        help="write the input and the IR after every pass as numbered files in DIR")
+    parser.add_argument("--report", default=None, metavar="FILE.html",
+                        help="write an HTML pipeline report (IR, diffs, timings, op counts, patterns, sharding)")
     parser.add_argument("--mlir-timing", action="store_true", help="print a pass timing report")
     parser.add_argument("--mlir-pass-statistics", action="store_true", help="print which rewrites fired")
     parser.add_argument("--mlir-print-stacktrace-on-diagnostic", action="store_true",
@@ -276,8 +307,9 @@ def _run(argv: Sequence[str] | None) -> int:
 
     outputs: list[bytes] = []
     all_ok = True
-    for chunk, first_line in chunks:
-        ok, output = _process_chunk(chunk, first_line, args, pipeline, name, err)
+    for index, (chunk, first_line) in enumerate(chunks, 1):
+        ok, output = _process_chunk(chunk, first_line, args, pipeline, name, err,
+                                    chunk=index if len(chunks) > 1 else None)
         all_ok &= ok
         if output is not None:
             outputs.append(output)

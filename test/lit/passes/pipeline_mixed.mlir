@@ -4,7 +4,7 @@
 // RUN: toolkit-opt %s --pass-pipeline='builtin.module(func.func(cse), toolkit-simplify, symbol-dce)' --mlir-print-ir-after-all --mlir-print-ir-after-change -o /dev/null 2>&1 | filecheck %s --check-prefix=PRINT
 // RUN: toolkit-opt %s --pass-pipeline='builtin.module(func.func(cse), toolkit-simplify)' --mlir-print-ir-before=toolkit-simplify -o /dev/null 2>&1 | filecheck %s --check-prefix=BEFORE
 // RUN: toolkit-opt %s --pass-pipeline='builtin.module(func.func(cse), toolkit-simplify, symbol-dce)' --mlir-timing -o /dev/null 2>&1 | filecheck %s --check-prefix=TIMING
-// RUN: rm -rf %t && toolkit-opt %s --cse --toolkit-simplify --mlir-print-ir-after-all --dump-ir-to=%t -o /dev/null && ls %t | filecheck %s --check-prefix=DUMP
+// RUN: rm -rf %t && toolkit-opt %s --cse --toolkit-simplify --dump-ir-to=%t -o /dev/null && ls %t | filecheck %s --check-prefix=DUMP
 
 // CHECK-LABEL: func.func public @main
 // CHECK-NEXT: %[[S:.*]] = stablehlo.add %arg0, %arg0
@@ -37,5 +37,6 @@ func.func private @unused() {
 // TIMING-NEXT: symbol-dce
 // TIMING-NEXT: Total
 
-// DUMP: 001_after_cse.mlir
-// DUMP-NEXT: 002_after_toolkit-simplify.mlir
+// DUMP: 000-input.mlir
+// DUMP-NEXT: 001-after-cse.mlir
+// DUMP-NEXT: 002-after-toolkit-simplify.mlir
