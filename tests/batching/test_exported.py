@@ -125,3 +125,41 @@ def test_jax_poly_harness_corpus(entry):
     for g, w, e in zip(got, want, expected):
         np.testing.assert_allclose(np.asarray(g), w, rtol=2e-5, atol=2e-5)
         np.testing.assert_allclose(np.asarray(g)[0], e, rtol=1e-4, atol=1e-4)
+
+
+# --- folding the batch into the polymorphic dimension, where provably equal --------------------
+
+
+def _rowwise(x, w):
+    h = tnp.tanh(x @ w) * 2 + tnp.sum(x, axis=1, keepdims=True)
+    return tnp.sort(h, axis=1), tnp.max(h, axis=1)
+
+
+def _uses_iota(x, w):
+    return (x @ w) + tnp.arange(x.shape[0], dtype=np.float32)[:, None]
+
+
+def _uses_size(x, w):
+    return (x @ w) / x.shape[0]
+
+
+@pytest.mark.parametrize("fun,folds", [(_rowwise, True), (_row_mixing, False), (_uses_iota, False),
+                                       (_uses_size, False)])
+def test_fold_into_dimension_variable_only_when_rows_are_independent(fun, folds):
+    from toolkit.batching.rules.call_exported import fold_variable
+    b, = export.symbolic_shape("b")
+    exp = export.export(toolkit.jit(fun))(toolkit.ShapeDtypeStruct((b, 3), np.float32),
+                                          toolkit.ShapeDtypeStruct((3, 4), np.float32))
+    assert (fold_variable(exp, [True, False]) == "b") is folds
+    assert fold_variable(exp, [True, True]) is None  # w batched: (B, 3, 4) has no row dimension to fold into
+    xs, w = f32(5, 7, 3), f32(3, 4)
+    check(exp.call, [xs, w], (0, None))
+    check(exp.call, [f32(7, 3, 5), w], (2, None))
+    program = str(toolkit.jit(toolkit.vmap(exp.call, (0, None))).trace(xs, w).program)
+    assert ("scan" not in program) is folds
+    if folds:  # one call on the 35 folded rows
+        assert "f32[35,3]" in program
+    # a deserialized export carries no program: always the loop
+    again = export.deserialize(exp.serialize())
+    assert fold_variable(again, [True, False]) is None
+    check(again.call, [xs, w], (0, None))
