@@ -142,6 +142,27 @@ CASES = [
     ("scan", lambda c, xs: tl.scan(lambda c, x: (c + x, c * x), c, xs),
      lambda c, xs: jl.scan(lambda c, x: (c + x, c * x), c, xs), [f32(3), f32(4, 3)],
      [(0, None), (None, 1), (None, 0), (0, 2)]),
+    ("cond_partial", lambda p, x, y: tl.cond(p > 0, lambda a, b: (a * 2, b), lambda a, b: (-a, b + 1), x, y),
+     lambda p, x, y: jl.cond(p > 0, lambda a, b: (a * 2, b), lambda a, b: (-a, b + 1), x, y),
+     [np.float32(1), x23, y23], [(None, 0, None), (None, None, 1)]),
+    ("while_consts", lambda s, x: tl.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * s), (0, x))[1],
+     lambda s, x: jl.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * s), (0, x))[1],
+     [np.float32(0.5), x23], [(0, None), (None, 1)]),
+    ("nested_loops", lambda n, xs: tl.fori_loop(0, n, lambda i, c: tl.scan(lambda h, x: (h * 0.5 + x, h), c, xs)[0],
+                                                 xs[0]),
+     lambda n, xs: jl.fori_loop(0, n, lambda i, c: jl.scan(lambda h, x: (h * 0.5 + x, h), c, xs)[0], xs[0]),
+     [np.int32(2), f32(4, 3)], [(0, None), (None, 0), (0, 1)]),
+    ("scatter_set", lambda x, i, u: tl.scatter(x, i, u, SD, unique_indices=True),
+     lambda x, i, u: jl.scatter(x, i, u, JSD, unique_indices=True),
+     [f32(4, 3), np.array([[2], [0]], np.int32), f32(2, 3)], [(1, None, None), (None, 0, 0)]),
+    ("scatter_mul_min", lambda x, i, u: (tl.scatter_mul(x, i, u, SD), tl.scatter_min(x, i, u, SD)),
+     lambda x, i, u: (jl.scatter_mul(x, i, u, JSD), jl.scatter_min(x, i, u, JSD)),
+     [f32(4, 3), idx, f32(3, 3)], [(0, 0, None)]),
+    ("gather_fill_both", lambda x, i: tl.gather(x, i, GD, (1, 3), mode="fill", fill_value=-1.0),
+     lambda x, i: jl.gather(x, i, JGD, (1, 3), mode="fill", fill_value=-1.0), [f32(4, 3), idx * 2],
+     [(0, 0), (1, None)]),
+    ("reduce_prod_argmin", lambda x: (tl.reduce_prod(x, (0,)), tl.argmin(x, 0, np.int32)),
+     lambda x: (jl.reduce_prod(x, (0,)), jl.argmin(x, 0, np.int32)), [x23], [(1,)]),
     # random bits
     ("rng_bit_generator", lambda k: tl.rng_bit_generator(k, (2, 3), np.uint32, tl.RandomAlgorithm.RNG_THREE_FRY),
      lambda k: jl.rng_bit_generator(k, (2, 3), np.uint32, jl.RandomAlgorithm.RNG_THREE_FRY),
@@ -154,3 +175,14 @@ def test_primitive(case):
     name, f_tk, f_jax, args, variants = case
     for in_axes in variants:
         same(f_tk, f_jax, args, in_axes)
+
+
+def test_batched_init_values_loop_where_jax_refuses():
+    """JAX raises for batched reduce_window/reduce init values; toolkit loops over the batch."""
+    xs, inits = f32(3, 5), np.array([0, 1, 2], np.float32)
+    for f_tk, f_jax in ((lambda x, v: tl.reduce_window(x, v, tl.add, (2,), (1,), "VALID"),
+                         lambda x, v: jl.reduce_window(x, v, jl.add, (2,), (1,), "VALID")),
+                        (lambda x, v: tl.reduce(x, v, tl.max, (0,)), lambda x, v: jl.reduce(x, v, jl.max, (0,)))):
+        got = toolkit.jit(toolkit.vmap(f_tk))(xs, inits)
+        want = np.stack([np.asarray(f_jax(x, v)) for x, v in zip(xs, inits)])
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)

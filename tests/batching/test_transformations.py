@@ -169,3 +169,21 @@ def test_errors():
         toolkit.vmap(lambda x: x, in_axes=({"a": 0},))([f32(3)])
     # unbatched output with out_axes=None is fine
     np.testing.assert_allclose(toolkit.vmap(lambda x: np.float32(1.0), out_axes=None)(f32(3)), 1.0)
+
+
+def test_eager_control_flow_and_vmap_of_jit_with_control_flow():
+    def f(lib):
+        lax, np_ = lib.lax, lib.numpy
+
+        def g(p, x):
+            y = lax.cond(p > 0, lambda v: v * 2, lambda v: v - 1, x)
+            y = lax.while_loop(lambda c: np_.sum(c) < 50.0, lambda c: c * 1.5 + 1, y)
+            return lax.scan(lambda h, r: (h + r, h * r), np_.zeros_like(y[0]), y)
+        return g
+
+    ps, xs = np.array([1, -1, 2], np.float32), np.abs(f32(3, 4, 2))
+    want = jax.vmap(f(jax))(ps, xs)
+    close(toolkit.vmap(f(toolkit))(ps, xs), want, rtol=1e-5, atol=1e-5)
+    close(toolkit.vmap(toolkit.jit(f(toolkit)))(ps, xs), want, rtol=1e-5, atol=1e-5)
+    close(toolkit.vmap(f(toolkit), in_axes=(None, 0))(np.float32(1), xs), jax.vmap(f(jax), in_axes=(None, 0))(
+        np.float32(1), xs), rtol=1e-5, atol=1e-5)
