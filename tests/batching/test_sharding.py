@@ -39,3 +39,15 @@ def test_vmap_of_shard_map(mesh):
     np.testing.assert_allclose(np.asarray(got), (xs * xs).sum(1), rtol=1e-6)
     got = toolkit.jit(toolkit.vmap(total, in_axes=1))(xs.T.copy())
     np.testing.assert_allclose(np.asarray(got), (xs * xs).sum(1), rtol=1e-6)
+
+
+def test_vmap_of_shard_map_with_spmd_axis_name(mesh):
+    @functools.partial(toolkit.shard_map, mesh=mesh, in_specs=P("y"), out_specs=P("y"))
+    def scaled(block):
+        return block * toolkit.lax.psum(tnp.sum(block), "y")
+
+    xs = np.arange(2 * 8, dtype=np.float32).reshape(2, 8)
+    want = xs * xs.sum(1, keepdims=True)
+    fn = toolkit.jit(toolkit.vmap(scaled, spmd_axis_name="x"))
+    np.testing.assert_allclose(np.asarray(fn(xs)), want, rtol=1e-6)
+    assert "PartitionSpec('x', 'y')" in str(fn.trace(xs).program) or "('x', 'y')" in str(fn.trace(xs).program)
