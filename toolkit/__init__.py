@@ -39,6 +39,9 @@ from toolkit.shard import (AxisType, auto_axes, explicit_axes, make_mesh, reshar
                            typeof)
 from toolkit.core.sharding_rules import ShardingTypeError  # noqa: F401,E402
 from toolkit.ad import grad, jvp, linearize, value_and_grad, vjp  # noqa: F401,E402
+from toolkit.ad import (checkpoint, checkpoint_policies, custom_jvp, custom_vjp, hessian, jacfwd,  # noqa: F401,E402
+                        jacobian, jacrev, remat)
+from toolkit.introspect import eval_shape, make_jaxpr  # noqa: F401,E402
 from toolkit.shard_map import shard_map  # noqa: F401,E402
 from toolkit import distributed  # noqa: F401,E402
 from toolkit.runtime.client import (device_count, local_device_count, local_devices, process_count,  # noqa: F401,E402

@@ -40,5 +40,6 @@ def cases(lib):
 def forward_only_cases(lib):
     jnp, lax = lib.numpy, lib.lax
     return {
-        "while": lambda x: jnp.sum(lax.fori_loop(0, 3, lambda i, v: jnp.sin(v) * x, x)),
+        "while": lambda x: jnp.sum(lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, jnp.sin(c[1]) * x),
+                                                  (0, x))[1]),
     }

@@ -1,7 +1,8 @@
 """Automatic differentiation as interpreters over toolkit's ``Program``.
 
 ``jvp``/``linearize`` (forward mode) and ``vjp``/``grad``/``value_and_grad``
-(reverse mode), with JAX's signatures. See ``docs/autodiff.md``.
+(reverse mode), ``jacfwd``/``jacrev``/``hessian``, ``custom_jvp``/``custom_vjp``
+and ``checkpoint`` with its policies, with JAX's signatures. See ``docs/autodiff.md``.
 
 Example::
 
@@ -12,5 +13,13 @@ Example::
 from toolkit.ad import rules  # noqa: F401  (attaches the rules to the primitives)
 from toolkit.ad.api import grad, jvp, linearize, value_and_grad, vjp  # noqa: F401
 from toolkit.ad.jvp import DifferentiationError  # noqa: F401
+from toolkit.ad import checkpoint_policies  # noqa: F401
+from toolkit.ad.custom_derivatives import (  # noqa: F401
+    CustomVJPPrimal, SymbolicZero, custom_jvp, custom_vjp, zero_from_primal,
+)
+from toolkit.ad.jacobians import hessian, jacfwd, jacobian, jacrev  # noqa: F401
+from toolkit.ad.remat import checkpoint, checkpoint_name, remat  # noqa: F401
 
-__all__ = ["grad", "jvp", "linearize", "value_and_grad", "vjp", "DifferentiationError"]
+__all__ = ["grad", "jvp", "linearize", "value_and_grad", "vjp", "DifferentiationError", "custom_jvp", "custom_vjp",
+           "SymbolicZero", "CustomVJPPrimal", "zero_from_primal", "checkpoint", "remat", "checkpoint_name",
+           "checkpoint_policies", "jacfwd", "jacrev", "jacobian", "hessian"]

@@ -59,11 +59,14 @@ def linearized_vjp(eqn_primitive: Primitive, params: dict[str, Any], primals: Se
     return cts
 
 
-def vjp_program(program: Program, primals: Sequence[Any],
-                active: Sequence[bool]) -> tuple[list[Any], Callable[[Sequence[Any]], list[Any]]]:
+def vjp_program(program: Program, primals: Sequence[Any], active: Sequence[bool],
+                known: dict[Var, Any] | None = None) -> tuple[list[Any], Callable[[Sequence[Any]], list[Any]]]:
     """Outputs of ``program(*primals)`` and ``backward(cotangents) -> input cotangents``.
 
     Inputs that are not ``active`` (or not floating point) get ``Zero`` cotangents.
+    ``known`` gives values of some of the program's variables already computed
+    (the residuals a ``checkpoint`` policy saved): equations producing only known
+    values are not evaluated again (their derivatives still flow).
     """
     if len(primals) != len(program.invars) or len(active) != len(program.invars):
         raise TypeError(f"vjp_program: the program takes {len(program.invars)} inputs, got {len(primals)}")
@@ -79,6 +82,8 @@ def vjp_program(program: Program, primals: Sequence[Any],
         if any(active_in) and rule is not None:
             outs, residuals = rule[0](inputs, active_in, **eqn.params)
             outs = list(outs)
+        elif known and eqn.outputs and all(v in known for v in eqn.outputs):
+            outs, residuals = [known[v] for v in eqn.outputs], None
         else:
             outs, residuals = bind_equation(eqn, inputs), None
         env.write_all(eqn.outputs, outs)

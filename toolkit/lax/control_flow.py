@@ -299,13 +299,49 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
     return tree_util.tree_unflatten(tree, outs)
 
 
-def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any) -> Any:
-    """``for i in range(lower, upper): val = body_fun(i, val)``, as one ``stablehlo.while``.
+def _static_int(v: Any) -> int | None:
+    """``v`` as a Python int when it is known while tracing (not a traced value nor a symbolic dimension)."""
+    if isinstance(v, tracing.Tracer) or is_symbolic_dim(v):
+        return None
+    try:
+        return int(v) if np.ndim(v) == 0 else None
+    except (TypeError, ValueError):
+        return None
+
+
+def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_val: Any, *,
+              unroll: int | bool | None = None) -> Any:
+    """``for i in range(lower, upper): val = body_fun(i, val)``.
+
+    As in JAX: when both bounds are known while tracing (Python or numpy
+    integers), the loop is a ``scan`` of ``upper - lower`` steps whose carry is
+    ``(i, val)`` (so reverse-mode differentiation works, and ``unroll`` may be
+    given); otherwise (traced bounds, or a symbolic dimension) it is a
+    ``while_loop`` over ``(i, upper, val)``, which only forward mode can
+    differentiate.
 
     Example::
 
         total = toolkit.lax.fori_loop(0, 10, lambda i, acc: acc + i, 0)
     """
+    lo_static, hi_static = _static_int(lower), _static_int(upper)
+    if lo_static is not None and hi_static is not None:
+        for name, v in (("lower", lower), ("upper", upper)):
+            if not dtypes.is_integer(_leaf_aval(v, f"fori_loop's {name}").dtype):
+                raise TypeError(f"fori_loop: {name} must be an integer scalar, got {_leaf_aval(v, name).str_short()}")
+        length = max(hi_static - lo_static, 0)
+
+        def scanned(carry: Any, _: Any) -> tuple[Any, None]:
+            i, x = carry
+            return (ew.add(i, 1), body_fun(i, x)), None
+
+        if length == 0:
+            return init_val
+        (_, result), _ = scan(scanned, (lo_static, init_val), None, length=length,
+                              unroll=False if unroll is None else unroll)
+        return result
+    if unroll is not None and unroll is not False and unroll != 1:
+        raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are statically known.")
     if not tracing.is_tracing():
         return _jit_call(lambda lo, hi, v: fori_loop(lo, hi, body_fun, v), lower, upper, init_val)
     # A symbolic bound (``x.shape[0]``) is a value computed from the argument shapes.

@@ -1,0 +1,249 @@
+"""``jacfwd``, ``jacrev`` and ``hessian`` (JAX's signatures and pytree layout).
+
+``jacfwd`` pushes every standard basis vector of the inputs through one
+``linearize`` (one JVP per input element); ``jacrev`` pulls every basis vector
+of the outputs back through one ``vjp`` (one VJP per output element). The
+columns (rows) are stacked; JAX maps the basis with ``vmap`` instead, which
+gives the same values. Results have JAX's layout: the output's tree, each
+leaf holding a tree shaped like the differentiated arguments whose leaves
+have shape ``out_leaf.shape + in_leaf.shape``.
+
+Example::
+
+    toolkit.jacrev(lambda x: tnp.sin(x) * x[0])(np.arange(3.0, dtype=np.float32))   # f32[3, 3]
+    toolkit.hessian(lambda x: tnp.sum(x ** 3))(x)                                      # diag(6 x)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from toolkit.ad.api import _argnums_tuple, linearize, vjp
+from toolkit.core import dtypes, tree_util
+from toolkit.core.avals import aval_of
+
+__all__ = ["jacfwd", "jacrev", "jacobian", "hessian"]
+
+
+def _partial(fun: Callable[..., Any], argnums: int | Sequence[int], args: tuple, kwargs: dict,
+             what: str) -> tuple[Callable[..., Any], tuple]:
+    nums = _argnums_tuple(argnums, len(args), what)
+
+    def f_partial(*dyn: Any) -> Any:
+        full = list(args)
+        for a, value in zip(nums, dyn):
+            full[a] = value
+        return fun(*full, **kwargs)
+    return f_partial, tuple(args[a] for a in nums)
+
+
+def _basis(leaves: Sequence[Any], k: int, dtype: Any) -> list[np.ndarray]:
+    """The ``k``-th standard basis vector of the flattened ``leaves``, split back into their shapes."""
+    out, offset = [], 0
+    for leaf in leaves:
+        aval = aval_of(leaf)
+        size = math.prod(aval.shape)
+        flat = np.zeros(size, dtype)
+        if offset <= k < offset + size:
+            flat[k - offset] = 1
+        out.append(_cast(flat.reshape(aval.shape), aval.dtype))
+        offset += size
+    return out
+
+
+def _cast(x: np.ndarray, dtype: Any) -> np.ndarray:
+    if np.iscomplexobj(x) and not dtypes.is_complex(dtype):
+        x = x.real
+    return x.astype(dtype)
+
+
+def _common_dtype(leaves: Sequence[Any]) -> Any:
+    dts = [aval_of(leaf).dtype for leaf in leaves]
+    out = dts[0] if dts else np.dtype(np.float32)
+    for d in dts[1:]:
+        out = dtypes.promote_types(out, d)
+    return out
+
+
+def _stack(columns: Sequence[Any], axis: int) -> Any:
+    import toolkit.numpy as tnp
+    return tnp.stack(list(columns), axis=axis)
+
+
+def _split_axis(arr: Any, axis_size_shapes: Sequence[tuple], lead: tuple, at_end: bool) -> list[Any]:
+    """Split the flat axis of ``arr`` (last if ``at_end`` else first) into pieces reshaped to each shape."""
+    import toolkit.numpy as tnp
+    pieces, offset = [], 0
+    for shape in axis_size_shapes:
+        size = math.prod(shape)
+        if at_end:
+            piece = arr[..., offset:offset + size]
+            pieces.append(tnp.reshape(piece, tuple(lead) + tuple(shape)))
+        else:
+            piece = arr[offset:offset + size]
+            pieces.append(tnp.reshape(piece, tuple(shape) + tuple(lead)))
+        offset += size
+    return pieces
+
+
+def _check_input_jacfwd(holomorphic: bool, x: Any) -> None:
+    dtype = aval_of(x).dtype
+    if holomorphic:
+        if not dtypes.is_complex(dtype):
+            raise TypeError(f"jacfwd with holomorphic=True requires inputs with complex dtype, but got {dtype.name}.")
+    elif not dtypes.is_float(dtype):
+        raise TypeError(f"jacfwd requires real-valued inputs (input dtype that is a sub-dtype of np.floating), but "
+                        f"got {dtype.name}. For holomorphic differentiation, pass holomorphic=True. For "
+                        "differentiation of non-holomorphic functions involving complex inputs or integer inputs, "
+                        "use toolkit.jvp directly.")
+
+
+def _check_output_jacfwd(holomorphic: bool, x: Any) -> None:
+    dtype = aval_of(x).dtype
+    if holomorphic and not dtypes.is_complex(dtype):
+        raise TypeError(f"jacfwd with holomorphic=True requires outputs with complex dtype, but got {dtype.name}.")
+
+
+def _check_input_jacrev(holomorphic: bool, allow_int: bool, x: Any) -> None:
+    dtype = aval_of(x).dtype
+    if holomorphic and not dtypes.is_complex(dtype):
+        raise TypeError(f"jacrev with holomorphic=True requires inputs with complex dtype, but got {dtype.name}.")
+    if not dtypes.is_inexact(dtype) and not allow_int:
+        raise TypeError(f"jacrev requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
+                        f"np.inexact), but got {dtype.name}. If you want to use Boolean- or integer-valued inputs, "
+                        "use vjp or set allow_int to True.")
+
+
+def _check_output_jacrev(holomorphic: bool, x: Any) -> None:
+    dtype = aval_of(x).dtype
+    if holomorphic:
+        if not dtypes.is_complex(dtype):
+            raise TypeError(f"jacrev with holomorphic=True requires outputs with complex dtype, but got "
+                            f"{dtype.name}.")
+    elif dtypes.is_complex(dtype):
+        raise TypeError(f"jacrev requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but "
+                        f"got {dtype.name}. For holomorphic differentiation, pass holomorphic=True. For "
+                        "differentiation of non-holomorphic functions involving complex outputs, use toolkit.vjp "
+                        "directly.")
+    elif not dtypes.is_float(dtype):
+        raise TypeError(f"jacrev requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but "
+                        f"got {dtype.name}. For differentiation of functions with integer outputs, use toolkit.vjp "
+                        "directly.")
+
+
+def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False) -> Callable[..., Any]:
+    """The Jacobian of ``fun`` by forward mode (one JVP per input element), as ``jax.jacfwd``."""
+    if not callable(fun):
+        raise TypeError(f"jacfwd: expected a callable function, got {type(fun).__name__}")
+
+    def jacfun(*args: Any, **kwargs: Any) -> Any:
+        f_partial, dyn_args = _partial(fun, argnums, args, kwargs, "jacfwd")
+        tree_util.tree_map(lambda x: _check_input_jacfwd(holomorphic, x), dyn_args)
+        result = linearize(f_partial, *dyn_args, has_aux=has_aux)
+        y, f_jvp = result[0], result[1]
+        tree_util.tree_map(lambda x: _check_output_jacfwd(holomorphic, x), y)
+        in_leaves, _ = tree_util.tree_flatten(dyn_args)
+        total = sum(math.prod(aval_of(leaf).shape) for leaf in in_leaves)
+        dtype = _common_dtype(in_leaves)
+        y_leaves, y_tree = tree_util.tree_flatten(y)
+        columns: list[list[Any]] = [[] for _ in y_leaves]
+        for k in range(total):
+            tangents = tree_util.tree_unflatten(tree_util.tree_structure(dyn_args), _basis(in_leaves, k, dtype))
+            out = tree_util.tree_leaves(f_jvp(*tangents))
+            for i, column in enumerate(out):
+                columns[i].append(column)
+        example = dyn_args[0] if isinstance(argnums, (int, np.integer)) else dyn_args
+        ex_leaves, ex_tree = tree_util.tree_flatten(example)
+        ex_shapes = [tuple(aval_of(leaf).shape) for leaf in ex_leaves]
+        jac_leaves = []
+        for y_leaf, cols in zip(y_leaves, columns):
+            y_shape = tuple(aval_of(y_leaf).shape)
+            if cols:
+                stacked = _stack(cols, axis=-1)
+                pieces = _split_axis(stacked, ex_shapes, y_shape, at_end=True)
+            else:
+                pieces = [_zeros(y_shape + s, aval_of(y_leaf).dtype) for s in ex_shapes]
+            pieces = [_convert(p, aval_of(y_leaf).dtype) for p in pieces]
+            jac_leaves.append(tree_util.tree_unflatten(ex_tree, pieces))
+        jac = tree_util.tree_unflatten(y_tree, jac_leaves)
+        return (jac, result[2]) if has_aux else jac
+
+    jacfun.__name__ = f"jacfwd_{getattr(fun, '__name__', 'fun')}"
+    jacfun.__wrapped__ = fun
+    return jacfun
+
+
+def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+           holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
+    """The Jacobian of ``fun`` by reverse mode (one VJP per output element), as ``jax.jacrev``."""
+    if not callable(fun):
+        raise TypeError(f"jacrev: expected a callable function, got {type(fun).__name__}")
+
+    def jacfun(*args: Any, **kwargs: Any) -> Any:
+        f_partial, dyn_args = _partial(fun, argnums, args, kwargs, "jacrev")
+        tree_util.tree_map(lambda x: _check_input_jacrev(holomorphic, allow_int, x), dyn_args)
+        result = vjp(f_partial, *dyn_args, has_aux=has_aux)
+        y, pullback = result[0], result[1]
+        tree_util.tree_map(lambda x: _check_output_jacrev(holomorphic, x), y)
+        y_leaves, y_tree = tree_util.tree_flatten(y)
+        total = sum(math.prod(aval_of(leaf).shape) for leaf in y_leaves)
+        dtype = _common_dtype(y_leaves)
+        example = dyn_args[0] if isinstance(argnums, (int, np.integer)) else dyn_args
+        rows: list[list[Any]] | None = None
+        for k in range(total):
+            cts = pullback(tree_util.tree_unflatten(y_tree, _basis(y_leaves, k, dtype)))
+            cts = cts[0] if isinstance(argnums, (int, np.integer)) else cts
+            leaves = tree_util.tree_leaves(cts)
+            if rows is None:
+                rows = [[] for _ in leaves]
+            for i, row in enumerate(leaves):
+                rows[i].append(row)
+        ex_leaves, ex_tree = tree_util.tree_flatten(example)
+        y_shapes = [tuple(aval_of(leaf).shape) for leaf in y_leaves]
+        # per input leaf: the pieces for each output leaf
+        per_input = []
+        for j, ex_leaf in enumerate(ex_leaves):
+            ex_aval = aval_of(ex_leaf)
+            if rows:
+                stacked = _stack(rows[j], axis=0)
+                pieces = _split_axis(stacked, y_shapes, tuple(ex_aval.shape), at_end=False)
+            else:
+                pieces = [_zeros(s + tuple(ex_aval.shape), ex_aval.dtype) for s in y_shapes]
+            per_input.append([_convert(p, ex_aval.dtype) for p in pieces])
+        jac_leaves = [tree_util.tree_unflatten(ex_tree, [per_input[j][i] for j in range(len(ex_leaves))])
+                      for i in range(len(y_leaves))]
+        jac = tree_util.tree_unflatten(y_tree, jac_leaves)
+        return (jac, result[2]) if has_aux else jac
+
+    jacfun.__name__ = f"jacrev_{getattr(fun, '__name__', 'fun')}"
+    jacfun.__wrapped__ = fun
+    return jacfun
+
+
+jacobian = jacrev
+
+
+def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
+            holomorphic: bool = False) -> Callable[..., Any]:
+    """``jacfwd(jacrev(fun))``: the Hessian, as ``jax.hessian``."""
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux, holomorphic=holomorphic), argnums, has_aux=has_aux,
+                  holomorphic=holomorphic)
+
+
+def _zeros(shape: tuple, dtype: Any) -> Any:
+    import toolkit.numpy as tnp
+    return tnp.zeros(shape, dtype)
+
+
+def _convert(x: Any, dtype: Any) -> Any:
+    from toolkit.lax import elementwise
+    aval = aval_of(x)
+    if aval.dtype == dtype:
+        return x
+    if dtypes.is_complex(aval.dtype) and not dtypes.is_complex(dtype):
+        x = elementwise.real(x)
+    return elementwise.convert_element_type(x, dtype)

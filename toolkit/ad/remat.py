@@ -1,0 +1,88 @@
+"""``toolkit.checkpoint`` (alias ``remat``) and ``checkpoint_name``: trade computation for memory.
+
+``checkpoint(f)`` traces ``f`` into one ``checkpoint`` equation
+(``toolkit/lax/calls.py``). Reverse mode saves only its inputs (and what the
+``policy`` allows, see ``toolkit.checkpoint_policies``) and recomputes the rest
+in the backward pass, inside a ``checkpoint`` marked ``differentiated`` that
+lowers behind a ``stablehlo.optimization_barrier`` when ``prevent_cse`` (so XLA
+cannot merge it back into the forward pass). Without differentiation it is
+``f``, inline.
+
+Example::
+
+    layer = toolkit.checkpoint(lambda w, x: tnp.tanh(x @ w),
+                               policy=toolkit.checkpoint_policies.dots_saveable)
+    toolkit.grad(lambda w, x: tnp.sum(layer(w, layer(w, x))))(w, x)
+    print(toolkit.make_jaxpr(toolkit.grad(lambda x: tnp.sum(toolkit.checkpoint(tnp.sin)(x))))(x))
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+from toolkit.core import tracing, tree_util
+from toolkit.core.avals import aval_of
+from toolkit.lax import calls
+
+__all__ = ["checkpoint", "remat", "checkpoint_name"]
+
+
+def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool = True, policy: Callable[..., bool] | None = None,
+               static_argnums: int | Sequence[int] = ()) -> Callable[..., Any]:
+    """``fun`` whose intermediate values reverse mode recomputes rather than saves (``jax.checkpoint``).
+
+    ``policy(prim, *avals, **params) -> bool`` says which equations' results may
+    be saved (``None``: none); ``static_argnums`` are positional arguments that
+    are Python values, not arrays.
+    """
+    if not callable(fun):
+        raise TypeError(f"checkpoint: expected a callable function, got {type(fun).__name__}")
+    static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    name = getattr(fun, "__name__", "fun")
+
+    @functools.wraps(fun)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        if not tracing.is_tracing():
+            return fun(*args, **kwargs)
+        positions = {i % len(args) for i in static} if args else set()
+        for i in static:
+            if not -len(args) <= i < len(args):
+                raise ValueError(f"checkpoint: static_argnums {static_argnums} is out of bounds for a call with "
+                                 f"{len(args)} positional arguments")
+        dynamic = ([args[i] for i in range(len(args)) if i not in positions], kwargs)
+        leaves, in_tree = tree_util.tree_flatten(dynamic)
+        avals = []
+        for i, leaf in enumerate(leaves):
+            try:
+                avals.append(aval_of(leaf))
+            except TypeError:
+                raise TypeError(f"checkpoint of {name}: argument leaf {i} of type {type(leaf).__name__} is not an "
+                                "array; pass it through static_argnums") from None
+        out_tree_box: list[Any] = []
+
+        def flat_fun(*xs: Any) -> list[Any]:
+            dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, list(xs))
+            it = iter(dyn_args)
+            full = [args[i] if i in positions else next(it) for i in range(len(args))]
+            out = fun(*full, **dyn_kwargs)
+            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_tree_box.append(out_tree)
+            return out_leaves
+
+        program, captured = tracing.trace_flat(flat_fun, avals)
+        outs = calls.checkpoint_p.bind(*leaves, *captured, jaxpr=program, prevent_cse=bool(prevent_cse),
+                                       differentiated=False, policy=policy)
+        return tree_util.tree_unflatten(out_tree_box[0], list(outs))
+
+    return wrapped
+
+
+remat = checkpoint
+
+
+def checkpoint_name(x: Any, name: str) -> Any:
+    """``x`` (a pytree of arrays), named ``name`` for the policies ``save_only_these_names`` and the like."""
+    if not tracing.is_tracing():
+        return x
+    return tree_util.tree_map(lambda leaf: calls.name_p.bind(leaf, name=name), x)

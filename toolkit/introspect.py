@@ -1,0 +1,133 @@
+"""``toolkit.make_jaxpr`` and ``toolkit.eval_shape``: see what tracing (and each transformation) produces.
+
+``make_jaxpr(f)(*args)`` traces ``f`` at the arguments' shapes and dtypes and
+returns the ``Program`` it becomes (printed like a jaxpr); since
+transformations are functions too, ``make_jaxpr(toolkit.grad(f))``,
+``make_jaxpr(toolkit.checkpoint(f))`` or ``make_jaxpr(toolkit.jit(f))`` show
+what each one did. ``eval_shape(f, *args)`` runs nothing: it returns the
+``ShapeDtypeStruct``s of ``f``'s outputs.
+
+Example::
+
+    >>> print(toolkit.make_jaxpr(toolkit.grad(lambda x: tnp.sin(x)))(1.0))
+    { lambda ; a:f32[]. let
+        b:f32[] = sin a
+        c:f32[] = sin a
+        d:f32[] = cos a
+        e:f32[] = convert_element_type[new_dtype=float32 weak_type=False] d
+        f:f32[] = mul 1.0:f32[] e
+      in (f,) }
+
+(the second ``sin`` is the linearized equation's own primal, which XLA's CSE
+merges with the first; see ``docs/autodiff.md``).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any, Callable, Sequence
+
+from toolkit.core import tracing, tree_util
+from toolkit.core.avals import ShapeDtypeStruct, ShapedArray, aval_of
+from toolkit.core.program import Program
+
+__all__ = ["make_jaxpr", "eval_shape", "ClosedProgram"]
+
+
+class ClosedProgram:
+    """A traced program with its constants, shaped like JAX's ``ClosedJaxpr`` (``jaxpr``, ``consts``, avals)."""
+
+    def __init__(self, program: Program):
+        self.program = program
+
+    jaxpr = property(lambda self: self.program)
+    consts = property(lambda self: list(self.program.consts))
+    eqns = property(lambda self: self.program.eqns)
+    in_avals = property(lambda self: self.program.in_avals)
+    out_avals = property(lambda self: self.program.out_avals)
+
+    def pretty(self, *, source_info: bool = False) -> str:
+        return self.program.pretty(source_info=source_info)
+
+    def __str__(self) -> str:
+        return self.program.pretty()
+
+    __repr__ = __str__
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self))
+
+
+def _static_tuple(static_argnums: int | Sequence[int]) -> tuple[int, ...]:
+    return (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+
+
+def _trace(fun: Callable[..., Any], args: tuple, kwargs: dict, static: tuple[int, ...],
+           what: str) -> tuple[Program, Any, list[Any]]:
+    positions = {i % len(args) for i in static if -len(args) <= i < len(args)} if args else set()
+    dynamic = ([a for i, a in enumerate(args) if i not in positions], kwargs)
+    leaves, in_tree = tree_util.tree_flatten(dynamic)
+    avals: list[ShapedArray] = []
+    for i, leaf in enumerate(leaves):
+        try:
+            avals.append(aval_of(leaf))
+        except TypeError:
+            raise TypeError(f"{what}: argument leaf {i} of type {type(leaf).__name__} is not an array or a "
+                            "ShapeDtypeStruct; mark it static with static_argnums") from None
+    out_tree_box: list[Any] = []
+
+    def flat_fun(*xs: Any) -> list[Any]:
+        dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, list(xs))
+        it = iter(dyn_args)
+        full = [args[i] if i in positions else next(it) for i in range(len(args))]
+        out = fun(*full, **dyn_kwargs)
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        for i, leaf in enumerate(out_leaves):
+            try:
+                aval_of(leaf)
+            except TypeError:
+                raise TypeError(f"{what}: output leaf {i} of type {type(leaf).__name__} is not an array") from None
+        out_tree_box.append(out_tree)
+        return out_leaves
+
+    program, captured = tracing.trace_flat(flat_fun, avals)
+    return program, out_tree_box[0], captured
+
+
+def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
+               return_shape: bool = False) -> Callable[..., Any]:
+    """A function returning the traced program of ``fun`` at the given arguments (``jax.make_jaxpr``).
+
+    Arguments may be arrays, numpy values, Python scalars or ``ShapeDtypeStruct``s.
+    With ``return_shape=True`` it returns ``(program, output ShapeDtypeStructs)``.
+    Values ``fun`` closes over from an enclosing trace become trailing inputs.
+    """
+    if not callable(fun):
+        raise TypeError(f"make_jaxpr: expected a callable function, got {type(fun).__name__}")
+    static = _static_tuple(static_argnums)
+
+    @functools.wraps(fun)
+    def make(*args: Any, **kwargs: Any) -> Any:
+        program, out_tree, _ = _trace(fun, args, kwargs, static, "make_jaxpr")
+        closed = ClosedProgram(program)
+        if not return_shape:
+            return closed
+        shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in program.out_avals]
+        return closed, tree_util.tree_unflatten(out_tree, shapes)
+
+    make.__name__ = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"
+    return make
+
+
+def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """The shapes and dtypes of ``fun(*args, **kwargs)`` as ``ShapeDtypeStruct``s, computing nothing.
+
+    Example::
+
+        toolkit.eval_shape(lambda x, w: x @ w, toolkit.ShapeDtypeStruct((8, 3), "float32"), np.ones((3, 4)))
+    """
+    if not callable(fun):
+        raise TypeError(f"eval_shape: expected a callable function, got {type(fun).__name__}")
+    program, out_tree, _ = _trace(fun, args, kwargs, (), "eval_shape")
+    shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in program.out_avals]
+    return tree_util.tree_unflatten(out_tree, shapes)

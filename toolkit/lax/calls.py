@@ -1,0 +1,66 @@
+"""Call primitives: a sub-program applied to operands, with a transformation-specific meaning.
+
+Each of these computes exactly its sub-program; what differs is how
+transformations treat it (the rules sit in ``toolkit/ad/rules/calls.py``):
+
+* ``custom_jvp_call``: ``call`` with a user-given JVP rule
+  (``toolkit.custom_jvp``);
+* ``custom_vjp_call``: ``call`` with user-given forward/backward functions
+  (``toolkit.custom_vjp``);
+* ``checkpoint``: ``jaxpr`` whose intermediate values reverse mode recomputes
+  instead of saving, except those its ``policy`` allows (``toolkit.checkpoint``);
+  when ``differentiated`` and ``prevent_cse`` it lowers behind an
+  ``optimization_barrier`` so XLA cannot merge the recomputation with the
+  forward pass;
+* ``name``: the identity, naming a value for checkpoint policies
+  (``toolkit.ad.checkpoint_name``).
+
+Outside differentiation they lower as their sub-program, inline.
+
+Example (what ``toolkit.make_jaxpr(toolkit.checkpoint(f))`` shows)::
+
+    b:f32[3] = checkpoint[jaxpr={ lambda ; c:f32[3]. let d:f32[3] = sin c in (d,) }
+                          prevent_cse=True differentiated=False policy=None] a
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from toolkit.core.avals import ShapedArray
+from toolkit.core.primitive import Primitive
+from toolkit.core.program import Program
+
+__all__ = ["custom_jvp_call_p", "custom_vjp_call_p", "checkpoint_p", "name_p"]
+
+
+def _check_operands(what: str, operands: tuple[ShapedArray, ...], program: Program) -> None:
+    if len(operands) != len(program.invars):
+        raise TypeError(f"{what}: the sub-program takes {len(program.invars)} inputs, got {len(operands)} operands")
+    for i, (a, b) in enumerate(zip(operands, program.in_avals)):
+        if tuple(a.shape) != tuple(b.shape) or a.dtype != b.dtype:
+            raise TypeError(f"{what}: operand {i} is {a.str_short()} but the sub-program takes {b.str_short()}")
+
+
+def _custom_jvp_call_rule(*operands: ShapedArray, call: Program, jvp: Any, num_consts: int,
+                          symbolic_zeros: bool) -> list[ShapedArray]:
+    _check_operands("custom_jvp_call", operands, call)
+    return list(call.out_avals)
+
+
+def _custom_vjp_call_rule(*operands: ShapedArray, call: Program, fwd: Any, bwd: Any, num_consts: int,
+                          symbolic_zeros: bool) -> list[ShapedArray]:
+    _check_operands("custom_vjp_call", operands, call)
+    return list(call.out_avals)
+
+
+def _checkpoint_rule(*operands: ShapedArray, jaxpr: Program, prevent_cse: bool, differentiated: bool,
+                     policy: Any) -> list[ShapedArray]:
+    _check_operands("checkpoint", operands, jaxpr)
+    return list(jaxpr.out_avals)
+
+
+custom_jvp_call_p = Primitive("custom_jvp_call", shape_rule=_custom_jvp_call_rule, multiple_results=True)
+custom_vjp_call_p = Primitive("custom_vjp_call", shape_rule=_custom_vjp_call_rule, multiple_results=True)
+checkpoint_p = Primitive("checkpoint", shape_rule=_checkpoint_rule, multiple_results=True)
+name_p = Primitive("name", shape_rule=lambda x, *, name: x)
