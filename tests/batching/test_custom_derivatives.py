@@ -48,8 +48,8 @@ def test_vmap_of_custom_jvp_and_of_its_gradient():
 
 
 def test_vmap_of_straight_through_gradient():
-    f_tk = lambda x: toolkit.numpy.sum(make_ste(toolkit)(x) * x)  # noqa: E731
-    f_jx = lambda x: jax.numpy.sum(make_ste(jax)(x) * x)  # noqa: E731
+    f_tk = lambda x: toolkit.numpy.sum(make_ste(toolkit)(x) * x)
+    f_jx = lambda x: jax.numpy.sum(make_ste(jax)(x) * x)
     close(toolkit.vmap(make_ste(toolkit))(XS * 1.3), jax.vmap(make_ste(jax))(XS * 1.3))
     close(toolkit.vmap(toolkit.grad(f_tk))(XS * 1.3), jax.vmap(jax.grad(f_jx))(XS * 1.3))
 

@@ -13,7 +13,7 @@ import toolkit.numpy as tnp
 from toolkit import export
 
 jax = pytest.importorskip("jax")
-from jax import export as jexport  # noqa: E402
+from jax import export as jexport
 
 CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "corpora", "jax_poly_harness")
 rng = np.random.default_rng(0)
@@ -94,7 +94,8 @@ def _corpus_cases(limit=8):
     path = os.path.join(CORPUS, "manifest.json")
     if not os.path.exists(path):
         return []
-    cases = json.load(open(path))["cases"]
+    with open(path) as f:
+        cases = json.load(f)["cases"]
     picked, groups = [], set()
     for c in sorted(cases, key=lambda c: c["name"]):
         if c["group"] in groups or not c["dim_vars"] or set(c["custom_call_targets"]) - {"shape_assertion"}:
@@ -118,7 +119,8 @@ def test_jax_poly_harness_corpus(entry):
     run = entry["runs"][0]
     inputs = run_arrays(arrays, run["prefix"], "in", run["n_in"])
     expected = run_arrays(arrays, run["prefix"], "out", run["n_out"])
-    exp = export.deserialize(open(os.path.join(CORPUS, entry["files"]["bin"]), "rb").read())
+    with open(os.path.join(CORPUS, entry["files"]["bin"]), "rb") as f:
+        exp = export.deserialize(f.read())
     batch = [np.stack([x, x * np.float32(0.5)]) for x in inputs]  # element 0 is the recorded run
     got = toolkit.tree_util.tree_leaves(toolkit.jit(toolkit.vmap(exp.call))(*batch))
     want = loop(exp.call, batch, (0,) * len(batch))

@@ -172,7 +172,7 @@ CASES = [
 
 @pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
 def test_primitive(case):
-    name, f_tk, f_jax, args, variants = case
+    _, f_tk, f_jax, args, variants = case
     for in_axes in variants:
         same(f_tk, f_jax, args, in_axes)
 

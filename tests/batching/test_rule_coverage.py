@@ -1,7 +1,7 @@
 """Every primitive has a batching rule, or a written reason why it cannot be batched."""
 
-import toolkit  # noqa: F401
-import toolkit.export  # noqa: F401  (registers call_exported)
+import toolkit
+import toolkit.export
 import toolkit.shard_map  # noqa: F401
 from toolkit.batching import BATCHING_RULES, UNBATCHABLE
 from toolkit.core.primitive import PRIMITIVES

@@ -7,7 +7,8 @@ import pytest
 
 import toolkit
 import toolkit.numpy as tnp
-from toolkit.shard import NamedSharding, PartitionSpec as P
+from toolkit.shard import NamedSharding
+from toolkit.shard import PartitionSpec as P
 
 jax = pytest.importorskip("jax")
 

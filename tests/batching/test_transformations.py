@@ -58,10 +58,10 @@ def test_in_axes_out_axes(in_axes, out_axes, xshape):
 
 
 def test_kwargs_are_mapped_over_axis_0_and_axis_size():
-    f = lambda x, *, y: x * y  # noqa: E731
+    f = lambda x, *, y: x * y
     y = f32(4)
     close(toolkit.vmap(f, in_axes=None)(np.float32(2), y=y), jax.vmap(f, in_axes=None)(np.float32(2), y=y))
-    g = lambda x: x + 1  # noqa: E731
+    g = lambda x: x + 1
     x = f32(2)
     close(toolkit.vmap(g, in_axes=None, axis_size=3)(x), jax.vmap(g, in_axes=None, axis_size=3)(x))
 

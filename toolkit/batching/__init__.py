@@ -12,9 +12,21 @@ Example::
 """
 
 from toolkit.batching import rules  # noqa: F401  (fills BATCHING_RULES)
-from toolkit.batching.api import vmap  # noqa: F401
-from toolkit.batching.interpret import AxisData, batch_program  # noqa: F401
-from toolkit.batching.registry import BATCHING_RULES, UNBATCHABLE, register_batching, register_unbatchable  # noqa: F401
+from toolkit.batching.api import vmap
+from toolkit.batching.interpret import AxisData, batch_program
+from toolkit.batching.registry import (
+           BATCHING_RULES,
+           UNBATCHABLE,
+           register_batching,
+           register_unbatchable,
+)
 
-__all__ = ["vmap", "batch_program", "AxisData", "BATCHING_RULES", "UNBATCHABLE", "register_batching",
-           "register_unbatchable"]
+__all__ = [
+           "BATCHING_RULES",
+           "UNBATCHABLE",
+           "AxisData",
+           "batch_program",
+           "register_batching",
+           "register_unbatchable",
+           "vmap",
+]

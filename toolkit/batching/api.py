@@ -20,11 +20,16 @@ from __future__ import annotations
 import collections
 import functools
 import inspect
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-import numpy as np
-
-from toolkit.batching.interpret import AxisData, batch_program, broadcast_batched, moveaxis, unbatched_aval
+from toolkit.batching.interpret import (
+    AxisData,
+    batch_program,
+    broadcast_batched,
+    moveaxis,
+    unbatched_aval,
+)
 from toolkit.core import tracing, tree_util
 from toolkit.core.avals import aval_of
 

@@ -18,16 +18,29 @@ applies the primitive once per element).
 
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
+from toolkit.batching.registry import batching_rule
 from toolkit.core import tracing
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.primitive import Primitive
 from toolkit.core.program import Equation, Literal, Program, Var
-from toolkit.batching.registry import batching_rule
 
-__all__ = ["AxisData", "batch_program", "batch_equation", "moveaxis", "bdim_at_front", "broadcast_batched",
-           "batched_outputs", "batch_subprogram", "loop_rule", "staged", "unbatched_aval", "batched_aval"]
+__all__ = [
+    "AxisData",
+    "batch_equation",
+    "batch_program",
+    "batch_subprogram",
+    "batched_aval",
+    "batched_outputs",
+    "bdim_at_front",
+    "broadcast_batched",
+    "loop_rule",
+    "moveaxis",
+    "staged",
+    "unbatched_aval",
+]
 
 
 class AxisData(NamedTuple):

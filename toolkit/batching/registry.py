@@ -31,7 +31,8 @@ Example (an elementwise primitive: the batch dimension passes through)::
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from toolkit.core.primitive import Primitive
 

@@ -31,7 +31,8 @@ import ``toolkit.export``).
 from __future__ import annotations
 
 import functools
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from toolkit.batching.interpret import loop_apply, moveaxis
 from toolkit.batching.registry import register_batching
@@ -39,7 +40,7 @@ from toolkit.core.avals import aval_of
 from toolkit.core.program import Literal, Program, Var, subprograms
 from toolkit.core.shape_poly import definitely_equal, is_symbolic_dim
 
-__all__ = ["register", "fold_variable", "rows_independent"]
+__all__ = ["fold_variable", "register", "rows_independent"]
 
 
 # --- the analysis -------------------------------------------------------------------------
@@ -62,12 +63,12 @@ def _is_var(d: Any, var: str) -> bool:
     return is_symbolic_dim(d) and d.get_vars() == {var} and str(d) == var
 
 
-_ELEMENTWISE = set(
+_ELEMENTWISE_NAMES = (
     "neg sign floor ceil exp exp2 log log1p expm1 tanh logistic sin cos tan asin acos atan sinh cosh asinh acosh "
     "atanh sqrt rsqrt cbrt not population_count clz erf erfc erf_inv lgamma digamma conj is_finite round abs real "
     "imag integer_pow convert_element_type add sub mul div rem pow max min and or xor atan2 nextafter shift_left "
-    "shift_right_arithmetic shift_right_logical complex eq ne lt le gt ge select_n clamp sharding_constraint name"
-    .split())
+    "shift_right_arithmetic shift_right_logical complex eq ne lt le gt ge select_n clamp sharding_constraint name")
+_ELEMENTWISE = frozenset(_ELEMENTWISE_NAMES.split())
 _REDUCTIONS = {"reduce_sum", "reduce_prod", "reduce_max", "reduce_min", "reduce_and", "reduce_or", "reduce_xor"}
 
 _NO = object()  # the analysis failed

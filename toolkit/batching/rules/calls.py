@@ -14,7 +14,13 @@ Registered only when ``toolkit.lax.calls`` exists.
 
 from __future__ import annotations
 
-from toolkit.batching.interpret import batch_program, batch_subprogram, batched_outputs, bdim_at_front, staged
+from toolkit.batching.interpret import (
+    batch_program,
+    batch_subprogram,
+    batched_outputs,
+    bdim_at_front,
+    staged,
+)
 from toolkit.batching.registry import register_batching
 
 

@@ -17,14 +17,22 @@ batch dimension first on every batched value (``batch_subprogram``).
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from toolkit.batching.interpret import (AxisData, batch_program, batch_subprogram, batched_aval, batched_outputs,
-                                        bdim_at_front, moveaxis, staged)
+from toolkit.batching.interpret import (
+    AxisData,
+    batch_program,
+    batch_subprogram,
+    batched_outputs,
+    bdim_at_front,
+    moveaxis,
+    staged,
+)
 from toolkit.batching.registry import register_batching
-from toolkit.core import dtypes, tracing
+from toolkit.core import tracing
 from toolkit.core.avals import aval_of
 from toolkit.lax import control_flow as cf
 from toolkit.lax import elementwise as ew

@@ -9,7 +9,8 @@ scalar stays a scalar, a batched one is broadcast to the operand's shape.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from toolkit.batching.interpret import AxisData, broadcast_batched, moveaxis, ndim_of
 from toolkit.batching.registry import register_batching
@@ -82,11 +83,12 @@ def structural_shape(args, dims, full, axis, target) -> tuple:
     return tuple(shape)
 
 
-_UNARY = ("neg sign floor ceil exp exp2 log log1p expm1 tanh logistic sin cos tan asin acos atan sinh cosh asinh "
-          "acosh atanh sqrt rsqrt cbrt not population_count clz erf erfc erf_inv lgamma digamma conj is_finite "
-          "round abs real imag integer_pow convert_element_type").split()
-_BINARY = ("add sub mul div rem pow max min and or xor atan2 nextafter shift_left shift_right_arithmetic "
-           "shift_right_logical complex eq ne lt le gt ge").split()
+_UNARY_NAMES = ("neg sign floor ceil exp exp2 log log1p expm1 tanh logistic sin cos tan asin acos atan sinh cosh "
+                "asinh acosh atanh sqrt rsqrt cbrt not population_count clz erf erfc erf_inv lgamma digamma conj "
+                "is_finite round abs real imag integer_pow convert_element_type")
+_BINARY_NAMES = ("add sub mul div rem pow max min and or xor atan2 nextafter shift_left shift_right_arithmetic "
+                 "shift_right_logical complex eq ne lt le gt ge")
+_UNARY, _BINARY = _UNARY_NAMES.split(), _BINARY_NAMES.split()
 
 for _name in _UNARY:
     register_batching(PRIMITIVES[_name], _unary(PRIMITIVES[_name]))

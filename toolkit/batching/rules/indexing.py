@@ -23,8 +23,8 @@ def _gather(axis, args, dims, *, dimension_numbers, slice_sizes, indices_are_sor
             fill_value):
     (operand, indices), (do, di) = args, dims
     dn = dimension_numbers
-    params = dict(indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
-                  fill_value=fill_value)
+    params = {"indices_are_sorted": indices_are_sorted, "unique_indices": unique_indices, "mode": mode,
+                  "fill_value": fill_value}
     if di is None:
         operand = moveaxis(operand, do, 0)
         new = ix.GatherDimensionNumbers(

@@ -20,7 +20,7 @@ def _plus1(dims):
 def _dot_general(axis, args, dims, *, dimension_numbers, precision=None, preferred_element_type=None):
     (lhs, rhs), (dl, dr) = args, dims
     (lc, rc), (lb, rb) = dimension_numbers
-    params = dict(precision=precision, preferred_element_type=preferred_element_type)
+    params = {"precision": precision, "preferred_element_type": preferred_element_type}
     if dl is not None and dr is not None:
         lhs, rhs = moveaxis(lhs, dl, 0), moveaxis(rhs, dr, 0)
         dn = ((_plus1(lc), _plus1(rc)), ((0,) + _plus1(lb), (0,) + _plus1(rb)))

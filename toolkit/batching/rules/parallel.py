@@ -17,7 +17,14 @@ per-device batch size.
 
 from __future__ import annotations
 
-from toolkit.batching.interpret import AxisData, batch_subprogram, batched_outputs, bdim_at_front, moveaxis, staged
+from toolkit.batching.interpret import (
+    AxisData,
+    batch_subprogram,
+    batched_outputs,
+    bdim_at_front,
+    moveaxis,
+    staged,
+)
 from toolkit.batching.registry import register_batching
 from toolkit.lax import parallel as par
 

@@ -9,11 +9,12 @@ pads with zeros and selects the padding value through a padded mask.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
-from toolkit.batching.interpret import AxisData, bdim_at_front, moveaxis, ndim_of
+from toolkit.batching.interpret import AxisData, bdim_at_front, moveaxis
 from toolkit.batching.registry import register_batching
 from toolkit.core import dtypes
 from toolkit.core.avals import aval_of

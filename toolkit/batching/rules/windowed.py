@@ -34,8 +34,8 @@ def _insert(values, d, value):
 def _reduce_window(axis, args, dims, *, computation, window_dimensions, window_strides, padding, base_dilation,
                    window_dilation):
     n = len(args) // 2
-    params = dict(computation=computation, window_dimensions=window_dimensions, window_strides=window_strides,
-                  padding=padding, base_dilation=base_dilation, window_dilation=window_dilation)
+    params = {"computation": computation, "window_dimensions": window_dimensions, "window_strides": window_strides,
+                  "padding": padding, "base_dilation": base_dilation, "window_dilation": window_dilation}
     if any(d is not None for d in dims[n:]):
         return loop_rule(windowed.reduce_window_p)(axis, args, dims, **params)
     operands, d = align(axis, args[:n], dims[:n])
