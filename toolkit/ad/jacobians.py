@@ -1,10 +1,8 @@
 """``jacfwd``, ``jacrev`` and ``hessian`` (JAX's signatures and pytree layout).
 
-``jacfwd`` pushes every standard basis vector of the inputs through one
-``linearize`` (one JVP per input element); ``jacrev`` pulls every basis vector
-of the outputs back through one ``vjp`` (one VJP per output element). The
-columns (rows) are stacked; JAX maps the basis with ``vmap`` instead, which
-gives the same values. Results have JAX's layout: the output's tree, each
+``jacfwd`` maps (``toolkit.vmap``) the standard basis of the inputs through
+the JVP of one ``linearize``; ``jacrev`` maps the standard basis of the
+outputs through the pullback of one ``vjp`` — JAX's construction. Results have JAX's layout: the output's tree, each
 leaf holding a tree shaped like the differentiated arguments whose leaves
 have shape ``out_leaf.shape + in_leaf.shape``.
 
@@ -40,20 +38,6 @@ def _partial(fun: Callable[..., Any], argnums: int | Sequence[int], args: tuple,
     return f_partial, tuple(args[a] for a in nums)
 
 
-def _basis(leaves: Sequence[Any], k: int, dtype: Any) -> list[np.ndarray]:
-    """The ``k``-th standard basis vector of the flattened ``leaves``, split back into their shapes."""
-    out, offset = [], 0
-    for leaf in leaves:
-        aval = aval_of(leaf)
-        size = math.prod(aval.shape)
-        flat = np.zeros(size, dtype)
-        if offset <= k < offset + size:
-            flat[k - offset] = 1
-        out.append(_cast(flat.reshape(aval.shape), aval.dtype))
-        offset += size
-    return out
-
-
 def _cast(x: np.ndarray, dtype: Any) -> np.ndarray:
     if np.iscomplexobj(x) and not dtypes.is_complex(dtype):
         x = x.real
@@ -68,9 +52,22 @@ def _common_dtype(leaves: Sequence[Any]) -> Any:
     return out
 
 
-def _stack(columns: Sequence[Any], axis: int) -> Any:
-    import toolkit.numpy as tnp
-    return tnp.stack(list(columns), axis=axis)
+def _stacked_basis(leaves: Sequence[Any], total: int, dtype: Any) -> list[np.ndarray]:
+    """The ``total`` standard basis vectors of the flattened ``leaves``, stacked: one ``(total, *shape)`` per leaf."""
+    eye = np.eye(total, dtype=dtype)
+    out, offset = [], 0
+    for leaf in leaves:
+        aval = aval_of(leaf)
+        size = math.prod(aval.shape)
+        out.append(_cast(eye[:, offset:offset + size].reshape((total,) + tuple(aval.shape)), aval.dtype))
+        offset += size
+    return out
+
+
+def _vmap(fun: Callable[..., list[Any]], basis: Sequence[Any], out_axis: int) -> list[Any]:
+    """``fun`` mapped over the leading axis of every ``basis`` array with ``toolkit.vmap``."""
+    from toolkit.batching import vmap
+    return list(vmap(fun, in_axes=0, out_axes=out_axis)(*basis))
 
 
 def _split_axis(arr: Any, axis_size_shapes: Sequence[tuple], lead: tuple, at_end: bool) -> list[Any]:
@@ -150,21 +147,18 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         total = sum(math.prod(aval_of(leaf).shape) for leaf in in_leaves)
         dtype = _common_dtype(in_leaves)
         y_leaves, y_tree = tree_util.tree_flatten(y)
-        columns: list[list[Any]] = [[] for _ in y_leaves]
-        for k in range(total):
-            tangents = tree_util.tree_unflatten(tree_util.tree_structure(dyn_args), _basis(in_leaves, k, dtype))
-            out = tree_util.tree_leaves(f_jvp(*tangents))
-            for i, column in enumerate(out):
-                columns[i].append(column)
+        in_struct = tree_util.tree_structure(dyn_args)
+        basis = _stacked_basis(in_leaves, total, dtype)
+        stacked_cols = _vmap(lambda *ts: tree_util.tree_leaves(f_jvp(*tree_util.tree_unflatten(in_struct, list(ts)))),
+                             basis, -1) if total else None
         example = dyn_args[0] if isinstance(argnums, (int, np.integer)) else dyn_args
         ex_leaves, ex_tree = tree_util.tree_flatten(example)
         ex_shapes = [tuple(aval_of(leaf).shape) for leaf in ex_leaves]
         jac_leaves = []
-        for y_leaf, cols in zip(y_leaves, columns):
+        for i_y, y_leaf in enumerate(y_leaves):
             y_shape = tuple(aval_of(y_leaf).shape)
-            if cols:
-                stacked = _stack(cols, axis=-1)
-                pieces = _split_axis(stacked, ex_shapes, y_shape, at_end=True)
+            if stacked_cols is not None:
+                pieces = _split_axis(stacked_cols[i_y], ex_shapes, y_shape, at_end=True)
             else:
                 pieces = [_zeros(y_shape + s, aval_of(y_leaf).dtype) for s in ex_shapes]
             pieces = [_convert(p, aval_of(y_leaf).dtype) for p in pieces]
@@ -193,24 +187,20 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         total = sum(math.prod(aval_of(leaf).shape) for leaf in y_leaves)
         dtype = _common_dtype(y_leaves)
         example = dyn_args[0] if isinstance(argnums, (int, np.integer)) else dyn_args
-        rows: list[list[Any]] | None = None
-        for k in range(total):
-            cts = pullback(tree_util.tree_unflatten(y_tree, _basis(y_leaves, k, dtype)))
-            cts = cts[0] if isinstance(argnums, (int, np.integer)) else cts
-            leaves = tree_util.tree_leaves(cts)
-            if rows is None:
-                rows = [[] for _ in leaves]
-            for i, row in enumerate(leaves):
-                rows[i].append(row)
+        single = isinstance(argnums, (int, np.integer))
+
+        def pull(*cts: Any) -> list[Any]:
+            out = pullback(tree_util.tree_unflatten(y_tree, list(cts)))
+            return tree_util.tree_leaves(out[0] if single else out)
+        rows = _vmap(pull, _stacked_basis(y_leaves, total, dtype), 0) if total else None
         ex_leaves, ex_tree = tree_util.tree_flatten(example)
         y_shapes = [tuple(aval_of(leaf).shape) for leaf in y_leaves]
         # per input leaf: the pieces for each output leaf
         per_input = []
         for j, ex_leaf in enumerate(ex_leaves):
             ex_aval = aval_of(ex_leaf)
-            if rows:
-                stacked = _stack(rows[j], axis=0)
-                pieces = _split_axis(stacked, y_shapes, tuple(ex_aval.shape), at_end=False)
+            if rows is not None:
+                pieces = _split_axis(rows[j], y_shapes, tuple(ex_aval.shape), at_end=False)
             else:
                 pieces = [_zeros(s + tuple(ex_aval.shape), ex_aval.dtype) for s in y_shapes]
             per_input.append([_convert(p, ex_aval.dtype) for p in pieces])
