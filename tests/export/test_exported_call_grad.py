@@ -113,3 +113,20 @@ def test_no_vjp_is_a_clear_error():
     ours, _ = _views(_model, X, W, vjp_order=0)
     with pytest.raises(DifferentiationError, match="'_model': it has no VJP"):
         toolkit.grad(lambda x: ours.call(x, W)["b"])(X)
+
+
+def test_unused_output_of_a_polymorphic_export_gets_call_site_zeros():
+    # The zero cotangent of an output the loss ignores has the call site's shape, not the export's
+    # symbolic one (a dimension variable the caller never binds): reverse and forward mode, fresh and
+    # deserialized (vjp_order=2) exports.
+    def f(x):
+        return x * 2.0, tnp.sum(x, axis=1)
+
+    b, = export.symbolic_shape("b")
+    exp = export.export(toolkit.jit(f))(toolkit.ShapeDtypeStruct((b, 3), np.float32))
+    x = np.arange(12, dtype=np.float32).reshape(4, 3)
+    for e in (exp, export.deserialize(exp.serialize(vjp_order=2))):
+        grad = toolkit.grad(lambda x: e.call(x)[1].sum())(x)
+        np.testing.assert_array_equal(np.asarray(grad), np.ones((4, 3), np.float32))
+        _, tangent = toolkit.jvp(lambda x: e.call(x)[1], (x,), (np.ones_like(x),))
+        np.testing.assert_array_equal(np.asarray(tangent), np.full(4, 3, np.float32))

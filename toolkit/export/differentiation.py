@@ -57,11 +57,18 @@ def _module_zeros(aval: Any) -> Any:
 
 
 def _module_cotangents(values: Sequence[Any], expected: Sequence[Any]) -> list[Any]:
-    """Cotangents for a VJP export's cotangent parameters: symbolic zeros and float0 ones materialized."""
+    """Cotangents for a VJP export's cotangent parameters: symbolic zeros and float0 ones materialized.
+
+    Their shapes are the call site's (a ``Zero``'s aval, or the value's), not
+    the export's: those may hold dimension variables the caller never binds.
+    """
+    from toolkit.core.avals import ShapedArray
+
     out = []
     for value, aval in zip(values, expected):
         if aval.dtype == dtypes.float0 or isinstance(value, Zero) or value is None:
-            out.append(_module_zeros(aval))
+            shape = value.aval.shape if isinstance(value, Zero) else getattr(value, "shape", aval.shape)
+            out.append(_module_zeros(ShapedArray(shape, aval.dtype)))
         else:
             out.append(value)
     return out
@@ -114,7 +121,7 @@ def _jvp(primals: Sequence[Any], tangents: Sequence[Any], *, exported: Any) -> t
     vjp2 = _vjp_of(vjp, "forward mode")
     num_args, num_outs = len(exp.in_avals), len(exp.out_avals)
     # (x, c) -> Jᵀc is linear in c: any c will do; zeros.
-    cts = [_module_zeros(a) for a in vjp.in_avals[num_args:]]
+    cts = _module_cotangents([Zero(value_aval(o)) for o in outs], vjp.in_avals[num_args:])
     directions = _module_cotangents(tangents, vjp2.in_avals[num_args + num_outs:])
     results = _call(vjp2, list(primals) + cts + directions)
     out_tangents = []
