@@ -44,8 +44,8 @@ from toolkit.core import tracing, tree_util
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.primitive import Primitive
 from toolkit.core.program import Equation, Literal, Program, Var
-from toolkit.lax import control_flow as cf
-from toolkit.lax import parallel as par
+from toolkit.lax import control_flow
+from toolkit.lax import parallel
 from toolkit.shard import Mesh, PartitionSpec, get_mesh
 from toolkit.shard.partition_spec import UNCONSTRAINED
 
@@ -102,14 +102,14 @@ shard_map_p = Primitive("shard_map", shape_rule=_shard_map_rule, multiple_result
 # --- varying manual axes ---------------------------------------------------------------------
 
 
-def _ordered(axes: set, env: par.AxisEnv) -> tuple:
+def _ordered(axes: set, env: parallel.AxisEnv) -> tuple:
     return tuple(a for a in env.names if a in axes)
 
 
 class _Rewriter:
     """Infers the manual axes each value varies over and makes every mixing explicit with ``pvary``."""
 
-    def __init__(self, env: par.AxisEnv):
+    def __init__(self, env: parallel.AxisEnv):
         self.env = env
 
     def pvary(self, eqns: list, atom: Any, have: frozenset, want: frozenset) -> Any:
@@ -117,7 +117,7 @@ class _Rewriter:
         if not missing or isinstance(atom, Literal):
             return atom
         out = Var(atom.aval)
-        eqns.append(Equation(par.pvary_p, [atom], [out], {"axes": _ordered(missing, self.env), "env": self.env},
+        eqns.append(Equation(parallel.pvary_p, [atom], [out], {"axes": _ordered(missing, self.env), "env": self.env},
                              None))
         return out
 
@@ -156,23 +156,23 @@ class _Rewriter:
             return Equation(prim, inputs, eqn.outputs, new_params if new_params is not None else params,
                             eqn.source_info)
 
-        if prim in (par.psum_invariant_p, par.pmax_p, par.pmin_p):
+        if prim in (parallel.psum_invariant_p, parallel.pmax_p, parallel.pmin_p):
             axes = frozenset(params["axes"])
             lift([0], axes)
             return rebuilt(), [in_vmas[0] - axes]
-        if prim is par.psum_p:
+        if prim is parallel.psum_p:
             return rebuilt(), [in_vmas[0] - frozenset(params["axes"])]
-        if prim in (par.all_gather_p, par.psum_scatter_p, par.all_to_all_p, par.ppermute_p, par.pvary_p):
+        if prim in (parallel.all_gather_p, parallel.psum_scatter_p, parallel.all_to_all_p, parallel.ppermute_p, parallel.pvary_p):
             axes = frozenset(params["axes"])
             lift([0], axes)
             return rebuilt(), [in_vmas[0]]
-        if prim is par.axis_index_p:
+        if prim is parallel.axis_index_p:
             return rebuilt(), [frozenset(params["axes"])]
-        if prim is cf.scan_p:
+        if prim is control_flow.scan_p:
             return self.scan(eqn, inputs, in_vmas, eqns)
-        if prim is cf.while_p:
+        if prim is control_flow.while_p:
             return self.while_(eqn, inputs, in_vmas, eqns)
-        if prim is cf.cond_p:
+        if prim is control_flow.cond_p:
             return self.cond(eqn, inputs, in_vmas, eqns)
         union = frozenset().union(*in_vmas) if in_vmas else frozenset()
         if any(isinstance(v, Program) or (isinstance(v, tuple) and any(isinstance(p, Program) for p in v))
@@ -234,7 +234,7 @@ def _vma_before_differentiation(program: Program, flat_args: list) -> Program:
     way, its inputs' varying axes taken from the body traced so far.
     Registered in ``toolkit.ad.api.PREPARE_FOR_DIFFERENTIATION`` by ``toolkit.ad.rules.parallel``.
     """
-    frame = par.current_frame()
+    frame = parallel.current_frame()
     if frame is None or not frame.check_vma:
         return program
     in_vmas = _varying_axes_of(flat_args, frame)
@@ -362,7 +362,7 @@ def shard_map(f: Callable[..., Any] | None = None, /, *, out_specs: Any, in_spec
 def _shard_map_call(f: Callable[..., Any], args: tuple, mesh: Mesh, in_specs: Any, out_specs: Any,
                     axis_names: Any, check_vma: bool) -> Any:
     fname = _fun_name(f)
-    if par.current_frame() is not None:
+    if parallel.current_frame() is not None:
         raise NotImplementedError(f"shard_map of {fname!r} inside another shard_map's body (nested shard_map) is not "
                                   "supported; use one shard_map over all the axes")
     names = frozenset(axis_names) if axis_names else frozenset(mesh.axis_names)
@@ -394,7 +394,7 @@ def _shard_map_call(f: Callable[..., Any], args: tuple, mesh: Mesh, in_specs: An
                          f"The mesh given has shape {tuple(mesh.axis_sizes)} with corresponding axis names "
                          f"{mesh.axis_names}.\n\n" + "\n".join(bad))
     local = [ShapedArray(_local_shape(a.shape, s, mesh), a.dtype, a.weak_type) for a, s in zip(avals, specs)]
-    env = par.AxisEnv(tuple(mesh.axis_names), tuple(mesh.axis_sizes), manual)
+    env = parallel.AxisEnv(tuple(mesh.axis_names), tuple(mesh.axis_sizes), manual)
     out_tree_box: list = []
 
     def flat_body(*tracers: Any) -> list[Any]:
@@ -404,7 +404,7 @@ def _shard_map_call(f: Callable[..., Any], args: tuple, mesh: Mesh, in_specs: An
         return out_leaves
 
     in_vmas = [frozenset(_spec_axes(s)) & frozenset(manual) for s in specs]
-    with par.axis_frame(env, check_vma, tracing.current_builder(), in_vmas):
+    with parallel.axis_frame(env, check_vma, tracing.current_builder(), in_vmas):
         body, captured = tracing.trace_flat(flat_body, local, [f"an argument of {fname}"] * len(local))
     out_tree = out_tree_box[0]
     o_specs = _broadcast_specs(out_specs, out_tree, "out_specs", fname)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import toolkit
-from toolkit import export as texport
+from toolkit import export
 
 F32 = np.float32
 X = np.linspace(0.1, 1, 6, dtype=F32).reshape(2, 3)
@@ -19,7 +19,7 @@ def _f(lib):
 
 
 def _exp():
-    return texport.export(toolkit.jit(_f(toolkit)))(X, W)
+    return export.export(toolkit.jit(_f(toolkit)))(X, W)
 
 
 def _reference():
@@ -43,16 +43,16 @@ def test_vjp_signature_and_values():
 
 def test_serialize_with_vjp_order_round_trips():
     exp = _exp()
-    back = texport.deserialize(exp.serialize(vjp_order=2))
+    back = export.deserialize(exp.serialize(vjp_order=2))
     assert back.vjp().has_vjp() and not back.vjp().vjp().has_vjp()
     for got, want in zip(back.vjp().call(X, W, *CTS), _reference()):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
-    assert not texport.deserialize(exp.serialize()).has_vjp()
+    assert not export.deserialize(exp.serialize()).has_vjp()
 
 
 def test_vjp_of_integer_values_has_float0_cotangents():
     # As in JAX: float0 in the signature, boolean zeros in the module (see tests/export/test_exported_call_float0.py).
-    exp = texport.export(toolkit.jit(lambda x, n: (x * n.astype(F32), n * 2)))(X, np.ones((2, 3), np.int32))
+    exp = export.export(toolkit.jit(lambda x, n: (x * n.astype(F32), n * 2)))(X, np.ones((2, 3), np.int32))
     vjp = exp.vjp()
     assert [a.str_short() for a in vjp.in_avals] == ["f32[2,3]", "i32[2,3]", "f32[2,3]", "float0[2,3]"]
     assert [a.str_short() for a in vjp.out_avals] == ["f32[2,3]", "float0[2,3]"]
@@ -83,7 +83,7 @@ def test_toolkit_loads_jax_vjp():
     jax = pytest.importorskip("jax")
     from jax import export as jexport
     blob = jexport.export(jax.jit(_f(jax)))(X, W).serialize(vjp_order=1)
-    loaded = texport.deserialize(blob)
+    loaded = export.deserialize(blob)
     assert loaded.has_vjp()
     for got, want in zip(loaded.vjp().call(X, W, *CTS), _reference()):
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from toolkit.core import shape_poly as sp
+from toolkit.core import shape_poly
 from toolkit.core.shape_poly import InconclusiveDimensionOperation, SymbolicScope, symbolic_shape
 
 VARS = ("a", "b", "c")
@@ -57,7 +57,7 @@ def build(ast, dims):
         return dims[ast[1]]
     if kind == "const":
         return ast[1]
-    return _apply(kind, build(ast[1], dims), build(ast[2], dims), sp.max_dim, sp.min_dim)
+    return _apply(kind, build(ast[1], dims), build(ast[2], dims), shape_poly.max_dim, shape_poly.min_dim)
 
 
 def run(ast, env):
@@ -80,7 +80,7 @@ def _has_zero_divisor(ast, envs):
 
 
 def evaluate(d, env):
-    return d.evaluate(env) if isinstance(d, sp.DimExpr) else d
+    return d.evaluate(env) if isinstance(d, shape_poly.DimExpr) else d
 
 
 ENVS = [dict(zip(VARS, values)) for values in itertools.product([1, 2, 3, 5, 8], repeat=3)]
@@ -167,7 +167,7 @@ def test_decisions_are_never_wrong(constraint_index, ast1, ast2):
             continue
         for env in envs:
             assert python_compare(run(ast1, env), run(ast2, env)) == answer, (constraints, str(e1), str(e2), env)
-    if isinstance(e1, sp.DimExpr) and e1 == e2:
+    if isinstance(e1, shape_poly.DimExpr) and e1 == e2:
         assert all(run(ast1, env) == run(ast2, env) for env in envs)
 
 
@@ -289,16 +289,16 @@ def test_scopes_do_not_mix():
     with pytest.raises(ValueError, match="Invalid mixing of symbolic scopes"):
         a >= b
     with pytest.raises(ValueError, match="Invalid mixing of symbolic scopes"):
-        sp.max_dim(a, b)
+        shape_poly.max_dim(a, b)
 
 
 def test_max_min():
     a, b = symbolic_shape("a, b")
-    assert sp.max_dim(b, 1) is b and sp.min_dim(b, 1) == 1
-    assert str(sp.max_dim(b, 3)) == "max(b, 3)" and str(sp.max_dim(3, b)) == "max(3, b)"
-    assert sp.max_dim(b + 2, b) == b + 2 and sp.min_dim(b + 2, b) == b
-    assert sp.max_dim(a, b) >= a and sp.min_dim(a, b) <= b
-    assert sp.max_dim(4, 7) == 7 and sp.min_dim(4, 7) == 4
+    assert shape_poly.max_dim(b, 1) is b and shape_poly.min_dim(b, 1) == 1
+    assert str(shape_poly.max_dim(b, 3)) == "max(b, 3)" and str(shape_poly.max_dim(3, b)) == "max(3, b)"
+    assert shape_poly.max_dim(b + 2, b) == b + 2 and shape_poly.min_dim(b + 2, b) == b
+    assert shape_poly.max_dim(a, b) >= a and shape_poly.min_dim(a, b) <= b
+    assert shape_poly.max_dim(4, 7) == 7 and shape_poly.min_dim(4, 7) == 4
 
 
 def test_arithmetic_misc():
@@ -315,9 +315,9 @@ def test_arithmetic_misc():
     with pytest.raises(TypeError):
         b + 1.5
     assert (b - b) == 0 and -(-b) == b and +b is b
-    assert sp.is_symbolic_dim(b) and not sp.is_symbolic_dim(3)
-    assert sp.is_constant_dim(3) and sp.is_constant_dim(np.int64(3)) and not sp.is_constant_dim(b)
-    assert sp.is_constant(4) and not sp.is_constant(b) and b.is_constant is False
+    assert shape_poly.is_symbolic_dim(b) and not shape_poly.is_symbolic_dim(3)
+    assert shape_poly.is_constant_dim(3) and shape_poly.is_constant_dim(np.int64(3)) and not shape_poly.is_constant_dim(b)
+    assert shape_poly.is_constant(4) and not shape_poly.is_constant(b) and b.is_constant is False
     assert (b * b + 2).get_vars() == {"b"}
     import copy
 
@@ -326,14 +326,14 @@ def test_arithmetic_misc():
 
 def test_evaluate_with_ints_and_symbols():
     a, b = symbolic_shape("a, b")
-    e = 3 * a * b + sp.max_dim(a, b) - b // 2
+    e = 3 * a * b + shape_poly.max_dim(a, b) - b // 2
     assert e.evaluate({"a": 2, "b": 5}) == 3 * 2 * 5 + 5 - 2
     # Substituting expressions for variables.
     (n,) = symbolic_shape("n", scope=a.scope)
     assert (a * b).evaluate({"a": n, "b": 2 * n}) == 2 * n * n
-    with pytest.raises(sp.UnexpectedDimVar, match="Encountered dimension variable 'b' that is not bound"):
+    with pytest.raises(shape_poly.UnexpectedDimVar, match="Encountered dimension variable 'b' that is not bound"):
         e.evaluate({"a": 1})
-    assert sp.evaluate_dim(7, {}) == 7
+    assert shape_poly.evaluate_dim(7, {}) == 7
 
 
 class RecordingOps:
@@ -391,40 +391,40 @@ def test_evaluate_with_ops():
         "%9 = add %7, %8",
     ]
     assert result == "%9"
-    assert sp.evaluate_dim(5, {}, RecordingOps()) == "%0"
+    assert shape_poly.evaluate_dim(5, {}, RecordingOps()) == "%0"
 
 
 def test_shape_helpers():
     a, b = symbolic_shape("a, b")
-    assert sp.dim_size_product((b, 3, 2)) == 6 * b and sp.core_dim_size_product(()) == 1
-    assert sp.divide_shape_sizes((b, 6), (3,)) == 2 * b
-    assert sp.divide_shape_sizes((a, b), (b, a)) == 1
+    assert shape_poly.dim_size_product((b, 3, 2)) == 6 * b and shape_poly.core_dim_size_product(()) == 1
+    assert shape_poly.divide_shape_sizes((b, 6), (3,)) == 2 * b
+    assert shape_poly.divide_shape_sizes((a, b), (b, a)) == 1
     with pytest.raises(InconclusiveDimensionOperation, match="Cannot divide evenly the sizes of shapes"):
-        sp.divide_shape_sizes((b, 3), (2,))
-    assert sp.definitely_equal(b, b) and not sp.definitely_equal(b, 1)
-    assert sp.definitely_equal_shape((b, 2), (b, 2)) and not sp.definitely_equal_shape((b,), (b, 1))
-    assert sp.dilate_dim(b, 1) is b and str(sp.dilate_dim(b, 2)) == "2*b - 1"
-    assert sp.stride_dim(b, 1, 1) == b
-    assert not sp.is_empty_shape((b, 2)) and sp.is_empty_shape((b, 0))
-    assert sp.is_constant_shape((1, 2)) and not sp.is_constant_shape((b, 2))
-    assert sp.bounds(2 * b + 1) == (3, float("inf"))
+        shape_poly.divide_shape_sizes((b, 3), (2,))
+    assert shape_poly.definitely_equal(b, b) and not shape_poly.definitely_equal(b, 1)
+    assert shape_poly.definitely_equal_shape((b, 2), (b, 2)) and not shape_poly.definitely_equal_shape((b,), (b, 1))
+    assert shape_poly.dilate_dim(b, 1) is b and str(shape_poly.dilate_dim(b, 2)) == "2*b - 1"
+    assert shape_poly.stride_dim(b, 1, 1) == b
+    assert not shape_poly.is_empty_shape((b, 2)) and shape_poly.is_empty_shape((b, 0))
+    assert shape_poly.is_constant_shape((1, 2)) and not shape_poly.is_constant_shape((b, 2))
+    assert shape_poly.bounds(2 * b + 1) == (3, float("inf"))
 
 
 def test_symbolic_args_specs():
     from toolkit.core.avals import ShapeDtypeStruct
 
     args = (np.zeros((3, 4), np.float32), {"w": np.zeros(4, np.int32)})
-    specs = sp.symbolic_args_specs(args, ("b, _", None))
+    specs = shape_poly.symbolic_args_specs(args, ("b, _", None))
     assert isinstance(specs[0], ShapeDtypeStruct)
     assert str(specs[0].shape[0]) == "b" and specs[0].shape[1] == 4 and specs[1]["w"].shape == (4,)
-    specs = sp.symbolic_args_specs(args, "...")
+    specs = shape_poly.symbolic_args_specs(args, "...")
     assert specs[0].shape == (3, 4)
-    (first, second) = sp.symbolic_args_specs([np.zeros((2, 2)), np.zeros((2,))], ["n, n", "n"], constraints=["n >= 2"])
+    (first, second) = shape_poly.symbolic_args_specs([np.zeros((2, 2)), np.zeros((2,))], ["n, n", "n"], constraints=["n >= 2"])
     assert first.shape[0] is not None and first.shape[0] == second.shape[0] and first.shape[0] >= 2
     with pytest.raises(ValueError, match="pytree prefix"):
-        sp.symbolic_args_specs((np.zeros(2),), ("a", "b"))
+        shape_poly.symbolic_args_specs((np.zeros(2),), ("a", "b"))
     with pytest.raises(TypeError, match=r"must have \.shape and \.dtype"):
-        sp.symbolic_args_specs((1,), "a")
+        shape_poly.symbolic_args_specs((1,), "a")
 
 
 def test_no_pickle():
@@ -476,7 +476,7 @@ def test_matches_jax_printing_and_decisions(constraint_index, ast1, ast2):
     ours_dims = dict(zip(VARS, symbolic_shape("a, b, c", constraints=constraints)))
     jax_dims = dict(zip(VARS, jax_export.symbolic_shape("a, b, c", constraints=constraints)))
     try:
-        ours = [build_with(ours_dims, sp.max_dim, sp.min_dim, ast) for ast in (ast1, ast2)]
+        ours = [build_with(ours_dims, shape_poly.max_dim, shape_poly.min_dim, ast) for ast in (ast1, ast2)]
     except ZeroDivisionError:
         assume(False)
     try:
@@ -499,7 +499,7 @@ def test_matches_jax_printing_and_decisions(constraint_index, ast1, ast2):
 def test_docstring_examples():
     import doctest
 
-    assert doctest.testmod(sp).failed == 0
+    assert doctest.testmod(shape_poly).failed == 0
 
 
 def test_jit_of_two_scopes_explains_the_scopes_not_the_sizes():

@@ -9,13 +9,13 @@ from __future__ import annotations
 import jax
 import numpy as np
 
-import toolkit.export as texport
-from toolkit.core import tree_util as ttu
+from toolkit import export
+from toolkit.core import tree_util
 from toolkit.core.avals import ShapedArray
 from toolkit.core.shape_poly import SymbolicScope, symbolic_shape
 
 
-def to_toolkit(jexp) -> texport.Exported:
+def to_toolkit(jexp) -> export.Exported:
     """The toolkit Exported with the same fields as ``jexp`` (shapes re-parsed from their text)."""
     scope = SymbolicScope(())
 
@@ -25,18 +25,18 @@ def to_toolkit(jexp) -> texport.Exported:
         return ShapedArray(shape, a.dtype)
 
     def tree(jax_tree, leaves):
-        return ttu.tree_structure(jax.tree_util.tree_unflatten(jax_tree, list(leaves)))
+        return tree_util.tree_structure(jax.tree_util.tree_unflatten(jax_tree, list(leaves)))
 
     in_avals = tuple(aval(a) for a in jexp.in_avals)
     out_avals = tuple(aval(a) for a in jexp.out_avals)
-    return texport.Exported(
+    return export.Exported(
         fun_name=jexp.fun_name, in_tree=tree(jexp.in_tree, in_avals), in_avals=in_avals,
         out_tree=tree(jexp.out_tree, out_avals), out_avals=out_avals,
         in_shardings_hlo=(), out_shardings_hlo=(),
         nr_devices=jexp.nr_devices, platforms=jexp.platforms,
-        ordered_effects=tuple(texport.Effect(str(type(e))) for e in jexp.ordered_effects),
-        unordered_effects=tuple(texport.Effect(str(type(e))) for e in jexp.unordered_effects),
-        disabled_safety_checks=tuple(texport.DisabledSafetyCheck(str(c)) for c in jexp.disabled_safety_checks),
+        ordered_effects=tuple(export.Effect(str(type(e))) for e in jexp.ordered_effects),
+        unordered_effects=tuple(export.Effect(str(type(e))) for e in jexp.unordered_effects),
+        disabled_safety_checks=tuple(export.DisabledSafetyCheck(str(c)) for c in jexp.disabled_safety_checks),
         mlir_module_serialized=jexp.mlir_module_serialized,
         calling_convention_version=jexp.calling_convention_version,
         module_kept_var_idx=jexp.module_kept_var_idx, uses_global_constants=jexp.uses_global_constants,
@@ -47,7 +47,7 @@ def aval_texts(avals):
     return [(tuple(str(d) for d in a.shape), np.dtype(a.dtype).name) for a in avals]
 
 
-def assert_matches_jax(t: texport.Exported, j) -> None:
+def assert_matches_jax(t: export.Exported, j) -> None:
     """A toolkit Exported carries the same information as a (deserialized) jax Exported."""
     assert t.fun_name == j.fun_name
     assert aval_texts(t.in_avals) == aval_texts(j.in_avals)
@@ -66,23 +66,23 @@ def assert_matches_jax(t: texport.Exported, j) -> None:
     assert t.has_vjp() == j.has_vjp()
     for ours, theirs in ((t._in_named_shardings, j._in_named_shardings),
                          (t._out_named_shardings, j._out_named_shardings)):
-        assert ours == tuple(texport.shardings.as_exported_named_sharding(s) for s in theirs)
+        assert ours == tuple(export.shardings.as_exported_named_sharding(s) for s in theirs)
     if j.in_shardings_hlo and any(h is not None for h in j.in_shardings_hlo):
         assert [str(h) for h in t.in_shardings_hlo] == [str(h) for h in j.in_shardings_hlo]
     if j.out_shardings_hlo and any(h is not None for h in j.out_shardings_hlo):
         assert [str(h) for h in t.out_shardings_hlo] == [str(h) for h in j.out_shardings_hlo]
 
 
-def check_both_ways(jexp, *, vjp_order: int = 0, same_bytes: bool = True) -> texport.Exported:
+def check_both_ways(jexp, *, vjp_order: int = 0, same_bytes: bool = True) -> export.Exported:
     """JAX's blob reads in toolkit; toolkit's blob (from the same fields) reads in JAX; optionally byte-equal."""
     from jax import export as jexport
 
     blob = bytes(jexp.serialize(vjp_order=vjp_order))
     jax_view = jexport.deserialize(blob)
-    ours = texport.deserialize(blob)
+    ours = export.deserialize(blob)
     assert_matches_jax(ours, jax_view)
     rebuilt = to_toolkit(jexp)
-    assert ours.serialize() == texport.deserialize(ours.serialize()).serialize()
+    assert ours.serialize() == export.deserialize(ours.serialize()).serialize()
     if vjp_order == 0:
         our_blob = bytes(rebuilt.serialize())
         if same_bytes:

@@ -48,7 +48,7 @@ from _refinement_oracle import bind_arguments, dynamic_leftovers, jaxlib_refine,
 
 import corpus_common  # noqa: E402  (the corpus's own jax-free helpers)
 
-import toolkit.export as texport  # noqa: E402
+from toolkit import export  # noqa: E402
 from jaxlib.mlir import ir  # noqa: E402
 from toolkit.core import tree_util  # noqa: E402
 from toolkit.export import symbolic_shape  # noqa: E402
@@ -81,7 +81,7 @@ def _compare(actual_leaves: list, expected: list, scale: float) -> str | None:
 
 def _call_toolkit(blob: bytearray, entry: dict, inputs: list) -> list:
     args, kwargs = corpus_common.unflatten(entry["in_structure"], inputs)
-    result = texport.deserialize(blob).call(*args, **kwargs)
+    result = export.deserialize(blob).call(*args, **kwargs)
     return [np.asarray(leaf) for leaf in tree_util.tree_leaves(result)]
 
 
@@ -220,7 +220,7 @@ def check_refinement(entry: dict, blob: bytearray, arrays: dict) -> dict:
 
     run = entry["runs"][0]
     inputs = corpus_common.run_arrays(arrays, run["prefix"], "in", run["n_in"])
-    exported = texport.deserialize(blob)
+    exported = export.deserialize(blob)
     types, text = _main_types(exported.mlir_module(), entry, inputs)
     kept_types = types[len(types) - len(entry["module_kept_var_idx"]):]
     try:

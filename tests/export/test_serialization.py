@@ -17,7 +17,7 @@ from toolkit.core.avals import ShapedArray
 from toolkit.core.shape_poly import symbolic_shape
 from toolkit.export import (DisabledSafetyCheck, Effect, ExportedAbstractDevice, ExportedAbstractMesh,
                             ExportedNamedSharding, deserialize)
-from toolkit.export.schema import exported_generated as fb
+from toolkit.export.schema import exported_generated
 
 
 def roundtrip(exp, vjp_order=0):
@@ -240,25 +240,25 @@ def _build(fill) -> bytes:
     b = flatbuffers.Builder(1024)
     name = b.CreateString("f")
     module = b.CreateByteVector(artifact())
-    fb.PyTreeDefStart(b)
-    fb.PyTreeDefAddKind(b, fb.PyTreeDefKind.tuple)
-    empty_tuple = fb.PyTreeDefEnd(b)
+    exported_generated.PyTreeDefStart(b)
+    exported_generated.PyTreeDefAddKind(b, exported_generated.PyTreeDefKind.tuple)
+    empty_tuple = exported_generated.PyTreeDefEnd(b)
     extra = fill.prepare(b) if hasattr(fill, "prepare") else {}
-    fb.ExportedStart(b)
+    exported_generated.ExportedStart(b)
     fields = dict(version=3, name=name, module=module, in_tree=empty_tuple, out_tree=empty_tuple, nr_devices=1)
     fields.update(extra)
     if fields["version"] is not None:
-        fb.ExportedAddSerializationVersion(b, fields["version"])
+        exported_generated.ExportedAddSerializationVersion(b, fields["version"])
     if fields["name"] is not None:
-        fb.ExportedAddFunctionName(b, fields["name"])
+        exported_generated.ExportedAddFunctionName(b, fields["name"])
     if fields["module"] is not None:
-        fb.ExportedAddMlirModuleSerialized(b, fields["module"])
+        exported_generated.ExportedAddMlirModuleSerialized(b, fields["module"])
     if fields["in_tree"] is not None:
-        fb.ExportedAddInTree(b, fields["in_tree"])
-    fb.ExportedAddOutTree(b, fields["out_tree"])
-    fb.ExportedAddNrDevices(b, fields["nr_devices"])
-    fb.ExportedAddCallingConventionVersion(b, 10)
-    b.Finish(fb.ExportedEnd(b))
+        exported_generated.ExportedAddInTree(b, fields["in_tree"])
+    exported_generated.ExportedAddOutTree(b, fields["out_tree"])
+    exported_generated.ExportedAddNrDevices(b, fields["nr_devices"])
+    exported_generated.ExportedAddCallingConventionVersion(b, 10)
+    b.Finish(exported_generated.ExportedEnd(b))
     return bytes(b.Output())
 
 
@@ -309,30 +309,30 @@ def _tree(kind, *, children=(), names=None, custom_name=None, auxdata=None):
             names_vec = b.EndVector()
         cname = b.CreateString(custom_name) if custom_name is not None else None
         aux = b.CreateByteVector(auxdata) if auxdata is not None else None
-        fb.PyTreeDefStart(b)
-        fb.PyTreeDefAddKind(b, kind)
+        exported_generated.PyTreeDefStart(b)
+        exported_generated.PyTreeDefAddKind(b, kind)
         if vec is not None:
-            fb.PyTreeDefAddChildren(b, vec)
+            exported_generated.PyTreeDefAddChildren(b, vec)
         if names_vec is not None:
-            fb.PyTreeDefAddChildrenNames(b, names_vec)
+            exported_generated.PyTreeDefAddChildrenNames(b, names_vec)
         if cname is not None:
-            fb.PyTreeDefAddCustomName(b, cname)
+            exported_generated.PyTreeDefAddCustomName(b, cname)
         if aux is not None:
-            fb.PyTreeDefAddCustomAuxdata(b, aux)
-        return fb.PyTreeDefEnd(b)
+            exported_generated.PyTreeDefAddCustomAuxdata(b, aux)
+        return exported_generated.PyTreeDefEnd(b)
     return make
 
 
 @pytest.mark.parametrize("tree, message", [
     (_tree(9), "unknown kind 9"),
-    (_tree(fb.PyTreeDefKind.leaf), "more leaves than the 0 avals"),
-    (_tree(fb.PyTreeDefKind.none, children=[_tree(fb.PyTreeDefKind.none)]), "None node with children"),
-    (_tree(fb.PyTreeDefKind.dict, children=[_tree(fb.PyTreeDefKind.none)]), "dict node with 0 keys"),
-    (_tree(fb.PyTreeDefKind.dict, children=[_tree(1), _tree(1)], names=["a", "a"]), "duplicate keys"),
-    (_tree(fb.PyTreeDefKind.custom, custom_name="no.such.Type"), "unregistered type `no.such.Type`"),
-    (_tree(fb.PyTreeDefKind.custom, custom_name="collections.OrderedDict", auxdata=b"{bad json"),
+    (_tree(exported_generated.PyTreeDefKind.leaf), "more leaves than the 0 avals"),
+    (_tree(exported_generated.PyTreeDefKind.none, children=[_tree(exported_generated.PyTreeDefKind.none)]), "None node with children"),
+    (_tree(exported_generated.PyTreeDefKind.dict, children=[_tree(exported_generated.PyTreeDefKind.none)]), "dict node with 0 keys"),
+    (_tree(exported_generated.PyTreeDefKind.dict, children=[_tree(1), _tree(1)], names=["a", "a"]), "duplicate keys"),
+    (_tree(exported_generated.PyTreeDefKind.custom, custom_name="no.such.Type"), "unregistered type `no.such.Type`"),
+    (_tree(exported_generated.PyTreeDefKind.custom, custom_name="collections.OrderedDict", auxdata=b"{bad json"),
      "could not be rebuilt"),
-    (_tree(fb.PyTreeDefKind.custom, custom_name="collections.OrderedDict", auxdata=b'["a"]'),
+    (_tree(exported_generated.PyTreeDefKind.custom, custom_name="collections.OrderedDict", auxdata=b'["a"]'),
      "could not be rebuilt"),
 ])
 def test_bad_pytrees(tree, message):
@@ -342,17 +342,17 @@ def test_bad_pytrees(tree, message):
 
 def test_deeply_nested_tree_is_refused():
     def deep(b):
-        fb.PyTreeDefStart(b)
-        fb.PyTreeDefAddKind(b, fb.PyTreeDefKind.none)
-        node = fb.PyTreeDefEnd(b)
+        exported_generated.PyTreeDefStart(b)
+        exported_generated.PyTreeDefAddKind(b, exported_generated.PyTreeDefKind.none)
+        node = exported_generated.PyTreeDefEnd(b)
         for _ in range(500):
             b.StartVector(4, 1, 4)
             b.PrependUOffsetTRelative(node)
             children = b.EndVector()
-            fb.PyTreeDefStart(b)
-            fb.PyTreeDefAddKind(b, fb.PyTreeDefKind.tuple)
-            fb.PyTreeDefAddChildren(b, children)
-            node = fb.PyTreeDefEnd(b)
+            exported_generated.PyTreeDefStart(b)
+            exported_generated.PyTreeDefAddKind(b, exported_generated.PyTreeDefKind.tuple)
+            exported_generated.PyTreeDefAddChildren(b, children)
+            node = exported_generated.PyTreeDefEnd(b)
         return node
 
     with pytest.raises(ValueError, match="nests more than"):
@@ -362,7 +362,7 @@ def test_deeply_nested_tree_is_refused():
 def _patch_first_dtype(blob: bytes, new_code: int) -> bytes:
     """Rewrite the dtype byte of every AbstractValue (found through the generated reader)."""
     data = bytearray(blob)
-    exp = fb.Exported.GetRootAs(data, 0)
+    exp = exported_generated.Exported.GetRootAs(data, 0)
     for get, n in ((exp.UniqueAvals, exp.UniqueAvalsLength()), (exp.InAvals, exp.InAvalsLength()),
                    (exp.OutAvals, exp.OutAvalsLength())):
         for i in range(n):
@@ -373,7 +373,7 @@ def _patch_first_dtype(blob: bytes, new_code: int) -> bytes:
 
 
 @pytest.mark.parametrize("code, message", [
-    (fb.DType.key_fry, "PRNG key"),
+    (exported_generated.DType.key_fry, "PRNG key"),
     (99, "unknown dtype code 99"),
 ])
 def test_unsupported_dtypes(code, message):
@@ -388,7 +388,7 @@ def test_unknown_effect_on_read():
 
 
 def test_stored_version_is_3_like_jax():
-    exp = fb.Exported.GetRootAs(make_exported().serialize(), 0)
+    exp = exported_generated.Exported.GetRootAs(make_exported().serialize(), 0)
     assert exp.SerializationVersion() == 3
     assert exp.InAvalsIdxsLength() == 2 and exp.UniqueAvalsLength() == 2
 
@@ -402,49 +402,49 @@ def test_legacy_layout_without_uniques_reads():
     b = flatbuffers.Builder(1024)
     name = b.CreateString("old")
     module = b.CreateByteVector(artifact())
-    fb.PyTreeDefStart(b)
-    leaf = fb.PyTreeDefEnd(b)
+    exported_generated.PyTreeDefStart(b)
+    leaf = exported_generated.PyTreeDefEnd(b)
     b.StartVector(4, 1, 4)
     b.PrependUOffsetTRelative(leaf)
     children = b.EndVector()
-    fb.PyTreeDefStart(b)
-    fb.PyTreeDefAddKind(b, fb.PyTreeDefKind.tuple)
-    fb.PyTreeDefAddChildren(b, children)
-    tup = fb.PyTreeDefEnd(b)
+    exported_generated.PyTreeDefStart(b)
+    exported_generated.PyTreeDefAddKind(b, exported_generated.PyTreeDefKind.tuple)
+    exported_generated.PyTreeDefAddChildren(b, children)
+    tup = exported_generated.PyTreeDefEnd(b)
     dim = b.CreateString("4")
     b.StartVector(4, 1, 4)
     b.PrependUOffsetTRelative(dim)
     shape = b.EndVector()
-    fb.AbstractValueStart(b)
-    fb.AbstractValueAddShape(b, shape)
-    fb.AbstractValueAddDtype(b, fb.DType.f32)
-    aval = fb.AbstractValueEnd(b)
+    exported_generated.AbstractValueStart(b)
+    exported_generated.AbstractValueAddShape(b, shape)
+    exported_generated.AbstractValueAddDtype(b, exported_generated.DType.f32)
+    aval = exported_generated.AbstractValueEnd(b)
     b.StartVector(4, 1, 4)
     b.PrependUOffsetTRelative(aval)
     avals = b.EndVector()
     proto_vec = b.CreateByteVector(proto)
-    fb.ShardingStart(b)
-    fb.ShardingAddKind(b, fb.ShardingKind.hlo_sharding)
-    fb.ShardingAddHloShardingProto(b, proto_vec)
-    sharding = fb.ShardingEnd(b)
+    exported_generated.ShardingStart(b)
+    exported_generated.ShardingAddKind(b, exported_generated.ShardingKind.hlo_sharding)
+    exported_generated.ShardingAddHloShardingProto(b, proto_vec)
+    sharding = exported_generated.ShardingEnd(b)
     b.StartVector(4, 1, 4)
     b.PrependUOffsetTRelative(sharding)
     shardings = b.EndVector()
     kept = b.CreateNumpyVector(np.array([0], np.uint16))
-    fb.ExportedStart(b)
-    fb.ExportedAddSerializationVersion(b, 2)
-    fb.ExportedAddFunctionName(b, name)
-    fb.ExportedAddInTree(b, tup)
-    fb.ExportedAddInAvals(b, avals)
-    fb.ExportedAddOutTree(b, tup)
-    fb.ExportedAddOutAvals(b, avals)
-    fb.ExportedAddNrDevicesShort(b, 2)
-    fb.ExportedAddInShardings(b, shardings)
-    fb.ExportedAddOutShardings(b, shardings)
-    fb.ExportedAddMlirModuleSerialized(b, module)
-    fb.ExportedAddCallingConventionVersion(b, 9)
-    fb.ExportedAddModuleKeptVarIdx(b, kept)
-    b.Finish(fb.ExportedEnd(b))
+    exported_generated.ExportedStart(b)
+    exported_generated.ExportedAddSerializationVersion(b, 2)
+    exported_generated.ExportedAddFunctionName(b, name)
+    exported_generated.ExportedAddInTree(b, tup)
+    exported_generated.ExportedAddInAvals(b, avals)
+    exported_generated.ExportedAddOutTree(b, tup)
+    exported_generated.ExportedAddOutAvals(b, avals)
+    exported_generated.ExportedAddNrDevicesShort(b, 2)
+    exported_generated.ExportedAddInShardings(b, shardings)
+    exported_generated.ExportedAddOutShardings(b, shardings)
+    exported_generated.ExportedAddMlirModuleSerialized(b, module)
+    exported_generated.ExportedAddCallingConventionVersion(b, 9)
+    exported_generated.ExportedAddModuleKeptVarIdx(b, kept)
+    b.Finish(exported_generated.ExportedEnd(b))
     exp = deserialize(bytes(b.Output()))
     assert exp.nr_devices == 2
     assert exp.in_avals == (ShapedArray((4,), np.float32),)

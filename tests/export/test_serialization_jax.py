@@ -20,12 +20,12 @@ jnp = pytest.importorskip("jax.numpy")
 from jax import export as jexport  # noqa: E402
 
 from _jax_interop import check_both_ways  # noqa: E402
-import toolkit.export as texport  # noqa: E402
+from toolkit import export  # noqa: E402
 from toolkit.core.shape_poly import symbolic_shape  # noqa: E402
 
 Pair = collections.namedtuple("Pair", ["left", "right"])
 jexport.register_namedtuple_serialization(Pair, serialized_name="tests.export.interop.Pair")
-texport.register_namedtuple_serialization(Pair, serialized_name="tests.export.interop.Pair")
+export.register_namedtuple_serialization(Pair, serialized_name="tests.export.interop.Pair")
 
 f32 = np.float32
 
@@ -102,8 +102,8 @@ class _config_context:
 def test_disabled_checks():
     checks = [jexport.DisabledSafetyCheck.platform(), jexport.DisabledSafetyCheck.custom_call("my_target")]
     exp = check_both_ways(jexport.export(jax.jit(jnp.tanh), disabled_checks=checks)(np.ones(3, f32)))
-    assert exp.disabled_safety_checks == (texport.DisabledSafetyCheck.platform(),
-                                          texport.DisabledSafetyCheck.custom_call("my_target"))
+    assert exp.disabled_safety_checks == (export.DisabledSafetyCheck.platform(),
+                                          export.DisabledSafetyCheck.custom_call("my_target"))
 
 
 def test_vjp_blobs():
@@ -116,12 +116,12 @@ def test_vjp_blobs():
 
 
 def test_toolkit_effects_read_by_jax():
-    base = texport.deserialize(jexport.export(jax.jit(jnp.sin))(np.ones((3,), f32)).serialize())
+    base = export.deserialize(jexport.export(jax.jit(jnp.sin))(np.ones((3,), f32)).serialize())
     import dataclasses
 
     with_effects = dataclasses.replace(
-        base, ordered_effects=(texport.Effect("<class 'jax._src.debugging.OrderedDebugEffect'>"),),
-        unordered_effects=(texport.Effect("<class 'jax._src.debugging.DebugEffect'>"),))
+        base, ordered_effects=(export.Effect("<class 'jax._src.debugging.OrderedDebugEffect'>"),),
+        unordered_effects=(export.Effect("<class 'jax._src.debugging.DebugEffect'>"),))
     j = jexport.deserialize(with_effects.serialize())
     assert [type(e).__name__ for e in j.ordered_effects] == ["OrderedDebugEffect"]
     assert [type(e).__name__ for e in j.unordered_effects] == ["DebugEffect"]
@@ -130,7 +130,7 @@ def test_toolkit_effects_read_by_jax():
 
 def test_toolkit_symbolic_export_read_by_jax():
     a, b = symbolic_shape("a, b")
-    base = texport.deserialize(jexport.export(jax.jit(jnp.sin))(np.ones((3,), f32)).serialize())
+    base = export.deserialize(jexport.export(jax.jit(jnp.sin))(np.ones((3,), f32)).serialize())
     from toolkit.core.avals import ShapedArray
     import dataclasses
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import toolkit
-import toolkit.passes as tp
+from toolkit import passes
 from toolkit.examples.reference_programs import PROGRAMS
 from toolkit.passes import dump
 from toolkit.tools import opt
@@ -21,10 +21,10 @@ PIPELINE = "toolkit-simplify, func.func(cse, canonicalize), symbol-dce"
 
 @pytest.fixture
 def jit_pipeline():
-    before = tp.default_pipeline.JIT_PIPELINE
-    tp.set_jit_pipeline(PIPELINE)
+    before = passes.default_pipeline.JIT_PIPELINE
+    passes.set_jit_pipeline(PIPELINE)
     yield
-    tp.set_jit_pipeline(before)
+    passes.set_jit_pipeline(before)
 
 
 def _numbered(folder) -> list[str]:
@@ -113,7 +113,7 @@ func.func public @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 }""")
     timeline = dump.Timeline("m", folder=str(tmp_path))
     timeline.add_module("input", "input", module)
-    report = tp.run_pipeline(module, "func.func(cse, canonicalize), toolkit-simplify", observe=timeline.observe)
+    report = passes.run_pipeline(module, "func.func(cse, canonicalize), toolkit-simplify", observe=timeline.observe)
     assert [r.label for r in report.records] == ["func.func(cse)", "func.func(canonicalize)", "toolkit-simplify"]
     assert [s.label for s in timeline.stages] == ["input", "func.func(cse)", "func.func(canonicalize)",
                                                   "toolkit-simplify"]
@@ -144,5 +144,5 @@ def test_legacy_dump_dir_printouts_still_work(tmp_path) -> None:
 
     with make_context():
         module = ir.Module.parse("func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n return %x : tensor<2xf32>\n}")
-    tp.run_pipeline(module, "cse", print_ir_before=True, dump_dir=str(tmp_path), stream=io.StringIO())
+    passes.run_pipeline(module, "cse", print_ir_before=True, dump_dir=str(tmp_path), stream=io.StringIO())
     assert os.listdir(tmp_path) == ["001_before_cse.mlir"]

@@ -11,7 +11,7 @@ from typing import ClassVar
 import pytest
 from jaxlib.mlir import ir
 
-import toolkit.passes as tp
+from toolkit import passes
 from toolkit.ir import diagnostics
 from toolkit.ir.context import make_context
 from toolkit.ir.walk import ops_named
@@ -54,8 +54,8 @@ def _run_collecting(module: ir.Module, pipeline: str) -> tuple[list[Seen], BaseE
     seen: list[Seen] = []
     with diagnostics.attach_diagnostic_handler(module.context, _keep(seen)):
         try:
-            tp.run_pipeline(module, pipeline, capture_diagnostics=False)
-        except tp.PipelineError as error:
+            passes.run_pipeline(module, pipeline, capture_diagnostics=False)
+        except passes.PipelineError as error:
             return seen, error
     return seen, None
 
@@ -72,9 +72,9 @@ def _reciprocal_of_zero():
     return 1 / 0  # raising line (module pass)
 
 
-@tp.register_pass
+@passes.register_pass
 @dataclasses.dataclass(frozen=True)
-class DividePass(tp.ModulePass):
+class DividePass(passes.ModulePass):
     name: ClassVar[str] = "test-diag-divide"
 
     def apply(self, op):
@@ -84,15 +84,15 @@ class DividePass(tp.ModulePass):
 calls_before_failure: list[str] = []
 
 
-@tp.pattern("stablehlo.multiply")
+@passes.pattern("stablehlo.multiply")
 def divide_at_multiply(op, rewriter):
     calls_before_failure.append(op.name)
     return {}["missing key"]  # raising line (pattern)
 
 
-@tp.register_pass
+@passes.register_pass
 @dataclasses.dataclass(frozen=True)
-class DividePatternPass(tp.PatternPass):
+class DividePatternPass(passes.PatternPass):
     name: ClassVar[str] = "test-diag-divide-pattern"
 
     def patterns(self):
@@ -134,13 +134,13 @@ def test_module_pass_nested_under_func_fails_at_the_function():
 
 
 def test_pass_failure_keeps_its_message_and_op():
-    @tp.register_pass
+    @passes.register_pass
     @dataclasses.dataclass(frozen=True)
-    class Refuse(tp.ModulePass):
+    class Refuse(passes.ModulePass):
         name: ClassVar[str] = "test-diag-refuse"
 
         def apply(self, op):
-            raise tp.PassFailure("no multiply allowed", op=ops_named(op, "stablehlo.multiply")[0])
+            raise passes.PassFailure("no multiply allowed", op=ops_named(op, "stablehlo.multiply")[0])
 
     module = _module()
     seen, error = _run_collecting(module, "test-diag-refuse")
@@ -159,9 +159,9 @@ def traceback_setting(monkeypatch):
 
 
 def test_traceback_on_request_by_function(traceback_setting):
-    assert not tp.print_stacktrace_on_diagnostic()
-    tp.set_print_stacktrace_on_diagnostic(True)
-    assert tp.print_stacktrace_on_diagnostic()
+    assert not passes.print_stacktrace_on_diagnostic()
+    passes.set_print_stacktrace_on_diagnostic(True)
+    assert passes.print_stacktrace_on_diagnostic()
     seen, _ = _run_collecting(_module(), "test-diag-divide")
     message = seen[0].message
     assert message.startswith("pass 'test-diag-divide' raised ZeroDivisionError")
@@ -172,10 +172,10 @@ def test_traceback_on_request_by_function(traceback_setting):
 
 def test_traceback_on_request_by_environment(traceback_setting, monkeypatch):
     monkeypatch.setenv("TOOLKIT_PASS_TRACEBACK", "1")
-    assert tp.print_stacktrace_on_diagnostic()
+    assert passes.print_stacktrace_on_diagnostic()
     seen, _ = _run_collecting(_module(), "test-diag-divide")
     assert "Traceback (most recent call last)" in seen[0].message
-    tp.set_print_stacktrace_on_diagnostic(False)  # the function wins over the environment
+    passes.set_print_stacktrace_on_diagnostic(False)  # the function wins over the environment
     seen, _ = _run_collecting(_module(), "test-diag-divide")
     assert "Traceback" not in seen[0].message
 
@@ -197,15 +197,15 @@ def test_exception_site_prefers_the_given_files_then_skips_machinery():
 # --- warnings and remarks --------------------------------------------------------------
 
 
-@tp.register_pass
+@passes.register_pass
 @dataclasses.dataclass(frozen=True)
-class ChattyPass(tp.ModulePass):
+class ChattyPass(passes.ModulePass):
     name: ClassVar[str] = "test-diag-chatty"
     modifies_ir: ClassVar[bool] = False
 
     def apply(self, op):
-        tp.emit_warning(ops_named(op, "stablehlo.add")[0], "add warned")
-        tp.emit_remark(ops_named(op, "stablehlo.multiply")[0], "multiply remarked")
+        passes.emit_warning(ops_named(op, "stablehlo.add")[0], "add warned")
+        passes.emit_remark(ops_named(op, "stablehlo.multiply")[0], "multiply remarked")
 
 
 def test_warnings_and_remarks_reach_an_attached_handler():
@@ -219,9 +219,9 @@ def test_warnings_and_remarks_reach_an_attached_handler():
 
 
 def test_warnings_and_remarks_are_in_the_report(capsys):
-    report = tp.run_pipeline(_module(), "test-diag-chatty")
-    assert report.diagnostics == [tp.ReportedDiagnostic("warning", "-:2:8", "add warned"),
-                                  tp.ReportedDiagnostic("remark", "-:3:8", "multiply remarked")]
+    report = passes.run_pipeline(_module(), "test-diag-chatty")
+    assert report.diagnostics == [passes.ReportedDiagnostic("warning", "-:2:8", "add warned"),
+                                  passes.ReportedDiagnostic("remark", "-:3:8", "multiply remarked")]
     # Recorded, not handled: the warning is also printed; a remark is not.
     assert capsys.readouterr().err == "-:2:8: warning: add warned\n"
 
@@ -253,12 +253,12 @@ def test_handlers_run_newest_first_until_one_handles_and_detach():
     older = diagnostics.attach_diagnostic_handler(module.context, lambda d: order.append("older") or True)
     newer = diagnostics.attach_diagnostic_handler(module.context, lambda d: order.append("newer") or False)
     try:
-        tp.emit_warning(add, "w")
+        passes.emit_warning(add, "w")
         assert order == ["newer", "older"]
         newer.detach()
         newer.detach()  # idempotent
         assert not newer.attached and older.attached
-        tp.emit_warning(add, "w")
+        passes.emit_warning(add, "w")
         assert order == ["newer", "older", "older"]
     finally:
         older.detach()
@@ -271,7 +271,7 @@ def test_a_raising_handler_counts_as_not_handled(capsys):
         raise RuntimeError("handler bug")
 
     with diagnostics.attach_diagnostic_handler(module.context, broken) as handle:
-        tp.emit_warning(module, "still printed")
+        passes.emit_warning(module, "still printed")
         assert handle.had_error
     assert "warning: still printed" in capsys.readouterr().err
 
@@ -280,7 +280,7 @@ def test_handlers_are_per_context(capsys):
     first, second = _module(), _module()
     seen = []
     with diagnostics.attach_diagnostic_handler(first.context, lambda d: seen.append(d) or True):
-        tp.emit_warning(second, "other context")
+        passes.emit_warning(second, "other context")
     assert seen == []
     assert "other context" in capsys.readouterr().err
 
@@ -304,7 +304,7 @@ def scratch_registry(monkeypatch):
 
 def _pass_class(pass_name: str, qualname: str, module: str = __name__) -> type:
     @dataclasses.dataclass(frozen=True)
-    class Made(tp.ModulePass):
+    class Made(passes.ModulePass):
         name: ClassVar[str] = pass_name
 
         def apply(self, op):
@@ -316,52 +316,52 @@ def _pass_class(pass_name: str, qualname: str, module: str = __name__) -> type:
 
 
 def test_a_taken_python_name_needs_override(scratch_registry):
-    first = tp.register_pass(_pass_class("test-diag-taken", "First"))
-    with pytest.raises(tp.DuplicatePassError, match=(
+    first = passes.register_pass(_pass_class("test-diag-taken", "First"))
+    with pytest.raises(passes.DuplicatePassError, match=(
             rf"cannot register {__name__}:Second as pass 'test-diag-taken': the name is taken by the Python "
             rf"pass {__name__}:First; choose another name, or use @register_pass\(override=True\)")):
-        tp.register_pass(_pass_class("test-diag-taken", "Second"))
+        passes.register_pass(_pass_class("test-diag-taken", "Second"))
     assert registry.lookup_python_pass("test-diag-taken") is first
-    second = tp.register_pass(_pass_class("test-diag-taken", "Second"), override=True)
+    second = passes.register_pass(_pass_class("test-diag-taken", "Second"), override=True)
     assert registry.lookup_python_pass("test-diag-taken") is second
 
 
 def test_a_cxx_name_needs_override(scratch_registry):
-    with pytest.raises(tp.DuplicatePassError, match="the name is taken by the C\\+\\+ pass 'cse'"):
-        tp.register_pass(_pass_class("cse", "MyCse"))
-    with pytest.raises(tp.DuplicatePassError, match="C\\+\\+ pass 'sdy-close-shardings'"):
-        tp.register_pass(_pass_class("sdy-close-shardings", "Mine"))
-    mine = tp.register_pass(_pass_class("cse", "MyCse"), override=True)
-    assert tp.parse_pipeline("cse").elements[0].python_pass == mine()
+    with pytest.raises(passes.DuplicatePassError, match="the name is taken by the C\\+\\+ pass 'cse'"):
+        passes.register_pass(_pass_class("cse", "MyCse"))
+    with pytest.raises(passes.DuplicatePassError, match="C\\+\\+ pass 'sdy-close-shardings'"):
+        passes.register_pass(_pass_class("sdy-close-shardings", "Mine"))
+    mine = passes.register_pass(_pass_class("cse", "MyCse"), override=True)
+    assert passes.parse_pipeline("cse").elements[0].python_pass == mine()
 
 
 def test_a_lazy_builtin_name_needs_override(scratch_registry, monkeypatch):
     monkeypatch.delitem(registry._registered, "toolkit-simplify", raising=False)
-    with pytest.raises(tp.DuplicatePassError, match="the built-in Python pass toolkit.passes.simplify:SimplifyPass"):
-        tp.register_pass(_pass_class("toolkit-simplify", "Mine"))
+    with pytest.raises(passes.DuplicatePassError, match="the built-in Python pass toolkit.passes.simplify:SimplifyPass"):
+        passes.register_pass(_pass_class("toolkit-simplify", "Mine"))
     # The built-in class itself may register (its module being imported).
     from toolkit.passes.simplify import SimplifyPass
-    assert tp.register_pass(SimplifyPass) is SimplifyPass
+    assert passes.register_pass(SimplifyPass) is SimplifyPass
 
 
 def test_the_same_class_path_registers_again(scratch_registry):
     generation = registry.registry_generation()
-    first = tp.register_pass(_pass_class("test-diag-again", "Again"))
+    first = passes.register_pass(_pass_class("test-diag-again", "Again"))
     assert registry.registry_generation() == generation  # a new name changes no pipeline
-    again = tp.register_pass(_pass_class("test-diag-again", "Again"))  # a re-run cell, a reloaded module
+    again = passes.register_pass(_pass_class("test-diag-again", "Again"))  # a re-run cell, a reloaded module
     assert again is not first and registry.lookup_python_pass("test-diag-again") is again
     assert registry.registry_generation() > generation
 
 
 def test_decorator_forms(scratch_registry):
-    @tp.register_pass
+    @passes.register_pass
     @dataclasses.dataclass(frozen=True)
-    class Bare(tp.ModulePass):
+    class Bare(passes.ModulePass):
         name: ClassVar[str] = "test-diag-bare"
 
-    @tp.register_pass(override=True)
+    @passes.register_pass(override=True)
     @dataclasses.dataclass(frozen=True)
-    class WithOptions(tp.ModulePass):
+    class WithOptions(passes.ModulePass):
         name: ClassVar[str] = "test-diag-bare"
 
     assert registry.lookup_python_pass("test-diag-bare") is WithOptions
@@ -369,7 +369,7 @@ def test_decorator_forms(scratch_registry):
         name = "test-diag-not-a-pass"
 
     with pytest.raises(TypeError, match="not a pass class"):
-        tp.register_pass(override=True)(NotAPass)
+        passes.register_pass(override=True)(NotAPass)
 
 
 def test_loading_a_plugin_twice_is_fine_and_another_file_with_its_names_is_not(scratch_registry, tmp_path):
@@ -381,10 +381,10 @@ def test_loading_a_plugin_twice_is_fine_and_another_file_with_its_names_is_not(s
     other = tmp_path / "other_plugin.py"
     other.write_text(source)
     try:
-        tp.load_pass_plugin(str(plugin))
-        tp.load_pass_plugin(str(plugin))
-        with pytest.raises(tp.DuplicatePassError, match="toolkit_pass_plugin_diag_plugin:P"):
-            tp.load_pass_plugin(str(other))
+        passes.load_pass_plugin(str(plugin))
+        passes.load_pass_plugin(str(plugin))
+        with pytest.raises(passes.DuplicatePassError, match="toolkit_pass_plugin_diag_plugin:P"):
+            passes.load_pass_plugin(str(other))
     finally:
         for name in ("toolkit_pass_plugin_diag_plugin", "toolkit_pass_plugin_other_plugin"):
             sys.modules.pop(name, None)

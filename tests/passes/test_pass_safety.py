@@ -17,7 +17,7 @@ from typing import ClassVar
 import pytest
 from jaxlib.mlir import ir
 
-import toolkit.passes as tp
+from toolkit import passes
 from toolkit.ir import erase_op
 from toolkit.ir.builders import build, insert_before
 from toolkit.ir.context import make_context
@@ -237,16 +237,16 @@ def test_dangling_operands_finds_the_users_of_an_erased_op():
 # --- patterns get a checked rewriter -----------------------------------------------------
 
 
-@tp.pattern("stablehlo.add")
+@passes.pattern("stablehlo.add")
 def replace_add_by_two_values(op, rewriter):
     # a bug: one result, two replacement values
     rewriter.replace_op(op, [op.operands[0], op.operands[1]])
     return True
 
 
-@tp.register_pass
+@passes.register_pass
 @dataclasses.dataclass(frozen=True)
-class BadReplacePass(tp.PatternPass):
+class BadReplacePass(passes.PatternPass):
     name: ClassVar[str] = "test-safety-bad-replace"
     driver: ClassVar[str] = "walk"
 
@@ -256,13 +256,13 @@ class BadReplacePass(tp.PatternPass):
 
 def test_replace_op_with_the_wrong_count_is_refused():
     module = _module()
-    with pytest.raises(tp.PipelineError, match="it has 1 results, got 2 replacement values") as caught:
-        tp.run_pipeline(module, "test-safety-bad-replace")
+    with pytest.raises(passes.PipelineError, match="it has 1 results, got 2 replacement values") as caught:
+        passes.run_pipeline(module, "test-safety-bad-replace")
     assert isinstance(caught.value.__cause__, PassFailure)
     assert module.operation.verify()
 
 
-@tp.pattern("stablehlo.subtract")
+@passes.pattern("stablehlo.subtract")
 def subtract_to_add(op, rewriter):
     # x - y -> x + y, through the checked rewriter's pass-through members
     assert isinstance(rewriter, CheckedRewriter)
@@ -272,9 +272,9 @@ def subtract_to_add(op, rewriter):
     return True
 
 
-@tp.register_pass
+@passes.register_pass
 @dataclasses.dataclass(frozen=True)
-class SubtractToAddPass(tp.PatternPass):
+class SubtractToAddPass(passes.PatternPass):
     name: ClassVar[str] = "test-safety-subtract-to-add"
 
     def patterns(self):
@@ -283,15 +283,15 @@ class SubtractToAddPass(tp.PatternPass):
 
 def test_good_patterns_still_rewrite():
     module = _module()
-    report = tp.run_pipeline(module, "test-safety-subtract-to-add")
+    report = passes.run_pipeline(module, "test-safety-subtract-to-add")
     assert "subtract" not in str(module)
     assert report.records[0].statistics == {"subtract_to_add": 1}
 
 
 def test_module_passes_that_erase_correctly_pass_the_check():
-    @tp.register_pass
+    @passes.register_pass
     @dataclasses.dataclass(frozen=True)
-    class EraseDeadNegates(tp.ModulePass):
+    class EraseDeadNegates(passes.ModulePass):
         name: ClassVar[str] = "test-safety-erase-dead"
 
         def apply(self, op):
@@ -301,14 +301,14 @@ def test_module_passes_that_erase_correctly_pass_the_check():
 
     module = _module("func.func @f(%a: tensor<f32>) -> tensor<f32> {\n"
                      "  %0 = stablehlo.negate %a : tensor<f32>\n  return %a : tensor<f32>\n}")
-    tp.run_pipeline(module, "test-safety-erase-dead")
+    passes.run_pipeline(module, "test-safety-erase-dead")
     assert "negate" not in str(module)
 
 
 def test_erase_op_in_a_module_pass_fails_the_pass_at_the_op():
-    @tp.register_pass
+    @passes.register_pass
     @dataclasses.dataclass(frozen=True)
-    class EraseAdds(tp.ModulePass):
+    class EraseAdds(passes.ModulePass):
         name: ClassVar[str] = "test-safety-erase-adds"
 
         def apply(self, op):
@@ -316,6 +316,6 @@ def test_erase_op_in_a_module_pass_fails_the_pass_at_the_op():
                 erase_op(add)
 
     module = _module()
-    with pytest.raises(tp.PipelineError, match="pass 'test-safety-erase-adds' failed: cannot erase 'stablehlo.add'"):
-        tp.run_pipeline(module, "test-safety-erase-adds")
+    with pytest.raises(passes.PipelineError, match="pass 'test-safety-erase-adds' failed: cannot erase 'stablehlo.add'"):
+        passes.run_pipeline(module, "test-safety-erase-adds")
     assert module.operation.verify()

@@ -11,7 +11,7 @@ from typing import ClassVar, Literal
 import pytest
 from jaxlib.mlir import ir
 
-import toolkit.passes as tp
+from toolkit import passes
 from toolkit.ir.context import make_context
 from toolkit.passes import registry
 
@@ -43,36 +43,36 @@ def parse(text: str = MODULE) -> ir.Module:
     "builtin.module()",
 ])
 def test_pipeline_text_round_trips(text: str) -> None:
-    pipeline = tp.parse_pipeline(text)
+    pipeline = passes.parse_pipeline(text)
     assert str(pipeline) == text
-    assert str(tp.parse_pipeline(str(pipeline))) == text
+    assert str(passes.parse_pipeline(str(pipeline))) == text
 
 
 def test_builtin_module_wrapper_and_spacing_are_optional() -> None:
-    assert str(tp.parse_pipeline("func.func(cse),toolkit-simplify")) == \
+    assert str(passes.parse_pipeline("func.func(cse),toolkit-simplify")) == \
         "builtin.module(func.func(cse), toolkit-simplify)"
 
 
 def test_default_options_are_not_printed() -> None:
-    assert str(tp.parse_pipeline("toolkit-simplify{ieee-strict=false}")) == "builtin.module(toolkit-simplify)"
+    assert str(passes.parse_pipeline("toolkit-simplify{ieee-strict=false}")) == "builtin.module(toolkit-simplify)"
 
 
 def test_unknown_pass_lists_close_names() -> None:
-    with pytest.raises(tp.UnknownPassError, match=r"unknown pass 'toolkit-simplfy'; did you mean: toolkit-simplify"):
-        tp.parse_pipeline("toolkit-simplfy")
+    with pytest.raises(passes.UnknownPassError, match=r"unknown pass 'toolkit-simplfy'; did you mean: toolkit-simplify"):
+        passes.parse_pipeline("toolkit-simplfy")
     with pytest.raises(ValueError, match="did you mean: canonicalize"):
-        tp.parse_pipeline("func.func(canonicalise)")
+        passes.parse_pipeline("func.func(canonicalise)")
 
 
 def test_bad_options_are_clear() -> None:
-    with pytest.raises(tp.PassOptionError, match="has no option 'iee-strict' .*did you mean ieee-strict"):
-        tp.parse_pipeline("toolkit-simplify{iee-strict=1}")
-    with pytest.raises(tp.PassOptionError, match="expects true or false, got 'maybe'"):
-        tp.parse_pipeline("toolkit-simplify{ieee-strict=maybe}")
-    with pytest.raises(tp.PassOptionError, match="expects one of table, json"):
-        tp.parse_pipeline("toolkit-op-stats{format=xml}")
-    with pytest.raises(tp.PassOptionError, match="no such option bogus"):
-        tp.parse_pipeline("cse{bogus=1}")
+    with pytest.raises(passes.PassOptionError, match="has no option 'iee-strict' .*did you mean ieee-strict"):
+        passes.parse_pipeline("toolkit-simplify{iee-strict=1}")
+    with pytest.raises(passes.PassOptionError, match="expects true or false, got 'maybe'"):
+        passes.parse_pipeline("toolkit-simplify{ieee-strict=maybe}")
+    with pytest.raises(passes.PassOptionError, match="expects one of table, json"):
+        passes.parse_pipeline("toolkit-op-stats{format=xml}")
+    with pytest.raises(passes.PassOptionError, match="no such option bogus"):
+        passes.parse_pipeline("cse{bogus=1}")
 
 
 @pytest.mark.parametrize("text, message", [
@@ -82,8 +82,8 @@ def test_bad_options_are_clear() -> None:
     ("cse)", "expected ','"),
 ])
 def test_syntax_errors_point_at_the_problem(text: str, message: str) -> None:
-    with pytest.raises(tp.PipelineError, match=re.escape(message)):
-        tp.parse_pipeline(text)
+    with pytest.raises(passes.PipelineError, match=re.escape(message)):
+        passes.parse_pipeline(text)
 
 
 def test_every_listed_cxx_pass_is_registered_in_jaxlib() -> None:
@@ -98,7 +98,7 @@ def test_every_listed_cxx_pass_is_registered_in_jaxlib() -> None:
 
 
 def test_list_passes_has_python_and_cxx_passes_with_options() -> None:
-    rows = {row.name: row for row in tp.list_passes()}
+    rows = {row.name: row for row in passes.list_passes()}
     assert rows["canonicalize"].kind == "c++"
     assert rows["toolkit-simplify"].kind == "python"
     assert rows["toolkit-op-stats"].options[0][:3] == ("format", "table|json", "table")
@@ -109,7 +109,7 @@ def test_list_passes_has_python_and_cxx_passes_with_options() -> None:
 
 def test_python_and_cxx_passes_interleave_in_one_run() -> None:
     module = parse()
-    report = tp.run_pipeline(module, "builtin.module(func.func(cse), toolkit-simplify, canonicalize, symbol-dce)")
+    report = passes.run_pipeline(module, "builtin.module(func.func(cse), toolkit-simplify, canonicalize, symbol-dce)")
     text = str(module)
     assert "stablehlo.multiply" not in text and "@unused" not in text
     assert text.count("stablehlo.add") == 1
@@ -120,22 +120,22 @@ def test_python_and_cxx_passes_interleave_in_one_run() -> None:
 def test_python_pass_nested_under_func_runs_on_each_function() -> None:
     seen: list[str] = []
 
-    @tp.register_pass
+    @passes.register_pass
     @dataclasses.dataclass(frozen=True)
-    class RecordFunctions(tp.ModulePass):
+    class RecordFunctions(passes.ModulePass):
         name: ClassVar[str] = "test-record-functions"
         description: ClassVar[str] = "Records the anchor ops it sees."
 
         def apply(self, op: ir.Operation) -> None:
             seen.append(f"{op.name}:{ir.StringAttr(op.attributes['sym_name']).value}")
 
-    tp.run_pipeline(parse(), "func.func(cse, test-record-functions, canonicalize)")
+    passes.run_pipeline(parse(), "func.func(cse, test-record-functions, canonicalize)")
     assert seen == ["func.func:main", "func.func:unused"]
 
 
 def test_print_ir_after_only_when_changed_and_before_named() -> None:
     stream = io.StringIO()
-    tp.run_pipeline(parse(), "func.func(cse), toolkit-op-stats{output=/dev/null}, toolkit-simplify",
+    passes.run_pipeline(parse(), "func.func(cse), toolkit-op-stats{output=/dev/null}, toolkit-simplify",
                     print_ir_after=True, print_ir_before=["toolkit-simplify"], stream=stream)
     out = stream.getvalue()
     assert "IR Dump After func.func(cse)" in out
@@ -143,14 +143,14 @@ def test_print_ir_after_only_when_changed_and_before_named() -> None:
     assert "IR Dump Before toolkit-simplify" in out
     assert "IR Dump Before func.func(cse)" not in out
     stream = io.StringIO()
-    tp.run_pipeline(parse(), "toolkit-op-stats{output=/dev/null}", print_ir_after=True,
+    passes.run_pipeline(parse(), "toolkit-op-stats{output=/dev/null}", print_ir_after=True,
                     print_after_change=False, stream=stream)
     assert "IR Dump After toolkit-op-stats{output=/dev/null}" in stream.getvalue()
 
 
 def test_dump_dir_and_timing(tmp_path) -> None:
     stream = io.StringIO()
-    report = tp.run_pipeline(parse(), "cse, toolkit-simplify", print_ir_after=True, dump_dir=str(tmp_path),
+    report = passes.run_pipeline(parse(), "cse, toolkit-simplify", print_ir_after=True, dump_dir=str(tmp_path),
                              timing=True, statistics=True, stream=stream)
     assert sorted(os.listdir(tmp_path)) == ["001_after_cse.mlir", "002_after_toolkit-simplify.mlir"]
     assert "Pass execution timing report" in stream.getvalue()
@@ -159,9 +159,9 @@ def test_dump_dir_and_timing(tmp_path) -> None:
 
 
 def test_a_pass_that_breaks_the_ir_is_named() -> None:
-    @tp.register_pass
+    @passes.register_pass
     @dataclasses.dataclass(frozen=True)
-    class DropTerminators(tp.ModulePass):
+    class DropTerminators(passes.ModulePass):
         name: ClassVar[str] = "test-drop-terminators"
         description: ClassVar[str] = "Erases every func.return (breaks the IR)."
 
@@ -171,16 +171,16 @@ def test_a_pass_that_breaks_the_ir_is_named() -> None:
             for ret in ops_named(op, "func.return"):
                 ret.erase()
 
-    with pytest.raises(tp.PipelineError, match="IR verification failed after pass 'test-drop-terminators'"):
-        tp.run_pipeline(parse(), "cse, test-drop-terminators, canonicalize")
+    with pytest.raises(passes.PipelineError, match="IR verification failed after pass 'test-drop-terminators'"):
+        passes.run_pipeline(parse(), "cse, test-drop-terminators, canonicalize")
     # Without verification the broken IR gets through (caller's responsibility).
-    tp.run_pipeline(parse(), "test-drop-terminators", verify=False)
+    passes.run_pipeline(parse(), "test-drop-terminators", verify=False)
 
 
 def test_a_failing_or_raising_python_pass_is_named() -> None:
-    @tp.register_pass
+    @passes.register_pass
     @dataclasses.dataclass(frozen=True)
-    class Fails(tp.ModulePass):
+    class Fails(passes.ModulePass):
         name: ClassVar[str] = "test-fails"
         description: ClassVar[str] = "Always fails."
         crash: bool = False
@@ -188,12 +188,12 @@ def test_a_failing_or_raising_python_pass_is_named() -> None:
         def apply(self, op: ir.Operation) -> None:
             if self.crash:
                 raise ZeroDivisionError("oops")
-            raise tp.PassFailure("cannot do it")
+            raise passes.PassFailure("cannot do it")
 
-    with pytest.raises(tp.PipelineError, match="pass 'test-fails' failed: cannot do it"):
-        tp.run_pipeline(parse(), "cse, test-fails")
-    with pytest.raises(tp.PipelineError, match=r"pass 'test-fails\{crash=true\}' failed: ZeroDivisionError: oops") as info:
-        tp.run_pipeline(parse(), "test-fails{crash=true}")
+    with pytest.raises(passes.PipelineError, match="pass 'test-fails' failed: cannot do it"):
+        passes.run_pipeline(parse(), "cse, test-fails")
+    with pytest.raises(passes.PipelineError, match=r"pass 'test-fails\{crash=true\}' failed: ZeroDivisionError: oops") as info:
+        passes.run_pipeline(parse(), "test-fails{crash=true}")
     assert isinstance(info.value.__cause__, ZeroDivisionError)
 
 
@@ -202,12 +202,12 @@ def test_a_failing_cxx_pass_is_named() -> None:
     func.func @main(%x: tensor<?xf32>) -> tensor<?xf32> {
       return %x : tensor<?xf32>
     }""")
-    with pytest.raises(tp.PipelineError, match=r"stablehlo-refine-arguments\{types=tensor<2x3xf32>,tensor<1xf32>\}"):
-        tp.run_pipeline(module, "stablehlo-refine-arguments{types=tensor<2x3xf32>,tensor<1xf32>}")
+    with pytest.raises(passes.PipelineError, match=r"stablehlo-refine-arguments\{types=tensor<2x3xf32>,tensor<1xf32>\}"):
+        passes.run_pipeline(module, "stablehlo-refine-arguments{types=tensor<2x3xf32>,tensor<1xf32>}")
 
 
 def test_pipeline_objects_compose() -> None:
-    combined = tp.parse_pipeline("cse") + tp.parse_pipeline("toolkit-simplify")
+    combined = passes.parse_pipeline("cse") + passes.parse_pipeline("toolkit-simplify")
     assert str(combined) == "builtin.module(cse, toolkit-simplify)"
     module = parse()
     combined.run(module)
@@ -219,20 +219,20 @@ def test_register_pass_rejects_bad_classes() -> None:
         name = "test-not-a-pass"
 
     with pytest.raises(TypeError, match="is not a pass class"):
-        tp.register_pass(NotAPass)
+        passes.register_pass(NotAPass)
 
     @dataclasses.dataclass(frozen=True)
-    class NoName(tp.ModulePass):
+    class NoName(passes.ModulePass):
         pass
 
     with pytest.raises(ValueError, match="needs a pipeline name"):
-        tp.register_pass(NoName)
+        passes.register_pass(NoName)
 
 
 def test_pass_options_of_every_type() -> None:
-    @tp.register_pass
+    @passes.register_pass
     @dataclasses.dataclass(frozen=True)
-    class Typed(tp.ModulePass):
+    class Typed(passes.ModulePass):
         name: ClassVar[str] = "test-typed"
         count: int = 1
         scale: float = 1.0
@@ -243,17 +243,17 @@ def test_pass_options_of_every_type() -> None:
         def apply(self, op: ir.Operation) -> None:
             pass
 
-    element = tp.parse_pipeline('test-typed{count=3 scale=0.5 label="two words" mode=b axes=1,2}').elements[0]
+    element = passes.parse_pipeline('test-typed{count=3 scale=0.5 label="two words" mode=b axes=1,2}').elements[0]
     instance = element.python_pass
     assert (instance.count, instance.scale, instance.label, instance.mode, instance.axes) == \
         (3, 0.5, "two words", "b", (1, 2))
     assert str(element) == 'test-typed{count=3 scale=0.5 label="two words" mode=b axes=1,2}'
-    with pytest.raises(tp.PassOptionError, match="expects an integer"):
-        tp.parse_pipeline("test-typed{count=many}")
+    with pytest.raises(passes.PassOptionError, match="expects an integer"):
+        passes.parse_pipeline("test-typed{count=many}")
 
 
 def test_walk_driver_pattern_pass() -> None:
-    @tp.pattern("stablehlo.multiply")
+    @passes.pattern("stablehlo.multiply")
     def multiply_to_add(op, rewriter):
         # x * y -> x + y  (test only: not an identity)
         with op.context, op.location, ir.InsertionPoint(op):
@@ -263,9 +263,9 @@ def test_walk_driver_pattern_pass() -> None:
         rewriter.replace_op(op, [new.result])
         return True
 
-    @tp.register_pass
+    @passes.register_pass
     @dataclasses.dataclass(frozen=True)
-    class WalkPass(tp.PatternPass):
+    class WalkPass(passes.PatternPass):
         name: ClassVar[str] = "test-walk-pass"
         driver: ClassVar[str] = "walk"
 
@@ -273,21 +273,21 @@ def test_walk_driver_pattern_pass() -> None:
             return [multiply_to_add]
 
     module = parse()
-    report = tp.run_pipeline(module, "test-walk-pass")
+    report = passes.run_pipeline(module, "test-walk-pass")
     assert "stablehlo.multiply" not in str(module)
     assert report.records[0].statistics == {"multiply_to_add": 1}
 
 
 def test_record_statistic_outside_a_pass_is_a_no_op() -> None:
-    tp.record_statistic("nothing")
+    passes.record_statistic("nothing")
 
 
 def test_list_passes_survives_a_broken_pass_module() -> None:
     registry.register_lazy_pass("test-broken-module", "toolkit.passes.no_such_module:Nothing", "Never loads.")
     try:
-        rows = {row.name: row for row in tp.list_passes()}
+        rows = {row.name: row for row in passes.list_passes()}
         assert "cannot load: ModuleNotFoundError" in rows["test-broken-module"].description
         with pytest.raises(ModuleNotFoundError):
-            tp.parse_pipeline("test-broken-module")
+            passes.parse_pipeline("test-broken-module")
     finally:
         del registry._LAZY_PASSES["test-broken-module"]

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import toolkit
-import toolkit.passes as tp
+from toolkit import passes
 from toolkit.examples.reference_programs import PROGRAMS
 from toolkit.passes import dump
 from toolkit.tools import opt
@@ -64,16 +64,16 @@ def transformer_report(tmp_path_factory):
     """One jit compilation of the transformer reference program with TOOLKIT_REPORT and TOOLKIT_DUMP_IR_TO set."""
     root = tmp_path_factory.mktemp("report")
     saved = {k: os.environ.get(k) for k in (dump.DUMP_ENV, dump.REPORT_ENV)}
-    before = tp.default_pipeline.JIT_PIPELINE
+    before = passes.default_pipeline.JIT_PIPELINE
     os.environ[dump.REPORT_ENV] = str(root / "reports")
     os.environ[dump.DUMP_ENV] = str(root / "dumps")
-    tp.set_jit_pipeline(PIPELINE)
+    passes.set_jit_pipeline(PIPELINE)
     try:
         program = PROGRAMS["transformer"]
         args = program.make_inputs(np.random.default_rng(0))
         compiled = toolkit.jit(program.build(toolkit)).lower(*args).compile()
     finally:
-        tp.set_jit_pipeline(before)
+        passes.set_jit_pipeline(before)
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)

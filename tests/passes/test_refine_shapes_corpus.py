@@ -81,11 +81,11 @@ def _tensor_type(array: np.ndarray) -> str:
 
 
 def _module_and_inputs(name: str) -> tuple[str, list[str], list[np.ndarray], list[np.ndarray], dict]:
-    import toolkit.export as texport
+    from toolkit import export
 
     corpus = _corpus()
     entry = _case(name)
-    exported = texport.deserialize(bytearray((CORPUS / entry["files"]["bin"]).read_bytes()))
+    exported = export.deserialize(bytearray((CORPUS / entry["files"]["bin"]).read_bytes()))
     arrays = corpus.load_case_arrays(str(CORPUS), entry)
     run = entry["runs"][0]
     inputs = corpus.run_arrays(arrays, "r0", "in", run["n_in"])

@@ -54,7 +54,7 @@ from toolkit.core import dtypes, shape_poly, tree_util
 from toolkit.core.avals import ShapedArray
 from toolkit.core.primitive import Primitive
 from toolkit.export import callee_shardings, differentiation
-from toolkit.export import calling_convention as cc
+from toolkit.export import calling_convention
 from toolkit.export.exported import DisabledSafetyCheck, Exported
 from toolkit.lowering.registry import register_lowering
 
@@ -247,7 +247,7 @@ def _callee_module(exported: Exported, context: ir.Context, platform_index: int 
     if platform_index is not None and platform_index_position(module.operation) is not None:
         specialize_platform(module.operation, platform_index)
     if arg_types is not None:
-        main = cc.find_main(module)
+        main = calling_convention.find_main(module)
         inputs = list(ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).inputs)
         platform_args = 1 if platform_index is None and len(exported.platforms) > 1 else 0
         callee_dynamic = any(not t.has_static_shape for t in inputs[platform_args:] if isinstance(t, ir.ShapedType))

@@ -41,7 +41,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from toolkit.core.avals import ShapedArray
-from toolkit.export import calling_convention as cc
+from toolkit.export import calling_convention as export_calling_convention
 from toolkit.export.exported import Exported
 
 #: Calling-convention versions ``convert`` writes.
@@ -206,14 +206,14 @@ def _add_global_constants(module: ir.Module, exp: Exported) -> bool:
     """Mark the platform index and dimension-variable arguments as version 9 does (from a version 8 module)."""
     changed = False
     multi = len(exp.platforms) > 1
-    dim_vars = cc.all_dim_vars(exp.in_avals)
+    dim_vars = export_calling_convention.all_dim_vars(exp.in_avals)
     with module.context:
         for function in _functions(module):
             name = _name(function)
-            if name not in ("main", cc.WRAPPED_MAIN_NAME):
+            if name not in ("main", export_calling_convention.WRAPPED_MAIN_NAME):
                 continue
             attrs = _arg_attrs(function)
-            names = ([cc.PLATFORM_INDEX_NAME] if multi else []) + (dim_vars if name != "main" else [])
+            names = ([export_calling_convention.PLATFORM_INDEX_NAME] if multi else []) + (dim_vars if name != "main" else [])
             if len(attrs) < len(names):
                 raise ConversionError(f"@{name} takes {len(attrs)} arguments, fewer than the platform index and "
                                       f"dimension variables {names} the export declares", "calling convention 8 "
@@ -310,13 +310,13 @@ def static_shapes(exp: Exported, spec: str | Sequence[Any] | dict[str, int]) -> 
             re.fullmatch(r"\s*\w+\s*=\s*-?\d+\s*", p) for p in spec.split(","))):
         env = dict(spec) if isinstance(spec, dict) else {
             k.strip(): int(v) for k, v in (p.split("=") for p in spec.split(","))}
-        missing = [v for v in cc.all_dim_vars(avals) if v not in env]
+        missing = [v for v in export_calling_convention.all_dim_vars(avals) if v not in env]
         if missing:
             raise ValueError(f"no value for the dimension variable(s) {', '.join(missing)}")
-        unknown = sorted(set(env) - set(cc.all_dim_vars(avals)))
+        unknown = sorted(set(env) - set(export_calling_convention.all_dim_vars(avals)))
         if unknown:
             raise ValueError(f"{', '.join(unknown)} is not a dimension variable of the export "
-                             f"(it has {', '.join(cc.all_dim_vars(avals)) or 'none'})")
+                             f"(it has {', '.join(export_calling_convention.all_dim_vars(avals)) or 'none'})")
         shapes = []
         for aval in avals:
             shapes.append(tuple(int(d.evaluate(env)) if shape_poly.is_symbolic_dim(d) else int(d)
@@ -360,7 +360,7 @@ def static_shapes(exp: Exported, spec: str | Sequence[Any] | dict[str, int]) -> 
 def _check_solution(exp: Exported, shapes: Sequence[Sequence[int]]) -> None:
     from toolkit.export.call import dim_var_values
 
-    if cc.all_dim_vars(exp.in_avals):
+    if export_calling_convention.all_dim_vars(exp.in_avals):
         dim_var_values(exp, [ShapedArray(tuple(s), a.dtype) for s, a in zip(shapes, exp.in_avals)])
 
 
@@ -392,7 +392,7 @@ def _inline_calls_from_main(module: ir.Module) -> int:
 
     inlined = 0
     while True:
-        main = cc.find_main(module).operation
+        main = export_calling_convention.find_main(module).operation
         counts = _call_counts(module)
         target = None
         for op in main.regions[0].blocks[0].operations:
@@ -441,7 +441,7 @@ def specialize(exp: Exported, spec: Any, *, platform: str | None = None) -> Expo
     module = read_module(exp)
     if platform_index_position(module.operation) is not None:
         specialize_platform(module.operation, exp.platforms.index(chosen))
-    main = cc.find_main(module)
+    main = export_calling_convention.find_main(module)
     inputs = list(ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).inputs)
     nr_tokens = sum(1 for t in inputs if str(t) == "!stablehlo.token")
     with module.context, ir.Location.unknown():
@@ -455,7 +455,7 @@ def specialize(exp: Exported, spec: Any, *, platform: str | None = None) -> Expo
             _refine_to(module, types, exp)
         _inline_calls_from_main(module)
         run_pipeline(module, "builtin.module(symbol-dce)")
-        main = cc.find_main(module)
+        main = export_calling_convention.find_main(module)
         results = list(ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).results)
         array_results = [t for t in results if str(t) != "!stablehlo.token"]
         dynamic = [str(t) for t in array_results if isinstance(t, ir.ShapedType) and not t.has_static_shape]
@@ -463,7 +463,7 @@ def specialize(exp: Exported, spec: Any, *, platform: str | None = None) -> Expo
                           ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).inputs):
             raise ConversionError(f"shape refinement left dynamic types in @main: {', '.join(dynamic)}",
                                   "dynamic shapes after refinement")
-        cc.set_module_attributes(module, uses_shape_polymorphism=False)
+        export_calling_convention.set_module_attributes(module, uses_shape_polymorphism=False)
     out_avals = tuple(ShapedArray(tuple(ir.ShapedType(t).shape), a.dtype)
                       for t, a in zip(array_results, exp.out_avals))
     in_avals = tuple(ShapedArray(tuple(s), a.dtype) for s, a in zip(shapes, exp.in_avals))

@@ -31,7 +31,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from toolkit.export import calling_convention as cc
+from toolkit.export import calling_convention
 from toolkit.export.exported import (
     DisabledSafetyCheck,
     Exported,
@@ -184,7 +184,7 @@ def export(fun_jit: Any, *, platforms: Sequence[str] | None = None,
 
     if not isinstance(fun_jit, Wrapped):
         raise TypeError(f"The function to export must be the result of toolkit.jit, got {fun_jit!r}.")
-    version = cc.DEFAULT_CALLING_CONVENTION_VERSION if calling_convention_version is None \
+    version = calling_convention.DEFAULT_CALLING_CONVENTION_VERSION if calling_convention_version is None \
         else int(calling_convention_version)
     if not minimum_supported_calling_convention_version <= version <= maximum_supported_calling_convention_version:
         raise ValueError(f"The requested export calling convention version {version} is outside the range of "
@@ -296,14 +296,14 @@ def check_symbolic_scopes(fun_name: str, args_specs: Sequence[Any], kwargs_specs
 
 
 def export_traced(traced: Any, *, platforms: Sequence[str], disabled_checks: Sequence[DisabledSafetyCheck] = (),
-                  calling_convention_version: int = cc.DEFAULT_CALLING_CONVENTION_VERSION,
-                  compute_dim_vars: cc.DimVarsHook | None = None) -> Exported:
+                  calling_convention_version: int = calling_convention.DEFAULT_CALLING_CONVENTION_VERSION,
+                  compute_dim_vars: calling_convention.DimVarsHook | None = None) -> Exported:
     """The :class:`Exported` of a ``Traced`` (the work behind :func:`export`)."""
     from toolkit.sharding_plan import plan_shardings
 
     platforms = tuple(platforms)
     in_avals = tuple(traced.in_avals)
-    dim_vars = cc.all_dim_vars(in_avals)
+    dim_vars = calling_convention.all_dim_vars(in_avals)
     lowered = traced.lower(platforms=platforms, dim_vars_as_arguments=True)
     kept = tuple(sorted(lowered.kept_var_idx))
     if dim_vars and len(kept) != len(in_avals):
@@ -320,21 +320,21 @@ def export_traced(traced: Any, *, platforms: Sequence[str], disabled_checks: Seq
     # thread (the inner calls chain tokens of their own, see call.py), so they are not declared.
     unordered_effects = _called_unordered_effects(traced.program)
     if dim_vars:
-        lowered_dim_args = [a.name for a in cc.main_signature(module).arguments if a.kind == "dim_var"]
+        lowered_dim_args = [a.name for a in calling_convention.main_signature(module).arguments if a.kind == "dim_var"]
         if lowered_dim_args != list(dim_vars):
             # The lowering must give @main one argument per dimension variable (in sorted order)
             # for the wrapper to bind; until the polymorphic lowering does, refuse clearly.
             raise NotImplementedError(
                 f"exporting with symbolic shapes needs the polymorphic lowering (dimension variables {dim_vars} "
                 f"as leading arguments of @main, marked jax.global_constant); the lowering gave {lowered_dim_args}")
-    if cc.needs_wrapper(in_avals, len(ordered_effects)):
-        cc.wrap_main(module, in_avals, module_kept_var_idx=kept, has_platform_index=has_platform_index,
+    if calling_convention.needs_wrapper(in_avals, len(ordered_effects)):
+        calling_convention.wrap_main(module, in_avals, module_kept_var_idx=kept, has_platform_index=has_platform_index,
                      dim_vars=dim_vars, compute_dim_vars=compute_dim_vars)
     plan = lowered._plan if getattr(lowered, "_plan", None) is not None else plan_shardings(traced)
     if plan.num_partitions > 1:
         _use_shardy(module, plan, kept, has_platform_index, len(traced.program.out_avals))
     uses_global_constants = bool(dim_vars) or has_platform_index
-    cc.set_module_attributes(module, uses_shape_polymorphism=uses_global_constants)
+    calling_convention.set_module_attributes(module, uses_shape_polymorphism=uses_global_constants)
     check_custom_calls(module, disabled_checks)
     serialized = serialize_module(module)
 
@@ -445,7 +445,7 @@ def _use_shardy(module: ir.Module, plan: Any, kept: Sequence[int], has_platform_
             len({s.mesh.abstract_mesh._key() if hasattr(s.mesh.abstract_mesh, "_key") else id(s.mesh)
                  for s in given}) != 1:
         return
-    main = cc.find_main(module)
+    main = calling_convention.find_main(module)
     with module.context, ir.Location.unknown():
         for which in ("arg_attrs", "res_attrs"):
             if which not in main.attributes:

@@ -133,9 +133,9 @@ def infer(exp: Any, blob: bytes | None = None) -> dict[str, Any]:
     if target is not None:
         facts["artifact_stablehlo"] = target
     if blob is not None:
-        from toolkit.export.schema import exported_generated as fb
+        from toolkit.export.schema import exported_generated
 
-        root = fb.Exported.GetRootAs(bytearray(blob), 0)
+        root = exported_generated.Exported.GetRootAs(bytearray(blob), 0)
         if root.UniqueAvalsLength() > 0 or root.UniqueNamedShardingsLength() > 0:
             facts["layout"] = "de-duplicated avals/shardings (JAX serialization version >= 10)"
         elif root.NrDevices() > 0:

@@ -32,7 +32,7 @@ from toolkit.core.avals import ShapedArray
 from toolkit.core.tree_util import NodeKind, PyTreeDef
 from toolkit.export import exported as _exported
 from toolkit.export.exported import DisabledSafetyCheck, Effect, Exported
-from toolkit.export.schema import exported_generated as fb
+from toolkit.export.schema import exported_generated
 from toolkit.export.shardings import (
     ExportedAbstractDevice,
     ExportedAbstractMesh,
@@ -179,45 +179,45 @@ register_pytree_node_serialization(
 # ---------------------------------------------------------------------------
 
 _DTYPE_TO_KIND: dict[np.dtype, int] = {
-    np.dtype("bool"): fb.DType.bool,
-    np.dtype("int8"): fb.DType.i8,
-    np.dtype("int16"): fb.DType.i16,
-    np.dtype("int32"): fb.DType.i32,
-    np.dtype("int64"): fb.DType.i64,
-    np.dtype("uint8"): fb.DType.ui8,
-    np.dtype("uint16"): fb.DType.ui16,
-    np.dtype("uint32"): fb.DType.ui32,
-    np.dtype("uint64"): fb.DType.ui64,
-    np.dtype("float16"): fb.DType.f16,
-    np.dtype("float32"): fb.DType.f32,
-    np.dtype("float64"): fb.DType.f64,
-    np.dtype("complex64"): fb.DType.c64,
-    np.dtype("complex128"): fb.DType.c128,
-    np.dtype(ml_dtypes.bfloat16): fb.DType.bf16,
-    np.dtype(ml_dtypes.int4): fb.DType.i4,
-    np.dtype(ml_dtypes.uint4): fb.DType.ui4,
-    np.dtype(ml_dtypes.float8_e4m3b11fnuz): fb.DType.f8_e4m3b11fnuz,
-    np.dtype(ml_dtypes.float8_e4m3fn): fb.DType.f8_e4m3fn,
-    np.dtype(ml_dtypes.float8_e4m3fnuz): fb.DType.f8_e4m3fnuz,
-    np.dtype(ml_dtypes.float8_e5m2): fb.DType.f8_e5m2,
-    np.dtype(ml_dtypes.float8_e5m2fnuz): fb.DType.f8_e5m2fnuz,
-    np.dtype(ml_dtypes.float8_e3m4): fb.DType.f8_e3m4,
-    np.dtype(ml_dtypes.float8_e4m3): fb.DType.f8_e4m3,
-    np.dtype(ml_dtypes.float8_e8m0fnu): fb.DType.f8_e8m0fnu,
-    np.dtype(ml_dtypes.float4_e2m1fn): fb.DType.f4_e2m1fn,
+    np.dtype("bool"): exported_generated.DType.bool,
+    np.dtype("int8"): exported_generated.DType.i8,
+    np.dtype("int16"): exported_generated.DType.i16,
+    np.dtype("int32"): exported_generated.DType.i32,
+    np.dtype("int64"): exported_generated.DType.i64,
+    np.dtype("uint8"): exported_generated.DType.ui8,
+    np.dtype("uint16"): exported_generated.DType.ui16,
+    np.dtype("uint32"): exported_generated.DType.ui32,
+    np.dtype("uint64"): exported_generated.DType.ui64,
+    np.dtype("float16"): exported_generated.DType.f16,
+    np.dtype("float32"): exported_generated.DType.f32,
+    np.dtype("float64"): exported_generated.DType.f64,
+    np.dtype("complex64"): exported_generated.DType.c64,
+    np.dtype("complex128"): exported_generated.DType.c128,
+    np.dtype(ml_dtypes.bfloat16): exported_generated.DType.bf16,
+    np.dtype(ml_dtypes.int4): exported_generated.DType.i4,
+    np.dtype(ml_dtypes.uint4): exported_generated.DType.ui4,
+    np.dtype(ml_dtypes.float8_e4m3b11fnuz): exported_generated.DType.f8_e4m3b11fnuz,
+    np.dtype(ml_dtypes.float8_e4m3fn): exported_generated.DType.f8_e4m3fn,
+    np.dtype(ml_dtypes.float8_e4m3fnuz): exported_generated.DType.f8_e4m3fnuz,
+    np.dtype(ml_dtypes.float8_e5m2): exported_generated.DType.f8_e5m2,
+    np.dtype(ml_dtypes.float8_e5m2fnuz): exported_generated.DType.f8_e5m2fnuz,
+    np.dtype(ml_dtypes.float8_e3m4): exported_generated.DType.f8_e3m4,
+    np.dtype(ml_dtypes.float8_e4m3): exported_generated.DType.f8_e4m3,
+    np.dtype(ml_dtypes.float8_e8m0fnu): exported_generated.DType.f8_e8m0fnu,
+    np.dtype(ml_dtypes.float4_e2m1fn): exported_generated.DType.f4_e2m1fn,
 }
 _KIND_TO_DTYPE = {kind: dtype for dtype, kind in _DTYPE_TO_KIND.items()}
-_DTYPE_TO_KIND[dtypes.float0] = fb.DType.f0
-_KIND_TO_DTYPE[fb.DType.f0] = dtypes.float0
-_UNSUPPORTED_DTYPE_KINDS = {fb.DType.key_fry: "PRNG key<fry>",
-                            fb.DType.key_rbg: "PRNG key<rbg>", fb.DType.key_unsafe_rbg: "PRNG key<unsafe_rbg>"}
+_DTYPE_TO_KIND[dtypes.float0] = exported_generated.DType.f0
+_KIND_TO_DTYPE[exported_generated.DType.f0] = dtypes.float0
+_UNSUPPORTED_DTYPE_KINDS = {exported_generated.DType.key_fry: "PRNG key<fry>",
+                            exported_generated.DType.key_rbg: "PRNG key<rbg>", exported_generated.DType.key_unsafe_rbg: "PRNG key<unsafe_rbg>"}
 
-_AXIS_TYPE_TO_KIND = {"Auto": fb.AxisType.Auto, "Explicit": fb.AxisType.Explicit, "Manual": fb.AxisType.Manual}
+_AXIS_TYPE_TO_KIND = {"Auto": exported_generated.AxisType.Auto, "Explicit": exported_generated.AxisType.Explicit, "Manual": exported_generated.AxisType.Manual}
 _KIND_TO_AXIS_TYPE = {kind: name for name, kind in _AXIS_TYPE_TO_KIND.items()}
 
 _CHECK_KIND_TO_CHECK = {
-    fb.DisabledSafetyCheckKind.platform: DisabledSafetyCheck.platform,
-    fb.DisabledSafetyCheckKind.shape_assertions: DisabledSafetyCheck.shape_assertions,
+    exported_generated.DisabledSafetyCheckKind.platform: DisabledSafetyCheck.platform,
+    exported_generated.DisabledSafetyCheckKind.shape_assertions: DisabledSafetyCheck.shape_assertions,
 }
 
 # ---------------------------------------------------------------------------
@@ -342,38 +342,38 @@ def _write_exported(builder: flatbuffers.Builder, exp: Exported, vjp_order: int)
     record = provenance.get(exp)
     record_offset = builder.CreateString(provenance.encode(record)) if record is not None else None
     if record_offset is None:
-        fb.ExportedStart(builder)
+        exported_generated.ExportedStart(builder)
     else:
         builder.StartObject(provenance.PROVENANCE_FIELD + 1)
-    fb.ExportedAddSerializationVersion(builder, _exported.serialization_version_stored)
-    fb.ExportedAddFunctionName(builder, fun_name)
-    fb.ExportedAddInTree(builder, in_tree)
-    fb.ExportedAddInAvals(builder, in_avals)
-    fb.ExportedAddOutTree(builder, out_tree)
-    fb.ExportedAddOutAvals(builder, out_avals)
-    fb.ExportedAddNrDevices(builder, exp.nr_devices)
-    fb.ExportedAddInShardings(builder, in_shardings)
-    fb.ExportedAddOutShardings(builder, out_shardings)
-    fb.ExportedAddPlatforms(builder, platforms)
-    fb.ExportedAddOrderedEffects(builder, ordered_effects)
-    fb.ExportedAddUnorderedEffects(builder, unordered_effects)
-    fb.ExportedAddDisabledChecks(builder, disabled_checks)
-    fb.ExportedAddMlirModuleSerialized(builder, mlir_module)
-    fb.ExportedAddCallingConventionVersion(builder, exp.calling_convention_version)
-    fb.ExportedAddModuleKeptVarIdx(builder, kept_var_idx)
-    fb.ExportedAddUsesGlobalConstants(builder, exp.uses_global_constants)
+    exported_generated.ExportedAddSerializationVersion(builder, _exported.serialization_version_stored)
+    exported_generated.ExportedAddFunctionName(builder, fun_name)
+    exported_generated.ExportedAddInTree(builder, in_tree)
+    exported_generated.ExportedAddInAvals(builder, in_avals)
+    exported_generated.ExportedAddOutTree(builder, out_tree)
+    exported_generated.ExportedAddOutAvals(builder, out_avals)
+    exported_generated.ExportedAddNrDevices(builder, exp.nr_devices)
+    exported_generated.ExportedAddInShardings(builder, in_shardings)
+    exported_generated.ExportedAddOutShardings(builder, out_shardings)
+    exported_generated.ExportedAddPlatforms(builder, platforms)
+    exported_generated.ExportedAddOrderedEffects(builder, ordered_effects)
+    exported_generated.ExportedAddUnorderedEffects(builder, unordered_effects)
+    exported_generated.ExportedAddDisabledChecks(builder, disabled_checks)
+    exported_generated.ExportedAddMlirModuleSerialized(builder, mlir_module)
+    exported_generated.ExportedAddCallingConventionVersion(builder, exp.calling_convention_version)
+    exported_generated.ExportedAddModuleKeptVarIdx(builder, kept_var_idx)
+    exported_generated.ExportedAddUsesGlobalConstants(builder, exp.uses_global_constants)
     if vjp is not None:
-        fb.ExportedAddVjp(builder, vjp)
-    fb.ExportedAddUniqueAvals(builder, unique_avals)
-    fb.ExportedAddUniqueAbstractMeshes(builder, unique_meshes)
-    fb.ExportedAddUniqueNamedShardings(builder, unique_shardings)
-    fb.ExportedAddInAvalsIdxs(builder, in_avals_idxs)
-    fb.ExportedAddOutAvalsIdxs(builder, out_avals_idxs)
-    fb.ExportedAddInShardingsIdxs(builder, in_shardings_idxs)
-    fb.ExportedAddOutShardingsIdxs(builder, out_shardings_idxs)
+        exported_generated.ExportedAddVjp(builder, vjp)
+    exported_generated.ExportedAddUniqueAvals(builder, unique_avals)
+    exported_generated.ExportedAddUniqueAbstractMeshes(builder, unique_meshes)
+    exported_generated.ExportedAddUniqueNamedShardings(builder, unique_shardings)
+    exported_generated.ExportedAddInAvalsIdxs(builder, in_avals_idxs)
+    exported_generated.ExportedAddOutAvalsIdxs(builder, out_avals_idxs)
+    exported_generated.ExportedAddInShardingsIdxs(builder, in_shardings_idxs)
+    exported_generated.ExportedAddOutShardingsIdxs(builder, out_shardings_idxs)
     if record_offset is not None:
         builder.PrependUOffsetTRelativeSlot(provenance.PROVENANCE_FIELD, record_offset, 0)
-    return fb.ExportedEnd(builder)
+    return exported_generated.ExportedEnd(builder)
 
 
 def _write_array(builder: flatbuffers.Builder, write_one: Callable[[flatbuffers.Builder, T], int],
@@ -391,15 +391,15 @@ def _write_pytreedef(builder: flatbuffers.Builder, tree: PyTreeDef) -> int:
     children_offset = _write_array(builder, _write_pytreedef, children) if children else None
     names_offset = custom_name = custom_auxdata = None
     if kind is NodeKind.LEAF:
-        fb_kind = fb.PyTreeDefKind.leaf
+        fb_kind = exported_generated.PyTreeDefKind.leaf
     elif kind is NodeKind.NONE:
-        fb_kind = fb.PyTreeDefKind.none
+        fb_kind = exported_generated.PyTreeDefKind.none
     elif kind is NodeKind.TUPLE:
-        fb_kind = fb.PyTreeDefKind.tuple
+        fb_kind = exported_generated.PyTreeDefKind.tuple
     elif kind is NodeKind.LIST:
-        fb_kind = fb.PyTreeDefKind.list
+        fb_kind = exported_generated.PyTreeDefKind.list
     elif kind is NodeKind.DICT:
-        fb_kind = fb.PyTreeDefKind.dict
+        fb_kind = exported_generated.PyTreeDefKind.dict
         keys = list(tree.node_aux)
         for key in keys:
             if not isinstance(key, str):
@@ -407,7 +407,7 @@ def _write_pytreedef(builder: flatbuffers.Builder, tree: PyTreeDef) -> int:
                                  f"Found key {key!r} of type {type(key)}.")
         names_offset = _write_array(builder, lambda b, k: b.CreateString(k), keys)
     elif tree.node_type in _serialization_registry:
-        fb_kind = fb.PyTreeDefKind.custom
+        fb_kind = exported_generated.PyTreeDefKind.custom
         serialized_name, serialize_auxdata = _serialization_registry[tree.node_type]
         custom_name = builder.CreateString(serialized_name)
         data = serialize_auxdata(tree.node_aux)
@@ -419,17 +419,17 @@ def _write_pytreedef(builder: flatbuffers.Builder, tree: PyTreeDef) -> int:
         raise ValueError(f"Cannot serialize PyTreeDef containing an unregistered type `{tree.node_type}`. "
                          "Use `toolkit.export.register_pytree_node_serialization` or "
                          "`toolkit.export.register_namedtuple_serialization`.")
-    fb.PyTreeDefStart(builder)
-    fb.PyTreeDefAddKind(builder, fb_kind)
+    exported_generated.PyTreeDefStart(builder)
+    exported_generated.PyTreeDefAddKind(builder, fb_kind)
     if children_offset:
-        fb.PyTreeDefAddChildren(builder, children_offset)
+        exported_generated.PyTreeDefAddChildren(builder, children_offset)
     if names_offset:
-        fb.PyTreeDefAddChildrenNames(builder, names_offset)
+        exported_generated.PyTreeDefAddChildrenNames(builder, names_offset)
     if custom_name is not None:
-        fb.PyTreeDefAddCustomName(builder, custom_name)
+        exported_generated.PyTreeDefAddCustomName(builder, custom_name)
     if custom_auxdata is not None:
-        fb.PyTreeDefAddCustomAuxdata(builder, custom_auxdata)
-    return fb.PyTreeDefEnd(builder)
+        exported_generated.PyTreeDefAddCustomAuxdata(builder, custom_auxdata)
+    return exported_generated.PyTreeDefEnd(builder)
 
 
 def _write_aval(builder: flatbuffers.Builder, aval: ShapedArray) -> int:
@@ -441,23 +441,23 @@ def _write_aval(builder: flatbuffers.Builder, aval: ShapedArray) -> int:
     for d in reversed(dims):
         builder.PrependUOffsetTRelative(d)
     shape = builder.EndVector()
-    fb.AbstractValueStart(builder)
-    fb.AbstractValueAddKind(builder, fb.AbstractValueKind.shapedArray)
-    fb.AbstractValueAddShape(builder, shape)
-    fb.AbstractValueAddDtype(builder, kind)
-    fb.AbstractValueAddMemorySpace(builder, fb.MemorySpace.Device)
-    return fb.AbstractValueEnd(builder)
+    exported_generated.AbstractValueStart(builder)
+    exported_generated.AbstractValueAddKind(builder, exported_generated.AbstractValueKind.shapedArray)
+    exported_generated.AbstractValueAddShape(builder, shape)
+    exported_generated.AbstractValueAddDtype(builder, kind)
+    exported_generated.AbstractValueAddMemorySpace(builder, exported_generated.MemorySpace.Device)
+    return exported_generated.AbstractValueEnd(builder)
 
 
 def _write_abstract_device(builder: flatbuffers.Builder, device: ExportedAbstractDevice) -> int:
     device_kind = builder.CreateString(device.device_kind)
     platform = builder.CreateString(device.platform or _platform_from_device_kind(device.device_kind))
-    fb.AbstractDeviceStart(builder)
-    fb.AbstractDeviceAddDeviceKind(builder, device_kind)
+    exported_generated.AbstractDeviceStart(builder)
+    exported_generated.AbstractDeviceAddDeviceKind(builder, device_kind)
     if device.num_cores is not None:
-        fb.AbstractDeviceAddNumCores(builder, device.num_cores)
-    fb.AbstractDeviceAddPlatform(builder, platform)
-    return fb.AbstractDeviceEnd(builder)
+        exported_generated.AbstractDeviceAddNumCores(builder, device.num_cores)
+    exported_generated.AbstractDeviceAddPlatform(builder, platform)
+    return exported_generated.AbstractDeviceEnd(builder)
 
 
 def _write_abstract_mesh(builder: flatbuffers.Builder, mesh: ExportedAbstractMesh) -> int:
@@ -471,32 +471,32 @@ def _write_abstract_mesh(builder: flatbuffers.Builder, mesh: ExportedAbstractMes
         builder.PrependByte(_AXIS_TYPE_TO_KIND[t])
     axis_types = builder.EndVector()
     device = _write_abstract_device(builder, mesh.abstract_device) if mesh.abstract_device is not None else 0
-    fb.AbstractMeshStart(builder)
-    fb.AbstractMeshAddAxisSizes(builder, axis_sizes)
-    fb.AbstractMeshAddAxisNames(builder, axis_names)
-    fb.AbstractMeshAddAxisTypes(builder, axis_types)
+    exported_generated.AbstractMeshStart(builder)
+    exported_generated.AbstractMeshAddAxisSizes(builder, axis_sizes)
+    exported_generated.AbstractMeshAddAxisNames(builder, axis_names)
+    exported_generated.AbstractMeshAddAxisTypes(builder, axis_types)
     if mesh.abstract_device is not None:
-        fb.AbstractMeshAddAbstractDevice(builder, device)
-    return fb.AbstractMeshEnd(builder)
+        exported_generated.AbstractMeshAddAbstractDevice(builder, device)
+    return exported_generated.AbstractMeshEnd(builder)
 
 
 def _write_partition_spec(builder: flatbuffers.Builder, s: ExportedNamedSharding) -> int:
     def write_one_axis(b: flatbuffers.Builder, entry: Any) -> int:
         axes = () if entry is None else (entry,) if isinstance(entry, str) else entry
         axes_offset = _write_array(b, lambda bb, a: bb.CreateString(a), axes)
-        fb.PartitionSpecOneAxisStart(b)
-        fb.PartitionSpecOneAxisAddAxes(b, axes_offset)
-        return fb.PartitionSpecOneAxisEnd(b)
+        exported_generated.PartitionSpecOneAxisStart(b)
+        exported_generated.PartitionSpecOneAxisAddAxes(b, axes_offset)
+        return exported_generated.PartitionSpecOneAxisEnd(b)
 
     partitions = _write_array(builder, write_one_axis, s.partitions)
     # Sets have no order; sort so the bytes do not depend on hash seeds.
     reduced = _write_array(builder, lambda b, a: b.CreateString(a), sorted(s.reduced))
     unreduced = _write_array(builder, lambda b, a: b.CreateString(a), sorted(s.unreduced))
-    fb.PartitionSpecStart(builder)
-    fb.PartitionSpecAddPartitions(builder, partitions)
-    fb.PartitionSpecAddReduced(builder, reduced)
-    fb.PartitionSpecAddUnreduced(builder, unreduced)
-    return fb.PartitionSpecEnd(builder)
+    exported_generated.PartitionSpecStart(builder)
+    exported_generated.PartitionSpecAddPartitions(builder, partitions)
+    exported_generated.PartitionSpecAddReduced(builder, reduced)
+    exported_generated.PartitionSpecAddUnreduced(builder, unreduced)
+    return exported_generated.PartitionSpecEnd(builder)
 
 
 def _write_named_sharding(builder: flatbuffers.Builder, s: ExportedNamedSharding, uniques: _Uniques) -> int:
@@ -505,21 +505,21 @@ def _write_named_sharding(builder: flatbuffers.Builder, s: ExportedNamedSharding
     mesh = _write_abstract_mesh(builder, s.mesh)
     spec = _write_partition_spec(builder, s)
     memory_kind = builder.CreateString(s.memory_kind) if s.memory_kind is not None else 0
-    fb.NamedShardingStart(builder)
-    fb.NamedShardingAddMesh(builder, mesh)
-    fb.NamedShardingAddSpec(builder, spec)
+    exported_generated.NamedShardingStart(builder)
+    exported_generated.NamedShardingAddMesh(builder, mesh)
+    exported_generated.NamedShardingAddSpec(builder, spec)
     if memory_kind != 0:
-        fb.NamedShardingAddMemoryKind(builder, memory_kind)
-    fb.NamedShardingAddAbstractMeshIdx(builder, mesh_idx)
-    return fb.NamedShardingEnd(builder)
+        exported_generated.NamedShardingAddMemoryKind(builder, memory_kind)
+    exported_generated.NamedShardingAddAbstractMeshIdx(builder, mesh_idx)
+    return exported_generated.NamedShardingEnd(builder)
 
 
 def _write_sharding(builder: flatbuffers.Builder, s: ExportedNamedSharding | None, uniques: _Uniques) -> int:
     named = _write_named_sharding(builder, s, uniques) if s is not None else None
-    fb.ShardingStart(builder)
+    exported_generated.ShardingStart(builder)
     if named is not None:
-        fb.ShardingAddNamedSharding(builder, named)
-    return fb.ShardingEnd(builder)
+        exported_generated.ShardingAddNamedSharding(builder, named)
+    return exported_generated.ShardingEnd(builder)
 
 
 def _write_effect(builder: flatbuffers.Builder, effect: Any) -> int:
@@ -527,28 +527,28 @@ def _write_effect(builder: flatbuffers.Builder, effect: Any) -> int:
         raise ValueError(f"Cannot serialize effect {effect!r}: effects in an Exported must be "
                          "toolkit.export.Effect values.")
     name = builder.CreateString(effect.type_name)
-    fb.EffectStart(builder)
-    fb.EffectAddTypeName(builder, name)
-    return fb.EffectEnd(builder)
+    exported_generated.EffectStart(builder)
+    exported_generated.EffectAddTypeName(builder, name)
+    return exported_generated.EffectEnd(builder)
 
 
 def _write_disabled_check(builder: flatbuffers.Builder, check: DisabledSafetyCheck) -> int:
     target_name = check.is_custom_call()
     target = None
     if target_name is not None:
-        kind = fb.DisabledSafetyCheckKind.custom_call
+        kind = exported_generated.DisabledSafetyCheckKind.custom_call
         target = builder.CreateString(target_name)
     elif check == DisabledSafetyCheck.platform():
-        kind = fb.DisabledSafetyCheckKind.platform
+        kind = exported_generated.DisabledSafetyCheckKind.platform
     elif check == DisabledSafetyCheck.shape_assertions():
-        kind = fb.DisabledSafetyCheckKind.shape_assertions
+        kind = exported_generated.DisabledSafetyCheckKind.shape_assertions
     else:
         raise ValueError(f"Cannot serialize DisabledSafetyCheck {check}.")
-    fb.DisabledSafetyCheckStart(builder)
-    fb.DisabledSafetyCheckAddKind(builder, kind)
+    exported_generated.DisabledSafetyCheckStart(builder)
+    exported_generated.DisabledSafetyCheckAddKind(builder, kind)
     if target is not None:
-        fb.DisabledSafetyCheckAddCustomCallTarget(builder, target)
-    return fb.DisabledSafetyCheckEnd(builder)
+        exported_generated.DisabledSafetyCheckAddCustomCallTarget(builder, target)
+    return exported_generated.DisabledSafetyCheckEnd(builder)
 
 
 def _platform_from_device_kind(device_kind: str) -> str:
@@ -772,7 +772,7 @@ def deserialize(blob: bytes | bytearray | memoryview) -> Exported:
     reader = _Reader(len(data))
     try:
         _verify_structure(data, root)
-        return _read_exported(reader, fb.Exported.GetRootAs(data, 0), depth=0)
+        return _read_exported(reader, exported_generated.Exported.GetRootAs(data, 0), depth=0)
     except _Corrupt as e:
         raise ValueError(f"Not a serialized Exported: {_printable(str(e))}.") from None
     except (IndexError, struct.error, UnicodeDecodeError, OverflowError, RecursionError, KeyError, MemoryError,
@@ -963,7 +963,7 @@ def _read_aval(reader: _Reader, aval: Any) -> ShapedArray:
         raise _Corrupt("an abstract value is missing")
     reader.spend()
     kind = aval.Kind()
-    if kind != fb.AbstractValueKind.shapedArray:
+    if kind != exported_generated.AbstractValueKind.shapedArray:
         raise _Corrupt(f"abstract value kind {kind} is not supported (only shapedArray)")
     code = aval.Dtype()
     dtype = _KIND_TO_DTYPE.get(code)
@@ -972,8 +972,8 @@ def _read_aval(reader: _Reader, aval: Any) -> ShapedArray:
             raise _Corrupt(f"dtype {_UNSUPPORTED_DTYPE_KINDS[code]} is not supported by toolkit")
         raise _Corrupt(f"unknown dtype code {code}")
     memory_space = aval.MemorySpace()
-    if memory_space not in (fb.MemorySpace.Missing, fb.MemorySpace.Device):
-        name = {fb.MemorySpace.Host: "Host", fb.MemorySpace.Any: "Any"}.get(memory_space)
+    if memory_space not in (exported_generated.MemorySpace.Missing, exported_generated.MemorySpace.Device):
+        name = {exported_generated.MemorySpace.Host: "Host", exported_generated.MemorySpace.Any: "Any"}.get(memory_space)
         if name is None:
             raise _Corrupt(f"unknown memory space code {memory_space}")
         raise _Corrupt(f"memory space {name} is not supported by toolkit (only device memory)")
@@ -1117,7 +1117,7 @@ def _read_disabled_check(check: Any) -> DisabledSafetyCheck:
     if check is None:
         raise _Corrupt("a disabled safety check is missing")
     kind = check.Kind()
-    if kind == fb.DisabledSafetyCheckKind.custom_call:
+    if kind == exported_generated.DisabledSafetyCheckKind.custom_call:
         target = _decode(check.CustomCallTarget(), "custom_call_target")
         if not target:
             raise _Corrupt("a custom_call disabled check has an empty target")
@@ -1163,26 +1163,26 @@ def _read_pytree_node(reader: _Reader, node: Any, next_leaf: Callable[[], Any], 
         if child is None:
             raise _Corrupt(f"{what} has a missing child")
         children.append(_read_pytree_node(reader, child, next_leaf, what, depth + 1))
-    if kind == fb.PyTreeDefKind.leaf:
+    if kind == exported_generated.PyTreeDefKind.leaf:
         if children:
             raise _Corrupt(f"{what} has a leaf with children")
         return next_leaf()
-    if kind == fb.PyTreeDefKind.none:
+    if kind == exported_generated.PyTreeDefKind.none:
         if children:
             raise _Corrupt(f"{what} has a None node with children")
         return None
-    if kind == fb.PyTreeDefKind.tuple:
+    if kind == exported_generated.PyTreeDefKind.tuple:
         return tuple(children)
-    if kind == fb.PyTreeDefKind.list:
+    if kind == exported_generated.PyTreeDefKind.list:
         return children
-    if kind == fb.PyTreeDefKind.dict:
+    if kind == exported_generated.PyTreeDefKind.dict:
         if node.ChildrenNamesLength() != n:
             raise _Corrupt(f"{what} has a dict node with {node.ChildrenNamesLength()} keys for {n} children")
         keys = [_decode(node.ChildrenNames(i), "dict key") for i in range(n)]
         if len(set(keys)) != n:
             raise _Corrupt(f"{what} has a dict node with duplicate keys {keys}")
         return dict(zip(keys, children))
-    if kind == fb.PyTreeDefKind.custom:
+    if kind == exported_generated.PyTreeDefKind.custom:
         name = _decode(node.CustomName(), "custom node name")
         if name not in _deserialization_registry:
             raise _Corrupt(f"{what} contains an unregistered type `{name}`; use "

@@ -26,7 +26,7 @@ from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.primitive import Primitive
 from toolkit.core.program import Program, Var
 from toolkit.core.shape_poly import is_symbolic_dim
-from toolkit.lax import elementwise as ew
+from toolkit.lax import elementwise
 from toolkit.lax import structural
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "cond_p", "while_p", "scan_p"]
@@ -175,10 +175,10 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     if pred_aval.dtype != dtypes.bool_:
         if not dtypes.is_integer(pred_aval.dtype) and not dtypes.is_float(pred_aval.dtype):
             raise TypeError(f"cond: pred must be a boolean or number, got {pred_aval.str_short()}")
-        pred = ew.ne(pred, np.zeros((), pred_aval.dtype)) if not dtypes.is_python_scalar(pred) else bool(pred)
+        pred = elementwise.ne(pred, np.zeros((), pred_aval.dtype)) if not dtypes.is_python_scalar(pred) else bool(pred)
     (branches, args), out_tree = _trace_branches([false_fun, true_fun], ["false_fun", "true_fun"], operands,
                                                  "true_fun and false_fun")
-    index = ew.convert_element_type(pred, dtypes.int32)
+    index = elementwise.convert_element_type(pred, dtypes.int32)
     outs = cond_p.bind(index, *args, branches=branches)
     return tree_util.tree_unflatten(out_tree, outs)
 
@@ -204,8 +204,8 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
         return branches[0](*operands)
     names = [f"branches[{k}]" for k in range(len(branches))]
     (programs, args), out_tree = _trace_branches(branches, names, operands, "switch branches")
-    idx = ew.convert_element_type(index, dtypes.int32)
-    idx = ew.clamp(np.int32(0), idx, np.int32(len(branches) - 1))
+    idx = elementwise.convert_element_type(index, dtypes.int32)
+    idx = elementwise.clamp(np.int32(0), idx, np.int32(len(branches) - 1))
     outs = cond_p.bind(idx, *args, branches=programs)
     return tree_util.tree_unflatten(out_tree, outs)
 
@@ -257,7 +257,7 @@ def _cast_leaves(leaves: Sequence[Any], avals: Sequence[ShapedArray]) -> list[An
     out = []
     for x, aval in zip(leaves, avals):
         if aval_of(x).weak_type != aval.weak_type:
-            x = ew.convert_element_type(x, aval.dtype, weak_type=aval.weak_type)
+            x = elementwise.convert_element_type(x, aval.dtype, weak_type=aval.weak_type)
         out.append(x)
     return out
 
@@ -333,7 +333,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
 
         def scanned(carry: Any, _: Any) -> tuple[Any, None]:
             i, x = carry
-            return (ew.add(i, 1), body_fun(i, x)), None
+            return (elementwise.add(i, 1), body_fun(i, x)), None
 
         if length == 0:
             return init_val
@@ -351,15 +351,15 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
         if aval.shape != () or not dtypes.is_integer(aval.dtype):
             raise TypeError(f"fori_loop: {name} must be an integer scalar, got {aval.str_short()}")
     dtype = dtypes.promote_types(lo_aval.dtype, hi_aval.dtype) if lo_aval.dtype != hi_aval.dtype else lo_aval.dtype
-    lower = ew.convert_element_type(lower, dtype)
-    upper = ew.convert_element_type(upper, dtype)
+    lower = elementwise.convert_element_type(lower, dtype)
+    upper = elementwise.convert_element_type(upper, dtype)
     one = np.ones((), dtype)
 
     def body(carry):
         i, hi, val = carry
-        return ew.add(i, one), hi, body_fun(i, val)
+        return elementwise.add(i, one), hi, body_fun(i, val)
 
-    _, _, out = while_loop(lambda carry: ew.lt(carry[0], carry[1]), body, (lower, upper, init_val))
+    _, _, out = while_loop(lambda carry: elementwise.lt(carry[0], carry[1]), body, (lower, upper, init_val))
     return out
 
 

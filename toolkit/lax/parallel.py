@@ -48,7 +48,7 @@ import numpy as np
 from toolkit.core import dtypes, tracing, tree_util
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.primitive import Primitive
-from toolkit.lax import elementwise as ew
+from toolkit.lax import elementwise
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "all_to_all",
            "axis_index", "axis_size", "pvary", "pcast", "AxisEnv"]
@@ -240,9 +240,9 @@ def psum(x: Any, axis_name: Any) -> Any:
     def one(leaf: Any) -> Any:
         aval = _aval(leaf, "psum")
         if aval.dtype == dtypes.bool_:
-            leaf = ew.convert_element_type(leaf, dtypes.int32)
+            leaf = elementwise.convert_element_type(leaf, dtypes.int32)
         if _is_concrete(leaf):  # a constant is the same on every device
-            return ew.mul(_full_like(leaf, n), leaf)
+            return elementwise.mul(_full_like(leaf, n), leaf)
         prim = psum_invariant_p if frame.check_vma else psum_p
         return prim.bind(leaf, axes=axes, env=frame.env)
 
@@ -257,8 +257,8 @@ def pmean(x: Any, axis_name: Any) -> Any:
     def one(leaf: Any) -> Any:
         total = psum(leaf, axes)
         if not dtypes.is_inexact(aval_of(total).dtype):  # true division, as jnp's `/` in JAX's pmean
-            total = ew.convert_element_type(total, dtypes.DEFAULT_FLOAT)
-        return ew.div(total, _full_like(total, n))
+            total = elementwise.convert_element_type(total, dtypes.DEFAULT_FLOAT)
+        return elementwise.div(total, _full_like(total, n))
 
     return tree_util.tree_map(one, x)
 
@@ -388,7 +388,7 @@ def axis_index(axis_name: Any) -> Any:
     out: Any = np.int32(0)
     stride = 1
     for a in reversed(axes):
-        term = ew.mul(axis_index_p.bind(axes=(a,), env=frame.env), np.int32(stride))
-        out = ew.add(out, term)
+        term = elementwise.mul(axis_index_p.bind(axes=(a,), env=frame.env), np.int32(stride))
+        out = elementwise.add(out, term)
         stride *= frame.env.size((a,))
     return out

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from toolkit.core.sharding_rules import ShardingTypeError, register_sharding_rule
-from toolkit.lax import elementwise as ew
+from toolkit.lax import elementwise
 from toolkit.lax import linalg, reductions, sorting, structural, windowed
 from toolkit.lax.sharding import sharding_constraint_p
 
@@ -63,13 +63,13 @@ def _elementwise_rule(primitive: Any):
     return rule
 
 
-_ELEMENTWISE = [p for p in vars(ew).values() if type(p).__name__ == "Primitive"
-                and p is not ew.bitcast_convert_type_p]
+_ELEMENTWISE = [p for p in vars(elementwise).values() if type(p).__name__ == "Primitive"
+                and p is not elementwise.bitcast_convert_type_p]
 for _p in _ELEMENTWISE:
     register_sharding_rule(_p)(_elementwise_rule(_p))
 
 
-@register_sharding_rule(ew.bitcast_convert_type_p)
+@register_sharding_rule(elementwise.bitcast_convert_type_p)
 def _bitcast_rule(specs_in, avals_in, avals_out, **params):
     spec, out = specs_in[0], avals_out[0]
     if len(out.shape) > len(spec):

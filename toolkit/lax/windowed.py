@@ -24,8 +24,8 @@ from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.primitive import Primitive
 from toolkit.core.program import Program
 from toolkit.core.shape_poly import definitely_equal, is_symbolic_dim
-from toolkit.lax import elementwise as ew
-from toolkit.lax import reductions as rd
+from toolkit.lax import elementwise
+from toolkit.lax import reductions
 from toolkit.lax.convolution import padtype_to_pads
 from toolkit.lax.shape_rules import check_axes, dim_param, window_count
 
@@ -124,8 +124,8 @@ def _reduce_rule(*args: ShapedArray, computation: Program, dimensions: tuple) ->
 
 reduce_p = Primitive("reduce", shape_rule=_reduce_rule, multiple_results=True)
 
-_MONOIDS = {ew.add: ("sum", rd.reduce_sum), ew.mul: ("prod", rd.reduce_prod), ew.max: ("max", rd.reduce_max),
-            ew.min: ("min", rd.reduce_min)}
+_MONOIDS = {elementwise.add: ("sum", reductions.reduce_sum), elementwise.mul: ("prod", reductions.reduce_prod), elementwise.max: ("max", reductions.reduce_max),
+            elementwise.min: ("min", reductions.reduce_min)}
 
 
 def _monoid_reducer(computation: Any, init: Any, aval: ShapedArray) -> Callable[..., Any] | None:
@@ -185,7 +185,7 @@ def _init_as(init: Any, init_aval: ShapedArray, operand: ShapedArray) -> Any:
     """A Python-scalar init takes the operand's dtype (as a weakly typed value would)."""
     if init_aval.weak_type and init_aval.shape == () and init_aval.dtype != operand.dtype:
         if isinstance(init, tracing.Tracer):
-            return ew.convert_element_type(init, operand.dtype)
+            return elementwise.convert_element_type(init, operand.dtype)
         return np.asarray(init, operand.dtype)
     return init
 
@@ -285,9 +285,9 @@ def _window_helper(kind: str, computation: Callable[[Any, Any], Any]):
     return helper
 
 
-reduce_window_sum = _window_helper("sum", ew.add)
-reduce_window_max = _window_helper("max", ew.max)
-reduce_window_min = _window_helper("min", ew.min)
+reduce_window_sum = _window_helper("sum", elementwise.add)
+reduce_window_max = _window_helper("max", elementwise.max)
+reduce_window_min = _window_helper("min", elementwise.min)
 
 
 # --- cumulative reductions -------------------------------------------------------
@@ -337,30 +337,30 @@ def _cumulative_symbolic(kind: str, computation: Callable[[Any, Any], Any], oper
     along the axis, so the module refines to static shapes for any ``n``.
     Sums may round differently from the static path (tree order).
     """
-    from toolkit.lax import control_flow as cf
-    from toolkit.lax import structural as st
+    from toolkit.lax import control_flow
+    from toolkit.lax import structural
 
-    x = st.rev(operand, (axis,)) if reverse else operand
+    x = structural.rev(operand, (axis,)) if reverse else operand
     aval = aval_of(x)
     shape, ndim = tuple(aval.shape), aval.ndim
-    identity = st.broadcast_in_dim(identity_value(kind, aval.dtype), shape, ())
-    size = st.dimension_as_value(shape[axis], np.int32)
+    identity = structural.broadcast_in_dim(identity_value(kind, aval.dtype), shape, ())
+    size = structural.dimension_as_value(shape[axis], np.int32)
     zero = np.zeros((), np.int32)
 
     def body(step: Any, y: Any) -> Any:
-        k = ew.shift_left(np.ones((), np.int32), step)
-        padded = st.concatenate([identity, y], axis)
-        starts = [ew.sub(size, k) if d == axis else zero for d in range(ndim)]
-        shifted = st.dynamic_slice(padded, starts, shape)
+        k = elementwise.shift_left(np.ones((), np.int32), step)
+        padded = structural.concatenate([identity, y], axis)
+        starts = [elementwise.sub(size, k) if d == axis else zero for d in range(ndim)]
+        shifted = structural.dynamic_slice(padded, starts, shape)
         return computation(shifted, y)
 
     # ceil(log2 n) steps, as a counted loop: XLA's trip-count analysis crashes on a doubling induction variable.
-    steps = ew.sub(np.asarray(32, np.int32), ew.clz(ew.sub(size, np.ones((), np.int32))))
-    y = cf.fori_loop(np.zeros((), np.int32), steps, body, x)
-    return st.rev(y, (axis,)) if reverse else y
+    steps = elementwise.sub(np.asarray(32, np.int32), elementwise.clz(elementwise.sub(size, np.ones((), np.int32))))
+    y = control_flow.fori_loop(np.zeros((), np.int32), steps, body, x)
+    return structural.rev(y, (axis,)) if reverse else y
 
 
-cumsum = _cumulative("sum", ew.add, "cumsum")
-cumprod = _cumulative("prod", ew.mul, "cumprod")
-cummax = _cumulative("max", ew.max, "cummax")
-cummin = _cumulative("min", ew.min, "cummin")
+cumsum = _cumulative("sum", elementwise.add, "cumsum")
+cumprod = _cumulative("prod", elementwise.mul, "cumprod")
+cummax = _cumulative("max", elementwise.max, "cummax")
+cummin = _cumulative("min", elementwise.min, "cummin")

@@ -9,8 +9,8 @@ import numpy as np
 
 from toolkit.core import dtypes, shape_poly
 from toolkit.core.tracing import Tracer
-from toolkit.lax import elementwise as ew
-from toolkit.lax import structural as st
+from toolkit.lax import elementwise as lax_elementwise
+from toolkit.lax import structural as lax_structural
 
 ArrayLike = Any
 
@@ -42,10 +42,10 @@ def typed(x: Any) -> tuple[np.dtype, bool]:
 def asarray(x: Any, dtype: Any = None) -> Any:
     """``x`` as a toolkit array (a tracer inside ``jit``), converted to ``dtype`` if given."""
     if _is_symbolic(x):
-        return st.dimension_as_value(x, dtype)
+        return lax_structural.dimension_as_value(x, dtype)
     if is_array(x):
         return x if dtype is None or x.dtype == dtypes.canonicalize_dtype(dtype) else \
-            ew.convert_element_type(x, dtype)
+            lax_elementwise.convert_element_type(x, dtype)
     if isinstance(x, (list, tuple)) and any(is_array(e) for e in _flat(x)):
         return _stack_nested(x, dtype)
     if dtypes.is_python_scalar(x) and dtype is None:
@@ -80,7 +80,7 @@ def _to_device_or_constant(value: np.ndarray, weak: bool) -> Any:
     builder = tracing.current_builder()
     if builder is not None:
         if weak:
-            return ew.convert_element_type(value, value.dtype, weak_type=True)
+            return lax_elementwise.convert_element_type(value, value.dtype, weak_type=True)
         return builder.to_tracer(value)  # a constant of the program being traced
     from toolkit.array import Array, _put_one
     out = _put_one(value, None)
@@ -96,13 +96,13 @@ def result_dtype(*args: Any) -> tuple[np.dtype, bool]:
 def convert(x: Any, dtype: np.dtype, weak: bool = False) -> Any:
     """``x`` as an operand of ``dtype`` for a primitive; scalars stay inline literals."""
     if _is_symbolic(x):
-        x = st.dimension_as_value(x)
+        x = lax_structural.dimension_as_value(x)
     if dtypes.is_python_scalar(x) or isinstance(x, np.generic) or (isinstance(x, np.ndarray) and x.ndim == 0):
-        return np.asarray(x, dtype) if not weak else ew.convert_element_type(np.asarray(x, dtype), dtype, True)
+        return np.asarray(x, dtype) if not weak else lax_elementwise.convert_element_type(np.asarray(x, dtype), dtype, True)
     if isinstance(x, (np.ndarray, list, tuple)):
         x = asarray(np.asarray(x))
     if x.dtype != dtype or x.weak_type != weak:
-        return ew.convert_element_type(x, dtype, weak_type=weak)
+        return lax_elementwise.convert_element_type(x, dtype, weak_type=weak)
     return x
 
 
@@ -137,7 +137,7 @@ def broadcast_shapes(*shapes: Sequence[Any]) -> tuple:
 
 def broadcast_to(x: Any, shape: Sequence[Any]) -> Any:
     if isinstance(x, np.ndarray) and x.ndim == 0:
-        return st.broadcast_in_dim(x, tuple(shape), ())  # the scalar stays an inline literal
+        return lax_structural.broadcast_in_dim(x, tuple(shape), ())  # the scalar stays an inline literal
     x = asarray(x) if not is_array(x) else x
     shape = tuple(shape)
     if tuple(x.shape) == shape:
@@ -149,7 +149,7 @@ def broadcast_to(x: Any, shape: Sequence[Any]) -> Any:
     # Keep the operand's 1-sized dimensions mapped: broadcast_in_dim expands them.
     if any(x.shape[i] != shape[lead + i] and x.shape[i] != 1 for i in range(x.ndim)):
         raise ValueError(f"cannot broadcast an array of shape {x.shape} to shape {shape}")
-    return st.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
+    return lax_structural.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
 
 
 def promote_and_broadcast(*args: Any) -> list[Any]:

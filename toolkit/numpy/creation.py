@@ -8,8 +8,8 @@ import numpy as np
 
 from toolkit.core import dtypes, shape_poly
 from toolkit.core.avals import canonicalize_shape
-from toolkit.lax import elementwise as ew
-from toolkit.lax import structural as st
+from toolkit.lax import elementwise as lax_elementwise
+from toolkit.lax import structural as lax_structural
 from toolkit.numpy._core import asarray, broadcast_to, is_array
 
 
@@ -69,7 +69,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) ->
     if any(shape_poly.is_symbolic_dim(v) for v in (start, stop, step)):
         return _symbolic_arange(start, stop, step, dtype)
     if all_int and step == 1 and start == 0:
-        return st.iota(dtype, max(int(stop), 0))
+        return lax_structural.iota(dtype, max(int(stop), 0))
     return asarray(np.arange(start, stop, step).astype(dtype))
 
 
@@ -81,12 +81,12 @@ def _symbolic_arange(start: Any, stop: Any, step: Any, dtype: np.dtype) -> Any:
         raise TypeError(f"arange: symbolic bounds need integer start and stop, got {start!r} and {stop!r}")
     span = stop - start if step > 0 else start - stop
     length = shape_poly.max_dim((span + abs(step) - 1) // abs(step), 0)
-    from toolkit.numpy import ufuncs as nuf
-    values = st.iota(dtype, length)
+    from toolkit.numpy import ufuncs
+    values = lax_structural.iota(dtype, length)
     if step != 1:
-        values = nuf.multiply(values, np.asarray(step, dtype))
+        values = ufuncs.multiply(values, np.asarray(step, dtype))
     if not (isinstance(start, (int, np.integer)) and start == 0):
-        values = nuf.add(values, st.dimension_as_value(start, dtype) if shape_poly.is_symbolic_dim(start)
+        values = ufuncs.add(values, lax_structural.dimension_as_value(start, dtype) if shape_poly.is_symbolic_dim(start)
                         else np.asarray(start, dtype))
     return values
 
@@ -102,28 +102,28 @@ def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True, dt
 def _symbolic_linspace(start: float, stop: float, num: Any, endpoint: bool, dtype: np.dtype) -> Any:
     """numpy's formula ``start + i * (stop - start) / div`` with the last value exactly ``stop`` (when
     ``endpoint`` and ``num > 1``), computed in float32 at run time."""
-    from toolkit.numpy import ufuncs as nuf
+    from toolkit.numpy import ufuncs
     f32 = np.float32
-    positions = st.iota(np.int32, num)
-    count = st.dimension_as_value(num, np.int32)
-    div = nuf.subtract(count, np.int32(1)) if endpoint else count
-    step = nuf.divide(np.asarray(stop - start, f32), ew.convert_element_type(nuf.maximum(div, np.int32(1)), f32))
-    values = nuf.add(nuf.multiply(ew.convert_element_type(positions, f32), step), np.asarray(start, f32))
+    positions = lax_structural.iota(np.int32, num)
+    count = lax_structural.dimension_as_value(num, np.int32)
+    div = ufuncs.subtract(count, np.int32(1)) if endpoint else count
+    step = ufuncs.divide(np.asarray(stop - start, f32), lax_elementwise.convert_element_type(ufuncs.maximum(div, np.int32(1)), f32))
+    values = ufuncs.add(ufuncs.multiply(lax_elementwise.convert_element_type(positions, f32), step), np.asarray(start, f32))
     if endpoint:
-        last = nuf.equal(positions, nuf.subtract(count, np.int32(1)))
-        last = nuf.logical_and(last, nuf.greater(count, np.int32(1)))
-        values = nuf.where(last, np.asarray(stop, f32), values)
-    return ew.convert_element_type(values, dtype)
+        last = ufuncs.equal(positions, ufuncs.subtract(count, np.int32(1)))
+        last = ufuncs.logical_and(last, ufuncs.greater(count, np.int32(1)))
+        values = ufuncs.where(last, np.asarray(stop, f32), values)
+    return lax_elementwise.convert_element_type(values, dtype)
 
 
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     """A 2-D array with ones on the ``k``-th diagonal."""
     M = N if M is None else M
     dtype = dtypes.canonicalize_dtype(dtypes.DEFAULT_FLOAT if dtype is None else dtype)
-    rows = st.broadcasted_iota(dtypes.int32, (N, M), 0)
-    cols = st.broadcasted_iota(dtypes.int32, (N, M), 1)
+    rows = lax_structural.broadcasted_iota(dtypes.int32, (N, M), 0)
+    cols = lax_structural.broadcasted_iota(dtypes.int32, (N, M), 1)
     offset = broadcast_to(asarray(np.asarray(k, np.int32)), (N, M))
-    return ew.convert_element_type(ew.eq(ew.add(rows, offset), cols), dtype)
+    return lax_elementwise.convert_element_type(lax_elementwise.eq(lax_elementwise.add(rows, offset), cols), dtype)
 
 
 def identity(n: int, dtype: Any = None) -> Any:
@@ -133,7 +133,7 @@ def identity(n: int, dtype: Any = None) -> Any:
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     M = N if M is None else M
     dtype = dtypes.canonicalize_dtype(dtypes.DEFAULT_FLOAT if dtype is None else dtype)
-    rows = st.broadcasted_iota(dtypes.int32, (N, M), 0)
-    cols = st.broadcasted_iota(dtypes.int32, (N, M), 1)
+    rows = lax_structural.broadcasted_iota(dtypes.int32, (N, M), 0)
+    cols = lax_structural.broadcasted_iota(dtypes.int32, (N, M), 1)
     offset = broadcast_to(asarray(np.asarray(k, np.int32)), (N, M))
-    return ew.convert_element_type(ew.le(cols, ew.add(rows, offset)), dtype)
+    return lax_elementwise.convert_element_type(lax_elementwise.le(cols, lax_elementwise.add(rows, offset)), dtype)

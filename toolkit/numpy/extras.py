@@ -19,18 +19,18 @@ from typing import Any, Sequence
 import numpy as np
 
 from toolkit.core import dtypes, shape_poly
-from toolkit.lax import elementwise as ew
-from toolkit.lax import indexing as lax_ix
+from toolkit.lax import elementwise as lax_elementwise
+from toolkit.lax import indexing as lax_indexing
 from toolkit.lax import linalg as lax_linalg
-from toolkit.lax import reductions as rd
+from toolkit.lax import reductions as lax_reductions
 from toolkit.lax import sorting as lax_sorting
-from toolkit.lax import structural as st
+from toolkit.lax import structural as lax_structural
 from toolkit.numpy._core import (
     asarray, broadcast_shapes, broadcast_to, canonical_axes, canonical_axis, convert, is_array, result_dtype,
 )
-from toolkit.numpy import reductions as nred
-from toolkit.numpy import shapes as nshapes
-from toolkit.numpy import ufuncs as nuf
+from toolkit.numpy import reductions
+from toolkit.numpy import shapes as numpy_shapes
+from toolkit.numpy import ufuncs
 from toolkit.numpy.indexing import _getitem, getitem
 
 _Axis = Any
@@ -43,7 +43,7 @@ def _arr(x: Any) -> Any:
 def _flatten_if_none(a: Any, axis: _Axis) -> tuple[Any, int]:
     a = _arr(a)
     if axis is None:
-        return nshapes.ravel(a), 0
+        return numpy_shapes.ravel(a), 0
     return a, canonical_axis(axis, a.ndim)
 
 
@@ -63,7 +63,7 @@ def sort(a: Any, axis: int | None = -1, *, kind: str | None = None, order: Any =
     if a.ndim == 0:
         raise ValueError("sort needs an array of rank at least 1 (or axis=None)")
     out = lax_sorting.sort(a, axis, is_stable=stable)
-    return st.rev(out, (axis,)) if descending else out
+    return lax_structural.rev(out, (axis,)) if descending else out
 
 
 def argsort(a: Any, axis: int | None = -1, *, kind: str | None = None, order: Any = None, stable: bool = True,
@@ -83,8 +83,8 @@ def argsort(a: Any, axis: int | None = -1, *, kind: str | None = None, order: An
         return lax_sorting.argsort(a, axis, is_stable=stable)
     # Stable descending: sort the reversed array ascending, reverse back, and map positions back.
     n = a.shape[axis]
-    idx = st.rev(lax_sorting.argsort(st.rev(a, (axis,)), axis, is_stable=stable), (axis,))
-    return ew.sub(broadcast_to(np.asarray(n - 1, np.int32), idx.shape), idx)
+    idx = lax_structural.rev(lax_sorting.argsort(lax_structural.rev(a, (axis,)), axis, is_stable=stable), (axis,))
+    return lax_elementwise.sub(broadcast_to(np.asarray(n - 1, np.int32), idx.shape), idx)
 
 
 # --- cumulative -----------------------------------------------------------------
@@ -93,9 +93,9 @@ def _cumulative(name: str):
     def fn(a: Any, axis: int | None = None, dtype: Any = None) -> Any:
         from toolkit import lax
         a, axis = _flatten_if_none(a, axis)
-        target = dtypes.canonicalize_dtype(dtype) if dtype is not None else nred._sum_dtype(a.dtype)
+        target = dtypes.canonicalize_dtype(dtype) if dtype is not None else reductions._sum_dtype(a.dtype)
         if a.dtype != target:
-            a = ew.convert_element_type(a, target)
+            a = lax_elementwise.convert_element_type(a, target)
         return getattr(lax, name)(a, axis=axis)
     fn.__name__ = name
     fn.__doc__ = (f"Cumulative {name[3:]} along ``axis`` (``None``: flattened); small integers and bools "
@@ -117,7 +117,7 @@ def diff(a: Any, n: int = 1, axis: int = -1) -> Any:
         hi = [slice(None)] * a.ndim
         lo = [slice(None)] * a.ndim
         hi[axis], lo[axis] = slice(1, None), slice(None, -1)
-        a = nuf.subtract(getitem(a, tuple(hi)), getitem(a, tuple(lo)))
+        a = ufuncs.subtract(getitem(a, tuple(hi)), getitem(a, tuple(lo)))
     return a
 
 
@@ -280,15 +280,15 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = None, precision: Any
         ops = [op for k, op in enumerate(ops) if k not in (i, j)] + [(out, batch + free)]
     result, res_labels = ops[0]
     if pref is not None and result.dtype != pref:
-        result = ew.convert_element_type(result, pref)
+        result = lax_elementwise.convert_element_type(result, pref)
     perm = [res_labels.index(lab) for lab in output]
-    return nshapes.transpose(result, perm) if perm != list(range(len(perm))) else result
+    return numpy_shapes.transpose(result, perm) if perm != list(range(len(perm))) else result
 
 
 def _reduce_sum(x: Any, axes: Sequence[int]) -> Any:
     if dtypes.is_bool(x.dtype):
-        return rd.reduce_or(x, axes)
-    return rd.reduce_sum(x, axes)
+        return lax_reductions.reduce_or(x, axes)
+    return lax_reductions.reduce_sum(x, axes)
 
 
 # --- splitting ------------------------------------------------------------------
@@ -372,17 +372,17 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         values = kwargs.pop("constant_values", 0)
         _no_kwargs(kwargs, mode)
         if is_array(values) and values.ndim == 0 or np.ndim(values) == 0:
-            value = convert(values, a.dtype) if not is_array(values) else ew.convert_element_type(values, a.dtype)
-            return st.pad(a, value, [(lo, hi, 0) for lo, hi in widths])
+            value = convert(values, a.dtype) if not is_array(values) else lax_elementwise.convert_element_type(values, a.dtype)
+            return lax_structural.pad(a, value, [(lo, hi, 0) for lo, hi in widths])
         per_axis = np.broadcast_to(np.asarray(values), (a.ndim, 2))
         for axis, (lo, hi) in enumerate(widths):
             config = [(0, 0, 0)] * a.ndim
             if lo:
                 config[axis] = (lo, 0, 0)
-                a = st.pad(a, np.asarray(per_axis[axis, 0], a.dtype), config)
+                a = lax_structural.pad(a, np.asarray(per_axis[axis, 0], a.dtype), config)
             if hi:
                 config[axis] = (0, hi, 0)
-                a = st.pad(a, np.asarray(per_axis[axis, 1], a.dtype), config)
+                a = lax_structural.pad(a, np.asarray(per_axis[axis, 1], a.dtype), config)
         return a
     _no_kwargs(kwargs, mode)
     if mode not in ("edge", "reflect", "symmetric", "wrap"):
@@ -413,11 +413,11 @@ def _pad_axis(a: Any, axis: int, lo: int, hi: int, mode: str) -> Any:
         parts.append(a)
         if hi:
             parts.append(_repeat_slice(_axis_slice(a, axis, n - 1, n), axis, hi))
-        return st.concatenate(parts, axis) if len(parts) > 1 else a
+        return lax_structural.concatenate(parts, axis) if len(parts) > 1 else a
     if mode == "wrap":
         # Repeat the whole axis enough times, then cut the window out.
         reps = 1 + -(-lo // n) + -(-hi // n)
-        tiled = st.concatenate([a] * reps, axis) if reps > 1 else a
+        tiled = lax_structural.concatenate([a] * reps, axis) if reps > 1 else a
         start = -(-lo // n) * n - lo
         return _axis_slice(tiled, axis, start, start + lo + n + hi)
     # reflect / symmetric: periodic with period 2(n-1) resp. 2n.
@@ -439,24 +439,24 @@ def _pad_axis(a: Any, axis: int, lo: int, hi: int, mode: str) -> Any:
     if hi:
         stop = n - 2 - hi if mode == "reflect" else n - 1 - hi
         parts.append(_axis_slice(a, axis, n - 2 if mode == "reflect" else n - 1, stop if stop >= 0 else None, -1))
-    return st.concatenate(parts, axis)
+    return lax_structural.concatenate(parts, axis)
 
 
 def _pad_axis_symbolic(a: Any, axis: int, lo: int, hi: int, mode: str) -> Any:
     """reflect / symmetric / wrap padding of a symbolic-size axis: one gather with source indices computed at
     run time (which reflection a position falls in depends on the size)."""
     n = a.shape[axis]
-    positions = nuf.subtract(st.iota(np.int32, lo + n + hi), np.int32(lo))   # -lo .. n + hi - 1
-    size = st.dimension_as_value(n, np.int32)
+    positions = ufuncs.subtract(lax_structural.iota(np.int32, lo + n + hi), np.int32(lo))   # -lo .. n + hi - 1
+    size = lax_structural.dimension_as_value(n, np.int32)
     if mode == "wrap":
-        source = nuf.remainder(positions, size)
+        source = ufuncs.remainder(positions, size)
     else:
         # reflect: period 2(n-1) (n == 1 repeats the only element); symmetric: period 2n.
-        period = nuf.subtract(size, np.int32(1)) if mode == "reflect" else size
-        twice = nuf.maximum(nuf.add(period, period), np.int32(1))
-        folded = nuf.remainder(positions, twice)
-        back = nuf.subtract(nuf.subtract(twice, folded), np.int32(0 if mode == "reflect" else 1))
-        source = nuf.where(nuf.less(folded, size), folded, back)
+        period = ufuncs.subtract(size, np.int32(1)) if mode == "reflect" else size
+        twice = ufuncs.maximum(ufuncs.add(period, period), np.int32(1))
+        folded = ufuncs.remainder(positions, twice)
+        back = ufuncs.subtract(ufuncs.subtract(twice, folded), np.int32(0 if mode == "reflect" else 1))
+        source = ufuncs.where(ufuncs.less(folded, size), folded, back)
     index = [slice(None)] * a.ndim
     index[axis] = source
     return getitem(a, tuple(index))
@@ -474,7 +474,7 @@ def flip(m: Any, axis: _Axis = None) -> Any:
     """Reverse the order of elements along ``axis`` (all axes when ``None``)."""
     m = _arr(m)
     axes = canonical_axes(axis, m.ndim)
-    return st.rev(m, axes) if axes else m
+    return lax_structural.rev(m, axes) if axes else m
 
 
 def fliplr(m: Any) -> Any:
@@ -505,8 +505,8 @@ def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
     perm = list(range(m.ndim))
     perm[a0], perm[a1] = perm[a1], perm[a0]
     if k == 1:
-        return nshapes.transpose(flip(m, a1), perm)
-    return flip(nshapes.transpose(m, perm), a1)
+        return numpy_shapes.transpose(flip(m, a1), perm)
+    return flip(numpy_shapes.transpose(m, perm), a1)
 
 
 def roll(a: Any, shift: Any, axis: _Axis = None) -> Any:
@@ -516,7 +516,7 @@ def roll(a: Any, shift: Any, axis: _Axis = None) -> Any:
     """
     a = _arr(a)
     if axis is None:
-        return nshapes.reshape(roll(nshapes.ravel(a), shift, 0), a.shape)
+        return numpy_shapes.reshape(roll(numpy_shapes.ravel(a), shift, 0), a.shape)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     shifts = (shift,) * len(axes) if (isinstance(shift, (int, np.integer)) or shape_poly.is_symbolic_dim(shift) or
                                       (is_array(shift) and shift.ndim == 0)) else tuple(shift)
@@ -530,21 +530,21 @@ def roll(a: Any, shift: Any, axis: _Axis = None) -> Any:
         if isinstance(s, (int, np.integer)) and type(n) is int:
             s = int(s) % n
             if s:
-                a = st.concatenate([_axis_slice(a, ax, n - s, n), _axis_slice(a, ax, 0, n - s)], ax)
+                a = lax_structural.concatenate([_axis_slice(a, ax, n - s, n), _axis_slice(a, ax, 0, n - s)], ax)
         else:
             # A traced shift, or a symbolic size or shift: the amount is known at run time only.
             if isinstance(s, (int, np.integer)) or shape_poly.is_symbolic_dim(s):
-                s = st.dimension_as_value(s, np.int32) if shape_poly.is_symbolic_dim(s) else np.int32(s)
+                s = lax_structural.dimension_as_value(s, np.int32) if shape_poly.is_symbolic_dim(s) else np.int32(s)
             if not dtypes.is_integer(s.dtype):
                 raise TypeError(f"roll: shift must be an integer, got {s.dtype.name}")
             if s.dtype != dtypes.int32 or getattr(s, "weak_type", False):
-                s = ew.convert_element_type(s, dtypes.int32)
-            size = st.dimension_as_value(n, np.int32) if shape_poly.is_symbolic_dim(n) else np.int32(n)
-            start = nuf.remainder(nuf.subtract(size, nuf.remainder(s, size)), size)
-            doubled = st.concatenate([a, a], ax)
+                s = lax_elementwise.convert_element_type(s, dtypes.int32)
+            size = lax_structural.dimension_as_value(n, np.int32) if shape_poly.is_symbolic_dim(n) else np.int32(n)
+            start = ufuncs.remainder(ufuncs.subtract(size, ufuncs.remainder(s, size)), size)
+            doubled = lax_structural.concatenate([a, a], ax)
             starts = [np.int32(0)] * a.ndim
             starts[ax] = start
-            a = st.dynamic_slice(doubled, starts, a.shape)
+            a = lax_structural.dynamic_slice(doubled, starts, a.shape)
     return a
 
 
@@ -569,9 +569,9 @@ def tile(A: Any, reps: Any) -> Any:
     for i, (r, d) in enumerate(zip(reps, shape)):
         expanded += [r, d]
         dims.append(2 * i + 1)
-    A = nshapes.reshape(A, shape)
-    out = st.broadcast_in_dim(A, tuple(expanded), tuple(dims))
-    return nshapes.reshape(out, tuple(r * d for r, d in zip(reps, shape)))
+    A = numpy_shapes.reshape(A, shape)
+    out = lax_structural.broadcast_in_dim(A, tuple(expanded), tuple(dims))
+    return numpy_shapes.reshape(out, tuple(r * d for r, d in zip(reps, shape)))
 
 
 def repeat(a: Any, repeats: Any, axis: int | None = None, *, total_repeat_length: int | None = None) -> Any:
@@ -601,18 +601,18 @@ def _repeat_each(a: Any, axis: int, r: Any) -> Any:
     """Every element ``r`` times along ``axis`` (``r`` an int or a symbolic size): broadcast, then merge."""
     shape = list(a.shape)
     expanded = a.shape[:axis + 1] + (r,) + a.shape[axis + 1:]
-    out = st.broadcast_in_dim(a, tuple(expanded), tuple(i for i in range(a.ndim + 1) if i != axis + 1))
+    out = lax_structural.broadcast_in_dim(a, tuple(expanded), tuple(i for i in range(a.ndim + 1) if i != axis + 1))
     shape[axis] = a.shape[axis] * r
-    return nshapes.reshape(out, tuple(shape))
+    return numpy_shapes.reshape(out, tuple(shape))
 
 
 # --- take ---------------------------------------------------------------------------
 
 def _take_mode(mode: str | None):
     if mode is None or mode == "fill":
-        return lax_ix.GatherScatterMode.FILL_OR_DROP
+        return lax_indexing.GatherScatterMode.FILL_OR_DROP
     if mode in ("clip", "promise_in_bounds"):
-        return lax_ix.GatherScatterMode.from_any(mode)
+        return lax_indexing.GatherScatterMode.from_any(mode)
     if mode == "wrap":
         return "wrap"
     raise ValueError(f"take: unknown mode {mode!r}; expected 'fill', 'clip', 'wrap' or 'promise_in_bounds'")
@@ -633,15 +633,15 @@ def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None,
         raise TypeError(f"take: indices must be integers, got {np.dtype(indices.dtype).name}")
     n = a.shape[axis]
     if isinstance(indices, np.ndarray) and shape_poly.is_symbolic_dim(n) and gather_mode in (
-            "wrap", lax_ix.GatherScatterMode.CLIP):
+            "wrap", lax_indexing.GatherScatterMode.CLIP):
         indices = asarray(indices)  # wrapping/clamping by a symbolic size happens at run time
     if gather_mode == "wrap":
-        indices = np.mod(indices, n) if isinstance(indices, np.ndarray) else nuf.remainder(indices, n)
-        gather_mode = lax_ix.GatherScatterMode.PROMISE_IN_BOUNDS
-    elif gather_mode is lax_ix.GatherScatterMode.CLIP:
+        indices = np.mod(indices, n) if isinstance(indices, np.ndarray) else ufuncs.remainder(indices, n)
+        gather_mode = lax_indexing.GatherScatterMode.PROMISE_IN_BOUNDS
+    elif gather_mode is lax_indexing.GatherScatterMode.CLIP:
         # numpy's and JAX's "clip" clamps raw indices: negative ones become 0 rather than wrapping.
-        indices = np.clip(indices, 0, n - 1) if isinstance(indices, np.ndarray) else nuf.clip(indices, 0, n - 1)
-        gather_mode = lax_ix.GatherScatterMode.PROMISE_IN_BOUNDS
+        indices = np.clip(indices, 0, n - 1) if isinstance(indices, np.ndarray) else ufuncs.clip(indices, 0, n - 1)
+        gather_mode = lax_indexing.GatherScatterMode.PROMISE_IN_BOUNDS
     index = [slice(None)] * a.ndim
     index[axis] = indices
     return _getitem(a, tuple(index), gather_mode, fill_value, check_static_bounds=False) \
@@ -654,14 +654,14 @@ def _is_nd_index(indices: Any) -> bool:
 
 def _take_scalar(a: Any, axis: int, index: Any, mode: Any, fill_value: Any) -> Any:
     # A 0-d index removes the axis; route it through the gather path so `mode` applies.
-    out = take(a, index.reshape(1) if isinstance(index, np.ndarray) else nshapes.reshape(index, (1,)), axis,
+    out = take(a, index.reshape(1) if isinstance(index, np.ndarray) else numpy_shapes.reshape(index, (1,)), axis,
                _mode_name(mode), fill_value)
-    return nshapes.squeeze(out, axis)
+    return numpy_shapes.squeeze(out, axis)
 
 
 def _mode_name(mode: Any) -> str:
-    return {lax_ix.GatherScatterMode.FILL_OR_DROP: "fill", lax_ix.GatherScatterMode.CLIP: "clip",
-            lax_ix.GatherScatterMode.PROMISE_IN_BOUNDS: "promise_in_bounds"}[mode]
+    return {lax_indexing.GatherScatterMode.FILL_OR_DROP: "fill", lax_indexing.GatherScatterMode.CLIP: "clip",
+            lax_indexing.GatherScatterMode.PROMISE_IN_BOUNDS: "promise_in_bounds"}[mode]
 
 
 def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None = None,
@@ -699,7 +699,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
         if arr.shape[i] != size:  # a size-1 array dimension broadcast against the indices
             index.append(np.zeros([1] * arr.ndim, np.int32))
         elif shape_poly.is_symbolic_dim(size):
-            index.append(st.broadcasted_iota(np.int32, view, i))
+            index.append(lax_structural.broadcasted_iota(np.int32, view, i))
         else:
             index.append(np.arange(size, dtype=np.int32).reshape(view))
     return _getitem(arr, tuple(index), gather_mode, fill_value, check_static_bounds=False)
@@ -715,7 +715,7 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     axis1, axis2 = canonical_axis(axis1, a.ndim), canonical_axis(axis2, a.ndim)
     if axis1 == axis2:
         raise ValueError("diagonal: axis1 and axis2 cannot be the same")
-    a = nshapes.moveaxis(a, (axis1, axis2), (-2, -1))
+    a = numpy_shapes.moveaxis(a, (axis1, axis2), (-2, -1))
     rows, cols = a.shape[-2], a.shape[-1]
     offset = int(offset)
     min_dim, max_dim = shape_poly.min_dim, shape_poly.max_dim
@@ -724,9 +724,9 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
         from toolkit.numpy.creation import zeros
         return zeros(tuple(a.shape[:-2]) + (0,), a.dtype)
     if shape_poly.is_symbolic_dim(length):
-        positions = st.iota(np.int32, length)
-        r = nuf.add(positions, np.int32(-offset)) if offset < 0 else positions
-        c = nuf.add(positions, np.int32(offset)) if offset > 0 else positions
+        positions = lax_structural.iota(np.int32, length)
+        r = ufuncs.add(positions, np.int32(-offset)) if offset < 0 else positions
+        c = ufuncs.add(positions, np.int32(offset)) if offset > 0 else positions
         return getitem(a, (Ellipsis, r, c))
     r = np.arange(length) + max(-offset, 0)
     c = np.arange(length) + max(offset, 0)
@@ -741,18 +741,18 @@ def diag(v: Any, k: int = 0) -> Any:
     if v.ndim != 1:
         raise ValueError(f"diag needs a 1-D or 2-D array, got shape {v.shape}")
     n = v.shape[0] + abs(int(k))
-    rows = st.broadcasted_iota(dtypes.int32, (n, n), 0)
-    cols = st.broadcasted_iota(dtypes.int32, (n, n), 1)
-    on_diagonal = ew.eq(ew.sub(cols, rows), broadcast_to(np.asarray(k, np.int32), (n, n)))
+    rows = lax_structural.broadcasted_iota(dtypes.int32, (n, n), 0)
+    cols = lax_structural.broadcasted_iota(dtypes.int32, (n, n), 1)
+    on_diagonal = lax_elementwise.eq(lax_elementwise.sub(cols, rows), broadcast_to(np.asarray(k, np.int32), (n, n)))
     # Row i of the diagonal holds v[i] (k >= 0) or v[i + k]; pad v to n so both cases index it by row or column.
-    source = st.pad(v, np.zeros((), v.dtype), [(0, abs(int(k)), 0)])
-    values = st.broadcast_in_dim(source, (n, n), (0 if k >= 0 else 1,))
-    return ew.select(on_diagonal, values, broadcast_to(np.zeros((), v.dtype), (n, n)))
+    source = lax_structural.pad(v, np.zeros((), v.dtype), [(0, abs(int(k)), 0)])
+    values = lax_structural.broadcast_in_dim(source, (n, n), (0 if k >= 0 else 1,))
+    return lax_elementwise.select(on_diagonal, values, broadcast_to(np.zeros((), v.dtype), (n, n)))
 
 
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Any:
     """Sum along a diagonal (see ``diagonal``)."""
-    return nred.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+    return reductions.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
 def _triangle(m: Any, k: int, lower: bool) -> Any:
@@ -760,12 +760,12 @@ def _triangle(m: Any, k: int, lower: bool) -> Any:
     if m.ndim < 2:
         raise ValueError(f"{'tril' if lower else 'triu'} needs an array of rank at least 2, got shape {m.shape}")
     rows, cols = m.shape[-2], m.shape[-1]
-    r = st.broadcasted_iota(dtypes.int32, (rows, cols), 0)
-    c = st.broadcasted_iota(dtypes.int32, (rows, cols), 1)
+    r = lax_structural.broadcasted_iota(dtypes.int32, (rows, cols), 0)
+    c = lax_structural.broadcasted_iota(dtypes.int32, (rows, cols), 1)
     offset = broadcast_to(np.asarray(k, np.int32), (rows, cols))
-    keep = ew.le(c, ew.add(r, offset)) if lower else ew.ge(c, ew.add(r, offset))
+    keep = lax_elementwise.le(c, lax_elementwise.add(r, offset)) if lower else lax_elementwise.ge(c, lax_elementwise.add(r, offset))
     keep = broadcast_to(keep, m.shape)
-    return ew.select(keep, m, broadcast_to(np.zeros((), m.dtype), m.shape))
+    return lax_elementwise.select(keep, m, broadcast_to(np.zeros((), m.dtype), m.shape))
 
 
 def tril(m: Any, k: int = 0) -> Any:
@@ -783,8 +783,8 @@ def triu(m: Any, k: int = 0) -> Any:
 def count_nonzero(a: Any, axis: _Axis = None, keepdims: bool = False) -> Any:
     """Number of non-zero elements (default integer dtype)."""
     a = _arr(a)
-    nonzero = nuf.not_equal(a, np.zeros((), a.dtype)) if a.dtype != dtypes.bool_ else a
-    return nred.sum(nonzero, axis=axis, dtype=dtypes.DEFAULT_INT, keepdims=keepdims)
+    nonzero = ufuncs.not_equal(a, np.zeros((), a.dtype)) if a.dtype != dtypes.bool_ else a
+    return reductions.sum(nonzero, axis=axis, dtype=dtypes.DEFAULT_INT, keepdims=keepdims)
 
 
 def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Any:
@@ -794,21 +794,21 @@ def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan:
         dtype = dtypes.DEFAULT_FLOAT
     a, b = _arr(convert(a, dtype, weak)), _arr(convert(b, dtype, weak))
     if not dtypes.is_inexact(a.dtype):
-        return nuf.equal(a, b)
-    diff_ = nuf.absolute(nuf.subtract(a, b))
-    tol = nuf.add(atol, nuf.multiply(rtol, nuf.absolute(b)))
-    finite_close = nuf.less_equal(diff_, tol)
-    both_inf = nuf.logical_and(nuf.isinf(a), nuf.isinf(b))
-    same = nuf.equal(a, b)
-    out = nuf.where(both_inf, same, nuf.logical_and(finite_close, nuf.logical_and(nuf.isfinite(a), nuf.isfinite(b))))
+        return ufuncs.equal(a, b)
+    diff_ = ufuncs.absolute(ufuncs.subtract(a, b))
+    tol = ufuncs.add(atol, ufuncs.multiply(rtol, ufuncs.absolute(b)))
+    finite_close = ufuncs.less_equal(diff_, tol)
+    both_inf = ufuncs.logical_and(ufuncs.isinf(a), ufuncs.isinf(b))
+    same = ufuncs.equal(a, b)
+    out = ufuncs.where(both_inf, same, ufuncs.logical_and(finite_close, ufuncs.logical_and(ufuncs.isfinite(a), ufuncs.isfinite(b))))
     if equal_nan:
-        out = nuf.logical_or(out, nuf.logical_and(nuf.isnan(a), nuf.isnan(b)))
+        out = ufuncs.logical_or(out, ufuncs.logical_and(ufuncs.isnan(a), ufuncs.isnan(b)))
     return out
 
 
 def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Any:
     """Whether ``isclose`` holds everywhere (a bool array of shape ())."""
-    return nred.all(isclose(a, b, rtol, atol, equal_nan))
+    return reductions.all(isclose(a, b, rtol, atol, equal_nan))
 
 
 def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
@@ -816,10 +816,10 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
     a1, a2 = _arr(a1), _arr(a2)
     if tuple(a1.shape) != tuple(a2.shape):
         return asarray(False)
-    eq = nuf.equal(a1, a2)
+    eq = ufuncs.equal(a1, a2)
     if equal_nan and dtypes.is_inexact(a1.dtype):
-        eq = nuf.logical_or(eq, nuf.logical_and(nuf.isnan(a1), nuf.isnan(a2)))
-    return nred.all(eq)
+        eq = ufuncs.logical_or(eq, ufuncs.logical_and(ufuncs.isnan(a1), ufuncs.isnan(a2)))
+    return reductions.all(eq)
 
 
 # --- grids and stacking ----------------------------------------------------------------
@@ -828,7 +828,7 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
     """Coordinate arrays from 1-D vectors (``indexing="xy"``: the first two outputs' axes are swapped)."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
-    arrays = [nshapes.ravel(_arr(x)) for x in xi]
+    arrays = [numpy_shapes.ravel(_arr(x)) for x in xi]
     n = len(arrays)
     sizes = [a.shape[0] for a in arrays]
     if indexing == "xy" and n >= 2:
@@ -841,9 +841,9 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
         if sparse:
             shape = [1] * n
             shape[pos] = a.shape[0]
-            out.append(nshapes.reshape(a, tuple(shape)))
+            out.append(numpy_shapes.reshape(a, tuple(shape)))
         else:
-            out.append(st.broadcast_in_dim(a, tuple(sizes), (pos,)))
+            out.append(lax_structural.broadcast_in_dim(a, tuple(sizes), (pos,)))
     return out
 
 
@@ -852,13 +852,13 @@ def dstack(tup: Sequence[Any]) -> Any:
     def to3(a):
         a = _arr(a)
         if a.ndim == 0:
-            return nshapes.reshape(a, (1, 1, 1))
+            return numpy_shapes.reshape(a, (1, 1, 1))
         if a.ndim == 1:
-            return nshapes.reshape(a, (1, a.shape[0], 1))
+            return numpy_shapes.reshape(a, (1, a.shape[0], 1))
         if a.ndim == 2:
-            return nshapes.reshape(a, tuple(a.shape) + (1,))
+            return numpy_shapes.reshape(a, tuple(a.shape) + (1,))
         return a
-    return nshapes.concatenate([to3(a) for a in tup], 2)
+    return numpy_shapes.concatenate([to3(a) for a in tup], 2)
 
 
 def column_stack(tup: Sequence[Any]) -> Any:
@@ -866,15 +866,15 @@ def column_stack(tup: Sequence[Any]) -> Any:
     cols = []
     for a in tup:
         a = _arr(a)
-        cols.append(nshapes.reshape(a, (a.shape[0], 1)) if a.ndim == 1 else a)
-    return nshapes.concatenate(cols, 1)
+        cols.append(numpy_shapes.reshape(a, (a.shape[0], 1)) if a.ndim == 1 else a)
+    return numpy_shapes.concatenate(cols, 1)
 
 
 def append(arr: Any, values: Any, axis: int | None = None) -> Any:
     """``arr`` with ``values`` appended (flattened when ``axis`` is None)."""
     if axis is None:
-        return nshapes.concatenate([nshapes.ravel(_arr(arr)), nshapes.ravel(_arr(values))], 0)
-    return nshapes.concatenate([arr, values], axis)
+        return numpy_shapes.concatenate([numpy_shapes.ravel(_arr(arr)), numpy_shapes.ravel(_arr(values))], 0)
+    return numpy_shapes.concatenate([arr, values], axis)
 
 
 # --- more sorting-based helpers -------------------------------------------------------------
@@ -896,7 +896,7 @@ def lexsort(keys: Sequence[Any], axis: int = -1) -> Any:
     if not shape:
         raise ValueError("lexsort needs keys of rank at least 1")
     axis = canonical_axis(axis, len(shape))
-    iota = st.broadcasted_iota(dtypes.int32, shape, axis)
+    iota = lax_structural.broadcasted_iota(dtypes.int32, shape, axis)
     outs = lax_sorting.sort(tuple(reversed(keys)) + (iota,), axis, is_stable=True, num_keys=len(keys))
     return outs[-1]
 
@@ -915,21 +915,21 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
         a = take(a, sorter, mode="promise_in_bounds")
     dtype, weak = result_dtype(a, v)
     a, v = _arr(convert(a, dtype)), _arr(convert(v, dtype, weak))
-    av = st.broadcast_in_dim(a, tuple(v.shape) + (a.shape[0],), (v.ndim,))
-    vv = st.broadcast_in_dim(v, tuple(v.shape) + (a.shape[0],), tuple(range(v.ndim)))
+    av = lax_structural.broadcast_in_dim(a, tuple(v.shape) + (a.shape[0],), (v.ndim,))
+    vv = lax_structural.broadcast_in_dim(v, tuple(v.shape) + (a.shape[0],), tuple(range(v.ndim)))
     if side == "left":
         before = _sort_less(av, vv)                    # a[i] < v
     else:
-        before = ew.bitwise_not(_sort_less(vv, av))     # a[i] <= v  <=>  not (v < a[i])
-    return nred.sum(before, axis=-1, dtype=dtypes.int32)
+        before = lax_elementwise.bitwise_not(_sort_less(vv, av))     # a[i] <= v  <=>  not (v < a[i])
+    return reductions.sum(before, axis=-1, dtype=dtypes.int32)
 
 
 def _sort_less(x: Any, y: Any) -> Any:
     """``x < y`` in sort order: NaN is largest."""
     if not dtypes.is_inexact(x.dtype):
-        return ew.lt(x, y)
-    x_nan, y_nan = ew.ne(x, x), ew.ne(y, y)
-    return ew.bitwise_or(ew.lt(x, y), ew.bitwise_and(y_nan, ew.bitwise_not(x_nan)))
+        return lax_elementwise.lt(x, y)
+    x_nan, y_nan = lax_elementwise.ne(x, x), lax_elementwise.ne(y, y)
+    return lax_elementwise.bitwise_or(lax_elementwise.lt(x, y), lax_elementwise.bitwise_and(y_nan, lax_elementwise.bitwise_not(x_nan)))
 
 
 def ix_(*args: Any) -> tuple[Any, ...]:
@@ -946,7 +946,7 @@ def ix_(*args: Any) -> tuple[Any, ...]:
             a = np.nonzero(np.asarray(a))[0]
         shape = [1] * n
         shape[i] = a.shape[0]
-        out.append(a.reshape(shape) if isinstance(a, np.ndarray) else nshapes.reshape(a, tuple(shape)))
+        out.append(a.reshape(shape) if isinstance(a, np.ndarray) else numpy_shapes.reshape(a, tuple(shape)))
     return tuple(out)
 
 
@@ -957,12 +957,12 @@ def unravel_index(indices: Any, shape: Sequence[int]) -> tuple[Any, ...]:
     if not dtypes.is_integer(indices.dtype):
         raise TypeError(f"unravel_index: indices must be integers, got {indices.dtype.name}")
     total = shape_poly.dim_size_product(shape)
-    flat = nuf.clip(indices, -total, total - 1)
-    flat = nuf.where(nuf.less(flat, 0), nuf.add(flat, total), flat)
+    flat = ufuncs.clip(indices, -total, total - 1)
+    flat = ufuncs.where(ufuncs.less(flat, 0), ufuncs.add(flat, total), flat)
     coords = []
     for d in reversed(shape):
-        coords.append(nuf.remainder(flat, d))
-        flat = nuf.floor_divide(flat, d)
+        coords.append(ufuncs.remainder(flat, d))
+        flat = ufuncs.floor_divide(flat, d)
     return tuple(reversed(coords))
 
 
@@ -976,6 +976,6 @@ def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str
     flat = None
     for idx, d in zip(multi_index, dims):
         idx = _arr(idx)
-        idx = nuf.remainder(idx, d) if mode == "wrap" else nuf.clip(idx, 0, d - 1)
-        flat = idx if flat is None else nuf.add(nuf.multiply(flat, d), idx)
+        idx = ufuncs.remainder(idx, d) if mode == "wrap" else ufuncs.clip(idx, 0, d - 1)
+        flat = idx if flat is None else ufuncs.add(ufuncs.multiply(flat, d), idx)
     return flat

@@ -35,9 +35,9 @@ import numpy as np
 
 from toolkit.core import dtypes, shape_poly
 from toolkit.core.tracing import Tracer
-from toolkit.lax import elementwise as ew
-from toolkit.lax import indexing as lax_ix
-from toolkit.lax import structural as st
+from toolkit.lax import elementwise as lax_elementwise
+from toolkit.lax import indexing as lax_indexing
+from toolkit.lax import structural as lax_structural
 from toolkit.numpy._core import asarray, broadcast_shapes, broadcast_to, convert, is_array
 
 _INT32_MAX = np.iinfo(np.int32).max
@@ -259,7 +259,7 @@ def _symbolic_slice_entry(dim: int, n: Any, start: Any, stop: Any, step: int) ->
 def _int_index(position: Any) -> Any:
     """A normalized int index as an index array: numpy when static, a run-time value when symbolic (``b - 1``)."""
     if shape_poly.is_symbolic_dim(position):
-        return st.dimension_as_value(position, np.int32)
+        return lax_structural.dimension_as_value(position, np.int32)
     return np.asarray(position)
 
 
@@ -267,9 +267,9 @@ def _strided_positions(e: _E) -> Any:
     """The positions ``start + k * step`` a strided slice selects (run-time values for symbolic sizes)."""
     if all(type(v) is int for v in (e.start, e.length)):
         return np.arange(e.length, dtype=np.int64) * e.step + e.start
-    from toolkit.numpy import ufuncs as nuf
-    positions = nuf.multiply(st.iota(np.int32, e.length), np.int32(e.step))
-    return nuf.add(positions, _int_index(e.start) if shape_poly.is_symbolic_dim(e.start) else np.int32(e.start))
+    from toolkit.numpy import ufuncs
+    positions = ufuncs.multiply(lax_structural.iota(np.int32, e.length), np.int32(e.step))
+    return ufuncs.add(positions, _int_index(e.start) if shape_poly.is_symbolic_dim(e.start) else np.int32(e.start))
 
 
 def _has_advanced(entries: Sequence[_E]) -> bool:
@@ -286,7 +286,7 @@ def getitem(x: Any, idx: Any) -> Any:
         x[0, 1:3]          # slice + reshape
         x[:, [2, 0]]       # gather
     """
-    return _getitem(x, idx, lax_ix.GatherScatterMode.PROMISE_IN_BOUNDS, None, check_static_bounds=True)
+    return _getitem(x, idx, lax_indexing.GatherScatterMode.PROMISE_IN_BOUNDS, None, check_static_bounds=True)
 
 
 def _getitem(x: Any, idx: Any, mode: Any, fill_value: Any, check_static_bounds: bool) -> Any:
@@ -302,7 +302,7 @@ def _getitem(x: Any, idx: Any, mode: Any, fill_value: Any, check_static_bounds: 
         limits = list(out.shape)
         for p in false_positions:
             limits[out_positions.index(p)] = 0
-        out = st.slice(out, starts, limits)
+        out = lax_structural.slice(out, starts, limits)
     return out
 
 
@@ -311,18 +311,18 @@ def _normalize_dynamic(i: Any, n: Any) -> Any:
     if dtypes.is_unsigned(i.dtype):
         return i
     if i.weak_type:
-        i = ew.convert_element_type(i, i.dtype)
+        i = lax_elementwise.convert_element_type(i, i.dtype)
     zero = np.zeros(i.shape, i.dtype) if i.ndim == 0 else broadcast_to(np.asarray(0, i.dtype), i.shape)
     size = _dim_as_value(n, i.dtype)
     size = size if i.ndim == 0 else broadcast_to(size, i.shape)
-    return ew.select(ew.lt(i, zero), ew.add(i, size), i)
+    return lax_elementwise.select(lax_elementwise.lt(i, zero), lax_elementwise.add(i, size), i)
 
 
 def _dim_as_value(n: Any, dtype: np.dtype) -> Any:
     """A dimension size as a scalar of ``dtype``; a symbolic size becomes a traced value."""
     if isinstance(n, (int, np.integer)):
         return np.asarray(n, dtype)
-    return st.dimension_as_value(n, dtype)
+    return lax_structural.dimension_as_value(n, dtype)
 
 
 def _basic(x: Any, entries: Sequence[_E]) -> Any:
@@ -362,19 +362,19 @@ def _basic(x: Any, entries: Sequence[_E]) -> Any:
         elif e.kind == "dyn":
             dynamic[e.dim] = _normalize_dynamic(e.value, shape[e.dim])
     if reversed_dims:
-        x = st.rev(x, reversed_dims)
+        x = lax_structural.rev(x, reversed_dims)
     if any(s != 0 for s in starts) or any(lim is not n and lim != n for lim, n in zip(limits, shape)) \
             or any(s != 1 for s in strides):
-        x = st.slice(x, starts, limits, strides if any(s != 1 for s in strides) else None)
+        x = lax_structural.slice(x, starts, limits, strides if any(s != 1 for s in strides) else None)
     if dynamic:
         index_dtype = _common_index_dtype([v for v in dynamic.values()])
-        start_indices = [ew.convert_element_type(dynamic[d], index_dtype) if d in dynamic and
+        start_indices = [lax_elementwise.convert_element_type(dynamic[d], index_dtype) if d in dynamic and
                          dynamic[d].dtype != index_dtype else dynamic.get(d, np.asarray(0, index_dtype))
                          for d in range(ndim)]
         sizes = [1 if d in dynamic else x.shape[d] for d in range(ndim)]
-        x = st.dynamic_slice(x, start_indices, sizes)
+        x = lax_structural.dynamic_slice(x, start_indices, sizes)
     if tuple(x.shape) != tuple(out_shape):
-        x = st.reshape(x, tuple(out_shape))
+        x = lax_structural.reshape(x, tuple(out_shape))
     return x
 
 
@@ -414,15 +414,15 @@ def _prepare_indices(components: Sequence[tuple[Any, Any]], batch_shape: tuple, 
                 pieces.append(broadcast_to(asarray(np.ascontiguousarray(expanded)), batch_shape))
         else:
             v = value if value.dtype == index_dtype and not value.weak_type else \
-                ew.convert_element_type(value, index_dtype)
+                lax_elementwise.convert_element_type(value, index_dtype)
             if n is not None:
                 v = _normalize_dynamic(v, n)
-            pieces.append(st.broadcast_in_dim(v, batch_shape, tuple(dims)) if tuple(v.shape) != batch_shape
+            pieces.append(lax_structural.broadcast_in_dim(v, batch_shape, tuple(dims)) if tuple(v.shape) != batch_shape
                           else v)
     if all(isinstance(p, np.ndarray) for p in pieces):
         return np.ascontiguousarray(np.stack(pieces, axis=-1))
-    expanded = [st.reshape(asarray(p) if isinstance(p, np.ndarray) else p, batch_shape + (1,)) for p in pieces]
-    return expanded[0] if len(expanded) == 1 else st.concatenate(expanded, len(batch_shape))
+    expanded = [lax_structural.reshape(asarray(p) if isinstance(p, np.ndarray) else p, batch_shape + (1,)) for p in pieces]
+    return expanded[0] if len(expanded) == 1 else lax_structural.concatenate(expanded, len(batch_shape))
 
 
 def _known_empty(shape: Sequence[Any]) -> bool:
@@ -460,12 +460,12 @@ def _advanced_get(x: Any, entries: Sequence[_E], mode: Any, fill_value: Any) -> 
         return zeros(tuple(out_shape), x.dtype)
     placements = [tuple(range(nb - v.ndim, nb)) for v in values]
     indices = _prepare_indices([(v, x.shape[j]) for v, j in zip(values, adv)], batch_shape, placements)
-    dnums = lax_ix.GatherDimensionNumbers(offset_dims=offset_dims, collapsed_slice_dims=tuple(adv),
+    dnums = lax_indexing.GatherDimensionNumbers(offset_dims=offset_dims, collapsed_slice_dims=tuple(adv),
                                           start_index_map=tuple(adv))
     slice_sizes = [1 if j in adv else x.shape[j] for j in range(x.ndim)]
     if isinstance(indices, np.ndarray):
         indices = asarray(indices)
-    return lax_ix.gather(x, indices, dnums, slice_sizes, mode=mode, fill_value=fill_value)
+    return lax_indexing.gather(x, indices, dnums, slice_sizes, mode=mode, fill_value=fill_value)
 
 
 # --- x.at[idx] ----------------------------------------------------------------
@@ -513,7 +513,7 @@ class _IndexUpdateRef:
     def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: Any = None,
             fill_value: Any = None) -> Any:
         """``x[idx]``, with an explicit out-of-bounds ``mode``."""
-        mode = lax_ix.GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else lax_ix.GatherScatterMode.from_any(mode)
+        mode = lax_indexing.GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else lax_indexing.GatherScatterMode.from_any(mode)
         return _getitem(self.array, self.index, mode, fill_value, check_static_bounds=False)
 
     def set(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
@@ -572,7 +572,7 @@ def _result_labels(entries: Sequence[_E], batch_rank: int) -> list[tuple]:
 def _scatter(x: Any, idx: Any, values: Any, op: str, mode: Any, indices_are_sorted: bool,
              unique_indices: bool) -> Any:
     x = x if is_array(x) else asarray(x)
-    mode = lax_ix.GatherScatterMode.from_any(mode)
+    mode = lax_indexing.GatherScatterMode.from_any(mode)
     entries, false_positions = _parse(x.shape, idx, check_static_bounds=False)
     values = convert(values, x.dtype, x.weak_type)
     if not is_array(values) and not (isinstance(values, np.ndarray) and values.ndim == 0):
@@ -602,10 +602,10 @@ def _scatter(x: Any, idx: Any, values: Any, op: str, mode: Any, indices_are_sort
     update_labels = [("B", k) for k in range(len(batch_shape))] + [("d", d) for d in strided] + \
         [("d", d) for d in windows]
     kept = [lab for lab in labels if lab != ("new",)]
-    values = st.reshape(values, tuple(sizes[lab] for lab in kept)) if len(kept) != len(labels) else values
+    values = lax_structural.reshape(values, tuple(sizes[lab] for lab in kept)) if len(kept) != len(labels) else values
     perm = [kept.index(lab) for lab in update_labels]
     if perm != list(range(len(perm))):
-        values = st.transpose(values, perm)
+        values = lax_structural.transpose(values, perm)
 
     full_batch = tuple(batch_shape) + tuple(slices[d].length for d in strided)
     nb = len(batch_shape)
@@ -636,13 +636,13 @@ def _scatter(x: Any, idx: Any, values: Any, op: str, mode: Any, indices_are_sort
     if isinstance(indices, np.ndarray):
         indices = asarray(indices)
     inserted = tuple(sorted(list(adv_by_dim) + strided))
-    dnums = lax_ix.ScatterDimensionNumbers(
+    dnums = lax_indexing.ScatterDimensionNumbers(
         update_window_dims=tuple(range(len(full_batch), len(full_batch) + len(windows))),
         inserted_window_dims=inserted, scatter_dims_to_operand_dims=tuple(component_dims))
     if not any(e.kind == "array" for e in entries):
         unique_indices = True  # ints and slices select each element at most once
-    scatter_fn = {"set": lax_ix.scatter, "add": lax_ix.scatter_add, "mul": lax_ix.scatter_mul,
-                  "min": lax_ix.scatter_min, "max": lax_ix.scatter_max}[op]
+    scatter_fn = {"set": lax_indexing.scatter, "add": lax_indexing.scatter_add, "mul": lax_indexing.scatter_mul,
+                  "min": lax_indexing.scatter_min, "max": lax_indexing.scatter_max}[op]
     return scatter_fn(x, indices, values, dnums, indices_are_sorted=indices_are_sorted,
                       unique_indices=unique_indices, mode=mode)
 
@@ -652,7 +652,7 @@ def _combine_whole(x: Any, values: Any, op: str) -> Any:
     if op == "set":
         return values
     if op == "add":
-        return ew.bitwise_or(x, values) if dtypes.is_bool(x.dtype) else ew.add(x, values)
+        return lax_elementwise.bitwise_or(x, values) if dtypes.is_bool(x.dtype) else lax_elementwise.add(x, values)
     if op == "mul":
-        return ew.bitwise_and(x, values) if dtypes.is_bool(x.dtype) else ew.mul(x, values)
-    return (ew.min if op == "min" else ew.max)(x, values)
+        return lax_elementwise.bitwise_and(x, values) if dtypes.is_bool(x.dtype) else lax_elementwise.mul(x, values)
+    return (lax_elementwise.min if op == "min" else lax_elementwise.max)(x, values)

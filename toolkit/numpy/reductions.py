@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 
 from toolkit.core import dtypes
-from toolkit.lax import elementwise as ew
-from toolkit.lax import reductions as rd
+from toolkit.lax import elementwise as lax_elementwise
+from toolkit.lax import reductions as lax_reductions
 from toolkit.numpy._core import asarray, canonical_axes, canonical_axis, is_array
 
 
@@ -37,8 +37,8 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> 
     axes = canonical_axes(axis, a.ndim)
     target = dtypes.canonicalize_dtype(dtype) if dtype is not None else _sum_dtype(a.dtype)
     if a.dtype != target:
-        a = ew.convert_element_type(a, target)
-    return _keep(rd.reduce_sum(a, axes), a.shape, axes, keepdims)
+        a = lax_elementwise.convert_element_type(a, target)
+    return _keep(lax_reductions.reduce_sum(a, axes), a.shape, axes, keepdims)
 
 
 def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
@@ -46,8 +46,8 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
     axes = canonical_axes(axis, a.ndim)
     target = dtypes.canonicalize_dtype(dtype) if dtype is not None else _sum_dtype(a.dtype)
     if a.dtype != target:
-        a = ew.convert_element_type(a, target)
-    return _keep(rd.reduce_prod(a, axes), a.shape, axes, keepdims)
+        a = lax_elementwise.convert_element_type(a, target)
+    return _keep(lax_reductions.reduce_prod(a, axes), a.shape, axes, keepdims)
 
 
 def _minmax(reducer: Any, name: str):
@@ -64,24 +64,24 @@ def _minmax(reducer: Any, name: str):
     return fn
 
 
-max = amax = _minmax(rd.reduce_max, "max")
-min = amin = _minmax(rd.reduce_min, "min")
+max = amax = _minmax(lax_reductions.reduce_max, "max")
+min = amin = _minmax(lax_reductions.reduce_min, "min")
 
 
 def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     a = _arr(a)
     if a.dtype != dtypes.bool_:
-        a = ew.convert_element_type(a, dtypes.bool_)
+        a = lax_elementwise.convert_element_type(a, dtypes.bool_)
     axes = canonical_axes(axis, a.ndim)
-    return _keep(rd.reduce_or(a, axes), a.shape, axes, keepdims)
+    return _keep(lax_reductions.reduce_or(a, axes), a.shape, axes, keepdims)
 
 
 def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     a = _arr(a)
     if a.dtype != dtypes.bool_:
-        a = ew.convert_element_type(a, dtypes.bool_)
+        a = lax_elementwise.convert_element_type(a, dtypes.bool_)
     axes = canonical_axes(axis, a.ndim)
-    return _keep(rd.reduce_and(a, axes), a.shape, axes, keepdims)
+    return _keep(lax_reductions.reduce_and(a, axes), a.shape, axes, keepdims)
 
 
 def _count(shape: tuple, axes: tuple) -> Any:
@@ -132,5 +132,5 @@ def _arg_reduction(reduce: Any, name: str):
     return fn
 
 
-argmax = _arg_reduction(rd.argmax, "argmax")
-argmin = _arg_reduction(rd.argmin, "argmin")
+argmax = _arg_reduction(lax_reductions.argmax, "argmax")
+argmin = _arg_reduction(lax_reductions.argmin, "argmin")

@@ -7,7 +7,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from toolkit.core.avals import shape_size
-from toolkit.lax import structural as st
+from toolkit.lax import structural as lax_structural
 from toolkit.numpy._core import asarray, broadcast_shapes, broadcast_to, canonical_axes, canonical_axis, \
     is_array, result_dtype, convert
 
@@ -38,7 +38,7 @@ def reshape(a: Any, newshape: Any, order: str = "C") -> Any:
     newshape = tuple(newshape)
     if tuple(a.shape) == newshape:
         return a
-    return st.reshape(a, newshape)
+    return lax_structural.reshape(a, newshape)
 
 
 def ravel(a: Any) -> Any:
@@ -52,7 +52,7 @@ def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
     axes = tuple(canonical_axis(x, a.ndim) for x in axes)
     if axes == tuple(range(a.ndim)):
         return a
-    return st.transpose(a, axes)
+    return lax_structural.transpose(a, axes)
 
 
 def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
@@ -83,7 +83,7 @@ def expand_dims(a: Any, axis: Any) -> Any:
     shape = list(a.shape)
     for x in axes:
         shape.insert(x, 1)
-    return st.reshape(a, tuple(shape))
+    return lax_structural.reshape(a, tuple(shape))
 
 
 def squeeze(a: Any, axis: Any = None) -> Any:
@@ -97,7 +97,7 @@ def squeeze(a: Any, axis: Any = None) -> Any:
                 raise ValueError(f"squeeze: axis {x} has size {a.shape[x]}, not 1 (shape {a.shape})")
     if not axes:
         return a
-    return st.reshape(a, tuple(d for i, d in enumerate(a.shape) if i not in axes))
+    return lax_structural.reshape(a, tuple(d for i, d in enumerate(a.shape) if i not in axes))
 
 
 def atleast_1d(a: Any) -> Any:
@@ -133,7 +133,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
     axis = canonical_axis(axis, ndim)
     if len(arrays) == 1:
         return arrays[0]
-    return st.concatenate(arrays, axis)
+    return lax_structural.concatenate(arrays, axis)
 
 
 def stack(arrays: Sequence[Any], axis: int = 0) -> Any:

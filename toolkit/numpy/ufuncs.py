@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from toolkit.core import dtypes
-from toolkit.lax import elementwise as ew
+from toolkit.lax import elementwise as lax_elementwise
 from toolkit.numpy._core import asarray, convert, is_array, promote_and_broadcast, result_dtype
 
 
@@ -41,50 +41,50 @@ def _unary(name: str, op: Any, *, float_only: bool = False):
     return fn
 
 
-add = _binary("add", ew.add)
-subtract = _binary("subtract", ew.sub)
-multiply = _binary("multiply", ew.mul)
-maximum = _binary("maximum", ew.max)
-minimum = _binary("minimum", ew.min)
-arctan2 = _binary("arctan2", ew.atan2, float_only=True)
-nextafter = _binary("nextafter", ew.nextafter, float_only=True)
-equal = _binary("equal", ew.eq)
-not_equal = _binary("not_equal", ew.ne)
-less = _binary("less", ew.lt)
-less_equal = _binary("less_equal", ew.le)
-greater = _binary("greater", ew.gt)
-greater_equal = _binary("greater_equal", ew.ge)
-bitwise_and = _binary("bitwise_and", ew.bitwise_and, int_only=True)
-bitwise_or = _binary("bitwise_or", ew.bitwise_or, int_only=True)
-bitwise_xor = _binary("bitwise_xor", ew.bitwise_xor, int_only=True)
-left_shift = _binary("left_shift", ew.shift_left, int_only=True)
+add = _binary("add", lax_elementwise.add)
+subtract = _binary("subtract", lax_elementwise.sub)
+multiply = _binary("multiply", lax_elementwise.mul)
+maximum = _binary("maximum", lax_elementwise.max)
+minimum = _binary("minimum", lax_elementwise.min)
+arctan2 = _binary("arctan2", lax_elementwise.atan2, float_only=True)
+nextafter = _binary("nextafter", lax_elementwise.nextafter, float_only=True)
+equal = _binary("equal", lax_elementwise.eq)
+not_equal = _binary("not_equal", lax_elementwise.ne)
+less = _binary("less", lax_elementwise.lt)
+less_equal = _binary("less_equal", lax_elementwise.le)
+greater = _binary("greater", lax_elementwise.gt)
+greater_equal = _binary("greater_equal", lax_elementwise.ge)
+bitwise_and = _binary("bitwise_and", lax_elementwise.bitwise_and, int_only=True)
+bitwise_or = _binary("bitwise_or", lax_elementwise.bitwise_or, int_only=True)
+bitwise_xor = _binary("bitwise_xor", lax_elementwise.bitwise_xor, int_only=True)
+left_shift = _binary("left_shift", lax_elementwise.shift_left, int_only=True)
 
 
 def right_shift(x: Any, y: Any) -> Any:
     x, y = promote_and_broadcast(x, y)
-    op = ew.shift_right_logical if dtypes.is_unsigned(_dt(x)) else ew.shift_right_arithmetic
+    op = lax_elementwise.shift_right_logical if dtypes.is_unsigned(_dt(x)) else lax_elementwise.shift_right_arithmetic
     return op(x, y)
 
 
 def logical_and(x: Any, y: Any) -> Any:
-    return ew.bitwise_and(*promote_and_broadcast(_bool(x), _bool(y)))
+    return lax_elementwise.bitwise_and(*promote_and_broadcast(_bool(x), _bool(y)))
 
 
 def logical_or(x: Any, y: Any) -> Any:
-    return ew.bitwise_or(*promote_and_broadcast(_bool(x), _bool(y)))
+    return lax_elementwise.bitwise_or(*promote_and_broadcast(_bool(x), _bool(y)))
 
 
 def logical_xor(x: Any, y: Any) -> Any:
-    return ew.bitwise_xor(*promote_and_broadcast(_bool(x), _bool(y)))
+    return lax_elementwise.bitwise_xor(*promote_and_broadcast(_bool(x), _bool(y)))
 
 
 def logical_not(x: Any) -> Any:
-    return ew.bitwise_not(_bool(x))
+    return lax_elementwise.bitwise_not(_bool(x))
 
 
 def _bool(x: Any) -> Any:
     x = asarray(x) if not is_array(x) else x
-    return x if x.dtype == dtypes.bool_ else ew.convert_element_type(x, dtypes.bool_)
+    return x if x.dtype == dtypes.bool_ else lax_elementwise.convert_element_type(x, dtypes.bool_)
 
 
 def true_divide(x: Any, y: Any) -> Any:
@@ -93,7 +93,7 @@ def true_divide(x: Any, y: Any) -> Any:
     if not dtypes.is_inexact(dtype):
         dtype = dtypes.DEFAULT_FLOAT
     x, y = promote_and_broadcast(convert(x, dtype, _weak(x)), convert(y, dtype, _weak(y)))
-    return ew.div(x, y)
+    return lax_elementwise.div(x, y)
 
 
 def _weak(x: Any) -> bool:
@@ -108,35 +108,35 @@ def floor_divide(x: Any, y: Any) -> Any:
     x, y = promote_and_broadcast(x, y)
     dtype = _dt(x)
     if dtypes.is_unsigned(dtype):
-        return ew.div(x, y)
+        return lax_elementwise.div(x, y)
     if dtypes.is_integer(dtype):
-        quotient = ew.div(x, y)
+        quotient = lax_elementwise.div(x, y)
         # Truncation rounds towards zero; step down when signs differ and there is a remainder.
-        remainder = ew.rem(x, y)
+        remainder = lax_elementwise.rem(x, y)
         zero = np.zeros((), dtype)
-        fix = logical_and(ew.ne(remainder, _full_like(remainder, zero)),
-                          ew.ne(ew.lt(x, _full_like(x, zero)), ew.lt(y, _full_like(y, zero))))
-        return where(fix, ew.sub(quotient, _full_like(quotient, np.ones((), dtype))), quotient)
-    return ew.floor(ew.div(x, y))
+        fix = logical_and(lax_elementwise.ne(remainder, _full_like(remainder, zero)),
+                          lax_elementwise.ne(lax_elementwise.lt(x, _full_like(x, zero)), lax_elementwise.lt(y, _full_like(y, zero))))
+        return where(fix, lax_elementwise.sub(quotient, _full_like(quotient, np.ones((), dtype))), quotient)
+    return lax_elementwise.floor(lax_elementwise.div(x, y))
 
 
 def remainder(x: Any, y: Any) -> Any:
     """``x % y`` with the sign of ``y``, as in numpy."""
     x, y = promote_and_broadcast(x, y)
     dtype = _dt(x)
-    r = ew.rem(x, y)
+    r = lax_elementwise.rem(x, y)
     if dtypes.is_unsigned(dtype):
         return r
     zero = np.zeros((), dtype)
-    fix = logical_and(ew.ne(r, _full_like(r, zero)), ew.ne(ew.lt(r, _full_like(r, zero)), ew.lt(y, _full_like(y, zero))))
-    return where(fix, ew.add(r, y), r)
+    fix = logical_and(lax_elementwise.ne(r, _full_like(r, zero)), lax_elementwise.ne(lax_elementwise.lt(r, _full_like(r, zero)), lax_elementwise.lt(y, _full_like(y, zero))))
+    return where(fix, lax_elementwise.add(r, y), r)
 
 
 mod = remainder
 
 
 def fmod(x: Any, y: Any) -> Any:
-    return ew.rem(*promote_and_broadcast(x, y))
+    return lax_elementwise.rem(*promote_and_broadcast(x, y))
 
 
 def _full_like(x: Any, value: np.ndarray) -> Any:
@@ -149,8 +149,8 @@ def power(x: Any, y: Any) -> Any:
     if isinstance(y, (int, np.integer)) and not isinstance(y, bool):
         x = asarray(x) if not is_array(x) else x
         if y >= 0 or dtypes.is_inexact(x.dtype):
-            return ew.integer_pow(x, int(y))
-    return ew.pow(*promote_and_broadcast(x, y))
+            return lax_elementwise.integer_pow(x, int(y))
+    return lax_elementwise.pow(*promote_and_broadcast(x, y))
 
 
 def where(condition: Any, x: Any = None, y: Any = None) -> Any:
@@ -165,7 +165,7 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     condition = broadcast_to(condition, shape)
     x = broadcast_to(x if is_array(x) else asarray(x), shape)
     y = broadcast_to(y if is_array(y) else asarray(y), shape)
-    return ew.select(condition, x, y)
+    return lax_elementwise.select(condition, x, y)
 
 
 def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
@@ -177,44 +177,44 @@ def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
     return x
 
 
-negative = _unary("negative", ew.neg)
-sign = _unary("sign", ew.sign)
-floor = _unary("floor", lambda x: x if not dtypes.is_inexact(x.dtype) else ew.floor(x))
-ceil = _unary("ceil", lambda x: x if not dtypes.is_inexact(x.dtype) else ew.ceil(x))
-exp = _unary("exp", ew.exp, float_only=True)
-exp2 = _unary("exp2", ew.exp2, float_only=True)
-log = _unary("log", ew.log, float_only=True)
-log1p = _unary("log1p", ew.log1p, float_only=True)
-expm1 = _unary("expm1", ew.expm1, float_only=True)
-tanh = _unary("tanh", ew.tanh, float_only=True)
-sin = _unary("sin", ew.sin, float_only=True)
-cos = _unary("cos", ew.cos, float_only=True)
-tan = _unary("tan", ew.tan, float_only=True)
-arcsin = _unary("arcsin", ew.asin, float_only=True)
-arccos = _unary("arccos", ew.acos, float_only=True)
-arctan = _unary("arctan", ew.atan, float_only=True)
-sinh = _unary("sinh", ew.sinh, float_only=True)
-cosh = _unary("cosh", ew.cosh, float_only=True)
-arcsinh = _unary("arcsinh", ew.asinh, float_only=True)
-arccosh = _unary("arccosh", ew.acosh, float_only=True)
-arctanh = _unary("arctanh", ew.atanh, float_only=True)
-sqrt = _unary("sqrt", ew.sqrt, float_only=True)
-rsqrt = _unary("rsqrt", ew.rsqrt, float_only=True)
-cbrt = _unary("cbrt", ew.cbrt, float_only=True)
-isfinite = _unary("isfinite", lambda x: ew.is_finite(x) if dtypes.is_float(x.dtype) else
+negative = _unary("negative", lax_elementwise.neg)
+sign = _unary("sign", lax_elementwise.sign)
+floor = _unary("floor", lambda x: x if not dtypes.is_inexact(x.dtype) else lax_elementwise.floor(x))
+ceil = _unary("ceil", lambda x: x if not dtypes.is_inexact(x.dtype) else lax_elementwise.ceil(x))
+exp = _unary("exp", lax_elementwise.exp, float_only=True)
+exp2 = _unary("exp2", lax_elementwise.exp2, float_only=True)
+log = _unary("log", lax_elementwise.log, float_only=True)
+log1p = _unary("log1p", lax_elementwise.log1p, float_only=True)
+expm1 = _unary("expm1", lax_elementwise.expm1, float_only=True)
+tanh = _unary("tanh", lax_elementwise.tanh, float_only=True)
+sin = _unary("sin", lax_elementwise.sin, float_only=True)
+cos = _unary("cos", lax_elementwise.cos, float_only=True)
+tan = _unary("tan", lax_elementwise.tan, float_only=True)
+arcsin = _unary("arcsin", lax_elementwise.asin, float_only=True)
+arccos = _unary("arccos", lax_elementwise.acos, float_only=True)
+arctan = _unary("arctan", lax_elementwise.atan, float_only=True)
+sinh = _unary("sinh", lax_elementwise.sinh, float_only=True)
+cosh = _unary("cosh", lax_elementwise.cosh, float_only=True)
+arcsinh = _unary("arcsinh", lax_elementwise.asinh, float_only=True)
+arccosh = _unary("arccosh", lax_elementwise.acosh, float_only=True)
+arctanh = _unary("arctanh", lax_elementwise.atanh, float_only=True)
+sqrt = _unary("sqrt", lax_elementwise.sqrt, float_only=True)
+rsqrt = _unary("rsqrt", lax_elementwise.rsqrt, float_only=True)
+cbrt = _unary("cbrt", lax_elementwise.cbrt, float_only=True)
+isfinite = _unary("isfinite", lambda x: lax_elementwise.is_finite(x) if dtypes.is_float(x.dtype) else
                   asarray(np.ones(x.shape, bool)) if not dtypes.is_complex(x.dtype) else
-                  logical_and(ew.is_finite(ew.real(x)), ew.is_finite(ew.imag(x))))
-real = _unary("real", lambda x: ew.real(x) if dtypes.is_complex(x.dtype) else x)
-imag = _unary("imag", lambda x: ew.imag(x) if dtypes.is_complex(x.dtype) else ew.mul(x, _full_like(x, np.zeros((), x.dtype))))
-conj = _unary("conj", lambda x: ew.conj(x) if dtypes.is_complex(x.dtype) else x)
+                  logical_and(lax_elementwise.is_finite(lax_elementwise.real(x)), lax_elementwise.is_finite(lax_elementwise.imag(x))))
+real = _unary("real", lambda x: lax_elementwise.real(x) if dtypes.is_complex(x.dtype) else x)
+imag = _unary("imag", lambda x: lax_elementwise.imag(x) if dtypes.is_complex(x.dtype) else lax_elementwise.mul(x, _full_like(x, np.zeros((), x.dtype))))
+conj = _unary("conj", lambda x: lax_elementwise.conj(x) if dtypes.is_complex(x.dtype) else x)
 conjugate = conj
-invert = _unary("invert", ew.bitwise_not)
+invert = _unary("invert", lax_elementwise.bitwise_not)
 bitwise_not = invert
 
 
 def absolute(x: Any) -> Any:
     x = asarray(x) if not is_array(x) else x
-    return x if dtypes.is_unsigned(x.dtype) or dtypes.is_bool(x.dtype) else ew.abs(x)
+    return x if dtypes.is_unsigned(x.dtype) or dtypes.is_bool(x.dtype) else lax_elementwise.abs(x)
 
 
 abs = absolute
@@ -222,14 +222,14 @@ abs = absolute
 
 def isnan(x: Any) -> Any:
     x = asarray(x) if not is_array(x) else x
-    return ew.ne(x, x) if dtypes.is_inexact(x.dtype) else asarray(np.zeros(x.shape, bool))
+    return lax_elementwise.ne(x, x) if dtypes.is_inexact(x.dtype) else asarray(np.zeros(x.shape, bool))
 
 
 def isinf(x: Any) -> Any:
     x = asarray(x) if not is_array(x) else x
     if not dtypes.is_float(x.dtype):
         return asarray(np.zeros(x.shape, bool))
-    return ew.eq(ew.abs(x), _full_like(x, np.asarray(np.inf, x.dtype)))
+    return lax_elementwise.eq(lax_elementwise.abs(x), _full_like(x, np.asarray(np.inf, x.dtype)))
 
 
 def round(x: Any, decimals: int = 0) -> Any:
@@ -238,16 +238,16 @@ def round(x: Any, decimals: int = 0) -> Any:
     if not dtypes.is_inexact(x.dtype):
         return x
     if decimals == 0:
-        return ew.round(x, 1)
+        return lax_elementwise.round(x, 1)
     factor = _full_like(x, np.asarray(10.0 ** decimals, x.dtype))
-    return ew.div(ew.round(ew.mul(x, factor), 1), factor)
+    return lax_elementwise.div(lax_elementwise.round(lax_elementwise.mul(x, factor), 1), factor)
 
 
 around = round
 
 
 def square(x: Any) -> Any:
-    return ew.integer_pow(asarray(x) if not is_array(x) else x, 2)
+    return lax_elementwise.integer_pow(asarray(x) if not is_array(x) else x, 2)
 
 
 def reciprocal(x: Any) -> Any:
@@ -257,4 +257,4 @@ def reciprocal(x: Any) -> Any:
 def logaddexp(x: Any, y: Any) -> Any:
     x, y = promote_and_broadcast(x, y)
     m = maximum(x, y)
-    return ew.add(m, log1p(exp(ew.neg(abs(ew.sub(x, y))))))
+    return lax_elementwise.add(m, log1p(exp(lax_elementwise.neg(abs(lax_elementwise.sub(x, y))))))

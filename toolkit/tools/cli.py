@@ -77,9 +77,9 @@ def _load(path: str) -> Any:
 
 def stored_serialization_version(blob: bytes) -> tuple[int, str]:
     """The ``serialization_version`` field of a blob and the layout it has (from the tables present)."""
-    from toolkit.export.schema import exported_generated as fb
+    from toolkit.export.schema import exported_generated
 
-    root = fb.Exported.GetRootAs(bytearray(blob), 0)
+    root = exported_generated.Exported.GetRootAs(bytearray(blob), 0)
     stored = int(root.SerializationVersion())
     if root.UniqueAvalsLength() > 0 or root.UniqueNamedShardingsLength() > 0:
         layout = "de-duplicated avals/shardings (JAX serialization version >= 10)"
@@ -115,14 +115,14 @@ def _leaf_paths(tree: Any, prefix: str) -> list[str]:
 
 def describe(exp: Any, blob: bytes | None = None) -> list[tuple[str, str]]:
     """``(field, text)`` rows describing every field of ``exp`` (and of its blob, when given)."""
-    from toolkit.export import calling_convention as cc
+    from toolkit.export import calling_convention as export_calling_convention
 
     rows: list[tuple[str, str]] = [("fun_name", exp.fun_name)]
     if blob is not None:
         stored, layout = stored_serialization_version(blob)
         rows.append(("serialization_version", f"{stored} (stored); layout: {layout}"))
     rows.append(("calling_convention_version",
-                 f"{exp.calling_convention_version}: {cc.CONVENTION_DESCRIPTIONS.get(exp.calling_convention_version, '?')}"))
+                 f"{exp.calling_convention_version}: {export_calling_convention.CONVENTION_DESCRIPTIONS.get(exp.calling_convention_version, '?')}"))
     rows.append(("platforms", ", ".join(exp.platforms)))
     rows.append(("nr_devices", str(exp.nr_devices)))
     rows.append(("in_tree", str(exp.in_tree)))
@@ -150,9 +150,9 @@ def describe(exp: Any, blob: bytes | None = None) -> list[tuple[str, str]]:
 def dimension_variables(exp: Any) -> list[dict[str, Any]]:
     """Each dimension variable of ``exp``'s input shapes: where it first occurs and its scope's constraints."""
     from toolkit.core import shape_poly
-    from toolkit.export import calling_convention as cc
+    from toolkit.export import calling_convention as export_calling_convention
 
-    names = cc.all_dim_vars(exp.in_avals)
+    names = export_calling_convention.all_dim_vars(exp.in_avals)
     paths = _leaf_paths(exp.in_tree, "in")
     first: dict[str, str] = {}
     constraints: list[str] = []
@@ -201,25 +201,25 @@ def _wrapped_signature(exp: Any) -> list[str]:
     """``@_wrapped_jax_export_main``'s arguments, classified (dimension variables, tokens, platform index)."""
     from jaxlib.mlir import ir
 
-    from toolkit.export import calling_convention as cc
+    from toolkit.export import calling_convention as export_calling_convention
     from toolkit.export.convert import read_module
 
     module = read_module(exp)
     try:
-        wrapped = cc.find_main(module, cc.WRAPPED_MAIN_NAME)
+        wrapped = export_calling_convention.find_main(module, export_calling_convention.WRAPPED_MAIN_NAME)
     except ValueError:
         return []
     ftype = ir.FunctionType(ir.TypeAttr(wrapped.attributes["function_type"]).value)
-    attrs = cc._dict_attrs(wrapped.attributes["arg_attrs"] if "arg_attrs" in wrapped.attributes else None,
+    attrs = export_calling_convention._dict_attrs(wrapped.attributes["arg_attrs"] if "arg_attrs" in wrapped.attributes else None,
                            len(ftype.inputs))
-    lines = [f"@{cc.WRAPPED_MAIN_NAME}("]
+    lines = [f"@{export_calling_convention.WRAPPED_MAIN_NAME}("]
     for i, (t, a) in enumerate(zip(ftype.inputs, attrs)):
         constant = a.get("jax.global_constant")
         if "stablehlo.token" in str(t):
             kind = "token"
         elif constant is not None:
-            name = cc._attr_text(constant)
-            kind = f"platform_index {name!r}" if name == cc.PLATFORM_INDEX_NAME else f"dim_var {name!r}"
+            name = export_calling_convention._attr_text(constant)
+            kind = f"platform_index {name!r}" if name == export_calling_convention.PLATFORM_INDEX_NAME else f"dim_var {name!r}"
         else:
             kind = "array"
         lines.append(f"    %arg{i}: {t} ({kind})")
@@ -228,9 +228,9 @@ def _wrapped_signature(exp: Any) -> list[str]:
 
 
 def _signature_lines(exp: Any) -> list[str]:
-    from toolkit.export import calling_convention as cc
+    from toolkit.export import calling_convention as export_calling_convention
 
-    sig = cc.main_signature_of_exported(exp)
+    sig = export_calling_convention.main_signature_of_exported(exp)
     lines = sig.describe().splitlines()
     lines += _wrapped_signature(exp)
     lines += [f"module attribute {name} = {value}" for name, value in sig.module_attributes]
@@ -258,10 +258,10 @@ def _module_text(exp: Any, *, locations: bool) -> str:
 
 def inspect_record(exp: Any, blob: bytes | None) -> dict[str, Any]:
     """Everything ``inspect --json`` prints, as plain data."""
-    from toolkit.export import calling_convention as cc
+    from toolkit.export import calling_convention as export_calling_convention
     from toolkit.export import provenance
 
-    sig = cc.main_signature_of_exported(exp)
+    sig = export_calling_convention.main_signature_of_exported(exp)
     record: dict[str, Any] = {name.strip(): text for name, text in describe(exp, blob)
                               if not name.startswith("  ")}
     record["inputs"] = [{"path": p, "aval": a.str_short()} for p, a in zip(_leaf_paths(exp.in_tree, "in"),

@@ -26,7 +26,7 @@ from toolkit.ad.values import Zero, add_any, instantiate, is_differentiable, tan
 from toolkit.ad.vjp import vjp_program
 from toolkit.core import tracing
 from toolkit.core.program import Program, Var
-from toolkit.lax import control_flow as cf
+from toolkit.lax import control_flow
 
 
 def _avals(values: Sequence[Any]) -> list[Any]:
@@ -89,14 +89,14 @@ def _cond_jvp(primals, tangents, *, branches):
     out_nonzero = [s and is_differentiable(a) for s, a in zip(seen, branches[0].out_avals)]
     traced = [tracing.trace_flat(branch_jvp(b, out_nonzero, [False] * num_out), in_avals) for b in branches]
     programs, captured = _unify_captures(traced, len(in_avals))
-    outs = cf.cond_p.bind(index, *operands, *_select(operand_tangents, nonzero), *captured,
+    outs = control_flow.cond_p.bind(index, *operands, *_select(operand_tangents, nonzero), *captured,
                           branches=tuple(programs))
     primal_outs = outs[:num_out]
     return primal_outs, _fill(out_nonzero, outs[num_out:], _avals(primal_outs))
 
 
 def _cond_vjp_forward(primals, active, *, branches):
-    return cf.cond_p.bind(*primals, branches=branches), list(primals)
+    return control_flow.cond_p.bind(*primals, branches=branches), list(primals)
 
 
 def _cond_vjp_backward(primals, active, cotangents, *, branches):
@@ -117,13 +117,13 @@ def _cond_vjp_backward(primals, active, cotangents, *, branches):
     in_avals = _avals(operands) + _avals(cts)
     traced = [tracing.trace_flat(branch_vjp(b), in_avals) for b in branches]
     programs, captured = _unify_captures(traced, len(in_avals))
-    results = cf.cond_p.bind(index, *operands, *cts, *captured, branches=tuple(programs))
+    results = control_flow.cond_p.bind(index, *operands, *cts, *captured, branches=tuple(programs))
     it = iter(results)
     return [None] + [next(it) if a else None for a in operand_active]
 
 
-JVP_RULES[cf.cond_p] = _cond_jvp
-VJP_RULES[cf.cond_p] = (_cond_vjp_forward, _cond_vjp_backward)
+JVP_RULES[control_flow.cond_p] = _cond_jvp
+VJP_RULES[control_flow.cond_p] = (_cond_vjp_forward, _cond_vjp_backward)
 
 
 # --- while -------------------------------------------------------------------------------
@@ -171,7 +171,7 @@ def _while_jvp(primals, tangents, *, cond_program, body_program, cond_nconsts, b
         tangent_aval(carry_avals[i]))) for i in range(len(carry)) if carry_nonzero[i]]
     new_body_consts = list(body_consts) + _select(body_const_t, const_nonzero) + list(body_captured)
     new_cond_consts = list(cond_consts) + list(cond_captured)
-    outs = cf.while_p.bind(*new_cond_consts, *new_body_consts, *carry, *carry_t_in, cond_program=new_cond,
+    outs = control_flow.while_p.bind(*new_cond_consts, *new_body_consts, *carry, *carry_t_in, cond_program=new_cond,
                            body_program=new_body, cond_nconsts=len(new_cond_consts),
                            body_nconsts=len(new_body_consts))
     primal_outs = outs[:len(carry)]
@@ -185,8 +185,8 @@ def _while_vjp_forward(primals, active, **params):
         "Use toolkit.lax.scan (a fixed number of steps) for reverse mode, or forward mode (toolkit.jvp).")
 
 
-JVP_RULES[cf.while_p] = _while_jvp
-VJP_RULES[cf.while_p] = (_while_vjp_forward, None)
+JVP_RULES[control_flow.while_p] = _while_jvp
+VJP_RULES[control_flow.while_p] = (_while_vjp_forward, None)
 
 
 # --- scan ---------------------------------------------------------------------------------
@@ -242,7 +242,7 @@ def _scan_jvp(primals, tangents, *, body, num_carry, num_consts, length, reverse
     operands = (list(carry) + carry_t_in + list(xs) + _select(xs_t, xs_nonzero) + list(consts)
                 + _select(consts_t, consts_nonzero) + list(captured))
     num_carry_t = len(carry_t_in)
-    outs = cf.scan_p.bind(*operands, body=new_body, num_carry=num_carry + num_carry_t,
+    outs = control_flow.scan_p.bind(*operands, body=new_body, num_carry=num_carry + num_carry_t,
                           num_consts=num_consts + sum(consts_nonzero) + len(captured), length=length,
                           reverse=reverse, unroll=unroll)
     carry_out = outs[:num_carry]
@@ -256,7 +256,7 @@ def _scan_jvp(primals, tangents, *, body, num_carry, num_consts, length, reverse
 def _scan_vjp_forward(primals, active, *, body, num_carry, num_consts, length, reverse, unroll):
     # The same loop, also stacking the carry each step starts from (the backward pass restarts there).
     saving = Program(body.constvars, body.consts, body.invars, body.outvars + body.invars[:num_carry], body.eqns)
-    outs = cf.scan_p.bind(*primals, body=saving, num_carry=num_carry, num_consts=num_consts, length=length,
+    outs = control_flow.scan_p.bind(*primals, body=saving, num_carry=num_carry, num_consts=num_consts, length=length,
                           reverse=reverse, unroll=unroll)
     num_outs = len(body.outvars)
     return outs[:num_outs], (list(primals), outs[num_outs:])
@@ -298,7 +298,7 @@ def _scan_vjp_backward(residuals, active, cotangents, *, body, num_carry, num_co
                 + [a.update(shape=a.shape[1:]) for a in _avals(ct_ys)] + const_avals)
     program, captured = tracing.trace_flat(step, in_avals)
     num_new_carry = len(ct_carry) + len(accumulators)
-    outs = cf.scan_p.bind(*ct_carry, *accumulators, *saved_carries, *xs, *ct_ys, *consts, *captured, body=program,
+    outs = control_flow.scan_p.bind(*ct_carry, *accumulators, *saved_carries, *xs, *ct_ys, *consts, *captured, body=program,
                           num_carry=num_new_carry, num_consts=len(consts) + len(captured), length=length,
                           reverse=not reverse, unroll=unroll)
     it_carry = iter(outs[:len(ct_carry)])
@@ -310,5 +310,5 @@ def _scan_vjp_backward(residuals, active, cotangents, *, body, num_carry, num_co
     return cts_in
 
 
-JVP_RULES[cf.scan_p] = _scan_jvp
-VJP_RULES[cf.scan_p] = (_scan_vjp_forward, _scan_vjp_backward)
+JVP_RULES[control_flow.scan_p] = _scan_jvp
+VJP_RULES[control_flow.scan_p] = (_scan_vjp_forward, _scan_vjp_backward)

@@ -12,8 +12,8 @@ from __future__ import annotations
 from toolkit.ad.jvp import defjvp
 from toolkit.ad.registry import TRANSPOSE_RULES
 from toolkit.ad.values import Zero, is_undefined, value_aval
-from toolkit.lax import elementwise as ew
-from toolkit.lax import structural as st
+from toolkit.lax import elementwise
+from toolkit.lax import structural
 from toolkit.lax.convolution import ConvDimensionNumbers, conv_general_dilated_p
 
 
@@ -50,12 +50,12 @@ def _transpose_lhs(ct, lhs_aval, rhs, params):
     out_dilated = _dilated(out_spatial, params["window_strides"])
     before = [r - lo - 1 for r, (lo, _) in zip(rhs_dilated, params["padding"])]
     after = [l + r - 1 - o - b for l, r, o, b in zip(lhs_dilated, rhs_dilated, out_dilated, before)]
-    flipped = st.rev(rhs, tuple(rhs_spec[2:]))
+    flipped = structural.rev(rhs, tuple(rhs_spec[2:]))
     dnums = ConvDimensionNumbers(tuple(out_spec), _swap_features(rhs_spec), tuple(lhs_spec))
     out = _conv(ct, flipped, params, window_strides=tuple(params["lhs_dilation"]),
                 padding=tuple(zip(before, after)), lhs_dilation=tuple(params["window_strides"]),
                 dimension_numbers=dnums, preferred_element_type=None)
-    return out if value_aval(out).dtype == lhs_aval.dtype else ew.convert_element_type(out, lhs_aval.dtype)
+    return out if value_aval(out).dtype == lhs_aval.dtype else elementwise.convert_element_type(out, lhs_aval.dtype)
 
 
 def _transpose_rhs(ct, lhs, rhs_aval, params):
@@ -73,7 +73,7 @@ def _transpose_rhs(ct, lhs, rhs_aval, params):
     dnums = ConvDimensionNumbers(_swap_features(lhs_spec), _swap_features(out_spec), _swap_features(rhs_spec))
     out = _conv(lhs, ct, params, window_strides=tuple(params["rhs_dilation"]), padding=tuple(zip(lows, highs)),
                 rhs_dilation=tuple(params["window_strides"]), dimension_numbers=dnums, preferred_element_type=None)
-    return out if value_aval(out).dtype == rhs_aval.dtype else ew.convert_element_type(out, rhs_aval.dtype)
+    return out if value_aval(out).dtype == rhs_aval.dtype else elementwise.convert_element_type(out, rhs_aval.dtype)
 
 
 def _conv_transpose(ct, lhs, rhs, **params):

@@ -15,13 +15,13 @@ from toolkit.ad.jvp import defjvp, zero_tangent_jvp
 from toolkit.ad.registry import JVP_RULES, TRANSPOSE_RULES
 from toolkit.ad.values import Zero, instantiate, is_undefined, tangent_aval, value_aval, zeros
 from toolkit.core import dtypes
-from toolkit.lax import elementwise as ew
+from toolkit.lax import elementwise
 
 # --- piecewise constant: zero tangent ----------------------------------------------
-for _p in (ew.sign_p, ew.floor_p, ew.ceil_p, ew.round_p, ew.is_finite_p, ew.not_p, ew.population_count_p,
-           ew.clz_p, ew.and_p, ew.or_p, ew.xor_p, ew.shift_left_p, ew.shift_right_arithmetic_p,
-           ew.shift_right_logical_p, ew.eq_p, ew.ne_p, ew.lt_p, ew.le_p, ew.gt_p, ew.ge_p, ew.nextafter_p,
-           ew.bitcast_convert_type_p):
+for _p in (elementwise.sign_p, elementwise.floor_p, elementwise.ceil_p, elementwise.round_p, elementwise.is_finite_p, elementwise.not_p, elementwise.population_count_p,
+           elementwise.clz_p, elementwise.and_p, elementwise.or_p, elementwise.xor_p, elementwise.shift_left_p, elementwise.shift_right_arithmetic_p,
+           elementwise.shift_right_logical_p, elementwise.eq_p, elementwise.ne_p, elementwise.lt_p, elementwise.le_p, elementwise.gt_p, elementwise.ge_p, elementwise.nextafter_p,
+           elementwise.bitcast_convert_type_p):
     zero_tangent_jvp(_p)
 
 
@@ -29,52 +29,52 @@ for _p in (ew.sign_p, ew.floor_p, ew.ceil_p, ew.round_p, ew.is_finite_p, ew.not_
 
 def _neg_jvp(primals, tangents):
     (x,), (t,) = primals, tangents
-    return ew.neg(x), ew.neg(t)
+    return elementwise.neg(x), elementwise.neg(t)
 
 
 def _neg_transpose(ct, x):
-    return [Zero(x.aval) if isinstance(ct, Zero) else ew.neg(ct)]
+    return [Zero(x.aval) if isinstance(ct, Zero) else elementwise.neg(ct)]
 
 
-JVP_RULES[ew.neg_p] = _neg_jvp
-TRANSPOSE_RULES[ew.neg_p] = _neg_transpose
+JVP_RULES[elementwise.neg_p] = _neg_jvp
+TRANSPOSE_RULES[elementwise.neg_p] = _neg_transpose
 
 
 def _add_jvp(primals, tangents):
     x, y = primals
     tx, ty = tangents
     if isinstance(tx, Zero):
-        return ew.add(x, y), ty
+        return elementwise.add(x, y), ty
     if isinstance(ty, Zero):
-        return ew.add(x, y), tx
-    return ew.add(x, y), ew.add(tx, ty)
+        return elementwise.add(x, y), tx
+    return elementwise.add(x, y), elementwise.add(tx, ty)
 
 
 def _add_transpose(ct, x, y):
     return [ct if is_undefined(x) else None, ct if is_undefined(y) else None]
 
 
-JVP_RULES[ew.add_p] = _add_jvp
-TRANSPOSE_RULES[ew.add_p] = _add_transpose
+JVP_RULES[elementwise.add_p] = _add_jvp
+TRANSPOSE_RULES[elementwise.add_p] = _add_transpose
 
 
 def _sub_jvp(primals, tangents):
     x, y = primals
     tx, ty = tangents
     if isinstance(ty, Zero):
-        return ew.sub(x, y), tx
+        return elementwise.sub(x, y), tx
     if isinstance(tx, Zero):
-        return ew.sub(x, y), ew.neg(ty)
-    return ew.sub(x, y), ew.sub(tx, ty)
+        return elementwise.sub(x, y), elementwise.neg(ty)
+    return elementwise.sub(x, y), elementwise.sub(tx, ty)
 
 
 def _sub_transpose(ct, x, y):
-    neg = ct if isinstance(ct, Zero) else ew.neg(ct)
+    neg = ct if isinstance(ct, Zero) else elementwise.neg(ct)
     return [ct if is_undefined(x) else None, neg if is_undefined(y) else None]
 
 
-JVP_RULES[ew.sub_p] = _sub_jvp
-TRANSPOSE_RULES[ew.sub_p] = _sub_transpose
+JVP_RULES[elementwise.sub_p] = _sub_jvp
+TRANSPOSE_RULES[elementwise.sub_p] = _sub_transpose
 
 
 def _mul_transpose(ct, x, y):
@@ -88,8 +88,8 @@ def _mul_transpose(ct, x, y):
     return [None, x * ct]
 
 
-defjvp(ew.mul_p, lambda t, ans, x, y: t * y, lambda t, ans, x, y: x * t)
-TRANSPOSE_RULES[ew.mul_p] = _mul_transpose
+defjvp(elementwise.mul_p, lambda t, ans, x, y: t * y, lambda t, ans, x, y: x * t)
+TRANSPOSE_RULES[elementwise.mul_p] = _mul_transpose
 
 
 def _div_transpose(ct, x, y):
@@ -98,35 +98,35 @@ def _div_transpose(ct, x, y):
     return [None if isinstance(ct, Zero) else ct / y, None]
 
 
-defjvp(ew.div_p, lambda t, ans, x, y: t / y, lambda t, ans, x, y: -t * ans / y)
-TRANSPOSE_RULES[ew.div_p] = _div_transpose
+defjvp(elementwise.div_p, lambda t, ans, x, y: t / y, lambda t, ans, x, y: -t * ans / y)
+TRANSPOSE_RULES[elementwise.div_p] = _div_transpose
 
 
 def _convert_jvp(primals, tangents, *, new_dtype, weak_type=False):
     (x,), (t,) = primals, tangents
-    out = ew.convert_element_type(x, new_dtype, weak_type)
+    out = elementwise.convert_element_type(x, new_dtype, weak_type)
     if not dtypes.is_inexact(new_dtype) or isinstance(t, Zero):
         return out, Zero(tangent_aval(value_aval(out)))
-    return out, ew.convert_element_type(t, new_dtype, weak_type)
+    return out, elementwise.convert_element_type(t, new_dtype, weak_type)
 
 
 def _convert_transpose(ct, x, *, new_dtype, weak_type=False):
     if isinstance(ct, Zero):
         return [Zero(x.aval)]
-    return [ew.convert_element_type(ct, x.aval.dtype, x.aval.weak_type)]
+    return [elementwise.convert_element_type(ct, x.aval.dtype, x.aval.weak_type)]
 
 
-JVP_RULES[ew.convert_element_type_p] = _convert_jvp
-TRANSPOSE_RULES[ew.convert_element_type_p] = _convert_transpose
+JVP_RULES[elementwise.convert_element_type_p] = _convert_jvp
+TRANSPOSE_RULES[elementwise.convert_element_type_p] = _convert_transpose
 
 
 def _select_n_jvp(primals, tangents):
     which, *cases = primals
     case_tangents = tangents[1:]
-    out = ew.select_n(which, *cases)
+    out = elementwise.select_n(which, *cases)
     if all(isinstance(t, Zero) for t in case_tangents):
         return out, Zero(tangent_aval(value_aval(out)))
-    return out, ew.select_n(which, *(instantiate(t) for t in case_tangents))
+    return out, elementwise.select_n(which, *(instantiate(t) for t in case_tangents))
 
 
 def _select_n_transpose(ct, which, *cases):
@@ -138,73 +138,73 @@ def _select_n_transpose(ct, which, *cases):
     cts = [None]
     for k, case in enumerate(cases):
         if is_undefined(case):
-            cts.append(ew.select_n(which, *(ct if j == k else zero for j in range(len(cases)))))
+            cts.append(elementwise.select_n(which, *(ct if j == k else zero for j in range(len(cases)))))
         else:
             cts.append(None)
     return cts
 
 
-JVP_RULES[ew.select_n_p] = _select_n_jvp
-TRANSPOSE_RULES[ew.select_n_p] = _select_n_transpose
+JVP_RULES[elementwise.select_n_p] = _select_n_jvp
+TRANSPOSE_RULES[elementwise.select_n_p] = _select_n_transpose
 
 
 def _real_transpose(ct, x):
-    return [None if isinstance(ct, Zero) else ew.complex(ct, tnp.zeros_like(ct))]
+    return [None if isinstance(ct, Zero) else elementwise.complex(ct, tnp.zeros_like(ct))]
 
 
 def _imag_transpose(ct, x):
     # imag(z) = Re(-i z): its transpose maps ct to -i ct (JAX's convention for complex cotangents).
-    return [None if isinstance(ct, Zero) else ew.complex(tnp.zeros_like(ct), ew.neg(ct))]
+    return [None if isinstance(ct, Zero) else elementwise.complex(tnp.zeros_like(ct), elementwise.neg(ct))]
 
 
 def _complex_transpose(ct, x, y):
     if isinstance(ct, Zero):
         return [None, None]
-    return [ew.real(ct) if is_undefined(x) else None, ew.imag(ct) if is_undefined(y) else None]
+    return [elementwise.real(ct) if is_undefined(x) else None, elementwise.imag(ct) if is_undefined(y) else None]
 
 
 def _conj_transpose(ct, x):
-    return [None if isinstance(ct, Zero) else ew.conj(ct)]
+    return [None if isinstance(ct, Zero) else elementwise.conj(ct)]
 
 
-defjvp(ew.real_p, lambda t, ans, x: ew.real(t))
-TRANSPOSE_RULES[ew.real_p] = _real_transpose
-defjvp(ew.imag_p, lambda t, ans, x: ew.imag(t))
-TRANSPOSE_RULES[ew.imag_p] = _imag_transpose
-defjvp(ew.complex_p, lambda t, ans, x, y: ew.complex(t, tnp.zeros_like(t)),
-       lambda t, ans, x, y: ew.complex(tnp.zeros_like(t), t))
-TRANSPOSE_RULES[ew.complex_p] = _complex_transpose
-defjvp(ew.conj_p, lambda t, ans, x: ew.conj(t))
-TRANSPOSE_RULES[ew.conj_p] = _conj_transpose
+defjvp(elementwise.real_p, lambda t, ans, x: elementwise.real(t))
+TRANSPOSE_RULES[elementwise.real_p] = _real_transpose
+defjvp(elementwise.imag_p, lambda t, ans, x: elementwise.imag(t))
+TRANSPOSE_RULES[elementwise.imag_p] = _imag_transpose
+defjvp(elementwise.complex_p, lambda t, ans, x, y: elementwise.complex(t, tnp.zeros_like(t)),
+       lambda t, ans, x, y: elementwise.complex(tnp.zeros_like(t), t))
+TRANSPOSE_RULES[elementwise.complex_p] = _complex_transpose
+defjvp(elementwise.conj_p, lambda t, ans, x: elementwise.conj(t))
+TRANSPOSE_RULES[elementwise.conj_p] = _conj_transpose
 
 
 # --- nonlinear unary: d/dx written next to each primitive --------------------------------
 
-defjvp(ew.exp_p, lambda t, ans, x: t * ans)
-defjvp(ew.exp2_p, lambda t, ans, x: t * (ans * math.log(2.0)))
-defjvp(ew.log_p, lambda t, ans, x: t / x)
-defjvp(ew.log1p_p, lambda t, ans, x: t / (1.0 + x))
-defjvp(ew.expm1_p, lambda t, ans, x: t * (ans + 1.0))
-defjvp(ew.tanh_p, lambda t, ans, x: t * (1.0 - ans * ans))
-defjvp(ew.logistic_p, lambda t, ans, x: t * (ans * (1.0 - ans)))
-defjvp(ew.sin_p, lambda t, ans, x: t * ew.cos(x))
-defjvp(ew.cos_p, lambda t, ans, x: t * ew.neg(ew.sin(x)))
-defjvp(ew.tan_p, lambda t, ans, x: t * (1.0 + ans * ans))
-defjvp(ew.asin_p, lambda t, ans, x: t * ew.rsqrt(1.0 - x * x))
-defjvp(ew.acos_p, lambda t, ans, x: t * ew.neg(ew.rsqrt(1.0 - x * x)))
-defjvp(ew.atan_p, lambda t, ans, x: t / (1.0 + x * x))
-defjvp(ew.sinh_p, lambda t, ans, x: t * ew.cosh(x))
-defjvp(ew.cosh_p, lambda t, ans, x: t * ew.sinh(x))
-defjvp(ew.asinh_p, lambda t, ans, x: t * ew.rsqrt(x * x + 1.0))
-defjvp(ew.acosh_p, lambda t, ans, x: t * ew.rsqrt((x - 1.0) * (x + 1.0)))
-defjvp(ew.atanh_p, lambda t, ans, x: t / ((1.0 - x) * (1.0 + x)))
-defjvp(ew.sqrt_p, lambda t, ans, x: t / (2.0 * ans))
-defjvp(ew.rsqrt_p, lambda t, ans, x: t * (-0.5 * ans / x))
-defjvp(ew.cbrt_p, lambda t, ans, x: t / (3.0 * ans * ans))
-defjvp(ew.erf_p, lambda t, ans, x: t * ((2.0 / math.sqrt(math.pi)) * ew.exp(ew.neg(x * x))))
-defjvp(ew.erfc_p, lambda t, ans, x: t * ((-2.0 / math.sqrt(math.pi)) * ew.exp(ew.neg(x * x))))
-defjvp(ew.erf_inv_p, lambda t, ans, x: t * ((math.sqrt(math.pi) / 2.0) * ew.exp(ans * ans)))
-defjvp(ew.lgamma_p, lambda t, ans, x: t * ew.digamma(x))
+defjvp(elementwise.exp_p, lambda t, ans, x: t * ans)
+defjvp(elementwise.exp2_p, lambda t, ans, x: t * (ans * math.log(2.0)))
+defjvp(elementwise.log_p, lambda t, ans, x: t / x)
+defjvp(elementwise.log1p_p, lambda t, ans, x: t / (1.0 + x))
+defjvp(elementwise.expm1_p, lambda t, ans, x: t * (ans + 1.0))
+defjvp(elementwise.tanh_p, lambda t, ans, x: t * (1.0 - ans * ans))
+defjvp(elementwise.logistic_p, lambda t, ans, x: t * (ans * (1.0 - ans)))
+defjvp(elementwise.sin_p, lambda t, ans, x: t * elementwise.cos(x))
+defjvp(elementwise.cos_p, lambda t, ans, x: t * elementwise.neg(elementwise.sin(x)))
+defjvp(elementwise.tan_p, lambda t, ans, x: t * (1.0 + ans * ans))
+defjvp(elementwise.asin_p, lambda t, ans, x: t * elementwise.rsqrt(1.0 - x * x))
+defjvp(elementwise.acos_p, lambda t, ans, x: t * elementwise.neg(elementwise.rsqrt(1.0 - x * x)))
+defjvp(elementwise.atan_p, lambda t, ans, x: t / (1.0 + x * x))
+defjvp(elementwise.sinh_p, lambda t, ans, x: t * elementwise.cosh(x))
+defjvp(elementwise.cosh_p, lambda t, ans, x: t * elementwise.sinh(x))
+defjvp(elementwise.asinh_p, lambda t, ans, x: t * elementwise.rsqrt(x * x + 1.0))
+defjvp(elementwise.acosh_p, lambda t, ans, x: t * elementwise.rsqrt((x - 1.0) * (x + 1.0)))
+defjvp(elementwise.atanh_p, lambda t, ans, x: t / ((1.0 - x) * (1.0 + x)))
+defjvp(elementwise.sqrt_p, lambda t, ans, x: t / (2.0 * ans))
+defjvp(elementwise.rsqrt_p, lambda t, ans, x: t * (-0.5 * ans / x))
+defjvp(elementwise.cbrt_p, lambda t, ans, x: t / (3.0 * ans * ans))
+defjvp(elementwise.erf_p, lambda t, ans, x: t * ((2.0 / math.sqrt(math.pi)) * elementwise.exp(elementwise.neg(x * x))))
+defjvp(elementwise.erfc_p, lambda t, ans, x: t * ((-2.0 / math.sqrt(math.pi)) * elementwise.exp(elementwise.neg(x * x))))
+defjvp(elementwise.erf_inv_p, lambda t, ans, x: t * ((math.sqrt(math.pi) / 2.0) * elementwise.exp(ans * ans)))
+defjvp(elementwise.lgamma_p, lambda t, ans, x: t * elementwise.digamma(x))
 
 
 def _digamma_jvp(primals, tangents):
@@ -212,42 +212,42 @@ def _digamma_jvp(primals, tangents):
                               "implemented, so digamma (and second derivatives of lgamma) cannot be differentiated")
 
 
-JVP_RULES[ew.digamma_p] = _digamma_jvp
+JVP_RULES[elementwise.digamma_p] = _digamma_jvp
 
 
 def _abs_term(t, ans, x):
     if dtypes.is_complex(tnp.asarray(x).dtype if not hasattr(x, "dtype") else x.dtype):
         safe = tnp.where(ans == 0, tnp.ones_like(ans), ans)
-        return tnp.where(ans == 0, tnp.zeros_like(ans), ew.real(ew.mul(ew.conj(x), t)) / safe)
-    return t * ew.sign(x)
+        return tnp.where(ans == 0, tnp.zeros_like(ans), elementwise.real(elementwise.mul(elementwise.conj(x), t)) / safe)
+    return t * elementwise.sign(x)
 
 
-defjvp(ew.abs_p, _abs_term)
+defjvp(elementwise.abs_p, _abs_term)
 
 
 def _integer_pow_term(t, ans, x, *, y):
     if y == 0:
         return tnp.zeros_like(t)
-    return t * (float(y) * (ew.integer_pow(x, y - 1) if y != 1 else tnp.ones_like(x)))
+    return t * (float(y) * (elementwise.integer_pow(x, y - 1) if y != 1 else tnp.ones_like(x)))
 
 
-defjvp(ew.integer_pow_p, _integer_pow_term)
+defjvp(elementwise.integer_pow_p, _integer_pow_term)
 
 
 def _pow_exponent_term(t, ans, x, y):
     # d/dy x**y = log(x) x**y, taken as 0 where x == 0 (the limit JAX uses).
-    safe_log = ew.log(tnp.where(x == 0, tnp.ones_like(x), x))
+    safe_log = elementwise.log(tnp.where(x == 0, tnp.ones_like(x), x))
     return t * tnp.where(x == 0, tnp.zeros_like(ans), ans * safe_log)
 
 
 def _pow_base_term(t, ans, x, y):
     # d/dx x**y = y x**(y-1), and 0 where y == 0 (also at x == 0).
-    y_minus_one = ew.sub(y, tnp.ones_like(y)) if hasattr(y, "aval") else tnp.asarray(y, x.dtype) - 1
-    return t * tnp.where(tnp.asarray(y) == 0, tnp.zeros_like(x), y * ew.pow(x, tnp.broadcast_to(
+    y_minus_one = elementwise.sub(y, tnp.ones_like(y)) if hasattr(y, "aval") else tnp.asarray(y, x.dtype) - 1
+    return t * tnp.where(tnp.asarray(y) == 0, tnp.zeros_like(x), y * elementwise.pow(x, tnp.broadcast_to(
         tnp.asarray(y_minus_one, value_aval(x).dtype), value_aval(x).shape)))
 
 
-defjvp(ew.pow_p, _pow_base_term, _pow_exponent_term)
+defjvp(elementwise.pow_p, _pow_base_term, _pow_exponent_term)
 
 
 def _minmax_mask(x, y, pick_x_where):
@@ -255,21 +255,21 @@ def _minmax_mask(x, y, pick_x_where):
     return tnp.where(pick_x_where, 1.0, tnp.where(x == y, 0.5, 0.0)).astype(tnp.result_type(x))
 
 
-defjvp(ew.max_p, lambda t, ans, x, y: t * _minmax_mask(x, y, x > y), lambda t, ans, x, y: t * _minmax_mask(y, x, y > x))
-defjvp(ew.min_p, lambda t, ans, x, y: t * _minmax_mask(x, y, x < y), lambda t, ans, x, y: t * _minmax_mask(y, x, y < x))
-defjvp(ew.atan2_p, lambda t, ans, x, y: t * (y / (x * x + y * y)), lambda t, ans, x, y: t * (ew.neg(x) / (x * x + y * y)))
+defjvp(elementwise.max_p, lambda t, ans, x, y: t * _minmax_mask(x, y, x > y), lambda t, ans, x, y: t * _minmax_mask(y, x, y > x))
+defjvp(elementwise.min_p, lambda t, ans, x, y: t * _minmax_mask(x, y, x < y), lambda t, ans, x, y: t * _minmax_mask(y, x, y < x))
+defjvp(elementwise.atan2_p, lambda t, ans, x, y: t * (y / (x * x + y * y)), lambda t, ans, x, y: t * (elementwise.neg(x) / (x * x + y * y)))
 def _trunc(q):
-    return ew.sign(q) * ew.floor(ew.abs(q))
+    return elementwise.sign(q) * elementwise.floor(elementwise.abs(q))
 
 
-defjvp(ew.rem_p, lambda t, ans, x, y: t,
-       lambda t, ans, x, y: t * ew.neg(_trunc(tnp.asarray(x) / tnp.asarray(y))))
+defjvp(elementwise.rem_p, lambda t, ans, x, y: t,
+       lambda t, ans, x, y: t * elementwise.neg(_trunc(tnp.asarray(x) / tnp.asarray(y))))
 
 
 def _clamp_jvp(primals, tangents):
     lo, x, hi = primals
     t_lo, t_x, t_hi = tangents
-    out = ew.clamp(lo, x, hi)
+    out = elementwise.clamp(lo, x, hi)
     total: Any = Zero(tangent_aval(value_aval(out)))
     shape = value_aval(x).shape
     if not isinstance(t_x, Zero):
@@ -283,4 +283,4 @@ def _clamp_jvp(primals, tangents):
     return out, total
 
 
-JVP_RULES[ew.clamp_p] = _clamp_jvp
+JVP_RULES[elementwise.clamp_p] = _clamp_jvp

@@ -12,20 +12,20 @@ from __future__ import annotations
 
 from toolkit.ad.registry import JVP_RULES, TRANSPOSE_RULES
 from toolkit.ad.values import Zero, instantiate, is_undefined, tangent_aval, value_aval, zeros
-from toolkit.lax import indexing as ix
+from toolkit.lax import indexing
 
 
 def _gather_jvp(primals, tangents, **params):
     x, indices = primals
-    out = ix.gather_p.bind(x, indices, **params)
+    out = indexing.gather_p.bind(x, indices, **params)
     if isinstance(tangents[0], Zero):
         return out, Zero(tangent_aval(value_aval(out)))
-    fill = 0 if params.get("fill_value") is not None or params["mode"] is ix.GatherScatterMode.FILL_OR_DROP else None
-    return out, ix.gather_p.bind(tangents[0], indices, **dict(params, fill_value=fill))
+    fill = 0 if params.get("fill_value") is not None or params["mode"] is indexing.GatherScatterMode.FILL_OR_DROP else None
+    return out, indexing.gather_p.bind(tangents[0], indices, **dict(params, fill_value=fill))
 
 
-def _scatter_dnums_for(gather_dnums: ix.GatherDimensionNumbers) -> ix.ScatterDimensionNumbers:
-    return ix.ScatterDimensionNumbers(
+def _scatter_dnums_for(gather_dnums: indexing.GatherDimensionNumbers) -> indexing.ScatterDimensionNumbers:
+    return indexing.ScatterDimensionNumbers(
         update_window_dims=gather_dnums.offset_dims, inserted_window_dims=gather_dnums.collapsed_slice_dims,
         scatter_dims_to_operand_dims=gather_dnums.start_index_map,
         operand_batching_dims=gather_dnums.operand_batching_dims,
@@ -36,13 +36,13 @@ def _gather_transpose(ct, x, indices, *, dimension_numbers, slice_sizes, indices
                       mode, fill_value):
     if isinstance(ct, Zero):
         return [None, None]
-    out = ix.scatter_add_p.bind(zeros(x.aval), indices, ct, dimension_numbers=_scatter_dnums_for(dimension_numbers),
+    out = indexing.scatter_add_p.bind(zeros(x.aval), indices, ct, dimension_numbers=_scatter_dnums_for(dimension_numbers),
                                 indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
     return [out, None]
 
 
-def _gather_dnums_for(dnums: ix.ScatterDimensionNumbers) -> ix.GatherDimensionNumbers:
-    return ix.GatherDimensionNumbers(
+def _gather_dnums_for(dnums: indexing.ScatterDimensionNumbers) -> indexing.GatherDimensionNumbers:
+    return indexing.GatherDimensionNumbers(
         offset_dims=dnums.update_window_dims, collapsed_slice_dims=dnums.inserted_window_dims,
         start_index_map=dnums.scatter_dims_to_operand_dims, operand_batching_dims=dnums.operand_batching_dims,
         start_indices_batching_dims=dnums.scatter_indices_batching_dims)
@@ -57,9 +57,9 @@ def _updates_gather(ct, indices, updates_shape, dnums, indices_are_sorted, uniqu
         else:
             slice_sizes.append(updates_shape[dnums.update_window_dims[position]])
             position += 1
-    return ix.gather_p.bind(ct, indices, dimension_numbers=_gather_dnums_for(dnums), slice_sizes=tuple(slice_sizes),
+    return indexing.gather_p.bind(ct, indices, dimension_numbers=_gather_dnums_for(dnums), slice_sizes=tuple(slice_sizes),
                             indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode,
-                            fill_value=0 if mode is ix.GatherScatterMode.FILL_OR_DROP else None)
+                            fill_value=0 if mode is indexing.GatherScatterMode.FILL_OR_DROP else None)
 
 
 def _scatter_linear_jvp(primitive):
@@ -89,7 +89,7 @@ def _scatter_transpose(ct, x, indices, updates, *, dimension_numbers, indices_ar
     update_aval = value_aval(updates)
     ct_x = None
     if is_undefined(x):  # the overwritten positions receive nothing
-        ct_x = ix.scatter_p.bind(ct, indices, zeros(update_aval), dimension_numbers=dimension_numbers,
+        ct_x = indexing.scatter_p.bind(ct, indices, zeros(update_aval), dimension_numbers=dimension_numbers,
                                  indices_are_sorted=indices_are_sorted, unique_indices=unique_indices, mode=mode)
     ct_updates = None
     if is_undefined(updates):
@@ -98,9 +98,9 @@ def _scatter_transpose(ct, x, indices, updates, *, dimension_numbers, indices_ar
     return [ct_x, None, ct_updates]
 
 
-JVP_RULES[ix.gather_p] = _gather_jvp
-TRANSPOSE_RULES[ix.gather_p] = _gather_transpose
-JVP_RULES[ix.scatter_add_p] = _scatter_linear_jvp(ix.scatter_add_p)
-TRANSPOSE_RULES[ix.scatter_add_p] = _scatter_add_transpose
-JVP_RULES[ix.scatter_p] = _scatter_linear_jvp(ix.scatter_p)
-TRANSPOSE_RULES[ix.scatter_p] = _scatter_transpose
+JVP_RULES[indexing.gather_p] = _gather_jvp
+TRANSPOSE_RULES[indexing.gather_p] = _gather_transpose
+JVP_RULES[indexing.scatter_add_p] = _scatter_linear_jvp(indexing.scatter_add_p)
+TRANSPOSE_RULES[indexing.scatter_add_p] = _scatter_add_transpose
+JVP_RULES[indexing.scatter_p] = _scatter_linear_jvp(indexing.scatter_p)
+TRANSPOSE_RULES[indexing.scatter_p] = _scatter_transpose

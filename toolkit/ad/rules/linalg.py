@@ -7,9 +7,9 @@ import numpy as np
 from toolkit.ad.jvp import defjvp
 from toolkit.ad.registry import TRANSPOSE_RULES
 from toolkit.ad.values import Zero, is_undefined, value_aval
-from toolkit.lax import elementwise as ew
+from toolkit.lax import elementwise
 from toolkit.lax import linalg
-from toolkit.lax import structural as st
+from toolkit.lax import structural
 
 
 def _dot(x, y, dimension_numbers, precision, preferred_element_type):
@@ -34,9 +34,9 @@ def _transpose_lhs(ct, x_aval, y, dimension_numbers, precision, preferred_elemen
     x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
     out_axes = tuple(int(i) for i in np.argsort(list(x_batch) + x_kept + x_contract_by_y))
     product = _dot(ct, y, dims, precision, None)
-    out = st.transpose(product, out_axes)
+    out = structural.transpose(product, out_axes)
     if value_aval(out).dtype != x_aval.dtype:
-        out = ew.convert_element_type(out, x_aval.dtype)
+        out = elementwise.convert_element_type(out, x_aval.dtype)
     return out
 
 

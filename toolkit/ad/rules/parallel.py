@@ -24,8 +24,8 @@ from toolkit.ad.registry import JVP_RULES, VJP_RULES
 from toolkit.ad.values import Zero, instantiate, is_differentiable, tangent_aval, value_aval
 from toolkit.ad.vjp import vjp_program
 from toolkit.core import tracing
-from toolkit.lax import elementwise as ew
-from toolkit.lax import parallel as par
+from toolkit.lax import elementwise
+from toolkit.lax import parallel
 from toolkit.ad.api import PREPARE_FOR_DIFFERENTIATION
 from toolkit.shard_map import _spec_axes, _vma_before_differentiation, shard_map_p
 
@@ -37,19 +37,19 @@ def _zero_or(ct: Any, fun) -> Any:
     return None if isinstance(ct, Zero) else fun(ct)
 
 
-deflinear(par.psum_p, lambda ct, x, *, axes, env: [_zero_or(ct, lambda c: par.psum_p.bind(c, axes=axes, env=env))])
-deflinear(par.psum_invariant_p,
-          lambda ct, x, *, axes, env: [_zero_or(ct, lambda c: par.pvary_p.bind(c, axes=axes, env=env))])
-deflinear(par.pvary_p,
-          lambda ct, x, *, axes, env: [_zero_or(ct, lambda c: par.psum_invariant_p.bind(c, axes=axes, env=env))])
-deflinear(par.all_gather_p, lambda ct, x, *, axes, env, axis, tiled: [_zero_or(
-    ct, lambda c: par.psum_scatter_p.bind(c, axes=axes, env=env, scatter_dimension=axis, tiled=tiled))])
-deflinear(par.psum_scatter_p, lambda ct, x, *, axes, env, scatter_dimension, tiled: [_zero_or(
-    ct, lambda c: par.all_gather_p.bind(c, axes=axes, env=env, axis=scatter_dimension, tiled=tiled))])
-deflinear(par.ppermute_p, lambda ct, x, *, axes, env, perm: [_zero_or(
-    ct, lambda c: par.ppermute_p.bind(c, axes=axes, env=env, perm=tuple((d, s) for s, d in perm)))])
-deflinear(par.all_to_all_p, lambda ct, x, *, axes, env, split_axis, concat_axis: [_zero_or(
-    ct, lambda c: par.all_to_all_p.bind(c, axes=axes, env=env, split_axis=concat_axis, concat_axis=split_axis))])
+deflinear(parallel.psum_p, lambda ct, x, *, axes, env: [_zero_or(ct, lambda c: parallel.psum_p.bind(c, axes=axes, env=env))])
+deflinear(parallel.psum_invariant_p,
+          lambda ct, x, *, axes, env: [_zero_or(ct, lambda c: parallel.pvary_p.bind(c, axes=axes, env=env))])
+deflinear(parallel.pvary_p,
+          lambda ct, x, *, axes, env: [_zero_or(ct, lambda c: parallel.psum_invariant_p.bind(c, axes=axes, env=env))])
+deflinear(parallel.all_gather_p, lambda ct, x, *, axes, env, axis, tiled: [_zero_or(
+    ct, lambda c: parallel.psum_scatter_p.bind(c, axes=axes, env=env, scatter_dimension=axis, tiled=tiled))])
+deflinear(parallel.psum_scatter_p, lambda ct, x, *, axes, env, scatter_dimension, tiled: [_zero_or(
+    ct, lambda c: parallel.all_gather_p.bind(c, axes=axes, env=env, axis=scatter_dimension, tiled=tiled))])
+deflinear(parallel.ppermute_p, lambda ct, x, *, axes, env, perm: [_zero_or(
+    ct, lambda c: parallel.ppermute_p.bind(c, axes=axes, env=env, perm=tuple((d, s) for s, d in perm)))])
+deflinear(parallel.all_to_all_p, lambda ct, x, *, axes, env, split_axis, concat_axis: [_zero_or(
+    ct, lambda c: parallel.all_to_all_p.bind(c, axes=axes, env=env, split_axis=concat_axis, concat_axis=split_axis))])
 
 
 def _pmax_pmin_jvp(primals, tangents, **params):
@@ -57,8 +57,8 @@ def _pmax_pmin_jvp(primals, tangents, **params):
     raise DifferentiationError("pmax/pmin are not differentiable (as in JAX); use psum-based formulations")
 
 
-JVP_RULES[par.pmax_p] = _pmax_pmin_jvp
-JVP_RULES[par.pmin_p] = _pmax_pmin_jvp
+JVP_RULES[parallel.pmax_p] = _pmax_pmin_jvp
+JVP_RULES[parallel.pmin_p] = _pmax_pmin_jvp
 
 
 # --- shard_map ---------------------------------------------------------------------------------
@@ -115,7 +115,7 @@ def _shard_map_vjp_backward(residuals, active, cotangents, *, body, mesh, in_spe
             continue
         n = math.prod(mesh.shape[a] for a in _unmentioned(spec, manual_axes))
         if not check_vma and n != 1:
-            ct = ew.div(ct, par._full_like(ct, n))
+            ct = elementwise.div(ct, parallel._full_like(ct, n))
         cts.append(ct)
     ct_specs = [s for s, m in zip(out_specs, ct_mask) if m]
     local_in = list(body.in_avals)
@@ -134,8 +134,8 @@ def _shard_map_vjp_backward(residuals, active, cotangents, *, body, mesh, in_spe
             ct = instantiate(ct) if not isinstance(ct, Zero) else instantiate(Zero(tangent_aval(a)))
             unmentioned = _unmentioned(spec, manual_axes)
             if not check_vma and unmentioned:
-                env = par.AxisEnv(tuple(mesh.axis_names), tuple(mesh.axis_sizes), tuple(manual_axes))
-                ct = par.psum_p.bind(ct, axes=unmentioned, env=env)
+                env = parallel.AxisEnv(tuple(mesh.axis_names), tuple(mesh.axis_sizes), tuple(manual_axes))
+                ct = parallel.psum_p.bind(ct, axes=unmentioned, env=env)
             result.append(ct)
         return result
 

@@ -7,9 +7,9 @@ import numpy as np
 from toolkit import numpy as tnp
 from toolkit.ad.jvp import defjvp, deflinear, zero_tangent_jvp
 from toolkit.ad.values import Zero, value_aval
-from toolkit.lax import elementwise as ew
-from toolkit.lax import reductions as rd
-from toolkit.lax import structural as st
+from toolkit.lax import elementwise
+from toolkit.lax import reductions
+from toolkit.lax import structural
 
 
 def _kept_dims(ndim, axes):
@@ -20,16 +20,16 @@ def _reduce_sum_transpose(ct, x, *, axes):
     if isinstance(ct, Zero):
         return [None]
     shape = x.aval.shape
-    return [st.broadcast_in_dim(ct, shape, _kept_dims(len(shape), axes))]
+    return [structural.broadcast_in_dim(ct, shape, _kept_dims(len(shape), axes))]
 
 
 def _chooser_term(t, ans, x, *, axes):
     # The tangent of the chosen element, averaged over ties (JAX's convention for reduce_max/min).
     shape = value_aval(x).shape
     kept = _kept_dims(len(shape), axes)
-    location = ew.eq(x, st.broadcast_in_dim(ans, shape, kept)).astype(value_aval(t).dtype)
-    counts = rd.reduce_sum(location, axes)
-    return rd.reduce_sum(t * location, axes) / counts
+    location = elementwise.eq(x, structural.broadcast_in_dim(ans, shape, kept)).astype(value_aval(t).dtype)
+    counts = reductions.reduce_sum(location, axes)
+    return reductions.reduce_sum(t * location, axes) / counts
 
 
 def _prod_term(t, ans, x, *, axes):
@@ -38,22 +38,22 @@ def _prod_term(t, ans, x, *, axes):
     aval = value_aval(x)
     ndim = len(aval.shape)
     kept = _kept_dims(ndim, axes)
-    moved = st.transpose(x, tuple(axes) + kept)
+    moved = structural.transpose(x, tuple(axes) + kept)
     reduced_size = 1
     for a in axes:
         reduced_size *= aval.shape[a]
-    flat = st.reshape(moved, (reduced_size,) + tuple(aval.shape[d] for d in kept))
-    one = st.broadcast_in_dim(np.ones((), aval.dtype), (1,) + tuple(flat.shape[1:]), ())
+    flat = structural.reshape(moved, (reduced_size,) + tuple(aval.shape[d] for d in kept))
+    one = structural.broadcast_in_dim(np.ones((), aval.dtype), (1,) + tuple(flat.shape[1:]), ())
     before = tnp.concatenate([one, tnp.cumprod(flat, axis=0)[:-1]], axis=0)
     after = tnp.flip(tnp.concatenate([one, tnp.cumprod(tnp.flip(flat, 0), axis=0)[:-1]], axis=0), 0)
-    others = st.reshape(before * after, moved.shape)
-    others = st.transpose(others, tuple(int(i) for i in np.argsort(tuple(axes) + kept)))
-    return rd.reduce_sum(t * others, axes)
+    others = structural.reshape(before * after, moved.shape)
+    others = structural.transpose(others, tuple(int(i) for i in np.argsort(tuple(axes) + kept)))
+    return reductions.reduce_sum(t * others, axes)
 
 
-deflinear(rd.reduce_sum_p, _reduce_sum_transpose)
-defjvp(rd.reduce_max_p, _chooser_term)
-defjvp(rd.reduce_min_p, _chooser_term)
-defjvp(rd.reduce_prod_p, _prod_term)
-for _p in (rd.argmax_p, rd.argmin_p, rd.reduce_and_p, rd.reduce_or_p, rd.reduce_xor_p):
+deflinear(reductions.reduce_sum_p, _reduce_sum_transpose)
+defjvp(reductions.reduce_max_p, _chooser_term)
+defjvp(reductions.reduce_min_p, _chooser_term)
+defjvp(reductions.reduce_prod_p, _prod_term)
+for _p in (reductions.argmax_p, reductions.argmin_p, reductions.reduce_and_p, reductions.reduce_or_p, reductions.reduce_xor_p):
     zero_tangent_jvp(_p)

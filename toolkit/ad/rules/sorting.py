@@ -13,12 +13,12 @@ from toolkit import numpy as tnp
 from toolkit.ad.registry import JVP_RULES
 from toolkit.ad.values import Zero, tangent_aval, value_aval
 from toolkit.lax import sorting
-from toolkit.lax import structural as st
+from toolkit.lax import structural
 
 
 def _sort_jvp(primals, tangents, *, dimension, is_stable, num_keys):
     shape = value_aval(primals[0]).shape
-    iota = st.broadcasted_iota(np.int32, shape, dimension)
+    iota = structural.broadcasted_iota(np.int32, shape, dimension)
     outs = sorting.sort_p.bind(*primals, iota, dimension=dimension, is_stable=is_stable, num_keys=num_keys)
     permutation = outs[-1]
     out_tangents = [Zero(tangent_aval(value_aval(o))) if isinstance(t, Zero)

@@ -21,12 +21,12 @@ import numpy as np
 from toolkit.ad.jvp import DifferentiationError
 from toolkit.ad.registry import JVP_RULES, TRANSPOSE_RULES
 from toolkit.ad.values import Zero, tangent_aval, value_aval
-from toolkit.lax import elementwise as ew
-from toolkit.lax import reductions as rd
-from toolkit.lax import structural as st
+from toolkit.lax import elementwise
+from toolkit.lax import reductions
+from toolkit.lax import structural
 from toolkit.lax.windowed import reduce_window_p
 
-_KINDS = {ew.add_p: "sum", ew.max_p: "max", ew.min_p: "min", ew.mul_p: "prod"}
+_KINDS = {elementwise.add_p: "sum", elementwise.max_p: "max", elementwise.min_p: "min", elementwise.mul_p: "prod"}
 
 
 def _window_kind(computation) -> str | None:
@@ -74,21 +74,21 @@ def _chooser_tangent(x, init, t, answer, params):
     ndim = len(aval.shape)
     out_shape = value_aval(answer).shape
     config = [(lo, hi, 0) for lo, hi in params["padding"]]
-    padded_x = st.pad(x, init, config)
-    padded_t = st.pad(t, np.zeros((), aval.dtype), config)
+    padded_x = structural.pad(x, init, config)
+    padded_t = structural.pad(t, np.zeros((), aval.dtype), config)
     window, strides, dilation = params["window_dimensions"], params["window_strides"], params["window_dilation"]
     x_slices, t_slices = [], []
     for offset in itertools.product(*(range(w) for w in window)):
         start = tuple(o * d for o, d in zip(offset, dilation))
         limit = tuple(s + (n - 1) * k + 1 for s, n, k in zip(start, out_shape, strides))
-        x_slices.append(st.reshape(st.slice(padded_x, start, limit, strides), (1,) + tuple(out_shape)))
-        t_slices.append(st.reshape(st.slice(padded_t, start, limit, strides), (1,) + tuple(out_shape)))
-    stacked_x = st.concatenate(x_slices, 0)
-    stacked_t = st.concatenate(t_slices, 0)
+        x_slices.append(structural.reshape(structural.slice(padded_x, start, limit, strides), (1,) + tuple(out_shape)))
+        t_slices.append(structural.reshape(structural.slice(padded_t, start, limit, strides), (1,) + tuple(out_shape)))
+    stacked_x = structural.concatenate(x_slices, 0)
+    stacked_t = structural.concatenate(t_slices, 0)
     full = (len(x_slices),) + tuple(out_shape)
-    chosen = ew.eq(stacked_x, st.broadcast_in_dim(answer, full, tuple(range(1, ndim + 1))))
-    mask = ew.convert_element_type(chosen, aval.dtype)
-    return ew.div(rd.reduce_sum(ew.mul(stacked_t, mask), (0,)), rd.reduce_sum(mask, (0,)))
+    chosen = elementwise.eq(stacked_x, structural.broadcast_in_dim(answer, full, tuple(range(1, ndim + 1))))
+    mask = elementwise.convert_element_type(chosen, aval.dtype)
+    return elementwise.div(reductions.reduce_sum(elementwise.mul(stacked_t, mask), (0,)), reductions.reduce_sum(mask, (0,)))
 
 
 def _reduce_window_transpose(cts, x, init, *, computation, window_dimensions, window_strides, padding,
@@ -107,7 +107,7 @@ def _reduce_window_transpose(cts, x, init, *, computation, window_dimensions, wi
         before = window - lo - 1
         after = size + window - 1 - _dilated(out, stride) - before
         config.append((before, after, stride - 1))
-    padded = st.pad(ct, np.zeros((), value_aval(ct).dtype), config)
+    padded = structural.pad(ct, np.zeros((), value_aval(ct).dtype), config)
     ones = (1,) * len(in_shape)
     out = reduce_window_p.bind(padded, np.zeros((), value_aval(ct).dtype), computation=computation,
                                window_dimensions=window_dimensions, window_strides=ones,

@@ -234,7 +234,7 @@ def fold_variable(exported: Any, batched: Sequence[bool]) -> str | None:
 
 
 def register(call_exported_p: Any) -> None:
-    from toolkit.lax import structural as st
+    from toolkit.lax import structural
 
     def rule(axis, args, dims, *, exported):
         batched = [d is not None for d in dims]
@@ -247,12 +247,12 @@ def register(call_exported_p: Any) -> None:
                     continue
                 x = moveaxis(x, d, 0)
                 shape = tuple(aval_of(x).shape)
-                folded.append(st.reshape(x, (shape[0] * shape[1],) + shape[2:]))
+                folded.append(structural.reshape(x, (shape[0] * shape[1],) + shape[2:]))
             outs = call_exported_p.bind(*folded, exported=exported)
             result = []
             for y in outs:
                 shape = tuple(aval_of(y).shape)
-                result.append(st.reshape(y, (size, shape[0] // size) + shape[1:]))
+                result.append(structural.reshape(y, (size, shape[0] // size) + shape[1:]))
             return result, [0] * len(result)
         return loop_apply(call_exported_p, axis, args, dims, {"exported": exported})
 

@@ -34,10 +34,10 @@ from toolkit.batching.interpret import (
 from toolkit.batching.registry import register_batching
 from toolkit.core import tracing
 from toolkit.core.avals import aval_of
-from toolkit.lax import control_flow as cf
-from toolkit.lax import elementwise as ew
-from toolkit.lax import reductions as rd
-from toolkit.lax import structural as st
+from toolkit.lax import control_flow
+from toolkit.lax import elementwise
+from toolkit.lax import reductions
+from toolkit.lax import structural
 
 
 def _front_all(axis: AxisData, xs: Sequence[Any], dims: Sequence[int | None], want: Sequence[bool]) -> list[Any]:
@@ -48,8 +48,8 @@ def _select(which: Any, cases: Sequence[Any]) -> Any:
     """``select_n`` with a ``(B,)`` selector broadcast to the cases' ``(B, ...)`` shape."""
     shape = aval_of(cases[0]).shape
     if len(shape) > 1:
-        which = st.broadcast_in_dim(which, tuple(shape), (0,))
-    return ew.select_n(which, *cases)
+        which = structural.broadcast_in_dim(which, tuple(shape), (0,))
+    return elementwise.select_n(which, *cases)
 
 
 # --- cond -------------------------------------------------------------------------------
@@ -59,7 +59,7 @@ def _cond(axis, args, dims, *, branches):
     (index, *ops), (di, *dops) = args, dims
     if di is not None:
         def run(index: Any, *ops: Any) -> list[Any]:
-            index = ew.clamp(np.int32(0), moveaxis(index, di, 0), np.int32(len(branches) - 1))
+            index = elementwise.clamp(np.int32(0), moveaxis(index, di, 0), np.int32(len(branches) - 1))
             per_branch = []
             for branch in branches:
                 outs, out_dims = batch_program(branch, ops, dops, axis)
@@ -74,8 +74,8 @@ def _cond(axis, args, dims, *, branches):
     def run(index: Any, *ops: Any) -> list[Any]:
         ops = _front_all(axis, ops, dops, in_b)
         traced = [batch_subprogram(b, in_b, axis, out_b) for b in branches]
-        programs, captured = cf._common_captured(traced, len(ops))
-        return list(cf.cond_p.bind(index, *ops, *captured, branches=tuple(programs)))
+        programs, captured = control_flow._common_captured(traced, len(ops))
+        return list(control_flow.cond_p.bind(index, *ops, *captured, branches=tuple(programs)))
 
     outs = staged(run, index, *ops)
     return outs, [0 if b else None for b in out_b]
@@ -109,7 +109,7 @@ def _while(axis, args, dims, *, cond_program, body_program, cond_nconsts, body_n
         if not pred_b:
             cprog, ccap = batch_subprogram(cond_program, carry_b + cb, axis, [False])
             bprog, bcap = batch_subprogram(body_program, carry_b + bb, axis, carry_b)
-            return list(cf.while_p.bind(*cc, *ccap, *bc, *bcap, *x, cond_program=cprog, body_program=bprog,
+            return list(control_flow.while_p.bind(*cc, *ccap, *bc, *bcap, *x, cond_program=cprog, body_program=bprog,
                                         cond_nconsts=nc + len(ccap), body_nconsts=nb + len(bcap)))
         c_dims = [0 if b else None for b in cb]
         b_dims = [0 if b else None for b in bb]
@@ -120,7 +120,7 @@ def _while(axis, args, dims, *, cond_program, body_program, cond_nconsts, body_n
             return bdim_at_front(pred, d, size)
 
         def new_cond(*ins: Any) -> list[Any]:
-            return [rd.reduce_or(pred_of(ins[:n], ins[n:]), (0,))]
+            return [reductions.reduce_or(pred_of(ins[:n], ins[n:]), (0,))]
 
         def new_body(*ins: Any) -> list[Any]:
             carry, consts_c, consts_b = ins[:n], ins[n:n + nc], ins[n + nc:]
@@ -133,7 +133,7 @@ def _while(axis, args, dims, *, cond_program, body_program, cond_nconsts, body_n
         c_avals, b_avals = [aval_of(v) for v in cc], [aval_of(v) for v in bc]
         cprog, ccap = tracing.trace_flat(new_cond, carry_avals + c_avals)
         bprog, bcap = tracing.trace_flat(new_body, carry_avals + c_avals + b_avals)
-        return list(cf.while_p.bind(*cc, *ccap, *cc, *bc, *bcap, *x, cond_program=cprog, body_program=bprog,
+        return list(control_flow.while_p.bind(*cc, *ccap, *cc, *bc, *bcap, *x, cond_program=cprog, body_program=bprog,
                                     cond_nconsts=nc + len(ccap), body_nconsts=nc + nb + len(bcap)))
 
     outs = staged(run, *args)
@@ -162,7 +162,7 @@ def _scan(axis, args, dims, *, body, num_carry, num_consts, length, reverse, unr
         xs = [moveaxis(x, d, 1) if d is not None else x for x, d in zip(xs, dxs)]
         consts = _front_all(axis, consts, dconsts, consts_b)
         program, captured = batch_subprogram(body, carry_b + xs_b + consts_b, axis, carry_b + ys_b)
-        return list(cf.scan_p.bind(*carry, *xs, *consts, *captured, body=program, num_carry=num_carry,
+        return list(control_flow.scan_p.bind(*carry, *xs, *consts, *captured, body=program, num_carry=num_carry,
                                    num_consts=num_consts + len(captured), length=length, reverse=reverse,
                                    unroll=unroll))
 
@@ -170,6 +170,6 @@ def _scan(axis, args, dims, *, body, num_carry, num_consts, length, reverse, unr
     return outs, [0 if b else None for b in carry_b] + [1 if b else None for b in ys_b]
 
 
-register_batching(cf.cond_p, _cond)
-register_batching(cf.while_p, _while)
-register_batching(cf.scan_p, _scan)
+register_batching(control_flow.cond_p, _cond)
+register_batching(control_flow.while_p, _while)
+register_batching(control_flow.scan_p, _scan)

@@ -14,8 +14,8 @@ from __future__ import annotations
 from toolkit.batching.interpret import loop_rule, moveaxis
 from toolkit.batching.registry import register_batching
 from toolkit.core.avals import aval_of
-from toolkit.lax import convolution as conv
-from toolkit.lax import structural as st
+from toolkit.lax import convolution
+from toolkit.lax import structural
 
 
 def _merge_before(x, d, position):
@@ -23,31 +23,31 @@ def _merge_before(x, d, position):
     x = moveaxis(x, d, position)
     shape = list(aval_of(x).shape)
     shape[position:position + 2] = [shape[position] * shape[position + 1]]
-    return st.reshape(x, tuple(shape))
+    return structural.reshape(x, tuple(shape))
 
 
 def _split(y, position, size):
     """Split dimension ``position`` of ``y`` into (size, rest); the batch dimension is ``position``."""
     shape = list(aval_of(y).shape)
     shape[position:position + 1] = [size, shape[position] // size]
-    return st.reshape(y, tuple(shape))
+    return structural.reshape(y, tuple(shape))
 
 
 def _conv(axis, args, dims, **params):
     (lhs, rhs), (dl, dr) = args, dims
     lhs_spec, rhs_spec, out_spec = params["dimension_numbers"]
     if params["feature_group_count"] != 1 or params["batch_group_count"] != 1:
-        return loop_rule(conv.conv_general_dilated_p)(axis, args, dims, **params)
+        return loop_rule(convolution.conv_general_dilated_p)(axis, args, dims, **params)
     if dr is None:
-        y = conv.conv_general_dilated_p.bind(_merge_before(lhs, dl, lhs_spec[0]), rhs, **params)
+        y = convolution.conv_general_dilated_p.bind(_merge_before(lhs, dl, lhs_spec[0]), rhs, **params)
         return _split(y, out_spec[0], axis.size), out_spec[0]
     if dl is None:
-        y = conv.conv_general_dilated_p.bind(lhs, _merge_before(rhs, dr, rhs_spec[0]), **params)
+        y = convolution.conv_general_dilated_p.bind(lhs, _merge_before(rhs, dr, rhs_spec[0]), **params)
         return _split(y, out_spec[1], axis.size), out_spec[1]
     grouped = dict(params, feature_group_count=axis.size)
-    y = conv.conv_general_dilated_p.bind(_merge_before(lhs, dl, lhs_spec[1]), _merge_before(rhs, dr, rhs_spec[0]),
+    y = convolution.conv_general_dilated_p.bind(_merge_before(lhs, dl, lhs_spec[1]), _merge_before(rhs, dr, rhs_spec[0]),
                                          **grouped)
     return _split(y, out_spec[1], axis.size), out_spec[1]
 
 
-register_batching(conv.conv_general_dilated_p, _conv)
+register_batching(convolution.conv_general_dilated_p, _conv)

@@ -15,7 +15,7 @@ from typing import Any
 from toolkit.batching.interpret import AxisData, broadcast_batched, moveaxis, ndim_of
 from toolkit.batching.registry import register_batching
 from toolkit.core.primitive import PRIMITIVES
-from toolkit.lax import elementwise as ew
+from toolkit.lax import elementwise
 from toolkit.lax import structural
 
 
@@ -95,15 +95,15 @@ for _name in _UNARY:
 for _name in _BINARY:
     register_batching(PRIMITIVES[_name], _nary(PRIMITIVES[_name]))
 
-register_batching(ew.select_n_p, _with_scalars(ew.select_n_p, full=(1,)))
-register_batching(ew.clamp_p, _with_scalars(ew.clamp_p, full=(1,)))
+register_batching(elementwise.select_n_p, _with_scalars(elementwise.select_n_p, full=(1,)))
+register_batching(elementwise.clamp_p, _with_scalars(elementwise.clamp_p, full=(1,)))
 
 
 def _bitcast_batch(axis: AxisData, args: Sequence[Any], dims: Sequence[int | None], *, new_dtype: Any) -> Any:
     (x,), (d,) = args, dims
     if d == ndim_of(x) - 1:  # the last dimension may be consumed by a narrower-to-wider bitcast
         x, d = moveaxis(x, d, 0), 0
-    return ew.bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
+    return elementwise.bitcast_convert_type_p.bind(x, new_dtype=new_dtype), d
 
 
-register_batching(ew.bitcast_convert_type_p, _bitcast_batch)
+register_batching(elementwise.bitcast_convert_type_p, _bitcast_batch)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from toolkit.batching.interpret import bdim_at_front, moveaxis
 from toolkit.batching.registry import register_batching
-from toolkit.lax import indexing as ix
+from toolkit.lax import indexing
 
 
 def _plus1(dims):
@@ -27,26 +27,26 @@ def _gather(axis, args, dims, *, dimension_numbers, slice_sizes, indices_are_sor
                   "fill_value": fill_value}
     if di is None:
         operand = moveaxis(operand, do, 0)
-        new = ix.GatherDimensionNumbers(
+        new = indexing.GatherDimensionNumbers(
             offset_dims=(0,) + _plus1(dn.offset_dims), collapsed_slice_dims=_plus1(dn.collapsed_slice_dims),
             start_index_map=_plus1(dn.start_index_map), operand_batching_dims=_plus1(dn.operand_batching_dims),
             start_indices_batching_dims=dn.start_indices_batching_dims)
-        return ix.gather_p.bind(operand, indices, dimension_numbers=new, slice_sizes=(axis.size,) + tuple(slice_sizes),
+        return indexing.gather_p.bind(operand, indices, dimension_numbers=new, slice_sizes=(axis.size,) + tuple(slice_sizes),
                                 **params), 0
     indices = moveaxis(indices, di, 0)
     params["indices_are_sorted"] = False  # sorted per element, not across the batch
     if do is None:
-        new = ix.GatherDimensionNumbers(
+        new = indexing.GatherDimensionNumbers(
             offset_dims=_plus1(dn.offset_dims), collapsed_slice_dims=dn.collapsed_slice_dims,
             start_index_map=dn.start_index_map, operand_batching_dims=dn.operand_batching_dims,
             start_indices_batching_dims=_plus1(dn.start_indices_batching_dims))
-        return ix.gather_p.bind(operand, indices, dimension_numbers=new, slice_sizes=tuple(slice_sizes), **params), 0
+        return indexing.gather_p.bind(operand, indices, dimension_numbers=new, slice_sizes=tuple(slice_sizes), **params), 0
     operand = moveaxis(operand, do, 0)
-    new = ix.GatherDimensionNumbers(
+    new = indexing.GatherDimensionNumbers(
         offset_dims=_plus1(dn.offset_dims), collapsed_slice_dims=_plus1(dn.collapsed_slice_dims),
         start_index_map=_plus1(dn.start_index_map), operand_batching_dims=(0,) + _plus1(dn.operand_batching_dims),
         start_indices_batching_dims=(0,) + _plus1(dn.start_indices_batching_dims))
-    return ix.gather_p.bind(operand, indices, dimension_numbers=new, slice_sizes=(1,) + tuple(slice_sizes),
+    return indexing.gather_p.bind(operand, indices, dimension_numbers=new, slice_sizes=(1,) + tuple(slice_sizes),
                             **params), 0
 
 
@@ -54,7 +54,7 @@ def _scatter(prim):
     def rule(axis, args, dims, *, dimension_numbers, indices_are_sorted, unique_indices, mode):
         dn = dimension_numbers
         operand, indices, updates = (bdim_at_front(x, d, axis.size) for x, d in zip(args, dims))
-        new = ix.ScatterDimensionNumbers(
+        new = indexing.ScatterDimensionNumbers(
             update_window_dims=_plus1(dn.update_window_dims), inserted_window_dims=_plus1(dn.inserted_window_dims),
             scatter_dims_to_operand_dims=_plus1(dn.scatter_dims_to_operand_dims),
             operand_batching_dims=(0,) + _plus1(dn.operand_batching_dims),
@@ -65,6 +65,6 @@ def _scatter(prim):
     return rule
 
 
-register_batching(ix.gather_p, _gather)
-for _p in (ix.scatter_p, ix.scatter_add_p, ix.scatter_mul_p, ix.scatter_min_p, ix.scatter_max_p):
+register_batching(indexing.gather_p, _gather)
+for _p in (indexing.scatter_p, indexing.scatter_add_p, indexing.scatter_mul_p, indexing.scatter_min_p, indexing.scatter_max_p):
     register_batching(_p, _scatter(_p))

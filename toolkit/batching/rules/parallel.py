@@ -26,7 +26,7 @@ from toolkit.batching.interpret import (
     staged,
 )
 from toolkit.batching.registry import register_batching
-from toolkit.lax import parallel as par
+from toolkit.lax import parallel
 
 
 def _same_dim(prim):
@@ -36,34 +36,34 @@ def _same_dim(prim):
     return rule
 
 
-for _p in (par.psum_p, par.psum_invariant_p, par.pmax_p, par.pmin_p, par.pvary_p, par.ppermute_p):
+for _p in (parallel.psum_p, parallel.psum_invariant_p, parallel.pmax_p, parallel.pmin_p, parallel.pvary_p, parallel.ppermute_p):
     register_batching(_p, _same_dim(_p))
 
 
 def _all_gather(batch_axis, args, dims, **params):
     x = moveaxis(args[0], dims[0], 0)
-    return par.all_gather_p.bind(x, **dict(params, axis=params["axis"] + 1)), 0
+    return parallel.all_gather_p.bind(x, **dict(params, axis=params["axis"] + 1)), 0
 
 
 def _psum_scatter(batch_axis, args, dims, **params):
     x = moveaxis(args[0], dims[0], 0)
-    return par.psum_scatter_p.bind(x, **dict(params, scatter_dimension=params["scatter_dimension"] + 1)), 0
+    return parallel.psum_scatter_p.bind(x, **dict(params, scatter_dimension=params["scatter_dimension"] + 1)), 0
 
 
 def _all_to_all(batch_axis, args, dims, **params):
     x = moveaxis(args[0], dims[0], 0)
-    return par.all_to_all_p.bind(x, **dict(params, split_axis=params["split_axis"] + 1,
+    return parallel.all_to_all_p.bind(x, **dict(params, split_axis=params["split_axis"] + 1,
                                            concat_axis=params["concat_axis"] + 1)), 0
 
 
 def _axis_index(batch_axis, args, dims, **params):  # no operands: never batched
-    return par.axis_index_p.bind(**params), None
+    return parallel.axis_index_p.bind(**params), None
 
 
-register_batching(par.all_gather_p, _all_gather)
-register_batching(par.psum_scatter_p, _psum_scatter)
-register_batching(par.all_to_all_p, _all_to_all)
-register_batching(par.axis_index_p, _axis_index)
+register_batching(parallel.all_gather_p, _all_gather)
+register_batching(parallel.psum_scatter_p, _psum_scatter)
+register_batching(parallel.all_to_all_p, _all_to_all)
+register_batching(parallel.axis_index_p, _axis_index)
 
 
 def _shard_map(axis, args, dims, *, body, mesh, in_specs, out_specs, manual_axes, check_vma):

@@ -14,17 +14,17 @@ from toolkit.batching.interpret import moveaxis
 from toolkit.batching.registry import register_batching
 from toolkit.core.avals import aval_of
 from toolkit.lax import random_bits
-from toolkit.lax import structural as st
+from toolkit.lax import structural
 
 
 def _rng_bit_generator(axis, args, dims, *, shape, dtype, algorithm):
     keys = moveaxis(args[0], dims[0], 0)
     key_len = aval_of(keys).shape[1]
-    key = st.reshape(st.slice(keys, (0, 0), (1, key_len)), (key_len,))
+    key = structural.reshape(structural.slice(keys, (0, 0), (1, key_len)), (key_len,))
     new_key, bits = random_bits.rng_bit_generator_p.bind(key, shape=(axis.size,) + tuple(shape), dtype=dtype,
                                                          algorithm=algorithm)
     zero = np.zeros((), np.int32)
-    new_keys = st.dynamic_update_slice(keys, st.reshape(new_key, (1, key_len)), (zero, zero))
+    new_keys = structural.dynamic_update_slice(keys, structural.reshape(new_key, (1, key_len)), (zero, zero))
     return [new_keys, bits], [0, 0]
 
 

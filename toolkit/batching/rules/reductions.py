@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from toolkit.batching.registry import register_batching
-from toolkit.lax import reductions as rd
+from toolkit.lax import reductions
 
 
 def _shift(axes, d):
@@ -28,8 +28,8 @@ def _arg(prim):
     return rule
 
 
-for _p in (rd.reduce_sum_p, rd.reduce_prod_p, rd.reduce_max_p, rd.reduce_min_p, rd.reduce_and_p, rd.reduce_or_p,
-           rd.reduce_xor_p):
+for _p in (reductions.reduce_sum_p, reductions.reduce_prod_p, reductions.reduce_max_p, reductions.reduce_min_p, reductions.reduce_and_p, reductions.reduce_or_p,
+           reductions.reduce_xor_p):
     register_batching(_p, _reduction(_p))
-for _p in (rd.argmax_p, rd.argmin_p):
+for _p in (reductions.argmax_p, reductions.argmin_p):
     register_batching(_p, _arg(_p))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from toolkit.batching.interpret import ndim_of
 from toolkit.batching.registry import register_batching
-from toolkit.lax import sharding as sh
+from toolkit.lax import sharding as lax_sharding
 
 
 def batched_spec(spec, ndim: int, d: int, spmd_axis_name):
@@ -24,7 +24,7 @@ def _constraint(axis, args, dims, *, sharding):
                                   "batched (only NamedSharding says where a new dimension goes)")
     spec = batched_spec(sharding.spec, ndim_of(x) - 1, d, axis.spmd_axis_name)
     new = NamedSharding(sharding.mesh, spec, memory_kind=getattr(sharding, "_memory_kind", None))
-    return sh.sharding_constraint_p.bind(x, sharding=new), d
+    return lax_sharding.sharding_constraint_p.bind(x, sharding=new), d
 
 
-register_batching(sh.sharding_constraint_p, _constraint)
+register_batching(lax_sharding.sharding_constraint_p, _constraint)

@@ -15,13 +15,13 @@ from jaxlib.mlir.dialects import stablehlo
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray
 from toolkit.core.shape_poly import definitely_equal, is_symbolic_dim
-from toolkit.lax import control_flow as cf
+from toolkit.lax import control_flow
 from toolkit.lowering.registry import register_lowering
 from toolkit.lowering.rules.structural import dynamic_slice, reshape_to
 from toolkit.lowering.types import tensor_type
 
 
-@register_lowering(cf.cond_p)
+@register_lowering(control_flow.cond_p)
 def _cond(ctx, index, *operands, branches):
     case = stablehlo.CaseOp(ctx.out_types, index, len(branches))
     for region, program in zip(case.regions, branches):
@@ -31,7 +31,7 @@ def _cond(ctx, index, *operands, branches):
     return list(case.results)
 
 
-@register_lowering(cf.while_p)
+@register_lowering(control_flow.while_p)
 def _while(ctx, *operands, cond_program, body_program, cond_nconsts, body_nconsts):
     types = [tensor_type(a) for a in ctx.avals_in]
     loop = stablehlo.WhileOp(types, list(operands))
@@ -61,7 +61,7 @@ def _dim_i32(ctx, d) -> ir.Value:
     return stablehlo.ConvertOp(tensor_type(ShapedArray((), dtypes.int32)), ctx.dim_value(d)).result
 
 
-@register_lowering(cf.scan_p)
+@register_lowering(control_flow.scan_p)
 def _scan(ctx, *operands, body, num_carry, num_consts, length, reverse, unroll):
     # Loop state: (counter, carry..., ys buffers..., xs..., consts...). The counter runs 0..length-1;
     # the slot it reads and writes is the counter, or length-1-counter when reversed.

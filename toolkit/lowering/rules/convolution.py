@@ -7,7 +7,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from toolkit.core.avals import is_static_shape
-from toolkit.lax import convolution as cv
+from toolkit.lax import convolution
 from toolkit.lowering.registry import register_lowering
 
 
@@ -19,7 +19,7 @@ def precision_config(precision) -> ir.ArrayAttr | None:
     return ir.ArrayAttr.get([stablehlo.PrecisionAttr.get(p) for p in pair])
 
 
-@register_lowering(cv.conv_general_dilated_p)
+@register_lowering(convolution.conv_general_dilated_p)
 def _conv(ctx, lhs, rhs, *, window_strides, padding, lhs_dilation, rhs_dilation, dimension_numbers,
           feature_group_count, batch_group_count, precision, preferred_element_type):
     lhs_spec, rhs_spec, out_spec = dimension_numbers

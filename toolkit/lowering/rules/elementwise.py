@@ -6,28 +6,28 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import chlo, stablehlo
 
 from toolkit.core import dtypes
-from toolkit.lax import elementwise as ew
+from toolkit.lax import elementwise
 from toolkit.lowering.registry import register_lowering
 
 _ONE_TO_ONE = {
-    ew.neg_p: stablehlo.NegOp, ew.sign_p: stablehlo.SignOp, ew.floor_p: stablehlo.FloorOp,
-    ew.ceil_p: stablehlo.CeilOp, ew.exp_p: stablehlo.ExpOp, ew.log_p: stablehlo.LogOp,
-    ew.log1p_p: stablehlo.Log1pOp, ew.expm1_p: stablehlo.Expm1Op, ew.tanh_p: stablehlo.TanhOp,
-    ew.logistic_p: stablehlo.LogisticOp, ew.sin_p: stablehlo.SineOp, ew.cos_p: stablehlo.CosineOp,
-    ew.tan_p: stablehlo.TanOp, ew.sqrt_p: stablehlo.SqrtOp, ew.rsqrt_p: stablehlo.RsqrtOp,
-    ew.cbrt_p: stablehlo.CbrtOp, ew.not_p: stablehlo.NotOp, ew.population_count_p: stablehlo.PopulationCountOp,
-    ew.clz_p: stablehlo.ClzOp, ew.is_finite_p: stablehlo.IsFiniteOp,
-    ew.asin_p: chlo.AsinOp, ew.acos_p: chlo.AcosOp, ew.atan_p: chlo.AtanOp, ew.sinh_p: chlo.SinhOp,
-    ew.cosh_p: chlo.CoshOp, ew.asinh_p: chlo.AsinhOp, ew.acosh_p: chlo.AcoshOp, ew.atanh_p: chlo.AtanhOp,
-    ew.erf_p: chlo.ErfOp, ew.erfc_p: chlo.ErfcOp, ew.erf_inv_p: chlo.ErfInvOp, ew.lgamma_p: chlo.LgammaOp,
-    ew.digamma_p: chlo.DigammaOp, ew.conj_p: chlo.ConjOp,
-    ew.add_p: stablehlo.AddOp, ew.sub_p: stablehlo.SubtractOp, ew.mul_p: stablehlo.MulOp,
-    ew.div_p: stablehlo.DivOp, ew.rem_p: stablehlo.RemOp, ew.pow_p: stablehlo.PowOp,
-    ew.max_p: stablehlo.MaxOp, ew.min_p: stablehlo.MinOp, ew.and_p: stablehlo.AndOp,
-    ew.or_p: stablehlo.OrOp, ew.xor_p: stablehlo.XorOp, ew.atan2_p: stablehlo.Atan2Op,
-    ew.nextafter_p: chlo.NextAfterOp, ew.shift_left_p: stablehlo.ShiftLeftOp,
-    ew.shift_right_arithmetic_p: stablehlo.ShiftRightArithmeticOp,
-    ew.shift_right_logical_p: stablehlo.ShiftRightLogicalOp,
+    elementwise.neg_p: stablehlo.NegOp, elementwise.sign_p: stablehlo.SignOp, elementwise.floor_p: stablehlo.FloorOp,
+    elementwise.ceil_p: stablehlo.CeilOp, elementwise.exp_p: stablehlo.ExpOp, elementwise.log_p: stablehlo.LogOp,
+    elementwise.log1p_p: stablehlo.Log1pOp, elementwise.expm1_p: stablehlo.Expm1Op, elementwise.tanh_p: stablehlo.TanhOp,
+    elementwise.logistic_p: stablehlo.LogisticOp, elementwise.sin_p: stablehlo.SineOp, elementwise.cos_p: stablehlo.CosineOp,
+    elementwise.tan_p: stablehlo.TanOp, elementwise.sqrt_p: stablehlo.SqrtOp, elementwise.rsqrt_p: stablehlo.RsqrtOp,
+    elementwise.cbrt_p: stablehlo.CbrtOp, elementwise.not_p: stablehlo.NotOp, elementwise.population_count_p: stablehlo.PopulationCountOp,
+    elementwise.clz_p: stablehlo.ClzOp, elementwise.is_finite_p: stablehlo.IsFiniteOp,
+    elementwise.asin_p: chlo.AsinOp, elementwise.acos_p: chlo.AcosOp, elementwise.atan_p: chlo.AtanOp, elementwise.sinh_p: chlo.SinhOp,
+    elementwise.cosh_p: chlo.CoshOp, elementwise.asinh_p: chlo.AsinhOp, elementwise.acosh_p: chlo.AcoshOp, elementwise.atanh_p: chlo.AtanhOp,
+    elementwise.erf_p: chlo.ErfOp, elementwise.erfc_p: chlo.ErfcOp, elementwise.erf_inv_p: chlo.ErfInvOp, elementwise.lgamma_p: chlo.LgammaOp,
+    elementwise.digamma_p: chlo.DigammaOp, elementwise.conj_p: chlo.ConjOp,
+    elementwise.add_p: stablehlo.AddOp, elementwise.sub_p: stablehlo.SubtractOp, elementwise.mul_p: stablehlo.MulOp,
+    elementwise.div_p: stablehlo.DivOp, elementwise.rem_p: stablehlo.RemOp, elementwise.pow_p: stablehlo.PowOp,
+    elementwise.max_p: stablehlo.MaxOp, elementwise.min_p: stablehlo.MinOp, elementwise.and_p: stablehlo.AndOp,
+    elementwise.or_p: stablehlo.OrOp, elementwise.xor_p: stablehlo.XorOp, elementwise.atan2_p: stablehlo.Atan2Op,
+    elementwise.nextafter_p: chlo.NextAfterOp, elementwise.shift_left_p: stablehlo.ShiftLeftOp,
+    elementwise.shift_right_arithmetic_p: stablehlo.ShiftRightArithmeticOp,
+    elementwise.shift_right_logical_p: stablehlo.ShiftRightLogicalOp,
 }
 
 
@@ -54,7 +54,7 @@ for _primitive, _op in _ONE_TO_ONE.items():
     register_lowering(_primitive)(_typed_rule(_op))
 
 
-@register_lowering(ew.exp2_p)
+@register_lowering(elementwise.exp2_p)
 def _exp2(ctx, x):
     # 2**x = exp(x * ln 2)
     import math
@@ -63,33 +63,33 @@ def _exp2(ctx, x):
     return stablehlo.ExpOp(stablehlo.MulOp(x, ln2).result).result
 
 
-@register_lowering(ew.abs_p)
+@register_lowering(elementwise.abs_p)
 def _abs(ctx, x):
     # abs of complex is real-valued; type inference of the builder assumes otherwise.
     return ir.Operation.create("stablehlo.abs", results=[ctx.out_type], operands=[x]).result
 
 
-@register_lowering(ew.real_p)
+@register_lowering(elementwise.real_p)
 def _real(ctx, x):
     return stablehlo.RealOp(x).result
 
 
-@register_lowering(ew.imag_p)
+@register_lowering(elementwise.imag_p)
 def _imag(ctx, x):
     return stablehlo.ImagOp(x).result
 
 
-@register_lowering(ew.complex_p)
+@register_lowering(elementwise.complex_p)
 def _complex(ctx, x, y):
     return stablehlo.ComplexOp(x, y).result
 
 
-@register_lowering(ew.round_p)
+@register_lowering(elementwise.round_p)
 def _round(ctx, x, *, rounding_method):
     return (stablehlo.RoundNearestEvenOp(x) if rounding_method == 1 else stablehlo.RoundOp(x)).result
 
 
-_DIRECTIONS = {ew.eq_p: "EQ", ew.ne_p: "NE", ew.lt_p: "LT", ew.le_p: "LE", ew.gt_p: "GT", ew.ge_p: "GE"}
+_DIRECTIONS = {elementwise.eq_p: "EQ", elementwise.ne_p: "NE", elementwise.lt_p: "LT", elementwise.le_p: "LE", elementwise.gt_p: "GT", elementwise.ge_p: "GE"}
 
 
 def compare_type(dtype) -> str:
@@ -112,7 +112,7 @@ for _primitive, _direction in _DIRECTIONS.items():
     register_lowering(_primitive)(_compare_rule(_direction))
 
 
-@register_lowering(ew.integer_pow_p)
+@register_lowering(elementwise.integer_pow_p)
 def _integer_pow(ctx, x, *, y):
     # Square-and-multiply, as JAX does: log2(y) multiplies.
     aval = ctx.avals_in[0]
@@ -133,7 +133,7 @@ def _integer_pow(ctx, x, *, y):
     return result
 
 
-@register_lowering(ew.select_n_p)
+@register_lowering(elementwise.select_n_p)
 def _select_n(ctx, which, *cases):
     which_aval = ctx.avals_in[0]
     if which_aval.shape != ctx.avals_out[0].shape:
@@ -157,12 +157,12 @@ def _select_tree(ctx, which, cases, offset):
     return stablehlo.SelectOp(pred, low, high).result
 
 
-@register_lowering(ew.clamp_p)
+@register_lowering(elementwise.clamp_p)
 def _clamp(ctx, lo, x, hi):
     return stablehlo.ClampOp(lo, x, hi).result
 
 
-@register_lowering(ew.convert_element_type_p)
+@register_lowering(elementwise.convert_element_type_p)
 def _convert(ctx, x, *, new_dtype, weak_type):
     src = ctx.avals_in[0].dtype
     if src == new_dtype:
@@ -180,6 +180,6 @@ def _convert(ctx, x, *, new_dtype, weak_type):
     return stablehlo.ConvertOp(ctx.out_type, x).result
 
 
-@register_lowering(ew.bitcast_convert_type_p)
+@register_lowering(elementwise.bitcast_convert_type_p)
 def _bitcast(ctx, x, *, new_dtype):
     return stablehlo.BitcastConvertOp(ctx.out_type, x).result

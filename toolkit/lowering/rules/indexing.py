@@ -14,7 +14,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray, is_static_shape
-from toolkit.lax import indexing as ix
+from toolkit.lax import indexing
 from toolkit.lowering.registry import register_lowering
 from toolkit.lowering.rules.elementwise import compare_type
 from toolkit.lowering.rules.structural import assert_dim_at_least
@@ -57,14 +57,14 @@ def _gather_op(ctx, operand, indices, dn, slice_sizes, indices_are_sorted, out_t
                                      indices_are_sorted=indices_are_sorted, results=[out_type]).result
 
 
-@register_lowering(ix.gather_p)
+@register_lowering(indexing.gather_p)
 def _gather(ctx, operand, indices, *, dimension_numbers, slice_sizes, indices_are_sorted, unique_indices, mode,
             fill_value):
     dn = dimension_numbers
     for axis, (size, dim) in enumerate(zip(slice_sizes, ctx.avals_in[0].shape)):
         assert_dim_at_least(ctx, dim, size, f"gather: slice size of operand dimension {axis}")
     out = _gather_op(ctx, operand, indices, dn, slice_sizes, indices_are_sorted, ctx.out_type)
-    if mode is not ix.GatherScatterMode.FILL_OR_DROP:
+    if mode is not indexing.GatherScatterMode.FILL_OR_DROP:
         return out
     operand_aval, indices_aval = ctx.avals_in
     out_aval = ctx.avals_out[0]
@@ -82,17 +82,17 @@ def _gather(ctx, operand, indices, *, dimension_numbers, slice_sizes, indices_ar
         stablehlo.ReturnOp([stablehlo.AndOp(*block.arguments).result])
     batch_positions = [i for i in range(out_aval.ndim) if i not in dn.offset_dims]
     mask = ctx.broadcast(reduce.result, out_aval.update(dtype=dtypes.bool_), batch_positions)
-    fill = ix.default_fill_value(out_aval.dtype) if fill_value is None else fill_value
+    fill = indexing.default_fill_value(out_aval.dtype) if fill_value is None else fill_value
     fill = ctx.broadcast(ctx.constant(fill, out_aval.update(shape=(), weak_type=False)), out_aval)
     return stablehlo.SelectOp(mask, out, fill).result
 
 
 _COMBINERS = {
-    ix.scatter_p: None,
-    ix.scatter_add_p: stablehlo.AddOp,
-    ix.scatter_mul_p: stablehlo.MulOp,
-    ix.scatter_min_p: stablehlo.MinOp,
-    ix.scatter_max_p: stablehlo.MaxOp,
+    indexing.scatter_p: None,
+    indexing.scatter_add_p: stablehlo.AddOp,
+    indexing.scatter_mul_p: stablehlo.MulOp,
+    indexing.scatter_min_p: stablehlo.MinOp,
+    indexing.scatter_max_p: stablehlo.MaxOp,
 }
 
 
@@ -102,7 +102,7 @@ def _scatter_rule(combiner):
         operand_aval, indices_aval, updates_aval = ctx.avals_in
         for axis, (size, dim) in enumerate(zip(_window_sizes(dn, operand_aval, updates_aval), operand_aval.shape)):
             assert_dim_at_least(ctx, dim, size, f"scatter: update window of operand dimension {axis}")
-        if mode is ix.GatherScatterMode.CLIP:
+        if mode is indexing.GatherScatterMode.CLIP:
             # Clamp each start so its whole window fits: [0, dim - window size].
             window_sizes = _window_sizes(dn, operand_aval, updates_aval)
             upper = [operand_aval.shape[d] - window_sizes[d] for d in dn.scatter_dims_to_operand_dims]

@@ -20,7 +20,7 @@ from jaxlib.mlir.dialects import sdy, stablehlo
 
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray
-from toolkit.lax import parallel as par
+from toolkit.lax import parallel
 from toolkit.lowering.registry import register_lowering
 from toolkit.lowering.types import tensor_type
 from toolkit.shard import NamedSharding
@@ -135,28 +135,28 @@ def _or_for_bool(aval, combine):
     return combine
 
 
-@register_lowering(par.psum_p)
-@register_lowering(par.psum_invariant_p)
+@register_lowering(parallel.psum_p)
+@register_lowering(parallel.psum_invariant_p)
 def _psum(ctx, x, *, axes, env):
     return _all_reduce(ctx, x, axes, env, _or_for_bool(ctx.avals_in[0], _combine_add))
 
 
-@register_lowering(par.pmax_p)
+@register_lowering(parallel.pmax_p)
 def _pmax(ctx, x, *, axes, env):
     return _all_reduce(ctx, x, axes, env, _or_for_bool(ctx.avals_in[0], _combine_max))
 
 
-@register_lowering(par.pmin_p)
+@register_lowering(parallel.pmin_p)
 def _pmin(ctx, x, *, axes, env):
     return _all_reduce(ctx, x, axes, env, _or_for_bool(ctx.avals_in[0], _combine_min))
 
 
-@register_lowering(par.pvary_p)
+@register_lowering(parallel.pvary_p)
 def _pvary(ctx, x, *, axes, env):
     return x
 
 
-@register_lowering(par.all_gather_p)
+@register_lowering(parallel.all_gather_p)
 def _all_gather(ctx, x, *, axes, env, axis, tiled):
     aval = ctx.avals_in[0]
     if not tiled:  # as JAX: insert the new axis with size 1, then gather along it
@@ -170,7 +170,7 @@ def _all_gather(ctx, x, *, axes, env, axis, tiled):
     return op.results[0]
 
 
-@register_lowering(par.psum_scatter_p)
+@register_lowering(parallel.psum_scatter_p)
 def _psum_scatter(ctx, x, *, axes, env, scatter_dimension, tiled):
     aval, out = ctx.avals_in[0], ctx.avals_out[0]
     scattered = out
@@ -187,7 +187,7 @@ def _psum_scatter(ctx, x, *, axes, env, scatter_dimension, tiled):
     return result
 
 
-@register_lowering(par.ppermute_p)
+@register_lowering(parallel.ppermute_p)
 def _ppermute(ctx, x, *, axes, env, perm):
     groups = env.groups(axes)
     pairs = []
@@ -199,7 +199,7 @@ def _ppermute(ctx, x, *, axes, env, perm):
     return stablehlo.CollectivePermuteOp(x, attr, channel_handle=_channel()).result
 
 
-@register_lowering(par.all_to_all_p)
+@register_lowering(parallel.all_to_all_p)
 def _all_to_all(ctx, x, *, axes, env, split_axis, concat_axis):
     groups = env.groups(axes)
     if len(groups[0]) == 1:
@@ -209,7 +209,7 @@ def _all_to_all(ctx, x, *, axes, env, split_axis, concat_axis):
     return op.results[0]
 
 
-@register_lowering(par.axis_index_p)
+@register_lowering(parallel.axis_index_p)
 def _axis_index(ctx, *, axes, env):
     mctx = ctx.module_context
     if tuple(env.manual) != tuple(env.names) and mctx.partitioner == "shardy":

@@ -11,14 +11,14 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from toolkit.core.avals import is_static_shape
-from toolkit.lax import random_bits as rb
+from toolkit.lax import random_bits
 from toolkit.lowering.registry import register_lowering
 
-_ALGORITHMS = {rb.RandomAlgorithm.RNG_DEFAULT: "DEFAULT", rb.RandomAlgorithm.RNG_THREE_FRY: "THREE_FRY",
-               rb.RandomAlgorithm.RNG_PHILOX: "PHILOX"}
+_ALGORITHMS = {random_bits.RandomAlgorithm.RNG_DEFAULT: "DEFAULT", random_bits.RandomAlgorithm.RNG_THREE_FRY: "THREE_FRY",
+               random_bits.RandomAlgorithm.RNG_PHILOX: "PHILOX"}
 
 
-@register_lowering(rb.rng_bit_generator_p)
+@register_lowering(random_bits.rng_bit_generator_p)
 def _rng_bit_generator(ctx, key, *, shape, dtype, algorithm):
     u32, u64 = ir.IntegerType.get_unsigned(32), ir.IntegerType.get_unsigned(64)
     key_type, bits_type = ctx.out_types

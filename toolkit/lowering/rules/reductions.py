@@ -7,7 +7,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from toolkit.core import dtypes
-from toolkit.lax import reductions as rd
+from toolkit.lax import reductions
 from toolkit.lowering.registry import register_lowering
 from toolkit.lowering.rules.elementwise import compare_type
 from toolkit.lowering.types import tensor_type
@@ -53,9 +53,9 @@ def _rule(kind: str):
     return rule
 
 
-for _p, _kind in ((rd.reduce_sum_p, "sum"), (rd.reduce_prod_p, "prod"), (rd.reduce_max_p, "max"),
-                  (rd.reduce_min_p, "min"), (rd.reduce_and_p, "and"), (rd.reduce_or_p, "or"),
-                  (rd.reduce_xor_p, "xor")):
+for _p, _kind in ((reductions.reduce_sum_p, "sum"), (reductions.reduce_prod_p, "prod"), (reductions.reduce_max_p, "max"),
+                  (reductions.reduce_min_p, "min"), (reductions.reduce_and_p, "and"), (reductions.reduce_or_p, "or"),
+                  (reductions.reduce_xor_p, "xor")):
     register_lowering(_p)(_rule(_kind))
 
 
@@ -93,5 +93,5 @@ def _arg_rule(is_max: bool):
     return rule
 
 
-register_lowering(rd.argmax_p)(_arg_rule(True))
-register_lowering(rd.argmin_p)(_arg_rule(False))
+register_lowering(reductions.argmax_p)(_arg_rule(True))
+register_lowering(reductions.argmin_p)(_arg_rule(False))

@@ -7,7 +7,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import chlo, stablehlo
 
 from toolkit.core import dtypes
-from toolkit.lax import sorting as so
+from toolkit.lax import sorting
 from toolkit.lowering.registry import register_lowering
 from toolkit.lowering.rules.elementwise import compare_type
 from toolkit.lowering.rules.structural import assert_dim_at_least
@@ -40,7 +40,7 @@ def _less_and_equal(a, b, dtype, need_equal: bool = True) -> tuple[ir.Value, ir.
     return _cmp(a, b, "LT", dtype), _cmp(a, b, "EQ", dtype) if need_equal else None
 
 
-@register_lowering(so.sort_p)
+@register_lowering(sorting.sort_p)
 def _sort(ctx, *operands, dimension, is_stable, num_keys):
     op = stablehlo.SortOp(ctx.out_types, list(operands), dimension=dimension, is_stable=is_stable)
     scalar_types = []
@@ -60,7 +60,7 @@ def _sort(ctx, *operands, dimension, is_stable, num_keys):
     return list(op.results)
 
 
-@register_lowering(so.top_k_p)
+@register_lowering(sorting.top_k_p)
 def _top_k(ctx, operand, *, k):
     assert_dim_at_least(ctx, ctx.avals_in[0].shape[-1], k, f"top_k: k={k} and the last dimension")
     op = chlo.TopKOp(operand, k, results=ctx.out_types)

@@ -7,31 +7,31 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from toolkit.core.avals import is_static_shape
-from toolkit.lax import structural as st
+from toolkit.lax import structural
 from toolkit.core.shape_poly import InconclusiveDimensionOperation
 from toolkit.lowering import dims
 from toolkit.lowering.registry import register_lowering
 from toolkit.lowering.types import tensor_type
 
 
-@register_lowering(st.broadcast_in_dim_p)
+@register_lowering(structural.broadcast_in_dim_p)
 def _broadcast_in_dim(ctx, x, *, shape, broadcast_dimensions):
     return ctx.broadcast(x, ctx.avals_out[0], broadcast_dimensions)
 
 
-@register_lowering(st.reshape_p)
+@register_lowering(structural.reshape_p)
 def _reshape(ctx, x, *, new_sizes):
     if is_static_shape(new_sizes):
         return stablehlo.ReshapeOp(ctx.out_type, x).result
     return stablehlo.DynamicReshapeOp(ctx.out_type, x, ctx.shape_value(new_sizes)).result
 
 
-@register_lowering(st.transpose_p)
+@register_lowering(structural.transpose_p)
 def _transpose(ctx, x, *, permutation):
     return stablehlo.TransposeOp(x, list(permutation)).result
 
 
-@register_lowering(st.slice_p)
+@register_lowering(structural.slice_p)
 def _slice(ctx, x, *, start_indices, limit_indices, strides):
     strides = strides or (1,) * len(start_indices)
     for axis, (limit, size) in enumerate(zip(limit_indices, ctx.avals_in[0].shape)):
@@ -42,7 +42,7 @@ def _slice(ctx, x, *, start_indices, limit_indices, strides):
                                         ctx.shape_value(limit_indices), ctx.shape_value(strides)).result
 
 
-@register_lowering(st.pad_p)
+@register_lowering(structural.pad_p)
 def _pad(ctx, x, padding_value, *, padding_config):
     lows, highs, interiors = zip(*padding_config) if padding_config else ((), (), ())
     # Static padding amounts give a static pad even of a symbolic operand (its result type keeps the `?`),
@@ -53,22 +53,22 @@ def _pad(ctx, x, padding_value, *, padding_config):
                                   ctx.shape_value(interiors)).result
 
 
-@register_lowering(st.concatenate_p)
+@register_lowering(structural.concatenate_p)
 def _concatenate(ctx, *xs, dimension):
     return stablehlo.ConcatenateOp(list(xs), dimension).result
 
 
-@register_lowering(st.rev_p)
+@register_lowering(structural.rev_p)
 def _rev(ctx, x, *, dimensions):
     return stablehlo.ReverseOp(x, list(dimensions)).result
 
 
-@register_lowering(st.iota_p)
+@register_lowering(structural.iota_p)
 def _iota(ctx, *, dtype, shape, dimension):
     return ctx.iota(ctx.avals_out[0], dimension)
 
 
-@register_lowering(st.dimension_size_p)
+@register_lowering(structural.dimension_size_p)
 def _dimension_size(ctx, *, dimension, dtype):
     value = ctx.dim_value(dimension)  # tensor<i64>
     return value if dtype == np.int64 else stablehlo.ConvertOp(ctx.out_type, value).result
@@ -125,14 +125,14 @@ def dynamic_slice(ctx, x, x_aval, indices, slice_sizes, out_aval) -> ir.Value:
                                         ctx.shape_value((1,) * len(indices))).result
 
 
-@register_lowering(st.dynamic_slice_p)
+@register_lowering(structural.dynamic_slice_p)
 def _dynamic_slice(ctx, x, *indices, slice_sizes):
     for axis, (size, dim) in enumerate(zip(slice_sizes, ctx.avals_in[0].shape)):
         assert_dim_at_least(ctx, dim, size, f"dynamic_slice: slice size of dimension {axis}")
     return dynamic_slice(ctx, x, ctx.avals_in[0], _same_index_type(ctx, indices, 1), slice_sizes, ctx.avals_out[0])
 
 
-@register_lowering(st.dynamic_update_slice_p)
+@register_lowering(structural.dynamic_update_slice_p)
 def _dynamic_update_slice(ctx, x, update, *indices):
     for axis, (size, dim) in enumerate(zip(ctx.avals_in[1].shape, ctx.avals_in[0].shape)):
         assert_dim_at_least(ctx, dim, size, f"dynamic_update_slice: update size of dimension {axis}")

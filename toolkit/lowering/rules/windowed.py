@@ -8,7 +8,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
 from toolkit.core.avals import is_static_shape
-from toolkit.lax import windowed as wd
+from toolkit.lax import windowed
 from toolkit.lowering.registry import register_lowering
 from toolkit.lowering.types import tensor_type
 
@@ -27,7 +27,7 @@ def _scalar_types(ctx, n: int) -> list[ir.Type]:
     return [tensor_type(a.update(shape=(), weak_type=False)) for a in ctx.avals_in[:n]]
 
 
-@register_lowering(wd.reduce_p)
+@register_lowering(windowed.reduce_p)
 def _reduce(ctx, *args, computation, dimensions):
     n = len(args) // 2
     op = stablehlo.ReduceOp(ctx.out_types, list(args[:n]), list(args[n:]), list(dimensions))
@@ -35,7 +35,7 @@ def _reduce(ctx, *args, computation, dimensions):
     return list(op.results)
 
 
-@register_lowering(wd.reduce_window_p)
+@register_lowering(windowed.reduce_window_p)
 def _reduce_window(ctx, *args, computation, window_dimensions, window_strides, padding, base_dilation,
                    window_dilation):
     n = len(args) // 2
