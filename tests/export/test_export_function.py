@@ -241,7 +241,7 @@ def test_unstable_custom_calls_are_refused():
 
 
 def test_stable_custom_call_list_matches_the_documented_one():
-    from toolkit.export.export import STABLE_CUSTOM_CALL_TARGETS
+    from toolkit.export.exporting import STABLE_CUSTOM_CALL_TARGETS
     assert {"lapack_dgeqrf_ffi", "lapack_zungqr_ffi", "Sharding", "shape_assertion",
             "stablehlo.dynamic_top_k", "cusolver_syevd_ffi"} <= STABLE_CUSTOM_CALL_TARGETS
     assert "my_unstable_kernel" not in STABLE_CUSTOM_CALL_TARGETS
@@ -311,3 +311,13 @@ def test_main_signature_classifies_arguments():
     assert [a.kind for a in sig.arguments] == ["platform_index", "array"]
     assert [r.name for r in sig.results] == ["result[0]", "result[1]"]
     assert "platform_index" in sig.describe()
+
+
+def test_export_is_the_function_not_a_module():
+    import types
+
+    import toolkit.export
+    from toolkit.export import exporting
+
+    assert callable(toolkit.export.export) and not isinstance(toolkit.export.export, types.ModuleType)
+    assert toolkit.export.export is exporting.export

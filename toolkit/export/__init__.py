@@ -56,7 +56,7 @@ __all__ = [
 # export() and the calling convention (appended by the export-function work).
 from toolkit.export import calling_convention  # noqa: E402
 from toolkit.export.call import call_exported_p  # noqa: E402
-from toolkit.export.export import STABLE_CUSTOM_CALL_TARGETS, export, portable_artifact_target  # noqa: E402
+from toolkit.export.exporting import STABLE_CUSTOM_CALL_TARGETS, export, portable_artifact_target  # noqa: E402
 
 __all__ += ["STABLE_CUSTOM_CALL_TARGETS", "calling_convention", "call_exported_p", "export",
             "portable_artifact_target"]

@@ -259,7 +259,7 @@ def convert_calling_convention(exp: Exported, version: int) -> Exported:
 
 
 def _default_target() -> str:
-    from toolkit.export.export import portable_artifact_target
+    from toolkit.export.exporting import portable_artifact_target
 
     return portable_artifact_target()
 

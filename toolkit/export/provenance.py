@@ -57,7 +57,7 @@ def current(**extra: Any) -> dict[str, Any]:
     from jaxlib.mlir.dialects import stablehlo
 
     import toolkit
-    from toolkit.export.export import portable_artifact_target
+    from toolkit.export.exporting import portable_artifact_target
 
     record = {
         "producer": "toolkit",
