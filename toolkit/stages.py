@@ -832,3 +832,11 @@ def _eager_handler(primitive: Any, args: Sequence[Any], params: dict[str, Any]) 
 
 
 tracing.set_eager_handler(_eager_handler)
+
+
+def _eager_call(fun: Callable[..., Any], *args: Any) -> Any:
+    """Run a whole traceable function eagerly (``lax`` control flow and windowed reductions outside a trace)."""
+    return jit(fun)(*args)
+
+
+tracing.set_eager_call_handler(_eager_call)

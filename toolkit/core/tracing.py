@@ -268,6 +268,27 @@ def set_eager_handler(handler: EagerHandler) -> None:
     _eager_handler = handler
 
 
+EagerCallHandler = Callable[..., Any]
+_eager_call_handler: EagerCallHandler | None = None
+
+
+def set_eager_call_handler(handler: EagerCallHandler) -> None:
+    """Install how a traceable function runs outside a trace (``toolkit.stages`` installs ``jit(fun)(*args)``).
+
+    Ops whose eager form is a whole program (control flow with bodies, reductions with a computation) call
+    :func:`eager_call` instead of binding one primitive, so ``lax`` never imports ``stages``.
+    """
+    global _eager_call_handler
+    _eager_call_handler = handler
+
+
+def eager_call(fun: Callable[..., Any], *args: Any) -> Any:
+    """Run ``fun(*args)`` outside any trace by compiling it as a whole (through the installed handler)."""
+    if _eager_call_handler is None:
+        raise RuntimeError("no eager call handler installed; import toolkit")
+    return _eager_call_handler(fun, *args)
+
+
 def bind(primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
     builder = current_builder()
     if builder is None:

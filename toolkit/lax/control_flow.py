@@ -35,12 +35,6 @@ __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "cond_p", "while
 # --- shared helpers -------------------------------------------------------------
 
 
-def _jit_call(fun: Callable[..., Any], *args: Any) -> Any:
-    """Run ``fun`` (which uses control flow) outside any trace: compile it as a whole."""
-    from toolkit.stages import jit
-    return jit(fun)(*args)
-
-
 def _leaf_aval(x: Any, what: str) -> ShapedArray:
     try:
         return aval_of(x)
@@ -168,7 +162,7 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
         y = toolkit.lax.cond(x.sum() > 0, lambda v: v * 2, lambda v: -v, x)
     """
     if not tracing.is_tracing():
-        return _jit_call(lambda p, ops: cond(p, true_fun, false_fun, *ops), pred, operands)
+        return tracing.eager_call(lambda p, ops: cond(p, true_fun, false_fun, *ops), pred, operands)
     pred_aval = _leaf_aval(pred, "cond's pred")
     if pred_aval.shape != ():
         raise TypeError(f"cond: pred must be a scalar, got {pred_aval.str_short()}")
@@ -194,7 +188,7 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
     if not branches:
         raise ValueError("switch: empty branches sequence")
     if not tracing.is_tracing():
-        return _jit_call(lambda i, ops: switch(i, branches, *ops), index, operands)
+        return tracing.eager_call(lambda i, ops: switch(i, branches, *ops), index, operands)
     index_aval = _leaf_aval(index, "switch's index")
     if index_aval.shape != ():
         raise TypeError(f"switch: the branch index must be a scalar, got {index_aval.str_short()}")
@@ -274,7 +268,7 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
         x = toolkit.lax.while_loop(lambda x: x < 100, lambda x: x * 2, 1)
     """
     if not tracing.is_tracing():
-        return _jit_call(lambda v: while_loop(cond_fun, body_fun, v), init_val)
+        return tracing.eager_call(lambda v: while_loop(cond_fun, body_fun, v), init_val)
     if not callable(cond_fun) or not callable(body_fun):
         raise TypeError("while_loop: cond_fun and body_fun must be callable")
     leaves, tree = tree_util.tree_flatten(init_val)
@@ -343,7 +337,7 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     if unroll is not None and unroll is not False and unroll != 1:
         raise ValueError("Can only use `unroll` in `fori_loop` if the loop bounds are statically known.")
     if not tracing.is_tracing():
-        return _jit_call(lambda lo, hi, v: fori_loop(lo, hi, body_fun, v), lower, upper, init_val)
+        return tracing.eager_call(lambda lo, hi, v: fori_loop(lo, hi, body_fun, v), lower, upper, init_val)
     # A symbolic bound (``x.shape[0]``) is a value computed from the argument shapes.
     lower, upper = (structural.dimension_as_value(v) if is_symbolic_dim(v) else v for v in (lower, upper))
     lo_aval, hi_aval = _leaf_aval(lower, "fori_loop's lower"), _leaf_aval(upper, "fori_loop's upper")
@@ -407,7 +401,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
         h_final, hs = toolkit.lax.scan(step, h0, xs)
     """
     if not tracing.is_tracing():
-        return _jit_call(lambda c, x: scan(f, c, x, length=length, reverse=reverse, unroll=unroll), init, xs)
+        return tracing.eager_call(lambda c, x: scan(f, c, x, length=length, reverse=reverse, unroll=unroll), init, xs)
     if not callable(f):
         raise TypeError(f"scan: f must be callable, got {type(f).__name__}")
     if not isinstance(unroll, (bool, int, np.integer)) or (not isinstance(unroll, bool) and unroll < 1):

@@ -33,10 +33,6 @@ __all__ = ["reduce", "reduce_window", "reduce_window_sum", "reduce_window_max", 
            "cumprod", "cummax", "cummin", "reduce_p", "reduce_window_p"]
 
 
-def _jit_call(fun: Callable[..., Any], *args: Any) -> Any:
-    from toolkit.stages import jit
-    return jit(fun)(*args)
-
 
 def identity_value(kind: str, dtype: np.dtype) -> np.ndarray:
     """The neutral element of ``kind`` (sum, prod, max, min) as a 0-d array of ``dtype``."""
@@ -172,7 +168,7 @@ def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], An
         if reducer is not None:
             return tree_util.tree_unflatten(tree, [reducer(flat_ops[0], dims)])
     if not tracing.is_tracing():
-        return _jit_call(lambda ops, inits: reduce(ops, inits, computation, dims), operands, init_values)
+        return tracing.eager_call(lambda ops, inits: reduce(ops, inits, computation, dims), operands, init_values)
     inits = [_init_as(init, aval, op) for init, aval, op in zip(flat_inits, init_avals, op_avals)]
     _check_operands_inits("reduce", op_avals, [aval_of(i) if not isinstance(i, tracing.Tracer) else i.aval
                                                for i in inits])
@@ -264,7 +260,7 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any
     params = dict(window_dimensions=window_dimensions, window_strides=window_strides, padding=padding,
                   base_dilation=base_dilation, window_dilation=window_dilation)
     if not tracing.is_tracing():
-        return _jit_call(lambda ops, inits: reduce_window(ops, inits, computation, **params), operand, init_value)
+        return tracing.eager_call(lambda ops, inits: reduce_window(ops, inits, computation, **params), operand, init_value)
     inits = [_init_as(init, aval, op) for init, aval, op in zip(flat_inits, init_avals, op_avals)]
     _check_operands_inits("reduce_window", op_avals, _operand_avals(inits, "reduce_window init values"))
     program = _trace_computation("reduce_window", computation, tree, [ShapedArray((), a.dtype) for a in op_avals])
