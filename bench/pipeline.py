@@ -84,7 +84,9 @@ def stage_times(lib, program, args, repeat):
     """Median trace/lower/compile times (a fresh function each time, so no cache answers) and call time."""
     jit = toolkit.jit if lib is toolkit else jax.jit
     block = toolkit.block_until_ready if lib is toolkit else jax.block_until_ready
-    fresh = lambda: jit(program.build(lib))
+    def fresh():
+        return jit(program.build(lib))
+
     trace = median_time(lambda: fresh().trace(*args), repeat)
     lower = median_time(lambda: fresh().trace(*args).lower(), repeat) - trace
     compile_ = median_time(lambda: fresh().trace(*args).lower().compile(), max(3, repeat // 4)) - trace - lower

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Install, then run every test: pytest (unit, corpus, interop) and lit (golden IR tests).
+# Install, lint (ruff, configured in pyproject.toml), then run every test: pytest (unit, corpus, interop) and lit
+# (golden IR tests). Lint errors fail the run before any test starts.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
 . .venv/bin/activate
+ruff check toolkit tests bench scripts || { echo "test.sh: ruff found errors (see above)" >&2; exit 1; }
 status=0
 lit -sv test/lit || status=1
 python -m pytest -q -p no:cacheprovider tests "$@" || status=1

@@ -343,7 +343,9 @@ def make_array_from_process_local_data(sharding: Any, local_data: Any, global_sh
     from toolkit.shard.resolve import resolve_sharding
     fname = "make_array_from_process_local_data"
     leaves, tree = tree_util.tree_flatten(local_data)
-    is_sharding_leaf = (lambda x: x is None or isinstance(x, PartitionSpec) or _is_sharding(x))
+    def is_sharding_leaf(x):
+        return x is None or isinstance(x, PartitionSpec) or _is_sharding(x)
+
     sharding_flat = tree_util.broadcast_prefix(sharding, local_data, is_leaf=is_sharding_leaf)
     sharding_flat = [_check_sharding(resolve_sharding(s, fname) if isinstance(s, PartitionSpec) else s, fname)
                      for s in sharding_flat]

@@ -75,7 +75,7 @@ def test_lowered_backward_pass_recomputes_behind_a_barrier():
 
 def _forward_checkpoint_outputs(text):
     """Number of outputs of the first (forward) checkpoint equation in a printed program."""
-    line = next(l for l in text.splitlines() if "= checkpoint[" in l)
+    line = next(ln for ln in text.splitlines() if "= checkpoint[" in ln)
     return len(re.findall(r"\w+:f32", line.split("=")[0]))
 
 

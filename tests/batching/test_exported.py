@@ -13,7 +13,7 @@ import toolkit.numpy as tnp
 from toolkit import export
 
 jax = pytest.importorskip("jax")
-from jax import export as jexport
+from jax import export as jexport  # noqa: E402
 
 CORPUS = os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared", "corpora", "jax_poly_harness")
 rng = np.random.default_rng(0)

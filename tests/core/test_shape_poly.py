@@ -133,9 +133,9 @@ def _satisfies(constraint, env):
         if symbol in constraint:
             left, right = constraint.split(symbol)
             scope = SymbolicScope()
-            (l,) = symbolic_shape(left, scope=scope)
-            (r,) = symbolic_shape(right, scope=scope)
-            return compare(evaluate(l, env), evaluate(r, env))
+            (lhs,) = symbolic_shape(left, scope=scope)
+            (rhs,) = symbolic_shape(right, scope=scope)
+            return compare(evaluate(lhs, env), evaluate(rhs, env))
     raise AssertionError(constraint)
 
 

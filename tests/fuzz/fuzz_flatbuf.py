@@ -449,7 +449,6 @@ def mutate_tree(schema: Schema, root: Table, rng: Any) -> str:
     site = rng.choice(all_sites)
     value = site.get()
     ftype = site.type
-    scalar = schema.scalar_of(ftype.base)
     pool = strings_of(all_sites)
     what = rng.random()
     if value is None:  # an absent field

@@ -74,7 +74,9 @@ def _transformer(lib):
         h = layer_norm(x, params["ln1_scale"], params["ln1_bias"])
         qkv = h @ params["w_qkv"]
         q, k, v = qkv[..., :dim], qkv[..., dim:2 * dim], qkv[..., 2 * dim:]
-        split = lambda t: jnp.transpose(t.reshape(batch, seq, heads, dim // heads), (0, 2, 1, 3))
+        def split(t):
+            return jnp.transpose(t.reshape(batch, seq, heads, dim // heads), (0, 2, 1, 3))
+
         q, k, v = split(q), split(k), split(v)
         scores = (q @ jnp.swapaxes(k, -1, -2)) / math.sqrt(dim // heads)
         attention = nn.softmax(scores, axis=-1) @ v
@@ -112,7 +114,9 @@ def _transformer_reference(params, x):
     h = layer_norm(x, params["ln1_scale"], params["ln1_bias"])
     qkv = h @ params["w_qkv"]
     q, k, v = qkv[..., :dim], qkv[..., dim:2 * dim], qkv[..., 2 * dim:]
-    split = lambda t: t.reshape(batch, seq, heads, dim // heads).transpose(0, 2, 1, 3)
+    def split(t):
+        return t.reshape(batch, seq, heads, dim // heads).transpose(0, 2, 1, 3)
+
     q, k, v = split(q), split(k), split(v)
     attention = softmax(q @ k.swapaxes(-1, -2) / math.sqrt(dim // heads)) @ v
     x = x + attention.transpose(0, 2, 1, 3).reshape(batch, seq, dim) @ params["w_out"]

@@ -97,7 +97,7 @@ def custom_call(call_target_name: str, result_avals: Any, *operands: Any, has_si
     if isinstance(backend_config, Mapping) and api_version != 4:
         raise ValueError("custom_call: a dict backend_config needs api_version=4 (the typed FFI)")
     prim = effectful_custom_call_p if has_side_effect else custom_call_p
-    layouts = lambda ls: None if ls is None else tuple(tuple(int(d) for d in l) for l in ls)  # noqa: E731
+    layouts = lambda ls: None if ls is None else tuple(tuple(int(d) for d in layout) for layout in ls)  # noqa: E731
     outs = prim.bind(*operands, call_target_name=call_target_name, result_avals=avals,
                      has_side_effect=bool(has_side_effect), backend_config=_freeze_config(backend_config),
                      api_version=int(api_version), operand_layouts=layouts(operand_layouts),

@@ -29,7 +29,9 @@ def main(argv: list[str] | None = None) -> int:
               for m, n in zip(sizes[:-1], sizes[1:])]
     x = rng.standard_normal((2, 8)).astype(np.float32)
 
-    section = lambda title: print(f"\n=== {title} " + "=" * max(0, 60 - len(title)))
+    def section(title):
+        print(f"\n=== {title} " + "=" * max(0, 60 - len(title)))
+
     f = toolkit.jit(mlp)
 
     traced = f.trace(params, x)

@@ -214,11 +214,11 @@ def _scan_jvp(primals, tangents, *, body, num_carry, num_consts, length, reverse
 
         def step(*args: Any, mask=list(carry_nonzero), grown=grown, ys_nonzero=ys_nonzero) -> list[Any]:
             args = list(args)
-            c = args[:num_carry]; args = args[num_carry:]
-            ct = args[:sum(mask)]; args = args[sum(mask):]
-            x = args[:len(xs)]; args = args[len(xs):]
-            xt = args[:sum(xs_nonzero)]; args = args[sum(xs_nonzero):]
-            k = args[:num_consts]; kt = args[num_consts:]
+            c, args = args[:num_carry], args[num_carry:]
+            ct, args = args[:sum(mask)], args[sum(mask):]
+            x, args = args[:len(xs)], args[len(xs):]
+            xt, args = args[:sum(xs_nonzero)], args[sum(xs_nonzero):]
+            k, kt = args[:num_consts], args[num_consts:]
             outs, out_ts = jvp_program(body, c + x + k, _fill(mask, ct, carry_avals) + _fill(xs_nonzero, xt, x_avals)
                                        + _fill(consts_nonzero, kt, const_avals))
             for i in range(num_carry):
@@ -282,10 +282,10 @@ def _scan_vjp_backward(residuals, active, cotangents, *, body, num_carry, num_co
     def step(*args: Any) -> list[Any]:
         args = list(args)
         n_ct, n_acc = len(ct_carry), len(accumulators)
-        ct_c = args[:n_ct]; acc = args[n_ct:n_ct + n_acc]; args = args[n_ct + n_acc:]
-        c = args[:num_carry]; args = args[num_carry:]
-        x = args[:len(xs)]; args = args[len(xs):]
-        ct_y = args[:len(ct_ys)]; k = args[len(ct_ys):]
+        ct_c, acc, args = args[:n_ct], args[n_ct:n_ct + n_acc], args[n_ct + n_acc:]
+        c, args = args[:num_carry], args[num_carry:]
+        x, args = args[:len(xs)], args[len(xs):]
+        ct_y, k = args[:len(ct_ys)], args[len(ct_ys):]
         _, backward = vjp_program(body, c + x + k, body_active)
         cts = backward(_fill(carry_diff, ct_c, carry_avals) + _fill(ys_diff, ct_y, y_avals))
         ct_c_prev = [instantiate(ct) for ct, d in zip(cts[:num_carry], carry_diff) if d]

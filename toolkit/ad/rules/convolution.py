@@ -49,7 +49,7 @@ def _transpose_lhs(ct, lhs_aval, rhs, params):
     rhs_dilated = _dilated(window, params["rhs_dilation"])
     out_dilated = _dilated(out_spatial, params["window_strides"])
     before = [r - lo - 1 for r, (lo, _) in zip(rhs_dilated, params["padding"])]
-    after = [l + r - 1 - o - b for l, r, o, b in zip(lhs_dilated, rhs_dilated, out_dilated, before)]
+    after = [lhs + r - 1 - o - b for lhs, r, o, b in zip(lhs_dilated, rhs_dilated, out_dilated, before)]
     flipped = structural.rev(rhs, tuple(rhs_spec[2:]))
     dnums = ConvDimensionNumbers(tuple(out_spec), _swap_features(rhs_spec), tuple(lhs_spec))
     out = _conv(ct, flipped, params, window_strides=tuple(params["lhs_dilation"]),
@@ -69,7 +69,7 @@ def _transpose_rhs(ct, lhs, rhs_aval, params):
     rhs_dilated = _dilated(window, params["rhs_dilation"])
     out_dilated = _dilated(out_spatial, params["window_strides"])
     lows = [lo for lo, _ in params["padding"]]
-    highs = [o - l + r - lo - 1 for o, l, r, lo in zip(out_dilated, lhs_dilated, rhs_dilated, lows)]
+    highs = [o - lhs + r - lo - 1 for o, lhs, r, lo in zip(out_dilated, lhs_dilated, rhs_dilated, lows)]
     dnums = ConvDimensionNumbers(_swap_features(lhs_spec), _swap_features(out_spec), _swap_features(rhs_spec))
     out = _conv(lhs, ct, params, window_strides=tuple(params["rhs_dilation"]), padding=tuple(zip(lows, highs)),
                 rhs_dilation=tuple(params["window_strides"]), dimension_numbers=dnums, preferred_element_type=None)

@@ -33,8 +33,8 @@ def _layouts(layouts) -> ir.ArrayAttr | None:
     if layouts is None:
         return None
     index = ir.IndexType.get()
-    return ir.ArrayAttr.get([ir.DenseIntElementsAttr.get(np.asarray(l, np.int64), type=ir.RankedTensorType.get(
-        [len(l)], index)) for l in layouts])
+    return ir.ArrayAttr.get([ir.DenseIntElementsAttr.get(np.asarray(layout, np.int64), type=ir.RankedTensorType.get(
+        [len(layout)], index)) for layout in layouts])
 
 
 def _custom_call(ctx, *operands, call_target_name, result_avals, has_side_effect, backend_config, api_version,

@@ -161,7 +161,7 @@ def _slice(operands: Sequence[np.ndarray], op: ir.Operation, dtype: np.dtype,
     starts = list(op.attributes["start_indices"])
     limits = list(op.attributes["limit_indices"])
     strides = list(op.attributes["strides"])
-    index = tuple(slice(s, l, st) for s, l, st in zip(starts, limits, strides))
+    index = tuple(slice(start, limit, stride) for start, limit, stride in zip(starts, limits, strides))
     return operands[0][index]
 
 
