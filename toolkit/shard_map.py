@@ -43,6 +43,7 @@ from typing import Any, Callable, Sequence
 from toolkit.core import tracing, tree_util
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.primitive import Primitive
+from toolkit.core.sharding_rules import NO_SHARDING_RULE
 from toolkit.core.program import Equation, Literal, Program, Var
 from toolkit.lax import control_flow
 from toolkit.lax import parallel
@@ -97,6 +98,8 @@ def _shard_map_rule(*avals: ShapedArray, body: Program, mesh: Mesh, in_specs: tu
 
 
 shard_map_p = Primitive("shard_map", shape_rule=_shard_map_rule, multiple_results=True)
+NO_SHARDING_RULE[shard_map_p] = ("not yet: JAX types a shard_map's results from out_specs over the mesh's explicit "
+                                 "axes; its body runs on Manual axes")
 
 
 # --- varying manual axes ---------------------------------------------------------------------

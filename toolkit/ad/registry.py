@@ -21,6 +21,8 @@ dictionaries, filled by the family modules in ``toolkit/ad/rules/`` (one per
 
 The interpreters (``ad/jvp.py``, ``ad/transpose.py``, ``ad/vjp.py``) read only
 these tables; a missing entry is a ``DifferentiationError`` naming the primitive.
+A primitive deliberately without a JVP rule is listed in ``NO_JVP`` with the
+reason (``tests/test_rule_coverage.py`` fails on one missing without a reason).
 """
 
 from __future__ import annotations
@@ -33,4 +35,7 @@ JVP_RULES: dict[Primitive, Callable[..., Any]] = {}
 TRANSPOSE_RULES: dict[Primitive, Callable[..., Any]] = {}
 VJP_RULES: dict[Primitive, tuple[Callable[..., Any], Callable[..., Any] | None]] = {}
 
-__all__ = ["JVP_RULES", "TRANSPOSE_RULES", "VJP_RULES"]
+#: primitive -> why it has no JVP rule (read by the rule-coverage test and by nothing else).
+NO_JVP: dict[Primitive, str] = {}
+
+__all__ = ["JVP_RULES", "NO_JVP", "TRANSPOSE_RULES", "VJP_RULES"]

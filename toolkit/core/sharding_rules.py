@@ -38,6 +38,8 @@ class ShardingTypeError(Exception):
 
 #: primitive -> rule(specs_in, avals_in, avals_out, **params) -> list of output specs
 SHARDING_RULES: dict[Any, Callable[..., list]] = {}
+#: primitive -> why it has no sharding rule (read by the rule-coverage test, ``tests/test_rule_coverage.py``).
+NO_SHARDING_RULE: dict[Any, str] = {}
 
 
 def register_sharding_rule(*primitives: Any) -> Callable:

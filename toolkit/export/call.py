@@ -53,6 +53,7 @@ from jaxlib.mlir.dialects import func, stablehlo
 from toolkit.core import dtypes, shape_poly, tree_util
 from toolkit.core.avals import ShapedArray
 from toolkit.core.primitive import Primitive
+from toolkit.core.sharding_rules import NO_SHARDING_RULE
 from toolkit.export import callee_shardings, differentiation
 from toolkit.export import calling_convention
 from toolkit.export.exported import DisabledSafetyCheck, Exported
@@ -136,6 +137,8 @@ def _shape_rule(*avals: ShapedArray, exported: _ByIdentity) -> list[ShapedArray]
 
 
 call_exported_p = Primitive("call_exported", shape_rule=_shape_rule, multiple_results=True)
+NO_SHARDING_RULE[call_exported_p] = ("not yet: the export records its in/out shardings; typing the call's results "
+                                     "from them on explicit axes is to be done")
 differentiation.attach(call_exported_p)  # grad/vjp/jvp through the call use the exported VJP
 
 from toolkit.batching.rules import call_exported as _batching  # noqa: E402

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from toolkit.core.sharding_rules import ShardingTypeError, register_sharding_rule
+from toolkit.core.sharding_rules import NO_SHARDING_RULE, ShardingTypeError, register_sharding_rule
 from toolkit.lax import elementwise
 from toolkit.lax import linalg, reductions, sorting, structural, windowed
 from toolkit.lax.sharding import sharding_constraint_p
@@ -304,6 +304,18 @@ from toolkit.lax import control_flow  # noqa: E402
 
 register_sharding_rule(control_flow.cond_p, control_flow.while_p)(_from_bodies)
 
+from toolkit.lax import calls  # noqa: E402
+
+# Calls typed by their bodies: the shape rule already returns the body's output types.
+register_sharding_rule(calls.custom_jvp_call_p, calls.custom_vjp_call_p, calls.checkpoint_p,
+                       calls.jit_call_p)(_from_bodies)
+register_sharding_rule(calls.name_p)(_same_as_operand)
+
+
+@register_sharding_rule(structural.dimension_size_p)
+def _dimension_size_rule(specs_in, avals_in, avals_out, **params):
+    return [()]  # a scalar: replicated
+
 
 @register_sharding_rule(control_flow.scan_p)
 def _scan_rule(specs_in, avals_in, avals_out, *, body, num_carry, num_consts, **params):
@@ -316,3 +328,24 @@ def _scan_rule(specs_in, avals_in, avals_out, *, body, num_carry, num_consts, **
 
 def _spec_text(spec: tuple) -> str:
     return "P(" + ", ".join(repr(e) for e in spec) + ")"
+
+
+# -- primitives without a rule, and why (tests/test_rule_coverage.py reads this) ------------------------
+
+from toolkit.lax import convolution, custom_call, indexing, parallel, random_bits  # noqa: E402
+
+for _p in (parallel.psum_p, parallel.psum_invariant_p, parallel.pmax_p, parallel.pmin_p, parallel.all_gather_p,
+           parallel.psum_scatter_p, parallel.ppermute_p, parallel.all_to_all_p, parallel.axis_index_p,
+           parallel.pvary_p):
+    NO_SHARDING_RULE[_p] = ("a collective runs only inside shard_map, whose axes are Manual there: explicit "
+                            "types never reach it")
+NO_SHARDING_RULE[structural.iota_p] = ("no operands: rules are consulted only when an operand is typed; an iota is "
+                                       "typed by out_sharding (not yet a parameter)")
+NO_SHARDING_RULE[random_bits.rng_bit_generator_p] = "not yet: JAX types the bits by out_sharding"
+for _p in (custom_call.custom_call_p, custom_call.effectful_custom_call_p):
+    NO_SHARDING_RULE[_p] = "an opaque target: no layout of its results can be derived from its operands"
+for _p in (indexing.gather_p, indexing.scatter_p, indexing.scatter_add_p, indexing.scatter_mul_p,
+           indexing.scatter_min_p, indexing.scatter_max_p):
+    NO_SHARDING_RULE[_p] = "not yet: JAX's gather/scatter rules (batch and offset dimensions) are to be ported"
+NO_SHARDING_RULE[convolution.conv_general_dilated_p] = "not yet: JAX's convolution rule is to be ported"
+NO_SHARDING_RULE[sorting.top_k_p] = "not yet: the operand's spec with the last dimension unsharded, as JAX"

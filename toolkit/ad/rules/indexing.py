@@ -10,7 +10,7 @@ same winner as the primal one (XLA's deterministic CPU/GPU order);
 
 from __future__ import annotations
 
-from toolkit.ad.registry import JVP_RULES, TRANSPOSE_RULES
+from toolkit.ad.registry import JVP_RULES, NO_JVP, TRANSPOSE_RULES
 from toolkit.ad.values import Zero, instantiate, is_undefined, tangent_aval, value_aval, zeros
 from toolkit.lax import indexing
 
@@ -104,3 +104,7 @@ JVP_RULES[indexing.scatter_add_p] = _scatter_linear_jvp(indexing.scatter_add_p)
 TRANSPOSE_RULES[indexing.scatter_add_p] = _scatter_add_transpose
 JVP_RULES[indexing.scatter_p] = _scatter_linear_jvp(indexing.scatter_p)
 TRANSPOSE_RULES[indexing.scatter_p] = _scatter_transpose
+
+for _primitive in (indexing.scatter_mul_p, indexing.scatter_min_p, indexing.scatter_max_p):
+    NO_JVP[_primitive] = ("not yet: JAX has a JVP for scatter_mul with unique indices and for scatter_min/max "
+                          "(through the inverse gather); scatter and scatter_add have rules")

@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 
 from toolkit.ad.jvp import deflinear, jvp_program
-from toolkit.ad.registry import JVP_RULES, VJP_RULES
+from toolkit.ad.registry import JVP_RULES, NO_JVP, VJP_RULES
 from toolkit.ad.values import Zero, instantiate, is_differentiable, tangent_aval, value_aval
 from toolkit.ad.vjp import vjp_program
 from toolkit.core import tracing
@@ -151,3 +151,6 @@ def _shard_map_vjp_backward(residuals, active, cotangents, *, body, mesh, in_spe
 
 JVP_RULES[shard_map_p] = _shard_map_jvp
 VJP_RULES[shard_map_p] = (_shard_map_vjp_forward, _shard_map_vjp_backward)
+
+NO_JVP[parallel.axis_index_p] = ("no operands and an integer result: there is no tangent to propagate, and the "
+                                 "interpreter never asks for one")

@@ -19,12 +19,12 @@ import itertools
 import numpy as np
 
 from toolkit.ad.jvp import DifferentiationError
-from toolkit.ad.registry import JVP_RULES, TRANSPOSE_RULES
+from toolkit.ad.registry import JVP_RULES, NO_JVP, TRANSPOSE_RULES
 from toolkit.ad.values import Zero, tangent_aval, value_aval
 from toolkit.lax import elementwise
 from toolkit.lax import reductions
 from toolkit.lax import structural
-from toolkit.lax.windowed import reduce_window_p
+from toolkit.lax.windowed import reduce_p, reduce_window_p
 
 _KINDS = {elementwise.add_p: "sum", elementwise.max_p: "max", elementwise.min_p: "min", elementwise.mul_p: "prod"}
 
@@ -118,3 +118,6 @@ def _reduce_window_transpose(cts, x, init, *, computation, window_dimensions, wi
 
 JVP_RULES[reduce_window_p] = _reduce_window_jvp
 TRANSPOSE_RULES[reduce_window_p] = _reduce_window_transpose
+
+NO_JVP[reduce_p] = ("not yet: JAX differentiates a general reduce by vmapping its body over a tree reduction; "
+                    "the named reductions (reduce_sum, reduce_max, ...) and reduce_window have rules")
