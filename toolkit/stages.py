@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
@@ -133,6 +134,8 @@ class _Signature:
 # --- the stages ---------------------------------------------------------------
 
 _MISS = object()
+#: function -> {signature and trace context: (program, out tree, captured values, builder)}: nested jit programs
+_NESTED_PROGRAMS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 _TRACE_STATE = tracing._state
 _environ_get = os.environ.get
 _PARTITIONER_VARIABLE = "TOOLKIT_PARTITIONER"
@@ -165,7 +168,7 @@ class Wrapped:
 
     def __init__(self, fun: Callable, *, static_argnums: Any = (), static_argnames: Any = (),
                  donate_argnums: Any = (), keep_unused: bool = False, in_shardings: Any = None,
-                 out_shardings: Any = None):
+                 out_shardings: Any = None, inline: bool = False):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
         self.fun = fun
@@ -177,6 +180,7 @@ class Wrapped:
         self.keep_unused = keep_unused
         self.in_shardings = in_shardings
         self.out_shardings = out_shardings
+        self.inline = inline  # called while tracing: inline the body instead of a `jit` call
         self.name = getattr(fun, "__name__", "fun")
         self._cache: dict[Any, Compiled] = {}
         # (tree, avals, pipeline generation) -> (Compiled, $TOOLKIT_PARTITIONER it needs or _ANY_PARTITIONER)
@@ -287,7 +291,9 @@ class Wrapped:
                     if out is not _MISS:
                         return out
         if tracing.is_tracing():
-            return self.fun(*args, **kwargs)  # nested jit: inline into the enclosing trace
+            if self.inline:
+                return self.fun(*args, **kwargs)  # jit(..., inline=True): inline into the enclosing trace
+            return self._call_in_trace(args, kwargs)  # nested jit: a `jit` call of its traced program
         generation = jit_pipeline_generation()  # read before compiling: a change meanwhile must miss
         settings = _compile_settings()
         sig = self._signature(args, kwargs)
@@ -311,6 +317,82 @@ class Wrapped:
                 compiled, _environ_get(_PARTITIONER_VARIABLE))
         return compiled._call_flat(sig.leaves)
 
+    def _call_in_trace(self, args: tuple, kwargs: dict) -> Any:
+        """A call while tracing: a ``jit`` equation (``toolkit.lax.calls.jit_call_p``) of this function's program.
+
+        The program is traced once per signature (and trace context) and reused, so
+        calling the function twice lowers to two ``func.call``s of one private
+        function, as in JAX. ``in_shardings``/``out_shardings`` become sharding
+        constraints on the operands and results, as JAX makes them; static
+        arguments select the program; donation means nothing inside a trace.
+        """
+        from toolkit.lax.calls import jit_call_p
+        sig = self._signature(args, kwargs)
+        leaves = list(sig.leaves)
+        if self.in_shardings is not None:
+            leaves = self._constrain_nested(leaves, sig.tree, "in_shardings")
+        program, out_tree, captured = self._nested_program(sig)
+        outs = jit_call_p.bind(*leaves, *captured, name=self.name, jaxpr=program)
+        if self.out_shardings is not None:
+            outs = self._constrain_nested(list(outs), out_tree, "out_shardings")
+        return tree_util.tree_unflatten(out_tree, list(outs))
+
+    def _constrain_nested(self, leaves: list, tree: tree_util.PyTreeDef, what: str) -> list:
+        from toolkit.lax.sharding import with_sharding_constraint
+        from toolkit.shard.resolve import resolve_tree
+        from toolkit.sharding_plan import _flatten_prefix
+        spec = resolve_tree(getattr(self, what), f"jit's {what}")
+        if what == "in_shardings" and isinstance(spec, (list, tuple)):
+            spec = (tuple(spec), {})  # a prefix of the positional arguments, as for the outer jit
+        flat = _flatten_prefix(spec, tree, what)
+        return [x if s is None else with_sharding_constraint(x, s) for x, s in zip(leaves, flat)]
+
+    def _nested_program(self, sig: _Signature) -> tuple[Program, tree_util.PyTreeDef, list]:
+        """This function's program for ``sig`` inside the current trace: ``(program, out_tree, captured)``."""
+        from toolkit.core import sharding_rules
+        from toolkit.lax import parallel
+        builder = tracing.current_builder()
+        key = (self.static_argnums, self.static_argnames, sig.tree, sig.avals, sig.static_key, get_mesh(),
+               parallel.current_frame(), tuple(sharding_rules._overrides))
+        try:
+            table = _NESTED_PROGRAMS.setdefault(self.fun, {})  # per function, as JAX caches: jit(g) twice is one
+        except TypeError:
+            table = self.__dict__.setdefault("_nested_programs", {})
+        try:
+            entry = table.get(key)
+        except TypeError:  # an unhashable part of the signature: no caching
+            key, entry = None, None
+        if entry is not None:
+            program, out_tree, captured, owner = entry
+            # A program that captured values of a trace is reused only in that trace.
+            if not captured or (owner is builder and not owner.finished):
+                return program, out_tree, captured
+        paths = _leaf_paths(sig.tree, tuple(sig.static_args))
+        out_tree_box: list[Any] = []
+
+        def flat_fun(*tracers: Any) -> list[Any]:
+            args, kwargs = tree_util.tree_unflatten(sig.tree, list(tracers))
+            if self._has_static:
+                merged = list(args)
+                for i in sorted(sig.static_args):
+                    merged.insert(i, sig.static_args[i])
+                args = tuple(merged)
+                kwargs = {**kwargs, **sig.static_kwargs}
+            out_leaves, out_tree = tree_util.tree_flatten(self.fun(*args, **kwargs))
+            out_tree_box.append(out_tree)
+            for i, leaf in enumerate(out_leaves):
+                if not (isinstance(leaf, (tracing.Tracer, Array, np.ndarray, np.generic))
+                        or dtypes.is_python_scalar(leaf)):
+                    raise TypeError(f"{self.name} returned a value of type {type(leaf).__name__} at output leaf "
+                                    f"{i}; jit functions must return arrays (or pytrees of them)")
+            return out_leaves
+
+        program, captured = tracing.trace_flat(flat_fun, list(sig.avals),
+                                               [f"argument {p} of {self.name}" for p in paths])
+        if key is not None:
+            table[key] = (program, out_tree_box[0], list(captured), builder)
+        return program, out_tree_box[0], list(captured)
+
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         # ``@jit`` on a method: bind ``self`` like a plain function would.
         return self if instance is None else functools.partial(self, instance)
@@ -325,11 +407,16 @@ class Wrapped:
 
 def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
         static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
-        keep_unused: bool = False, in_shardings: Any = None, out_shardings: Any = None) -> Any:
+        keep_unused: bool = False, in_shardings: Any = None, out_shardings: Any = None,
+        inline: bool = False) -> Any:
     """Compile ``fun`` with XLA, tracing it once per abstract signature.
 
     Works as ``jit(f)``, ``jit(f, static_argnums=1)`` or as a decorator
     ``@jit`` / ``@partial(jit, static_argnames="n")``.
+
+    Called inside another traced function, it is a ``jit`` equation of its own
+    program, lowered to a ``func.call`` of a private function named after it (as
+    JAX does); ``inline=True`` traces its body into the caller's program instead.
 
     Example::
 
@@ -340,10 +427,10 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = ()
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
                                  donate_argnums=donate_argnums, keep_unused=keep_unused,
-                                 in_shardings=in_shardings, out_shardings=out_shardings)
+                                 in_shardings=in_shardings, out_shardings=out_shardings, inline=inline)
     return Wrapped(fun, static_argnums=static_argnums, static_argnames=static_argnames,
                    donate_argnums=donate_argnums, keep_unused=keep_unused, in_shardings=in_shardings,
-                   out_shardings=out_shardings)
+                   out_shardings=out_shardings, inline=inline)
 
 
 class Traced:

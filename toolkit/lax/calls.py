@@ -13,14 +13,26 @@ transformations treat it (the rules sit in ``toolkit/ad/rules/calls.py``):
   ``optimization_barrier`` so XLA cannot merge the recomputation with the
   forward pass;
 * ``name``: the identity, naming a value for checkpoint policies
-  (``toolkit.ad.checkpoint_name``).
+  (``toolkit.ad.checkpoint_name``);
+* ``jit``: a call of a nested ``toolkit.jit`` function (JAX's ``pjit``, printed
+  ``jit`` as JAX 0.10 prints it): ``jaxpr`` is the function's traced program
+  (one object per function and signature, so calling it twice gives one
+  private function), ``name`` the function's name. It lowers to
+  ``func.call @<name>`` of a ``func.func private @<name>`` (one per distinct
+  sub-program in the module, named as JAX names them: ``g``, then ``g_0``, ...).
+  Its derivatives and batching are ``jit`` calls again (``jvp(g)``,
+  ``transpose(jvp(g))``, as JAX names them).
 
-Outside differentiation they lower as their sub-program, inline.
+Outside differentiation the others lower as their sub-program, inline.
 
 Example (what ``toolkit.make_jaxpr(toolkit.checkpoint(f))`` shows)::
 
     b:f32[3] = checkpoint[jaxpr={ lambda ; c:f32[3]. let d:f32[3] = sin c in (d,) }
                           prevent_cse=True differentiated=False policy=None] a
+
+and of ``toolkit.jit(lambda x: toolkit.jit(g)(x))`` with ``g = lambda x: sin(x)``::
+
+    b:f32[3] = jit[name=g jaxpr={ lambda ; c:f32[3]. let d:f32[3] = sin c in (d,) }] a
 """
 
 from __future__ import annotations
@@ -31,7 +43,7 @@ from toolkit.core.avals import ShapedArray
 from toolkit.core.primitive import Primitive
 from toolkit.core.program import Program
 
-__all__ = ["custom_jvp_call_p", "custom_vjp_call_p", "checkpoint_p", "name_p"]
+__all__ = ["custom_jvp_call_p", "custom_vjp_call_p", "checkpoint_p", "name_p", "jit_call_p"]
 
 
 def _check_operands(what: str, operands: tuple[ShapedArray, ...], program: Program) -> None:
@@ -60,7 +72,13 @@ def _checkpoint_rule(*operands: ShapedArray, jaxpr: Program, prevent_cse: bool, 
     return list(jaxpr.out_avals)
 
 
+def _jit_call_rule(*operands: ShapedArray, name: str, jaxpr: Program) -> list[ShapedArray]:
+    _check_operands(f"jit({name})", operands, jaxpr)
+    return list(jaxpr.out_avals)
+
+
 custom_jvp_call_p = Primitive("custom_jvp_call", shape_rule=_custom_jvp_call_rule, multiple_results=True)
 custom_vjp_call_p = Primitive("custom_vjp_call", shape_rule=_custom_vjp_call_rule, multiple_results=True)
 checkpoint_p = Primitive("checkpoint", shape_rule=_checkpoint_rule, multiple_results=True)
 name_p = Primitive("name", shape_rule=lambda x, *, name: x)
+jit_call_p = Primitive("jit", shape_rule=_jit_call_rule, multiple_results=True)

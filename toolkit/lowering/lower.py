@@ -64,6 +64,9 @@ class ModuleContext:
         return self.shardy_meshes.first() or self.shardy_meshes.first_name
     _locations: dict = field(default_factory=dict)
     _function_counter: int = 0
+    #: (id(program), platforms, dimension variables) -> (symbol, program) of the private functions lowered so far
+    _private_functions: dict = field(default_factory=dict)
+    _symbols: set = field(default_factory=lambda: {"main"})
 
     def location(self, name: str, source_info: Any) -> ir.Location:
         key = (name, source_info)
@@ -79,6 +82,65 @@ class ModuleContext:
     def fresh_function_name(self, base: str) -> str:
         self._function_counter += 1
         return f"{base}_{self._function_counter}"
+
+    def private_function(self, program: Program, name: str) -> str:
+        """The symbol of a ``func.func private`` computing ``program`` (lowered once per distinct program).
+
+        Named ``name`` as JAX names them (``g``, then ``g_0``, ``g_1``, ... for other
+        programs of the same name). Its arguments are, as JAX passes them: the platform
+        index when lowering for several platforms, then one ``tensor<i32>`` per dimension
+        variable in scope (sorted by name, ``jax.global_constant = "<name>"``), then the
+        program's inputs. :meth:`call_arguments` gives the leading ones at a call site.
+        """
+        dim_names = tuple(sorted(self.dim_env))
+        key = (id(program), self.platforms, dim_names, self.platform_index is not None)
+        entry = self._private_functions.get(key)
+        if entry is not None:
+            return entry[0]
+        taken = self._symbols | {ir.StringAttr(op.attributes["sym_name"]).value for op in self.module.body.operations
+                                 if "sym_name" in op.attributes}
+        symbol = name
+        n = 0
+        while symbol in taken:
+            symbol = f"{name}_{n}"
+            n += 1
+        self._symbols.add(symbol)
+        self._private_functions[key] = (symbol, program)  # the program is kept: its id stays unique
+        i32 = ir.IntegerType.get_signless(32)
+        scalar_i32 = ir.RankedTensorType.get([], i32)
+        leading_attrs = []
+        if self.platform_index is not None:
+            leading_attrs.append({"jax.global_constant": ir.StringAttr.get("_platform_index")})
+        leading_attrs += [{"jax.global_constant": ir.StringAttr.get(n)} for n in dim_names]
+        in_types = [scalar_i32] * len(leading_attrs) + [tensor_type(a) for a in program.in_avals]
+        out_types = [tensor_type(a) for a in program.out_avals]
+        with ir.InsertionPoint(self.module.body):
+            function = func.FuncOp(symbol, ir.FunctionType.get(in_types, out_types))
+        function.attributes["sym_visibility"] = ir.StringAttr.get("private")
+        if leading_attrs:
+            function.arg_attrs = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in leading_attrs]
+                                                  + [ir.DictAttr.get({}) for _ in program.in_avals])
+        block = function.add_entry_block()
+        arguments = list(block.arguments)
+        saved = (self.platform_index, self.dim_env)
+        try:
+            with ir.InsertionPoint(block):
+                if self.platform_index is not None:
+                    self.platform_index, arguments = arguments[0], arguments[1:]
+                i64 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(64))
+                self.dim_env = {n: stablehlo.ConvertOp(i64, v).result
+                                for n, v in zip(dim_names, arguments[:len(dim_names)])}
+                outs = lower_program_inline(self, program, arguments[len(dim_names):])
+                func.ReturnOp(outs)
+        finally:
+            self.platform_index, self.dim_env = saved
+        return symbol
+
+    def call_arguments(self) -> list[ir.Value]:
+        """The leading arguments of a call of a :meth:`private_function` made here (platform index, dimensions)."""
+        leading = [] if self.platform_index is None else [self.platform_index]
+        i32 = ir.RankedTensorType.get([], ir.IntegerType.get_signless(32))
+        return leading + [stablehlo.ConvertOp(i32, self.dim_env[n]).result for n in sorted(self.dim_env)]
 
 
 @dataclass
@@ -105,6 +167,15 @@ class RuleContext:
     def lower_program(self, program: Program, operands: Sequence[ir.Value]) -> list[ir.Value]:
         """Emit ``program``'s ops at the current insertion point (for region bodies)."""
         return lower_program_inline(self.module_context, program, operands)
+
+    def call_program(self, program: Program, name: str, operands: Sequence[ir.Value]) -> list[ir.Value]:
+        """A ``func.call`` of ``program`` lowered as a private function named after ``name`` (nested ``jit``)."""
+        mctx = self.module_context
+        symbol = mctx.private_function(program, name)
+        callee = ir.FlatSymbolRefAttr.get(symbol)
+        call = func.CallOp([tensor_type(a) for a in program.out_avals], callee,
+                           mctx.call_arguments() + list(operands))
+        return list(call.results)
 
     def constant(self, value: Any, aval: ShapedArray) -> ir.Value:
         return stablehlo.ConstantOp(dense_constant_attr(value, aval)).result

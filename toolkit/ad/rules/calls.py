@@ -14,10 +14,17 @@
   that recomputes the other intermediate values from the inputs and runs the
   body's VJP.
 * ``name``: the identity.
+* ``jit`` (a nested ``toolkit.jit``): forward mode is a ``jit`` call of the
+  body's JVP (named ``jvp(g)``, as JAX names it). Reverse mode's forward pass
+  is the call itself; the backward pass is a ``jit`` call (``transpose(jvp(g))``)
+  of the body's VJP, which evaluates the body again from the saved inputs (as
+  the rest of reverse mode recomputes primal values: XLA inlines the calls and
+  CSE merges the two evaluations).
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 from toolkit.ad.interpret import eval_program
@@ -158,3 +165,75 @@ def _name_jvp(primals, tangents, *, name):
 
 
 JVP_RULES[calls.name_p] = _name_jvp
+
+
+# --- jit (nested jit calls) -------------------------------------------------------------------------
+
+
+#: body program -> {(kind, avals, mask): derived program}: derivatives of one nested jit body are traced once
+#: per signature (when they capture nothing), so repeated calls share one private function, as in JAX.
+_DERIVED: "weakref.WeakKeyDictionary[Program, dict]" = weakref.WeakKeyDictionary()
+
+
+def _trace_derived(jaxpr: Program, key: tuple, fun: Any, avals: list) -> tuple[Program, list]:
+    table = _DERIVED.setdefault(jaxpr, {})
+    program = table.get(key)
+    if program is not None:
+        return program, []
+    program, captured = tracing.trace_flat(fun, avals)
+    if not captured:
+        table[key] = program
+    return program, captured
+
+
+def _jit_call_jvp(primals, tangents, *, name, jaxpr):
+    nonzero = [not isinstance(t, Zero) for t in tangents]
+    in_avals = [value_aval(p) for p in primals]
+    out_diff = [is_differentiable(a) for a in jaxpr.out_avals]
+    n = len(primals)
+
+    def fun(*args: Any) -> list[Any]:
+        it = iter(args[n:])
+        ts = [next(it) if m else Zero(tangent_aval(a)) for m, a in zip(nonzero, in_avals)]
+        outs, out_ts = jvp_program(jaxpr, list(args[:n]), ts)
+        return list(outs) + [instantiate(t) for t, d in zip(out_ts, out_diff) if d]
+
+    t_avals = [tangent_aval(a) for a, m in zip(in_avals, nonzero) if m]
+    program, captured = _trace_derived(jaxpr, ("jvp", tuple(in_avals), tuple(nonzero)), fun, in_avals + t_avals)
+    outs = calls.jit_call_p.bind(*primals, *[t for t in tangents if not isinstance(t, Zero)], *captured,
+                                 name=f"jvp({name})", jaxpr=program)
+    num_out = len(jaxpr.outvars)
+    it = iter(outs[num_out:])
+    return list(outs[:num_out]), [next(it) if d else Zero(tangent_aval(a)) for d, a in zip(out_diff, jaxpr.out_avals)]
+
+
+def _jit_call_vjp_forward(primals, active, *, name, jaxpr):
+    outs = calls.jit_call_p.bind(*primals, name=name, jaxpr=jaxpr)
+    return list(outs), list(primals)
+
+
+def _jit_call_vjp_backward(primals, active, cotangents, *, name, jaxpr):
+    n = len(primals)
+    in_avals = [value_aval(p) for p in primals]
+    body_active = [a and is_differentiable(v) for a, v in zip(active, in_avals)]
+    out_avals = jaxpr.out_avals
+    out_diff = [is_differentiable(a) for a in out_avals]
+    cts = [instantiate(ct) for ct, d in zip(cotangents, out_diff) if d]
+
+    def fun(*args: Any) -> list[Any]:
+        xs, cts_in = args[:n], args[n:]
+        _, backward = vjp_program(jaxpr, list(xs), body_active)
+        it = iter(cts_in)
+        cts_in_full = [next(it) if d else Zero(tangent_aval(a)) for d, a in zip(out_diff, out_avals)]
+        return [instantiate(ct) for ct, a in zip(backward(cts_in_full), body_active) if a]
+
+    program, captured = _trace_derived(jaxpr, ("vjp", tuple(in_avals), tuple(body_active),
+                                              tuple(value_aval(c) for c in cts)), fun,
+                                       in_avals + [value_aval(c) for c in cts])
+    results = calls.jit_call_p.bind(*primals, *cts, *captured, name=f"transpose(jvp({name}))", jaxpr=program)
+    it = iter(results)
+    return [next(it) if a else None for a in body_active]
+
+
+JVP_RULES[calls.jit_call_p] = _jit_call_jvp
+VJP_RULES[calls.jit_call_p] = (_jit_call_vjp_forward, _jit_call_vjp_backward)

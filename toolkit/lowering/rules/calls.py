@@ -3,6 +3,10 @@
 A ``checkpoint`` that was differentiated with ``prevent_cse`` first passes its
 operands through one ``stablehlo.optimization_barrier`` (as JAX does), so XLA
 cannot merge the recomputation in the backward pass with the forward pass.
+
+A ``jit`` call (a nested ``toolkit.jit``) is not inline: it is a ``func.call`` of a
+``func.func private`` named after the function, as JAX lowers it (see
+``RuleContext.call_program`` in ``toolkit/lowering/lower.py``).
 """
 
 from __future__ import annotations
@@ -34,3 +38,8 @@ def _checkpoint(ctx, *operands, jaxpr, prevent_cse, differentiated, policy):
 @register_lowering(calls.name_p)
 def _name(ctx, x, *, name):
     return x
+
+
+@register_lowering(calls.jit_call_p)
+def _jit_call(ctx, *operands, name, jaxpr):
+    return ctx.call_program(jaxpr, name, list(operands))
