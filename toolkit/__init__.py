@@ -24,7 +24,7 @@ from toolkit.core import tree_util  # noqa: F401
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct  # noqa: F401
 from toolkit.core.tracing import ConcretizationTypeError, UnexpectedTracerError  # noqa: F401
 from toolkit.runtime.client import devices  # noqa: F401
-from toolkit.stages import Compiled, Lowered, Traced, Wrapped, jit  # noqa: F401
+from toolkit.stages import Compiled, Lowered, Traced, Wrapped, deserialize_compiled, jit  # noqa: F401
 
 __version__ = "0.1.0"
 

@@ -629,11 +629,26 @@ class Lowered:
             propagate_output_shardings=plan.output_propagation(), dump_to=timeline and timeline.xla_dump_folder())
         if timeline is not None:
             timeline.finish(module, executable)
-        return Compiled(self, executable)
+        compiled = Compiled(self, executable)
+        compiled._compiler_options = compiler_options  # part of the key of a serialized executable
+        return compiled
 
 
 class Compiled:
     """A compiled executable; call it with arguments of the signature it was lowered for."""
+
+    _compiler_options: Mapping[str, Any] | None = None  # the XLA options it was compiled with
+
+    def serialize(self) -> bytes:
+        """The executable and its calling signature as bytes; ``toolkit.deserialize_compiled`` loads them.
+
+        The container (a JSON header and PJRT's executable bytes, no pickle) is
+        described in ``docs/compiled.md`` and ``toolkit/compiled_format.py``; it is
+        keyed by the jaxlib version, platform, device kind and count and compile
+        options, and loading refuses any mismatch.
+        """
+        from toolkit import compiled_format
+        return compiled_format.serialize(self)
 
     def __init__(self, lowered: Lowered, executable: Any, *, in_avals: Sequence[ShapedArray] | None = None,
                  out_avals: Sequence[ShapedArray] | None = None):
@@ -810,6 +825,9 @@ class PolymorphicCompiled:
                                 f"{given.str_short()}, but it was compiled for {expected.str_short()}")
         return sig.avals
 
+    def serialize(self) -> bytes:
+        raise self._polymorphic("serialize()")
+
     def specialize(self, *args: Any, **kwargs: Any) -> Compiled:
         """The static executable for these (concrete) argument shapes."""
         sig = self._lowered._traced._wrapped._signature(args, kwargs)
@@ -850,7 +868,9 @@ class PolymorphicCompiled:
         result_types = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).results
         out_avals = [ShapedArray(tuple(ir.RankedTensorType(t).shape), a.dtype, a.weak_type)
                      for t, a in zip(result_types, lowered._traced.program.out_avals)]
-        return Compiled(lowered, executable, in_avals=avals, out_avals=out_avals)
+        compiled = Compiled(lowered, executable, in_avals=avals, out_avals=out_avals)
+        compiled._compiler_options = self._compiler_options
+        return compiled
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         sig = self._lowered._traced._wrapped._signature(args, kwargs)
@@ -927,3 +947,15 @@ def _eager_call(fun: Callable[..., Any], *args: Any) -> Any:
 
 
 tracing.set_eager_call_handler(_eager_call)
+
+
+def deserialize_compiled(data: bytes, *, compiler_options: Mapping[str, Any] | None = None) -> Compiled:
+    """Load bytes of ``Compiled.serialize()``: a ``Compiled`` with the same trees, shardings and results.
+
+    Refuses (``ValueError`` naming what differs) bytes written for another jaxlib,
+    platform, device kind or count, or, when ``compiler_options`` is given, other
+    XLA options; and corrupt bytes (the header's SHA-256 of the executable is
+    checked before jaxlib parses it). Executables are code: load only files you trust.
+    """
+    from toolkit import compiled_format
+    return compiled_format.deserialize(data, compiler_options=compiler_options)

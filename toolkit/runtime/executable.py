@@ -45,6 +45,26 @@ def compile_module(module: Any, devices: Sequence[Any], *, num_partitions: int =
     every pass that changed it, and optimized (``xla_dump_to``, ``xla_dump_hlo_pass_re=.*``).
     """
     _register_cpu_custom_calls()
+    options = compile_options(devices, num_partitions=num_partitions, num_replicas=num_replicas, spmd=spmd,
+                              use_shardy=use_shardy, compiler_options=compiler_options,
+                              propagate_output_shardings=propagate_output_shardings, dump_to=dump_to)
+    client = backend(devices[0].platform)
+    try:
+        return client.compile_and_load(module, executable_devices=xla_client.DeviceList(tuple(devices)),
+                                       compile_options=options)
+    except _jax.JaxRuntimeError as exc:
+        message = str(exc)
+        named = [k for k in (compiler_options or {}) if k in message]
+        if named:
+            raise ValueError(f"XLA rejected the compiler option(s) {', '.join(named)}: {message}") from None
+        raise
+
+
+def compile_options(devices: Sequence[Any], *, num_partitions: int = 1, num_replicas: int = 1, spmd: bool = False,
+                    use_shardy: bool = False, compiler_options: Mapping[str, Any] | None = None,
+                    propagate_output_shardings: Sequence[bool] | None = None,
+                    dump_to: str | None = None) -> Any:
+    """The ``xla_client.CompileOptions`` :func:`compile_module` compiles (and a deserialized executable loads) with."""
     options = xla_client.CompileOptions()
     build = options.executable_build_options
     build.num_partitions = num_partitions
@@ -64,16 +84,33 @@ def compile_module(module: Any, devices: Sequence[Any], *, num_partitions: int =
         debug.xla_dump_hlo_as_text = True
     if compiler_options:
         options.env_option_overrides = [(str(k), _option_text(v)) for k, v in compiler_options.items()]
+    return options
+
+
+def serialize_executable(executable: LoadedExecutable) -> bytes:
+    """The executable's bytes (PJRT's serialization: what JAX's compilation cache stores)."""
+    return bytes(executable.serialize())
+
+
+def deserialize_executable(data: bytes, devices: Sequence[Any], options: Any) -> LoadedExecutable:
+    """Load bytes of :func:`serialize_executable` onto ``devices``; ``ValueError`` when jaxlib cannot parse them.
+
+    jaxlib's warning holds: loading an executable may run its code, so pass only bytes you
+    produced (the container of ``toolkit.deserialize_compiled`` checks a checksum first).
+    """
+    _register_cpu_custom_calls()
     client = backend(devices[0].platform)
     try:
-        return client.compile_and_load(module, executable_devices=xla_client.DeviceList(tuple(devices)),
-                                       compile_options=options)
-    except _jax.JaxRuntimeError as exc:
-        message = str(exc)
-        named = [k for k in (compiler_options or {}) if k in message]
-        if named:
-            raise ValueError(f"XLA rejected the compiler option(s) {', '.join(named)}: {message}") from None
-        raise
+        return client.deserialize_executable(bytes(data), xla_client.DeviceList(tuple(devices)), options)
+    except Exception as error:  # jaxlib raises its own error types
+        raise ValueError(f"jaxlib cannot load the executable: {error}") from None
+
+
+def runtime_versions(platform: str) -> dict[str, str]:
+    """What a serialized executable depends on besides its compile options: jaxlib and the platform's versions."""
+    import jaxlib
+    client = backend(platform)
+    return {"jaxlib": jaxlib.__version__, "platform": client.platform, "platform_version": client.platform_version}
 
 
 def _option_text(value: Any) -> Any:
