@@ -49,6 +49,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import gc
 import re
 from typing import Any, ClassVar, Literal
 
@@ -56,7 +57,7 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from toolkit.passes.pass_base import ModulePass, PassFailure, record_statistic
-from toolkit.passes.refine import diagnostics, folding, rules
+from toolkit.passes.refine import diagnostics, folding, rules, types
 from toolkit.passes.refine.custom_calls import SHAPE_OPERANDS, refine_custom_call, target_of
 from toolkit.passes.refine.dynamic_ops import TO_STATIC
 from toolkit.passes.refine.rules import ShapeError, shape_of
@@ -64,6 +65,10 @@ from toolkit.passes.refine.types import is_static_type, refine_type, with_shape
 from toolkit.passes.registry import register_pass
 
 _SUPPORTED_USER_DIALECTS = ("stablehlo", "chlo", "func")
+#: Ops that may use a retyped value without a check (the pre-scan looks for any other op).
+_SUPPORTED_PREFIXES = ("stablehlo.", "chlo.", "func.", "builtin.module")
+#: Ops the sweep leaves alone.
+_SKIPPED = frozenset({"func.return", "stablehlo.return", "stablehlo.constant"})
 _SIDE_EFFECTING = frozenset({
     "stablehlo.send", "stablehlo.recv", "stablehlo.infeed", "stablehlo.outfeed",
     "func.call_indirect", "stablehlo.rng_bit_generator",
@@ -84,6 +89,11 @@ def _refined_callee(op: ir.Operation) -> str | None:
     if op.name == "stablehlo.composite":
         return ir.FlatSymbolRefAttr(op.attributes["decomposition"]).value
     return None
+
+
+def _may_fail_static_check(custom_call: ir.Operation) -> bool:
+    """A custom call the static check looks at: a shape assertion left, or shape operands kept."""
+    return SHAPE_OPERANDS in custom_call.attributes or target_of(custom_call) == _ASSERTION
 
 
 class _Refiner:
@@ -111,20 +121,43 @@ class _Refiner:
         self.reentrant: dict[str, bool] = {}
         self.touched_functions: set[str] = set()
         self.i32 = ir.IntegerType.get_signless(32, self.context)
+        #: True once the pre-scan saw an op outside stablehlo/chlo/func: only then are users checked
+        #: before a value is retyped (the check reads every use, ~10 µs per value).
+        self.foreign_ops = True
+        #: Functions whose refined body may fail the static check (see ``_erase_dead_ops``).
+        self.maybe_dynamic: set[str] = set()
+        #: Functions swept by ``_refine_function`` (their bodies were checked while erasing dead ops).
+        self.swept: set[str] = set()
+        #: Op name -> the method that refines it; other ops take the generic path in ``_refine_op``.
+        self.dispatch = {
+            "func.call": self._refine_call,
+            "stablehlo.while": self._refine_while,
+            "stablehlo.case": self._refine_branches,
+            "stablehlo.if": self._refine_branches,
+            "stablehlo.custom_call": self._refine_custom_call,
+            "stablehlo.composite": self._refine_composite,
+            "builtin.unrealized_conversion_cast": self._refine_cast,
+        }
+        #: Results of folded ops not yet replaced by constants (see ``_replace_with_constant``).
+        self.folded: set[ir.Value] = set()
+        #: Result tensor type -> numpy dtype if ops of that type may fold (static integer tensors), else None.
+        self.foldable_types: dict[ir.Type, np.dtype | None] = {}
 
     # -- entry -------------------------------------------------------------
     def run(self) -> None:
         if not self.functions:
             return
         entry = self._entry_function()
-        if self.jax_mode:
-            self._count_calls()
+        self._scan()
         name = ir.StringAttr(entry.attributes["sym_name"]).value
         self._refine_function(entry, name)
         if self.jax_mode:
             self._erase_unused_functions()
         if self.jax_mode and self.config.validate_static_shapes:
-            self._validate_static()
+            # Swept functions were checked while their dead ops were erased; walk the rest.
+            unswept = [f for n, f in self.functions.items() if n not in self.swept]
+            if self.maybe_dynamic.intersection(self.functions) or any(self._find_dynamic(f) for f in unswept):
+                self._validate_static()
 
     def _entry_function(self) -> ir.Operation:
         if "main" in self.functions:
@@ -134,17 +167,28 @@ class _Refiner:
         raise PassFailure("must have no more than one function or a `main` function to clearly identify "
                           "which function will be refined", self.module_op)
 
-    def _count_calls(self) -> None:
-        """Count the call sites (calls and composites) of each function and note who makes them."""
+    def _scan(self) -> None:
+        """The one walk before the sweep: count the call sites (calls and composites) of each function,
+        note who makes them, and note whether any op is outside stablehlo/chlo/func."""
+        foreign = False
+        advance = ir.WalkResult.ADVANCE
         for caller, function in self.functions.items():
             def visit(op: ir.Operation, caller: str = caller) -> ir.WalkResult:
-                callee = _refined_callee(op)
-                if callee is not None:
+                nonlocal foreign
+                name = op.name
+                if name == "func.call" or name == "stablehlo.composite":
+                    callee = _refined_callee(op)
                     self.call_counts[callee] += 1
                     self.callers[callee].add(caller)
-                return ir.WalkResult.ADVANCE
+                elif not name.startswith(_SUPPORTED_PREFIXES):
+                    foreign = True
+                return advance
 
             function.walk(visit)
+        for op in self.body.operations:
+            if op.operation.name != "func.func":
+                foreign = True
+        self.foreign_ops = foreign
 
     def _may_be_refined_again(self, name: str) -> bool:
         """True if ``name`` can be reached with a second key, so its pristine body must be kept.
@@ -201,14 +245,18 @@ class _Refiner:
             raise PassFailure("'func.func' op must have exactly one block", function)
         self.refining.append(name)
         self.touched_functions.add(name)
+        self.swept.add(name)
         try:
             self._refine_block(blocks[0])
-            self._erase_dead_ops(blocks[0])
-            self._update_function_type(function)
+            if self._erase_dead_ops(blocks[0]):
+                self.maybe_dynamic.add(name)
+            if self._update_function_type(function):
+                self.maybe_dynamic.add(name)
         finally:
             self.refining.pop()
 
-    def _update_function_type(self, function: ir.Operation) -> None:
+    def _update_function_type(self, function: ir.Operation) -> bool:
+        """Make the function type match the arguments and the return; True if it is not static."""
         block = function.regions[0].blocks[0]
         inputs = [arg.type for arg in block.arguments]
         terminator = _operation(list(block.operations)[-1])
@@ -217,45 +265,42 @@ class _Refiner:
         new = ir.FunctionType.get(inputs, results)
         if new != old:
             function.attributes["function_type"] = ir.TypeAttr.get(new)
+        return not all(is_static_type(t) for t in inputs) or not all(is_static_type(t) for t in results)
 
     # -- blocks and ops ----------------------------------------------------
     def _refine_block(self, block: ir.Block) -> None:
+        refine_op = self._refine_op
         for op in list(block.operations):
-            self._refine_op(_operation(op))
+            refine_op(op.operation)
 
     def _refine_op(self, op: ir.Operation) -> None:
+        """Refine one op: special forms by name (``self.dispatch``), else infer, fold, make static."""
         name = op.name
-        if name == "func.return" or name == "stablehlo.return" or name == "stablehlo.constant":
+        if name in _SKIPPED:
             return
-        if name == "func.call":
-            self._refine_call(op)
+        special = self.dispatch.get(name)
+        if special is not None:
+            special(op)
             return
-        if name == "stablehlo.while":
-            self._refine_while(op)
-            return
-        if name == "stablehlo.case" or name == "stablehlo.if":
-            self._refine_branches(op)
-            return
-        if name == "stablehlo.custom_call":
-            self._refine_custom_call(op)
-            return
-        if name == "stablehlo.composite":
-            self._refine_composite(op)
-            return
-        if name == "builtin.unrealized_conversion_cast":
-            self._refine_cast(op)
-            return
-        for region in op.regions:
-            for block in region.blocks:
-                self._refine_block(block)
+        if len(op.regions):
+            for region in op.regions:
+                for block in region.blocks:
+                    self._refine_block(block)
         results = op.results
-        if not all(is_static_type(r.type) for r in results):
+        count = len(results)
+        if count == 1:
+            result_type = results[0].type
+            if not (result_type.has_static_shape if isinstance(result_type, ir.RankedTensorType)
+                    else is_static_type(result_type)):
+                self._infer_and_refine(op)
+                result_type = None
+        elif count and not all(is_static_type(r.type) for r in results):
             self._infer_and_refine(op)
         if name == "stablehlo.get_dimension_size":
             if self._fold_dimension_size(op):
                 return
-        elif name in folding.FOLDABLE and len(results) == 1:
-            if self._try_fold(op):
+        elif count == 1 and name in folding.FOLDABLE:
+            if self._try_fold(op, result_type):
                 return
         if self.jax_mode and name in TO_STATIC:
             TO_STATIC[name](self, op)
@@ -294,8 +339,9 @@ class _Refiner:
         record_statistic("refined-values")
         return True
 
-    @staticmethod
-    def _users_accept_new_types(value: ir.Value) -> bool:
+    def _users_accept_new_types(self, value: ir.Value) -> bool:
+        if not self.foreign_ops:
+            return True
         for use in value.uses:
             owner = _operation(use.owner)
             if owner.name.partition(".")[0] not in _SUPPORTED_USER_DIALECTS:
@@ -304,19 +350,40 @@ class _Refiner:
 
     # -- folding -----------------------------------------------------------
     def _replace_with_constant(self, op: ir.Operation, array: np.ndarray) -> None:
+        """Fold ``op`` (one result) to ``array``.
+
+        From now on its result reads as that constant; the op itself stays until the
+        dead ops of its block are erased: then it goes if every user folded too (the
+        usual case for shape arithmetic), else a ``stablehlo.constant`` takes its place
+        there (``_materialize``). Creating the constant only when it is needed saves
+        an op creation, a use replacement and an erasure per folded op.
+        """
         result = op.results[0]
-        with op.context, ir.InsertionPoint(op):
-            value = self._make_constant(array, result.type, op.location)
-        result.replace_all_uses_with(value)
-        self.constants.pop(result, None)
-        op.erase()
+        self.constants[result] = array
+        self.folded.add(result)
         record_statistic("folded-ops")
 
-    def _try_fold(self, op: ir.Operation) -> bool:
-        result_type = op.results[0].type
-        if not isinstance(result_type, ir.RankedTensorType) or not result_type.has_static_shape:
-            return False
-        if not folding.is_integer_like(result_type.element_type):
+    def _materialize(self, op: ir.Operation, result: ir.Value) -> None:
+        """Replace the folded, still used ``op`` by a ``stablehlo.constant`` of its value."""
+        array = self.constants.pop(result)
+        self.folded.discard(result)
+        with self.context, ir.InsertionPoint(op):
+            value = self._make_constant(array, result.type, op.location)
+        result.replace_all_uses_with(value)
+        op.erase()
+        self.constants[value] = array
+
+    def _try_fold(self, op: ir.Operation, result_type: ir.Type | None = None) -> bool:
+        if result_type is None:
+            result_type = op.results[0].type
+        try:
+            dtype = self.foldable_types[result_type]
+        except KeyError:
+            dtype = None
+            if isinstance(result_type, ir.RankedTensorType) and result_type.has_static_shape:
+                dtype = folding.numpy_dtype(result_type.element_type)
+            self.foldable_types[result_type] = dtype
+        if dtype is None:
             return False
         operands = []
         for value in op.operands:
@@ -627,24 +694,55 @@ class _Refiner:
                    for block in region.blocks for inner in block.operations)
 
     # -- cleanup -----------------------------------------------------------
-    def _erase_dead_ops(self, block: ir.Block) -> None:
+    def _erase_dead_ops(self, block: ir.Block) -> bool:
+        """Erase the pure ops whose results are unused, last to first.
+
+        Returns True if an op that stays may fail the static check (a dynamic result, a
+        shape assertion, a custom call keeping shape operands): the check walks the
+        module only then, so a module that refines cleanly is read once more here, not twice.
+        """
+        flagged = False
+        folded = self.folded
         for op in reversed(list(block.operations)):
-            op = _operation(op)
+            op = op.operation
             results = op.results
             if len(results) == 0:
-                for region in op.regions:
-                    for inner in region.blocks:
-                        self._erase_dead_ops(inner)
+                if op.name == "stablehlo.custom_call" and _may_fail_static_check(op):
+                    flagged = True
+                if len(op.regions):
+                    for region in op.regions:
+                        for inner in region.blocks:
+                            flagged |= self._erase_dead_ops(inner)
                 continue
             if any(True for r in results for _ in r.uses):
-                for region in op.regions:
-                    for inner in region.blocks:
-                        self._erase_dead_ops(inner)
+                if folded and len(results) == 1 and results[0] in folded:
+                    self._materialize(op, results[0])
+                    continue
+                if len(op.regions):
+                    for region in op.regions:
+                        for inner in region.blocks:
+                            flagged |= self._erase_dead_ops(inner)
+                if not flagged:
+                    if op.name == "stablehlo.custom_call" and _may_fail_static_check(op):
+                        flagged = True
+                    else:
+                        for r in results:
+                            type_ = r.type
+                            if not (type_.has_static_shape if isinstance(type_, ir.RankedTensorType)
+                                    else is_static_type(type_)):
+                                flagged = True
+                                break
                 continue
             if self._is_pure_op(op):
                 for r in results:
                     self.constants.pop(r, None)
+                    if folded:
+                        folded.discard(r)
                 op.erase()
+            elif not flagged:
+                flagged = (op.name == "stablehlo.custom_call" and _may_fail_static_check(op)) \
+                    or not all(is_static_type(r.type) for r in results)
+        return flagged
 
     def _erase_unused_functions(self) -> None:
         for template in self.templates.values():
@@ -677,6 +775,13 @@ class _Refiner:
         calls, composites and later ops only pass it on, so that op is named
         first, with its operands' values or origins.
         """
+        found = self._find_dynamic(self.module_op)
+        if not found:
+            return
+        self._report_dynamic(found)
+
+    def _find_dynamic(self, root: ir.Operation) -> dict[str, ir.Operation]:
+        """What the static check would report under ``root``: kind -> first op of that kind."""
         found: dict[str, ir.Operation] = {}
 
         def note(kind: str, op: ir.Operation) -> None:
@@ -699,7 +804,10 @@ class _Refiner:
                 note("origin" if origin else "passing_on", op)
             return ir.WalkResult.ADVANCE
 
-        self.module_op.walk(visit)
+        root.walk(visit)
+        return found
+
+    def _report_dynamic(self, found: dict[str, ir.Operation]) -> None:
         constant = self.constant
         prefix = "module has dynamic shapes after refinement (pass validate-static-shapes=false to allow them); "
         if "origin" in found:
@@ -752,5 +860,15 @@ class RefineShapesPass(ModulePass):
         operation = _operation(op)
         if operation.name != "builtin.module":
             raise PassFailure(f"{self.name} runs on a builtin.module, not on {operation.name}", operation)
-        with operation.context, ir.Location.unknown():
-            _Refiner(self, operation).run()
+        # The sweep makes a few Python objects per op and frees them at once: cyclic garbage
+        # collection would rescan every live op handle many times (~15% of the run), for nothing.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            with operation.context, ir.Location.unknown():
+                _Refiner(self, operation).run()
+        finally:
+            if collecting:
+                gc.enable()
+            rules.SHAPE_CACHE.clear()
+            types.WITH_SHAPE_CACHE.clear()

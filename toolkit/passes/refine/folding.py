@@ -13,6 +13,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -218,23 +219,24 @@ def fold(op: ir.Operation, operands: Sequence[np.ndarray], result_type: ir.Ranke
     if dtype is None:
         return None
     shape = tuple(result_type.shape)
-    if int(np.prod(shape, dtype=np.int64)) > FOLD_ELEMENT_LIMIT:
+    if math.prod(shape) > FOLD_ELEMENT_LIMIT:
         return None
     name = op.name
-    with np.errstate(all="ignore"):
-        structural = _STRUCTURAL.get(name)
-        if structural is not None:
-            value = structural(operands, op, dtype, shape)
-        else:
-            rule = _ELEMENTWISE.get(name)
-            if rule is None:
-                return None
-            if name == "stablehlo.select" or name == "stablehlo.clamp":
-                operands = [np.broadcast_to(o, shape) for o in operands]
+    structural = _STRUCTURAL.get(name)
+    if structural is not None:
+        value = structural(operands, op, dtype, shape)  # moves elements only: no arithmetic to warn about
+    else:
+        rule = _ELEMENTWISE.get(name)
+        if rule is None:
+            return None
+        if name == "stablehlo.select" or name == "stablehlo.clamp":
+            operands = [np.broadcast_to(o, shape) for o in operands]
+        with np.errstate(all="ignore"):
             value = rule(operands, op, dtype)
     if value is None:
         return None
-    value = np.asarray(value)
+    if type(value) is not np.ndarray:
+        value = np.asarray(value)
     if value.shape != shape:
         try:
             value = np.broadcast_to(value, shape)

@@ -35,11 +35,25 @@ class ShapeError(ValueError):
     """Operand shapes contradict each other (the module is ill-formed)."""
 
 
+#: Type -> its sizes (a tuple, -1 for ``?``) while a refinement runs: reading ``.shape`` through the
+#: bindings costs ~2.5 µs, a dict hit ~0.3 µs. Types are uniqued per context, so a Type is a sound key;
+#: the driver empties the cache when it finishes (the cached types keep their context alive).
+SHAPE_CACHE: dict[ir.Type, tuple[int, ...]] = {}
+_SHAPE_CACHE_LIMIT = 1 << 16
+
+
 def shape_of(type_: ir.Type) -> Shape | None:
-    """Dimension sizes of a ranked tensor type (-1 for ``?``), None otherwise."""
-    if isinstance(type_, ir.RankedTensorType):
-        return [-1 if d == DYNAMIC else d for d in type_.shape]
-    return None
+    """Dimension sizes of a ranked tensor type (-1 for ``?``), None otherwise (a new list each call)."""
+    if not isinstance(type_, ir.RankedTensorType):
+        return None
+    try:
+        return list(SHAPE_CACHE[type_])
+    except KeyError:
+        pass
+    shape = tuple(-1 if d == DYNAMIC else d for d in type_.shape)
+    if len(SHAPE_CACHE) < _SHAPE_CACHE_LIMIT:
+        SHAPE_CACHE[type_] = shape
+    return list(shape)
 
 
 def is_static(shape: Shape | None) -> bool:

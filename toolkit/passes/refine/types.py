@@ -30,30 +30,46 @@ def all_static(values) -> bool:
     return all(is_static_type(v.type) for v in values)
 
 
+#: (type, sizes) -> refined type (or None) while a refinement runs; emptied with ``rules.SHAPE_CACHE``.
+WITH_SHAPE_CACHE: dict[tuple, ir.Type | None] = {}
+
+
 def with_shape(old: ir.Type, shape: list[int]) -> ir.Type | None:
     """``old`` refined with ``shape`` (-1 = unknown); None if nothing changes.
 
     Raises :class:`ShapeError` when a static size of ``old`` contradicts ``shape``.
     """
     if isinstance(old, ir.RankedTensorType):
-        current = old.shape
-        if len(current) != len(shape):
-            raise ShapeError(f"inferred rank {len(shape)} differs from result type {old}")
-        merged, changed = [], False
-        for have, new in zip(current, shape):
-            if have == DYNAMIC and new >= 0:
-                merged.append(new)
-                changed = True
-            else:
-                if have != DYNAMIC and new >= 0 and have != new:
-                    raise ShapeError(f"inferred shape {shape_text(shape)} is incompatible with result type {old}")
-                merged.append(have)
-        if not changed:
-            return None
-        return ir.RankedTensorType.get(merged, old.element_type, old.encoding)
+        key = (old, tuple(shape))
+        try:
+            return WITH_SHAPE_CACHE[key]
+        except KeyError:
+            pass
+        refined = _with_shape_ranked(old, shape)
+        if len(WITH_SHAPE_CACHE) < 1 << 16:
+            WITH_SHAPE_CACHE[key] = refined
+        return refined
     if isinstance(old, ir.ShapedType) and not old.has_rank:
         return ir.RankedTensorType.get([d if d >= 0 else DYNAMIC for d in shape], old.element_type)
     return None
+
+
+def _with_shape_ranked(old: ir.RankedTensorType, shape: list[int]) -> ir.Type | None:
+    current = old.shape
+    if len(current) != len(shape):
+        raise ShapeError(f"inferred rank {len(shape)} differs from result type {old}")
+    merged, changed = [], False
+    for have, new in zip(current, shape):
+        if have == DYNAMIC and new >= 0:
+            merged.append(new)
+            changed = True
+        else:
+            if have != DYNAMIC and new >= 0 and have != new:
+                raise ShapeError(f"inferred shape {shape_text(shape)} is incompatible with result type {old}")
+            merged.append(have)
+    if not changed:
+        return None
+    return ir.RankedTensorType.get(merged, old.element_type, old.encoding)
 
 
 def refine_type(old: ir.Type, new: ir.Type) -> ir.Type | None:
