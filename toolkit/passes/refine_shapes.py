@@ -140,11 +140,20 @@ class _Refiner:
         }
         #: Results of folded ops not yet replaced by constants (see ``_replace_with_constant``).
         self.folded: set[ir.Value] = set()
+        #: The sweep's own statistics, added to the pass's at the end (a context variable per event costs).
+        self.statistics: collections.Counter[str] = collections.Counter()
         #: Result tensor type -> numpy dtype if ops of that type may fold (static integer tensors), else None.
         self.foldable_types: dict[ir.Type, np.dtype | None] = {}
 
     # -- entry -------------------------------------------------------------
     def run(self) -> None:
+        try:
+            self._run()
+        finally:
+            for key, count in self.statistics.items():
+                record_statistic(key, count)
+
+    def _run(self) -> None:
         if not self.functions:
             return
         entry = self._entry_function()
@@ -292,8 +301,7 @@ class _Refiner:
             result_type = results[0].type
             if not (result_type.has_static_shape if isinstance(result_type, ir.RankedTensorType)
                     else is_static_type(result_type)):
-                self._infer_and_refine(op)
-                result_type = None
+                result_type = self._infer_and_refine(op)
         elif count and not all(is_static_type(r.type) for r in results):
             self._infer_and_refine(op)
         if name == "stablehlo.get_dimension_size":
@@ -305,7 +313,8 @@ class _Refiner:
         if self.jax_mode and name in TO_STATIC:
             TO_STATIC[name](self, op)
 
-    def _infer_and_refine(self, op: ir.Operation) -> None:
+    def _infer_and_refine(self, op: ir.Operation) -> ir.Type | None:
+        """Refine ``op``'s results from its operands; the new type of a single refined result, else None."""
         types = [v.type for v in op.operands]
         try:
             shapes = rules.infer_shapes(op, types, self.constant)
@@ -314,11 +323,28 @@ class _Refiner:
         if shapes is None:
             inferred = rules.infer_with_cxx(op) if op.name.startswith(("stablehlo.", "chlo.")) else None
             if inferred is None:
-                return
+                return None
             shapes = [shape_of(t) for t in inferred]
-        for result, shape in zip(op.results, shapes):
+        results = op.results
+        if len(results) == 1:
+            shape = shapes[0]
+            return None if shape is None else self._refine_result(results[0], shape, op)
+        for result, shape in zip(results, shapes):
             if shape is not None:
                 self.refine_value(result, shape, op)
+        return None
+
+    def _refine_result(self, value: ir.Value, shape: list[int], op: ir.Operation) -> ir.Type | None:
+        """``refine_value`` for the sweep: the new type, or None if it did not change."""
+        try:
+            new_type = with_shape(value.type, shape)
+        except ShapeError as error:
+            raise PassFailure(f"'{op.name}' op {error}" + diagnostics.context(op, self.constant), op) from None
+        if new_type is None or not self._users_accept_new_types(value):
+            return None
+        value.set_type(new_type)
+        self.statistics["refined-values"] += 1
+        return new_type
 
     def refine_value(self, value: ir.Value, shape: list[int], op: ir.Operation) -> bool:
         try:
@@ -328,7 +354,7 @@ class _Refiner:
         if new_type is None or not self._users_accept_new_types(value):
             return False
         value.set_type(new_type)
-        record_statistic("refined-values")
+        self.statistics["refined-values"] += 1
         return True
 
     def set_type(self, value: ir.Value, new_type: ir.Type) -> bool:
@@ -336,7 +362,7 @@ class _Refiner:
         if refined is None or not self._users_accept_new_types(value):
             return False
         value.set_type(refined)
-        record_statistic("refined-values")
+        self.statistics["refined-values"] += 1
         return True
 
     def _users_accept_new_types(self, value: ir.Value) -> bool:
@@ -361,7 +387,7 @@ class _Refiner:
         result = op.results[0]
         self.constants[result] = array
         self.folded.add(result)
-        record_statistic("folded-ops")
+        self.statistics["folded-ops"] += 1
 
     def _materialize(self, op: ir.Operation, result: ir.Value) -> None:
         """Replace the folded, still used ``op`` by a ``stablehlo.constant`` of its value."""
