@@ -806,6 +806,9 @@ class PolymorphicCompiled:
         self._lowered = lowered
         self._compiler_options = compiler_options
         self._specializations: dict[tuple, Compiled] = {}
+        # (tree of the positional args, avals) -> Compiled whose _call_fast takes them: a call at a shape
+        # seen before costs what a static call does (no signature, no checks, no specialization lookup).
+        self._fast_cache: dict[tuple, Compiled] = {}
 
     in_tree = property(lambda self: self._lowered.in_tree)
     out_tree = property(lambda self: self._lowered.out_tree)
@@ -873,8 +876,22 @@ class PolymorphicCompiled:
         return compiled
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        sig = self._lowered._traced._wrapped._signature(args, kwargs)
-        return self._specialization(self._concrete_avals(sig))._call_flat(sig.leaves)
+        if not kwargs:
+            leaves, tree = tree_util.tree_flatten(args)
+            avals = tuple([a.aval for a in leaves if type(a) is Array])
+            if len(avals) == len(leaves):
+                compiled = self._fast_cache.get((tree, avals))
+                if compiled is not None:
+                    out = compiled._call_fast(leaves)
+                    if out is not _MISS:
+                        return out
+        wrapped = self._lowered._traced._wrapped
+        sig = wrapped._signature(args, kwargs)
+        compiled = self._specialization(self._concrete_avals(sig))
+        if compiled._fast_ok and not kwargs and not wrapped._has_static \
+                and all(type(leaf) is Array for leaf in sig.leaves):
+            self._fast_cache[(tree_util.tree_structure(args), sig.avals)] = compiled
+        return compiled._call_flat(sig.leaves)
 
     def _polymorphic(self, what: str) -> Exception:
         return TypeError(f"{what} needs concrete shapes: this executable is shape-polymorphic; "
