@@ -170,6 +170,8 @@ class _Printer:
             return "(" + ", ".join(self.program(v, indent + 4) for v in value) + ")"
         if isinstance(value, np.dtype):
             return value.name
+        if isinstance(value, str):
+            return value  # as JAX prints them: name=g, not name='g'
         return repr(value) if not callable(value) else getattr(value, "__name__", repr(value))
 
     def program(self, program: Program, indent: int) -> str:
