@@ -163,6 +163,29 @@ def _fast_entry(compiled: "Compiled", partitioner: str | None) -> tuple["Compile
     return (compiled, partitioner if compiled._plan.num_partitions > 1 else _ANY_PARTITIONER)
 
 
+def _dict_leaf_order(tree: Any, count: int) -> list | None:
+    """For the tree of ``(d,)`` with ``d`` a dict of leaves: ``d``'s keys in leaf order, else None."""
+    probe = tree_util.tree_unflatten(tree, list(range(count)))
+    if type(probe) is not tuple or len(probe) != 1 or type(probe[0]) is not dict:
+        return None
+    items = probe[0]
+    if len(items) != count or not all(type(i) is int for i in items.values()):
+        return None
+    return sorted(items, key=items.__getitem__)
+
+
+def _output_builder(out_tree: Any, count: int) -> Callable[[list], Any] | None:
+    """A quicker ``tree_unflatten(out_tree, leaves)`` for a flat dict, tuple or list of outputs, else None."""
+    probe = tree_util.tree_unflatten(out_tree, list(range(count)))
+    kind = type(probe)
+    if kind is dict and len(probe) == count and all(type(i) is int for i in probe.values()):
+        pairs = tuple(probe.items())
+        return lambda leaves: {key: leaves[i] for key, i in pairs}
+    if (kind is tuple or kind is list) and list(probe) == list(range(count)):
+        return tuple if kind is tuple else list
+    return None
+
+
 class Wrapped:
     """A function wrapped by ``jit``: call it, or ``trace``/``lower`` it explicitly."""
 
@@ -186,6 +209,7 @@ class Wrapped:
         # (tree, avals, pipeline generation) -> (Compiled, $TOOLKIT_PARTITIONER it needs or _ANY_PARTITIONER)
         self._fast_cache: dict[tuple, tuple[Compiled, Any]] = {}
         self._fast_generation = -1  # the jit pipeline generation of the entries in _fast_cache
+        self._dict_leaf_orders: dict[tuple, tuple[Any, list]] = {}  # fast path for f(dict): keys -> (tree, order)
         self._has_static = bool(self.static_argnums or self.static_argnames)
         functools.update_wrapper(self, fun, updated=())
 
@@ -281,7 +305,14 @@ class Wrapped:
         # the jit pipeline's generation; a partitioned executable also checks the partitioner (changing
         # either compiles again). Never while tracing: a nested jit call is inlined into the enclosing program.
         if not kwargs and not self._has_static and not _TRACE_STATE.builders:
-            leaves, tree = tree_util.tree_flatten(args)
+            known = self._dict_leaf_orders.get(tuple(args[0])) if len(args) == 1 and type(args[0]) is dict \
+                else None
+            if known is not None:  # f(params) with a dict seen before: its leaves without a flatten
+                tree, order = known
+                params = args[0]
+                leaves = [params[k] for k in order]
+            else:
+                leaves, tree = tree_util.tree_flatten(args)
             avals = tuple([a.aval for a in leaves if type(a) is Array])
             if len(avals) == len(leaves):
                 entry = self._fast_cache.get((tree, avals, jit_pipeline_generation()))
@@ -313,8 +344,13 @@ class Wrapped:
                 # Entries of an older pipeline can never hit again.
                 self._fast_cache.clear()
                 self._fast_generation = generation
-            self._fast_cache[(tree_util.tree_structure(args), sig.avals, generation)] = _fast_entry(
+            fast_tree = tree_util.tree_structure(args)
+            self._fast_cache[(fast_tree, sig.avals, generation)] = _fast_entry(
                 compiled, _environ_get(_PARTITIONER_VARIABLE))
+            if len(args) == 1 and type(args[0]) is dict and len(self._dict_leaf_orders) < 64:
+                order = _dict_leaf_order(fast_tree, len(sig.leaves))
+                if order is not None:
+                    self._dict_leaf_orders[tuple(args[0])] = (fast_tree, order)
         return compiled._call_flat(sig.leaves)
 
     def _call_in_trace(self, args: tuple, kwargs: dict) -> Any:
@@ -638,6 +674,7 @@ class Compiled:
     """A compiled executable; call it with arguments of the signature it was lowered for."""
 
     _compiler_options: Mapping[str, Any] | None = None  # the XLA options it was compiled with
+    _out_build: Any = _MISS  # _call_fast's quicker unflatten of the outputs (see _output_builder), set on first use
 
     def serialize(self) -> bytes:
         """The executable and its calling signature as bytes; ``toolkit.deserialize_compiled`` loads them.
@@ -745,9 +782,12 @@ class Compiled:
         committed = self._plan.committed
         if self._single_output:
             return Array(outs[0], self._out_avals[0], self._out_shardings[0], committed)
-        return tree_util.tree_unflatten(self._out_tree, [
-            Array(impl, aval, sharding, committed)
-            for impl, aval, sharding in zip(outs, self._out_avals, self._out_shardings)])
+        arrays = [Array(impl, aval, sharding, committed)
+                  for impl, aval, sharding in zip(outs, self._out_avals, self._out_shardings)]
+        build = self._out_build
+        if build is _MISS:
+            build = self._out_build = _output_builder(self._out_tree, len(arrays))
+        return build(arrays) if build is not None else tree_util.tree_unflatten(self._out_tree, arrays)
 
     def _call_flat(self, leaves: Sequence[Any]) -> Any:
         impls = []
