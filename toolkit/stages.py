@@ -163,6 +163,9 @@ def _fast_entry(compiled: "Compiled", partitioner: str | None) -> tuple["Compile
     return (compiled, partitioner if compiled._plan.num_partitions > 1 else _ANY_PARTITIONER)
 
 
+_ONE_LEAF_TREE = tree_util.tree_structure((0,))  # what tree_flatten gives for the arguments of f(x)
+
+
 def _dict_leaf_order(tree: Any, count: int) -> list | None:
     """For the tree of ``(d,)`` with ``d`` a dict of leaves: ``d``'s keys in leaf order, else None."""
     probe = tree_util.tree_unflatten(tree, list(range(count)))
@@ -305,15 +308,18 @@ class Wrapped:
         # the jit pipeline's generation; a partitioned executable also checks the partitioner (changing
         # either compiles again). Never while tracing: a nested jit call is inlined into the enclosing program.
         if not kwargs and not self._has_static and not _TRACE_STATE.builders:
-            known = self._dict_leaf_orders.get(tuple(args[0])) if len(args) == 1 and type(args[0]) is dict \
-                else None
-            if known is not None:  # f(params) with a dict seen before: its leaves without a flatten
-                tree, order = known
-                params = args[0]
-                leaves = [params[k] for k in order]
+            first = type(args[0]) if len(args) == 1 else None
+            if first is Array:  # f(x): no flatten
+                leaves, tree, avals = args, _ONE_LEAF_TREE, (args[0].aval,)
             else:
-                leaves, tree = tree_util.tree_flatten(args)
-            avals = tuple([a.aval for a in leaves if type(a) is Array])
+                known = self._dict_leaf_orders.get(tuple(args[0])) if first is dict else None
+                if known is not None:  # f(params) with a dict seen before: its leaves without a flatten
+                    tree, order = known
+                    params = args[0]
+                    leaves = [params[k] for k in order]
+                else:
+                    leaves, tree = tree_util.tree_flatten(args)
+                avals = tuple([a.aval for a in leaves if type(a) is Array])
             if len(avals) == len(leaves):
                 entry = self._fast_cache.get((tree, avals, jit_pipeline_generation()))
                 if entry is not None and (entry[1] is _ANY_PARTITIONER
