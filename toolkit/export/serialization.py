@@ -636,6 +636,35 @@ _LAYOUT: dict[str, tuple[tuple[str, str], ...]] = {
 }
 
 
+# Per table kind, the fields as the verifier walks them: (slot, name, category, width, element).
+# Categories: 0 scalar, 1 string, 2 table, 3 vector of scalars, 4 vector of strings, 5 vector of tables.
+_SCALAR, _STRING, _TABLE, _SCALARS, _STRINGS, _TABLES = range(6)
+
+
+def _compile_layout(fields: tuple[tuple[str, str], ...]) -> tuple[tuple[int, str, int, int, str], ...]:
+    out = []
+    for i, (name, kind) in enumerate(fields):
+        if kind.isdigit():
+            out.append((4 + 2 * i, name, _SCALAR, int(kind), ""))
+        elif kind == "str":
+            out.append((4 + 2 * i, name, _STRING, 4, ""))
+        elif not kind.startswith("["):
+            out.append((4 + 2 * i, name, _TABLE, 4, kind))
+        elif kind[1:-1].isdigit():
+            out.append((4 + 2 * i, name, _SCALARS, 4, kind[1:-1]))
+        elif kind == "[str]":
+            out.append((4 + 2 * i, name, _STRINGS, 4, kind))
+        else:
+            out.append((4 + 2 * i, name, _TABLES, 4, kind))
+    return tuple(out)
+
+
+_COMPILED_LAYOUT = {kind: _compile_layout(fields) for kind, fields in _LAYOUT.items()}
+_read_u32 = struct.Struct("<I").unpack_from
+_read_i32 = struct.Struct("<i").unpack_from
+_read_u16 = struct.Struct("<H").unpack_from
+
+
 def _verify_structure(data: bytes, root: int) -> None:
     """Check that every table, vtable, field, string and vector the schema reaches lies inside ``data``.
 
@@ -644,35 +673,31 @@ def _verify_structure(data: bytes, root: int) -> None:
     offset or length is reported here with the path of the field instead of
     surfacing as an ``IndexError``/``struct.error`` deep in the reader.
     Iterative; each table and vector is checked once and the total work is
-    bounded by the blob size.
+    bounded by the blob size. Messages (and field paths) are only formatted
+    when something is wrong: on a good blob this costs a few struct reads per field.
     """
     size = len(data)
-    budget = [size + 64]
+    budget = size + 64
     seen: set[tuple[int, str]] = set()
 
-    def word(fmt: str, pos: int, what: str) -> int:
-        if pos < 0 or pos + struct.calcsize(fmt) > size:
-            raise _Corrupt(f"{what} at byte {pos} is outside the {size}-byte buffer")
-        return struct.unpack_from(fmt, data, pos)[0]
+    def outside(what: str, pos: int) -> _Corrupt:
+        return _Corrupt(f"{what} at byte {pos} is outside the {size}-byte buffer")
 
-    def follow(pos: int, path: str) -> int:
-        target = pos + word("<I", pos, f"the offset of {path}")
+    def follow(pos: int, path: Callable[[], str]) -> int:
+        if pos < 0 or pos + 4 > size:
+            raise outside(f"the offset of {path()}", pos)
+        target = pos + _read_u32(data, pos)[0]
         if target % 4 or target + 4 > size:
-            raise _Corrupt(f"{path} points to byte {target}, not an aligned position inside the {size}-byte buffer")
+            raise _Corrupt(f"{path()} points to byte {target}, not an aligned position inside the {size}-byte buffer")
         return target
 
-    def vector(pos: int, elem_size: int, path: str, string: bool = False) -> tuple[int, int]:
+    def vector(pos: int, elem_size: int, path: Callable[[], str], string: bool = False) -> tuple[int, int]:
         start = follow(pos, path)
-        n = word("<I", start, f"the length of {path}")
+        n = _read_u32(data, start)[0]  # follow checked start + 4 <= size
         if start + 4 + n * elem_size > size:
-            raise _Corrupt(f"{path} claims {n} {'bytes' if string else 'elements'} at byte {start}, past the end "
+            raise _Corrupt(f"{path()} claims {n} {'bytes' if string else 'elements'} at byte {start}, past the end "
                            f"of the {size}-byte buffer")
         return start + 4, n
-
-    def spend(n: int) -> None:
-        budget[0] -= n
-        if budget[0] < 0:
-            raise _Corrupt("the blob references more objects than it can contain (shared or cyclic offsets)")
 
     stack = [(root, "Exported", "Exported")]
     while stack:
@@ -680,48 +705,59 @@ def _verify_structure(data: bytes, root: int) -> None:
         if (pos, kind) in seen:
             continue
         seen.add((pos, kind))
-        spend(1)
-        vtable = pos - word("<i", pos, f"the vtable offset of {path}")
-        vtable_size = word("<H", vtable, f"the vtable of {path}")
-        table_size = word("<H", vtable + 2, f"the vtable of {path}")
+        budget -= 1
+        if budget < 0:
+            raise _Corrupt("the blob references more objects than it can contain (shared or cyclic offsets)")
+        if pos < 0 or pos + 4 > size:
+            raise outside(f"the vtable offset of {path}", pos)
+        vtable = pos - _read_i32(data, pos)[0]
+        if vtable < 0 or vtable + 2 > size:
+            raise outside(f"the vtable of {path}", vtable)
+        if vtable + 4 > size:
+            raise outside(f"the vtable of {path}", vtable + 2)
+        vtable_size = _read_u16(data, vtable)[0]
+        table_size = _read_u16(data, vtable + 2)[0]
         if vtable % 2 or vtable_size < 4 or vtable_size % 2 or vtable + vtable_size > size \
                 or table_size < 4 or pos + table_size > size:
             raise _Corrupt(f"{path} has a corrupted vtable at byte {vtable} (vtable size {vtable_size}, "
                            f"table size {table_size}, buffer size {size})")
-        for i, (name, field_kind) in enumerate(_LAYOUT[kind]):
-            slot = 4 + 2 * i
+        for slot, name, category, width, element in _COMPILED_LAYOUT[kind]:
             if slot + 2 > vtable_size:
                 break
-            offset = struct.unpack_from("<H", data, vtable + slot)[0]
+            offset = _read_u16(data, vtable + slot)[0]
             if not offset:
                 continue
-            field_path = f"{path}.{name}"
-            width = int(field_kind) if field_kind.isdigit() else 4
             if offset < 4 or offset + width > table_size:
-                raise _Corrupt(f"{field_path} lies outside its table (bytes {offset}..{offset + width} of "
+                raise _Corrupt(f"{path}.{name} lies outside its table (bytes {offset}..{offset + width} of "
                                f"{table_size})")
-            at = pos + offset
-            if field_kind.isdigit():
+            if category == _SCALAR:
                 continue
-            if field_kind == "str":
+            at = pos + offset
+            def field_path(path: str = path, name: str = name) -> str:
+                return f"{path}.{name}"
+            if category == _STRING:
                 vector(at, 1, field_path, string=True)
-            elif not field_kind.startswith("["):
-                stack.append((follow(at, field_path), field_kind, field_path))
-            elif field_kind[1:-1].isdigit():
-                vector(at, int(field_kind[1:-1]), field_path)
+            elif category == _TABLE:
+                stack.append((follow(at, field_path), element, f"{path}.{name}"))
+            elif category == _SCALARS:
+                vector(at, int(element), field_path)
             else:
-                element = field_kind[1:-1]
                 start = follow(at, field_path)
-                if (start, field_kind) in seen:
+                if (start, element) in seen:
                     continue
-                seen.add((start, field_kind))
+                seen.add((start, element))
                 items, n = vector(at, 4, field_path)
-                spend(n)
-                for j in range(n):
-                    if element == "str":
-                        vector(items + 4 * j, 1, f"{field_path}[{j}]", string=True)
-                    else:
-                        stack.append((follow(items + 4 * j, f"{field_path}[{j}]"), element, f"{field_path}[{j}]"))
+                budget -= n
+                if budget < 0:
+                    raise _Corrupt("the blob references more objects than it can contain (shared or cyclic offsets)")
+                if category == _STRINGS:
+                    for j in range(n):
+                        vector(items + 4 * j, 1, lambda j=j, fp=field_path: f"{fp()}[{j}]", string=True)
+                else:
+                    table = element[1:-1]
+                    for j in range(n):
+                        stack.append((follow(items + 4 * j, lambda j=j, fp=field_path: f"{fp()}[{j}]"), table,
+                                      f"{path}.{name}[{j}]"))
 
 
 class _StrictBytes(bytes):
