@@ -88,11 +88,17 @@ def serialize_module(module: ir.Module) -> bytes:
     return serialize_portable(buffer.getvalue(), portable_artifact_target(), keep_shardy=keep_shardy)
 
 
-def check_custom_calls(module: ir.Module, disabled_checks: Sequence[DisabledSafetyCheck]) -> None:
+def check_custom_calls(module: ir.Module, disabled_checks: Sequence[DisabledSafetyCheck],
+                       bytecode: bytes | None = None) -> None:
     """Refuse custom calls to targets outside :data:`STABLE_CUSTOM_CALL_TARGETS` (``ValueError``).
 
-    ``DisabledSafetyCheck.custom_call(name)`` allows ``name``.
+    ``DisabledSafetyCheck.custom_call(name)`` allows ``name``. ``bytecode``, the
+    module's MLIR bytecode if the caller has it, skips the walk over every op
+    (~2 µs per op from Python) when no op is named ``custom_call``: bytecode keeps
+    op names as plain strings in its string section.
     """
+    if bytecode is not None and b"custom_call" not in bytecode:
+        return
     allowed = set(STABLE_CUSTOM_CALL_TARGETS)
     allowed |= {c.is_custom_call() for c in disabled_checks if c.is_custom_call() is not None}
     refused: list[str] = []
@@ -311,8 +317,9 @@ def export_traced(traced: Any, *, platforms: Sequence[str], disabled_checks: Seq
     source = lowered._module
     buffer = io.BytesIO()
     source.operation.write_bytecode(buffer)
+    source_bytecode = buffer.getvalue()
     # A private copy: the Lowered's module may be cached and reused.
-    module = ir.Module.parse(buffer.getvalue(), source.context)
+    module = ir.Module.parse(source_bytecode, source.context)
     has_platform_index = len(platforms) > 1
     ordered_effects: tuple = ()
     # toolkit's own primitives have no effects; calls of other exports bring theirs. Unordered ones
@@ -335,7 +342,9 @@ def export_traced(traced: Any, *, platforms: Sequence[str], disabled_checks: Seq
         _use_shardy(module, plan, kept, has_platform_index, len(traced.program.out_avals))
     uses_global_constants = bool(dim_vars) or has_platform_index
     calling_convention.set_module_attributes(module, uses_shape_polymorphism=uses_global_constants)
-    check_custom_calls(module, disabled_checks)
+    # The wrapper adds only shape assertions (an allowed target): the lowering's custom calls are the ones
+    # to check, and without any (no op name "custom_call" in its bytecode) there is nothing to walk.
+    check_custom_calls(module, disabled_checks, source_bytecode)
     serialized = serialize_module(module)
 
     out_avals = tuple(traced.program.out_avals)
