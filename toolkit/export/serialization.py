@@ -237,9 +237,48 @@ def serialize(exp: Exported, vjp_order: int = 0) -> bytearray:
         raise TypeError(f"serialize expects a toolkit.export.Exported, got {type(exp).__name__}.")
     if not isinstance(vjp_order, int) or vjp_order < 0:
         raise ValueError(f"vjp_order must be a non-negative integer, got {vjp_order!r}.")
-    builder = flatbuffers.Builder(65536)
+    builder = _Builder(65536)
     builder.Finish(_write_exported(builder, exp, vjp_order))
     return builder.Output()
+
+
+class _Builder(flatbuffers.Builder):
+    """flatbuffers' builder with a quicker ``WriteVtable``: the same bytes, the vtable written in one piece.
+
+    The library writes a new vtable one 2-byte entry at a time (an alignment
+    check and a pack per entry); the ``Exported`` table's vtable has 64
+    entries once the provenance record (field 63) is present, which made it a
+    fifth of ``serialize``. Entries are 2-byte values after a 4-byte aligned
+    offset, so no padding falls between them and one ``Prep`` and one
+    ``pack_into`` write them all.
+    """
+
+    def WriteVtable(self) -> int:  # noqa: N802 - flatbuffers' name
+        self.PrependSOffsetTRelative(0)
+        object_offset = self.Offset()
+        vtable = self.current_vtable
+        last = len(vtable) - 1
+        while last >= 0 and vtable[last] == 0:
+            last -= 1
+        fields = [0 if e == 0 else object_offset - e for e in vtable[:last + 1]]
+        object_size = object_offset - self.objectEnd
+        key = tuple(reversed(fields)) + (object_size,)
+        existing = self.vtables.get(key)
+        if existing is None:
+            count = len(fields) + 2
+            size = 2 * count
+            self.Prep(2, size - 2)  # room and alignment for all entries (the offset before is 4-aligned)
+            self.head -= size
+            struct.pack_into(f"<{count}H", self.Bytes, self.head, size, object_size, *fields)
+            object_start = len(self.Bytes) - object_offset
+            struct.pack_into("<i", self.Bytes, object_start, self.Offset() - object_offset)
+            self.vtables[key] = self.Offset()
+        else:
+            object_start = len(self.Bytes) - object_offset
+            self.head = object_start
+            struct.pack_into("<i", self.Bytes, self.head, existing - object_offset)
+        self.current_vtable = None
+        return object_offset
 
 
 class _Uniques:
