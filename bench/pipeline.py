@@ -106,6 +106,20 @@ def chain(lib, n):
     return f
 
 
+def stage_rows(programs: list[str], repeat: int) -> list[tuple[str, float, float | None]]:
+    """(``"<stage> <program>"``, toolkit s, JAX s or None) for trace, lower, compile and call of each program."""
+    rng = np.random.default_rng(0)
+    rows = []
+    for name in programs:
+        program = PROGRAMS[name]
+        args = program.make_inputs(rng)
+        ours = stage_times(toolkit, program, args, repeat)
+        theirs = stage_times(jax, program, args, repeat) if jax else (None,) * 4
+        for stage, a, b in zip(("trace", "lower", "compile", "call"), ours, theirs):
+            rows.append((f"{stage} {name}", a, b))
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer repetitions (for CI smoke runs)")

@@ -3,7 +3,7 @@
 Modules: polymorphic chains written by ``jax.export`` (``x: f32[b, 8]``, each
 step ``tanh(x) * 1.01 + ones(x.shape)`` so every step carries a dynamic
 broadcast and dimension arithmetic) when jax is importable, otherwise the
-same chain as hand-written StableHLO text. Sizes ~100, 1k and 10k ops. Each
+same chain as hand-written StableHLO text. Sizes ~1k, 10k and 30k ops. Each
 is bound to ``b = 16`` with ``stablehlo-refine-arguments`` first.
 
 Timed (median of ``--repeat`` runs, process CPU time by default — other
@@ -16,7 +16,7 @@ work on the machine distorts wall time — parse excluded where possible):
 * ``C++ pass``: ``stablehlo-refine-shapes`` alone in a PassManager (it does
   not canonicalize dynamic ops or check assertions, so it does less work).
 
-    python bench/refine.py [--sizes 100,1000,10000] [--repeat 5]
+    python bench/refine.py [--sizes 1000,10000,30000] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -120,46 +120,51 @@ def _median_time(setup, run, repeat: int) -> float:
     return statistics.median(times)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="100,1000,10000", help="target op counts")
-    parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--text", action="store_true", help="hand-written modules even if jax is importable")
-    parser.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
-                        help="cpu: process time (robust on a loaded machine; default), wall: perf_counter")
-    args = parser.parse_args()
-    global _clock
-    _clock = time.process_time if args.clock == "cpu" else time.perf_counter
+def measure_sizes(sizes: list[int], repeat: int, text: bool = False) -> list[tuple[int, float, float, float]]:
+    """Per target size: (ops, toolkit s, C++ entry s, C++ pass s), medians of ``repeat`` runs."""
     from jaxlib import _jax
 
     rows = []
-    for target in (int(s) for s in args.sizes.split(",")):
-        # ~6 ops per step in both generators; start there and adjust once.
-        steps = max(1, target // 6)
-        make = (lambda n: _text_module(n)) if args.text else (lambda n: _jax_module(n) or _text_module(n))
-        text = make(steps)
-        bytecode = _bound_bytecode(text)
+    for target in sizes:
+        # ~9 ops per step in both generators; start there and adjust once.
+        steps = max(1, target // 9)
+        make = (lambda n: _text_module(n)) if text else (lambda n: _jax_module(n) or _text_module(n))
+        text_module = make(steps)
+        bytecode = _bound_bytecode(text_module)
         ops = _count_ops(_parse(bytecode))
         steps = max(1, round(steps * target / ops))
-        text = make(steps)
-        bytecode = _bound_bytecode(text)
+        text_module = make(steps)
+        bytecode = _bound_bytecode(text_module)
         ops = _count_ops(_parse(bytecode))
 
         ours = _median_time(lambda: _parse(bytecode),
                             lambda m: run_pipeline(m, "builtin.module(toolkit-refine-shapes)", verify=False),
-                            args.repeat)
+                            repeat)
         entry = _median_time(lambda: None,
                              lambda _: _jax.mlir.refine_polymorphic_shapes(
                                  bytecode, enable_shape_assertions=True, validate_static_shapes=True),
-                             args.repeat)
+                             repeat)
 
         def cxx_pass(module: ir.Module) -> None:
             with module.context:
                 passmanager.PassManager.parse("builtin.module(stablehlo-refine-shapes)").run(module.operation)
 
-        cpass = _median_time(lambda: _parse(bytecode), cxx_pass, args.repeat)
+        cpass = _median_time(lambda: _parse(bytecode), cxx_pass, repeat)
         rows.append((ops, ours, entry, cpass))
+    return rows
 
+
+def main(argv: list[str] | None = None) -> list[tuple[str, float, float | None]]:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="1000,10000,30000", help="target op counts")
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--text", action="store_true", help="hand-written modules even if jax is importable")
+    parser.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
+                        help="cpu: process time (robust on a loaded machine; default), wall: perf_counter")
+    args = parser.parse_args(argv)
+    global _clock
+    _clock = time.process_time if args.clock == "cpu" else time.perf_counter
+    rows = measure_sizes([int(s) for s in args.sizes.split(",")], args.repeat, args.text)
     source = "hand-written text" if args.text or _jax_module(1) is None else "jax.export"
     print(f"shape refinement, modules from {source}, bound to b=16; median of {args.repeat}, "
           f"{args.clock} time")
@@ -169,6 +174,7 @@ def main() -> None:
         print(f"{ops:>7} {ours * 1e3:>11.2f} {ours / ops * 1e6:>7.2f} {entry * 1e3:>13.2f} "
               f"{entry / ops * 1e6:>7.2f} {ours / entry:>6.1f} {cpass * 1e3:>12.2f} "
               f"{cpass / ops * 1e6:>7.2f} {ours / cpass:>6.1f}")
+    return [(f"refine {ops} ops (vs C++ entry)", ours, entry) for ops, ours, entry, _ in rows]
 
 
 if __name__ == "__main__":

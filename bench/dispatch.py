@@ -1,0 +1,122 @@
+"""Dispatch cost of a compiled call: toolkit vs ``jax.jit``, same run.
+
+Calls timed (steady state, after warm-up: median of several batches of
+back-to-back calls, so each number is one call's cost):
+
+* ``x+1``      — ``f(x) = x + 1`` on f32[8] (one argument, one result);
+* ``pytree10`` — ``f(params)`` with ``params`` a dict of 10 f32[8] arrays,
+  returning a dict of 10 (ten leaves flattened, looked up, executed, rebuilt);
+* ``poly``     — the ``x+1`` function compiled once for ``f32[n]``
+  (``jit(f).trace(ShapeDtypeStruct(symbolic_shape("n"), f32)).lower().compile()``)
+  and called at a shape it has already specialized for, against the static
+  ``Compiled`` of ``x+1`` called directly (toolkit only: JAX has no
+  shape-polymorphic ``Compiled``; the ratio is poly / static).
+
+    python bench/dispatch.py [--seconds 0.3]
+
+Toolkit and its baseline are timed in alternating batches (``paired``), so
+load from other processes falls on both alike. Prints µs per call and
+ratios toolkit / baseline. ``main()`` returns the rows for
+``bench/all.py``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+
+def per_call(fn, seconds: float = 0.3) -> float:
+    """Median over batches of back-to-back calls of the time of one call (s)."""
+    return paired([fn], seconds)[0]
+
+
+def paired(fns, seconds: float = 0.3) -> list[float]:
+    """Per-call times of several functions measured in interleaved batches (s each).
+
+    Batches of ``fns[0]``, ``fns[1]``, ... alternate, so load from other
+    processes on the machine falls on all of them alike; each result is the
+    median over its batches.
+    """
+    for fn in fns:
+        for _ in range(50):
+            fn()
+    batch = 1
+    while True:
+        start = time.perf_counter()
+        for _ in range(batch):
+            fns[0]()
+        if time.perf_counter() - start > 0.005:
+            break
+        batch *= 2
+    samples: list[list[float]] = [[] for _ in fns]
+    deadline = time.perf_counter() + seconds * len(fns)
+    while time.perf_counter() < deadline or len(samples[0]) < 9:
+        for fn, out in zip(fns, samples):
+            start = time.perf_counter()
+            for _ in range(batch):
+                fn()
+            out.append((time.perf_counter() - start) / batch)
+    return [statistics.median(out) for out in samples]
+
+
+def measure(seconds: float) -> dict[str, tuple[float, float | None]]:
+    """name -> (toolkit s/call, JAX s/call or the static baseline for ``poly``)."""
+    import toolkit
+    from toolkit import export as texport
+
+    def inc(a):
+        return a + 1
+
+    def inc_tree(p):
+        return {k: v + 1 for k, v in p.items()}
+
+    x = toolkit.device_put(np.ones(8, np.float32))
+    tree = {f"w{i}": toolkit.device_put(np.full(8, i, np.float32)) for i in range(10)}
+    f = toolkit.jit(inc)
+    g = toolkit.jit(inc_tree)
+    spec = toolkit.ShapeDtypeStruct(texport.symbolic_shape("n"), np.float32)
+    poly = toolkit.jit(inc).trace(spec).lower().compile()
+    poly(x)
+    try:
+        import jax
+    except ImportError:
+        jax = None
+    rows: dict[str, tuple[float, float | None]] = {}
+    if jax is not None:
+        jx = jax.device_put(np.ones(8, np.float32))
+        jtree = {f"w{i}": jax.device_put(np.full(8, i, np.float32)) for i in range(10)}
+        jf, jg = jax.jit(inc), jax.jit(inc_tree)
+        rows["x+1"] = tuple(paired([lambda: f(x), lambda: jf(jx)], seconds))
+        rows["pytree10"] = tuple(paired([lambda: g(tree), lambda: jg(jtree)], seconds))
+    else:
+        rows["x+1"] = (per_call(lambda: f(x), seconds), None)
+        rows["pytree10"] = (per_call(lambda: g(tree), seconds), None)
+    rows["poly"] = tuple(paired([lambda: poly(x), lambda: f(x)], seconds))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> list[tuple[str, float, float | None]]:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seconds", type=float, default=0.3, help="sampling time per measurement")
+    args = parser.parse_args(argv)
+    measured = measure(args.seconds)
+    rows = []
+    print(f"{'call':<10} {'toolkit µs':>11} {'baseline µs':>12} {'ratio':>6}  baseline")
+    for name, (ours, other) in measured.items():
+        label = "static jit call of x+1" if name == "poly" else "jax.jit"
+        rows.append((f"dispatch {name}" + (" (vs static)" if name == "poly" else ""), ours, other))
+        ratio = f"{ours / other:6.2f}" if other else "     -"
+        print(f"{name:<10} {ours * 1e6:>11.2f} {other * 1e6 if other else float('nan'):>12.2f} {ratio}  {label}")
+    return rows
+
+
+if __name__ == "__main__":
+    main()
