@@ -198,6 +198,8 @@ class _Refiner:
             if op.operation.name != "func.func":
                 foreign = True
         self.foreign_ops = foreign
+        if self.jax_mode and not foreign:
+            self.dispatch["stablehlo.dynamic_broadcast_in_dim"] = self._refine_dynamic_broadcast
 
     def _may_be_refined_again(self, name: str) -> bool:
         """True if ``name`` can be reached with a second key, so its pristine body must be kept.
@@ -291,6 +293,10 @@ class _Refiner:
         if special is not None:
             special(op)
             return
+        self._refine_generic(op, name)
+
+    def _refine_generic(self, op: ir.Operation, name: str) -> None:
+        """Infer the results from the operands, then fold the op or make it static."""
         if len(op.regions):
             for region in op.regions:
                 for block in region.blocks:
@@ -417,11 +423,47 @@ class _Refiner:
             if array is None:
                 return False
             operands.append(array)
-        value = folding.fold(op, operands, result_type)
+        value = folding.fold(op, operands, result_type, dtype, rules.SHAPE_CACHE.get(result_type))
         if value is None:
             return False
         self._replace_with_constant(op, value)
         return True
+
+    def _refine_dynamic_broadcast(self, op: ir.Operation) -> None:
+        """``dynamic_broadcast_in_dim`` in ``mode=jax`` without foreign users: straight to ``broadcast_in_dim``.
+
+        What the generic path does (the result shape from the constant shape
+        operand, then the static form), without retyping the op that is
+        replaced next: one read of each type, one op created.
+        """
+        result = op.results[0]
+        result_type = result.type
+        if not isinstance(result_type, ir.RankedTensorType):
+            self._refine_generic(op, "stablehlo.dynamic_broadcast_in_dim")
+            return
+        final = result_type
+        if not result_type.has_static_shape:
+            array = self.constant(op.operands[1])
+            if array is None:
+                return  # nothing known; the static check reports it
+            shape = [int(x) for x in array.reshape(-1)]
+            try:
+                refined = with_shape(result_type, shape)
+            except ShapeError as error:
+                raise PassFailure(f"'{op.name}' op {error}" + diagnostics.context(op, self.constant), op) from None
+            if refined is None:
+                return
+            self.statistics["refined-values"] += 1
+            if not refined.has_static_shape:
+                result.set_type(refined)
+                return
+            final = refined
+        new = ir.Operation.create("stablehlo.broadcast_in_dim", results=[final], operands=[op.operands[0]],
+                                  attributes={"broadcast_dimensions": op.attributes["broadcast_dimensions"]},
+                                  loc=op.location, ip=ir.InsertionPoint(op))
+        result.replace_all_uses_with(new.result)
+        op.erase()
+        self.statistics["static-broadcast_in_dim"] += 1
 
     def _fold_dimension_size(self, op: ir.Operation) -> bool:
         source = shape_of(op.operands[0].type)
