@@ -867,6 +867,7 @@ class PolymorphicCompiled:
         # (tree of the positional args, avals) -> Compiled whose _call_fast takes them: a call at a shape
         # seen before costs what a static call does (no signature, no checks, no specialization lookup).
         self._fast_cache: dict[tuple, Compiled] = {}
+        self._last_single: tuple | None = None  # f(x): (aval, Compiled) of the last hit
 
     in_tree = property(lambda self: self._lowered.in_tree)
     out_tree = property(lambda self: self._lowered.out_tree)
@@ -935,11 +936,22 @@ class PolymorphicCompiled:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if not kwargs:
-            leaves, tree = tree_util.tree_flatten(args)
-            avals = tuple([a.aval for a in leaves if type(a) is Array])
+            if len(args) == 1 and type(args[0]) is Array:  # f(x), as Wrapped's fast path
+                aval = args[0].aval
+                last = self._last_single
+                if last is not None and last[0] is aval:
+                    out = last[1]._call_fast(args)
+                    if out is not _MISS:
+                        return out
+                leaves, tree, avals = args, _ONE_LEAF_TREE, (aval,)
+            else:
+                leaves, tree = tree_util.tree_flatten(args)
+                avals = tuple([a.aval for a in leaves if type(a) is Array])
             if len(avals) == len(leaves):
                 compiled = self._fast_cache.get((tree, avals))
                 if compiled is not None:
+                    if len(avals) == 1 and tree is _ONE_LEAF_TREE:
+                        self._last_single = (avals[0], compiled)
                     out = compiled._call_fast(leaves)
                     if out is not _MISS:
                         return out
