@@ -6,8 +6,9 @@ broadcast and dimension arithmetic) when jax is importable, otherwise the
 same chain as hand-written StableHLO text. Sizes ~1k, 10k and 30k ops. Each
 is bound to ``b = 16`` with ``stablehlo-refine-arguments`` first.
 
-Timed (median of ``--repeat`` runs, process CPU time by default — other
-work on the machine distorts wall time — parse excluded where possible):
+Timed (median of ``--repeat`` runs, the three alternating, process CPU time
+by default — other work on the machine distorts wall time — parse excluded
+where possible):
 
 * ``toolkit``: ``toolkit-refine-shapes`` (mode=jax) through ``run_pipeline``;
 * ``C++ entry``: ``jaxlib._jax.mlir.refine_polymorphic_shapes`` (what
@@ -137,19 +138,21 @@ def measure_sizes(sizes: list[int], repeat: int, text: bool = False) -> list[tup
         bytecode = _bound_bytecode(text_module)
         ops = _count_ops(_parse(bytecode))
 
-        ours = _median_time(lambda: _parse(bytecode),
-                            lambda m: run_pipeline(m, "builtin.module(toolkit-refine-shapes)", verify=False),
-                            repeat)
-        entry = _median_time(lambda: None,
-                             lambda _: _jax.mlir.refine_polymorphic_shapes(
-                                 bytecode, enable_shape_assertions=True, validate_static_shapes=True),
-                             repeat)
-
         def cxx_pass(module: ir.Module) -> None:
             with module.context:
                 passmanager.PassManager.parse("builtin.module(stablehlo-refine-shapes)").run(module.operation)
 
-        cpass = _median_time(lambda: _parse(bytecode), cxx_pass, repeat)
+        # The three alternate, one run each per round, so load from other processes (which on this
+        # machine slows even CPU time: the cores are shared) falls on all of them alike.
+        times: list[list[float]] = [[], [], []]
+        for _ in range(repeat):
+            times[0].append(_median_time(
+                lambda: _parse(bytecode),
+                lambda m: run_pipeline(m, "builtin.module(toolkit-refine-shapes)", verify=False), 1))
+            times[1].append(_median_time(lambda: None, lambda _: _jax.mlir.refine_polymorphic_shapes(
+                bytecode, enable_shape_assertions=True, validate_static_shapes=True), 1))
+            times[2].append(_median_time(lambda: _parse(bytecode), cxx_pass, 1))
+        ours, entry, cpass = (statistics.median(t) for t in times)
         rows.append((ops, ours, entry, cpass))
     return rows
 
