@@ -214,6 +214,7 @@ class Wrapped:
         self._fast_generation = -1  # the jit pipeline generation of the entries in _fast_cache
         self._dict_leaf_orders: dict[tuple, tuple[Any, list]] = {}  # fast path for f(dict): keys -> (tree, order)
         self._last_single: tuple | None = None  # fast path for f(x): (aval, generation, fast-cache entry) of the last hit
+        self._last_many: tuple | None = None  # other calls: (tree, generation, avals, fast-cache entry) of the last hit
         self._has_static = bool(self.static_argnums or self.static_argnames)
         functools.update_wrapper(self, fun, updated=())
 
@@ -331,11 +332,17 @@ class Wrapped:
                 avals = tuple([a.aval for a in leaves if type(a) is Array])
             if len(avals) == len(leaves):
                 generation = jit_pipeline_generation()
-                entry = self._fast_cache.get((tree, avals, generation))
+                last = self._last_many
+                remembered = last is not None and last[0] is tree and last[1] == generation \
+                    and len(last[2]) == len(avals) and all([a is b for a, b in zip(avals, last[2])])
+                # The same tree and aval objects as the last hit (the same inputs, or outputs fed back): no hashing.
+                entry = last[3] if remembered else self._fast_cache.get((tree, avals, generation))
                 if entry is not None and (entry[1] is _ANY_PARTITIONER
                                           or entry[1] == _environ_get(_PARTITIONER_VARIABLE)):
                     if first is Array:
                         self._last_single = (avals[0], generation, entry)
+                    elif not remembered:
+                        self._last_many = (tree, generation, avals, entry)
                     out = entry[0]._call_fast(leaves)
                     if out is not _MISS:
                         return out
