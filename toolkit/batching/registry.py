@@ -16,7 +16,7 @@ and returns the results with *their* batch dimensions (``None`` allowed).
 A primitive that cannot be batched gets a rule that raises
 ``NotImplementedError`` with the reason, registered with
 ``register_unbatchable(prim, reason)``, which also writes the reason into
-``UNBATCHABLE``: the coverage test (``tests/batching/test_rule_coverage.py``)
+``UNBATCHABLE``: the coverage test (``tests/test_rule_coverage.py``)
 fails for a primitive of ``toolkit.core.primitive.PRIMITIVES`` that has no
 rule, and lists the written reasons.
 
