@@ -48,12 +48,12 @@ class Array:
         """The array's ``toolkit.shard`` sharding."""
         if self._sharding is None:
             from toolkit.shard import SingleDeviceSharding
-            self._sharding = SingleDeviceSharding(self._impl._sharding._device_assignment[0])
+            self._sharding = SingleDeviceSharding(runtime_arrays.impl_devices(self._impl)[0])
         return self._sharding
 
     def devices(self) -> set:
         """Every device holding part of the array (with several processes, other processes' too)."""
-        return set(self._impl._sharding._device_assignment)
+        return set(runtime_arrays.impl_devices(self._impl))
 
     # -- global arrays ---------------------------------------------------------
     @property

@@ -66,6 +66,23 @@ def _without_jax_import(fun: Any) -> Any:
     return wrapper
 
 
+def impl_devices(impl: ArrayImpl) -> tuple:
+    """The devices an array lives on, in its sharding's order.
+
+    Pieces jaxlib makes itself (``_arrays`` of a global array) carry jaxlib's own
+    ``SingleDeviceSharding``, which has ``_device`` but none of the Python-side
+    members JAX adds (toolkit keeps jax from being imported to add them).
+    """
+    sharding = impl._sharding
+    device = getattr(sharding, "_device", None)
+    return (device,) if device is not None else tuple(sharding._device_assignment)
+
+
+def _fully_replicated(impl: ArrayImpl) -> bool:
+    sharding = impl._sharding
+    return getattr(sharding, "_device", None) is not None or sharding.is_fully_replicated
+
+
 def _pieces(impl: ArrayImpl) -> list[ArrayImpl]:
     return list(impl._arrays)
 
@@ -102,11 +119,7 @@ def assemble(aval: Any, sharding: RuntimeSharding, pieces: Sequence[ArrayImpl],
 @_without_jax_import
 def piece_device(piece: ArrayImpl) -> Any:
     """The one device a single-device array lives on."""
-    sharding = piece._sharding
-    device = getattr(sharding, "_device", None)  # jaxlib's own SingleDeviceSharding (pieces made in C++)
-    if device is not None:
-        return device
-    devices = sharding._device_assignment
+    devices = impl_devices(piece)
     if len(devices) != 1:
         raise ValueError(f"expected an array on a single device, got one on {len(devices)} devices")
     return devices[0]
@@ -129,7 +142,7 @@ def to_numpy(impl: ArrayImpl, index_map: Any = None) -> np.ndarray:
     the pieces do not all hold the whole value; only this process's pieces
     are read, so the caller checks that they cover the array.
     """
-    if len(impl._sharding._device_assignment) == 1 or impl._sharding.is_fully_replicated:
+    if len(impl_devices(impl)) == 1 or _fully_replicated(impl):
         return _piece_to_numpy(impl)  # jaxlib reads the first addressable piece
     aval = impl.aval
     if index_map is None:
@@ -164,7 +177,7 @@ def block_until_ready(impl: ArrayImpl) -> None:
 def copy_to_host_async(impl: ArrayImpl, pieces: Sequence[int] | None = None) -> None:
     """Start copying this process's pieces (or those at positions ``pieces``) to the host."""
     if pieces is None:
-        if impl._sharding.is_fully_replicated:
+        if _fully_replicated(impl):
             impl._copy_single_device_array_to_host_async()
             return
         chosen = _pieces(impl)
@@ -179,7 +192,7 @@ def copy_to_host_async(impl: ArrayImpl, pieces: Sequence[int] | None = None) -> 
 def on_device_size_in_bytes(impl: ArrayImpl, num_devices: int) -> int:
     """The global on-device size: one piece's size times the number of devices (as JAX counts)."""
     return _replicated_piece(impl).on_device_size_in_bytes() * num_devices \
-        if impl._sharding.is_fully_replicated else _pieces(impl)[0].on_device_size_in_bytes() * num_devices
+        if _fully_replicated(impl) else _pieces(impl)[0].on_device_size_in_bytes() * num_devices
 
 
 @_without_jax_import
