@@ -28,7 +28,7 @@ import functools
 from typing import Any, Callable, Sequence
 
 from toolkit.core import tracing, tree_util
-from toolkit.core.avals import ShapeDtypeStruct, ShapedArray, aval_of
+from toolkit.core.avals import ShapeDtypeStruct
 from toolkit.core.program import Program
 
 __all__ = ["make_jaxpr", "eval_shape", "ClosedProgram"]
@@ -64,34 +64,8 @@ def _static_tuple(static_argnums: int | Sequence[int]) -> tuple[int, ...]:
 
 def _trace(fun: Callable[..., Any], args: tuple, kwargs: dict, static: tuple[int, ...],
            what: str) -> tuple[Program, Any, list[Any]]:
-    positions = {i % len(args) for i in static if -len(args) <= i < len(args)} if args else set()
-    dynamic = ([a for i, a in enumerate(args) if i not in positions], kwargs)
-    leaves, in_tree = tree_util.tree_flatten(dynamic)
-    avals: list[ShapedArray] = []
-    for i, leaf in enumerate(leaves):
-        try:
-            avals.append(aval_of(leaf))
-        except TypeError:
-            raise TypeError(f"{what}: argument leaf {i} of type {type(leaf).__name__} is not an array or a "
-                            "ShapeDtypeStruct; mark it static with static_argnums") from None
-    out_tree_box: list[Any] = []
-
-    def flat_fun(*xs: Any) -> list[Any]:
-        dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, list(xs))
-        it = iter(dyn_args)
-        full = [args[i] if i in positions else next(it) for i in range(len(args))]
-        out = fun(*full, **dyn_kwargs)
-        out_leaves, out_tree = tree_util.tree_flatten(out)
-        for i, leaf in enumerate(out_leaves):
-            try:
-                aval_of(leaf)
-            except TypeError:
-                raise TypeError(f"{what}: output leaf {i} of type {type(leaf).__name__} is not an array") from None
-        out_tree_box.append(out_tree)
-        return out_leaves
-
-    program, captured = tracing.trace_flat(flat_fun, avals)
-    return program, out_tree_box[0], captured
+    program, out_tree, captured, _ = tracing.trace_with_static_args(fun, args, kwargs, static, what)
+    return program, out_tree, captured
 
 
 def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),

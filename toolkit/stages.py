@@ -258,6 +258,12 @@ class Wrapped:
         return self._trace(self._signature(args, kwargs))
 
     def _trace(self, sig: _Signature) -> "Traced":
+        program, out_tree, captured, paths = self._trace_program(sig)
+        donated = self._donated_leaves(sig)
+        return Traced(self, program, sig.tree, out_tree, sig.avals, donated, paths, sig.shardings)
+
+    def _trace_program(self, sig: _Signature) -> tuple[Program, tree_util.PyTreeDef, list, list[str]]:
+        """The function traced at ``sig`` (static arguments put back): ``(program, out_tree, captured, paths)``."""
         paths = _leaf_paths(sig.tree, tuple(sig.static_args))
         out_tree_box: list[Any] = []
 
@@ -269,8 +275,7 @@ class Wrapped:
                     merged.insert(i, sig.static_args[i])
                 args = tuple(merged)
                 kwargs = {**kwargs, **sig.static_kwargs}
-            out = self.fun(*args, **kwargs)
-            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_leaves, out_tree = tree_util.tree_flatten(self.fun(*args, **kwargs))
             out_tree_box.append(out_tree)
             for i, leaf in enumerate(out_leaves):
                 if not (isinstance(leaf, (tracing.Tracer, Array, np.ndarray, np.generic))
@@ -279,10 +284,9 @@ class Wrapped:
                                     f"{i}; jit functions must return arrays (or pytrees of them)")
             return out_leaves
 
-        program, captured = tracing.trace_flat(flat_fun, [a for a in sig.avals],
+        program, captured = tracing.trace_flat(flat_fun, list(sig.avals),
                                                [f"argument {p} of {self.name}" for p in paths])
-        donated = self._donated_leaves(sig)
-        return Traced(self, program, sig.tree, out_tree_box[0], sig.avals, donated, paths, sig.shardings)
+        return program, out_tree_box[0], list(captured), paths
 
     def _donated_leaves(self, sig: _Signature) -> tuple[bool, ...]:
         if not self.donate_argnums:
@@ -428,31 +432,10 @@ class Wrapped:
             # A program that captured values of a trace is reused only in that trace.
             if not captured or (owner is builder and not owner.finished):
                 return program, out_tree, captured
-        paths = _leaf_paths(sig.tree, tuple(sig.static_args))
-        out_tree_box: list[Any] = []
-
-        def flat_fun(*tracers: Any) -> list[Any]:
-            args, kwargs = tree_util.tree_unflatten(sig.tree, list(tracers))
-            if self._has_static:
-                merged = list(args)
-                for i in sorted(sig.static_args):
-                    merged.insert(i, sig.static_args[i])
-                args = tuple(merged)
-                kwargs = {**kwargs, **sig.static_kwargs}
-            out_leaves, out_tree = tree_util.tree_flatten(self.fun(*args, **kwargs))
-            out_tree_box.append(out_tree)
-            for i, leaf in enumerate(out_leaves):
-                if not (isinstance(leaf, (tracing.Tracer, Array, np.ndarray, np.generic))
-                        or dtypes.is_python_scalar(leaf)):
-                    raise TypeError(f"{self.name} returned a value of type {type(leaf).__name__} at output leaf "
-                                    f"{i}; jit functions must return arrays (or pytrees of them)")
-            return out_leaves
-
-        program, captured = tracing.trace_flat(flat_fun, list(sig.avals),
-                                               [f"argument {p} of {self.name}" for p in paths])
+        program, out_tree, captured, _ = self._trace_program(sig)
         if key is not None:
-            table[key] = (program, out_tree_box[0], list(captured), builder)
-        return program, out_tree_box[0], list(captured)
+            table[key] = (program, out_tree, captured, builder)
+        return program, out_tree, captured
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         # ``@jit`` on a method: bind ``self`` like a plain function would.

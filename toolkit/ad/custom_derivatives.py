@@ -44,7 +44,7 @@ import numpy as np
 from toolkit.ad.values import Zero, instantiate, tangent_aval, value_aval
 from toolkit.core import tracing, tree_util
 from toolkit.core.avals import ShapedArray, aval_of
-from toolkit.lax import calls
+from toolkit.lax import calls, control_flow
 
 __all__ = ["custom_jvp", "custom_vjp", "SymbolicZero", "zero_from_primal", "CustomVJPPrimal"]
 
@@ -134,22 +134,8 @@ def _leaf_avals(leaves: Sequence[Any], what: str) -> list[ShapedArray]:
 
 def _trace_sharing_consts(funs: Sequence[Callable[..., list[Any]]], avals: Sequence[Sequence[ShapedArray]]):
     """Trace each ``funs[k]`` at ``avals[k]``; every program also takes the union of captured values, in order."""
-    from toolkit.core.program import Program, Var
     traced = [tracing.trace_flat(f, list(a)) for f, a in zip(funs, avals)]
-    union: list[Any] = []
-    seen: dict[int, int] = {}
-    for _, captured in traced:
-        for t in captured:
-            if id(t) not in seen:
-                seen[id(t)] = len(union)
-                union.append(t)
-    programs = []
-    for (program, captured), a in zip(traced, avals):
-        own = {id(t): v for t, v in zip(captured, program.invars[len(a):])}
-        extra = [own[id(t)] if id(t) in own else Var(t.aval) for t in union]
-        programs.append(Program(program.constvars, program.consts, program.invars[:len(a)] + extra,
-                                program.outvars, program.eqns))
-    return programs, union
+    return control_flow.common_captured(traced, [len(a) for a in avals])
 
 
 def _check_out_leaves(leaves: Sequence[Any], what: str) -> None:

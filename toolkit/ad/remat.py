@@ -22,7 +22,6 @@ import functools
 from typing import Any, Callable, Sequence
 
 from toolkit.core import tracing, tree_util
-from toolkit.core.avals import aval_of
 from toolkit.lax import calls
 
 __all__ = ["checkpoint", "remat", "checkpoint_name"]
@@ -45,35 +44,11 @@ def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool = True, policy: Cal
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         if not tracing.is_tracing():
             return fun(*args, **kwargs)
-        positions = {i % len(args) for i in static} if args else set()
-        for i in static:
-            if not -len(args) <= i < len(args):
-                raise ValueError(f"checkpoint: static_argnums {static_argnums} is out of bounds for a call with "
-                                 f"{len(args)} positional arguments")
-        dynamic = ([args[i] for i in range(len(args)) if i not in positions], kwargs)
-        leaves, in_tree = tree_util.tree_flatten(dynamic)
-        avals = []
-        for i, leaf in enumerate(leaves):
-            try:
-                avals.append(aval_of(leaf))
-            except TypeError:
-                raise TypeError(f"checkpoint of {name}: argument leaf {i} of type {type(leaf).__name__} is not an "
-                                "array; pass it through static_argnums") from None
-        out_tree_box: list[Any] = []
-
-        def flat_fun(*xs: Any) -> list[Any]:
-            dyn_args, dyn_kwargs = tree_util.tree_unflatten(in_tree, list(xs))
-            it = iter(dyn_args)
-            full = [args[i] if i in positions else next(it) for i in range(len(args))]
-            out = fun(*full, **dyn_kwargs)
-            out_leaves, out_tree = tree_util.tree_flatten(out)
-            out_tree_box.append(out_tree)
-            return out_leaves
-
-        program, captured = tracing.trace_flat(flat_fun, avals)
+        program, out_tree, captured, leaves = tracing.trace_with_static_args(
+            fun, args, kwargs, static, f"checkpoint of {name}")
         outs = calls.checkpoint_p.bind(*leaves, *captured, jaxpr=program, prevent_cse=bool(prevent_cse),
                                        differentiated=False, policy=policy)
-        return tree_util.tree_unflatten(out_tree_box[0], list(outs))
+        return tree_util.tree_unflatten(out_tree, list(outs))
 
     return wrapped
 

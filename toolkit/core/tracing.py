@@ -318,3 +318,44 @@ def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray
         outs = fun(*tracers)
         program = builder.build(list(outs))
     return program, builder.captured_outer
+
+
+def trace_with_static_args(fun: Callable[..., Any], args: tuple, kwargs: dict, static_argnums: Sequence[int],
+                           what: str) -> tuple[Program, Any, list[Tracer], list[Any]]:
+    """Trace ``fun(*args, **kwargs)`` with the positional ``static_argnums`` kept as Python values.
+
+    The other arguments (pytrees of arrays or specs) are flattened and traced;
+    returns ``(program, out_tree, captured, leaves)`` with ``leaves`` the flat
+    traced arguments. Errors name ``what`` and the leaf that is not an array.
+    """
+    from toolkit.core import tree_util
+    for i in static_argnums:
+        if not -len(args) <= i < len(args):
+            raise ValueError(f"{what}: static_argnums {tuple(static_argnums)} is out of bounds for a call with "
+                             f"{len(args)} positional arguments")
+    positions = {i % len(args) for i in static_argnums} if args else set()
+    leaves, in_tree = tree_util.tree_flatten(([a for i, a in enumerate(args) if i not in positions], kwargs))
+    avals = []
+    for i, leaf in enumerate(leaves):
+        try:
+            avals.append(aval_of(leaf))
+        except TypeError:
+            raise TypeError(f"{what}: argument leaf {i} of type {type(leaf).__name__} is not an array or a "
+                            "ShapeDtypeStruct; mark it static with static_argnums") from None
+    out_tree_box: list[Any] = []
+
+    def flat_fun(*xs: Any) -> list[Any]:
+        dynamic_args, dynamic_kwargs = tree_util.tree_unflatten(in_tree, list(xs))
+        remaining = iter(dynamic_args)
+        full = [args[i] if i in positions else next(remaining) for i in range(len(args))]
+        out_leaves, out_tree = tree_util.tree_flatten(fun(*full, **dynamic_kwargs))
+        for i, leaf in enumerate(out_leaves):
+            try:
+                aval_of(leaf)
+            except TypeError:
+                raise TypeError(f"{what}: output leaf {i} of type {type(leaf).__name__} is not an array") from None
+        out_tree_box.append(out_tree)
+        return out_leaves
+
+    program, captured = trace_flat(flat_fun, avals)
+    return program, out_tree_box[0], captured, leaves

@@ -75,11 +75,15 @@ def _trace_tree_fun(fun: Callable[..., Any], in_tree: tree_util.PyTreeDef, in_av
     return program, list(captured), out_tree_box[0]
 
 
-def _common_captured(traced: Sequence[tuple[Program, list[Any]]], num_explicit: int) -> tuple[list[Program], list[Any]]:
+def common_captured(traced: Sequence[tuple[Program, list[Any]]],
+                    num_explicit: int | Sequence[int]) -> tuple[list[Program], list[Any]]:
     """Give every program the same trailing inputs: the union of what each captured.
 
-    A program receives an unused input for an outer value only another one uses.
+    ``traced`` holds ``trace_flat`` results; ``num_explicit`` is the number of
+    explicit inputs of every program, or one count per program. A program
+    receives an unused input for an outer value only another one uses.
     """
+    counts = [num_explicit] * len(traced) if isinstance(num_explicit, int) else list(num_explicit)
     union: list[Any] = []
     seen: dict[int, int] = {}
     for _, captured in traced:
@@ -88,10 +92,10 @@ def _common_captured(traced: Sequence[tuple[Program, list[Any]]], num_explicit: 
                 seen[id(t)] = len(union)
                 union.append(t)
     programs = []
-    for program, captured in traced:
-        own = {id(t): v for t, v in zip(captured, program.invars[num_explicit:])}
+    for (program, captured), count in zip(traced, counts):
+        own = {id(t): v for t, v in zip(captured, program.invars[count:])}
         extra = [own[id(t)] if id(t) in own else Var(t.aval) for t in union]
-        programs.append(Program(program.constvars, program.consts, program.invars[:num_explicit] + extra,
+        programs.append(Program(program.constvars, program.consts, program.invars[:count] + extra,
                                 program.outvars, program.eqns))
     return programs, union
 
@@ -146,7 +150,7 @@ def _trace_branches(branches: Sequence[Callable[..., Any]], names: Sequence[str]
             if not _types_match(a, b):
                 raise TypeError(f"{mismatch_message} output must have identical types: {path} is "
                                 f"{a.str_short()} in {names[0]} but {b.str_short()} in {names[k]}")
-    programs, captured = _common_captured(traced, len(leaves))
+    programs, captured = common_captured(traced, len(leaves))
     return [tuple(programs), leaves + captured], out_trees[0]
 
 

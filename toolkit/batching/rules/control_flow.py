@@ -74,7 +74,7 @@ def _cond(axis, args, dims, *, branches):
     def run(index: Any, *ops: Any) -> list[Any]:
         ops = _front_all(axis, ops, dops, in_b)
         traced = [batch_subprogram(b, in_b, axis, out_b) for b in branches]
-        programs, captured = control_flow._common_captured(traced, len(ops))
+        programs, captured = control_flow.common_captured(traced, len(ops))
         return list(control_flow.cond_p.bind(index, *ops, *captured, branches=tuple(programs)))
 
     outs = staged(run, index, *ops)
