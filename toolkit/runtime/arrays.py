@@ -8,12 +8,7 @@ those.
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import importlib.abc
-import sys
-import threading
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 from jaxlib import _jax
@@ -23,47 +18,11 @@ from toolkit.runtime.shardings import RuntimeSharding
 ArrayImpl = _jax.ArrayImpl
 
 
-class _NoJaxImport(importlib.abc.MetaPathFinder):
-    """Refuses ``import jax`` on this thread while active.
-
-    jaxlib's C++ ``ArrayImpl`` imports ``jax`` (when it is installed) the first
-    time it makes per-device pieces (``_arrays``, ``_fully_replicated_shard``)
-    and works without it. Importing jax behind the user's back would install
-    jax's process-wide configuration (its x64 state, see JAXLIB-FACTS), so
-    toolkit refuses that import while it asks for pieces — per thread, so
-    other threads may import jax meanwhile. Once jax is imported by anyone,
-    finders are not consulted and nothing changes.
-    """
-
-    def __init__(self) -> None:
-        self._local = threading.local()
-
-    def find_spec(self, name: str, path: Any = None, target: Any = None) -> None:
-        if getattr(self._local, "active", False) and (name == "jax" or name.startswith("jax.")):
-            raise ImportError("toolkit does not import jax")
-        return None
-
-    @contextlib.contextmanager
-    def active(self) -> Iterator[None]:
-        previous = getattr(self._local, "active", False)
-        self._local.active = True
-        try:
-            yield
-        finally:
-            self._local.active = previous
-
-
-_no_jax_import = _NoJaxImport()
-sys.meta_path.insert(0, _no_jax_import)
-
-
-def _without_jax_import(fun: Any) -> Any:
-    """Run ``fun`` with ``import jax`` refused on this thread (see :class:`_NoJaxImport`)."""
-    @functools.wraps(fun)
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        with _no_jax_import.active():
-            return fun(*args, **kwargs)
-    return wrapper
+# jaxlib's C++ ArrayImpl imports ``jax`` (when it is installed) the first time it makes per-device
+# pieces (``_arrays``, ``_fully_replicated_shard``). Refusing that import is not an option: jaxlib
+# caches the failure, and jax arrays made later in the same process are broken ('NoneType' object has
+# no attribute 'shape'). So the import happens, as it does under JAX; without jax installed the pieces
+# carry jaxlib's bare SingleDeviceSharding, which :func:`impl_devices` reads.
 
 
 def impl_devices(impl: ArrayImpl) -> tuple:
@@ -71,7 +30,7 @@ def impl_devices(impl: ArrayImpl) -> tuple:
 
     Pieces jaxlib makes itself (``_arrays`` of a global array) carry jaxlib's own
     ``SingleDeviceSharding``, which has ``_device`` but none of the Python-side
-    members JAX adds (toolkit keeps jax from being imported to add them).
+    members JAX adds when it is installed.
     """
     sharding = impl._sharding
     device = getattr(sharding, "_device", None)
@@ -91,7 +50,6 @@ def _replicated_piece(impl: ArrayImpl) -> ArrayImpl:
     return impl._fully_replicated_shard()
 
 
-@_without_jax_import
 def put_shards(aval: Any, sharding: RuntimeSharding, shards: Sequence[np.ndarray],
                devices: Sequence[Any], committed: bool = True) -> ArrayImpl:
     """One global device array from per-device host shards (``shards[i]`` goes to ``devices[i]``).
@@ -104,7 +62,6 @@ def put_shards(aval: Any, sharding: RuntimeSharding, shards: Sequence[np.ndarray
                                    enable_x64=True)
 
 
-@_without_jax_import
 def assemble(aval: Any, sharding: RuntimeSharding, pieces: Sequence[ArrayImpl],
              committed: bool = True) -> ArrayImpl:
     """One global array from single-device arrays, one per addressable device of ``sharding``.
@@ -116,7 +73,6 @@ def assemble(aval: Any, sharding: RuntimeSharding, pieces: Sequence[ArrayImpl],
     return ArrayImpl(aval, sharding, list(pieces), committed, _skip_checks=True)
 
 
-@_without_jax_import
 def piece_device(piece: ArrayImpl) -> Any:
     """The one device a single-device array lives on."""
     devices = impl_devices(piece)
@@ -132,7 +88,6 @@ def _piece_to_numpy(piece: ArrayImpl) -> np.ndarray:
     return value
 
 
-@_without_jax_import
 def to_numpy(impl: ArrayImpl, index_map: Any = None) -> np.ndarray:
     """The global value of a (possibly multi-device) array, assembled on the host.
 
@@ -156,24 +111,20 @@ def to_numpy(impl: ArrayImpl, index_map: Any = None) -> np.ndarray:
     return result
 
 
-@_without_jax_import
 def single_device_arrays(impl: ArrayImpl) -> list[ArrayImpl]:
     """This process's per-device pieces of a global array, in its sharding's addressable-device order."""
     return _pieces(impl)
 
 
-@_without_jax_import
 def fully_replicated_piece(impl: ArrayImpl) -> ArrayImpl:
     """This process's first piece of a fully replicated array (the whole value)."""
     return _replicated_piece(impl)
 
 
-@_without_jax_import
 def block_until_ready(impl: ArrayImpl) -> None:
     impl.block_until_ready()
 
 
-@_without_jax_import
 def copy_to_host_async(impl: ArrayImpl, pieces: Sequence[int] | None = None) -> None:
     """Start copying this process's pieces (or those at positions ``pieces``) to the host."""
     if pieces is None:
@@ -188,14 +139,12 @@ def copy_to_host_async(impl: ArrayImpl, pieces: Sequence[int] | None = None) -> 
         piece._copy_single_device_array_to_host_async()
 
 
-@_without_jax_import
 def on_device_size_in_bytes(impl: ArrayImpl, num_devices: int) -> int:
     """The global on-device size: one piece's size times the number of devices (as JAX counts)."""
     return _replicated_piece(impl).on_device_size_in_bytes() * num_devices \
         if _fully_replicated(impl) else _pieces(impl)[0].on_device_size_in_bytes() * num_devices
 
 
-@_without_jax_import
 def result_handler(aval: Any, sharding: RuntimeSharding, committed: bool = True) -> Any:
     """A handler that assembles an executable's per-device outputs into one global array."""
     return _jax.array_result_handler(aval, sharding, committed, _skip_checks=True)
