@@ -153,7 +153,7 @@ def _same_type(a: ShapedArray, b: ShapedArray) -> bool:
 # --- custom_jvp ----------------------------------------------------------------------------------
 
 
-class _JVPRule:
+class JVPRule:
     """The JVP rule a ``custom_jvp_call`` carries: a traced program, or the user's function (symbolic zeros)."""
 
     def __init__(self, name: str, program: Any, fun: Callable[..., Any] | None):
@@ -274,7 +274,7 @@ class custom_jvp:
                 ts = [SymbolicZero(t.aval) if isinstance(t, Zero) else t for t in tangents]
                 outs, out_ts = call_rule(arg_values, ts)
                 return outs, [Zero(t.aval) if isinstance(t, SymbolicZero) else t for t in out_ts]
-            rule = _JVPRule(getattr(self.jvp, "__name__", "jvp"), None, lazy)
+            rule = JVPRule(getattr(self.jvp, "__name__", "jvp"), None, lazy)
         else:
             def flat_jvp(*xs: Any) -> list[Any]:
                 outs, out_ts = call_rule(xs[:len(avals)], xs[len(avals):])
@@ -298,7 +298,7 @@ class custom_jvp:
                     raise TypeError(f"Custom JVP rule must produce primal and tangent outputs with corresponding "
                                     f"shapes and dtypes. Expected {expected.str_short()} (tangent type of primal "
                                     f"{a.str_short()}) for tangent output {i} but got {b.str_short()}.")
-            rule = _JVPRule(getattr(self.jvp, "__name__", "jvp"), jvp_program, None)
+            rule = JVPRule(getattr(self.jvp, "__name__", "jvp"), jvp_program, None)
         outs = calls.custom_jvp_call_p.bind(*leaves, *consts, call=call, jvp=rule, num_consts=len(consts),
                                             symbolic_zeros=self.symbolic_zeros)
         return tree_util.tree_unflatten(out_tree_box[0], list(outs))
@@ -316,7 +316,7 @@ def _add(a: Any, b: Any) -> Any:
 # --- custom_vjp ----------------------------------------------------------------------------------
 
 
-class _VJPFunctions:
+class VJPFunctions:
     """What a ``custom_vjp_call`` carries: the user's ``fwd``/``bwd`` adapted to flat leaves."""
 
     def __init__(self, name: str, fwd: Callable[..., Any], bwd: Callable[..., Any]):
@@ -455,7 +455,7 @@ class custom_vjp:
                     out_leaves.append(c)
             return out_leaves
 
-        functions = _VJPFunctions(f"{fwd_name}/{bwd_name}", fwd, bwd)
+        functions = VJPFunctions(f"{fwd_name}/{bwd_name}", fwd, bwd)
         outs = calls.custom_vjp_call_p.bind(*leaves, *consts, call=call, fwd=functions, bwd=functions,
                                             num_consts=len(consts), symbolic_zeros=symbolic)
         return tree_util.tree_unflatten(out_tree, list(outs))

@@ -7,10 +7,15 @@
 * ``jit`` (a nested ``toolkit.jit``): its sub-program is batched and the call
   kept (same ``name``, as JAX), so ``vmap`` of a nested jit is still one private
   function in the module;
-* ``custom_jvp_call`` / ``custom_vjp_call``: the primal sub-program is
-  batched inline. ``vmap(grad(f))`` uses the custom rule (``grad`` runs
-  first); differentiating a ``vmap`` of a custom-derivative function
-  differentiates the primal computation instead of the custom rule.
+* ``custom_jvp_call``: the call is kept, with its primal sub-program and its
+  JVP rule batched (every output batched), so ``grad(vmap(f))`` uses the
+  custom rule as ``vmap(grad(f))`` does. A traced rule is batched as a
+  program; a ``symbolic_zeros`` rule (a Python function run when
+  differentiated) is wrapped in a ``vmap`` with its zero tangents kept
+  symbolic.
+* ``custom_vjp_call``: the call is kept with its primal batched; ``fwd`` and
+  ``bwd`` are wrapped in ``vmap`` (residuals batched), and the cotangents of
+  inputs that were not batched are summed over the batch, as JAX does.
 
 Registered only when ``toolkit.lax.calls`` exists.
 """
@@ -21,11 +26,11 @@ import weakref
 from typing import Any
 
 from toolkit.batching.interpret import (
-    batch_program,
     batch_subprogram,
     batched_outputs,
     bdim_at_front,
     staged,
+    unbatched_aval,
 )
 from toolkit.batching.registry import register_batching
 
@@ -76,10 +81,45 @@ def _register() -> None:
         outs = staged(run, *args)
         return outs, [0 if b else None for b in out_b]
 
-    def inline(key):
-        def rule(axis, args, dims, **params):
-            return batch_program(params[key], args, dims, axis)
-        return rule
+    def custom_jvp_rule(axis, args, dims, *, call, jvp, num_consts, symbolic_zeros):
+        from toolkit.ad.custom_derivatives import JVPRule
+        from toolkit.lax.control_flow import common_captured
+
+        in_b = [d is not None for d in dims]
+        num_args, num_out = len(args) - num_consts, len(call.outvars)
+
+        def run(*xs):
+            xs = [bdim_at_front(x, d, axis.size) if b else x for x, d, b in zip(xs, dims, in_b)]
+            batched_call, captured = batch_subprogram(call, in_b, axis, [True] * num_out)
+            if jvp.program is not None:  # (*args, *tangents, *consts) -> (*outs, *out_tangents)
+                jvp_in_b = in_b[:num_args] + in_b[:num_args] + in_b[num_args:]
+                batched_jvp, jvp_captured = batch_subprogram(jvp.program, jvp_in_b, axis, [True] * (2 * num_out))
+                (batched_call, batched_jvp), captured = common_captured(
+                    [(batched_call, captured), (batched_jvp, jvp_captured)], [len(in_b), len(jvp_in_b)])
+                rule = JVPRule(jvp.__name__, batched_jvp, None)
+            else:
+                rule = JVPRule(jvp.__name__, None, _vmapped_jvp_function(jvp.fun, in_b[:num_args], axis))
+            return list(calls.custom_jvp_call_p.bind(*xs, *captured, call=batched_call, jvp=rule,
+                                                     num_consts=num_consts + len(captured),
+                                                     symbolic_zeros=symbolic_zeros))
+
+        return staged(run, *args), [0] * num_out
+
+    def custom_vjp_rule(axis, args, dims, *, call, fwd, bwd, num_consts, symbolic_zeros):
+        from toolkit.ad.custom_derivatives import VJPFunctions
+
+        in_b = [d is not None for d in dims]
+        num_args, num_out = len(args) - num_consts, len(call.outvars)
+
+        def run(*xs):
+            xs = [bdim_at_front(x, d, axis.size) if b else x for x, d, b in zip(xs, dims, in_b)]
+            batched_call, captured = batch_subprogram(call, in_b, axis, [True] * num_out)
+            functions = VJPFunctions(fwd.__name__, *_vmapped_vjp_functions(fwd, bwd, in_b[:num_args], axis))
+            return list(calls.custom_vjp_call_p.bind(*xs, *captured, call=batched_call, fwd=functions,
+                                                     bwd=functions, num_consts=num_consts + len(captured),
+                                                     symbolic_zeros=symbolic_zeros))
+
+        return staged(run, *args), [0] * num_out
 
     def name_rule(axis, args, dims, **params):
         return calls.name_p.bind(args[0], **params), dims[0]
@@ -87,8 +127,78 @@ def _register() -> None:
     register_batching(calls.checkpoint_p, checkpoint_rule)
     register_batching(calls.name_p, name_rule)
     register_batching(calls.jit_call_p, jit_call_rule)
-    register_batching(calls.custom_jvp_call_p, inline("call"))
-    register_batching(calls.custom_vjp_call_p, inline("call"))
+    register_batching(calls.custom_jvp_call_p, custom_jvp_rule)
+    register_batching(calls.custom_vjp_call_p, custom_vjp_rule)
+
+
+def _vmap(fun, in_axes, axis):
+    from toolkit.batching.api import vmap
+    return vmap(fun, in_axes=tuple(in_axes), out_axes=0, axis_size=axis.size, spmd_axis_name=axis.spmd_axis_name)
+
+
+def _per_example_zeros(tangents, in_b, present):
+    """Tangents of one example: the given values at ``present``, unbatched symbolic zeros elsewhere."""
+    from toolkit.ad.values import Zero
+
+    def fill(values):
+        out, given = [], iter(values)
+        for t, b, here in zip(tangents, in_b, present):
+            out.append(next(given) if here else Zero(unbatched_aval(t.aval, 0 if b else None)))
+        return out
+    return fill
+
+
+def _vmapped_jvp_function(fun, in_b, axis):
+    """A ``symbolic_zeros`` JVP function ``(args, tangents) -> (outs, out_tangents)`` of the batched call."""
+    from toolkit.ad.values import Zero, instantiate
+
+    def batched(arg_values, tangents):
+        present = [not isinstance(t, Zero) for t in tangents]
+        fill = _per_example_zeros(tangents, in_b, present)
+        num_args = len(arg_values)
+
+        def one(*xs):
+            outs, out_tangents = fun(list(xs[:num_args]), fill(xs[num_args:]))
+            return list(outs), [instantiate(t) for t in out_tangents]
+
+        axes = [0 if b else None for b in in_b] + [0 if b else None for b, p in zip(in_b, present) if p]
+        given = [t for t, p in zip(tangents, present) if p]
+        outs, out_tangents = _vmap(one, axes, axis)(*arg_values, *given)
+        return outs, out_tangents
+    return batched
+
+
+def _vmapped_vjp_functions(fwd, bwd, in_b, axis):
+    """``fwd``/``bwd`` of the batched call: per example under ``vmap``; unbatched inputs' cotangents summed."""
+    from toolkit.ad.values import Zero
+    from toolkit.core import tree_util
+    from toolkit.core.avals import aval_of
+    from toolkit.lax import reductions
+
+    def batched_fwd(leaf_values, perturbed):
+        def one(*xs):
+            outs, residuals = fwd.fwd(list(xs), perturbed)
+            for leaf in tree_util.tree_leaves(residuals):
+                try:
+                    aval_of(leaf)
+                except TypeError:
+                    raise TypeError(f"custom_vjp rule {fwd.__name__} under vmap: the residuals fwd returns are "
+                                    f"batched, so they must be arrays, but one is a {type(leaf).__name__}") from None
+            return outs, residuals
+        return _vmap(one, [0 if b else None for b in in_b], axis)(*leaf_values)
+
+    def batched_bwd(residuals, cotangents):
+        present = [not isinstance(c, Zero) for c in cotangents]
+        fill = _per_example_zeros(cotangents, [True] * len(cotangents), present)
+
+        def one(res, *cts):
+            return list(bwd.bwd(res, fill(cts)))
+
+        given = [c for c, p in zip(cotangents, present) if p]
+        result = _vmap(one, [0] * (1 + len(given)), axis)(residuals, *given)
+        return [c if c is None or b else reductions.reduce_sum(c, (0,)) for c, b in zip(result, in_b)]
+
+    return batched_fwd, batched_bwd
 
 
 _register()
