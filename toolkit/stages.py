@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import io
 import os
 import weakref
 from dataclasses import dataclass
@@ -35,7 +36,7 @@ from jaxlib.mlir import ir
 from toolkit import lowering
 from toolkit.lowering import dims
 from toolkit.array import Array
-from toolkit.core import dtypes, tracing, tree_util
+from toolkit.core import dtypes, sharding_rules, trace_cache, tracing, tree_util
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, aval_of, is_static_shape
 from toolkit.core.program import Program
 from toolkit.ir.context import shared_context
@@ -258,9 +259,40 @@ class Wrapped:
         return self._trace(self._signature(args, kwargs))
 
     def _trace(self, sig: _Signature) -> "Traced":
-        program, out_tree, captured, paths = self._trace_program(sig)
+        # Traces are cached by the function (toolkit.core.trace_cache), not by this jit object: a fresh
+        # jit of a function traced before at this signature reuses its program, as jax.jit does.
+        key = self._trace_key(sig)
+        cached = trace_cache.TRACES.get(self.fun, key) if key is not None else None
+        if cached is not None:
+            program, out_tree, paths = cached
+        else:
+            program, out_tree, captured, paths = self._trace_program(sig)
+            if key is not None and not captured:
+                trace_cache.TRACES.put(self.fun, key, (program, out_tree, paths))
         donated = self._donated_leaves(sig)
-        return Traced(self, program, sig.tree, out_tree, sig.avals, donated, paths, sig.shardings)
+        traced = Traced(self, program, sig.tree, out_tree, sig.avals, donated, paths, sig.shardings)
+        traced._trace_key = key
+        return traced
+
+    def _trace_key(self, sig: _Signature) -> tuple | None:
+        """Everything the trace of ``self.fun`` at ``sig`` depends on besides the function; None: not cached.
+
+        The static argument positions and names, the tree, abstract values (with
+        weak types and type shardings) and placements of the dynamic arguments, the
+        static arguments' values and types (``1`` and ``1.0`` are equal and hash
+        alike), the current mesh (``set_mesh``) and the ``out_sharding=``
+        overrides in force. Not cached: traces inside another trace (they may
+        capture its values) and symbolic shapes (dimension variables belong to
+        their scope, which equality does not compare).
+        """
+        if _TRACE_STATE.builders or not all([is_static_shape(a.shape) for a in sig.avals]):
+            return None
+        static_types = None
+        if sig.static_key is not None:
+            static_types = (tuple([(i, type(v)) for i, v in sorted(sig.static_args.items())]),
+                            tuple([(k, type(v)) for k, v in sorted(sig.static_kwargs.items())]))
+        return (self.static_argnums, self.static_argnames, sig.tree, sig.avals, sig.shardings, sig.static_key,
+                static_types, get_mesh(), tuple(sharding_rules._overrides))
 
     def _trace_program(self, sig: _Signature) -> tuple[Program, tree_util.PyTreeDef, list, list[str]]:
         """The function traced at ``sig`` (static arguments put back): ``(program, out_tree, captured, paths)``."""
@@ -480,6 +512,8 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = ()
 class Traced:
     """A traced function: its typed program and the trees of its inputs and outputs."""
 
+    _trace_key: tuple | None = None  # its key in the trace cache (Wrapped._trace_key); None: not cached
+
     def __init__(self, wrapped: Wrapped, program: Program, in_tree: tree_util.PyTreeDef,
                  out_tree: tree_util.PyTreeDef, in_avals: Sequence[ShapedArray], donated: Sequence[bool],
                  arg_paths: Sequence[str], arg_shardings: Sequence[Any] | None = None):
@@ -521,11 +555,58 @@ class Traced:
         ``"shardy"``, as JAX 0.10) picks the sharding form written and the XLA partitioner ``compile`` uses,
         e.g. ``jit(f, in_shardings=s).trace(x).lower(partitioner="shardy")``.
         """
-        from toolkit.passes.sharding_annotate import annotate_shardings, name_shardy_meshes
         from toolkit.sharding_plan import partitioner_choice, plan_shardings
         plan = plan_shardings(self)
         plan.partitioner = partitioner_choice(partitioner)
+        # Lowerings are cached with the trace they lower (toolkit.core.trace_cache): the bytecode is
+        # kept, and each Lowered of a hit parses its own module when it is first asked for one.
+        key = self._lowering_key(plan, platforms, dim_vars_as_arguments)
+        cached = trace_cache.TRACES.get(self._wrapped.fun, key) if key is not None else None
+        if cached is not None and cached[0] is self.program and _rules_unchanged(cached[3]):
+            lowered = Lowered(self, None, cached[2], plan, platforms or (), source=cached[1])
+            if ir_dump.dump_dir() or ir_dump.report_dir():
+                lowered._timeline = ir_dump.start_timeline(f"jit_{self.fun_name}", traced=self.program.pretty,
+                                                           module=lowered._module)
+            return lowered
         kept = _kept_inputs(self.program, self._wrapped.keep_unused)
+        module = self._lower_module(plan, kept, platforms, dim_vars_as_arguments)
+        source = None
+        if key is not None:
+            buffer = io.BytesIO()
+            module.operation.write_bytecode(buffer)
+            source = buffer.getvalue()
+            trace_cache.TRACES.put(self._wrapped.fun, key,
+                                   (self.program, source, tuple(kept), _rules_snapshot(self.program)))
+        lowered = Lowered(self, module, kept, plan, platforms or (), source=source)
+        # TOOLKIT_DUMP_IR_TO / TOOLKIT_REPORT: the timeline compile() continues (None when both are unset).
+        lowered._timeline = ir_dump.start_timeline(f"jit_{self.fun_name}", traced=self.program.pretty, module=module)
+        return lowered
+
+    def _lowering_key(self, plan: Any, platforms: Sequence[str] | None, dim_vars_as_arguments: bool) -> tuple | None:
+        """The trace cache key of this lowering (None: not cached; see ``Wrapped._trace_key``).
+
+        The trace's key (which fixes the program, the trees, argument types,
+        placements and the current mesh) plus what the lowering adds: the
+        function's name, ``keep_unused``, the donated inputs, jit's
+        ``in_shardings``/``out_shardings``, the platforms, dimension variables as
+        arguments or not, the partitioner and the devices. A hit also checks
+        that it lowers this very program and that no lowering rule of its
+        primitives was registered again since.
+        """
+        if self._trace_key is None:
+            return None
+        wrapped = self._wrapped
+        try:
+            shardings = (_frozen(wrapped.in_shardings), _frozen(wrapped.out_shardings))
+        except TypeError:
+            return None
+        return ("lower", self._trace_key, wrapped.name, wrapped.keep_unused, self.donated, shardings,
+                tuple(platforms) if platforms else None, bool(dim_vars_as_arguments), plan.partitioner,
+                tuple(plan.devices))
+
+    def _lower_module(self, plan: Any, kept: Sequence[int], platforms: Sequence[str] | None,
+                      dim_vars_as_arguments: bool) -> ir.Module:
+        from toolkit.passes.sharding_annotate import annotate_shardings, name_shardy_meshes
         program = _restrict_inputs(self.program, kept) if len(kept) != len(self.program.invars) else self.program
         with shared_context() as context:
             arg_attrs = [{} for _ in kept]
@@ -558,10 +639,33 @@ class Traced:
                 arg_shardings = [None] * leading + list(arg_shardings)
                 annotate_shardings(module, arg_shardings, plan.annotated_out_shardings(), mode=plan.partitioner,
                                    body_shardings=plan.constraint_shardings, mesh_symbols=mesh_symbols)
-        lowered = Lowered(self, module, kept, plan, platforms or ())
-        # TOOLKIT_DUMP_IR_TO / TOOLKIT_REPORT: the timeline compile() continues (None when both are unset).
-        lowered._timeline = ir_dump.start_timeline(f"jit_{self.fun_name}", traced=self.program.pretty, module=module)
-        return lowered
+        return module
+
+
+def _frozen(tree: Any) -> Any:
+    """A hashable stand-in for a pytree of shardings (equal for equal trees); ``TypeError`` if there is none."""
+    try:
+        hash(tree)
+        return (type(tree), tree)
+    except TypeError:
+        pass
+    if isinstance(tree, (list, tuple)):
+        return (type(tree), tuple(_frozen(t) for t in tree))
+    if isinstance(tree, dict):
+        return (dict, tuple(sorted((k, _frozen(v)) for k, v in tree.items())))
+    raise TypeError(f"cannot key {type(tree).__name__}")
+
+
+def _rules_snapshot(program: Program) -> tuple:
+    """The lowering rules of every primitive ``program`` uses (sub-programs included), as registered now."""
+    from toolkit.lowering.registry import LOWERINGS
+    primitives = {eqn.primitive for eqn in program.walk()}
+    return tuple((p, dict(LOWERINGS.get(p) or {})) for p in primitives)
+
+
+def _rules_unchanged(snapshot: tuple) -> bool:
+    from toolkit.lowering.registry import LOWERINGS
+    return all([LOWERINGS.get(p) == rules for p, rules in snapshot])
 
 
 def _kept_inputs(program: Program, keep_unused: bool) -> list[int]:
@@ -596,11 +700,16 @@ class Lowered:
     """A lowered function: a StableHLO module and the pass pipeline ``compile`` runs on it."""
 
     _timeline = None  # toolkit.passes.dump.Timeline of this compilation when dumping or reporting
+    _module_obj: ir.Module | None = None
+    _source: bytes | None = None  # the module's bytecode, while no one has been handed the module (see _module)
 
-    def __init__(self, traced: Traced, module: ir.Module, kept_var_idx: Sequence[int], plan: Any,
-                 platforms: Sequence[str] = ()):
+    def __init__(self, traced: Traced, module: ir.Module | None, kept_var_idx: Sequence[int], plan: Any,
+                 platforms: Sequence[str] = (), *, source: bytes | None = None):
+        # ``module`` may be None when ``source`` (its bytecode) is given: a cached lowering's module is
+        # parsed when first asked for. ``source`` with a module must be that module's bytecode.
         self._traced = traced
-        self._module = module
+        self._module_obj = module
+        self._source = source
         self.kept_var_idx = tuple(kept_var_idx)
         self._plan = plan
         self.platforms = tuple(platforms) or (plan.platform,)
@@ -639,8 +748,29 @@ class Lowered:
             return self.compiler_ir("hlo")
         raise ValueError(f"unknown dialect {dialect!r}; expected 'stablehlo' or 'hlo'")
 
+    @property
+    def _module(self) -> ir.Module:
+        """The module, this ``Lowered``'s own: parsed from the cached bytecode on first use.
+
+        Once handed out it may be changed in place (``compiler_ir()`` gives it to
+        the user), so from then on the bytecode is written from it again.
+        """
+        module = self._module_obj
+        if module is None and self._source is not None:
+            with shared_context() as context:
+                module = ir.Module.parse(self._source, context)
+            self._module_obj = module
+        self._source = None
+        return module
+
+    @_module.setter
+    def _module(self, module: ir.Module | None) -> None:
+        self._module_obj, self._source = module, None
+
     def _bytecode(self) -> bytes:
-        import io
+        source = self._source
+        if source is not None:
+            return source
         buffer = io.BytesIO()
         self._module.operation.write_bytecode(buffer)
         return buffer.getvalue()

@@ -40,6 +40,7 @@ from toolkit.export.exported import (
     minimum_supported_calling_convention_version,
 )
 from toolkit.export.shardings import EMPTY_MESH, ExportedAbstractDevice, ExportedAbstractMesh, ExportedNamedSharding
+from toolkit.ir.context import shared_context
 
 #: jaxlib's CPU LAPACK kernels (FFI), whose compatibility JAX tests and guarantees.
 _CPU_KERNELS = tuple(f"lapack_{t}{op}_ffi" for op in ("potrf", "geqrf", "getrf", "gesdd", "geev", "gees", "trsm",
@@ -314,12 +315,11 @@ def export_traced(traced: Any, *, platforms: Sequence[str], disabled_checks: Seq
     kept = tuple(sorted(lowered.kept_var_idx))
     if dim_vars and len(kept) != len(in_avals):
         kept = tuple(range(len(in_avals)))  # JAX keeps every argument of polymorphic exports
-    source = lowered._module
-    buffer = io.BytesIO()
-    source.operation.write_bytecode(buffer)
-    source_bytecode = buffer.getvalue()
-    # A private copy: the Lowered's module may be cached and reused.
-    module = ir.Module.parse(source_bytecode, source.context)
+    # A private copy, parsed from the lowering's bytecode: the Lowered's module is not touched (a cached
+    # lowering's Lowered never parses one).
+    source_bytecode = lowered._bytecode()
+    with shared_context() as context:
+        module = ir.Module.parse(source_bytecode, context)
     has_platform_index = len(platforms) > 1
     ordered_effects: tuple = ()
     # toolkit's own primitives have no effects; calls of other exports bring theirs. Unordered ones
