@@ -520,3 +520,30 @@ def test_threads_filling_a_small_cache_while_functions_die(monkeypatch):
 
     _run_threads(work)
     assert len(trace_cache.TRACES) <= 5
+
+
+# --- the serializer ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", ["elementwise", "chlo", "gspmd", "shardy"])
+def test_serialize_module_gives_the_bytes_of_jaxlibs_plain_serializer(case, mesh, monkeypatch):
+    # serialize_module hands jaxlib the module and asks for mixed serialization (as JAX does): the same
+    # bytes as serializing the module's bytecode, without the Shardy round-trip export for modules without Shardy.
+    from jaxlib import _jax
+
+    from toolkit.export.exporting import portable_artifact_target, serialize_module
+    spec = ShapeDtypeStruct((8,), np.float32)
+    if case == "elementwise":
+        lowered = toolkit.jit(lambda x: tnp.sin(x) * 2).trace(spec).lower()
+    elif case == "chlo":
+        lowered = toolkit.jit(lambda x: toolkit.lax.erf_inv(x)).trace(spec).lower()
+    else:
+        monkeypatch.setenv("TOOLKIT_PARTITIONER", case)
+        sharded = ShapeDtypeStruct((8,), np.float32, sharding=NamedSharding(mesh, P("x")))
+        lowered = toolkit.jit(lambda x: x * 2).trace(sharded).lower()
+    module = lowered.compiler_ir()
+    text = str(module)
+    assert ("chlo." in text) == (case == "chlo") and ("sdy.mesh" in text) == (case == "shardy")
+    plain = _jax.mlir.serialize_portable_artifact(lowered._bytecode(), portable_artifact_target(), case == "shardy")
+    assert serialize_module(module) == plain
+    assert str(module) == text  # left unchanged
