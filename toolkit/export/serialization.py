@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import collections
 import json
-import re
 import struct
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
@@ -31,6 +30,7 @@ from toolkit.core import dtypes, tree_util
 from toolkit.core.avals import ShapedArray
 from toolkit.core.tree_util import NodeKind, PyTreeDef
 from toolkit.export import exported as _exported
+from toolkit.export import flatbuffer_reader
 from toolkit.export.exported import DisabledSafetyCheck, Effect, Exported
 from toolkit.export.schema import exported_generated
 from toolkit.export.shardings import (
@@ -614,205 +614,83 @@ _MAX_VJP_DEPTH = 16
 _MAX_TREE_DEPTH = 100
 
 
-class _Reader:
-    """Per-blob state: the buffer size (for bounds checks) and a work budget."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        # Every genuine node, aval, string... occupies at least 4 bytes of the
-        # blob; a budget of that many reads stops offset tricks that share
-        # subtrees to make the reader do exponential work.
-        self.budget = size + 64
-        # JAX parses every shape of one Exported in a single symbolic scope
-        # (constraints are not serialized); the vjp Exported gets its own.
-        self.scope: Any = None
-
-    def spend(self, n: int = 1) -> None:
-        self.budget -= n
-        if self.budget < 0:
-            raise _Corrupt("the blob references more objects than it can contain (shared or cyclic offsets)")
-
-    def length(self, n: int, element_size: int, what: str) -> int:
-        if n < 0 or n * element_size > self.size:
-            raise _Corrupt(f"the {what} vector claims {n} elements, more than fit in {self.size} bytes")
-        if element_size >= 4:  # offsets and indices: each may lead to more reading
-            self.spend(n)
-        return n
-
-
 class _Corrupt(Exception):
     pass
 
 
-# The schema's shape for the structural check: per table, ``(field, kind)`` in
-# field-id order; a kind is a scalar width ("1", "2", "4"), "str", a table name,
-# or "[kind]" for a vector. tests/fuzz/test_fuzz_export.py checks it against
-# schema/exported.fbs.
-_LAYOUT: dict[str, tuple[tuple[str, str], ...]] = {
-    "PyTreeDef": (("kind", "1"), ("children", "[PyTreeDef]"), ("children_names", "[str]"),
-                  ("custom_name", "str"), ("custom_auxdata", "[1]")),
-    "AbstractDevice": (("device_kind", "str"), ("num_cores", "4"), ("platform", "str")),
-    "AbstractMesh": (("axis_sizes", "[4]"), ("axis_names", "[str]"), ("axis_types", "[1]"),
+class _Budget:
+    """How many more objects turning one blob's decoded tables into an ``Exported`` may visit.
+
+    The reader decodes a table that several offsets share once, but each
+    place that refers to it visits it again; a blob of shared subtrees could
+    make that walk exponential. Every genuine node, aval, string... occupies
+    at least 4 bytes of the blob, so a budget of that many visits stops it.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.left = size + 64
+
+    def spend(self, n: int = 1) -> None:
+        self.left -= n
+        if self.left < 0:
+            raise _Corrupt("the blob references more objects than it can contain (shared or cyclic offsets)")
+
+    def items(self, vector: Sequence[T] | None) -> Sequence[T]:
+        """The elements of a decoded vector of offsets or indices (none when it is absent), paid for."""
+        if vector is None:
+            return ()
+        self.spend(len(vector))
+        return vector
+
+
+# The schema (schema/exported.fbs) as the reader decodes it: per table, ``(field, type)`` in field-id order;
+# an enum field has its underlying type. tests/export/test_flatbuffer_reader.py checks it against the .fbs.
+_SCHEMA: dict[str, tuple[tuple[str, str], ...]] = {
+    "PyTreeDef": (("kind", "byte"), ("children", "[PyTreeDef]"), ("children_names", "[string]"),
+                  ("custom_name", "string"), ("custom_auxdata", "[byte]")),
+    "AbstractDevice": (("device_kind", "string"), ("num_cores", "uint32 = null"), ("platform", "string")),
+    "AbstractMesh": (("axis_sizes", "[uint32]"), ("axis_names", "[string]"), ("axis_types", "[byte]"),
                      ("abstract_device", "AbstractDevice")),
-    "PartitionSpecOneAxis": (("axes", "[str]"),),
-    "PartitionSpec": (("partitions", "[PartitionSpecOneAxis]"), ("reduced", "[str]"), ("unreduced", "[str]")),
-    "NamedSharding": (("mesh", "AbstractMesh"), ("spec", "PartitionSpec"), ("memory_kind", "str"),
-                      ("abstract_mesh_idx", "4")),
-    "AbstractValue": (("kind", "1"), ("shape", "[str]"), ("dtype", "1"), ("memory_space", "1")),
-    "Sharding": (("kind", "1"), ("hlo_sharding_proto", "[1]"), ("named_sharding", "NamedSharding")),
-    "Effect": (("type_name", "str"),),
-    "DisabledSafetyCheck": (("kind", "1"), ("custom_call_target", "str")),
-    "Exported": (("serialization_version", "2"), ("function_name", "str"), ("in_tree", "PyTreeDef"),
+    "PartitionSpecOneAxis": (("axes", "[string]"),),
+    "PartitionSpec": (("partitions", "[PartitionSpecOneAxis]"), ("reduced", "[string]"), ("unreduced", "[string]")),
+    "NamedSharding": (("mesh", "AbstractMesh"), ("spec", "PartitionSpec"), ("memory_kind", "string"),
+                      ("abstract_mesh_idx", "uint32")),
+    "AbstractValue": (("kind", "byte"), ("shape", "[string]"), ("dtype", "byte"), ("memory_space", "byte")),
+    "Sharding": (("kind", "byte"), ("hlo_sharding_proto", "[byte]"), ("named_sharding", "NamedSharding")),
+    "Effect": (("type_name", "string"),),
+    "DisabledSafetyCheck": (("kind", "byte"), ("custom_call_target", "string")),
+    "Exported": (("serialization_version", "uint16"), ("function_name", "string"), ("in_tree", "PyTreeDef"),
                  ("in_avals", "[AbstractValue]"), ("out_tree", "PyTreeDef"), ("out_avals", "[AbstractValue]"),
-                 ("nr_devices_short", "2"), ("in_shardings", "[Sharding]"), ("out_shardings", "[Sharding]"),
-                 ("platforms", "[str]"), ("ordered_effects", "[Effect]"), ("unordered_effects", "[Effect]"),
-                 ("disabled_checks", "[DisabledSafetyCheck]"), ("mlir_module_serialized", "[1]"),
-                 ("calling_convention_version", "2"), ("module_kept_var_idx", "[2]"),
-                 ("uses_global_constants", "1"), ("vjp", "Exported"), ("nr_devices", "4"),
+                 ("nr_devices_short", "short"), ("in_shardings", "[Sharding]"), ("out_shardings", "[Sharding]"),
+                 ("platforms", "[string]"), ("ordered_effects", "[Effect]"), ("unordered_effects", "[Effect]"),
+                 ("disabled_checks", "[DisabledSafetyCheck]"), ("mlir_module_serialized", "[byte]"),
+                 ("calling_convention_version", "uint16"), ("module_kept_var_idx", "[uint16]"),
+                 ("uses_global_constants", "bool"), ("vjp", "Exported"), ("nr_devices", "uint32"),
                  ("unique_avals", "[AbstractValue]"), ("unique_abstract_meshes", "[AbstractMesh]"),
-                 ("unique_named_shardings", "[NamedSharding]"), ("in_avals_idxs", "[4]"),
-                 ("out_avals_idxs", "[4]"), ("in_shardings_idxs", "[4]"), ("out_shardings_idxs", "[4]")),
+                 ("unique_named_shardings", "[NamedSharding]"), ("in_avals_idxs", "[uint32]"),
+                 ("out_avals_idxs", "[uint32]"), ("in_shardings_idxs", "[uint32]"), ("out_shardings_idxs", "[uint32]")),
 }
 
 
-# Per table kind, the fields as the verifier walks them: (slot, name, category, width, element).
-# Categories: 0 scalar, 1 string, 2 table, 3 vector of scalars, 4 vector of strings, 5 vector of tables.
-_SCALAR, _STRING, _TABLE, _SCALARS, _STRINGS, _TABLES = range(6)
+def _layout_kind(kind: str) -> str:
+    vector = kind.startswith("[")
+    base = (kind[1:-1] if vector else kind).removesuffix(" = null")
+    width = {"bool": "1", "byte": "1", "short": "2", "uint16": "2", "uint32": "4"}.get(base)
+    base = width or ("str" if base == "string" else base)
+    return f"[{base}]" if vector else base
 
 
-def _compile_layout(fields: tuple[tuple[str, str], ...]) -> tuple[tuple[int, str, int, int, str], ...]:
-    out = []
-    for i, (name, kind) in enumerate(fields):
-        if kind.isdigit():
-            out.append((4 + 2 * i, name, _SCALAR, int(kind), ""))
-        elif kind == "str":
-            out.append((4 + 2 * i, name, _STRING, 4, ""))
-        elif not kind.startswith("["):
-            out.append((4 + 2 * i, name, _TABLE, 4, kind))
-        elif kind[1:-1].isdigit():
-            out.append((4 + 2 * i, name, _SCALARS, 4, kind[1:-1]))
-        elif kind == "[str]":
-            out.append((4 + 2 * i, name, _STRINGS, 4, kind))
-        else:
-            out.append((4 + 2 * i, name, _TABLES, 4, kind))
-    return tuple(out)
+# What deserialize verifies, by width (``"1"``, ``"2"``, ``"4"``), ``"str"``, table name or ``"[kind]"``:
+# tests/fuzz/test_fuzz_export.py checks it against schema/exported.fbs.
+_LAYOUT: dict[str, tuple[tuple[str, str], ...]] = {
+    table: tuple((name, _layout_kind(kind)) for name, kind in fields) for table, fields in _SCHEMA.items()}
 
-
-_COMPILED_LAYOUT = {kind: _compile_layout(fields) for kind, fields in _LAYOUT.items()}
+# Deep enough for every legitimate nesting (VJP chains of _MAX_VJP_DEPTH, pytrees of _MAX_TREE_DEPTH, a few
+# sharding tables), shallow enough for Python's default recursion limit.
+_FLATBUFFER_READER = flatbuffer_reader.Reader(_SCHEMA, "Exported", max_depth=256)
+_read_u16 = struct.Struct("<H").unpack_from
 _read_u32 = struct.Struct("<I").unpack_from
 _read_i32 = struct.Struct("<i").unpack_from
-_read_u16 = struct.Struct("<H").unpack_from
-
-
-def _verify_structure(data: bytes, root: int) -> None:
-    """Check that every table, vtable, field, string and vector the schema reaches lies inside ``data``.
-
-    What flatbuffers' C++ ``Verifier`` does (the Python library has none):
-    afterwards the generated accessors only read inside the buffer, so a bad
-    offset or length is reported here with the path of the field instead of
-    surfacing as an ``IndexError``/``struct.error`` deep in the reader.
-    Iterative; each table and vector is checked once and the total work is
-    bounded by the blob size. Messages (and field paths) are only formatted
-    when something is wrong: on a good blob this costs a few struct reads per field.
-    """
-    size = len(data)
-    budget = size + 64
-    seen: set[tuple[int, str]] = set()
-
-    def outside(what: str, pos: int) -> _Corrupt:
-        return _Corrupt(f"{what} at byte {pos} is outside the {size}-byte buffer")
-
-    def follow(pos: int, path: Callable[[], str]) -> int:
-        if pos < 0 or pos + 4 > size:
-            raise outside(f"the offset of {path()}", pos)
-        target = pos + _read_u32(data, pos)[0]
-        if target % 4 or target + 4 > size:
-            raise _Corrupt(f"{path()} points to byte {target}, not an aligned position inside the {size}-byte buffer")
-        return target
-
-    def vector(pos: int, elem_size: int, path: Callable[[], str], string: bool = False) -> tuple[int, int]:
-        start = follow(pos, path)
-        n = _read_u32(data, start)[0]  # follow checked start + 4 <= size
-        if start + 4 + n * elem_size > size:
-            raise _Corrupt(f"{path()} claims {n} {'bytes' if string else 'elements'} at byte {start}, past the end "
-                           f"of the {size}-byte buffer")
-        return start + 4, n
-
-    stack = [(root, "Exported", "Exported")]
-    while stack:
-        pos, kind, path = stack.pop()
-        if (pos, kind) in seen:
-            continue
-        seen.add((pos, kind))
-        budget -= 1
-        if budget < 0:
-            raise _Corrupt("the blob references more objects than it can contain (shared or cyclic offsets)")
-        if pos < 0 or pos + 4 > size:
-            raise outside(f"the vtable offset of {path}", pos)
-        vtable = pos - _read_i32(data, pos)[0]
-        if vtable < 0 or vtable + 2 > size:
-            raise outside(f"the vtable of {path}", vtable)
-        if vtable + 4 > size:
-            raise outside(f"the vtable of {path}", vtable + 2)
-        vtable_size = _read_u16(data, vtable)[0]
-        table_size = _read_u16(data, vtable + 2)[0]
-        if vtable % 2 or vtable_size < 4 or vtable_size % 2 or vtable + vtable_size > size \
-                or table_size < 4 or pos + table_size > size:
-            raise _Corrupt(f"{path} has a corrupted vtable at byte {vtable} (vtable size {vtable_size}, "
-                           f"table size {table_size}, buffer size {size})")
-        for slot, name, category, width, element in _COMPILED_LAYOUT[kind]:
-            if slot + 2 > vtable_size:
-                break
-            offset = _read_u16(data, vtable + slot)[0]
-            if not offset:
-                continue
-            if offset < 4 or offset + width > table_size:
-                raise _Corrupt(f"{path}.{name} lies outside its table (bytes {offset}..{offset + width} of "
-                               f"{table_size})")
-            if category == _SCALAR:
-                continue
-            at = pos + offset
-            def field_path(path: str = path, name: str = name) -> str:
-                return f"{path}.{name}"
-            if category == _STRING:
-                vector(at, 1, field_path, string=True)
-            elif category == _TABLE:
-                stack.append((follow(at, field_path), element, f"{path}.{name}"))
-            elif category == _SCALARS:
-                vector(at, int(element), field_path)
-            else:
-                start = follow(at, field_path)
-                if (start, element) in seen:
-                    continue
-                seen.add((start, element))
-                items, n = vector(at, 4, field_path)
-                budget -= n
-                if budget < 0:
-                    raise _Corrupt("the blob references more objects than it can contain (shared or cyclic offsets)")
-                if category == _STRINGS:
-                    for j in range(n):
-                        vector(items + 4 * j, 1, lambda j=j, fp=field_path: f"{fp()}[{j}]", string=True)
-                else:
-                    table = element[1:-1]
-                    for j in range(n):
-                        stack.append((follow(items + 4 * j, lambda j=j, fp=field_path: f"{fp()}[{j}]"), table,
-                                      f"{path}.{name}[{j}]"))
-
-
-class _StrictBytes(bytes):
-    """Bytes whose slices fail instead of silently shortening.
-
-    flatbuffers' reader takes strings as ``buf[start:start + length]``; on a
-    truncated blob plain bytes would hand back a shorter string without error.
-    """
-
-    def __getitem__(self, key: Any) -> Any:
-        if isinstance(key, slice):
-            start, stop = key.start or 0, len(self) if key.stop is None else key.stop
-            if start < 0 or stop > len(self) or stop < start:
-                raise _Corrupt(f"a string or vector spans bytes {start}..{stop}, outside the "
-                               f"{len(self)}-byte buffer")
-        return bytes.__getitem__(self, key)
 
 
 def deserialize(blob: bytes | bytearray | memoryview) -> Exported:
@@ -826,6 +704,10 @@ def deserialize(blob: bytes | bytearray | memoryview) -> Exported:
     checked here; the module itself is parsed when used (``mlir_module()``,
     ``call``).
 
+    The flatbuffer is decoded and verified in one pass (every table, vtable,
+    offset, string and vector in bounds, the field path in the error: see
+    :mod:`toolkit.export.flatbuffer_reader`), then turned into an ``Exported``.
+
     >>> deserialize(b"not an export")
     Traceback (most recent call last):
     ...
@@ -833,33 +715,31 @@ def deserialize(blob: bytes | bytearray | memoryview) -> Exported:
     """
     if not isinstance(blob, (bytes, bytearray, memoryview)):
         raise TypeError(f"deserialize expects bytes or bytearray, got {type(blob).__name__}.")
-    data = _StrictBytes(blob)
+    data = bytes(blob)
     if len(data) < 12:
         raise ValueError(f"Not a serialized Exported: {len(data)} bytes is too short for a flatbuffer.")
     if len(data) % 4:
         # Builders pad the finished buffer to its alignment (at least 4).
         raise ValueError(f"Not a serialized Exported: its length {len(data)} is not a multiple of 4 "
                          "(truncated or padded).")
-    root = struct.unpack_from("<I", data, 0)[0]
+    root = _read_u32(data, 0)[0]
     if root < 4 or root + 4 > len(data) or root % 4:
         raise ValueError(f"Not a serialized Exported: the root table offset {root} is outside the "
                          f"{len(data)}-byte buffer (truncated, corrupted or not a flatbuffer).")
-    reader = _Reader(len(data))
     try:
-        _verify_structure(data, root)
-        return _read_exported(reader, exported_generated.Exported.GetRootAs(data, 0), depth=0)
-    except _Corrupt as e:
+        result = _read_exported(_FLATBUFFER_READER.decode(data, root), _Budget(len(data)), depth=0)
+    except (_Corrupt, flatbuffer_reader.FlatbufferError) as e:
         raise ValueError(f"Not a serialized Exported: {_printable(str(e))}.") from None
     except (IndexError, struct.error, UnicodeDecodeError, OverflowError, RecursionError, KeyError, MemoryError,
             TypeError, AttributeError, ValueError) as e:
-        # What flatbuffers' unchecked reader raises when offsets point nowhere.
-        if isinstance(e, ValueError) and str(e).startswith("Not a serialized Exported"):
-            raise
+        # A safety net: the reader checks every read, so none of these is expected.
         raise ValueError(f"Not a serialized Exported: corrupted or truncated data "
                          f"({type(e).__name__}: {_printable(str(e))}).") from None
+    _read_provenance(data, root, result)
+    return result
 
 
-def _decode(raw: Any, what: str) -> str:
+def _decode(raw: bytes | None, what: str) -> str:
     if raw is None:
         raise _Corrupt(f"the {what} string is missing")
     try:
@@ -868,23 +748,12 @@ def _decode(raw: Any, what: str) -> str:
         raise _Corrupt(f"the {what} string is not valid UTF-8") from None
 
 
-def _vector(reader: _Reader, length: int, element_size: int, what: str) -> range:
-    return range(reader.length(length, element_size, what))
-
-
-def _read_exported(reader: _Reader, exp: Any, depth: int) -> Exported:
+def _read_exported(exp: dict[str, Any], budget: _Budget, depth: int) -> Exported:
+    """The ``Exported`` of a decoded ``Exported`` table (``exp``: field name -> value)."""
     if depth > _MAX_VJP_DEPTH:
         raise _Corrupt(f"VJP functions nest more than {_MAX_VJP_DEPTH} levels deep")
-    reader.spend()
-    outer_scope, reader.scope = reader.scope, None
-    try:
-        return _read_exported_fields(reader, exp, depth)
-    finally:
-        reader.scope = outer_scope
-
-
-def _read_exported_fields(reader: _Reader, exp: Any, depth: int) -> Exported:
-    version = exp.SerializationVersion()
+    budget.spend()
+    version = exp["serialization_version"]
     if version == 0:
         raise _Corrupt("it has no serialization_version (foreign flatbuffer?)")
     if not (_exported.minimum_supported_serialization_version <= version
@@ -893,23 +762,20 @@ def _read_exported_fields(reader: _Reader, exp: Any, depth: int) -> Exported:
                        f"{_exported.minimum_supported_serialization_version} to "
                        f"{_exported.maximum_supported_serialization_version}")
 
-    module = exp.MlirModuleSerializedAsNumpy()
-    if isinstance(module, int):
+    mlir_module_serialized = exp["mlir_module_serialized"]
+    if mlir_module_serialized is None:
         raise _Corrupt("it has no mlir_module_serialized")
-    reader.length(exp.MlirModuleSerializedLength(), 1, "mlir_module_serialized")
-    mlir_module_serialized = module.tobytes()
     if not _exported._is_portable_artifact(mlir_module_serialized):
         raise _Corrupt("mlir_module_serialized is not a StableHLO portable artifact (bad magic)")
-    fun_name = _decode(exp.FunctionName(), "function_name")
+    fun_name = _decode(exp["function_name"], "function_name")
 
-    unique_avals = [_read_aval(reader, exp.UniqueAvals(i))
-                    for i in _vector(reader, exp.UniqueAvalsLength(), 4, "unique_avals")]
-    unique_meshes = [_read_abstract_mesh(reader, exp.UniqueAbstractMeshes(i))
-                     for i in _vector(reader, exp.UniqueAbstractMeshesLength(), 4, "unique_abstract_meshes")]
-    unique_shardings = [_read_named_sharding(reader, exp.UniqueNamedShardings(i), unique_meshes)
-                        for i in _vector(reader, exp.UniqueNamedShardingsLength(), 4, "unique_named_shardings")]
+    shapes = _Shapes()  # JAX parses the shapes of one Exported in one symbolic scope; a VJP gets its own
+    unique_avals = [_read_aval(aval, shapes, budget) for aval in budget.items(exp["unique_avals"])]
+    unique_meshes = [_read_abstract_mesh(mesh, budget) for mesh in budget.items(exp["unique_abstract_meshes"])]
+    unique_shardings = [_read_named_sharding(s, unique_meshes, budget)
+                        for s in budget.items(exp["unique_named_shardings"])]
 
-    nr_devices = exp.NrDevices() or exp.NrDevicesShort()
+    nr_devices = exp["nr_devices"] or exp["nr_devices_short"]
     if nr_devices < 1:
         raise _Corrupt(f"nr_devices is {nr_devices}")
 
@@ -919,27 +785,20 @@ def _read_exported_fields(reader: _Reader, exp: Any, depth: int) -> Exported:
         return table[idx]
 
     def read_shardings(side: str) -> list:
-        idxs_length = getattr(exp, f"{side}ShardingsIdxsLength")()
-        if idxs_length > 0:
-            get = getattr(exp, f"{side}ShardingsIdxs")
-            return [None if (k := get(i)) == 0 else by_index("named sharding", k - 1, unique_shardings)
-                    for i in _vector(reader, idxs_length, 4, f"{side.lower()}_shardings_idxs")]
-        get = getattr(exp, f"{side}Shardings")
-        return [_read_sharding(reader, get(i), unique_meshes)
-                for i in _vector(reader, getattr(exp, f"{side}ShardingsLength")(), 4, f"{side.lower()}_shardings")]
+        idxs = exp[f"{side}_shardings_idxs"]
+        if idxs:
+            return [None if k == 0 else by_index("named sharding", k - 1, unique_shardings)
+                    for k in budget.items(idxs)]
+        return [_read_sharding(s, unique_meshes, budget) for s in budget.items(exp[f"{side}_shardings"])]
 
     def read_avals(side: str) -> list[ShapedArray]:
-        idxs_length = getattr(exp, f"{side}AvalsIdxsLength")()
-        if idxs_length > 0:
-            get = getattr(exp, f"{side}AvalsIdxs")
-            return [by_index("unique aval", get(i), unique_avals)
-                    for i in _vector(reader, idxs_length, 4, f"{side.lower()}_avals_idxs")]
-        get = getattr(exp, f"{side}Avals")
-        return [_read_aval(reader, get(i)) for i in _vector(reader, getattr(exp, f"{side}AvalsLength")(), 4,
-                                                              f"{side.lower()}_avals")]
+        idxs = exp[f"{side}_avals_idxs"]
+        if idxs:
+            return [by_index("unique aval", k, unique_avals) for k in budget.items(idxs)]
+        return [_read_aval(aval, shapes, budget) for aval in budget.items(exp[f"{side}_avals"])]
 
-    in_shardings, out_shardings = read_shardings("In"), read_shardings("Out")
-    in_avals, out_avals = read_avals("In"), read_avals("Out")
+    in_shardings, out_shardings = read_shardings("in"), read_shardings("out")
+    in_avals, out_avals = read_avals("in"), read_avals("out")
     for side, shardings, avals in (("input", in_shardings, in_avals), ("output", out_shardings, out_avals)):
         if not shardings:
             shardings.extend([None] * len(avals))
@@ -957,66 +816,60 @@ def _read_exported_fields(reader: _Reader, exp: Any, depth: int) -> Exported:
         out_hlo = tuple(s if s is None or _is_hlo_sharding(s) else _to_hlo(s, a)
                         for s, a in zip(out_shardings, out_avals))
 
-    in_tree = _read_pytreedef(reader, exp.InTree(), in_avals, "in_tree")
-    out_tree = _read_pytreedef(reader, exp.OutTree(), out_avals, "out_tree")
-    platforms = tuple(_decode(exp.Platforms(i), "platform")
-                      for i in _vector(reader, exp.PlatformsLength(), 4, "platforms"))
-    ordered_effects = tuple(_read_effect(exp.OrderedEffects(i))
-                            for i in _vector(reader, exp.OrderedEffectsLength(), 4, "ordered_effects"))
-    unordered_effects = tuple(_read_effect(exp.UnorderedEffects(i))
-                              for i in _vector(reader, exp.UnorderedEffectsLength(), 4, "unordered_effects"))
-    disabled_checks = tuple(_read_disabled_check(exp.DisabledChecks(i))
-                            for i in _vector(reader, exp.DisabledChecksLength(), 4, "disabled_checks"))
-    kept = exp.ModuleKeptVarIdxAsNumpy()
-    if isinstance(kept, int):
-        module_kept_var_idx: tuple[int, ...] = ()
-    else:
-        reader.length(exp.ModuleKeptVarIdxLength(), 2, "module_kept_var_idx")
-        module_kept_var_idx = tuple(kept.tolist())
+    in_tree = _read_pytreedef(exp["in_tree"], in_avals, "in_tree", budget)
+    out_tree = _read_pytreedef(exp["out_tree"], out_avals, "out_tree", budget)
+    platforms = tuple(_decode(p, "platform") for p in budget.items(exp["platforms"]))
+    ordered_effects = tuple(_read_effect(e) for e in budget.items(exp["ordered_effects"]))
+    unordered_effects = tuple(_read_effect(e) for e in budget.items(exp["unordered_effects"]))
+    disabled_checks = tuple(_read_disabled_check(c) for c in budget.items(exp["disabled_checks"]))
+    module_kept_var_idx = exp["module_kept_var_idx"] or ()
 
     get_vjp = None
-    vjp_table = exp.Vjp()
-    if vjp_table is not None:
+    if exp["vjp"] is not None:
         # Read eagerly: a bad VJP must fail here, not at first use.
-        vjp_exported = _read_exported(reader, vjp_table, depth + 1)
+        vjp_exported = _read_exported(exp["vjp"], budget, depth + 1)
         get_vjp = lambda _primal: vjp_exported  # noqa: E731
 
     try:
-        result = Exported(
+        return Exported(
             fun_name=fun_name, in_tree=in_tree, in_avals=tuple(in_avals), out_tree=out_tree,
             out_avals=tuple(out_avals), in_shardings_hlo=in_hlo, out_shardings_hlo=out_hlo,
             nr_devices=nr_devices, platforms=platforms, ordered_effects=ordered_effects,
             unordered_effects=unordered_effects, disabled_safety_checks=disabled_checks,
             mlir_module_serialized=mlir_module_serialized,
-            calling_convention_version=exp.CallingConventionVersion(),
-            module_kept_var_idx=module_kept_var_idx, uses_global_constants=exp.UsesGlobalConstants(),
+            calling_convention_version=exp["calling_convention_version"],
+            module_kept_var_idx=module_kept_var_idx, uses_global_constants=bool(exp["uses_global_constants"]),
             _get_vjp=get_vjp, _in_named_shardings=in_named, _out_named_shardings=out_named)
     except (TypeError, ValueError) as e:
         raise _Corrupt(f"inconsistent fields: {e}") from None
-    if depth == 0:
-        _read_provenance(exp, result)
-    return result
 
 
-def _read_provenance(exp: Any, result: Exported) -> None:
-    """Attach toolkit's provenance record (field ``PROVENANCE_FIELD``) when the blob has a well-formed one.
+def _read_provenance(data: bytes, root: int, result: Exported) -> None:
+    """Attach toolkit's provenance record (field ``PROVENANCE_FIELD`` of the root table, a string JAX's schema
+    does not have) when the blob has a well-formed one.
 
-    Informational only: a record that is out of bounds or not JSON is ignored.
+    Informational only: a record that is out of bounds or not JSON is ignored. The root table and its vtable
+    were verified by the reader; the field itself is outside the schema, so every read here is checked.
     """
     from toolkit.export import provenance
 
+    size = len(data)
+    vtable = root - _read_i32(data, root)[0]
+    slot = 4 + 2 * provenance.PROVENANCE_FIELD
+    if slot + 2 > _read_u16(data, vtable)[0]:
+        return
+    offset = _read_u16(data, vtable + slot)[0]
+    if not offset or root + offset + 4 > size:
+        return
+    start = root + offset + _read_u32(data, root + offset)[0]
+    if start + 4 > size:
+        return
+    length = _read_u32(data, start)[0]
+    if start + 4 + length > size:
+        return
     try:
-        offset = exp._tab.Offset(4 + 2 * provenance.PROVENANCE_FIELD)
-        if not offset:
-            return
-        tab = exp._tab
-        start = tab.Pos + offset
-        start += struct.unpack_from("<I", tab.Bytes, start)[0]
-        length = struct.unpack_from("<I", tab.Bytes, start)[0]
-        if start + 4 + length > len(tab.Bytes):
-            return
-        record = provenance.decode(bytes(tab.Bytes[start + 4:start + 4 + length]))
-    except (IndexError, struct.error, ValueError, TypeError):
+        record = provenance.decode(data[start + 4:start + 4 + length])
+    except (ValueError, TypeError):
         return
     if record is not None:
         provenance.attach(result, record)
@@ -1033,34 +886,33 @@ def _to_hlo(s: ExportedNamedSharding, aval: ShapedArray) -> Any:
         raise _Corrupt(f"a sharding does not fit its aval {aval}: {e}") from None
 
 
-def _read_aval(reader: _Reader, aval: Any) -> ShapedArray:
-    if aval is None:
-        raise _Corrupt("an abstract value is missing")
-    reader.spend()
-    kind = aval.Kind()
+_MEMORY_SPACE_NAMES = {exported_generated.MemorySpace.Host: "Host", exported_generated.MemorySpace.Any: "Any"}
+
+
+def _read_aval(aval: dict[str, Any], shapes: _Shapes, budget: _Budget) -> ShapedArray:
+    budget.spend()
+    kind = aval["kind"]
     if kind != exported_generated.AbstractValueKind.shapedArray:
         raise _Corrupt(f"abstract value kind {kind} is not supported (only shapedArray)")
-    code = aval.Dtype()
+    code = aval["dtype"]
     dtype = _KIND_TO_DTYPE.get(code)
     if dtype is None:
         if code in _UNSUPPORTED_DTYPE_KINDS:
             raise _Corrupt(f"dtype {_UNSUPPORTED_DTYPE_KINDS[code]} is not supported by toolkit")
         raise _Corrupt(f"unknown dtype code {code}")
-    memory_space = aval.MemorySpace()
+    memory_space = aval["memory_space"]
     if memory_space not in (exported_generated.MemorySpace.Missing, exported_generated.MemorySpace.Device):
-        name = {exported_generated.MemorySpace.Host: "Host", exported_generated.MemorySpace.Any: "Any"}.get(memory_space)
+        name = _MEMORY_SPACE_NAMES.get(memory_space)
         if name is None:
             raise _Corrupt(f"unknown memory space code {memory_space}")
         raise _Corrupt(f"memory space {name} is not supported by toolkit (only device memory)")
-    dims = [_decode(aval.Shape(i), "dimension") for i in _vector(reader, aval.ShapeLength(), 4, "shape")]
-    shape = _parse_shape(reader, dims)
+    shape = shapes.parse(budget.items(aval["shape"]))
     try:
         return ShapedArray(shape, dtype)
     except TypeError as e:  # a dtype the wire format has and toolkit's arrays do not (uint4, float8, ...)
         raise _Corrupt(f"an abstract value cannot be represented: {e}") from None
 
 
-_INT_DIM = re.compile(r"[0-9]+\Z")
 _MAX_DIM = 2**63 - 1  # MLIR dimensions are int64
 
 
@@ -1075,81 +927,88 @@ def _short(text: str, limit: int = 120) -> str:
     return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
-def _parse_shape(reader: _Reader, dims: list[str]) -> tuple:
-    if all(_INT_DIM.match(d) for d in dims):
-        digits = [d.lstrip("0") or "0" for d in dims]
-        for d in digits:  # also keeps int() below Python's 4300-digit conversion limit
-            if len(d) > 19 or int(d) > _MAX_DIM:
-                raise _Corrupt(f"dimension {_short(d)} is larger than 2**63 - 1")
-        return tuple(int(d) for d in digits)
-    text = ",".join(dims)
-    from toolkit.core import shape_poly
+class _Shapes:
+    """Parses the shapes of one ``Exported``: integers directly, symbolic ones in one shared scope."""
 
-    if reader.scope is None:
-        reader.scope = shape_poly.SymbolicScope(())
-    try:
-        shape = tuple(shape_poly.symbolic_shape(text, scope=reader.scope))
-    except Exception as e:  # the parser's own error types
-        raise _Corrupt(f"cannot parse shape ({_short(text)}): {_short(str(e), 300)}") from None
-    if len(shape) != len(dims) or any(type(d) is int and not 0 <= d <= _MAX_DIM for d in shape):
-        raise _Corrupt(f"shape ({_short(text)}) does not parse to {len(dims)} dimensions between 0 and 2**63 - 1")
-    return shape
+    def __init__(self) -> None:
+        self.scope: Any = None  # made at the first symbolic shape
+
+    def parse(self, raw_dims: Sequence[bytes]) -> tuple:
+        if all(d.isdigit() for d in raw_dims):  # ASCII digits only (bytes.isdigit), as JAX writes integers
+            shape = []
+            for d in raw_dims:
+                if len(d) > 19:  # also keeps int() below Python's 4300-digit conversion limit
+                    d = d.lstrip(b"0") or b"0"
+                    if len(d) > 19:
+                        raise _Corrupt(f"dimension {_short(d.decode())} is larger than 2**63 - 1")
+                value = int(d)
+                if value > _MAX_DIM:
+                    raise _Corrupt(f"dimension {d.decode()} is larger than 2**63 - 1")
+                shape.append(value)
+            return tuple(shape)
+        dims = [_decode(d, "dimension") for d in raw_dims]
+        text = ",".join(dims)
+        from toolkit.core import shape_poly
+
+        if self.scope is None:
+            self.scope = shape_poly.SymbolicScope(())
+        try:
+            shape = tuple(shape_poly.symbolic_shape(text, scope=self.scope))
+        except Exception as e:  # the parser's own error types
+            raise _Corrupt(f"cannot parse shape ({_short(text)}): {_short(str(e), 300)}") from None
+        if len(shape) != len(dims) or any(type(d) is int and not 0 <= d <= _MAX_DIM for d in shape):
+            raise _Corrupt(f"shape ({_short(text)}) does not parse to {len(dims)} dimensions between 0 and 2**63 - 1")
+        return shape
 
 
-def _read_abstract_mesh(reader: _Reader, mesh: Any) -> ExportedAbstractMesh:
+def _read_abstract_mesh(mesh: dict[str, Any] | None, budget: _Budget) -> ExportedAbstractMesh:
     if mesh is None:
         raise _Corrupt("an abstract mesh is missing")
-    reader.spend()
-    sizes = tuple(mesh.AxisSizes(i) for i in _vector(reader, mesh.AxisSizesLength(), 4, "axis_sizes"))
-    names = tuple(_decode(mesh.AxisNames(i), "axis name")
-                  for i in _vector(reader, mesh.AxisNamesLength(), 4, "axis_names"))
+    budget.spend()
+    sizes = tuple(budget.items(mesh["axis_sizes"]))
+    names = tuple(_decode(n, "axis name") for n in budget.items(mesh["axis_names"]))
     types = []
-    for i in _vector(reader, mesh.AxisTypesLength(), 1, "axis_types"):
-        code = mesh.AxisTypes(i)
-        if code not in _KIND_TO_AXIS_TYPE:
-            raise _Corrupt(f"unknown mesh axis type code {code}")
-        types.append(_KIND_TO_AXIS_TYPE[code])
+    for code in mesh["axis_types"] or b"":  # bytes of a signed enum
+        name = _KIND_TO_AXIS_TYPE.get(code)
+        if name is None:
+            raise _Corrupt(f"unknown mesh axis type code {code - 256 if code > 127 else code}")
+        types.append(name)
     device = None
-    device_table = mesh.AbstractDevice()
+    device_table = mesh["abstract_device"]
     if device_table is not None:
-        device_kind = _decode(device_table.DeviceKind(), "device_kind")
-        platform = device_table.Platform()
+        device_kind = _decode(device_table["device_kind"], "device_kind")
+        platform = device_table["platform"]
         try:
             platform = _decode(platform, "platform") if platform else _platform_from_device_kind(device_kind)
         except ValueError as e:
             raise _Corrupt(str(e)) from None
-        device = ExportedAbstractDevice(device_kind, device_table.NumCores(), platform)
+        device = ExportedAbstractDevice(device_kind, device_table["num_cores"], platform)
     try:
         return ExportedAbstractMesh(sizes, names, tuple(types), device)
     except ValueError as e:
         raise _Corrupt(f"bad abstract mesh: {e}") from None
 
 
-def _read_named_sharding(reader: _Reader, s: Any, unique_meshes: list[ExportedAbstractMesh]) -> ExportedNamedSharding:
-    if s is None:
-        raise _Corrupt("a named sharding is missing")
-    reader.spend()
+def _read_named_sharding(s: dict[str, Any], unique_meshes: list[ExportedAbstractMesh],
+                         budget: _Budget) -> ExportedNamedSharding:
+    budget.spend()
     if unique_meshes:
-        idx = s.AbstractMeshIdx()
+        idx = s["abstract_mesh_idx"]
         if idx >= len(unique_meshes):
             raise _Corrupt(f"abstract mesh index {idx} is out of range (there are {len(unique_meshes)})")
         mesh = unique_meshes[idx]
     else:
-        mesh = _read_abstract_mesh(reader, s.Mesh())
-    spec = s.Spec()
+        mesh = _read_abstract_mesh(s["mesh"], budget)
+    spec = s["spec"]
     if spec is None:
         raise _Corrupt("a named sharding has no partition spec")
     partitions = []
-    for i in _vector(reader, spec.PartitionsLength(), 4, "partitions"):
-        one_axis = spec.Partitions(i)
-        if one_axis is None:
-            raise _Corrupt("a partition spec entry is missing")
-        axes = tuple(_decode(one_axis.Axes(j), "axis") for j in _vector(reader, one_axis.AxesLength(), 4, "axes"))
+    for one_axis in budget.items(spec["partitions"]):
+        axes = tuple(_decode(a, "axis") for a in budget.items(one_axis["axes"]))
         partitions.append(None if not axes else axes[0] if len(axes) == 1 else axes)
-    reduced = frozenset(_decode(spec.Reduced(i), "axis") for i in _vector(reader, spec.ReducedLength(), 4, "reduced"))
-    unreduced = frozenset(_decode(spec.Unreduced(i), "axis")
-                          for i in _vector(reader, spec.UnreducedLength(), 4, "unreduced"))
-    memory_kind = s.MemoryKind()
+    reduced = frozenset(_decode(a, "axis") for a in budget.items(spec["reduced"]))
+    unreduced = frozenset(_decode(a, "axis") for a in budget.items(spec["unreduced"]))
+    memory_kind = s["memory_kind"]
     memory_kind = _decode(memory_kind, "memory_kind") if memory_kind is not None else None
     try:
         return ExportedNamedSharding(mesh, tuple(partitions), reduced, unreduced, memory_kind)
@@ -1157,16 +1016,13 @@ def _read_named_sharding(reader: _Reader, s: Any, unique_meshes: list[ExportedAb
         raise _Corrupt(f"bad named sharding: {e}") from None
 
 
-def _read_sharding(reader: _Reader, s: Any, unique_meshes: list[ExportedAbstractMesh]) -> Any:
-    if s is None:
-        raise _Corrupt("a sharding is missing")
-    reader.spend()
-    named = s.NamedSharding()
+def _read_sharding(s: dict[str, Any], unique_meshes: list[ExportedAbstractMesh], budget: _Budget) -> Any:
+    budget.spend()
+    named = s["named_sharding"]
     if named is not None:
-        return _read_named_sharding(reader, named, unique_meshes)
-    if not s.HloShardingProtoIsNone():
-        reader.length(s.HloShardingProtoLength(), 1, "hlo_sharding_proto")
-        proto_bytes = s.HloShardingProtoAsNumpy().tobytes()
+        return _read_named_sharding(named, unique_meshes, budget)
+    proto_bytes = s["hlo_sharding_proto"]
+    if proto_bytes is not None:
         from toolkit.runtime.shardings import HloSharding, OpSharding
 
         proto = OpSharding()
@@ -1178,22 +1034,18 @@ def _read_sharding(reader: _Reader, s: Any, unique_meshes: list[ExportedAbstract
     return None
 
 
-def _read_effect(effect: Any) -> Effect:
-    if effect is None:
-        raise _Corrupt("an effect is missing")
-    name = _decode(effect.TypeName(), "effect type_name")
+def _read_effect(effect: dict[str, Any]) -> Effect:
+    name = _decode(effect["type_name"], "effect type_name")
     if not name:
         raise _Corrupt("an effect has an empty type name")
     # Effect types toolkit has never seen are kept as opaque effects named by their type string.
     return Effect(name)
 
 
-def _read_disabled_check(check: Any) -> DisabledSafetyCheck:
-    if check is None:
-        raise _Corrupt("a disabled safety check is missing")
-    kind = check.Kind()
+def _read_disabled_check(check: dict[str, Any]) -> DisabledSafetyCheck:
+    kind = check["kind"]
     if kind == exported_generated.DisabledSafetyCheckKind.custom_call:
-        target = _decode(check.CustomCallTarget(), "custom_call_target")
+        target = _decode(check["custom_call_target"], "custom_call_target")
         if not target:
             raise _Corrupt("a custom_call disabled check has an empty target")
         return DisabledSafetyCheck.custom_call(target)
@@ -1202,7 +1054,7 @@ def _read_disabled_check(check: Any) -> DisabledSafetyCheck:
     raise _Corrupt(f"unknown DisabledSafetyCheck kind {kind}")
 
 
-def _read_pytreedef(reader: _Reader, tree: Any, leaves: Sequence[Any], what: str) -> PyTreeDef:
+def _read_pytreedef(tree: dict[str, Any] | None, leaves: Sequence[Any], what: str, budget: _Budget) -> PyTreeDef:
     """Rebuild the structure as JAX does: make the pytree (with ``leaves``) and take its structure."""
     if tree is None:
         raise _Corrupt(f"{what} is missing")
@@ -1216,7 +1068,7 @@ def _read_pytreedef(reader: _Reader, tree: Any, leaves: Sequence[Any], what: str
         except StopIteration:
             raise _Corrupt(f"{what} has more leaves than the {len(leaves)} avals") from None
 
-    pytree = _read_pytree_node(reader, tree, next_leaf, what, 0)
+    pytree = _read_pytree_node(tree, next_leaf, what, 0, budget)
     if count[0] != len(leaves):
         raise _Corrupt(f"{what} has {count[0]} leaves but there are {len(leaves)} avals")
     treedef = tree_util.tree_structure(pytree)
@@ -1226,18 +1078,14 @@ def _read_pytreedef(reader: _Reader, tree: Any, leaves: Sequence[Any], what: str
     return treedef
 
 
-def _read_pytree_node(reader: _Reader, node: Any, next_leaf: Callable[[], Any], what: str, depth: int) -> Any:
+def _read_pytree_node(node: dict[str, Any], next_leaf: Callable[[], Any], what: str, depth: int,
+                      budget: _Budget) -> Any:
     if depth > _MAX_TREE_DEPTH:
         raise _Corrupt(f"{what} nests more than {_MAX_TREE_DEPTH} levels deep")
-    reader.spend()
-    kind = node.Kind()
-    n = reader.length(node.ChildrenLength(), 4, "children")
-    children = []
-    for i in range(n):
-        child = node.Children(i)
-        if child is None:
-            raise _Corrupt(f"{what} has a missing child")
-        children.append(_read_pytree_node(reader, child, next_leaf, what, depth + 1))
+    budget.spend()
+    kind = node["kind"]
+    children = [_read_pytree_node(child, next_leaf, what, depth + 1, budget)
+                for child in budget.items(node["children"])]
     if kind == exported_generated.PyTreeDefKind.leaf:
         if children:
             raise _Corrupt(f"{what} has a leaf with children")
@@ -1251,25 +1099,21 @@ def _read_pytree_node(reader: _Reader, node: Any, next_leaf: Callable[[], Any], 
     if kind == exported_generated.PyTreeDefKind.list:
         return children
     if kind == exported_generated.PyTreeDefKind.dict:
-        if node.ChildrenNamesLength() != n:
-            raise _Corrupt(f"{what} has a dict node with {node.ChildrenNamesLength()} keys for {n} children")
-        keys = [_decode(node.ChildrenNames(i), "dict key") for i in range(n)]
-        if len(set(keys)) != n:
+        names = node["children_names"] or ()
+        if len(names) != len(children):
+            raise _Corrupt(f"{what} has a dict node with {len(names)} keys for {len(children)} children")
+        keys = [_decode(name, "dict key") for name in names]
+        if len(set(keys)) != len(keys):
             raise _Corrupt(f"{what} has a dict node with duplicate keys {keys}")
         return dict(zip(keys, children))
     if kind == exported_generated.PyTreeDefKind.custom:
-        name = _decode(node.CustomName(), "custom node name")
+        name = _decode(node["custom_name"], "custom node name")
         if name not in _deserialization_registry:
             raise _Corrupt(f"{what} contains an unregistered type `{name}`; use "
                            "`toolkit.export.register_pytree_node_serialization` or "
                            "`toolkit.export.register_namedtuple_serialization`")
         _, deserialize_auxdata, from_children = _deserialization_registry[name]
-        auxdata = node.CustomAuxdataAsNumpy()
-        if isinstance(auxdata, int):
-            auxdata_bytes = b""
-        else:
-            reader.length(node.CustomAuxdataLength(), 1, "custom_auxdata")
-            auxdata_bytes = auxdata.tobytes()
+        auxdata_bytes = node["custom_auxdata"] or b""
         try:
             return from_children(deserialize_auxdata(auxdata_bytes), children)
         except Exception as e:  # user callbacks: any failure means the blob does not fit the registration
