@@ -193,6 +193,8 @@ def _output_builder(out_tree: Any, count: int) -> Callable[[list], Any] | None:
 class Wrapped:
     """A function wrapped by ``jit``: call it, or ``trace``/``lower`` it explicitly."""
 
+    _function_cache = True  # traces and lowerings go to toolkit.core.trace_cache (see _trace_key)
+
     def __init__(self, fun: Callable, *, static_argnums: Any = (), static_argnames: Any = (),
                  donate_argnums: Any = (), keep_unused: bool = False, in_shardings: Any = None,
                  out_shardings: Any = None, inline: bool = False):
@@ -285,7 +287,8 @@ class Wrapped:
         capture its values) and symbolic shapes (dimension variables belong to
         their scope, which equality does not compare).
         """
-        if _TRACE_STATE.builders or not all([is_static_shape(a.shape) for a in sig.avals]):
+        if not self._function_cache or _TRACE_STATE.builders \
+                or not all([is_static_shape(a.shape) for a in sig.avals]):
             return None
         static_types = None
         if sig.static_key is not None:
@@ -1138,7 +1141,9 @@ def _eager_handler(primitive: Any, args: Sequence[Any], params: dict[str, Any]) 
             return list(out) if primitive.multiple_results else out
         run.__name__ = primitive.name
         specs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type, sharding=p) for a, p in zip(avals, placements)]
-        compiled = Wrapped(run, keep_unused=True).trace(*specs).lower().compile()
+        wrapped = Wrapped(run, keep_unused=True)
+        wrapped._function_cache = False  # `run` is new for every signature: kept here, never found again there
+        compiled = wrapped.trace(*specs).lower().compile()
         if key is not None:
             _eager_cache[key] = _fast_entry(compiled, partitioner)
     out = compiled._call_flat(list(args))
