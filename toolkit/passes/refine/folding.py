@@ -153,8 +153,9 @@ def _broadcast_in_dim(operands: Sequence[np.ndarray], op: ir.Operation, dtype: n
 
 def _concatenate(operands: Sequence[np.ndarray], op: ir.Operation, dtype: np.dtype,
                  result_shape: Sequence[int]) -> np.ndarray | None:
-    axis = ir.IntegerAttr(op.attributes["dimension"]).value
-    return np.concatenate(list(operands), axis=axis)
+    # One-dimensional operands (shapes being built) can only be joined along 0: no attribute to read.
+    axis = 0 if operands[0].ndim == 1 else ir.IntegerAttr(op.attributes["dimension"]).value
+    return np.concatenate(operands, axis=axis)
 
 
 def _slice(operands: Sequence[np.ndarray], op: ir.Operation, dtype: np.dtype,
@@ -208,14 +209,20 @@ _STRUCTURAL: dict[str, Callable[..., np.ndarray | None]] = {
 #: Op names :func:`fold` may evaluate.
 FOLDABLE = frozenset(_ELEMENTWISE) | frozenset(_STRUCTURAL)
 
+#: Foldable ops whose value depends only on the operand values and the result type (no attribute
+#: changes it): folding one again on the same operands gives the same array. Also true of a
+#: ``concatenate`` of one-dimensional operands (the only possible dimension is 0).
+ATTRIBUTE_FREE = frozenset(_ELEMENTWISE) - {"stablehlo.compare"} | {"stablehlo.reshape"}
+
 
 def fold(op: ir.Operation, operands: Sequence[np.ndarray], result_type: ir.RankedTensorType,
-         dtype: np.dtype | None = None, shape: tuple[int, ...] | None = None) -> np.ndarray | None:
+         dtype: np.dtype | None = None, shape: tuple[int, ...] | None = None, name: str | None = None
+         ) -> np.ndarray | None:
     """Evaluate ``op`` on constant ``operands``; None when it should not be folded.
 
     ``result_type`` must be static; its element type must be an integer or i1.
-    ``dtype`` and ``shape``, when the caller knows them, save reading them from
-    the type again (~3 µs through the bindings).
+    ``dtype``, ``shape`` and ``name`` (``op.name``), when the caller knows them,
+    save reading them through the bindings again.
     """
     if dtype is None:
         dtype = numpy_dtype(result_type.element_type)
@@ -225,7 +232,8 @@ def fold(op: ir.Operation, operands: Sequence[np.ndarray], result_type: ir.Ranke
         shape = tuple(result_type.shape)
     if math.prod(shape) > FOLD_ELEMENT_LIMIT:
         return None
-    name = op.name
+    if name is None:
+        name = op.name
     structural = _STRUCTURAL.get(name)
     if structural is not None:
         value = structural(operands, op, dtype, shape)  # moves elements only: no arithmetic to warn about

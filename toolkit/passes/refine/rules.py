@@ -81,9 +81,11 @@ def _same_shape(op: ir.Operation, shapes: Sequence[Shape | None], *, allow_scala
 
 
 def _elementwise(op, types, constant):
-    shape = _same_shape(op, [shape_of(t) for t in types],
-                        allow_scalars=op.name in ("stablehlo.select", "stablehlo.clamp"))
-    return [shape] * len(op.results)
+    return [_same_shape(op, [shape_of(t) for t in types])]  # elementwise ops have one result
+
+
+def _select_or_clamp(op, types, constant):
+    return [_same_shape(op, [shape_of(t) for t in types], allow_scalars=True)]  # scalar operands broadcast
 
 
 def _bitcast_convert(op, types, constant):
@@ -458,14 +460,17 @@ def _get_dimension_size(op, types, constant):
     return [[]]
 
 
-_ELEMENTWISE_NAMES = """abs add and atan2 cbrt ceil clamp complex cosine count_leading_zeros divide
+#: StableHLO elementwise ops (one result, the operands' shape) but ``select`` and ``clamp``.
+ELEMENTWISE_NAMES = """abs add and atan2 cbrt ceil complex cosine count_leading_zeros divide
 exponential exponential_minus_one floor imag is_finite log log_plus_one logistic maximum minimum
 multiply negate not or popcnt power real reduce_precision remainder round_nearest_afz
-round_nearest_even rsqrt select shift_left shift_right_arithmetic shift_right_logical sign sine
+round_nearest_even rsqrt shift_left shift_right_arithmetic shift_right_logical sign sine
 sqrt subtract tan tanh xor compare convert uniform_quantize uniform_dequantize""".split()
 
 RULES: dict[str, Callable[[ir.Operation, list, ConstantLookup], list]] = {
-    **{f"stablehlo.{name}": _elementwise for name in _ELEMENTWISE_NAMES},
+    **{f"stablehlo.{name}": _elementwise for name in ELEMENTWISE_NAMES},
+    "stablehlo.select": _select_or_clamp,
+    "stablehlo.clamp": _select_or_clamp,
     "stablehlo.bitcast_convert": _bitcast_convert,
     "stablehlo.dynamic_broadcast_in_dim": _from_shape_operand(1),
     "stablehlo.dynamic_reshape": _from_shape_operand(1),
@@ -510,12 +515,15 @@ CHLO_UNARY = frozenset(f"chlo.{n}" for n in
                        "is_inf is_neg_inf is_pos_inf lgamma sinh tan square".split())
 
 
-def infer_shapes(op: ir.Operation, types: list[ir.Type], constant: ConstantLookup) -> list | None:
+def infer_shapes(op: ir.Operation, types: list[ir.Type], constant: ConstantLookup, name: str | None = None
+                 ) -> list | None:
     """Per-result shapes (lists with -1 for unknown, or None) or None without a rule.
 
-    Raises :class:`ShapeError` when the operands contradict each other.
+    ``name`` is ``op.name`` when the caller has read it already. Raises
+    :class:`ShapeError` when the operands contradict each other.
     """
-    name = op.name
+    if name is None:
+        name = op.name
     rule = RULES.get(name)
     if rule is not None:
         return rule(op, types, constant)
