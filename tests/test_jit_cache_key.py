@@ -50,7 +50,9 @@ def restore_jit_pipeline():
 
 @pytest.fixture
 def compilations(monkeypatch):
-    """How many XLA compilations ran since the fixture started."""
+    """How many XLA compilations ran since the fixture started (jit's cache by function emptied first)."""
+    from toolkit.core import trace_cache
+    trace_cache.clear_caches()
     count = [0]
     original = stages.runtime_executable.compile_module
 

@@ -279,6 +279,81 @@ def test_a_cached_lowering_compiles_with_the_current_pipeline():
     assert traces[0] == 1
 
 
+@pytest.fixture
+def compilations(monkeypatch):
+    """How many modules XLA compiled since the fixture started."""
+    count = [0]
+    original = stages.runtime_executable.compile_module
+
+    def counting(*args, **kwargs):
+        count[0] += 1
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(stages.runtime_executable, "compile_module", counting)
+    return count
+
+
+def test_fresh_jits_of_one_function_compile_once(compilations):
+    f, traces = counted()
+    for _ in range(3):
+        np.testing.assert_allclose(np.asarray(toolkit.jit(f)(X)), np.sin(X) * 2, rtol=1e-6)
+    compiled = toolkit.jit(f).trace(X).lower().compile()
+    np.testing.assert_allclose(np.asarray(compiled(X)), np.sin(X) * 2, rtol=1e-6)
+    assert traces[0] == 1 and compilations[0] == 1
+    toolkit.jit(f)(X.reshape(2, 2))  # another signature compiles
+    assert compilations[0] == 2
+
+
+def test_the_pipeline_and_compiler_options_are_compile_keys(compilations):
+    saved = default_pipeline.JIT_PIPELINE
+    f, _ = counted(lambda x, y: x + y)
+    y = np.full(4, 3.0, np.float32)
+    toolkit.jit(f)(X, y)
+    lowered = toolkit.jit(f).trace(X, y).lower()
+    lowered.pipeline = lowered.pipeline + default_pipeline.parse_pipeline(  # a pipeline of this Lowered only
+        "builtin.module(test-trace-cache-add-to-multiply)")
+    np.testing.assert_allclose(np.asarray(lowered.compile()(X, y)), X * y)
+    assert compilations[0] == 2
+    options = {"xla_cpu_enable_fast_math": False}
+    toolkit.jit(f).trace(X, y).lower().compile(options)
+    toolkit.jit(f).trace(X, y).lower().compile(dict(options))
+    assert compilations[0] == 3
+    try:
+        default_pipeline.set_jit_pipeline("test-trace-cache-add-to-multiply")
+        np.testing.assert_allclose(np.asarray(toolkit.jit(f)(X, y)), X * y)
+        assert compilations[0] == 3  # the same pipeline text as the Lowered's above: its executable
+        default_pipeline.extend_jit_pipeline("cse")
+        np.testing.assert_allclose(np.asarray(toolkit.jit(f)(X, y)), X * y)
+        assert compilations[0] == 4
+    finally:
+        default_pipeline.set_jit_pipeline(saved)
+    np.testing.assert_allclose(np.asarray(toolkit.jit(f)(X, y)), X + y)
+    assert compilations[0] == 4  # the first executable again
+
+
+def test_a_module_handed_out_is_compiled_as_it_is(compilations):
+    f, _ = counted(lambda x: x + 1)
+    toolkit.jit(f)(X)
+    lowered = toolkit.jit(f).trace(X).lower()
+    module = lowered.compiler_ir()  # may be changed in place: compile() must compile what it holds
+    with module.context:
+        for op in module.body.operations[0].regions[0].blocks[0].operations:
+            if op.operation.name == "stablehlo.add":
+                op.operation.attributes["test.touched"] = op.operation.attributes.get("test.touched") \
+                    if "test.touched" in op.operation.attributes else module.operation.attributes["mhlo.num_partitions"]
+    lowered.compile()
+    assert compilations[0] == 2
+
+
+def test_dumping_compiles_every_time(compilations, tmp_path, monkeypatch):
+    f, _ = counted()
+    toolkit.jit(f)(X)
+    monkeypatch.setenv("TOOLKIT_DUMP_IR_TO", str(tmp_path))
+    toolkit.jit(f)(X)
+    toolkit.jit(f)(X)
+    assert compilations[0] == 3 and len(list(tmp_path.iterdir())) == 2  # one timeline per compilation
+
+
 def test_registering_a_lowering_rule_again_lowers_again(lowerings):
     from toolkit.lax import elementwise
     f, traces = counted(lambda x: tnp.sin(x))

@@ -567,6 +567,7 @@ class Traced:
         cached = trace_cache.TRACES.get(self._wrapped.fun, key) if key is not None else None
         if cached is not None and cached[0] is self.program and _rules_unchanged(cached[3]):
             lowered = Lowered(self, None, cached[2], plan, platforms or (), source=cached[1])
+            lowered._cache_key = key
             if ir_dump.dump_dir() or ir_dump.report_dir():
                 lowered._timeline = ir_dump.start_timeline(f"jit_{self.fun_name}", traced=self.program.pretty,
                                                            module=lowered._module)
@@ -581,6 +582,7 @@ class Traced:
             trace_cache.TRACES.put(self._wrapped.fun, key,
                                    (self.program, source, tuple(kept), _rules_snapshot(self.program)))
         lowered = Lowered(self, module, kept, plan, platforms or (), source=source)
+        lowered._cache_key = key
         # TOOLKIT_DUMP_IR_TO / TOOLKIT_REPORT: the timeline compile() continues (None when both are unset).
         lowered._timeline = ir_dump.start_timeline(f"jit_{self.fun_name}", traced=self.program.pretty, module=module)
         return lowered
@@ -705,6 +707,7 @@ class Lowered:
     _timeline = None  # toolkit.passes.dump.Timeline of this compilation when dumping or reporting
     _module_obj: ir.Module | None = None
     _source: bytes | None = None  # the module's bytecode, while no one has been handed the module (see _module)
+    _cache_key: tuple | None = None  # its key in the trace cache (Traced._lowering_key); None: not cached
 
     def __init__(self, traced: Traced, module: ir.Module | None, kept_var_idx: Sequence[int], plan: Any,
                  platforms: Sequence[str] = (), *, source: bytes | None = None):
@@ -792,9 +795,17 @@ class Lowered:
                             f"{type(compiler_options).__name__}")
         if not all(is_static_shape(a.shape) for a in self._traced.in_avals):
             return PolymorphicCompiled(self, compiler_options)
-        module = self._module
         pipeline = self._platform_pipeline() + self.pipeline
         timeline = ir_dump.timeline_for(self)  # None unless TOOLKIT_DUMP_IR_TO / TOOLKIT_REPORT is set
+        # Executables are cached with the lowering they compile (as JAX's _cached_compilation): a fresh
+        # jit(f)(x) of a function compiled before runs its executable without compiling again.
+        key = self._compile_key(pipeline, compiler_options) if timeline is None else None
+        executable = trace_cache.TRACES.get(self._traced._wrapped.fun, key) if key is not None else None
+        if executable is not None:
+            compiled = Compiled(self, executable)
+            compiled._compiler_options = compiler_options
+            return compiled
+        module = self._module
         if pipeline.elements:
             with module.context:
                 module = ir.Module.parse(self._bytecode())
@@ -806,9 +817,31 @@ class Lowered:
             propagate_output_shardings=plan.output_propagation(), dump_to=timeline and timeline.xla_dump_folder())
         if timeline is not None:
             timeline.finish(module, executable)
+        if key is not None:
+            trace_cache.TRACES.put(self._traced._wrapped.fun, key, executable)
         compiled = Compiled(self, executable)
         compiled._compiler_options = compiler_options  # part of the key of a serialized executable
         return compiled
+
+
+    def _compile_key(self, pipeline: Pipeline, compiler_options: Mapping[str, Any] | None) -> tuple | None:
+        """The trace cache key of this compilation; None (not cached) unless the module is the cached lowering's.
+
+        The lowering's key plus the pass pipeline's text and the pass registry's
+        generation (a pass redefined under its name changes it), the XLA options
+        and the platform.
+        Not cached once the module was handed out (``compiler_ir()`` may have
+        changed it in place), nor while dumping or reporting (each compilation
+        writes its own timeline).
+        """
+        if self._cache_key is None or self._source is None:
+            return None
+        try:
+            options = tuple(sorted(compiler_options.items())) if compiler_options else ()
+            hash(options)
+        except TypeError:
+            return None
+        return ("compile", self._cache_key, str(pipeline), registry_generation(), options, self._plan.platform)
 
 
 class Compiled:

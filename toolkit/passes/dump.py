@@ -318,6 +318,8 @@ def timeline_for(lowered: Any) -> Timeline | None:
     """
     timeline = getattr(lowered, "_timeline", None)
     if timeline is None or timeline.finished:
+        if not os.environ.get(DUMP_ENV) and not os.environ.get(REPORT_ENV):
+            return None  # without touching lowered._module (a cached lowering parses it on first use)
         traced = lowered._traced
         timeline = start_timeline(f"jit_{traced.fun_name}", traced=traced.program.pretty, module=lowered._module)
         if timeline is None:
