@@ -13,8 +13,8 @@ neither library has seen: each export gets a *new function object* with the
 same code, because ``jax.jit`` caches traces and lowerings by the Python
 function — a fresh ``jax.jit`` of the same function skips tracing and
 lowering), ``export (warm)`` (the same function object each time, a fresh
-jit: JAX reuses its trace and lowering, toolkit — whose caches live on the
-jit object — does not), ``serialize`` (``Exported.serialize()``),
+jit: both JAX and toolkit reuse the trace and lowering they cached by the
+function, so this is mostly serialization), ``serialize`` (``Exported.serialize()``),
 ``deserialize`` (``deserialize(blob)``), ``call`` (first ``Exported.call`` of
 a freshly deserialized object, after one warm-up call of the same blob: both
 then reuse the compiled code of the equal export, so this is the

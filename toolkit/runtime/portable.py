@@ -16,10 +16,17 @@ Example::
 from __future__ import annotations
 
 from jaxlib import _jax
+from jaxlib.mlir import ir  # noqa: F401 - named in annotations
 
 
-def serialize_portable(module_bytecode: bytes, target_version: str, *, keep_shardy: bool = False) -> bytes:
-    """A portable artifact of ``module_bytecode`` at StableHLO ``target_version``.
+def serialize_portable(module_bytecode: "bytes | ir.Module", target_version: str, *,
+                       keep_shardy: bool = False) -> bytes:
+    """A portable artifact of ``module_bytecode`` (bytecode, or the module itself) at StableHLO ``target_version``.
+
+    Given the module, jaxlib serializes it in place of parsing bytecode again in a
+    new context (the module is left unchanged). ``keep_shardy`` asks for mixed
+    serialization (Shardy ops kept as plain MLIR beside the VHLO, what JAX 0.10 asks
+    for on CPU); without Shardy ops the bytes are the same either way.
 
     Raises ``ValueError`` when jaxlib cannot serialize the module.
     """
