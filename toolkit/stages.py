@@ -190,6 +190,46 @@ def _output_builder(out_tree: Any, count: int) -> Callable[[list], Any] | None:
     return None
 
 
+def _fast_caller(compiled: "Compiled") -> Callable[[Sequence[Array]], Any]:
+    """``compiled``'s fast call: flat argument Arrays already placed as compiled -> outputs, else ``_MISS``.
+
+    Everything a call reads is bound once here (the executable's entry point,
+    the result handlers, the expected argument shardings, the output types):
+    a steady-state call is the identity checks of the arguments' shardings,
+    PJRT's execute, the result handlers and the output ``Array``s.
+    """
+    execute = compiled._executable.execute_sharded
+    handlers = compiled._handlers
+    expected = tuple(compiled._arg_runtime_shardings)
+    committed = compiled._plan.committed
+    outputs = tuple(zip(compiled._out_avals, compiled._out_shardings))
+    if len(expected) == 1 and compiled._single_output:  # f(x) -> y
+        want, ((aval, sharding),) = expected[0], outputs
+
+        def call_one(leaves: Sequence[Array]) -> Any:
+            impl = leaves[0]._impl
+            if impl._sharding is not want:
+                return _MISS
+            return Array(execute([impl]).consume_with_handlers(handlers)[0], aval, sharding, committed)
+        return call_one
+
+    out_tree = compiled._out_tree
+    single = compiled._single_output
+    build = None if single else _output_builder(out_tree, len(outputs))
+
+    def call(leaves: Sequence[Array]) -> Any:
+        impls = [a._impl for a in leaves]
+        for impl, want in zip(impls, expected):
+            if impl._sharding is not want:
+                return _MISS
+        outs = execute(impls).consume_with_handlers(handlers)
+        if single:
+            return Array(outs[0], outputs[0][0], outputs[0][1], committed)
+        arrays = [Array(impl, aval, sharding, committed) for impl, (aval, sharding) in zip(outs, outputs)]
+        return build(arrays) if build is not None else tree_util.tree_unflatten(out_tree, arrays)
+    return call
+
+
 class Wrapped:
     """A function wrapped by ``jit``: call it, or ``trace``/``lower`` it explicitly."""
 
@@ -848,7 +888,6 @@ class Compiled:
     """A compiled executable; call it with arguments of the signature it was lowered for."""
 
     _compiler_options: Mapping[str, Any] | None = None  # the XLA options it was compiled with
-    _out_build: Any = _MISS  # _call_fast's quicker unflatten of the outputs (see _output_builder), set on first use
 
     def serialize(self) -> bytes:
         """The executable and its calling signature as bytes; ``toolkit.deserialize_compiled`` loads them.
@@ -945,23 +984,13 @@ class Compiled:
         return self._call_flat(sig.leaves)
 
     def _call_fast(self, leaves: Sequence[Array]) -> Any:
-        """Call with the flat argument Arrays, already laid out as compiled; ``_MISS`` when they are not."""
-        impls = []
-        for a, expected in zip(leaves, self._arg_runtime_shardings):
-            impl = a._impl
-            if impl._sharding is not expected:
-                return _MISS
-            impls.append(impl)
-        outs = self._executable.execute_sharded(impls).consume_with_handlers(self._handlers)
-        committed = self._plan.committed
-        if self._single_output:
-            return Array(outs[0], self._out_avals[0], self._out_shardings[0], committed)
-        arrays = [Array(impl, aval, sharding, committed)
-                  for impl, aval, sharding in zip(outs, self._out_avals, self._out_shardings)]
-        build = self._out_build
-        if build is _MISS:
-            build = self._out_build = _output_builder(self._out_tree, len(arrays))
-        return build(arrays) if build is not None else tree_util.tree_unflatten(self._out_tree, arrays)
+        """Call with the flat argument Arrays, already laid out as compiled; ``_MISS`` when they are not.
+
+        The first call replaces this method, on the instance, by a closure over
+        what every call reads (see :func:`_fast_caller`).
+        """
+        self._call_fast = call = _fast_caller(self)
+        return call(leaves)
 
     def _call_flat(self, leaves: Sequence[Any]) -> Any:
         impls = []
