@@ -3,7 +3,8 @@
 Modules: polymorphic chains written by ``jax.export`` (``x: f32[b, 8]``, each
 step ``tanh(x) * 1.01 + ones(x.shape)`` so every step carries a dynamic
 broadcast and dimension arithmetic) when jax is importable, otherwise the
-same chain as hand-written StableHLO text. Sizes ~1k, 10k and 30k ops. Each
+same chain as hand-written StableHLO text. Sizes ~1k, 3k, 10k, 30k and 100k ops
+(per-op cost should stay flat as the module grows). Each
 is bound to ``b = 16`` with ``stablehlo-refine-arguments`` first.
 
 Timed (median of ``--repeat`` runs, the three alternating, process CPU time
@@ -17,7 +18,7 @@ where possible):
 * ``C++ pass``: ``stablehlo-refine-shapes`` alone in a PassManager (it does
   not canonicalize dynamic ops or check assertions, so it does less work).
 
-    python bench/refine.py [--sizes 1000,10000,30000] [--repeat 5]
+    python bench/refine.py [--sizes 1000,3000,10000,30000,100000] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -159,7 +160,7 @@ def measure_sizes(sizes: list[int], repeat: int, text: bool = False) -> list[tup
 
 def main(argv: list[str] | None = None) -> list[tuple[str, float, float | None]]:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="1000,10000,30000", help="target op counts")
+    parser.add_argument("--sizes", default="1000,3000,10000,30000,100000", help="target op counts")
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--text", action="store_true", help="hand-written modules even if jax is importable")
     parser.add_argument("--clock", choices=["cpu", "wall"], default="cpu",
