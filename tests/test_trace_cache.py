@@ -596,7 +596,8 @@ def test_threads_filling_a_small_cache_while_functions_die(monkeypatch):
             traced = toolkit.jit(f).trace(X)
             # A hit (or, evicted by the other threads meanwhile, a new trace) of the same program.
             assert str(toolkit.jit(f).trace(X).program) == str(traced.program)
-            np.testing.assert_allclose(np.asarray(toolkit.jit(f)(X)), X * scale)
+            if k % 5 == 0:  # compiling (and running) every function would take most of the test's time
+                np.testing.assert_allclose(np.asarray(toolkit.jit(f)(X)), X * scale)
             del f, traced
             if k % 5 == 0:
                 gc.collect()
