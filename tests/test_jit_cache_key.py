@@ -48,22 +48,6 @@ def restore_jit_pipeline():
     default_pipeline.set_jit_pipeline(saved)
 
 
-@pytest.fixture
-def compilations(monkeypatch):
-    """How many XLA compilations ran since the fixture started (jit's cache by function emptied first)."""
-    from toolkit.core import trace_cache
-    trace_cache.clear_caches()
-    count = [0]
-    original = stages.runtime_executable.compile_module
-
-    def counting(*args, **kwargs):
-        count[0] += 1
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(stages.runtime_executable, "compile_module", counting)
-    return count
-
-
 X = np.array([2.0, 3.0], np.float32)
 Y = np.array([3.0, 4.0], np.float32)
 

@@ -22,7 +22,6 @@ import pytest
 
 import toolkit
 import toolkit.numpy as tnp
-from toolkit import stages
 from toolkit.core import trace_cache
 from toolkit.core.avals import ShapeDtypeStruct
 from toolkit.export import export, symbolic_shape
@@ -39,20 +38,6 @@ def empty_cache():
     trace_cache.clear_caches()
     yield
     trace_cache.clear_caches()
-
-
-@pytest.fixture
-def lowerings(monkeypatch):
-    """How many modules were lowered since the fixture started."""
-    count = [0]
-    original = stages.lowering.lower_program
-
-    def counting(*args, **kwargs):
-        count[0] += 1
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(stages.lowering, "lower_program", counting)
-    return count
 
 
 def counted(body=lambda x: tnp.sin(x) * 2):
@@ -277,20 +262,6 @@ def test_a_cached_lowering_compiles_with_the_current_pipeline():
         default_pipeline.set_jit_pipeline(saved)
     np.testing.assert_allclose(np.asarray(toolkit.jit(f)(X, y)), X + y)
     assert traces[0] == 1
-
-
-@pytest.fixture
-def compilations(monkeypatch):
-    """How many modules XLA compiled since the fixture started."""
-    count = [0]
-    original = stages.runtime_executable.compile_module
-
-    def counting(*args, **kwargs):
-        count[0] += 1
-        return original(*args, **kwargs)
-
-    monkeypatch.setattr(stages.runtime_executable, "compile_module", counting)
-    return count
 
 
 def test_fresh_jits_of_one_function_compile_once(compilations):
