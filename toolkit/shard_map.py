@@ -41,7 +41,7 @@ from typing import Any, Callable, Sequence
 
 
 from toolkit.core import tracing, tree_util
-from toolkit.core.avals import ShapedArray, aval_of
+from toolkit.core.avals import ShapedArray, leaf_avals
 from toolkit.core.primitive import Primitive
 from toolkit.core.sharding_rules import NO_SHARDING_RULE
 from toolkit.core.program import Equation, Literal, Program, Var
@@ -376,13 +376,7 @@ def _shard_map_call(f: Callable[..., Any], args: tuple, mesh: Mesh, in_specs: An
     manual = tuple(a for a in mesh.axis_names if a in names)
     leaves, in_tree = tree_util.tree_flatten(args)
     specs = _broadcast_specs(tuple(in_specs) if isinstance(in_specs, list) else in_specs, in_tree, "in_specs", fname)
-    avals = []
-    for i, leaf in enumerate(leaves):
-        try:
-            avals.append(aval_of(leaf))
-        except TypeError:
-            raise TypeError(f"shard_map applied to {fname!r}: argument leaf {i} of type {type(leaf).__name__} "
-                            "is not an array") from None
+    avals = leaf_avals(leaves, f"shard_map applied to {fname!r}")
     bad = []
     for i, (aval, spec) in enumerate(zip(avals, specs)):
         _check_spec(spec, aval, mesh, manual, "in_specs", fname)

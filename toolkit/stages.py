@@ -865,14 +865,12 @@ class Lowered:
         compiled._compiler_options = compiler_options  # part of the key of a serialized executable
         return compiled
 
-
     def _compile_key(self, pipeline: Pipeline, compiler_options: Mapping[str, Any] | None) -> tuple | None:
         """The trace cache key of this compilation; None (not cached) unless the module is the cached lowering's.
 
         The lowering's key plus the pass pipeline's text and the pass registry's
         generation (a pass redefined under its name changes it), the XLA options
-        and the platform.
-        Not cached once the module was handed out (``compiler_ir()`` may have
+        and the platform. Not cached once the module was handed out (``compiler_ir()`` may have
         changed it in place), nor while dumping or reporting (each compilation
         writes its own timeline).
         """

@@ -25,7 +25,7 @@ from toolkit.ad.jvp import jvp_program
 from toolkit.ad.values import Zero, instantiate, is_differentiable
 from toolkit.ad.vjp import vjp_program
 from toolkit.core import dtypes, tracing, tree_util
-from toolkit.core.avals import aval_of
+from toolkit.core.avals import aval_of, leaf_avals
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad"]
 
@@ -44,12 +44,7 @@ class _TracedFunction:
         if not callable(fun):
             raise TypeError(f"{what}: expected a callable function, got {type(fun).__name__}")
         flat_args, in_tree = tree_util.tree_flatten(tuple(args))
-        avals = []
-        for i, leaf in enumerate(flat_args):
-            try:
-                avals.append(aval_of(leaf))
-            except TypeError:
-                raise TypeError(f"{what}: argument leaf {i} of type {type(leaf).__name__} is not an array") from None
+        avals = leaf_avals(flat_args, what)
         self.out_tree: tree_util.PyTreeDef | None = None
         self.aux_tree: tree_util.PyTreeDef | None = None
         self.num_out = 0

@@ -43,7 +43,7 @@ import numpy as np
 
 from toolkit.ad.values import Zero, instantiate, tangent_aval, value_aval
 from toolkit.core import tracing, tree_util
-from toolkit.core.avals import ShapedArray, aval_of
+from toolkit.core.avals import ShapedArray, aval_of, leaf_avals
 from toolkit.lax import calls, control_flow
 
 __all__ = ["custom_jvp", "custom_vjp", "SymbolicZero", "zero_from_primal", "CustomVJPPrimal"]
@@ -122,14 +122,7 @@ def _split_args(args: tuple, nondiff: tuple[int, ...], what: str) -> tuple[list[
 
 
 def _leaf_avals(leaves: Sequence[Any], what: str) -> list[ShapedArray]:
-    out = []
-    for i, leaf in enumerate(leaves):
-        try:
-            out.append(aval_of(leaf))
-        except TypeError:
-            raise TypeError(f"{what}: argument leaf {i} of type {type(leaf).__name__} is not an array; pass "
-                            "non-array arguments through nondiff_argnums") from None
-    return out
+    return leaf_avals(leaves, what, "; pass non-array arguments through nondiff_argnums")
 
 
 def _trace_sharing_consts(funs: Sequence[Callable[..., list[Any]]], avals: Sequence[Sequence[ShapedArray]]):

@@ -243,3 +243,18 @@ def aval_of(x: Any) -> ShapedArray:
     if shape is not None and dtype is not None:
         return ShapedArray(shape, dtype, getattr(x, "weak_type", False))
     raise TypeError(f"a value of type {type(x).__name__} is not a valid toolkit array or spec: {x!r}")
+
+
+def leaf_avals(leaves: Any, what: str, hint: str = "") -> list[ShapedArray]:
+    """The abstract values of a function's flat argument leaves (see :func:`aval_of`).
+
+    A leaf that is not an array or spec is a ``TypeError`` naming it:
+    ``"{what}: argument leaf {i} of type {type} is not an array{hint}"``.
+    """
+    avals = []
+    for i, leaf in enumerate(leaves):
+        try:
+            avals.append(aval_of(leaf))
+        except TypeError:
+            raise TypeError(f"{what}: argument leaf {i} of type {type(leaf).__name__} is not an array{hint}") from None
+    return avals

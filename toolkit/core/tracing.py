@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from toolkit.core import dtypes
-from toolkit.core.avals import ShapedArray, aval_of
+from toolkit.core.avals import ShapedArray, aval_of, leaf_avals
 from toolkit.core.program import Equation, Literal, Program, SourceInfo, Var
 
 
@@ -335,13 +335,7 @@ def trace_with_static_args(fun: Callable[..., Any], args: tuple, kwargs: dict, s
                              f"{len(args)} positional arguments")
     positions = {i % len(args) for i in static_argnums} if args else set()
     leaves, in_tree = tree_util.tree_flatten(([a for i, a in enumerate(args) if i not in positions], kwargs))
-    avals = []
-    for i, leaf in enumerate(leaves):
-        try:
-            avals.append(aval_of(leaf))
-        except TypeError:
-            raise TypeError(f"{what}: argument leaf {i} of type {type(leaf).__name__} is not an array or a "
-                            "ShapeDtypeStruct; mark it static with static_argnums") from None
+    avals = leaf_avals(leaves, what, " or a ShapeDtypeStruct; mark it static with static_argnums")
     out_tree_box: list[Any] = []
 
     def flat_fun(*xs: Any) -> list[Any]:
