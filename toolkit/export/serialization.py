@@ -542,7 +542,7 @@ def _aval_key(aval: ShapedArray, sharding: ExportedNamedSharding | None) -> Any:
     return (aval, sharding.mesh, tuple(spec))
 
 
-def _write_exported(builder: flatbuffers.Builder, exp: Exported, vjp_order: int) -> int:
+def _write_exported(builder: _Builder, exp: Exported, vjp_order: int) -> int:
     in_named = _named_shardings_for_writing(exp, "in")
     out_named = _named_shardings_for_writing(exp, "out")
     uniques = _Uniques()
@@ -564,9 +564,9 @@ def _write_exported(builder: flatbuffers.Builder, exp: Exported, vjp_order: int)
     ordered_effects = _write_array(builder, _write_effect, exp.ordered_effects)
     unordered_effects = _write_array(builder, _write_effect, exp.unordered_effects)
     disabled_checks = _write_array(builder, _write_disabled_check, exp.disabled_safety_checks)
-    platforms = _write_array(builder, lambda b, p: b.CreateString(p), exp.platforms)
+    platforms = builder.CreateStringVector(exp.platforms)
     mlir_module = builder.CreateByteVector(exp.mlir_module_serialized)
-    kept_var_idx = builder.CreateNumpyVector(np.array(exp.module_kept_var_idx, dtype=np.uint16))
+    kept_var_idx = builder.CreateUint16Vector(exp.module_kept_var_idx)
 
     vjp = None
     if vjp_order > 0:
@@ -578,12 +578,12 @@ def _write_exported(builder: flatbuffers.Builder, exp: Exported, vjp_order: int)
     unique_avals = _write_array(builder, _write_aval, uniques.avals)
     unique_meshes = _write_array(builder, _write_abstract_mesh, uniques.meshes)
     unique_shardings = _write_array(builder, lambda b, s: _write_named_sharding(b, s, uniques), uniques.shardings)
-    in_avals_idxs = builder.CreateNumpyVector(np.array([uniques.aval_index[k] for k in in_keys], dtype=np.uint32))
-    out_avals_idxs = builder.CreateNumpyVector(np.array([uniques.aval_index[k] for k in out_keys], dtype=np.uint32))
-    in_shardings_idxs = builder.CreateNumpyVector(np.array(
-        [0 if s is None else 1 + uniques.sharding_index[s] for s in in_named], dtype=np.uint32))
-    out_shardings_idxs = builder.CreateNumpyVector(np.array(
-        [0 if s is None else 1 + uniques.sharding_index[s] for s in out_named], dtype=np.uint32))
+    in_avals_idxs = builder.CreateUint32Vector([uniques.aval_index[k] for k in in_keys])
+    out_avals_idxs = builder.CreateUint32Vector([uniques.aval_index[k] for k in out_keys])
+    in_shardings_idxs = builder.CreateUint32Vector(
+        [0 if s is None else 1 + uniques.sharding_index[s] for s in in_named])
+    out_shardings_idxs = builder.CreateUint32Vector(
+        [0 if s is None else 1 + uniques.sharding_index[s] for s in out_named])
 
     # toolkit's provenance record: a field JAX's schema does not have (JAX's readers skip it).
     from toolkit.export import provenance
@@ -625,16 +625,11 @@ def _write_exported(builder: flatbuffers.Builder, exp: Exported, vjp_order: int)
     return exported_generated.ExportedEnd(builder)
 
 
-def _write_array(builder: flatbuffers.Builder, write_one: Callable[[flatbuffers.Builder, T], int],
-                 elements: Iterable[T]) -> int:
-    offsets = [write_one(builder, e) for e in elements]
-    builder.StartVector(4, len(offsets), 4)
-    for offset in reversed(offsets):
-        builder.PrependUOffsetTRelative(offset)
-    return builder.EndVector()
+def _write_array(builder: _Builder, write_one: Callable[[_Builder, T], int], elements: Iterable[T]) -> int:
+    return builder.CreateOffsetVector([write_one(builder, e) for e in elements])
 
 
-def _write_pytreedef(builder: flatbuffers.Builder, tree: PyTreeDef) -> int:
+def _write_pytreedef(builder: _Builder, tree: PyTreeDef) -> int:
     kind = tree.node_kind
     children = tree.children()
     children_offset = _write_array(builder, _write_pytreedef, children) if children else None
@@ -654,7 +649,7 @@ def _write_pytreedef(builder: flatbuffers.Builder, tree: PyTreeDef) -> int:
             if not isinstance(key, str):
                 raise ValueError("Serialization is supported only for dictionaries with string keys. "
                                  f"Found key {key!r} of type {type(key)}.")
-        names_offset = _write_array(builder, lambda b, k: b.CreateString(k), keys)
+        names_offset = builder.CreateStringVector(keys)
     elif tree.node_type in _serialization_registry:
         fb_kind = exported_generated.PyTreeDefKind.custom
         serialized_name, serialize_auxdata = _serialization_registry[tree.node_type]
@@ -681,15 +676,11 @@ def _write_pytreedef(builder: flatbuffers.Builder, tree: PyTreeDef) -> int:
     return exported_generated.PyTreeDefEnd(builder)
 
 
-def _write_aval(builder: flatbuffers.Builder, aval: ShapedArray) -> int:
+def _write_aval(builder: _Builder, aval: ShapedArray) -> int:
     kind = _DTYPE_TO_KIND.get(aval.dtype)
     if kind is None:
         raise ValueError(f"Cannot serialize an aval of dtype {aval.dtype}: the wire format has no code for it.")
-    dims = [builder.CreateString(str(d)) for d in aval.shape]
-    builder.StartVector(4, len(dims), 4)
-    for d in reversed(dims):
-        builder.PrependUOffsetTRelative(d)
-    shape = builder.EndVector()
+    shape = builder.CreateStringVector([str(d) for d in aval.shape])
     exported_generated.AbstractValueStart(builder)
     exported_generated.AbstractValueAddKind(builder, exported_generated.AbstractValueKind.shapedArray)
     exported_generated.AbstractValueAddShape(builder, shape)
@@ -698,7 +689,7 @@ def _write_aval(builder: flatbuffers.Builder, aval: ShapedArray) -> int:
     return exported_generated.AbstractValueEnd(builder)
 
 
-def _write_abstract_device(builder: flatbuffers.Builder, device: ExportedAbstractDevice) -> int:
+def _write_abstract_device(builder: _Builder, device: ExportedAbstractDevice) -> int:
     device_kind = builder.CreateString(device.device_kind)
     platform = builder.CreateString(device.platform or _platform_from_device_kind(device.device_kind))
     exported_generated.AbstractDeviceStart(builder)
@@ -709,16 +700,11 @@ def _write_abstract_device(builder: flatbuffers.Builder, device: ExportedAbstrac
     return exported_generated.AbstractDeviceEnd(builder)
 
 
-def _write_abstract_mesh(builder: flatbuffers.Builder, mesh: ExportedAbstractMesh) -> int:
-    builder.StartVector(4, len(mesh.axis_sizes), 4)
-    for size in reversed(mesh.axis_sizes):
-        builder.PrependUint32(size)
-    axis_sizes = builder.EndVector()
-    axis_names = _write_array(builder, lambda b, n: b.CreateString(n), mesh.axis_names)
-    builder.StartVector(1, len(mesh.axis_types), 1)
-    for t in reversed(mesh.axis_types):
-        builder.PrependByte(_AXIS_TYPE_TO_KIND[t])
-    axis_types = builder.EndVector()
+def _write_abstract_mesh(builder: _Builder, mesh: ExportedAbstractMesh) -> int:
+    axis_sizes = builder.CreateUint32Vector(mesh.axis_sizes)
+    axis_names = builder.CreateStringVector(mesh.axis_names)
+    # The bytes of StartVector(1, n, 1) and a PrependByte per type.
+    axis_types = builder.CreateByteVector(bytes(_AXIS_TYPE_TO_KIND[t] for t in mesh.axis_types))
     device = _write_abstract_device(builder, mesh.abstract_device) if mesh.abstract_device is not None else 0
     exported_generated.AbstractMeshStart(builder)
     exported_generated.AbstractMeshAddAxisSizes(builder, axis_sizes)
@@ -729,18 +715,18 @@ def _write_abstract_mesh(builder: flatbuffers.Builder, mesh: ExportedAbstractMes
     return exported_generated.AbstractMeshEnd(builder)
 
 
-def _write_partition_spec(builder: flatbuffers.Builder, s: ExportedNamedSharding) -> int:
-    def write_one_axis(b: flatbuffers.Builder, entry: Any) -> int:
+def _write_partition_spec(builder: _Builder, s: ExportedNamedSharding) -> int:
+    def write_one_axis(b: _Builder, entry: Any) -> int:
         axes = () if entry is None else (entry,) if isinstance(entry, str) else entry
-        axes_offset = _write_array(b, lambda bb, a: bb.CreateString(a), axes)
+        axes_offset = b.CreateStringVector(axes)
         exported_generated.PartitionSpecOneAxisStart(b)
         exported_generated.PartitionSpecOneAxisAddAxes(b, axes_offset)
         return exported_generated.PartitionSpecOneAxisEnd(b)
 
     partitions = _write_array(builder, write_one_axis, s.partitions)
     # Sets have no order; sort so the bytes do not depend on hash seeds.
-    reduced = _write_array(builder, lambda b, a: b.CreateString(a), sorted(s.reduced))
-    unreduced = _write_array(builder, lambda b, a: b.CreateString(a), sorted(s.unreduced))
+    reduced = builder.CreateStringVector(sorted(s.reduced))
+    unreduced = builder.CreateStringVector(sorted(s.unreduced))
     exported_generated.PartitionSpecStart(builder)
     exported_generated.PartitionSpecAddPartitions(builder, partitions)
     exported_generated.PartitionSpecAddReduced(builder, reduced)
@@ -748,7 +734,7 @@ def _write_partition_spec(builder: flatbuffers.Builder, s: ExportedNamedSharding
     return exported_generated.PartitionSpecEnd(builder)
 
 
-def _write_named_sharding(builder: flatbuffers.Builder, s: ExportedNamedSharding, uniques: _Uniques) -> int:
+def _write_named_sharding(builder: _Builder, s: ExportedNamedSharding, uniques: _Uniques) -> int:
     mesh_idx = uniques.mesh_index[s.mesh]
     # Readers older than version 10 need the full mesh in each sharding.
     mesh = _write_abstract_mesh(builder, s.mesh)
@@ -763,7 +749,7 @@ def _write_named_sharding(builder: flatbuffers.Builder, s: ExportedNamedSharding
     return exported_generated.NamedShardingEnd(builder)
 
 
-def _write_sharding(builder: flatbuffers.Builder, s: ExportedNamedSharding | None, uniques: _Uniques) -> int:
+def _write_sharding(builder: _Builder, s: ExportedNamedSharding | None, uniques: _Uniques) -> int:
     named = _write_named_sharding(builder, s, uniques) if s is not None else None
     exported_generated.ShardingStart(builder)
     if named is not None:
@@ -771,7 +757,7 @@ def _write_sharding(builder: flatbuffers.Builder, s: ExportedNamedSharding | Non
     return exported_generated.ShardingEnd(builder)
 
 
-def _write_effect(builder: flatbuffers.Builder, effect: Any) -> int:
+def _write_effect(builder: _Builder, effect: Any) -> int:
     if not isinstance(effect, Effect):
         raise ValueError(f"Cannot serialize effect {effect!r}: effects in an Exported must be "
                          "toolkit.export.Effect values.")
@@ -781,7 +767,7 @@ def _write_effect(builder: flatbuffers.Builder, effect: Any) -> int:
     return exported_generated.EffectEnd(builder)
 
 
-def _write_disabled_check(builder: flatbuffers.Builder, check: DisabledSafetyCheck) -> int:
+def _write_disabled_check(builder: _Builder, check: DisabledSafetyCheck) -> int:
     target_name = check.is_custom_call()
     target = None
     if target_name is not None:
