@@ -6,6 +6,7 @@ call, with its primal and its rule batched (a rule that differs from the primal'
 
 import numpy as np
 import pytest
+from _custom_derivative_programs import close, make_lse, make_ste
 
 import toolkit
 
@@ -14,33 +15,6 @@ pytestmark = pytest.mark.skipif(not all(hasattr(toolkit, n) for n in ("custom_jv
                                 reason="toolkit.custom_jvp/custom_vjp/checkpoint not available")
 
 XS = np.array([[1.0, 2.0, 1000.0], [0.3, -1.2, 0.5]], np.float32)
-
-
-def make_lse(lib):
-    @lib.custom_jvp
-    def lse(x):
-        m = lib.numpy.max(x)
-        return m + lib.numpy.log(lib.numpy.sum(lib.numpy.exp(x - m)))
-
-    @lse.defjvp
-    def lse_jvp(primals, tangents):
-        (x,), (t,) = primals, tangents
-        y = lse(x)
-        return y, lib.numpy.sum(lib.numpy.exp(x - y) * t)
-    return lse
-
-
-def make_ste(lib):
-    @lib.custom_vjp
-    def round_ste(x):
-        return lib.numpy.round(x)
-    round_ste.defvjp(lambda x: (lib.numpy.round(x), None), lambda _, g: (g,))
-    return round_ste
-
-
-def close(a, b, tol=1e-5):
-    for x, y in zip(jax.tree_util.tree_leaves(a), jax.tree_util.tree_leaves(b)):
-        np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=tol, atol=tol)
 
 
 def test_vmap_of_custom_jvp_and_of_its_gradient():
