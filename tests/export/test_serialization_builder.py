@@ -33,7 +33,7 @@ class _LibraryBuilder(flatbuffers.Builder):
             self.PrependUOffsetTRelative(off)
         return self.EndVector()
 
-    def CreateStringVector(self, strings: Sequence[str]) -> int:  # noqa: N802
+    def CreateStringVector(self, strings: Sequence[str | bytes]) -> int:  # noqa: N802
         return self.CreateOffsetVector([self.CreateString(s) for s in strings])
 
     def CreateUint32Vector(self, values: Sequence[int]) -> int:  # noqa: N802
@@ -78,7 +78,7 @@ def _scalar_field(draw: Any) -> tuple:
 
 _ops = st.one_of(
     st.tuples(st.just("string"), _text | st.binary(max_size=12)),
-    st.tuples(st.just("strings"), st.lists(_text, max_size=6)),
+    st.tuples(st.just("strings"), st.lists(_text | st.binary(max_size=6), max_size=6)),
     st.tuples(st.just("offsets"), st.lists(st.integers(0, 1000), max_size=9)),  # indices into what exists
     st.tuples(st.just("bytes"), st.binary(max_size=20)),
     st.tuples(st.just("u32"), st.lists(st.integers(0, 2**32 - 1), max_size=7)),

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import collections
 import json
+import operator
 import struct
 from typing import Any, Callable, Iterable, Sequence, TypeVar
 
 import flatbuffers
 import ml_dtypes
+from flatbuffers import number_types as N
 import numpy as np
 
 from toolkit.core import dtypes, tree_util
@@ -242,6 +244,52 @@ def serialize(exp: Exported, vjp_order: int = 0) -> bytearray:
     return builder.Output()
 
 
+_ZEROS = bytes(8)  # padding is at most 7 bytes (Prep aligns to at most 8 here)
+_UOFFSET = struct.Struct("<I")
+_SOFFSET = struct.Struct("<i")
+_FORMATS = 72  # struct formats made once for vectors and vtables of up to 71 entries
+_UINT32_FORMATS = tuple(f"<{n}I" for n in range(_FORMATS))
+_UINT16_FORMATS = tuple(f"<{n}H" for n in range(_FORMATS))
+
+
+def _scalar_slot(flags: Any) -> Callable[[flatbuffers.Builder, int, Any, Any], None]:
+    """A quick ``Prepend<Type>Slot(o, x, d)`` for ``flags``' type: the library's range checks and default
+    elision, then ``Prep(size, 0)``, ``Place`` and ``Slot(o)`` done as one pad and one pack.
+
+    The library's method passes ``flags`` on to ``PrependSlot``, which calls
+    ``enforce_number`` twice, ``Prepend`` (``Prep`` and ``Place``, which
+    checks the range again) and ``Slot``; here the type's size, range and
+    packer are bound once.
+    """
+    size, lo, hi, name = flags.bytewidth, flags.min_val, flags.max_val, flags.name
+    pack_into = flags.packer_type.pack_into
+
+    def prepend_slot(self: flatbuffers.Builder, o: int, x: Any, d: Any) -> None:
+        if lo is not None:
+            if x is not None and not lo <= x <= hi:
+                raise TypeError(f"bad number {x} for type {name}")
+            if d is not None and not lo <= d <= hi:
+                raise TypeError(f"bad number {d} for type {name}")
+        if x != d or (self.forceDefaults and d is not None):
+            if size > self.minalign:
+                self.minalign = size
+            head = self.head
+            pad = (head - len(self.Bytes)) & (size - 1)
+            if head < pad + size:
+                head = self._room(pad + size)
+            buf = self.Bytes
+            if pad:
+                buf[head - pad:head] = _ZEROS[:pad]
+            start = head - pad - size
+            pack_into(buf, start, x)
+            self.head = start
+            if not self.nested:
+                raise flatbuffers.builder.IsNotNestedError()
+            self.current_vtable[o] = len(buf) - start
+
+    return prepend_slot
+
+
 class _Builder(flatbuffers.Builder):
     """flatbuffers' builder with quicker writers for what ``serialize`` does most: the same bytes, fewer calls.
 
@@ -277,9 +325,11 @@ class _Builder(flatbuffers.Builder):
         has 64 entries once the provenance record (field 63) is present.
         Entries are 2-byte values after a 4-byte aligned offset, so no padding
         falls between them and one ``Prep`` and one ``pack_into`` write them
-        all. The object's leading soffset is reserved (4-aligned, as
+        all: ``Prep(2, size - 2)`` pads nothing there, so only the room is
+        checked. The object's leading soffset is reserved (4-aligned, as
         ``PrependSOffsetTRelative(0)`` does) and written once its value, the
-        distance to the vtable, is known.
+        distance to the (new or equal earlier) vtable, is known. The
+        de-duplication key is the library's.
         """
         if self.minalign < 4:
             self.minalign = 4
@@ -287,31 +337,33 @@ class _Builder(flatbuffers.Builder):
         pad = (head - len(self.Bytes)) & 3
         if head < pad + 4:
             head = self._room(pad + 4)
+        buf = self.Bytes
         if pad:
-            self.Bytes[head - pad:head] = _ZEROS[:pad]
-        self.head = head - pad - 4
-        object_offset = len(self.Bytes) - self.head
+            buf[head - pad:head] = _ZEROS[:pad]
+        object_start = self.head = head - pad - 4
+        object_offset = len(buf) - object_start
         vtable = self.current_vtable
         last = len(vtable) - 1
         while last >= 0 and vtable[last] == 0:
             last -= 1
         fields = [0 if e == 0 else object_offset - e for e in vtable[:last + 1]]
         object_size = object_offset - self.objectEnd
-        key = tuple(reversed(fields)) + (object_size,)
+        key = (*reversed(fields), object_size)  # the library's key
         existing = self.vtables.get(key)
         if existing is None:
             count = len(fields) + 2
             size = 2 * count
-            self.Prep(2, size - 2)  # room and alignment for all entries (the offset before is 4-aligned)
-            self.head -= size
-            struct.pack_into(f"<{count}H", self.Bytes, self.head, size, object_size, *fields)
-            object_start = len(self.Bytes) - object_offset
-            struct.pack_into("<i", self.Bytes, object_start, self.Offset() - object_offset)
-            self.vtables[key] = self.Offset()
-        else:
-            object_start = len(self.Bytes) - object_offset
-            self.head = object_start
-            struct.pack_into("<i", self.Bytes, self.head, existing - object_offset)
+            # Prep(2, size - 2) pads nothing (the soffset is 4-aligned, size is even): only room is needed.
+            if object_start < size:
+                object_start = self._room(size)
+                buf = self.Bytes
+            start = object_start - size
+            struct.pack_into(_UINT16_FORMATS[count] if count < _FORMATS else f"<{count}H", buf, start,
+                             size, object_size, *fields)
+            self.head = start
+            existing = len(buf) - start
+            self.vtables[key] = existing
+        _SOFFSET.pack_into(buf, object_start, existing - object_offset)
         self.current_vtable = None
         return object_offset
 
@@ -337,13 +389,12 @@ class _Builder(flatbuffers.Builder):
         n = len(data)
         head = self.head
         pad = (head - len(self.Bytes) - n - 1) & 3
-        total = 4 + n + 1 + pad
+        total = n + 5 + pad
         if head < total:
             head = self._room(total)
         start = head - total
         buf = self.Bytes
-        struct.pack_into("<I", buf, start, n)
-        buf[start + 4:head] = data + _ZEROS[:1 + pad]
+        buf[start:head] = _UOFFSET.pack(n) + data + _ZEROS[:1 + pad]
         self.head = start
         self.vectorNumElems = None
         return len(buf) - start
@@ -354,8 +405,8 @@ class _Builder(flatbuffers.Builder):
 
         ``StartVector`` pads so the ``n`` 4-byte elements and the length end
         4-aligned; each element holds its target's offset relative to its own
-        position: element ``k`` ends at ``base + 4 * (n - k)`` (``base`` the
-        offset after the padding), so it holds ``base + 4 * (n - k) - offsets[k]``.
+        position: element ``k`` sits at offset ``end - 4 * k`` from the buffer's
+        end (``end`` is element 0's), so it holds ``end - 4 * k - offsets[k]``.
         The library's check (the target was written before the element) is
         that this is at least 4.
         """
@@ -369,22 +420,48 @@ class _Builder(flatbuffers.Builder):
         total = pad + 4 * n + 4
         if head < total:
             head = self._room(total)
-        end = len(self.Bytes) - head + pad + 4 * n  # the offset of element 0's end
-        values = [end - 4 * k - off for k, off in enumerate(offsets)]
-        if values and min(values) < 4:
+        buf = self.Bytes
+        end = len(buf) - head + pad + 4 * n
+        values = list(map(operator.sub, range(end, end - 4 * n, -4), offsets))
+        if n and min(values) < 4:
             raise flatbuffers.builder.OffsetArithmeticError("flatbuffers: Offset arithmetic error.")
         start = head - total
-        buf = self.Bytes
-        struct.pack_into(f"<{n + 1}I", buf, start, n, *values)
+        struct.pack_into(_UINT32_FORMATS[n + 1] if n < _FORMATS - 1 else f"<{n + 1}I", buf, start, n, *values)
         if pad:
             buf[head - pad:head] = _ZEROS[:pad]
         self.head = start
         self.vectorNumElems = None
         return len(buf) - start
 
-    def CreateStringVector(self, strings: Iterable[str]) -> int:  # noqa: N802 - flatbuffers' naming
-        """Each string (``CreateString``, in order), then the vector of their offsets (``CreateOffsetVector``)."""
-        return self.CreateOffsetVector([self.CreateString(s) for s in strings])
+    def CreateStringVector(self, strings: Iterable[str | bytes]) -> int:  # noqa: N802 - flatbuffers' naming
+        """Each string (``CreateString``, in order), then the vector of their offsets (``CreateOffsetVector``).
+
+        ``CreateString`` is inlined for ``str`` (shapes are vectors of short
+        strings such as ``"512"``); anything else goes through ``CreateString``.
+        """
+        if self.nested:
+            raise flatbuffers.builder.IsNestedError()
+        offsets = []
+        for s in strings:
+            if type(s) is not str:
+                offsets.append(self.CreateString(s))
+                continue
+            if self.minalign < 4:
+                self.minalign = 4
+            data = s.encode()
+            n = len(data)
+            head = self.head
+            pad = (head - len(self.Bytes) - n - 1) & 3
+            total = n + 5 + pad
+            if head < total:
+                head = self._room(total)
+            start = head - total
+            buf = self.Bytes
+            buf[start:head] = _UOFFSET.pack(n) + data + _ZEROS[:1 + pad]
+            self.head = start
+            offsets.append(len(buf) - start)
+        self.vectorNumElems = None
+        return self.CreateOffsetVector(offsets)
 
     def CreateUint32Vector(self, values: Sequence[int]) -> int:  # noqa: N802 - flatbuffers' naming
         """``CreateNumpyVector(np.array(values, dtype=np.uint32))`` without numpy: the same bytes.
@@ -404,7 +481,7 @@ class _Builder(flatbuffers.Builder):
             head = self._room(total)
         start = head - total
         buf = self.Bytes
-        struct.pack_into(f"<{n + 1}I", buf, start, n, *values)
+        struct.pack_into(_UINT32_FORMATS[n + 1] if n < _FORMATS - 1 else f"<{n + 1}I", buf, start, n, *values)
         if pad:
             buf[head - pad:head] = _ZEROS[:pad]
         self.head = start
@@ -436,36 +513,23 @@ class _Builder(flatbuffers.Builder):
         self.vectorNumElems = None
         return len(buf) - start
 
-    def PrependSlot(self, flags: Any, o: int, x: Any, d: Any) -> None:  # noqa: N802 - flatbuffers' name
-        """The library's scalar slot add (``Prepend*Slot``): range checks, default elision, then
-        ``Prep(size, 0)``, ``Place`` and ``Slot`` inlined into one pad and one pack."""
-        lo, hi = flags.min_val, flags.max_val
-        if lo is not None or hi is not None:
-            if x is not None and not lo <= x <= hi:
-                raise TypeError(f"bad number {x} for type {flags.name}")
-            if d is not None and not lo <= d <= hi:
-                raise TypeError(f"bad number {d} for type {flags.name}")
-        if x != d or (self.forceDefaults and d is not None):
-            size = flags.bytewidth
-            if size > self.minalign:
-                self.minalign = size
-            head = self.head
-            pad = (head - len(self.Bytes)) & (size - 1)
-            if head < pad + size:
-                head = self._room(pad + size)
-            buf = self.Bytes
-            if pad:
-                buf[head - pad:head] = _ZEROS[:pad]
-            start = head - pad - size
-            flags.packer_type.pack_into(buf, start, x)
-            self.head = start
-            if not self.nested:
-                raise flatbuffers.builder.IsNotNestedError()
-            self.current_vtable[o] = len(buf) - start
+    PrependBoolSlot = _scalar_slot(N.BoolFlags)
+    PrependByteSlot = _scalar_slot(N.Uint8Flags)
+    PrependUint8Slot = _scalar_slot(N.Uint8Flags)
+    PrependUint16Slot = _scalar_slot(N.Uint16Flags)
+    PrependUint32Slot = _scalar_slot(N.Uint32Flags)
+    PrependUint64Slot = _scalar_slot(N.Uint64Flags)
+    PrependInt8Slot = _scalar_slot(N.Int8Flags)
+    PrependInt16Slot = _scalar_slot(N.Int16Flags)
+    PrependInt32Slot = _scalar_slot(N.Int32Flags)
+    PrependInt64Slot = _scalar_slot(N.Int64Flags)
+    PrependFloat32Slot = _scalar_slot(N.Float32Flags)
+    PrependFloat64Slot = _scalar_slot(N.Float64Flags)
 
     def PrependUOffsetTRelativeSlot(self, o: int, x: int, d: int) -> None:  # noqa: N802 - flatbuffers' name
         """The library's offset slot add: ``PrependUOffsetTRelative(x)`` (pad to 4, the offset relative to its
-        own end) and ``Slot(o)``, inlined into one pad and one pack; skipped when ``x == d`` (unless forced)."""
+        own position) and ``Slot(o)``, inlined into one pad and one pack; skipped when ``x == d`` (unless
+        forced)."""
         if x != d or self.forceDefaults:
             if self.minalign < 4:
                 self.minalign = 4
@@ -485,10 +549,6 @@ class _Builder(flatbuffers.Builder):
             if not self.nested:
                 raise flatbuffers.builder.IsNotNestedError()
             self.current_vtable[o] = end
-
-
-_ZEROS = bytes(8)  # padding is at most 7 bytes (Prep aligns to at most 8 here)
-_UOFFSET = struct.Struct("<I")
 
 
 class _Uniques:
