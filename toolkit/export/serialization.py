@@ -252,7 +252,7 @@ _UINT32_FORMATS = tuple(f"<{n}I" for n in range(_FORMATS))
 _UINT16_FORMATS = tuple(f"<{n}H" for n in range(_FORMATS))
 
 
-def _scalar_slot(flags: Any) -> Callable[[flatbuffers.Builder, int, Any, Any], None]:
+def _scalar_slot(flags: Any) -> Callable[[_Builder, int, Any, Any], None]:
     """A quick ``Prepend<Type>Slot(o, x, d)`` for ``flags``' type: the library's range checks and default
     elision, then ``Prep(size, 0)``, ``Place`` and ``Slot(o)`` done as one pad and one pack.
 
@@ -264,7 +264,7 @@ def _scalar_slot(flags: Any) -> Callable[[flatbuffers.Builder, int, Any, Any], N
     size, lo, hi, name = flags.bytewidth, flags.min_val, flags.max_val, flags.name
     pack_into = flags.packer_type.pack_into
 
-    def prepend_slot(self: flatbuffers.Builder, o: int, x: Any, d: Any) -> None:
+    def prepend_slot(self: _Builder, o: int, x: Any, d: Any) -> None:
         if lo is not None:
             if x is not None and not lo <= x <= hi:
                 raise TypeError(f"bad number {x} for type {name}")
@@ -300,9 +300,10 @@ class _Builder(flatbuffers.Builder):
     sequence once and writes its bytes with one ``struct.pack_into`` (or one
     slice assignment), leaving the builder in the state the library leaves it
     in: ``head``, ``minalign``, ``nested``, ``vectorNumElems`` and
-    ``current_vtable`` (``Finish``, ``StartObject``/``EndObject`` and the
-    vtable de-duplication stay the library's). Padding is written as zeros
-    as ``Prep`` writes it, and the buffer grows as ``Prep`` grows it.
+    ``current_vtable`` (``Finish`` and ``StartObject``/``EndObject`` stay the
+    library's; vtables are de-duplicated under the library's key). Padding is
+    written as zeros as ``Prep`` writes it, and the buffer grows as ``Prep``
+    grows it.
     ``tests/export/test_serialization_builder.py`` checks the bytes against
     the stock builder on random sequences of operations.
     """
@@ -324,9 +325,8 @@ class _Builder(flatbuffers.Builder):
         alignment check and a pack per entry); the ``Exported`` table's vtable
         has 64 entries once the provenance record (field 63) is present.
         Entries are 2-byte values after a 4-byte aligned offset, so no padding
-        falls between them and one ``Prep`` and one ``pack_into`` write them
-        all: ``Prep(2, size - 2)`` pads nothing there, so only the room is
-        checked. The object's leading soffset is reserved (4-aligned, as
+        falls between them (the library's ``Prep(2, size - 2)`` pads nothing),
+        so one room check and one ``pack_into`` write them all. The object's leading soffset is reserved (4-aligned, as
         ``PrependSOffsetTRelative(0)`` does) and written once its value, the
         distance to the (new or equal earlier) vtable, is known. The
         de-duplication key is the library's.
