@@ -138,6 +138,37 @@ def _check_out_leaves(leaves: Sequence[Any], what: str) -> None:
         except TypeError:
             raise TypeError(f"{what}: output leaf {i} of type {type(leaf).__name__} is not an array") from None
 
+class _FlatPrimal:
+    """A custom-derivative function as a function of the flat leaves of its differentiable arguments.
+
+    The non-differentiable arguments (``nondiff_argnums``) stay as given;
+    ``out_tree`` is the output tree of the first call (the trace of the primal).
+    """
+
+    def __init__(self, fun: Callable, args: Sequence[Any], diff_positions: Sequence[int],
+                 in_tree: tree_util.PyTreeDef, what: str):
+        self.fun, self.args, self.diff_positions, self.in_tree, self.what = fun, args, diff_positions, in_tree, what
+        self._out_trees: list[Any] = []
+
+    def full_args(self, diff_values: Sequence[Any]) -> list[Any]:
+        """All the arguments, with ``diff_values`` at the differentiable positions."""
+        full = list(self.args)
+        for position, value in zip(self.diff_positions, diff_values):
+            full[position] = value
+        return full
+
+    def __call__(self, *xs: Any) -> list[Any]:
+        out = self.fun(*self.full_args(tree_util.tree_unflatten(self.in_tree, list(xs))))
+        out_leaves, out_tree = tree_util.tree_flatten(out)
+        _check_out_leaves(out_leaves, self.what)
+        self._out_trees.append(out_tree)
+        return out_leaves
+
+    @property
+    def out_tree(self) -> tree_util.PyTreeDef:
+        return self._out_trees[0]
+
+
 
 def _same_type(a: ShapedArray, b: ShapedArray) -> bool:
     return tuple(a.shape) == tuple(b.shape) and a.dtype == b.dtype
@@ -217,20 +248,7 @@ class custom_jvp:
         leaves, in_tree = tree_util.tree_flatten(tuple(diff_args))
         avals = _leaf_avals(leaves, f"custom_jvp function {name}")
         t_avals = [tangent_aval(a) for a in avals]
-        out_tree_box: list[Any] = []
-
-        def full_args(diff_values: Sequence[Any]) -> list[Any]:
-            full = list(args)
-            for position, value in zip(diff_positions, diff_values):
-                full[position] = value
-            return full
-
-        def flat_fun(*xs: Any) -> list[Any]:
-            out = self.fun(*full_args(tree_util.tree_unflatten(in_tree, list(xs))))
-            out_leaves, out_tree = tree_util.tree_flatten(out)
-            _check_out_leaves(out_leaves, f"custom_jvp function {name}")
-            out_tree_box.append(out_tree)
-            return out_leaves
+        flat_fun = _FlatPrimal(self.fun, args, diff_positions, in_tree, f"custom_jvp function {name}")
 
         def call_rule(primal_leaves: Sequence[Any], tangent_leaves: Sequence[Any]) -> tuple[list[Any], list[Any]]:
             primals = tree_util.tree_unflatten(in_tree, list(primal_leaves))
@@ -243,7 +261,7 @@ class custom_jvp:
             primal_out, tangent_out = out
             p_leaves, p_tree = tree_util.tree_flatten(primal_out)
             t_leaves, t_tree = tree_util.tree_flatten(tangent_out)
-            out_tree = out_tree_box[0]
+            out_tree = flat_fun.out_tree
             if p_tree != out_tree:
                 raise TypeError(f"Custom JVP rule must produce primal outputs with the same container (pytree) "
                                 f"structure as the custom_jvp-decorated function {name} produces, got {p_tree} "
@@ -294,7 +312,7 @@ class custom_jvp:
             rule = JVPRule(getattr(self.jvp, "__name__", "jvp"), jvp_program, None)
         outs = calls.custom_jvp_call_p.bind(*leaves, *consts, call=call, jvp=rule, num_consts=len(consts),
                                             symbolic_zeros=self.symbolic_zeros)
-        return tree_util.tree_unflatten(out_tree_box[0], list(outs))
+        return tree_util.tree_unflatten(flat_fun.out_tree, list(outs))
 
 
 def _add(a: Any, b: Any) -> Any:
@@ -363,23 +381,10 @@ class custom_vjp:
                     "used for arguments that can't be or contain traced values (Python objects, functions).")
         leaves, in_tree = tree_util.tree_flatten(tuple(diff_args))
         avals = _leaf_avals(leaves, f"custom_vjp function {name}")
-        out_tree_box: list[Any] = []
-
-        def full_args(diff_values: Sequence[Any]) -> list[Any]:
-            full = list(args)
-            for position, value in zip(diff_positions, diff_values):
-                full[position] = value
-            return full
-
-        def flat_fun(*xs: Any) -> list[Any]:
-            out = self.fun(*full_args(tree_util.tree_unflatten(in_tree, list(xs))))
-            out_leaves, out_tree = tree_util.tree_flatten(out)
-            _check_out_leaves(out_leaves, f"custom_vjp function {name}")
-            out_tree_box.append(out_tree)
-            return out_leaves
+        flat_fun = _FlatPrimal(self.fun, args, diff_positions, in_tree, f"custom_vjp function {name}")
 
         (call,), consts = _trace_sharing_consts([flat_fun], [avals])
-        out_tree = out_tree_box[0]
+        out_tree = flat_fun.out_tree
         out_avals = call.out_avals
         fwd_name = getattr(self.fwd, "__name__", "fwd")
         bwd_name = getattr(self.bwd, "__name__", "bwd")
@@ -389,7 +394,7 @@ class custom_vjp:
             values = list(leaf_values)
             if symbolic:
                 values = [CustomVJPPrimal(v, p) for v, p in zip(values, perturbed)]
-            out = self.fwd(*full_args(tree_util.tree_unflatten(in_tree, values)))
+            out = self.fwd(*flat_fun.full_args(tree_util.tree_unflatten(in_tree, values)))
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
                 raise TypeError(f"Custom VJP fwd rule {fwd_name} for function {name} must produce a pair (list or "
                                 f"tuple of length two) where the first element represents the primal output "
