@@ -1,6 +1,6 @@
-"""serialization._Builder's quick writers give the stock flatbuffers.Builder's bytes.
+"""flatbuffer_builder.Builder's quick writers give the stock flatbuffers.Builder's bytes.
 
-``_Builder`` overrides or adds methods that do the library's sequence of
+``Builder`` overrides or adds methods that do the library's sequence of
 ``Prep``/``Place`` calls in one write. ``_LibraryBuilder`` below is the stock
 builder with the added methods spelled the library's way; every test builds
 the same thing with both and compares the bytes.
@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 import toolkit
 from _exported_helpers import make_exported
 from toolkit.core.avals import ShapedArray
-from toolkit.export import ExportedAbstractDevice, ExportedAbstractMesh, ExportedNamedSharding, serialization
+from toolkit.export import ExportedAbstractDevice, ExportedAbstractMesh, ExportedNamedSharding, flatbuffer_builder, serialization
 
 
 class _LibraryBuilder(flatbuffers.Builder):
-    """The stock builder, with ``_Builder``'s added methods written with the library's own calls."""
+    """The stock builder, with ``Builder``'s added methods written with the library's own calls."""
 
     def CreateOffsetVector(self, offsets: Sequence[int]) -> int:  # noqa: N802
         self.StartVector(4, len(offsets), 4)
@@ -133,12 +133,12 @@ def _run(builder: flatbuffers.Builder, ops: list[tuple], force_defaults: bool) -
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(ops=st.lists(_ops, max_size=25), initial_size=st.integers(0, 128), force_defaults=st.booleans())
 def test_random_operations_give_the_library_bytes(ops, initial_size, force_defaults):
-    fast = _run(serialization._Builder(initial_size), ops, force_defaults)
+    fast = _run(flatbuffer_builder.Builder(initial_size), ops, force_defaults)
     assert fast == _run(_LibraryBuilder(initial_size), ops, force_defaults)
 
 
 def test_fast_methods_keep_the_library_state_and_errors():
-    fast, stock = serialization._Builder(16), _LibraryBuilder(16)
+    fast, stock = flatbuffer_builder.Builder(16), _LibraryBuilder(16)
     for b in (fast, stock):
         b.CreateString("abc")
         b.CreateOffsetVector([b.CreateString("x"), b.CreateStringVector(["1", "22"])])
@@ -159,29 +159,29 @@ def test_fast_methods_keep_the_library_state_and_errors():
     for b in (fast, stock):
         b.EndObject()
     # (after a failed call the library's builder is left mid-vector: one error per fresh builder)
-    for b in (serialization._Builder(16), _LibraryBuilder(16)):
+    for b in (flatbuffer_builder.Builder(16), _LibraryBuilder(16)):
         with pytest.raises(TypeError):
             b.CreateString(3)  # type: ignore[arg-type]
-    for b in (serialization._Builder(16), _LibraryBuilder(16)):
+    for b in (flatbuffer_builder.Builder(16), _LibraryBuilder(16)):
         with pytest.raises(flatbuffers.builder.OffsetArithmeticError):
             b.CreateOffsetVector([b.Offset() + 100])
 
 
 # ---------------------------------------------------------------------------
-# serialize() of real Exporteds: _Builder against the library
+# serialize() of real Exporteds: Builder against the library
 # ---------------------------------------------------------------------------
 
 
 def _serialize_both(monkeypatch: pytest.MonkeyPatch, exp: Any, vjp_order: int = 0) -> tuple[bytes, bytes]:
-    """``exp.serialize(vjp_order)`` with ``_Builder``, then with the library's builder.
+    """``exp.serialize(vjp_order)`` with ``Builder``, then with the library's builder.
 
     Both from the same line: ``exp.vjp()`` traces anew at each call and the
     module records Python source locations, the caller's included.
     """
     blobs = []
-    for builder in (serialization._Builder, _LibraryBuilder):
+    for builder in (flatbuffer_builder.Builder, _LibraryBuilder):
         with monkeypatch.context() as m:
-            m.setattr(serialization, "_Builder", builder)
+            m.setattr(flatbuffer_builder, "Builder", builder)
             blobs.append(bytes(exp.serialize(vjp_order=vjp_order)))
     return blobs[0], blobs[1]
 
