@@ -275,6 +275,22 @@ def test_fresh_jits_of_one_function_compile_once(compilations):
     assert compilations[0] == 2
 
 
+def test_a_compile_cache_hit_is_a_compiled_of_its_own_lowering(compilations):
+    f, _ = counted()
+    first_lowered = toolkit.jit(f).trace(X).lower()
+    first = first_lowered.compile(compiler_options={"xla_cpu_enable_fast_math": False})
+    np.testing.assert_allclose(np.asarray(first(X)), np.sin(X) * 2, rtol=1e-6)
+    lowered = toolkit.jit(f).trace(X).lower()
+    second = lowered.compile(compiler_options={"xla_cpu_enable_fast_math": False})
+    assert compilations[0] == 1
+    assert second is not first and second._lowered is lowered and first._lowered is first_lowered
+    assert second.runtime_executable() is first.runtime_executable()  # one XLA executable
+    assert second.in_tree == first.in_tree and second.args_info == first.args_info
+    assert second._compiler_options == {"xla_cpu_enable_fast_math": False}  # part of serialize()'s key
+    np.testing.assert_allclose(np.asarray(second(X)), np.sin(X) * 2, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(first(X)), np.sin(X) * 2, rtol=1e-6)  # called after the copy, too
+
+
 def test_the_pipeline_and_compiler_options_are_compile_keys(compilations):
     saved = default_pipeline.JIT_PIPELINE
     f, _ = counted(lambda x, y: x + y)

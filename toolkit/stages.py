@@ -848,12 +848,12 @@ class Lowered:
         timeline = ir_dump.timeline_for(self)  # None unless TOOLKIT_DUMP_IR_TO / TOOLKIT_REPORT is set
         # Executables are cached with the lowering they compile (as JAX's _cached_compilation): a fresh
         # jit(f)(x) of a function compiled before runs its executable without compiling again.
+        # The cache holds a Compiled with no lowering (a template): a hit copies it for this lowering, so what
+        # Compiled derives from the executable (result handlers, shardings, the fast caller) is made once.
         key = self._compile_key(pipeline, compiler_options) if timeline is None else None
-        executable = trace_cache.TRACES.get(self._traced._wrapped.fun, key) if key is not None else None
-        if executable is not None:
-            compiled = Compiled(self, executable)
-            compiled._compiler_options = compiler_options
-            return compiled
+        template = trace_cache.TRACES.get(self._traced._wrapped.fun, key) if key is not None else None
+        if template is not None:
+            return template._copy_for(self)
         module = self._module
         if pipeline.elements:
             with module.context:
@@ -866,10 +866,12 @@ class Lowered:
             propagate_output_shardings=plan.output_propagation(), dump_to=timeline and timeline.xla_dump_folder())
         if timeline is not None:
             timeline.finish(module, executable)
-        if key is not None:
-            trace_cache.TRACES.put(self._traced._wrapped.fun, key, executable)
         compiled = Compiled(self, executable)
         compiled._compiler_options = compiler_options  # part of the key of a serialized executable
+        if key is not None:
+            template = compiled._copy_for(None)
+            template._call_fast = _fast_caller(template)  # shared by the copies a cache hit makes
+            trace_cache.TRACES.put(self._traced._wrapped.fun, key, template)
         return compiled
 
     def _compile_key(self, pipeline: Pipeline, compiler_options: Mapping[str, Any] | None) -> tuple | None:
@@ -934,6 +936,18 @@ class Compiled:
         # The fast call path applies when every input is kept and nothing is donated.
         self._fast_ok = len(self._kept) == len(self._in_avals) and not any(self._donated)
         self._single_output = self._out_tree == tree_util.tree_structure(0)
+
+    def _copy_for(self, lowered: Lowered | None) -> "Compiled":
+        """This executable as the compilation of ``lowered``, an equal lowering (the compile cache's key says so).
+
+        Everything ``__init__`` derived (argument and output shardings, result
+        handlers, the fast caller once made) depends only on what that key
+        fixes, so the copy shares it; only the lowering it answers for differs.
+        """
+        compiled = object.__new__(Compiled)
+        compiled.__dict__.update(self.__dict__)
+        compiled._lowered = lowered
+        return compiled
 
     in_tree = property(lambda self: self._lowered.in_tree)
     out_tree = property(lambda self: self._lowered.out_tree)
@@ -1060,6 +1074,18 @@ class PolymorphicCompiled:
         # seen before costs what a static call does (no signature, no checks, no specialization lookup).
         self._fast_cache: dict[tuple, Compiled] = {}
         self._last_single: tuple | None = None  # f(x): (aval, Compiled) of the last hit
+
+    def _copy_for(self, lowered: Lowered | None) -> "Compiled":
+        """This executable as the compilation of ``lowered``, an equal lowering (the compile cache's key says so).
+
+        Everything ``__init__`` derived (argument and output shardings, result
+        handlers, the fast caller once made) depends only on what that key
+        fixes, so the copy shares it; only the lowering it answers for differs.
+        """
+        compiled = object.__new__(Compiled)
+        compiled.__dict__.update(self.__dict__)
+        compiled._lowered = lowered
+        return compiled
 
     in_tree = property(lambda self: self._lowered.in_tree)
     out_tree = property(lambda self: self._lowered.out_tree)
