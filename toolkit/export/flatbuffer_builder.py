@@ -51,16 +51,8 @@ def _scalar_slot(flags: Any) -> Callable[[Builder, int, Any, Any], None]:
             if d is not None and not lo <= d <= hi:
                 raise TypeError(f"bad number {d} for type {name}")
         if x != d or (self.forceDefaults and d is not None):
-            if size > self.minalign:
-                self.minalign = size
-            head = self.head
-            pad = (head - len(self.Bytes)) & (size - 1)
-            if head < pad + size:
-                head = self._room(pad + size)
+            start = self._prep(size, 0, size) - size
             buf = self.Bytes
-            if pad:
-                buf[head - pad:head] = _ZEROS[:pad]
-            start = head - pad - size
             pack_into(buf, start, x)
             self.head = start
             if not self.nested:
@@ -76,10 +68,11 @@ class Builder(flatbuffers.Builder):
     The library writes every element with an alignment ``Prep`` (a method
     call, a pad, a range check) and a ``Place`` (another range check and a
     ``struct`` call); a small ``Exported`` makes tens of thousands of those
-    calls. Each override or method below does the arithmetic of the library's
-    sequence once and writes its bytes with one ``struct.pack_into`` (or one
-    slice assignment), leaving the builder in the state the library leaves it
-    in: ``head``, ``minalign``, ``nested``, ``vectorNumElems`` and
+    calls. Each override or method below aligns once (``_prep``, the
+    library's ``Prep`` for the whole object), does the arithmetic of the
+    library's sequence once and writes its bytes with one ``struct.pack_into``
+    (or one slice assignment), leaving the builder in the state the library
+    leaves it in: ``head``, ``minalign``, ``nested``, ``vectorNumElems`` and
     ``current_vtable`` (``Finish`` and ``StartObject``/``EndObject`` stay the
     library's; vtables are de-duplicated under the library's key). Padding is
     written as zeros as ``Prep`` writes it, and the buffer grows as ``Prep``
@@ -98,6 +91,21 @@ class Builder(flatbuffers.Builder):
         self.head = head
         return head
 
+    def _prep(self, alignment: int, extra: int, room: int) -> int:
+        """The library's ``Prep``: zero padding so that ``extra`` more bytes end ``alignment``-aligned, after
+        growing the buffer so ``room`` bytes fit below the padding, and ``minalign`` raised; the new ``head``."""
+        if alignment > self.minalign:
+            self.minalign = alignment
+        head = self.head
+        pad = (head - len(self.Bytes) - extra) & (alignment - 1)
+        if head < pad + room:
+            head = self._room(pad + room)
+        if pad:
+            head -= pad
+            self.Bytes[head:head + pad] = _ZEROS[:pad]
+            self.head = head
+        return head
+
     def WriteVtable(self) -> int:  # noqa: N802 - flatbuffers' name
         """The library's ``WriteVtable``, with the vtable written in one piece.
 
@@ -111,16 +119,8 @@ class Builder(flatbuffers.Builder):
         distance to the (new or equal earlier) vtable, is known. The
         de-duplication key is the library's.
         """
-        if self.minalign < 4:
-            self.minalign = 4
-        head = self.head
-        pad = (head - len(self.Bytes)) & 3
-        if head < pad + 4:
-            head = self._room(pad + 4)
+        object_start = self.head = self._prep(4, 0, 4) - 4
         buf = self.Bytes
-        if pad:
-            buf[head - pad:head] = _ZEROS[:pad]
-        object_start = self.head = head - pad - 4
         object_offset = len(buf) - object_start
         vtable = self.current_vtable
         last = len(vtable) - 1
@@ -148,7 +148,7 @@ class Builder(flatbuffers.Builder):
         return object_offset
 
     def CreateString(self, s: str | bytes, encoding: str = "utf-8", errors: str = "strict") -> int:  # noqa: N802
-        """The library's ``CreateString`` (length, bytes, a 0 terminator, zero padding) in one write.
+        """The library's ``CreateString`` (length, bytes, a 0 terminator, zero padding) in one alignment and one write.
 
         The library calls ``Prep(4, n + 1)``, ``Place`` for the terminator,
         copies the bytes and ``EndVector`` places the length: the padding
@@ -164,17 +164,11 @@ class Builder(flatbuffers.Builder):
             data = s
         else:
             raise TypeError("non-string passed to CreateString")
-        if self.minalign < 4:
-            self.minalign = 4
         n = len(data)
-        head = self.head
-        pad = (head - len(self.Bytes) - n - 1) & 3
-        total = n + 5 + pad
-        if head < total:
-            head = self._room(total)
-        start = head - total
+        head = self._prep(4, n + 1, n + 5)
+        start = head - n - 5
         buf = self.Bytes
-        buf[start:head] = _UOFFSET.pack(n) + data + _ZEROS[:1 + pad]
+        buf[start:head] = _UOFFSET.pack(n) + data + b"\0"
         self.head = start
         self.vectorNumElems = None
         return len(buf) - start
@@ -192,26 +186,14 @@ class Builder(flatbuffers.Builder):
         """
         if self.nested:
             raise flatbuffers.builder.IsNestedError()
-        if self.minalign < 4:
-            self.minalign = 4
         n = len(offsets)
-        head = self.head
-        pad = (head - len(self.Bytes)) & 3  # 4 * n does not change the alignment
-        total = pad + 4 * n + 4
-        if head < total:
-            head = self._room(total)
-        buf = self.Bytes
-        end = len(buf) - head + pad + 4 * n
+        head = self._prep(4, 0, 4 * n + 4)  # 4 * n bytes do not change the alignment
+        end = len(self.Bytes) - head + 4 * n
         values = list(map(operator.sub, range(end, end - 4 * n, -4), offsets))
         if n and min(values) < 4:
             raise flatbuffers.builder.OffsetArithmeticError("flatbuffers: Offset arithmetic error.")
-        start = head - total
-        struct.pack_into(_UINT32_FORMATS[n + 1] if n < _FORMATS - 1 else f"<{n + 1}I", buf, start, n, *values)
-        if pad:
-            buf[head - pad:head] = _ZEROS[:pad]
-        self.head = start
-        self.vectorNumElems = None
-        return len(buf) - start
+        return self._write_vector(head, 4 * n, _UINT32_FORMATS[n + 1] if n < _FORMATS - 1 else f"<{n + 1}I",
+                                  n, values)
 
     def CreateStringVector(self, strings: Iterable[str | bytes]) -> int:  # noqa: N802 - flatbuffers' naming
         """Each string (``CreateString``, in order), then the vector of their offsets (``CreateOffsetVector``)."""
@@ -225,22 +207,10 @@ class Builder(flatbuffers.Builder):
         """
         if self.nested:
             raise flatbuffers.builder.IsNestedError()
-        if self.minalign < 4:
-            self.minalign = 4
         n = len(values)
-        head = self.head
-        pad = (head - len(self.Bytes)) & 3
-        total = pad + 4 * n + 4
-        if head < total:
-            head = self._room(total)
-        start = head - total
-        buf = self.Bytes
-        struct.pack_into(_UINT32_FORMATS[n + 1] if n < _FORMATS - 1 else f"<{n + 1}I", buf, start, n, *values)
-        if pad:
-            buf[head - pad:head] = _ZEROS[:pad]
-        self.head = start
-        self.vectorNumElems = None
-        return len(buf) - start
+        head = self._prep(4, 0, 4 * n + 4)
+        return self._write_vector(head, 4 * n, _UINT32_FORMATS[n + 1] if n < _FORMATS - 1 else f"<{n + 1}I",
+                                  n, values)
 
     def CreateUint16Vector(self, values: Sequence[int]) -> int:  # noqa: N802 - flatbuffers' naming
         """``CreateNumpyVector(np.array(values, dtype=np.uint16))`` without numpy: the same bytes.
@@ -250,19 +220,15 @@ class Builder(flatbuffers.Builder):
         """
         if self.nested:
             raise flatbuffers.builder.IsNestedError()
-        if self.minalign < 4:
-            self.minalign = 4
         n = len(values)
-        head = self.head
-        pad = (head - len(self.Bytes) - 2 * n) & 3
-        total = pad + 2 * n + 4
-        if head < total:
-            head = self._room(total)
-        start = head - total
+        head = self._prep(4, 2 * n, 2 * n + 4)
+        return self._write_vector(head, 2 * n, f"<I{n}H", n, values)
+
+    def _write_vector(self, head: int, size: int, fmt: str, n: int, values: Sequence[int]) -> int:
+        """Write a vector's length ``n`` and its ``size`` bytes of ``values`` (``fmt``) below ``head``; its offset."""
+        start = head - size - 4
         buf = self.Bytes
-        struct.pack_into(f"<I{n}H", buf, start, n, *values)
-        if pad:
-            buf[head - pad:head] = _ZEROS[:pad]
+        struct.pack_into(fmt, buf, start, n, *values)
         self.head = start
         self.vectorNumElems = None
         return len(buf) - start
@@ -285,19 +251,12 @@ class Builder(flatbuffers.Builder):
         own position) and ``Slot(o)``, inlined into one pad and one pack; skipped when ``x == d`` (unless
         forced)."""
         if x != d or self.forceDefaults:
-            if self.minalign < 4:
-                self.minalign = 4
-            head = self.head
-            pad = (head - len(self.Bytes)) & 3
-            if head < pad + 4:
-                head = self._room(pad + 4)
+            head = self._prep(4, 0, 4)
             buf = self.Bytes
-            if pad:
-                buf[head - pad:head] = _ZEROS[:pad]
-            end = len(buf) - head + pad + 4  # the offset once the uoffset is written
+            end = len(buf) - head + 4  # the offset once the uoffset is written
             if not x <= end - 4:
                 raise flatbuffers.builder.OffsetArithmeticError("flatbuffers: Offset arithmetic error.")
-            start = head - pad - 4
+            start = head - 4
             _UOFFSET.pack_into(buf, start, end - x)
             self.head = start
             if not self.nested:
