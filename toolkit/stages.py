@@ -858,14 +858,7 @@ class Lowered:
         if pipeline.elements:
             with module.context:
                 module = ir.Module.parse(self._bytecode())
-            pipeline.run(module, observe=timeline and timeline.observe)
-        plan = self._plan
-        executable = runtime_executable.compile_module(
-            module.operation.get_asm(binary=True), plan.devices, num_partitions=plan.num_partitions,
-            spmd=plan.num_partitions > 1, use_shardy=plan.partitioner == "shardy", compiler_options=compiler_options,
-            propagate_output_shardings=plan.output_propagation(), dump_to=timeline and timeline.xla_dump_folder())
-        if timeline is not None:
-            timeline.finish(module, executable)
+        executable = _passes_then_xla(self, module, pipeline, compiler_options, timeline)
         compiled = Compiled(self, executable)
         compiled._compiler_options = compiler_options  # part of the key of a serialized executable
         if key is not None:
@@ -891,6 +884,33 @@ class Lowered:
         except TypeError:
             return None
         return ("compile", self._cache_key, str(pipeline), registry_generation(), options, self._plan.platform)
+
+
+
+def _passes_then_xla(lowered: "Lowered", module: ir.Module, pipeline: Pipeline,
+                     compiler_options: Mapping[str, Any] | None, timeline: Any) -> Any:
+    """Run ``pipeline`` on ``module`` (a private copy), then compile it with XLA for ``lowered``'s plan.
+
+    With dumping or reports on (``timeline``), the timeline is finished either
+    way: on a failing pass or XLA error the report and the dump (XLA's
+    scratch folder collected and removed) show how far it got, and the error
+    propagates unchanged.
+    """
+    try:
+        if pipeline.elements:
+            pipeline.run(module, observe=timeline and timeline.observe)
+        plan = lowered._plan
+        executable = runtime_executable.compile_module(
+            module.operation.get_asm(binary=True), plan.devices, num_partitions=plan.num_partitions,
+            spmd=plan.num_partitions > 1, use_shardy=plan.partitioner == "shardy", compiler_options=compiler_options,
+            propagate_output_shardings=plan.output_propagation(), dump_to=timeline and timeline.xla_dump_folder())
+    except Exception as error:
+        if timeline is not None:
+            timeline.finish(module, failure=f"compilation failed: {type(error).__name__}: {error}")
+        raise
+    if timeline is not None:
+        timeline.finish(module, executable)
+    return executable
 
 
 class Compiled:
@@ -1075,18 +1095,6 @@ class PolymorphicCompiled:
         self._fast_cache: dict[tuple, Compiled] = {}
         self._last_single: tuple | None = None  # f(x): (aval, Compiled) of the last hit
 
-    def _copy_for(self, lowered: Lowered | None) -> "Compiled":
-        """This executable as the compilation of ``lowered``, an equal lowering (the compile cache's key says so).
-
-        Everything ``__init__`` derived (argument and output shardings, result
-        handlers, the fast caller once made) depends only on what that key
-        fixes, so the copy shares it; only the lowering it answers for differs.
-        """
-        compiled = object.__new__(Compiled)
-        compiled.__dict__.update(self.__dict__)
-        compiled._lowered = lowered
-        return compiled
-
     in_tree = property(lambda self: self._lowered.in_tree)
     out_tree = property(lambda self: self._lowered.out_tree)
     args_info = property(lambda self: self._lowered.args_info)
@@ -1129,20 +1137,13 @@ class PolymorphicCompiled:
             types = ",".join(str(tensor_type(avals[i])) for i in lowered.kept_var_idx)
         bind = parse_pipeline(f"builtin.module(toolkit-bind-shapes{{types={types}}}, toolkit-refine-shapes)")
         timeline = ir_dump.timeline_for(lowered)  # None unless TOOLKIT_DUMP_IR_TO / TOOLKIT_REPORT is set
-        observe = timeline and timeline.observe
         try:
-            (lowered._platform_pipeline() + bind).run(module, observe=observe)
+            (lowered._platform_pipeline() + bind).run(module, observe=timeline and timeline.observe)
         except PipelineError as error:
+            if timeline is not None:
+                timeline.finish(module, failure=f"shape specialization failed: {error}")
             raise ValueError(f"{lowered._traced.fun_name}: {error}") from None
-        if lowered.pipeline.elements:
-            lowered.pipeline.run(module, observe=observe)
-        plan = lowered._plan
-        executable = runtime_executable.compile_module(
-            module.operation.get_asm(binary=True), plan.devices, num_partitions=plan.num_partitions,
-            spmd=plan.num_partitions > 1, use_shardy=plan.partitioner == "shardy", compiler_options=self._compiler_options,
-            propagate_output_shardings=plan.output_propagation(), dump_to=timeline and timeline.xla_dump_folder())
-        if timeline is not None:
-            timeline.finish(module, executable)
+        executable = _passes_then_xla(lowered, module, lowered.pipeline, self._compiler_options, timeline)
         main = next(op for op in module.body.operations if getattr(op, "name", None) is not None
                     and op.name.value == "main")
         result_types = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).results

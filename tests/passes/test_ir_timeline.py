@@ -146,3 +146,24 @@ def test_legacy_dump_dir_printouts_still_work(tmp_path) -> None:
         module = ir.Module.parse("func.func @f(%x: tensor<2xf32>) -> tensor<2xf32> {\n return %x : tensor<2xf32>\n}")
     passes.run_pipeline(module, "cse", print_ir_before=True, dump_dir=str(tmp_path), stream=io.StringIO())
     assert os.listdir(tmp_path) == ["001_before_cse.mlir"]
+
+
+@pytest.mark.parametrize("failing", ["xla", "pass"])
+def test_a_failed_compilation_finishes_its_timeline(failing, tmp_path, monkeypatch) -> None:
+    """A compile error leaves the dump and the report of what ran (no XLA scratch folder) and propagates unchanged."""
+    monkeypatch.setenv(dump.DUMP_ENV, str(tmp_path / "dump"))
+    monkeypatch.setenv(dump.REPORT_ENV, str(tmp_path / "reports"))
+    lowered = toolkit.jit(lambda x: x * 2 + 1).lower(np.ones(3, np.float32))
+    if failing == "xla":
+        with pytest.raises(Exception, match="xla_no_such_option"):
+            lowered.compile(compiler_options={"xla_no_such_option": True})
+    else:
+        # A pass failing at run time: binding a type the argument cannot have.
+        lowered.pipeline = passes.parse_pipeline("builtin.module(toolkit-bind-shapes{types=tensor<2x2xi8>})")
+        with pytest.raises(Exception, match="bind-shapes"):
+            lowered.compile()
+    folder = tmp_path / "dump" / "jit__lambda"
+    assert _numbered(folder)[:2] == ["000-traced.txt", "001-lowered.mlir"]
+    assert not [n for n in os.listdir(folder) if n.startswith(".xla-dump-")]
+    (report,) = os.listdir(tmp_path / "reports")
+    assert "compilation failed" in (tmp_path / "reports" / report).read_text()
