@@ -502,7 +502,7 @@ class Wrapped:
         from toolkit.lax import parallel
         builder = tracing.current_builder()
         key = (self.static_argnums, self.static_argnames, sig.tree, sig.avals, sig.static_key, get_mesh(),
-               parallel.current_frame(), tuple(sharding_rules._overrides))
+               parallel.axis_context(), tuple(sharding_rules._overrides))
         try:
             table = _NESTED_PROGRAMS.setdefault(self.fun, {})  # per function, as JAX caches: jit(g) twice is one
         except TypeError:

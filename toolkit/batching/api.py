@@ -32,6 +32,7 @@ from toolkit.batching.interpret import (
 )
 from toolkit.core import tracing, tree_util
 from toolkit.core.avals import aval_of
+from toolkit.lax import parallel
 
 __all__ = ["vmap"]
 
@@ -128,8 +129,12 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name
     when no argument is mapped. ``spmd_axis_name`` (a mesh axis name or a
     tuple of them) shards the mapped axis over that mesh axis wherever the
     function constrains shardings (``with_sharding_constraint``,
-    ``shard_map``). Named axes (``axis_name``, collectives over the mapped
-    axis) are not supported.
+    ``shard_map``). ``axis_name`` names the mapped axis for the collectives
+    of ``toolkit.lax`` inside ``fun``: ``psum(x, name)`` sums over the batch
+    (every element gets the total), ``pmean``/``pmax``/``pmin`` likewise,
+    ``axis_index(name)`` is the element's position, ``axis_size(name)`` the
+    batch size, ``all_gather``, ``psum_scatter``, ``ppermute`` and
+    ``all_to_all`` move data between elements, as in JAX.
 
     Example::
 
@@ -139,8 +144,6 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name
     if not callable(fun):
         raise TypeError(f"vmap requires a callable as its first argument, but got {fun!r} of type "
                         f"{type(fun).__name__}")
-    if axis_name is not None:
-        raise NotImplementedError("toolkit.vmap: axis_name (collectives over the vmapped axis) is not supported")
     if isinstance(in_axes, list):
         in_axes = tuple(in_axes)
     if not (in_axes is None or type(in_axes) in (int, tuple)):
@@ -182,10 +185,14 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name
                     raise TypeError(f"vmap: output leaf {i} of type {type(leaf).__name__} is not an array") from None
             return out_leaves
 
-        program, captured = tracing.trace_flat(flat_fun, in_avals)
+        if axis_name is None:
+            program, captured = tracing.trace_flat(flat_fun, in_avals)
+        else:
+            with parallel.vmap_axis(axis_name, size):  # collectives in `fun` may name it
+                program, captured = tracing.trace_flat(flat_fun, in_avals)
         out_tree = out_tree_box[0]
         out_axes_flat = _flatten_axes("vmap out_axes", out_tree, out_axes)
-        axis = AxisData(size, spmd_axis_name)
+        axis = AxisData(size, spmd_axis_name, axis_name)
         outs, dims = batch_program(program, list(leaves) + list(captured), axes + [None] * len(captured), axis)
         result = []
         paths = None

@@ -25,7 +25,7 @@ from toolkit.batching.registry import batching_rule
 from toolkit.core import tracing
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.primitive import Primitive
-from toolkit.core.program import Equation, Literal, Program, Var
+from toolkit.core.program import Equation, Literal, Program, Var, subprograms
 
 __all__ = [
     "AxisData",
@@ -40,14 +40,28 @@ __all__ = [
     "moveaxis",
     "staged",
     "unbatched_aval",
+    "uses_vmapped_axis",
 ]
 
 
 class AxisData(NamedTuple):
-    """The axis a ``vmap`` adds: its size and the mesh axis (or axes) it is sharded over, if any."""
+    """The axis a ``vmap`` adds: its size, the mesh axis (or axes) it is sharded over, if any, and its name
+    (``axis_name``: collectives over it act across the batch), if any."""
 
     size: Any
     spmd_axis_name: Any = None
+    name: Any = None
+
+
+def uses_vmapped_axis(eqn: Equation, name: Any = None) -> bool:
+    """Whether ``eqn`` (or a program in its parameters) has a collective over the vmapped axis ``name``
+    (any vmapped axis when None). Such an equation is batched even with no batched operand: over a
+    vmapped axis ``axis_index`` differs per batch element, ``psum`` of a constant multiplies it."""
+    from toolkit.lax.parallel import vmapped_axes
+    named = vmapped_axes(eqn.params)
+    if named and (name is None or name in named):
+        return True
+    return any(uses_vmapped_axis(e, name) for sub in subprograms(eqn) for e in sub.eqns)
 
 
 # --- small array helpers ---------------------------------------------------------------
@@ -116,7 +130,7 @@ def batch_equation(eqn: Equation, args: Sequence[Any], dims: Sequence[int | None
                    axis: AxisData) -> tuple[list[Any], list[int | None]]:
     """Outputs and their batch dimensions for one equation."""
     prim = eqn.primitive
-    if all(d is None for d in dims):
+    if all(d is None for d in dims) and (axis.name is None or not uses_vmapped_axis(eqn, axis.name)):
         out = prim.bind(*args, **eqn.params)
         outs = list(out) if prim.multiple_results else [out]
         return outs, [None] * len(outs)
@@ -161,7 +175,7 @@ def batched_outputs(program: Program, in_batched: Sequence[bool]) -> list[bool]:
     """Which outputs of ``program`` may depend on a batched input (equation by equation, conservatively)."""
     batched: set[Var] = {v for v, b in zip(program.invars, in_batched) if b}
     for eqn in program.eqns:
-        if any(isinstance(a, Var) and a in batched for a in eqn.inputs):
+        if any(isinstance(a, Var) and a in batched for a in eqn.inputs) or uses_vmapped_axis(eqn):
             batched.update(eqn.outputs)
     return [isinstance(v, Var) and v in batched for v in program.outvars]
 

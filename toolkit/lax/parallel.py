@@ -16,8 +16,11 @@ the devices along named mesh axes:
 ``axis_size``      the number of devices along the axes (a Python int)
 =================  =========================================================
 
-``axis_name`` is one mesh axis name or a tuple of them. Outside a
-``shard_map`` over that axis a ``NameError`` names the unbound axis.
+``axis_name`` is one mesh axis name or a tuple of them, or the ``axis_name``
+of an enclosing ``toolkit.vmap``: over a vmapped axis the collectives act
+across the batch (``psum`` sums the batch elements, ``axis_index`` is the
+element's position, ...), as in JAX. Outside a ``shard_map`` or ``vmap``
+binding the axis a ``NameError`` names the unbound axis.
 
 Every collective equation records the mesh shape (``AxisEnv``) so its
 lowering can compute the replica groups (device positions in the mesh,
@@ -51,21 +54,35 @@ from toolkit.core.primitive import Primitive
 from toolkit.lax import elementwise
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "all_to_all",
-           "axis_index", "axis_size", "pvary", "pcast", "AxisEnv"]
+           "axis_index", "axis_size", "pvary", "pcast", "AxisEnv", "vmap_axis", "vmapped_axes"]
 
 
 # --- the axis environment -----------------------------------------------------------
 
 
 class AxisEnv(NamedTuple):
-    """The mesh a collective runs in: every axis name and size (mesh order) and the manual ones."""
+    """The mesh a collective runs in: every axis name and size (mesh order) and the manual ones.
+
+    ``vmapped`` names axes that a ``vmap(..., axis_name=...)`` around the
+    collective binds (they come last, after the mesh's): the vmap's batching
+    rule replaces the collective over them before anything is lowered, and
+    gives the rest of the collective the mesh's own environment back
+    (:meth:`without`).
+    """
 
     names: tuple
     sizes: tuple
     manual: tuple
+    vmapped: tuple = ()
 
     def size(self, axes: Sequence[Any]) -> int:
         return math.prod(self.sizes[self.names.index(a)] for a in axes)
+
+    def without(self, name: Any) -> "AxisEnv":
+        """This environment without the vmapped axis ``name``."""
+        i = self.names.index(name)
+        return AxisEnv(self.names[:i] + self.names[i + 1:], self.sizes[:i] + self.sizes[i + 1:],
+                       tuple(a for a in self.manual if a != name), tuple(a for a in self.vmapped if a != name))
 
     def groups(self, axes: Sequence[Any]) -> list[list[int]]:
         """Replica groups of device positions: one group per coordinate of the other axes (JAX's ``axis_groups``)."""
@@ -84,9 +101,17 @@ class _Frame(NamedTuple):
     in_vmas: tuple = ()
 
 
+class _VmapAxis(NamedTuple):
+    name: Any
+    size: int
+    #: How many shard_map frames were active when the vmap began (its body is inside the innermost of them).
+    depth: int
+
+
 class _State(threading.local):
     def __init__(self) -> None:
         self.frames: list[_Frame] = []
+        self.vmap_axes: list[_VmapAxis] = []
 
 
 _state = _State()
@@ -106,8 +131,38 @@ class axis_frame:
         _state.frames.pop()
 
 
+class vmap_axis:
+    """Context manager binding the axis name of a ``vmap`` while its function is traced."""
+
+    def __init__(self, name: Any, size: int):
+        try:
+            hash(name)
+        except TypeError:
+            raise TypeError(f"vmap axis_name must be hashable, got {name!r}") from None
+        self.axis = _VmapAxis(name, size, len(_state.frames))
+
+    def __enter__(self) -> None:
+        _state.vmap_axes.append(self.axis)
+
+    def __exit__(self, *exc: Any) -> None:
+        _state.vmap_axes.pop()
+
+
 def current_frame() -> _Frame | None:
     return _state.frames[-1] if _state.frames else None
+
+
+def axis_context() -> tuple:
+    """Everything that gives axis names their meaning here (for caches of traced programs)."""
+    return (current_frame(), tuple(_state.vmap_axes))
+
+
+def vmapped_axes(params: dict) -> tuple:
+    """The vmap-bound axes a collective equation's parameters name (``()`` for anything else)."""
+    env = params.get("env")
+    if type(env) is not AxisEnv or not env.vmapped:
+        return ()
+    return tuple(a for a in params["axes"] if a in env.vmapped)
 
 
 def _axes_tuple(axis_name: Any) -> tuple:
@@ -115,18 +170,39 @@ def _axes_tuple(axis_name: Any) -> tuple:
 
 
 def _bound(axis_name: Any, api: str) -> tuple[tuple, _Frame]:
-    """The axes named and the frame binding them; ``NameError`` for an unbound one."""
+    """The axes named and the frame binding them; ``NameError`` for an unbound one.
+
+    Names bound by a ``vmap(..., axis_name=...)`` come with an environment
+    that adds them to the shard_map's (or to an empty one): see ``AxisEnv``.
+    """
     axes = _axes_tuple(axis_name)
     frame = current_frame()
+    mesh_axes = frame.env.manual if frame is not None else ()
+    vmapped = {v.name: v for v in _state.vmap_axes}  # the innermost vmap of a name wins
     for a in axes:
-        if frame is None or a not in frame.env.manual:
-            bound = list(frame.env.manual) if frame is not None else []
+        if a in vmapped and a in mesh_axes:
+            raise ValueError(f"{api}: the axis name {a!r} is bound both by a shard_map and by a vmap; "
+                             "give the vmap another axis_name")
+        if a not in vmapped and a not in mesh_axes:
+            bound = list(mesh_axes) + [v.name for v in _state.vmap_axes]
             raise NameError(f"Found an unbound axis name: {a}. To fix this, please call {api} under "
-                            f"`toolkit.shard_map` with {a!r} among its manual axes"
-                            + (f" (the axes bound here are {bound})" if frame is not None else ""))
+                            f"`toolkit.shard_map` with {a!r} among its manual axes, or under "
+                            f"`toolkit.vmap(..., axis_name={a!r})`"
+                            + (f" (the axes bound here are {bound})" if bound else ""))
     if len(set(axes)) != len(axes):
         raise ValueError(f"{api}: axis_name {axis_name!r} repeats an axis")
-    return axes, frame
+    named = [vmapped[a] for a in axes if a in vmapped]
+    if not named:
+        return axes, frame
+    if any(v.depth < len(_state.frames) for v in named):
+        raise NotImplementedError(f"{api} over the vmap axis {named[0].name!r} inside a shard_map body that the "
+                                  "vmap encloses is not supported; vmap inside the body instead")
+    base = frame.env if frame is not None else AxisEnv((), (), ())
+    names = tuple(v.name for v in named)
+    env = AxisEnv(base.names + names, base.sizes + tuple(v.size for v in named), base.manual + names,
+                  base.vmapped + names)
+    return axes, _Frame(env, frame.check_vma, frame.outer_builder, frame.in_vmas) if frame is not None \
+        else _Frame(env, False)
 
 
 def _aval(x: Any, api: str) -> ShapedArray:
@@ -136,9 +212,10 @@ def _aval(x: Any, api: str) -> ShapedArray:
         raise TypeError(f"{api}: expected an array, got a value of type {type(x).__name__}") from None
 
 
-def _axis(axis: int, ndim: int, api: str, what: str) -> int:
+def _axis(axis: int, ndim: int, api: str, what: str, rank: int | None = None) -> int:
+    """``axis`` normalized into ``[0, ndim)``; the error names the value's ``rank`` (default ``ndim``)."""
     if not -ndim <= axis < ndim:
-        raise ValueError(f"{api}: {what}={axis} is out of bounds for a value of rank {ndim - (what == 'axis')}")
+        raise ValueError(f"{api}: {what}={axis} is out of bounds for a value of rank {ndim if rank is None else rank}")
     return axis % ndim
 
 
@@ -304,7 +381,7 @@ def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) ->
 
     def one(leaf: Any) -> Any:
         aval = _aval(leaf, "all_gather")
-        d = _axis(axis, aval.ndim + (0 if tiled else 1), "all_gather", "axis")
+        d = _axis(axis, aval.ndim + (0 if tiled else 1), "all_gather", "axis", aval.ndim)
         return all_gather_p.bind(leaf, axes=axes, env=frame.env, axis=d, tiled=bool(tiled))
 
     return tree_util.tree_map(one, x)
@@ -388,7 +465,12 @@ def axis_index(axis_name: Any) -> Any:
     out: Any = np.int32(0)
     stride = 1
     for a in reversed(axes):
-        term = elementwise.mul(axis_index_p.bind(axes=(a,), env=frame.env), np.int32(stride))
+        # One axis at a time: a mesh axis's index is lowered in the mesh's own environment.
+        env = frame.env
+        for other in env.vmapped:
+            if other != a:
+                env = env.without(other)
+        term = elementwise.mul(axis_index_p.bind(axes=(a,), env=env), np.int32(stride))
         out = elementwise.add(out, term)
         stride *= frame.env.size((a,))
     return out

@@ -67,7 +67,7 @@ def _register() -> None:
             table = _BATCHED.setdefault(jaxpr, {})
             try:
                 from toolkit.lax import parallel
-                key = (axis, tuple(in_b), parallel.current_frame())
+                key = (axis, tuple(in_b), parallel.axis_context())
                 batched = table.get(key)
             except TypeError:
                 key, batched = None, None

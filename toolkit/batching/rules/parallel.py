@@ -5,9 +5,19 @@ per-device values, so a collective over a *mesh* axis acts on every batch
 element alike: reductions (``psum``, ``pmax``, ``pmin``, ``psum_invariant``),
 ``pvary`` and ``ppermute`` keep the batch dimension where it is;
 ``all_gather``, ``psum_scatter`` and ``all_to_all`` put it first and shift
-their axis parameters (JAX's rules do the same for mesh axes). Collectives
-over the *vmapped* axis itself (``vmap(..., axis_name=...)``) are not
-supported, as ``toolkit.vmap`` has no named axes.
+their axis parameters (JAX's rules do the same for mesh axes).
+
+Collectives over the *vmapped* axis itself (``vmap(..., axis_name=name)``)
+act across the batch, as JAX's rules do: ``psum``/``pmax``/``pmin`` reduce
+over the batch dimension (the result is the same for every element:
+unbatched), ``axis_index`` is an ``iota`` over the batch, ``all_gather``
+moves the batch dimension to the gathered axis (unbatched result),
+``psum_scatter`` sums the batch and gives element ``i`` block ``i``,
+``ppermute`` gathers batch elements by the permutation (zeros where nothing
+is sent) and ``all_to_all`` exchanges blocks between elements. A reduction
+over the vmapped axis *and* mesh axes reduces the batch, then runs the
+collective over the mesh axes; the other collectives over a mix raise
+``NotImplementedError``.
 
 ``shard_map``: batched operands get the batch dimension first, with
 ``spmd_axis_name`` (when it is one of the map's manual axes) or ``None``
@@ -17,16 +27,21 @@ per-device batch size.
 
 from __future__ import annotations
 
+import numpy as np
+
 from toolkit.batching.interpret import (
     AxisData,
     batch_subprogram,
     batched_outputs,
     bdim_at_front,
+    broadcast_batched,
     moveaxis,
     staged,
 )
 from toolkit.batching.registry import register_batching
-from toolkit.lax import parallel
+from toolkit.core import dtypes
+from toolkit.core.avals import aval_of
+from toolkit.lax import elementwise, parallel, reductions, structural
 
 
 def _same_dim(prim):
@@ -36,8 +51,81 @@ def _same_dim(prim):
     return rule
 
 
-for _p in (parallel.psum_p, parallel.psum_invariant_p, parallel.pmax_p, parallel.pmin_p, parallel.pvary_p, parallel.ppermute_p):
-    register_batching(_p, _same_dim(_p))
+def _over_batch(mesh_rule, batch_rule):
+    """``batch_rule`` when the collective names this vmap's axis, else ``mesh_rule`` (mesh axes, outer vmaps)."""
+    def rule(batch_axis, args, dims, **params):
+        if batch_axis.name is not None and batch_axis.name in parallel.vmapped_axes(params):
+            return batch_rule(batch_axis, args, dims, **params)
+        return mesh_rule(batch_axis, args, dims, **params)
+    rule.__name__ = getattr(batch_rule, "__name__", "rule")
+    return rule
+
+
+def _mesh_part(batch_axis, params: dict) -> tuple[tuple, parallel.AxisEnv]:
+    """The collective's axes other than the vmapped one, and the environment without it."""
+    rest = tuple(a for a in params["axes"] if a != batch_axis.name)
+    return rest, params["env"].without(batch_axis.name)
+
+
+def _only_batch(batch_axis, params: dict, api: str) -> None:
+    rest, _ = _mesh_part(batch_axis, params)
+    if rest:
+        raise NotImplementedError(f"toolkit.vmap: {api} over the vmapped axis {batch_axis.name!r} together with "
+                                  f"the axes {rest} is not supported; call it once per axis")
+
+
+def _reduce_over_batch(prim, reduce, unbatched):
+    """psum / pmax / pmin over the vmapped axis: reduce the batch dimension, then the mesh axes if any."""
+    def rule(batch_axis, args, dims, **params):
+        (x,), (d,) = args, dims
+        out = unbatched(x, batch_axis.size) if d is None else reduce(x, (d,))
+        rest, env = _mesh_part(batch_axis, params)
+        if rest:
+            out = prim.bind(out, **dict(params, axes=rest, env=env))
+        return out, None
+    rule.__name__ = f"{prim.name}_over_vmapped_axis"
+    return rule
+
+
+def _times_size(x, size):
+    return elementwise.mul(x, parallel._full_like(x, size))
+
+
+def _same_value(x, size):
+    return x
+
+
+for _p, _reduce, _unbatched in ((parallel.psum_p, reductions.reduce_sum, _times_size),
+                                (parallel.psum_invariant_p, reductions.reduce_sum, _times_size),
+                                (parallel.pmax_p, reductions.reduce_max, _same_value),
+                                (parallel.pmin_p, reductions.reduce_min, _same_value)):
+    register_batching(_p, _over_batch(_same_dim(_p), _reduce_over_batch(_p, _reduce, _unbatched)))
+
+
+def _pvary_over_batch(batch_axis, args, dims, **params):
+    rest, env = _mesh_part(batch_axis, params)  # varying over the batch: what every batched value is
+    out = parallel.pvary_p.bind(args[0], **dict(params, axes=rest, env=env)) if rest else args[0]
+    return out, dims[0]
+
+
+register_batching(parallel.pvary_p, _over_batch(_same_dim(parallel.pvary_p), _pvary_over_batch))
+
+
+def _ppermute_over_batch(batch_axis, args, dims, *, axes, env, perm):
+    """Element ``t`` receives element ``s`` for each ``(s, t)`` of ``perm``; the others receive zeros."""
+    from toolkit import numpy as tnp
+    _only_batch(batch_axis, {"axes": axes, "env": env}, "ppermute")
+    size = batch_axis.size
+    x = bdim_at_front(args[0], dims[0], size)
+    sources, received = np.zeros(size, np.int32), np.zeros(size, bool)
+    for source, target in perm:
+        sources[target], received[target] = source, True
+    moved = tnp.take(x, sources, axis=0)
+    mask = received.reshape((size,) + (1,) * (len(aval_of(moved).shape) - 1))
+    return tnp.where(mask, moved, tnp.zeros_like(moved)), 0
+
+
+register_batching(parallel.ppermute_p, _over_batch(_same_dim(parallel.ppermute_p), _ppermute_over_batch))
 
 
 def _all_gather(batch_axis, args, dims, **params):
@@ -60,10 +148,64 @@ def _axis_index(batch_axis, args, dims, **params):  # no operands: never batched
     return parallel.axis_index_p.bind(**params), None
 
 
-register_batching(parallel.all_gather_p, _all_gather)
-register_batching(parallel.psum_scatter_p, _psum_scatter)
-register_batching(parallel.all_to_all_p, _all_to_all)
-register_batching(parallel.axis_index_p, _axis_index)
+def _all_gather_over_batch(batch_axis, args, dims, **params):
+    """Every element's value, stacked (or concatenated) along ``axis``: the batch itself, for everyone."""
+    _only_batch(batch_axis, params, "all_gather")
+    (x,), (d,) = args, dims
+    where, size = params["axis"], batch_axis.size
+    stacked = broadcast_batched(x, size, where) if d is None else moveaxis(x, d, where)
+    if params["tiled"]:
+        shape = list(aval_of(stacked).shape)
+        stacked = structural.reshape(stacked, tuple(shape[:where] + [shape[where] * shape[where + 1]]
+                                                    + shape[where + 2:]))
+    return stacked, None
+
+
+def _psum_scatter_over_batch(batch_axis, args, dims, **params):
+    """The batch's sum, of which element ``i`` keeps block ``i`` of ``scatter_dimension``."""
+    _only_batch(batch_axis, params, "psum_scatter")
+    (x,), (d,) = args, dims
+    size, where = batch_axis.size, params["scatter_dimension"]
+    total = _times_size(x, size) if d is None else reductions.reduce_sum(x, (d,))
+    if params["tiled"]:
+        shape = list(aval_of(total).shape)
+        total = structural.reshape(total, tuple(shape[:where] + [size, shape[where] // size] + shape[where + 1:]))
+    return moveaxis(total, where, 0), 0
+
+
+def _all_to_all_over_batch(batch_axis, args, dims, *, axes, env, split_axis, concat_axis):
+    """Element ``b`` receives block ``b`` of ``split_axis`` from every element, concatenated along
+    ``concat_axis`` in element order (the tiled form, as the primitive)."""
+    _only_batch(batch_axis, {"axes": axes, "env": env}, "all_to_all")
+    size = batch_axis.size
+    x = bdim_at_front(args[0], dims[0], size)  # (sources, *shape)
+    shape = list(aval_of(x).shape[1:])
+    split, concat = split_axis, concat_axis
+    # Split `split` into (block, within): dims of x become (source, ..., block, within, ...).
+    x = structural.reshape(x, tuple([size] + shape[:split] + [size, shape[split] // size] + shape[split + 1:]))
+
+    def position(i: int) -> int:  # where unbatched dim i (its within-block part for `split`) is now
+        return i + 1 if i < split else i + 2
+    permutation = [split + 1]  # the block index becomes the batch dimension
+    for i in range(len(shape)):
+        if i == concat:
+            permutation.append(0)  # the sources, just before the dimension they are concatenated along
+        permutation.append(position(i))
+    x = structural.transpose(x, tuple(permutation))
+    t = list(aval_of(x).shape)
+    q = permutation.index(0)
+    return structural.reshape(x, tuple(t[:q] + [t[q] * t[q + 1]] + t[q + 2:])), 0
+
+
+def _axis_index_over_batch(batch_axis, args, dims, *, axes, env):
+    _only_batch(batch_axis, {"axes": axes, "env": env}, "axis_index")
+    return structural.iota(dtypes.int32, batch_axis.size), 0
+
+
+register_batching(parallel.all_gather_p, _over_batch(_all_gather, _all_gather_over_batch))
+register_batching(parallel.psum_scatter_p, _over_batch(_psum_scatter, _psum_scatter_over_batch))
+register_batching(parallel.all_to_all_p, _over_batch(_all_to_all, _all_to_all_over_batch))
+register_batching(parallel.axis_index_p, _over_batch(_axis_index, _axis_index_over_batch))
 
 
 def _shard_map(axis, args, dims, *, body, mesh, in_specs, out_specs, manual_axes, check_vma):
