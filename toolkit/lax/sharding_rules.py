@@ -10,7 +10,14 @@ output, following JAX 0.10's rules in ``jax/_src/lax/lax.py``:
 * reshape: splitting a dimension keeps its spec on the major part, merging
   dimensions keeps the major one's spec when the others are unsharded; anything
   else is JAX's "This reshape is not supported" error;
-* transpose: permuted; rev, pad, slice, sort, cumulative ops, dynamic_update_slice: unchanged;
+* transpose: permuted; rev, pad, slice, cumulative ops, dynamic_update_slice: unchanged;
+* sort, top_k: unchanged, but unsharded along the sorted axis (and sort's operands sharded alike);
+* gather / scatter (JAX's ``_gather_spec_computation`` / ``_scatter_spec_computation``): the operand's
+  unsliced (or fully sliced) dimensions keep their spec, batching dimensions resolve between operand,
+  indices and updates, the indices' query dimensions and index vector must be unsharded;
+* conv_general_dilated: the rhs replicated, the lhs's feature dimension unsharded; the output takes the
+  lhs's spec (batch and spatial) if its axes divide the new sizes;
+* rng_bit_generator: the key keeps its spec, the bits are replicated;
 * dot_general: batch and free dimensions keep their specs; sharded contracting
   dimensions on both sides are ambiguous (ask for ``out_sharding``);
 * reductions: reduced dimensions drop (a sharded one is an error, as in JAX);
@@ -276,12 +283,38 @@ def _reduce_window_rule(specs_in, avals_in, avals_out, *, window_dimensions, **p
     return [spec for _ in avals_out[:n]]
 
 
+def _sharding_text(avals_in: Sequence[Any], spec: tuple) -> str:
+    """``NamedSharding(mesh=..., spec=...)`` of ``spec`` over the inputs' mesh, for JAX's messages."""
+    from toolkit.core.sharding_rules import hooks
+    mesh = next(a.sharding.mesh for a in avals_in if getattr(a, "sharding", None) is not None)
+    return str(hooks.make(mesh, tuple(spec)))
+
+
 @register_sharding_rule(sorting.sort_p)
-def _sort_rule(specs_in, avals_in, avals_out, **params):
+def _sort_rule(specs_in, avals_in, avals_out, *, dimension, **params):
+    # JAX's _sort_abstract_eval: every operand unsharded over the sorting dimension, all sharded alike
+    # (an untyped operand counts as replicated, as a JAX array on the current mesh does).
     specs = [tuple(s) for s in specs_in]
-    if any(s != specs[0] for s in specs[1:]):
-        raise ShardingTypeError(f"sort: the operands must be sharded alike, got {_specs_text(specs)}")
+    for s in specs:
+        if s[dimension] is not None:
+            raise ShardingTypeError("Arguments to sort must be unsharded over the sorting dimension. "
+                                    f"Got arg sharding={_sharding_text(avals_in, s)} and sorting "
+                                    f"dimension={dimension}")
+        if s != specs[0]:
+            shardings = " ".join(_sharding_text(avals_in, t) for t in specs)
+            raise ShardingTypeError(f"Arguments to sort must have equal shardings, got: {shardings}")
     return [specs[0] for _ in avals_out]
+
+
+@register_sharding_rule(sorting.top_k_p)
+def _top_k_rule(specs_in, avals_in, avals_out, **params):
+    # toolkit's top_k works along the last axis (JAX's axis=-1, canonicalized).
+    spec, operand = specs_in[0], avals_in[0]
+    axis = len(operand.shape) - 1
+    if spec[axis] is not None:
+        raise ShardingTypeError("The input should be unsharded over the axis along which to compute the top_k "
+                                f"values. Got input type={operand} and axis={axis}")
+    return [spec, spec]
 
 
 # -- sharding ---------------------------------------------------------------------------------------
@@ -330,9 +363,137 @@ def _spec_text(spec: tuple) -> str:
     return "P(" + ", ".join(repr(e) for e in spec) + ")"
 
 
-# -- primitives without a rule, and why (tests/test_rule_coverage.py reads this) ------------------------
+# -- gather / scatter (JAX's _gather_spec_computation / _scatter_spec_computation) -----------------
 
 from toolkit.lax import convolution, custom_call, indexing, parallel, random_bits  # noqa: E402
+
+
+def _gather_spec(operand, indices, ospec: tuple, ispec: tuple, dn, slice_sizes) -> tuple | None:
+    """The gather's output spec, or None when it is ambiguous (or would need collectives on the inputs).
+
+    Operand dimensions indexed into (``start_index_map``) must be fully sliced or unsharded; paired batching
+    dimensions must agree (or one side be unsharded); the indices' other dimensions (their queries and the
+    index vector) must be unsharded. Offset dimensions then take the operand's spec, the others the indices'.
+    """
+    ispec = list(ispec)
+    out_rank = len(dn.offset_dims) + len(indices.shape) - 1
+    if all(e is None for e in ospec) and all(e is None for e in ispec):
+        return (None,) * out_rank
+    full_or_replicated = all(slice_sizes[i] == operand.shape[i] or ospec[i] is None for i in dn.start_index_map)
+    batching_resolves = all(ispec[i] == ospec[o] or ospec[o] is None or ispec[i] is None
+                            for o, i in zip(dn.operand_batching_dims, dn.start_indices_batching_dims))
+    non_batch_replicated = all(e is None for i, e in enumerate(ispec) if i not in dn.start_indices_batching_dims)
+    if not (full_or_replicated and batching_resolves and non_batch_replicated):
+        return None
+    for o, i in zip(dn.operand_batching_dims, dn.start_indices_batching_dims):
+        ispec[i] = ispec[i] or ospec[o]
+    slices = iter(i for i in range(len(slice_sizes))
+                  if i not in dn.collapsed_slice_dims and i not in dn.operand_batching_dims)
+    queries = iter(ispec)
+    return tuple(ospec[next(slices)] if d in dn.offset_dims else next(queries) for d in range(out_rank))
+
+
+@register_sharding_rule(indexing.gather_p)
+def _gather_rule(specs_in, avals_in, avals_out, *, dimension_numbers, slice_sizes, **params):
+    operand, indices = avals_in
+    spec = _gather_spec(operand, indices, tuple(specs_in[0]), tuple(specs_in[1]), dimension_numbers, slice_sizes)
+    if spec is None:
+        raise ShardingTypeError(
+            "Use `.at[...].get(out_sharding=)` to provide output PartitionSpec for the gather indexing as out "
+            "sharding could not be resolved unambiguously (or would require collectives on inputs). Got "
+            f"operand={operand!r}, indices={indices!r}")
+    return [spec]
+
+
+def _resolvable(*entries: Any) -> bool:
+    return len({e for e in entries if e is not None}) <= 1
+
+
+def _updates_batching_dims(indices_batching_dims, update_window_dims, index_vector_dim: int) -> tuple:
+    scatter_dim_in_updates: list[int | None] = list(range(index_vector_dim))
+    for i in update_window_dims:
+        scatter_dim_in_updates.insert(i, None)
+    return tuple(scatter_dim_in_updates.index(i) for i in indices_batching_dims)
+
+
+def _scatter_spec(operand, indices, updates, ospec: tuple, ispec: tuple, uspec: tuple, dn) -> tuple | None:
+    """The scatter's output spec, or None when it is ambiguous (or would need collectives on the inputs).
+
+    Batching dimensions must resolve between operand, indices and updates; window dimensions of operand and
+    updates must be both unsharded, or full and sharded alike; inserted window dimensions of the operand, the
+    unbatched query dimensions of indices and updates, and the index vector must be unsharded.
+    """
+    if all(e is None for e in ospec + ispec + uspec):
+        return (None,) * len(operand.shape)
+    index_vector_dim = len(indices.shape) - 1
+    ubd = _updates_batching_dims(dn.scatter_indices_batching_dims, dn.update_window_dims, index_vector_dim)
+    window = [i for i in range(len(operand.shape))
+              if i not in dn.inserted_window_dims and i not in dn.operand_batching_dims]
+    ok = (all(_resolvable(ospec[o], ispec[i], uspec[u])
+              for o, i, u in zip(dn.operand_batching_dims, dn.scatter_indices_batching_dims, ubd))
+          and all((updates.shape[u] == operand.shape[o] and uspec[u] == ospec[o])
+                  or (uspec[u] is None and ospec[o] is None) for u, o in zip(dn.update_window_dims, window))
+          and all(e is None for i, e in enumerate(ospec) if i in dn.inserted_window_dims)
+          and all(e is None for i, e in enumerate(uspec) if i not in ubd and i not in dn.update_window_dims)
+          and all(e is None for i, e in enumerate(ispec[:index_vector_dim])
+                  if i not in dn.scatter_indices_batching_dims)
+          and ispec[index_vector_dim] is None)
+    if not ok:
+        return None
+    out = list(ospec)
+    for o, i, u in zip(dn.operand_batching_dims, dn.scatter_indices_batching_dims, ubd):
+        if out[o] is None:
+            out[o] = ispec[i] or uspec[u]
+    for u, o in zip(dn.update_window_dims, window):
+        if out[o] is None:
+            out[o] = uspec[u]
+    return tuple(out)
+
+
+@register_sharding_rule(indexing.scatter_p, indexing.scatter_add_p, indexing.scatter_mul_p, indexing.scatter_min_p,
+                        indexing.scatter_max_p)
+def _scatter_rule(specs_in, avals_in, avals_out, *, dimension_numbers, **params):
+    operand, indices, updates = avals_in
+    spec = _scatter_spec(operand, indices, updates, *(tuple(s) for s in specs_in), dimension_numbers)
+    if spec is None:
+        raise ShardingTypeError(
+            "Use `.at[...].set/add/mul/...(out_sharding=)` to provide output PartitionSpec for the scatter update "
+            "as out sharding could not be resolved unambiguously (or would require collectives on inputs). Got "
+            f"operand={operand!r}, indices={indices!r}, updates={updates!r}")
+    return [spec]
+
+
+# -- convolution ----------------------------------------------------------------------------------
+
+@register_sharding_rule(convolution.conv_general_dilated_p)
+def _conv_rule(specs_in, avals_in, avals_out, *, dimension_numbers, **params):
+    # JAX's _conv_general_dilated_sharding_rule: the rhs replicated and the lhs's feature dimension unsharded;
+    # the output then has the lhs's spec position by position (the batch dimension's sharding carries over),
+    # a dimension whose size changes keeping its axes only if they divide the new size.
+    lhs_spec, rhs_spec = specs_in
+    lhs, out = avals_in[0], avals_out[0]
+    if any(e is not None for e in rhs_spec) or lhs_spec[dimension_numbers[0][1]] is not None:
+        raise ShardingTypeError("Please specify the output sharding via `out_sharding` parameter of "
+                                "`conv_general_dilated`")
+    sizes = _mesh_sizes(avals_in)
+    for in_size, out_size, entry in zip(lhs.shape, out.shape, lhs_spec):
+        if in_size != out_size and entry is not None and out_size % _axes_size(entry, sizes):
+            raise ShardingTypeError(
+                f"conv_general_dilated on sharded dims where out dim ({out_size}) is not divisible by mesh axes "
+                f"({_axes_size(entry, sizes)}) with spec ({entry}) is not implemented. Got input "
+                f"type={lhs.str_short()} and output shape={tuple(out.shape)}")
+    return [tuple(lhs_spec)]
+
+
+# -- random bits ------------------------------------------------------------------------------------
+
+@register_sharding_rule(random_bits.rng_bit_generator_p)
+def _rng_bit_generator_rule(specs_in, avals_in, avals_out, **params):
+    # JAX: the new key keeps the key's sharding, the bits are replicated over the mesh (no out_sharding here).
+    return [specs_in[0], (None,) * len(avals_out[1].shape)]
+
+
+# -- primitives without a rule, and why (tests/test_rule_coverage.py reads this) ------------------------
 
 for _p in (parallel.psum_p, parallel.psum_invariant_p, parallel.pmax_p, parallel.pmin_p, parallel.all_gather_p,
            parallel.psum_scatter_p, parallel.ppermute_p, parallel.all_to_all_p, parallel.axis_index_p,
@@ -341,11 +502,5 @@ for _p in (parallel.psum_p, parallel.psum_invariant_p, parallel.pmax_p, parallel
                             "types never reach it")
 NO_SHARDING_RULE[structural.iota_p] = ("no operands: rules are consulted only when an operand is typed; an iota is "
                                        "typed by out_sharding (not yet a parameter)")
-NO_SHARDING_RULE[random_bits.rng_bit_generator_p] = "not yet: JAX types the bits by out_sharding"
 for _p in (custom_call.custom_call_p, custom_call.effectful_custom_call_p):
     NO_SHARDING_RULE[_p] = "an opaque target: no layout of its results can be derived from its operands"
-for _p in (indexing.gather_p, indexing.scatter_p, indexing.scatter_add_p, indexing.scatter_mul_p,
-           indexing.scatter_min_p, indexing.scatter_max_p):
-    NO_SHARDING_RULE[_p] = "not yet: JAX's gather/scatter rules (batch and offset dimensions) are to be ported"
-NO_SHARDING_RULE[convolution.conv_general_dilated_p] = "not yet: JAX's convolution rule is to be ported"
-NO_SHARDING_RULE[sorting.top_k_p] = "not yet: the operand's spec with the last dimension unsharded, as JAX"
