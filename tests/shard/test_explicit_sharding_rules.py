@@ -256,3 +256,19 @@ def test_grad_through_gather_matches_jax(tmesh, jx, jmesh):
         j = jx.grad(loss(jnp))(jx.device_put(X, JP(None, "y")))
     assert str(toolkit.typeof(t)) == str(jx.typeof(j))
     np.testing.assert_allclose(np.asarray(t), np.asarray(j))
+
+
+@pytest.mark.xfail(strict=True, reason="toolkit.lax.scan traces the body with untyped slices of xs "
+                                       "(control_flow.scan's x_avals drop the sharding), so ys from xs are untyped")
+def test_scan_ys_from_xs_match_jax(tmesh, jx, jmesh):
+    from jax.sharding import PartitionSpec as JP
+
+    def fun(lx, put, P):
+        return lx.scan(lambda c, a: (c + a, a * 2), put(np.zeros(4, np.float32), P("y")), put(X, P(None, "y")))[1]
+
+    with toolkit.set_mesh(tmesh):
+        t = fun(lax, toolkit.device_put, P)
+    with jx.set_mesh(jmesh):
+        j = fun(jx.lax, jx.device_put, JP)
+    np.testing.assert_allclose(np.asarray(t), np.asarray(j))
+    assert str(toolkit.typeof(t)) == str(jx.typeof(j))
