@@ -21,31 +21,20 @@ def _with_out_sharding(fun: Any, a: Any, b: Any, out_sharding: Any, **kwargs: An
     """``fun(a, b, **kwargs)`` whose result's type (explicit sharding) is ``out_sharding`` (JAX's ``out_sharding=``).
 
     The product (``dot_general``) is typed so directly when its dimensions are
-    the result's, else replicated and then resharded. Outside a trace it runs
-    as one ``jit`` (eager executables are cached without the override).
+    the result's, else replicated and then resharded (``toolkit.shard.explicit.with_out_sharding``).
     """
-    from toolkit.core import sharding_rules, tracing
-    from toolkit.shard.explicit import reshard
-    from toolkit.shard.resolve import resolve_sharding
-    if not tracing.is_tracing():
-        from toolkit.stages import jit
-        return jit(lambda p, q: _with_out_sharding(fun, p, q, out_sharding, **kwargs))(a, b)
-    sharding = resolve_sharding(out_sharding, "out_sharding")
+    from toolkit.shard.explicit import with_out_sharding
     a, b = _promoted(a, b)
-    vector = a.ndim == 1 or b.ndim == 1
-    out_ndim = a.ndim if fun is matmul else a.ndim + b.ndim - 2
-    typed = sharding_rules.type_sharding(sharding, out_ndim)
-    direct = typed is not None and not vector and (b.ndim == 2 or fun is dot)
-    if direct:
-        with sharding_rules.out_sharding_override("dot_general", typed):
-            return fun(a, b, **kwargs)
-    if sharding_rules.type_sharding(sharding, 0) is not None:
-        replicated = sharding_rules.hooks.make(typed.mesh, ())  # padded to the product's rank
-        with sharding_rules.out_sharding_override("dot_general", replicated):
-            out = fun(a, b, **kwargs)
+    if a.ndim == 0 or b.ndim == 0:
+        shape = tuple(b.shape if a.ndim == 0 else a.shape)
+    elif fun is matmul:
+        shape = broadcast_shapes(a.shape[:-2], b.shape[:-2]) + tuple(a.shape[-2:-1]) + \
+            (tuple(b.shape[-1:]) if b.ndim >= 2 else ())
     else:
-        out = fun(a, b, **kwargs)
-    return reshard(out, sharding)
+        shape = tuple(a.shape[:-1]) + (tuple(b.shape[:-2]) + tuple(b.shape[-1:]) if b.ndim >= 2 else ())
+    direct = a.ndim != 1 and b.ndim != 1 and (b.ndim == 2 or fun is dot)
+    return with_out_sharding(fun, (a, b), kwargs, out_sharding, "dot_general", shape, primitive="dot_general",
+                             how="direct" if direct else "replicated")
 
 
 def matmul(a: Any, b: Any, *, preferred_element_type: Any = None, out_sharding: Any = None) -> Any:

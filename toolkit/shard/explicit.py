@@ -18,7 +18,10 @@ Example::
 from __future__ import annotations
 
 import functools
+import types
 from typing import Any, Callable
+
+import numpy as np
 
 from toolkit.core import sharding_rules
 from toolkit.core.avals import ShapedArray, aval_of
@@ -216,3 +219,189 @@ def _spec_of(s: Any) -> PartitionSpec:
 
 def _on_mesh(s: Any, mesh: Mesh) -> Any:
     return NamedSharding(mesh, s) if isinstance(s, PartitionSpec) else s
+
+
+# -- out_sharding= (toolkit.numpy's matmul/dot/einsum/reshape/creation functions, lax.reshape/broadcasted_iota) ----
+
+def _jax_spec_text(spec: Any) -> str:
+    """A spec as JAX prints it in errors: ``P('x',)``, ``P('x', None)``, ``P()``."""
+    return "P" + repr(tuple(spec))
+
+
+def _spec_names(spec: Any) -> list:
+    names = []
+    for entry in spec:
+        if entry is None or entry is UNCONSTRAINED:
+            continue
+        names.extend(entry if isinstance(entry, tuple) else (entry,))
+    return names
+
+
+def canonicalize_out_sharding(out_sharding: Any, what: str) -> NamedSharding | None:
+    """``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``set_mesh``) checked as JAX checks it.
+
+    JAX's ``canonicalize_sharding`` with its messages: only those two kinds,
+    every axis in the mesh and used once, none of them Auto or Manual, the
+    sharding's mesh the context's. ``what`` is the API's name in them
+    (``"jnp.zeros"``, ``"reshape"``...). None stays None.
+    """
+    if out_sharding is None:
+        return None
+    if isinstance(out_sharding, NamedSharding) and out_sharding.mesh.empty:
+        return None
+    if not isinstance(out_sharding, (NamedSharding, PartitionSpec)):
+        raise TypeError(f"`out_sharding` argument of {what} only supports instances of `NamedSharding` or "
+                        f"`PartitionSpec`. Got {out_sharding} of type: {type(out_sharding)}")
+    context = get_mesh()
+    context = None if context is None or context.empty else context
+    if isinstance(out_sharding, PartitionSpec):
+        mesh, spec = context, out_sharding
+    else:
+        mesh, spec = out_sharding.mesh, out_sharding.spec
+        if context is not None and mesh.abstract_mesh != context.abstract_mesh and not (
+                AxisType.Explicit not in mesh.axis_types and AxisType.Explicit not in context.axis_types):
+            raise ValueError(f"Context mesh {context.abstract_mesh} should match the mesh of sharding "
+                             f"{mesh.abstract_mesh} passed to {what}.")
+    if mesh is not None:
+        names = _spec_names(spec)
+        twice = sorted({n for n in names if names.count(n) > 1}, key=str)
+        if twice:
+            shown = ", ".join(sorted(f"`{a}`" for a in twice))
+            raise ValueError(f"A single NamedSharding spec specification can map every mesh axis to at most one "
+                             f"positional dimension, but {_jax_spec_text(spec)} has duplicate entries for {shown}")
+        for n in names:
+            if n not in mesh.axis_names:
+                raise ValueError(f"Resource axis: {n} of {_jax_spec_text(spec)} is not found in mesh: "
+                                 f"{tuple(mesh.axis_names)}.")
+        types = dict(zip(mesh.axis_names, mesh.axis_types))
+        for n in names:
+            if types[n] is not AxisType.Explicit:
+                raise ValueError(f"PartitionSpec passed to {what} cannot contain axis names that are of type Auto "
+                                 f"or Manual. Got PartitionSpec: {_jax_spec_text(spec)} with axis name: {n} of "
+                                 f"type: {types[n]}.")
+    return resolve_sharding(out_sharding, what)
+
+
+def out_type_sharding(sharding: NamedSharding, shape: tuple) -> NamedSharding | None:
+    """The type (explicit sharding) a result of ``shape`` gets from ``out_sharding`` ``sharding``, checked as JAX does.
+
+    A spec may be longer than the rank only by trailing Nones (dropped); its
+    axes must divide the dimensions they split. None on a mesh without Explicit axes.
+    """
+    spec = tuple(sharding.spec)
+    ndim = len(shape)
+    if len(spec) > ndim:
+        if any(e is not None for e in spec[ndim:]):
+            # JAX fails an assertion here (``AssertionError: (ndim, spec)``).
+            raise ValueError(f"out_sharding {_jax_spec_text(spec)} has {len(spec)} entries but the result has rank "
+                             f"{ndim} (shape {tuple(shape)}); only trailing None entries may exceed the rank")
+        spec = spec[:ndim]
+    sizes = dict(zip(sharding.mesh.axis_names, sharding.mesh.axis_sizes))
+    padded = spec + (None,) * (ndim - len(spec))
+    for dim, (entry, d) in enumerate(zip(padded, shape)):
+        if entry is None or entry is UNCONSTRAINED:
+            continue
+        names = entry if isinstance(entry, tuple) else (entry,)
+        ways = 1
+        for n in names:
+            ways *= sizes[n]
+        if type(d) is int and d % ways:
+            raise ValueError(f"Sharding spec {names} implies that array axis {dim} is partitioned {ways} times, but "
+                             f"does not evenly divide the dimension size {d}. Got shape: {tuple(shape)} and sharding "
+                             f"NamedSharding(mesh={sharding.mesh.abstract_mesh}, spec={_jax_spec_text(padded)})")
+    return type_sharding(sharding, ndim)
+
+
+def _static_key(value: Any) -> Any:
+    """``value`` as a cache key with every value's type (``1`` and ``1.0`` differ), None unless plain.
+
+    Plain: scalars, strings, dtypes, types, functions, shardings, specs and tuples/dicts of them.
+    """
+    plain = (type(None), bool, int, float, complex, str, np.dtype, type, np.generic, NamedSharding, PartitionSpec,
+             types.FunctionType)
+    if isinstance(value, dict):
+        items = tuple((k, _static_key(v)) for k, v in value.items())
+        return None if any(v is None for _, v in items) else (dict, items)
+    if isinstance(value, tuple) and not isinstance(value, PartitionSpec):
+        items = tuple(_static_key(v) for v in value)
+        return None if any(v is None for v in items) else (type(value), items)
+    if isinstance(value, plain):
+        return (type(value), value)
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _eager_jit(static: "_Static") -> Callable:
+    from toolkit.stages import jit
+    return jit(functools.partial(_typed_call, **static.value))
+
+
+class _Static:
+    """Static arguments keyed by :func:`_static_key` (their values compare by key, not by ``==``)."""
+
+    def __init__(self, value: dict, key: Any):
+        self.value, self.key = value, key
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Static) and other.key == self.key
+
+
+def _typed_call(*args: Any, fun: Callable, kwargs: Any, sharding: NamedSharding, typed: NamedSharding | None,
+                primitive: str | None, how: str) -> Any:
+    kwargs = dict(kwargs)
+    if typed is None:  # no Explicit axes: only a layout
+        return reshard(fun(*args, **kwargs), sharding)
+    if how == "auto":
+        # JAX's einsum of more than two operands: the whole computation with the Explicit axes Auto, then resharded.
+        return auto_axes(lambda *xs: fun(*xs, **kwargs), axes=sharding.mesh.explicit_axes, out_sharding=sharding)(*args)
+    if how == "typed_by_fun":
+        out = fun(*args, out_type=typed, **kwargs)
+        return out if typeof(out).sharding == typed else reshard(out, sharding)
+    override = typed if how == "direct" else sharding_rules.hooks.make(typed.mesh, ())  # "replicated"
+    if primitive is not None:
+        with sharding_rules.out_sharding_override(primitive, override):
+            out = fun(*args, **kwargs)
+    else:
+        out = fun(*args, **kwargs)
+    if typeof(out).sharding != typed:
+        out = reshard(out, sharding)
+    return out
+
+
+def with_out_sharding(fun: Callable, args: tuple, kwargs: dict, out_sharding: Any, what: str, shape: tuple, *,
+                      primitive: str | None = None, how: str = "direct") -> Any:
+    """``fun(*args, **kwargs)`` (arrays ``args``, static ``kwargs``) whose result's type is ``out_sharding``.
+
+    What ``out_sharding=`` does in JAX: the result of ``shape`` is typed
+    (explicit sharding) and laid out by ``out_sharding`` — a ``NamedSharding``,
+    or a ``PartitionSpec`` under ``toolkit.set_mesh``, checked with JAX's
+    messages. ``how`` says how:
+
+    * ``"direct"``: the primitive named ``primitive`` that makes the result is
+      typed so (its sharding rule is not asked, as for a reshape JAX cannot
+      infer); a result not made by it (a no-op) is resharded;
+    * ``"replicated"``: that primitive's results are typed replicated, then resharded;
+    * ``"auto"``: ``fun`` runs with the Explicit axes Auto (``auto_axes``), its result resharded;
+    * ``"typed_by_fun"``: ``fun`` is also passed ``out_type`` (the result's type sharding) and types
+      its result itself (einsum: the product before the final transpose); otherwise resharded.
+
+    Outside a trace it runs as one ``jit`` (eager executables are cached
+    without the override), placed as its type says, as JAX places it.
+    """
+    from toolkit.core import tracing
+    sharding = canonicalize_out_sharding(out_sharding, what)
+    if sharding is None:
+        return fun(*args, **kwargs)
+    typed = out_type_sharding(sharding, tuple(shape))
+    static = dict(fun=fun, kwargs=tuple(kwargs.items()), sharding=sharding, typed=typed, primitive=primitive,
+                  how=how)
+    if tracing.is_tracing():
+        return _typed_call(*args, **static)
+    key = _static_key(static)
+    if key is None:
+        from toolkit.stages import jit
+        return jit(functools.partial(_typed_call, **static))(*args)
+    return _eager_jit(_Static(static, key))(*args)
