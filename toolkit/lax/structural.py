@@ -53,8 +53,18 @@ def _reshape_rule(x: ShapedArray, *, new_sizes: tuple) -> ShapedArray:
 reshape_p = Primitive("reshape", shape_rule=_reshape_rule)
 
 
-def reshape(x: Any, new_sizes: Sequence[int]) -> Any:
-    return reshape_p.bind(x, new_sizes=canonicalize_shape(new_sizes))
+def reshape(x: Any, new_sizes: Sequence[int], *, out_sharding: Any = None) -> Any:
+    """``x`` with shape ``new_sizes`` (same number of elements, row-major order).
+
+    ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``toolkit.set_mesh``) is the
+    result's type on Explicit mesh axes, as in JAX: needed for reshapes whose sharding the rule cannot infer.
+    """
+    new_sizes = canonicalize_shape(new_sizes)
+    if out_sharding is not None:
+        from toolkit.shard.explicit import with_out_sharding
+        return with_out_sharding(reshape, (x,), {"new_sizes": new_sizes}, out_sharding, "reshape", new_sizes,
+                                 primitive="reshape")
+    return reshape_p.bind(x, new_sizes=new_sizes)
 
 
 def _transpose_rule(x: ShapedArray, *, permutation: tuple) -> ShapedArray:
@@ -170,7 +180,14 @@ def iota(dtype: Any, size: int) -> Any:
     return broadcasted_iota(dtype, (size,), 0)
 
 
-def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int) -> Any:
+def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int, *, out_sharding: Any = None) -> Any:
+    """Values counting up along ``dimension`` of ``shape``; ``out_sharding``: the result's type, as in JAX."""
+    if out_sharding is not None:
+        from toolkit.shard.explicit import with_out_sharding
+        shape = canonicalize_shape(shape)
+        return with_out_sharding(broadcasted_iota, (), {"dtype": dtypes.canonicalize_dtype(dtype), "shape": shape,
+                                                        "dimension": int(dimension)},
+                                 out_sharding, "broadcasted_iota", shape, primitive="iota")
     return iota_p.bind(dtype=dtypes.canonicalize_dtype(dtype), shape=canonicalize_shape(shape), dimension=int(dimension))
 
 

@@ -32,10 +32,10 @@ def _no_setitem(self, index, value):
     raise TypeError("toolkit arrays are immutable: instead of x[idx] = y, use x = x.at[idx].set(y)")
 
 
-def _reshape(self, *shape, order="C"):
+def _reshape(self, *shape, order="C", out_sharding=None):
     if len(shape) == 1 and not isinstance(shape[0], int) and not getattr(shape[0], "_is_symbolic_dim", False):
         shape = shape[0]
-    return shapes.reshape(self, shape, order=order)
+    return shapes.reshape(self, shape, order=order, out_sharding=out_sharding)
 
 
 def _transpose(self, *axes):

@@ -16,8 +16,12 @@ def _arr(x: Any) -> Any:
     return x if is_array(x) else asarray(x)
 
 
-def reshape(a: Any, newshape: Any, order: str = "C") -> Any:
-    """``a`` with shape ``newshape`` (one entry may be -1)."""
+def reshape(a: Any, newshape: Any, order: str = "C", *, out_sharding: Any = None) -> Any:
+    """``a`` with shape ``newshape`` (one entry may be -1).
+
+    ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``toolkit.set_mesh``): the result's
+    type on Explicit mesh axes, as in JAX (``toolkit.lax.reshape``'s); needed where it cannot be inferred.
+    """
     if order != "C":
         raise NotImplementedError("only C order reshapes are supported")
     a = _arr(a)
@@ -36,13 +40,15 @@ def reshape(a: Any, newshape: Any, order: str = "C") -> Any:
             raise ValueError(f"cannot reshape an array of shape {a.shape} into shape {tuple(newshape)}")
         newshape = [total // known if isinstance(d, int) and d == -1 else d for d in newshape]
     newshape = tuple(newshape)
+    if out_sharding is not None:
+        return lax_structural.reshape(a, newshape, out_sharding=out_sharding)
     if tuple(a.shape) == newshape:
         return a
     return lax_structural.reshape(a, newshape)
 
 
-def ravel(a: Any) -> Any:
-    return reshape(a, (-1,))
+def ravel(a: Any, order: str = "C", *, out_sharding: Any = None) -> Any:
+    return reshape(a, (-1,), order, out_sharding=out_sharding)
 
 
 def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
