@@ -18,7 +18,16 @@ def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
     return asarray(obj, dtype)
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
+def _with_out_sharding(fun: Any, kwargs: dict, out_sharding: Any, what: str, shape: tuple, primitive: str) -> Any:
+    from toolkit.shard.explicit import with_out_sharding
+    return with_out_sharding(fun, (), kwargs, out_sharding, what, shape, primitive=primitive)
+
+
+def _full(shape: Any, fill_value: Any, dtype: Any, out_sharding: Any, what: str) -> Any:
+    if out_sharding is not None:
+        shape = canonicalize_shape(shape)
+        return _with_out_sharding(full, {"shape": shape, "fill_value": fill_value, "dtype": dtype}, out_sharding,
+                                  what, shape, "broadcast_in_dim")
     shape = canonicalize_shape(shape)
     if dtype is None:
         dtype = fill_value.dtype if is_array(fill_value) or isinstance(fill_value, np.ndarray) else \
@@ -28,37 +37,56 @@ def full(shape: Any, fill_value: Any, dtype: Any = None) -> Any:
     return broadcast_to(value if is_array(value) else asarray(value), shape)
 
 
-def zeros(shape: Any, dtype: Any = None) -> Any:
-    return full(shape, 0, dtypes.DEFAULT_FLOAT if dtype is None else dtype)
+# out_sharding= (a NamedSharding, or a PartitionSpec under toolkit.set_mesh): the created array's type on
+# Explicit mesh axes, as in JAX; eagerly the array is placed so. Each names itself in errors as JAX's does.
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+    return _full(shape, fill_value, dtype, out_sharding, "full")
 
 
-def ones(shape: Any, dtype: Any = None) -> Any:
-    return full(shape, 1, dtypes.DEFAULT_FLOAT if dtype is None else dtype)
+def zeros(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+    return _full(shape, 0, dtypes.DEFAULT_FLOAT if dtype is None else dtype, out_sharding, "jnp.zeros")
 
 
-def empty(shape: Any, dtype: Any = None) -> Any:
-    return zeros(shape, dtype)
+def ones(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+    return _full(shape, 1, dtypes.DEFAULT_FLOAT if dtype is None else dtype, out_sharding, "jnp.ones")
 
 
-def zeros_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
-    return full_like(a, 0, dtype, shape)
+def empty(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+    return zeros(shape, dtype, out_sharding=out_sharding)
 
 
-def ones_like(a: Any, dtype: Any = None, shape: Any = None) -> Any:
-    return full_like(a, 1, dtype, shape)
-
-
-def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None) -> Any:
+def _full_like(a: Any, fill_value: Any, dtype: Any, shape: Any, out_sharding: Any, what: str) -> Any:
     a = a if is_array(a) else np.asarray(a)
-    return full(a.shape if shape is None else shape, fill_value, a.dtype if dtype is None else dtype)
+    return _full(a.shape if shape is None else shape, fill_value, a.dtype if dtype is None else dtype, out_sharding,
+                 what)
 
 
-def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None) -> Any:
-    """Evenly spaced values; bounds must be concrete (not traced)."""
+def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, out_sharding: Any = None) -> Any:
+    return _full_like(a, 0, dtype, shape, out_sharding, "jnp.zeros_like")
+
+
+def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, out_sharding: Any = None) -> Any:
+    return _full_like(a, 1, dtype, shape, out_sharding, "jnp.ones_like")
+
+
+def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, out_sharding: Any = None) -> Any:
+    return _full_like(a, fill_value, dtype, shape, out_sharding, "full_like")
+
+
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+    """Evenly spaced values; bounds must be concrete (not traced). ``out_sharding``: the result's type, as in JAX."""
     for name, v in (("start", start), ("stop", stop), ("step", step)):
         if is_array(v) and not hasattr(v, "_impl"):
             raise TypeError(f"arange: {name} must be a concrete value, not a traced one; the result's size must be "
                             "known when tracing")
+    if out_sharding is not None:
+        if any(shape_poly.is_symbolic_dim(v) for v in (start, stop, step)):
+            raise NotImplementedError("arange: out_sharding with symbolic bounds; reshard the result instead")
+        lo, hi = (0, start) if stop is None else (start, stop)
+        size = len(np.arange(lo, hi, 1 if step is None else step))
+        return _with_out_sharding(arange, {"start": start, "stop": stop, "step": step, "dtype": dtype},
+                                  out_sharding, "jnp.arange", (size,), "iota")
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step
