@@ -13,6 +13,7 @@ roll shifts are Python ints. Example::
 
 from __future__ import annotations
 
+import contextlib
 import string
 from typing import Any, Sequence
 
@@ -203,7 +204,7 @@ def _take_diagonal_label(x: Any, labels: list[str]) -> tuple[Any, list[str]]:
 
 
 def einsum(subscripts: str, *operands: Any, optimize: Any = None, precision: Any = None,
-           preferred_element_type: Any = None) -> Any:
+           preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
     """Einstein summation, lowered to ``dot_general`` (pairs chosen greedily), reductions and transposes.
 
     Supports ``...`` (broadcast, size-1 dimensions broadcast against others),
@@ -216,15 +217,29 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = None, precision: Any
         einsum("ij,jk->ik", a, b)          # matmul
         einsum("...ij->...ji", x)          # batched transpose
         einsum("ii", m)                    # trace
+
+    ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``toolkit.set_mesh``) is the result's
+    type on Explicit mesh axes, as in JAX: for two operands the product is typed so (contractions over
+    sharded dimensions are ambiguous without it), for one the reduction; more operands are contracted
+    with the Explicit axes Auto and the result resharded.
     """
     if not operands:
         raise ValueError("einsum needs at least one operand")
     dtype, weak = result_dtype(*operands)
     arrays = [_arr(convert(o, dtype, weak)) for o in operands]
+    if out_sharding is None:
+        return _einsum(*arrays, subscripts=subscripts, preferred_element_type=preferred_element_type)
+    from toolkit.shard.explicit import with_out_sharding
     labels_list, output = _parse_einsum(subscripts, [tuple(a.shape) for a in arrays])
-    pref = dtypes.canonicalize_dtype(preferred_element_type) if preferred_element_type is not None else None
+    sizes = _label_sizes(arrays, labels_list)
+    return with_out_sharding(_einsum, tuple(arrays), {"subscripts": subscripts,
+                                                      "preferred_element_type": preferred_element_type},
+                             out_sharding, "einsum", tuple(sizes[lab] for lab in output),
+                             how="auto" if len(arrays) > 2 else "typed_by_fun")
 
-    # Label sizes, broadcasting 1 against n.
+
+def _label_sizes(arrays: Sequence[Any], labels_list: Sequence[list[str]]) -> dict[str, Any]:
+    """Each label's size, broadcasting 1 against n."""
     sizes: dict[str, Any] = {}
     for k, (a, labels) in enumerate(zip(arrays, labels_list)):
         for lab, n in zip(labels, a.shape):
@@ -233,6 +248,23 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = None, precision: Any
                 sizes[lab] = n
             elif n != 1 and n != old:
                 raise ValueError(f"einsum: subscript {lab!r} has size {n} in operand {k} but {old} elsewhere")
+    return sizes
+
+
+def _einsum(*arrays: Any, subscripts: str, preferred_element_type: Any, out_type: Any = None) -> Any:
+    """:func:`einsum` of operands of one dtype; ``out_type`` (a type sharding) types its last product or reduction."""
+    labels_list, output = _parse_einsum(subscripts, [tuple(a.shape) for a in arrays])
+    pref = dtypes.canonicalize_dtype(preferred_element_type) if preferred_element_type is not None else None
+    sizes = _label_sizes(arrays, labels_list)
+
+    def typed_as_output(primitive: str, labels: list[str]) -> Any:
+        """While the result with ``labels`` is made: typed as the output's dimensions (before the final transpose)."""
+        if out_type is None or sorted(labels) != sorted(output):
+            return contextlib.nullcontext()
+        from toolkit.core import sharding_rules
+        spec = tuple(out_type.spec) + (None,) * (len(output) - len(out_type.spec))
+        return sharding_rules.out_sharding_override(
+            primitive, sharding_rules.hooks.make(out_type.mesh, tuple(spec[output.index(lab)] for lab in labels)))
 
     ops: list[tuple[Any, list[str]]] = []
     for a, labels in zip(arrays, labels_list):
@@ -251,7 +283,10 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = None, precision: Any
     for k, (a, labels) in enumerate(ops):
         drop = [i for i, lab in enumerate(labels) if not needed_elsewhere(lab, (k,))]
         if drop:
-            ops[k] = (_reduce_sum(a, drop), [lab for i, lab in enumerate(labels) if i not in drop])
+            kept = [lab for i, lab in enumerate(labels) if i not in drop]
+            with typed_as_output("reduce_or" if dtypes.is_bool(a.dtype) else "reduce_sum",
+                                 kept) if len(ops) == 1 else contextlib.nullcontext():
+                ops[k] = (_reduce_sum(a, drop), kept)
 
     def result_labels(i: int, j: int) -> tuple[list[str], list[str], list[str]]:
         li, lj = ops[i][1], ops[j][1]
@@ -276,7 +311,8 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = None, precision: Any
         contract = [lab for lab in shared if lab not in batch]
         dims = ((tuple(lhs_labels.index(c) for c in contract), tuple(rhs_labels.index(c) for c in contract)),
                 (tuple(lhs_labels.index(b) for b in batch), tuple(rhs_labels.index(b) for b in batch)))
-        out = lax_linalg.dot_general(lhs, rhs, dims, preferred_element_type=pref if len(ops) == 2 else None)
+        with typed_as_output("dot_general", batch + free) if len(ops) == 2 else contextlib.nullcontext():
+            out = lax_linalg.dot_general(lhs, rhs, dims, preferred_element_type=pref if len(ops) == 2 else None)
         ops = [op for k, op in enumerate(ops) if k not in (i, j)] + [(out, batch + free)]
     result, res_labels = ops[0]
     if pref is not None and result.dtype != pref:
