@@ -1225,7 +1225,9 @@ def _eager_handler(primitive: Any, args: Sequence[Any], params: dict[str, Any]) 
     if generation != _eager_generation:
         _eager_cache.clear()
         _eager_generation = generation
-    key = (primitive, params_key, avals, placements) if params_key is not None else None
+    # The out_sharding= overrides in force type the result (toolkit.core.sharding_rules): part of the key.
+    overrides = tuple(sharding_rules._overrides)
+    key = (primitive, params_key, avals, placements, overrides) if params_key is not None else None
     entry = _eager_cache.get(key) if key is not None else None
     compiled = None
     if entry is not None and (entry[1] is _ANY_PARTITIONER or entry[1] == _environ_get(_PARTITIONER_VARIABLE)):

@@ -240,8 +240,6 @@ def test_scatter_with_batching_dims_matches_jax(tmesh, jx, jmesh):
     assert str(terr.value) == str(jerr.value)
 
 
-@pytest.mark.xfail(strict=True, raises=ShardingTypeError,
-                   reason="gather's transpose (toolkit/ad/rules/indexing.py) scatters into untyped zeros")
 def test_grad_through_gather_matches_jax(tmesh, jx, jmesh):
     # JAX's transpose of gather is a scatter_add into zeros of the operand's type
     import jax.numpy as jnp
@@ -258,8 +256,6 @@ def test_grad_through_gather_matches_jax(tmesh, jx, jmesh):
     np.testing.assert_allclose(np.asarray(t), np.asarray(j))
 
 
-@pytest.mark.xfail(strict=True, reason="toolkit.lax.scan traces the body with untyped slices of xs "
-                                       "(control_flow.scan's x_avals drop the sharding), so ys from xs are untyped")
 def test_scan_ys_from_xs_match_jax(tmesh, jx, jmesh):
     from jax.sharding import PartitionSpec as JP
 
@@ -272,3 +268,17 @@ def test_scan_ys_from_xs_match_jax(tmesh, jx, jmesh):
         j = fun(jx.lax, jx.device_put, JP)
     np.testing.assert_allclose(np.asarray(t), np.asarray(j))
     assert str(toolkit.typeof(t)) == str(jx.typeof(j))
+
+
+def test_eager_ops_are_cached_per_out_sharding_override(tmesh):
+    """An eager op's executable is not reused under an override that types its result otherwise."""
+    from toolkit.core import sharding_rules
+    from toolkit.lax import structural
+
+    with toolkit.set_mesh(tmesh):
+        typed = toolkit.typeof(toolkit.device_put(X, P("x"))).sharding
+        plain = structural.broadcast_in_dim(np.float32(0), (8, 4), ())  # compiled and cached untyped
+        with sharding_rules.out_sharding_override("broadcast_in_dim", typed):
+            zeros = structural.broadcast_in_dim(np.float32(0), (8, 4), ())
+    assert str(toolkit.typeof(plain)) == "float32[8,4]"
+    assert str(toolkit.typeof(zeros)) == "float32[8@x,4]"

@@ -54,9 +54,17 @@ def tangent_aval(aval: ShapedArray) -> ShapedArray:
 
 
 def zeros(aval: ShapedArray) -> Any:
-    """A materialized zero array of ``aval``: a broadcast of a scalar literal, cheap in any trace."""
+    """A materialized zero array of ``aval``: a broadcast of a scalar literal, cheap in any trace.
+
+    An explicitly sharded ``aval`` gives zeros of that type (as JAX's ``zeros_like_aval``), so a
+    cotangent accumulated into them (gather's transpose, say) keeps the primal's sharding.
+    """
     from toolkit.lax import structural
-    return structural.broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
+    if getattr(aval, "sharding", None) is None:
+        return structural.broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
+    from toolkit.core import sharding_rules
+    with sharding_rules.out_sharding_override("broadcast_in_dim", aval.sharding):
+        return structural.broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
 
 
 def instantiate(value: Any, aval: ShapedArray | None = None) -> Any:

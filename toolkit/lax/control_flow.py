@@ -387,6 +387,15 @@ def _scan_rule(*operands: ShapedArray, body: Program, num_carry: int, num_consts
 scan_p = Primitive("scan", shape_rule=_scan_rule, multiple_results=True)
 
 
+def _step_aval(aval: ShapedArray) -> ShapedArray:
+    """The type of one step's slice of a scanned ``xs`` leaf: the leading dimension (and its spec entry) dropped."""
+    if aval.sharding is None:
+        return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type)
+    from toolkit.core import sharding_rules
+    spec = sharding_rules.spec_of(aval)[1:]
+    return aval.update(shape=aval.shape[1:], sharding=sharding_rules.hooks.make(aval.sharding.mesh, spec))
+
+
 def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, length: int | None = None,
          reverse: bool = False, unroll: int | bool = 1) -> tuple[Any, Any]:
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns ``(carry, stacked ys)``.
@@ -434,7 +443,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
         raise ValueError("scan got no values to scan over and `length` not provided")
     if isinstance(unroll, bool):
         unroll = (1 if is_symbolic_dim(length) else max(length, 1)) if unroll else 1
-    x_avals = [ShapedArray(a.shape[1:], a.dtype, a.weak_type) for a in xs_avals]
+    x_avals = [_step_aval(a) for a in xs_avals]
     args_tree = tree_util.tree_structure((init, xs))
 
     def pair_f(carry: Any, x: Any) -> tuple[Any, Any]:
