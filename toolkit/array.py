@@ -258,7 +258,7 @@ class Shard:
 
 def _host_value(x: Any) -> tuple[np.ndarray, ShapedArray]:
     if dtypes.is_python_scalar(x):
-        aval = ShapedArray((), dtypes.dtype_of(x), weak_type=True)
+        aval = ShapedArray((), dtypes.dtype_of(x), weak_type=type(x) is not bool)  # as JAX: bools are never weak
         return np.asarray(x, aval.dtype), aval
     value = np.asarray(x)
     if value.dtype == object:

@@ -235,8 +235,8 @@ def aval_of(x: Any) -> ShapedArray:
         return aval
     if isinstance(x, ShapeDtypeStruct):
         return x.to_aval()
-    if dtypes.is_python_scalar(x):
-        return ShapedArray((), dtypes.dtype_of(x), weak_type=True)
+    if dtypes.is_python_scalar(x):  # weakly typed, but for bool (as in JAX: a bool has only one type)
+        return ShapedArray((), dtypes.dtype_of(x), weak_type=type(x) is not bool)
     if isinstance(x, (np.ndarray, np.generic)):
         return ShapedArray(x.shape, x.dtype)
     shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)

@@ -13,8 +13,8 @@ from toolkit.lax.reductions import (  # noqa: F401
     argmax, argmin, reduce_and, reduce_max, reduce_min, reduce_or, reduce_prod, reduce_sum, reduce_xor,
 )
 from toolkit.lax.structural import (  # noqa: F401
-    broadcast, broadcast_in_dim, broadcasted_iota, concatenate, dynamic_slice, dynamic_update_slice, iota, pad,
-    reshape, rev, slice, transpose,
+    broadcast, broadcast_in_dim, broadcasted_iota, concatenate, dynamic_slice, dynamic_update_slice, full, iota,
+    pad, reshape, rev, slice, transpose,
 )
 from toolkit.lax.control_flow import cond, fori_loop, scan, switch, while_loop  # noqa: F401
 from toolkit.lax.indexing import (  # noqa: F401

@@ -43,6 +43,37 @@ def broadcast(x: Any, sizes: Sequence[int]) -> Any:
     return broadcast_in_dim(x, sizes + tuple(x.shape), tuple(range(len(sizes), len(sizes) + ndim)))
 
 
+def full(shape: Sequence[int], fill_value: Any, dtype: Any = None, *, sharding: Any = None) -> Any:
+    """An array of ``shape`` filled with the scalar ``fill_value`` (``jax.lax.full``).
+
+    With ``dtype`` None a Python scalar stays weakly typed. ``sharding``, as in JAX
+    0.10.2: a sharding over a concrete mesh places the array so when called eagerly
+    (under a trace it is ignored); one over an abstract mesh (an array's type
+    sharding, ``toolkit.typeof(x).sharding``) types the result, as ``out_sharding=`` does.
+    """
+    from toolkit.core import tracing
+    from toolkit.shard.mesh import AbstractMesh
+    shape = canonicalize_shape(shape)
+    if np.shape(fill_value):
+        raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape {np.shape(fill_value)}.")
+    if dtype is not None:
+        dtype = dtypes.canonicalize_dtype(dtype)
+        if isinstance(fill_value, (bool, int, float, complex, np.generic, np.ndarray)):
+            fill_value = np.asarray(fill_value, dtype)
+        else:
+            from toolkit.lax.elementwise import convert_element_type
+            fill_value = convert_element_type(fill_value, dtype)
+    if sharding is not None and isinstance(getattr(sharding, "mesh", None), AbstractMesh):
+        from toolkit.shard.explicit import with_out_sharding
+        return with_out_sharding(broadcast_in_dim, (fill_value,), {"shape": shape, "broadcast_dimensions": ()},
+                                 sharding, "full", shape, primitive="broadcast_in_dim")
+    out = broadcast_in_dim(fill_value, shape, ())
+    if sharding is not None and not tracing.is_tracing():
+        from toolkit.array import device_put
+        out = device_put(out, sharding)
+    return out
+
+
 def _reshape_rule(x: ShapedArray, *, new_sizes: tuple) -> ShapedArray:
     if shape_size(x.shape) != shape_size(new_sizes):
         raise TypeError(f"reshape: cannot reshape an array of shape {x.shape} ({shape_size(x.shape)} elements) "

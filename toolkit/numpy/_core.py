@@ -50,7 +50,7 @@ def asarray(x: Any, dtype: Any = None) -> Any:
         return _stack_nested(x, dtype)
     if dtypes.is_python_scalar(x) and dtype is None:
         value = np.asarray(x, dtypes.dtype_of(x))
-        return _to_device_or_constant(value, weak=True)
+        return _to_device_or_constant(value, weak=type(x) is not bool)  # a bool is never weakly typed (JAX)
     value = np.asarray(x) if dtype is None else np.asarray(x, dtype=dtypes.canonicalize_dtype(dtype))
     if value.dtype == np.float64 and dtype is None and not isinstance(x, (np.ndarray, np.generic)):
         value = value.astype(dtypes.DEFAULT_FLOAT)  # Python floats in lists: the default float type
