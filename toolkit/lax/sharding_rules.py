@@ -501,6 +501,6 @@ for _p in (parallel.psum_p, parallel.psum_invariant_p, parallel.pmax_p, parallel
     NO_SHARDING_RULE[_p] = ("a collective runs only inside shard_map, whose axes are Manual there: explicit "
                             "types never reach it")
 NO_SHARDING_RULE[structural.iota_p] = ("no operands: rules are consulted only when an operand is typed; an iota is "
-                                       "typed by out_sharding (not yet a parameter)")
+                                       "typed by out_sharding= of lax.broadcasted_iota / numpy.arange")
 for _p in (custom_call.custom_call_p, custom_call.effectful_custom_call_p):
     NO_SHARDING_RULE[_p] = "an opaque target: no layout of its results can be derived from its operands"
