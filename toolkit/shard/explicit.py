@@ -228,15 +228,6 @@ def _jax_spec_text(spec: Any) -> str:
     return "P" + repr(tuple(spec))
 
 
-def _spec_names(spec: Any) -> list:
-    names = []
-    for entry in spec:
-        if entry is None or entry is UNCONSTRAINED:
-            continue
-        names.extend(entry if isinstance(entry, tuple) else (entry,))
-    return names
-
-
 def canonicalize_out_sharding(out_sharding: Any, what: str) -> NamedSharding | None:
     """``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``set_mesh``) checked as JAX checks it.
 
@@ -263,7 +254,7 @@ def canonicalize_out_sharding(out_sharding: Any, what: str) -> NamedSharding | N
             raise ValueError(f"Context mesh {context.abstract_mesh} should match the mesh of sharding "
                              f"{mesh.abstract_mesh} passed to {what}.")
     if mesh is not None:
-        names = _spec_names(spec)
+        names = PartitionSpec(*spec).axis_names_used()
         twice = sorted({n for n in names if names.count(n) > 1}, key=str)
         if twice:
             shown = ", ".join(sorted(f"`{a}`" for a in twice))
