@@ -511,45 +511,146 @@ class _IndexUpdateRef:
         self.index = index
 
     def get(self, *, indices_are_sorted: bool = False, unique_indices: bool = False, mode: Any = None,
-            fill_value: Any = None) -> Any:
-        """``x[idx]``, with an explicit out-of-bounds ``mode``."""
-        mode = lax_indexing.GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else lax_indexing.GatherScatterMode.from_any(mode)
-        return _getitem(self.array, self.index, mode, fill_value, check_static_bounds=False)
+            fill_value: Any = None, out_sharding: Any = None) -> Any:
+        """``x[idx]``, with an explicit out-of-bounds ``mode``.
+
+        ``out_sharding`` (as in JAX 0.10.2): the result's type on Explicit mesh axes, for a gather whose
+        sharding cannot be inferred; the indexing runs with the Explicit axes Auto, its result is resharded.
+        """
+        if out_sharding is not None:
+            return _with_index_out_sharding(_get_call, self.array, self.index, (), out_sharding, ".get",
+                                            mode=mode, fill_value=fill_value)
+        return _get_call(self.array, index=self.index, mode=mode, fill_value=fill_value)
+
+    def _update(self, values: Any, op: str, what: str, mode: Any, indices_are_sorted: bool, unique_indices: bool,
+                out_sharding: Any) -> Any:
+        if out_sharding is not None:
+            return _with_index_out_sharding(_scatter_call, self.array, self.index, (values,), out_sharding, what,
+                                            op=op, mode=mode, indices_are_sorted=indices_are_sorted,
+                                            unique_indices=unique_indices)
+        return _scatter(self.array, self.index, values, op, mode, indices_are_sorted, unique_indices)
 
     def set(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
-            mode: Any = None) -> Any:
-        """A copy of ``x`` with ``x[idx] = values`` (which duplicate wins is unspecified)."""
-        return _scatter(self.array, self.index, values, "set", mode, indices_are_sorted, unique_indices)
+            mode: Any = None, out_sharding: Any = None) -> Any:
+        """A copy of ``x`` with ``x[idx] = values`` (which duplicate wins is unspecified).
+
+        ``out_sharding`` (here and in the other updates, as in JAX 0.10.2): the result's type on Explicit mesh
+        axes, for a scatter whose sharding cannot be inferred (run with the Explicit axes Auto, then resharded).
+        """
+        return self._update(values, "set", ".set", mode, indices_are_sorted, unique_indices, out_sharding)
 
     def add(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
-            mode: Any = None) -> Any:
+            mode: Any = None, out_sharding: Any = None) -> Any:
         """A copy of ``x`` with ``x[idx] += values`` (duplicate indices accumulate)."""
-        return _scatter(self.array, self.index, values, "add", mode, indices_are_sorted, unique_indices)
+        return self._update(values, "add", ".add", mode, indices_are_sorted, unique_indices, out_sharding)
 
-    def subtract(self, values: Any, **kwargs: Any) -> Any:
+    def subtract(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+                 mode: Any = None, out_sharding: Any = None) -> Any:
         """A copy of ``x`` with ``x[idx] -= values``."""
         from toolkit.numpy.ufuncs import negative
-        return self.add(negative(values if is_array(values) else asarray(values)), **kwargs)
+        return self._update(negative(values if is_array(values) else asarray(values)), "add", ".subtract", mode,
+                            indices_are_sorted, unique_indices, out_sharding)
 
     def multiply(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
-                 mode: Any = None) -> Any:
+                 mode: Any = None, out_sharding: Any = None) -> Any:
         """A copy of ``x`` with ``x[idx] *= values`` (duplicate indices multiply)."""
-        return _scatter(self.array, self.index, values, "mul", mode, indices_are_sorted, unique_indices)
+        return self._update(values, "mul", ".multiply", mode, indices_are_sorted, unique_indices, out_sharding)
 
     mul = multiply
 
     def min(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
-            mode: Any = None) -> Any:
+            mode: Any = None, out_sharding: Any = None) -> Any:
         """A copy of ``x`` with ``x[idx] = minimum(x[idx], values)``."""
-        return _scatter(self.array, self.index, values, "min", mode, indices_are_sorted, unique_indices)
+        return self._update(values, "min", ".min", mode, indices_are_sorted, unique_indices, out_sharding)
 
     def max(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
-            mode: Any = None) -> Any:
+            mode: Any = None, out_sharding: Any = None) -> Any:
         """A copy of ``x`` with ``x[idx] = maximum(x[idx], values)``."""
-        return _scatter(self.array, self.index, values, "max", mode, indices_are_sorted, unique_indices)
+        return self._update(values, "max", ".max", mode, indices_are_sorted, unique_indices, out_sharding)
 
     def __repr__(self) -> str:
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
+
+
+def _get_call(x: Any, *, index: Any, mode: Any, fill_value: Any) -> Any:
+    mode = lax_indexing.GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else \
+        lax_indexing.GatherScatterMode.from_any(mode)
+    return _getitem(x, index, mode, fill_value, check_static_bounds=False)
+
+
+def _scatter_call(x: Any, values: Any, *, index: Any, op: str, mode: Any, indices_are_sorted: bool,
+                  unique_indices: bool) -> Any:
+    return _scatter(x, index, values, op, mode, indices_are_sorted, unique_indices)
+
+
+def _index_template(idx: Any) -> tuple[tuple, list]:
+    """``idx`` split into a static template (hashable when it holds no numpy array) and its array entries."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    template: list = [isinstance(idx, tuple)]
+    arrays = []
+    for item in items:
+        if is_array(item) and item.dtype == np.bool_ and not isinstance(item, Tracer):
+            template.append(("value", np.asarray(item)))  # a concrete mask stays concrete (it decides the shape)
+        elif is_array(item):
+            template.append(("array",))
+            arrays.append(item)
+        elif isinstance(item, slice):
+            template.append(("slice", item.start, item.stop, item.step))
+        elif item is None or item is Ellipsis:
+            template.append((repr(item),))
+        else:
+            template.append(("value", item))
+    return tuple(template), arrays
+
+
+def _index_from_template(template: tuple, arrays: Sequence[Any]) -> Any:
+    arrays = iter(arrays)
+    items = []
+    for entry in template[1:]:
+        kind = entry[0]
+        items.append(next(arrays) if kind == "array" else slice(*entry[1:]) if kind == "slice" else
+                     None if kind == "None" else Ellipsis if kind == "Ellipsis" else entry[1])
+    return tuple(items) if template[0] else items[0]
+
+
+def _templated(*args: Any, fun: Any, template: tuple, n_fixed: int, **kwargs: Any) -> Any:
+    return fun(*args[:n_fixed], index=_index_from_template(template, args[n_fixed:]), **kwargs)
+
+
+def _with_index_out_sharding(fun: Any, x: Any, idx: Any, extra: tuple, out_sharding: Any, what: str,
+                             **kwargs: Any) -> Any:
+    """``fun(x, *extra, index=idx, **kwargs)`` (``x.at[idx].get/set/...``) typed by ``out_sharding``.
+
+    As JAX 0.10.2's ``.at[]`` does it: the indexing runs with the Explicit axes Auto and its result is
+    resharded (``toolkit.shard.explicit.with_out_sharding``, ``how="auto"``); the index's arrays are arguments.
+    """
+    from toolkit.shard.explicit import with_out_sharding
+    x = x if is_array(x) else asarray(x)
+    if fun is _scatter_call:
+        shape = tuple(x.shape)
+        extra = tuple(convert(v, x.dtype, x.weak_type) for v in extra)
+    else:
+        entries, false_positions = _parse(x.shape, idx, check_static_bounds=False)
+        shape = _indexed_shape(entries, false_positions)
+    template, arrays = _index_template(idx)
+    args = (x,) + tuple(extra) + tuple(arrays)
+    static = dict(fun=fun, template=template, n_fixed=1 + len(extra), **kwargs)
+    return with_out_sharding(_templated, args, static, out_sharding, what, shape, how="auto")
+
+
+def _indexed_shape(entries: Sequence[_E], false_positions: Sequence[int]) -> tuple:
+    """The shape of ``x[idx]`` (numpy's order of the result dimensions)."""
+    adv = [e for e in entries if e.kind in ("int", "dyn", "array")]
+    adv_values = [_int_index(e.start) if e.kind == "int" else e.value for e in adv]
+    batch_shape = broadcast_shapes(*[tuple(v.shape) for v in adv_values]) if adv else ()
+    sizes = {("d", e.dim): e.length for e in entries if e.kind == "slice"}
+    sizes.update({("B", k): n for k, n in enumerate(batch_shape)})
+    shape = [1 if lab == ("new",) else sizes[lab] for lab in _result_labels(entries, len(batch_shape))]
+    if false_positions:  # no advanced entries: the labels are the newaxis and slice entries in order
+        positions = [i for i, e in enumerate(entries) if e.kind in ("new", "slice")]
+        for p in false_positions:
+            shape[positions.index(p)] = 0
+    return tuple(shape)
 
 
 def _result_labels(entries: Sequence[_E], batch_rank: int) -> list[tuple]:
@@ -587,27 +688,21 @@ def _scatter(x: Any, idx: Any, values: Any, op: str, mode: Any, indices_are_sort
     result_shape = tuple(1 if lab == ("new",) else sizes[lab] for lab in labels)
     if false_positions:
         return x  # a False index selects nothing
-    try:
-        values = broadcast_to(values, result_shape)
-    except ValueError:
-        raise ValueError(f"cannot broadcast update values of shape {tuple(values.shape)} to the indexed shape "
-                         f"{result_shape}") from None
+    values = _broadcast_update(values, result_shape, _slice_sharding(x, labels, adv_values, len(batch_shape)))
     if _known_empty(result_shape) or _known_empty(x.shape):
         return x
 
     slices = {e.dim: e for e in entries if e.kind == "slice"}
     strided = [d for d in sorted(slices) if slices[d].step != 1]
     windows = [d for d in sorted(slices) if slices[d].step == 1]
-    # Update layout: advanced batch dims, then strided-slice dims (also batch), then window dims.
-    update_labels = [("B", k) for k in range(len(batch_shape))] + [("d", d) for d in strided] + \
-        [("d", d) for d in windows]
+    # JAX's layout: the update keeps the slice's order (newaxis dimensions dropped); its scatter dimensions are
+    # the advanced block and the strided slices in that order, the others its window dimensions.
     kept = [lab for lab in labels if lab != ("new",)]
     values = lax_structural.reshape(values, tuple(sizes[lab] for lab in kept)) if len(kept) != len(labels) else values
-    perm = [kept.index(lab) for lab in update_labels]
-    if perm != list(range(len(perm))):
-        values = lax_structural.transpose(values, perm)
+    scatter_labels = [lab for lab in kept if lab[0] == "B" or lab[1] in strided]
+    update_window_dims = tuple(i for i, lab in enumerate(kept) if lab not in scatter_labels)
 
-    full_batch = tuple(batch_shape) + tuple(slices[d].length for d in strided)
+    full_batch = tuple(sizes[lab] for lab in scatter_labels)
     nb = len(batch_shape)
     components: list[tuple[Any, Any]] = []
     placements: list[tuple] = []
@@ -617,12 +712,12 @@ def _scatter(x: Any, idx: Any, values: Any, op: str, mode: Any, indices_are_sort
         if d in adv_by_dim:
             v = adv_by_dim[d]
             components.append((v if isinstance(v, np.ndarray) or is_array(v) else np.asarray(v), x.shape[d]))
-            placements.append(tuple(range(nb - v.ndim, nb)))
+            placements.append(tuple(scatter_labels.index(("B", k)) for k in range(nb - v.ndim, nb)))
             component_dims.append(d)
         elif d in strided:
             e = slices[d]
             components.append((_strided_positions(e), None))
-            placements.append((nb + strided.index(d),))
+            placements.append((scatter_labels.index(("d", d)),))
             component_dims.append(d)
         elif d in windows and (slices[d].start != 0 or not (slices[d].length is x.shape[d] or
                                                             slices[d].length == x.shape[d])):
@@ -637,7 +732,7 @@ def _scatter(x: Any, idx: Any, values: Any, op: str, mode: Any, indices_are_sort
         indices = asarray(indices)
     inserted = tuple(sorted(list(adv_by_dim) + strided))
     dnums = lax_indexing.ScatterDimensionNumbers(
-        update_window_dims=tuple(range(len(full_batch), len(full_batch) + len(windows))),
+        update_window_dims=update_window_dims,
         inserted_window_dims=inserted, scatter_dims_to_operand_dims=tuple(component_dims))
     if not any(e.kind == "array" for e in entries):
         unique_indices = True  # ints and slices select each element at most once
@@ -645,6 +740,68 @@ def _scatter(x: Any, idx: Any, values: Any, op: str, mode: Any, indices_are_sort
                   "min": lax_indexing.scatter_min, "max": lax_indexing.scatter_max}[op]
     return scatter_fn(x, indices, values, dnums, indices_are_sorted=indices_are_sorted,
                       unique_indices=unique_indices, mode=mode)
+
+
+def _spec_of_value(v: Any) -> tuple:
+    """The explicit sharding of ``v``'s type, one entry per dimension (numpy values: unsharded)."""
+    from toolkit.core.sharding_rules import spec_of
+    aval = getattr(v, "aval", None)
+    return spec_of(aval) if aval is not None else (None,) * np.ndim(v)
+
+
+def _slice_sharding(x: Any, labels: Sequence[tuple], adv_values: Sequence[Any], nb: int) -> Any:
+    """The type sharding of ``x[idx]``'s slice as JAX's indexer gives it (``slice_sharding``), None if ``x`` is untyped.
+
+    Sliced dimensions keep ``x``'s spec (whatever the slice), newaxis dimensions are unsharded and the
+    advanced block takes the spec of the broadcast index arrays.
+    """
+    from toolkit.core.sharding_rules import ShardingTypeError, hooks, spec_of
+    aval = getattr(x, "aval", None)
+    sharding = getattr(aval, "sharding", None)
+    if sharding is None:
+        return None
+    x_spec = spec_of(aval)
+    specs = [(None,) * (nb - np.ndim(v)) + _spec_of_value(v) for v in adv_values]
+    shapes = [(1,) * (nb - np.ndim(v)) + tuple(np.shape(v)) for v in adv_values]
+    if specs and all(sh == shapes[0] for sh in shapes):
+        block = specs[0]
+    else:
+        block = []
+        for k in range(nb):
+            named = {s[k] for s, sh in zip(specs, shapes) if s[k] is not None}
+            if len(named) > 1:
+                raise ShardingTypeError("broadcast_shardings got incompatible shardings for broadcasting: "
+                                        + ", ".join(str(s) for s in specs) + ".")
+            block.append(named.pop() if named else None)
+    spec = tuple(None if lab == ("new",) else x_spec[lab[1]] if lab[0] == "d" else block[lab[1]] for lab in labels)
+    return hooks.make(sharding.mesh, spec)
+
+
+def _broadcast_update(values: Any, shape: tuple, sharding: Any) -> Any:
+    """``values`` broadcast to the slice's ``shape``, typed by the slice's ``sharding`` as JAX's ``.at[]`` types it.
+
+    An update sharded unlike the slice (a dimension over other mesh axes) is JAX's "Incompatible types for
+    broadcasting" error; an unsharded dimension takes the slice's spec.
+    """
+    vshape = tuple(np.shape(values))
+    lead = len(shape) - len(vshape)
+    if lead < 0 or any(not (v == 1 or v is s or v == s) for v, s in zip(vshape, shape[lead:])):
+        raise ValueError(f"cannot broadcast update values of shape {vshape} to the indexed shape {shape}")
+    if sharding is None:
+        return broadcast_to(values, shape)
+    from toolkit.core.avals import format_sharded_shape
+    from toolkit.core.sharding_rules import out_sharding_override
+    from toolkit.shard.explicit import out_type_sharding
+    vspec, spec = _spec_of_value(values), tuple(sharding.spec)
+    if vshape == shape and vspec == spec:
+        return values
+    if any(e is not None and e != spec[lead + i] for i, e in enumerate(vspec)):
+        dtype = np.dtype(values.dtype).name
+        raise ValueError(f"Incompatible types for broadcasting: input type={dtype}[{format_sharded_shape(vshape, vspec)}]"
+                         f" and requested type={dtype}[{format_sharded_shape(shape, spec)}]")
+    out_type_sharding(sharding, shape)  # its axes must divide the slice (JAX's message)
+    with out_sharding_override("broadcast_in_dim", sharding):
+        return lax_structural.broadcast_in_dim(values, shape, tuple(range(lead, len(shape))))
 
 
 def _combine_whole(x: Any, values: Any, op: str) -> Any:
