@@ -720,25 +720,68 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
     gather_mode = _take_mode(mode)
     if gather_mode == "wrap":
         raise ValueError("take_along_axis: mode 'wrap' is not supported")
-    shape = broadcast_shapes(tuple(d for i, d in enumerate(arr.shape) if i != axis),
-                             tuple(d for i, d in enumerate(indices.shape) if i != axis))
-    index = []
-    k = 0
-    for i in range(arr.ndim):
+    # JAX's gather: the dimensions where array and indices agree are gather batching dimensions (so a sharded
+    # batch dimension resolves between them), size-1 index dimensions take the whole array dimension (offset
+    # dimensions), size-1 array dimensions are squeezed away.
+    definitely_equal = shape_poly.definitely_equal
+    rank, idx_shape, axis_size = arr.ndim, tuple(indices.shape), arr.shape[axis]
+    arr_shape = tuple(1 if i == axis else d for i, d in enumerate(arr.shape))
+    out_shape = broadcast_shapes(idx_shape, arr_shape)
+    if definitely_equal(axis_size, 0) or any(type(d) is int and d == 0 for d in out_shape):
+        from toolkit.numpy.creation import zeros
+        return zeros(out_shape, arr.dtype)
+    indices = _along_axis_indices(indices, axis_size)
+    index_dims = [i for i, d in enumerate(idx_shape) if i == axis or not definitely_equal(d, 1)]
+    gather_index_shape = tuple(out_shape[i] for i in index_dims) + (1,)
+    if isinstance(indices, np.ndarray):
+        indices = asarray(indices.reshape(gather_index_shape))
+    else:
+        indices = lax_structural.reshape(indices, gather_index_shape)
+    slice_sizes, offset_dims, start_index_map, collapsed_slice_dims = [], [], [], []
+    operand_batching_dims, start_indices_batching_dims, dims_to_squeeze = [], [], []
+    new_i = j = 0
+    for i in range(rank):
         if i == axis:
-            index.append(indices)
-            continue
-        size = shape[k]
-        k += 1
-        view = [1] * arr.ndim
-        view[i] = size
-        if arr.shape[i] != size:  # a size-1 array dimension broadcast against the indices
-            index.append(np.zeros([1] * arr.ndim, np.int32))
-        elif shape_poly.is_symbolic_dim(size):
-            index.append(lax_structural.broadcasted_iota(np.int32, view, i))
+            slice_sizes.append(1)
+            start_index_map.append(new_i)
+            collapsed_slice_dims.append(new_i)
+            new_i += 1
+            j += 1
+        elif definitely_equal(idx_shape[i], 1):
+            offset_dims.append(i)
+            slice_sizes.append(arr_shape[i])
+            new_i += 1
+        elif definitely_equal(arr_shape[i], 1):
+            dims_to_squeeze.append(i)
+            j += 1
         else:
-            index.append(np.arange(size, dtype=np.int32).reshape(view))
-    return _getitem(arr, tuple(index), gather_mode, fill_value, check_static_bounds=False)
+            slice_sizes.append(1)
+            operand_batching_dims.append(new_i)
+            start_indices_batching_dims.append(j)
+            new_i += 1
+            j += 1
+    if dims_to_squeeze:
+        arr = lax_structural.reshape(arr, tuple(d for i, d in enumerate(arr.shape) if i not in dims_to_squeeze))
+    dnums = lax_indexing.GatherDimensionNumbers(
+        offset_dims=tuple(offset_dims), collapsed_slice_dims=tuple(collapsed_slice_dims),
+        start_index_map=tuple(start_index_map), operand_batching_dims=tuple(operand_batching_dims),
+        start_indices_batching_dims=tuple(start_indices_batching_dims))
+    return lax_indexing.gather(arr, indices, dnums, tuple(slice_sizes), mode=gather_mode, fill_value=fill_value)
+
+
+def _along_axis_indices(indices: Any, n: Any) -> Any:
+    """take_along_axis's indices as int32 (int64 for 64-bit traced ones) with negative entries wrapped once by ``n``."""
+    from toolkit.numpy.indexing import _INT32_MAX, _common_index_dtype, _normalize_dynamic
+    if isinstance(indices, np.ndarray):
+        if type(n) is int or not (indices < 0).any():
+            v = indices.astype(np.int64)
+            v = np.where(v < 0, v + n, v) if type(n) is int else v
+            return np.clip(v, -_INT32_MAX - 1, _INT32_MAX).astype(np.int32)
+        indices = asarray(indices.astype(np.int32))  # negative entries wrap by a symbolic size: at run time
+    index_dtype = _common_index_dtype([indices])
+    if indices.dtype != index_dtype or indices.weak_type:
+        indices = lax_elementwise.convert_element_type(indices, index_dtype)
+    return _normalize_dynamic(indices, n)
 
 
 # --- diagonals and triangles ----------------------------------------------------------
