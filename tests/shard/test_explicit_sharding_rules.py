@@ -125,12 +125,9 @@ def test_rules_match_jax(tmesh, jx, jmesh, name):
 
 
 # Where the rules are JAX's but toolkit.numpy builds the operands differently (outside the rules' reach):
-# JAX broadcasts `.at[]` updates to the slice's sharding, builds take_along_axis's indices with batching
-# dimensions and gives argsort's iota the operand's sharding; toolkit.numpy leaves those operands untyped.
+# JAX gives argsort's iota the operand's sharding; toolkit.numpy leaves it untyped. (`.at[]` updates and
+# take_along_axis, once here, are checked by test_at_and_take_along_axis_match_jax below.)
 KNOWN_GAPS = {
-    "at_add_scalar_to_cols": lambda np_, lx, put, P: put(X, P("x")).at[:, np_.array([1, 2])].add(1.0),
-    "take_along_axis": lambda np_, lx, put, P: np_.take_along_axis(put(X, P("x")), put(np.zeros((8, 2), np.int32),
-                                                                                      P("x")), axis=1),
     "argsort": lambda np_, lx, put, P: np_.argsort(put(X, P("x")), axis=1),
 }
 
@@ -282,3 +279,99 @@ def test_eager_ops_are_cached_per_out_sharding_override(tmesh):
             zeros = structural.broadcast_in_dim(np.float32(0), (8, 4), ())
     assert str(toolkit.typeof(plain)) == "float32[8,4]"
     assert str(toolkit.typeof(zeros)) == "float32[8@x,4]"
+
+
+# -- x.at[] and take_along_axis as toolkit.numpy builds them, against JAX's jnp -----------------------
+# `.at[idx].op(v)` broadcasts v to the slice's shape with the slice's sharding (the sliced dimensions keep
+# the operand's spec, the advanced block the index arrays'), as JAX's indexer does; `out_sharding=` runs the
+# indexing with the Explicit axes Auto and reshards. take_along_axis gathers with batching dimensions.
+
+I82 = (np.arange(16, dtype=np.int32).reshape(8, 2) * 3) % 4 - 1  # negative entries wrap once
+I34 = (np.arange(12, dtype=np.int32).reshape(3, 4) * 5) % 8
+
+AT_CASES = {
+    "at_add_scalar_to_cols": lambda np_, put, P: put(X, P("x")).at[:, np_.array([1, 2])].add(1.0),
+    "at_set_typed_row": lambda np_, put, P: put(X, P(None, "y")).at[3].set(put(np.full(4, 9.0, np.float32), P("y"))),
+    "at_set_typed_rows": lambda np_, put, P: put(X, P(None, "y")).at[np_.array([1, 5])].set(
+        put(np.full(4, 9.0, np.float32), P("y"))),
+    "at_max_scalar_cols": lambda np_, put, P: put(X, P("x")).at[:, np_.array([1, 2])].max(9.0),
+    "at_min_row_to_cols": lambda np_, put, P: put(X, P("x")).at[:, np_.array([0, 3])].min(
+        np.array([5.0, 6.0], np.float32)),
+    "at_mul_numpy_cols": lambda np_, put, P: put(X, P("x")).at[:, np_.array([0, 3])].mul(
+        np.full((8, 2), 2.0, np.float32)),
+    "at_subtract_cols": lambda np_, put, P: put(X, P("x")).at[:, np_.array([1, 2])].subtract(1.0),
+    "at_set_slice": lambda np_, put, P: put(X, P("x")).at[:, 1:3].set(7.0),
+    "at_add_reversed_strided": lambda np_, put, P: put(X, P(None, "y")).at[::-3].add(1.0),
+    "at_add_newaxis": lambda np_, put, P: put(X, P("x")).at[:, None, np_.array([2, 0])].add(np.ones((1, 2), np.float32)),
+    "at_set_everything": lambda np_, put, P: put(X, P("x")).at[...].set(0.0),
+    "at_get_out_sharding": lambda np_, put, P: put(X, P(None, "y")).at[np_.array([1, 2])].get(out_sharding=P("x")),
+    "at_get_out_sharding_sliced_sharded": lambda np_, put, P: put(X, P("x")).at[np_.array([1, 6])].get(
+        out_sharding=P(None, "y")),
+    "at_add_out_sharding": lambda np_, put, P: put(X, P("x")).at[np_.array([1, 2])].add(1.0, out_sharding=P("x")),
+    "at_subtract_out_sharding": lambda np_, put, P: put(X, P("x")).at[:, np_.array([1, 2])].subtract(
+        1.0, out_sharding=P("x", "y")),
+    "take_along_axis": lambda np_, put, P: np_.take_along_axis(put(X, P("x")), put(np.zeros((8, 2), np.int32),
+                                                                                   P("x")), axis=1),
+    "take_along_axis1_sharded_indices": lambda np_, put, P: np_.take_along_axis(put(X, P("x")), put(I82, P("x")), axis=1),
+    "take_along_axis1_sharded_array": lambda np_, put, P: np_.take_along_axis(put(X, P("x")), I82, axis=1),
+    "take_along_axis1_only_indices_sharded": lambda np_, put, P: np_.take_along_axis(X, put(I82, P("x")), axis=1),
+    "take_along_axis0_sharded_y": lambda np_, put, P: np_.take_along_axis(put(X, P(None, "y")), put(I34, P(None, "y")),
+                                                                        axis=0),
+    "take_along_axis0_broadcast_indices": lambda np_, put, P: np_.take_along_axis(put(X, P(None, "y")), I34[:, :1],
+                                                                                axis=0),
+    "take_along_axis1_clip": lambda np_, put, P: np_.take_along_axis(put(X, P("x")), put(I82 + 3, P("x")), axis=1,
+                                                                   mode="clip"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AT_CASES))
+def test_at_and_take_along_axis_match_jax(tmesh, jx, jmesh, name):
+    import jax.numpy as jnp
+    from jax.sharding import PartitionSpec as JP
+    fun = AT_CASES[name]
+    with toolkit.set_mesh(tmesh):
+        t = fun(tnp, toolkit.device_put, P)
+        tj = toolkit.jit(lambda: fun(tnp, toolkit.device_put, P))()
+    with jx.set_mesh(jmesh):
+        j = fun(jnp, jx.device_put, JP)
+    assert str(toolkit.typeof(t)) == str(toolkit.typeof(tj)) == str(jx.typeof(j))
+    assert tuple(t.sharding.spec) == tuple(tj.sharding.spec) == tuple(j.sharding.spec)
+    np.testing.assert_array_equal(np.asarray(t), np.asarray(j))
+    np.testing.assert_array_equal(np.asarray(tj), np.asarray(j))
+
+
+AT_ERRORS = {
+    # the update sharded unlike the slice: JAX's broadcast to the slice's type refuses it
+    "at_update_sharded_unlike_slice": lambda np_, put, P: put(X, P("x")).at[:, np_.array([1, 2])].add(
+        put(np.ones((8, 2), np.float32), P(None, "x"))),
+    "at_update_over_other_axis": lambda np_, put, P: put(X, P("x")).at[:, np_.array([1, 2])].add(
+        put(np.ones((8, 2), np.float32), P("y"))),
+    # the slice's sharded rows are partly updated: the scatter rule asks for out_sharding
+    "at_partial_slice_of_sharded_dim": lambda np_, put, P: put(X, P("x", "y")).at[2:6].set(7.0),
+    "at_int_index_on_sharded_dim": lambda np_, put, P: put(X, P("x")).at[3].set(7.0),
+    "at_sharded_index_array": lambda np_, put, P: put(X, P(None, "y")).at[
+        put(np.arange(8, dtype=np.int32) % 3, P("x"))].set(0.0),
+    # out_sharding= checked as JAX checks it
+    "at_out_sharding_unknown_axis": lambda np_, put, P: put(X, P("x")).at[:, np_.array([1, 2])].set(
+        1.0, out_sharding=P("z")),
+    "at_out_sharding_indivisible": lambda np_, put, P: put(X, P("x")).at[:, np_.array([1, 2])].max(
+        1.0, out_sharding=P(None, ("x", "y"))),
+    "at_get_out_sharding_unknown_axis": lambda np_, put, P: put(X, P("x")).at[np_.array([1, 2])].get(
+        out_sharding=P("z")),
+    # take_along_axis: the gathered axis sharded, or array and indices sharded over different axes
+    "take_along_sharded_axis": lambda np_, put, P: np_.take_along_axis(put(X, P(None, "y")), put(I82, P("x")), axis=1),
+    "take_along_axis_batch_mismatch": lambda np_, put, P: np_.take_along_axis(put(X, P("x")), put(I82, P("y")), axis=1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AT_ERRORS))
+def test_at_and_take_along_axis_errors_match_jax(tmesh, jx, jmesh, name):
+    import jax.numpy as jnp
+    from jax.sharding import PartitionSpec as JP
+    fun = AT_ERRORS[name]
+    with toolkit.set_mesh(tmesh), pytest.raises((ShardingTypeError, ValueError)) as terr:
+        fun(tnp, toolkit.device_put, P)
+    with jx.set_mesh(jmesh), pytest.raises(Exception) as jerr:
+        fun(jnp, jx.device_put, JP)
+    assert isinstance(terr.value, ShardingTypeError) == (type(jerr.value).__name__ == "ShardingTypeError")
+    assert _normalized(str(terr.value)) == _normalized(str(jerr.value))
