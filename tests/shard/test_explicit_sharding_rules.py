@@ -127,22 +127,16 @@ def test_rules_match_jax(tmesh, jx, jmesh, name):
 # Where the rules are JAX's but toolkit.numpy builds the operands differently (outside the rules' reach):
 # JAX gives argsort's iota the operand's sharding; toolkit.numpy leaves it untyped. (`.at[]` updates and
 # take_along_axis, once here, are checked by test_at_and_take_along_axis_match_jax below.)
-KNOWN_GAPS = {
-    "argsort": lambda np_, lx, put, P: np_.argsort(put(X, P("x")), axis=1),
-}
-
-
-@pytest.mark.parametrize("name", sorted(KNOWN_GAPS))
-@pytest.mark.xfail(strict=True, raises=ShardingTypeError, reason="toolkit.numpy leaves an operand untyped")
-def test_known_gaps_outside_the_rules(tmesh, jx, jmesh, name):
+def test_argsort_types_its_iota_like_the_operand(tmesh, jx, jmesh):
     import jax.numpy as jnp
     from jax.sharding import PartitionSpec as JP
-    fun = KNOWN_GAPS[name]
     with jx.set_mesh(jmesh):
-        j = fun(jnp, jx.lax, jx.device_put, JP)
+        j = jnp.argsort(jx.device_put(X, JP("x")), axis=1)
     with toolkit.set_mesh(tmesh):
-        t = fun(tnp, lax, toolkit.device_put, P)
-    assert str(toolkit.typeof(t)) == str(jx.typeof(j))
+        t = tnp.argsort(toolkit.device_put(X, P("x")), axis=1)
+        traced = toolkit.jit(lambda a: tnp.argsort(a, axis=1))(toolkit.device_put(X, P("x")))
+    assert str(toolkit.typeof(t)) == str(toolkit.typeof(traced)) == str(jx.typeof(j))
+    np.testing.assert_array_equal(np.asarray(t), np.asarray(j))
 
 
 # -- errors where JAX raises ---------------------------------------------------------------------

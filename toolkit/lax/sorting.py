@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from toolkit.core import dtypes
-from toolkit.core.avals import ShapedArray
+from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.primitive import Primitive
 from toolkit.lax.shape_rules import known_false, same_shapes
 
@@ -65,7 +65,8 @@ def argsort(operand: Any, dimension: int = -1, is_stable: bool = True, index_dty
     if ndim == 0:
         raise ValueError("argsort needs an operand of rank at least 1")
     dimension = int(dimension) % ndim
-    iota = broadcasted_iota(index_dtype, operand.shape, dimension)
+    # Typed like the operand when it is explicitly sharded (as JAX's argsort), so sort sees equal shardings.
+    iota = broadcasted_iota(index_dtype, operand.shape, dimension, out_sharding=aval_of(operand).sharding)
     return sort((operand, iota), dimension, is_stable=is_stable, num_keys=1)[1]
 
 
