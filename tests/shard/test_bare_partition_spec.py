@@ -1,29 +1,16 @@
 """A bare PartitionSpec under set_mesh wherever a sharding is accepted, against JAX 0.10."""
 
-import os
+import numpy as np
+import pytest
 
-os.environ["TOOLKIT_NUM_CPU_DEVICES"] = "8"
-os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import toolkit  # noqa: E402
-from toolkit import lax  # noqa: E402
-from toolkit.shard import AxisType, NamedSharding, P, resolve_sharding  # noqa: E402
+import toolkit
+from toolkit import lax
+from toolkit.shard import AxisType, NamedSharding, P, resolve_sharding
 
 pytestmark = pytest.mark.multidevice
 
 X = np.arange(32, dtype=np.float32).reshape(8, 4)
 MESH_TYPES = {"explicit": AxisType.Explicit, "auto": AxisType.Auto}
-
-
-@pytest.fixture(scope="module")
-def jx():
-    jax = pytest.importorskip("jax")
-    if len(jax.devices()) < 8:
-        pytest.skip("jax does not see 8 CPU devices in this process")
-    return jax
 
 
 def _meshes(jx, kind):

@@ -2,22 +2,17 @@
 outputs on a (2, 4) mesh of Explicit axes, checked against JAX 0.10 in the same run: the result's type,
 its values, and JAX's error message where JAX refuses the shardings."""
 
-import os
+import re
 
-os.environ["TOOLKIT_NUM_CPU_DEVICES"] = "8"
-os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
+import numpy as np
+import pytest
 
-import re  # noqa: E402
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import toolkit  # noqa: E402
-import toolkit.numpy as tnp  # noqa: E402
-from toolkit import lax  # noqa: E402
-from toolkit.core.sharding_rules import SHARDING_RULES, ShardingTypeError  # noqa: E402
-from toolkit.lax import convolution, indexing, random_bits, sorting  # noqa: E402
-from toolkit.shard import P  # noqa: E402
+import toolkit
+import toolkit.numpy as tnp
+from toolkit import lax
+from toolkit.core.sharding_rules import SHARDING_RULES, ShardingTypeError
+from toolkit.lax import convolution, indexing, random_bits, sorting
+from toolkit.shard import P
 
 pytestmark = pytest.mark.multidevice
 
@@ -27,26 +22,6 @@ IMG = np.arange(2 * 8 * 8 * 4, dtype=np.float32).reshape(2, 8, 8, 4) / 100  # NH
 IMGN = np.arange(8 * 4 * 8 * 8, dtype=np.float32).reshape(8, 4, 8, 8) / 100  # NCHW
 K = (np.arange(3 * 3 * 4 * 8, dtype=np.float32).reshape(3, 3, 4, 8) - 100) / 300  # HWIO
 KO = (np.arange(8 * 4 * 3 * 3, dtype=np.float32).reshape(8, 4, 3, 3) - 100) / 300  # OIHW
-
-
-@pytest.fixture(scope="module")
-def tmesh():
-    if len(toolkit.devices()) < 8:
-        pytest.skip("needs 8 CPU devices")
-    return toolkit.make_mesh((2, 4), ("x", "y"))
-
-
-@pytest.fixture(scope="module")
-def jx():
-    jax = pytest.importorskip("jax")
-    if len(jax.devices()) < 8:
-        pytest.skip("jax does not see 8 CPU devices in this process")
-    return jax
-
-
-@pytest.fixture(scope="module")
-def jmesh(jx):
-    return jx.make_mesh((2, 4), ("x", "y"))
 
 
 def test_the_primitives_have_rules():

@@ -1,14 +1,9 @@
 """toolkit.make_mesh against jax.make_mesh (JAX 0.10: axis types default to Explicit)."""
 
-import os
+import pytest
 
-os.environ["TOOLKIT_NUM_CPU_DEVICES"] = "8"
-os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
-
-import pytest  # noqa: E402
-
-import toolkit  # noqa: E402
-from toolkit.shard import AbstractMesh, AxisType, Mesh, get_abstract_mesh, get_mesh  # noqa: E402
+import toolkit
+from toolkit.shard import AbstractMesh, AxisType, Mesh, get_abstract_mesh, get_mesh
 
 pytestmark = pytest.mark.multidevice
 
@@ -17,14 +12,6 @@ pytestmark = pytest.mark.multidevice
 def _eight():
     if len(toolkit.devices()) < 8:
         pytest.skip("needs 8 CPU devices")
-
-
-@pytest.fixture(scope="module")
-def jx():
-    jax = pytest.importorskip("jax")
-    if len(jax.devices()) < 8:
-        pytest.skip("jax does not see 8 CPU devices in this process")
-    return jax
 
 
 @pytest.mark.parametrize("shape,names", [((2, 4), ("x", "y")), ((8,), ("d",)), ((4, 2), ("a", "b")),

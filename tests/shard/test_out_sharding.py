@@ -5,45 +5,20 @@ Each case runs the same code with ``toolkit.numpy``/``toolkit.lax`` and ``jax.nu
 the error cases compare the messages.
 """
 
-import os
+import numpy as np
+import pytest
 
-os.environ["TOOLKIT_NUM_CPU_DEVICES"] = "8"
-os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
-
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-import toolkit  # noqa: E402
-import toolkit.numpy as tnp  # noqa: E402
-from toolkit import lax  # noqa: E402
-from toolkit.core.sharding_rules import ShardingTypeError  # noqa: E402
-from toolkit.shard import AxisType, NamedSharding, P  # noqa: E402
+import toolkit
+import toolkit.numpy as tnp
+from toolkit import lax
+from toolkit.core.sharding_rules import ShardingTypeError
+from toolkit.shard import AxisType, NamedSharding, P
 
 pytestmark = pytest.mark.multidevice
 
 X = np.arange(32, dtype=np.float32).reshape(8, 4)
 A = (np.arange(64, dtype=np.float32).reshape(8, 8) - 20) / 9
 C = np.arange(512, dtype=np.float32).reshape(8, 8, 8) / 100
-
-
-@pytest.fixture(scope="module")
-def tmesh():
-    if len(toolkit.devices()) < 8:
-        pytest.skip("needs 8 CPU devices")
-    return toolkit.make_mesh((2, 4), ("x", "y"))
-
-
-@pytest.fixture(scope="module")
-def jx():
-    jax = pytest.importorskip("jax")
-    if len(jax.devices()) < 8:
-        pytest.skip("jax does not see 8 CPU devices in this process")
-    return jax
-
-
-@pytest.fixture(scope="module")
-def jmesh(jx):
-    return jx.make_mesh((2, 4), ("x", "y"))
 
 
 class Lib:
