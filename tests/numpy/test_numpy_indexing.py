@@ -215,6 +215,28 @@ def test_at_multiply_min_max_with_duplicates():
         np.testing.assert_array_equal(np.asarray(getattr(tnp.asarray(x).at[idx], method)(vals)), expected)
 
 
+def test_at_divide_power_apply_match_numpy_ufunc_at():
+    x = np.arange(1, 9, dtype=np.float32)
+    idx = np.array([1, 1, 3, 6])
+    for method, ufunc in (("divide", np.divide), ("power", np.power)):
+        expected = x.copy()
+        ufunc.at(expected, idx, np.float32(2.0))
+        np.testing.assert_allclose(np.asarray(getattr(tnp.asarray(x).at[idx], method)(2.0)), expected, rtol=1e-6)
+    expected = x.copy()
+    np.sin.at(expected, np.array([0, 0, 0, 5]))  # applied once per selection: three times at 0
+    for fun in (lambda v: v.at[np.array([0, 0, 0, 5])].apply(tnp.sin), toolkit.jit(
+            lambda v: v.at[np.array([0, 0, 0, 5])].apply(tnp.sin))):
+        np.testing.assert_allclose(np.asarray(fun(tnp.asarray(x))), expected, rtol=1e-6)
+    # Out-of-range selections are dropped (the default mode), as JAX's scatter_apply drops them.
+    np.testing.assert_array_equal(np.asarray(tnp.asarray(x).at[np.array([0, 9])].apply(lambda v: v * 2)),
+                                  np.concatenate([[2.0], x[1:]]))
+    with pytest.raises(ValueError, match="func must be elementwise"):
+        tnp.asarray(x).at[0].apply(lambda v: v.sum())
+    # grad flows through divide and power (not through apply, as in JAX)
+    grad = toolkit.grad(lambda v: v.at[1:3].divide(2.0).at[4].power(3.0).sum())(x)
+    np.testing.assert_allclose(np.asarray(grad), [1, 0.5, 0.5, 1, 3 * x[4] ** 2, 1, 1, 1], rtol=1e-6)
+
+
 def test_at_subtract():
     x = np.arange(4, dtype=np.float32)
     np.testing.assert_array_equal(np.asarray(tnp.asarray(x).at[1:3].subtract(1.0)), [0, 0, 1, 3])

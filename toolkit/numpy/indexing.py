@@ -568,6 +568,53 @@ class _IndexUpdateRef:
         """A copy of ``x`` with ``x[idx] = maximum(x[idx], values)``."""
         return self._update(values, "max", ".max", mode, indices_are_sorted, unique_indices, out_sharding)
 
+    def divide(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+               mode: Any = None, out_sharding: Any = None) -> Any:
+        """A copy of ``x`` with ``x[idx] /= values`` (as JAX: ``x`` divided by ones multiplied at ``idx``)."""
+        from toolkit.numpy.creation import ones_like
+        from toolkit.numpy.ufuncs import true_divide
+        divisors = _IndexUpdateRef(ones_like(self.array), self.index)._update(
+            values, "mul", ".divide", mode, indices_are_sorted, unique_indices, out_sharding)
+        return true_divide(self.array, divisors)
+
+    def power(self, values: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+              mode: Any = None, out_sharding: Any = None) -> Any:
+        """A copy of ``x`` with ``x[idx] **= values`` (as JAX: ``x`` to the power of ones multiplied at ``idx``)."""
+        from toolkit.numpy.creation import ones_like
+        from toolkit.numpy.ufuncs import power
+        exponents = _IndexUpdateRef(ones_like(self.array), self.index)._update(
+            values, "mul", ".power", mode, indices_are_sorted, unique_indices, out_sharding)
+        return power(self.array, exponents)
+
+    def apply(self, func: Any, *, indices_are_sorted: bool = False, unique_indices: bool = False,
+              mode: Any = None) -> Any:
+        """A copy of ``x`` with the unary elementwise ``func`` applied at ``idx`` (``func.at(x, idx)``): an
+        element selected ``k`` times gets ``func`` applied ``k`` times, as in JAX's ``scatter_apply``.
+
+        toolkit's scatters have fixed combiners, so the selections are counted with a scatter-add and
+        ``func`` is applied to the whole array that many rounds, kept where the count is not yet reached.
+        Like JAX's, not differentiable in reverse mode.
+        """
+        from toolkit.lax.control_flow import fori_loop
+        from toolkit.lax.reductions import reduce_max
+        from toolkit.numpy.creation import zeros_like
+        from toolkit.numpy.ufuncs import where
+        if not callable(func):
+            raise TypeError(f".apply expects a callable, got {func!r}")
+        x = self.array if is_array(self.array) else asarray(self.array)
+        counts = _IndexUpdateRef(zeros_like(x, dtype=np.int32), self.index)._update(
+            np.int32(1), "add", ".apply", mode, indices_are_sorted, unique_indices, None)
+        rounds = reduce_max(counts, tuple(range(len(x.shape)))) if len(x.shape) else counts
+
+        def one_round(k: Any, value: Any) -> Any:
+            applied = asarray(func(value))
+            if applied.shape != value.shape:
+                raise ValueError(f".apply: func must be elementwise (unary), it turned shape {value.shape} into "
+                                 f"{applied.shape}")
+            return where(counts > k, applied.astype(value.dtype), value)
+
+        return fori_loop(0, rounds, one_round, x)
+
     def __repr__(self) -> str:
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
 
