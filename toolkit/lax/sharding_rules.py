@@ -337,12 +337,13 @@ from toolkit.lax import control_flow  # noqa: E402
 
 register_sharding_rule(control_flow.cond_p, control_flow.while_p)(_from_bodies)
 
-from toolkit.lax import calls  # noqa: E402
+from toolkit.lax import autodiff, calls  # noqa: E402
 
 # Calls typed by their bodies: the shape rule already returns the body's output types.
 register_sharding_rule(calls.custom_jvp_call_p, calls.custom_vjp_call_p, calls.checkpoint_p,
                        calls.jit_call_p)(_from_bodies)
 register_sharding_rule(calls.name_p)(_same_as_operand)
+register_sharding_rule(autodiff.stop_gradient_p)(_same_as_operand)
 
 
 @register_sharding_rule(structural.dimension_size_p)

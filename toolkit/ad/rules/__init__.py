@@ -4,6 +4,6 @@ to that family's primitives in the tables of ``toolkit/ad/registry.py`` (``JVP_R
 ``deflinear`` / ``zero_tangent_jvp`` helpers of ``ad/jvp.py``, which do the same)."""
 
 from toolkit.ad.rules import (  # noqa: F401
-    calls, control_flow, convolution, custom_call, elementwise, indexing, linalg, parallel, random_bits, reductions,
+    autodiff, calls, control_flow, convolution, custom_call, elementwise, indexing, linalg, parallel, random_bits, reductions,
     sharding, sorting, structural, windowed,
 )
