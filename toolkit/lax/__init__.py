@@ -34,3 +34,8 @@ from toolkit.lax.custom_call import custom_call  # noqa: F401
 from toolkit.lax.parallel import (  # noqa: F401,E402
     all_gather, all_to_all, axis_index, axis_size, pcast, pmax, pmean, pmin, ppermute, psum, psum_scatter, pvary,
 )
+from toolkit.lax.convenience import (  # noqa: F401,E402
+    associative_scan, batch_matmul, broadcast_to_rank, collapse, cumlogsumexp, dynamic_index_in_dim,
+    dynamic_slice_in_dim, dynamic_update_index_in_dim, dynamic_update_slice_in_dim, expand_dims, full_like,
+    index_in_dim, map, reciprocal, slice_in_dim, sort_key_val, square, squeeze,
+)
