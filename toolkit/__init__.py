@@ -50,3 +50,4 @@ from toolkit.global_arrays import (make_array_from_callback, make_array_from_pro
                                    make_array_from_single_device_arrays)
 from toolkit import multihost  # noqa: F401,E402
 from toolkit.batching import vmap  # noqa: F401,E402
+from toolkit import random  # noqa: F401,E402

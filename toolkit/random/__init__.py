@@ -1,0 +1,30 @@
+"""``toolkit.random``: ``jax.random`` (JAX 0.10.2) on the default threefry2x32 PRNG, bit for bit.
+
+For the same seed, every function here returns exactly the bits ``jax.random``
+returns (JAX's defaults: ``jax_default_prng_impl="threefry2x32"``,
+``jax_threefry_partitionable=True``, 32-bit mode), eagerly and under
+``toolkit.jit``, ``toolkit.vmap`` and ``toolkit.grad``. It is written with
+``toolkit.lax``/``toolkit.numpy`` only: the hash and the bit streams are in
+:mod:`toolkit.random.threefry`, keys in :mod:`toolkit.random.keys`, the
+samplers in :mod:`toolkit.random.samplers`; ``docs/random.md`` lists what is
+missing.
+
+Example::
+
+    import toolkit
+    from toolkit import random
+
+    key = random.key(0)                      # typed key (dtype key<fry>); random.PRNGKey(0) is uint32[2]
+    k1, k2 = random.split(key)
+    w = random.normal(k1, (3, 4))            # == jax.random.normal(jax.random.key(0) ... ) bitwise
+    mask = random.bernoulli(k2, 0.9, (3, 4))
+    xs = toolkit.vmap(lambda k: random.uniform(k, (2,)))(random.split(key, 8))
+"""
+
+from toolkit.random.keys import (  # noqa: F401
+    KeyTy, PRNGKey, PRNGKeyArray, bits, clone, fold_in, key, key_data, key_impl, split, wrap_key_data,
+)
+from toolkit.random.samplers import (  # noqa: F401
+    bernoulli, categorical, cauchy, choice, exponential, gumbel, laplace, logistic, normal, permutation,
+    rademacher, randint, shuffle, truncated_normal, uniform,
+)

@@ -1,0 +1,165 @@
+"""Threefry-2x32 on raw ``uint32[2]`` key data, as JAX 0.10.2's default PRNG.
+
+Everything here works on the *raw* key data of one key (``uint32[2]``) and is
+built from ``toolkit.lax`` primitives only, so it traces under ``jit``,
+batches under ``vmap`` (the batching rules of the primitives do it) and is a
+constant to autodiff (integer arithmetic). It reproduces, bit for bit,
+``jax._src.random.threefry2x32`` with JAX's default
+``jax_threefry_partitionable=True``:
+
+* the hash (``threefry2x32``): the 20-round Threefry-2x32 block cipher with
+  rotations ``(13, 15, 26, 6)`` / ``(17, 29, 16, 24)``, the key schedule
+  ``k0, k1, k0 ^ k1 ^ 0x1BD11BDA`` injected after every four rounds with the
+  injection counter 1..5 added to the second word (JAX's unrolled lowering);
+  ``uint32`` additions wrap as XLA's do;
+* ``seed``: JAX's default mode is 32-bit (``jax_enable_x64`` off), where the
+  seed is a 32-bit integer, so the key is ``[0, uint32(seed)]``; a 64-bit seed
+  (toolkit has 64-bit types always) is first wrapped to its low 32 bits, as
+  JAX's canonicalization does;
+* ``split(key, shape)``: the counters are the flat index of each element of
+  ``shape`` as a 64-bit number split into ``(hi, lo)`` ``uint32`` words
+  (``iota_2x32_shape``); the new keys are ``stack(threefry2x32(k, hi, lo))``;
+* ``fold_in(key, d)``: ``threefry_2x32(key, seed(d))``, i.e. the hash of the
+  counter pair ``(0, uint32(d))``;
+* ``random_bits(key, width, shape)``: the same counters as ``split``;
+  32 bits are ``x0 ^ x1``, 8 and 16 bits the truncation of that, 64 bits
+  ``x0 << 32 | x1``.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+from typing import Any, Sequence
+
+import numpy as np
+
+from toolkit import lax
+from toolkit.core import dtypes
+from toolkit.stages import jit
+
+__all__ = ["threefry2x32", "threefry_seed", "threefry_split", "threefry_fold_in", "threefry_random_bits",
+           "iota_2x32_shape", "UINT_DTYPES"]
+
+UINT_DTYPES = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}
+_U32 = dtypes.uint32
+
+_ROTATIONS = ((13, 15, 26, 6), (17, 29, 16, 24))
+
+
+def _const(x: Any, value: int) -> Any:
+    """A ``uint32`` array of ``x``'s shape filled with ``value``."""
+    return lax.full(x.shape, np.uint32(value), _U32)
+
+
+def _rotate_left(x: Any, d: int) -> Any:
+    return lax.bitwise_or(lax.shift_left(x, _const(x, d)), lax.shift_right_logical(x, _const(x, 32 - d)))
+
+
+def _apply_round(v: list, rot: int) -> list:
+    v0 = lax.add(v[0], v[1])
+    v1 = _rotate_left(v[1], rot)
+    return [v0, lax.bitwise_xor(v0, v1)]
+
+
+def threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
+    """The Threefry-2x32 hash of the counter words ``(x1, x2)`` under the key ``(k1, k2)``.
+
+    ``k1``/``k2`` are ``uint32`` scalars (or of the counters' shape), ``x1``/``x2``
+    ``uint32`` arrays of one shape; returns two ``uint32`` arrays of that shape.
+    """
+    shape = x1.shape
+    if k1.shape != shape:
+        k1 = lax.broadcast_in_dim(k1, shape, ())
+        k2 = lax.broadcast_in_dim(k2, shape, ())
+    ks = [k1, k2, lax.bitwise_xor(lax.bitwise_xor(k1, k2), _const(k1, 0x1BD11BDA))]
+    x = [lax.add(x1, ks[0]), lax.add(x2, ks[1])]
+    for i in range(5):
+        for r in _ROTATIONS[i % 2]:
+            x = _apply_round(x, r)
+        x = [lax.add(x[0], ks[(i + 1) % 3]),
+             lax.add(lax.add(x[1], ks[(i + 2) % 3]), _const(x[1], i + 1))]
+    return x[0], x[1]
+
+
+def iota_2x32_shape(shape: Sequence[int]) -> tuple[Any, Any]:
+    """``(hi, lo)``: the flat (row-major) index of each element of ``shape`` as a 64-bit count in two words."""
+    shape = tuple(shape)
+    if not shape:
+        zero = lax.full((), np.uint32(0), _U32)
+        return zero, zero
+    strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+    counts = None
+    for d, stride in enumerate(strides):
+        term = lax.mul(lax.broadcasted_iota(dtypes.uint64, shape, d), lax.full(shape, np.uint64(stride), dtypes.uint64))
+        counts = term if counts is None else lax.add(counts, term)
+    hi = lax.shift_right_logical(counts, lax.full(shape, np.uint64(32), dtypes.uint64))
+    return lax.convert_element_type(hi, _U32), lax.convert_element_type(counts, _U32)
+
+
+def _words(key: Any) -> tuple[Any, Any]:
+    k1 = lax.reshape(lax.slice(key, (0,), (1,)), ())
+    k2 = lax.reshape(lax.slice(key, (1,), (2,)), ())
+    return k1, k2
+
+
+def threefry_seed(seed: Any) -> Any:
+    """Raw key data ``uint32[2]`` from an integer scalar ``seed`` (JAX's 32-bit mode: ``[0, uint32(seed)]``)."""
+    if isinstance(seed, int) and not isinstance(seed, bool):
+        seed = np.int64(seed)  # as JAX: a Python int seed may use 64 bits (its low 32 bits count)
+    dtype = dtypes.dtype_of(seed)
+    if getattr(seed, "shape", ()):
+        raise TypeError(f"PRNG key seed must be a scalar; got {seed!r}.")
+    if not dtypes.is_integer(dtype):
+        raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
+    return _seed(seed)
+
+
+@partial(jit, inline=True)
+def _seed(seed: Any) -> Any:
+    dtype = seed.dtype
+    if dtypes.bit_width(dtype) == 64:  # JAX (x64 off) sees this seed as its 32-bit canonical type
+        seed = lax.convert_element_type(seed, dtypes.int32 if dtypes.is_signed(dtype) else dtypes.uint32)
+    # k1 = uint32(seed >> 32) is 0 for a 32-bit seed (XLA shifts by the bit width to 0)
+    k1 = lax.full((1,), np.uint32(0), _U32)
+    k2 = lax.reshape(lax.convert_element_type(seed, _U32), (1,))
+    return lax.concatenate([k1, k2], 0)
+
+
+@partial(jit, static_argnums=(1,))
+def threefry_split(key: Any, shape: tuple) -> Any:
+    """``shape + (2,)`` new raw keys from the raw key ``key`` (JAX's partitionable, fold-like split)."""
+    k1, k2 = _words(key)
+    hi, lo = iota_2x32_shape(shape)
+    b1, b2 = threefry2x32(k1, k2, hi, lo)
+    nd = len(shape)
+    return lax.concatenate([lax.broadcast_in_dim(b, (*shape, 1), tuple(range(nd))) for b in (b1, b2)], nd)
+
+
+@jit
+def threefry_fold_in(key: Any, data: Any) -> Any:
+    """The raw key ``key`` with the ``uint32`` scalar ``data`` folded in."""
+    k1, k2 = _words(key)
+    x1 = lax.full((1,), np.uint32(0), _U32)
+    x2 = lax.reshape(data, (1,))
+    b1, b2 = threefry2x32(k1, k2, x1, x2)
+    return lax.concatenate([b1, b2], 0)
+
+
+@partial(jit, static_argnums=(1, 2))
+def threefry_random_bits(key: Any, bit_width: int, shape: tuple) -> Any:
+    """Unsigned integers of ``bit_width`` bits and ``shape`` from the raw key ``key`` (partitionable variant)."""
+    if bit_width not in (8, 16, 32, 64):
+        raise TypeError("requires 8-, 16-, 32- or 64-bit field width.")
+    if math.prod(shape) > 2 ** 64:
+        raise NotImplementedError("random bits array of size exceeding 2 ** 64")
+    k1, k2 = _words(key)
+    hi, lo = iota_2x32_shape(shape)
+    b1, b2 = threefry2x32(k1, k2, hi, lo)
+    dtype = UINT_DTYPES[bit_width]
+    if bit_width == 64:
+        b1 = lax.convert_element_type(b1, dtype)
+        b2 = lax.convert_element_type(b2, dtype)
+        return lax.bitwise_or(lax.shift_left(b1, lax.full(shape, np.uint64(32), dtype)), b2)
+    bits = lax.bitwise_xor(b1, b2)
+    return bits if bit_width == 32 else lax.convert_element_type(bits, dtype)
