@@ -19,9 +19,12 @@ program, exactly as in JAX):
 * ``permutation``/``shuffle``: rounds of a stable sort by 32-bit random keys;
 * ``choice``: ``randint`` (with replacement), ``permutation`` (without), or
   cumulative ``p`` + ``searchsorted`` / Gumbel top-k when ``p`` is given;
-* ``gumbel``, ``categorical``, ``exponential``, ``logistic``, ``laplace``,
-  ``cauchy``, ``rademacher``, ``rayleigh``, ``maxwell``, ``lognormal``,
-  ``weibull_min``, ``pareto`` (the last few only if listed in ``__all__``).
+* ``gumbel`` (modes ``"low"``/``"high"``; float32 ``"highest"`` raises
+  NotImplementedError), ``categorical`` (Gumbel max / top-k),
+  ``exponential``, ``logistic``, ``laplace``, ``cauchy``, ``rademacher``.
+
+JAX's ``out_sharding=`` keyword is not taken. ``tests/random/test_random.py``
+compares every sampler bitwise with ``jax.random``.
 """
 
 from __future__ import annotations
