@@ -57,3 +57,19 @@ from toolkit.numpy.extras import (  # noqa: F401,E402
 from toolkit.numpy.extras import (  # noqa: F401,E402
     ix_, lexsort, ravel_multi_index, searchsorted, unravel_index,
 )
+from toolkit.numpy.more_math import (  # noqa: F401,E402
+    copysign, deg2rad, degrees, divmod, fabs, float_power, fmax, fmin, gcd, heaviside, hypot, lcm, log2, log10,
+    logaddexp2, modf, nan_to_num, piecewise, positive, pow, rad2deg, radians, rint, select, signbit, sinc, trunc,
+)
+from toolkit.numpy.nan_functions import (  # noqa: F401,E402
+    nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar,
+)
+from toolkit.numpy.statistics import (  # noqa: F401,E402
+    average, bincount, digitize, median, nanmedian, nanpercentile, nanquantile, percentile, ptp, quantile,
+)
+from toolkit.numpy.more_shapes import (  # noqa: F401,E402
+    atleast_3d, block, cumulative_prod, cumulative_sum, diag_indices, diag_indices_from, indices, matrix_transpose,
+    permute_dims, rollaxis, tril_indices, tril_indices_from, triu_indices, triu_indices_from, unstack,
+)
+from toolkit.numpy.products import cross, kron, matvec, vander, vecdot, vecmat  # noqa: F401,E402
+from toolkit.numpy.signal import convolve, correlate, ediff1d, interp, isin, trapezoid, unwrap  # noqa: F401,E402

@@ -1,0 +1,175 @@
+"""NaN-ignoring reductions of ``jax.numpy``: ``nansum``, ``nanprod``, ``nanmax``,
+``nanmin``, ``nanmean``, ``nanvar``, ``nanstd``, ``nanargmax``, ``nanargmin``,
+``nancumsum`` and ``nancumprod``. NaNs are replaced by the reduction's identity
+(integer inputs go to the plain reduction); all-NaN slices give NaN for
+max/min/mean/var/std and -1 for the arg-reductions, as in JAX. Example::
+
+    tnp.nanmean(tnp.asarray([1.0, tnp.nan, 3.0]))   # 2.0
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from toolkit.core import dtypes
+from toolkit.lax import elementwise as lax_elementwise
+from toolkit.numpy._core import asarray, broadcast_to, canonical_axes, is_array
+from toolkit.numpy import extras, reductions, ufuncs
+
+
+def _arr(x: Any) -> Any:
+    return x if is_array(x) else asarray(x)
+
+
+def _fill_nan(a: Any, value: Any) -> Any:
+    return ufuncs.where(ufuncs.isnan(a), broadcast_to(np.asarray(value, a.dtype), a.shape), a)
+
+
+def _masked(a: Any, where: Any, value: Any) -> Any:
+    if where is None:
+        return a
+    return ufuncs.where(where, a, broadcast_to(np.asarray(value, a.dtype), a.shape))
+
+
+def _no_out(name: str, out: Any) -> None:
+    if out is not None:
+        raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+
+
+def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
+           initial: Any = None, where: Any = None) -> Any:
+    """Sum treating NaNs as zero."""
+    _no_out("nansum", out)
+    a = _arr(a)
+    if dtypes.is_inexact(a.dtype):
+        a = _fill_nan(a, 0)
+    out_ = reductions.sum(_masked(a, where, 0), axis, dtype=dtype, keepdims=keepdims)
+    return out_ if initial is None else ufuncs.add(out_, asarray(initial, out_.dtype))
+
+
+def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
+            initial: Any = None, where: Any = None) -> Any:
+    """Product treating NaNs as one."""
+    _no_out("nanprod", out)
+    a = _arr(a)
+    if dtypes.is_inexact(a.dtype):
+        a = _fill_nan(a, 1)
+    out_ = reductions.prod(_masked(a, where, 1), axis, dtype=dtype, keepdims=keepdims)
+    return out_ if initial is None else ufuncs.multiply(out_, asarray(initial, out_.dtype))
+
+
+def _nan_minmax(name: str, reduce: Any, fill: float, combine: Any):
+    def fn(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, initial: Any = None,
+           where: Any = None) -> Any:
+        _no_out(name, out)
+        a = _arr(a)
+        if where is not None and initial is None:
+            raise ValueError(f"reduction operation {name[3:]} does not have an identity, so to use a where mask "
+                             "one has to specify 'initial'")
+        if where is not None:
+            raise NotImplementedError(f"{name}: where= is not supported")
+        if not dtypes.is_inexact(a.dtype):
+            res = reduce(_masked(a, where, initial) if where is not None else a, axis, keepdims=keepdims)
+            return res if initial is None else combine(res, asarray(initial, res.dtype))
+        filled = _masked(_fill_nan(a, fill), where, fill)
+        res = reduce(filled, axis, keepdims=keepdims)
+        if initial is not None:  # JAX: an initial value stands in for an all-NaN slice
+            return combine(res, asarray(initial, res.dtype))
+        all_nan = reductions.all(ufuncs.isnan(a), axis, keepdims=keepdims)
+        return ufuncs.where(all_nan, broadcast_to(np.asarray(np.nan, res.dtype), res.shape), res)
+    fn.__name__ = name
+    fn.__doc__ = f"{name[3:].capitalize()}imum ignoring NaNs (NaN where a slice is all NaN)."
+    return fn
+
+
+nanmax = _nan_minmax("nanmax", reductions.max, -np.inf, ufuncs.maximum)
+nanmin = _nan_minmax("nanmin", reductions.min, np.inf, ufuncs.minimum)
+
+
+def _count(a: Any, axis: Any, keepdims: bool, where: Any) -> Any:
+    present = ufuncs.logical_not(ufuncs.isnan(a))
+    if where is not None:
+        present = ufuncs.logical_and(present, where)
+    return reductions.sum(present, axis, keepdims=keepdims)
+
+
+def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
+            where: Any = None) -> Any:
+    """Mean of the non-NaN elements (NaN for an all-NaN slice)."""
+    _no_out("nanmean", out)
+    a = _arr(a)
+    if not dtypes.is_inexact(a.dtype):
+        if where is None:
+            return reductions.mean(a, axis, dtype=dtype, keepdims=keepdims)
+        a = lax_elementwise.convert_element_type(a, dtypes.DEFAULT_FLOAT if dtype is None else dtype)
+    total = nansum(a, axis, dtype=dtype, keepdims=keepdims, where=where)
+    count = _count(a, axis, keepdims, where)
+    return ufuncs.true_divide(total, lax_elementwise.convert_element_type(count, total.dtype))
+
+
+def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0, keepdims: bool = False,
+           where: Any = None, mean: Any = None) -> Any:
+    """Variance of the non-NaN elements (NaN where fewer than ``ddof + 1`` remain)."""
+    _no_out("nanvar", out)
+    a = _arr(a)
+    if not dtypes.is_inexact(a.dtype):
+        a = lax_elementwise.convert_element_type(a, dtypes.DEFAULT_FLOAT)
+    if dtype is not None:
+        a = lax_elementwise.convert_element_type(a, dtypes.canonicalize_dtype(dtype))
+    axes = canonical_axes(axis, a.ndim)
+    center = nanmean(a, axes, keepdims=True, where=where) if mean is None else asarray(mean, a.dtype)
+    centered = ufuncs.where(ufuncs.isnan(a), broadcast_to(np.asarray(0, a.dtype), a.shape), ufuncs.subtract(a, center))
+    if dtypes.is_complex(centered.dtype):
+        centered = ufuncs.real(ufuncs.multiply(centered, ufuncs.conj(centered)))
+    else:
+        centered = ufuncs.multiply(centered, centered)
+    total = reductions.sum(_masked(centered, where, 0), axes, keepdims=keepdims)
+    count = ufuncs.subtract(_count(a, axes, keepdims, where), ddof)
+    result = ufuncs.true_divide(total, lax_elementwise.convert_element_type(count, total.dtype))
+    return ufuncs.where(ufuncs.less_equal(count, 0), broadcast_to(np.asarray(np.nan, result.dtype), result.shape),
+                        result)
+
+
+def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0, keepdims: bool = False,
+           where: Any = None, mean: Any = None) -> Any:
+    """Standard deviation of the non-NaN elements."""
+    _no_out("nanstd", out)
+    return ufuncs.sqrt(nanvar(a, axis, dtype, None, ddof, keepdims, where, mean))
+
+
+def _nan_arg(name: str, reduce: Any, fill: float):
+    def fn(a: Any, axis: int | None = None, out: None = None, keepdims: bool | None = None) -> Any:
+        _no_out(name, out)
+        a = _arr(a)
+        keepdims = bool(keepdims)
+        if not dtypes.is_inexact(a.dtype):
+            return reduce(a, axis, keepdims=keepdims)
+        nan = ufuncs.isnan(a)
+        res = reduce(_fill_nan(a, fill), axis, keepdims=keepdims)
+        all_nan = reductions.all(nan, axis, keepdims=keepdims)
+        return ufuncs.where(all_nan, broadcast_to(np.asarray(-1, res.dtype), res.shape), res)
+    fn.__name__ = name
+    fn.__doc__ = f"Index of the {name[6:]}imum ignoring NaNs (-1 where a slice is all NaN)."
+    return fn
+
+
+nanargmax = _nan_arg("nanargmax", reductions.argmax, -np.inf)
+nanargmin = _nan_arg("nanargmin", reductions.argmin, np.inf)
+
+
+def _nan_cumulative(name: str, cumulative: Any, fill: int):
+    def fn(a: Any, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
+        _no_out(name, out)
+        a = _arr(a)
+        if dtypes.is_inexact(a.dtype):
+            a = _fill_nan(a, fill)
+        return cumulative(a, axis, dtype)
+    fn.__name__ = name
+    fn.__doc__ = f"Cumulative {name[6:]} treating NaNs as {fill} (``None`` axis: flattened)."
+    return fn
+
+
+nancumsum = _nan_cumulative("nancumsum", extras.cumsum, 0)
+nancumprod = _nan_cumulative("nancumprod", extras.cumprod, 1)

@@ -1,0 +1,179 @@
+"""1-D signal helpers of ``jax.numpy``: ``convolve``/``correlate`` (modes full,
+same, valid; one ``conv_general_dilated``), ``interp`` (piecewise-linear, with
+``left``/``right``/``period``), ``ediff1d``, ``trapezoid``, ``unwrap`` and the
+membership test ``isin``. Example::
+
+    tnp.convolve(x, tnp.ones(3) / 3, mode="same")
+    tnp.interp(t, xp, fp)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from toolkit.core import dtypes
+from toolkit.lax import convolution as lax_convolution
+from toolkit.numpy._core import asarray, canonical_axis, convert, is_array, result_dtype
+from toolkit.numpy import extras, reductions, shapes, ufuncs
+
+
+def _arr(x: Any) -> Any:
+    return x if is_array(x) else asarray(x)
+
+
+def _inexact(*args: Any) -> list[Any]:
+    dtype, _ = result_dtype(*args)
+    if not dtypes.is_inexact(dtype):
+        dtype = dtypes.DEFAULT_FLOAT
+    return [convert(a, dtype, ufuncs._weak(a)) for a in args]
+
+
+def _conv(x: Any, y: Any, mode: str, op: str, precision: Any, preferred_element_type: Any) -> Any:
+    x, y = _arr(x), _arr(y)
+    if x.ndim != 1 or y.ndim != 1:
+        raise ValueError(f"{op}() only support 1-dimensional inputs.")
+    if preferred_element_type is None:
+        x, y = _inexact(x, y)
+    else:
+        x, y = [convert(a, result_dtype(x, y)[0]) for a in (x, y)]
+    if x.shape[0] == 0 or y.shape[0] == 0:
+        raise ValueError(f"{op}: inputs cannot be empty, got shapes {x.shape} and {y.shape}.")
+    reverse = False
+    if op == "correlate":
+        y = ufuncs.conj(y)
+        if x.shape[0] < y.shape[0]:
+            x, y, reverse = y, x, True
+    else:
+        if x.shape[0] < y.shape[0]:
+            x, y = y, x
+        y = extras.flip(y)
+    n = y.shape[0]
+    if mode == "valid":
+        padding = [(0, 0)]
+    elif mode == "same":
+        padding = [(n // 2, n - n // 2 - 1)]
+    elif mode == "full":
+        padding = [(n - 1, n - 1)]
+    else:
+        raise ValueError("mode must be one of ['full', 'same', 'valid']")
+    out = lax_convolution.conv_general_dilated(
+        shapes.reshape(x, (1, 1, x.shape[0])), shapes.reshape(y, (1, 1, n)), (1,), padding, precision=precision,
+        preferred_element_type=preferred_element_type)
+    out = shapes.reshape(out, (out.shape[2],))
+    return extras.flip(out) if reverse else out
+
+
+def convolve(a: Any, v: Any, mode: str = "full", *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """Discrete linear convolution of two 1-D arrays."""
+    return _conv(a, v, mode, "convolve", precision, preferred_element_type)
+
+
+def correlate(a: Any, v: Any, mode: str = "valid", *, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """Cross-correlation of two 1-D arrays (``v`` conjugated)."""
+    return _conv(a, v, mode, "correlate", precision, preferred_element_type)
+
+
+def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: Any = None) -> Any:
+    """Piecewise-linear interpolation of ``(xp, fp)`` (``xp`` increasing) at ``x``; outside, ``left``/``right``
+    (default: the end values, ``'extrapolate'`` continues the end segments)."""
+    x, xp, fp = _arr(x), _arr(xp), _arr(fp)
+    if xp.shape != fp.shape or xp.ndim != 1:
+        raise ValueError("xp and fp must be one-dimensional arrays of equal size")
+    x, xp = _inexact(x, xp)
+    fp, = _inexact(fp)
+    for name, side in (("left", left), ("right", right)):
+        if isinstance(side, str) and side != "extrapolate":
+            raise ValueError(f"the only valid string value of `{name}` is 'extrapolate', but got: {side!r}")
+    if dtypes.is_complex(x.dtype):
+        raise ValueError("jnp.interp: complex x values not supported.")
+    if period is not None:
+        if np.ndim(period) != 0:
+            raise ValueError(f"period must be a scalar; got {period}")
+        period = ufuncs.abs(period)
+        x, xp = ufuncs.remainder(x, period), ufuncs.remainder(xp, period)
+        order = extras.argsort(xp)
+        xp, fp = xp[order], fp[order]
+        xp = shapes.concatenate([ufuncs.subtract(xp[-1:], period), xp, ufuncs.add(xp[:1], period)])
+        fp = shapes.concatenate([fp[-1:], fp, fp[:1]])
+    i = ufuncs.clip(extras.searchsorted(xp, x, side="right"), 1, xp.shape[0] - 1)
+    df = ufuncs.subtract(fp[i], fp[i - 1])
+    dx = ufuncs.subtract(xp[i], xp[i - 1])
+    delta = ufuncs.subtract(x, xp[i - 1])
+    eps = np.spacing(np.finfo(np.dtype(xp.dtype)).eps)
+    dx0 = ufuncs.less_equal(ufuncs.abs(dx), eps)
+    f = ufuncs.where(dx0, fp[i - 1], ufuncs.add(fp[i - 1], ufuncs.multiply(
+        ufuncs.true_divide(delta, ufuncs.where(dx0, 1, dx)), df)))
+    if period is None:
+        if not isinstance(left, str):
+            f = ufuncs.where(ufuncs.less(x, xp[0]), fp[0] if left is None else left, f)
+        if not isinstance(right, str):
+            f = ufuncs.where(ufuncs.greater(x, xp[-1]), fp[-1] if right is None else right, f)
+    return f
+
+
+def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
+    """Differences of consecutive elements of the flattened array, with optional prefix/suffix values."""
+    flat = shapes.ravel(_arr(ary))
+    out = extras.diff(flat)
+    parts = []
+    if to_begin is not None:
+        parts.append(shapes.ravel(convert(_arr(to_begin), out.dtype)))
+    parts.append(out)
+    if to_end is not None:
+        parts.append(shapes.ravel(convert(_arr(to_end), out.dtype)))
+    return shapes.concatenate(parts) if len(parts) > 1 else out
+
+
+def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
+    """Integral of ``y`` along ``axis`` by the trapezoidal rule (sample points ``x`` or spacing ``dx``)."""
+    y = _arr(y)
+    axis = canonical_axis(axis, y.ndim)
+    if x is None:
+        y, = _inexact(y)
+        dx_ = dx
+    else:
+        x = _arr(x)
+        y, x = _inexact(y, x)
+        if x.ndim == 1:
+            dx_ = extras.diff(x)
+            shape = [1] * y.ndim
+            shape[axis] = dx_.shape[0]
+            dx_ = shapes.reshape(dx_, tuple(shape))
+        else:
+            dx_ = extras.diff(x, axis=axis)
+    y = shapes.moveaxis(y, axis, -1)
+    if not isinstance(dx_, (int, float)) and np.ndim(dx_) > 0:
+        dx_ = shapes.moveaxis(dx_, axis, -1)
+    mid = ufuncs.multiply(ufuncs.add(y[..., 1:], y[..., :-1]), 0.5)
+    return reductions.sum(ufuncs.multiply(dx_, mid), -1)
+
+
+def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi) -> Any:
+    """Phases ``p`` with jumps larger than ``discont`` (default ``period / 2``) along ``axis`` removed."""
+    p, = _inexact(_arr(p))
+    if dtypes.is_complex(p.dtype):
+        raise ValueError("jnp.unwrap does not support complex inputs.")
+    if p.shape[axis] == 0:
+        return p
+    axis = canonical_axis(axis, p.ndim)
+    discont = period / 2 if discont is None else discont
+    interval = period / 2
+    dd = extras.diff(p, axis=axis)
+    ddmod = ufuncs.subtract(ufuncs.remainder(ufuncs.add(dd, interval), period), interval)
+    ddmod = ufuncs.where(ufuncs.logical_and(ufuncs.equal(ddmod, -interval), ufuncs.greater(dd, 0)), interval, ddmod)
+    ph_correct = ufuncs.where(ufuncs.less(ufuncs.abs(dd), discont), 0, ufuncs.subtract(ddmod, dd))
+    first = shapes.moveaxis(p, axis, 0)[:1]
+    up = shapes.concatenate([first, shapes.moveaxis(ufuncs.add(shapes.moveaxis(p, axis, 0)[1:],
+                                                               extras.cumsum(shapes.moveaxis(ph_correct, axis, 0),
+                                                                             axis=0)), 0, 0)], 0)
+    return shapes.moveaxis(up, 0, axis)
+
+
+def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: bool = False, *,
+         method: str = "auto") -> Any:
+    """True where ``element`` occurs in ``test_elements`` (all-pairs comparison)."""
+    element, test = _arr(element), shapes.ravel(_arr(test_elements))
+    hit = reductions.any(ufuncs.equal(shapes.expand_dims(element, -1), test), -1)
+    return ufuncs.logical_not(hit) if invert else hit

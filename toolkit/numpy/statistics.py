@@ -1,0 +1,241 @@
+"""Order statistics and weighted summaries of ``jax.numpy``: ``quantile``,
+``percentile``, ``median`` and their NaN-ignoring versions (methods 'linear',
+'lower', 'higher', 'midpoint', 'nearest'; a sort along the reduced axes, then
+a gather of the two neighbouring order statistics, as JAX does), ``average``
+(``weights``, ``returned``), ``ptp``, ``bincount`` (static ``length``) and
+``digitize``. Example::
+
+    tnp.quantile(x, tnp.asarray([0.25, 0.75]), axis=0)
+    tnp.bincount(labels, weights=w, length=10)
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from toolkit.core import dtypes
+from toolkit.lax import elementwise as lax_elementwise
+from toolkit.lax import sorting as lax_sorting
+from toolkit.lax import structural as lax_structural
+from toolkit.numpy._core import asarray, broadcast_to, canonical_axes, canonical_axis, convert, is_array, \
+    result_dtype
+from toolkit.numpy import extras, reductions, shapes, ufuncs
+
+_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+
+
+def _arr(x: Any) -> Any:
+    return x if is_array(x) else asarray(x)
+
+
+def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nans: bool, name: str) -> Any:
+    if method not in _METHODS:
+        if method == "inverted_cdf":
+            raise NotImplementedError(f"{name}: method 'inverted_cdf' is not supported")
+        raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' or 'inverted_cdf'")
+    a = _arr(a)
+    if not dtypes.is_inexact(a.dtype):
+        a = lax_elementwise.convert_element_type(a, dtypes.DEFAULT_FLOAT, a.weak_type)
+    if dtypes.is_complex(a.dtype):
+        raise ValueError("quantile does not support complex input, as the operation is poorly defined.")
+    q = _arr(q)
+    if q.ndim > 1:
+        raise ValueError(f"q must be have rank <= 1, got shape {q.shape}")
+    if not dtypes.is_inexact(q.dtype):
+        q = lax_elementwise.convert_element_type(q, dtypes.DEFAULT_FLOAT, q.weak_type)
+    # Reduced axes moved last and merged into one.
+    axes = canonical_axes(axis, a.ndim) if axis is not None else tuple(range(a.ndim))
+    kept = [d for d in range(a.ndim) if d not in axes]
+    keep_shape = tuple(1 if d in axes else a.shape[d] for d in range(a.ndim))
+    a = lax_structural.transpose(a, kept + list(axes)) if kept + list(axes) != list(range(a.ndim)) else a
+    n = math.prod(a.shape[len(kept):])
+    a = lax_structural.reshape(a, a.shape[:len(kept)] + (n,))
+    last = a.ndim - 1
+    if squash_nans:
+        a = ufuncs.where(ufuncs.isnan(a), broadcast_to(np.asarray(np.nan, a.dtype), a.shape), a)  # positive NaNs
+        a = lax_sorting.sort(a, last)
+        counts = reductions.sum(ufuncs.logical_not(ufuncs.isnan(a)), last, dtype=q.dtype, keepdims=True)
+    else:
+        any_nan = reductions.any(ufuncs.isnan(a), last, keepdims=True)
+        a = ufuncs.where(any_nan, broadcast_to(np.asarray(np.nan, a.dtype), a.shape), a)
+        a = lax_sorting.sort(a, last)
+        counts = broadcast_to(np.asarray(n, q.dtype), a.shape[:last] + (1,))
+    # positions: q.shape + batch shape + (1,)
+    qb = lax_structural.broadcast_in_dim(q, q.shape + counts.shape, tuple(range(q.ndim)))
+    cb = lax_structural.broadcast_in_dim(counts, q.shape + counts.shape, tuple(range(q.ndim, q.ndim + counts.ndim)))
+    one = broadcast_to(np.asarray(1, q.dtype), cb.shape)
+    top = lax_elementwise.sub(cb, one)
+    pos = lax_elementwise.mul(qb, top)
+    low, high = lax_elementwise.floor(pos), lax_elementwise.ceil(pos)
+    high_weight = lax_elementwise.sub(pos, low)
+    low_weight = lax_elementwise.sub(one, high_weight)
+    zero = broadcast_to(np.asarray(0, q.dtype), cb.shape)
+    low = lax_elementwise.max(zero, lax_elementwise.min(low, top))
+    high = lax_elementwise.max(zero, lax_elementwise.min(high, top))
+    ab = lax_structural.broadcast_in_dim(a, q.shape + a.shape, tuple(range(q.ndim, q.ndim + a.ndim)))
+    low_value = extras.take_along_axis(ab, lax_elementwise.convert_element_type(low, np.int32), -1)
+    high_value = extras.take_along_axis(ab, lax_elementwise.convert_element_type(high, np.int32), -1)
+    if method == "linear":
+        result = lax_elementwise.add(lax_elementwise.mul(convert(low_value, q.dtype), low_weight),
+                                     lax_elementwise.mul(convert(high_value, q.dtype), high_weight))
+        result = convert(result, a.dtype, a.weak_type)  # JAX's linear result has the operand's dtype
+    elif method == "lower":
+        result = low_value
+    elif method == "higher":
+        result = high_value
+    elif method == "nearest":
+        result = ufuncs.where(lax_elementwise.le(high_weight, broadcast_to(np.asarray(0.5, q.dtype), cb.shape)),
+                              low_value, high_value)
+    else:
+        result = lax_elementwise.mul(lax_elementwise.add(low_value, high_value),
+                                     broadcast_to(np.asarray(0.5, low_value.dtype), low_value.shape))
+    result = lax_structural.reshape(result, result.shape[:-1])  # drop the gathered axis
+    if keepdims:
+        result = lax_structural.reshape(result, q.shape + keep_shape)
+    return result
+
+
+def _check_args(name: str, out: Any, overwrite_input: bool, weights: Any) -> None:
+    if overwrite_input or out is not None:
+        raise ValueError(f"jax.numpy.{name} does not support overwrite_input=True or out != None")
+    if weights is not None:
+        raise NotImplementedError(f"{name}: weights (method 'inverted_cdf') are not supported")
+
+
+def quantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
+             method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
+    """The ``q``-th quantiles (``q`` in [0, 1], scalar or 1-D; its dimension comes first) over ``axis``.
+    A slice containing NaN gives NaN."""
+    _check_args("quantile", out, overwrite_input, weights)
+    return _quantile(a, q, axis, method, keepdims, False, "quantile")
+
+
+def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
+                method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
+    """``quantile`` ignoring NaNs (NaN for an all-NaN slice)."""
+    _check_args("nanquantile", out, overwrite_input, weights)
+    return _quantile(a, q, axis, method, keepdims, True, "nanquantile")
+
+
+def _percent(q: Any) -> Any:
+    q = _arr(q)
+    if not dtypes.is_inexact(q.dtype):
+        q = lax_elementwise.convert_element_type(q, dtypes.DEFAULT_FLOAT, q.weak_type)
+    return ufuncs.true_divide(q, 100)
+
+
+def percentile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
+               method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
+    """``quantile`` with ``q`` in percent."""
+    _check_args("percentile", out, overwrite_input, weights)
+    return _quantile(a, _percent(q), axis, method, keepdims, False, "percentile")
+
+
+def nanpercentile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
+                  method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
+    """``nanquantile`` with ``q`` in percent."""
+    _check_args("nanpercentile", out, overwrite_input, weights)
+    return _quantile(a, _percent(q), axis, method, keepdims, True, "nanpercentile")
+
+
+def median(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False, keepdims: bool = False) -> Any:
+    """The median over ``axis`` (midpoint of the two middle values)."""
+    return quantile(a, 0.5, axis, out, overwrite_input, "midpoint", keepdims)
+
+
+def nanmedian(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
+              keepdims: bool = False) -> Any:
+    """The median ignoring NaNs."""
+    return nanquantile(a, 0.5, axis, out, overwrite_input, "midpoint", keepdims)
+
+
+def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, keepdims: bool = False) -> Any:
+    """The (``weights``-)weighted mean over ``axis``; with ``returned`` also the sum of weights.
+
+    1-D ``weights`` with an integer ``axis`` weigh along that axis."""
+    a = _arr(a)
+    if weights is None:
+        avg = reductions.mean(a, axis, keepdims=keepdims)
+        if axis is None:
+            count = a.size
+        else:
+            count = math.prod(a.shape[d] for d in canonical_axes(axis, a.ndim))
+        weights_sum = broadcast_to(np.asarray(count, avg.dtype), avg.shape)
+    else:
+        weights = _arr(weights)
+        dtype, weak = result_dtype(a, weights)
+        if not dtypes.is_inexact(dtype):
+            dtype = dtypes.DEFAULT_FLOAT
+        a, weights = convert(a, dtype, a.weak_type), convert(weights, dtype, weights.weak_type)
+        if a.shape != weights.shape:
+            if axis is None:
+                raise ValueError("Axis must be specified when shapes of a and weights differ.")
+            if not isinstance(axis, (int, np.integer)):
+                raise TypeError("Axis must be an integer when shapes of a and weights differ.")
+            axis = canonical_axis(axis, a.ndim)
+            if weights.ndim != 1:
+                raise TypeError("1D weights expected when shapes of a and weights differ.")
+            if weights.shape[0] != a.shape[axis]:
+                raise ValueError("Shape of weights must be consistent with shape of a along specified axis.")
+            weights = lax_structural.broadcast_in_dim(weights, a.shape, (axis,))
+        weights_sum = reductions.sum(weights, axis, keepdims=keepdims)
+        avg = ufuncs.true_divide(reductions.sum(ufuncs.multiply(a, weights), axis, keepdims=keepdims), weights_sum)
+    if returned:
+        if avg.shape != weights_sum.shape:
+            weights_sum = broadcast_to(weights_sum, avg.shape)
+        return avg, weights_sum
+    return avg
+
+
+def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
+    """Peak to peak: ``max - min`` over ``axis``."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.ptp is not supported.")
+    return ufuncs.subtract(reductions.max(a, axis, keepdims=keepdims), reductions.min(a, axis, keepdims=keepdims))
+
+
+def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | None = None) -> Any:
+    """Counts (or summed ``weights``) of each non-negative integer in 1-D ``x``.
+
+    Under ``jit`` the output size must be static: pass ``length`` (values at or
+    past it are dropped, negative values count as 0, as JAX's)."""
+    x = _arr(x)
+    if not (dtypes.is_integer(x.dtype) or dtypes.is_bool(x.dtype)):
+        raise TypeError(f"x argument to bincount must have an integer type; got {x.dtype.name}")
+    if x.ndim != 1:
+        raise ValueError("only 1-dimensional input supported for bincount.")
+    if length is None:
+        from toolkit.core import tracing
+        if tracing.is_tracing():
+            raise ValueError("bincount: the output size depends on the values of x; pass a static `length` "
+                             "under jit")
+        length = max(int(minlength), int(np.max(np.asarray(x))) + 1 if x.shape[0] else 0)
+    else:
+        length = int(length)
+    if weights is None:
+        weights = broadcast_to(np.asarray(1, dtypes.DEFAULT_INT), x.shape)
+    else:
+        weights = _arr(weights)
+        if weights.shape != x.shape:
+            raise ValueError("shape of weights must match shape of x.")
+    idx = ufuncs.maximum(convert(x, np.int32), 0)
+    zeros = broadcast_to(np.asarray(0, weights.dtype), (length,))
+    return zeros.at[idx].add(weights, mode="drop")
+
+
+def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = None) -> Any:
+    """Index of the bin of each ``x`` in the monotonic 1-D ``bins`` (increasing or decreasing)."""
+    x, bins = _arr(x), _arr(bins)
+    if bins.ndim != 1:
+        raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins}")
+    if bins.shape[0] == 0:
+        return broadcast_to(np.asarray(0, np.int32), x.shape)
+    side = "left" if right else "right"
+    flat = shapes.ravel(x)
+    inc = extras.searchsorted(bins, flat, side=side)
+    dec = ufuncs.subtract(bins.shape[0], extras.searchsorted(extras.flip(bins), flat, side=side))
+    out = ufuncs.where(ufuncs.greater_equal(bins[-1], bins[0]), inc, dec)
+    return lax_structural.reshape(convert(out, np.int32), x.shape)
