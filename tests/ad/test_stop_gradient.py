@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 
 import toolkit
-from toolkit.lax.autodiff import stop_gradient
 
 jax = pytest.importorskip("jax")
+stop_gradient = toolkit.lax.stop_gradient
 
 X = np.linspace(-1.0, 2.0, 6, dtype=np.float32).reshape(2, 3)
 

@@ -39,3 +39,4 @@ from toolkit.lax.convenience import (  # noqa: F401,E402
     dynamic_slice_in_dim, dynamic_update_index_in_dim, dynamic_update_slice_in_dim, expand_dims, full_like,
     index_in_dim, map, reciprocal, slice_in_dim, sort_key_val, square, squeeze,
 )
+from toolkit.lax.autodiff import stop_gradient  # noqa: F401,E402

@@ -72,4 +72,5 @@ from toolkit.numpy.more_shapes import (  # noqa: F401,E402
     permute_dims, rollaxis, tril_indices, tril_indices_from, triu_indices, triu_indices_from, unstack,
 )
 from toolkit.numpy.products import cross, kron, matvec, vander, vecdot, vecmat  # noqa: F401,E402
-from toolkit.numpy.signal import convolve, correlate, ediff1d, interp, isin, trapezoid, unwrap  # noqa: F401,E402
+from toolkit.numpy.signal import convolve, correlate, ediff1d, interp, trapezoid, unwrap  # noqa: F401,E402
+from toolkit.numpy.setops import isin  # noqa: F401,E402

@@ -1,7 +1,6 @@
 """1-D signal helpers of ``jax.numpy``: ``convolve``/``correlate`` (modes full,
 same, valid; one ``conv_general_dilated``), ``interp`` (piecewise-linear, with
-``left``/``right``/``period``), ``ediff1d``, ``trapezoid``, ``unwrap`` and the
-membership test ``isin``. Example::
+``left``/``right``/``period``), ``ediff1d``, ``trapezoid`` and ``unwrap``. Example::
 
     tnp.convolve(x, tnp.ones(3) / 3, mode="same")
     tnp.interp(t, xp, fp)
@@ -169,11 +168,3 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi)
                                                                extras.cumsum(shapes.moveaxis(ph_correct, axis, 0),
                                                                              axis=0)), 0, 0)], 0)
     return shapes.moveaxis(up, 0, axis)
-
-
-def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: bool = False, *,
-         method: str = "auto") -> Any:
-    """True where ``element`` occurs in ``test_elements`` (all-pairs comparison)."""
-    element, test = _arr(element), shapes.ravel(_arr(test_elements))
-    hit = reductions.any(ufuncs.equal(shapes.expand_dims(element, -1), test), -1)
-    return ufuncs.logical_not(hit) if invert else hit

@@ -3,7 +3,7 @@
 
 import toolkit
 import toolkit.numpy as tnp
-from toolkit.lax.autodiff import stop_gradient
+from toolkit.lax import stop_gradient
 from toolkit.testing import lowered_text, run, spec
 
 
