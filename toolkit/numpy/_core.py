@@ -152,6 +152,15 @@ def broadcast_to(x: Any, shape: Sequence[Any]) -> Any:
     return lax_structural.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
 
 
+def promote_inexact(*args: Any) -> list[Any]:
+    """JAX's ``promote_args_inexact`` without the broadcast: operands converted to their common dtype, the
+    default float when that is not floating (Python scalars and weak arrays stay weakly typed)."""
+    dtype, _ = result_dtype(*args)
+    if not dtypes.is_inexact(dtype):
+        dtype = dtypes.DEFAULT_FLOAT
+    return [convert(a, dtype, typed(a)[1]) for a in args]
+
+
 def promote_and_broadcast(*args: Any) -> list[Any]:
     """Operands converted to their common dtype and broadcast to their common shape."""
     dtype, weak = result_dtype(*args)

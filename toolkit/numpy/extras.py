@@ -37,12 +37,8 @@ from toolkit.numpy.indexing import _getitem, getitem
 _Axis = Any
 
 
-def _arr(x: Any) -> Any:
-    return x if is_array(x) else asarray(x)
-
-
 def _flatten_if_none(a: Any, axis: _Axis) -> tuple[Any, int]:
-    a = _arr(a)
+    a = asarray(a)
     if axis is None:
         return numpy_shapes.ravel(a), 0
     return a, canonical_axis(axis, a.ndim)
@@ -110,7 +106,7 @@ cumprod = _cumulative("cumprod")
 
 def diff(a: Any, n: int = 1, axis: int = -1) -> Any:
     """``n``-th discrete difference along ``axis``: ``a[1:] - a[:-1]`` repeated ``n`` times."""
-    a = _arr(a)
+    a = asarray(a)
     axis = canonical_axis(axis, a.ndim)
     if n < 0:
         raise ValueError(f"diff: order n={n} must be non-negative")
@@ -226,7 +222,7 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = None, precision: Any
     if not operands:
         raise ValueError("einsum needs at least one operand")
     dtype, weak = result_dtype(*operands)
-    arrays = [_arr(convert(o, dtype, weak)) for o in operands]
+    arrays = [asarray(convert(o, dtype, weak)) for o in operands]
     if out_sharding is None:
         return _einsum(*arrays, subscripts=subscripts, preferred_element_type=preferred_element_type)
     from toolkit.shard.explicit import with_out_sharding
@@ -330,7 +326,7 @@ def _reduce_sum(x: Any, axes: Sequence[int]) -> Any:
 # --- splitting ------------------------------------------------------------------
 
 def _split(a: Any, indices_or_sections: Any, axis: int, even: bool, name: str) -> list[Any]:
-    a = _arr(a)
+    a = asarray(a)
     axis = canonical_axis(axis, a.ndim)
     n = a.shape[axis]
     if isinstance(indices_or_sections, (int, np.integer)):
@@ -365,7 +361,7 @@ def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
 
 
 def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
-    ary = _arr(ary)
+    ary = asarray(ary)
     return split(ary, indices_or_sections, 1 if ary.ndim > 1 else 0)
 
 
@@ -402,7 +398,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         pad(x, 1)                                  # one zero on every side
         pad(x, ((0, 0), (2, 1)), mode="edge")
     """
-    a = _arr(array)
+    a = asarray(array)
     widths = _pad_widths(pad_width, a.ndim)
     if mode == "constant":
         values = kwargs.pop("constant_values", 0)
@@ -508,20 +504,20 @@ def _repeat_slice(piece: Any, axis: int, count: int) -> Any:
 
 def flip(m: Any, axis: _Axis = None) -> Any:
     """Reverse the order of elements along ``axis`` (all axes when ``None``)."""
-    m = _arr(m)
+    m = asarray(m)
     axes = canonical_axes(axis, m.ndim)
     return lax_structural.rev(m, axes) if axes else m
 
 
 def fliplr(m: Any) -> Any:
-    m = _arr(m)
+    m = asarray(m)
     if m.ndim < 2:
         raise ValueError("fliplr needs an array of rank at least 2")
     return flip(m, 1)
 
 
 def flipud(m: Any) -> Any:
-    m = _arr(m)
+    m = asarray(m)
     if m.ndim < 1:
         raise ValueError("flipud needs an array of rank at least 1")
     return flip(m, 0)
@@ -529,7 +525,7 @@ def flipud(m: Any) -> Any:
 
 def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
     """Rotate by 90 degrees ``k`` times in the plane of ``axes`` (from the first towards the second)."""
-    m = _arr(m)
+    m = asarray(m)
     a0, a1 = canonical_axis(axes[0], m.ndim), canonical_axis(axes[1], m.ndim)
     if a0 == a1:
         raise ValueError("rot90: axes must be different")
@@ -550,7 +546,7 @@ def roll(a: Any, shift: Any, axis: _Axis = None) -> Any:
 
     ``shift`` may be a traced integer scalar (lowered to a ``dynamic_slice`` of the doubled array).
     """
-    a = _arr(a)
+    a = asarray(a)
     if axis is None:
         return numpy_shapes.reshape(roll(numpy_shapes.ravel(a), shift, 0), a.shape)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
@@ -588,7 +584,7 @@ def roll(a: Any, shift: Any, axis: _Axis = None) -> Any:
 
 def tile(A: Any, reps: Any) -> Any:
     """Repeat ``A`` ``reps`` times per axis (numpy's rank promotion on both sides)."""
-    A = _arr(A)
+    A = asarray(A)
     def count(r: Any) -> Any:
         return r if shape_poly.is_symbolic_dim(r) else int(r)  # symbolic counts (x.shape[0]) broadcast at run time
 
@@ -788,7 +784,7 @@ def _along_axis_indices(indices: Any, n: Any) -> Any:
 
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """The ``offset`` diagonal of the ``axis1``/``axis2`` planes, as the last axis (numpy's layout)."""
-    a = _arr(a)
+    a = asarray(a)
     if a.ndim < 2:
         raise ValueError(f"diagonal needs an array of rank at least 2, got shape {a.shape}")
     axis1, axis2 = canonical_axis(axis1, a.ndim), canonical_axis(axis2, a.ndim)
@@ -814,7 +810,7 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
 
 def diag(v: Any, k: int = 0) -> Any:
     """1-D input: a 2-D array with ``v`` on diagonal ``k``; 2-D input: its ``k`` diagonal."""
-    v = _arr(v)
+    v = asarray(v)
     if v.ndim == 2:
         return diagonal(v, k)
     if v.ndim != 1:
@@ -835,7 +831,7 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
 
 
 def _triangle(m: Any, k: int, lower: bool) -> Any:
-    m = _arr(m)
+    m = asarray(m)
     if m.ndim < 2:
         raise ValueError(f"{'tril' if lower else 'triu'} needs an array of rank at least 2, got shape {m.shape}")
     rows, cols = m.shape[-2], m.shape[-1]
@@ -861,7 +857,7 @@ def triu(m: Any, k: int = 0) -> Any:
 
 def count_nonzero(a: Any, axis: _Axis = None, keepdims: bool = False) -> Any:
     """Number of non-zero elements (default integer dtype)."""
-    a = _arr(a)
+    a = asarray(a)
     nonzero = ufuncs.not_equal(a, np.zeros((), a.dtype)) if a.dtype != dtypes.bool_ else a
     return reductions.sum(nonzero, axis=axis, dtype=dtypes.DEFAULT_INT, keepdims=keepdims)
 
@@ -871,7 +867,7 @@ def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan:
     dtype, weak = result_dtype(a, b)
     if not dtypes.is_inexact(dtype):
         dtype = dtypes.DEFAULT_FLOAT
-    a, b = _arr(convert(a, dtype, weak)), _arr(convert(b, dtype, weak))
+    a, b = asarray(convert(a, dtype, weak)), asarray(convert(b, dtype, weak))
     if not dtypes.is_inexact(a.dtype):
         return ufuncs.equal(a, b)
     diff_ = ufuncs.absolute(ufuncs.subtract(a, b))
@@ -892,7 +888,7 @@ def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan
 
 def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
     """Same shape and elements (a Python ``False`` when the shapes differ)."""
-    a1, a2 = _arr(a1), _arr(a2)
+    a1, a2 = asarray(a1), asarray(a2)
     if tuple(a1.shape) != tuple(a2.shape):
         return asarray(False)
     eq = ufuncs.equal(a1, a2)
@@ -907,7 +903,7 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
     """Coordinate arrays from 1-D vectors (``indexing="xy"``: the first two outputs' axes are swapped)."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
-    arrays = [numpy_shapes.ravel(_arr(x)) for x in xi]
+    arrays = [numpy_shapes.ravel(asarray(x)) for x in xi]
     n = len(arrays)
     sizes = [a.shape[0] for a in arrays]
     if indexing == "xy" and n >= 2:
@@ -929,7 +925,7 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
 def dstack(tup: Sequence[Any]) -> Any:
     """Stack along the third axis (1-D and 2-D inputs are promoted to 3-D first)."""
     def to3(a):
-        a = _arr(a)
+        a = asarray(a)
         if a.ndim == 0:
             return numpy_shapes.reshape(a, (1, 1, 1))
         if a.ndim == 1:
@@ -944,7 +940,7 @@ def column_stack(tup: Sequence[Any]) -> Any:
     """Stack 1-D arrays as columns (2-D arrays are joined as they are)."""
     cols = []
     for a in tup:
-        a = _arr(a)
+        a = asarray(a)
         cols.append(numpy_shapes.reshape(a, (a.shape[0], 1)) if a.ndim == 1 else a)
     return numpy_shapes.concatenate(cols, 1)
 
@@ -952,7 +948,7 @@ def column_stack(tup: Sequence[Any]) -> Any:
 def append(arr: Any, values: Any, axis: int | None = None) -> Any:
     """``arr`` with ``values`` appended (flattened when ``axis`` is None)."""
     if axis is None:
-        return numpy_shapes.concatenate([numpy_shapes.ravel(_arr(arr)), numpy_shapes.ravel(_arr(values))], 0)
+        return numpy_shapes.concatenate([numpy_shapes.ravel(asarray(arr)), numpy_shapes.ravel(asarray(values))], 0)
     return numpy_shapes.concatenate([arr, values], axis)
 
 
@@ -965,7 +961,7 @@ def lexsort(keys: Sequence[Any], axis: int = -1) -> Any:
 
         lexsort((first_names, surnames))   # by surname, then first name
     """
-    keys = [_arr(k) for k in keys]
+    keys = [asarray(k) for k in keys]
     if not keys:
         raise TypeError("lexsort needs at least one key")
     shape = tuple(keys[0].shape)
@@ -987,13 +983,13 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
     """
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
-    a = _arr(a)
+    a = asarray(a)
     if a.ndim != 1:
         raise ValueError(f"searchsorted needs a 1-D sorted array, got shape {tuple(a.shape)}")
     if sorter is not None:
         a = take(a, sorter, mode="promise_in_bounds")
     dtype, weak = result_dtype(a, v)
-    a, v = _arr(convert(a, dtype)), _arr(convert(v, dtype, weak))
+    a, v = asarray(convert(a, dtype)), asarray(convert(v, dtype, weak))
     av = lax_structural.broadcast_in_dim(a, tuple(v.shape) + (a.shape[0],), (v.ndim,))
     vv = lax_structural.broadcast_in_dim(v, tuple(v.shape) + (a.shape[0],), tuple(range(v.ndim)))
     if side == "left":
@@ -1032,7 +1028,7 @@ def ix_(*args: Any) -> tuple[Any, ...]:
 def unravel_index(indices: Any, shape: Sequence[int]) -> tuple[Any, ...]:
     """Flat indices to coordinate arrays for ``shape`` (out-of-range flat indices are clamped, as in JAX)."""
     shape = tuple(d if shape_poly.is_symbolic_dim(d) else int(d) for d in shape)
-    indices = _arr(indices)
+    indices = asarray(indices)
     if not dtypes.is_integer(indices.dtype):
         raise TypeError(f"unravel_index: indices must be integers, got {indices.dtype.name}")
     total = shape_poly.dim_size_product(shape)
@@ -1054,7 +1050,7 @@ def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str
         raise ValueError(f"ravel_multi_index: unknown mode {mode!r}")
     flat = None
     for idx, d in zip(multi_index, dims):
-        idx = _arr(idx)
+        idx = asarray(idx)
         idx = ufuncs.remainder(idx, d) if mode == "wrap" else ufuncs.clip(idx, 0, d - 1)
         flat = idx if flat is None else ufuncs.add(ufuncs.multiply(flat, d), idx)
     return flat

@@ -17,21 +17,14 @@ import numpy as np
 from toolkit.core import dtypes
 from toolkit.lax import control_flow as lax_control_flow
 from toolkit.lax import elementwise as lax_elementwise
-from toolkit.numpy._core import asarray, broadcast_shapes, broadcast_to, convert, is_array, promote_and_broadcast, \
-    result_dtype, shape_of
+from toolkit.numpy._core import asarray, broadcast_shapes, broadcast_to, convert, promote_and_broadcast, \
+    promote_inexact, shape_of
 from toolkit.numpy import reductions, ufuncs
-
-
-def _arr(x: Any) -> Any:
-    return x if is_array(x) else asarray(x)
 
 
 def _inexact(*args: Any) -> list[Any]:
     """JAX's ``promote_args_inexact``: the common dtype, made floating when it is not, broadcast."""
-    dtype, weak = result_dtype(*args)
-    if not dtypes.is_inexact(dtype):
-        dtype = dtypes.DEFAULT_FLOAT
-    return promote_and_broadcast(*[convert(a, dtype, ufuncs._weak(a)) for a in args])
+    return promote_and_broadcast(*promote_inexact(*args))
 
 
 def _const(x: Any, value: Any) -> Any:
@@ -59,7 +52,7 @@ def log10(x: Any, /) -> Any:
 
 def trunc(x: Any) -> Any:
     """Round towards zero (integers unchanged)."""
-    x = _arr(x)
+    x = asarray(x)
     if not dtypes.is_inexact(x.dtype):
         return x
     return ufuncs.where(lax_elementwise.lt(x, _const(x, 0)), lax_elementwise.ceil(x), lax_elementwise.floor(x))
@@ -68,7 +61,7 @@ def trunc(x: Any) -> Any:
 
 def rint(x: Any, /) -> Any:
     """Round half to even; integers and bools become the default float, as in JAX."""
-    x = _arr(x)
+    x = asarray(x)
     if not dtypes.is_inexact(x.dtype):
         return lax_elementwise.convert_element_type(x, dtypes.DEFAULT_FLOAT)
     if dtypes.is_complex(x.dtype):
@@ -86,12 +79,12 @@ def fabs(x: Any, /) -> Any:
 
 def positive(x: Any, /) -> Any:
     """``+x``: a copy of ``x``."""
-    return _arr(x)
+    return asarray(x)
 
 
 def signbit(x: Any, /) -> Any:
     """True where the sign bit is set (also for ``-0.0`` and negative NaNs)."""
-    x = _arr(x)
+    x = asarray(x)
     if dtypes.is_bool(x.dtype) or dtypes.is_unsigned(x.dtype):
         return broadcast_to(np.asarray(False), x.shape)
     if dtypes.is_integer(x.dtype):
@@ -236,7 +229,7 @@ def modf(x: Any, /, out: None = None) -> tuple[Any, Any]:
 def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> Any:
     """NaN replaced by ``nan``, infinities by ``posinf``/``neginf`` (default: the dtype's largest finite values)."""
     del copy
-    x = _arr(x)
+    x = asarray(x)
     if not dtypes.is_inexact(x.dtype):
         return x
     if dtypes.is_complex(x.dtype):
@@ -278,7 +271,7 @@ def piecewise(x: Any, condlist: Any, funclist: list[Any | Callable[..., Any]], *
     """``funclist[i](x)`` where ``condlist[i]`` holds (the last true condition wins); an extra
     function is the default, else 0. Constants in ``funclist`` stand for constant functions.
     Every function is evaluated on the whole of ``x``; the result has ``x``'s dtype."""
-    x = _arr(x)
+    x = asarray(x)
     if isinstance(condlist, (list, tuple)):
         conds = [ufuncs._bool(c) for c in condlist]
     else:

@@ -19,10 +19,6 @@ from toolkit.numpy._core import asarray, canonical_axis, is_array
 from toolkit.numpy import extras, shapes
 
 
-def _arr(x: Any) -> Any:
-    return x if is_array(x) else asarray(x)
-
-
 def permute_dims(a: Any, /, axes: tuple[int, ...]) -> Any:
     """``transpose(a, axes)``, the array-API name."""
     return shapes.transpose(a, axes)
@@ -30,7 +26,7 @@ def permute_dims(a: Any, /, axes: tuple[int, ...]) -> Any:
 
 def matrix_transpose(x: Any, /) -> Any:
     """The last two axes swapped (rank >= 2)."""
-    x = _arr(x)
+    x = asarray(x)
     if x.ndim < 2:
         raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got ndim={x.ndim}")
     return lax_structural.transpose(x, list(range(x.ndim - 2)) + [x.ndim - 1, x.ndim - 2])
@@ -38,7 +34,7 @@ def matrix_transpose(x: Any, /) -> Any:
 
 def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
     """The slices of ``x`` along ``axis``, as a tuple."""
-    x = _arr(x)
+    x = asarray(x)
     if not -x.ndim <= int(axis) < x.ndim:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {x.ndim}")
     axis = int(axis) % x.ndim
@@ -52,7 +48,7 @@ def atleast_3d(*arys: Any) -> Any:
     """Arrays viewed with at least three dimensions: ``(N,)`` becomes ``(1, N, 1)``, ``(M, N)`` ``(M, N, 1)``."""
     out = []
     for a in arys:
-        a = _arr(a)
+        a = asarray(a)
         if a.ndim == 0:
             a = lax_structural.reshape(a, (1, 1, 1))
         elif a.ndim == 1:
@@ -65,7 +61,7 @@ def atleast_3d(*arys: Any) -> Any:
 
 def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
     """``axis`` moved to just before position ``start`` (numpy's older ``moveaxis``)."""
-    a = _arr(a)
+    a = asarray(a)
     axis = canonical_axis(axis, a.ndim)
     start = int(start)
     if not -a.ndim <= start <= a.ndim:
@@ -92,7 +88,7 @@ def _block_depth(arrays: Any) -> int:
 
 def _block(arrays: Any, depth: int, ndim: int) -> Any:
     if not isinstance(arrays, list):
-        a = _arr(arrays)
+        a = asarray(arrays)
         return lax_structural.reshape(a, (1,) * (ndim - a.ndim) + tuple(a.shape)) if a.ndim < ndim else a
     parts = [_block(a, depth - 1, ndim) for a in arrays]
     return shapes.concatenate(parts, axis=-depth)
@@ -112,7 +108,7 @@ def block(arrays: Any) -> Any:
 
 def _cumulative(name: str, fn: Any, identity: int):
     def cumulative(x: Any, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False) -> Any:
-        x = _arr(x)
+        x = asarray(x)
         if x.ndim == 0:
             raise ValueError(f"The input must be non-scalar to take a cumulative {name[11:]}, however a scalar "
                              f"value or scalar array was given.")

@@ -15,12 +15,8 @@ import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.lax import elementwise as lax_elementwise
-from toolkit.numpy._core import asarray, broadcast_to, canonical_axes, is_array
+from toolkit.numpy._core import asarray, broadcast_to, canonical_axes
 from toolkit.numpy import extras, reductions, ufuncs
-
-
-def _arr(x: Any) -> Any:
-    return x if is_array(x) else asarray(x)
 
 
 def _fill_nan(a: Any, value: Any) -> Any:
@@ -42,7 +38,7 @@ def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdi
            initial: Any = None, where: Any = None) -> Any:
     """Sum treating NaNs as zero."""
     _no_out("nansum", out)
-    a = _arr(a)
+    a = asarray(a)
     if dtypes.is_inexact(a.dtype):
         a = _fill_nan(a, 0)
     out_ = reductions.sum(_masked(a, where, 0), axis, dtype=dtype, keepdims=keepdims)
@@ -53,7 +49,7 @@ def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepd
             initial: Any = None, where: Any = None) -> Any:
     """Product treating NaNs as one."""
     _no_out("nanprod", out)
-    a = _arr(a)
+    a = asarray(a)
     if dtypes.is_inexact(a.dtype):
         a = _fill_nan(a, 1)
     out_ = reductions.prod(_masked(a, where, 1), axis, dtype=dtype, keepdims=keepdims)
@@ -64,7 +60,7 @@ def _nan_minmax(name: str, reduce: Any, fill: float, combine: Any):
     def fn(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, initial: Any = None,
            where: Any = None) -> Any:
         _no_out(name, out)
-        a = _arr(a)
+        a = asarray(a)
         if where is not None and initial is None:
             raise ValueError(f"reduction operation {name[3:]} does not have an identity, so to use a where mask "
                              "one has to specify 'initial'")
@@ -99,7 +95,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepd
             where: Any = None) -> Any:
     """Mean of the non-NaN elements (NaN for an all-NaN slice)."""
     _no_out("nanmean", out)
-    a = _arr(a)
+    a = asarray(a)
     if not dtypes.is_inexact(a.dtype):
         if where is None:
             return reductions.mean(a, axis, dtype=dtype, keepdims=keepdims)
@@ -113,7 +109,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
            where: Any = None, mean: Any = None) -> Any:
     """Variance of the non-NaN elements (NaN where fewer than ``ddof + 1`` remain)."""
     _no_out("nanvar", out)
-    a = _arr(a)
+    a = asarray(a)
     if not dtypes.is_inexact(a.dtype):
         a = lax_elementwise.convert_element_type(a, dtypes.DEFAULT_FLOAT)
     if dtype is not None:
@@ -142,7 +138,7 @@ def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
 def _nan_arg(name: str, reduce: Any, fill: float):
     def fn(a: Any, axis: int | None = None, out: None = None, keepdims: bool | None = None) -> Any:
         _no_out(name, out)
-        a = _arr(a)
+        a = asarray(a)
         keepdims = bool(keepdims)
         if not dtypes.is_inexact(a.dtype):
             return reduce(a, axis, keepdims=keepdims)
@@ -162,7 +158,7 @@ nanargmin = _nan_arg("nanargmin", reductions.argmin, np.inf)
 def _nan_cumulative(name: str, cumulative: Any, fill: int):
     def fn(a: Any, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
         _no_out(name, out)
-        a = _arr(a)
+        a = asarray(a)
         if dtypes.is_inexact(a.dtype):
             a = _fill_nan(a, fill)
         return cumulative(a, axis, dtype)

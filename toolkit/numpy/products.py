@@ -15,20 +15,16 @@ import numpy as np
 from toolkit.core import dtypes
 from toolkit.lax import reductions as lax_reductions
 from toolkit.lax import structural as lax_structural
-from toolkit.numpy._core import asarray, is_array, promote_and_broadcast
+from toolkit.numpy._core import asarray, promote_and_broadcast
 from toolkit.numpy import linalg, shapes, ufuncs
-
-
-def _arr(x: Any) -> Any:
-    return x if is_array(x) else asarray(x)
 
 
 def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None) -> Any:
     """Cross product of 2- or 3-vectors along ``axisa``/``axisb``, result vectors along ``axisc``."""
     if axis is not None:
         axisa = axisb = axisc = axis
-    a = shapes.moveaxis(_arr(a), axisa, -1)
-    b = shapes.moveaxis(_arr(b), axisb, -1)
+    a = shapes.moveaxis(asarray(a), axisa, -1)
+    b = shapes.moveaxis(asarray(b), axisb, -1)
     if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
         raise ValueError("Dimension must be either 2 or 3 for cross product")
     if a.shape[-1] == 2 and b.shape[-1] == 2:
@@ -44,7 +40,7 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axi
 
 def kron(a: Any, b: Any) -> Any:
     """Kronecker product: blocks ``a[i, j] * b``."""
-    a, b = _arr(a), _arr(b)
+    a, b = asarray(a), asarray(b)
     if a.ndim < b.ndim:
         a = lax_structural.reshape(a, (1,) * (b.ndim - a.ndim) + tuple(a.shape))
     elif b.ndim < a.ndim:
@@ -58,7 +54,7 @@ def kron(a: Any, b: Any) -> Any:
 
 def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
     """Vandermonde matrix of the 1-D ``x``: columns ``x**(N-1), ..., x**0`` (reversed if ``increasing``)."""
-    x = _arr(x)
+    x = asarray(x)
     if x.ndim != 1:
         raise ValueError("x must be a one-dimensional array")
     N = x.shape[0] if N is None else int(N)
@@ -73,7 +69,7 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """``sum(conj(x1) * x2, axis)`` with the batch dimensions broadcast."""
-    x1, x2 = _arr(x1), _arr(x2)
+    x1, x2 = asarray(x1), asarray(x2)
     if x1.shape[axis] != x2.shape[axis]:
         raise ValueError(f"axes must match; got shapes {x1.shape} and {x2.shape} with axis={axis}")
     x1, x2 = shapes.moveaxis(x1, axis, -1), shapes.moveaxis(x2, axis, -1)
@@ -86,7 +82,7 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None, prefer
 
 def matvec(x1: Any, x2: Any, /) -> Any:
     """Batched matrix-vector product ``(..., n, k) x (..., k) -> (..., n)``."""
-    x1, x2 = _arr(x1), _arr(x2)
+    x1, x2 = asarray(x1), asarray(x2)
     if x1.ndim < 2 or x2.ndim < 1:
         raise ValueError(f"matvec: operands of rank >= 2 and >= 1 needed, got shapes {x1.shape} and {x2.shape}")
     out = linalg.matmul(x1, shapes.expand_dims(x2, -1))
@@ -95,7 +91,7 @@ def matvec(x1: Any, x2: Any, /) -> Any:
 
 def vecmat(x1: Any, x2: Any, /) -> Any:
     """Batched vector-matrix product ``conj(x1) (..., k) x (..., k, n) -> (..., n)``."""
-    x1, x2 = _arr(x1), _arr(x2)
+    x1, x2 = asarray(x1), asarray(x2)
     if x1.ndim < 1 or x2.ndim < 2:
         raise ValueError(f"vecmat: operands of rank >= 1 and >= 2 needed, got shapes {x1.shape} and {x2.shape}")
     out = linalg.matmul(shapes.expand_dims(ufuncs.conj(x1), -2), x2)

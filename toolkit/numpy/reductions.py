@@ -9,11 +9,7 @@ import numpy as np
 from toolkit.core import dtypes
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import reductions as lax_reductions
-from toolkit.numpy._core import asarray, canonical_axes, canonical_axis, is_array
-
-
-def _arr(x: Any) -> Any:
-    return x if is_array(x) else asarray(x)
+from toolkit.numpy._core import asarray, canonical_axes, canonical_axis
 
 
 def _keep(result: Any, shape: tuple, axes: tuple, keepdims: bool) -> Any:
@@ -33,7 +29,7 @@ def _sum_dtype(dtype: np.dtype) -> np.dtype:
 
 
 def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
-    a = _arr(a)
+    a = asarray(a)
     axes = canonical_axes(axis, a.ndim)
     target = dtypes.canonicalize_dtype(dtype) if dtype is not None else _sum_dtype(a.dtype)
     if a.dtype != target:
@@ -42,7 +38,7 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> 
 
 
 def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
-    a = _arr(a)
+    a = asarray(a)
     axes = canonical_axes(axis, a.ndim)
     target = dtypes.canonicalize_dtype(dtype) if dtype is not None else _sum_dtype(a.dtype)
     if a.dtype != target:
@@ -52,7 +48,7 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
 
 def _minmax(reducer: Any, name: str):
     def fn(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-        a = _arr(a)
+        a = asarray(a)
         axes = canonical_axes(axis, a.ndim)
         for x in axes:
             if a.shape[x] == 0:
@@ -69,7 +65,7 @@ min = amin = _minmax(lax_reductions.reduce_min, "min")
 
 
 def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    a = _arr(a)
+    a = asarray(a)
     if a.dtype != dtypes.bool_:
         a = lax_elementwise.convert_element_type(a, dtypes.bool_)
     axes = canonical_axes(axis, a.ndim)
@@ -77,7 +73,7 @@ def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
 
 
 def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    a = _arr(a)
+    a = asarray(a)
     if a.dtype != dtypes.bool_:
         a = lax_elementwise.convert_element_type(a, dtypes.bool_)
     axes = canonical_axes(axis, a.ndim)
@@ -92,7 +88,7 @@ def _count(shape: tuple, axes: tuple) -> Any:
 
 
 def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
-    a = _arr(a)
+    a = asarray(a)
     axes = canonical_axes(axis, a.ndim)
     target = dtypes.canonicalize_dtype(dtype) if dtype is not None else \
         (a.dtype if dtypes.is_inexact(a.dtype) else dtypes.DEFAULT_FLOAT)
@@ -103,7 +99,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
 
 
 def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
-    a = _arr(a)
+    a = asarray(a)
     axes = canonical_axes(axis, a.ndim)
     from toolkit.numpy.ufuncs import multiply, subtract, true_divide, conj, real
     centered = subtract(a, mean(a, axes, dtype=dtype, keepdims=True))
@@ -121,7 +117,7 @@ def std(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bo
 
 def _arg_reduction(reduce: Any, name: str):
     def fn(a: Any, axis: int | None = None, keepdims: bool = False) -> Any:
-        a = _arr(a)
+        a = asarray(a)
         if axis is None:  # over the flattened array
             from toolkit.numpy.shapes import ravel
             return _keep(reduce(ravel(a), 0), a.shape, tuple(range(a.ndim)), keepdims)

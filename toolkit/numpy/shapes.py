@@ -12,10 +12,6 @@ from toolkit.numpy._core import asarray, broadcast_shapes, broadcast_to, canonic
     is_array, result_dtype, convert
 
 
-def _arr(x: Any) -> Any:
-    return x if is_array(x) else asarray(x)
-
-
 def reshape(a: Any, newshape: Any, order: str = "C", *, out_sharding: Any = None) -> Any:
     """``a`` with shape ``newshape`` (one entry may be -1).
 
@@ -24,7 +20,7 @@ def reshape(a: Any, newshape: Any, order: str = "C", *, out_sharding: Any = None
     """
     if order != "C":
         raise NotImplementedError("only C order reshapes are supported")
-    a = _arr(a)
+    a = asarray(a)
     if isinstance(newshape, (int, np.integer)) or getattr(newshape, "_is_symbolic_dim", False):
         newshape = (newshape,)
     newshape = [int(d) if isinstance(d, (int, np.integer)) else d for d in newshape]
@@ -52,7 +48,7 @@ def ravel(a: Any, order: str = "C", *, out_sharding: Any = None) -> Any:
 
 
 def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
-    a = _arr(a)
+    a = asarray(a)
     if axes is None:
         axes = tuple(reversed(range(a.ndim)))
     axes = tuple(canonical_axis(x, a.ndim) for x in axes)
@@ -62,7 +58,7 @@ def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
 
 
 def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
-    a = _arr(a)
+    a = asarray(a)
     perm = list(range(a.ndim))
     i, j = canonical_axis(axis1, a.ndim), canonical_axis(axis2, a.ndim)
     perm[i], perm[j] = perm[j], perm[i]
@@ -70,7 +66,7 @@ def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
 
 
 def moveaxis(a: Any, source: Any, destination: Any) -> Any:
-    a = _arr(a)
+    a = asarray(a)
     src = canonical_axes(source, a.ndim)
     dst = canonical_axes(destination, a.ndim)
     if len(src) != len(dst):
@@ -82,7 +78,7 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Any:
 
 
 def expand_dims(a: Any, axis: Any) -> Any:
-    a = _arr(a)
+    a = asarray(a)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     ndim = a.ndim + len(axes)
     axes = sorted(canonical_axis(x, ndim) for x in axes)
@@ -93,7 +89,7 @@ def expand_dims(a: Any, axis: Any) -> Any:
 
 
 def squeeze(a: Any, axis: Any = None) -> Any:
-    a = _arr(a)
+    a = asarray(a)
     if axis is None:
         axes = [i for i, d in enumerate(a.shape) if d == 1]
     else:
@@ -107,18 +103,18 @@ def squeeze(a: Any, axis: Any = None) -> Any:
 
 
 def atleast_1d(a: Any) -> Any:
-    a = _arr(a)
+    a = asarray(a)
     return reshape(a, (1,)) if a.ndim == 0 else a
 
 
 def atleast_2d(a: Any) -> Any:
-    a = _arr(a)
+    a = asarray(a)
     return reshape(a, (1,) * (2 - a.ndim) + tuple(a.shape)) if a.ndim < 2 else a
 
 
 def broadcast_arrays(*args: Any) -> list[Any]:
     shape = broadcast_shapes(*[np.shape(a) if not is_array(a) else a.shape for a in args])
-    return [broadcast_to(_arr(a), shape) for a in args]
+    return [broadcast_to(asarray(a), shape) for a in args]
 
 
 def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
@@ -129,7 +125,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
         arrays = [ravel(a) for a in arrays]
         axis = 0
     dtype, weak = result_dtype(*arrays)
-    arrays = [_arr(convert(a, dtype, weak)) for a in arrays]
+    arrays = [asarray(convert(a, dtype, weak)) for a in arrays]
     ndim = arrays[0].ndim
     if ndim == 0:
         raise ValueError("zero-dimensional arrays cannot be concatenated")
@@ -146,7 +142,7 @@ def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
     """Join arrays along a new axis."""
     if not len(arrays):
         raise ValueError("stack needs at least one array")
-    arrays = [_arr(a) for a in arrays]
+    arrays = [asarray(a) for a in arrays]
     shape = arrays[0].shape
     for i, a in enumerate(arrays):
         if a.shape != shape:

@@ -14,27 +14,16 @@ import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.lax import convolution as lax_convolution
-from toolkit.numpy._core import asarray, canonical_axis, convert, is_array, result_dtype
+from toolkit.numpy._core import asarray, canonical_axis, convert, promote_inexact, result_dtype
 from toolkit.numpy import extras, reductions, shapes, ufuncs
 
 
-def _arr(x: Any) -> Any:
-    return x if is_array(x) else asarray(x)
-
-
-def _inexact(*args: Any) -> list[Any]:
-    dtype, _ = result_dtype(*args)
-    if not dtypes.is_inexact(dtype):
-        dtype = dtypes.DEFAULT_FLOAT
-    return [convert(a, dtype, ufuncs._weak(a)) for a in args]
-
-
 def _conv(x: Any, y: Any, mode: str, op: str, precision: Any, preferred_element_type: Any) -> Any:
-    x, y = _arr(x), _arr(y)
+    x, y = asarray(x), asarray(y)
     if x.ndim != 1 or y.ndim != 1:
         raise ValueError(f"{op}() only support 1-dimensional inputs.")
     if preferred_element_type is None:
-        x, y = _inexact(x, y)
+        x, y = promote_inexact(x, y)
     else:
         x, y = [convert(a, result_dtype(x, y)[0]) for a in (x, y)]
     if x.shape[0] == 0 or y.shape[0] == 0:
@@ -77,11 +66,11 @@ def correlate(a: Any, v: Any, mode: str = "valid", *, precision: Any = None, pre
 def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: Any = None) -> Any:
     """Piecewise-linear interpolation of ``(xp, fp)`` (``xp`` increasing) at ``x``; outside, ``left``/``right``
     (default: the end values, ``'extrapolate'`` continues the end segments)."""
-    x, xp, fp = _arr(x), _arr(xp), _arr(fp)
+    x, xp, fp = asarray(x), asarray(xp), asarray(fp)
     if xp.shape != fp.shape or xp.ndim != 1:
         raise ValueError("xp and fp must be one-dimensional arrays of equal size")
-    x, xp = _inexact(x, xp)
-    fp, = _inexact(fp)
+    x, xp = promote_inexact(x, xp)
+    fp, = promote_inexact(fp)
     for name, side in (("left", left), ("right", right)):
         if isinstance(side, str) and side != "extrapolate":
             raise ValueError(f"the only valid string value of `{name}` is 'extrapolate', but got: {side!r}")
@@ -114,27 +103,27 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period
 
 def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     """Differences of consecutive elements of the flattened array, with optional prefix/suffix values."""
-    flat = shapes.ravel(_arr(ary))
+    flat = shapes.ravel(asarray(ary))
     out = extras.diff(flat)
     parts = []
     if to_begin is not None:
-        parts.append(shapes.ravel(convert(_arr(to_begin), out.dtype)))
+        parts.append(shapes.ravel(convert(asarray(to_begin), out.dtype)))
     parts.append(out)
     if to_end is not None:
-        parts.append(shapes.ravel(convert(_arr(to_end), out.dtype)))
+        parts.append(shapes.ravel(convert(asarray(to_end), out.dtype)))
     return shapes.concatenate(parts) if len(parts) > 1 else out
 
 
 def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
     """Integral of ``y`` along ``axis`` by the trapezoidal rule (sample points ``x`` or spacing ``dx``)."""
-    y = _arr(y)
+    y = asarray(y)
     axis = canonical_axis(axis, y.ndim)
     if x is None:
-        y, = _inexact(y)
+        y, = promote_inexact(y)
         dx_ = dx
     else:
-        x = _arr(x)
-        y, x = _inexact(y, x)
+        x = asarray(x)
+        y, x = promote_inexact(y, x)
         if x.ndim == 1:
             dx_ = extras.diff(x)
             shape = [1] * y.ndim
@@ -151,7 +140,7 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
 
 def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi) -> Any:
     """Phases ``p`` with jumps larger than ``discont`` (default ``period / 2``) along ``axis`` removed."""
-    p, = _inexact(_arr(p))
+    p, = promote_inexact(asarray(p))
     if dtypes.is_complex(p.dtype):
         raise ValueError("jnp.unwrap does not support complex inputs.")
     if p.shape[axis] == 0:

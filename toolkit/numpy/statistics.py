@@ -20,15 +20,10 @@ from toolkit.core import dtypes
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import sorting as lax_sorting
 from toolkit.lax import structural as lax_structural
-from toolkit.numpy._core import asarray, broadcast_to, canonical_axes, canonical_axis, convert, is_array, \
-    result_dtype
+from toolkit.numpy._core import asarray, broadcast_to, canonical_axes, canonical_axis, convert, result_dtype
 from toolkit.numpy import extras, reductions, shapes, ufuncs
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
-
-
-def _arr(x: Any) -> Any:
-    return x if is_array(x) else asarray(x)
 
 
 def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nans: bool, name: str) -> Any:
@@ -36,12 +31,12 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nan
         if method == "inverted_cdf":
             raise NotImplementedError(f"{name}: method 'inverted_cdf' is not supported")
         raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' or 'inverted_cdf'")
-    a = _arr(a)
+    a = asarray(a)
     if not dtypes.is_inexact(a.dtype):
         a = lax_elementwise.convert_element_type(a, dtypes.DEFAULT_FLOAT, a.weak_type)
     if dtypes.is_complex(a.dtype):
         raise ValueError("quantile does not support complex input, as the operation is poorly defined.")
-    q = _arr(q)
+    q = asarray(q)
     if q.ndim > 1:
         raise ValueError(f"q must be have rank <= 1, got shape {q.shape}")
     if not dtypes.is_inexact(q.dtype):
@@ -121,7 +116,7 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_in
 
 
 def _percent(q: Any) -> Any:
-    q = _arr(q)
+    q = asarray(q)
     if not dtypes.is_inexact(q.dtype):
         q = lax_elementwise.convert_element_type(q, dtypes.DEFAULT_FLOAT, q.weak_type)
     return ufuncs.true_divide(q, 100)
@@ -156,7 +151,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     """The (``weights``-)weighted mean over ``axis``; with ``returned`` also the sum of weights.
 
     1-D ``weights`` with an integer ``axis`` weigh along that axis."""
-    a = _arr(a)
+    a = asarray(a)
     if weights is None:
         avg = reductions.mean(a, axis, keepdims=keepdims)
         if axis is None:
@@ -165,7 +160,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
             count = math.prod(a.shape[d] for d in canonical_axes(axis, a.ndim))
         weights_sum = broadcast_to(np.asarray(count, avg.dtype), avg.shape)
     else:
-        weights = _arr(weights)
+        weights = asarray(weights)
         dtype, weak = result_dtype(a, weights)
         if not dtypes.is_inexact(dtype):
             dtype = dtypes.DEFAULT_FLOAT
@@ -202,7 +197,7 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | N
 
     Under ``jit`` the output size must be static: pass ``length`` (values at or
     past it are dropped, negative values count as 0, as JAX's)."""
-    x = _arr(x)
+    x = asarray(x)
     if not (dtypes.is_integer(x.dtype) or dtypes.is_bool(x.dtype)):
         raise TypeError(f"x argument to bincount must have an integer type; got {x.dtype.name}")
     if x.ndim != 1:
@@ -218,7 +213,7 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | N
     if weights is None:
         weights = broadcast_to(np.asarray(1, dtypes.DEFAULT_INT), x.shape)
     else:
-        weights = _arr(weights)
+        weights = asarray(weights)
         if weights.shape != x.shape:
             raise ValueError("shape of weights must match shape of x.")
     idx = ufuncs.maximum(convert(x, np.int32), 0)
@@ -228,7 +223,7 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | N
 
 def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = None) -> Any:
     """Index of the bin of each ``x`` in the monotonic 1-D ``bins`` (increasing or decreasing)."""
-    x, bins = _arr(x), _arr(bins)
+    x, bins = asarray(x), asarray(bins)
     if bins.ndim != 1:
         raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins}")
     if bins.shape[0] == 0:
