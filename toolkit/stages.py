@@ -862,9 +862,8 @@ class Lowered:
         compiled = Compiled(self, executable)
         compiled._compiler_options = compiler_options  # part of the key of a serialized executable
         if key is not None:
-            template = compiled._copy_for(None)
-            template._call_fast = _fast_caller(template)  # shared by the copies a cache hit makes
-            trace_cache.TRACES.put(self._traced._wrapped.fun, key, template)
+            compiled._call_fast = _fast_caller(compiled)  # made once: the template and its copies share it
+            trace_cache.TRACES.put(self._traced._wrapped.fun, key, compiled._copy_for(None))
         return compiled
 
     def _compile_key(self, pipeline: Pipeline, compiler_options: Mapping[str, Any] | None) -> tuple | None:
@@ -884,7 +883,6 @@ class Lowered:
         except TypeError:
             return None
         return ("compile", self._cache_key, str(pipeline), registry_generation(), options, self._plan.platform)
-
 
 
 def _passes_then_xla(lowered: "Lowered", module: ir.Module, pipeline: Pipeline,

@@ -18,6 +18,7 @@ applies the primitive once per element).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
@@ -57,11 +58,24 @@ def uses_vmapped_axis(eqn: Equation, name: Any = None) -> bool:
     """Whether ``eqn`` (or a program in its parameters) has a collective over the vmapped axis ``name``
     (any vmapped axis when None). Such an equation is batched even with no batched operand: over a
     vmapped axis ``axis_index`` differs per batch element, ``psum`` of a constant multiplies it."""
+    named = _eqn_vmapped_axes(eqn)
+    return bool(named) if name is None else name in named
+
+
+#: program -> the vmapped axes its collectives name (its sub-programs' too): programs do not change once
+#: traced, and batching asks again for every equation of every (loop) body it batches.
+_PROGRAM_VMAPPED_AXES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _eqn_vmapped_axes(eqn: Equation) -> frozenset:
     from toolkit.lax.parallel import vmapped_axes
-    named = vmapped_axes(eqn.params)
-    if named and (name is None or name in named):
-        return True
-    return any(uses_vmapped_axis(e, name) for sub in subprograms(eqn) for e in sub.eqns)
+    named = frozenset(vmapped_axes(eqn.params))
+    for sub in subprograms(eqn):
+        axes = _PROGRAM_VMAPPED_AXES.get(sub)
+        if axes is None:
+            axes = _PROGRAM_VMAPPED_AXES[sub] = frozenset().union(*(_eqn_vmapped_axes(e) for e in sub.eqns))
+        named |= axes
+    return named
 
 
 # --- small array helpers ---------------------------------------------------------------

@@ -34,26 +34,22 @@ def _no_out(name: str, out: Any) -> None:
         raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
 
 
-def nansum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
+def _nan_fold(name: str, reduce: Any, identity: int, combine: Any, doc: str):
+    """``nansum``/``nanprod``: NaNs (and masked-out elements) count as the fold's identity."""
+    def fn(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
            initial: Any = None, where: Any = None) -> Any:
-    """Sum treating NaNs as zero."""
-    _no_out("nansum", out)
-    a = asarray(a)
-    if dtypes.is_inexact(a.dtype):
-        a = _fill_nan(a, 0)
-    out_ = reductions.sum(_masked(a, where, 0), axis, dtype=dtype, keepdims=keepdims)
-    return out_ if initial is None else ufuncs.add(out_, asarray(initial, out_.dtype))
+        _no_out(name, out)
+        a = asarray(a)
+        if dtypes.is_inexact(a.dtype):
+            a = _fill_nan(a, identity)
+        res = reduce(_masked(a, where, identity), axis, dtype=dtype, keepdims=keepdims)
+        return res if initial is None else combine(res, asarray(initial, res.dtype))
+    fn.__name__, fn.__doc__ = name, doc
+    return fn
 
 
-def nanprod(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
-            initial: Any = None, where: Any = None) -> Any:
-    """Product treating NaNs as one."""
-    _no_out("nanprod", out)
-    a = asarray(a)
-    if dtypes.is_inexact(a.dtype):
-        a = _fill_nan(a, 1)
-    out_ = reductions.prod(_masked(a, where, 1), axis, dtype=dtype, keepdims=keepdims)
-    return out_ if initial is None else ufuncs.multiply(out_, asarray(initial, out_.dtype))
+nansum = _nan_fold("nansum", reductions.sum, 0, ufuncs.add, "Sum treating NaNs as zero.")
+nanprod = _nan_fold("nanprod", reductions.prod, 1, ufuncs.multiply, "Product treating NaNs as one.")
 
 
 def _nan_minmax(name: str, reduce: Any, fill: float, combine: Any):
@@ -67,10 +63,9 @@ def _nan_minmax(name: str, reduce: Any, fill: float, combine: Any):
         if where is not None:
             raise NotImplementedError(f"{name}: where= is not supported")
         if not dtypes.is_inexact(a.dtype):
-            res = reduce(_masked(a, where, initial) if where is not None else a, axis, keepdims=keepdims)
+            res = reduce(a, axis, keepdims=keepdims)
             return res if initial is None else combine(res, asarray(initial, res.dtype))
-        filled = _masked(_fill_nan(a, fill), where, fill)
-        res = reduce(filled, axis, keepdims=keepdims)
+        res = reduce(_fill_nan(a, fill), axis, keepdims=keepdims)
         if initial is not None:  # JAX: an initial value stands in for an all-NaN slice
             return combine(res, asarray(initial, res.dtype))
         all_nan = reductions.all(ufuncs.isnan(a), axis, keepdims=keepdims)
