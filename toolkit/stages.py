@@ -862,8 +862,11 @@ class Lowered:
         compiled = Compiled(self, executable)
         compiled._compiler_options = compiler_options  # part of the key of a serialized executable
         if key is not None:
-            compiled._call_fast = _fast_caller(compiled)  # made once: the template and its copies share it
-            trace_cache.TRACES.put(self._traced._wrapped.fun, key, compiled._copy_for(None))
+            # The copies a cache hit makes share the template's fast caller; this compilation makes its own
+            # on its first fast call, as every Compiled does (Compiled._call_fast).
+            template = compiled._copy_for(None)
+            template._call_fast = _fast_caller(template)
+            trace_cache.TRACES.put(self._traced._wrapped.fun, key, template)
         return compiled
 
     def _compile_key(self, pipeline: Pipeline, compiler_options: Mapping[str, Any] | None) -> tuple | None:
