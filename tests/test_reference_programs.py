@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import toolkit
-from toolkit.core import tree_util
+from toolkit.core import pytrees
 from toolkit.examples.reference_programs import PROGRAMS
 
 
@@ -14,7 +14,7 @@ def test_float32_matches_numpy(name):
     program = PROGRAMS[name]
     args = program.make_inputs(np.random.default_rng(0))
     out = np.asarray(toolkit.jit(program.build(toolkit))(*args))
-    expected = program.reference(*tree_util.tree_map(lambda a: np.asarray(a, np.float64), args))
+    expected = program.reference(*pytrees.tree_map(lambda a: np.asarray(a, np.float64), args))
     scale = np.max(np.abs(expected))
     np.testing.assert_allclose(out, expected, rtol=program.rtol, atol=program.rtol * scale)
 
@@ -27,10 +27,10 @@ BFLOAT16 = {"mlp": 0.05, "transformer": 0.1, "convnet": 0.05, "rnn": 0.05}
 def test_bfloat16_matches_numpy(name):
     program = PROGRAMS[name]
     args = program.make_inputs(np.random.default_rng(1))
-    low = tree_util.tree_map(lambda a: np.asarray(a).astype(ml_dtypes.bfloat16), args)
+    low = pytrees.tree_map(lambda a: np.asarray(a).astype(ml_dtypes.bfloat16), args)
     out = toolkit.jit(program.build(toolkit))(*low)
     assert out.dtype == ml_dtypes.bfloat16
-    expected = program.reference(*tree_util.tree_map(lambda a: np.asarray(a, np.float64), low))
+    expected = program.reference(*pytrees.tree_map(lambda a: np.asarray(a, np.float64), low))
     scale = np.max(np.abs(expected))
     np.testing.assert_allclose(np.asarray(out, np.float64), expected, atol=BFLOAT16[name] * scale)
 

@@ -7,7 +7,7 @@ import pytest
 
 import toolkit
 import toolkit.numpy as tnp
-from toolkit.core import tree_util
+from toolkit.core import pytrees
 from toolkit.stages import ArgInfo
 
 x32 = np.arange(6, dtype=np.float32).reshape(2, 3)
@@ -28,7 +28,7 @@ def test_trace_lower_compile_chain():
     f = toolkit.jit(affine)
     traced = f.trace(x32, w32)
     assert isinstance(traced, toolkit.Traced)
-    assert traced.in_tree == tree_util.tree_structure(((0, 0), {}))
+    assert traced.in_tree == pytrees.tree_structure(((0, 0), {}))
     assert traced.out_info.shape == (2, 4) and traced.out_info.dtype == np.float32
     args_info = traced.args_info
     assert isinstance(args_info[0][0], ArgInfo) and args_info[0][0].shape == (2, 3)

@@ -276,17 +276,17 @@ def device_put(x: Any, device_or_sharding: Any = None) -> Any:
     On a mesh with Explicit axes the sharding becomes part of the array's type
     (``toolkit.typeof(x)`` prints ``float32[8@x,4]``).
     """
-    from toolkit.core import tree_util
+    from toolkit.core import pytrees
     from toolkit.shard import PartitionSpec, Sharding
     from toolkit.shard.resolve import resolve_sharding
-    leaves, tree = tree_util.tree_flatten(x)
+    leaves, tree = pytrees.tree_flatten(x)
     kinds = (Sharding, PartitionSpec, runtime_client.Device)
     if device_or_sharding is None or isinstance(device_or_sharding, kinds):
         targets = [device_or_sharding] * len(leaves)
     else:
-        targets = tree_util.broadcast_prefix(device_or_sharding, x, is_leaf=lambda t: t is None or isinstance(t, kinds))
+        targets = pytrees.broadcast_prefix(device_or_sharding, x, is_leaf=lambda t: t is None or isinstance(t, kinds))
     targets = [resolve_sharding(t, "device_put") if isinstance(t, PartitionSpec) else t for t in targets]
-    return tree_util.tree_unflatten(tree, [_put_one(leaf, t) for leaf, t in zip(leaves, targets)])
+    return pytrees.tree_unflatten(tree, [_put_one(leaf, t) for leaf, t in zip(leaves, targets)])
 
 
 def _put_one(x: Any, target: Any) -> Array:

@@ -34,7 +34,7 @@ from typing import Any, Mapping, Sequence
 
 import numpy as np
 
-from toolkit.core import tree_util
+from toolkit.core import pytrees
 from toolkit.core.avals import ShapedArray
 
 MAGIC = b"TKEXEC\x00\x01"
@@ -49,8 +49,8 @@ class CompiledFormatError(ValueError):
 # --- pytrees ------------------------------------------------------------------------------------------
 
 
-def _encode_tree(tree: tree_util.PyTreeDef) -> Any:
-    example = tree_util.tree_unflatten(tree, list(range(tree.num_leaves)))
+def _encode_tree(tree: pytrees.PyTreeDef) -> Any:
+    example = pytrees.tree_unflatten(tree, list(range(tree.num_leaves)))
 
     def encode(x: Any) -> Any:
         if type(x) is int:
@@ -70,7 +70,7 @@ def _encode_tree(tree: tree_util.PyTreeDef) -> Any:
     return encode(example)
 
 
-def _decode_tree(data: Any) -> tree_util.PyTreeDef:
+def _decode_tree(data: Any) -> pytrees.PyTreeDef:
     def decode(x: Any) -> Any:
         if not isinstance(x, dict) or len(x) != 1:
             raise CompiledFormatError(f"malformed tree node in the header: {x!r:.80}")
@@ -85,7 +85,7 @@ def _decode_tree(data: Any) -> tree_util.PyTreeDef:
         if kind == "dict":
             return {str(k): decode(v) for k, v in _typed(value, dict, "tree node").items()}
         raise CompiledFormatError(f"unknown tree node kind {kind!r} in the header")
-    return tree_util.tree_structure(decode(data))
+    return pytrees.tree_structure(decode(data))
 
 
 class _Leaf:

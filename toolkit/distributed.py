@@ -23,7 +23,7 @@ A process that dies: a computation waiting on it in a CPU collective raises
 ``heartbeat_timeout`` seconds without its heartbeat the service declares it
 dead, a barrier raises ``RuntimeError`` ("Task 1 heartbeat timeout") and every
 other process is then ended with the same XLA message. This is JAX's behaviour
-too; see ``toolkit/runtime/distributed.py`` for why no Python exception is
+too; see ``toolkit/runtime/coordination.py`` for why no Python exception is
 possible there.
 """
 
@@ -33,7 +33,7 @@ import os
 from collections.abc import Sequence
 
 from toolkit.runtime import client as _client
-from toolkit.runtime import distributed as _runtime
+from toolkit.runtime import coordination as _runtime
 
 __all__ = ["initialize", "shutdown", "is_initialized"]
 

@@ -24,7 +24,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from toolkit.array import Array
-from toolkit.core import dtypes, tree_util
+from toolkit.core import dtypes, pytrees
 from toolkit.core.avals import ShapedArray
 from toolkit.runtime import arrays as runtime_arrays
 from toolkit.runtime.client import local_devices, process_count, process_index  # noqa: F401
@@ -342,14 +342,14 @@ def make_array_from_process_local_data(sharding: Any, local_data: Any, global_sh
     from toolkit.shard import PartitionSpec
     from toolkit.shard.resolve import resolve_sharding
     fname = "make_array_from_process_local_data"
-    leaves, tree = tree_util.tree_flatten(local_data)
+    leaves, tree = pytrees.tree_flatten(local_data)
     def is_sharding_leaf(x):
         return x is None or isinstance(x, PartitionSpec) or _is_sharding(x)
 
-    sharding_flat = tree_util.broadcast_prefix(sharding, local_data, is_leaf=is_sharding_leaf)
+    sharding_flat = pytrees.broadcast_prefix(sharding, local_data, is_leaf=is_sharding_leaf)
     sharding_flat = [_check_sharding(resolve_sharding(s, fname) if isinstance(s, PartitionSpec) else s, fname)
                      for s in sharding_flat]
-    shape_flat = tree_util.broadcast_prefix(global_shape, local_data,
+    shape_flat = pytrees.broadcast_prefix(global_shape, local_data,
                                             is_leaf=lambda x: x is None or isinstance(x, tuple))
     data_flat = [np.asarray(x) if not isinstance(x, Array) else x for x in leaves]
     if process_count() == 1:
@@ -358,10 +358,10 @@ def make_array_from_process_local_data(sharding: Any, local_data: Any, global_sh
                 raise ValueError(f"When calling `make_array_from_process_local_data` on a single process, "
                                  f"global_shape should be None or equal to local_data.shape. Got "
                                  f"global_shape={tuple(shape)} and local_data.shape={tuple(data.shape)}.")
-        return tree_util.tree_unflatten(tree, [device_put(d, s) for d, s in zip(data_flat, sharding_flat)])
+        return pytrees.tree_unflatten(tree, [device_put(d, s) for d, s in zip(data_flat, sharding_flat)])
     out = [_array_from_process_local_data(np.asarray(d), s, shape)
            for d, s, shape in zip(data_flat, sharding_flat, shape_flat)]
-    return tree_util.tree_unflatten(tree, out)
+    return pytrees.tree_unflatten(tree, out)
 
 
 def _is_sharding(x: Any) -> bool:

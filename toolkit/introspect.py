@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
-from toolkit.core import tracing, tree_util
+from toolkit.core import tracing, pytrees
 from toolkit.core.avals import ShapeDtypeStruct
 from toolkit.core.program import Program
 
@@ -87,7 +87,7 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
         if not return_shape:
             return closed
         shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in program.out_avals]
-        return closed, tree_util.tree_unflatten(out_tree, shapes)
+        return closed, pytrees.tree_unflatten(out_tree, shapes)
 
     make.__name__ = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"
     return make
@@ -104,4 +104,4 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         raise TypeError(f"eval_shape: expected a callable function, got {type(fun).__name__}")
     program, out_tree, _ = _trace(fun, args, kwargs, (), "eval_shape")
     shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in program.out_avals]
-    return tree_util.tree_unflatten(out_tree, shapes)
+    return pytrees.tree_unflatten(out_tree, shapes)

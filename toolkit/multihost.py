@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from toolkit.array import Array
-from toolkit.core import tree_util
+from toolkit.core import pytrees
 from toolkit.global_arrays import local_devices, process_count, process_index
 from toolkit.runtime import client as runtime_client
 
@@ -57,7 +57,7 @@ def _sum_over_processes(tree: Any) -> Any:
         if x.dtype == np.bool_:
             return tnp.any(x, axis=0)
         return tnp.sum(x, axis=0, dtype=x.dtype)
-    return tree_util.tree_map(one, tree)
+    return pytrees.tree_map(one, tree)
 
 
 @functools.lru_cache(maxsize=64)
@@ -128,7 +128,7 @@ def process_allgather(in_tree: Any, tiled: bool = False) -> Any:
         array([[0, 0],
                [1, 1]])
     """
-    return tree_util.tree_map(lambda x: _allgather_one(x, tiled), in_tree)
+    return pytrees.tree_map(lambda x: _allgather_one(x, tiled), in_tree)
 
 
 def broadcast_one_to_all(in_tree: Any, is_source: bool | None = None) -> Any:
@@ -144,7 +144,7 @@ def broadcast_one_to_all(in_tree: Any, is_source: bool | None = None) -> Any:
         >>> key = broadcast_one_to_all(np.random.default_rng().integers(0, 2**31, 2))   # process 0's draw
     """
     if process_count() == 1:
-        return tree_util.tree_map(_host, in_tree)
+        return pytrees.tree_map(_host, in_tree)
     if is_source is None:
         is_source = process_index() == 0
     from toolkit.shard import NamedSharding, PartitionSpec
@@ -155,9 +155,9 @@ def broadcast_one_to_all(in_tree: Any, is_source: bool | None = None) -> Any:
         value = value if is_source else np.zeros_like(value)
         return _host_rows_to_global(np.expand_dims(value, 0), mesh)
 
-    rows = tree_util.tree_map(pre, in_tree)
+    rows = pytrees.tree_map(pre, in_tree)
     out = _jitted(_sum_over_processes, NamedSharding(mesh, PartitionSpec()))(rows)
-    return tree_util.tree_map(lambda x: np.asarray(x.addressable_data(0)), out)
+    return pytrees.tree_map(lambda x: np.asarray(x.addressable_data(0)), out)
 
 
 def assert_equal(in_tree: Any, fail_message: str = "") -> None:
@@ -171,8 +171,8 @@ def assert_equal(in_tree: Any, fail_message: str = "") -> None:
         return np.concatenate([value] * process_count())
 
     gathered = process_allgather(in_tree, tiled=True)
-    wanted = tree_util.tree_map(expected, in_tree)
-    pairs = zip(tree_util.tree_leaves(wanted), tree_util.tree_leaves(gathered))
+    wanted = pytrees.tree_map(expected, in_tree)
+    pairs = zip(pytrees.tree_leaves(wanted), pytrees.tree_leaves(gathered))
     if not all(bool(np.all(np.equal(a, b))) for a, b in pairs):
         raise AssertionError(f"{fail_message}. Expected: {gathered}; got: {in_tree}.")
 

@@ -40,7 +40,7 @@ import math
 from typing import Any, Callable, Sequence
 
 
-from toolkit.core import tracing, tree_util
+from toolkit.core import tracing, pytrees
 from toolkit.core.avals import ShapedArray, leaf_avals
 from toolkit.core.primitive import Primitive
 from toolkit.core.sharding_rules import NO_SHARDING_RULE
@@ -286,11 +286,11 @@ def _fun_name(f: Any) -> str:
     return getattr(f, "__name__", type(f).__name__)
 
 
-def _broadcast_specs(specs: Any, tree: tree_util.PyTreeDef, what: str, fname: str) -> list[PartitionSpec]:
+def _broadcast_specs(specs: Any, tree: pytrees.PyTreeDef, what: str, fname: str) -> list[PartitionSpec]:
     is_leaf = lambda s: s is None or isinstance(s, PartitionSpec)  # noqa: E731
-    dummy = tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
+    dummy = pytrees.tree_unflatten(tree, [0] * tree.num_leaves)
     try:
-        flat = tree_util.broadcast_prefix(specs, dummy, is_leaf=is_leaf)
+        flat = pytrees.broadcast_prefix(specs, dummy, is_leaf=is_leaf)
     except ValueError as exc:
         raise ValueError(f"shard_map applied to the function {fname!r} was given {what} {specs!r}, which must be "
                          f"a tree prefix of the corresponding value, but the value tree is {tree}: {exc}") from None
@@ -374,7 +374,7 @@ def _shard_map_call(f: Callable[..., Any], args: tuple, mesh: Mesh, in_specs: An
         raise ValueError(f"shard_map axis_names {sorted(map(str, unknown))} are not axes of the mesh "
                          f"{mesh.axis_names}")
     manual = tuple(a for a in mesh.axis_names if a in names)
-    leaves, in_tree = tree_util.tree_flatten(args)
+    leaves, in_tree = pytrees.tree_flatten(args)
     specs = _broadcast_specs(tuple(in_specs) if isinstance(in_specs, list) else in_specs, in_tree, "in_specs", fname)
     avals = leaf_avals(leaves, f"shard_map applied to {fname!r}")
     bad = []
@@ -383,7 +383,7 @@ def _shard_map_call(f: Callable[..., Any], args: tuple, mesh: Mesh, in_specs: An
         for d, (size, axes) in enumerate(zip(aval.shape, _spec_dims(spec, aval.ndim))):
             n = math.prod(mesh.shape[a] for a in axes)
             if size % n:
-                bad.append(f"  * args{tree_util.keystr(_leaf_paths(in_tree)[i])} of shape {aval.str_short()}, "
+                bad.append(f"  * args{pytrees.keystr(_leaf_paths(in_tree)[i])} of shape {aval.str_short()}, "
                            f"where dimension {d} of size {size} is mapped over mesh axes {axes} of total size {n}")
     if bad:
         raise ValueError(f"shard_map applied to the function {fname!r} was given argument arrays with axis sizes "
@@ -395,8 +395,8 @@ def _shard_map_call(f: Callable[..., Any], args: tuple, mesh: Mesh, in_specs: An
     out_tree_box: list = []
 
     def flat_body(*tracers: Any) -> list[Any]:
-        out = f(*tree_util.tree_unflatten(in_tree, list(tracers)))
-        out_leaves, out_tree = tree_util.tree_flatten(out)
+        out = f(*pytrees.tree_unflatten(in_tree, list(tracers)))
+        out_leaves, out_tree = pytrees.tree_flatten(out)
         out_tree_box.append(out_tree)
         return out_leaves
 
@@ -414,7 +414,7 @@ def _shard_map_call(f: Callable[..., Any], args: tuple, mesh: Mesh, in_specs: An
         for i, (spec, m) in enumerate(zip(o_specs, out_vmas)):
             missing = m - _spec_axes(spec)
             if missing:
-                path = tree_util.keystr(_leaf_paths(out_tree)[i]) if out_tree.num_leaves > 1 else ""
+                path = pytrees.keystr(_leaf_paths(out_tree)[i]) if out_tree.num_leaves > 1 else ""
                 raise ValueError(
                     f"shard_map applied to the function {fname!r} was given out_specs which require replication "
                     "which can't be statically inferred given the mesh:\n\n"
@@ -428,9 +428,9 @@ def _shard_map_call(f: Callable[..., Any], args: tuple, mesh: Mesh, in_specs: An
                     "the check_vma=False argument to `toolkit.shard_map`.")
     outs = shard_map_p.bind(*leaves, *captured, body=body, mesh=mesh, in_specs=tuple(all_specs),
                             out_specs=tuple(o_specs), manual_axes=manual, check_vma=check_vma)
-    return tree_util.tree_unflatten(out_tree, outs)
+    return pytrees.tree_unflatten(out_tree, outs)
 
 
-def _leaf_paths(tree: tree_util.PyTreeDef) -> list:
-    dummy = tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
-    return [path for path, _ in tree_util.tree_flatten_with_path(dummy)[0]]
+def _leaf_paths(tree: pytrees.PyTreeDef) -> list:
+    dummy = pytrees.tree_unflatten(tree, [0] * tree.num_leaves)
+    return [path for path, _ in pytrees.tree_flatten_with_path(dummy)[0]]

@@ -19,7 +19,7 @@ import os
 from typing import Any, Sequence
 
 from toolkit.array import Array
-from toolkit.core import tree_util
+from toolkit.core import pytrees
 from toolkit.core.avals import ShapedArray
 from toolkit.runtime import client as runtime_client
 
@@ -47,21 +47,21 @@ def partitioner_choice(explicit: str | None = None) -> str:
     return normalized
 
 
-def _flatten_prefix(prefix: Any, tree: tree_util.PyTreeDef, what: str) -> list[Any]:
+def _flatten_prefix(prefix: Any, tree: pytrees.PyTreeDef, what: str) -> list[Any]:
     """Broadcast a pytree prefix of shardings over the leaves of ``tree``."""
     from toolkit.shard import Sharding
     if prefix is None or isinstance(prefix, Sharding):
         return [prefix] * tree.num_leaves
-    dummy = tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
+    dummy = pytrees.tree_unflatten(tree, [0] * tree.num_leaves)
     try:
-        return tree_util.broadcast_prefix(prefix, dummy, is_leaf=lambda x: x is None or isinstance(x, Sharding))
+        return pytrees.broadcast_prefix(prefix, dummy, is_leaf=lambda x: x is None or isinstance(x, Sharding))
     except ValueError as exc:
         raise ValueError(f"{what} must be a sharding or a pytree prefix of the arguments: {exc}") from None
 
 
 class ShardingPlan:
     def __init__(self, devices: Sequence[Any], arg_shardings: Sequence[Any], out_shardings_spec: Any,
-                 out_tree: tree_util.PyTreeDef, committed: Sequence[bool],
+                 out_tree: pytrees.PyTreeDef, committed: Sequence[bool],
                  constraint_shardings: Sequence[Any] = ()):
         self.devices = tuple(devices)
         #: ``(sharding, rank)`` of each ``with_sharding_constraint`` in the program (Shardy needs their mesh).

@@ -36,7 +36,7 @@ from jaxlib.mlir import ir
 from toolkit import lowering
 from toolkit.lowering import dims
 from toolkit.array import Array
-from toolkit.core import dtypes, sharding_rules, trace_cache, tracing, tree_util
+from toolkit.core import dtypes, sharding_rules, trace_cache, tracing, pytrees
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, aval_of, is_static_shape
 from toolkit.core.program import Program
 from toolkit.ir.context import shared_context
@@ -100,18 +100,18 @@ def _leaf_aval(leaf: Any, path: str) -> ShapedArray:
                         "mark non-array arguments static with static_argnums/static_argnames") from None
 
 
-def _leaf_paths(tree: tree_util.PyTreeDef, static_positions: Sequence[int] = ()) -> list[str]:
+def _leaf_paths(tree: pytrees.PyTreeDef, static_positions: Sequence[int] = ()) -> list[str]:
     """Key paths of the leaves of an ``(args, kwargs)`` tree as users name them: ``args[1]['w']``, ``scale``.
 
     Positions count the user's positional arguments, static ones included.
     """
-    dummy = tree_util.tree_unflatten(tree, list(range(tree.num_leaves)))
+    dummy = pytrees.tree_unflatten(tree, list(range(tree.num_leaves)))
     dynamic_positions = [i for i in range(len(dummy[0]) + len(static_positions)) if i not in static_positions]
     paths = []
-    for path, _ in tree_util.tree_flatten_with_path(dummy)[0]:
+    for path, _ in pytrees.tree_flatten_with_path(dummy)[0]:
         head, first, *rest = path
         name = f"args[{dynamic_positions[first.idx]}]" if head.idx == 0 else str(first.key)
-        paths.append(name + tree_util.keystr(tuple(rest)))
+        paths.append(name + pytrees.keystr(tuple(rest)))
     return paths
 
 
@@ -166,12 +166,12 @@ def _fast_entry(compiled: "Compiled", partitioner: str | None) -> tuple["Compile
     return (compiled, partitioner if compiled._plan.num_partitions > 1 else _ANY_PARTITIONER)
 
 
-_ONE_LEAF_TREE = tree_util.tree_structure((0,))  # what tree_flatten gives for the arguments of f(x)
+_ONE_LEAF_TREE = pytrees.tree_structure((0,))  # what tree_flatten gives for the arguments of f(x)
 
 
 def _dict_leaf_order(tree: Any, count: int) -> list | None:
     """For the tree of ``(d,)`` with ``d`` a dict of leaves: ``d``'s keys in leaf order, else None."""
-    probe = tree_util.tree_unflatten(tree, list(range(count)))
+    probe = pytrees.tree_unflatten(tree, list(range(count)))
     if type(probe) is not tuple or len(probe) != 1 or type(probe[0]) is not dict:
         return None
     items = probe[0]
@@ -182,7 +182,7 @@ def _dict_leaf_order(tree: Any, count: int) -> list | None:
 
 def _output_builder(out_tree: Any, count: int) -> Callable[[list], Any] | None:
     """A quicker ``tree_unflatten(out_tree, leaves)`` for a flat dict, tuple or list of outputs, else None."""
-    probe = tree_util.tree_unflatten(out_tree, list(range(count)))
+    probe = pytrees.tree_unflatten(out_tree, list(range(count)))
     kind = type(probe)
     if kind is dict and list(probe.values()) == list(range(count)):  # unflatten gives keys in leaf order
         keys = tuple(probe)
@@ -234,7 +234,7 @@ def _fast_caller(compiled: "Compiled") -> Callable[[Sequence[Array]], Any]:
         if single:
             return Array(outs[0], outputs[0][0], outputs[0][1], committed)
         arrays = list(map(Array, outs, out_avals, out_shardings, out_committed))
-        return build(arrays) if build is not None else tree_util.tree_unflatten(out_tree, arrays)
+        return build(arrays) if build is not None else pytrees.tree_unflatten(out_tree, arrays)
     return call
 
 
@@ -294,7 +294,7 @@ class Wrapped:
                 raise ValueError(f"static arguments must be hashable: {exc}") from None
         else:
             static_key = None
-        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        leaves, tree = pytrees.tree_flatten((args, kwargs))
         try:
             avals = tuple([leaf.aval if type(leaf) is Array else aval_of(leaf) for leaf in leaves])
         except TypeError:
@@ -345,20 +345,20 @@ class Wrapped:
         return (self.static_argnums, self.static_argnames, sig.tree, sig.avals, sig.shardings, sig.static_key,
                 static_types, get_mesh(), tuple(sharding_rules._overrides))
 
-    def _trace_program(self, sig: _Signature) -> tuple[Program, tree_util.PyTreeDef, list, list[str]]:
+    def _trace_program(self, sig: _Signature) -> tuple[Program, pytrees.PyTreeDef, list, list[str]]:
         """The function traced at ``sig`` (static arguments put back): ``(program, out_tree, captured, paths)``."""
         paths = _leaf_paths(sig.tree, tuple(sig.static_args))
         out_tree_box: list[Any] = []
 
         def flat_fun(*tracers: Any) -> list[Any]:
-            args, kwargs = tree_util.tree_unflatten(sig.tree, list(tracers))
+            args, kwargs = pytrees.tree_unflatten(sig.tree, list(tracers))
             if self._has_static:
                 merged = list(args)
                 for i in sorted(sig.static_args):
                     merged.insert(i, sig.static_args[i])
                 args = tuple(merged)
                 kwargs = {**kwargs, **sig.static_kwargs}
-            out_leaves, out_tree = tree_util.tree_flatten(self.fun(*args, **kwargs))
+            out_leaves, out_tree = pytrees.tree_flatten(self.fun(*args, **kwargs))
             out_tree_box.append(out_tree)
             for i, leaf in enumerate(out_leaves):
                 if not (isinstance(leaf, (tracing.Tracer, Array, np.ndarray, np.generic))
@@ -374,12 +374,12 @@ class Wrapped:
     def _donated_leaves(self, sig: _Signature) -> tuple[bool, ...]:
         if not self.donate_argnums:
             return (False,) * len(sig.avals)
-        args, kwargs = tree_util.tree_unflatten(sig.tree, list(range(len(sig.avals))))
+        args, kwargs = pytrees.tree_unflatten(sig.tree, list(range(len(sig.avals))))
         donated = [False] * len(sig.avals)
         dynamic_positions = [i for i in range(len(args) + len(sig.static_args)) if i not in sig.static_args]
         for position, arg in zip(dynamic_positions, args):
             if position in self.donate_argnums:
-                for leaf in tree_util.tree_leaves(arg):
+                for leaf in pytrees.tree_leaves(arg):
                     donated[leaf] = True
         return tuple(donated)
 
@@ -415,7 +415,7 @@ class Wrapped:
                     params = args[0]
                     leaves = list(params.values()) if order is None else list(map(params.__getitem__, order))
                 else:
-                    leaves, tree = tree_util.tree_flatten(args)
+                    leaves, tree = pytrees.tree_flatten(args)
                 avals = tuple([a.aval for a in leaves if type(a) is Array])
             if len(avals) == len(leaves):  # else a leaf that is not an Array: the full path
                 generation = jit_pipeline_generation()
@@ -456,7 +456,7 @@ class Wrapped:
                 # Entries of an older pipeline can never hit again.
                 self._fast_cache.clear()
                 self._fast_generation = generation
-            fast_tree = tree_util.tree_structure(args)
+            fast_tree = pytrees.tree_structure(args)
             self._fast_cache[(fast_tree, sig.avals, generation)] = _fast_entry(
                 compiled, _environ_get(_PARTITIONER_VARIABLE))
             if len(args) == 1 and type(args[0]) is dict and len(self._dict_leaf_orders) < 64:
@@ -484,9 +484,9 @@ class Wrapped:
         outs = jit_call_p.bind(*leaves, *captured, name=self.name, jaxpr=program)
         if self.out_shardings is not None:
             outs = self._constrain_nested(list(outs), out_tree, "out_shardings")
-        return tree_util.tree_unflatten(out_tree, list(outs))
+        return pytrees.tree_unflatten(out_tree, list(outs))
 
-    def _constrain_nested(self, leaves: list, tree: tree_util.PyTreeDef, what: str) -> list:
+    def _constrain_nested(self, leaves: list, tree: pytrees.PyTreeDef, what: str) -> list:
         from toolkit.lax.sharding import with_sharding_constraint
         from toolkit.shard.resolve import resolve_tree
         from toolkit.sharding_plan import _flatten_prefix
@@ -496,7 +496,7 @@ class Wrapped:
         flat = _flatten_prefix(spec, tree, what)
         return [x if s is None else with_sharding_constraint(x, s) for x, s in zip(leaves, flat)]
 
-    def _nested_program(self, sig: _Signature) -> tuple[Program, tree_util.PyTreeDef, list]:
+    def _nested_program(self, sig: _Signature) -> tuple[Program, pytrees.PyTreeDef, list]:
         """This function's program for ``sig`` inside the current trace: ``(program, out_tree, captured)``."""
         from toolkit.core import sharding_rules
         from toolkit.lax import parallel
@@ -566,8 +566,8 @@ class Traced:
 
     _trace_key: tuple | None = None  # its key in the trace cache (Wrapped._trace_key); None: not cached
 
-    def __init__(self, wrapped: Wrapped, program: Program, in_tree: tree_util.PyTreeDef,
-                 out_tree: tree_util.PyTreeDef, in_avals: Sequence[ShapedArray], donated: Sequence[bool],
+    def __init__(self, wrapped: Wrapped, program: Program, in_tree: pytrees.PyTreeDef,
+                 out_tree: pytrees.PyTreeDef, in_avals: Sequence[ShapedArray], donated: Sequence[bool],
                  arg_paths: Sequence[str], arg_shardings: Sequence[Any] | None = None):
         self._wrapped = wrapped
         self.program = program
@@ -585,12 +585,12 @@ class Traced:
     @property
     def args_info(self) -> Any:
         """``(args, kwargs)`` pytree of ``ArgInfo`` (abstract value, donated)."""
-        return tree_util.tree_unflatten(self.in_tree, [ArgInfo(a, d) for a, d in zip(self.in_avals, self.donated)])
+        return pytrees.tree_unflatten(self.in_tree, [ArgInfo(a, d) for a, d in zip(self.in_avals, self.donated)])
 
     @property
     def out_info(self) -> Any:
         """The outputs as a pytree of ``ShapeDtypeStruct``."""
-        return tree_util.tree_unflatten(
+        return pytrees.tree_unflatten(
             self.out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in self.program.out_avals])
 
     def as_text(self, source_info: bool = False) -> str:
@@ -745,9 +745,9 @@ def _find_alias(aval: ShapedArray, out_avals: Sequence[ShapedArray], taken: set[
     return None
 
 
-def _output_paths(out_tree: tree_util.PyTreeDef) -> list[str]:
-    dummy = tree_util.tree_unflatten(out_tree, list(range(out_tree.num_leaves)))
-    return ["result" + tree_util.keystr(path) for path, _ in tree_util.tree_flatten_with_path(dummy)[0]]
+def _output_paths(out_tree: pytrees.PyTreeDef) -> list[str]:
+    dummy = pytrees.tree_unflatten(out_tree, list(range(out_tree.num_leaves)))
+    return ["result" + pytrees.keystr(path) for path, _ in pytrees.tree_flatten_with_path(dummy)[0]]
 
 
 class Lowered:
@@ -956,7 +956,7 @@ class Compiled:
         self._donated = [traced.donated[i] for i in self._kept]
         # The fast call path applies when every input is kept and nothing is donated.
         self._fast_ok = len(self._kept) == len(self._in_avals) and not any(self._donated)
-        self._single_output = self._out_tree == tree_util.tree_structure(0)
+        self._single_output = self._out_tree == pytrees.tree_structure(0)
 
     def _copy_for(self, lowered: Lowered | None) -> "Compiled":
         """This executable as the compilation of ``lowered``, an equal lowering (the compile cache's key says so).
@@ -1003,14 +1003,14 @@ class Compiled:
         for i in range(len(flat)):
             if flat[i] is None:
                 flat[i] = self._plan.arg_sharding(i, self._in_avals[i])
-        return tree_util.tree_unflatten(self.in_tree, flat)
+        return pytrees.tree_unflatten(self.in_tree, flat)
 
     @property
     def output_shardings(self) -> Any:
         """Pytree (like the outputs) of the shardings XLA gave the outputs."""
         from toolkit.sharding_plan import shardings_from_hlo
         chosen = runtime_executable.output_shardings(self._executable)
-        return tree_util.tree_unflatten(self.out_tree, shardings_from_hlo(chosen, self._plan.devices, self._out_avals,
+        return pytrees.tree_unflatten(self.out_tree, shardings_from_hlo(chosen, self._plan.devices, self._out_avals,
                                                                           self._plan.recovery_mesh()))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -1047,7 +1047,7 @@ class Compiled:
         committed = self._plan.committed
         flat = [Array(impl, aval, sharding, committed)
                 for impl, aval, sharding in zip(outs, self._out_avals, self._out_shardings)]
-        return tree_util.tree_unflatten(self._out_tree, flat)
+        return pytrees.tree_unflatten(self._out_tree, flat)
 
     def _place(self, leaf: Any, position: int, i: int) -> Any:
         aval = self._in_avals[i]
@@ -1165,7 +1165,7 @@ class PolymorphicCompiled:
                         return out
                 leaves, tree, avals = args, _ONE_LEAF_TREE, (aval,)
             else:
-                leaves, tree = tree_util.tree_flatten(args)
+                leaves, tree = pytrees.tree_flatten(args)
                 avals = tuple([a.aval for a in leaves if type(a) is Array])
             if len(avals) == len(leaves):
                 compiled = self._fast_cache.get((tree, avals))
@@ -1180,7 +1180,7 @@ class PolymorphicCompiled:
         compiled = self._specialization(self._concrete_avals(sig))
         if compiled._fast_ok and not kwargs and not wrapped._has_static \
                 and all(type(leaf) is Array for leaf in sig.leaves):
-            self._fast_cache[(tree_util.tree_structure(args), sig.avals)] = compiled
+            self._fast_cache[(pytrees.tree_structure(args), sig.avals)] = compiled
         return compiled._call_flat(sig.leaves)
 
     def _polymorphic(self, what: str) -> Exception:

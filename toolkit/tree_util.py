@@ -1,6 +1,6 @@
-"""Public pytree API (``jax.tree_util`` equivalent); see :mod:`toolkit.core.tree_util`."""
+"""Public pytree API (``jax.tree_util`` equivalent); see :mod:`toolkit.core.pytrees`."""
 
-from toolkit.core.tree_util import (  # noqa: F401
+from toolkit.core.pytrees import (  # noqa: F401
     DictKey,
     FlattenedIndexKey,
     GetAttrKey,
@@ -29,4 +29,4 @@ from toolkit.core.tree_util import (  # noqa: F401
     treedef_is_leaf,
     treedef_tuple,
 )
-from toolkit.core.tree_util import __all__  # noqa: F401
+from toolkit.core.pytrees import __all__  # noqa: F401

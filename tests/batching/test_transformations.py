@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import toolkit
-from toolkit.core import tree_util
+from toolkit.core import pytrees
 from toolkit.examples.reference_programs import PROGRAMS
 
 jax = pytest.importorskip("jax")
@@ -19,7 +19,7 @@ def f32(*shape):
 
 
 def close(got, want, rtol=2e-5, atol=2e-5):
-    g, w = tree_util.tree_leaves(got), jax.tree_util.tree_leaves(want)
+    g, w = pytrees.tree_leaves(got), jax.tree_util.tree_leaves(want)
     assert len(g) == len(w)
     for a, b in zip(g, w):
         assert np.shape(a) == np.shape(b)

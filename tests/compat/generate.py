@@ -29,7 +29,7 @@ SIZES = {"mlp": dict(sizes=(8, 8, 4), batch=2), "transformer": dict(batch=1, seq
 def generate(names: list[str] | None = None) -> None:
     import toolkit
     from toolkit import export
-    from toolkit.core import tree_util
+    from toolkit.core import pytrees
     from toolkit.examples.reference_programs import PROGRAMS
     from toolkit.export import provenance
     from toolkit.export.convert import artifact_version
@@ -38,10 +38,10 @@ def generate(names: list[str] | None = None) -> None:
         program = PROGRAMS[name]
         args = program.make_inputs(np.random.default_rng(0), **SIZES.get(name, {}))
         fun = toolkit.jit(program.build(toolkit))
-        specs = tree_util.tree_map(lambda a: toolkit.ShapeDtypeStruct(np.shape(a), np.asarray(a).dtype), args)
+        specs = pytrees.tree_map(lambda a: toolkit.ShapeDtypeStruct(np.shape(a), np.asarray(a).dtype), args)
         exp = export.export(fun)(*specs)
-        flat_in = [np.asarray(a) for a in tree_util.tree_leaves(args)]
-        flat_out = [np.asarray(o) for o in tree_util.tree_leaves(exp.call(*args))]
+        flat_in = [np.asarray(a) for a in pytrees.tree_leaves(args)]
+        flat_out = [np.asarray(o) for o in pytrees.tree_leaves(exp.call(*args))]
         out = RECORDS / name
         out.mkdir(parents=True, exist_ok=True)
         (out / "exported.bin").write_bytes(bytes(exp.serialize()))

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from toolkit import export
-from toolkit.core import tree_util
+from toolkit.core import pytrees
 from toolkit.export import provenance
 from toolkit.export.runner import run_exported
 
@@ -44,8 +44,8 @@ def test_record_reads_back(name):
     assert provenance.get(exp) == record["provenance"]
     assert exp.mlir_module() == (folder / "module.mlir").read_text()
     inputs, outputs = _arrays(folder / "inputs.npz"), _arrays(folder / "outputs.npz")
-    args, kwargs = tree_util.tree_unflatten(exp.in_tree, inputs)
-    called = [np.asarray(o) for o in tree_util.tree_leaves(exp.call(*args, **kwargs))]
+    args, kwargs = pytrees.tree_unflatten(exp.in_tree, inputs)
+    called = [np.asarray(o) for o in pytrees.tree_leaves(exp.call(*args, **kwargs))]
     for got, want in zip(called, outputs):
         np.testing.assert_allclose(got, want, rtol=record["rtol"], atol=record["atol"])
     for got, want in zip(run_exported(exp, inputs), outputs):
@@ -55,5 +55,5 @@ def test_record_reads_back(name):
     except ImportError:
         return
     theirs = jexport.deserialize(blob)
-    for got, want in zip(tree_util.tree_leaves(theirs.call(*args, **kwargs)), outputs):
+    for got, want in zip(pytrees.tree_leaves(theirs.call(*args, **kwargs)), outputs):
         np.testing.assert_allclose(np.asarray(got), want, rtol=record["rtol"], atol=record["atol"])

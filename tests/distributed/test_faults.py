@@ -14,7 +14,7 @@ KILLED = """
 import json, os, sys, time
 import numpy as np
 import toolkit
-from toolkit.runtime import distributed as runtime_distributed
+from toolkit.runtime import coordination as runtime_distributed
 from toolkit.shard import Mesh, NamedSharding, PartitionSpec as P
 
 where = sys.argv[1]

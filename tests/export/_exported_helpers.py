@@ -7,7 +7,7 @@ import functools
 import numpy as np
 from jaxlib.mlir.dialects import stablehlo
 
-from toolkit.core import tree_util
+from toolkit.core import pytrees
 from toolkit.core.avals import ShapedArray
 from toolkit.export import DisabledSafetyCheck, Effect, Exported
 
@@ -31,9 +31,9 @@ def make_exported(**overrides) -> Exported:
     out_avals = (ShapedArray((3,), np.float32), ShapedArray((2, 4), np.int32))
     fields = dict(
         fun_name="f",
-        in_tree=tree_util.tree_structure(((1, 2), {})),
+        in_tree=pytrees.tree_structure(((1, 2), {})),
         in_avals=in_avals,
-        out_tree=tree_util.tree_structure((1, 2)),
+        out_tree=pytrees.tree_structure((1, 2)),
         out_avals=out_avals,
         in_shardings_hlo=(),
         out_shardings_hlo=(),

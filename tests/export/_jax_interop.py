@@ -10,7 +10,7 @@ import jax
 import numpy as np
 
 from toolkit import export
-from toolkit.core import tree_util
+from toolkit.core import pytrees
 from toolkit.core.avals import ShapedArray
 from toolkit.core.shape_poly import SymbolicScope, symbolic_shape
 
@@ -25,7 +25,7 @@ def to_toolkit(jexp) -> export.Exported:
         return ShapedArray(shape, a.dtype)
 
     def tree(jax_tree, leaves):
-        return tree_util.tree_structure(jax.tree_util.tree_unflatten(jax_tree, list(leaves)))
+        return pytrees.tree_structure(jax.tree_util.tree_unflatten(jax_tree, list(leaves)))
 
     in_avals = tuple(aval(a) for a in jexp.in_avals)
     out_avals = tuple(aval(a) for a in jexp.out_avals)

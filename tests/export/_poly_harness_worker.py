@@ -50,7 +50,7 @@ import corpus_common  # noqa: E402  (the corpus's own jax-free helpers)
 
 from toolkit import export  # noqa: E402
 from jaxlib.mlir import ir  # noqa: E402
-from toolkit.core import tree_util  # noqa: E402
+from toolkit.core import pytrees  # noqa: E402
 from toolkit.export import symbolic_shape  # noqa: E402
 
 try:  # the oracle, when the interop extra is installed
@@ -82,7 +82,7 @@ def _compare(actual_leaves: list, expected: list, scale: float) -> str | None:
 def _call_toolkit(blob: bytearray, entry: dict, inputs: list) -> list:
     args, kwargs = corpus_common.unflatten(entry["in_structure"], inputs)
     result = export.deserialize(blob).call(*args, **kwargs)
-    return [np.asarray(leaf) for leaf in tree_util.tree_leaves(result)]
+    return [np.asarray(leaf) for leaf in pytrees.tree_leaves(result)]
 
 
 def _call_jax(blob: bytearray, entry: dict, inputs: list) -> list:

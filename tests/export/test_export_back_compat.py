@@ -18,7 +18,7 @@ import pytest
 
 jax = pytest.importorskip("jax")
 
-from toolkit.core import tree_util  # noqa: E402
+from toolkit.core import pytrees  # noqa: E402
 from toolkit.core.avals import ShapedArray  # noqa: E402
 from toolkit.export import Exported  # noqa: E402
 
@@ -55,10 +55,10 @@ def exported_from_data(data: dict) -> Exported:
     inputs = tuple(np.asarray(x) for x in data["inputs"])
     outputs = data["expected_outputs"]
     in_avals = tuple(ShapedArray(x.shape, x.dtype) for x in inputs)
-    out_leaves, out_tree = tree_util.tree_flatten(outputs)
+    out_leaves, out_tree = pytrees.tree_flatten(outputs)
     out_avals = tuple(ShapedArray(np.shape(x), np.asarray(x).dtype) for x in out_leaves)
     return Exported(
-        fun_name="run_serialized", in_tree=tree_util.tree_structure((inputs, {})), in_avals=in_avals,
+        fun_name="run_serialized", in_tree=pytrees.tree_structure((inputs, {})), in_avals=in_avals,
         out_tree=out_tree, out_avals=out_avals, in_shardings_hlo=(), out_shardings_hlo=(),
         nr_devices=data.get("nr_devices", 1), platforms=("cpu",), ordered_effects=(), unordered_effects=(),
         disabled_safety_checks=(), mlir_module_serialized=data["mlir_module_serialized"],
@@ -107,8 +107,8 @@ def _jax_outputs(data: dict) -> list[np.ndarray]:
 def test_back_compat_data_reproduces_expected_outputs(name, data):
     exp = exported_from_data(data)
     result = exp.call(*[np.asarray(x) for x in data["inputs"]])
-    got = tree_util.tree_leaves(result)
-    want = _jax_outputs(data) if name.startswith(NON_UNIQUE) else tree_util.tree_leaves(data["expected_outputs"])
+    got = pytrees.tree_leaves(result)
+    want = _jax_outputs(data) if name.startswith(NON_UNIQUE) else pytrees.tree_leaves(data["expected_outputs"])
     assert len(got) == len(want)
     for g, w in zip(got, want):
         w = np.asarray(w)

@@ -10,7 +10,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 import toolkit
 import toolkit.numpy as tnp
-from toolkit.core import tree_util
+from toolkit.core import pytrees
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct
 from toolkit.core.primitive import Primitive
 from toolkit.export import DisabledSafetyCheck, calling_convention, deserialize, export
@@ -55,8 +55,8 @@ def f_static(x, y):
 def test_fields_of_a_static_export():
     exp = export(toolkit.jit(f_static))(_spec(4), np.ones(4, F32))
     assert exp.fun_name == "f_static"
-    assert exp.in_tree == tree_util.tree_structure(((1, 2), {}))
-    assert exp.out_tree == tree_util.tree_structure(1)
+    assert exp.in_tree == pytrees.tree_structure(((1, 2), {}))
+    assert exp.out_tree == pytrees.tree_structure(1)
     assert exp.in_avals == (ShapedArray((4,), F32), ShapedArray((4,), F32))
     assert exp.out_avals == (ShapedArray((4,), F32),)
     assert exp.platforms == ("cpu",)

@@ -5,7 +5,7 @@ import pytest
 
 import toolkit
 from toolkit import export
-from toolkit.core import tree_util
+from toolkit.core import pytrees
 from toolkit.core.shape_poly import symbolic_shape
 from toolkit.examples.reference_programs import PROGRAMS
 
@@ -14,7 +14,7 @@ POLYMORPHIC = {"mlp": 1, "transformer": 1, "convnet": 1, "rnn": 1, "newton": 0}
 
 
 def _specs(args, symbolic_arg=None):
-    specs = tree_util.tree_map(lambda a: toolkit.ShapeDtypeStruct(np.shape(a), np.asarray(a).dtype), args)
+    specs = pytrees.tree_map(lambda a: toolkit.ShapeDtypeStruct(np.shape(a), np.asarray(a).dtype), args)
     if symbolic_arg is not None:
         data = specs[symbolic_arg]
         b, = symbolic_shape("b")
@@ -39,7 +39,7 @@ def test_round_trip_and_call(name, variant):
     assert loaded.calling_convention_version == export.maximum_supported_calling_convention_version
     np.testing.assert_allclose(np.asarray(loaded.call(*args)), expected, rtol=1e-5, atol=1e-5)
     if variant == "polymorphic" and name != "rnn":  # the rnn's batch is dimension 1 of its data
-        smaller = tree_util.tree_map(lambda a: a, list(args))
+        smaller = pytrees.tree_map(lambda a: a, list(args))
         smaller[symbolic_arg] = np.asarray(args[symbolic_arg])[:1]
         np.testing.assert_allclose(np.asarray(loaded.call(*smaller)), np.asarray(fun(*smaller)), rtol=1e-5, atol=1e-5)
 

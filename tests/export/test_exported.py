@@ -7,7 +7,7 @@ import pytest
 
 from _exported_helpers import artifact, make_exported
 from toolkit import export
-from toolkit.core import tree_util
+from toolkit.core import pytrees
 from toolkit.core.avals import ShapedArray
 from toolkit.export import DisabledSafetyCheck, Effect, ExportedAbstractMesh, ExportedNamedSharding
 
@@ -67,7 +67,7 @@ def test_serialize_with_vjp_order_needs_vjp():
 
 @pytest.mark.parametrize("overrides, message", [
     (dict(in_avals=(ShapedArray((3,), np.float32),)), "in_tree has 2 leaves but there are 1 in_avals"),
-    (dict(out_tree=tree_util.tree_structure([1])), "out_tree has 1 leaves"),
+    (dict(out_tree=pytrees.tree_structure([1])), "out_tree has 1 leaves"),
     (dict(module_kept_var_idx=(1, 0)), "module_kept_var_idx"),
     (dict(module_kept_var_idx=(0, 5)), "module_kept_var_idx"),
     (dict(in_shardings_hlo=(None,)), "in_shardings_hlo has 1 entries for 2 in_avals"),

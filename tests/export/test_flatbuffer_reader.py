@@ -24,7 +24,7 @@ import numpy as np
 import pytest
 
 from _exported_helpers import artifact, make_exported
-from toolkit.core import tree_util
+from toolkit.core import pytrees
 from toolkit.core.avals import ShapedArray
 from toolkit.core.shape_poly import symbolic_shape
 from toolkit.export import (
@@ -385,8 +385,8 @@ def _rich_exported():
     in_avals = (ShapedArray((a, 8), np.float32), ShapedArray((8, b), np.int32), ShapedArray((), np.bool_))
     vjp = make_exported(fun_name="vjp", ordered_effects=(Effect("tests.export.E"),))
     return make_exported(
-        in_tree=tree_util.tree_structure(tree), in_avals=in_avals, out_avals=in_avals[:2],
-        out_tree=tree_util.tree_structure((1, 2)), module_kept_var_idx=(0, 2), nr_devices=8,
+        in_tree=pytrees.tree_structure(tree), in_avals=in_avals, out_avals=in_avals[:2],
+        out_tree=pytrees.tree_structure((1, 2)), module_kept_var_idx=(0, 2), nr_devices=8,
         platforms=("cpu", "cuda"), uses_global_constants=True, unordered_effects=(Effect("tests.export.U"),),
         disabled_safety_checks=(DisabledSafetyCheck.custom_call("t"), DisabledSafetyCheck.platform()),
         _in_named_shardings=(ExportedNamedSharding(mesh, ("x", "y")), ExportedNamedSharding(mesh, (("x", "y"),)),

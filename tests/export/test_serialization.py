@@ -12,7 +12,7 @@ import pytest
 
 from _exported_helpers import artifact, assert_same_fields, make_exported
 from toolkit import export
-from toolkit.core import tree_util
+from toolkit.core import pytrees
 from toolkit.core.avals import ShapedArray
 from toolkit.core.shape_poly import symbolic_shape
 from toolkit.export import (DisabledSafetyCheck, Effect, ExportedAbstractDevice, ExportedAbstractMesh,
@@ -82,7 +82,7 @@ def test_roundtrip_pytrees():
     Point = collections.namedtuple("Point", ["x", "y"])
     export.register_namedtuple_serialization(Point, serialized_name="tests.export.Point")
     tree = ((Point(1, [2, None]), collections.OrderedDict([("z", 3), ("a", 4)])), {"k": (5,), "b": None})
-    in_tree = tree_util.tree_structure(tree)
+    in_tree = pytrees.tree_structure(tree)
     avals = tuple(ShapedArray((i,), np.float32) for i in range(5))
     exp = make_exported(in_tree=in_tree, in_avals=avals, module_kept_var_idx=(0, 4))
     back = roundtrip(exp)
@@ -95,14 +95,14 @@ class Box:
         self.label, self.items = label, items
 
 
-tree_util.register_pytree_node(Box, lambda b: (b.items, b.label), lambda label, items: Box(label, list(items)))
+pytrees.register_pytree_node(Box, lambda b: (b.items, b.label), lambda label, items: Box(label, list(items)))
 export.register_pytree_node_serialization(
     Box, serialized_name="tests.export.Box", serialize_auxdata=lambda label: label.encode(),
     deserialize_auxdata=lambda data: data.decode())
 
 
 def test_roundtrip_custom_node():
-    in_tree = tree_util.tree_structure((Box("lbl", [1, 2]), {}))
+    in_tree = pytrees.tree_structure((Box("lbl", [1, 2]), {}))
     back = roundtrip(make_exported(in_tree=in_tree))
     assert back.in_tree.children()[0].node_aux == "lbl"
 
@@ -128,12 +128,12 @@ def test_registration_errors():
 def test_serialize_unregistered_nodes_fail_clearly():
     Unreg = collections.namedtuple("Unreg", ["a"])
     with pytest.raises(ValueError, match="unregistered type"):
-        make_exported(in_tree=tree_util.tree_structure(((Unreg(1), 2), {}))).serialize()
+        make_exported(in_tree=pytrees.tree_structure(((Unreg(1), 2), {}))).serialize()
     with pytest.raises(ValueError, match="string keys"):
-        make_exported(in_tree=tree_util.tree_structure(((1, 2), {3: None}))).serialize()
+        make_exported(in_tree=pytrees.tree_structure(((1, 2), {3: None}))).serialize()
     od = collections.OrderedDict([(1, 1), (2, 2)])
     with pytest.raises(ValueError, match="keys are strings"):
-        make_exported(in_tree=tree_util.tree_structure((od, {}))).serialize()
+        make_exported(in_tree=pytrees.tree_structure((od, {}))).serialize()
 
 
 def test_serialize_bad_custom_auxdata():
@@ -141,12 +141,12 @@ def test_serialize_bad_custom_auxdata():
         def __init__(self, x):
             self.x = x
 
-    tree_util.register_pytree_node(Bad, lambda b: ((b.x,), None), lambda aux, ch: Bad(ch[0]))
+    pytrees.register_pytree_node(Bad, lambda b: ((b.x,), None), lambda aux, ch: Bad(ch[0]))
     export.register_pytree_node_serialization(Bad, serialized_name="tests.export.Bad",
                                               serialize_auxdata=lambda aux: "not bytes",
                                               deserialize_auxdata=lambda b: None)
     with pytest.raises(ValueError, match="must return a `bytes`"):
-        make_exported(in_tree=tree_util.tree_structure(((Bad(1), 2), {}))).serialize()
+        make_exported(in_tree=pytrees.tree_structure(((Bad(1), 2), {}))).serialize()
 
 
 def test_serialize_unknown_effect():
@@ -272,7 +272,7 @@ class _Fields:
 
 def test_minimal_hand_built_blob_reads():
     exp = deserialize(_build(_Fields()))
-    assert exp.in_avals == () and exp.in_tree == tree_util.tree_structure(())
+    assert exp.in_avals == () and exp.in_tree == pytrees.tree_structure(())
     assert exp.module_kept_var_idx == ()
 
 

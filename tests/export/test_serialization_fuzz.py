@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from _exported_helpers import make_exported
-from toolkit.core import tree_util
+from toolkit.core import pytrees
 from toolkit.core.avals import ShapedArray
 from toolkit.core.shape_poly import symbolic_shape
 from toolkit.export import DisabledSafetyCheck, Exported, ExportedAbstractMesh, ExportedNamedSharding, deserialize
@@ -30,8 +30,8 @@ def _rich_exported() -> Exported:
     tree = ((collections.OrderedDict([("p", 1), ("q", None)]), [2]), {"k": 3})
     in_avals = (ShapedArray((a, 8), np.float32), ShapedArray((8, b), np.int32), ShapedArray((), np.bool_))
     return make_exported(
-        in_tree=tree_util.tree_structure(tree), in_avals=in_avals, out_avals=in_avals[:2],
-        out_tree=tree_util.tree_structure((1, 2)), module_kept_var_idx=(0, 2), nr_devices=8,
+        in_tree=pytrees.tree_structure(tree), in_avals=in_avals, out_avals=in_avals[:2],
+        out_tree=pytrees.tree_structure((1, 2)), module_kept_var_idx=(0, 2), nr_devices=8,
         platforms=("cpu", "cuda"), uses_global_constants=True,
         disabled_safety_checks=(DisabledSafetyCheck.custom_call("t"), DisabledSafetyCheck.platform()),
         _in_named_shardings=(ExportedNamedSharding(mesh, ("x", "y")), None, None),

@@ -4,7 +4,7 @@ import pickle
 
 import pytest
 
-from toolkit.core import tree_util
+from toolkit.core import pytrees
 from toolkit.shard import UNCONSTRAINED, AbstractMesh, AxisType, NamedSharding, P, PartitionSpec
 
 
@@ -29,9 +29,9 @@ def test_tuple_behaviour():
 
 
 def test_is_a_pytree_leaf():
-    leaves, treedef = tree_util.tree_flatten({"a": P("x", None), "b": (P(), 1)})
+    leaves, treedef = pytrees.tree_flatten({"a": P("x", None), "b": (P(), 1)})
     assert leaves == [P("x", None), P(), 1]
-    assert tree_util.tree_map(lambda s: s, [P("x")]) == [P("x")]
+    assert pytrees.tree_map(lambda s: s, [P("x")]) == [P("x")]
 
 
 def test_bad_entries():

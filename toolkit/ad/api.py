@@ -24,7 +24,7 @@ import numpy as np
 from toolkit.ad.jvp import jvp_program
 from toolkit.ad.values import Zero, instantiate, is_differentiable
 from toolkit.ad.vjp import vjp_program
-from toolkit.core import dtypes, tracing, tree_util
+from toolkit.core import dtypes, tracing, pytrees
 from toolkit.core.avals import aval_of, leaf_avals
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad"]
@@ -43,26 +43,26 @@ class _TracedFunction:
     def __init__(self, fun: Callable[..., Any], args: Sequence[Any], has_aux: bool, what: str):
         if not callable(fun):
             raise TypeError(f"{what}: expected a callable function, got {type(fun).__name__}")
-        flat_args, in_tree = tree_util.tree_flatten(tuple(args))
+        flat_args, in_tree = pytrees.tree_flatten(tuple(args))
         avals = leaf_avals(flat_args, what)
-        self.out_tree: tree_util.PyTreeDef | None = None
-        self.aux_tree: tree_util.PyTreeDef | None = None
+        self.out_tree: pytrees.PyTreeDef | None = None
+        self.aux_tree: pytrees.PyTreeDef | None = None
         self.num_out = 0
 
         def flat_fun(*leaves: Any) -> list[Any]:
-            out = fun(*tree_util.tree_unflatten(in_tree, list(leaves)))
+            out = fun(*pytrees.tree_unflatten(in_tree, list(leaves)))
             if has_aux:
                 if not (isinstance(out, (tuple, list)) and len(out) == 2):
                     raise TypeError(f"{what} with has_aux=True: the function must return a pair (output, aux), "
                                     f"got {type(out).__name__}")
                 out, aux = out
-            out_leaves, self.out_tree = tree_util.tree_flatten(out)
+            out_leaves, self.out_tree = pytrees.tree_flatten(out)
             self.num_out = len(out_leaves)
             aux_leaves: list[Any] = []
             if has_aux:
                 # Aux values leave through the program's outputs (never differentiated), so they come
                 # back as values of the caller's context rather than as tracers of this inner trace.
-                aux_leaves, self.aux_tree = tree_util.tree_flatten(aux)
+                aux_leaves, self.aux_tree = pytrees.tree_flatten(aux)
             for i, leaf in enumerate(out_leaves):
                 try:
                     aval_of(leaf)
@@ -80,8 +80,8 @@ class _TracedFunction:
 
     def split(self, outs: Sequence[Any]) -> tuple[Any, Any]:
         """The output tree and the aux tree (None without has_aux) from the program's outputs."""
-        out = tree_util.tree_unflatten(self.out_tree, list(outs[:self.num_out]))
-        aux = None if self.aux_tree is None else tree_util.tree_unflatten(self.aux_tree, list(outs[self.num_out:]))
+        out = pytrees.tree_unflatten(self.out_tree, list(outs[:self.num_out]))
+        aux = None if self.aux_tree is None else pytrees.tree_unflatten(self.aux_tree, list(outs[self.num_out:]))
         return out, aux
 
 
@@ -108,8 +108,8 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError("jvp: primal and tangent arguments must be tuples or lists, got "
                         f"{type(primals).__name__} and {type(tangents).__name__}")
-    primal_leaves, primal_tree = tree_util.tree_flatten(tuple(primals))
-    tangent_leaves, tangent_tree = tree_util.tree_flatten(tuple(tangents))
+    primal_leaves, primal_tree = pytrees.tree_flatten(tuple(primals))
+    tangent_leaves, tangent_tree = pytrees.tree_flatten(tuple(tangents))
     if primal_tree != tangent_tree:
         raise TypeError(f"jvp: primal and tangent arguments must have the same tree structure, got {primal_tree} "
                         f"and {tangent_tree}")
@@ -119,7 +119,7 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
     tangents_in = list(tangent_leaves) + [Zero(aval_of(c)) for c in traced.flat_args[traced.num_explicit:]]
     outs, out_tangents = jvp_program(traced.program, traced.flat_args, tangents_in)
     out, aux = traced.split(outs)
-    out_t = tree_util.tree_unflatten(traced.out_tree, [instantiate(t) for t in out_tangents[:traced.num_out]])
+    out_t = pytrees.tree_unflatten(traced.out_tree, [instantiate(t) for t in out_tangents[:traced.num_out]])
     return (out, out_t, aux) if has_aux else (out, out_t)
 
 
@@ -141,14 +141,14 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     primal_leaves = traced.flat_args[:traced.num_explicit]
 
     def f_jvp(*tangents: Any) -> Any:
-        leaves, tree = tree_util.tree_flatten(tuple(tangents))
+        leaves, tree = pytrees.tree_flatten(tuple(tangents))
         if tree != traced.in_tree:
             raise TypeError(f"linearize: the tangents' structure {tree} does not match the primals' {traced.in_tree}")
         for i, (p, t) in enumerate(zip(primal_leaves, leaves)):
             _check_tangent(p, t, i)
         tangents_in = list(leaves) + [Zero(aval_of(c)) for c in traced.flat_args[traced.num_explicit:]]
         _, out_tangents = jvp_program(traced.program, traced.flat_args, tangents_in)
-        return tree_util.tree_unflatten(traced.out_tree, [instantiate(t) for t in out_tangents[:traced.num_out]])
+        return pytrees.tree_unflatten(traced.out_tree, [instantiate(t) for t in out_tangents[:traced.num_out]])
 
     return (out, f_jvp, aux) if has_aux else (out, f_jvp)
 
@@ -171,7 +171,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
     in_avals = traced.program.in_avals[:traced.num_explicit]
 
     def f_vjp(cotangent: Any) -> tuple[Any, ...]:
-        leaves, tree = tree_util.tree_flatten(cotangent)
+        leaves, tree = pytrees.tree_flatten(cotangent)
         if tree != traced.out_tree:
             raise TypeError(f"vjp: the cotangent's structure {tree} does not match the output's {traced.out_tree}")
         for i, (leaf, aval) in enumerate(zip(leaves, out_avals)):
@@ -183,7 +183,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
         cts_in = backward(cts + [Zero(a) for a in out_avals[traced.num_out:]])
         cts_in = [instantiate(ct) if not isinstance(ct, Zero) else instantiate(Zero(a))
                   for ct, a in zip(cts_in[:traced.num_explicit], in_avals)]
-        return tree_util.tree_unflatten(traced.in_tree, cts_in)
+        return pytrees.tree_unflatten(traced.in_tree, cts_in)
 
     out, aux = traced.split(outs)
     return (out, f_vjp, aux) if has_aux else (out, f_vjp)
@@ -222,7 +222,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, ha
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums_tuple(argnums, len(args), what)
         for a in nums:
-            for leaf in tree_util.tree_leaves(args[a]):
+            for leaf in pytrees.tree_leaves(args[a]):
                 dtype = aval_of(leaf).dtype
                 if not allow_int and not dtypes.is_inexact(dtype):
                     raise TypeError(f"grad requires real- or complex-valued inputs (input dtype that is a "
@@ -237,7 +237,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, ha
 
         result = vjp(partial_fun, *(args[a] for a in nums), has_aux=has_aux)
         out, f_vjp = result[0], result[1]
-        out_leaves = tree_util.tree_leaves(out)
+        out_leaves = pytrees.tree_leaves(out)
         out_aval = aval_of(out) if len(out_leaves) == 1 and out_leaves[0] is out else None
         if out_aval is None or out_aval.shape != ():
             shape = "a non-array value" if out_aval is None else f"shape {out_aval.shape}"

@@ -42,7 +42,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from toolkit.ad.values import Zero, instantiate, tangent_aval, value_aval
-from toolkit.core import tracing, tree_util
+from toolkit.core import tracing, pytrees
 from toolkit.core.avals import ShapedArray, aval_of, leaf_avals
 from toolkit.lax import calls, control_flow
 
@@ -85,7 +85,7 @@ def zero_from_primal(value: Any, symbolic_zeros: bool = False) -> Any:
     def one(x: Any) -> Any:
         aval = tangent_aval(aval_of(x))
         return SymbolicZero(aval) if symbolic_zeros else zeros(aval)
-    return tree_util.tree_map(one, value)
+    return pytrees.tree_map(one, value)
 
 
 # --- shared --------------------------------------------------------------------------------------
@@ -146,7 +146,7 @@ class _FlatPrimal:
     """
 
     def __init__(self, fun: Callable, args: Sequence[Any], diff_positions: Sequence[int],
-                 in_tree: tree_util.PyTreeDef, what: str):
+                 in_tree: pytrees.PyTreeDef, what: str):
         self.fun, self.args, self.diff_positions, self.in_tree, self.what = fun, args, diff_positions, in_tree, what
         self._out_trees: list[Any] = []
 
@@ -158,14 +158,14 @@ class _FlatPrimal:
         return full
 
     def __call__(self, *xs: Any) -> list[Any]:
-        out = self.fun(*self.full_args(tree_util.tree_unflatten(self.in_tree, list(xs))))
-        out_leaves, out_tree = tree_util.tree_flatten(out)
+        out = self.fun(*self.full_args(pytrees.tree_unflatten(self.in_tree, list(xs))))
+        out_leaves, out_tree = pytrees.tree_flatten(out)
         _check_out_leaves(out_leaves, self.what)
         self._out_trees.append(out_tree)
         return out_leaves
 
     @property
-    def out_tree(self) -> tree_util.PyTreeDef:
+    def out_tree(self) -> pytrees.PyTreeDef:
         return self._out_trees[0]
 
 
@@ -228,7 +228,7 @@ class custom_jvp:
                 if rule is None:
                     continue
                 term = rule(t, ans, *primals)
-                total = term if total is None else tree_util.tree_map(_add, total, term)
+                total = term if total is None else pytrees.tree_map(_add, total, term)
             if total is None:
                 total = zero_from_primal(ans)
             return ans, total
@@ -245,22 +245,22 @@ class custom_jvp:
             return self.fun(*args)
         diff_positions, diff_args = _split_args(args, self.nondiff_argnums, f"custom_jvp function {name}")
         nondiff_args = [args[i] for i in range(len(args)) if i not in diff_positions]
-        leaves, in_tree = tree_util.tree_flatten(tuple(diff_args))
+        leaves, in_tree = pytrees.tree_flatten(tuple(diff_args))
         avals = _leaf_avals(leaves, f"custom_jvp function {name}")
         t_avals = [tangent_aval(a) for a in avals]
         flat_fun = _FlatPrimal(self.fun, args, diff_positions, in_tree, f"custom_jvp function {name}")
 
         def call_rule(primal_leaves: Sequence[Any], tangent_leaves: Sequence[Any]) -> tuple[list[Any], list[Any]]:
-            primals = tree_util.tree_unflatten(in_tree, list(primal_leaves))
-            tangents = tree_util.tree_unflatten(in_tree, list(tangent_leaves))
+            primals = pytrees.tree_unflatten(in_tree, list(primal_leaves))
+            tangents = pytrees.tree_unflatten(in_tree, list(tangent_leaves))
             out = self.jvp(*nondiff_args, primals, tangents)
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
                 raise TypeError(f"Custom JVP rule {getattr(self.jvp, '__name__', 'jvp')} for function {name} must "
                                 f"produce a pair (list or tuple of length two) representing primal and tangent "
                                 f"outputs, but got {out!r}.")
             primal_out, tangent_out = out
-            p_leaves, p_tree = tree_util.tree_flatten(primal_out)
-            t_leaves, t_tree = tree_util.tree_flatten(tangent_out)
+            p_leaves, p_tree = pytrees.tree_flatten(primal_out)
+            t_leaves, t_tree = pytrees.tree_flatten(tangent_out)
             out_tree = flat_fun.out_tree
             if p_tree != out_tree:
                 raise TypeError(f"Custom JVP rule must produce primal outputs with the same container (pytree) "
@@ -312,7 +312,7 @@ class custom_jvp:
             rule = JVPRule(getattr(self.jvp, "__name__", "jvp"), jvp_program, None)
         outs = calls.custom_jvp_call_p.bind(*leaves, *consts, call=call, jvp=rule, num_consts=len(consts),
                                             symbolic_zeros=self.symbolic_zeros)
-        return tree_util.tree_unflatten(flat_fun.out_tree, list(outs))
+        return pytrees.tree_unflatten(flat_fun.out_tree, list(outs))
 
 
 def _add(a: Any, b: Any) -> Any:
@@ -372,14 +372,14 @@ class custom_vjp:
         diff_positions, diff_args = _split_args(args, self.nondiff_argnums, f"custom_vjp function {name}")
         nondiff_args = [args[i] for i in range(len(args)) if i not in diff_positions]
         for i in range(len(args)):
-            if i not in diff_positions and any(isinstance(leaf, tracing.Tracer) for leaf in tree_util.tree_leaves(
+            if i not in diff_positions and any(isinstance(leaf, tracing.Tracer) for leaf in pytrees.tree_leaves(
                     args[i])):
                 raise TypeError(
                     f"Found a traced value passed as an argument to the custom_vjp function {name} in position {i}, "
                     "indicated by nondiff_argnums as non-differentiable. Traced values cannot be passed as "
                     "non-differentiable arguments to custom_vjp functions; instead, nondiff_argnums should only be "
                     "used for arguments that can't be or contain traced values (Python objects, functions).")
-        leaves, in_tree = tree_util.tree_flatten(tuple(diff_args))
+        leaves, in_tree = pytrees.tree_flatten(tuple(diff_args))
         avals = _leaf_avals(leaves, f"custom_vjp function {name}")
         flat_fun = _FlatPrimal(self.fun, args, diff_positions, in_tree, f"custom_vjp function {name}")
 
@@ -394,7 +394,7 @@ class custom_vjp:
             values = list(leaf_values)
             if symbolic:
                 values = [CustomVJPPrimal(v, p) for v, p in zip(values, perturbed)]
-            out = self.fwd(*flat_fun.full_args(tree_util.tree_unflatten(in_tree, values)))
+            out = self.fwd(*flat_fun.full_args(pytrees.tree_unflatten(in_tree, values)))
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
                 raise TypeError(f"Custom VJP fwd rule {fwd_name} for function {name} must produce a pair (list or "
                                 f"tuple of length two) where the first element represents the primal output "
@@ -402,7 +402,7 @@ class custom_vjp:
                                 f"element represents residuals (i.e. values stored from the forward pass for use "
                                 f"on the backward pass), but got {type(out).__name__}.")
             primal_out, residuals = out
-            p_leaves, p_tree = tree_util.tree_flatten(primal_out)
+            p_leaves, p_tree = pytrees.tree_flatten(primal_out)
             if p_tree != out_tree:
                 raise TypeError(f"Custom VJP fwd rule {fwd_name} for function {name} must produce a pair (list or "
                                 f"tuple of length two) where the first element represents the primal output "
@@ -421,7 +421,7 @@ class custom_vjp:
         def bwd(residuals: Any, cotangent_leaves: Sequence[Any]) -> list[Any]:
             cts = [SymbolicZero(c.aval) if symbolic and isinstance(c, Zero) else instantiate(c)
                    for c in cotangent_leaves]
-            result = self.bwd(*nondiff_args, residuals, tree_util.tree_unflatten(out_tree, cts))
+            result = self.bwd(*nondiff_args, residuals, pytrees.tree_unflatten(out_tree, cts))
             if not isinstance(result, (tuple, list)):
                 raise TypeError(f"Custom VJP bwd rule must produce a tuple (or list) of length equal to the number "
                                 f"of differentiable arguments of the custom_vjp-decorated function {name} "
@@ -431,11 +431,11 @@ class custom_vjp:
                                 f"tuple, but got length {len(result)} and expected {len(diff_args)}.")
             out_leaves: list[Any] = []
             for k, (arg, ct) in enumerate(zip(diff_args, result)):
-                arg_leaves, arg_tree = tree_util.tree_flatten(arg)
+                arg_leaves, arg_tree = pytrees.tree_flatten(arg)
                 if ct is None:
                     out_leaves += [None] * len(arg_leaves)
                     continue
-                ct_leaves, ct_tree = tree_util.tree_flatten(ct, is_leaf=lambda x: x is None)
+                ct_leaves, ct_tree = pytrees.tree_flatten(ct, is_leaf=lambda x: x is None)
                 if ct_tree != arg_tree:
                     raise TypeError(f"Custom VJP bwd rule {bwd_name} must produce an output with the same container "
                                     f"(pytree) structure as the args tuple of the primal function; argument {k} "
@@ -456,4 +456,4 @@ class custom_vjp:
         functions = VJPFunctions(f"{fwd_name}/{bwd_name}", fwd, bwd)
         outs = calls.custom_vjp_call_p.bind(*leaves, *consts, call=call, fwd=functions, bwd=functions,
                                             num_consts=len(consts), symbolic_zeros=symbolic)
-        return tree_util.tree_unflatten(out_tree, list(outs))
+        return pytrees.tree_unflatten(out_tree, list(outs))

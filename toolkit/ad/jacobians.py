@@ -20,7 +20,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from toolkit.ad.api import _argnums_tuple, linearize, vjp
-from toolkit.core import dtypes, tree_util
+from toolkit.core import dtypes, pytrees
 from toolkit.core.avals import aval_of
 
 __all__ = ["jacfwd", "jacrev", "jacobian", "hessian"]
@@ -139,20 +139,20 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
 
     def jacfun(*args: Any, **kwargs: Any) -> Any:
         f_partial, dyn_args = _partial(fun, argnums, args, kwargs, "jacfwd")
-        tree_util.tree_map(lambda x: _check_input_jacfwd(holomorphic, x), dyn_args)
+        pytrees.tree_map(lambda x: _check_input_jacfwd(holomorphic, x), dyn_args)
         result = linearize(f_partial, *dyn_args, has_aux=has_aux)
         y, f_jvp = result[0], result[1]
-        tree_util.tree_map(lambda x: _check_output_jacfwd(holomorphic, x), y)
-        in_leaves, _ = tree_util.tree_flatten(dyn_args)
+        pytrees.tree_map(lambda x: _check_output_jacfwd(holomorphic, x), y)
+        in_leaves, _ = pytrees.tree_flatten(dyn_args)
         total = sum(math.prod(aval_of(leaf).shape) for leaf in in_leaves)
         dtype = _common_dtype(in_leaves)
-        y_leaves, y_tree = tree_util.tree_flatten(y)
-        in_struct = tree_util.tree_structure(dyn_args)
+        y_leaves, y_tree = pytrees.tree_flatten(y)
+        in_struct = pytrees.tree_structure(dyn_args)
         basis = _stacked_basis(in_leaves, total, dtype)
-        stacked_cols = _vmap(lambda *ts: tree_util.tree_leaves(f_jvp(*tree_util.tree_unflatten(in_struct, list(ts)))),
+        stacked_cols = _vmap(lambda *ts: pytrees.tree_leaves(f_jvp(*pytrees.tree_unflatten(in_struct, list(ts)))),
                              basis, -1) if total else None
         example = dyn_args[0] if isinstance(argnums, (int, np.integer)) else dyn_args
-        ex_leaves, ex_tree = tree_util.tree_flatten(example)
+        ex_leaves, ex_tree = pytrees.tree_flatten(example)
         ex_shapes = [tuple(aval_of(leaf).shape) for leaf in ex_leaves]
         jac_leaves = []
         for i_y, y_leaf in enumerate(y_leaves):
@@ -162,8 +162,8 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
             else:
                 pieces = [_zeros(y_shape + s, aval_of(y_leaf).dtype) for s in ex_shapes]
             pieces = [_convert(p, aval_of(y_leaf).dtype) for p in pieces]
-            jac_leaves.append(tree_util.tree_unflatten(ex_tree, pieces))
-        jac = tree_util.tree_unflatten(y_tree, jac_leaves)
+            jac_leaves.append(pytrees.tree_unflatten(ex_tree, pieces))
+        jac = pytrees.tree_unflatten(y_tree, jac_leaves)
         return (jac, result[2]) if has_aux else jac
 
     jacfun.__name__ = f"jacfwd_{getattr(fun, '__name__', 'fun')}"
@@ -179,21 +179,21 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
 
     def jacfun(*args: Any, **kwargs: Any) -> Any:
         f_partial, dyn_args = _partial(fun, argnums, args, kwargs, "jacrev")
-        tree_util.tree_map(lambda x: _check_input_jacrev(holomorphic, allow_int, x), dyn_args)
+        pytrees.tree_map(lambda x: _check_input_jacrev(holomorphic, allow_int, x), dyn_args)
         result = vjp(f_partial, *dyn_args, has_aux=has_aux)
         y, pullback = result[0], result[1]
-        tree_util.tree_map(lambda x: _check_output_jacrev(holomorphic, x), y)
-        y_leaves, y_tree = tree_util.tree_flatten(y)
+        pytrees.tree_map(lambda x: _check_output_jacrev(holomorphic, x), y)
+        y_leaves, y_tree = pytrees.tree_flatten(y)
         total = sum(math.prod(aval_of(leaf).shape) for leaf in y_leaves)
         dtype = _common_dtype(y_leaves)
         example = dyn_args[0] if isinstance(argnums, (int, np.integer)) else dyn_args
         single = isinstance(argnums, (int, np.integer))
 
         def pull(*cts: Any) -> list[Any]:
-            out = pullback(tree_util.tree_unflatten(y_tree, list(cts)))
-            return tree_util.tree_leaves(out[0] if single else out)
+            out = pullback(pytrees.tree_unflatten(y_tree, list(cts)))
+            return pytrees.tree_leaves(out[0] if single else out)
         rows = _vmap(pull, _stacked_basis(y_leaves, total, dtype), 0) if total else None
-        ex_leaves, ex_tree = tree_util.tree_flatten(example)
+        ex_leaves, ex_tree = pytrees.tree_flatten(example)
         y_shapes = [tuple(aval_of(leaf).shape) for leaf in y_leaves]
         # per input leaf: the pieces for each output leaf
         per_input = []
@@ -204,9 +204,9 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
             else:
                 pieces = [_zeros(s + tuple(ex_aval.shape), ex_aval.dtype) for s in y_shapes]
             per_input.append([_convert(p, ex_aval.dtype) for p in pieces])
-        jac_leaves = [tree_util.tree_unflatten(ex_tree, [per_input[j][i] for j in range(len(ex_leaves))])
+        jac_leaves = [pytrees.tree_unflatten(ex_tree, [per_input[j][i] for j in range(len(ex_leaves))])
                       for i in range(len(y_leaves))]
-        jac = tree_util.tree_unflatten(y_tree, jac_leaves)
+        jac = pytrees.tree_unflatten(y_tree, jac_leaves)
         return (jac, result[2]) if has_aux else jac
 
     jacfun.__name__ = f"jacrev_{getattr(fun, '__name__', 'fun')}"

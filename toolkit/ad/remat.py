@@ -21,7 +21,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
-from toolkit.core import tracing, tree_util
+from toolkit.core import tracing, pytrees
 from toolkit.lax import calls
 
 __all__ = ["checkpoint", "remat", "checkpoint_name"]
@@ -48,7 +48,7 @@ def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool = True, policy: Cal
             fun, args, kwargs, static, f"checkpoint of {name}")
         outs = calls.checkpoint_p.bind(*leaves, *captured, jaxpr=program, prevent_cse=bool(prevent_cse),
                                        differentiated=False, policy=policy)
-        return tree_util.tree_unflatten(out_tree, list(outs))
+        return pytrees.tree_unflatten(out_tree, list(outs))
 
     return wrapped
 
@@ -60,4 +60,4 @@ def checkpoint_name(x: Any, name: str) -> Any:
     """``x`` (a pytree of arrays), named ``name`` for the policies ``save_only_these_names`` and the like."""
     if not tracing.is_tracing():
         return x
-    return tree_util.tree_map(lambda leaf: calls.name_p.bind(leaf, name=name), x)
+    return pytrees.tree_map(lambda leaf: calls.name_p.bind(leaf, name=name), x)

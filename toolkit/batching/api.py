@@ -30,7 +30,7 @@ from toolkit.batching.interpret import (
     moveaxis,
     unbatched_aval,
 )
-from toolkit.core import tracing, tree_util
+from toolkit.core import tracing, pytrees
 from toolkit.core.avals import aval_of
 from toolkit.lax import parallel
 
@@ -42,27 +42,27 @@ def _is_none(x: Any) -> bool:
 
 
 def _check_axes_tree(axes: Any, what: str) -> None:
-    for leaf in tree_util.tree_leaves(axes, is_leaf=_is_none):
+    for leaf in pytrees.tree_leaves(axes, is_leaf=_is_none):
         if leaf is not None and type(leaf) is not int:
             raise TypeError(f"vmap {what} must be an int, None, or (nested) container with those types as leaves, "
                             f"but got {axes}.")
 
 
-def _flatten_axes(what: str, tree: tree_util.PyTreeDef, axes: Any) -> list[Any]:
-    dummy = tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
+def _flatten_axes(what: str, tree: pytrees.PyTreeDef, axes: Any) -> list[Any]:
+    dummy = pytrees.tree_unflatten(tree, [0] * tree.num_leaves)
     try:
-        return tree_util.broadcast_prefix(axes, dummy, is_leaf=_is_none)
+        return pytrees.broadcast_prefix(axes, dummy, is_leaf=_is_none)
     except ValueError as error:
         raise ValueError(f"{what} specification must be a tree prefix of the corresponding value; "
                          f"\n  Mismatch details: {error}") from None
 
 
-def _mapped_axis_size(fun: Callable[..., Any], tree: tree_util.PyTreeDef, leaves: list[Any], axes: list[Any],
+def _mapped_axis_size(fun: Callable[..., Any], tree: pytrees.PyTreeDef, leaves: list[Any], axes: list[Any],
                       axis_size: Any) -> Any:
     if not leaves:
         if axis_size is not None:
             return axis_size
-        args, kwargs = tree_util.tree_unflatten(tree, leaves)
+        args, kwargs = pytrees.tree_unflatten(tree, leaves)
         raise ValueError("vmap wrapped function must be passed at least one argument containing an array or "
                          f"axis_size must be specified, got empty *args={args} and **kwargs={kwargs}")
     sizes: list[Any] = []
@@ -83,24 +83,24 @@ def _mapped_axis_size(fun: Callable[..., Any], tree: tree_util.PyTreeDef, leaves
     if not distinct:
         raise ValueError("vmap must have at least one non-None value in in_axes or axis_size must be specified")
     # JAX's message: the sizes seen, most common first, each with an example argument.
-    args, kwargs = tree_util.tree_unflatten(tree, leaves)
+    args, kwargs = pytrees.tree_unflatten(tree, leaves)
     try:
         parameters = list(inspect.signature(fun).bind(*args, **kwargs).signature.parameters)
     except (TypeError, ValueError):
         parameters = None
     names = []
-    for path, x in tree_util.tree_flatten_with_path((args, kwargs))[0]:
+    for path, x in pytrees.tree_flatten_with_path((args, kwargs))[0]:
         head, index, *rest = path
         try:
             kind = aval_of(x).str_short()
         except TypeError:
             kind = "unknown"
         if head.idx == 1:
-            names.append(f"kwargs{tree_util.keystr((index, *rest))} of type {kind}")
+            names.append(f"kwargs{pytrees.keystr((index, *rest))} of type {kind}")
         elif parameters is None or index.idx >= len(parameters):
-            names.append(f"args{tree_util.keystr((index, *rest))} of type {kind}")
+            names.append(f"args{pytrees.keystr((index, *rest))} of type {kind}")
         else:
-            names.append(f"argument {parameters[index.idx]}{tree_util.keystr(tuple(rest))} of type {kind}")
+            names.append(f"argument {parameters[index.idx]}{pytrees.keystr(tuple(rest))} of type {kind}")
     counts = collections.Counter(s for s in sizes if s is not None).most_common()
     msg = ["vmap got inconsistent sizes for array axes to be mapped:\n"]
     if axis_size is not None:
@@ -160,23 +160,23 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name
             raise ValueError("vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
                              f"positional arguments passed to the function, but got len(in_axes)={len(in_axes)}, "
                              f"len(args)={len(args)}")
-        leaves, in_tree = tree_util.tree_flatten((args, kwargs))
+        leaves, in_tree = pytrees.tree_flatten((args, kwargs))
         for i, leaf in enumerate(leaves):
             try:
                 aval_of(leaf)
             except TypeError:
                 raise TypeError(f"vmap: argument leaf {i} of type {type(leaf).__name__} is not an array") from None
-        args_tree, kwargs_tree = tree_util.treedef_children(in_tree)
+        args_tree, kwargs_tree = pytrees.treedef_children(in_tree)
         axes = _flatten_axes("vmap in_axes", args_tree, in_axes) + [0] * kwargs_tree.num_leaves
         size = _mapped_axis_size(fun, in_tree, leaves, axes, axis_size)
         axes = [None if d is None else d % len(aval_of(x).shape) for x, d in zip(leaves, axes)]
         in_avals = [unbatched_aval(aval_of(x), d) for x, d in zip(leaves, axes)]
-        out_tree_box: list[tree_util.PyTreeDef] = []
+        out_tree_box: list[pytrees.PyTreeDef] = []
 
         def flat_fun(*tracers: Any) -> list[Any]:
-            a, k = tree_util.tree_unflatten(in_tree, list(tracers))
+            a, k = pytrees.tree_unflatten(in_tree, list(tracers))
             out = fun(*a, **k)
-            out_leaves, out_tree = tree_util.tree_flatten(out)
+            out_leaves, out_tree = pytrees.tree_flatten(out)
             out_tree_box.append(out_tree)
             for i, leaf in enumerate(out_leaves):
                 try:
@@ -200,8 +200,8 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name
             if dst is None:
                 if d is not None:
                     if paths is None:
-                        dummy = tree_util.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
-                        paths = [tree_util.keystr(p) for p, _ in tree_util.tree_flatten_with_path(dummy)[0]]
+                        dummy = pytrees.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+                        paths = [pytrees.keystr(p) for p, _ in pytrees.tree_flatten_with_path(dummy)[0]]
                     raise ValueError(f"at vmap out_axes{paths[i]}, got axis spec None but output was batched on "
                                      f"axis {d}")
                 result.append(x)
@@ -211,7 +211,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name
                 raise ValueError(f"axis {dst} is out of bounds for array of dimension {ndim}")
             dst %= ndim
             result.append(broadcast_batched(x, size, dst) if d is None else moveaxis(x, d, dst))
-        return tree_util.tree_unflatten(out_tree, result)
+        return pytrees.tree_unflatten(out_tree, result)
 
     vmap_f.__wrapped__ = fun
     return vmap_f

@@ -328,21 +328,21 @@ def trace_with_static_args(fun: Callable[..., Any], args: tuple, kwargs: dict, s
     returns ``(program, out_tree, captured, leaves)`` with ``leaves`` the flat
     traced arguments. Errors name ``what`` and the leaf that is not an array.
     """
-    from toolkit.core import tree_util
+    from toolkit.core import pytrees
     for i in static_argnums:
         if not -len(args) <= i < len(args):
             raise ValueError(f"{what}: static_argnums {tuple(static_argnums)} is out of bounds for a call with "
                              f"{len(args)} positional arguments")
     positions = {i % len(args) for i in static_argnums} if args else set()
-    leaves, in_tree = tree_util.tree_flatten(([a for i, a in enumerate(args) if i not in positions], kwargs))
+    leaves, in_tree = pytrees.tree_flatten(([a for i, a in enumerate(args) if i not in positions], kwargs))
     avals = leaf_avals(leaves, what, " or a ShapeDtypeStruct; mark it static with static_argnums")
     out_tree_box: list[Any] = []
 
     def flat_fun(*xs: Any) -> list[Any]:
-        dynamic_args, dynamic_kwargs = tree_util.tree_unflatten(in_tree, list(xs))
+        dynamic_args, dynamic_kwargs = pytrees.tree_unflatten(in_tree, list(xs))
         remaining = iter(dynamic_args)
         full = [args[i] if i in positions else next(remaining) for i in range(len(args))]
-        out_leaves, out_tree = tree_util.tree_flatten(fun(*full, **dynamic_kwargs))
+        out_leaves, out_tree = pytrees.tree_flatten(fun(*full, **dynamic_kwargs))
         for i, leaf in enumerate(out_leaves):
             try:
                 aval_of(leaf)

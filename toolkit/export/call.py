@@ -50,7 +50,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func, stablehlo
 
-from toolkit.core import dtypes, shape_poly, tree_util
+from toolkit.core import dtypes, shape_poly, pytrees
 from toolkit.core.avals import ShapedArray
 from toolkit.core.primitive import Primitive
 from toolkit.core.sharding_rules import NO_SHARDING_RULE
@@ -78,13 +78,13 @@ class _ByIdentity:
         return f"Exported({self.exported.fun_name})"
 
 
-def _arg_names(tree: tree_util.PyTreeDef) -> list[str]:
+def _arg_names(tree: pytrees.PyTreeDef) -> list[str]:
     """Flat inputs named as JAX names them in shape messages: ``args[0]``, ``args[1]['w']``, ``kwargs['x']``."""
-    dummy = tree_util.tree_unflatten(tree, list(range(tree.num_leaves)))
+    dummy = pytrees.tree_unflatten(tree, list(range(tree.num_leaves)))
     names = []
-    for path, _ in tree_util.tree_flatten_with_path(dummy)[0]:
+    for path, _ in pytrees.tree_flatten_with_path(dummy)[0]:
         head, *rest = path
-        names.append(("args" if head.idx == 0 else "kwargs") + tree_util.keystr(tuple(rest)))
+        names.append(("args" if head.idx == 0 else "kwargs") + pytrees.keystr(tuple(rest)))
     return names
 
 
@@ -149,12 +149,12 @@ _batching.register(call_exported_p)  # vmap of Exported.call: one call per batch
 # --- checks -----------------------------------------------------------------
 
 
-def _arg_paths(tree: tree_util.PyTreeDef) -> list[str]:
+def _arg_paths(tree: pytrees.PyTreeDef) -> list[str]:
     from toolkit.stages import _leaf_paths
     return _leaf_paths(tree)
 
 
-def check_arguments(exported: Exported, tree: tree_util.PyTreeDef, avals: Sequence[ShapedArray]) -> None:
+def check_arguments(exported: Exported, tree: pytrees.PyTreeDef, avals: Sequence[ShapedArray]) -> None:
     """``TypeError`` unless ``(tree, avals)`` fit ``exported``'s ``in_tree``/``in_avals``."""
     if tree != exported.in_tree:
         raise TypeError(f"The exported function {exported.fun_name!r} was called with inputs of structure "
@@ -191,7 +191,7 @@ def _device_list(devices: Sequence[Any]) -> str:
     return "[" + ", ".join(f"{d.platform}:{d.id}" for d in devices) + "]"
 
 
-def check_eager_devices(exported: Exported, leaves: Sequence[Any], tree: tree_util.PyTreeDef) -> None:
+def check_eager_devices(exported: Exported, leaves: Sequence[Any], tree: pytrees.PyTreeDef) -> None:
     """``ValueError`` when a sharded export cannot run eagerly on its ``nr_devices`` devices.
 
     Outside ``jit`` a sharded export runs on the first ``nr_devices`` devices
@@ -413,12 +413,12 @@ def _sanitize(name: str) -> str:
 # --- calling ----------------------------------------------------------------------
 
 
-def _flat_avals(exported: Exported, args: tuple, kwargs: dict) -> tuple[list[Any], tree_util.PyTreeDef, list]:
+def _flat_avals(exported: Exported, args: tuple, kwargs: dict) -> tuple[list[Any], pytrees.PyTreeDef, list]:
     from toolkit.array import Array
     from toolkit.core import tracing
     from toolkit.core.avals import aval_of
 
-    leaves, tree = tree_util.tree_flatten((args, kwargs))
+    leaves, tree = pytrees.tree_flatten((args, kwargs))
     avals = []
     paths = None
     for i, leaf in enumerate(leaves):
@@ -457,7 +457,7 @@ def call_exported(exported: Exported, *args: Any, **kwargs: Any) -> Any:
         outs = list(_eager_function(exported)(*leaves))
     outs = [np.zeros(_static_shape(exported, out), dtypes.float0) if e.dtype == dtypes.float0 else out
             for out, e in zip(outs, exported.out_avals)]
-    return tree_util.tree_unflatten(exported.out_tree, outs)
+    return pytrees.tree_unflatten(exported.out_tree, outs)
 
 
 def _static_shape(exported: Exported, value: Any) -> tuple[int, ...]:

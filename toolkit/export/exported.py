@@ -21,7 +21,7 @@ import re
 from typing import Any, Callable, Sequence
 
 from toolkit.core.avals import ShapedArray
-from toolkit.core.tree_util import PyTreeDef
+from toolkit.core.pytrees import PyTreeDef
 from toolkit.export.shardings import ExportedNamedSharding, as_exported_named_sharding, to_toolkit_named_sharding
 
 #: The calling conventions of the exported module's ``main`` that toolkit reads and writes.

@@ -232,7 +232,7 @@ def _concrete_for_lowering(fun_jit: Any, specs: Any) -> tuple[Any, Any, set]:
     abstract meshes met (empty: nothing changed).
     """
     from toolkit import shard
-    from toolkit.core import tree_util
+    from toolkit.core import pytrees
     from toolkit.core.avals import ShapeDtypeStruct
     from toolkit.runtime import client as runtime_client
     from toolkit.stages import jit
@@ -259,9 +259,9 @@ def _concrete_for_lowering(fun_jit: Any, specs: Any) -> tuple[Any, Any, set]:
                 return ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=new, weak_type=leaf.weak_type)
         return leaf
 
-    in_shardings = tree_util.tree_map(concrete, fun_jit.in_shardings)
-    out_shardings = tree_util.tree_map(concrete, fun_jit.out_shardings)
-    specs = tree_util.tree_map(concrete_spec, specs)
+    in_shardings = pytrees.tree_map(concrete, fun_jit.in_shardings)
+    out_shardings = pytrees.tree_map(concrete, fun_jit.out_shardings)
+    specs = pytrees.tree_map(concrete_spec, specs)
     if not abstract:
         return fun_jit, specs, abstract
     target = jit(fun_jit.fun, static_argnums=fun_jit.static_argnums, static_argnames=fun_jit.static_argnames,
@@ -288,14 +288,14 @@ def check_symbolic_scopes(fun_name: str, args_specs: Sequence[Any], kwargs_specs
     compare two dimensions fails with "sizes b and b differ", the same
     variable name in two scopes.
     """
-    from toolkit.core import shape_poly, tree_util
+    from toolkit.core import shape_poly, pytrees
 
     first: tuple[Any, str] | None = None  # (scope, argument path)
-    for path, leaf in tree_util.tree_flatten_with_path((tuple(args_specs), dict(kwargs_specs)))[0]:
+    for path, leaf in pytrees.tree_flatten_with_path((tuple(args_specs), dict(kwargs_specs)))[0]:
         for d in getattr(leaf, "shape", ()):  # static arguments may have no shape
             if not shape_poly.is_symbolic_dim(d):
                 continue
-            where = ("args" if path[0].idx == 0 else "kwargs") + tree_util.keystr(tuple(path[1:]))
+            where = ("args" if path[0].idx == 0 else "kwargs") + pytrees.keystr(tuple(path[1:]))
             if first is None:
                 first = (d.scope, where)
             else:

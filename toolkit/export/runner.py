@@ -22,7 +22,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from toolkit.core import shape_poly, tree_util
+from toolkit.core import shape_poly, pytrees
 from toolkit.export.exported import Exported
 
 
@@ -68,9 +68,9 @@ def run_exported(exp: Exported, arrays: Sequence[np.ndarray], *, platform: str |
     if exp.calling_convention_version < conversions.FIRST_VERSION_WITH_EFFECTS:
         exp = conversions.convert_calling_convention(exp, conversions.FIRST_VERSION_WITH_EFFECTS)
     if exp.ordered_effects or exp.nr_devices != 1:
-        args, kwargs = tree_util.tree_unflatten(exp.in_tree, list(arrays))
+        args, kwargs = pytrees.tree_unflatten(exp.in_tree, list(arrays))
         outputs = exp.call(*args, **kwargs)
-        return [np.asarray(o) for o in tree_util.tree_leaves(outputs)]
+        return [np.asarray(o) for o in pytrees.tree_leaves(outputs)]
     from toolkit.ir.serialization import write_module
     from toolkit.runtime import standalone
 

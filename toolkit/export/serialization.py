@@ -25,9 +25,9 @@ from typing import Any, Callable, Iterable, Sequence, TypeVar
 import ml_dtypes
 import numpy as np
 
-from toolkit.core import dtypes, tree_util
+from toolkit.core import dtypes, pytrees
 from toolkit.core.avals import ShapedArray
-from toolkit.core.tree_util import NodeKind, PyTreeDef
+from toolkit.core.pytrees import NodeKind, PyTreeDef
 from toolkit.export import exported as _exported
 from toolkit.export import flatbuffer_builder, flatbuffer_reader
 from toolkit.export.exported import DisabledSafetyCheck, Effect, Exported
@@ -1017,7 +1017,7 @@ def _read_pytreedef(tree: dict[str, Any] | None, leaves: Sequence[Any], what: st
     pytree = _read_pytree_node(tree, next_leaf, what, 0, budget)
     if count[0] != len(leaves):
         raise _Corrupt(f"{what} has {count[0]} leaves but there are {len(leaves)} avals")
-    treedef = tree_util.tree_structure(pytree)
+    treedef = pytrees.tree_structure(pytree)
     if treedef.num_leaves != len(leaves):
         raise _Corrupt(f"{what} rebuilt with {treedef.num_leaves} leaves, expected {len(leaves)} "
                        "(a custom node's from_children does not round-trip)")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolkit.core import tree_util
+from toolkit.core import pytrees
 from toolkit.core.primitive import Primitive
 
 __all__ = ["stop_gradient", "stop_gradient_p"]
@@ -28,4 +28,4 @@ stop_gradient_p = Primitive("stop_gradient", shape_rule=lambda x: x)
 
 def stop_gradient(x: Any) -> Any:
     """``x`` (an array or a pytree of arrays) unchanged, but a constant to autodiff (``jax.lax.stop_gradient``)."""
-    return tree_util.tree_map(stop_gradient_p.bind, x)
+    return pytrees.tree_map(stop_gradient_p.bind, x)

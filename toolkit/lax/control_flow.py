@@ -3,7 +3,7 @@
 The user's Python callables are traced once into sub-programs (carried in the
 equation's parameters), so the loop or branch is one equation of the program
 and lowers to one ``stablehlo.while`` / ``stablehlo.case`` — Python never
-unrolls it. Operands and carries are pytrees (``toolkit.core.tree_util``);
+unrolls it. Operands and carries are pytrees (``toolkit.core.pytrees``);
 outer traced values a branch or body uses are passed as extra operands.
 
 Example::
@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from toolkit.core import dtypes, tracing
-from toolkit.core import tree_util
+from toolkit.core import pytrees
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.primitive import Primitive
 from toolkit.core.program import Program, Var
@@ -48,21 +48,21 @@ def _types_match(a: ShapedArray, b: ShapedArray) -> bool:
     return a.shape == b.shape and a.dtype == b.dtype
 
 
-def _leaf_paths(tree: tree_util.PyTreeDef, prefix: str) -> list[str]:
+def _leaf_paths(tree: pytrees.PyTreeDef, prefix: str) -> list[str]:
     """``prefix`` plus the key path of every leaf of ``tree`` (for error messages)."""
-    dummy = tree_util.tree_unflatten(tree, [0] * tree.num_leaves)
-    return [prefix + tree_util.keystr(path) for path, _ in tree_util.tree_flatten_with_path(dummy)[0]]
+    dummy = pytrees.tree_unflatten(tree, [0] * tree.num_leaves)
+    return [prefix + pytrees.keystr(path) for path, _ in pytrees.tree_flatten_with_path(dummy)[0]]
 
 
-def _trace_tree_fun(fun: Callable[..., Any], in_tree: tree_util.PyTreeDef, in_avals: Sequence[ShapedArray],
-                    what: str) -> tuple[Program, list[Any], tree_util.PyTreeDef]:
+def _trace_tree_fun(fun: Callable[..., Any], in_tree: pytrees.PyTreeDef, in_avals: Sequence[ShapedArray],
+                    what: str) -> tuple[Program, list[Any], pytrees.PyTreeDef]:
     """Trace ``fun(*args)`` where ``args`` is the tuple ``in_tree`` describes; flat outputs + their tree."""
-    out_tree_box: list[tree_util.PyTreeDef] = []
+    out_tree_box: list[pytrees.PyTreeDef] = []
 
     def flat_fun(*tracers: Any) -> list[Any]:
-        args = tree_util.tree_unflatten(in_tree, list(tracers))
+        args = pytrees.tree_unflatten(in_tree, list(tracers))
         out = fun(*args)
-        leaves, out_tree = tree_util.tree_flatten(out)
+        leaves, out_tree = pytrees.tree_flatten(out)
         out_tree_box.append(out_tree)
         for i, leaf in enumerate(leaves):
             if not (isinstance(leaf, (tracing.Tracer, np.ndarray, np.generic)) or dtypes.is_python_scalar(leaf)
@@ -129,9 +129,9 @@ cond_p = Primitive("cond", shape_rule=_cond_rule, multiple_results=True)
 
 
 def _trace_branches(branches: Sequence[Callable[..., Any]], names: Sequence[str], operands: tuple,
-                    mismatch_message: str) -> tuple[list[Any], tree_util.PyTreeDef]:
+                    mismatch_message: str) -> tuple[list[Any], pytrees.PyTreeDef]:
     """Trace every branch on ``operands``, check they agree and bind ``cond_p`` (index added by the caller)."""
-    leaves, in_tree = tree_util.tree_flatten(operands)
+    leaves, in_tree = pytrees.tree_flatten(operands)
     avals = [_leaf_aval(x, "an operand of cond/switch") for x in leaves]
     traced, out_trees = [], []
     for branch, name in zip(branches, names):
@@ -178,7 +178,7 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
                                                  "true_fun and false_fun")
     index = elementwise.convert_element_type(pred, dtypes.int32)
     outs = cond_p.bind(index, *args, branches=branches)
-    return tree_util.tree_unflatten(out_tree, outs)
+    return pytrees.tree_unflatten(out_tree, outs)
 
 
 def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
@@ -205,7 +205,7 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
     idx = elementwise.convert_element_type(index, dtypes.int32)
     idx = elementwise.clamp(np.int32(0), idx, np.int32(len(branches) - 1))
     outs = cond_p.bind(idx, *args, branches=programs)
-    return tree_util.tree_unflatten(out_tree, outs)
+    return pytrees.tree_unflatten(out_tree, outs)
 
 
 # --- while_loop / fori_loop -----------------------------------------------------
@@ -275,9 +275,9 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
         return tracing.eager_call(lambda v: while_loop(cond_fun, body_fun, v), init_val)
     if not callable(cond_fun) or not callable(body_fun):
         raise TypeError("while_loop: cond_fun and body_fun must be callable")
-    leaves, tree = tree_util.tree_flatten(init_val)
+    leaves, tree = pytrees.tree_flatten(init_val)
     avals = [_leaf_aval(x, "while_loop's init_val") for x in leaves]
-    args_tree = tree_util.tree_structure((init_val,))
+    args_tree = pytrees.tree_structure((init_val,))
     for _ in range(2):
         body, body_captured, body_tree = _trace_tree_fun(body_fun, args_tree, avals, "body_fun")
         problem = _carry_mismatch("body_fun", tree, body_tree, avals, body.out_avals, "carry")
@@ -294,7 +294,7 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
     outs = while_p.bind(*cond_captured, *body_captured, *_cast_leaves(leaves, avals),
                         cond_program=cond_program, body_program=body, cond_nconsts=len(cond_captured),
                         body_nconsts=len(body_captured))
-    return tree_util.tree_unflatten(tree, outs)
+    return pytrees.tree_unflatten(tree, outs)
 
 
 def _static_int(v: Any) -> int | None:
@@ -419,8 +419,8 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
         raise TypeError(f"scan: f must be callable, got {type(f).__name__}")
     if not isinstance(unroll, (bool, int, np.integer)) or (not isinstance(unroll, bool) and unroll < 1):
         raise ValueError(f"scan: unroll must be a positive integer or a bool, got {unroll!r}")
-    carry_leaves, carry_tree = tree_util.tree_flatten(init)
-    xs_leaves, xs_tree = tree_util.tree_flatten(xs)
+    carry_leaves, carry_tree = pytrees.tree_flatten(init)
+    xs_leaves, xs_tree = pytrees.tree_flatten(xs)
     carry_avals = [_leaf_aval(x, "scan's init") for x in carry_leaves]
     xs_avals = [_leaf_aval(x, "scan's xs") for x in xs_leaves]
     xs_paths = _leaf_paths(xs_tree, "xs")
@@ -444,7 +444,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
     if isinstance(unroll, bool):
         unroll = (1 if is_symbolic_dim(length) else max(length, 1)) if unroll else 1
     x_avals = [_step_aval(a) for a in xs_avals]
-    args_tree = tree_util.tree_structure((init, xs))
+    args_tree = pytrees.tree_structure((init, xs))
 
     def pair_f(carry: Any, x: Any) -> tuple[Any, Any]:
         out = f(carry, x)
@@ -454,7 +454,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
 
     for _ in range(2):
         body, captured, out_tree = _trace_tree_fun(pair_f, args_tree, carry_avals + x_avals, "scan body")
-        carry_out_tree, ys_tree = tree_util.treedef_children(out_tree)
+        carry_out_tree, ys_tree = pytrees.treedef_children(out_tree)
         num_carry = carry_out_tree.num_leaves
         problem = _carry_mismatch("scan body function carry", carry_tree, carry_out_tree, carry_avals,
                                   body.out_avals[:num_carry], "carry")
@@ -467,6 +467,6 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
     outs = scan_p.bind(*_cast_leaves(carry_leaves, carry_avals), *xs_leaves, *captured, body=body,
                        num_carry=len(carry_leaves), num_consts=len(captured), length=length,
                        reverse=bool(reverse), unroll=int(unroll))
-    carry_out = tree_util.tree_unflatten(carry_tree, outs[:len(carry_leaves)])
-    ys = tree_util.tree_unflatten(ys_tree, outs[len(carry_leaves):])
+    carry_out = pytrees.tree_unflatten(carry_tree, outs[:len(carry_leaves)])
+    ys = pytrees.tree_unflatten(ys_tree, outs[len(carry_leaves):])
     return carry_out, ys

@@ -48,7 +48,7 @@ from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
-from toolkit.core import dtypes, tracing, tree_util
+from toolkit.core import dtypes, tracing, pytrees
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.primitive import Primitive
 from toolkit.lax import elementwise
@@ -323,7 +323,7 @@ def psum(x: Any, axis_name: Any) -> Any:
         prim = psum_invariant_p if frame.check_vma else psum_p
         return prim.bind(leaf, axes=axes, env=frame.env)
 
-    return tree_util.tree_map(one, x)
+    return pytrees.tree_map(one, x)
 
 
 def pmean(x: Any, axis_name: Any) -> Any:
@@ -337,7 +337,7 @@ def pmean(x: Any, axis_name: Any) -> Any:
             total = elementwise.convert_element_type(total, dtypes.DEFAULT_FLOAT)
         return elementwise.div(total, _full_like(total, n))
 
-    return tree_util.tree_map(one, x)
+    return pytrees.tree_map(one, x)
 
 
 def _reduce(prim: Primitive, api: str, x: Any, axis_name: Any) -> Any:
@@ -349,7 +349,7 @@ def _reduce(prim: Primitive, api: str, x: Any, axis_name: Any) -> Any:
             return leaf
         return prim.bind(leaf, axes=axes, env=frame.env)
 
-    return tree_util.tree_map(one, x)
+    return pytrees.tree_map(one, x)
 
 
 def pmax(x: Any, axis_name: Any) -> Any:
@@ -365,7 +365,7 @@ def pmin(x: Any, axis_name: Any) -> Any:
 def pvary(x: Any, axis_name: Any) -> Any:
     """``x`` marked as varying over ``axis_name`` (the same values; see the module docstring)."""
     axes, frame = _bound(axis_name, "pvary")
-    return tree_util.tree_map(lambda leaf: pvary_p.bind(leaf, axes=axes, env=frame.env), x)
+    return pytrees.tree_map(lambda leaf: pvary_p.bind(leaf, axes=axes, env=frame.env), x)
 
 
 def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
@@ -384,7 +384,7 @@ def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) ->
         d = _axis(axis, aval.ndim + (0 if tiled else 1), "all_gather", "axis", aval.ndim)
         return all_gather_p.bind(leaf, axes=axes, env=frame.env, axis=d, tiled=bool(tiled))
 
-    return tree_util.tree_map(one, x)
+    return pytrees.tree_map(one, x)
 
 
 def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0, tiled: bool = False) -> Any:
@@ -396,7 +396,7 @@ def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0, tiled: b
         d = _axis(scatter_dimension, aval.ndim, "psum_scatter", "scatter_dimension")
         return psum_scatter_p.bind(leaf, axes=axes, env=frame.env, scatter_dimension=d, tiled=bool(tiled))
 
-    return tree_util.tree_map(one, x)
+    return pytrees.tree_map(one, x)
 
 
 def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
@@ -410,7 +410,7 @@ def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
         raise ValueError(f"ppermute sources and destinations must be unique, got {perm}.")
     if any(not 0 <= i < n for i in sources + dests):
         raise ValueError(f"ppermute: positions in perm must be in [0, {n}) for axes {axes}, got {perm}")
-    return tree_util.tree_map(lambda leaf: ppermute_p.bind(leaf, axes=axes, env=frame.env, perm=perm), x)
+    return pytrees.tree_map(lambda leaf: ppermute_p.bind(leaf, axes=axes, env=frame.env, perm=perm), x)
 
 
 def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *, tiled: bool = False) -> Any:
@@ -448,7 +448,7 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *, til
             out = structural.reshape(out, tuple(shape))
         return out
 
-    return tree_util.tree_map(one, x)
+    return pytrees.tree_map(one, x)
 
 
 def axis_size(axis_name: Any) -> int:

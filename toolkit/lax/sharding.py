@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolkit.core import sharding_rules, tree_util
+from toolkit.core import sharding_rules, pytrees
 from toolkit.core.avals import ShapedArray
 from toolkit.core.primitive import Primitive
 
@@ -36,11 +36,11 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     """
     from toolkit.shard import Sharding
     from toolkit.shard.resolve import is_sharding_leaf, resolve_sharding
-    leaves, tree = tree_util.tree_flatten(x)
+    leaves, tree = pytrees.tree_flatten(x)
     if is_sharding_leaf(shardings) and shardings is not None:
         per_leaf = [shardings] * len(leaves)
     else:
-        per_leaf, sharding_tree = tree_util.tree_flatten(shardings, is_leaf=is_sharding_leaf)
+        per_leaf, sharding_tree = pytrees.tree_flatten(shardings, is_leaf=is_sharding_leaf)
         if sharding_tree != tree:
             raise ValueError(f"with_sharding_constraint: the shardings' structure {sharding_tree} does not match "
                              f"the value's {tree}")
@@ -48,7 +48,7 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     for s in per_leaf:
         if not isinstance(s, Sharding):
             raise TypeError(f"with_sharding_constraint expects toolkit.shard shardings, got {type(s).__name__}")
-    return tree_util.tree_unflatten(tree, [_constrain(leaf, s) for leaf, s in zip(leaves, per_leaf)])
+    return pytrees.tree_unflatten(tree, [_constrain(leaf, s) for leaf, s in zip(leaves, per_leaf)])
 
 
 def _constrain(x: Any, sharding: Any) -> Any:

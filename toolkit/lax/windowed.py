@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from toolkit.core import dtypes, tracing, tree_util
+from toolkit.core import dtypes, tracing, pytrees
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.primitive import Primitive
 from toolkit.core.program import Program
@@ -61,7 +61,7 @@ def _operand_avals(flat: Sequence[Any], what: str) -> list[ShapedArray]:
     return avals
 
 
-def _trace_computation(name: str, computation: Callable[..., Any], init_tree: tree_util.PyTreeDef,
+def _trace_computation(name: str, computation: Callable[..., Any], init_tree: pytrees.PyTreeDef,
                        scalar_avals: Sequence[ShapedArray]) -> Program:
     """Trace ``computation(acc_tree, x_tree) -> tree`` on scalars; it must be closed (no traced captures)."""
     if not callable(computation):
@@ -70,9 +70,9 @@ def _trace_computation(name: str, computation: Callable[..., Any], init_tree: tr
 
     def flat_fun(*scalars: Any) -> list[Any]:
         n = len(scalar_avals)
-        a = tree_util.tree_unflatten(init_tree, list(scalars[:n]))
-        b = tree_util.tree_unflatten(init_tree, list(scalars[n:]))
-        leaves, tree = tree_util.tree_flatten(computation(a, b))
+        a = pytrees.tree_unflatten(init_tree, list(scalars[:n]))
+        b = pytrees.tree_unflatten(init_tree, list(scalars[n:]))
+        leaves, tree = pytrees.tree_flatten(computation(a, b))
         out_tree_box.append(tree)
         return leaves
 
@@ -156,8 +156,8 @@ def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], An
             return lax.select(take_a, a[0], b[0]), lax.select(take_a, a[1], b[1])
         vals, idx = lax.reduce((x, lax.iota(np.int32, 5)), (-np.inf, 0), pick, (0,))
     """
-    flat_ops, tree = tree_util.tree_flatten(operands)
-    flat_inits, init_tree = tree_util.tree_flatten(init_values)
+    flat_ops, tree = pytrees.tree_flatten(operands)
+    flat_inits, init_tree = pytrees.tree_flatten(init_values)
     if tree != init_tree:
         raise TypeError(f"reduce: operands {tree} and init_values {init_tree} must have the same structure")
     dims = tuple(sorted(int(d) for d in dimensions))
@@ -166,7 +166,7 @@ def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], An
     if len(flat_ops) == 1:
         reducer = _monoid_reducer(computation, flat_inits[0], init_avals[0].update(dtype=op_avals[0].dtype))
         if reducer is not None:
-            return tree_util.tree_unflatten(tree, [reducer(flat_ops[0], dims)])
+            return pytrees.tree_unflatten(tree, [reducer(flat_ops[0], dims)])
     if not tracing.is_tracing():
         return tracing.eager_call(lambda ops, inits: reduce(ops, inits, computation, dims), operands, init_values)
     inits = [_init_as(init, aval, op) for init, aval, op in zip(flat_inits, init_avals, op_avals)]
@@ -174,7 +174,7 @@ def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], An
                                                for i in inits])
     program = _trace_computation("reduce", computation, tree, [ShapedArray((), a.dtype) for a in op_avals])
     outs = reduce_p.bind(*flat_ops, *inits, computation=program, dimensions=dims)
-    return tree_util.tree_unflatten(tree, outs)
+    return pytrees.tree_unflatten(tree, outs)
 
 
 def _init_as(init: Any, init_aval: ShapedArray, operand: ShapedArray) -> Any:
@@ -234,8 +234,8 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any
         # 2x2 max-pooling of an NHWC batch
         y = reduce_window(x, -np.inf, lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID")
     """
-    flat_ops, tree = tree_util.tree_flatten(operand)
-    flat_inits, init_tree = tree_util.tree_flatten(init_value)
+    flat_ops, tree = pytrees.tree_flatten(operand)
+    flat_inits, init_tree = pytrees.tree_flatten(init_value)
     if tree != init_tree:
         raise TypeError(f"reduce_window: operands {tree} and init values {init_tree} must have the same structure")
     op_avals = _operand_avals(flat_ops, "reduce_window operands")
@@ -265,7 +265,7 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any
     _check_operands_inits("reduce_window", op_avals, _operand_avals(inits, "reduce_window init values"))
     program = _trace_computation("reduce_window", computation, tree, [ShapedArray((), a.dtype) for a in op_avals])
     outs = reduce_window_p.bind(*flat_ops, *inits, computation=program, **params)
-    return tree_util.tree_unflatten(tree, outs)
+    return pytrees.tree_unflatten(tree, outs)
 
 
 def _window_helper(kind: str, computation: Callable[[Any, Any], Any]):

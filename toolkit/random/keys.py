@@ -27,7 +27,7 @@ import numpy as np
 
 from toolkit import lax
 from toolkit.array import Array
-from toolkit.core import dtypes, tree_util
+from toolkit.core import dtypes, pytrees
 from toolkit.core.avals import canonicalize_shape
 from toolkit.random import threefry
 
@@ -117,7 +117,7 @@ class PRNGKeyArray:
         return f"Array({self.shape}, dtype=key<fry>) overlaying:\n{self._base}"
 
 
-tree_util.register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), None), lambda _, leaves: PRNGKeyArray(leaves[0]))
+pytrees.register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), None), lambda _, leaves: PRNGKeyArray(leaves[0]))
 
 
 def _arraylike(x: Any) -> bool:

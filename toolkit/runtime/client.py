@@ -3,7 +3,7 @@ virtual devices) and, when jaxlib's CUDA plugin is installed and a GPU is
 present, the CUDA client.
 
 After ``toolkit.distributed.initialize`` the clients are made with the
-distributed runtime (``runtime/distributed.py``): the CPU client gets the
+distributed runtime (``runtime/coordination.py``): the CPU client gets the
 distributed client, this process's node id, the number of processes and gloo
 TCP collectives, so ``devices()`` lists every process's devices and
 ``local_devices()`` this process's own.
@@ -23,7 +23,7 @@ from typing import Any
 
 from jaxlib import _jax, xla_client
 
-from toolkit.runtime import distributed as _distributed
+from toolkit.runtime import coordination as _coordination
 from toolkit.runtime import platforms
 
 Device = _jax.Device
@@ -52,7 +52,7 @@ def _make_cuda_client() -> Any:
         _jax.load_pjrt_plugin("cuda", path)
     if not _jax.pjrt_plugin_initialized("cuda"):
         _jax.initialize_pjrt_plugin("cuda")
-    state = _distributed.state
+    state = _coordination.state
     options: dict[str, Any] = {}
     if state.local_device_ids is not None:
         options["visible_devices"] = list(state.local_device_ids)
@@ -63,12 +63,12 @@ def _make_cuda_client() -> Any:
 
 
 def _make_cpu_client() -> Any:
-    state = _distributed.state
+    state = _coordination.state
     if not state.initialized:
         return xla_client.make_cpu_client(num_devices=num_cpu_devices())
     return xla_client.make_cpu_client(
         distributed_client=state.client, node_id=state.process_id, num_nodes=state.num_processes,
-        collectives=_distributed.make_cpu_collectives(), num_devices=num_cpu_devices())
+        collectives=_coordination.make_cpu_collectives(), num_devices=num_cpu_devices())
 
 
 def backends_are_initialized() -> bool:

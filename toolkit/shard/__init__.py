@@ -19,7 +19,7 @@ Example::
 """
 
 from toolkit.runtime.shardings import HloSharding, OpSharding
-from toolkit.shard.convert import as_named_sharding, mhlo_sharding_text, sharding_from_hlo, to_op_sharding
+from toolkit.shard.hlo_sharding import as_named_sharding, mhlo_sharding_text, sharding_from_hlo, to_op_sharding
 from toolkit.shard.gspmd import GSPMDSharding
 from toolkit.shard.hlo import hlo_sharding_from_text
 from toolkit.shard.mesh import AbstractMesh, AxisType, Mesh, get_abstract_mesh, get_mesh, make_mesh, set_mesh

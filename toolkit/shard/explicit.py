@@ -100,13 +100,13 @@ def typeof(x: Any) -> ShapedArray:
 
 
 def _tree_map2(fun: Callable, xs: Any, shardings: Any, what: str) -> Any:
-    from toolkit.core import tree_util
-    leaves, tree = tree_util.tree_flatten(xs)
+    from toolkit.core import pytrees
+    leaves, tree = pytrees.tree_flatten(xs)
     if is_sharding_leaf(shardings):
         per_leaf = [shardings] * len(leaves)
     else:
-        per_leaf = tree_util.broadcast_prefix(shardings, xs, is_leaf=is_sharding_leaf)
-    return tree_util.tree_unflatten(tree, [fun(x, s) for x, s in zip(leaves, per_leaf)])
+        per_leaf = pytrees.broadcast_prefix(shardings, xs, is_leaf=is_sharding_leaf)
+    return pytrees.tree_unflatten(tree, [fun(x, s) for x, s in zip(leaves, per_leaf)])
 
 
 def _bind_constraint(x: Any, sharding: Any) -> Any:

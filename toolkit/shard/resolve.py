@@ -61,5 +61,5 @@ def resolve_tree(tree: Any, what: str) -> Any:
     """:func:`resolve_sharding` on every leaf of a pytree of shardings/specs (None stays None)."""
     if is_sharding_leaf(tree):
         return resolve_sharding(tree, what)
-    from toolkit.core import tree_util
-    return tree_util.tree_map(lambda s: resolve_sharding(s, what), tree, is_leaf=is_sharding_leaf)
+    from toolkit.core import pytrees
+    return pytrees.tree_map(lambda s: resolve_sharding(s, what), tree, is_leaf=is_sharding_leaf)

@@ -119,7 +119,7 @@ def shardy_mesh_for(sharding: Sharding, ndim: int) -> Mesh | AbstractMesh:
 def _named(sharding: Sharding, ndim: int) -> NamedSharding:
     if isinstance(sharding, NamedSharding):
         return sharding
-    from toolkit.shard.convert import as_named_sharding
+    from toolkit.shard.hlo_sharding import as_named_sharding
     return as_named_sharding(sharding, ndim)
 
 

@@ -104,13 +104,13 @@ def _sharding_text(named: Any, hlo: Any) -> str:
 
 
 def _leaf_paths(tree: Any, prefix: str) -> list[str]:
-    from toolkit.core import tree_util
+    from toolkit.core import pytrees
 
     if prefix == "in":
         from toolkit.stages import _leaf_paths as argument_paths  # ``args[0]``, ``name['k']``
         return argument_paths(tree)
-    dummy = tree_util.tree_unflatten(tree, list(range(tree.num_leaves)))
-    return [prefix + tree_util.keystr(path) for path, _ in tree_util.tree_flatten_with_path(dummy)[0]]
+    dummy = pytrees.tree_unflatten(tree, list(range(tree.num_leaves)))
+    return [prefix + pytrees.keystr(path) for path, _ in pytrees.tree_flatten_with_path(dummy)[0]]
 
 
 def describe(exp: Any, blob: bytes | None = None) -> list[tuple[str, str]]:

@@ -171,14 +171,14 @@ def _vmapped_jvp_function(fun, in_b, axis):
 def _vmapped_vjp_functions(fwd, bwd, in_b, axis):
     """``fwd``/``bwd`` of the batched call: per example under ``vmap``; unbatched inputs' cotangents summed."""
     from toolkit.ad.values import Zero
-    from toolkit.core import tree_util
+    from toolkit.core import pytrees
     from toolkit.core.avals import aval_of
     from toolkit.lax import reductions
 
     def batched_fwd(leaf_values, perturbed):
         def one(*xs):
             outs, residuals = fwd.fwd(list(xs), perturbed)
-            for leaf in tree_util.tree_leaves(residuals):
+            for leaf in pytrees.tree_leaves(residuals):
                 try:
                     aval_of(leaf)
                 except TypeError:

@@ -290,20 +290,20 @@ def symbolic_args_specs(
     >>> [s.shape for s in specs]
     [(b, 4), (4,)]
     """
-    from toolkit.core import tree_util
+    from toolkit.core import pytrees
     from toolkit.core.avals import ShapeDtypeStruct
 
-    args_leaves, args_treedef = tree_util.tree_flatten(args)
+    args_leaves, args_treedef = pytrees.tree_flatten(args)
     if isinstance(args, tuple) and isinstance(shapes_specs, list):
         shapes_specs = tuple(shapes_specs)
-    spec_leaves, spec_treedef = tree_util.tree_flatten(shapes_specs, is_leaf=lambda x: x is None)
+    spec_leaves, spec_treedef = pytrees.tree_flatten(shapes_specs, is_leaf=lambda x: x is None)
     try:
         subtrees = spec_treedef.flatten_up_to(args)
     except ValueError as error:
         raise ValueError(f"symbolic_args_specs: shapes_specs must be a pytree prefix of args: {error}") from None
     per_leaf_specs = []
     for spec, subtree in zip(spec_leaves, subtrees):
-        per_leaf_specs.extend([spec] * len(tree_util.tree_leaves(subtree)))
+        per_leaf_specs.extend([spec] * len(pytrees.tree_leaves(subtree)))
     if scope is None:
         scope = SymbolicScope(constraints)
     elif constraints:

@@ -1,4 +1,4 @@
-"""Tests for toolkit.core.tree_util, with jax.tree_util as an oracle when importable."""
+"""Tests for toolkit.core.pytrees, with jax.tree_util as an oracle when importable."""
 
 import collections
 import dataclasses
@@ -7,7 +7,7 @@ import timeit
 import pytest
 
 from toolkit import tree_util
-from toolkit.core.tree_util import NodeKind, PyTreeDef
+from toolkit.core.pytrees import NodeKind, PyTreeDef
 
 Point = collections.namedtuple("Point", "x y")
 
@@ -358,6 +358,6 @@ def test_unflatten_does_not_alias_leaves():
 def test_docstring_examples():
     import doctest
 
-    import toolkit.core.tree_util as module
+    import toolkit.core.pytrees as module
 
     assert doctest.testmod(module).failed == 0
