@@ -35,6 +35,7 @@ from collections.abc import Callable
 
 import numpy as np
 from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo
 
 from toolkit.passes.pass_base import PassFailure, record_statistic
 from toolkit.passes.refine import diagnostics
@@ -141,8 +142,6 @@ def drop_shape_operands(refinement: Refinement, op: ir.Operation) -> bool:
 
 
 def _renumbered_alias(op: ir.Operation, attr: ir.Attribute, renumbered: dict[int, int]) -> ir.Attribute:
-    from jaxlib.mlir.dialects import stablehlo
-
     alias = stablehlo.OutputOperandAlias(attr)
     if alias.operand_index not in renumbered:
         raise PassFailure(f"{diagnostics.describe_op(op)}: output_operand_aliases refers to shape operand "

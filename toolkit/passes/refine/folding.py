@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo
 
 #: Results larger than this are not folded (shape tensors are tiny).
 FOLD_ELEMENT_LIMIT = 65536
@@ -103,8 +104,6 @@ _DIRECTIONS = {"EQ": np.equal, "NE": np.not_equal, "LT": np.less, "LE": np.less_
 
 
 def _compare(operands: Sequence[np.ndarray], op: ir.Operation, dtype: np.dtype) -> np.ndarray | None:
-    from jaxlib.mlir.dialects import stablehlo
-
     direction = stablehlo.ComparisonDirectionAttr(op.attributes["comparison_direction"]).value
     lhs, rhs = operands
     if lhs.dtype.kind not in "biu":

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import chlo, stablehlo
 
 Shape = list  # list[int], -1 = unknown size
 ConstantLookup = Callable[[ir.Value], "np.ndarray | None"]
@@ -180,8 +181,6 @@ def _dims(attr: Any) -> list[int]:
 
 
 def _dot_general(op, types, constant):
-    from jaxlib.mlir.dialects import stablehlo
-
     lhs, rhs = shape_of(types[0]), shape_of(types[1])
     if lhs is None or rhs is None:
         return [None]
@@ -208,8 +207,6 @@ def _dot(op, types, constant):
 
 
 def _ragged_dot(op, types, constant):
-    from jaxlib.mlir.dialects import chlo
-
     lhs, rhs, groups = (shape_of(t) for t in types[:3])
     if lhs is None or rhs is None or groups is None:
         return [None]
@@ -278,8 +275,6 @@ def _per_operand(op, types, constant):
 
 
 def _gather_shape(op, operand: Shape | None, indices: Shape | None, slice_sizes: Shape | None) -> Shape | None:
-    from jaxlib.mlir.dialects import stablehlo
-
     if indices is None or slice_sizes is None:
         return None
     numbers = stablehlo.GatherDimensionNumbers(op.attributes["dimension_numbers"])
@@ -304,8 +299,6 @@ def _dynamic_gather(op, types, constant):
 
 
 def _conv_shape(op, lhs: Shape | None, rhs: Shape | None, padding: list[list[int]] | None) -> Shape | None:
-    from jaxlib.mlir.dialects import stablehlo
-
     if lhs is None or rhs is None:
         return None
     numbers = stablehlo.ConvDimensionNumbers(op.attributes["dimension_numbers"])
