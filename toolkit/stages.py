@@ -910,7 +910,7 @@ def _passes_then_xla(lowered: "Lowered", module: ir.Module, pipeline: Pipeline,
             timeline.finish(module, failure=f"compilation failed: {type(error).__name__}: {error}")
         raise
     if timeline is not None:
-        timeline.finish(module, executable)
+        timeline.finish(module, lambda: runtime_executable.optimized_hlo_text(executable))
     return executable
 
 

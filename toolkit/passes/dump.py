@@ -45,6 +45,10 @@ import time
 from collections import Counter
 from typing import Any, Callable
 
+from toolkit.passes.op_stats import count_ops
+from toolkit.passes.report import render_report
+from toolkit.passes.sharding_report import collect_sharded_values
+
 _counter = itertools.count(1)
 _lock = threading.Lock()
 
@@ -205,14 +209,10 @@ class Timeline:
 
     def add_module(self, kind: str, name: str, module: Any, **info: Any) -> Stage:
         """Append an MLIR module (its text and op counts)."""
-        from toolkit.passes.op_stats import count_ops
-
         return self.add(kind, name, _text_of(module), op_counts=count_ops(module.operation), **info)
 
     def observe(self, record: Any, op: Any, text: str) -> None:
         """``Pipeline.run(observe=...)``: one stage per pass, with time, change and rewrite counts."""
-        from toolkit.passes.op_stats import count_ops
-
         self.add("pass", f"after-{record.label}", text, label=record.label, op_counts=count_ops(op),
                  seconds=record.seconds, changed=record.changed, statistics=dict(record.statistics))
 
@@ -223,8 +223,12 @@ class Timeline:
         self._xla_scratch = tempfile.mkdtemp(prefix=".xla-dump-", dir=parent)
         return self._xla_scratch
 
-    def collect_xla(self, executable: Any = None) -> None:
-        """Move XLA's dump into the sequence: before optimizations, each pass in XLA's order, optimized HLO."""
+    def collect_xla(self, optimized_hlo: Callable[[], str] | None = None) -> None:
+        """Move XLA's dump into the sequence: before optimizations, each pass in XLA's order, optimized HLO.
+
+        ``optimized_hlo()`` gives the optimized HLO's text when XLA wrote none (the caller asks its executable:
+        this package never reaches the runtime).
+        """
         scratch, self._xla_scratch = self._xla_scratch, None
         if scratch is None:
             return
@@ -249,10 +253,8 @@ class Timeline:
                 self.add("xla", file_part, text, ext="txt", label=label, op_counts=hlo_op_counts(text))
             if after:
                 texts = [read(n) for n in after]
-            elif executable is not None:  # XLA wrote no dump (an older jaxlib): ask the executable
-                from toolkit.runtime.executable import optimized_hlo_text
-
-                texts = [optimized_hlo_text(executable)]
+            elif optimized_hlo is not None:  # XLA wrote no dump (an older jaxlib): ask the executable
+                texts = [optimized_hlo()]
             else:
                 texts = []
             for text in texts:
@@ -268,24 +270,24 @@ class Timeline:
             shutil.rmtree(scratch, ignore_errors=True)
 
     # -- the end -----------------------------------------------------------
-    def finish(self, module: Any = None, executable: Any = None, *, failure: str | None = None) -> None:
-        """Collect XLA's dump and the sharding report of ``module``; write the HTML report."""
+    def finish(self, module: Any = None, optimized_hlo: Callable[[], str] | None = None, *,
+               failure: str | None = None) -> None:
+        """Collect XLA's dump and the sharding report of ``module``; write the HTML report.
+
+        ``optimized_hlo``: see :meth:`collect_xla`.
+        """
         if self.finished:
             return
         self.finished = True
-        self.collect_xla(executable)
+        self.collect_xla(optimized_hlo)
         if failure:
             self.notes.append(failure)
         if module is not None:
             try:
-                from toolkit.passes.sharding_report import collect_sharded_values
-
                 self.sharding_rows = collect_sharded_values(module.operation)
             except Exception as error:  # noqa: BLE001 - the report shows why, never fails a compilation
                 self.notes.append(f"sharding report unavailable: {type(error).__name__}: {error}")
         if self.report_path is not None:
-            from toolkit.passes.report import render_report
-
             with open(self.report_path, "w", encoding="utf-8") as f:
                 f.write(render_report(self))
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
+import re
 import typing
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -47,6 +48,10 @@ __all__ = ["ModulePass", "Pass", "PassFailure", "PassOptionError", "Pattern", "P
 
 class PassOptionError(ValueError):
     """An option given to a pass does not exist or has a bad value."""
+
+
+class PipelineError(ValueError):
+    """A pipeline failed to parse, or a pass in it failed or broke the IR."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -155,6 +160,50 @@ def _parse_scalar(text: str, kind: Any, option: str, pass_name: str) -> Any:
     if kind is str:
         return text
     raise bad(f"a value of type {kind}")
+
+
+_OPTION_NAME = re.compile(r"[A-Za-z0-9_\-]+")
+
+
+def parse_options(text: str, pass_name: str = "") -> dict[str, str]:
+    """Split ``a=1 b={x y} c="q r" flag`` into ``{"a": "1", ...}``."""
+    options: dict[str, str] = {}
+    i = 0
+    while i < len(text):
+        if text[i].isspace():
+            i += 1
+            continue
+        match = _OPTION_NAME.match(text, i)
+        if not match:
+            raise PipelineError(f"pass '{pass_name}': bad option text {text!r}")
+        key, i = match.group(), match.end()
+        if i < len(text) and text[i] == "=":
+            i += 1
+            if i < len(text) and text[i] in "{\"":
+                opener = text[i]
+                closer = "}" if opener == "{" else '"'
+                depth, j = 0, i
+                while j < len(text):
+                    if text[j] == opener and (opener == "{" or j == i):
+                        depth += 1
+                    elif text[j] == closer and (closer == "}" or j > i):
+                        depth -= 1
+                        if depth == 0:
+                            break
+                    j += 1
+                if j >= len(text):
+                    raise PipelineError(f"pass '{pass_name}': unbalanced option value in {text!r}")
+                value = text[i + 1:j]
+                i = j + 1
+            else:
+                j = i
+                while j < len(text) and not text[j].isspace():
+                    j += 1
+                value, i = text[i:j], j
+        else:
+            value = "true"
+        options[key] = value
+    return options
 
 
 def _split_option_values(text: str) -> list[str]:

@@ -29,21 +29,21 @@ from typing import Any, TextIO, Union
 from jaxlib.mlir import ir, passmanager
 
 from toolkit.ir import diagnostics as ir_diagnostics
+from toolkit.ir.context import _register_passes_once, shared_context
 from toolkit.ir.rewriting import dangling_operands, describe_op, keep_alive_forever
 from toolkit.passes import preconditions, registry
+from toolkit.passes.dump import write_numbered
 from toolkit.passes.pass_base import (
     FailureSite,
     Pass,
     PassFailure,
     PassOptionError,
     PatternPass,
+    PipelineError,
     _active_failure_sites,
     _active_statistics,
+    parse_options,
 )
-
-
-class PipelineError(ValueError):
-    """A pipeline failed to parse, or a pass in it failed or broke the IR."""
 
 
 # --------------------------------------------------------------------------
@@ -241,47 +241,6 @@ class _Parser:
             raise self.error(f"expected ',' or {closing!r}" if closing else "expected ','")
 
 
-def parse_options(text: str, pass_name: str = "") -> dict[str, str]:
-    """Split ``a=1 b={x y} c="q r" flag`` into ``{"a": "1", ...}``."""
-    options: dict[str, str] = {}
-    i = 0
-    while i < len(text):
-        if text[i].isspace():
-            i += 1
-            continue
-        match = re.compile(r"[A-Za-z0-9_\-]+").match(text, i)
-        if not match:
-            raise PipelineError(f"pass '{pass_name}': bad option text {text!r}")
-        key, i = match.group(), match.end()
-        if i < len(text) and text[i] == "=":
-            i += 1
-            if i < len(text) and text[i] in "{\"":
-                opener = text[i]
-                closer = "}" if opener == "{" else '"'
-                depth, j = 0, i
-                while j < len(text):
-                    if text[j] == opener and (opener == "{" or j == i):
-                        depth += 1
-                    elif text[j] == closer and (closer == "}" or j > i):
-                        depth -= 1
-                        if depth == 0:
-                            break
-                    j += 1
-                if j >= len(text):
-                    raise PipelineError(f"pass '{pass_name}': unbalanced option value in {text!r}")
-                value = text[i + 1:j]
-                i = j + 1
-            else:
-                j = i
-                while j < len(text) and not text[j].isspace():
-                    j += 1
-                value, i = text[i:j], j
-        else:
-            value = "true"
-        options[key] = value
-    return options
-
-
 def _build_element(item: tuple) -> Element:
     if item[0] == "nest":
         _, anchor, inner = item
@@ -305,8 +264,6 @@ def _build_element(item: tuple) -> Element:
 
 
 def _cxx_option_error(element_text: str) -> str:
-    from toolkit.ir.context import shared_context
-
     with shared_context():
         try:
             passmanager.PassManager.parse(f"builtin.module({element_text})")
@@ -327,8 +284,6 @@ def parse_pipeline(text: str) -> "Pipeline":
         >>> str(parse_pipeline("func.func(cse),toolkit-simplify"))
         'builtin.module(func.func(cse), toolkit-simplify)'
     """
-    from toolkit.ir.context import _register_passes_once
-
     _register_passes_once()
     text = text.strip()
     parser = _Parser(text)
@@ -414,8 +369,6 @@ class _Run:
 
     def emit(self, header: str, label: str, text: str) -> None:
         if self.dump_dir is not None:
-            from toolkit.passes.dump import write_numbered
-
             self.dump_count += 1
             write_numbered(self.dump_dir, self.dump_count, f"{header.lower()}_{label}"[:80], text)
         else:

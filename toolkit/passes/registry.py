@@ -32,7 +32,10 @@ import threading
 from collections.abc import Callable
 from typing import TypeVar, overload
 
-from toolkit.passes.pass_base import Pass
+from jaxlib.mlir import passmanager
+
+from toolkit.ir.context import shared_context
+from toolkit.passes.pass_base import Pass, parse_options
 
 P = TypeVar("P", bound=type[Pass])
 
@@ -240,9 +243,6 @@ def _cxx_parses(element: str) -> bool:
     cached = _cxx_known.get(element)
     if cached is not None:
         return cached
-    from jaxlib.mlir import passmanager
-    from toolkit.ir.context import shared_context
-
     with shared_context():
         try:
             passmanager.PassManager.parse(f"builtin.module({element})")
@@ -259,10 +259,6 @@ def _cxx_parses(element: str) -> bool:
 
 def _cxx_options(name: str) -> tuple[tuple[str, str, str, str], ...]:
     """Options of a C++ pass with their defaults, read from jaxlib's own printout."""
-    from jaxlib.mlir import passmanager
-
-    from toolkit.ir.context import shared_context
-
     with shared_context():
         for text in (f"builtin.module({name})", f"builtin.module(func.func({name}))"):
             try:
@@ -276,8 +272,6 @@ def _cxx_options(name: str) -> tuple[tuple[str, str, str, str], ...]:
     start = printed.find(prefix)
     if start < 0:  # no options, or a pipeline that prints as its passes
         return ()
-    from toolkit.passes.pipeline import parse_options  # local: pipeline imports this module
-
     depth, end = 0, start + len(prefix) - 1
     for end in range(start + len(prefix) - 1, len(printed)):
         depth += {"{": 1, "}": -1}.get(printed[end], 0)
