@@ -22,20 +22,33 @@ result trees (tuples, lists, dicts and None only), abstract values, argument
 paths, kept and donated inputs and the shardings of every argument and result
 (single-device, ``NamedSharding`` over a concrete mesh, or device ids plus an
 ``OpSharding`` proto).
+
+Reading gives a :class:`CompiledRecord` (the executable and its signature);
+``toolkit.stages`` builds the callable ``Compiled`` around it, so this module
+knows nothing of the stage objects.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import struct
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
+import ml_dtypes
 import numpy as np
 
 from toolkit.core import pytrees
 from toolkit.core.avals import ShapedArray
+from toolkit.core.program import Program, Var
+from toolkit.core.sharding_types import type_sharding
+from toolkit.runtime import client as runtime_client
+from toolkit.runtime import executable as runtime_executable
+from toolkit.runtime.shardings import hlo_sharding_from_proto_bytes, hlo_sharding_to_proto_bytes
+from toolkit.shard import AxisType, GSPMDSharding, Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
+from toolkit.sharding_plan import ShardingPlan
 
 MAGIC = b"TKEXEC\x00\x01"
 FORMAT_VERSION = 1
@@ -104,7 +117,6 @@ def _dtype(name: str) -> np.dtype:
     try:
         return np.dtype(name)
     except TypeError:
-        import ml_dtypes
         if hasattr(ml_dtypes, name):
             return np.dtype(getattr(ml_dtypes, name))
         raise CompiledFormatError(f"unknown dtype {name!r} in the header") from None
@@ -116,7 +128,6 @@ def _decode_aval(data: dict) -> tuple[ShapedArray, bool]:
 
 
 def _encode_sharding(sharding: Any, ndim: int) -> dict:
-    from toolkit.shard import Mesh, NamedSharding, SingleDeviceSharding
     if type(sharding) is SingleDeviceSharding:
         return {"single": sharding._device_assignment[0].id}
     if type(sharding) is NamedSharding and isinstance(sharding.mesh, Mesh) and sharding.memory_kind is None:
@@ -129,13 +140,10 @@ def _encode_sharding(sharding: Any, ndim: int) -> dict:
                               "axis_types": [t.name for t in mesh.axis_types], "spec": spec}}
     hlo = sharding._to_xla_hlo_sharding(ndim)
     return {"hlo": {"devices": [d.id for d in sharding._device_assignment],
-                    "proto": base64.b64encode(hlo.to_proto().SerializeToString()).decode("ascii")}}
+                    "proto": base64.b64encode(hlo_sharding_to_proto_bytes(hlo)).decode("ascii")}}
 
 
 def _decode_sharding(data: Any, devices_by_id: Mapping[int, Any]) -> Any:
-    from jaxlib import xla_client
-    from toolkit.shard import AxisType, GSPMDSharding, Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
-
     def device(i: Any) -> Any:
         if type(i) is not int or i not in devices_by_id:
             raise CompiledFormatError(f"the header names device {i!r}, which this process does not have")
@@ -156,9 +164,8 @@ def _decode_sharding(data: Any, devices_by_id: Mapping[int, Any]) -> Any:
         return NamedSharding(mesh, spec)
     if kind == "hlo":
         value = _typed(value, dict, "HLO sharding")
-        proto = xla_client.OpSharding()
-        proto.ParseFromString(base64.b64decode(value["proto"]))
-        return GSPMDSharding([device(i) for i in value["devices"]], xla_client.HloSharding.from_proto(proto))
+        hlo = hlo_sharding_from_proto_bytes(base64.b64decode(value["proto"]))
+        return GSPMDSharding([device(i) for i in value["devices"]], hlo)
     raise CompiledFormatError(f"unknown sharding kind {kind!r} in the header")
 
 
@@ -172,7 +179,6 @@ def _typed(value: Any, kind: type, what: str) -> Any:
 
 
 def _key(devices: Sequence[Any], options: Mapping[str, Any]) -> dict:
-    from toolkit.runtime import executable as runtime_executable
     versions = runtime_executable.runtime_versions(devices[0].platform)
     return {**versions, "device_kind": devices[0].device_kind, "device_count": len(devices),
             "compile_options": dict(options)}
@@ -183,7 +189,6 @@ def _key(devices: Sequence[Any], options: Mapping[str, Any]) -> dict:
 
 def serialize(compiled: Any) -> bytes:
     """The container bytes of a ``toolkit.stages.Compiled`` (see the module docstring)."""
-    from toolkit.runtime import executable as runtime_executable
     lowered = compiled._lowered
     traced = lowered._traced
     plan = compiled._plan
@@ -248,11 +253,38 @@ def read_header(data: bytes) -> tuple[dict, bytes]:
     return header, payload
 
 
-def deserialize(data: bytes, *, compiler_options: Mapping[str, Any] | None = None) -> Any:
-    """A callable ``Compiled`` from :func:`serialize`'s bytes (see ``toolkit.deserialize_compiled``)."""
-    from toolkit.core.sharding_rules import type_sharding
-    from toolkit.runtime import client as runtime_client
-    from toolkit.runtime import executable as runtime_executable
+@dataclasses.dataclass(frozen=True)
+class CompiledRecord:
+    """What a container holds, loaded: the executable and the calling signature a ``Compiled`` needs.
+
+    ``program`` has the signature's types and no equations (what ``out_info`` and the printers read).
+    """
+
+    name: str
+    program: Program
+    in_tree: pytrees.PyTreeDef
+    out_tree: pytrees.PyTreeDef
+    in_avals: list[ShapedArray]
+    out_avals: list[ShapedArray]
+    arg_paths: list[str]
+    donated: list[bool]
+    kept: tuple[int, ...]
+    plan: ShardingPlan
+    executable: Any
+    compiler_options: dict[str, Any] | None
+
+
+T = TypeVar("T")
+
+
+def deserialize(data: bytes, build: Callable[[CompiledRecord], T], *,
+                compiler_options: Mapping[str, Any] | None = None) -> T:
+    """``build`` of the :class:`CompiledRecord` in :func:`serialize`'s bytes (see ``toolkit.deserialize_compiled``).
+
+    ``build`` makes the callable ``Compiled`` (``toolkit.stages``); a
+    ``KeyError``, ``TypeError``, ``ValueError`` or ``IndexError`` it raises on
+    a malformed signature becomes a :class:`CompiledFormatError`.
+    """
     header, payload = read_header(data)
     key, sig = header["key"], header["signature"]
     try:
@@ -289,17 +321,14 @@ def deserialize(data: bytes, *, compiler_options: Mapping[str, Any] | None = Non
         raise CompiledFormatError(f"malformed compile options in the header: {error}") from None
     executable = runtime_executable.deserialize_executable(payload, devices, xla_options)
     try:
-        return _rebuild(sig, devices, executable, options, type_sharding)
+        return build(_record(sig, devices, executable, options))
     except CompiledFormatError:
         raise
     except (KeyError, TypeError, ValueError, IndexError) as error:
         raise CompiledFormatError(f"malformed signature in the header: {error!r}") from None
 
 
-def _rebuild(sig: dict, devices: list, executable: Any, options: dict, type_sharding: Any) -> Any:
-    from toolkit.core.program import Program, Var
-    from toolkit.sharding_plan import ShardingPlan
-    from toolkit.stages import Compiled, Lowered, Traced, Wrapped
+def _record(sig: dict, devices: list, executable: Any, options: dict) -> CompiledRecord:
     by_id = {d.id: d for d in devices}
     in_tree, out_tree = _decode_tree(sig["in_tree"]), _decode_tree(sig["out_tree"])
     in_decoded = [_decode_aval(a) for a in sig["in_avals"]]
@@ -317,21 +346,13 @@ def _rebuild(sig: dict, devices: list, executable: Any, options: dict, type_shar
     if any(not 0 <= i < len(in_avals) for i in kept):
         raise CompiledFormatError("malformed signature in the header: kept inputs out of range")
 
-    def loaded(*args: Any, **kwargs: Any) -> Any:
-        raise TypeError("a deserialized executable has no Python function to trace")
-    loaded.__name__ = str(sig["name"])
-    wrapped = Wrapped(loaded)
-    # A program of the right types only (no equations): what out_info and the printers read.
+    # A program of the right types only (no equations).
     program = Program([], [], [Var(a) for a in in_avals], [Var(a) for a in out_avals], [])
-    traced = Traced(wrapped, program, in_tree, out_tree, in_avals, [bool(d) for d in sig["donated"]],
-                    [str(p) for p in sig["arg_paths"]], [None] * len(in_avals))
     plan = ShardingPlan(devices, arg_shardings, None, out_tree, [bool(sig["committed"])])
     plan.partitioner = str(sig["partitioner"])
     plan.explicit_out_shardings = out_shardings
-    lowered = Lowered.__new__(Lowered)
-    lowered._traced, lowered._module, lowered.kept_var_idx, lowered._plan = traced, None, tuple(kept), plan
-    lowered.platforms = (plan.platform,)
-    lowered.pipeline = None
-    compiled = Compiled(lowered, executable, in_avals=in_avals, out_avals=out_avals)
-    compiled._compiler_options = dict(options.get("compiler_options") or {}) or None
-    return compiled
+    return CompiledRecord(name=str(sig["name"]), program=program, in_tree=in_tree, out_tree=out_tree,
+                          in_avals=in_avals, out_avals=out_avals, arg_paths=[str(p) for p in sig["arg_paths"]],
+                          donated=[bool(d) for d in sig["donated"]], kept=tuple(kept), plan=plan,
+                          executable=executable,
+                          compiler_options=dict(options.get("compiler_options") or {}) or None)

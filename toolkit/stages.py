@@ -33,7 +33,7 @@ from typing import Any, Callable, Mapping, Sequence
 import numpy as np
 from jaxlib.mlir import ir
 
-from toolkit import lowering
+from toolkit import compiled_format, lowering
 from toolkit.lowering import dims
 from toolkit.array import Array
 from toolkit.core import dtypes, sharding_rules, trace_cache, tracing, pytrees
@@ -927,7 +927,6 @@ class Compiled:
         keyed by the jaxlib version, platform, device kind and count and compile
         options, and loading refuses any mismatch.
         """
-        from toolkit import compiled_format
         return compiled_format.serialize(self)
 
     def __init__(self, lowered: Lowered, executable: Any, *, in_avals: Sequence[ShapedArray] | None = None,
@@ -1268,5 +1267,20 @@ def deserialize_compiled(data: bytes, *, compiler_options: Mapping[str, Any] | N
     XLA options; and corrupt bytes (the header's SHA-256 of the executable is
     checked before jaxlib parses it). Executables are code: load only files you trust.
     """
-    from toolkit import compiled_format
-    return compiled_format.deserialize(data, compiler_options=compiler_options)
+    return compiled_format.deserialize(data, _compiled_from_record, compiler_options=compiler_options)
+
+
+def _compiled_from_record(record: compiled_format.CompiledRecord) -> Compiled:
+    """A callable ``Compiled`` around a loaded executable: stage objects for its signature, no function."""
+    def loaded(*args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a deserialized executable has no Python function to trace")
+    loaded.__name__ = record.name
+    traced = Traced(Wrapped(loaded), record.program, record.in_tree, record.out_tree, record.in_avals,
+                    record.donated, record.arg_paths, [None] * len(record.in_avals))
+    lowered = Lowered.__new__(Lowered)
+    lowered._traced, lowered._module, lowered.kept_var_idx, lowered._plan = traced, None, record.kept, record.plan
+    lowered.platforms = (record.plan.platform,)
+    lowered.pipeline = None
+    compiled = Compiled(lowered, record.executable, in_avals=record.in_avals, out_avals=record.out_avals)
+    compiled._compiler_options = record.compiler_options
+    return compiled

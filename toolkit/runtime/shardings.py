@@ -69,6 +69,18 @@ def replicated(devices: tuple) -> RuntimeSharding:
     return runtime_sharding(devices, HloSharding.replicate())
 
 
+def hlo_sharding_to_proto_bytes(hlo: HloSharding) -> bytes:
+    """``hlo`` as the bytes of XLA's serialized ``OpSharding`` proto."""
+    return hlo.to_proto().SerializeToString()
+
+
+def hlo_sharding_from_proto_bytes(data: bytes) -> HloSharding:
+    """The ``HloSharding`` of a serialized ``OpSharding`` proto (the protobuf or XLA error when malformed)."""
+    proto = OpSharding()
+    proto.ParseFromString(data)
+    return HloSharding.from_proto(proto)
+
+
 def _tiling(hlo: HloSharding, ndim: int) -> tuple[list[int], list[int]]:
     """Per-dimension tile counts and the flat tile assignment (device positions)."""
     if hlo.is_replicated() or hlo.is_maximal() or not hlo.is_tiled():
