@@ -42,13 +42,16 @@ from typing import Any, Callable, Sequence
 
 from toolkit.core import tracing, pytrees
 from toolkit.core.avals import ShapedArray, leaf_avals
-from toolkit.core.primitive import Primitive
-from toolkit.core.sharding_rules import NO_SHARDING_RULE
+from toolkit.core.families import Family
+from toolkit.core.sharding_types import NO_SHARDING_RULE
 from toolkit.core.program import Equation, Literal, Program, Var
 from toolkit.lax import control_flow
 from toolkit.lax import parallel
 from toolkit.shard import Mesh, PartitionSpec, get_mesh
 from toolkit.shard.partition_spec import UNCONSTRAINED
+
+#: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
+family = Family("shard_map")
 
 __all__ = ["shard_map", "shard_map_p"]
 
@@ -97,7 +100,7 @@ def _shard_map_rule(*avals: ShapedArray, body: Program, mesh: Mesh, in_specs: tu
             for a, spec in zip(body.out_avals, out_specs)]
 
 
-shard_map_p = Primitive("shard_map", shape_rule=_shard_map_rule, multiple_results=True)
+shard_map_p = family.primitive("shard_map", shape_rule=_shard_map_rule, multiple_results=True)
 NO_SHARDING_RULE[shard_map_p] = ("not yet: JAX types a shard_map's results from out_specs over the mesh's explicit "
                                  "axes; its body runs on Manual axes")
 

@@ -7,7 +7,7 @@ import toolkit
 import toolkit.numpy as tnp
 from toolkit import lax
 from toolkit.core.avals import ShapedArray
-from toolkit.core.sharding_rules import SHARDING_RULES, ShardingTypeError
+from toolkit.core.sharding_types import SHARDING_RULES, ShardingTypeError
 from toolkit.shard import AxisType, NamedSharding, P
 
 pytestmark = pytest.mark.multidevice

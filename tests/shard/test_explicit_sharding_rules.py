@@ -10,7 +10,7 @@ import pytest
 import toolkit
 import toolkit.numpy as tnp
 from toolkit import lax
-from toolkit.core.sharding_rules import SHARDING_RULES, ShardingTypeError
+from toolkit.core.sharding_types import SHARDING_RULES, ShardingTypeError
 from toolkit.lax import convolution, indexing, random_bits, sorting
 from toolkit.shard import P
 
@@ -238,13 +238,13 @@ def test_scan_ys_from_xs_match_jax(tmesh, jx, jmesh):
 
 def test_eager_ops_are_cached_per_out_sharding_override(tmesh):
     """An eager op's executable is not reused under an override that types its result otherwise."""
-    from toolkit.core import sharding_rules
+    from toolkit.core import sharding_types
     from toolkit.lax import structural
 
     with toolkit.set_mesh(tmesh):
         typed = toolkit.typeof(toolkit.device_put(X, P("x"))).sharding
         plain = structural.broadcast_in_dim(np.float32(0), (8, 4), ())  # compiled and cached untyped
-        with sharding_rules.out_sharding_override("broadcast_in_dim", typed):
+        with sharding_types.out_sharding_override("broadcast_in_dim", typed):
             zeros = structural.broadcast_in_dim(np.float32(0), (8, 4), ())
     assert str(toolkit.typeof(plain)) == "float32[8,4]"
     assert str(toolkit.typeof(zeros)) == "float32[8@x,4]"

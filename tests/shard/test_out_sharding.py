@@ -11,7 +11,7 @@ import pytest
 import toolkit
 import toolkit.numpy as tnp
 from toolkit import lax
-from toolkit.core.sharding_rules import ShardingTypeError
+from toolkit.core.sharding_types import ShardingTypeError
 from toolkit.shard import AxisType, NamedSharding, P
 
 pytestmark = pytest.mark.multidevice

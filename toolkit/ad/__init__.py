@@ -10,7 +10,6 @@ Example::
     grads = toolkit.grad(loss)(params, batch)
 """
 
-from toolkit.ad import rules  # noqa: F401  (attaches the rules to the primitives)
 from toolkit.ad.api import grad, jvp, linearize, value_and_grad, vjp  # noqa: F401
 from toolkit.ad.jvp import DifferentiationError  # noqa: F401
 from toolkit.ad import checkpoint_policies  # noqa: F401

@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from toolkit.ad.registry import JVP_RULES
 from toolkit.ad.jvp import jvp_program
 from toolkit.ad.values import Zero, instantiate, is_differentiable
 from toolkit.ad.vjp import vjp_program
@@ -74,6 +75,7 @@ class _TracedFunction:
         self.program, captured = tracing.trace_flat(flat_fun, avals)
         self.in_tree = in_tree
         self.flat_args = list(flat_args) + list(captured)
+        JVP_RULES.load_all()  # rule modules add to PREPARE_FOR_DIFFERENTIATION (shard_map's vma analysis)
         for prepare in PREPARE_FOR_DIFFERENTIATION:
             self.program = prepare(self.program, self.flat_args)
         self.num_explicit = len(flat_args)

@@ -41,7 +41,7 @@ def jvp_equation(eqn: Equation, primals: Sequence[Any], tangents: Sequence[Any])
     if all(isinstance(t, Zero) for t in tangents) or not any(is_differentiable(a) for a in out_avals):
         outs = bind_equation(eqn, primals)
         return outs, [Zero(tangent_aval(a)) for a in out_avals]
-    rule = JVP_RULES.get(prim)
+    rule = JVP_RULES.lookup(prim)
     if rule is None:
         raise missing_rule(prim, "JVP")
     outs, out_tangents = rule(list(primals), list(tangents), **eqn.params)

@@ -20,7 +20,9 @@ dictionaries, filled by the family modules in ``toolkit/ad/rules/`` (one per
   ``backward(residuals, active, cotangents_out, **params) -> cotangents_in``.
 
 The interpreters (``ad/jvp.py``, ``ad/transpose.py``, ``ad/vjp.py``) read only
-these tables; a missing entry is a ``DifferentiationError`` naming the primitive.
+these tables, through ``RuleTable.lookup``, which imports ``toolkit/ad/rules/<family>.py``
+the first time a primitive of that family is differentiated (``toolkit/core/families.py``);
+a missing entry is a ``DifferentiationError`` naming the primitive.
 A primitive deliberately without a JVP rule is listed in ``NO_JVP`` with the
 reason (``tests/test_rule_coverage.py`` fails on one missing without a reason).
 """
@@ -29,11 +31,13 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from toolkit.core.families import RuleTable
 from toolkit.core.primitive import Primitive
 
-JVP_RULES: dict[Primitive, Callable[..., Any]] = {}
-TRANSPOSE_RULES: dict[Primitive, Callable[..., Any]] = {}
-VJP_RULES: dict[Primitive, tuple[Callable[..., Any], Callable[..., Any] | None]] = {}
+_RULES_PACKAGE = "toolkit.ad.rules"
+JVP_RULES: RuleTable[Callable[..., Any]] = RuleTable("jvp", _RULES_PACKAGE)
+TRANSPOSE_RULES: RuleTable[Callable[..., Any]] = RuleTable("transpose", _RULES_PACKAGE)
+VJP_RULES: RuleTable[tuple[Callable[..., Any], Callable[..., Any] | None]] = RuleTable("vjp", _RULES_PACKAGE)
 
 #: primitive -> why it has no JVP rule (read by the rule-coverage test and by nothing else).
 NO_JVP: dict[Primitive, str] = {}

@@ -58,7 +58,7 @@ def backward_pass(program: Program, num_linear: int, nonlinear_args: Sequence[An
             continue
         cts_out = [Zero(tangent_aval(v.aval)) if ct is None else ct for v, ct in zip(eqn.outputs, cts_out)]
         prim = eqn.primitive
-        rule = TRANSPOSE_RULES.get(prim)
+        rule = TRANSPOSE_RULES.lookup(prim)
         if rule is None:
             raise missing_rule(prim, "transpose")
         operands = [UndefinedPrimal(a.aval) if isinstance(a, Var) and a in linear else env.read(a)

@@ -62,8 +62,8 @@ def zeros(aval: ShapedArray) -> Any:
     from toolkit.lax import structural
     if getattr(aval, "sharding", None) is None:
         return structural.broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
-    from toolkit.core import sharding_rules
-    with sharding_rules.out_sharding_override("broadcast_in_dim", aval.sharding):
+    from toolkit.core import sharding_types
+    with sharding_types.out_sharding_override("broadcast_in_dim", aval.sharding):
         return structural.broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
 
 

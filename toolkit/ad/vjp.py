@@ -35,7 +35,7 @@ from toolkit.core.program import Equation, Program, Var
 def linearized_vjp(eqn_primitive: Primitive, params: dict[str, Any], primals: Sequence[Any],
                    active: Sequence[bool], cotangents: Sequence[Any]) -> list[Any]:
     """Cotangents of one primitive application by transposing its traced JVP."""
-    jvp_rule = JVP_RULES.get(eqn_primitive)
+    jvp_rule = JVP_RULES.lookup(eqn_primitive)
     if jvp_rule is None:
         raise missing_rule(eqn_primitive, "JVP", "Reverse mode linearizes the JVP rule, so it needs one too.")
     from toolkit.core.avals import aval_of
@@ -78,7 +78,7 @@ def vjp_program(program: Program, primals: Sequence[Any], active: Sequence[bool]
     for eqn in program.eqns:
         inputs = [env.read(a) for a in eqn.inputs]
         active_in = [isinstance(a, Var) and a in depends for a in eqn.inputs]
-        rule = VJP_RULES.get(eqn.primitive)
+        rule = VJP_RULES.lookup(eqn.primitive)
         if any(active_in) and rule is not None:
             outs, residuals = rule[0](inputs, active_in, **eqn.params)
             outs = list(outs)

@@ -11,7 +11,6 @@ Example::
     toolkit.vmap(lambda x: x @ x.T)(np.ones((4, 3, 3), np.float32))
 """
 
-from toolkit.batching import rules  # noqa: F401  (fills BATCHING_RULES)
 from toolkit.batching.api import vmap
 from toolkit.batching.interpret import AxisData, batch_program
 from toolkit.batching.registry import (

@@ -1,4 +1,5 @@
-"""The batching rules: one plain table keyed by primitive, filled by ``toolkit/batching/rules/<family>.py``.
+"""The batching rules: one table keyed by primitive, filled by ``toolkit/batching/rules/<family>.py``
+(imported the first time a primitive of that family is batched; ``toolkit/core/families.py``).
 
 A batching rule says how to apply a primitive to operands that carry an
 extra *batch dimension*::
@@ -34,10 +35,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from toolkit.core.families import RuleTable
 from toolkit.core.primitive import Primitive
 
 #: ``prim -> rule(axis, args, dims, **params) -> (outs, out_dims)``.
-BATCHING_RULES: dict[Primitive, Callable[..., Any]] = {}
+BATCHING_RULES: RuleTable[Callable[..., Any]] = RuleTable("batching", "toolkit.batching.rules")
 
 #: ``prim -> reason``: primitives whose rule only raises ``NotImplementedError`` (the reason is its message).
 UNBATCHABLE: dict[Primitive, str] = {}
@@ -61,7 +63,7 @@ def register_unbatchable(primitive: Primitive, reason: str) -> None:
 
 def batching_rule(primitive: Primitive) -> Callable[..., Any]:
     """The rule of ``primitive``; ``NotImplementedError`` naming it when there is none."""
-    rule = BATCHING_RULES.get(primitive)
+    rule = BATCHING_RULES.lookup(primitive)
     if rule is None:
         raise NotImplementedError(f"toolkit.vmap: the primitive `{primitive.name}` has no batching rule "
                                   "(add one in toolkit/batching/rules/)")

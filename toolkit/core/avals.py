@@ -92,7 +92,7 @@ class ShapedArray:
         self.weak_type = bool(weak_type)
         #: None, or (explicit sharding, "sharding in types") a ``NamedSharding`` over an
         #: ``AbstractMesh`` with Explicit axes whose spec has one entry per dimension
-        #: (see ``toolkit.core.sharding_rules``). jaxlib's device_put reads it too.
+        #: (see ``toolkit.core.sharding_types``). jaxlib's device_put reads it too.
         self.sharding = sharding
         self._hash = None
 
@@ -211,7 +211,7 @@ class ShapeDtypeStruct:
     def to_aval(self) -> ShapedArray:
         if self.sharding is None:
             return ShapedArray(self.shape, self.dtype, self.weak_type)
-        from toolkit.core.sharding_rules import type_sharding
+        from toolkit.core.sharding_types import type_sharding
         return ShapedArray(self.shape, self.dtype, self.weak_type, type_sharding(self.sharding, len(self.shape)))
 
     def __eq__(self, other: object) -> bool:

@@ -1,13 +1,12 @@
 """Primitives: the operations a traced program is made of.
 
-A primitive is data. Its *shape rule* (abstract evaluation) lives on the
-object. The core knows no transformation: every interpretation of a
-primitive is a rule in a table keyed by it, filled by that interpretation's
-family file (lowering: ``toolkit/lowering/registry.py`` ``LOWERINGS``;
-differentiation: ``toolkit/ad/registry.py`` ``JVP_RULES``, ``TRANSPOSE_RULES``,
-``VJP_RULES``; batching: ``toolkit/batching``).
+A primitive is data: its name, its *shape rule* (abstract evaluation), the
+family it belongs to and the traits it was declared with. The core knows no
+transformation: every interpretation of a primitive is a rule in a
+``RuleTable`` keyed by it, filled by the rule module named after its family
+(``toolkit/core/families.py`` says how they are found).
 
-Example — a new elementwise op in a few lines::
+Example — a new primitive in a few lines (family files use ``Family.primitive``)::
 
     cube_p = Primitive("cube", shape_rule=lambda x: x)
 
@@ -19,10 +18,12 @@ and, in ``toolkit/lowering``, ``@register_lowering(cube_p)`` its StableHLO.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Callable
 
-from toolkit.core import sharding_rules
+from toolkit.core import sharding_types, tracing
 from toolkit.core.avals import ShapedArray
+from toolkit.core.families import freeze
 
 #: Every primitive by name; names are unique.
 PRIMITIVES: dict[str, "Primitive"] = {}
@@ -36,16 +37,20 @@ class Primitive:
     ``ValueError`` naming the bad operand when the operands do not fit.
     """
 
-    __slots__ = ("name", "shape_rule", "multiple_results", "effectful", "__weakref__")
+    __slots__ = ("name", "shape_rule", "multiple_results", "effectful", "family", "traits", "__weakref__")
 
     def __init__(self, name: str, *, shape_rule: Callable[..., Any], multiple_results: bool = False,
-                 effectful: bool = False):
+                 effectful: bool = False, family: str = "", traits: Mapping[str, Any] | None = None):
         if name in PRIMITIVES:
             raise ValueError(f"a primitive named {name!r} is already registered")
         self.name = name
         self.shape_rule = shape_rule
         self.multiple_results = multiple_results
         self.effectful = effectful
+        #: the family whose rule modules hold this primitive's rules ("" for a primitive made outside a family)
+        self.family = family
+        #: data the family declared it with, for interpretations that derive rules (read-only)
+        self.traits = freeze(dict(traits or {}))
         PRIMITIVES[name] = self
 
     def abstract_eval(self, *avals: ShapedArray, **params: Any) -> list[ShapedArray]:
@@ -54,14 +59,13 @@ class Primitive:
         # Explicit shardings (sharding in types): only when an input carries one, or out_sharding= asks.
         for a in avals:
             if getattr(a, "sharding", None) is not None:
-                return sharding_rules.apply_sharding_rules(self, avals, outs, params)
-        if sharding_rules._overrides and sharding_rules.needs_rules(avals, self):
-            return sharding_rules.apply_sharding_rules(self, avals, outs, params)
+                return sharding_types.apply_sharding_rules(self, avals, outs, params)
+        if sharding_types._overrides and sharding_types.needs_rules(avals, self):
+            return sharding_types.apply_sharding_rules(self, avals, outs, params)
         return outs
 
     def bind(self, *args: Any, **params: Any) -> Any:
         """Apply the primitive: staged into the program being traced, or run eagerly."""
-        from toolkit.core import tracing
         return tracing.bind(self, args, params)
 
     def __repr__(self) -> str:

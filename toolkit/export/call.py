@@ -52,12 +52,15 @@ from jaxlib.mlir.dialects import func, stablehlo
 
 from toolkit.core import dtypes, shape_poly, pytrees
 from toolkit.core.avals import ShapedArray
-from toolkit.core.primitive import Primitive
-from toolkit.core.sharding_rules import NO_SHARDING_RULE
+from toolkit.core.families import Family
+from toolkit.core.sharding_types import NO_SHARDING_RULE
 from toolkit.export import callee_shardings, differentiation
 from toolkit.export import calling_convention
 from toolkit.export.exported import DisabledSafetyCheck, Exported
 from toolkit.lowering.registry import register_lowering
+
+#: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
+family = Family("call_exported")
 
 
 class _ByIdentity:
@@ -136,22 +139,18 @@ def _shape_rule(*avals: ShapedArray, exported: _ByIdentity) -> list[ShapedArray]
     return _out_avals(exported.exported, avals)
 
 
-call_exported_p = Primitive("call_exported", shape_rule=_shape_rule, multiple_results=True)
+call_exported_p = family.primitive("call_exported", shape_rule=_shape_rule, multiple_results=True)
 NO_SHARDING_RULE[call_exported_p] = ("not yet: the export records its in/out shardings; typing the call's results "
                                      "from them on explicit axes is to be done")
 differentiation.attach(call_exported_p)  # grad/vjp/jvp through the call use the exported VJP
-
-from toolkit.batching.rules import call_exported as _batching  # noqa: E402
-
-_batching.register(call_exported_p)  # vmap of Exported.call: one call per batch element (toolkit/batching)
 
 
 # --- checks -----------------------------------------------------------------
 
 
 def _arg_paths(tree: pytrees.PyTreeDef) -> list[str]:
-    from toolkit.stages import _leaf_paths
-    return _leaf_paths(tree)
+    from toolkit.dispatch import argument_paths
+    return argument_paths(tree)
 
 
 def check_arguments(exported: Exported, tree: pytrees.PyTreeDef, avals: Sequence[ShapedArray]) -> None:

@@ -1,13 +1,7 @@
 """``toolkit.lax``: the primitive level. No implicit broadcasting or promotion:
 operands must already agree, as with ``jax.lax``."""
 
-from toolkit.lax.elementwise import (  # noqa: F401
-    abs, acos, acosh, add, asin, asinh, atan, atan2, atanh, bitcast_convert_type, bitwise_and, bitwise_not,
-    bitwise_or, bitwise_xor, cbrt, ceil, clamp, clz, complex, conj, convert_element_type, cos, cosh, digamma, div,
-    eq, erf, erf_inv, erfc, exp, exp2, expm1, floor, ge, gt, imag, integer_pow, is_finite, le, lgamma, log, log1p,
-    logistic, lt, max, min, mul, ne, neg, nextafter, population_count, pow, real, rem, round, rsqrt, select,
-    select_n, shift_left, shift_right_arithmetic, shift_right_logical, sign, sin, sinh, sqrt, sub, tan, tanh,
-)
+from toolkit.lax.elementwise import *  # noqa: F401,F403  (the family's user functions, family.functions)
 from toolkit.lax.linalg import dot, dot_general  # noqa: F401
 from toolkit.lax.reductions import (  # noqa: F401
     argmax, argmin, reduce_and, reduce_max, reduce_min, reduce_or, reduce_prod, reduce_sum, reduce_xor,

@@ -19,11 +19,14 @@ from __future__ import annotations
 from typing import Any
 
 from toolkit.core import pytrees
-from toolkit.core.primitive import Primitive
+from toolkit.core.families import Family
+
+#: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
+family = Family("autodiff")
 
 __all__ = ["stop_gradient", "stop_gradient_p"]
 
-stop_gradient_p = Primitive("stop_gradient", shape_rule=lambda x: x)
+stop_gradient_p = family.primitive("stop_gradient", shape_rule=lambda x: x)
 
 
 def stop_gradient(x: Any) -> Any:

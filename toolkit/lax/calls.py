@@ -40,8 +40,11 @@ from __future__ import annotations
 from typing import Any
 
 from toolkit.core.avals import ShapedArray
-from toolkit.core.primitive import Primitive
+from toolkit.core.families import Family
 from toolkit.core.program import Program
+
+#: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
+family = Family("calls")
 
 __all__ = ["custom_jvp_call_p", "custom_vjp_call_p", "checkpoint_p", "name_p", "jit_call_p"]
 
@@ -77,8 +80,8 @@ def _jit_call_rule(*operands: ShapedArray, name: str, jaxpr: Program) -> list[Sh
     return list(jaxpr.out_avals)
 
 
-custom_jvp_call_p = Primitive("custom_jvp_call", shape_rule=_custom_jvp_call_rule, multiple_results=True)
-custom_vjp_call_p = Primitive("custom_vjp_call", shape_rule=_custom_vjp_call_rule, multiple_results=True)
-checkpoint_p = Primitive("checkpoint", shape_rule=_checkpoint_rule, multiple_results=True)
-name_p = Primitive("name", shape_rule=lambda x, *, name: x)
-jit_call_p = Primitive("jit", shape_rule=_jit_call_rule, multiple_results=True)
+custom_jvp_call_p = family.primitive("custom_jvp_call", shape_rule=_custom_jvp_call_rule, multiple_results=True)
+custom_vjp_call_p = family.primitive("custom_vjp_call", shape_rule=_custom_vjp_call_rule, multiple_results=True)
+checkpoint_p = family.primitive("checkpoint", shape_rule=_checkpoint_rule, multiple_results=True)
+name_p = family.primitive("name", shape_rule=lambda x, *, name: x)
+jit_call_p = family.primitive("jit", shape_rule=_jit_call_rule, multiple_results=True)

@@ -23,11 +23,14 @@ import numpy as np
 from toolkit.core import dtypes, tracing
 from toolkit.core import pytrees
 from toolkit.core.avals import ShapedArray, aval_of
-from toolkit.core.primitive import Primitive
+from toolkit.core.families import Family
 from toolkit.core.program import Program, Var
 from toolkit.core.shape_poly import is_symbolic_dim
 from toolkit.lax import elementwise
 from toolkit.lax import structural
+
+#: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
+family = Family("control_flow")
 
 __all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "cond_p", "while_p", "scan_p"]
 
@@ -125,7 +128,7 @@ def _cond_rule(index: ShapedArray, *operands: ShapedArray, branches: tuple) -> l
     return [a.update(weak_type=all(b.out_avals[i].weak_type for b in branches)) for i, a in enumerate(outs)]
 
 
-cond_p = Primitive("cond", shape_rule=_cond_rule, multiple_results=True)
+cond_p = family.primitive("cond", shape_rule=_cond_rule, multiple_results=True)
 
 
 def _trace_branches(branches: Sequence[Callable[..., Any]], names: Sequence[str], operands: tuple,
@@ -229,7 +232,7 @@ def _while_rule(*operands: ShapedArray, cond_program: Program, body_program: Pro
     return list(body_carry)
 
 
-while_p = Primitive("while", shape_rule=_while_rule, multiple_results=True)
+while_p = family.primitive("while", shape_rule=_while_rule, multiple_results=True)
 
 
 def _carry_mismatch(what: str, in_tree, out_tree, in_avals, out_avals, prefix: str) -> str | None:
@@ -384,16 +387,16 @@ def _scan_rule(*operands: ShapedArray, body: Program, num_carry: int, num_consts
     return list(body.in_avals[:num_carry]) + ys
 
 
-scan_p = Primitive("scan", shape_rule=_scan_rule, multiple_results=True)
+scan_p = family.primitive("scan", shape_rule=_scan_rule, multiple_results=True)
 
 
 def _step_aval(aval: ShapedArray) -> ShapedArray:
     """The type of one step's slice of a scanned ``xs`` leaf: the leading dimension (and its spec entry) dropped."""
     if aval.sharding is None:
         return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type)
-    from toolkit.core import sharding_rules
-    spec = sharding_rules.spec_of(aval)[1:]
-    return aval.update(shape=aval.shape[1:], sharding=sharding_rules.hooks.make(aval.sharding.mesh, spec))
+    from toolkit.core import sharding_types
+    spec = sharding_types.spec_of(aval)[1:]
+    return aval.update(shape=aval.shape[1:], sharding=sharding_types.hooks.make(aval.sharding.mesh, spec))
 
 
 def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, length: int | None = None,

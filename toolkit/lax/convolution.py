@@ -17,8 +17,11 @@ from typing import Any, NamedTuple, Sequence
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray
 from toolkit.core.shape_poly import max_dim
-from toolkit.core.primitive import Primitive
+from toolkit.core.families import Family
 from toolkit.lax.shape_rules import check_dtype, dim_param, window_count
+
+#: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
+family = Family("convolution")
 
 __all__ = ["ConvDimensionNumbers", "conv_dimension_numbers", "conv_general_dilated", "conv", "padtype_to_pads",
            "conv_general_dilated_p"]
@@ -154,7 +157,7 @@ def _conv_rule(lhs: ShapedArray, rhs: ShapedArray, *, window_strides: tuple, pad
     return ShapedArray(tuple(out_shape), dtype)
 
 
-conv_general_dilated_p = Primitive("conv_general_dilated", shape_rule=_conv_rule)
+conv_general_dilated_p = family.primitive("conv_general_dilated", shape_rule=_conv_rule)
 
 _PRECISIONS = ("DEFAULT", "HIGH", "HIGHEST")
 

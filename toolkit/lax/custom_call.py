@@ -21,7 +21,10 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct
-from toolkit.core.primitive import Primitive
+from toolkit.core.families import Family
+
+#: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
+family = Family("custom_call")
 
 __all__ = ["custom_call", "custom_call_p", "effectful_custom_call_p"]
 
@@ -42,8 +45,8 @@ def _custom_call_rule(*operands: ShapedArray, call_target_name: str, result_aval
     return list(result_avals)
 
 
-custom_call_p = Primitive("custom_call", shape_rule=_custom_call_rule, multiple_results=True)
-effectful_custom_call_p = Primitive("custom_call_with_side_effect", shape_rule=_custom_call_rule,
+custom_call_p = family.primitive("custom_call", shape_rule=_custom_call_rule, multiple_results=True)
+effectful_custom_call_p = family.primitive("custom_call_with_side_effect", shape_rule=_custom_call_rule,
                                     multiple_results=True, effectful=True)
 
 

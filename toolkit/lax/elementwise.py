@@ -1,82 +1,119 @@
 """Elementwise primitives. Operands have equal shapes and dtypes (``toolkit.numpy``
 broadcasts and promotes before it gets here); the result is weakly typed only
 when every operand is.
+
+Each op is declared once, on one line: :func:`unary`, :func:`binary` and :func:`compare` make the
+primitive and its user function, and record the traits its other interpretations are derived from
+(``kind``, ``hlo``, ``derivative``, ``direction``). Lowering, batching and sharding rules loop over
+``family`` (``toolkit/{lowering,batching}/rules/elementwise.py``, ``toolkit/sharding_rules/elementwise.py``),
+and so does the JVP where ``derivative`` says enough; ``toolkit.lax`` exports ``family.functions``.
+Adding an op here (and its lit test in ``test/lit/lowering/elementwise.py``) is all it takes::
+
+    cube_p, cube = unary("cube", FLOAT, derivative=lambda x: 3 * x * x)   # plus a lowering rule (no hlo=)
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray
+from toolkit.core.families import Family
 from toolkit.core.primitive import Primitive
 from toolkit.lax.shape_rules import all_weak, check_dtype, same_dtypes, same_shapes
+
+#: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
+family = Family("elementwise")
 
 FLOAT, COMPLEX, INT, BOOL = "f", "c", "iu", "b"
 NUMBER = "iufc"
 INEXACT = "fc"
 
 
-def _unary(name: str, kinds: str) -> Primitive:
+def _user_function(p: Primitive, name: str) -> Callable[..., Any]:
+    def apply(*args: Any) -> Any:
+        return p.bind(*args)
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = f"Elementwise ``{p.name}`` (operands of equal shapes and dtypes)."
+    return family.function(apply, binds=(p,))
+
+
+def unary(name: str, kinds: str, *, hlo: str | None = None, derivative: Any = None,
+          function: str | None = None) -> tuple[Primitive, Callable[..., Any]]:
+    """A unary primitive whose result has its operand's type, and its user function (``function`` or ``name``).
+
+    Traits the interpretations derive rules from: ``hlo``, the StableHLO/CHLO op it lowers to one to one;
+    ``derivative``, ``"zero"`` for a piecewise-constant op or ``f(x) -> df/dx`` written with ``toolkit.lax``
+    (the JVP is ``t * f(x)``); without it, ``toolkit/ad/rules/elementwise.py`` registers the JVP beside.
+    Batching keeps the batch dimension where it is; the sharding rule keeps the operand's spec.
+    """
     def rule(x: ShapedArray) -> ShapedArray:
         check_dtype(name, x, kinds)
         return x
-    return Primitive(name, shape_rule=rule)
+    p = family.primitive(name, shape_rule=rule, kind="unary", hlo=hlo, derivative=derivative)
+    return p, _user_function(p, function or name)
 
 
-def _binary(name: str, kinds: str) -> Primitive:
+def binary(name: str, kinds: str, *, hlo: str | None = None, derivative: Any = None,
+           function: str | None = None) -> tuple[Primitive, Callable[..., Any]]:
+    """A binary primitive over operands of equal shapes and dtypes, and its user function; traits as :func:`unary`."""
     def rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
         shape = same_shapes(name, x, y)
         dtype = same_dtypes(name, x, y)
         check_dtype(name, x, kinds)
         return ShapedArray(shape, dtype, all_weak(x, y))
-    return Primitive(name, shape_rule=rule)
+    p = family.primitive(name, shape_rule=rule, kind="binary", hlo=hlo, derivative=derivative)
+    return p, _user_function(p, function or name)
 
 
-def _compare(name: str) -> Primitive:
+def compare(name: str, direction: str) -> tuple[Primitive, Callable[..., Any]]:
+    """A comparison (``stablehlo.compare`` with ``direction``) giving bools, and its user function."""
     def rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
         shape = same_shapes(name, x, y)
         same_dtypes(name, x, y)
         return ShapedArray(shape, dtypes.bool_)
-    return Primitive(name, shape_rule=rule)
+    p = family.primitive(name, shape_rule=rule, kind="compare", direction=direction, derivative="zero")
+    return p, _user_function(p, name)
 
 
-neg_p = _unary("neg", NUMBER)
-sign_p = _unary("sign", NUMBER)
-floor_p = _unary("floor", FLOAT)
-ceil_p = _unary("ceil", FLOAT)
-exp_p = _unary("exp", INEXACT)
-exp2_p = _unary("exp2", INEXACT)
-log_p = _unary("log", INEXACT)
-log1p_p = _unary("log1p", INEXACT)
-expm1_p = _unary("expm1", INEXACT)
-tanh_p = _unary("tanh", INEXACT)
-logistic_p = _unary("logistic", INEXACT)
-sin_p = _unary("sin", INEXACT)
-cos_p = _unary("cos", INEXACT)
-tan_p = _unary("tan", INEXACT)
-asin_p = _unary("asin", INEXACT)
-acos_p = _unary("acos", INEXACT)
-atan_p = _unary("atan", INEXACT)
-sinh_p = _unary("sinh", INEXACT)
-cosh_p = _unary("cosh", INEXACT)
-asinh_p = _unary("asinh", INEXACT)
-acosh_p = _unary("acosh", INEXACT)
-atanh_p = _unary("atanh", INEXACT)
-sqrt_p = _unary("sqrt", INEXACT)
-rsqrt_p = _unary("rsqrt", INEXACT)
-cbrt_p = _unary("cbrt", FLOAT)
-not_p = _unary("not", BOOL + INT)
-population_count_p = _unary("population_count", INT)
-clz_p = _unary("clz", INT)
-erf_p = _unary("erf", FLOAT)
-erfc_p = _unary("erfc", FLOAT)
-erf_inv_p = _unary("erf_inv", FLOAT)
-lgamma_p = _unary("lgamma", FLOAT)
-digamma_p = _unary("digamma", FLOAT)
-conj_p = _unary("conj", COMPLEX)
+_H, _C = "stablehlo.", "chlo."
+neg_p, neg = unary("neg", NUMBER, hlo=_H + "negate")
+sign_p, sign = unary("sign", NUMBER, hlo=_H + "sign", derivative="zero")
+floor_p, floor = unary("floor", FLOAT, hlo=_H + "floor", derivative="zero")
+ceil_p, ceil = unary("ceil", FLOAT, hlo=_H + "ceil", derivative="zero")
+exp_p, exp = unary("exp", INEXACT, hlo=_H + "exponential")
+exp2_p, exp2 = unary("exp2", INEXACT)
+log_p, log = unary("log", INEXACT, hlo=_H + "log")
+log1p_p, log1p = unary("log1p", INEXACT, hlo=_H + "log_plus_one")
+expm1_p, expm1 = unary("expm1", INEXACT, hlo=_H + "exponential_minus_one")
+tanh_p, tanh = unary("tanh", INEXACT, hlo=_H + "tanh")
+logistic_p, logistic = unary("logistic", INEXACT, hlo=_H + "logistic")
+sin_p, sin = unary("sin", INEXACT, hlo=_H + "sine")
+cos_p, cos = unary("cos", INEXACT, hlo=_H + "cosine")
+tan_p, tan = unary("tan", INEXACT, hlo=_H + "tan")
+asin_p, asin = unary("asin", INEXACT, hlo=_C + "asin")
+acos_p, acos = unary("acos", INEXACT, hlo=_C + "acos")
+atan_p, atan = unary("atan", INEXACT, hlo=_C + "atan")
+sinh_p, sinh = unary("sinh", INEXACT, hlo=_C + "sinh")
+cosh_p, cosh = unary("cosh", INEXACT, hlo=_C + "cosh")
+asinh_p, asinh = unary("asinh", INEXACT, hlo=_C + "asinh")
+acosh_p, acosh = unary("acosh", INEXACT, hlo=_C + "acosh")
+atanh_p, atanh = unary("atanh", INEXACT, hlo=_C + "atanh")
+sqrt_p, sqrt = unary("sqrt", INEXACT, hlo=_H + "sqrt")
+rsqrt_p, rsqrt = unary("rsqrt", INEXACT, hlo=_H + "rsqrt")
+cbrt_p, cbrt = unary("cbrt", FLOAT, hlo=_H + "cbrt")
+not_p, bitwise_not = unary("not", BOOL + INT, hlo=_H + "not", derivative="zero", function="bitwise_not")
+population_count_p, population_count = unary("population_count", INT, hlo=_H + "popcnt", derivative="zero")
+clz_p, clz = unary("clz", INT, hlo=_H + "count_leading_zeros", derivative="zero")
+erf_p, erf = unary("erf", FLOAT, hlo=_C + "erf")
+erfc_p, erfc = unary("erfc", FLOAT, hlo=_C + "erfc")
+erf_inv_p, erf_inv = unary("erf_inv", FLOAT, hlo=_C + "erf_inv")
+lgamma_p, lgamma = unary("lgamma", FLOAT, hlo=_C + "lgamma")
+digamma_p, digamma = unary("digamma", FLOAT, hlo=_C + "digamma")
+conj_p, conj = unary("conj", COMPLEX, hlo=_C + "conj")
 
 
 def _is_finite_rule(x: ShapedArray) -> ShapedArray:
@@ -84,7 +121,9 @@ def _is_finite_rule(x: ShapedArray) -> ShapedArray:
     return ShapedArray(x.shape, dtypes.bool_)
 
 
-is_finite_p = Primitive("is_finite", shape_rule=_is_finite_rule)
+is_finite_p = family.primitive("is_finite", shape_rule=_is_finite_rule, kind="unary", hlo=_H + "is_finite",
+                                derivative="zero")
+is_finite = _user_function(is_finite_p, "is_finite")
 
 
 def _round_rule(x: ShapedArray, *, rounding_method: int) -> ShapedArray:
@@ -92,7 +131,7 @@ def _round_rule(x: ShapedArray, *, rounding_method: int) -> ShapedArray:
     return x
 
 
-round_p = Primitive("round", shape_rule=_round_rule)
+round_p = family.primitive("round", shape_rule=_round_rule, kind="unary", derivative="zero")
 
 
 def _abs_rule(x: ShapedArray) -> ShapedArray:
@@ -102,7 +141,8 @@ def _abs_rule(x: ShapedArray) -> ShapedArray:
     return x
 
 
-abs_p = Primitive("abs", shape_rule=_abs_rule)
+abs_p = family.primitive("abs", shape_rule=_abs_rule, kind="unary")
+abs = _user_function(abs_p, "abs")
 
 
 def _complex_part_rule(name: str):
@@ -112,25 +152,29 @@ def _complex_part_rule(name: str):
     return rule
 
 
-real_p = Primitive("real", shape_rule=_complex_part_rule("real"))
-imag_p = Primitive("imag", shape_rule=_complex_part_rule("imag"))
+real_p = family.primitive("real", shape_rule=_complex_part_rule("real"), kind="unary")
+real = _user_function(real_p, "real")
+imag_p = family.primitive("imag", shape_rule=_complex_part_rule("imag"), kind="unary")
+imag = _user_function(imag_p, "imag")
 
-add_p = _binary("add", NUMBER)
-sub_p = _binary("sub", NUMBER)
-mul_p = _binary("mul", NUMBER)
-div_p = _binary("div", NUMBER)
-rem_p = _binary("rem", NUMBER)
-pow_p = _binary("pow", NUMBER)
-max_p = _binary("max", BOOL + NUMBER)
-min_p = _binary("min", BOOL + NUMBER)
-and_p = _binary("and", BOOL + INT)
-or_p = _binary("or", BOOL + INT)
-xor_p = _binary("xor", BOOL + INT)
-atan2_p = _binary("atan2", INEXACT)
-nextafter_p = _binary("nextafter", FLOAT)
-shift_left_p = _binary("shift_left", INT)
-shift_right_arithmetic_p = _binary("shift_right_arithmetic", INT)
-shift_right_logical_p = _binary("shift_right_logical", INT)
+add_p, add = binary("add", NUMBER, hlo=_H + "add")
+sub_p, sub = binary("sub", NUMBER, hlo=_H + "subtract")
+mul_p, mul = binary("mul", NUMBER, hlo=_H + "multiply")
+div_p, div = binary("div", NUMBER, hlo=_H + "divide")
+rem_p, rem = binary("rem", NUMBER, hlo=_H + "remainder")
+pow_p, pow = binary("pow", NUMBER, hlo=_H + "power")
+max_p, max = binary("max", BOOL + NUMBER, hlo=_H + "maximum")
+min_p, min = binary("min", BOOL + NUMBER, hlo=_H + "minimum")
+and_p, bitwise_and = binary("and", BOOL + INT, hlo=_H + "and", derivative="zero", function="bitwise_and")
+or_p, bitwise_or = binary("or", BOOL + INT, hlo=_H + "or", derivative="zero", function="bitwise_or")
+xor_p, bitwise_xor = binary("xor", BOOL + INT, hlo=_H + "xor", derivative="zero", function="bitwise_xor")
+atan2_p, atan2 = binary("atan2", INEXACT, hlo=_H + "atan2")
+nextafter_p, nextafter = binary("nextafter", FLOAT, hlo=_C + "next_after", derivative="zero")
+shift_left_p, shift_left = binary("shift_left", INT, hlo=_H + "shift_left", derivative="zero")
+shift_right_arithmetic_p, shift_right_arithmetic = binary("shift_right_arithmetic", INT,
+                                                          hlo=_H + "shift_right_arithmetic", derivative="zero")
+shift_right_logical_p, shift_right_logical = binary("shift_right_logical", INT, hlo=_H + "shift_right_logical",
+                                                    derivative="zero")
 
 
 def _complex_rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
@@ -141,14 +185,15 @@ def _complex_rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
     return ShapedArray(shape, dtypes.complex64 if dtype == dtypes.float32 else dtypes.complex128, all_weak(x, y))
 
 
-complex_p = Primitive("complex", shape_rule=_complex_rule)
+complex_p = family.primitive("complex", shape_rule=_complex_rule, kind="binary")
+complex = _user_function(complex_p, "complex")
 
-eq_p = _compare("eq")
-ne_p = _compare("ne")
-lt_p = _compare("lt")
-le_p = _compare("le")
-gt_p = _compare("gt")
-ge_p = _compare("ge")
+eq_p, eq = compare("eq", "EQ")
+ne_p, ne = compare("ne", "NE")
+lt_p, lt = compare("lt", "LT")
+le_p, le = compare("le", "LE")
+gt_p, gt = compare("gt", "GT")
+ge_p, ge = compare("ge", "GE")
 
 
 def _integer_pow_rule(x: ShapedArray, *, y: int) -> ShapedArray:
@@ -158,7 +203,7 @@ def _integer_pow_rule(x: ShapedArray, *, y: int) -> ShapedArray:
     return x
 
 
-integer_pow_p = Primitive("integer_pow", shape_rule=_integer_pow_rule)
+integer_pow_p = family.primitive("integer_pow", shape_rule=_integer_pow_rule, kind="unary")
 
 
 def _select_n_rule(which: ShapedArray, *cases: ShapedArray) -> ShapedArray:
@@ -175,7 +220,7 @@ def _select_n_rule(which: ShapedArray, *cases: ShapedArray) -> ShapedArray:
     return ShapedArray(shape, dtype, all_weak(*cases))
 
 
-select_n_p = Primitive("select_n", shape_rule=_select_n_rule)
+select_n_p = family.primitive("select_n", shape_rule=_select_n_rule)
 
 
 def _clamp_rule(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray:
@@ -187,14 +232,14 @@ def _clamp_rule(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray
     return x
 
 
-clamp_p = Primitive("clamp", shape_rule=_clamp_rule)
+clamp_p = family.primitive("clamp", shape_rule=_clamp_rule)
 
 
 def _convert_rule(x: ShapedArray, *, new_dtype: np.dtype, weak_type: bool = False) -> ShapedArray:
     return ShapedArray(x.shape, new_dtype, weak_type)
 
 
-convert_element_type_p = Primitive("convert_element_type", shape_rule=_convert_rule)
+convert_element_type_p = family.primitive("convert_element_type", shape_rule=_convert_rule, kind="unary")
 
 
 def _bitcast_rule(x: ShapedArray, *, new_dtype: np.dtype) -> ShapedArray:
@@ -211,63 +256,52 @@ def _bitcast_rule(x: ShapedArray, *, new_dtype: np.dtype) -> ShapedArray:
     return ShapedArray(x.shape[:-1], new_dtype)
 
 
-bitcast_convert_type_p = Primitive("bitcast_convert_type", shape_rule=_bitcast_rule)
+bitcast_convert_type_p = family.primitive("bitcast_convert_type", shape_rule=_bitcast_rule, derivative="zero")
 
 
-# --- user-level functions (lax semantics: no implicit broadcasting) ----------
+# --- user-level functions with parameters (lax semantics: no implicit broadcasting) ----------
 
-def _fn(p: Primitive):
-    def apply(*args: Any) -> Any:
-        return p.bind(*args)
-    apply.__name__ = p.name
-    apply.__doc__ = f"Elementwise ``{p.name}`` (operands of equal shapes and dtypes)."
-    return apply
-
-
-neg, sign, floor, ceil, exp, exp2, log, log1p, expm1, tanh, logistic = map(
-    _fn, (neg_p, sign_p, floor_p, ceil_p, exp_p, exp2_p, log_p, log1p_p, expm1_p, tanh_p, logistic_p))
-sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh = map(
-    _fn, (sin_p, cos_p, tan_p, asin_p, acos_p, atan_p, sinh_p, cosh_p, asinh_p, acosh_p, atanh_p))
-sqrt, rsqrt, cbrt, bitwise_not, population_count, clz = map(
-    _fn, (sqrt_p, rsqrt_p, cbrt_p, not_p, population_count_p, clz_p))
-erf, erfc, erf_inv, lgamma, digamma, conj, is_finite, abs, real, imag = map(
-    _fn, (erf_p, erfc_p, erf_inv_p, lgamma_p, digamma_p, conj_p, is_finite_p, abs_p, real_p, imag_p))
-add, sub, mul, div, rem, pow, max, min = map(_fn, (add_p, sub_p, mul_p, div_p, rem_p, pow_p, max_p, min_p))
-bitwise_and, bitwise_or, bitwise_xor, atan2, nextafter = map(_fn, (and_p, or_p, xor_p, atan2_p, nextafter_p))
-shift_left, shift_right_arithmetic, shift_right_logical, complex = map(
-    _fn, (shift_left_p, shift_right_arithmetic_p, shift_right_logical_p, complex_p))
-eq, ne, lt, le, gt, ge = map(_fn, (eq_p, ne_p, lt_p, le_p, gt_p, ge_p))
-
-
+@family.function(binds=(round_p,))
 def round(x: Any, rounding_method: int = 0) -> Any:
     """Round to nearest; ``rounding_method`` 0 rounds halves away from zero, 1 to even."""
     return round_p.bind(x, rounding_method=int(rounding_method))
 
 
+@family.function(binds=(integer_pow_p,))
 def integer_pow(x: Any, y: int) -> Any:
     """``x ** y`` for a static integer ``y``."""
     return integer_pow_p.bind(x, y=int(y))
 
 
+@family.function(binds=(select_n_p,))
 def select_n(which: Any, *cases: Any) -> Any:
     """``cases[which]`` elementwise; ``which`` is bool (two cases) or int32."""
     return select_n_p.bind(which, *cases)
 
 
+@family.function(binds=(select_n_p,))
 def select(pred: Any, on_true: Any, on_false: Any) -> Any:
     """``on_true`` where ``pred`` else ``on_false``."""
     return select_n_p.bind(pred, on_false, on_true)
 
 
+@family.function(binds=(clamp_p,))
 def clamp(lo: Any, x: Any, hi: Any) -> Any:
+    """``x`` limited to ``[lo, hi]`` (bounds of ``x``'s shape, or scalars)."""
     return clamp_p.bind(lo, x, hi)
 
 
+@family.function(binds=(convert_element_type_p,))
 def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any:
     """``x`` converted to ``new_dtype``."""
     return convert_element_type_p.bind(x, new_dtype=dtypes.canonicalize_dtype(new_dtype), weak_type=bool(weak_type))
 
 
+@family.function(binds=(bitcast_convert_type_p,))
 def bitcast_convert_type(x: Any, new_dtype: Any) -> Any:
     """Reinterpret the bits of ``x`` as ``new_dtype`` (adding or removing a last dimension when widths differ)."""
     return bitcast_convert_type_p.bind(x, new_dtype=dtypes.canonicalize_dtype(new_dtype))
+
+
+#: The family's user functions: what ``toolkit.lax`` exports from this file.
+__all__ = list(family.functions)

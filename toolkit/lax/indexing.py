@@ -26,8 +26,12 @@ import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray
+from toolkit.core.families import Family
 from toolkit.core.primitive import Primitive
 from toolkit.lax.shape_rules import known_false
+
+#: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
+family = Family("indexing")
 
 
 class GatherScatterMode(enum.Enum):
@@ -158,7 +162,7 @@ def _gather_rule(operand: ShapedArray, indices: ShapedArray, *, dimension_number
     return ShapedArray(shape, operand.dtype, operand.weak_type)
 
 
-gather_p = Primitive("gather", shape_rule=_gather_rule)
+gather_p = family.primitive("gather", shape_rule=_gather_rule)
 
 
 def default_fill_value(dtype: np.dtype) -> Any:
@@ -236,11 +240,11 @@ def _scatter_rule(name: str):
 
 
 #: One primitive per combiner; the lowering builds the matching update region.
-scatter_p = Primitive("scatter", shape_rule=_scatter_rule("scatter"))
-scatter_add_p = Primitive("scatter_add", shape_rule=_scatter_rule("scatter_add"))
-scatter_mul_p = Primitive("scatter_mul", shape_rule=_scatter_rule("scatter_mul"))
-scatter_min_p = Primitive("scatter_min", shape_rule=_scatter_rule("scatter_min"))
-scatter_max_p = Primitive("scatter_max", shape_rule=_scatter_rule("scatter_max"))
+scatter_p = family.primitive("scatter", shape_rule=_scatter_rule("scatter"))
+scatter_add_p = family.primitive("scatter_add", shape_rule=_scatter_rule("scatter_add"))
+scatter_mul_p = family.primitive("scatter_mul", shape_rule=_scatter_rule("scatter_mul"))
+scatter_min_p = family.primitive("scatter_min", shape_rule=_scatter_rule("scatter_min"))
+scatter_max_p = family.primitive("scatter_max", shape_rule=_scatter_rule("scatter_max"))
 
 SCATTER_PRIMITIVES = {"set": scatter_p, "add": scatter_add_p, "mul": scatter_mul_p, "min": scatter_min_p,
                       "max": scatter_max_p}

@@ -8,8 +8,11 @@ import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray
-from toolkit.core.primitive import Primitive
+from toolkit.core.families import Family
 from toolkit.lax.shape_rules import check_axes
+
+#: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
+family = Family("linalg")
 
 DotDimensionNumbers = tuple[tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple[int, ...], tuple[int, ...]]]
 
@@ -38,7 +41,7 @@ def _dot_general_rule(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers: 
     return ShapedArray(batch + lfree + rfree, dtype, lhs.weak_type and rhs.weak_type)
 
 
-dot_general_p = Primitive("dot_general", shape_rule=_dot_general_rule)
+dot_general_p = family.primitive("dot_general", shape_rule=_dot_general_rule)
 
 
 def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None,

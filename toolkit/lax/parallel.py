@@ -50,8 +50,12 @@ import numpy as np
 
 from toolkit.core import dtypes, tracing, pytrees
 from toolkit.core.avals import ShapedArray, aval_of
+from toolkit.core.families import Family
 from toolkit.core.primitive import Primitive
 from toolkit.lax import elementwise
+
+#: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
+family = Family("parallel")
 
 __all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "all_to_all",
            "axis_index", "axis_size", "pvary", "pcast", "AxisEnv", "vmap_axis", "vmapped_axes"]
@@ -227,14 +231,14 @@ def _same(x: ShapedArray, **params: Any) -> ShapedArray:
 
 
 #: check_vma=False all-reduce sum (transpose: psum).
-psum_p = Primitive("psum", shape_rule=_same)
+psum_p = family.primitive("psum", shape_rule=_same)
 #: check_vma=True all-reduce sum of a value varying over ``axes`` (transpose: pvary).
-psum_invariant_p = Primitive("psum_invariant", shape_rule=_same)
-pmax_p = Primitive("pmax", shape_rule=_same)
-pmin_p = Primitive("pmin", shape_rule=_same)
+psum_invariant_p = family.primitive("psum_invariant", shape_rule=_same)
+pmax_p = family.primitive("pmax", shape_rule=_same)
+pmin_p = family.primitive("pmin", shape_rule=_same)
 #: Marks a value as varying over ``axes``; the identity on values (transpose: psum_invariant).
-pvary_p = Primitive("pvary", shape_rule=_same)
-ppermute_p = Primitive("ppermute", shape_rule=_same)
+pvary_p = family.primitive("pvary", shape_rule=_same)
+ppermute_p = family.primitive("ppermute", shape_rule=_same)
 
 
 def _all_gather_rule(x: ShapedArray, *, axes, env, axis, tiled) -> ShapedArray:
@@ -247,7 +251,7 @@ def _all_gather_rule(x: ShapedArray, *, axes, env, axis, tiled) -> ShapedArray:
     return x.update(shape=tuple(shape))
 
 
-all_gather_p = Primitive("all_gather", shape_rule=_all_gather_rule)
+all_gather_p = family.primitive("all_gather", shape_rule=_all_gather_rule)
 
 
 def _psum_scatter_rule(x: ShapedArray, *, axes, env, scatter_dimension, tiled) -> ShapedArray:
@@ -267,7 +271,7 @@ def _psum_scatter_rule(x: ShapedArray, *, axes, env, scatter_dimension, tiled) -
     return x.update(shape=tuple(shape))
 
 
-psum_scatter_p = Primitive("psum_scatter", shape_rule=_psum_scatter_rule)
+psum_scatter_p = family.primitive("psum_scatter", shape_rule=_psum_scatter_rule)
 
 
 def _all_to_all_rule(x: ShapedArray, *, axes, env, split_axis, concat_axis) -> ShapedArray:
@@ -282,14 +286,14 @@ def _all_to_all_rule(x: ShapedArray, *, axes, env, split_axis, concat_axis) -> S
 
 
 #: The tiled form; the untiled user function inserts and squeezes axes around it, as JAX.
-all_to_all_p = Primitive("all_to_all", shape_rule=_all_to_all_rule)
+all_to_all_p = family.primitive("all_to_all", shape_rule=_all_to_all_rule)
 
 
 def _axis_index_rule(*, axes, env) -> ShapedArray:
     return ShapedArray((), dtypes.int32)
 
 
-axis_index_p = Primitive("axis_index", shape_rule=_axis_index_rule)
+axis_index_p = family.primitive("axis_index", shape_rule=_axis_index_rule)
 
 COLLECTIVES = (psum_p, psum_invariant_p, pmax_p, pmin_p, pvary_p, ppermute_p, all_gather_p, psum_scatter_p,
                all_to_all_p, axis_index_p)

@@ -18,7 +18,10 @@ from typing import Any, Sequence
 
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray, canonicalize_shape
-from toolkit.core.primitive import Primitive
+from toolkit.core.families import Family
+
+#: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
+family = Family("random_bits")
 
 __all__ = ["RandomAlgorithm", "rng_bit_generator", "rng_bit_generator_p"]
 
@@ -43,7 +46,7 @@ def _rng_rule(key: ShapedArray, *, shape: tuple, dtype: Any, algorithm: RandomAl
     return [key.strip_weak_type(), ShapedArray(shape, dtype)]
 
 
-rng_bit_generator_p = Primitive("rng_bit_generator", shape_rule=_rng_rule, multiple_results=True)
+rng_bit_generator_p = family.primitive("rng_bit_generator", shape_rule=_rng_rule, multiple_results=True)
 
 
 def rng_bit_generator(key: Any, shape: Sequence[int], dtype: Any = dtypes.uint32,

@@ -8,8 +8,12 @@ import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray
+from toolkit.core.families import Family
 from toolkit.core.primitive import Primitive
 from toolkit.lax.shape_rules import check_axes, check_dtype
+
+#: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
+family = Family("reductions")
 
 
 def _reduction(name: str, kinds: str) -> Primitive:
@@ -17,7 +21,7 @@ def _reduction(name: str, kinds: str) -> Primitive:
         check_dtype(name, x, kinds)
         check_axes(name, axes, x.ndim)
         return ShapedArray(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype, x.weak_type)
-    return Primitive(name, shape_rule=rule)
+    return family.primitive(name, shape_rule=rule)
 
 
 reduce_sum_p = _reduction("reduce_sum", "iufc")
@@ -51,8 +55,8 @@ def _arg_rule(name: str):
     return rule
 
 
-argmax_p = Primitive("argmax", shape_rule=_arg_rule("argmax"))
-argmin_p = Primitive("argmin", shape_rule=_arg_rule("argmin"))
+argmax_p = family.primitive("argmax", shape_rule=_arg_rule("argmax"))
+argmin_p = family.primitive("argmin", shape_rule=_arg_rule("argmin"))
 
 
 def argmax(x: Any, axis: int, index_dtype: Any = dtypes.int32) -> Any:

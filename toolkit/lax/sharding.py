@@ -8,20 +8,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolkit.core import sharding_rules, pytrees
+from toolkit.core import sharding_types, pytrees
 from toolkit.core.avals import ShapedArray
-from toolkit.core.primitive import Primitive
+from toolkit.core.families import Family
+
+#: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
+family = Family("sharding")
 
 
 def _constraint_rule(x: ShapedArray, *, sharding: Any) -> ShapedArray:
     sharding.shard_shape(x.shape)  # raises a ValueError naming the dimension that does not fit
-    typed = sharding_rules.type_sharding(sharding, len(x.shape))
+    typed = sharding_types.type_sharding(sharding, len(x.shape))
     if typed is None and x.sharding is None:
         return x
     return x.update(sharding=typed)
 
 
-sharding_constraint_p = Primitive("sharding_constraint", shape_rule=_constraint_rule)
+sharding_constraint_p = family.primitive("sharding_constraint", shape_rule=_constraint_rule)
 
 
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:
@@ -56,7 +59,7 @@ def _constrain(x: Any, sharding: Any) -> Any:
     current = getattr(aval, "sharding", None)
     mesh = getattr(sharding, "mesh", None)
     if current is not None and mesh is not None and all(t.name == "Explicit" for t in mesh.axis_types):
-        wanted = sharding_rules.type_sharding(sharding, len(aval.shape))
+        wanted = sharding_types.type_sharding(sharding, len(aval.shape))
         if wanted != current:
             raise AssertionError(
                 "`with_sharding_constraint` acts as an assert when all axes of mesh are of type `Explicit`. The "
@@ -65,5 +68,3 @@ def _constrain(x: Any, sharding: Any) -> Any:
                 "the sharding you want.")
     return sharding_constraint_p.bind(x, sharding=sharding)
 
-
-from toolkit.lax import sharding_rules as _sharding_rules  # noqa: E402,F401  (fills the rule table)

@@ -1,4 +1,5 @@
 """Sorting: ``sort`` (several operands sorted together by their first ``num_keys``),
+
 ``top_k`` and the ``argsort`` helper built on ``sort``.
 
 Floating-point keys sort in numpy's order: NaNs last, ``-0.0`` and ``0.0``
@@ -16,8 +17,11 @@ from typing import Any, Sequence
 
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray, aval_of
-from toolkit.core.primitive import Primitive
+from toolkit.core.families import Family
 from toolkit.lax.shape_rules import known_false, same_shapes
+
+#: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
+family = Family("sorting")
 
 
 def _sort_rule(*operands: ShapedArray, dimension: int, is_stable: bool, num_keys: int) -> list[ShapedArray]:
@@ -32,7 +36,7 @@ def _sort_rule(*operands: ShapedArray, dimension: int, is_stable: bool, num_keys
     return list(operands)
 
 
-sort_p = Primitive("sort", shape_rule=_sort_rule, multiple_results=True)
+sort_p = family.primitive("sort", shape_rule=_sort_rule, multiple_results=True)
 
 
 def sort(operand: Any | Sequence[Any], dimension: int = -1, is_stable: bool = True, num_keys: int = 1) -> Any:
@@ -81,7 +85,7 @@ def _top_k_rule(operand: ShapedArray, *, k: int) -> list[ShapedArray]:
     return [ShapedArray(shape, operand.dtype, operand.weak_type), ShapedArray(shape, dtypes.int32)]
 
 
-top_k_p = Primitive("top_k", shape_rule=_top_k_rule, multiple_results=True)
+top_k_p = family.primitive("top_k", shape_rule=_top_k_rule, multiple_results=True)
 
 
 def top_k(operand: Any, k: int) -> tuple[Any, Any]:

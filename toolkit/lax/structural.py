@@ -9,9 +9,12 @@ import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray, canonicalize_shape, shape_size
-from toolkit.core.primitive import Primitive
+from toolkit.core.families import Family
 from toolkit.core.shape_poly import definitely_equal, max_dim
 from toolkit.lax.shape_rules import check_axes, dim_param, known_false, same_dtypes
+
+#: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
+family = Family("structural")
 
 
 def _broadcast_in_dim_rule(x: ShapedArray, *, shape: tuple, broadcast_dimensions: tuple) -> ShapedArray:
@@ -28,7 +31,7 @@ def _broadcast_in_dim_rule(x: ShapedArray, *, shape: tuple, broadcast_dimensions
     return ShapedArray(shape, x.dtype, x.weak_type)
 
 
-broadcast_in_dim_p = Primitive("broadcast_in_dim", shape_rule=_broadcast_in_dim_rule)
+broadcast_in_dim_p = family.primitive("broadcast_in_dim", shape_rule=_broadcast_in_dim_rule)
 
 
 def broadcast_in_dim(x: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Any:
@@ -81,7 +84,7 @@ def _reshape_rule(x: ShapedArray, *, new_sizes: tuple) -> ShapedArray:
     return ShapedArray(new_sizes, x.dtype, x.weak_type)
 
 
-reshape_p = Primitive("reshape", shape_rule=_reshape_rule)
+reshape_p = family.primitive("reshape", shape_rule=_reshape_rule)
 
 
 def reshape(x: Any, new_sizes: Sequence[int], *, out_sharding: Any = None) -> Any:
@@ -105,7 +108,7 @@ def _transpose_rule(x: ShapedArray, *, permutation: tuple) -> ShapedArray:
     return ShapedArray(tuple(x.shape[p] for p in permutation), x.dtype, x.weak_type)
 
 
-transpose_p = Primitive("transpose", shape_rule=_transpose_rule)
+transpose_p = family.primitive("transpose", shape_rule=_transpose_rule)
 
 
 def transpose(x: Any, permutation: Sequence[int]) -> Any:
@@ -125,7 +128,7 @@ def _slice_rule(x: ShapedArray, *, start_indices: tuple, limit_indices: tuple, s
     return ShapedArray(tuple(shape), x.dtype, x.weak_type)
 
 
-slice_p = Primitive("slice", shape_rule=_slice_rule)
+slice_p = family.primitive("slice", shape_rule=_slice_rule)
 
 
 def slice(x: Any, start_indices: Sequence[int], limit_indices: Sequence[int],
@@ -151,7 +154,7 @@ def _pad_rule(x: ShapedArray, padding_value: ShapedArray, *, padding_config: tup
     return ShapedArray(tuple(shape), x.dtype, x.weak_type)
 
 
-pad_p = Primitive("pad", shape_rule=_pad_rule)
+pad_p = family.primitive("pad", shape_rule=_pad_rule)
 
 
 def pad(x: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Any:
@@ -178,7 +181,7 @@ def _concatenate_rule(*xs: ShapedArray, dimension: int) -> ShapedArray:
     return ShapedArray(tuple(shape), dtype, all(x.weak_type for x in xs))
 
 
-concatenate_p = Primitive("concatenate", shape_rule=_concatenate_rule)
+concatenate_p = family.primitive("concatenate", shape_rule=_concatenate_rule)
 
 
 def concatenate(operands: Sequence[Any], dimension: int) -> Any:
@@ -190,7 +193,7 @@ def _rev_rule(x: ShapedArray, *, dimensions: tuple) -> ShapedArray:
     return x
 
 
-rev_p = Primitive("rev", shape_rule=_rev_rule)
+rev_p = family.primitive("rev", shape_rule=_rev_rule)
 
 
 def rev(x: Any, dimensions: Sequence[int]) -> Any:
@@ -203,7 +206,7 @@ def _iota_rule(*, dtype: np.dtype, shape: tuple, dimension: int) -> ShapedArray:
     return ShapedArray(shape, dtype)
 
 
-iota_p = Primitive("iota", shape_rule=_iota_rule)
+iota_p = family.primitive("iota", shape_rule=_iota_rule)
 
 
 def iota(dtype: Any, size: int) -> Any:
@@ -235,7 +238,7 @@ def _dynamic_slice_rule(x: ShapedArray, *indices: ShapedArray, slice_sizes: tupl
     return ShapedArray(slice_sizes, x.dtype, x.weak_type)
 
 
-dynamic_slice_p = Primitive("dynamic_slice", shape_rule=_dynamic_slice_rule)
+dynamic_slice_p = family.primitive("dynamic_slice", shape_rule=_dynamic_slice_rule)
 
 
 def dynamic_slice(x: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Any:
@@ -259,7 +262,7 @@ def _dynamic_update_slice_rule(x: ShapedArray, update: ShapedArray, *indices: Sh
     return x
 
 
-dynamic_update_slice_p = Primitive("dynamic_update_slice", shape_rule=_dynamic_update_slice_rule)
+dynamic_update_slice_p = family.primitive("dynamic_update_slice", shape_rule=_dynamic_update_slice_rule)
 
 
 def dynamic_update_slice(x: Any, update: Any, start_indices: Sequence[Any]) -> Any:
@@ -270,7 +273,7 @@ def _dimension_size_rule(*, dimension: Any, dtype: np.dtype) -> ShapedArray:
     return ShapedArray((), dtype, weak_type=True)
 
 
-dimension_size_p = Primitive("dimension_size", shape_rule=_dimension_size_rule)
+dimension_size_p = family.primitive("dimension_size", shape_rule=_dimension_size_rule)
 
 
 def dimension_as_value(d: Any, dtype: Any = None) -> Any:

@@ -1,4 +1,5 @@
 """Reductions with a user computation: ``reduce`` (over axes), ``reduce_window`` (over sliding
+
 windows), the ``reduce_window_sum/max/min`` helpers and cumulative ``cumsum/cumprod/cummax/cummin``.
 
 The computation is a Python function on scalars, traced once into a
@@ -21,13 +22,16 @@ import numpy as np
 
 from toolkit.core import dtypes, tracing, pytrees
 from toolkit.core.avals import ShapedArray, aval_of
-from toolkit.core.primitive import Primitive
+from toolkit.core.families import Family
 from toolkit.core.program import Program
 from toolkit.core.shape_poly import definitely_equal, is_symbolic_dim
 from toolkit.lax import elementwise
 from toolkit.lax import reductions
 from toolkit.lax.convolution import padtype_to_pads
 from toolkit.lax.shape_rules import check_axes, dim_param, window_count
+
+#: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
+family = Family("windowed")
 
 __all__ = ["reduce", "reduce_window", "reduce_window_sum", "reduce_window_max", "reduce_window_min", "cumsum",
            "cumprod", "cummax", "cummin", "reduce_p", "reduce_window_p"]
@@ -118,7 +122,7 @@ def _reduce_rule(*args: ShapedArray, computation: Program, dimensions: tuple) ->
     return [ShapedArray(shape, x.dtype) for x in operands]
 
 
-reduce_p = Primitive("reduce", shape_rule=_reduce_rule, multiple_results=True)
+reduce_p = family.primitive("reduce", shape_rule=_reduce_rule, multiple_results=True)
 
 _MONOIDS = {elementwise.add: ("sum", reductions.reduce_sum), elementwise.mul: ("prod", reductions.reduce_prod), elementwise.max: ("max", reductions.reduce_max),
             elementwise.min: ("min", reductions.reduce_min)}
@@ -217,7 +221,7 @@ def _reduce_window_rule(*args: ShapedArray, computation: Program, window_dimensi
     return [ShapedArray(tuple(shape), x.dtype) for x in operands]
 
 
-reduce_window_p = Primitive("reduce_window", shape_rule=_reduce_window_rule, multiple_results=True)
+reduce_window_p = family.primitive("reduce_window", shape_rule=_reduce_window_rule, multiple_results=True)
 
 
 def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any], Any],

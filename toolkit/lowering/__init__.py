@@ -1,8 +1,7 @@
 """Lowering traced programs to StableHLO: the driver and one rule per primitive.
 
-Importing this package registers every rule in ``toolkit/lowering/rules/``.
+A primitive's rule is in ``toolkit/lowering/rules/<its family>.py``, imported when first needed.
 """
 
 from toolkit.lowering.lower import RuleContext, lower_program  # noqa: F401
 from toolkit.lowering.registry import register_lowering  # noqa: F401
-from toolkit.lowering import rules  # noqa: F401,E402

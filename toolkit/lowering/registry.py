@@ -1,4 +1,6 @@
-"""The table of lowering rules: one per primitive (optionally per platform).
+"""The table of lowering rules: one per primitive (optionally per platform), filled by
+``toolkit/lowering/rules/<family>.py`` (imported the first time a primitive of that family is
+lowered; ``toolkit/core/families.py``).
 
 A rule is ``rule(ctx, *operands, **params) -> ir.Value | Sequence[ir.Value]``
 where ``operands`` are MLIR values and ``ctx`` is a ``RuleContext`` giving the
@@ -15,10 +17,12 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
+from toolkit.core.families import RuleTable
+
 LoweringRule = Callable[..., Any]
 
 #: primitive -> {platform or None (any platform): rule}
-LOWERINGS: dict[Any, dict[str | None, LoweringRule]] = {}
+LOWERINGS: RuleTable[dict[str | None, LoweringRule]] = RuleTable("lowering", "toolkit.lowering.rules")
 
 
 def register_lowering(primitive: Any, platforms: Iterable[str] | None = None) -> Callable[[LoweringRule], LoweringRule]:
@@ -32,7 +36,7 @@ def register_lowering(primitive: Any, platforms: Iterable[str] | None = None) ->
 
 
 def lowering_rules(primitive: Any) -> dict[str | None, LoweringRule]:
-    rules = LOWERINGS.get(primitive)
+    rules = LOWERINGS.lookup(primitive)
     if not rules:
         raise NotImplementedError(f"primitive `{primitive.name}` has no lowering rule")
     return rules

@@ -3,7 +3,7 @@
 On a mesh whose axes are ``AxisType.Explicit`` (``make_mesh``'s default), an
 array's sharding is part of its abstract value: ``typeof(x)`` prints
 ``float32[8@x,4]`` for an 8×4 array split over axis ``x``. Operations type
-their results by sharding rules (``toolkit.core.sharding_rules``); ``jit``
+their results by sharding rules (``toolkit.core.sharding_types``); ``jit``
 outputs are laid out as their types say.
 
 Example::
@@ -23,7 +23,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from toolkit.core import sharding_rules
+from toolkit.core import sharding_types
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.shard.mesh import AbstractMesh, AxisType, Mesh, get_mesh, set_mesh
 from toolkit.shard.named_sharding import NamedSharding
@@ -74,8 +74,8 @@ def type_sharding(sharding: Any, ndim: int) -> NamedSharding | None:
     return _make(mesh.abstract_mesh, tuple(entries))
 
 
-sharding_rules.hooks.type_sharding = type_sharding
-sharding_rules.hooks.make = _make
+sharding_types.hooks.type_sharding = type_sharding
+sharding_types.hooks.make = _make
 
 
 def concrete_sharding(aval_sharding: NamedSharding, meshes: Any = ()) -> NamedSharding:
@@ -351,9 +351,9 @@ def _typed_call(*args: Any, fun: Callable, kwargs: Any, sharding: NamedSharding,
     if how == "typed_by_fun":
         out = fun(*args, out_type=typed, **kwargs)
         return out if typeof(out).sharding == typed else reshard(out, sharding)
-    override = typed if how == "direct" else sharding_rules.hooks.make(typed.mesh, ())  # "replicated"
+    override = typed if how == "direct" else sharding_types.hooks.make(typed.mesh, ())  # "replicated"
     if primitive is not None:
-        with sharding_rules.out_sharding_override(primitive, override):
+        with sharding_types.out_sharding_override(primitive, override):
             out = fun(*args, **kwargs)
     else:
         out = fun(*args, **kwargs)

@@ -17,12 +17,30 @@ from toolkit.ad.values import Zero, instantiate, is_undefined, tangent_aval, val
 from toolkit.core import dtypes
 from toolkit.lax import elementwise
 
-# --- piecewise constant: zero tangent ----------------------------------------------
-for _p in (elementwise.sign_p, elementwise.floor_p, elementwise.ceil_p, elementwise.round_p, elementwise.is_finite_p, elementwise.not_p, elementwise.population_count_p,
-           elementwise.clz_p, elementwise.and_p, elementwise.or_p, elementwise.xor_p, elementwise.shift_left_p, elementwise.shift_right_arithmetic_p,
-           elementwise.shift_right_logical_p, elementwise.eq_p, elementwise.ne_p, elementwise.lt_p, elementwise.le_p, elementwise.gt_p, elementwise.ge_p, elementwise.nextafter_p,
-           elementwise.bitcast_convert_type_p):
-    zero_tangent_jvp(_p)
+# --- derived from the family's ``derivative`` traits --------------------------------------
+
+def _from_derivative(primitive: Any, derivative: Any):
+    """The JVP of an op declared with ``derivative=``: ``f(x) -> df/dx`` (unary) or ``(df/dx, df/dy)`` (binary)."""
+    partials = derivative if isinstance(derivative, tuple) else (derivative,)
+
+    def jvp(primals, tangents, **params):
+        out = primitive.bind(*primals, **params)
+        terms = [tnp.multiply(t, d(*primals)) for t, d in zip(tangents, partials) if not isinstance(t, Zero)]
+        tangent = terms[0]
+        for term in terms[1:]:
+            tangent = tnp.add(tangent, term)
+        return out, tangent
+    jvp.__name__ = f"{primitive.name}_jvp"
+    return jvp
+
+
+@elementwise.family.derive
+def _derive(primitive: Any) -> None:
+    derivative = primitive.traits.get("derivative")
+    if derivative == "zero":  # piecewise constant: zero tangent
+        zero_tangent_jvp(primitive)
+    elif derivative is not None:
+        JVP_RULES[primitive] = _from_derivative(primitive, derivative)
 
 
 # --- linear ----------------------------------------------------------------------------

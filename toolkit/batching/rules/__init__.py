@@ -1,19 +1,5 @@
-"""Batching rules, one file per ``toolkit.lax`` family; importing this package fills ``BATCHING_RULES``."""
+"""Batching rules, one module per primitive family (``toolkit/lax/<family>.py`` -> ``<family>.py`` here).
 
-from toolkit.batching.rules import (  # noqa: F401
-    autodiff,
-    calls,
-    control_flow,
-    convolution,
-    custom_call,
-    elementwise,
-    indexing,
-    linalg,
-    parallel,
-    random_bits,
-    reductions,
-    sharding,
-    sorting,
-    structural,
-    windowed,
-)
+``BATCHING_RULES.lookup`` imports a family's module the first time one of its primitives is batched
+(``toolkit/core/families.py``); nothing here imports them.
+"""

@@ -14,7 +14,6 @@ from typing import Any
 
 from toolkit.batching.interpret import AxisData, broadcast_batched, moveaxis, ndim_of
 from toolkit.batching.registry import register_batching
-from toolkit.core.primitive import PRIMITIVES
 from toolkit.lax import elementwise
 from toolkit.lax import structural
 
@@ -83,17 +82,15 @@ def structural_shape(args, dims, full, axis, target) -> tuple:
     return tuple(shape)
 
 
-_UNARY_NAMES = ("neg sign floor ceil exp exp2 log log1p expm1 tanh logistic sin cos tan asin acos atan sinh cosh "
-                "asinh acosh atanh sqrt rsqrt cbrt not population_count clz erf erfc erf_inv lgamma digamma conj "
-                "is_finite round abs real imag integer_pow convert_element_type")
-_BINARY_NAMES = ("add sub mul div rem pow max min and or xor atan2 nextafter shift_left shift_right_arithmetic "
-                 "shift_right_logical complex eq ne lt le gt ge")
-_UNARY, _BINARY = _UNARY_NAMES.split(), _BINARY_NAMES.split()
+@elementwise.family.derive
+def _derive(primitive: Any) -> None:
+    """Unary ops keep the batch dimension; binary ops and comparisons align their operands'."""
+    kind = primitive.traits.get("kind")
+    if kind == "unary":
+        register_batching(primitive, _unary(primitive))
+    elif kind in ("binary", "compare"):
+        register_batching(primitive, _nary(primitive))
 
-for _name in _UNARY:
-    register_batching(PRIMITIVES[_name], _unary(PRIMITIVES[_name]))
-for _name in _BINARY:
-    register_batching(PRIMITIVES[_name], _nary(PRIMITIVES[_name]))
 
 register_batching(elementwise.select_n_p, _with_scalars(elementwise.select_n_p, full=(1,)))
 register_batching(elementwise.clamp_p, _with_scalars(elementwise.clamp_p, full=(1,)))

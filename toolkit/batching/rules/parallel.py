@@ -30,13 +30,9 @@ from __future__ import annotations
 import numpy as np
 
 from toolkit.batching.interpret import (
-    AxisData,
-    batch_subprogram,
-    batched_outputs,
     bdim_at_front,
     broadcast_batched,
     moveaxis,
-    staged,
 )
 from toolkit.batching.registry import register_batching
 from toolkit.core import dtypes
@@ -206,43 +202,3 @@ register_batching(parallel.all_gather_p, _over_batch(_all_gather, _all_gather_ov
 register_batching(parallel.psum_scatter_p, _over_batch(_psum_scatter, _psum_scatter_over_batch))
 register_batching(parallel.all_to_all_p, _over_batch(_all_to_all, _all_to_all_over_batch))
 register_batching(parallel.axis_index_p, _over_batch(_axis_index, _axis_index_over_batch))
-
-
-def _shard_map(axis, args, dims, *, body, mesh, in_specs, out_specs, manual_axes, check_vma):
-    from toolkit.shard import PartitionSpec
-    from toolkit.shard_map import shard_map_p
-
-    name = axis.spmd_axis_name
-    names = name if isinstance(name, tuple) else (name,)
-    use = name is not None and all(n in manual_axes for n in names)
-    entry = name if use else None
-    local = axis.size
-    if use:
-        for n in names:
-            local = local // mesh.shape[n]
-    in_b = [d is not None for d in dims]
-    out_b = batched_outputs(body, in_b)
-
-    def front(spec, batched):
-        return PartitionSpec(entry, *spec) if batched else spec
-
-    def run(*xs):
-        xs = [bdim_at_front(x, d, axis.size) if b else x for x, d, b in zip(xs, dims, in_b)]
-        program, captured = batch_subprogram(body, in_b, AxisData(local, None), out_b)
-        if captured:
-            raise NotImplementedError("toolkit.vmap of shard_map: the batched body captured outer values")
-        return list(shard_map_p.bind(*xs, body=program, mesh=mesh,
-                                     in_specs=tuple(front(s, b) for s, b in zip(in_specs, in_b)),
-                                     out_specs=tuple(front(s, b) for s, b in zip(out_specs, out_b)),
-                                     manual_axes=manual_axes, check_vma=check_vma))
-
-    outs = staged(run, *args)
-    return outs, [0 if b else None for b in out_b]
-
-
-def _register_shard_map() -> None:
-    from toolkit.shard_map import shard_map_p
-    register_batching(shard_map_p, _shard_map)
-
-
-_register_shard_map()

@@ -1,8 +1,5 @@
-"""Lowering rules, one module per family of primitives (mirroring ``toolkit/lax/``)."""
+"""Lowering rules, one module per primitive family (``toolkit/lax/<family>.py`` -> ``<family>.py`` here).
 
-import importlib
-import pkgutil
-
-# Every module here registers its rules on import.
-for _info in pkgutil.iter_modules(__path__):
-    importlib.import_module(f"{__name__}.{_info.name}")
+``LOWERINGS.lookup`` imports a family's module the first time one of its primitives is lowered
+(``toolkit/core/families.py``); nothing here imports them.
+"""

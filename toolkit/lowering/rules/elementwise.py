@@ -3,55 +3,18 @@
 from __future__ import annotations
 
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import chlo, stablehlo
+from jaxlib.mlir.dialects import stablehlo
 
 from toolkit.core import dtypes
 from toolkit.lax import elementwise
 from toolkit.lowering.registry import register_lowering
 
-_ONE_TO_ONE = {
-    elementwise.neg_p: stablehlo.NegOp, elementwise.sign_p: stablehlo.SignOp, elementwise.floor_p: stablehlo.FloorOp,
-    elementwise.ceil_p: stablehlo.CeilOp, elementwise.exp_p: stablehlo.ExpOp, elementwise.log_p: stablehlo.LogOp,
-    elementwise.log1p_p: stablehlo.Log1pOp, elementwise.expm1_p: stablehlo.Expm1Op, elementwise.tanh_p: stablehlo.TanhOp,
-    elementwise.logistic_p: stablehlo.LogisticOp, elementwise.sin_p: stablehlo.SineOp, elementwise.cos_p: stablehlo.CosineOp,
-    elementwise.tan_p: stablehlo.TanOp, elementwise.sqrt_p: stablehlo.SqrtOp, elementwise.rsqrt_p: stablehlo.RsqrtOp,
-    elementwise.cbrt_p: stablehlo.CbrtOp, elementwise.not_p: stablehlo.NotOp, elementwise.population_count_p: stablehlo.PopulationCountOp,
-    elementwise.clz_p: stablehlo.ClzOp, elementwise.is_finite_p: stablehlo.IsFiniteOp,
-    elementwise.asin_p: chlo.AsinOp, elementwise.acos_p: chlo.AcosOp, elementwise.atan_p: chlo.AtanOp, elementwise.sinh_p: chlo.SinhOp,
-    elementwise.cosh_p: chlo.CoshOp, elementwise.asinh_p: chlo.AsinhOp, elementwise.acosh_p: chlo.AcoshOp, elementwise.atanh_p: chlo.AtanhOp,
-    elementwise.erf_p: chlo.ErfOp, elementwise.erfc_p: chlo.ErfcOp, elementwise.erf_inv_p: chlo.ErfInvOp, elementwise.lgamma_p: chlo.LgammaOp,
-    elementwise.digamma_p: chlo.DigammaOp, elementwise.conj_p: chlo.ConjOp,
-    elementwise.add_p: stablehlo.AddOp, elementwise.sub_p: stablehlo.SubtractOp, elementwise.mul_p: stablehlo.MulOp,
-    elementwise.div_p: stablehlo.DivOp, elementwise.rem_p: stablehlo.RemOp, elementwise.pow_p: stablehlo.PowOp,
-    elementwise.max_p: stablehlo.MaxOp, elementwise.min_p: stablehlo.MinOp, elementwise.and_p: stablehlo.AndOp,
-    elementwise.or_p: stablehlo.OrOp, elementwise.xor_p: stablehlo.XorOp, elementwise.atan2_p: stablehlo.Atan2Op,
-    elementwise.nextafter_p: chlo.NextAfterOp, elementwise.shift_left_p: stablehlo.ShiftLeftOp,
-    elementwise.shift_right_arithmetic_p: stablehlo.ShiftRightArithmeticOp,
-    elementwise.shift_right_logical_p: stablehlo.ShiftRightLogicalOp,
-}
-
-
-def _typed_rule(op_class):
-    # Passing the result type keeps CHLO ops (which infer poorly) and
-    # type-changing ops (abs of complex, is_finite) exact.
+def _one_to_one(op_name: str):
+    # The result type is given, not inferred: CHLO ops infer poorly, and abs/is_finite change the type.
     def rule(ctx, *operands):
-        return op_class(*operands, results=[ctx.out_type]).result if _accepts_results(op_class) \
-            else op_class(*operands).result
+        return ir.Operation.create(op_name, results=[ctx.out_type], operands=list(operands)).result
+    rule.__name__ = f"lower_{op_name.replace('.', '_')}"
     return rule
-
-
-def _accepts_results(op_class) -> bool:
-    accepts = _ACCEPTS.get(op_class)
-    if accepts is None:
-        import inspect
-        accepts = _ACCEPTS[op_class] = "results" in inspect.signature(op_class.__init__).parameters
-    return accepts
-
-
-_ACCEPTS: dict = {}
-
-for _primitive, _op in _ONE_TO_ONE.items():
-    register_lowering(_primitive)(_typed_rule(_op))
 
 
 @register_lowering(elementwise.exp2_p)
@@ -89,7 +52,6 @@ def _round(ctx, x, *, rounding_method):
     return (stablehlo.RoundNearestEvenOp(x) if rounding_method == 1 else stablehlo.RoundOp(x)).result
 
 
-_DIRECTIONS = {elementwise.eq_p: "EQ", elementwise.ne_p: "NE", elementwise.lt_p: "LT", elementwise.le_p: "LE", elementwise.gt_p: "GT", elementwise.ge_p: "GE"}
 
 
 def compare_type(dtype) -> str:
@@ -106,10 +68,6 @@ def _compare_rule(direction: str):
             x, y, stablehlo.ComparisonDirectionAttr.get(direction),
             compare_type=stablehlo.ComparisonTypeAttr.get(compare_type(ctx.avals_in[0].dtype))).result
     return rule
-
-
-for _primitive, _direction in _DIRECTIONS.items():
-    register_lowering(_primitive)(_compare_rule(_direction))
 
 
 @register_lowering(elementwise.integer_pow_p)
@@ -183,3 +141,13 @@ def _convert(ctx, x, *, new_dtype, weak_type):
 @register_lowering(elementwise.bitcast_convert_type_p)
 def _bitcast(ctx, x, *, new_dtype):
     return stablehlo.BitcastConvertOp(ctx.out_type, x).result
+
+
+@elementwise.family.derive
+def _derive(primitive) -> None:
+    """Every op declared with ``hlo=`` lowers to that op; every comparison to ``stablehlo.compare``."""
+    traits = primitive.traits
+    if traits.get("hlo"):
+        register_lowering(primitive)(_one_to_one(traits["hlo"]))
+    elif traits.get("kind") == "compare":
+        register_lowering(primitive)(_compare_rule(traits["direction"]))

@@ -23,9 +23,7 @@ from toolkit.core.avals import ShapedArray
 from toolkit.lax import parallel
 from toolkit.lowering.registry import register_lowering
 from toolkit.lowering.types import tensor_type
-from toolkit.shard import NamedSharding
-from toolkit.shard.shardy import _dimension_text, _quote
-from toolkit.shard_map import shard_map_p
+from toolkit.shard.shardy import _quote
 
 _CHANNEL_ID = 1
 _DEVICE_TO_DEVICE = 1
@@ -40,63 +38,10 @@ def _groups_attr(groups: list[list[int]]) -> ir.DenseElementsAttr:
     return ir.DenseElementsAttr.get(array, type=ir.IntegerType.get_signless(64), shape=list(array.shape))
 
 
-# --- shard_map ----------------------------------------------------------------------------
-
-
-def _mesh_symbol(mctx, mesh) -> str:
+def mesh_symbol(mctx, mesh) -> str:
+    """The name of ``mesh``'s ``sdy.mesh`` symbol in the module being lowered."""
     table = getattr(mctx, "shardy_meshes", None)
     return table.name_for(mesh) if table is not None else mctx.shardy_mesh_name
-
-
-def _value_sharding(mesh_name: str, spec, ndim: int, open_dims: bool = False) -> str:
-    """``<@mesh, [{"x"}, {}]>``; partially manual (``open_dims``): ``<@mesh, [{"x", ?}, {?}]>``, as JAX,
-    leaving the other axes to the partitioner."""
-    dims = [_dimension_text(entry) for entry in tuple(spec) + (None,) * (ndim - len(spec))]
-    if open_dims:
-        dims = ["{?}" if d == "{}" else d[:-1] + ", ?}" for d in dims]
-    return f"<@{mesh_name}, [" + ", ".join(dims) + "]>"
-
-
-@register_lowering(shard_map_p)
-def _shard_map(ctx, *operands, body, mesh, in_specs, out_specs, manual_axes, check_vma):
-    mctx = ctx.module_context
-    local_in = [tensor_type(a) for a in body.in_avals]
-    if mctx.partitioner == "shardy":
-        name = _mesh_symbol(mctx, mesh)
-        partial = tuple(manual_axes) != tuple(mesh.axis_names)
-        ins = [_value_sharding(name, s, a.ndim, partial) for s, a in zip(in_specs, ctx.avals_in)]
-        outs = [_value_sharding(name, s, a.ndim, partial) for s, a in zip(out_specs, ctx.avals_out)]
-        op = sdy.ManualComputationOp(
-            ctx.out_types, list(operands),
-            ir.Attribute.parse("#sdy.sharding_per_value<[" + ", ".join(ins) + "]>"),
-            ir.Attribute.parse("#sdy.sharding_per_value<[" + ", ".join(outs) + "]>"),
-            ir.Attribute.parse("#sdy<manual_axes{" + ", ".join(_quote(a) for a in manual_axes) + "}>"))
-        block = op.body.blocks.append(*local_in)
-        with ir.InsertionPoint(block):
-            sdy.ReturnOp(ctx.lower_program(body, list(block.arguments)))
-        return list(op.results)
-    if tuple(manual_axes) != tuple(mesh.axis_names):
-        raise NotImplementedError("shard_map with axis_names a strict subset of the mesh axes (partially manual) "
-                                  "lowers only with Shardy; set TOOLKIT_PARTITIONER=shardy")
-    manual = ir.StringAttr.get("{manual}")
-    shards = []
-    for x, spec, aval, local in zip(operands, in_specs, ctx.avals_in, local_in):
-        text = str(NamedSharding(mesh, spec)._to_xla_hlo_sharding(aval.ndim))
-        sharded = stablehlo.CustomCallOp([tensor_type(aval)], [x], "Sharding")
-        sharded.attributes["mhlo.sharding"] = ir.StringAttr.get(text)
-        full_to_shard = stablehlo.CustomCallOp([local], [sharded.result], "SPMDFullToShardShape")
-        full_to_shard.attributes["mhlo.sharding"] = manual
-        shards.append(full_to_shard.result)
-    results = ctx.lower_program(body, shards)
-    outs = []
-    for y, spec, aval, out_type in zip(results, out_specs, ctx.avals_out, ctx.out_types):
-        inner = stablehlo.CustomCallOp([y.type], [y], "Sharding")
-        inner.attributes["mhlo.sharding"] = manual
-        full = stablehlo.CustomCallOp([out_type], [inner.result], "SPMDShardToFullShape")
-        full.attributes["mhlo.sharding"] = ir.StringAttr.get(
-            str(NamedSharding(mesh, spec)._to_xla_hlo_sharding(aval.ndim)))
-        outs.append(full.result)
-    return outs
 
 
 # --- collectives ------------------------------------------------------------------------------
@@ -215,7 +160,7 @@ def _axis_index(ctx, *, axes, env):
     if tuple(env.manual) != tuple(env.names) and mctx.partitioner == "shardy":
         # Partially manual: as JAX, compute it inside a manual_computation over the remaining axes.
         from toolkit.shard import AbstractMesh
-        name = _mesh_symbol(mctx, AbstractMesh(env.sizes, env.names))
+        name = mesh_symbol(mctx, AbstractMesh(env.sizes, env.names))
         rest = [a for a in env.names if a not in env.manual]
         op = sdy.ManualComputationOp(
             [ctx.out_type], [], ir.Attribute.parse("#sdy.sharding_per_value<[]>"),

@@ -5,7 +5,7 @@ An abstract value may carry ``sharding`` — a ``NamedSharding`` over an
 ``toolkit.shard.explicit``). When any input of a primitive carries one,
 ``Primitive.abstract_eval`` calls :func:`apply_sharding_rules`, which looks up
 the primitive's rule in the one table :data:`SHARDING_RULES` (filled for the
-``lax`` families by ``toolkit.lax.sharding_rules``) and types the outputs.
+families by ``toolkit/sharding_rules/<family>.py``, imported on first use) and types the outputs.
 
 A rule works on specs (plain tuples, one entry per dimension: None, an
 axis name or a tuple of names); it may also return a type sharding itself or
@@ -28,6 +28,7 @@ import contextlib
 from typing import Any, Callable, Iterator, Sequence
 
 from toolkit.core.avals import ShapedArray
+from toolkit.core.families import RuleTable
 
 Spec = tuple  # one entry per dimension: None, an axis name, or a tuple of axis names
 
@@ -37,7 +38,7 @@ class ShardingTypeError(Exception):
 
 
 #: primitive -> rule(specs_in, avals_in, avals_out, **params) -> list of output specs
-SHARDING_RULES: dict[Any, Callable[..., list]] = {}
+SHARDING_RULES: RuleTable[Callable[..., list]] = RuleTable("sharding", "toolkit.sharding_rules")
 #: primitive -> why it has no sharding rule (read by the rule-coverage test, ``tests/test_rule_coverage.py``).
 NO_SHARDING_RULE: dict[Any, str] = {}
 
@@ -149,7 +150,7 @@ def apply_sharding_rules(primitive: Any, avals_in: Sequence[ShapedArray], avals_
         mesh = o_mesh
         out_specs = [tuple(o_spec) + (None,) * (len(a.shape) - len(o_spec)) for a in avals_out]
     else:
-        rule = SHARDING_RULES.get(primitive)
+        rule = SHARDING_RULES.lookup(primitive)
         if rule is None:
             inputs = ", ".join(_type_text(a) for a in avals_in if isinstance(a, ShapedArray))
             raise ShardingTypeError(
