@@ -51,7 +51,7 @@ import collections
 import dataclasses
 import gc
 import re
-from typing import Any, ClassVar, Literal
+from typing import ClassVar, Literal
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -61,6 +61,9 @@ from toolkit.passes.refine import diagnostics, folding, rules, types
 from toolkit.passes.refine.custom_calls import SHAPE_OPERANDS, refine_custom_call, target_of
 from toolkit.passes.refine.dynamic_ops import TO_STATIC
 from toolkit.passes.refine.rules import ShapeError, shape_of
+from toolkit.passes.refine.constants import KnownConstants, make_constant
+from toolkit.passes.refine.traversal import (REGION_FREE, block_ops, body_ops, operation, refined_callee,
+                                             referenced_functions)
 from toolkit.passes.refine.types import is_static_type, refine_type, with_shape
 from toolkit.passes.registry import register_pass
 
@@ -78,67 +81,6 @@ _ASSERTION = "shape_assertion"
 _OPERAND_WRAPPER = "stablehlo.shape_refinement_operand_wrapper"
 
 
-def _operation(op_like: Any) -> ir.Operation:
-    return op_like.operation if hasattr(op_like, "operation") else op_like
-
-
-def _refined_callee(op: ir.Operation, name: str | None = None) -> str | None:
-    """The function a ``func.call`` or ``stablehlo.composite`` refines at its site (None for other ops).
-
-    ``name`` is ``op.name`` if the caller has it.
-    """
-    if name is None:
-        name = op.name
-    if name == "func.call":
-        return ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-    if name == "stablehlo.composite":
-        return ir.FlatSymbolRefAttr(op.attributes["decomposition"]).value
-    return None
-
-
-def _referenced_functions(op: ir.Operation, name: str, into: set[str]) -> None:
-    """Add to ``into`` the functions ``op`` (itself, not its regions) names: callee, decomposition,
-    ``called_computations``."""
-    callee = _refined_callee(op, name)
-    if callee is not None:
-        into.add(callee)
-    if "called_computations" in op.attributes:
-        into.update(ir.FlatSymbolRefAttr(c).value for c in ir.ArrayAttr(op.attributes["called_computations"]))
-
-
-#: Ops that never have regions: the sweeps skip asking (``len(op.regions)`` costs ~0.2 µs).
-_REGION_FREE = frozenset({f"stablehlo.{name}" for name in rules.ELEMENTWISE_NAMES} | {
-    f"stablehlo.{name}" for name in
-    "broadcast_in_dim dynamic_broadcast_in_dim reshape dynamic_reshape concatenate get_dimension_size slice "
-    "dynamic_slice real_dynamic_slice dynamic_update_slice transpose iota dynamic_iota constant select clamp "
-    "pad dynamic_pad gather dynamic_gather dot dot_general convolution dynamic_conv custom_call composite "
-    "bitcast_convert reverse return".split()} | {"func.call", "func.return"})
-
-
-def _body_ops(function: ir.Operation) -> list[ir.Operation]:
-    """The ops of a one-block function's body, first to last.
-
-    Collected by a walk that does not enter nested regions: it hands out plain
-    ``Operation`` handles, ~0.3 µs per op cheaper than iterating the block
-    (which makes an ``OpView`` of each op).
-    """
-    ops = []
-    append = ops.append
-    skip, advance = ir.WalkResult.SKIP, ir.WalkResult.ADVANCE
-
-    def visit(op: ir.Operation) -> ir.WalkResult:
-        append(op)
-        return skip if len(ops) > 1 else advance  # the first op visited is the function: enter it
-
-    function.walk(visit, ir.WalkOrder.PRE_ORDER)
-    return ops[1:]
-
-
-def _block_ops(block: ir.Block) -> list[ir.Operation]:
-    """The ops of ``block``, first to last (see ``_body_ops`` for a function's body)."""
-    return [op.operation for op in block.operations]
-
-
 def _may_fail_static_check(custom_call: ir.Operation) -> bool:
     """A custom call the static check looks at: a shape assertion left, or shape operands kept."""
     return SHAPE_OPERANDS in custom_call.attributes or target_of(custom_call) == _ASSERTION
@@ -154,11 +96,16 @@ class _Refiner:
         self.context = module_op.context
         self.body = module_op.regions[0].blocks[0]
         self.functions: dict[str, ir.Operation] = {}
+        #: The sweep's own statistics, added to the pass's at the end (a context variable per event costs).
+        self.statistics: collections.Counter[str] = collections.Counter()
+        self.known = KnownConstants(self.statistics)
+        self.constant = self.known.constant
+        self._try_fold = self.known.try_fold
+        self._fold_dimension_size = self.known.fold_dimension_size
         for op in self.body.operations:
-            op = _operation(op)
+            op = operation(op)
             if op.name == "func.func":
                 self.functions[ir.StringAttr(op.attributes["sym_name"]).value] = op
-        self.constants: dict[ir.Value, np.ndarray | None] = {}
         self.refining: list[str] = []
         self.refined_keys: dict[str, tuple] = {}
         self.specializations: dict[tuple, str] = {}
@@ -168,7 +115,6 @@ class _Refiner:
         self.callers: dict[str, set[str]] = collections.defaultdict(set)
         self.reentrant: dict[str, bool] = {}
         self.touched_functions: set[str] = set()
-        self.i32 = ir.IntegerType.get_signless(32, self.context)
         #: True once the pre-scan saw an op outside stablehlo/chlo/func: only then are users checked
         #: before a value is retyped (the check reads every use, ~10 µs per value).
         self.foreign_ops = True
@@ -190,17 +136,6 @@ class _Refiner:
             "stablehlo.composite": self._refine_composite,
             "builtin.unrealized_conversion_cast": self._refine_cast,
         }
-        #: Results of folded ops not yet replaced by constants (see ``_replace_with_constant``).
-        self.folded: set[ir.Value] = set()
-        #: The sweep's own statistics, added to the pass's at the end (a context variable per event costs).
-        self.statistics: collections.Counter[str] = collections.Counter()
-        #: Result tensor type -> numpy dtype if ops of that type may fold (static integer tensors), else None.
-        self.foldable_types: dict[ir.Type, np.dtype | None] = {}
-        #: (op name, result type, ids of the operand arrays) -> (folded array, operand arrays), for the ops
-        #: whose value depends on nothing else (``folding.ATTRIBUTE_FREE``). JAX recomputes a shape before
-        #: every dynamic op from the same constants; the repeats take the first fold's array. The operand
-        #: arrays are kept so their ids stay theirs.
-        self.fold_cache: dict[tuple, tuple[np.ndarray | None, list[np.ndarray]]] = {}
 
     # -- entry -------------------------------------------------------------
     def run(self) -> None:
@@ -247,7 +182,7 @@ class _Refiner:
             def note(op: ir.Operation, name: str, caller: str = caller) -> None:
                 nonlocal foreign
                 if name == "func.call" or name == "stablehlo.composite":
-                    callee = _refined_callee(op, name)
+                    callee = refined_callee(op, name)
                     self.call_counts[callee] += 1
                     self.callers[callee].add(caller)
                 elif not name.startswith(_SUPPORTED_PREFIXES):
@@ -265,7 +200,7 @@ class _Refiner:
                 body.append(op)
                 name = op.name
                 note(op, name)
-                if name not in _REGION_FREE and len(op.regions):
+                if name not in REGION_FREE and len(op.regions):
                     for region in op.regions:
                         for block in region.blocks:
                             for inner in block.operations:
@@ -305,29 +240,6 @@ class _Refiner:
             self.touched_functions.add(name)
         return self.functions.get(name)
 
-    # -- constants ---------------------------------------------------------
-    def constant(self, value: ir.Value) -> np.ndarray | None:
-        """The value of ``value`` if it is an integer constant (numpy), else None."""
-        try:
-            return self.constants[value]
-        except KeyError:
-            pass
-        result = None
-        owner = value.owner
-        if isinstance(owner, (ir.Operation, ir.OpView)):
-            owner = _operation(owner)
-            if owner.name == "stablehlo.constant" and isinstance(value.type, ir.RankedTensorType):
-                result = folding.attribute_to_array(owner.attributes["value"], value.type)
-        self.constants[value] = result
-        return result
-
-    def _make_constant(self, array: np.ndarray, tensor_type: ir.RankedTensorType, location: ir.Location
-                       ) -> ir.Value:
-        attr = folding.array_to_attribute(array, tensor_type)
-        op = ir.Operation.create("stablehlo.constant", results=[tensor_type], attributes={"value": attr},
-                                 loc=location)
-        return op.result
-
     # -- functions ---------------------------------------------------------
     def _refine_function(self, function: ir.Operation, name: str) -> None:
         region = function.regions[0]
@@ -339,8 +251,8 @@ class _Refiner:
         self.swept.add(name)
         try:
             ops = self.bodies.pop(name, None)  # None for the clones made since the pre-scan
-            self._refine_ops(_body_ops(function) if ops is None else ops)
-            if self._erase_dead_ops(_body_ops(function)):
+            self._refine_ops(body_ops(function) if ops is None else ops)
+            if self._erase_dead_ops(body_ops(function)):
                 self.maybe_dynamic.add(name)
             if self._update_function_type(function):
                 self.maybe_dynamic.add(name)
@@ -351,7 +263,7 @@ class _Refiner:
         """Make the function type match the arguments and the return; True if it is not static."""
         block = function.regions[0].blocks[0]
         inputs = [arg.type for arg in block.arguments]
-        terminator = _operation(block.operations[-1])
+        terminator = operation(block.operations[-1])
         old = ir.TypeAttr(function.attributes["function_type"]).value
         results = [v.type for v in terminator.operands] if terminator.name == "func.return" else list(old.results)
         new = ir.FunctionType.get(inputs, results)
@@ -361,7 +273,7 @@ class _Refiner:
 
     # -- blocks and ops ----------------------------------------------------
     def _refine_block(self, block: ir.Block) -> None:
-        self._refine_ops(_block_ops(block))
+        self._refine_ops(block_ops(block))
 
     def _refine_ops(self, ops: list[ir.Operation]) -> None:
         """Refine ``ops`` (a block's, first to last) one by one."""
@@ -382,7 +294,7 @@ class _Refiner:
 
     def _refine_generic(self, op: ir.Operation, name: str) -> None:
         """Infer the results from the operands, then fold the op or make it static."""
-        if name not in _REGION_FREE and len(op.regions):
+        if name not in REGION_FREE and len(op.regions):
             for region in op.regions:
                 for block in region.blocks:
                     self._refine_block(block)
@@ -469,68 +381,9 @@ class _Refiner:
         if not self.foreign_ops:
             return True
         for use in value.uses:
-            owner = _operation(use.owner)
+            owner = operation(use.owner)
             if owner.name.partition(".")[0] not in _SUPPORTED_USER_DIALECTS:
                 return False
-        return True
-
-    # -- folding -----------------------------------------------------------
-    def _replace_with_constant(self, op: ir.Operation, array: np.ndarray, result: ir.Value | None = None) -> None:
-        """Fold ``op`` (one result, ``result`` if the caller has it) to ``array``.
-
-        From now on its result reads as that constant; the op itself stays until the
-        dead ops of its block are erased: then it goes if every user folded too (the
-        usual case for shape arithmetic), else a ``stablehlo.constant`` takes its place
-        there (``_materialize``). Creating the constant only when it is needed saves
-        an op creation, a use replacement and an erasure per folded op.
-        """
-        if result is None:
-            result = op.results[0]
-        self.constants[result] = array
-        self.folded.add(result)
-        self.statistics["folded-ops"] += 1
-
-    def _materialize(self, op: ir.Operation, result: ir.Value) -> None:
-        """Replace the folded, still used ``op`` by a ``stablehlo.constant`` of its value."""
-        array = self.constants.pop(result)
-        self.folded.discard(result)
-        with self.context, ir.InsertionPoint(op):
-            value = self._make_constant(array, result.type, op.location)
-        result.replace_all_uses_with(value)
-        op.erase()
-        self.constants[value] = array
-
-    def _try_fold(self, op: ir.Operation, result: ir.Value, result_type: ir.Type, name: str) -> bool:
-        """Fold the one-result ``op`` (``result`` of ``result_type``) if its operands are constants."""
-        try:
-            dtype = self.foldable_types[result_type]
-        except KeyError:
-            dtype = None
-            if isinstance(result_type, ir.RankedTensorType) and result_type.has_static_shape:
-                dtype = folding.numpy_dtype(result_type.element_type)
-            self.foldable_types[result_type] = dtype
-        if dtype is None:
-            return False
-        constant = self.constant
-        operands = []
-        for value in op.operands:
-            array = constant(value)
-            if array is None:
-                return False
-            operands.append(array)
-        if name in folding.ATTRIBUTE_FREE or (name == "stablehlo.concatenate" and operands[0].ndim == 1):
-            key = (name, result_type, *map(id, operands))
-            cached = self.fold_cache.get(key)
-            if cached is None:
-                cached = self.fold_cache[key] = (
-                    folding.fold(op, operands, result_type, dtype, rules.SHAPE_CACHE.get(result_type), name),
-                    operands)
-            value = cached[0]
-        else:
-            value = folding.fold(op, operands, result_type, dtype, rules.SHAPE_CACHE.get(result_type), name)
-        if value is None:
-            return False
-        self._replace_with_constant(op, value, result)
         return True
 
     def _refine_dynamic_broadcast(self, op: ir.Operation) -> None:
@@ -569,15 +422,6 @@ class _Refiner:
         op.erase()
         self.statistics["static-broadcast_in_dim"] += 1
 
-    def _fold_dimension_size(self, op: ir.Operation, result: ir.Value, result_type: ir.Type) -> bool:
-        source = shape_of(op.operands[0].type)
-        dimension = ir.IntegerAttr(op.attributes["dimension"]).value
-        if source is None or source[dimension] < 0:
-            return False
-        dtype = folding.numpy_dtype(result_type.element_type)
-        self._replace_with_constant(op, np.array(source[dimension], dtype=dtype), result)
-        return True
-
     # -- regions -----------------------------------------------------------
     def _refine_while(self, op: ir.Operation) -> None:
         operand_types = [v.type for v in op.operands]
@@ -595,7 +439,7 @@ class _Refiner:
         for region in op.regions:
             block = region.blocks[0]
             self._refine_block(block)
-            terminator = _operation(block.operations[-1])
+            terminator = operation(block.operations[-1])
             yielded.append([v.type for v in terminator.operands])
         for index, result in enumerate(op.results):
             shapes = [shape_of(types[index]) for types in yielded if index < len(types)]
@@ -758,7 +602,7 @@ class _Refiner:
             target_name = self._unique_name(f"{callee_name}_{len(self.specializations)}")
             target = template.clone(ir.InsertionPoint.after(callee) if hasattr(ir.InsertionPoint, "after")
                                     else ir.InsertionPoint(self.body))
-            target = _operation(target)
+            target = operation(target)
             with self.context:
                 target.attributes["sym_name"] = ir.StringAttr.get(target_name)
                 target.attributes["sym_visibility"] = ir.StringAttr.get("private")
@@ -785,11 +629,11 @@ class _Refiner:
         arguments = list(block.arguments)
         # Substitute the dimension arguments by constants, then drop them.
         if dimension_args:
-            first = _operation(block.operations[0])
+            first = operation(block.operations[0])
             with self.context, ir.InsertionPoint(first):
                 for index, array in dimension_args.items():
                     arg = arguments[index]
-                    value = self._make_constant(np.asarray(array), arg.type, callee.location)
+                    value = make_constant(np.asarray(array), arg.type, callee.location)
                     arg.replace_all_uses_with(value)
             for index in sorted(dimension_args, reverse=True):
                 block.erase_argument(index)
@@ -824,7 +668,7 @@ class _Refiner:
                 old.replace_all_uses_with(new)
             op.erase()
         # Constants returned by the callee are constants here too.
-        terminator = _operation(target.regions[0].blocks[0].operations[-1])
+        terminator = operation(target.regions[0].blocks[0].operations[-1])
         for index, returned in enumerate(terminator.operands):
             array = self.constant(returned)
             result = call.results[index]
@@ -832,7 +676,7 @@ class _Refiner:
                     or not result.type.has_static_shape or len(list(result.uses)) == 0:
                 continue
             with self.context, ir.InsertionPoint(call):
-                value = self._make_constant(array, result.type, call.location)
+                value = make_constant(array, result.type, call.location)
             result.replace_all_uses_with(value)
 
     def _is_pure_function(self, name: str) -> bool:
@@ -841,7 +685,7 @@ class _Refiner:
             return known
         self.purity[name] = False  # recursion counts as impure
         function = self.functions.get(name)
-        pure = function is not None and all(self._is_pure_op(_operation(op))
+        pure = function is not None and all(self._is_pure_op(operation(op))
                                             for block in function.regions[0].blocks
                                             for op in block.operations)
         self.purity[name] = pure
@@ -855,16 +699,16 @@ class _Refiner:
         if name == "stablehlo.custom_call":
             attr = op.attributes["has_side_effect"] if "has_side_effect" in op.attributes else None
             return not (attr is not None and ir.BoolAttr(attr).value)
-        callee = _refined_callee(op, name)
+        callee = refined_callee(op, name)
         if callee is not None:
             return self._is_pure_function(callee)
         if name in ("func.return", "stablehlo.return"):
             return True
         if not name.startswith(("stablehlo.", "chlo.")):
             return False
-        if name in _REGION_FREE:
+        if name in REGION_FREE:
             return True
-        return all(self._is_pure_op(_operation(inner)) for region in op.regions
+        return all(self._is_pure_op(operation(inner)) for region in op.regions
                    for block in region.blocks for inner in block.operations)
 
     # -- cleanup -----------------------------------------------------------
@@ -877,8 +721,9 @@ class _Refiner:
         The functions named by the ops that stay are noted for ``_erase_unused_functions``.
         """
         flagged = False
-        folded = self.folded
-        constants = self.constants
+        folded = self.known.folded
+        constants = self.known.arrays
+        materialize = self.known.materialize
         referenced = self.referenced
         for op in reversed(ops):
             name = op.name
@@ -901,15 +746,15 @@ class _Refiner:
                 op.erase()
                 continue
             if used and count == 1 and folded and values[0] in folded:
-                self._materialize(op, values[0])
+                materialize(op, values[0])
                 continue
             # The op stays.
-            _referenced_functions(op, name, referenced)
-            if name not in _REGION_FREE and len(op.regions):
+            referenced_functions(op, name, referenced)
+            if name not in REGION_FREE and len(op.regions):
                 if used or not count:
                     for region in op.regions:
                         for inner in region.blocks:
-                            flagged |= self._erase_dead_ops(_block_ops(inner))
+                            flagged |= self._erase_dead_ops(block_ops(inner))
                 else:  # unused but not pure: its regions stay as they are
                     op.walk(self._note_references)
             if not flagged:
@@ -926,7 +771,7 @@ class _Refiner:
 
     def _note_references(self, op: ir.Operation) -> ir.WalkResult:
         """Walk callback: note the functions ``op`` names (see ``_erase_dead_ops``)."""
-        _referenced_functions(op, op.name, self.referenced)
+        referenced_functions(op, op.name, self.referenced)
         return ir.WalkResult.ADVANCE
 
     def _erase_unused_functions(self) -> None:
@@ -939,11 +784,11 @@ class _Refiner:
             template.erase()
         self.templates.clear()
         used = self.referenced
-        _referenced_functions(self.module_op, self.module_op.name, used)
+        referenced_functions(self.module_op, self.module_op.name, used)
         for op in self.body.operations:
             op = op.operation
             if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value in self.swept:
-                _referenced_functions(op, "func.func", used)  # the function op itself; its body is noted
+                referenced_functions(op, "func.func", used)  # the function op itself; its body is noted
                 continue
             op.walk(self._note_references)
         for name in list(self.functions):
@@ -987,7 +832,7 @@ class _Refiner:
                         all(isinstance(r.type, ir.RankedTensorType) for r in op.results):
                     note("shape_operands", op)  # tuple results keep them, as upstream
             if not all(is_static_type(r.type) for r in op.results):
-                origin = _refined_callee(op) is None and all(is_static_type(v.type) for v in op.operands)
+                origin = refined_callee(op) is None and all(is_static_type(v.type) for v in op.operands)
                 note("origin" if origin else "passing_on", op)
             return ir.WalkResult.ADVANCE
 
@@ -1044,16 +889,16 @@ class RefineShapesPass(ModulePass):
                                          "stablehlo: like the C++ stablehlo-refine-shapes pass"})
 
     def apply(self, op: ir.Operation) -> None:
-        operation = _operation(op)
-        if operation.name != "builtin.module":
-            raise PassFailure(f"{self.name} runs on a builtin.module, not on {operation.name}", operation)
+        module_op = operation(op)
+        if module_op.name != "builtin.module":
+            raise PassFailure(f"{self.name} runs on a builtin.module, not on {module_op.name}", module_op)
         # The sweep makes a few Python objects per op and frees them at once: cyclic garbage
         # collection would rescan every live op handle many times (~15% of the run), for nothing.
         collecting = gc.isenabled()
         gc.disable()
         try:
-            with operation.context, ir.Location.unknown():
-                _Refiner(self, operation).run()
+            with module_op.context, ir.Location.unknown():
+                _Refiner(self, module_op).run()
         finally:
             if collecting:
                 gc.enable()
