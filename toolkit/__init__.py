@@ -35,8 +35,8 @@ def block_until_ready(x):
         if isinstance(leaf, Array):
             leaf.block_until_ready()
     return x
-from toolkit.shard import (AxisType, auto_axes, explicit_axes, make_mesh, reshard, set_mesh,  # noqa: F401,E402
-                           typeof)
+from toolkit.shard import AxisType, make_mesh, set_mesh, typeof  # noqa: F401,E402
+from toolkit.resharding import auto_axes, explicit_axes, reshard  # noqa: F401,E402
 from toolkit.core.sharding_types import ShardingTypeError  # noqa: F401,E402
 from toolkit.ad import grad, jvp, linearize, value_and_grad, vjp  # noqa: F401,E402
 from toolkit.ad import (checkpoint, checkpoint_policies, custom_jvp, custom_vjp, hessian, jacfwd,  # noqa: F401,E402

@@ -52,16 +52,29 @@ def register_sharding_rule(*primitives: Any) -> Callable:
     return register
 
 
-# -- the bridge to toolkit.shard (installed by toolkit.shard.explicit) ---------------------------
+# -- the bridges to toolkit.shard (installed by toolkit.shard.explicit and toolkit.resharding) ------------
 
 class _Hooks:
     #: (sharding, ndim) -> the type sharding (NamedSharding over the abstract mesh) or None
     type_sharding: Callable[[Any, int], Any] | None = None
     #: (abstract mesh, spec tuple) -> NamedSharding
     make: Callable[[Any, Spec], Any] | None = None
+    #: ``toolkit.resharding.with_out_sharding`` (installed by it): lax's ``out_sharding=``/``sharding=``
+    with_out_sharding: Callable[..., Any] | None = None
 
 
 hooks = _Hooks()
+
+
+def with_out_sharding(fun: Callable, args: tuple, kwargs: dict, out_sharding: Any, what: str, shape: tuple,
+                      **options: Any) -> Any:
+    """``fun(*args, **kwargs)`` typed and laid out by ``out_sharding`` (``toolkit.resharding.with_out_sharding``).
+
+    The hook lets ``toolkit.lax`` offer ``out_sharding=`` without importing the layers above it.
+    """
+    if hooks.with_out_sharding is None:
+        raise RuntimeError(f"{what}: out_sharding= needs toolkit.resharding; import toolkit first")
+    return hooks.with_out_sharding(fun, args, kwargs, out_sharding, what, shape, **options)
 
 
 def type_sharding(sharding: Any, ndim: int) -> Any:

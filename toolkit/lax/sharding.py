@@ -11,6 +11,8 @@ from typing import Any
 from toolkit.core import sharding_types, pytrees
 from toolkit.core.avals import ShapedArray
 from toolkit.core.families import Family
+from toolkit.shard.resolve import is_sharding_leaf, resolve_sharding
+from toolkit.shard.sharding import Sharding
 
 #: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
 family = Family("sharding")
@@ -37,8 +39,6 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     explicitly sharded over an all-Explicit mesh it only asserts the sharding
     (as in JAX): use ``toolkit.reshard`` to change it.
     """
-    from toolkit.shard import Sharding
-    from toolkit.shard.resolve import is_sharding_leaf, resolve_sharding
     leaves, tree = pytrees.tree_flatten(x)
     if is_sharding_leaf(shardings) and shardings is not None:
         per_leaf = [shardings] * len(leaves)

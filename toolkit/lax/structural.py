@@ -7,10 +7,13 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from toolkit.core import dtypes
+from toolkit.core import dtypes, sharding_types, tracing
 from toolkit.core.avals import ShapedArray, canonicalize_shape, shape_size
 from toolkit.core.families import Family
 from toolkit.core.shape_poly import definitely_equal, max_dim
+from toolkit.lax.elementwise import convert_element_type
+from toolkit.lax.sharding import sharding_constraint_p
+from toolkit.shard.mesh import AbstractMesh
 from toolkit.lax.shape_rules import check_axes, dim_param, known_false, same_dtypes
 
 #: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
@@ -54,8 +57,6 @@ def full(shape: Sequence[int], fill_value: Any, dtype: Any = None, *, sharding: 
     (under a trace it is ignored); one over an abstract mesh (an array's type
     sharding, ``toolkit.typeof(x).sharding``) types the result, as ``out_sharding=`` does.
     """
-    from toolkit.core import tracing
-    from toolkit.shard.mesh import AbstractMesh
     shape = canonicalize_shape(shape)
     if np.shape(fill_value):
         raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape {np.shape(fill_value)}.")
@@ -64,16 +65,15 @@ def full(shape: Sequence[int], fill_value: Any, dtype: Any = None, *, sharding: 
         if isinstance(fill_value, (bool, int, float, complex, np.generic, np.ndarray)):
             fill_value = np.asarray(fill_value, dtype)
         else:
-            from toolkit.lax.elementwise import convert_element_type
             fill_value = convert_element_type(fill_value, dtype)
-    if sharding is not None and isinstance(getattr(sharding, "mesh", None), AbstractMesh):
-        from toolkit.shard.explicit import with_out_sharding
-        return with_out_sharding(broadcast_in_dim, (fill_value,), {"shape": shape, "broadcast_dimensions": ()},
-                                 sharding, "full", shape, primitive="broadcast_in_dim")
+    if sharding is not None and isinstance(getattr(sharding, "mesh", None), AbstractMesh):  # a type sharding
+        return sharding_types.with_out_sharding(broadcast_in_dim, (fill_value,),
+                                                {"shape": shape, "broadcast_dimensions": ()}, sharding, "full", shape,
+                                                primitive="broadcast_in_dim")
     out = broadcast_in_dim(fill_value, shape, ())
     if sharding is not None and not tracing.is_tracing():
-        from toolkit.array import device_put
-        out = device_put(out, sharding)
+        # Placed eagerly through the eager hook: outside a trace a sharding constraint is a transfer.
+        out = sharding_constraint_p.bind(out, sharding=sharding)
     return out
 
 
@@ -95,8 +95,7 @@ def reshape(x: Any, new_sizes: Sequence[int], *, out_sharding: Any = None) -> An
     """
     new_sizes = canonicalize_shape(new_sizes)
     if out_sharding is not None:
-        from toolkit.shard.explicit import with_out_sharding
-        return with_out_sharding(reshape, (x,), {"new_sizes": new_sizes}, out_sharding, "reshape", new_sizes,
+        return sharding_types.with_out_sharding(reshape, (x,), {"new_sizes": new_sizes}, out_sharding, "reshape", new_sizes,
                                  primitive="reshape")
     return reshape_p.bind(x, new_sizes=new_sizes)
 
@@ -217,9 +216,8 @@ def iota(dtype: Any, size: int) -> Any:
 def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int, *, out_sharding: Any = None) -> Any:
     """Values counting up along ``dimension`` of ``shape``; ``out_sharding``: the result's type, as in JAX."""
     if out_sharding is not None:
-        from toolkit.shard.explicit import with_out_sharding
         shape = canonicalize_shape(shape)
-        return with_out_sharding(broadcasted_iota, (), {"dtype": dtypes.canonicalize_dtype(dtype), "shape": shape,
+        return sharding_types.with_out_sharding(broadcasted_iota, (), {"dtype": dtypes.canonicalize_dtype(dtype), "shape": shape,
                                                         "dimension": int(dimension)},
                                  out_sharding, "broadcasted_iota", shape, primitive="iota")
     return iota_p.bind(dtype=dtypes.canonicalize_dtype(dtype), shape=canonicalize_shape(shape), dimension=int(dimension))

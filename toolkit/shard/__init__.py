@@ -34,7 +34,7 @@ from toolkit.shard.shardy import (ShardyMeshSymbols, parse_shardy_mesh, parse_sh
                                   shardy_mesh_for, shardy_mesh_text, shardy_sharding_text)
 from toolkit.shard.single_device import SingleDeviceSharding, make_single_device_sharding
 from toolkit.shard.resolve import resolve_sharding
-from toolkit.shard.explicit import auto_axes, explicit_axes, reshard, typeof
+from toolkit.shard.explicit import typeof
 
 __all__ = [
     "AbstractMesh", "AxisType", "GSPMDSharding", "HloSharding", "Mesh", "NamedSharding", "NoSharding",
@@ -46,3 +46,14 @@ __all__ = [
     "positional_sharding_from_hlo", "set_mesh", "sharding_from_hlo", "shardy_mesh_attr_text",
     "shardy_mesh_for", "shardy_mesh_text", "shardy_sharding_text", "to_op_sharding",
 ]
+
+#: ``jax.sharding``'s operations on sharded values, defined above ``lax`` in ``toolkit/resharding.py``.
+_OPERATIONS = ("auto_axes", "explicit_axes", "reshard")
+
+
+def __getattr__(name: str) -> object:
+    if name in _OPERATIONS:
+        # lazy: toolkit.shard sits below toolkit.lax, and these operations bind lax's sharding constraint
+        import toolkit.resharding
+        return getattr(toolkit.resharding, name)
+    raise AttributeError(f"module 'toolkit.shard' has no attribute {name!r}")
