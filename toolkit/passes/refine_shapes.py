@@ -58,12 +58,13 @@ from jaxlib.mlir import ir
 
 from toolkit.passes.pass_base import ModulePass, PassFailure, record_statistic
 from toolkit.passes.refine import diagnostics, folding, rules, types
-from toolkit.passes.refine.custom_calls import SHAPE_OPERANDS, refine_custom_call, target_of
+from toolkit.passes.refine.custom_calls import OPERAND_WRAPPER, SHAPE_ASSERTION, refine_custom_call
+from toolkit.passes.refine.dead_code import DeadCodeErasure
 from toolkit.passes.refine.dynamic_ops import TO_STATIC
 from toolkit.passes.refine.rules import ShapeError, shape_of
 from toolkit.passes.refine.constants import KnownConstants, make_constant
-from toolkit.passes.refine.traversal import (REGION_FREE, block_ops, body_ops, operation, refined_callee,
-                                             referenced_functions)
+from toolkit.passes.refine.traversal import REGION_FREE, block_ops, body_ops, operation, refined_callee
+from toolkit.passes.refine.static_check import StaticCheck
 from toolkit.passes.refine.types import is_static_type, refine_type, with_shape
 from toolkit.passes.registry import register_pass
 
@@ -72,18 +73,7 @@ _SUPPORTED_USER_DIALECTS = ("stablehlo", "chlo", "func")
 _SUPPORTED_PREFIXES = ("stablehlo.", "chlo.", "func.", "builtin.module")
 #: Ops the sweep leaves alone.
 _SKIPPED = frozenset({"func.return", "stablehlo.return", "stablehlo.constant"})
-_SIDE_EFFECTING = frozenset({
-    "stablehlo.send", "stablehlo.recv", "stablehlo.infeed", "stablehlo.outfeed",
-    "func.call_indirect", "stablehlo.rng_bit_generator",
-})
 _PLACEHOLDER = re.compile(r"\{(\d+)\}")
-_ASSERTION = "shape_assertion"
-_OPERAND_WRAPPER = "stablehlo.shape_refinement_operand_wrapper"
-
-
-def _may_fail_static_check(custom_call: ir.Operation) -> bool:
-    """A custom call the static check looks at: a shape assertion left, or shape operands kept."""
-    return SHAPE_OPERANDS in custom_call.attributes or target_of(custom_call) == _ASSERTION
 
 
 class _Refiner:
@@ -110,20 +100,17 @@ class _Refiner:
         self.refined_keys: dict[str, tuple] = {}
         self.specializations: dict[tuple, str] = {}
         self.templates: dict[str, ir.Operation] = {}
-        self.purity: dict[str, bool] = {}
         self.call_counts: collections.Counter[str] = collections.Counter()
         self.callers: dict[str, set[str]] = collections.defaultdict(set)
         self.reentrant: dict[str, bool] = {}
         self.touched_functions: set[str] = set()
+        self.dead_code = DeadCodeErasure(self.known, self.functions, self.touched_functions)
+        self.static_check = StaticCheck(self.functions, self.constant)
         #: True once the pre-scan saw an op outside stablehlo/chlo/func: only then are users checked
         #: before a value is retyped (the check reads every use, ~10 µs per value).
         self.foreign_ops = True
-        #: Functions whose refined body may fail the static check (see ``_erase_dead_ops``).
-        self.maybe_dynamic: set[str] = set()
         #: Functions swept by ``_refine_function`` (their bodies were checked while erasing dead ops).
         self.swept: set[str] = set()
-        #: Functions named by the ops that survived the dead-op sweeps (see ``_erase_unused_functions``).
-        self.referenced: set[str] = set()
         #: Function name -> the ops of its body as the pre-scan found them, until the sweep takes them.
         self.bodies: dict[str, list[ir.Operation]] = {}
         #: Op name -> the method that refines it; other ops take the generic path in ``_refine_op``.
@@ -153,12 +140,12 @@ class _Refiner:
         name = ir.StringAttr(entry.attributes["sym_name"]).value
         self._refine_function(entry, name)
         if self.jax_mode:
-            self._erase_unused_functions()
+            for template in self.templates.values():
+                template.erase()
+            self.templates.clear()
+            self.dead_code.erase_unused_functions(self.module_op, self.swept)
         if self.jax_mode and self.config.validate_static_shapes:
-            # Swept functions were checked while their dead ops were erased; walk the rest.
-            unswept = [f for n, f in self.functions.items() if n not in self.swept]
-            if self.maybe_dynamic.intersection(self.functions) or any(self._find_dynamic(f) for f in unswept):
-                self._validate_static()
+            self.static_check.run(self.module_op, self.swept)
 
     def _entry_function(self) -> ir.Operation:
         if "main" in self.functions:
@@ -252,10 +239,10 @@ class _Refiner:
         try:
             ops = self.bodies.pop(name, None)  # None for the clones made since the pre-scan
             self._refine_ops(body_ops(function) if ops is None else ops)
-            if self._erase_dead_ops(body_ops(function)):
-                self.maybe_dynamic.add(name)
+            if self.dead_code.erase_dead_ops(body_ops(function)):
+                self.static_check.maybe_dynamic.add(name)
             if self._update_function_type(function):
-                self.maybe_dynamic.add(name)
+                self.static_check.maybe_dynamic.add(name)
         finally:
             self.refining.pop()
 
@@ -451,10 +438,10 @@ class _Refiner:
     # -- custom calls ------------------------------------------------------
     def _refine_custom_call(self, op: ir.Operation) -> None:
         target = ir.StringAttr(op.attributes["call_target_name"]).value
-        if target == _ASSERTION:
+        if target == SHAPE_ASSERTION:
             self._check_assertion(op)
             return
-        if target == _OPERAND_WRAPPER:
+        if target == OPERAND_WRAPPER:
             source = op.operands[0]
             wanted = self.constant(op.operands[1])
             have = shape_of(source.type)
@@ -678,197 +665,6 @@ class _Refiner:
             with self.context, ir.InsertionPoint(call):
                 value = make_constant(array, result.type, call.location)
             result.replace_all_uses_with(value)
-
-    def _is_pure_function(self, name: str) -> bool:
-        known = self.purity.get(name)
-        if known is not None:
-            return known
-        self.purity[name] = False  # recursion counts as impure
-        function = self.functions.get(name)
-        pure = function is not None and all(self._is_pure_op(operation(op))
-                                            for block in function.regions[0].blocks
-                                            for op in block.operations)
-        self.purity[name] = pure
-        return pure
-
-    def _is_pure_op(self, op: ir.Operation, name: str | None = None) -> bool:
-        if name is None:
-            name = op.name
-        if name in _SIDE_EFFECTING:
-            return False
-        if name == "stablehlo.custom_call":
-            attr = op.attributes["has_side_effect"] if "has_side_effect" in op.attributes else None
-            return not (attr is not None and ir.BoolAttr(attr).value)
-        callee = refined_callee(op, name)
-        if callee is not None:
-            return self._is_pure_function(callee)
-        if name in ("func.return", "stablehlo.return"):
-            return True
-        if not name.startswith(("stablehlo.", "chlo.")):
-            return False
-        if name in REGION_FREE:
-            return True
-        return all(self._is_pure_op(operation(inner)) for region in op.regions
-                   for block in region.blocks for inner in block.operations)
-
-    # -- cleanup -----------------------------------------------------------
-    def _erase_dead_ops(self, ops: list[ir.Operation]) -> bool:
-        """Erase the pure ops among ``ops`` (a block's) whose results are unused, last to first.
-
-        Returns True if an op that stays may fail the static check (a dynamic result, a
-        shape assertion, a custom call keeping shape operands): the check walks the
-        module only then, so a module that refines cleanly is read once more here, not twice.
-        The functions named by the ops that stay are noted for ``_erase_unused_functions``.
-        """
-        flagged = False
-        folded = self.known.folded
-        constants = self.known.arrays
-        materialize = self.known.materialize
-        referenced = self.referenced
-        for op in reversed(ops):
-            name = op.name
-            results = op.results
-            count = len(results)
-            # One result is nearly every op: read it once (each read makes a new Python handle).
-            values = (results[0],) if count == 1 else results
-            used = False
-            for value in values:
-                for _ in value.uses:
-                    used = True
-                    break
-                if used:
-                    break
-            if count and not used and self._is_pure_op(op, name):
-                for value in values:
-                    constants.pop(value, None)
-                    if folded:
-                        folded.discard(value)
-                op.erase()
-                continue
-            if used and count == 1 and folded and values[0] in folded:
-                materialize(op, values[0])
-                continue
-            # The op stays.
-            referenced_functions(op, name, referenced)
-            if name not in REGION_FREE and len(op.regions):
-                if used or not count:
-                    for region in op.regions:
-                        for inner in region.blocks:
-                            flagged |= self._erase_dead_ops(block_ops(inner))
-                else:  # unused but not pure: its regions stay as they are
-                    op.walk(self._note_references)
-            if not flagged:
-                if name == "stablehlo.custom_call" and _may_fail_static_check(op):
-                    flagged = True
-                else:
-                    for value in values:
-                        type_ = value.type
-                        if not (type_.has_static_shape if isinstance(type_, ir.RankedTensorType)
-                                else is_static_type(type_)):
-                            flagged = True
-                            break
-        return flagged
-
-    def _note_references(self, op: ir.Operation) -> ir.WalkResult:
-        """Walk callback: note the functions ``op`` names (see ``_erase_dead_ops``)."""
-        referenced_functions(op, op.name, self.referenced)
-        return ir.WalkResult.ADVANCE
-
-    def _erase_unused_functions(self) -> None:
-        """Erase the private functions the pass touched that nothing references any more.
-
-        The swept functions' references were noted by their dead-op sweeps (their bodies do not
-        change after it); the rest of the module is walked here.
-        """
-        for template in self.templates.values():
-            template.erase()
-        self.templates.clear()
-        used = self.referenced
-        referenced_functions(self.module_op, self.module_op.name, used)
-        for op in self.body.operations:
-            op = op.operation
-            if op.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value in self.swept:
-                referenced_functions(op, "func.func", used)  # the function op itself; its body is noted
-                continue
-            op.walk(self._note_references)
-        for name in list(self.functions):
-            function = self.functions[name]
-            private = "sym_visibility" in function.attributes and \
-                ir.StringAttr(function.attributes["sym_visibility"]).value == "private"
-            if name in self.touched_functions and name not in used and private:
-                function.erase()
-                del self.functions[name]
-
-    def _validate_static(self) -> None:
-        """Fail if anything is left dynamic, naming the op where the dynamism starts.
-
-        A dynamic result computed from static operands is where refinement
-        stopped (a shape operand that did not fold, an op without a rule);
-        calls, composites and later ops only pass it on, so that op is named
-        first, with its operands' values or origins.
-        """
-        found = self._find_dynamic(self.module_op)
-        if not found:
-            return
-        self._report_dynamic(found)
-
-    def _find_dynamic(self, root: ir.Operation) -> dict[str, ir.Operation]:
-        """What the static check would report under ``root``: kind -> first op of that kind."""
-        found: dict[str, ir.Operation] = {}
-
-        def note(kind: str, op: ir.Operation) -> None:
-            found.setdefault(kind, op)
-
-        def visit(op: ir.Operation) -> ir.WalkResult:
-            if op.name == "func.func":
-                function_type = ir.TypeAttr(op.attributes["function_type"]).value
-                if not all(is_static_type(t) for t in list(function_type.inputs) + list(function_type.results)):
-                    note("passing_on", op)
-                return ir.WalkResult.ADVANCE
-            if op.name == "stablehlo.custom_call":
-                if target_of(op) == _ASSERTION:
-                    note("undecided", op)
-                elif SHAPE_OPERANDS in op.attributes and \
-                        all(isinstance(r.type, ir.RankedTensorType) for r in op.results):
-                    note("shape_operands", op)  # tuple results keep them, as upstream
-            if not all(is_static_type(r.type) for r in op.results):
-                origin = refined_callee(op) is None and all(is_static_type(v.type) for v in op.operands)
-                note("origin" if origin else "passing_on", op)
-            return ir.WalkResult.ADVANCE
-
-        root.walk(visit)
-        return found
-
-    def _report_dynamic(self, found: dict[str, ir.Operation]) -> None:
-        constant = self.constant
-        prefix = "module has dynamic shapes after refinement (pass validate-static-shapes=false to allow them); "
-        if "origin" in found:
-            op = found["origin"]
-            results = ", ".join(str(r.type) for r in op.results)
-            operands = diagnostics.describe_operands(op, constant) or "none"
-            raise PassFailure(f"{prefix}first one: {diagnostics.describe_op(op)} could not be refined: results "
-                              f"{results}; operands {operands}", op)
-        if "undecided" in found:
-            op = found["undecided"]
-            raise PassFailure("shape assertion could not be decided: its predicate did not fold to a constant "
-                              f"(are all argument shapes of @main static?): {diagnostics.describe_op(op)} with "
-                              f"{diagnostics.describe_operands(op, constant, [0])}", op)
-        if "shape_operands" in found:
-            op = found["shape_operands"]
-            indices = [int(i) for i in np.array(op.attributes[SHAPE_OPERANDS]).reshape(-1)]
-            results = ", ".join(str(r.type) for r in op.results)
-            raise PassFailure(f"{diagnostics.describe_op(op)} keeps its shape operands: they must be constants "
-                              f"equal to its static results ({results}) to be dropped, got "
-                              f"{diagnostics.describe_operands(op, constant, indices)}", op)
-        if "passing_on" in found:
-            op = found["passing_on"]
-            if op.name == "func.func":
-                text = (f"@{ir.StringAttr(op.attributes['sym_name']).value}: "
-                        f"{ir.TypeAttr(op.attributes['function_type']).value}")
-            else:
-                text = f"{diagnostics.describe_op(op)}: {op.get_asm(large_elements_limit=4).strip().splitlines()[0]}"
-            raise PassFailure(f"{prefix}first one: {text}", op)
-
 
 @register_pass
 @dataclasses.dataclass(frozen=True)

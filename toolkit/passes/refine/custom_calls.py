@@ -45,6 +45,10 @@ from toolkit.passes.refine.rules import ShapeError, is_static, reduce_window_sha
 from toolkit.passes.refine.types import all_static, with_shape
 
 SHAPE_OPERANDS = "indices_of_shape_operands"
+#: The target of JAX's shape assertions (checked and erased by the sweep; an undecided one fails the static check).
+SHAPE_ASSERTION = "shape_assertion"
+#: The target ``toolkit-bind-shapes`` wraps retyped arguments in (erased once the shape is known).
+OPERAND_WRAPPER = "stablehlo.shape_refinement_operand_wrapper"
 
 
 def target_of(op: ir.Operation) -> str:
