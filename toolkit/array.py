@@ -18,10 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from toolkit.core import dtypes
+from toolkit.core import dtypes, pytrees
 from toolkit.core.avals import ShapedArray
 from toolkit.runtime import arrays as runtime_arrays
 from toolkit.runtime import client as runtime_client
+from toolkit.shard import PartitionSpec, Sharding, SingleDeviceSharding, placement
+from toolkit.shard.explicit import type_sharding
+from toolkit.shard.resolve import resolve_sharding
 
 
 class Array:
@@ -47,7 +50,6 @@ class Array:
     def sharding(self) -> Any:
         """The array's ``toolkit.shard`` sharding."""
         if self._sharding is None:
-            from toolkit.shard import SingleDeviceSharding
             self._sharding = SingleDeviceSharding(runtime_arrays.impl_devices(self._impl)[0])
         return self._sharding
 
@@ -107,7 +109,6 @@ class Array:
         return ShapedArray(self.sharding.shard_shape(self.shape), self.dtype, self.weak_type)
 
     def _piece_array(self, piece: Any) -> "Array":
-        from toolkit.shard import SingleDeviceSharding
         return Array(piece, self._shard_aval(), SingleDeviceSharding(runtime_arrays.piece_device(piece)),
                      committed=True)
 
@@ -276,9 +277,6 @@ def device_put(x: Any, device_or_sharding: Any = None) -> Any:
     On a mesh with Explicit axes the sharding becomes part of the array's type
     (``toolkit.typeof(x)`` prints ``float32[8@x,4]``).
     """
-    from toolkit.core import pytrees
-    from toolkit.shard import PartitionSpec, Sharding
-    from toolkit.shard.resolve import resolve_sharding
     leaves, tree = pytrees.tree_flatten(x)
     kinds = (Sharding, PartitionSpec, runtime_client.Device)
     if device_or_sharding is None or isinstance(device_or_sharding, kinds):
@@ -290,18 +288,16 @@ def device_put(x: Any, device_or_sharding: Any = None) -> Any:
 
 
 def _put_one(x: Any, target: Any) -> Array:
-    from toolkit import shard
-    from toolkit.shard import placement
     committed = target is not None
     if target is None and isinstance(x, Array) and x.aval.sharding is not None:
         return x  # explicitly sharded: stays as its type says
     if target is None:
-        target = shard.SingleDeviceSharding(x.sharding._device_assignment[0]) if isinstance(x, Array) \
-            else shard.SingleDeviceSharding(runtime_client.default_device())
-    elif not isinstance(target, shard.Sharding):
+        target = SingleDeviceSharding(x.sharding._device_assignment[0]) if isinstance(x, Array) \
+            else SingleDeviceSharding(runtime_client.default_device())
+    elif not isinstance(target, Sharding):
         if not isinstance(target, runtime_client.Device):
             raise TypeError(f"device_put expects a device or a toolkit.shard sharding, got {target!r}")
-        target = shard.SingleDeviceSharding(target)
+        target = SingleDeviceSharding(target)
     if isinstance(x, Array):
         if x._sharding is target or (x._sharding is not None and x._sharding == target):
             return x
@@ -311,7 +307,7 @@ def _put_one(x: Any, target: Any) -> Array:
     else:
         value, aval = _host_value(x)
     impl = placement.device_put_sharded(value, target, weak_type=aval.weak_type)
-    typed = shard.explicit.type_sharding(target, len(aval.shape))
+    typed = type_sharding(target, len(aval.shape))
     if typed is not None or aval.sharding is not None:
         aval = aval.update(sharding=typed)
     return Array(impl, aval, target, committed)
@@ -325,7 +321,7 @@ def _reshard_global(x: Array, target: Any) -> Array:
             "for a cross-process reshard, the input's and the target sharding's devices must be the same set; got "
             f"the input's device ids {[d.id for d in x.sharding._device_assignment]} and the target's "
             f"{[d.id for d in target._device_assignment]}")
-    from toolkit.stages import jit
+    from toolkit.stages import jit  # function-level: breaks the cycle array -> stages -> array (stages is above)
     return jit(_identity, out_shardings=target)(x)
 
 

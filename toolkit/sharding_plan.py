@@ -21,7 +21,12 @@ from typing import Any, Sequence
 from toolkit.array import Array
 from toolkit.core import pytrees
 from toolkit.core.avals import ShapedArray
+from toolkit.core.sharding_types import type_sharding
 from toolkit.runtime import client as runtime_client
+from toolkit.shard import (GSPMDSharding, Mesh, NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, get_mesh,
+                           named_sharding_from_hlo)
+from toolkit.shard.explicit import concrete_sharding
+from toolkit.shard.resolve import resolve_tree
 
 
 PARTITIONERS = ("gspmd", "shardy")
@@ -49,7 +54,6 @@ def partitioner_choice(explicit: str | None = None) -> str:
 
 def _flatten_prefix(prefix: Any, tree: pytrees.PyTreeDef, what: str) -> list[Any]:
     """Broadcast a pytree prefix of shardings over the leaves of ``tree``."""
-    from toolkit.shard import Sharding
     if prefix is None or isinstance(prefix, Sharding):
         return [prefix] * tree.num_leaves
     dummy = pytrees.tree_unflatten(tree, [0] * tree.num_leaves)
@@ -85,10 +89,9 @@ class ShardingPlan:
         return sharding
 
     def _default_sharding(self) -> Any:
-        from toolkit import shard
         if self.num_partitions == 1:
-            return shard.SingleDeviceSharding(self.devices[0])
-        return shard.GSPMDSharding.get_replicated(self.devices)
+            return SingleDeviceSharding(self.devices[0])
+        return GSPMDSharding.get_replicated(self.devices)
 
     def arg_runtime_sharding(self, i: int, aval: ShapedArray) -> Any:
         return self.arg_sharding(i, aval)._runtime_sharding(aval.ndim)
@@ -130,7 +133,6 @@ class ShardingPlan:
         (``set_mesh``) — provided its devices are the computation's, in order
         (HLO shardings name devices by position).
         """
-        from toolkit.shard import Mesh, NamedSharding, get_mesh
         if self.num_partitions == 1:
             return None
         candidates = [s for s in self._arg_shardings if s is not None]
@@ -162,7 +164,6 @@ class ShardingPlan:
             else:
                 # On Explicit axes a requested out_sharding is the output's type too (as JAX). Compiled hands
                 # its own list of output avals in, so they are retyped here.
-                from toolkit.core.sharding_rules import type_sharding
                 typed = type_sharding(sharding, aval.ndim)
                 if typed != aval.sharding and isinstance(out_avals, list):
                     out_avals[i] = aval.update(sharding=typed)
@@ -174,7 +175,6 @@ def _body_sharding(eqn: Any) -> tuple[Any, int]:
     """``(sharding, rank)`` a body equation fixes: a constraint's, or for ``shard_map`` its whole mesh
     (the computation runs on the mesh's devices, and Shardy's module declares the mesh)."""
     if eqn.primitive.name == "shard_map":
-        from toolkit.shard import NamedSharding, PartitionSpec
         mesh = eqn.params["mesh"]
         return NamedSharding(mesh, PartitionSpec(tuple(mesh.axis_names))), 1
     return eqn.params["sharding"], eqn.inputs[0].aval.ndim
@@ -184,8 +184,6 @@ def plan_shardings(traced: Any) -> ShardingPlan:
     """The plan for a ``Traced``: devices, input and output shardings."""
     wrapped = traced._wrapped
     in_tree = traced.in_tree
-    from toolkit.shard import Sharding
-    from toolkit.shard.resolve import resolve_tree
     arg_shardings: list[Any] = [None] * in_tree.num_leaves
     # Bare PartitionSpecs mean NamedShardings over the current mesh (toolkit.set_mesh).
     in_shardings = resolve_tree(wrapped.in_shardings, "jit's in_shardings")
@@ -249,8 +247,6 @@ def _explicit_out_shardings(traced: Any, arg_shardings: Sequence[Any], out_spec:
     typed_in = [i for i, a in enumerate(traced.in_avals) if a.sharding is not None]
     if not typed_in and all(a.sharding is None for a in out_avals):
         return None
-    from toolkit.shard import NamedSharding
-    from toolkit.shard.explicit import concrete_sharding
     meshes = [s.mesh for s in arg_shardings if isinstance(s, NamedSharding)]
     for i in typed_in:
         if arg_shardings[i] is None:
@@ -266,15 +262,14 @@ def shardings_from_hlo(hlo_shardings: Sequence[Any] | None, devices: Sequence[An
     ``NamedSharding`` over it where a ``PartitionSpec`` can express it, as JAX
     recovers the user's kind of sharding; otherwise a ``GSPMDSharding``.
     """
-    from toolkit import shard
     if len(devices) == 1 or hlo_shardings is None:
-        return [shard.SingleDeviceSharding(devices[0]) for _ in avals]
+        return [SingleDeviceSharding(devices[0]) for _ in avals]
     if mesh is None:
-        return [shard.GSPMDSharding(tuple(devices), h) for h in hlo_shardings]
+        return [GSPMDSharding(tuple(devices), h) for h in hlo_shardings]
     result = []
     for hlo, aval in zip(hlo_shardings, avals):
         try:
-            result.append(shard.named_sharding_from_hlo(hlo, mesh, aval.ndim))
+            result.append(named_sharding_from_hlo(hlo, mesh, aval.ndim))
         except ValueError:
-            result.append(shard.GSPMDSharding(tuple(devices), hlo))
+            result.append(GSPMDSharding(tuple(devices), hlo))
     return result
