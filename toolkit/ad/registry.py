@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from toolkit.core.families import RuleTable
+from toolkit.core.registries import RuleTable
 from toolkit.core.primitive import Primitive
 
 _RULES_PACKAGE = "toolkit.ad.rules"

@@ -35,7 +35,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from toolkit.core.families import RuleTable
+from toolkit.core.registries import RuleTable
 from toolkit.core.primitive import Primitive
 
 #: ``prim -> rule(axis, args, dims, **params) -> (outs, out_dims)``.

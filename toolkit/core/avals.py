@@ -211,7 +211,7 @@ class ShapeDtypeStruct:
     def to_aval(self) -> ShapedArray:
         if self.sharding is None:
             return ShapedArray(self.shape, self.dtype, self.weak_type)
-        from toolkit.core.sharding_types import type_sharding
+        from toolkit.core.sharding_types import type_sharding  # function-level: sharding_types imports avals
         return ShapedArray(self.shape, self.dtype, self.weak_type, type_sharding(self.sharding, len(self.shape)))
 
     def __eq__(self, other: object) -> bool:

@@ -31,20 +31,15 @@ Example — a unary op whose every interpretation is derived from its traits::
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Callable, Iterator, Mapping
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
-if TYPE_CHECKING:
-    from toolkit.core.primitive import Primitive
+from toolkit.core.primitive import PRIMITIVES, Primitive
+from toolkit.core.registries import FAMILIES, RULE_TABLES, RuleTable
 
-R = TypeVar("R")
+__all__ = ["FAMILIES", "Family", "RULE_TABLES", "RuleTable"]
+
 F = TypeVar("F", bound=Callable[..., Any])
-
-#: Every family by name, in definition order.
-FAMILIES: dict[str, Family] = {}
-
 
 class Family:
     """The primitives one file defines, their user functions, and the derivers interpretations attach."""
@@ -64,7 +59,6 @@ class Family:
     def primitive(self, name: str, *, shape_rule: Callable[..., Any], multiple_results: bool = False,
                   effectful: bool = False, **traits: Any) -> Primitive:
         """A new primitive of this family; ``traits`` are data interpretations may derive rules from."""
-        from toolkit.core.primitive import Primitive  # function-level: primitive.py imports this module
         prim = Primitive(name, shape_rule=shape_rule, multiple_results=multiple_results, effectful=effectful,
                          family=self.name, traits=traits)
         self.primitives.append(prim)
@@ -95,7 +89,6 @@ class Family:
 
     def remove(self, prim: Primitive) -> None:
         """Forget ``prim`` (tests that add a throwaway primitive); its rules are dropped by the tables."""
-        from toolkit.core.primitive import PRIMITIVES  # function-level: primitive.py imports this module
         self.primitives.remove(prim)
         for names in self.functions_of.pop(prim, []):
             self.functions.pop(names, None)
@@ -111,60 +104,3 @@ class Family:
 
     def __repr__(self) -> str:
         return f"Family({self.name!r}, {len(self.primitives)} primitives)"
-
-
-#: Every rule table, in creation order (the coverage test and ``Family.remove`` walk them).
-RULE_TABLES: list[RuleTable[Any]] = []
-
-
-class RuleTable(dict["Primitive", R], Generic[R]):
-    """One interpretation's rules keyed by primitive, filled by ``<package>.<family>`` modules on demand.
-
-    A plain ``dict`` for reading and writing (``TABLE[prim] = rule``); :meth:`lookup` is the read that
-    first imports the rule module of the primitive's family, so no import order matters.
-    """
-
-    def __init__(self, interpretation: str, package: str):
-        super().__init__()
-        self.interpretation = interpretation
-        self.package = package
-        self._loaded: set[str] = set()
-        RULE_TABLES.append(self)
-
-    def lookup(self, prim: Primitive) -> R | None:
-        """The rule of ``prim``, importing its family's rule module the first time; None when it has none."""
-        rule = self.get(prim)
-        if rule is None and prim.family not in self._loaded:
-            self.load(prim.family)
-            rule = self.get(prim)
-        return rule
-
-    def load(self, family: str) -> None:
-        """Import ``<package>.<family>`` (once); a family without a module here has no rules in this table."""
-        if family in self._loaded or not family:
-            return
-        module = f"{self.package}.{family}"
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as e:
-            if e.name != module:
-                raise
-        self._loaded.add(family)
-
-    def load_all(self) -> None:
-        """Import the rule modules of every family defined so far."""
-        for family in list(FAMILIES):
-            self.load(family)
-
-    def __hash__(self) -> int:  # tables are identities (listed in RULE_TABLES), never compared by content
-        return id(self)
-
-    def __eq__(self, other: object) -> bool:
-        return self is other
-
-    def __repr__(self) -> str:
-        return f"RuleTable({self.interpretation!r}, {self.package!r}, {len(self)} rules)"
-
-
-def freeze(traits: dict[str, Any]) -> Mapping[str, Any]:
-    return MappingProxyType(dict(traits))

@@ -19,11 +19,11 @@ and, in ``toolkit/lowering``, ``@register_lowering(cube_p)`` its StableHLO.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, Callable
 
 from toolkit.core import sharding_types, tracing
 from toolkit.core.avals import ShapedArray
-from toolkit.core.families import freeze
 
 #: Every primitive by name; names are unique.
 PRIMITIVES: dict[str, "Primitive"] = {}
@@ -50,7 +50,7 @@ class Primitive:
         #: the family whose rule modules hold this primitive's rules ("" for a primitive made outside a family)
         self.family = family
         #: data the family declared it with, for interpretations that derive rules (read-only)
-        self.traits = freeze(dict(traits or {}))
+        self.traits: Mapping[str, Any] = MappingProxyType(dict(traits or {}))
         PRIMITIVES[name] = self
 
     def abstract_eval(self, *avals: ShapedArray, **params: Any) -> list[ShapedArray]:

@@ -27,8 +27,8 @@ from __future__ import annotations
 import contextlib
 from typing import Any, Callable, Iterator, Sequence
 
-from toolkit.core.avals import ShapedArray
-from toolkit.core.families import RuleTable
+from toolkit.core.avals import ShapedArray, format_sharded_shape, short_dtype_name
+from toolkit.core.registries import RuleTable
 
 Spec = tuple  # one entry per dimension: None, an axis name, or a tuple of axis names
 
@@ -129,7 +129,6 @@ def spec_of(aval: ShapedArray) -> Spec:
 
 
 def _type_text(aval: ShapedArray, spec: Spec | None = None) -> str:
-    from toolkit.core.avals import format_sharded_shape, short_dtype_name
     spec = spec_of(aval) if spec is None else spec
     return f"{short_dtype_name(aval.dtype)}[{format_sharded_shape(aval.shape, spec)}]"
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Iterable
 
-from toolkit.core.families import RuleTable
+from toolkit.core.registries import RuleTable
 
 LoweringRule = Callable[..., Any]
 

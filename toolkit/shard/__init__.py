@@ -41,19 +41,8 @@ __all__ = [
     "OpSharding", "P", "PartitionSpec", "PmapSharding", "PositionalSharding", "Replicated",
     "ShardedAxis", "Sharding", "ShardingSpec", "ShardyMeshSymbols", "SingleDeviceSharding", "UNCONSTRAINED", "Unstacked",
     "as_named_sharding", "device_put_sharded", "host_array", "get_abstract_mesh", "get_mesh",
-    "hlo_sharding_from_text", "make_mesh", "resolve_sharding", "reshard", "typeof", "auto_axes", "explicit_axes", "make_single_device_sharding", "mhlo_sharding_text",
+    "hlo_sharding_from_text", "make_mesh", "resolve_sharding", "typeof", "make_single_device_sharding", "mhlo_sharding_text",
     "named_sharding_from_hlo", "parse_shardy_mesh", "parse_shardy_sharding",
     "positional_sharding_from_hlo", "set_mesh", "sharding_from_hlo", "shardy_mesh_attr_text",
     "shardy_mesh_for", "shardy_mesh_text", "shardy_sharding_text", "to_op_sharding",
 ]
-
-#: ``jax.sharding``'s operations on sharded values, defined above ``lax`` in ``toolkit/resharding.py``.
-_OPERATIONS = ("auto_axes", "explicit_axes", "reshard")
-
-
-def __getattr__(name: str) -> object:
-    if name in _OPERATIONS:
-        # lazy: toolkit.shard sits below toolkit.lax, and these operations bind lax's sharding constraint
-        import toolkit.resharding
-        return getattr(toolkit.resharding, name)
-    raise AttributeError(f"module 'toolkit.shard' has no attribute {name!r}")

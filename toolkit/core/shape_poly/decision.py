@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from toolkit.core.shape_poly.expressions import (
     _FLOORDIV,
@@ -25,6 +25,7 @@ from toolkit.core.shape_poly.expressions import (
     _Term,
     _Terms,
     _terms_of,
+    _DECISION,
 )
 
 # ---------------------------------------------------------------------------
@@ -119,8 +120,8 @@ class SymbolicScope:
                 break
         else:
             raise ValueError(f"Constraint parsing error in {text!r}: must contain one of '==' or '>=' or '<='")
-        left = parsing._parse_single(text[:position], self, text)
-        right = parsing._parse_single(text[position + 2 :], self, text)
+        left = PARSER.parse_single(text[:position], self, text)
+        right = PARSER.parse_single(text[position + 2 :], self, text)
         if swap:
             left, right = right, left
         difference = left - right
@@ -532,5 +533,14 @@ def _geq_decision(e1: DimSize, e2: DimSize, describe: Callable[[], str]) -> bool
     raise InconclusiveDimensionOperation(f"Symbolic dimension comparison {describe()} is inconclusive.{scope_text}")
 
 
-# Imported last, as a module: `parsing` imports names from this one; this one uses `parsing` only at run time.
-from toolkit.core.shape_poly import parsing  # noqa: E402
+# The expressions' comparisons decide through these (see ``expressions._Decision``).
+_DECISION.geq = _geq_decision
+_DECISION.sign_bounds = lambda e: _bounds(e, _PREC_SIGN)
+
+
+class _Parser:
+    """``parsing._parse_single``, installed by ``parsing.py`` (which imports this module) when it loads."""
+    parse_single: Callable[..., Any]
+
+
+PARSER = _Parser()

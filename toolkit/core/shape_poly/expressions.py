@@ -9,10 +9,23 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 if TYPE_CHECKING:  # annotations only (the package's modules import one another)
     from toolkit.core.shape_poly.decision import SymbolicScope
+
+
+class _Decision:
+    """The decision procedure comparisons call, installed by ``decision.py`` when it loads.
+
+    ``decision`` builds on the expressions defined here, so this module reaches it through this slot
+    rather than an import (no import cycle; ``shape_poly/__init__`` imports both).
+    """
+    geq: Callable[[Any, Any, Callable[[], str]], bool]
+    sign_bounds: Callable[[Any], tuple[float, float]]
+
+
+_DECISION = _Decision()
 
 DimSize = Any  # int | DimExpr
 
@@ -426,16 +439,16 @@ class DimExpr:
     # -- comparisons ----------------------------------------------------
 
     def __ge__(self, other: DimSize) -> bool:
-        return decision._geq_decision(self, other, lambda: f"'{self}' >= '{other}'")
+        return _DECISION.geq(self, other, lambda: f"'{self}' >= '{other}'")
 
     def __le__(self, other: DimSize) -> bool:
-        return decision._geq_decision(other, self, lambda: f"'{self}' <= '{other}'")
+        return _DECISION.geq(other, self, lambda: f"'{self}' <= '{other}'")
 
     def __gt__(self, other: DimSize) -> bool:
-        return not decision._geq_decision(other, self, lambda: f"'{self}' > '{other}'")
+        return not _DECISION.geq(other, self, lambda: f"'{self}' > '{other}'")
 
     def __lt__(self, other: DimSize) -> bool:
-        return not decision._geq_decision(self, other, lambda: f"'{self}' < '{other}'")
+        return not _DECISION.geq(self, other, lambda: f"'{self}' < '{other}'")
 
     # -- evaluation ------------------------------------------------------
 
@@ -680,7 +693,7 @@ def _max_min(operation: str, d1: DimSize, d2: DimSize) -> DimSize:
         scope._check_same_scope(d2, f"in {operation}")
     d1 = d1 if isinstance(d1, DimExpr) else operator.index(d1)
     d2 = d2 if isinstance(d2, DimExpr) else operator.index(d2)
-    lb, ub = decision._bounds(d1 - d2, decision._PREC_SIGN)
+    lb, ub = _DECISION.sign_bounds(d1 - d2)
     if lb >= 0:
         return d1 if operation == _MAX else d2
     if ub <= 0:
@@ -758,6 +771,3 @@ def is_empty_shape(shape: Sequence[DimSize]) -> bool:
     """True iff some dimension is definitely 0."""
     return any(definitely_equal(d, 0) for d in shape)
 
-
-# Imported last, as a module: `decision` imports names from this one; this one uses `decision` only at run time.
-from toolkit.core.shape_poly import decision  # noqa: E402

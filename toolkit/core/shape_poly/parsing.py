@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from toolkit.core.shape_poly.decision import SymbolicScope
+from toolkit.core.shape_poly.decision import PARSER, SymbolicScope
 from toolkit.core.shape_poly.expressions import (
     _FLOORDIV,
     _MAX,
@@ -316,3 +316,6 @@ def symbolic_args_specs(
             raise TypeError(f"symbolic_args_specs: arguments must have .shape and .dtype, got {arg!r}") from None
         result.append(ShapeDtypeStruct(symbolic_shape(spec, like=shape, scope=scope), dtype))
     return args_treedef.unflatten(result)
+
+
+PARSER.parse_single = _parse_single  # constraints of a SymbolicScope are parsed here
