@@ -62,8 +62,9 @@ from toolkit.passes.refine.custom_calls import OPERAND_WRAPPER, SHAPE_ASSERTION,
 from toolkit.passes.refine.dead_code import DeadCodeErasure
 from toolkit.passes.refine.dynamic_ops import TO_STATIC
 from toolkit.passes.refine.rules import ShapeError, shape_of
-from toolkit.passes.refine.constants import KnownConstants, make_constant
+from toolkit.passes.refine.constants import KnownConstants
 from toolkit.passes.refine.traversal import REGION_FREE, block_ops, body_ops, operation, refined_callee
+from toolkit.passes.refine.specialization import CalleeSpecialization
 from toolkit.passes.refine.static_check import StaticCheck
 from toolkit.passes.refine.types import is_static_type, refine_type, with_shape
 from toolkit.passes.registry import register_pass
@@ -96,13 +97,8 @@ class _Refiner:
             op = operation(op)
             if op.name == "func.func":
                 self.functions[ir.StringAttr(op.attributes["sym_name"]).value] = op
-        self.refining: list[str] = []
-        self.refined_keys: dict[str, tuple] = {}
-        self.specializations: dict[tuple, str] = {}
-        self.templates: dict[str, ir.Operation] = {}
-        self.call_counts: collections.Counter[str] = collections.Counter()
-        self.callers: dict[str, set[str]] = collections.defaultdict(set)
-        self.reentrant: dict[str, bool] = {}
+        self.specialization = CalleeSpecialization(self.jax_mode, self.context, self.functions, self.body,
+                                                   self.known, self.set_type, self._refine_function)
         self.touched_functions: set[str] = set()
         self.dead_code = DeadCodeErasure(self.known, self.functions, self.touched_functions)
         self.static_check = StaticCheck(self.functions, self.constant)
@@ -115,12 +111,12 @@ class _Refiner:
         self.bodies: dict[str, list[ir.Operation]] = {}
         #: Op name -> the method that refines it; other ops take the generic path in ``_refine_op``.
         self.dispatch = {
-            "func.call": self._refine_call,
+            "func.call": self.specialization.refine_call,
             "stablehlo.while": self._refine_while,
             "stablehlo.case": self._refine_branches,
             "stablehlo.if": self._refine_branches,
             "stablehlo.custom_call": self._refine_custom_call,
-            "stablehlo.composite": self._refine_composite,
+            "stablehlo.composite": self.specialization.refine_composite,
             "builtin.unrealized_conversion_cast": self._refine_cast,
         }
 
@@ -140,9 +136,7 @@ class _Refiner:
         name = ir.StringAttr(entry.attributes["sym_name"]).value
         self._refine_function(entry, name)
         if self.jax_mode:
-            for template in self.templates.values():
-                template.erase()
-            self.templates.clear()
+            self.specialization.erase_templates()
             self.dead_code.erase_unused_functions(self.module_op, self.swept)
         if self.jax_mode and self.config.validate_static_shapes:
             self.static_check.run(self.module_op, self.swept)
@@ -161,6 +155,7 @@ class _Refiner:
         here), count the call sites (calls and composites) of each function and note who makes them,
         and note whether any op is outside stablehlo/chlo/func."""
         foreign = False
+        call_counts, callers = self.specialization.call_counts, self.specialization.callers
         skip, advance = ir.WalkResult.SKIP, ir.WalkResult.ADVANCE
         for caller, function in self.functions.items():
             body: list[ir.Operation] = []
@@ -170,8 +165,8 @@ class _Refiner:
                 nonlocal foreign
                 if name == "func.call" or name == "stablehlo.composite":
                     callee = refined_callee(op, name)
-                    self.call_counts[callee] += 1
-                    self.callers[callee].add(caller)
+                    call_counts[callee] += 1
+                    callers[callee].add(caller)
                 elif not name.startswith(_SUPPORTED_PREFIXES):
                     foreign = True
 
@@ -203,20 +198,6 @@ class _Refiner:
         if self.jax_mode and not foreign:
             self.dispatch["stablehlo.dynamic_broadcast_in_dim"] = self._refine_dynamic_broadcast
 
-    def _may_be_refined_again(self, name: str) -> bool:
-        """True if ``name`` can be reached with a second key, so its pristine body must be kept.
-
-        That is when it has several call sites, or when a caller may be refined
-        again: each clone of the caller brings a new call site.
-        """
-        known = self.reentrant.get(name)
-        if known is not None:
-            return known
-        self.reentrant[name] = False  # a recursive cycle adds nothing (recursion is an error)
-        again = self.call_counts[name] > 1 or any(self._may_be_refined_again(c) for c in self.callers[name])
-        self.reentrant[name] = again
-        return again
-
     def function(self, name: str) -> ir.Operation | None:
         """The module's ``func.func`` called ``name``, if any.
 
@@ -233,7 +214,8 @@ class _Refiner:
         blocks = list(region.blocks)
         if len(blocks) != 1:
             raise PassFailure("'func.func' op must have exactly one block", function)
-        self.refining.append(name)
+        refining = self.specialization.refining
+        refining.append(name)
         self.touched_functions.add(name)
         self.swept.add(name)
         try:
@@ -244,7 +226,7 @@ class _Refiner:
             if self._update_function_type(function):
                 self.static_check.maybe_dynamic.add(name)
         finally:
-            self.refining.pop()
+            refining.pop()
 
     def _update_function_type(self, function: ir.Operation) -> bool:
         """Make the function type match the arguments and the return; True if it is not static."""
@@ -489,182 +471,6 @@ class _Refiner:
             return
         result.replace_all_uses_with(source)
         op.erase()
-
-    # -- calls -------------------------------------------------------------
-    def _call_key(self, op: ir.Operation) -> tuple[dict[int, np.ndarray], tuple, list[ir.Type]]:
-        """Dimension arguments (index -> value), the refinement key and the other operand types.
-
-        Dimension arguments are constant 0-d integer operands. StableHLO takes
-        the leading ones (tokens skipped); mode=jax takes every one, booleans
-        included, so helpers like ``_where(pred, x, y)`` fold too.
-        """
-        dimension_args: dict[int, np.ndarray] = {}
-        for index, value in enumerate(op.operands):
-            type_ = value.type
-            if not isinstance(type_, ir.RankedTensorType):
-                if str(type_) == "!stablehlo.token" or self.jax_mode:
-                    continue
-                break
-            is_scalar_integer = type_.rank == 0 and isinstance(type_.element_type, ir.IntegerType) and (
-                self.jax_mode or type_.element_type.width != 1)
-            array = self.constant(value) if is_scalar_integer else None
-            if array is None:
-                if self.jax_mode:
-                    continue
-                break
-            dimension_args[index] = array
-        operand_types = [v.type for i, v in enumerate(op.operands) if i not in dimension_args]
-        key = (tuple((i, int(a)) for i, a in dimension_args.items()), tuple(str(t) for t in operand_types))
-        return dimension_args, key, operand_types
-
-    def _refine_call(self, op: ir.Operation) -> None:
-        callee_name = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-        callee = self.functions.get(callee_name)
-        if callee is None or len(callee.regions[0].blocks) == 0:
-            return
-        dimension_args, key, operand_types = self._call_key(op)
-        target_name = self._refine_target(op, callee_name, key, dimension_args, operand_types)
-        target = self.functions[target_name]
-        self._rewrite_call(op, target, target_name, dimension_args)
-
-    def _refine_composite(self, op: ir.Operation) -> None:
-        """A composite is refined like a call of its decomposition (openxla/stablehlo#2779).
-
-        The verifier wants the decomposition's signature to equal the
-        composite's operand and result types, so no operand becomes a constant:
-        the key is the operand types alone, and the composite is pointed at the
-        decomposition specialized for them.
-        """
-        callee_name = ir.FlatSymbolRefAttr(op.attributes["decomposition"]).value
-        callee = self.functions.get(callee_name)
-        if callee is None or len(callee.regions[0].blocks) == 0:
-            return
-        operand_types = [v.type for v in op.operands]
-        key = ((), tuple(str(t) for t in operand_types))
-        target_name = self._refine_target(op, callee_name, key, {}, operand_types)
-        if target_name != callee_name:
-            with self.context:
-                op.attributes["decomposition"] = ir.FlatSymbolRefAttr.get(target_name)
-        function_type = ir.TypeAttr(self.functions[target_name].attributes["function_type"]).value
-        for result, result_type in zip(op.results, function_type.results):
-            self.set_type(result, result_type)
-
-    def _refine_target(self, op: ir.Operation, callee_name: str, key: tuple,
-                       dimension_args: dict[int, np.ndarray], operand_types: list[ir.Type]) -> str:
-        """Refine ``callee_name`` for the call site ``op``; the name of the function it should now reference."""
-        callee = self.functions[callee_name]
-        if callee_name in self.refining:
-            callee.location.emit_error(f"Function {callee_name} is being refined recursively")
-            raise PassFailure(f"'{op.name}' op incorrect number of operands for callee", op)  # upstream's words
-        if self.jax_mode:
-            return self._specialize(callee_name, key, dimension_args, operand_types)
-        previous = self.refined_keys.get(callee_name)
-        if previous is not None and previous != key:
-            callee.location.emit_error("'func.func' op refined with incompatible refinement keys")
-            if op.name == "stablehlo.composite":
-                raise PassFailure(f"'stablehlo.composite' op decomposition @{callee_name} is reached with other "
-                                  f"operand types ({', '.join(key[1])}) than before (mode=stablehlo does not "
-                                  "specialize functions)", op)
-            raise PassFailure("'func.call' op incorrect number of operands for callee", op)
-        if previous is None:
-            self.refined_keys[callee_name] = key
-            self._refine_callee(callee, callee_name, dimension_args, operand_types)
-        return callee_name
-
-    def _specialize(self, callee_name: str, key: tuple, dimension_args: dict[int, np.ndarray],
-                    operand_types: list[ir.Type]) -> str:
-        existing = self.specializations.get((callee_name, key))
-        if existing is not None:
-            return existing
-        callee = self.functions[callee_name]
-        if callee_name not in self.refined_keys:
-            if self._may_be_refined_again(callee_name):
-                # Keep a pristine copy for other keys before refining in place.
-                template = callee.clone(ir.InsertionPoint(self.body))
-                self.templates[callee_name] = template
-            self.refined_keys[callee_name] = key
-            target_name, target = callee_name, callee
-        else:
-            template = self.templates[callee_name]
-            target_name = self._unique_name(f"{callee_name}_{len(self.specializations)}")
-            target = template.clone(ir.InsertionPoint.after(callee) if hasattr(ir.InsertionPoint, "after")
-                                    else ir.InsertionPoint(self.body))
-            target = operation(target)
-            with self.context:
-                target.attributes["sym_name"] = ir.StringAttr.get(target_name)
-                target.attributes["sym_visibility"] = ir.StringAttr.get("private")
-            self.functions[target_name] = target
-            record_statistic("specialized-functions")
-        self.specializations[(callee_name, key)] = target_name
-        self._refine_callee(target, target_name, dimension_args, operand_types)
-        return target_name
-
-    def _unique_name(self, base: str) -> str:
-        name, suffix = base, 0
-        while name in self.functions:
-            suffix += 1
-            name = f"{base}_{suffix}"
-        return name
-
-    def _refine_callee(self, callee: ir.Operation, name: str, dimension_args: dict[int, np.ndarray],
-                       operand_types: list[ir.Type]) -> None:
-        block = callee.regions[0].blocks[0] if len(callee.regions[0].blocks) else None
-        if block is None:
-            return
-        if len(list(callee.regions[0].blocks)) != 1:
-            raise PassFailure("'func.func' op must have exactly one block", callee)
-        arguments = list(block.arguments)
-        # Substitute the dimension arguments by constants, then drop them.
-        if dimension_args:
-            first = operation(block.operations[0])
-            with self.context, ir.InsertionPoint(first):
-                for index, array in dimension_args.items():
-                    arg = arguments[index]
-                    value = make_constant(np.asarray(array), arg.type, callee.location)
-                    arg.replace_all_uses_with(value)
-            for index in sorted(dimension_args, reverse=True):
-                block.erase_argument(index)
-            if "arg_attrs" in callee.attributes:
-                kept = [a for i, a in enumerate(ir.ArrayAttr(callee.attributes["arg_attrs"]))
-                        if i not in dimension_args]
-                with self.context:
-                    callee.attributes["arg_attrs"] = ir.ArrayAttr.get(kept)
-        with self.context:
-            for arg, operand_type in zip(block.arguments, operand_types):
-                self.set_type(arg, operand_type)
-            self._refine_function(callee, name)
-
-    def _rewrite_call(self, op: ir.Operation, target: ir.Operation, target_name: str,
-                      dimension_args: dict[int, np.ndarray]) -> None:
-        function_type = ir.TypeAttr(target.attributes["function_type"]).value
-        operands = [v for i, v in enumerate(op.operands) if i not in dimension_args]
-        results = list(function_type.results)
-        old_results = list(op.results)
-        call = op
-        if dimension_args or target_name != ir.FlatSymbolRefAttr(op.attributes["callee"]).value \
-                or [r.type for r in old_results] != results:
-            attributes = {name: op.attributes[name] for name in op.attributes}
-            with self.context:
-                attributes["callee"] = ir.FlatSymbolRefAttr.get(target_name)
-                if dimension_args and "arg_attrs" in attributes:
-                    attributes["arg_attrs"] = ir.ArrayAttr.get(
-                        [a for i, a in enumerate(ir.ArrayAttr(attributes["arg_attrs"])) if i not in dimension_args])
-                call = ir.Operation.create("func.call", results=results, operands=operands,
-                                           attributes=attributes, loc=op.location, ip=ir.InsertionPoint(op))
-            for old, new in zip(old_results, call.results):
-                old.replace_all_uses_with(new)
-            op.erase()
-        # Constants returned by the callee are constants here too.
-        terminator = operation(target.regions[0].blocks[0].operations[-1])
-        for index, returned in enumerate(terminator.operands):
-            array = self.constant(returned)
-            result = call.results[index]
-            if array is None or not isinstance(result.type, ir.RankedTensorType) \
-                    or not result.type.has_static_shape or len(list(result.uses)) == 0:
-                continue
-            with self.context, ir.InsertionPoint(call):
-                value = make_constant(array, result.type, call.location)
-            result.replace_all_uses_with(value)
 
 @register_pass
 @dataclasses.dataclass(frozen=True)
