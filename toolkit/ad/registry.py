@@ -29,17 +29,45 @@ reason (``tests/test_rule_coverage.py`` fails on one missing without a reason).
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 from toolkit.core.registries import RuleTable
 from toolkit.core.primitive import Primitive
 
+class JvpRule(Protocol):
+    """``rule(primals, tangents, **params) -> (primal_out, tangent_out)`` (lists for multiple results)."""
+
+    def __call__(self, primals: list[Any], tangents: list[Any], /, *args: Any, **params: Any) -> tuple[Any, Any]: ...
+
+
+class TransposeRule(Protocol):
+    """``rule(cotangent_out, *operands, **params) -> cotangents_in`` (None for an operand that is no ``UndefinedPrimal``)."""
+
+    def __call__(self, cotangent: Any, /, *operands: Any, **params: Any) -> Sequence[Any]: ...
+
+
+class VjpForward(Protocol):
+    """``forward(primals, active, **params) -> (outs, residuals)``."""
+
+    def __call__(self, primals: list[Any], active: list[bool], /, *args: Any,
+                 **params: Any) -> tuple[Sequence[Any], Any]: ...
+
+
+class VjpBackward(Protocol):
+    """``backward(residuals, active, cotangents_out, **params) -> cotangents_in``."""
+
+    def __call__(self, residuals: Any, active: list[bool], cotangents: list[Any], /, *args: Any,
+                 **params: Any) -> Sequence[Any]: ...
+
+
 _RULES_PACKAGE = "toolkit.ad.rules"
-JVP_RULES: RuleTable[Callable[..., Any]] = RuleTable("jvp", _RULES_PACKAGE)
-TRANSPOSE_RULES: RuleTable[Callable[..., Any]] = RuleTable("transpose", _RULES_PACKAGE)
-VJP_RULES: RuleTable[tuple[Callable[..., Any], Callable[..., Any] | None]] = RuleTable("vjp", _RULES_PACKAGE)
+JVP_RULES: RuleTable[JvpRule] = RuleTable("jvp", _RULES_PACKAGE)
+TRANSPOSE_RULES: RuleTable[TransposeRule] = RuleTable("transpose", _RULES_PACKAGE)
+VJP_RULES: RuleTable[tuple[VjpForward, VjpBackward | None]] = RuleTable("vjp", _RULES_PACKAGE)
 
 #: primitive -> why it has no JVP rule (read by the rule-coverage test and by nothing else).
 NO_JVP: dict[Primitive, str] = {}
 
-__all__ = ["JVP_RULES", "NO_JVP", "TRANSPOSE_RULES", "VJP_RULES"]
+__all__ = ["JVP_RULES", "NO_JVP", "TRANSPOSE_RULES", "VJP_RULES", "JvpRule", "TransposeRule", "VjpBackward",
+           "VjpForward"]

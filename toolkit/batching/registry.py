@@ -32,20 +32,30 @@ Example (an elementwise primitive: the batch dimension passes through)::
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from toolkit.core.registries import RuleTable
 from toolkit.core.primitive import Primitive
 
+if TYPE_CHECKING:
+    from toolkit.batching.interpret import AxisData
+
+
+class BatchingRule(Protocol):
+    """``rule(axis, args, dims, **params) -> (out, out_dim)``, or ``(outs, out_dims)`` for multiple results."""
+
+    def __call__(self, axis: AxisData, operands: Sequence[Any], dims: Sequence[int | None], /,
+                 *rest: Any, **params: Any) -> tuple[Any, Any]: ...
+
 #: ``prim -> rule(axis, args, dims, **params) -> (outs, out_dims)``.
-BATCHING_RULES: RuleTable[Callable[..., Any]] = RuleTable("batching", "toolkit.batching.rules")
+BATCHING_RULES: RuleTable[BatchingRule] = RuleTable("batching", "toolkit.batching.rules")
 
 #: ``prim -> reason``: primitives whose rule only raises ``NotImplementedError`` (the reason is its message).
 UNBATCHABLE: dict[Primitive, str] = {}
 
 
-def register_batching(primitive: Primitive, rule: Callable[..., Any]) -> Callable[..., Any]:
+def register_batching(primitive: Primitive, rule: BatchingRule) -> BatchingRule:
     """Put ``rule`` in the table for ``primitive`` (replacing any earlier one); returns ``rule``."""
     BATCHING_RULES[primitive] = rule
     UNBATCHABLE.pop(primitive, None)
@@ -61,7 +71,7 @@ def register_unbatchable(primitive: Primitive, reason: str) -> None:
     UNBATCHABLE[primitive] = reason
 
 
-def batching_rule(primitive: Primitive) -> Callable[..., Any]:
+def batching_rule(primitive: Primitive) -> BatchingRule:
     """The rule of ``primitive``; ``NotImplementedError`` naming it when there is none."""
     rule = BATCHING_RULES.lookup(primitive)
     if rule is None:

@@ -62,11 +62,5 @@ class RuleTable(dict["Primitive", R], Generic[R]):
         for family in list(FAMILIES):
             self.load(family)
 
-    def __hash__(self) -> int:  # tables are identities (listed in RULE_TABLES), never compared by content
-        return id(self)
-
-    def __eq__(self, other: object) -> bool:
-        return self is other
-
     def __repr__(self) -> str:
         return f"RuleTable({self.interpretation!r}, {self.package!r}, {len(self)} rules)"

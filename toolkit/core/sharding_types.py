@@ -25,7 +25,7 @@ do not divide, is an error.
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Protocol, Sequence
 
 from toolkit.core.avals import ShapedArray, format_sharded_shape, short_dtype_name
 from toolkit.core.registries import RuleTable
@@ -38,14 +38,21 @@ class ShardingTypeError(Exception):
 
 
 #: primitive -> rule(specs_in, avals_in, avals_out, **params) -> list of output specs
-SHARDING_RULES: RuleTable[Callable[..., list]] = RuleTable("sharding", "toolkit.sharding_rules")
+class ShardingRule(Protocol):
+    """``rule(specs_in, avals_in, avals_out, **params) -> one spec (or type sharding, or None) per output``."""
+
+    def __call__(self, specs_in: list[Spec], avals_in: list[ShapedArray], avals_out: list[ShapedArray], /,
+                 *args: Any, **params: Any) -> list[Any]: ...
+
+
+SHARDING_RULES: RuleTable[ShardingRule] = RuleTable("sharding", "toolkit.sharding_rules")
 #: primitive -> why it has no sharding rule (read by the rule-coverage test, ``tests/test_rule_coverage.py``).
 NO_SHARDING_RULE: dict[Any, str] = {}
 
 
-def register_sharding_rule(*primitives: Any) -> Callable:
+def register_sharding_rule(*primitives: Any) -> Callable[[ShardingRule], ShardingRule]:
     """Decorator: ``fn`` is the sharding rule of each of ``primitives``."""
-    def register(fn: Callable) -> Callable:
+    def register(fn: ShardingRule) -> ShardingRule:
         for p in primitives:
             SHARDING_RULES[p] = fn
         return fn

@@ -15,11 +15,22 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Protocol
 
 from toolkit.core.registries import RuleTable
 
-LoweringRule = Callable[..., Any]
+if TYPE_CHECKING:
+    from jaxlib.mlir import ir
+
+    from toolkit.lowering.lower import RuleContext
+
+
+class LoweringRule(Protocol):
+    """``rule(ctx, *operands, **params) -> value or values``: MLIR values in, MLIR values out."""
+
+    def __call__(self, ctx: RuleContext, /, *operands: ir.Value, **params: Any) -> ir.Value | Sequence[ir.Value]: ...
+
 
 #: primitive -> {platform or None (any platform): rule}
 LOWERINGS: RuleTable[dict[str | None, LoweringRule]] = RuleTable("lowering", "toolkit.lowering.rules")
