@@ -53,8 +53,8 @@ def compilations(monkeypatch):
 @pytest.fixture
 def lowerings(monkeypatch):
     """How many modules were lowered since the fixture started (jit's cache by function emptied first)."""
-    from toolkit import stages
+    from toolkit import lowering
     from toolkit.core import trace_cache
 
     trace_cache.clear_caches()
-    return _count_calls(monkeypatch, stages.lowering, "lower_program")
+    return _count_calls(monkeypatch, lowering, "lower_program")

@@ -1,4 +1,4 @@
-"""jit's fast call path (``Wrapped.__call__`` before the signature, ``stages._fast_caller``).
+"""jit's fast call path (``toolkit.dispatch``: ``FastPath`` before the signature, ``fast_caller``).
 
 The fast path answers calls of pytrees of Arrays from what an earlier call
 remembered (a dict's key order, the last hit's tree and avals, the
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import toolkit
-from toolkit import stages
+from toolkit import dispatch
 
 
 def _params(keys, shape=(8,)):
@@ -87,7 +87,7 @@ def test_flat_sequence_outputs_keep_their_type(make):
 
 def test_output_builder_handles_only_flat_containers():
     flat_dict = toolkit.tree_util.tree_structure({"b": 0, "a": 0})
-    build = stages._output_builder(flat_dict, 2)
+    build = dispatch.output_builder(flat_dict, 2)
     assert build(["x", "y"]) == {"a": "x", "b": "y"}
     nested = toolkit.tree_util.tree_structure({"a": (0, 0)})
-    assert stages._output_builder(nested, 2) is None
+    assert dispatch.output_builder(nested, 2) is None

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import toolkit
-from toolkit import stages
+from toolkit import dispatch, stages
 from toolkit.ir.builders import build, insert_before
 from toolkit.passes import PatternPass, default_pipeline, pattern, register_pass
 from toolkit.passes.registry import registry_generation
@@ -226,6 +226,6 @@ def test_partitioned_executables_take_the_fast_path_under_the_default_partitione
     x = toolkit.device_put(np.ones((8, 2), np.float32), rows)
     f(x)
     calls = []
-    monkeypatch.setattr(stages.Compiled, "_call_fast", lambda self, leaves: calls.append(1) or stages._MISS)
+    monkeypatch.setattr(stages.Compiled, "_call_fast", lambda self, leaves: calls.append(1) or dispatch.MISS)
     f(x)
-    assert calls == [1]  # the fast cache hit (then fell back, as _MISS asks)
+    assert calls == [1]  # the fast cache hit (then fell back, as MISS asks)

@@ -1,0 +1,469 @@
+"""How a call reaches an executable: the arguments of a call, jit's fast path, eager execution.
+
+* :func:`signature_of` flattens a call's arguments into an
+  :class:`ArgumentSignature` (leaves, tree, abstract values, placements, the
+  static arguments split off), checking that each leaf can be a jit argument;
+  :func:`argument_paths` names the leaves as users do (``args[1]['w']``).
+* :class:`FastPath` is what a ``Wrapped`` (or a shape-polymorphic
+  ``Compiled``) remembers of earlier calls, so that a steady-state call of
+  toolkit Arrays is: look up the tree and avals, check the placements, execute
+  (the closure :func:`fast_caller` makes). Its entries are named records
+  (:class:`FastEntry`, :class:`DictLeafOrder`, :class:`LastSingle`,
+  :class:`LastMany`).
+* :func:`place_argument` moves a leaf where an executable expects it (the
+  full call path, ``Compiled._call_flat``).
+* :func:`install_eager_handlers` makes ``toolkit.core.tracing`` run
+  primitives, and whole ``lax`` functions, outside a trace through ``jit``
+  (one cached executable per primitive, parameters and argument types).
+
+This module sits below ``toolkit.stages``: it knows a ``Compiled`` by the
+attributes it reads, and is handed ``jit`` (``stages`` installs the eager
+handlers with its own).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from toolkit.array import Array
+from toolkit.core import pytrees, sharding_types, tracing
+from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, aval_of
+from toolkit.passes.default_pipeline import jit_pipeline_generation
+from toolkit.shard import placement
+
+#: What a fast call returns when its arguments are not laid out as compiled: take the full path.
+MISS = object()
+#: The variable that picks the partitioner (``shardy``, the default, or ``gspmd``).
+PARTITIONER_VARIABLE = "TOOLKIT_PARTITIONER"
+#: The partitioner of a :class:`FastEntry` that is the same under every partitioner (one partition).
+ANY_PARTITIONER = object()
+#: What ``tree_flatten`` gives for the arguments of ``f(x)`` (trees are interned: compared by identity).
+ONE_LEAF_TREE = pytrees.tree_structure((0,))
+
+_environ_get = os.environ.get
+
+
+# --- the arguments of a call ----------------------------------------------------
+
+
+@dataclass(slots=True)  # not frozen: made on every full call, and a frozen __init__ costs ~1 µs more
+class ArgumentSignature:
+    """The arguments of one call: the dynamic ones flat (leaves, tree, abstract values, placements), the static ones."""
+
+    leaves: list
+    tree: pytrees.PyTreeDef
+    avals: tuple[ShapedArray, ...]
+    shardings: tuple  # per leaf, the sharding it insists on (see leaf_placement), else None
+    static_key: tuple | None  # the static arguments, hashable; None when there are none
+    static_args: dict[int, Any]  # position -> value
+    static_kwargs: dict[str, Any]  # name -> value
+
+
+def infer_argnums_and_argnames(fun: Callable, static_argnums: Any,
+                               static_argnames: Any) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """jit's static arguments both ways: each position also by its parameter's name, and each name by position."""
+    argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums or ())
+    argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames or ())
+    if not argnums and not argnames:
+        return (), ()  # nothing to match up: skip inspect.signature (~50 µs, on every jit(f))
+    try:
+        parameters = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return argnums, argnames
+    positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = set(argnames)
+    nums = set(argnums)
+    for i in argnums:
+        if 0 <= i < len(positional):
+            names.add(positional[i])
+    for name in argnames:
+        if name in positional:
+            nums.add(positional.index(name))
+    return tuple(sorted(nums)), tuple(sorted(names))
+
+
+def signature_of(args: tuple, kwargs: dict, static_argnums: tuple[int, ...],
+                 static_argnames: tuple[str, ...]) -> ArgumentSignature:
+    """Split off the static arguments, flatten the rest; ``TypeError`` naming a leaf that is no jit argument."""
+    static_args: dict[int, Any] = {}
+    static_kwargs: dict[str, Any] = {}
+    if static_argnums or static_argnames:
+        dyn_args = []
+        for i, a in enumerate(args):
+            if i in static_argnums:
+                static_args[i] = a
+            else:
+                dyn_args.append(a)
+        dyn_kwargs = {}
+        for k, v in kwargs.items():
+            if k in static_argnames:
+                static_kwargs[k] = v
+            else:
+                dyn_kwargs[k] = v
+        args, kwargs = tuple(dyn_args), dyn_kwargs
+        try:
+            static_key = (tuple(sorted(static_args.items())), tuple(sorted(static_kwargs.items())))
+            hash(static_key)
+        except TypeError as exc:
+            raise ValueError(f"static arguments must be hashable: {exc}") from None
+    else:
+        static_key = None
+    leaves, tree = pytrees.tree_flatten((args, kwargs))
+    try:
+        avals = tuple([leaf.aval if type(leaf) is Array else aval_of(leaf) for leaf in leaves])
+    except TypeError:
+        paths = argument_paths(tree, tuple(static_args))
+        avals = tuple(_leaf_aval(leaf, paths[i]) for i, leaf in enumerate(leaves))
+    shardings = tuple([leaf_placement(leaf) for leaf in leaves])
+    return ArgumentSignature(leaves, tree, avals, shardings, static_key, static_args, static_kwargs)
+
+
+def _leaf_aval(leaf: Any, path: str) -> ShapedArray:
+    if type(leaf) is Array:
+        return leaf.aval
+    try:
+        return aval_of(leaf)
+    except TypeError:
+        raise TypeError(f"argument {path} of type {type(leaf).__name__} is not a valid jit argument: only arrays, "
+                        "numpy values, Python scalars and ShapeDtypeStruct (or pytrees of them) are; "
+                        "mark non-array arguments static with static_argnums/static_argnames") from None
+
+
+def argument_paths(tree: pytrees.PyTreeDef, static_positions: Sequence[int] = ()) -> list[str]:
+    """Key paths of the leaves of an ``(args, kwargs)`` tree as users name them: ``args[1]['w']``, ``scale``.
+
+    Positions count the user's positional arguments, static ones included.
+    """
+    dummy = pytrees.tree_unflatten(tree, list(range(tree.num_leaves)))
+    dynamic_positions = [i for i in range(len(dummy[0]) + len(static_positions)) if i not in static_positions]
+    paths = []
+    for path, _ in pytrees.tree_flatten_with_path(dummy)[0]:
+        head, first, *rest = path
+        name = f"args[{dynamic_positions[first.idx]}]" if head.idx == 0 else str(first.key)
+        paths.append(name + pytrees.keystr(tuple(rest)))
+    return paths
+
+
+def leaf_placement(leaf: Any) -> Any:
+    """The sharding a leaf insists on: a committed array's, or a spec's."""
+    if type(leaf) is Array:
+        return leaf._sharding if leaf._committed else None
+    if type(leaf) is ShapeDtypeStruct:
+        return leaf.sharding
+    return None
+
+
+# --- the fast path -----------------------------------------------------------------
+#
+# The records below are never changed once made: a new one replaces the old, so a thread always reads
+# a consistent one (a hit's aval, generation and entry from the same call). Slots make their fields
+# as cheap to read as a tuple's items. The last-hit records are made on every hit of their kind, so
+# they are not frozen: a frozen dataclass's __init__ (object.__setattr__ per field) costs ~0.6 µs more.
+
+
+@dataclass(frozen=True, slots=True)
+class FastEntry:
+    """An executable an earlier call compiled, and the ``$TOOLKIT_PARTITIONER`` a hit needs."""
+
+    compiled: Any  # toolkit.stages.Compiled
+    partitioner: Any  # the variable's value when compiled (str or None), or ANY_PARTITIONER
+
+
+def fast_entry(compiled: Any, partitioner: str | None) -> FastEntry:
+    """``compiled`` as a fast-cache entry: with one partition the partitioner changes nothing (any will do)."""
+    return FastEntry(compiled, partitioner if compiled._plan.num_partitions > 1 else ANY_PARTITIONER)
+
+
+@dataclass(frozen=True, slots=True)
+class DictLeafOrder:
+    """For ``f(d)`` with ``d`` a flat dict of a set of keys seen before: the tree and ``d``'s keys in leaf order."""
+
+    tree: pytrees.PyTreeDef
+    order: list | None  # None: the dict's own order (its values() are the leaves)
+
+
+@dataclass(slots=True)
+class LastSingle:
+    """The last hit of ``f(x)``: ``x``'s aval object, the jit pipeline generation, the entry."""
+
+    aval: ShapedArray
+    generation: int
+    entry: FastEntry
+
+
+@dataclass(slots=True)
+class LastMany:
+    """The last hit of any other call: the tree, the jit pipeline generation, the avals, the entry."""
+
+    tree: pytrees.PyTreeDef
+    generation: int
+    avals: tuple[ShapedArray, ...]
+    entry: FastEntry
+
+
+class FastPath:
+    """The executables of earlier calls, found from the positional arguments without a signature.
+
+    Calls whose positional arguments are pytrees of toolkit Arrays are looked
+    up by (interned) tree structure, avals and the jit pipeline's generation; a
+    partitioned executable also checks ``$TOOLKIT_PARTITIONER`` (changing
+    either compiles again). The last hit is remembered by its aval objects
+    (``x = f(x)`` feeds back outputs whose avals are the executable's own), so a
+    repeated call compares identities instead of hashing. The owner asks
+    :meth:`call` first (not with keyword or static arguments, nor while
+    tracing) and, on :data:`MISS`, takes its full path and :meth:`remember`\\ s
+    what that compiled.
+    """
+
+    __slots__ = ("entries", "generation", "dict_leaf_orders", "last_single", "last_many")
+
+    def __init__(self) -> None:
+        self.entries: dict[tuple, FastEntry] = {}  # (tree, avals, pipeline generation) -> entry
+        self.generation = -1  # the jit pipeline generation of the entries
+        self.dict_leaf_orders: dict[tuple, DictLeafOrder] = {}  # f(dict): its keys -> tree and leaf order
+        self.last_single: LastSingle | None = None
+        self.last_many: LastMany | None = None
+
+    def call(self, args: tuple) -> Any:
+        """The outputs of a remembered executable on ``args``; :data:`MISS` if there is none or they do not fit."""
+        first = type(args[0]) if len(args) == 1 else None
+        if first is Array:  # f(x): no flatten; the same aval object as last time (x = f(x)): no hashing
+            aval = args[0].aval
+            last = self.last_single
+            if last is not None and last.aval is aval and last.generation == jit_pipeline_generation():
+                entry = last.entry
+                if entry.partitioner is ANY_PARTITIONER or entry.partitioner == _environ_get(PARTITIONER_VARIABLE):
+                    out = entry.compiled._call_fast(args)
+                    if out is not MISS:
+                        return out
+            leaves, tree, avals = args, ONE_LEAF_TREE, (aval,)
+        else:
+            known = self.dict_leaf_orders.get(tuple(args[0])) if first is dict else None
+            if known is not None:  # f(params) with a dict seen before: its leaves without a flatten
+                tree, order = known.tree, known.order
+                params = args[0]
+                leaves = list(params.values()) if order is None else list(map(params.__getitem__, order))
+            else:
+                leaves, tree = pytrees.tree_flatten(args)
+            avals = tuple([a.aval for a in leaves if type(a) is Array])
+        if len(avals) != len(leaves):  # a leaf that is not an Array: the full path
+            return MISS
+        generation = jit_pipeline_generation()
+        last = self.last_many
+        # The same tree and avals as the last hit (the same inputs, or outputs fed back): no hashing.
+        # (A tuple comparison: identical avals compare by identity, in C.)
+        remembered = last is not None and last.tree is tree and last.generation == generation and last.avals == avals
+        entry = last.entry if remembered else self.entries.get((tree, avals, generation))
+        if entry is None or not (entry.partitioner is ANY_PARTITIONER
+                                 or entry.partitioner == _environ_get(PARTITIONER_VARIABLE)):
+            return MISS
+        if first is Array:
+            self.last_single = LastSingle(avals[0], generation, entry)
+        else:  # also when remembered: equal but new aval objects (outputs fed back) come again
+            self.last_many = LastMany(tree, generation, avals, entry)
+        return entry.compiled._call_fast(leaves)
+
+    def remember(self, args: tuple, leaf_count: int, avals: tuple[ShapedArray, ...], compiled: Any,
+                 generation: int, partitioner: Any) -> None:
+        """Answer later calls like ``args`` (positional, ``leaf_count`` leaves of ``avals``) with ``compiled``.
+
+        ``generation`` is the jit pipeline's when the call began (a change since
+        must miss); ``partitioner`` the ``$TOOLKIT_PARTITIONER`` it compiled
+        under, or :data:`ANY_PARTITIONER`.
+        """
+        if generation != self.generation:
+            # Entries of an older pipeline can never hit again.
+            self.entries.clear()
+            self.generation = generation
+        tree = pytrees.tree_structure(args)
+        self.entries[(tree, avals, generation)] = fast_entry(compiled, partitioner)
+        if len(args) == 1 and type(args[0]) is dict and len(self.dict_leaf_orders) < 64:
+            keys = tuple(args[0])
+            order = dict_leaf_order(tree, leaf_count)
+            if order is not None:
+                self.dict_leaf_orders[keys] = DictLeafOrder(tree, None if tuple(order) == keys else order)
+
+    def clear(self) -> None:
+        self.entries.clear()
+        self.dict_leaf_orders.clear()
+        self.last_single = self.last_many = None
+
+
+def dict_leaf_order(tree: Any, count: int) -> list | None:
+    """For the tree of ``(d,)`` with ``d`` a dict of leaves: ``d``'s keys in leaf order, else None."""
+    probe = pytrees.tree_unflatten(tree, list(range(count)))
+    if type(probe) is not tuple or len(probe) != 1 or type(probe[0]) is not dict:
+        return None
+    items = probe[0]
+    if len(items) != count or not all(type(i) is int for i in items.values()):
+        return None
+    return sorted(items, key=items.__getitem__)
+
+
+def output_builder(out_tree: Any, count: int) -> Callable[[list], Any] | None:
+    """A quicker ``tree_unflatten(out_tree, leaves)`` for a flat dict, tuple or list of outputs, else None."""
+    probe = pytrees.tree_unflatten(out_tree, list(range(count)))
+    kind = type(probe)
+    if kind is dict and list(probe.values()) == list(range(count)):  # unflatten gives keys in leaf order
+        keys = tuple(probe)
+        return lambda leaves: dict(zip(keys, leaves))
+    if (kind is tuple or kind is list) and list(probe) == list(range(count)):
+        return tuple if kind is tuple else list
+    return None
+
+
+def fast_caller(compiled: Any) -> Callable[[Sequence[Array]], Any]:
+    """``compiled``'s fast call: flat argument Arrays already placed as compiled -> outputs, else :data:`MISS`.
+
+    Everything a call reads is bound once here (the executable's entry point,
+    the result handlers, the expected argument shardings, the output types):
+    a steady-state call is the identity checks of the arguments' shardings,
+    PJRT's execute, the result handlers and the output ``Array``s.
+    """
+    execute = compiled._executable.execute_sharded
+    handlers = compiled._handlers
+    expected = tuple(compiled._arg_runtime_shardings)
+    committed = compiled._plan.committed
+    outputs = tuple(zip(compiled._out_avals, compiled._out_shardings))
+    if len(expected) == 1 and compiled._single_output:  # f(x) -> y
+        want, ((aval, sharding),) = expected[0], outputs
+
+        def call_one(leaves: Sequence[Array]) -> Any:
+            impl = leaves[0]._impl
+            if impl._sharding is not want:
+                return MISS
+            return Array(execute([impl]).consume_with_handlers(handlers)[0], aval, sharding, committed)
+        return call_one
+
+    out_tree = compiled._out_tree
+    single = compiled._single_output
+    build = None if single else output_builder(out_tree, len(outputs))
+    out_avals, out_shardings = tuple(compiled._out_avals), tuple(compiled._out_shardings)
+    out_committed = (committed,) * len(outputs)
+    expected_list = list(expected)
+
+    # Per-leaf work in comprehensions, list comparisons and ``map`` (cheapest on CPython 3.11, measured:
+    # with ten leaves an explicit loop costs as much as the rest of the call's Python).
+    def call(leaves: Sequence[Array]) -> Any:
+        impls = [a._impl for a in leaves]
+        # Shardings as placed vs as compiled: identical objects in the steady state (outputs fed back,
+        # arrays placed for this executable), compared by identity first; equal ones mean the same placement.
+        if [impl._sharding for impl in impls] != expected_list:
+            return MISS
+        outs = execute(impls).consume_with_handlers(handlers)
+        if single:
+            return Array(outs[0], outputs[0][0], outputs[0][1], committed)
+        arrays = list(map(Array, outs, out_avals, out_shardings, out_committed))
+        return build(arrays) if build is not None else pytrees.tree_unflatten(out_tree, arrays)
+    return call
+
+
+# --- the full path: arguments placed as compiled ----------------------------------------
+
+
+def place_argument(compiled: Any, leaf: Any, i: int) -> Any:
+    """Leaf ``i`` of a call of ``compiled`` as the runtime array it takes: checked, moved or uploaded."""
+    aval = compiled._in_avals[i]
+    plan = compiled._plan
+    path = compiled._paths[i]
+    sharding = plan.arg_sharding(i, aval)
+    if type(leaf) is Array:
+        plan.check_committed(leaf, i, path)
+        if leaf._impl.is_deleted():
+            raise ValueError(f"argument {path} was donated to an earlier call and has been deleted")
+        if leaf.sharding == sharding:
+            return leaf._impl
+        if not leaf.is_fully_addressable:  # spans other processes: nobody holds the value to re-slice
+            if leaf.sharding.is_equivalent_to(sharding, aval.ndim):
+                return leaf._impl
+            raise ValueError(f"argument {path} spans devices of other processes with sharding "
+                             f"{leaf.sharding}, but the computation needs {sharding}; it cannot be resharded "
+                             "while passed in: give jit that in_sharding, or reshard with toolkit.device_put")
+        value = np.asarray(leaf)
+    else:
+        if not sharding.is_fully_addressable and not sharding.is_fully_replicated:
+            raise ValueError(
+                f"argument {path}: passing non-trivial shardings for numpy inputs is not allowed in a "
+                "multi-process computation. Specify a replicated sharding, or make a global array with "
+                "toolkit.make_array_from_process_local_data(...) (each process's own rows) or "
+                f"toolkit.make_array_from_callback(...) (the same value everywhere). Got {aval.str_short()}")
+        value = np.asarray(leaf, dtype=aval.dtype)
+    return placement.device_put_sharded(value, sharding, weak_type=aval.weak_type)
+
+
+# --- eager execution ------------------------------------------------------------------------
+
+
+class EagerExecutables:
+    """How primitives and ``lax`` functions run outside a trace: compiled with ``jit``, one executable each.
+
+    A primitive is compiled alone, once per primitive, parameters, argument
+    types and placements (eager ops run where committed inputs live) and the
+    ``out_sharding=`` overrides in force; a new jit pipeline empties the cache
+    (eager ops compile through it too).
+    """
+
+    def __init__(self, jit: Callable[..., Any]):
+        self._jit = jit
+        self._cache: dict[tuple, FastEntry] = {}
+        self._generation = -1  # the jit pipeline generation the cache was compiled with
+
+    def run_primitive(self, primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
+        """``primitive.bind(*args, **params)`` outside a trace: its outputs as a list."""
+        avals = tuple(a.aval if type(a) is Array else aval_of(a) for a in args)
+        placements = tuple(leaf_placement(a) for a in args)
+        params_key = _params_key(params)
+        generation = jit_pipeline_generation()
+        if generation != self._generation:
+            self._cache.clear()
+            self._generation = generation
+        # The out_sharding= overrides in force type the result (toolkit.core.sharding_types): part of the key.
+        overrides = tuple(sharding_types._overrides)
+        key = (primitive, params_key, avals, placements, overrides) if params_key is not None else None
+        entry = self._cache.get(key) if key is not None else None
+        compiled = None
+        if entry is not None and (entry.partitioner is ANY_PARTITIONER
+                                  or entry.partitioner == _environ_get(PARTITIONER_VARIABLE)):
+            compiled = entry.compiled
+        if compiled is None:
+            partitioner = _environ_get(PARTITIONER_VARIABLE)
+
+            def run(*xs: Any) -> Any:
+                out = primitive.bind(*xs, **params)
+                return list(out) if primitive.multiple_results else out
+            run.__name__ = primitive.name
+            specs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type, sharding=p)
+                     for a, p in zip(avals, placements)]
+            wrapped = self._jit(run, keep_unused=True)
+            wrapped._function_cache = False  # `run` is new for every signature: kept here, never found again there
+            compiled = wrapped.trace(*specs).lower().compile()
+            if key is not None:
+                self._cache[key] = fast_entry(compiled, partitioner)
+        out = compiled._call_flat(list(args))
+        return list(out) if primitive.multiple_results else [out]
+
+    def run_function(self, fun: Callable[..., Any], *args: Any) -> Any:
+        """A whole traceable function outside a trace (``lax`` control flow and windowed reductions): ``jit(fun)``."""
+        return self._jit(fun)(*args)
+
+
+def _params_key(params: dict[str, Any]) -> Any:
+    try:
+        key = tuple(sorted(params.items()))
+        hash(key)
+        return key
+    except TypeError:
+        return None
+
+
+def install_eager_handlers(jit: Callable[..., Any]) -> EagerExecutables:
+    """Make ``toolkit.core.tracing`` run primitives and functions outside a trace with ``jit``'s executables."""
+    executables = EagerExecutables(jit)
+    tracing.set_eager_handler(executables.run_primitive)
+    tracing.set_eager_call_handler(executables.run_function)
+    return executables

@@ -1,0 +1,190 @@
+"""What jit keeps beyond one jit object: the keys and entries of its caches by function.
+
+``jax.jit`` caches by the Python function, not by the jit object; so does
+toolkit. Traces, lowerings and executables go to
+``toolkit.core.trace_cache.TRACES`` (the function held weakly):
+
+* ``(f, trace_key(...))`` -> :class:`TraceEntry`;
+* ``(f, lowering_key(...))`` -> :class:`LoweringEntry`;
+* ``(f, compile_key(...))`` -> a ``Compiled`` template (``Lowered.compile``
+  copies it for each lowering that hits).
+
+A jit called while tracing another function is a call of its own program,
+kept per function, signature and trace context as a :class:`NestedProgram`
+(:func:`nested_program`).
+
+Each key function's docstring says what its key holds; ``docs/architecture.md``
+says why.
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+from toolkit.core import pytrees, sharding_types, tracing
+from toolkit.core.avals import is_static_shape
+from toolkit.core.program import Program
+from toolkit.lax import parallel
+from toolkit.lowering.registry import LOWERINGS
+from toolkit.passes.registry import registry_generation
+from toolkit.shard.mesh import get_mesh
+
+if TYPE_CHECKING:  # only named in annotations: dispatch reaches toolkit.array, which this module need not
+    from toolkit.dispatch import ArgumentSignature
+
+_TRACE_STATE = tracing._state
+
+
+# --- traces, lowerings and executables, by function (core.trace_cache.TRACES) ------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TraceEntry:
+    """A cached trace: the program, its output tree and the argument paths it was traced with."""
+
+    program: Program
+    out_tree: pytrees.PyTreeDef
+    paths: list[str]
+
+
+@dataclass(frozen=True, slots=True)
+class LoweringEntry:
+    """A cached lowering: of which program, the module's bytecode, the inputs kept, the lowering rules used."""
+
+    program: Program
+    bytecode: bytes
+    kept: tuple[int, ...]
+    rules: tuple  # rules_snapshot(program) when lowered
+
+
+def trace_key(wrapped: Any, sig: ArgumentSignature) -> tuple | None:
+    """Everything the trace of ``wrapped.fun`` at ``sig`` depends on besides the function; None: not cached.
+
+    The static argument positions and names, the tree, abstract values (with
+    weak types and type shardings) and placements of the dynamic arguments, the
+    static arguments' values and types (``1`` and ``1.0`` are equal and hash
+    alike), the current mesh (``set_mesh``) and the ``out_sharding=``
+    overrides in force. Not cached: traces inside another trace (they may
+    capture its values) and symbolic shapes (dimension variables belong to
+    their scope, which equality does not compare).
+    """
+    if not wrapped._function_cache or _TRACE_STATE.builders \
+            or not all([is_static_shape(a.shape) for a in sig.avals]):
+        return None
+    static_types = None
+    if sig.static_key is not None:
+        static_types = (tuple([(i, type(v)) for i, v in sorted(sig.static_args.items())]),
+                        tuple([(k, type(v)) for k, v in sorted(sig.static_kwargs.items())]))
+    return (wrapped.static_argnums, wrapped.static_argnames, sig.tree, sig.avals, sig.shardings, sig.static_key,
+            static_types, get_mesh(), tuple(sharding_types._overrides))
+
+
+def lowering_key(traced: Any, plan: Any, platforms: Sequence[str] | None,
+                 dim_vars_as_arguments: bool) -> tuple | None:
+    """The cache key of ``traced``'s lowering (None: not cached).
+
+    The trace's key (which fixes the program, the trees, argument types,
+    placements and the current mesh) plus what the lowering adds: the
+    function's name, ``keep_unused``, the donated inputs, jit's
+    ``in_shardings``/``out_shardings``, the platforms, dimension variables as
+    arguments or not, the partitioner and the devices. A hit also checks
+    that it lowers this very program and that no lowering rule of its
+    primitives was registered again since (:func:`rules_unchanged`).
+    """
+    if traced._trace_key is None:
+        return None
+    wrapped = traced._wrapped
+    try:
+        shardings = (hashable_shardings(wrapped.in_shardings), hashable_shardings(wrapped.out_shardings))
+    except TypeError:
+        return None
+    return ("lower", traced._trace_key, wrapped.name, wrapped.keep_unused, traced.donated, shardings,
+            tuple(platforms) if platforms else None, bool(dim_vars_as_arguments), plan.partitioner,
+            tuple(plan.devices))
+
+
+def compile_key(lowered: Any, pipeline: Any, compiler_options: Mapping[str, Any] | None) -> tuple | None:
+    """The cache key of ``lowered``'s compilation; None (not cached) unless its module is the cached lowering's.
+
+    The lowering's key plus the pass pipeline's text and the pass registry's
+    generation (a pass redefined under its name changes it), the XLA options
+    and the platform. Not cached once the module was handed out (``compiler_ir()`` may have
+    changed it in place).
+    """
+    if lowered._cache_key is None or lowered._source is None:
+        return None
+    try:
+        options = tuple(sorted(compiler_options.items())) if compiler_options else ()
+        hash(options)
+    except TypeError:
+        return None
+    return ("compile", lowered._cache_key, str(pipeline), registry_generation(), options, lowered._plan.platform)
+
+
+def hashable_shardings(tree: Any) -> Any:
+    """A hashable stand-in for a pytree of shardings (equal for equal trees); ``TypeError`` if there is none."""
+    try:
+        hash(tree)
+        return (type(tree), tree)
+    except TypeError:
+        pass
+    if isinstance(tree, (list, tuple)):
+        return (type(tree), tuple(hashable_shardings(t) for t in tree))
+    if isinstance(tree, dict):
+        return (dict, tuple(sorted((k, hashable_shardings(v)) for k, v in tree.items())))
+    raise TypeError(f"cannot key {type(tree).__name__}")
+
+
+def rules_snapshot(program: Program) -> tuple:
+    """The lowering rules of every primitive ``program`` uses (sub-programs included), as registered now."""
+    primitives = {eqn.primitive for eqn in program.walk()}
+    return tuple((p, dict(LOWERINGS.get(p) or {})) for p in primitives)
+
+
+def rules_unchanged(snapshot: tuple) -> bool:
+    return all([LOWERINGS.get(p) == rules for p, rules in snapshot])
+
+
+# --- nested jit programs -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class NestedProgram:
+    """A jit's program traced inside another trace: the program, out tree, captured values, the trace's builder."""
+
+    program: Program
+    out_tree: pytrees.PyTreeDef
+    captured: list
+    owner: Any  # the ProgramBuilder it was traced in: a program that captured its values is reused only there
+
+
+#: function -> {nested_program_key: NestedProgram}, per function as JAX caches (jit(g) twice is one program)
+NESTED_PROGRAMS: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+
+
+def nested_program(wrapped: Any, sig: ArgumentSignature) -> tuple[Program, pytrees.PyTreeDef, list]:
+    """``wrapped``'s program for ``sig`` inside the current trace: ``(program, out_tree, captured)``.
+
+    Traced once per static argument positions and names, tree, avals, static
+    arguments, current mesh, ``shard_map`` axis context and ``out_sharding=``
+    overrides, and reused unless it captured values of another trace.
+    """
+    builder = tracing.current_builder()
+    key = (wrapped.static_argnums, wrapped.static_argnames, sig.tree, sig.avals, sig.static_key, get_mesh(),
+           parallel.axis_context(), tuple(sharding_types._overrides))
+    try:
+        table = NESTED_PROGRAMS.setdefault(wrapped.fun, {})
+    except TypeError:  # a function that cannot be weakly referenced: cached on the jit object
+        table = wrapped.__dict__.setdefault("_nested_programs", {})
+    try:
+        entry = table.get(key)
+    except TypeError:  # an unhashable part of the signature: no caching
+        key, entry = None, None
+    if entry is not None and (not entry.captured or (entry.owner is builder and not builder.finished)):
+        return entry.program, entry.out_tree, entry.captured
+    program, out_tree, captured, _ = wrapped._trace_program(sig)
+    if key is not None:
+        table[key] = NestedProgram(program, out_tree, captured, builder)
+    return program, out_tree, captured

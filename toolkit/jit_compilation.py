@@ -1,0 +1,74 @@
+"""From a jit's lowered module to an XLA executable: its pass pipeline, then XLA.
+
+:func:`passes_then_xla` is ``Lowered.compile``'s work on a private copy of the
+module; :func:`compile_for_shapes` is a shape-polymorphic lowering's for one
+set of concrete argument shapes (``toolkit-bind-shapes``, then
+``toolkit-refine-shapes``, which checks the shape assertions). With dumping or
+reports on (``TOOLKIT_DUMP_IR_TO`` / ``TOOLKIT_REPORT``) each finishes the
+lowering's IR timeline (``toolkit.passes.dump``), on failure too.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping, Sequence
+
+from jaxlib.mlir import ir
+
+from toolkit.core.avals import ShapedArray
+from toolkit.lowering.types import tensor_type
+from toolkit.passes import dump as ir_dump
+from toolkit.passes.pipeline import Pipeline, PipelineError, parse_pipeline
+from toolkit.runtime import executable as runtime_executable
+
+
+def passes_then_xla(lowered: Any, module: ir.Module, pipeline: Pipeline,
+                    compiler_options: Mapping[str, Any] | None, timeline: Any) -> Any:
+    """Run ``pipeline`` on ``module`` (a private copy), then compile it with XLA for ``lowered``'s plan.
+
+    With dumping or reports on (``timeline``), the timeline is finished either
+    way: on a failing pass or XLA error the report and the dump (XLA's
+    scratch folder collected and removed) show how far it got, and the error
+    propagates unchanged.
+    """
+    try:
+        if pipeline.elements:
+            pipeline.run(module, observe=timeline and timeline.observe)
+        plan = lowered._plan
+        executable = runtime_executable.compile_module(
+            module.operation.get_asm(binary=True), plan.devices, num_partitions=plan.num_partitions,
+            spmd=plan.num_partitions > 1, use_shardy=plan.partitioner == "shardy", compiler_options=compiler_options,
+            propagate_output_shardings=plan.output_propagation(), dump_to=timeline and timeline.xla_dump_folder())
+    except Exception as error:
+        if timeline is not None:
+            timeline.finish(module, failure=f"compilation failed: {type(error).__name__}: {error}")
+        raise
+    if timeline is not None:
+        timeline.finish(module, lambda: runtime_executable.optimized_hlo_text(executable))
+    return executable
+
+
+def compile_for_shapes(lowered: Any, avals: Sequence[ShapedArray],
+                       compiler_options: Mapping[str, Any] | None) -> tuple[Any, list[ShapedArray]]:
+    """The executable of shape-polymorphic ``lowered`` at the concrete argument types ``avals``, and its result types.
+
+    ``ValueError`` (naming the function) when the shapes break the lowering's
+    shape assertions.
+    """
+    with lowered._module.context, ir.Location.unknown():
+        module = ir.Module.parse(lowered._bytecode())
+        types = ",".join(str(tensor_type(avals[i])) for i in lowered.kept_var_idx)
+    bind = parse_pipeline(f"builtin.module(toolkit-bind-shapes{{types={types}}}, toolkit-refine-shapes)")
+    timeline = ir_dump.timeline_for(lowered)  # None unless TOOLKIT_DUMP_IR_TO / TOOLKIT_REPORT is set
+    try:
+        (lowered._platform_pipeline() + bind).run(module, observe=timeline and timeline.observe)
+    except PipelineError as error:
+        if timeline is not None:
+            timeline.finish(module, failure=f"shape specialization failed: {error}")
+        raise ValueError(f"{lowered._traced.fun_name}: {error}") from None
+    executable = passes_then_xla(lowered, module, lowered.pipeline, compiler_options, timeline)
+    main = next(op for op in module.body.operations if getattr(op, "name", None) is not None
+                and op.name.value == "main")
+    result_types = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value).results
+    out_avals = [ShapedArray(tuple(ir.RankedTensorType(t).shape), a.dtype, a.weak_type)
+                 for t, a in zip(result_types, lowered._traced.program.out_avals)]
+    return executable, out_avals

@@ -1,0 +1,89 @@
+"""The StableHLO module of a traced jit function: its ``@main`` as JAX writes it.
+
+``Traced.lower`` keeps the inputs :func:`kept_inputs` names (the used ones,
+unless ``keep_unused``) and calls :func:`lower_traced`: the program lowered by
+``toolkit.lowering`` with the user's argument and result names, donated inputs
+aliased to outputs of their type (``tf.aliasing_output``) and, when
+partitioned, the plan's shardings annotated (GSPMD or Shardy; ``@main``'s
+meshes named first, as JAX names them).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from jaxlib.mlir import ir
+
+from toolkit import lowering
+from toolkit.core import pytrees
+from toolkit.core.avals import ShapedArray, is_static_shape
+from toolkit.core.program import Program
+from toolkit.ir.context import shared_context
+from toolkit.lowering import dims
+from toolkit.passes.sharding_annotate import annotate_shardings, name_shardy_meshes
+
+
+def lower_traced(traced: Any, plan: Any, kept: Sequence[int], platforms: Sequence[str] | None,
+                 dim_vars_as_arguments: bool) -> ir.Module:
+    """``traced`` (a ``toolkit.stages.Traced``) as a module taking the inputs ``kept``, placed as ``plan`` says."""
+    program = _restrict_inputs(traced.program, kept) if len(kept) != len(traced.program.invars) else traced.program
+    with shared_context() as context:
+        arg_attrs = [{} for _ in kept]
+        taken: set[int] = set()
+        for position, i in enumerate(kept):
+            if traced.donated[i]:
+                alias = _find_alias(traced.in_avals[i], program.out_avals, taken)
+                if alias is not None:
+                    arg_attrs[position]["tf.aliasing_output"] = ir.IntegerAttr.get(
+                        ir.IntegerType.get_signless(32), alias)
+        partitioned = plan.num_partitions > 1
+        mesh_symbols = None
+        if partitioned and plan.partitioner == "shardy":
+            # @main's meshes are named first (@mesh, @mesh_0, ...), as JAX names them; the lowering
+            # names the meshes only its ops use after them.
+            mesh_symbols = name_shardy_meshes(
+                [(s, traced.in_avals[i].ndim) for s, i in zip(plan.annotated_arg_shardings(kept), kept)]
+                + [(s, a.ndim) for s, a in zip(plan.annotated_out_shardings(), traced.program.out_avals)]
+                + list(plan.constraint_shardings))
+        module = lowering.lower_program(
+            program, name=traced.fun_name, result_names=_output_paths(traced.out_tree), arg_attrs=arg_attrs,
+            num_partitions=plan.num_partitions, platforms=tuple(platforms or (plan.platform,)), context=context,
+            arg_names=[traced.arg_paths[i] for i in kept], dim_vars_as_arguments=dim_vars_as_arguments,
+            partitioner=plan.partitioner if partitioned else "gspmd", shardy_meshes=mesh_symbols)
+        if partitioned:
+            arg_shardings = plan.annotated_arg_shardings(kept)
+            # The platform index and dimension-variable arguments come first and are not sharded.
+            leading = (1 if platforms is not None and len(platforms) > 1 else 0) + (
+                len(dims.dim_var_names(traced.in_avals)) if dim_vars_as_arguments else 0)
+            arg_shardings = [None] * leading + list(arg_shardings)
+            annotate_shardings(module, arg_shardings, plan.annotated_out_shardings(), mode=plan.partitioner,
+                               body_shardings=plan.constraint_shardings, mesh_symbols=mesh_symbols)
+    return module
+
+
+def kept_inputs(program: Program, keep_unused: bool) -> list[int]:
+    if keep_unused:
+        return list(range(len(program.invars)))
+    used = {a.id for eqn in program.walk() for a in eqn.inputs if hasattr(a, "id")}
+    used |= {a.id for a in program.outvars if hasattr(a, "id")}
+    # Inputs with symbolic dimensions stay: the dimension variables are computed from their shapes.
+    return [i for i, v in enumerate(program.invars) if v.id in used or not is_static_shape(v.aval.shape)]
+
+
+def _restrict_inputs(program: Program, kept: Sequence[int]) -> Program:
+    return Program(program.constvars, program.consts, [program.invars[i] for i in kept], program.outvars,
+                   program.eqns)
+
+
+def _find_alias(aval: ShapedArray, out_avals: Sequence[ShapedArray], taken: set[int]) -> int | None:
+    """The first output not yet aliased that a donated input of ``aval``'s type can hold."""
+    for j, out in enumerate(out_avals):
+        if j not in taken and out.shape == aval.shape and out.dtype == aval.dtype:
+            taken.add(j)
+            return j
+    return None
+
+
+def _output_paths(out_tree: pytrees.PyTreeDef) -> list[str]:
+    dummy = pytrees.tree_unflatten(out_tree, list(range(out_tree.num_leaves)))
+    return ["result" + pytrees.keystr(path) for path, _ in pytrees.tree_flatten_with_path(dummy)[0]]
