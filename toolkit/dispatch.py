@@ -216,8 +216,8 @@ class FastPath:
     (``x = f(x)`` feeds back outputs whose avals are the executable's own), so a
     repeated call compares identities instead of hashing. The owner asks
     :meth:`call` first (not with keyword or static arguments, nor while
-    tracing) and, on :data:`MISS`, takes its full path and :meth:`remember`\\ s
-    what that compiled.
+    tracing); on :data:`MISS` it takes its full path and hands what that
+    compiled to :meth:`remember`.
     """
 
     __slots__ = ("entries", "generation", "dict_leaf_orders", "last_single", "last_many")

@@ -11,6 +11,12 @@
 the executable, so the steady-state call is: flatten the arguments, look up
 the signature, execute.
 
+The stage objects are here; the work between them is beside them:
+``toolkit.dispatch`` (a call's arguments, the fast path, argument placement,
+eager execution), ``toolkit.jit_cache`` (what is cached by function, and
+under which keys), ``toolkit.jit_lowering`` (the ``@main`` module of a trace)
+and ``toolkit.jit_compilation`` (passes, then XLA).
+
 Example::
 
     >>> f = toolkit.jit(lambda x, y: x @ y + 1.0)
@@ -289,7 +295,7 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = ()
 class Traced:
     """A traced function: its typed program and the trees of its inputs and outputs."""
 
-    _trace_key: tuple | None = None  # its key in the trace cache (Wrapped._trace_key); None: not cached
+    _trace_key: tuple | None = None  # its key in the trace cache (jit_cache.trace_key); None: not cached
 
     def __init__(self, wrapped: Wrapped, program: Program, in_tree: pytrees.PyTreeDef,
                  out_tree: pytrees.PyTreeDef, in_avals: Sequence[ShapedArray], donated: Sequence[bool],
@@ -360,13 +366,14 @@ class Traced:
         lowered._timeline = ir_dump.start_timeline(f"jit_{self.fun_name}", traced=self.program.pretty, module=module)
         return lowered
 
+
 class Lowered:
     """A lowered function: a StableHLO module and the pass pipeline ``compile`` runs on it."""
 
     _timeline = None  # toolkit.passes.dump.Timeline of this compilation when dumping or reporting
     _module_obj: ir.Module | None = None
     _source: bytes | None = None  # the module's bytecode, while no one has been handed the module (see _module)
-    _cache_key: tuple | None = None  # its key in the trace cache (Traced._lowering_key); None: not cached
+    _cache_key: tuple | None = None  # its key in the trace cache (jit_cache.lowering_key); None: not cached
 
     def __init__(self, traced: Traced, module: ir.Module | None, kept_var_idx: Sequence[int], plan: Any,
                  platforms: Sequence[str] = (), *, source: bytes | None = None):

@@ -11,8 +11,8 @@ same with one :class:`FunctionCache`, :data:`TRACES`, filled by
 * ``(f, trace key) -> (program, out tree, argument paths)``;
 * ``(f, ("lower", trace key, lowering key)) -> (program, module bytecode, kept inputs, lowering rules)``.
 
-What the keys hold is documented where they are made (``stages._trace_key`` and
-``Traced._lowering_key``) and in ``docs/architecture.md``.
+What the keys hold is documented where they are made (``toolkit.jit_cache``)
+and in ``docs/architecture.md``.
 
 The function is held weakly: its entries vanish when it is collected (the
 cache never keeps a function, or what its closure holds, alive). A function
