@@ -23,11 +23,16 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from toolkit.array import Array
+from toolkit.array import Array, device_put
 from toolkit.core import dtypes, pytrees
 from toolkit.core.avals import ShapedArray
+from toolkit.core.tracing import Tracer, UnexpectedTracerError
 from toolkit.runtime import arrays as runtime_arrays
 from toolkit.runtime.client import local_devices, process_count, process_index  # noqa: F401
+from toolkit.shard import PartitionSpec, Sharding
+from toolkit.shard.explicit import type_sharding
+from toolkit.shard.placement import addressable_device_assignment
+from toolkit.shard.resolve import resolve_sharding
 
 __all__ = ["make_array_from_callback", "make_array_from_single_device_arrays",
            "make_array_from_process_local_data"]
@@ -38,7 +43,6 @@ Index = tuple
 
 # -- helpers -------------------------------------------------------------------------------------------------
 def _check_sharding(sharding: Any, fname: str) -> Any:
-    from toolkit.shard import Sharding
     if not isinstance(sharding, Sharding):
         raise TypeError(f"sharding should be an instance of toolkit.shard.Sharding (e.g. a NamedSharding). Got "
                         f"{sharding!r} of type {type(sharding).__name__} in toolkit.{fname}")
@@ -81,19 +85,16 @@ def _validate_shards(values: Sequence[Any], sharding: Any, aval: ShapedArray, ex
 
 def _typed_aval(shape: Shape, dtype: np.dtype, sharding: Any) -> ShapedArray:
     """The array's abstract value; on a mesh with Explicit axes the sharding is part of its type."""
-    from toolkit.shard.explicit import type_sharding
     aval = ShapedArray(shape, dtype)
     typed = type_sharding(sharding, len(shape))
     return aval.update(sharding=typed) if typed is not None else aval
 
 
 def _addressable_devices(sharding: Any) -> list[Any]:
-    from toolkit.shard.placement import addressable_device_assignment
     return addressable_device_assignment(sharding)
 
 
 def _callback_value(value: Any, fname: str) -> np.ndarray:
-    from toolkit.core.tracing import Tracer, UnexpectedTracerError
     if isinstance(value, Tracer):
         raise UnexpectedTracerError(f"toolkit.{fname} cannot be called within a traced context (the callback "
                                     "returned a tracer)")
@@ -181,7 +182,6 @@ def make_array_from_single_device_arrays(shape: Sequence[int], sharding: Any, ar
     shape = _check_shape(shape, fname)
     if not isinstance(arrays, (list, tuple)):
         raise TypeError(f"toolkit.{fname} `arrays` argument must be a list or tuple, but got {type(arrays)}.")
-    from toolkit.core.tracing import Tracer
     if any(isinstance(a, Tracer) for a in arrays):
         raise ValueError(f"toolkit.{fname} requires a list of concrete arrays as input, but got types "
                          f"{sorted({type(a).__name__ for a in arrays})}")
@@ -338,9 +338,6 @@ def make_array_from_process_local_data(sharding: Any, local_data: Any, global_sh
         >>> x.shape
         (16, 32)
     """
-    from toolkit.array import device_put
-    from toolkit.shard import PartitionSpec
-    from toolkit.shard.resolve import resolve_sharding
     fname = "make_array_from_process_local_data"
     leaves, tree = pytrees.tree_flatten(local_data)
     def is_sharding_leaf(x):
@@ -365,5 +362,4 @@ def make_array_from_process_local_data(sharding: Any, local_data: Any, global_sh
 
 
 def _is_sharding(x: Any) -> bool:
-    from toolkit.shard import Sharding
     return isinstance(x, Sharding)

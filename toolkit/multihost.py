@@ -26,17 +26,19 @@ from typing import Any
 
 import numpy as np
 
-from toolkit.array import Array
+import toolkit.numpy as tnp
+from toolkit.array import Array, device_put
 from toolkit.core import pytrees
-from toolkit.global_arrays import local_devices, process_count, process_index
+from toolkit.global_arrays import local_devices, make_array_from_single_device_arrays, process_count, process_index
 from toolkit.runtime import client as runtime_client
+from toolkit.shard import GSPMDSharding, Mesh, NamedSharding, PartitionSpec
+from toolkit.stages import jit
 
 __all__ = ["process_allgather", "broadcast_one_to_all", "sync_global_devices", "assert_equal"]
 
 
 def _processes_mesh() -> Any:
     """Every device as a ``("processes", "local_devices")`` mesh: row ``p`` is process ``p``'s devices."""
-    from toolkit.shard import Mesh
     devices = sorted(runtime_client.devices(), key=lambda d: (d.process_index, d.id))
     count = process_count()
     if len(devices) % count:
@@ -51,8 +53,6 @@ def _identity(x: Any) -> Any:
 
 
 def _sum_over_processes(tree: Any) -> Any:
-    import toolkit.numpy as tnp
-
     def one(x: Any) -> Any:
         if x.dtype == np.bool_:
             return tnp.any(x, axis=0)
@@ -63,16 +63,12 @@ def _sum_over_processes(tree: Any) -> Any:
 @functools.lru_cache(maxsize=64)
 def _jitted(fun: Any, out_sharding: Any) -> Any:
     """One ``jit`` per (function, output sharding), so repeated calls reuse the executable."""
-    from toolkit.stages import jit
     return jit(fun, out_shardings=out_sharding)
 
 
 def _host_rows_to_global(value: np.ndarray, mesh: Any) -> Array:
     """A global array of shape ``(process_count * n, ...)`` whose rows ``p*n:(p+1)*n`` are process ``p``'s
     ``value`` (shape ``(n, ...)``), replicated over that process's devices."""
-    from toolkit.array import device_put
-    from toolkit.global_arrays import make_array_from_single_device_arrays
-    from toolkit.shard import NamedSharding, PartitionSpec
     sharding = NamedSharding(mesh, PartitionSpec("processes"))
     pieces = [device_put(value, d) for d in local_devices()]
     shape = (value.shape[0] * mesh.shape["processes"],) + tuple(value.shape[1:])
@@ -80,7 +76,6 @@ def _host_rows_to_global(value: np.ndarray, mesh: Any) -> Array:
 
 
 def _replicated_like(x: Array) -> Any:
-    from toolkit.shard import GSPMDSharding, NamedSharding, PartitionSpec
     if isinstance(x.sharding, NamedSharding):
         return x.sharding.update(spec=PartitionSpec())
     return GSPMDSharding.get_replicated(tuple(x.sharding._device_assignment))
@@ -99,7 +94,6 @@ def _allgather_one(x: Any, tiled: bool) -> np.ndarray:
     if process_count() == 1:
         value = np.asarray(x)
         return value if tiled else np.expand_dims(value, 0)
-    from toolkit.shard import NamedSharding, PartitionSpec
     mesh = _processes_mesh()
     value = np.asarray(x)
     if value.ndim == 0 or not tiled:
@@ -147,7 +141,6 @@ def broadcast_one_to_all(in_tree: Any, is_source: bool | None = None) -> Any:
         return pytrees.tree_map(_host, in_tree)
     if is_source is None:
         is_source = process_index() == 0
-    from toolkit.shard import NamedSharding, PartitionSpec
     mesh = _processes_mesh()
 
     def pre(x: Any) -> Array:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from toolkit.core.avals import ShapeDtypeStruct
+from toolkit.stages import jit
 
 
 def run(case: Callable[[], Any]) -> Callable[[], Any]:
@@ -33,11 +34,9 @@ def spec(shape: Any, dtype: Any = "float32") -> ShapeDtypeStruct:
 
 def lowered_text(fun: Callable[..., Any], *args: Any, debug_info: bool = False, **jit_kwargs: Any) -> str:
     """The StableHLO text of ``jit(fun)`` lowered for ``args``."""
-    from toolkit.stages import jit
     return jit(fun, **jit_kwargs).lower(*args).as_text(debug_info=debug_info)
 
 
 def traced_text(fun: Callable[..., Any], *args: Any, **jit_kwargs: Any) -> str:
     """The traced program of ``jit(fun)`` for ``args``."""
-    from toolkit.stages import jit
     return jit(fun, **jit_kwargs).trace(*args).as_text()

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 from jaxlib.mlir import ir
 
-from toolkit.ir.attributes import to_attribute
+from toolkit.ir.attributes import _location, to_attribute
 
 
 @contextlib.contextmanager
@@ -62,8 +62,6 @@ def splat_constant(value: float | int | bool, tensor_type: ir.RankedTensorType, 
     if isinstance(element, ir.IntegerType):
         scalar = ir.IntegerAttr.get(element, int(value))
     elif isinstance(element, ir.FloatType):
-        from toolkit.ir.attributes import _location
-
         scalar = ir.FloatAttr.get(element, float(value), loc=_location())
     else:
         raise TypeError(f"splat_constant supports integer and float tensors, not {tensor_type}")
@@ -73,8 +71,6 @@ def splat_constant(value: float | int | bool, tensor_type: ir.RankedTensorType, 
 
 def tensor_type(shape: Sequence[int], element_type: ir.Type) -> ir.RankedTensorType:
     """``tensor<shape x element_type>`` in the current context."""
-    from toolkit.ir.attributes import _location
-
     return ir.RankedTensorType.get(list(shape), element_type, loc=_location())
 
 

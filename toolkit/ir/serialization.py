@@ -33,6 +33,9 @@ import time
 from typing import Literal
 
 from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo
+
+from toolkit.ir.context import make_context
 
 BYTECODE_MAGIC = b"ML\xefR"
 PORTABLE_PRODUCER = b"StableHLO_v"
@@ -70,8 +73,6 @@ def deserialize_portable_artifact(data: bytes, context: ir.Context) -> ir.Module
     read (e.g. an op version it does not know). A newer artifact whose ops
     are all known reads normally: VHLO op versions keep their meaning.
     """
-    from jaxlib.mlir.dialects import stablehlo
-
     errors: list[str] = []
 
     def collect(diagnostic: ir.Diagnostic) -> bool:
@@ -109,7 +110,6 @@ def load_quant_dialect(context: ir.Context) -> None:
     so this reads a tiny one (made once per process).
     """
     global _empty_artifact
-    from jaxlib.mlir.dialects import stablehlo
 
     if _empty_artifact is None:
         with context, ir.Location.unknown():
@@ -159,7 +159,6 @@ def _probe_child(data: bytes, out: int, allow_unregistered: bool) -> None:
         devnull = os.open(os.devnull, os.O_RDWR)
         os.dup2(devnull, 1)
         os.dup2(devnull, 2)
-        from toolkit.ir.context import make_context
 
         context = make_context()
         context.allow_unregistered_dialects = allow_unregistered
@@ -367,8 +366,6 @@ def write_module(module: ir.Module, kind: Literal["text", "bytecode", "vhlo"] = 
         module.operation.write_bytecode(buffer)
         return buffer.getvalue()
     if kind == "vhlo":
-        from jaxlib.mlir.dialects import stablehlo
-
         target = target_version or stablehlo.get_current_version()
         copy = ir.Module.parse(write_module(module, "bytecode"), module.context)
         try:

@@ -25,7 +25,7 @@ from typing import Any, Sequence
 
 import numpy as np
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import func, stablehlo
+from jaxlib.mlir.dialects import func, sdy, stablehlo
 
 from toolkit.core.avals import ShapedArray, is_static_shape
 from toolkit.core.program import Literal, Program, Var
@@ -33,7 +33,7 @@ from toolkit.ir.context import shared_context
 from toolkit.lowering import dims
 from toolkit.lowering.registry import lowering_rules
 from toolkit.lowering.types import dense_constant_attr, tensor_type
-from toolkit.shard.shardy import ShardyMeshSymbols
+from toolkit.shard.shardy import ShardyMeshSymbols, shardy_mesh_for, shardy_sharding_text
 
 
 @dataclass
@@ -261,12 +261,10 @@ def _adds_layout(eqn: Any, aval: ShapedArray) -> bool:
 
 def _constrain_to_type(mctx: ModuleContext, value: ir.Value, aval: ShapedArray) -> ir.Value:
     """``value`` constrained to its explicit type sharding (``sdy.sharding_constraint`` or ``@Sharding``)."""
-    from toolkit.shard import shardy_mesh_for, shardy_sharding_text
     sharding, ndim = aval.sharding, aval.ndim
     if not is_static_shape(aval.shape) or not sharding.mesh.explicit_axes:
         return value
     if mctx.partitioner == "shardy":
-        from jaxlib.mlir.dialects import sdy
         name = mctx.shardy_meshes.name_for(shardy_mesh_for(sharding, ndim))
         return sdy.ShardingConstraintOp(value, ir.Attribute.parse(shardy_sharding_text(sharding, ndim, name))).result
     op = stablehlo.CustomCallOp([value.type], [value], "Sharding")

@@ -28,6 +28,9 @@ from typing import Any, Hashable, Iterator, Sequence
 
 import numpy as np
 
+from toolkit.runtime.client import devices as all_devices
+from toolkit.shard.mesh_utils import create_device_mesh
+
 MeshAxisName = Hashable
 
 
@@ -320,8 +323,6 @@ def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[MeshAxisName],
         >>> make_mesh((2, 4), ("x", "y"))
         Mesh(axis_sizes=(2, 4), axis_names=('x', 'y'), axis_types=(Explicit, Explicit))
     """
-    from toolkit.runtime.client import devices as all_devices
-    from toolkit.shard.mesh_utils import create_device_mesh
     shape = tuple(int(s) for s in axis_shapes)
     names = _normalize_axis_names(axis_names)
     if len(shape) != len(names):

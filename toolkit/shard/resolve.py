@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from toolkit.core import pytrees
 from toolkit.shard.mesh import AbstractMesh, get_mesh
 from toolkit.shard.named_sharding import NamedSharding
 from toolkit.shard.partition_spec import PartitionSpec
@@ -61,5 +62,4 @@ def resolve_tree(tree: Any, what: str) -> Any:
     """:func:`resolve_sharding` on every leaf of a pytree of shardings/specs (None stays None)."""
     if is_sharding_leaf(tree):
         return resolve_sharding(tree, what)
-    from toolkit.core import pytrees
     return pytrees.tree_map(lambda s: resolve_sharding(s, what), tree, is_leaf=is_sharding_leaf)

@@ -19,6 +19,7 @@ import itertools
 import re
 from typing import Any
 
+from toolkit.shard.hlo_sharding import as_named_sharding
 from toolkit.shard.mesh import AbstractMesh, Mesh
 from toolkit.shard.named_sharding import NamedSharding, check_rank
 from toolkit.shard.partition_spec import UNCONSTRAINED
@@ -119,7 +120,6 @@ def shardy_mesh_for(sharding: Sharding, ndim: int) -> Mesh | AbstractMesh:
 def _named(sharding: Sharding, ndim: int) -> NamedSharding:
     if isinstance(sharding, NamedSharding):
         return sharding
-    from toolkit.shard.hlo_sharding import as_named_sharding
     return as_named_sharding(sharding, ndim)
 
 
