@@ -39,6 +39,14 @@ is visited once, so the cost is linear in module size. Result types change
 in place with ``Value.set_type``; only values whose every user is a
 StableHLO/CHLO/func op are retyped (others could become invalid).
 
+The parts, in :mod:`toolkit.passes.refine`, each with its own small state:
+:mod:`.refine.retyping` (each op's result types; the special forms),
+:mod:`.refine.constants` (known constants, folding),
+:mod:`.refine.specialization` (callees per key), :mod:`.refine.dead_code`
+(dead ops, unused functions) and :mod:`.refine.static_check`. This module
+holds the pass, its options, the pre-scan and the sweep of one function,
+which ties the parts together.
+
 Example::
 
     run_pipeline(module, "builtin.module(toolkit-bind-shapes{types=tensor<8x4xf32>}, "

@@ -1,8 +1,9 @@
-"""What the ``toolkit-refine-shapes`` driver offers the per-form rewrites.
+"""What ``toolkit-refine-shapes``' per-op retyping offers the per-form rewrites.
 
 The rewrites of dynamic ops and custom calls (:mod:`.dynamic_ops`,
-:mod:`.custom_calls`) live beside the driver, not in it; they see the
-running refinement only through this protocol, so each can be read alone.
+:mod:`.custom_calls`) live beside the retyping (:class:`.retyping.OpRetyping`),
+not in it; they see the running refinement only through this protocol, so
+each can be read alone.
 """
 
 from __future__ import annotations

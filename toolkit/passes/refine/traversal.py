@@ -43,7 +43,7 @@ def body_ops(function: ir.Operation) -> list[ir.Operation]:
     ``Operation`` handles, ~0.3 µs per op cheaper than iterating the block
     (which makes an ``OpView`` of each op).
     """
-    ops = []
+    ops: list[ir.Operation] = []
     append = ops.append
     skip, advance = ir.WalkResult.SKIP, ir.WalkResult.ADVANCE
 
