@@ -2,6 +2,13 @@
 
 Functions broadcast like numpy and promote dtypes like JAX (Python scalars
 are weakly typed, see ``toolkit.core.dtypes``).
+
+The modules are layered, each importing only modules before it in this list:
+``_core`` (arrays from inputs, promotion, broadcasting, joining), ``ufuncs``,
+``creation``, ``indexing`` (``x[idx]``), ``scatter`` (``x.at[idx]``),
+``shapes``, ``take``, ``reductions``, ``sorting``, ``diagonals``, ``einsum``,
+``tensor_contractions``, ``index_tricks``, ``nan_functions``, ``statistics``,
+``signal``, ``setops`` and ``methods`` (operators and array methods).
 """
 
 from toolkit.core.dtypes import (  # noqa: F401
@@ -10,23 +17,46 @@ from toolkit.core.dtypes import (  # noqa: F401
 )
 from toolkit.numpy._core import asarray, broadcast_shapes, broadcast_to  # noqa: F401
 from toolkit.numpy.creation import (  # noqa: F401
-    arange, array, empty, eye, full, full_like, identity, linspace, ones, ones_like, tri, zeros, zeros_like,
+    arange, array, empty, eye, full, full_like, identity, linspace, ones, ones_like, tri, tril, triu, vander, zeros,
+    zeros_like,
 )
-from toolkit.numpy.linalg import dot, inner, matmul, outer, tensordot, vdot  # noqa: F401
+from toolkit.numpy.diagonals import diag, diagonal, trace  # noqa: F401
+from toolkit.numpy.einsum import einsum  # noqa: F401
+from toolkit.numpy.index_tricks import (  # noqa: F401
+    diag_indices, diag_indices_from, indices, ix_, meshgrid, ravel_multi_index, tril_indices, tril_indices_from,
+    triu_indices, triu_indices_from, unravel_index,
+)
+from toolkit.numpy.nan_functions import (  # noqa: F401
+    nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar,
+)
 from toolkit.numpy.reductions import (  # noqa: F401
-    all, amax, amin, any, argmax, argmin, max, mean, min, prod, std, sum, var,
+    all, allclose, amax, amin, any, argmax, argmin, array_equal, count_nonzero, cumprod, cumsum, cumulative_prod,
+    cumulative_sum, max, mean, min, prod, std, sum, var,
 )
+from toolkit.numpy.setops import isin  # noqa: F401
 from toolkit.numpy.shapes import (  # noqa: F401
-    atleast_1d, atleast_2d, broadcast_arrays, concatenate, expand_dims, hstack, moveaxis, ravel, reshape,
-    squeeze, stack, swapaxes, transpose, vstack,
+    append, array_split, atleast_1d, atleast_2d, atleast_3d, block, broadcast_arrays, column_stack, concatenate,
+    dstack, expand_dims, flip, fliplr, flipud, hsplit, hstack, matrix_transpose, moveaxis, pad, permute_dims, ravel,
+    repeat, reshape, roll, rollaxis, rot90, split, squeeze, stack, swapaxes, tile, transpose, unstack, vsplit, vstack,
+)
+from toolkit.numpy.signal import convolve, correlate, diff, ediff1d, interp, trapezoid, unwrap  # noqa: F401
+from toolkit.numpy.sorting import argsort, lexsort, searchsorted, sort  # noqa: F401
+from toolkit.numpy.statistics import (  # noqa: F401
+    average, bincount, digitize, median, nanmedian, nanpercentile, nanquantile, percentile, ptp, quantile,
+)
+from toolkit.numpy.take import take, take_along_axis  # noqa: F401
+from toolkit.numpy.tensor_contractions import (  # noqa: F401
+    cross, dot, inner, kron, matmul, matvec, outer, tensordot, vdot, vecdot, vecmat,
 )
 from toolkit.numpy.ufuncs import (  # noqa: F401
     abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, around, bitwise_and,
-    bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clip, conj, conjugate, cos, cosh, divide, equal, exp, exp2,
-    expm1, floor, floor_divide, fmod, greater, greater_equal, imag, invert, isfinite, isinf, isnan, left_shift,
-    less, less_equal, log, log1p, logaddexp, logical_and, logical_not, logical_or, logical_xor, maximum, minimum,
-    mod, multiply, negative, nextafter, not_equal, power, real, reciprocal, remainder, right_shift, round,
-    rsqrt, sign, sin, sinh, sqrt, square, subtract, tan, tanh, true_divide, where,
+    bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clip, conj, conjugate, copysign, cos, cosh, deg2rad, degrees,
+    divide, divmod, equal, exp, exp2, expm1, fabs, float_power, floor, floor_divide, fmax, fmin, fmod, gcd, greater,
+    greater_equal, heaviside, hypot, imag, invert, isclose, isfinite, isinf, isnan, lcm, left_shift, less,
+    less_equal, log, log1p, log2, log10, logaddexp, logaddexp2, logical_and, logical_not, logical_or, logical_xor,
+    maximum, minimum, mod, modf, multiply, nan_to_num, negative, nextafter, not_equal, piecewise, positive, pow,
+    power, rad2deg, radians, real, reciprocal, remainder, right_shift, rint, round, rsqrt, select, sign, signbit,
+    sin, sinc, sinh, sqrt, square, subtract, tan, tanh, true_divide, trunc, where,
 )
 from toolkit.numpy import methods as _methods
 
@@ -42,35 +72,9 @@ ndarray = None  # replaced below: the toolkit Array type
 
 def _install() -> None:
     global ndarray
-    from toolkit.array import Array
+    from toolkit.array import Array  # function-level: toolkit.array is a layer above numpy
     ndarray = Array
     _methods.install_all()
 
 
 _install()
-
-from toolkit.numpy.extras import (  # noqa: F401,E402
-    allclose, append, argsort, array_equal, array_split, column_stack, count_nonzero, cumprod, cumsum, diag,
-    diagonal, diff, dstack, einsum, flip, fliplr, flipud, hsplit, isclose, meshgrid, pad, repeat, roll, rot90, sort,
-    split, take, take_along_axis, tile, trace, tril, triu, vsplit,
-)
-from toolkit.numpy.extras import (  # noqa: F401,E402
-    ix_, lexsort, ravel_multi_index, searchsorted, unravel_index,
-)
-from toolkit.numpy.more_math import (  # noqa: F401,E402
-    copysign, deg2rad, degrees, divmod, fabs, float_power, fmax, fmin, gcd, heaviside, hypot, lcm, log2, log10,
-    logaddexp2, modf, nan_to_num, piecewise, positive, pow, rad2deg, radians, rint, select, signbit, sinc, trunc,
-)
-from toolkit.numpy.nan_functions import (  # noqa: F401,E402
-    nanargmax, nanargmin, nancumprod, nancumsum, nanmax, nanmean, nanmin, nanprod, nanstd, nansum, nanvar,
-)
-from toolkit.numpy.statistics import (  # noqa: F401,E402
-    average, bincount, digitize, median, nanmedian, nanpercentile, nanquantile, percentile, ptp, quantile,
-)
-from toolkit.numpy.more_shapes import (  # noqa: F401,E402
-    atleast_3d, block, cumulative_prod, cumulative_sum, diag_indices, diag_indices_from, indices, matrix_transpose,
-    permute_dims, rollaxis, tril_indices, tril_indices_from, triu_indices, triu_indices_from, unstack,
-)
-from toolkit.numpy.products import cross, kron, matvec, vander, vecdot, vecmat  # noqa: F401,E402
-from toolkit.numpy.signal import convolve, correlate, ediff1d, interp, trapezoid, unwrap  # noqa: F401,E402
-from toolkit.numpy.setops import isin  # noqa: F401,E402

@@ -1,5 +1,7 @@
 """What every ``toolkit.numpy`` function shares: turning inputs into arrays,
-dtype promotion (Python scalars are weak) and numpy broadcasting."""
+dtype promotion (Python scalars are weak) and numpy broadcasting; and
+``expand_dims``, ``stack`` and the joining under ``concatenate``, which
+``asarray`` needs for nested lists of arrays (``shapes`` re-exports them)."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from toolkit.core import dtypes, shape_poly
+from toolkit.core import dtypes, shape_poly, tracing
 from toolkit.core.tracing import Tracer
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
@@ -16,7 +18,7 @@ ArrayLike = Any
 
 
 def is_array(x: Any) -> bool:
-    from toolkit.array import Array
+    from toolkit.array import Array  # function-level: toolkit.array is a layer above numpy
     return isinstance(x, (Tracer, Array))
 
 
@@ -71,18 +73,16 @@ def _flat(x: Any):
 
 
 def _stack_nested(x: Any, dtype: Any) -> Any:
-    from toolkit.numpy.shapes import stack
     return stack([asarray(e, dtype) if not isinstance(e, (list, tuple)) else _stack_nested(e, dtype) for e in x])
 
 
 def _to_device_or_constant(value: np.ndarray, weak: bool) -> Any:
-    from toolkit.core import tracing
     builder = tracing.current_builder()
     if builder is not None:
         if weak:
             return lax_elementwise.convert_element_type(value, value.dtype, weak_type=True)
         return builder.to_tracer(value)  # a constant of the program being traced
-    from toolkit.array import Array, _put_one
+    from toolkit.array import Array, _put_one  # function-level: toolkit.array is a layer above numpy
     out = _put_one(value, None)
     if weak:
         out = Array(out._impl, out.aval.update(weak_type=True), out._sharding)
@@ -191,3 +191,46 @@ def canonical_axes(axis: Any, ndim: int) -> tuple[int, ...]:
     if len(set(axes)) != len(axes):
         raise ValueError(f"repeated axis in {tuple(axis)}")
     return axes
+
+
+# --- joining (asarray stacks nested lists of arrays) ----------------------------------------------
+
+def expand_dims(a: Any, axis: Any) -> Any:
+    a = asarray(a)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    ndim = a.ndim + len(axes)
+    axes = sorted(canonical_axis(x, ndim) for x in axes)
+    shape = list(a.shape)
+    for x in axes:
+        shape.insert(x, 1)
+    return lax_structural.reshape(a, tuple(shape))
+
+
+def join(arrays: Sequence[Any], axis: int) -> Any:
+    """``concatenate`` of one or more arrays along the existing ``axis`` (an int): promoted to their common
+    dtype, ranks checked."""
+    dtype, weak = result_dtype(*arrays)
+    arrays = [asarray(convert(a, dtype, weak)) for a in arrays]
+    ndim = arrays[0].ndim
+    if ndim == 0:
+        raise ValueError("zero-dimensional arrays cannot be concatenated")
+    for i, a in enumerate(arrays):
+        if a.ndim != ndim:
+            raise ValueError(f"concatenate: array {i} has rank {a.ndim}, but array 0 has rank {ndim}")
+    axis = canonical_axis(axis, ndim)
+    if len(arrays) == 1:
+        return arrays[0]
+    return lax_structural.concatenate(arrays, axis)
+
+
+def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
+    """Join arrays along a new axis."""
+    if not len(arrays):
+        raise ValueError("stack needs at least one array")
+    arrays = [asarray(a) for a in arrays]
+    shape = arrays[0].shape
+    for i, a in enumerate(arrays):
+        if a.shape != shape:
+            raise ValueError(f"stack: all arrays need the same shape; array 0 has {shape}, array {i} has {a.shape}")
+    axis = canonical_axis(axis, len(shape) + 1)
+    return join([expand_dims(a, axis) for a in arrays], axis)

@@ -1,4 +1,5 @@
-"""Array creation: ``array``, ``zeros``, ``ones``, ``full``, ``arange``, ``eye``, ``linspace``, ``*_like``."""
+"""Array creation: ``array``, ``zeros``, ``ones``, ``full``, ``empty``, ``arange``, ``linspace``, the
+``*_like`` functions, and numpy's matrix builders ``eye``, ``identity``, ``tri``, ``tril``, ``triu``, ``vander``."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from toolkit.core import dtypes, shape_poly
 from toolkit.core.avals import canonicalize_shape
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
-from toolkit.numpy._core import asarray, broadcast_to, is_array
+from toolkit.numpy import ufuncs
+from toolkit.numpy._core import asarray, broadcast_to, is_array, stack
 
 
 def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
@@ -19,7 +21,7 @@ def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
 
 
 def _with_out_sharding(fun: Any, kwargs: dict, out_sharding: Any, what: str, shape: tuple, primitive: str) -> Any:
-    from toolkit.shard.explicit import with_out_sharding
+    from toolkit.resharding import with_out_sharding  # function-level: it imports toolkit.stages, a layer above numpy
     return with_out_sharding(fun, (), kwargs, out_sharding, what, shape, primitive=primitive)
 
 
@@ -109,7 +111,6 @@ def _symbolic_arange(start: Any, stop: Any, step: Any, dtype: np.dtype) -> Any:
         raise TypeError(f"arange: symbolic bounds need integer start and stop, got {start!r} and {stop!r}")
     span = stop - start if step > 0 else start - stop
     length = shape_poly.max_dim((span + abs(step) - 1) // abs(step), 0)
-    from toolkit.numpy import ufuncs
     values = lax_structural.iota(dtype, length)
     if step != 1:
         values = ufuncs.multiply(values, np.asarray(step, dtype))
@@ -130,7 +131,6 @@ def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True, dt
 def _symbolic_linspace(start: float, stop: float, num: Any, endpoint: bool, dtype: np.dtype) -> Any:
     """numpy's formula ``start + i * (stop - start) / div`` with the last value exactly ``stop`` (when
     ``endpoint`` and ``num > 1``), computed in float32 at run time."""
-    from toolkit.numpy import ufuncs
     f32 = np.float32
     positions = lax_structural.iota(np.int32, num)
     count = lax_structural.dimension_as_value(num, np.int32)
@@ -165,3 +165,43 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     cols = lax_structural.broadcasted_iota(dtypes.int32, (N, M), 1)
     offset = broadcast_to(asarray(np.asarray(k, np.int32)), (N, M))
     return lax_elementwise.convert_element_type(lax_elementwise.le(cols, lax_elementwise.add(rows, offset)), dtype)
+
+
+# --- triangles and Vandermonde matrices -----------------------------------------------------------
+
+def _triangle(m: Any, k: int, lower: bool) -> Any:
+    m = asarray(m)
+    if m.ndim < 2:
+        raise ValueError(f"{'tril' if lower else 'triu'} needs an array of rank at least 2, got shape {m.shape}")
+    rows, cols = m.shape[-2], m.shape[-1]
+    r = lax_structural.broadcasted_iota(dtypes.int32, (rows, cols), 0)
+    c = lax_structural.broadcasted_iota(dtypes.int32, (rows, cols), 1)
+    offset = broadcast_to(np.asarray(k, np.int32), (rows, cols))
+    keep = lax_elementwise.le(c, lax_elementwise.add(r, offset)) if lower else lax_elementwise.ge(c, lax_elementwise.add(r, offset))
+    keep = broadcast_to(keep, m.shape)
+    return lax_elementwise.select(keep, m, broadcast_to(np.zeros((), m.dtype), m.shape))
+
+
+def tril(m: Any, k: int = 0) -> Any:
+    """``m`` with the elements above diagonal ``k`` (of the last two axes) zeroed."""
+    return _triangle(m, k, True)
+
+
+def triu(m: Any, k: int = 0) -> Any:
+    """``m`` with the elements below diagonal ``k`` (of the last two axes) zeroed."""
+    return _triangle(m, k, False)
+
+
+def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
+    """Vandermonde matrix of the 1-D ``x``: columns ``x**(N-1), ..., x**0`` (reversed if ``increasing``)."""
+    x = asarray(x)
+    if x.ndim != 1:
+        raise ValueError("x must be a one-dimensional array")
+    N = x.shape[0] if N is None else int(N)
+    if N < 0:
+        raise ValueError("N must be nonnegative")
+    powers = np.arange(N) if increasing else np.arange(N - 1, -1, -1)
+    cols = [ufuncs.power(x, int(p)) for p in powers]
+    if not cols:
+        return asarray(np.zeros((x.shape[0], 0), x.dtype))
+    return stack(cols, -1)

@@ -3,29 +3,15 @@ so traced and concrete values behave the same."""
 
 from __future__ import annotations
 
-
 from toolkit.core import dtypes
-from toolkit.numpy import linalg, reductions, shapes, ufuncs
+from toolkit.core.tracing import Tracer
+from toolkit.lax.elementwise import convert_element_type
+from toolkit.numpy import diagonals, indexing, reductions, scatter, shapes, sorting, tensor_contractions, ufuncs
+from toolkit.numpy.take import take
 
 
 def _swap(fn):
     return lambda self, other: fn(other, self)
-
-
-def _defer(name: str):
-    # Indexing lives in its own module; import lazily to keep import order simple.
-    def method(self, *args, **kwargs):
-        from toolkit.numpy import indexing
-        return getattr(indexing, name)(self, *args, **kwargs)
-    return method
-
-
-def _deferred_extra(name: str):
-    def method(self, *args, **kwargs):
-        from toolkit.numpy import extras
-        return getattr(extras, name)(self, *args, **kwargs)
-    method.__name__ = name
-    return method
 
 
 def _no_setitem(self, index, value):
@@ -45,7 +31,6 @@ def _transpose(self, *axes):
 
 
 def _astype(self, dtype):
-    from toolkit.lax.elementwise import convert_element_type
     dtype = dtypes.canonicalize_dtype(dtype)
     return self if self.dtype == dtype and not self.weak_type else convert_element_type(self, dtype)
 
@@ -58,7 +43,7 @@ METHODS = {
     "__floordiv__": ufuncs.floor_divide, "__rfloordiv__": _swap(ufuncs.floor_divide),
     "__mod__": ufuncs.remainder, "__rmod__": _swap(ufuncs.remainder),
     "__pow__": ufuncs.power, "__rpow__": _swap(ufuncs.power),
-    "__matmul__": linalg.matmul, "__rmatmul__": _swap(linalg.matmul),
+    "__matmul__": tensor_contractions.matmul, "__rmatmul__": _swap(tensor_contractions.matmul),
     "__and__": ufuncs.bitwise_and, "__rand__": _swap(ufuncs.bitwise_and),
     "__or__": ufuncs.bitwise_or, "__ror__": _swap(ufuncs.bitwise_or),
     "__xor__": ufuncs.bitwise_xor, "__rxor__": _swap(ufuncs.bitwise_xor),
@@ -68,7 +53,7 @@ METHODS = {
     "__eq__": ufuncs.equal, "__ne__": ufuncs.not_equal,
     "__neg__": ufuncs.negative, "__pos__": lambda self: self, "__abs__": ufuncs.absolute,
     "__invert__": ufuncs.invert,
-    "__getitem__": _defer("getitem"),
+    "__getitem__": indexing.getitem,
     "reshape": _reshape, "transpose": _transpose, "astype": _astype,
     "T": property(lambda self: shapes.transpose(self)),
     "mT": property(lambda self: shapes.swapaxes(self, -1, -2)),
@@ -77,11 +62,10 @@ METHODS = {
     "mean": reductions.mean, "var": reductions.var, "std": reductions.std, "any": reductions.any,
     "all": reductions.all, "argmax": reductions.argmax, "argmin": reductions.argmin,
     "squeeze": shapes.squeeze, "swapaxes": shapes.swapaxes, "ravel": shapes.ravel, "flatten": shapes.ravel,
-    "clip": ufuncs.clip, "round": ufuncs.round, "dot": linalg.dot,
-    "at": property(_defer("at_property")),
-    "sort": _deferred_extra("sort"), "argsort": _deferred_extra("argsort"), "cumsum": _deferred_extra("cumsum"),
-    "cumprod": _deferred_extra("cumprod"), "take": _deferred_extra("take"),
-    "diagonal": _deferred_extra("diagonal"), "trace": _deferred_extra("trace"), "repeat": _deferred_extra("repeat"),
+    "clip": ufuncs.clip, "round": ufuncs.round, "dot": tensor_contractions.dot,
+    "at": property(scatter.at_property),
+    "sort": sorting.sort, "argsort": sorting.argsort, "cumsum": reductions.cumsum, "cumprod": reductions.cumprod,
+    "take": take, "diagonal": diagonals.diagonal, "trace": diagonals.trace, "repeat": shapes.repeat,
     "__setitem__": _no_setitem,
 }
 
@@ -92,7 +76,6 @@ def install(cls: type) -> None:
 
 
 def install_all() -> None:
-    from toolkit.array import Array
-    from toolkit.core.tracing import Tracer
+    from toolkit.array import Array  # function-level: toolkit.array is a layer above numpy
     install(Tracer)
     install(Array)

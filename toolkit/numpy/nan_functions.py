@@ -16,7 +16,7 @@ import numpy as np
 from toolkit.core import dtypes
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.numpy._core import asarray, broadcast_to, canonical_axes
-from toolkit.numpy import extras, reductions, ufuncs
+from toolkit.numpy import reductions, ufuncs
 
 
 def _fill_nan(a: Any, value: Any) -> Any:
@@ -162,5 +162,5 @@ def _nan_cumulative(name: str, cumulative: Any, fill: int):
     return fn
 
 
-nancumsum = _nan_cumulative("nancumsum", extras.cumsum, 0)
-nancumprod = _nan_cumulative("nancumprod", extras.cumprod, 1)
+nancumsum = _nan_cumulative("nancumsum", reductions.cumsum, 0)
+nancumprod = _nan_cumulative("nancumprod", reductions.cumprod, 1)

@@ -1,4 +1,7 @@
-"""Reductions with numpy's ``axis``/``keepdims``/``dtype`` conventions."""
+"""Reductions with numpy's ``axis``/``keepdims``/``dtype`` conventions: sums,
+products, extrema, ``any``/``all``, moments, arg-extrema, ``count_nonzero``,
+``allclose``/``array_equal``, and the cumulative ``cumsum``/``cumprod`` (with
+the array-API ``cumulative_sum``/``cumulative_prod``)."""
 
 from __future__ import annotations
 
@@ -9,14 +12,19 @@ import numpy as np
 from toolkit.core import dtypes
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import reductions as lax_reductions
+from toolkit.lax import structural as lax_structural
+from toolkit.lax import windowed as lax_windowed
 from toolkit.numpy._core import asarray, canonical_axes, canonical_axis
+from toolkit.numpy.shapes import _flatten_if_none, concatenate, ravel
+from toolkit.numpy.ufuncs import (
+    conj, equal, isclose, isnan, logical_and, logical_or, multiply, not_equal, real, sqrt, subtract, true_divide,
+)
 
 
 def _keep(result: Any, shape: tuple, axes: tuple, keepdims: bool) -> Any:
     if not keepdims:
         return result
-    from toolkit.lax.structural import reshape
-    return reshape(result, tuple(1 if i in axes else d for i, d in enumerate(shape)))
+    return lax_structural.reshape(result, tuple(1 if i in axes else d for i, d in enumerate(shape)))
 
 
 def _sum_dtype(dtype: np.dtype) -> np.dtype:
@@ -93,7 +101,6 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
     target = dtypes.canonicalize_dtype(dtype) if dtype is not None else \
         (a.dtype if dtypes.is_inexact(a.dtype) else dtypes.DEFAULT_FLOAT)
     total = sum(a, axes, dtype=target, keepdims=keepdims)
-    from toolkit.numpy.ufuncs import true_divide
     count = _count(a.shape, axes)  # symbolic for polymorphic shapes: computed at run time
     return true_divide(total, np.asarray(count, target) if type(count) is int else count)
 
@@ -101,7 +108,6 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
 def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
     a = asarray(a)
     axes = canonical_axes(axis, a.ndim)
-    from toolkit.numpy.ufuncs import multiply, subtract, true_divide, conj, real
     centered = subtract(a, mean(a, axes, dtype=dtype, keepdims=True))
     squared = real(multiply(centered, conj(centered))) if dtypes.is_complex(centered.dtype) else \
         multiply(centered, centered)
@@ -111,7 +117,6 @@ def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bo
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
-    from toolkit.numpy.ufuncs import sqrt
     return sqrt(var(a, axis, dtype, ddof, keepdims))
 
 
@@ -119,7 +124,6 @@ def _arg_reduction(reduce: Any, name: str):
     def fn(a: Any, axis: int | None = None, keepdims: bool = False) -> Any:
         a = asarray(a)
         if axis is None:  # over the flattened array
-            from toolkit.numpy.shapes import ravel
             return _keep(reduce(ravel(a), 0), a.shape, tuple(range(a.ndim)), keepdims)
         axis = canonical_axis(axis, a.ndim)
         return _keep(reduce(a, axis), a.shape, (axis,), keepdims)
@@ -130,3 +134,76 @@ def _arg_reduction(reduce: Any, name: str):
 
 argmax = _arg_reduction(lax_reductions.argmax, "argmax")
 argmin = _arg_reduction(lax_reductions.argmin, "argmin")
+
+
+# --- counting and closeness -----------------------------------------------------------------------
+
+def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """Number of non-zero elements (default integer dtype)."""
+    a = asarray(a)
+    nonzero = not_equal(a, np.zeros((), a.dtype)) if a.dtype != dtypes.bool_ else a
+    return sum(nonzero, axis=axis, dtype=dtypes.DEFAULT_INT, keepdims=keepdims)
+
+
+def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Any:
+    """Whether ``isclose`` holds everywhere (a bool array of shape ())."""
+    return all(isclose(a, b, rtol, atol, equal_nan))
+
+
+def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
+    """Same shape and elements (a Python ``False`` when the shapes differ)."""
+    a1, a2 = asarray(a1), asarray(a2)
+    if tuple(a1.shape) != tuple(a2.shape):
+        return asarray(False)
+    eq = equal(a1, a2)
+    if equal_nan and dtypes.is_inexact(a1.dtype):
+        eq = logical_or(eq, logical_and(isnan(a1), isnan(a2)))
+    return all(eq)
+
+
+# --- cumulative -----------------------------------------------------------------------------------
+
+def _cumulative(name: str):
+    def fn(a: Any, axis: int | None = None, dtype: Any = None) -> Any:
+        a, axis = _flatten_if_none(a, axis)
+        target = dtypes.canonicalize_dtype(dtype) if dtype is not None else _sum_dtype(a.dtype)
+        if a.dtype != target:
+            a = lax_elementwise.convert_element_type(a, target)
+        return getattr(lax_windowed, name)(a, axis=axis)
+    fn.__name__ = name
+    fn.__doc__ = (f"Cumulative {name[3:]} along ``axis`` (``None``: flattened); small integers and bools "
+                  f"accumulate in the default integer type, as in numpy.\n\nExample::\n\n    {name}(asarray([1, 2, 3]))\n")
+    return fn
+
+
+cumsum = _cumulative("cumsum")
+cumprod = _cumulative("cumprod")
+
+
+def _array_api_cumulative(name: str, fn: Any, identity: int):
+    def cumulative(x: Any, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False) -> Any:
+        x = asarray(x)
+        if x.ndim == 0:
+            raise ValueError(f"The input must be non-scalar to take a cumulative {name[11:]}, however a scalar "
+                             f"value or scalar array was given.")
+        if axis is None:
+            if x.ndim > 1:
+                raise ValueError(f"The input array has rank {x.ndim}, however axis was not set to an explicit "
+                                 "value. The axis argument is only optional for one-dimensional arrays.")
+            axis = 0
+        axis = canonical_axis(axis, x.ndim)
+        out = fn(x, axis=axis, dtype=dtype)
+        if include_initial:
+            shape = list(out.shape)
+            shape[axis] = 1
+            init = lax_structural.broadcast_in_dim(np.asarray(identity, out.dtype), tuple(shape), ())
+            out = concatenate([init, out], axis=axis)
+        return out
+    cumulative.__name__ = name
+    cumulative.__doc__ = (f"Array-API cumulative {name[11:]} along ``axis`` (optional for 1-D input); "
+                          f"``include_initial`` prepends {identity}.")
+    return cumulative
+
+
+cumulative_sum = _array_api_cumulative("cumulative_sum", cumsum, 0)
+cumulative_prod = _array_api_cumulative("cumulative_prod", cumprod, 1)

@@ -1,4 +1,17 @@
-"""Shape manipulation: reshape, transpose, axes, broadcasting, joining."""
+"""Shape manipulation: reshaping, transposing and moving axes, adding and
+removing dimensions, joining and splitting, padding, flips, rolls and
+rotations, tiling and repetition.
+
+Shapes are static: repeat counts, split points, pad widths and (static) roll
+shifts are Python ints or symbolic dimensions. ``expand_dims``, ``stack`` and
+the joining under ``concatenate`` are in ``_core`` (``asarray`` stacks nested
+lists of arrays with them) and are named here too. Example::
+
+    import toolkit.numpy as tnp
+    tnp.pad(x, ((1, 1), (0, 2)), mode="reflect")
+    tnp.block([[a, b], [c, d]])
+    tnp.split(x, 3, axis=1)
+"""
 
 from __future__ import annotations
 
@@ -6,11 +19,19 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from toolkit.core import dtypes, shape_poly
 from toolkit.core.avals import shape_size
+from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
-from toolkit.numpy._core import asarray, broadcast_shapes, broadcast_to, canonical_axes, canonical_axis, \
-    is_array, result_dtype, convert
+from toolkit.numpy import ufuncs
+from toolkit.numpy._core import (
+    asarray, broadcast_shapes, broadcast_to, canonical_axes, canonical_axis, convert, is_array, join,
+)
+from toolkit.numpy._core import expand_dims, stack  # noqa: F401  (in _core: asarray stacks with them)
+from toolkit.numpy.indexing import getitem
 
+
+# --- shape and axes -------------------------------------------------------------------------------
 
 def reshape(a: Any, newshape: Any, order: str = "C", *, out_sharding: Any = None) -> Any:
     """``a`` with shape ``newshape`` (one entry may be -1).
@@ -47,6 +68,14 @@ def ravel(a: Any, order: str = "C", *, out_sharding: Any = None) -> Any:
     return reshape(a, (-1,), order, out_sharding=out_sharding)
 
 
+def _flatten_if_none(a: Any, axis: Any) -> tuple[Any, int]:
+    """``(a, axis)`` with ``axis`` canonical; ``axis=None``: the flattened ``a`` and axis 0."""
+    a = asarray(a)
+    if axis is None:
+        return ravel(a), 0
+    return a, canonical_axis(axis, a.ndim)
+
+
 def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
     a = asarray(a)
     if axes is None:
@@ -77,16 +106,34 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Any:
     return transpose(a, order)
 
 
-def expand_dims(a: Any, axis: Any) -> Any:
-    a = asarray(a)
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
-    ndim = a.ndim + len(axes)
-    axes = sorted(canonical_axis(x, ndim) for x in axes)
-    shape = list(a.shape)
-    for x in axes:
-        shape.insert(x, 1)
-    return lax_structural.reshape(a, tuple(shape))
+def permute_dims(a: Any, /, axes: tuple[int, ...]) -> Any:
+    """``transpose(a, axes)``, the array-API name."""
+    return transpose(a, axes)
 
+
+def matrix_transpose(x: Any, /) -> Any:
+    """The last two axes swapped (rank >= 2)."""
+    x = asarray(x)
+    if x.ndim < 2:
+        raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got ndim={x.ndim}")
+    return lax_structural.transpose(x, list(range(x.ndim - 2)) + [x.ndim - 1, x.ndim - 2])
+
+
+def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
+    """``axis`` moved to just before position ``start`` (numpy's older ``moveaxis``)."""
+    a = asarray(a)
+    axis = canonical_axis(axis, a.ndim)
+    start = int(start)
+    if not -a.ndim <= start <= a.ndim:
+        raise ValueError(f"start={start} must satisfy {-a.ndim}<=start<={a.ndim}")
+    if start < 0:
+        start += a.ndim
+    if start > axis:
+        start -= 1
+    return moveaxis(a, axis, start)
+
+
+# --- dimensions -----------------------------------------------------------------------------------
 
 def squeeze(a: Any, axis: Any = None) -> Any:
     a = asarray(a)
@@ -112,10 +159,27 @@ def atleast_2d(a: Any) -> Any:
     return reshape(a, (1,) * (2 - a.ndim) + tuple(a.shape)) if a.ndim < 2 else a
 
 
+def atleast_3d(*arys: Any) -> Any:
+    """Arrays viewed with at least three dimensions: ``(N,)`` becomes ``(1, N, 1)``, ``(M, N)`` ``(M, N, 1)``."""
+    out = []
+    for a in arys:
+        a = asarray(a)
+        if a.ndim == 0:
+            a = lax_structural.reshape(a, (1, 1, 1))
+        elif a.ndim == 1:
+            a = lax_structural.reshape(a, (1, a.shape[0], 1))
+        elif a.ndim == 2:
+            a = lax_structural.reshape(a, a.shape + (1,))
+        out.append(a)
+    return out[0] if len(out) == 1 else out
+
+
 def broadcast_arrays(*args: Any) -> list[Any]:
     shape = broadcast_shapes(*[np.shape(a) if not is_array(a) else a.shape for a in args])
     return [broadcast_to(asarray(a), shape) for a in args]
 
+
+# --- joining --------------------------------------------------------------------------------------
 
 def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
     """Join arrays along an existing axis (``axis=None`` flattens first)."""
@@ -124,31 +188,7 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
     if axis is None:
         arrays = [ravel(a) for a in arrays]
         axis = 0
-    dtype, weak = result_dtype(*arrays)
-    arrays = [asarray(convert(a, dtype, weak)) for a in arrays]
-    ndim = arrays[0].ndim
-    if ndim == 0:
-        raise ValueError("zero-dimensional arrays cannot be concatenated")
-    for i, a in enumerate(arrays):
-        if a.ndim != ndim:
-            raise ValueError(f"concatenate: array {i} has rank {a.ndim}, but array 0 has rank {ndim}")
-    axis = canonical_axis(axis, ndim)
-    if len(arrays) == 1:
-        return arrays[0]
-    return lax_structural.concatenate(arrays, axis)
-
-
-def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
-    """Join arrays along a new axis."""
-    if not len(arrays):
-        raise ValueError("stack needs at least one array")
-    arrays = [asarray(a) for a in arrays]
-    shape = arrays[0].shape
-    for i, a in enumerate(arrays):
-        if a.shape != shape:
-            raise ValueError(f"stack: all arrays need the same shape; array 0 has {shape}, array {i} has {a.shape}")
-    axis = canonical_axis(axis, len(shape) + 1)
-    return concatenate([expand_dims(a, axis) for a in arrays], axis)
+    return join(arrays, axis)
 
 
 def hstack(arrays: Sequence[Any]) -> Any:
@@ -158,3 +198,393 @@ def hstack(arrays: Sequence[Any]) -> Any:
 
 def vstack(arrays: Sequence[Any]) -> Any:
     return concatenate([atleast_2d(a) for a in arrays], 0)
+
+
+def dstack(tup: Sequence[Any]) -> Any:
+    """Stack along the third axis (1-D and 2-D inputs are promoted to 3-D first)."""
+    def to3(a):
+        a = asarray(a)
+        if a.ndim == 0:
+            return reshape(a, (1, 1, 1))
+        if a.ndim == 1:
+            return reshape(a, (1, a.shape[0], 1))
+        if a.ndim == 2:
+            return reshape(a, tuple(a.shape) + (1,))
+        return a
+    return concatenate([to3(a) for a in tup], 2)
+
+
+def column_stack(tup: Sequence[Any]) -> Any:
+    """Stack 1-D arrays as columns (2-D arrays are joined as they are)."""
+    cols = []
+    for a in tup:
+        a = asarray(a)
+        cols.append(reshape(a, (a.shape[0], 1)) if a.ndim == 1 else a)
+    return concatenate(cols, 1)
+
+
+def append(arr: Any, values: Any, axis: int | None = None) -> Any:
+    """``arr`` with ``values`` appended (flattened when ``axis`` is None)."""
+    if axis is None:
+        return concatenate([ravel(asarray(arr)), ravel(asarray(values))], 0)
+    return concatenate([arr, values], axis)
+
+
+def _block_depth(arrays: Any) -> int:
+    if isinstance(arrays, list):
+        if not arrays:
+            raise ValueError("jax.numpy.block does not allow empty list arguments.")
+        depths = {_block_depth(a) for a in arrays}
+        if len(depths) != 1:
+            raise ValueError("Mismatched list depths in jax.numpy.block")
+        return 1 + depths.pop()
+    if isinstance(arrays, tuple):
+        raise TypeError("jax.numpy.block does not allow tuples.")
+    return 0
+
+
+def _block(arrays: Any, depth: int, ndim: int) -> Any:
+    if not isinstance(arrays, list):
+        a = asarray(arrays)
+        return lax_structural.reshape(a, (1,) * (ndim - a.ndim) + tuple(a.shape)) if a.ndim < ndim else a
+    parts = [_block(a, depth - 1, ndim) for a in arrays]
+    return concatenate(parts, axis=-depth)
+
+
+def _max_ndim(arrays: Any) -> int:
+    if isinstance(arrays, list):
+        return max(_max_ndim(a) for a in arrays)
+    return np.ndim(arrays) if not is_array(arrays) else arrays.ndim
+
+
+def block(arrays: Any) -> Any:
+    """An array assembled from nested lists of blocks (innermost lists concatenate along the last axis)."""
+    depth = _block_depth(arrays)
+    return _block(arrays, depth, max(depth, _max_ndim(arrays)))
+
+
+# --- splitting ------------------------------------------------------------------------------------
+
+def _split(a: Any, indices_or_sections: Any, axis: int, even: bool, name: str) -> list[Any]:
+    a = asarray(a)
+    axis = canonical_axis(axis, a.ndim)
+    n = a.shape[axis]
+    if isinstance(indices_or_sections, (int, np.integer)):
+        sections = int(indices_or_sections)
+        if sections <= 0:
+            raise ValueError(f"{name}: the number of sections must be positive, got {sections}")
+        base, extra = divmod(n, sections)
+        if even and not shape_poly.definitely_equal(extra, 0):
+            raise ValueError(f"{name}: array split does not result in an equal division: axis {axis} of size {n} "
+                             f"into {sections} sections")
+        # Section i starts at i*base + min(i, extra): the first `extra` sections get one more element.
+        bounds = [i * base + shape_poly.min_dim(i, extra) for i in range(sections)] + [n]
+    else:
+        points = [p if shape_poly.is_symbolic_dim(p) else int(p) for p in indices_or_sections]
+        bounds = [0] + [shape_poly.min_dim(shape_poly.max_dim(p + n if p < 0 else p, 0), n) for p in points] + [n]
+    out = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        index = [slice(None)] * a.ndim
+        index[axis] = slice(lo, shape_poly.max_dim(lo, hi))
+        out.append(getitem(a, tuple(index)))
+    return out
+
+
+def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """Split into equal sections (an int, which must divide the axis) or at the given indices."""
+    return _split(ary, indices_or_sections, axis, True, "split")
+
+
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
+    """Like ``split`` but sections may differ in size by one (the first ones are larger)."""
+    return _split(ary, indices_or_sections, axis, False, "array_split")
+
+
+def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    ary = asarray(ary)
+    return split(ary, indices_or_sections, 1 if ary.ndim > 1 else 0)
+
+
+def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    return split(ary, indices_or_sections, 0)
+
+
+def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
+    """The slices of ``x`` along ``axis``, as a tuple."""
+    x = asarray(x)
+    if not -x.ndim <= int(axis) < x.ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {x.ndim}")
+    axis = int(axis) % x.ndim
+    moved = moveaxis(x, axis, 0)
+    return tuple(squeeze(lax_structural.slice(moved, (i,) + (0,) * (x.ndim - 1),
+                                                     (i + 1,) + tuple(moved.shape[1:])), 0)
+                 for i in range(x.shape[axis]))
+
+
+# --- padding --------------------------------------------------------------------------------------
+
+def _pad_widths(pad_width: Any, ndim: int) -> list[tuple[int, int]]:
+    widths = np.asarray(pad_width)
+    if widths.dtype.kind not in "iu":
+        raise TypeError(f"pad: pad_width must be integers, got {pad_width!r}")
+    try:
+        widths = np.broadcast_to(widths, (ndim, 2))
+    except ValueError:
+        raise ValueError(f"pad: pad_width {pad_width!r} does not fit an array of rank {ndim}") from None
+    if (widths < 0).any():
+        raise ValueError(f"pad: pad widths must be non-negative, got {pad_width!r}")
+    return [(int(lo), int(hi)) for lo, hi in widths]
+
+
+def _axis_slice(a: Any, axis: int, lo: int | None, hi: int | None, step: int | None = None) -> Any:
+    index = [slice(None)] * a.ndim
+    index[axis] = slice(lo, hi, step)
+    return getitem(a, tuple(index))
+
+
+def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Any:
+    """Pad ``array`` (modes ``constant`` [``constant_values``], ``edge``, ``reflect``, ``symmetric``, ``wrap``).
+
+    Example::
+
+        pad(x, 1)                                  # one zero on every side
+        pad(x, ((0, 0), (2, 1)), mode="edge")
+    """
+    a = asarray(array)
+    widths = _pad_widths(pad_width, a.ndim)
+    if mode == "constant":
+        values = kwargs.pop("constant_values", 0)
+        _no_kwargs(kwargs, mode)
+        if is_array(values) and values.ndim == 0 or np.ndim(values) == 0:
+            value = convert(values, a.dtype) if not is_array(values) else lax_elementwise.convert_element_type(values, a.dtype)
+            return lax_structural.pad(a, value, [(lo, hi, 0) for lo, hi in widths])
+        per_axis = np.broadcast_to(np.asarray(values), (a.ndim, 2))
+        for axis, (lo, hi) in enumerate(widths):
+            config = [(0, 0, 0)] * a.ndim
+            if lo:
+                config[axis] = (lo, 0, 0)
+                a = lax_structural.pad(a, np.asarray(per_axis[axis, 0], a.dtype), config)
+            if hi:
+                config[axis] = (0, hi, 0)
+                a = lax_structural.pad(a, np.asarray(per_axis[axis, 1], a.dtype), config)
+        return a
+    _no_kwargs(kwargs, mode)
+    if mode not in ("edge", "reflect", "symmetric", "wrap"):
+        raise NotImplementedError(f"pad: mode {mode!r} is not supported (constant, edge, reflect, symmetric, wrap)")
+    for axis, (lo, hi) in enumerate(widths):
+        if not lo and not hi:
+            continue
+        n = a.shape[axis]
+        if n == 0:
+            raise ValueError(f"pad: cannot pad empty axis {axis} with mode {mode!r}")
+        a = _pad_axis(a, axis, lo, hi, mode)
+    return a
+
+
+def _no_kwargs(kwargs: dict, mode: str) -> None:
+    if kwargs:
+        raise TypeError(f"pad: unexpected arguments {sorted(kwargs)} for mode {mode!r}")
+
+
+def _pad_axis(a: Any, axis: int, lo: int, hi: int, mode: str) -> Any:
+    n = a.shape[axis]
+    if mode != "edge" and shape_poly.is_symbolic_dim(n):
+        return _pad_axis_symbolic(a, axis, lo, hi, mode)
+    if mode == "edge":
+        parts = []
+        if lo:
+            parts.append(_repeat_slice(_axis_slice(a, axis, 0, 1), axis, lo))
+        parts.append(a)
+        if hi:
+            parts.append(_repeat_slice(_axis_slice(a, axis, n - 1, n), axis, hi))
+        return lax_structural.concatenate(parts, axis) if len(parts) > 1 else a
+    if mode == "wrap":
+        # Repeat the whole axis enough times, then cut the window out.
+        reps = 1 + -(-lo // n) + -(-hi // n)
+        tiled = lax_structural.concatenate([a] * reps, axis) if reps > 1 else a
+        start = -(-lo // n) * n - lo
+        return _axis_slice(tiled, axis, start, start + lo + n + hi)
+    # reflect / symmetric: periodic with period 2(n-1) resp. 2n.
+    if mode == "reflect" and shape_poly.definitely_equal(n, 1):
+        return _repeat_slice(a, axis, lo + 1 + hi)
+    period = n - 1 if mode == "reflect" else n
+    if lo > period or hi > period:
+        # Wider than one reflection: one gather with the static source index of every output position.
+        positions = np.arange(-lo, n + hi) % (2 * period)
+        source = np.where(positions < n, positions, 2 * period - positions - (0 if mode == "reflect" else 1))
+        index = [slice(None)] * a.ndim
+        index[axis] = source.astype(np.int32)
+        return getitem(a, tuple(index))
+    parts = []
+    if lo:
+        parts.append(_axis_slice(a, axis, lo, 0, -1) if mode == "reflect" else
+                     _axis_slice(a, axis, lo - 1, None, -1))
+    parts.append(a)
+    if hi:
+        stop = n - 2 - hi if mode == "reflect" else n - 1 - hi
+        parts.append(_axis_slice(a, axis, n - 2 if mode == "reflect" else n - 1, stop if stop >= 0 else None, -1))
+    return lax_structural.concatenate(parts, axis)
+
+
+def _pad_axis_symbolic(a: Any, axis: int, lo: int, hi: int, mode: str) -> Any:
+    """reflect / symmetric / wrap padding of a symbolic-size axis: one gather with source indices computed at
+    run time (which reflection a position falls in depends on the size)."""
+    n = a.shape[axis]
+    positions = ufuncs.subtract(lax_structural.iota(np.int32, lo + n + hi), np.int32(lo))   # -lo .. n + hi - 1
+    size = lax_structural.dimension_as_value(n, np.int32)
+    if mode == "wrap":
+        source = ufuncs.remainder(positions, size)
+    else:
+        # reflect: period 2(n-1) (n == 1 repeats the only element); symmetric: period 2n.
+        period = ufuncs.subtract(size, np.int32(1)) if mode == "reflect" else size
+        twice = ufuncs.maximum(ufuncs.add(period, period), np.int32(1))
+        folded = ufuncs.remainder(positions, twice)
+        back = ufuncs.subtract(ufuncs.subtract(twice, folded), np.int32(0 if mode == "reflect" else 1))
+        source = ufuncs.where(ufuncs.less(folded, size), folded, back)
+    index = [slice(None)] * a.ndim
+    index[axis] = source
+    return getitem(a, tuple(index))
+
+
+def _repeat_slice(piece: Any, axis: int, count: int) -> Any:
+    shape = list(piece.shape)
+    shape[axis] = count
+    return broadcast_to(piece, tuple(shape))
+
+
+# --- flips, rolls, rotations ----------------------------------------------------------------------
+
+def flip(m: Any, axis: Any = None) -> Any:
+    """Reverse the order of elements along ``axis`` (all axes when ``None``)."""
+    m = asarray(m)
+    axes = canonical_axes(axis, m.ndim)
+    return lax_structural.rev(m, axes) if axes else m
+
+
+def fliplr(m: Any) -> Any:
+    m = asarray(m)
+    if m.ndim < 2:
+        raise ValueError("fliplr needs an array of rank at least 2")
+    return flip(m, 1)
+
+
+def flipud(m: Any) -> Any:
+    m = asarray(m)
+    if m.ndim < 1:
+        raise ValueError("flipud needs an array of rank at least 1")
+    return flip(m, 0)
+
+
+def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
+    """Rotate by 90 degrees ``k`` times in the plane of ``axes`` (from the first towards the second)."""
+    m = asarray(m)
+    a0, a1 = canonical_axis(axes[0], m.ndim), canonical_axis(axes[1], m.ndim)
+    if a0 == a1:
+        raise ValueError("rot90: axes must be different")
+    k = k % 4
+    if k == 0:
+        return m
+    if k == 2:
+        return flip(m, (a0, a1))
+    perm = list(range(m.ndim))
+    perm[a0], perm[a1] = perm[a1], perm[a0]
+    if k == 1:
+        return transpose(flip(m, a1), perm)
+    return flip(transpose(m, perm), a1)
+
+
+def roll(a: Any, shift: Any, axis: Any = None) -> Any:
+    """Shift elements along ``axis`` with wrap-around (``None``: the flattened array).
+
+    ``shift`` may be a traced integer scalar (lowered to a ``dynamic_slice`` of the doubled array).
+    """
+    a = asarray(a)
+    if axis is None:
+        return reshape(roll(ravel(a), shift, 0), a.shape)
+    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    shifts = (shift,) * len(axes) if (isinstance(shift, (int, np.integer)) or shape_poly.is_symbolic_dim(shift) or
+                                      (is_array(shift) and shift.ndim == 0)) else tuple(shift)
+    if len(shifts) != len(axes):
+        raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
+    for s, ax in zip(shifts, axes):
+        ax = canonical_axis(ax, a.ndim)
+        n = a.shape[ax]
+        if shape_poly.definitely_equal(n, 0):
+            continue
+        if isinstance(s, (int, np.integer)) and type(n) is int:
+            s = int(s) % n
+            if s:
+                a = lax_structural.concatenate([_axis_slice(a, ax, n - s, n), _axis_slice(a, ax, 0, n - s)], ax)
+        else:
+            # A traced shift, or a symbolic size or shift: the amount is known at run time only.
+            if isinstance(s, (int, np.integer)) or shape_poly.is_symbolic_dim(s):
+                s = lax_structural.dimension_as_value(s, np.int32) if shape_poly.is_symbolic_dim(s) else np.int32(s)
+            if not dtypes.is_integer(s.dtype):
+                raise TypeError(f"roll: shift must be an integer, got {s.dtype.name}")
+            if s.dtype != dtypes.int32 or getattr(s, "weak_type", False):
+                s = lax_elementwise.convert_element_type(s, dtypes.int32)
+            size = lax_structural.dimension_as_value(n, np.int32) if shape_poly.is_symbolic_dim(n) else np.int32(n)
+            start = ufuncs.remainder(ufuncs.subtract(size, ufuncs.remainder(s, size)), size)
+            doubled = lax_structural.concatenate([a, a], ax)
+            starts = [np.int32(0)] * a.ndim
+            starts[ax] = start
+            a = lax_structural.dynamic_slice(doubled, starts, a.shape)
+    return a
+
+
+# --- repetition -----------------------------------------------------------------------------------
+
+def tile(A: Any, reps: Any) -> Any:
+    """Repeat ``A`` ``reps`` times per axis (numpy's rank promotion on both sides)."""
+    A = asarray(A)
+    def count(r: Any) -> Any:
+        return r if shape_poly.is_symbolic_dim(r) else int(r)  # symbolic counts (x.shape[0]) broadcast at run time
+
+    scalar = isinstance(reps, (int, np.integer)) or shape_poly.is_symbolic_dim(reps)
+    reps = (count(reps),) if scalar else tuple(count(r) for r in reps)
+    if any(type(r) is int and r < 0 for r in reps):
+        raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
+    ndim = max(A.ndim, len(reps))
+    reps = (1,) * (ndim - len(reps)) + reps
+    shape = (1,) * (ndim - A.ndim) + tuple(A.shape)
+    # Broadcast to (r0, d0, r1, d1, ...) and merge each pair.
+    expanded = []
+    dims = []
+    for i, (r, d) in enumerate(zip(reps, shape)):
+        expanded += [r, d]
+        dims.append(2 * i + 1)
+    A = reshape(A, shape)
+    out = lax_structural.broadcast_in_dim(A, tuple(expanded), tuple(dims))
+    return reshape(out, tuple(r * d for r, d in zip(reps, shape)))
+
+
+def repeat(a: Any, repeats: Any, axis: int | None = None, *, total_repeat_length: int | None = None) -> Any:
+    """Repeat each element ``repeats`` times (an int, or one static count per element)."""
+    a, axis = _flatten_if_none(a, axis)
+    n = a.shape[axis]
+    if is_array(repeats):
+        raise TypeError("repeat: repeats must be static (a Python int or a sequence of ints), not a traced array")
+    if shape_poly.is_symbolic_dim(repeats):
+        return _repeat_each(a, axis, repeats)
+    counts = np.asarray(repeats)
+    if counts.dtype.kind not in "iu":
+        raise TypeError(f"repeat: repeats must be integers, got {repeats!r}")
+    if (counts < 0).any():
+        raise ValueError("repeat: repeats may not be negative")
+    if counts.ndim == 0:
+        return _repeat_each(a, axis, int(counts))
+    if counts.shape != (n,):
+        raise ValueError(f"repeat: {counts.size} repeat counts for axis {axis} of size {n}")
+    positions = np.repeat(np.arange(n), counts)
+    index = [slice(None)] * a.ndim
+    index[axis] = positions
+    return getitem(a, tuple(index))
+
+
+def _repeat_each(a: Any, axis: int, r: Any) -> Any:
+    """Every element ``r`` times along ``axis`` (``r`` an int or a symbolic size): broadcast, then merge."""
+    shape = list(a.shape)
+    expanded = a.shape[:axis + 1] + (r,) + a.shape[axis + 1:]
+    out = lax_structural.broadcast_in_dim(a, tuple(expanded), tuple(i for i in range(a.ndim + 1) if i != axis + 1))
+    shape[axis] = a.shape[axis] * r
+    return reshape(out, tuple(shape))

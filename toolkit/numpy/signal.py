@@ -1,6 +1,7 @@
-"""1-D signal helpers of ``jax.numpy``: ``convolve``/``correlate`` (modes full,
-same, valid; one ``conv_general_dilated``), ``interp`` (piecewise-linear, with
-``left``/``right``/``period``), ``ediff1d``, ``trapezoid`` and ``unwrap``. Example::
+"""Signal helpers of ``jax.numpy``: ``diff`` (n-th differences along an axis) and the
+1-D ``convolve``/``correlate`` (modes full, same, valid; one ``conv_general_dilated``),
+``interp`` (piecewise-linear, with ``left``/``right``/``period``), ``ediff1d``,
+``trapezoid`` and ``unwrap``. Example::
 
     tnp.convolve(x, tnp.ones(3) / 3, mode="same")
     tnp.interp(t, xp, fp)
@@ -15,7 +16,22 @@ import numpy as np
 from toolkit.core import dtypes
 from toolkit.lax import convolution as lax_convolution
 from toolkit.numpy._core import asarray, canonical_axis, convert, promote_inexact, result_dtype
-from toolkit.numpy import extras, reductions, shapes, ufuncs
+from toolkit.numpy import reductions, shapes, sorting, ufuncs
+from toolkit.numpy.indexing import getitem
+
+
+def diff(a: Any, n: int = 1, axis: int = -1) -> Any:
+    """``n``-th discrete difference along ``axis``: ``a[1:] - a[:-1]`` repeated ``n`` times."""
+    a = asarray(a)
+    axis = canonical_axis(axis, a.ndim)
+    if n < 0:
+        raise ValueError(f"diff: order n={n} must be non-negative")
+    for _ in range(n):
+        hi = [slice(None)] * a.ndim
+        lo = [slice(None)] * a.ndim
+        hi[axis], lo[axis] = slice(1, None), slice(None, -1)
+        a = ufuncs.subtract(getitem(a, tuple(hi)), getitem(a, tuple(lo)))
+    return a
 
 
 def _conv(x: Any, y: Any, mode: str, op: str, precision: Any, preferred_element_type: Any) -> Any:
@@ -36,7 +52,7 @@ def _conv(x: Any, y: Any, mode: str, op: str, precision: Any, preferred_element_
     else:
         if x.shape[0] < y.shape[0]:
             x, y = y, x
-        y = extras.flip(y)
+        y = shapes.flip(y)
     n = y.shape[0]
     if mode == "valid":
         padding = [(0, 0)]
@@ -50,7 +66,7 @@ def _conv(x: Any, y: Any, mode: str, op: str, precision: Any, preferred_element_
         shapes.reshape(x, (1, 1, x.shape[0])), shapes.reshape(y, (1, 1, n)), (1,), padding, precision=precision,
         preferred_element_type=preferred_element_type)
     out = shapes.reshape(out, (out.shape[2],))
-    return extras.flip(out) if reverse else out
+    return shapes.flip(out) if reverse else out
 
 
 def convolve(a: Any, v: Any, mode: str = "full", *, precision: Any = None, preferred_element_type: Any = None) -> Any:
@@ -81,11 +97,11 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period
             raise ValueError(f"period must be a scalar; got {period}")
         period = ufuncs.abs(period)
         x, xp = ufuncs.remainder(x, period), ufuncs.remainder(xp, period)
-        order = extras.argsort(xp)
+        order = sorting.argsort(xp)
         xp, fp = xp[order], fp[order]
         xp = shapes.concatenate([ufuncs.subtract(xp[-1:], period), xp, ufuncs.add(xp[:1], period)])
         fp = shapes.concatenate([fp[-1:], fp, fp[:1]])
-    i = ufuncs.clip(extras.searchsorted(xp, x, side="right"), 1, xp.shape[0] - 1)
+    i = ufuncs.clip(sorting.searchsorted(xp, x, side="right"), 1, xp.shape[0] - 1)
     df = ufuncs.subtract(fp[i], fp[i - 1])
     dx = ufuncs.subtract(xp[i], xp[i - 1])
     delta = ufuncs.subtract(x, xp[i - 1])
@@ -104,7 +120,7 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period
 def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     """Differences of consecutive elements of the flattened array, with optional prefix/suffix values."""
     flat = shapes.ravel(asarray(ary))
-    out = extras.diff(flat)
+    out = diff(flat)
     parts = []
     if to_begin is not None:
         parts.append(shapes.ravel(convert(asarray(to_begin), out.dtype)))
@@ -125,12 +141,12 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
         x = asarray(x)
         y, x = promote_inexact(y, x)
         if x.ndim == 1:
-            dx_ = extras.diff(x)
+            dx_ = diff(x)
             shape = [1] * y.ndim
             shape[axis] = dx_.shape[0]
             dx_ = shapes.reshape(dx_, tuple(shape))
         else:
-            dx_ = extras.diff(x, axis=axis)
+            dx_ = diff(x, axis=axis)
     y = shapes.moveaxis(y, axis, -1)
     if not isinstance(dx_, (int, float)) and np.ndim(dx_) > 0:
         dx_ = shapes.moveaxis(dx_, axis, -1)
@@ -148,12 +164,12 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi)
     axis = canonical_axis(axis, p.ndim)
     discont = period / 2 if discont is None else discont
     interval = period / 2
-    dd = extras.diff(p, axis=axis)
+    dd = diff(p, axis=axis)
     ddmod = ufuncs.subtract(ufuncs.remainder(ufuncs.add(dd, interval), period), interval)
     ddmod = ufuncs.where(ufuncs.logical_and(ufuncs.equal(ddmod, -interval), ufuncs.greater(dd, 0)), interval, ddmod)
     ph_correct = ufuncs.where(ufuncs.less(ufuncs.abs(dd), discont), 0, ufuncs.subtract(ddmod, dd))
     first = shapes.moveaxis(p, axis, 0)[:1]
     up = shapes.concatenate([first, shapes.moveaxis(ufuncs.add(shapes.moveaxis(p, axis, 0)[1:],
-                                                               extras.cumsum(shapes.moveaxis(ph_correct, axis, 0),
+                                                               reductions.cumsum(shapes.moveaxis(ph_correct, axis, 0),
                                                                              axis=0)), 0, 0)], 0)
     return shapes.moveaxis(up, 0, axis)

@@ -16,12 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from toolkit.core import dtypes
+from toolkit.core import dtypes, tracing
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import sorting as lax_sorting
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy._core import asarray, broadcast_to, canonical_axes, canonical_axis, convert, result_dtype
-from toolkit.numpy import extras, reductions, shapes, ufuncs
+from toolkit.numpy import reductions, shapes, sorting, ufuncs
+from toolkit.numpy.take import take_along_axis
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
 
@@ -71,8 +72,8 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nan
     low = lax_elementwise.max(zero, lax_elementwise.min(low, top))
     high = lax_elementwise.max(zero, lax_elementwise.min(high, top))
     ab = lax_structural.broadcast_in_dim(a, q.shape + a.shape, tuple(range(q.ndim, q.ndim + a.ndim)))
-    low_value = extras.take_along_axis(ab, lax_elementwise.convert_element_type(low, np.int32), -1)
-    high_value = extras.take_along_axis(ab, lax_elementwise.convert_element_type(high, np.int32), -1)
+    low_value = take_along_axis(ab, lax_elementwise.convert_element_type(low, np.int32), -1)
+    high_value = take_along_axis(ab, lax_elementwise.convert_element_type(high, np.int32), -1)
     if method == "linear":
         result = lax_elementwise.add(lax_elementwise.mul(convert(low_value, q.dtype), low_weight),
                                      lax_elementwise.mul(convert(high_value, q.dtype), high_weight))
@@ -203,7 +204,6 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | N
     if x.ndim != 1:
         raise ValueError("only 1-dimensional input supported for bincount.")
     if length is None:
-        from toolkit.core import tracing
         if tracing.is_tracing():
             raise ValueError("bincount: the output size depends on the values of x; pass a static `length` "
                              "under jit")
@@ -230,7 +230,7 @@ def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = Non
         return broadcast_to(np.asarray(0, np.int32), x.shape)
     side = "left" if right else "right"
     flat = shapes.ravel(x)
-    inc = extras.searchsorted(bins, flat, side=side)
-    dec = ufuncs.subtract(bins.shape[0], extras.searchsorted(extras.flip(bins), flat, side=side))
+    inc = sorting.searchsorted(bins, flat, side=side)
+    dec = ufuncs.subtract(bins.shape[0], sorting.searchsorted(shapes.flip(bins), flat, side=side))
     out = ufuncs.where(ufuncs.greater_equal(bins[-1], bins[0]), inc, dec)
     return lax_structural.reshape(convert(out, np.int32), x.shape)

@@ -1,4 +1,13 @@
-"""Products: ``matmul``, ``dot``, ``vdot``, ``tensordot``, ``outer``, ``inner``."""
+"""Products of arrays: ``matmul``, ``dot``, ``vdot``, ``inner``, ``outer`` and
+``tensordot`` (one ``dot_general`` each, with numpy's conventions;
+``out_sharding`` types the result on Explicit mesh axes), the array-API
+``vecdot`` (conjugating its first operand), ``matvec`` and ``vecmat``, and
+``cross`` and ``kron``; batch dimensions broadcast as in numpy. Example::
+
+    tnp.matmul(a, b)               # a @ b
+    tnp.cross(a, b)                # (..., 3) x (..., 3)
+    tnp.matvec(m, v)               # (..., n, k) @ (..., k)
+"""
 
 from __future__ import annotations
 
@@ -6,9 +15,15 @@ from typing import Any
 
 import numpy as np
 
+from toolkit.core import dtypes
 from toolkit.lax import linalg as lax_linalg
-from toolkit.numpy._core import asarray, broadcast_shapes, broadcast_to, is_array, result_dtype, convert
-from toolkit.numpy.shapes import expand_dims, squeeze, transpose, ravel
+from toolkit.lax import reductions as lax_reductions
+from toolkit.lax import structural as lax_structural
+from toolkit.numpy import ufuncs
+from toolkit.numpy._core import (
+    asarray, broadcast_shapes, broadcast_to, convert, is_array, promote_and_broadcast, result_dtype,
+)
+from toolkit.numpy.shapes import expand_dims, moveaxis, ravel, squeeze, stack, transpose
 
 
 def _promoted(a: Any, b: Any) -> tuple[Any, Any]:
@@ -21,9 +36,9 @@ def _with_out_sharding(fun: Any, a: Any, b: Any, out_sharding: Any, **kwargs: An
     """``fun(a, b, **kwargs)`` whose result's type (explicit sharding) is ``out_sharding`` (JAX's ``out_sharding=``).
 
     The product (``dot_general``) is typed so directly when its dimensions are
-    the result's, else replicated and then resharded (``toolkit.shard.explicit.with_out_sharding``).
+    the result's, else replicated and then resharded (``toolkit.resharding.with_out_sharding``).
     """
-    from toolkit.shard.explicit import with_out_sharding
+    from toolkit.resharding import with_out_sharding  # function-level: it imports toolkit.stages, a layer above numpy
     a, b = _promoted(a, b)
     if a.ndim == 0 or b.ndim == 0:
         shape = tuple(b.shape if a.ndim == 0 else a.shape)
@@ -89,17 +104,15 @@ def dot(a: Any, b: Any, *, preferred_element_type: Any = None, out_sharding: Any
         return _with_out_sharding(dot, a, b, out_sharding, preferred_element_type=preferred_element_type)
     a, b = _promoted(a, b)
     if a.ndim == 0 or b.ndim == 0:
-        from toolkit.numpy.ufuncs import multiply
-        return multiply(a, b)
+        return ufuncs.multiply(a, b)
     contract_b = 0 if b.ndim == 1 else b.ndim - 2
     return lax_linalg.dot_general(a, b, (((a.ndim - 1,), (contract_b,)), ((), ())),
                                   preferred_element_type=preferred_element_type)
 
 
 def vdot(a: Any, b: Any) -> Any:
-    from toolkit.numpy.ufuncs import conj
     a, b = _promoted(a, b)
-    return dot(conj(ravel(a)), ravel(b))
+    return dot(ufuncs.conj(ravel(a)), ravel(b))
 
 
 def inner(a: Any, b: Any) -> Any:
@@ -127,3 +140,67 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
         a_axes = tuple(x % a.ndim for x in a_axes)
         b_axes = tuple(x % b.ndim for x in b_axes)
     return lax_linalg.dot_general(a, b, ((a_axes, b_axes), ((), ())))
+
+
+def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None, preferred_element_type: Any = None) -> Any:
+    """``sum(conj(x1) * x2, axis)`` with the batch dimensions broadcast."""
+    x1, x2 = asarray(x1), asarray(x2)
+    if x1.shape[axis] != x2.shape[axis]:
+        raise ValueError(f"axes must match; got shapes {x1.shape} and {x2.shape} with axis={axis}")
+    x1, x2 = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
+    x1, x2 = promote_and_broadcast(ufuncs.conj(x1), x2)
+    prod = ufuncs.multiply(x1, x2)
+    if preferred_element_type is not None:
+        prod = asarray(prod, dtypes.canonicalize_dtype(preferred_element_type))
+    return lax_reductions.reduce_sum(prod, (prod.ndim - 1,))
+
+
+def matvec(x1: Any, x2: Any, /) -> Any:
+    """Batched matrix-vector product ``(..., n, k) x (..., k) -> (..., n)``."""
+    x1, x2 = asarray(x1), asarray(x2)
+    if x1.ndim < 2 or x2.ndim < 1:
+        raise ValueError(f"matvec: operands of rank >= 2 and >= 1 needed, got shapes {x1.shape} and {x2.shape}")
+    out = matmul(x1, expand_dims(x2, -1))
+    return squeeze(out, -1)
+
+
+def vecmat(x1: Any, x2: Any, /) -> Any:
+    """Batched vector-matrix product ``conj(x1) (..., k) x (..., k, n) -> (..., n)``."""
+    x1, x2 = asarray(x1), asarray(x2)
+    if x1.ndim < 1 or x2.ndim < 2:
+        raise ValueError(f"vecmat: operands of rank >= 1 and >= 2 needed, got shapes {x1.shape} and {x2.shape}")
+    out = matmul(expand_dims(ufuncs.conj(x1), -2), x2)
+    return squeeze(out, -2)
+
+
+def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None) -> Any:
+    """Cross product of 2- or 3-vectors along ``axisa``/``axisb``, result vectors along ``axisc``."""
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a = moveaxis(asarray(a), axisa, -1)
+    b = moveaxis(asarray(b), axisb, -1)
+    if a.shape[-1] not in (2, 3) or b.shape[-1] not in (2, 3):
+        raise ValueError("Dimension must be either 2 or 3 for cross product")
+    if a.shape[-1] == 2 and b.shape[-1] == 2:
+        return ufuncs.subtract(ufuncs.multiply(a[..., 0], b[..., 1]), ufuncs.multiply(a[..., 1], b[..., 0]))
+    a0, a1, b0, b1 = a[..., 0], a[..., 1], b[..., 0], b[..., 1]
+    a2 = a[..., 2] if a.shape[-1] == 3 else ufuncs.multiply(a0, 0)
+    b2 = b[..., 2] if b.shape[-1] == 3 else ufuncs.multiply(b0, 0)
+    mul, sub = ufuncs.multiply, ufuncs.subtract
+    c = stack(promote_and_broadcast(sub(mul(a1, b2), mul(a2, b1)), sub(mul(a2, b0), mul(a0, b2)),
+                                           sub(mul(a0, b1), mul(a1, b0))))
+    return moveaxis(c, 0, axisc)
+
+
+def kron(a: Any, b: Any) -> Any:
+    """Kronecker product: blocks ``a[i, j] * b``."""
+    a, b = asarray(a), asarray(b)
+    if a.ndim < b.ndim:
+        a = lax_structural.reshape(a, (1,) * (b.ndim - a.ndim) + tuple(a.shape))
+    elif b.ndim < a.ndim:
+        b = lax_structural.reshape(b, (1,) * (a.ndim - b.ndim) + tuple(b.shape))
+    nd = a.ndim
+    a_r = lax_structural.reshape(a, tuple(d for s in a.shape for d in (s, 1)))
+    b_r = lax_structural.reshape(b, tuple(d for s in b.shape for d in (1, s)))
+    out = ufuncs.multiply(a_r, b_r)
+    return lax_structural.reshape(out, tuple(a.shape[i] * b.shape[i] for i in range(nd)))

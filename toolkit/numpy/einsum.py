@@ -1,0 +1,223 @@
+"""``einsum``: Einstein summation lowered to ``dot_general`` (operand pairs
+contracted greedily), reductions, diagonals and transposes; ``out_sharding``
+types the result on Explicit mesh axes. Example::
+
+    tnp.einsum("bij,bjk->bik", a, b)
+    tnp.einsum("ii", m)                    # trace
+"""
+
+from __future__ import annotations
+
+import contextlib
+import string
+from typing import Any, Sequence
+
+from toolkit.core import dtypes, sharding_types
+from toolkit.lax import elementwise as lax_elementwise
+from toolkit.lax import linalg as lax_linalg
+from toolkit.lax import reductions as lax_reductions
+from toolkit.numpy._core import asarray, broadcast_to, convert, result_dtype
+from toolkit.numpy.diagonals import diagonal
+from toolkit.numpy.shapes import transpose
+
+
+_LETTERS = set(string.ascii_letters)
+
+
+def _parse_einsum(subscripts: str, shapes: Sequence[tuple]) -> tuple[list[list[str]], list[str]]:
+    """Operand label lists and the output label list; ``...`` becomes private labels (rightmost-aligned)."""
+    if not isinstance(subscripts, str):
+        raise TypeError(f"einsum: subscripts must be a string, got {type(subscripts).__name__}")
+    spec = subscripts.replace(" ", "")
+    if spec.count("->") > 1:
+        raise ValueError(f"einsum: subscripts {subscripts!r} contain more than one '->'")
+    inputs_spec, arrow, output_spec = spec.partition("->")
+    terms = inputs_spec.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(f"einsum: subscripts {subscripts!r} name {len(terms)} operands but {len(shapes)} were given")
+    ellipsis_rank = 0
+    parsed: list[list[str]] = []
+    for k, (term, shape) in enumerate(zip(terms, shapes)):
+        if term.count("...") > 1 or ("." in term.replace("...", "")):
+            raise ValueError(f"einsum: operand {k} term {term!r} has a malformed ellipsis")
+        letters = term.replace("...", "")
+        for c in letters:
+            if c not in _LETTERS:
+                raise ValueError(f"einsum: invalid subscript {c!r} in operand {k} term {term!r}; use letters a-z, A-Z")
+        if "..." in term:
+            covered = len(shape) - len(letters)
+            if covered < 0:
+                raise ValueError(f"einsum: operand {k} term {term!r} names more dimensions than its rank "
+                                 f"{len(shape)}")
+            ellipsis_rank = max(ellipsis_rank, covered)
+        elif len(letters) != len(shape):
+            raise ValueError(f"einsum: operand {k} term {term!r} names {len(letters)} dimensions but the operand has "
+                             f"rank {len(shape)} (shape {tuple(shape)})")
+        parsed.append([term, letters])
+    ell_labels = [f"...{i}" for i in range(ellipsis_rank)]
+    operands_labels = []
+    for (term, letters), shape in zip(parsed, shapes):
+        if "..." in term:
+            before, after = term.split("...")
+            covered = len(shape) - len(letters)
+            operands_labels.append(list(before) + ell_labels[ellipsis_rank - covered:] + list(after))
+        else:
+            operands_labels.append(list(term))
+    if arrow:
+        if output_spec.count("...") > 1 or "." in output_spec.replace("...", ""):
+            raise ValueError(f"einsum: output term {output_spec!r} has a malformed ellipsis")
+        out_letters = output_spec.replace("...", "")
+        for c in out_letters:
+            if c not in _LETTERS:
+                raise ValueError(f"einsum: invalid subscript {c!r} in the output term {output_spec!r}")
+            if not any(c in labels for labels in operands_labels):
+                raise ValueError(f"einsum: output subscript {c!r} does not appear in any input term")
+        if len(set(out_letters)) != len(out_letters):
+            raise ValueError(f"einsum: output term {output_spec!r} repeats a subscript")
+        if "..." in output_spec:
+            before, after = output_spec.split("...")
+            output = list(before) + ell_labels + list(after)
+        else:
+            output = list(output_spec)  # ellipsis dimensions missing from the output are summed
+    else:
+        counts: dict[str, int] = {}
+        for labels in operands_labels:
+            for c in labels:
+                if not c.startswith("..."):
+                    counts[c] = counts.get(c, 0) + 1
+        output = ell_labels + sorted(c for c, n in counts.items() if n == 1)
+    return operands_labels, output
+
+
+def _take_diagonal_label(x: Any, labels: list[str]) -> tuple[Any, list[str]]:
+    """Merge the first repeated label of ``x`` by taking the diagonal (moved last)."""
+    for i, c in enumerate(labels):
+        j = labels.index(c, i + 1) if labels.count(c) > 1 else -1
+        if j >= 0:
+            x = diagonal(x, 0, i, j)
+            rest = [lab for k, lab in enumerate(labels) if k not in (i, j)]
+            return x, rest + [c]
+    return x, labels
+
+
+def einsum(subscripts: str, *operands: Any, optimize: Any = None, precision: Any = None,
+           preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
+    """Einstein summation, lowered to ``dot_general`` (pairs chosen greedily), reductions and transposes.
+
+    Supports ``...`` (broadcast, size-1 dimensions broadcast against others),
+    repeated labels within an operand (diagonals, e.g. ``"ii->i"``, ``"ii"``)
+    and implicit outputs (labels appearing once, sorted). A malformed spec
+    raises ``ValueError``.
+
+    Example::
+
+        einsum("ij,jk->ik", a, b)          # matmul
+        einsum("...ij->...ji", x)          # batched transpose
+        einsum("ii", m)                    # trace
+
+    ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``toolkit.set_mesh``) is the result's
+    type on Explicit mesh axes, as in JAX: for two operands the product is typed so (contractions over
+    sharded dimensions are ambiguous without it), for one the reduction; more operands are contracted
+    with the Explicit axes Auto and the result resharded.
+    """
+    if not operands:
+        raise ValueError("einsum needs at least one operand")
+    dtype, weak = result_dtype(*operands)
+    arrays = [asarray(convert(o, dtype, weak)) for o in operands]
+    if out_sharding is None:
+        return _einsum(*arrays, subscripts=subscripts, preferred_element_type=preferred_element_type)
+    from toolkit.resharding import with_out_sharding  # function-level: it imports toolkit.stages, a layer above numpy
+    labels_list, output = _parse_einsum(subscripts, [tuple(a.shape) for a in arrays])
+    sizes = _label_sizes(arrays, labels_list)
+    return with_out_sharding(_einsum, tuple(arrays), {"subscripts": subscripts,
+                                                      "preferred_element_type": preferred_element_type},
+                             out_sharding, "einsum", tuple(sizes[lab] for lab in output),
+                             how="auto" if len(arrays) > 2 else "typed_by_fun")
+
+
+def _label_sizes(arrays: Sequence[Any], labels_list: Sequence[list[str]]) -> dict[str, Any]:
+    """Each label's size, broadcasting 1 against n."""
+    sizes: dict[str, Any] = {}
+    for k, (a, labels) in enumerate(zip(arrays, labels_list)):
+        for lab, n in zip(labels, a.shape):
+            old = sizes.get(lab)
+            if old is None or old == 1:
+                sizes[lab] = n
+            elif n != 1 and n != old:
+                raise ValueError(f"einsum: subscript {lab!r} has size {n} in operand {k} but {old} elsewhere")
+    return sizes
+
+
+def _einsum(*arrays: Any, subscripts: str, preferred_element_type: Any, out_type: Any = None) -> Any:
+    """:func:`einsum` of operands of one dtype; ``out_type`` (a type sharding) types its last product or reduction."""
+    labels_list, output = _parse_einsum(subscripts, [tuple(a.shape) for a in arrays])
+    pref = dtypes.canonicalize_dtype(preferred_element_type) if preferred_element_type is not None else None
+    sizes = _label_sizes(arrays, labels_list)
+
+    def typed_as_output(primitive: str, labels: list[str]) -> Any:
+        """While the result with ``labels`` is made: typed as the output's dimensions (before the final transpose)."""
+        if out_type is None or sorted(labels) != sorted(output):
+            return contextlib.nullcontext()
+        spec = tuple(out_type.spec) + (None,) * (len(output) - len(out_type.spec))
+        return sharding_types.out_sharding_override(
+            primitive, sharding_types.hooks.make(out_type.mesh, tuple(spec[output.index(lab)] for lab in labels)))
+
+    ops: list[tuple[Any, list[str]]] = []
+    for a, labels in zip(arrays, labels_list):
+        labels = list(labels)
+        while len(set(labels)) != len(labels):
+            a, labels = _take_diagonal_label(a, labels)
+        target = tuple(sizes[lab] for lab in labels)
+        if tuple(a.shape) != target:
+            a = broadcast_to(a, target)
+        ops.append((a, labels))
+
+    def needed_elsewhere(lab: str, exclude: Sequence[int]) -> bool:
+        return lab in output or any(lab in labels for k, (_, labels) in enumerate(ops) if k not in exclude)
+
+    # Labels only one operand has and the output lacks are summed away first.
+    for k, (a, labels) in enumerate(ops):
+        drop = [i for i, lab in enumerate(labels) if not needed_elsewhere(lab, (k,))]
+        if drop:
+            kept = [lab for i, lab in enumerate(labels) if i not in drop]
+            with typed_as_output("reduce_or" if dtypes.is_bool(a.dtype) else "reduce_sum",
+                                 kept) if len(ops) == 1 else contextlib.nullcontext():
+                ops[k] = (_reduce_sum(a, drop), kept)
+
+    def result_labels(i: int, j: int) -> tuple[list[str], list[str], list[str]]:
+        li, lj = ops[i][1], ops[j][1]
+        shared = [lab for lab in li if lab in lj]
+        batch = [lab for lab in shared if needed_elsewhere(lab, (i, j))]
+        free = [lab for lab in li if lab not in shared] + [lab for lab in lj if lab not in shared]
+        return shared, batch, free
+
+    def cost(i: int, j: int) -> Any:
+        _, batch, free = result_labels(i, j)
+        size = 1
+        for lab in batch + free:
+            size = size * sizes[lab] if isinstance(sizes[lab], int) else size
+        return size
+
+    # Greedy pairwise contraction: always the pair with the smallest result (opt_einsum's "greedy" idea).
+    while len(ops) > 1:
+        pairs = [(i, j) for i in range(len(ops)) for j in range(i + 1, len(ops))]
+        i, j = min(pairs, key=lambda p: cost(*p)) if len(ops) > 2 else (0, 1)
+        (lhs, lhs_labels), (rhs, rhs_labels) = ops[i], ops[j]
+        shared, batch, free = result_labels(i, j)
+        contract = [lab for lab in shared if lab not in batch]
+        dims = ((tuple(lhs_labels.index(c) for c in contract), tuple(rhs_labels.index(c) for c in contract)),
+                (tuple(lhs_labels.index(b) for b in batch), tuple(rhs_labels.index(b) for b in batch)))
+        with typed_as_output("dot_general", batch + free) if len(ops) == 2 else contextlib.nullcontext():
+            out = lax_linalg.dot_general(lhs, rhs, dims, preferred_element_type=pref if len(ops) == 2 else None)
+        ops = [op for k, op in enumerate(ops) if k not in (i, j)] + [(out, batch + free)]
+    result, res_labels = ops[0]
+    if pref is not None and result.dtype != pref:
+        result = lax_elementwise.convert_element_type(result, pref)
+    perm = [res_labels.index(lab) for lab in output]
+    return transpose(result, perm) if perm != list(range(len(perm))) else result
+
+
+def _reduce_sum(x: Any, axes: Sequence[int]) -> Any:
+    if dtypes.is_bool(x.dtype):
+        return lax_reductions.reduce_or(x, axes)
+    return lax_reductions.reduce_sum(x, axes)

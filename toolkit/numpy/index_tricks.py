@@ -1,0 +1,166 @@
+"""Index and coordinate arrays: ``indices``, ``meshgrid``, ``ix_``,
+``unravel_index``/``ravel_multi_index`` and the index tuples of diagonals and
+triangles (``diag_indices``, ``tril_indices``, ``triu_indices`` and their
+``*_from`` forms). Example::
+
+    rows, cols = tnp.triu_indices(4, k=1)
+    x[tnp.ix_(rows_wanted, cols_wanted)]
+    xx, yy = tnp.meshgrid(tnp.arange(3), tnp.arange(2))
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from toolkit.core import dtypes, shape_poly
+from toolkit.lax import structural as lax_structural
+from toolkit.numpy import ufuncs
+from toolkit.numpy._core import asarray, is_array
+from toolkit.numpy.shapes import ravel, reshape, stack
+
+
+def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> list[Any]:
+    """Coordinate arrays from 1-D vectors (``indexing="xy"``: the first two outputs' axes are swapped)."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    arrays = [ravel(asarray(x)) for x in xi]
+    n = len(arrays)
+    sizes = [a.shape[0] for a in arrays]
+    if indexing == "xy" and n >= 2:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for i, a in enumerate(arrays):
+        pos = i
+        if indexing == "xy" and n >= 2 and i < 2:
+            pos = 1 - i
+        if sparse:
+            shape = [1] * n
+            shape[pos] = a.shape[0]
+            out.append(reshape(a, tuple(shape)))
+        else:
+            out.append(lax_structural.broadcast_in_dim(a, tuple(sizes), (pos,)))
+    return out
+
+
+def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False) -> Any:
+    """A grid of index arrays, stacked (or, with ``sparse``, a tuple of broadcastable arrays)."""
+    dtype = dtypes.canonicalize_dtype(dtypes.DEFAULT_INT if dtype is None else dtype)
+    dimensions = tuple(int(d) for d in dimensions)
+    n = len(dimensions)
+    out = []
+    for i, d in enumerate(dimensions):
+        shape = tuple(d if j == i else (1 if sparse else dimensions[j]) for j in range(n))
+        out.append(lax_structural.broadcasted_iota(dtype, shape, i))
+    if sparse:
+        return tuple(out)
+    if not out:
+        return asarray(np.zeros((0,), dtype))
+    return stack(out, 0)
+
+
+def ix_(*args: Any) -> tuple[Any, ...]:
+    """Open-mesh index arrays: ``x[ix_(rows, cols)]`` selects the cross product."""
+    out = []
+    n = len(args)
+    for i, a in enumerate(args):
+        a = a if is_array(a) else np.asarray(a)
+        if a.ndim != 1:
+            raise ValueError(f"ix_: argument {i} must be 1-D, got shape {tuple(a.shape)}")
+        if a.dtype == np.bool_:
+            if is_array(a) and not hasattr(a, "_impl"):
+                raise IndexError("ix_: a boolean argument must be concrete")
+            a = np.nonzero(np.asarray(a))[0]
+        shape = [1] * n
+        shape[i] = a.shape[0]
+        out.append(a.reshape(shape) if isinstance(a, np.ndarray) else reshape(a, tuple(shape)))
+    return tuple(out)
+
+
+def unravel_index(indices: Any, shape: Sequence[int]) -> tuple[Any, ...]:
+    """Flat indices to coordinate arrays for ``shape`` (out-of-range flat indices are clamped, as in JAX)."""
+    shape = tuple(d if shape_poly.is_symbolic_dim(d) else int(d) for d in shape)
+    indices = asarray(indices)
+    if not dtypes.is_integer(indices.dtype):
+        raise TypeError(f"unravel_index: indices must be integers, got {indices.dtype.name}")
+    total = shape_poly.dim_size_product(shape)
+    flat = ufuncs.clip(indices, -total, total - 1)
+    flat = ufuncs.where(ufuncs.less(flat, 0), ufuncs.add(flat, total), flat)
+    coords = []
+    for d in reversed(shape):
+        coords.append(ufuncs.remainder(flat, d))
+        flat = ufuncs.floor_divide(flat, d)
+    return tuple(reversed(coords))
+
+
+def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str = "raise") -> Any:
+    """Coordinate arrays to flat indices (``mode``: ``"clip"`` or ``"wrap"``; ``"raise"`` behaves like clip)."""
+    dims = tuple(d if shape_poly.is_symbolic_dim(d) else int(d) for d in dims)
+    if len(multi_index) != len(dims):
+        raise ValueError(f"ravel_multi_index: {len(multi_index)} index arrays for {len(dims)} dimensions")
+    if mode not in ("raise", "clip", "wrap"):
+        raise ValueError(f"ravel_multi_index: unknown mode {mode!r}")
+    flat = None
+    for idx, d in zip(multi_index, dims):
+        idx = asarray(idx)
+        idx = ufuncs.remainder(idx, d) if mode == "wrap" else ufuncs.clip(idx, 0, d - 1)
+        flat = idx if flat is None else ufuncs.add(ufuncs.multiply(flat, d), idx)
+    return flat
+
+
+def _tri_indices(n: int, k: int, m: int | None, lower: bool) -> tuple[Any, Any]:
+    m = n if m is None else m
+    mask = np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
+    rows, cols = np.nonzero(mask)  # static sizes: computed in numpy
+    return asarray(rows.astype(dtypes.DEFAULT_INT)), asarray(cols.astype(dtypes.DEFAULT_INT))
+
+
+def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Any, Any]:
+    """Row and column indices of the lower triangle (on and below diagonal ``k``) of an ``n x m`` array."""
+    return _tri_indices(int(n), int(k), None if m is None else int(m), True)
+
+
+def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Any, Any]:
+    """Row and column indices of the upper triangle (on and above diagonal ``k``) of an ``n x m`` array."""
+    return _tri_indices(int(n), int(k), None if m is None else int(m), False)
+
+
+def _shape_of(arr: Any) -> tuple:
+    return tuple(arr.shape) if hasattr(arr, "shape") else np.shape(arr)
+
+
+def tril_indices_from(arr: Any, k: int = 0) -> tuple[Any, Any]:
+    """``tril_indices`` for the shape of the 2-D ``arr``."""
+    shape = _shape_of(arr)
+    if len(shape) != 2:
+        raise ValueError("Only 2-D inputs are accepted")
+    return tril_indices(shape[0], k, shape[1])
+
+
+def triu_indices_from(arr: Any, k: int = 0) -> tuple[Any, Any]:
+    """``triu_indices`` for the shape of the 2-D ``arr``."""
+    shape = _shape_of(arr)
+    if len(shape) != 2:
+        raise ValueError("Only 2-D inputs are accepted")
+    return triu_indices(shape[0], k, shape[1])
+
+
+def diag_indices(n: int, ndim: int = 2) -> tuple[Any, ...]:
+    """``ndim`` copies of ``arange(n)``: the indices of the main diagonal."""
+    n, ndim = int(n), int(ndim)
+    if n < 0:
+        raise ValueError(f"n argument to diag_indices must be nonnegative, got {n}")
+    if ndim < 0:
+        raise ValueError(f"ndim argument to diag_indices must be nonnegative, got {ndim}")
+    return (lax_structural.iota(dtypes.DEFAULT_INT, n),) * ndim
+
+
+def diag_indices_from(arr: Any) -> tuple[Any, ...]:
+    """``diag_indices`` of the square array ``arr``."""
+    shape = _shape_of(arr)
+    if len(shape) < 2:
+        raise ValueError("input array must be at least 2-d")
+    if len(set(shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return diag_indices(shape[0], len(shape))

@@ -1,0 +1,112 @@
+"""Sorting and searching: ``sort`` and ``argsort`` (stable, NaNs last,
+``descending``), ``lexsort`` and ``searchsorted``. Example::
+
+    tnp.sort(x, axis=0); tnp.argsort(x, stable=True)
+    tnp.searchsorted(edges, values, side="right")
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from toolkit.core import dtypes
+from toolkit.lax import elementwise as lax_elementwise
+from toolkit.lax import sorting as lax_sorting
+from toolkit.lax import structural as lax_structural
+from toolkit.numpy import reductions
+from toolkit.numpy._core import asarray, broadcast_to, canonical_axis, convert, result_dtype
+from toolkit.numpy.shapes import _flatten_if_none
+from toolkit.numpy.take import take
+
+
+def sort(a: Any, axis: int | None = -1, *, kind: str | None = None, order: Any = None, stable: bool = True,
+         descending: bool = False) -> Any:
+    """A sorted copy of ``a`` along ``axis`` (``None``: flattened); NaNs sort last.
+
+    Example::
+
+        sort(asarray([3, 1, 2]))   # [1, 2, 3]
+    """
+    if order is not None:
+        raise NotImplementedError("sort: `order` (structured arrays) is not supported")
+    a, axis = _flatten_if_none(a, axis)
+    if a.ndim == 0:
+        raise ValueError("sort needs an array of rank at least 1 (or axis=None)")
+    out = lax_sorting.sort(a, axis, is_stable=stable)
+    return lax_structural.rev(out, (axis,)) if descending else out
+
+
+def argsort(a: Any, axis: int | None = -1, *, kind: str | None = None, order: Any = None, stable: bool = True,
+            descending: bool = False) -> Any:
+    """int32 indices that sort ``a`` along ``axis``; ties keep input order (also when ``descending``).
+
+    Example::
+
+        argsort(asarray([3, 1, 2]))   # [1, 2, 0]
+    """
+    if order is not None:
+        raise NotImplementedError("argsort: `order` (structured arrays) is not supported")
+    a, axis = _flatten_if_none(a, axis)
+    if a.ndim == 0:
+        raise ValueError("argsort needs an array of rank at least 1 (or axis=None)")
+    if not descending:
+        return lax_sorting.argsort(a, axis, is_stable=stable)
+    # Stable descending: sort the reversed array ascending, reverse back, and map positions back.
+    n = a.shape[axis]
+    idx = lax_structural.rev(lax_sorting.argsort(lax_structural.rev(a, (axis,)), axis, is_stable=stable), (axis,))
+    return lax_elementwise.sub(broadcast_to(np.asarray(n - 1, np.int32), idx.shape), idx)
+
+
+def lexsort(keys: Sequence[Any], axis: int = -1) -> Any:
+    """Indices sorting by several keys, the *last* key primary (numpy's convention); stable.
+
+    Example::
+
+        lexsort((first_names, surnames))   # by surname, then first name
+    """
+    keys = [asarray(k) for k in keys]
+    if not keys:
+        raise TypeError("lexsort needs at least one key")
+    shape = tuple(keys[0].shape)
+    for i, k in enumerate(keys):
+        if tuple(k.shape) != shape:
+            raise ValueError(f"lexsort: all keys need the same shape; key 0 has {shape}, key {i} has {tuple(k.shape)}")
+    if not shape:
+        raise ValueError("lexsort needs keys of rank at least 1")
+    axis = canonical_axis(axis, len(shape))
+    iota = lax_structural.broadcasted_iota(dtypes.int32, shape, axis)
+    outs = lax_sorting.sort(tuple(reversed(keys)) + (iota,), axis, is_stable=True, num_keys=len(keys))
+    return outs[-1]
+
+
+def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
+    """Insertion points of ``v`` into the sorted 1-D ``a`` (NaNs count as largest, as in numpy's sort).
+
+    Lowered as one comparison of every ``v`` with every ``a`` and a count (O(len(a) * v.size)).
+    """
+    if side not in ("left", "right"):
+        raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
+    a = asarray(a)
+    if a.ndim != 1:
+        raise ValueError(f"searchsorted needs a 1-D sorted array, got shape {tuple(a.shape)}")
+    if sorter is not None:
+        a = take(a, sorter, mode="promise_in_bounds")
+    dtype, weak = result_dtype(a, v)
+    a, v = asarray(convert(a, dtype)), asarray(convert(v, dtype, weak))
+    av = lax_structural.broadcast_in_dim(a, tuple(v.shape) + (a.shape[0],), (v.ndim,))
+    vv = lax_structural.broadcast_in_dim(v, tuple(v.shape) + (a.shape[0],), tuple(range(v.ndim)))
+    if side == "left":
+        before = _sort_less(av, vv)                    # a[i] < v
+    else:
+        before = lax_elementwise.bitwise_not(_sort_less(vv, av))     # a[i] <= v  <=>  not (v < a[i])
+    return reductions.sum(before, axis=-1, dtype=dtypes.int32)
+
+
+def _sort_less(x: Any, y: Any) -> Any:
+    """``x < y`` in sort order: NaN is largest."""
+    if not dtypes.is_inexact(x.dtype):
+        return lax_elementwise.lt(x, y)
+    x_nan, y_nan = lax_elementwise.ne(x, x), lax_elementwise.ne(y, y)
+    return lax_elementwise.bitwise_or(lax_elementwise.lt(x, y), lax_elementwise.bitwise_and(y_nan, lax_elementwise.bitwise_not(x_nan)))

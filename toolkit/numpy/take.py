@@ -1,0 +1,161 @@
+"""``take`` and ``take_along_axis``: elements at integer indices along one
+axis, lowered to one ``gather``, with JAX's modes for out-of-range indices
+(``"fill"``, ``"clip"``, ``"wrap"``, ``"promise_in_bounds"``). Example::
+
+    tnp.take(x, idx, axis=1, mode="clip")
+    tnp.take_along_axis(x, tnp.argsort(x, axis=1), axis=1)   # == sort(x, axis=1)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from toolkit.core import dtypes, shape_poly
+from toolkit.lax import elementwise as lax_elementwise
+from toolkit.lax import indexing as lax_indexing
+from toolkit.lax import structural as lax_structural
+from toolkit.numpy import ufuncs
+from toolkit.numpy._core import asarray, broadcast_shapes, is_array
+from toolkit.numpy.creation import zeros
+from toolkit.numpy.indexing import _INT32_MAX, _common_index_dtype, _getitem, _normalize_dynamic
+from toolkit.numpy.shapes import _flatten_if_none, reshape, squeeze
+
+
+def _take_mode(mode: str | None):
+    if mode is None or mode == "fill":
+        return lax_indexing.GatherScatterMode.FILL_OR_DROP
+    if mode in ("clip", "promise_in_bounds"):
+        return lax_indexing.GatherScatterMode.from_any(mode)
+    if mode == "wrap":
+        return "wrap"
+    raise ValueError(f"take: unknown mode {mode!r}; expected 'fill', 'clip', 'wrap' or 'promise_in_bounds'")
+
+
+def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None, fill_value: Any = None) -> Any:
+    """Elements of ``a`` at ``indices`` along ``axis`` (``None``: flattened).
+
+    Out-of-range indices follow ``mode`` (as in JAX): ``"fill"`` (default;
+    negative indices wrap once, the rest give NaN for floats, see ``lax.gather``),
+    ``"clip"`` (clamped into ``[0, n-1]``, negative ones to 0, as numpy does),
+    ``"wrap"`` (modulo ``n``) or ``"promise_in_bounds"``.
+    """
+    a, axis = _flatten_if_none(a, axis)
+    gather_mode = _take_mode(mode)
+    indices = indices if is_array(indices) else np.asarray(indices)
+    if not dtypes.is_integer(indices.dtype):
+        raise TypeError(f"take: indices must be integers, got {np.dtype(indices.dtype).name}")
+    n = a.shape[axis]
+    if isinstance(indices, np.ndarray) and shape_poly.is_symbolic_dim(n) and gather_mode in (
+            "wrap", lax_indexing.GatherScatterMode.CLIP):
+        indices = asarray(indices)  # wrapping/clamping by a symbolic size happens at run time
+    if gather_mode == "wrap":
+        indices = np.mod(indices, n) if isinstance(indices, np.ndarray) else ufuncs.remainder(indices, n)
+        gather_mode = lax_indexing.GatherScatterMode.PROMISE_IN_BOUNDS
+    elif gather_mode is lax_indexing.GatherScatterMode.CLIP:
+        # numpy's and JAX's "clip" clamps raw indices: negative ones become 0 rather than wrapping.
+        indices = np.clip(indices, 0, n - 1) if isinstance(indices, np.ndarray) else ufuncs.clip(indices, 0, n - 1)
+        gather_mode = lax_indexing.GatherScatterMode.PROMISE_IN_BOUNDS
+    index = [slice(None)] * a.ndim
+    index[axis] = indices
+    return _getitem(a, tuple(index), gather_mode, fill_value, check_static_bounds=False) \
+        if _is_nd_index(indices) else _take_scalar(a, axis, indices, gather_mode, fill_value)
+
+
+def _is_nd_index(indices: Any) -> bool:
+    return np.ndim(indices) > 0 if isinstance(indices, np.ndarray) else indices.ndim > 0
+
+
+def _take_scalar(a: Any, axis: int, index: Any, mode: Any, fill_value: Any) -> Any:
+    # A 0-d index removes the axis; route it through the gather path so `mode` applies.
+    out = take(a, index.reshape(1) if isinstance(index, np.ndarray) else reshape(index, (1,)), axis,
+               _mode_name(mode), fill_value)
+    return squeeze(out, axis)
+
+
+def _mode_name(mode: Any) -> str:
+    return {lax_indexing.GatherScatterMode.FILL_OR_DROP: "fill", lax_indexing.GatherScatterMode.CLIP: "clip",
+            lax_indexing.GatherScatterMode.PROMISE_IN_BOUNDS: "promise_in_bounds"}[mode]
+
+
+def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None = None,
+                    fill_value: Any = None) -> Any:
+    """``arr`` indexed along ``axis`` by ``indices`` (same rank, other dimensions broadcast), e.g. with argsort.
+
+    Negative indices wrap once; then out-of-range ones follow ``mode`` (``"fill"``
+    by default, or ``"clip"``/``"promise_in_bounds"``), as in JAX.
+
+    Example::
+
+        take_along_axis(x, argsort(x, axis=1), axis=1)   # == sort(x, axis=1)
+    """
+    arr, axis = _flatten_if_none(arr, axis)
+    indices = indices if is_array(indices) else np.asarray(indices)
+    if indices.ndim != arr.ndim:
+        raise ValueError(f"take_along_axis: indices of rank {indices.ndim} must match the array's rank {arr.ndim}")
+    if not dtypes.is_integer(indices.dtype):
+        raise TypeError(f"take_along_axis: indices must be integers, got {np.dtype(indices.dtype).name}")
+    gather_mode = _take_mode(mode)
+    if gather_mode == "wrap":
+        raise ValueError("take_along_axis: mode 'wrap' is not supported")
+    # JAX's gather: the dimensions where array and indices agree are gather batching dimensions (so a sharded
+    # batch dimension resolves between them), size-1 index dimensions take the whole array dimension (offset
+    # dimensions), size-1 array dimensions are squeezed away.
+    definitely_equal = shape_poly.definitely_equal
+    rank, idx_shape, axis_size = arr.ndim, tuple(indices.shape), arr.shape[axis]
+    arr_shape = tuple(1 if i == axis else d for i, d in enumerate(arr.shape))
+    out_shape = broadcast_shapes(idx_shape, arr_shape)
+    if definitely_equal(axis_size, 0) or any(type(d) is int and d == 0 for d in out_shape):
+        return zeros(out_shape, arr.dtype)
+    indices = _along_axis_indices(indices, axis_size)
+    index_dims = [i for i, d in enumerate(idx_shape) if i == axis or not definitely_equal(d, 1)]
+    gather_index_shape = tuple(out_shape[i] for i in index_dims) + (1,)
+    if isinstance(indices, np.ndarray):
+        indices = asarray(indices.reshape(gather_index_shape))
+    else:
+        indices = lax_structural.reshape(indices, gather_index_shape)
+    slice_sizes, offset_dims, start_index_map, collapsed_slice_dims = [], [], [], []
+    operand_batching_dims, start_indices_batching_dims, dims_to_squeeze = [], [], []
+    new_i = j = 0
+    for i in range(rank):
+        if i == axis:
+            slice_sizes.append(1)
+            start_index_map.append(new_i)
+            collapsed_slice_dims.append(new_i)
+            new_i += 1
+            j += 1
+        elif definitely_equal(idx_shape[i], 1):
+            offset_dims.append(i)
+            slice_sizes.append(arr_shape[i])
+            new_i += 1
+        elif definitely_equal(arr_shape[i], 1):
+            dims_to_squeeze.append(i)
+            j += 1
+        else:
+            slice_sizes.append(1)
+            operand_batching_dims.append(new_i)
+            start_indices_batching_dims.append(j)
+            new_i += 1
+            j += 1
+    if dims_to_squeeze:
+        arr = lax_structural.reshape(arr, tuple(d for i, d in enumerate(arr.shape) if i not in dims_to_squeeze))
+    dnums = lax_indexing.GatherDimensionNumbers(
+        offset_dims=tuple(offset_dims), collapsed_slice_dims=tuple(collapsed_slice_dims),
+        start_index_map=tuple(start_index_map), operand_batching_dims=tuple(operand_batching_dims),
+        start_indices_batching_dims=tuple(start_indices_batching_dims))
+    return lax_indexing.gather(arr, indices, dnums, tuple(slice_sizes), mode=gather_mode, fill_value=fill_value)
+
+
+def _along_axis_indices(indices: Any, n: Any) -> Any:
+    """take_along_axis's indices as int32 (int64 for 64-bit traced ones) with negative entries wrapped once by ``n``."""
+    if isinstance(indices, np.ndarray):
+        if type(n) is int or not (indices < 0).any():
+            v = indices.astype(np.int64)
+            v = np.where(v < 0, v + n, v) if type(n) is int else v
+            return np.clip(v, -_INT32_MAX - 1, _INT32_MAX).astype(np.int32)
+        indices = asarray(indices.astype(np.int32))  # negative entries wrap by a symbolic size: at run time
+    index_dtype = _common_index_dtype([indices])
+    if indices.dtype != index_dtype or indices.weak_type:
+        indices = lax_elementwise.convert_element_type(indices, index_dtype)
+    return _normalize_dynamic(indices, n)
