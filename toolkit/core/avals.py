@@ -94,7 +94,7 @@ class ShapedArray:
         #: ``AbstractMesh`` with Explicit axes whose spec has one entry per dimension
         #: (see ``toolkit.core.sharding_types``). jaxlib's device_put reads it too.
         self.sharding = sharding
-        self._hash = None
+        self._hash: int | None = None  # computed on the first hash()
 
     @property
     def ndim(self) -> int:

@@ -134,7 +134,7 @@ _KIND_ORDER = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 _SIGNED_BY_WIDTH = {8: int8, 16: int16, 32: int32, 64: int64}
 _UNSIGNED_BY_WIDTH = {8: uint8, 16: uint16, 32: uint32, 64: uint64}
 _FLOAT_BY_WIDTH = {16: float16, 32: float32, 64: float64}
-_COMPLEX_FOR_FLOAT = {16: complex64, 32: complex64, 64: complex128}
+_COMPLEX_FOR_FLOAT: dict[int, np.dtype] = {16: complex64, 32: complex64, 64: complex128}
 
 
 def _kind(dtype: np.dtype) -> str:

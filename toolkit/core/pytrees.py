@@ -53,7 +53,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import enum
-from typing import Any, Callable, Hashable, Iterable, Sequence
+from typing import Any, Callable, Final, Hashable, Iterable, Literal, Sequence
 
 __all__ = [
     "NodeKind",
@@ -321,7 +321,20 @@ _registry: dict[type, _NodeHandler] = {
 # Exact type -> handler or None (leaf); a memo over `_registry` plus the
 # named-tuple rule, so the hot path is one dict lookup per object.
 _handler_cache: dict[type, _NodeHandler | None] = dict(_registry)
-_MISSING = object()
+
+
+class _Missing(enum.Enum):
+    """The "not in `_handler_cache`" sentinel: an enum member, so `is _MISSING` narrows the lookup's type."""
+
+    MISSING = enum.auto()
+
+
+_MISSING: Final = _Missing.MISSING
+
+
+def _namedtuple_fields(cls: type) -> tuple[str, ...]:
+    """The field names of a named tuple class (a tuple subclass with ``_fields``)."""
+    return getattr(cls, "_fields")
 
 
 def _namedtuple_handler(cls: type) -> _NodeHandler:
@@ -545,8 +558,13 @@ class PyTreeDef:
 
     __slots__ = ("_kind", "_handler", "_aux", "_children", "num_leaves", "num_nodes", "_hash")
 
+    _kind: NodeKind
+    _handler: _NodeHandler | None  # None only for a leaf
+    _aux: Any
+    _children: tuple[PyTreeDef, ...]
     num_leaves: int
     num_nodes: int
+    _hash: int | None  # computed on the first hash()
 
     def __init__(self):
         raise TypeError("PyTreeDef cannot be constructed directly; use tree_structure or PyTreeDef.from_node.")
@@ -579,6 +597,7 @@ class PyTreeDef:
             return None
         if self._kind is _DICT:
             return (dict, list(self._aux))
+        assert self._handler is not None  # every node but a leaf has a handler
         return (self._handler.node_type, self._aux)
 
     def is_leaf(self) -> bool:
@@ -633,9 +652,10 @@ class PyTreeDef:
         handler = _handler_for_type(node_type)
         if handler is None or handler.kind is not kind:
             raise ValueError(f"{node_type!r} is not a registered {kind.value} pytree node type.")
-        if kind is _NAMEDTUPLE and len(children) != len(node_type._fields):
+        if kind is _NAMEDTUPLE and len(children) != len(_namedtuple_fields(node_type)):
             raise ValueError(
-                f"Named tuple {node_type.__name__} has {len(node_type._fields)} fields but {len(children)} children."
+                f"Named tuple {node_type.__name__} has {len(_namedtuple_fields(node_type))} fields"
+                f" but {len(children)} children."
             )
         return _make_node(handler, node_aux if kind is _CUSTOM else None, children)
 
@@ -764,12 +784,12 @@ def _flat_node(handler: _NodeHandler, aux, arity: int) -> PyTreeDef:
             treedef = _flat_def(handler, arity)
         return treedef
     if kind is _DICT:
-        key = (handler, aux)
-        treedef = _flat_dict_defs.get(key)
+        dict_key = (handler, aux)
+        treedef = _flat_dict_defs.get(dict_key)
         if treedef is None:
             treedef = _new_def(kind, handler, aux, (_LEAF_DEF,) * arity, arity, arity + 1)
             if len(_flat_dict_defs) < 4096 and all(type(k) is str for k in aux):
-                _flat_dict_defs[key] = treedef
+                _flat_dict_defs[dict_key] = treedef
         return treedef
     return _new_def(kind, handler, aux, (_LEAF_DEF,) * arity, arity, arity + 1)
 
@@ -818,9 +838,11 @@ def _node_repr(treedef: PyTreeDef) -> str:
         return "[" + ", ".join(children) + "]"
     if kind is _DICT:
         return "{" + ", ".join(f"{k!r}: {c}" for k, c in zip(treedef._aux, children)) + "}"
+    handler = treedef._handler
+    assert handler is not None  # every node but a leaf has a handler
     if kind is _NAMEDTUPLE:
-        return f"CustomNode(namedtuple[{treedef._handler.node_type.__name__}], [{', '.join(children)}])"
-    return f"CustomNode({treedef._handler.node_type.__name__}[{treedef._aux}], [{', '.join(children)}])"
+        return f"CustomNode(namedtuple[{handler.node_type.__name__}], [{', '.join(children)}])"
+    return f"CustomNode({handler.node_type.__name__}[{treedef._aux}], [{', '.join(children)}])"
 
 
 # --------------------------------------------------------------------------
@@ -895,8 +917,8 @@ def tree_flatten(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> tup
 
 # (root type, child signature) -> treedef, for `_flatten_two_levels`.
 _two_level_defs: dict[tuple, PyTreeDef] = {}
-_LEAF_CHILD = 0
-_EMPTY_DICT_CHILD = 1
+_LEAF_CHILD: Final = 0
+_EMPTY_DICT_CHILD: Final = 1
 
 
 def _flatten_two_levels(tree, tree_type) -> tuple[list, PyTreeDef] | None:
@@ -904,7 +926,7 @@ def _flatten_two_levels(tree, tree_type) -> tuple[list, PyTreeDef] | None:
     flat tuples/lists of leaves, or empty dicts. None if the tree is not of that form."""
     get = _handler_cache.get
     leaves: list[Any] = []
-    signature = []
+    signature: list[Literal[0, 1] | tuple[type, int]] = []  # per child: _LEAF_CHILD, _EMPTY_DICT_CHILD or (type, arity)
     for child in tree:
         child_type = type(child)
         handler = get(child_type, _MISSING)
@@ -926,12 +948,12 @@ def _flatten_two_levels(tree, tree_type) -> tuple[list, PyTreeDef] | None:
     if treedef is None:
         children = []
         for entry in signature:
-            if entry is _LEAF_CHILD:
-                children.append(_LEAF_DEF)
-            elif entry is _EMPTY_DICT_CHILD:
-                children.append(_EMPTY_DICT_DEF)
-            else:
+            if isinstance(entry, tuple):
                 children.append(_flat_def(_TUPLE_HANDLER if entry[0] is tuple else _LIST_HANDLER, entry[1]))
+            elif entry is _LEAF_CHILD:
+                children.append(_LEAF_DEF)
+            else:
+                children.append(_EMPTY_DICT_DEF)
         root_handler = _TUPLE_HANDLER if tree_type is tuple else _LIST_HANDLER
         treedef = _make_node(root_handler, None, tuple(children))
         if len(_two_level_defs) < 4096:
@@ -971,7 +993,9 @@ def _unflatten(treedef: PyTreeDef, leaves_iter) -> Any:
     if kind is _LEAF:
         return next(leaves_iter)
     children = [_unflatten(child, leaves_iter) for child in treedef._children]
-    return treedef._handler.unflatten(treedef._aux, children)
+    handler = treedef._handler
+    assert handler is not None  # every node but a leaf has a handler
+    return handler.unflatten(treedef._aux, children)
 
 
 class _UpToMismatch(Exception):
@@ -1000,6 +1024,7 @@ def _flatten_up_to(treedef: PyTreeDef, tree: Any, out: list) -> None:
             raise _UpToMismatch(f"Expected None, got {tree!r}", _NONE_PREFIX_HINT)
         return
     children_defs = treedef._children
+    keyed: list[tuple[KeyEntry, Any]]
     if kind is _TUPLE or kind is _LIST:
         expected_type = tuple if kind is _TUPLE else list
         name = expected_type.__name__
@@ -1018,16 +1043,19 @@ def _flatten_up_to(treedef: PyTreeDef, tree: Any, out: list) -> None:
             )
         keyed = [(DictKey(k), tree[k]) for k in expected_keys]
     elif kind is _NAMEDTUPLE:
-        node_type = treedef._handler.node_type
+        handler = treedef._handler
+        assert handler is not None  # every node but a leaf has a handler
+        node_type = handler.node_type
         if not (isinstance(tree, tuple) and hasattr(type(tree), "_fields")):
             raise _UpToMismatch(f"Expected named tuple, got {tree!r}")
         if type(tree) is not node_type:
             raise _UpToMismatch(f"Named tuple type mismatch: expected type: {node_type!r}, tuple: {tree!r}")
         if len(tree) != len(children_defs):
             raise _UpToMismatch(f"Named tuple arity mismatch: {len(tree)} != {len(children_defs)}; tuple: {tree!r}")
-        keyed = [(GetAttrKey(n), c) for n, c in zip(node_type._fields, tree)]
+        keyed = [(GetAttrKey(n), c) for n, c in zip(_namedtuple_fields(node_type), tree)]
     else:
         handler = treedef._handler
+        assert handler is not None  # every node but a leaf has a handler
         if type(tree) is not handler.node_type:
             raise _UpToMismatch(f"Custom node type mismatch: expected type: {handler.node_type!r}, value: {tree!r}")
         keyed_children, aux = handler.flatten_with_keys(tree)

@@ -185,6 +185,7 @@ def apply_sharding_rules(primitive: Any, avals_in: Sequence[ShapedArray], avals_
             result.append(aval.update(sharding=spec))
             continue
         _check_spec(primitive, avals_in, aval, spec, mesh)
+        assert hooks.make is not None  # installed by toolkit.shard.explicit, which made the shardings typed here
         result.append(aval.update(sharding=hooks.make(mesh, spec)))
     return result
 

@@ -90,8 +90,7 @@ class FunctionCache:
             with self._lock:
                 self._purge()
                 found = self._tables.get(probe)
-                value = found[1].get(key, _MISSING) if found is not None else _MISSING
-                if value is _MISSING:
+                if found is None or (value := found[1].get(key, _MISSING)) is _MISSING:
                     self.misses += 1
                     return default
                 self.hits += 1

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import sys
 import threading
+from types import FrameType
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -44,7 +45,7 @@ _USER_CODE_INSIDE_TOOLKIT = _TOOLKIT_DIR + "tools" + os.sep
 
 def user_source_info() -> SourceInfo | None:
     """The innermost stack frame outside toolkit itself: where the user called us."""
-    frame = sys._getframe(2)
+    frame: FrameType | None = sys._getframe(2)
     while frame is not None:
         filename = frame.f_code.co_filename
         if not filename.startswith(_TOOLKIT_DIR) or filename.startswith(_USER_CODE_INSIDE_TOOLKIT):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 import operator
+from types import FrameType
 from typing import Any, Callable, Sequence
 
 from toolkit.core.shape_poly.expressions import (
@@ -39,7 +40,7 @@ def _location_outside_toolkit() -> str:
     import sys
 
     package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(package):
         frame = frame.f_back
     if frame is None:
@@ -277,7 +278,7 @@ def _floor_div_bound(a: float, b: float) -> float:
 class _Facts:
     __slots__ = ("term_bounds", "by_term", "processed")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.term_bounds: dict[_Term, tuple[float, float]] = {}
         # term -> list of (is_equality, terms) of multi-term facts containing it
         self.by_term: dict[_Term, list[tuple[bool, _Terms]]] = {}
@@ -301,7 +302,7 @@ class _Facts:
             if term is _ONE:
                 continue
             for other_is_eq, other_terms in self._facts_about(term):
-                other_coeff = dict(other_terms).get(term)
+                other_coeff = dict(other_terms)[term]  # every fact about `term` mentions it
                 combined = _eliminate(is_equality, terms, coeff, other_is_eq, other_terms, other_coeff)
                 if combined is not None:
                     derived.append(combined)
@@ -365,7 +366,7 @@ class _Facts:
         self.processed.add(term)
         factor = term.single_factor()
         if factor is None:  # a product (or power): interval product of its factors
-            bounds = (1, 1)
+            bounds: tuple[float, float] = (1, 1)
             for f, exponent in term.factors:
                 single = _Term(((f, 1),))
                 self.add_implicit_for_term(single)

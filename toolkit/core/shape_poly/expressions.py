@@ -86,6 +86,8 @@ def _operand_str(operand: DimSize) -> str:
 class _Factor:
     __slots__ = ("var", "operation", "operands", "size", "key", "_hash")
 
+    key: tuple  # (1, var) or (size, operation, operand keys)
+
     def __init__(self, var: str | None = None, operation: str | None = None, operands: tuple = ()):
         self.var = var
         self.operation = operation
@@ -232,7 +234,7 @@ class DimExpr:
         self._scope = scope
         self._size = sum(1 + abs(c) * t.size for t, c in terms)
         self._key = (self._size, tuple((t.key, c) for t, c in terms))
-        self._hash = None
+        self._hash: int | None = None  # computed on the first hash()
 
     # -- construction helpers ---------------------------------------------
 
@@ -594,6 +596,7 @@ def _evaluate_factor(factor: _Factor, env, ops) -> Any:
                 "of the function arguments."
             ) from None
     x, y = (_evaluate_operand(o, env, ops) for o in factor.operands)
+    assert factor.operation is not None  # a factor is a variable or an operation
     return getattr(ops, factor.operation)(x, y)
 
 

@@ -71,6 +71,7 @@ class _Parser:
                 self.position = 0
                 raise self._error(index, f"unexpected character {text[index]!r}")
             kind = match.lastgroup
+            assert kind is not None  # a non-empty match is one of the three named groups
             value = match.group(kind)
             start = match.start(kind)
             tokens.append(_Token(value if kind == "op" else kind, value, start))

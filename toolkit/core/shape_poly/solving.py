@@ -194,6 +194,7 @@ def solve_dim_vars(avals: Sequence[Any], arg_names: Sequence[str]) -> DimVarSolu
     dim_vars = sorted({v for d, _, _ in equations for v in d.get_vars()})
     if not equations:
         return DimVarSolution([], {}, [], [])
+    assert scope is not None  # set by the first equation
     specs_text = " Using the following polymorphic shapes specifications: " + ", ".join(specs) + "."
     solution: dict[str, DimSize] = {}
     solved_from: list[list[str | DimSize]] = []  # message pieces saying where each solved variable came from
