@@ -28,9 +28,14 @@ from toolkit.lax.custom_call import custom_call  # noqa: F401
 from toolkit.lax.parallel import (  # noqa: F401,E402
     all_gather, all_to_all, axis_index, axis_size, pcast, pmax, pmean, pmin, ppermute, psum, psum_scatter, pvary,
 )
-from toolkit.lax.convenience import (  # noqa: F401,E402
-    associative_scan, batch_matmul, broadcast_to_rank, collapse, cumlogsumexp, dynamic_index_in_dim,
-    dynamic_slice_in_dim, dynamic_update_index_in_dim, dynamic_update_slice_in_dim, expand_dims, full_like,
-    index_in_dim, map, reciprocal, slice_in_dim, sort_key_val, square, squeeze,
+# jax.lax's wrappers over the primitives, each in its family's file (square, reciprocal: the elementwise star)
+from toolkit.lax.structural import (  # noqa: F401,E402
+    broadcast_to_rank, collapse, dynamic_index_in_dim, dynamic_slice_in_dim, dynamic_update_index_in_dim,
+    dynamic_update_slice_in_dim, expand_dims, full_like, index_in_dim, slice_in_dim, squeeze,
 )
+from toolkit.lax.sorting import sort_key_val  # noqa: F401,E402
+from toolkit.lax.linalg import batch_matmul  # noqa: F401,E402
+from toolkit.lax.windowed import cumlogsumexp  # noqa: F401,E402
+from toolkit.lax.control_flow import associative_scan  # noqa: F401,E402
+from toolkit.lax.convenience import map  # noqa: F401,E402
 from toolkit.lax.autodiff import stop_gradient  # noqa: F401,E402

@@ -1,4 +1,5 @@
-"""Structured control flow: ``cond``, ``switch``, ``while_loop``, ``fori_loop`` and ``scan``.
+"""Structured control flow: ``cond``, ``switch``, ``while_loop``, ``fori_loop`` and ``scan``,
+and ``jax.lax``'s ``associative_scan`` built on them.
 
 The user's Python callables are traced once into sub-programs (carried in the
 equation's parameters), so the loop or branch is one equation of the program
@@ -32,7 +33,7 @@ from toolkit.lax import structural
 #: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
 family = Family("control_flow")
 
-__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "cond_p", "while_p", "scan_p"]
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "associative_scan", "cond_p", "while_p", "scan_p"]
 
 
 # --- shared helpers -------------------------------------------------------------
@@ -473,3 +474,71 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
     carry_out = pytrees.tree_unflatten(carry_tree, outs[:len(carry_leaves)])
     ys = pytrees.tree_unflatten(ys_tree, outs[len(carry_leaves):])
     return carry_out, ys
+
+
+# --- associative_scan: JAX's odd/even parallel-prefix recursion over static strided slices ----------------
+
+def _interleave(a: Any, b: Any, axis: int) -> Any:
+    """Elements of ``a`` at even and ``b`` at odd positions along ``axis`` (``a`` as long as ``b`` or one longer)."""
+    a_aval, b_aval = aval_of(a), aval_of(b)
+    a_len, b_len = a_aval.shape[axis], b_aval.shape[axis]
+    a_pad, b_pad = [(0, 0, 0)] * a_aval.ndim, [(0, 0, 0)] * b_aval.ndim
+    a_pad[axis] = (0, 1 if a_len == b_len else 0, 1)
+    b_pad[axis] = (1, 0 if a_len == b_len else 1, 1)
+    op = elementwise.bitwise_or if a_aval.dtype == np.bool_ else elementwise.add
+    zero = np.zeros((), a_aval.dtype)
+    return op(structural.pad(a, zero, a_pad), structural.pad(b, zero, b_pad))
+
+
+def associative_scan(fn: Callable, elems: Any, reverse: bool = False, axis: int = 0) -> Any:
+    """All prefix combinations ``fn(... fn(e[0], e[1]) ..., e[i])`` of the pytree ``elems`` along ``axis``.
+
+    ``fn`` must be associative and vectorized (it combines whole slices); the
+    recursion halves the axis each level (``O(log n)`` depth), as JAX's.
+
+    Example::
+
+        associative_scan(toolkit.lax.add, xs)            # == toolkit.lax.cumsum(xs)
+    """
+    if not callable(fn):
+        raise TypeError("lax.associative_scan: fn argument should be callable.")
+    elems_flat, tree = pytrees.tree_flatten(elems)
+    if not elems_flat:
+        raise ValueError("lax.associative_scan: elems must contain at least one array")
+    shapes = [tuple(aval_of(e).shape) for e in elems_flat]
+    axis = structural.canonicalize_axis(axis, len(shapes[0]))
+    if reverse:
+        elems_flat = [structural.rev(e, (axis,)) for e in elems_flat]
+
+    def combine(a_flat: list, b_flat: list) -> list:
+        c = fn(pytrees.tree_unflatten(tree, a_flat), pytrees.tree_unflatten(tree, b_flat))
+        return pytrees.tree_flatten(c)[0]
+
+    num_elems = shapes[0][axis]
+    if is_symbolic_dim(num_elems):
+        raise NotImplementedError(f"associative scan over axis of non-constant size: {num_elems}.")
+    if not all(shape[axis] == num_elems for shape in shapes[1:]):
+        raise ValueError(f"Array inputs to associative_scan must have the same first dimension. (saw: {shapes})")
+
+    def slices(elems: list, start: int, limit: int | None, stride: int = 1) -> list:
+        return [structural.slice_in_dim(e, start, limit, stride, axis) for e in elems]
+
+    def scan_(elems: list) -> list:
+        n = aval_of(elems[0]).shape[axis]
+        if n < 2:
+            return elems
+        reduced = combine(slices(elems, 0, -1, 2), slices(elems, 1, None, 2))
+        odd = scan_(reduced)
+        if n % 2 == 0:
+            even = combine(slices(odd, 0, -1), slices(elems, 2, None, 2))
+        else:
+            even = combine(odd, slices(elems, 2, None, 2))
+        even = [structural.concatenate([structural.slice_in_dim(e, 0, 1, axis=axis), r], axis)
+                for e, r in zip(elems, even)]
+        return [_interleave(e, o, axis) for e, o in zip(even, odd)]
+
+    scans = scan_(elems_flat)
+    if reverse:
+        scans = [structural.rev(s, (axis,)) for s in scans]
+    return pytrees.tree_unflatten(tree, scans)
+

@@ -1,6 +1,6 @@
 """Elementwise primitives. Operands have equal shapes and dtypes (``toolkit.numpy``
 broadcasts and promotes before it gets here); the result is weakly typed only
-when every operand is.
+when every operand is. ``square`` and ``reciprocal`` are ``jax.lax``'s wrappers over ``integer_pow``.
 
 Each op is declared once, on one line: :func:`unary`, :func:`binary` and :func:`compare` make the
 primitive and its user function, and record the traits its other interpretations are derived from
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from toolkit.core import dtypes
-from toolkit.core.avals import ShapedArray
+from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.families import Family
 from toolkit.core.primitive import Primitive
 from toolkit.lax.shape_rules import all_weak, check_dtype, same_dtypes, same_shapes
@@ -301,6 +301,23 @@ def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any
 def bitcast_convert_type(x: Any, new_dtype: Any) -> Any:
     """Reinterpret the bits of ``x`` as ``new_dtype`` (adding or removing a last dimension when widths differ)."""
     return bitcast_convert_type_p.bind(x, new_dtype=dtypes.canonicalize_dtype(new_dtype))
+
+
+# --- jax.lax's wrappers over these primitives (user functions that bind no primitive of their own) ----------
+
+@family.function
+def square(x: Any) -> Any:
+    """Elementwise ``x * x``."""
+    return integer_pow(x, 2)
+
+
+@family.function
+def reciprocal(x: Any) -> Any:
+    """Elementwise ``1 / x`` (``integer_pow(x, -1)``: integers raise ``TypeError``, as in JAX)."""
+    aval = aval_of(x)
+    if dtypes.is_integer(aval.dtype) or dtypes.is_bool(aval.dtype):
+        raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({aval}, -1)")
+    return integer_pow(x, -1)
 
 
 #: The family's user functions: what ``toolkit.lax`` exports from this file.

@@ -1,4 +1,4 @@
-"""Contractions: ``dot_general``."""
+"""Contractions: ``dot_general``, and ``dot`` and ``batch_matmul`` built on it."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from toolkit.core import dtypes
-from toolkit.core.avals import ShapedArray
+from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.families import Family
 from toolkit.lax.shape_rules import check_axes
 
@@ -61,3 +61,14 @@ def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any =
     if lhs.ndim not in (1, 2) or rhs.ndim not in (1, 2):
         raise TypeError(f"dot takes rank-1 or rank-2 operands, got shapes {lhs.shape} and {rhs.shape}")
     return dot_general(lhs, rhs, (((lhs.ndim - 1,), (0,)), ((), ())), precision, preferred_element_type)
+
+
+def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:
+    """Matrix products over the leading (batch) dimensions of two arrays of equal rank >= 2."""
+    ldim, rdim = aval_of(lhs).ndim, aval_of(rhs).ndim
+    if min(ldim, rdim) < 2:
+        raise ValueError(f"Arguments to batch_matmul must be at least 2D, got {ldim}, {rdim}")
+    if ldim != rdim:
+        raise ValueError(f"Arguments to batch_matmul must have same ndim, got {ldim}, {rdim}")
+    batch = tuple(range(ldim - 2))
+    return dot_general(lhs, rhs, (((ldim - 1,), (rdim - 2,)), (batch, batch)), precision=precision)

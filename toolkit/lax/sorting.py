@@ -1,6 +1,6 @@
 """Sorting: ``sort`` (several operands sorted together by their first ``num_keys``),
 
-``top_k`` and the ``argsort`` helper built on ``sort``.
+``top_k`` and the ``argsort`` and ``sort_key_val`` helpers built on ``sort``.
 
 Floating-point keys sort in numpy's order: NaNs last, ``-0.0`` and ``0.0``
 equal (a stable sort keeps their input order); complex keys compare by real
@@ -72,6 +72,12 @@ def argsort(operand: Any, dimension: int = -1, is_stable: bool = True, index_dty
     # Typed like the operand when it is explicitly sharded (as JAX's argsort), so sort sees equal shardings.
     iota = broadcasted_iota(index_dtype, operand.shape, dimension, out_sharding=aval_of(operand).sharding)
     return sort((operand, iota), dimension, is_stable=is_stable, num_keys=1)[1]
+
+
+def sort_key_val(keys: Any, values: Any, dimension: int = -1, is_stable: bool = True) -> tuple[Any, Any]:
+    """``keys`` sorted along ``dimension`` and ``values`` permuted the same way."""
+    k, v = sort((keys, values), dimension, is_stable=is_stable, num_keys=1)
+    return k, v
 
 
 def _top_k_rule(operand: ShapedArray, *, k: int) -> list[ShapedArray]:

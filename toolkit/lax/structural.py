@@ -1,16 +1,20 @@
 """Primitives that move data without arithmetic: broadcast, reshape, transpose,
-slices, padding, concatenation, reversal, iota and dynamic slicing."""
+slices, padding, concatenation, reversal, iota and dynamic slicing; and ``jax.lax``'s
+wrappers over them (``expand_dims``, ``squeeze``, ``collapse``, ``broadcast_to_rank``,
+``full_like``, ``slice_in_dim``/``index_in_dim`` and their dynamic variants)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
 
 from toolkit.core import dtypes, sharding_types, tracing
-from toolkit.core.avals import ShapedArray, canonicalize_shape, shape_size
+from toolkit.core.avals import ShapedArray, aval_of, canonicalize_shape, shape_size
 from toolkit.core.families import Family
-from toolkit.core.shape_poly import definitely_equal, max_dim
+from toolkit.core.shape_poly import definitely_equal, is_symbolic_dim, max_dim
+from toolkit.lax import elementwise
 from toolkit.lax.elementwise import convert_element_type
 from toolkit.lax.sharding import sharding_constraint_p
 from toolkit.shard.mesh import AbstractMesh
@@ -284,3 +288,183 @@ def dimension_as_value(d: Any, dtype: Any = None) -> Any:
     if not getattr(d, "_is_symbolic_dim", False):
         return np.asarray(d, dtype)
     return dimension_size_p.bind(dimension=d, dtype=dtype)
+
+
+# --- jax.lax's wrappers over these primitives: shapes, one-axis slices, full_like ----------------
+
+def canonicalize_axis(axis: Any, ndim: int) -> int:
+    """``axis`` in ``[0, ndim)``: a negative axis counts from the end; out of bounds raises ``ValueError``."""
+    axis = int(axis)
+    if not -ndim <= axis < ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {ndim}")
+    return axis % ndim
+
+
+def _shape(x: Any) -> tuple:
+    return tuple(aval_of(x).shape)
+
+
+def expand_dims(array: Any, dimensions: Sequence[int]) -> Any:
+    """``array`` with size-1 dimensions inserted at ``dimensions`` (positions in the result)."""
+    dimensions = tuple(dimensions)
+    if len(set(dimensions)) != len(dimensions):
+        raise ValueError(f"repeated axis in lax.expand_dims: {dimensions}")
+    shape = list(_shape(array))
+    ndim_out = len(shape) + len(dimensions)
+    dims = [canonicalize_axis(d, ndim_out) for d in dimensions]
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"repeated axis in lax.expand_dims: {dims}")
+    for d in sorted(dims):
+        shape.insert(d, 1)
+    return broadcast_in_dim(array, shape, [i for i in range(ndim_out) if i not in set(dims)])
+
+
+def squeeze(array: Any, dimensions: Sequence[int]) -> Any:
+    """``array`` without its size-1 ``dimensions``."""
+    shape = _shape(array)
+    dims = tuple(sorted(canonicalize_axis(d, len(shape)) for d in dimensions))
+    if len(set(dims)) != len(dims):
+        raise ValueError(f"dimensions are not unique: {dims}")
+    if any(is_symbolic_dim(shape[d]) or shape[d] != 1 for d in dims):
+        raise ValueError("cannot select an axis to squeeze out which has size not equal to one, "
+                         f"got shape={shape} and dimensions={dims}")
+    if not dims:
+        return array
+    return reshape(array, tuple(s for i, s in enumerate(shape) if i not in dims))
+
+
+def collapse(operand: Any, start_dimension: int, stop_dimension: int | None = None) -> Any:
+    """Dimensions ``[start_dimension, stop_dimension)`` of ``operand`` merged into one (row-major)."""
+    shape = _shape(operand)
+    # the bounds ``slice(start, stop).indices(ndim)`` gives (here ``slice`` names the primitive's function)
+    dims = range(len(shape))[start_dimension:stop_dimension]
+    lo, hi = dims.start, dims.stop
+    if hi < lo:
+        raise ValueError(f"Invalid dimension range passed to collapse: {shape}[{start_dimension}:{stop_dimension}]")
+    size = math.prod(shape[lo:hi])
+    return reshape(operand, shape[:lo] + (size,) + shape[hi:])
+
+
+def broadcast_to_rank(x: Any, rank: int) -> Any:
+    """``x`` with leading size-1 dimensions added up to rank ``rank``."""
+    ndim = len(_shape(x))
+    if ndim == rank:
+        return x if not dtypes.is_python_scalar(x) else reshape(x, ())
+    return broadcast_in_dim(x, (1,) * (rank - ndim) + _shape(x), tuple(range(rank - ndim, rank)))
+
+
+def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None, sharding: Any = None) -> Any:
+    """An array like ``x`` (its shape and dtype unless given) filled with the scalar ``fill_value``.
+
+    Weakly typed when ``dtype`` is None and ``x`` is.
+    """
+    aval = aval_of(x)
+    fill_shape = tuple(aval.shape) if shape is None else tuple(shape)
+    weak = dtype is None and aval.weak_type
+    dtype = dtypes.canonicalize_dtype(aval.dtype if dtype is None else dtype)
+    if np.shape(fill_value):
+        raise TypeError(f"full must be called with scalar fill_value, got fill_value.shape {np.shape(fill_value)}.")
+    if hasattr(fill_value, "aval") or hasattr(fill_value, "_impl"):
+        fill = elementwise.convert_element_type(fill_value, dtype, weak_type=weak)
+    else:
+        fill = np.asarray(fill_value, dtype)
+        if weak:
+            fill = elementwise.convert_element_type(fill, dtype, weak_type=True)
+    return full(fill_shape, fill, sharding=sharding)
+
+
+# Slicing along one axis; the dynamic variants wrap negative indices like JAX's ``allow_negative_indices=True``.
+
+def slice_in_dim(operand: Any, start_index: int | None, limit_index: int | None, stride: int = 1,
+                 axis: int = 0) -> Any:
+    """``operand[..., start_index:limit_index:stride, ...]`` along ``axis`` (negative bounds count from the end)."""
+    shape = _shape(operand)
+    axis = int(axis)
+    size = shape[axis]
+    start = 0 if start_index is None else int(start_index)
+    limit = size if limit_index is None else int(limit_index)
+    start = start + size if start < 0 else start
+    limit = limit + size if limit < 0 else limit
+    starts, limits, strides = [0] * len(shape), list(shape), [1] * len(shape)
+    starts[axis], limits[axis], strides[axis] = start, limit, int(stride)
+    return slice(operand, starts, limits, strides)
+
+
+def index_in_dim(operand: Any, index: int, axis: int = 0, keepdims: bool = True) -> Any:
+    """The ``index``-th slice along ``axis``; a static index out of bounds raises ``IndexError``."""
+    index, axis = int(index), int(axis)
+    size = _shape(operand)[axis]
+    wrapped = index + size if index < 0 else index
+    if not 0 <= wrapped < size:
+        raise IndexError(f"index {index} is out of bounds for axis {axis} with size {size}")
+    out = slice_in_dim(operand, wrapped, wrapped + 1, 1, axis)
+    return out if keepdims else squeeze(out, (axis,))
+
+
+def _index_dtype(i: Any) -> np.dtype:
+    if dtypes.is_python_scalar(i):
+        return dtypes.DEFAULT_INT
+    return dtypes.canonicalize_dtype(aval_of(i).dtype)
+
+
+def _start_index(i: Any, size: Any, allow_negative: bool) -> Any:
+    """A scalar start index with negative values wrapped (JAX's ``allow_negative_indices``)."""
+    dtype = _index_dtype(i)
+    if not dtypes.is_integer(dtype):
+        raise TypeError(f"index arguments to dynamic_slice must be integers of the same type, got: {dtype.name}")
+    if isinstance(i, (int, np.integer)) and not is_symbolic_dim(size):
+        if int(i) < 0:
+            if not allow_negative:
+                raise ValueError(f"Index {i} is out of bounds for dimension {size} if allow_negative_indices=False")
+            i = int(i) + size
+        return np.asarray(i, dtype)
+    if dtypes.is_unsigned(dtype) or not allow_negative:
+        return i
+    size_value = dimension_as_value(size, dtype) if is_symbolic_dim(size) else np.asarray(size, dtype)
+    zero = np.zeros((), dtype)
+    if aval_of(i).weak_type:
+        i = elementwise.convert_element_type(i, dtype)
+    return elementwise.select(elementwise.lt(i, zero), elementwise.add(i, size_value), i)
+
+
+def _starts(operand_shape: tuple, axis: int, start_index: Any, allow_negative: bool) -> list[Any]:
+    start = _start_index(start_index, operand_shape[axis], allow_negative)
+    zero = np.zeros((), _index_dtype(start))
+    return [start if d == axis else zero for d in range(len(operand_shape))]
+
+
+def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: int = 0, *,
+                         allow_negative_indices: bool = True) -> Any:
+    """``slice_size`` elements along ``axis`` from the (traced) ``start_index``, clamped into bounds."""
+    shape = _shape(operand)
+    axis = int(axis)
+    sizes = list(shape)
+    sizes[axis] = slice_size
+    return dynamic_slice(operand, _starts(shape, axis, start_index, allow_negative_indices), sizes)
+
+
+def dynamic_index_in_dim(operand: Any, index: Any, axis: int = 0, keepdims: bool = True, *,
+                         allow_negative_indices: bool = True) -> Any:
+    """The (traced) ``index``-th slice along ``axis``, the index clamped into bounds."""
+    out = dynamic_slice_in_dim(operand, index, 1, axis, allow_negative_indices=allow_negative_indices)
+    return out if keepdims else squeeze(out, (int(axis),))
+
+
+def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any, axis: int, *,
+                                allow_negative_indices: bool = True) -> Any:
+    """``operand`` with ``update`` written along ``axis`` from the (traced) ``start_index``."""
+    shape = _shape(operand)
+    axis = int(axis)
+    return dynamic_update_slice(operand, update, _starts(shape, axis, start_index, allow_negative_indices))
+
+
+def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int, *,
+                                allow_negative_indices: bool = True) -> Any:
+    """``operand`` with ``update`` (rank one less, or equal with size 1 along ``axis``) at ``index``."""
+    axis = int(axis)
+    if len(_shape(update)) != len(_shape(operand)):
+        if len(_shape(update)) + 1 != len(_shape(operand)):
+            raise ValueError(f"dynamic_update_index_in_dim: update of rank {len(_shape(update))} needs rank "
+                             f"{len(_shape(operand))} or {len(_shape(operand)) - 1}")
+        update = expand_dims(update, (axis,))
+    return dynamic_update_slice_in_dim(operand, update, index, axis, allow_negative_indices=allow_negative_indices)

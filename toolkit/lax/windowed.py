@@ -1,6 +1,7 @@
 """Reductions with a user computation: ``reduce`` (over axes), ``reduce_window`` (over sliding
 
-windows), the ``reduce_window_sum/max/min`` helpers and cumulative ``cumsum/cumprod/cummax/cummin``.
+windows), the ``reduce_window_sum/max/min`` helpers and cumulative ``cumsum/cumprod/cummax/cummin``
+and ``cumlogsumexp``.
 
 The computation is a Python function on scalars, traced once into a
 sub-program that becomes the body region of ``stablehlo.reduce`` /
@@ -29,12 +30,13 @@ from toolkit.lax import elementwise
 from toolkit.lax import reductions
 from toolkit.lax.convolution import padtype_to_pads
 from toolkit.lax.shape_rules import check_axes, dim_param, window_count
+from toolkit.lax.structural import canonicalize_axis
 
 #: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
 family = Family("windowed")
 
 __all__ = ["reduce", "reduce_window", "reduce_window_sum", "reduce_window_max", "reduce_window_min", "cumsum",
-           "cumprod", "cummax", "cummin", "reduce_p", "reduce_window_p"]
+           "cumprod", "cummax", "cummin", "cumlogsumexp", "reduce_p", "reduce_window_p"]
 
 
 
@@ -364,3 +366,35 @@ cumsum = _cumulative("sum", elementwise.add, "cumsum")
 cumprod = _cumulative("prod", elementwise.mul, "cumprod")
 cummax = _cumulative("max", elementwise.max, "cummax")
 cummin = _cumulative("min", elementwise.min, "cummin")
+
+
+def _logaddexp(x: Any, y: Any) -> Any:
+    amax = elementwise.max(x, y)
+    delta = elementwise.sub(x, y)
+    return elementwise.select(elementwise.ne(delta, delta), elementwise.add(x, y),
+                              elementwise.add(amax, elementwise.log1p(elementwise.exp(
+                                  elementwise.neg(elementwise.abs(delta))))))
+
+
+def cumlogsumexp(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
+    """Cumulative ``log(sum(exp(operand)))`` along ``axis``, computed stably (floating operands).
+
+    A whole-axis ``reduce_window`` of ``logaddexp``, as the static path of the other cumulative reductions.
+    """
+    aval = aval_of(operand)
+    if not dtypes.is_float(aval.dtype):
+        raise TypeError(f"cumlogsumexp does not accept dtype {aval.dtype.name}. Accepted dtypes are subtypes of "
+                        "floating.")
+    ndim = aval.ndim
+    if ndim == 0:
+        raise ValueError(f"cumlogsumexp needs an operand of rank at least 1, got {aval.str_short()}")
+    axis = canonicalize_axis(axis, ndim)
+    size = aval.shape[axis]
+    if is_symbolic_dim(size):
+        raise NotImplementedError("cumlogsumexp along an axis of symbolic size")
+    if size == 0:
+        return operand
+    window, padding = [1] * ndim, [(0, 0)] * ndim
+    window[axis] = size
+    padding[axis] = (0, size - 1) if reverse else (size - 1, 0)
+    return reduce_window(operand, np.asarray(-np.inf, aval.dtype), _logaddexp, window, (1,) * ndim, padding)
