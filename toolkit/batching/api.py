@@ -32,7 +32,7 @@ from toolkit.batching.interpret import (
 )
 from toolkit.core import tracing, pytrees
 from toolkit.core.avals import aval_of
-from toolkit.lax import parallel
+from toolkit.lax import control_flow, parallel
 
 __all__ = ["vmap"]
 
@@ -215,3 +215,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name
 
     vmap_f.__wrapped__ = fun
     return vmap_f
+
+
+# lax.map(batch_size=) vectorizes through this hook: batching imports lax, so lax never imports batching.
+control_flow.set_vmap_handler(vmap)

@@ -36,6 +36,5 @@ from toolkit.lax.structural import (  # noqa: F401,E402
 from toolkit.lax.sorting import sort_key_val  # noqa: F401,E402
 from toolkit.lax.linalg import batch_matmul  # noqa: F401,E402
 from toolkit.lax.windowed import cumlogsumexp  # noqa: F401,E402
-from toolkit.lax.control_flow import associative_scan  # noqa: F401,E402
-from toolkit.lax.convenience import map  # noqa: F401,E402
+from toolkit.lax.control_flow import associative_scan, map  # noqa: F401,E402
 from toolkit.lax.autodiff import stop_gradient  # noqa: F401,E402

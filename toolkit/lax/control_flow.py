@@ -1,5 +1,5 @@
 """Structured control flow: ``cond``, ``switch``, ``while_loop``, ``fori_loop`` and ``scan``,
-and ``jax.lax``'s ``associative_scan`` built on them.
+and ``jax.lax``'s ``associative_scan`` and ``map`` built on them.
 
 The user's Python callables are traced once into sub-programs (carried in the
 equation's parameters), so the loop or branch is one equation of the program
@@ -33,7 +33,8 @@ from toolkit.lax import structural
 #: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
 family = Family("control_flow")
 
-__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "associative_scan", "cond_p", "while_p", "scan_p"]
+__all__ = ["cond", "switch", "while_loop", "fori_loop", "scan", "associative_scan", "map", "cond_p", "while_p",
+           "scan_p"]
 
 
 # --- shared helpers -------------------------------------------------------------
@@ -542,3 +543,63 @@ def associative_scan(fn: Callable, elems: Any, reverse: bool = False, axis: int 
         scans = [structural.rev(s, (axis,)) for s in scans]
     return pytrees.tree_unflatten(tree, scans)
 
+
+# --- map: a scan over the leading axis; batch_size vmaps f over chunks ------------------------------------
+
+VmapHandler = Callable[[Callable[..., Any]], Callable[..., Any]]
+#: ``toolkit.batching``'s ``vmap``, installed by it (:func:`set_vmap_handler`): ``batching`` imports
+#: ``lax``, so ``lax`` reaches ``vmap`` only through this hook, as it reaches ``jit`` through the eager hooks.
+_vmap_handler: VmapHandler | None = None
+
+
+def set_vmap_handler(handler: VmapHandler) -> None:
+    """Install how ``map(batch_size=)`` vectorizes ``f`` (``toolkit.batching`` installs its ``vmap``)."""
+    global _vmap_handler
+    _vmap_handler = handler
+
+
+def _vmap(f: Callable[..., Any]) -> Callable[..., Any]:
+    if _vmap_handler is None:
+        raise RuntimeError("lax.map(batch_size=...) needs toolkit.batching's vmap; import toolkit")
+    return _vmap_handler(f)
+
+
+def map(f: Callable, xs: Any, *, batch_size: int | None = None) -> Any:  # noqa: A001 - jax.lax.map's name
+    """``f`` applied to each slice of the pytree ``xs`` along its leading axis, stacked (a ``scan``).
+
+    With ``batch_size``, ``f`` is vmapped over chunks of that many slices (the
+    scan runs ``n // batch_size`` steps, the remainder is one extra vmapped call).
+
+    Example::
+
+        toolkit.lax.map(f, xs, batch_size=8)
+    """
+    if batch_size is None:
+        return scan(lambda _, x: ((), f(x)), (), xs)[1]
+    leaves, treedef = pytrees.tree_flatten(xs)
+    if not leaves:
+        return scan(lambda _, x: ((), f(x)), (), xs)[1]
+    n = aval_of(leaves[0]).shape[0]
+    batch_size = int(batch_size)
+    num_batches, remainder = (0, n) if batch_size == 0 else divmod(n, batch_size)
+    batch_elems = num_batches * batch_size
+    vf = _vmap(f)
+    scan_ys = None
+    if num_batches:
+        scan_leaves = [structural.reshape(structural.slice_in_dim(leaf, 0, batch_elems),
+                                          (num_batches, batch_size) + tuple(aval_of(leaf).shape[1:]))
+                       for leaf in leaves]
+        scan_ys = scan(lambda _, x: ((), vf(x)), (), pytrees.tree_unflatten(treedef, scan_leaves))[1]
+    if num_batches == 0 or remainder:
+        rest = pytrees.tree_unflatten(treedef, [structural.slice_in_dim(leaf, batch_elems, None) for leaf in leaves])
+        rest_ys = vf(rest)
+
+    def flatten(y: Any) -> Any:
+        shape = tuple(aval_of(y).shape)
+        return structural.reshape(y, (shape[0] * shape[1],) + shape[2:])
+
+    if scan_ys is None:
+        return rest_ys
+    if remainder:
+        return pytrees.tree_map(lambda y, r: structural.concatenate([flatten(y), r], 0), scan_ys, rest_ys)
+    return pytrees.tree_map(flatten, scan_ys)
