@@ -1,5 +1,6 @@
 """Helpers for tests that use JAX as the oracle (importable from every test folder: tests/ is on sys.path)."""
 
+import numpy as np
 import pytest
 
 
@@ -10,3 +11,20 @@ def raises_like(ours, theirs):
     with pytest.raises(want.type) as got:
         ours()
     assert str(got.value) == str(want.value)
+
+
+def assert_same(ours, theirs, rtol=0.0, atol=0.0):
+    """``ours`` has the shape, dtype and values of ``theirs`` (the JAX result): exact, or within ``rtol``/``atol``."""
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    assert ours.shape == theirs.shape and ours.dtype == theirs.dtype, (ours.shape, ours.dtype, theirs.shape,
+                                                                         theirs.dtype)
+    if rtol or atol:
+        cast = np.complex128 if np.iscomplexobj(ours) else np.float64
+        np.testing.assert_allclose(ours.astype(cast), theirs.astype(cast), rtol=rtol, atol=atol)
+    else:
+        np.testing.assert_array_equal(ours, theirs)
+
+
+def is_weak(x):
+    """Whether ``x`` (a toolkit or JAX array, or a Python scalar) is weakly typed."""
+    return bool(getattr(x, "weak_type", False))

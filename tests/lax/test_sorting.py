@@ -1,7 +1,9 @@
-"""lax.sort (multi-operand, num_keys, stability, NaN order), lax.argsort and lax.top_k vs numpy."""
+"""lax.sort (multi-operand, num_keys, stability, NaN order), lax.argsort and lax.top_k vs numpy;
+lax.sort_key_val vs jax.lax."""
 
 import numpy as np
 import pytest
+from _oracle import assert_same
 
 import toolkit
 from toolkit import lax
@@ -112,3 +114,15 @@ def test_top_k_errors():
         lax.top_k(np.float32(1.0), 1)
     with pytest.raises(TypeError, match="k must be a Python int"):
         lax.top_k(np.zeros(5, np.float32), 2.0)
+
+
+# --- sort_key_val, checked against jax.lax 0.10.2 ---------------------------------------------------------
+
+@pytest.mark.parametrize("dimension", [0, 1, -1])
+def test_sort_key_val(dimension):
+    jl = pytest.importorskip("jax.lax")
+    rng = np.random.default_rng(0)
+    keys = rng.integers(0, 4, (5, 6)).astype(np.int32)
+    vals = rng.standard_normal((5, 6)).astype(np.float32)
+    for a, b in zip(lax.sort_key_val(keys, vals, dimension), jl.sort_key_val(keys, vals, dimension)):
+        assert_same(a, b)

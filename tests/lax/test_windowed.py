@@ -1,7 +1,10 @@
-"""reduce (generic, variadic), reduce_window (+ helpers) and cumulative reductions vs numpy; errors."""
+"""reduce (generic, variadic), reduce_window (+ helpers) and cumulative reductions vs numpy; errors;
+cumlogsumexp vs jax.lax."""
 
+import ml_dtypes
 import numpy as np
 import pytest
+from _oracle import assert_same
 
 import toolkit
 from toolkit import lax
@@ -139,3 +142,27 @@ def test_cumulative_errors():
         lax.cumsum(f32(3), axis=1)
     with pytest.raises(ValueError, match="rank at least 1"):
         lax.cumsum(np.float32(3))
+
+
+# --- cumlogsumexp, checked against jax.lax 0.10.2 ---------------------------------------------------------
+
+X345 = np.random.default_rng(0).standard_normal((3, 4, 5)).astype(np.float32)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, ml_dtypes.bfloat16])
+@pytest.mark.parametrize("axis", [0, 1, -1])
+@pytest.mark.parametrize("reverse", [False, True])
+def test_cumlogsumexp(dtype, axis, reverse):
+    jl = pytest.importorskip("jax.lax")
+    x = X345.astype(dtype)
+    x[0, 0, 0] = -np.inf
+    tol = 1e-5 if dtype == np.float32 else 2e-2
+    # JAX's cumlogsumexp rejects negative axes ("XLA operations do not allow negative axes"); toolkit's takes them.
+    assert_same(lax.cumlogsumexp(x, axis, reverse), jl.cumlogsumexp(x, axis % 3, reverse), rtol=tol, atol=tol)
+
+
+def test_cumlogsumexp_jit_and_errors():
+    jl = pytest.importorskip("jax.lax")
+    assert_same(toolkit.jit(lambda x: lax.cumlogsumexp(x, 1))(X345), jl.cumlogsumexp(X345, 1), rtol=1e-5, atol=1e-6)
+    with pytest.raises(TypeError, match="cumlogsumexp does not accept dtype int32"):
+        lax.cumlogsumexp(np.arange(60, dtype=np.int32).reshape(3, 4, 5))
