@@ -11,7 +11,7 @@ import pytest
 import toolkit
 from toolkit import export
 from toolkit.core.shape_poly import symbolic_shape
-from toolkit.tools import cli, run as run_tool
+from toolkit.tools import export_cli as cli, run as run_tool
 
 F32 = np.float32
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "jax_poly_harness"

@@ -114,7 +114,7 @@ def test_calls_in_one_computation_chain_their_tokens():
 def test_inspect_names_the_opaque_effects(tmp_path):
     path = tmp_path / "effects.bin"
     path.write_bytes(_blob())
-    result = subprocess.run([sys.executable, "-m", "toolkit.tools.cli", "export", "inspect", str(path)],
+    result = subprocess.run([sys.executable, "-m", "toolkit.tools.export_cli", "export", "inspect", str(path)],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "ToolkitTestOrderedEffect" in result.stdout and "ToolkitTestUnorderedEffect" in result.stdout

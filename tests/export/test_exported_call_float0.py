@@ -106,7 +106,7 @@ def test_float0_parameter_refuses_other_dtypes():
 def test_inspect_prints_float0(tmp_path):
     path = tmp_path / "vjp.bin"
     path.write_bytes(bytes(jexport.deserialize(_jax_vjp_blob()).vjp().serialize()))
-    result = subprocess.run([sys.executable, "-m", "toolkit.tools.cli", "export", "inspect", str(path)],
+    result = subprocess.run([sys.executable, "-m", "toolkit.tools.export_cli", "export", "inspect", str(path)],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "args[3]: float0[3]" in result.stdout and "result[1]: float0[3]" in result.stdout

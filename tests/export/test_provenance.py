@@ -10,7 +10,7 @@ import pytest
 import toolkit
 from toolkit import export
 from toolkit.export import provenance
-from toolkit.tools import cli
+from toolkit.tools import export_cli as cli
 
 F32 = np.float32
 

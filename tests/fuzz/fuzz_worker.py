@@ -2,7 +2,7 @@
 
 The parent side is :class:`Worker`: it starts ``python fuzz_worker.py --serve FD``
 once and sends it cases as JSON lines; the child runs each case in-process
-(``toolkit.tools.opt.main(argv)``, ``toolkit.tools.cli.main(["export",
+(``toolkit.tools.opt.main(argv)``, ``toolkit.tools.export_cli.main(["export",
 "inspect", ...])``, or a pass pipeline on a parsed module) and answers on the
 pipe ``FD``. Many inputs share one interpreter, which is what makes
 thousands of cases cheap. If the child dies (a signal: segfault, abort) the
@@ -135,7 +135,7 @@ def _case_opt(case: dict, tmp: str) -> dict:
 
 
 def _case_inspect(case: dict, tmp: str) -> dict:
-    from toolkit.tools import cli
+    from toolkit.tools import export_cli as cli
 
     path = os.path.join(tmp, "blob.bin")
     with open(path, "wb") as f:

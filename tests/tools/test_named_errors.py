@@ -11,7 +11,7 @@ import pytest
 
 import toolkit
 from toolkit import export
-from toolkit.tools import cli, opt
+from toolkit.tools import export_cli, opt
 
 
 def _add(x, y):
@@ -108,7 +108,7 @@ def test_newer_artifact_through_the_tools(exported, tmp_path, capsys) -> None:
     blob = tmp_path / "future.export"
     blob.write_bytes(bytes(dataclasses.replace(
         exported, mlir_module_serialized=_future_artifact(exported.mlir_module_serialized)).serialize()))
-    assert cli.main(["export", "mlir", str(blob)]) == 1
+    assert export_cli.main(["export", "mlir", str(blob)]) == 1
     assert re.search(NEWER, capsys.readouterr().err)
 
 

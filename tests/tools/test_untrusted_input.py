@@ -23,7 +23,7 @@ from toolkit.ir.serialization import (
     untrusted_read_timeout,
     write_module,
 )
-from toolkit.tools import cli, opt
+from toolkit.tools import export_cli, opt
 
 KNOWN = pathlib.Path(__file__).resolve().parents[1] / "fuzz" / "known"
 TEXT = """func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
@@ -115,7 +115,7 @@ def test_toolkit_export_with_a_crashing_embedded_module(tmp_path, capsys, action
     path = tmp_path / "broken.export"
     path.write_bytes(bytes(broken.serialize()))
     argv = ["export", action, str(path)] + ([str(path)] if action == "diff" else [])
-    assert cli.main(argv) == 1
+    assert export_cli.main(argv) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1, err
     assert "error: mlir_module_serialized: cannot read the StableHLO portable artifact: the reader crashed" in err

@@ -10,12 +10,15 @@ from __future__ import annotations
 import sys
 
 import numpy as np
+from jaxlib.mlir import ir
+
+import toolkit
+import toolkit.numpy as tnp
+from toolkit import passes
 
 
 def main(argv: list[str] | None = None) -> int:
-    import toolkit
-    import toolkit.numpy as tnp
-    from toolkit import passes
+    """Run the demo; returns 0 when toolkit's result matches numpy's."""
 
     def mlp(params, x):
         for w, b in params[:-1]:
@@ -44,7 +47,6 @@ def main(argv: list[str] | None = None) -> int:
 
     section("3. after the pass pipeline (toolkit-simplify, cse, toolkit-op-stats)")
     module = lowered.compiler_ir("stablehlo")
-    from jaxlib.mlir import ir
     with module.context:
         copy = ir.Module.parse(lowered.as_text())
     passes.run_pipeline(copy, "builtin.module(toolkit-simplify, cse, toolkit-op-stats)")

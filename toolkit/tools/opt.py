@@ -17,19 +17,27 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import re
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-from toolkit.ir.diagnostics import parse_expected_diagnostics
-from toolkit.tools.common import (
+from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo
+
+from toolkit.ir.context import make_context
+from toolkit.ir.diagnostics import attach_diagnostic_handler, parse_expected_diagnostics
+from toolkit.ir.serialization import detect_format, read_module, write_module
+from toolkit.passes import PassOptionError, PipelineError, list_passes, load_pass_plugin, parse_pipeline
+from toolkit.passes.dump import Timeline
+from toolkit.runtime.executable import mlir_to_hlo_text
+from toolkit.tools.diagnostics import DiagnosticCollector, format_diagnostic
+from toolkit.tools.driver import (
     EXIT_FAILURE,
     EXIT_SUCCESS,
-    DiagnosticCollector,
     ToolArgumentParser,
     UsageError,
-    format_diagnostic,
     input_name,
     module_text,
     parse_arguments,
@@ -58,10 +66,6 @@ def _timeline(args: argparse.Namespace, name: str, chunk: int | None) -> Any:
     """The timeline ``--dump-ir-to`` / ``--report`` record (None without them); ``chunk`` numbers split inputs."""
     if not args.dump_ir_to and not args.report:
         return None
-    import os
-
-    from toolkit.passes.dump import Timeline
-
     folder = args.dump_ir_to
     report = args.report
     if chunk is not None:
@@ -79,13 +83,6 @@ def _process_chunk(text: str | bytes, first_line: int, args: argparse.Namespace,
     Every problem is written to ``err`` as a diagnostic of ``name``
     (``name:line:col: error: ...``, or ``name: error: ...`` without a line).
     """
-    from jaxlib.mlir import ir
-
-    from toolkit.ir.context import make_context
-    from toolkit.ir.diagnostics import attach_diagnostic_handler
-    from toolkit.ir.serialization import read_module, write_module
-    from toolkit.passes import PipelineError
-
     context = make_context()
     context.allow_unregistered_dialects = args.allow_unregistered_dialect
     collector = DiagnosticCollector()
@@ -162,8 +159,6 @@ def _process_chunk(text: str | bytes, first_line: int, args: argparse.Namespace,
         return False, None
     try:
         if args.emit == "hlo":
-            from toolkit.runtime.executable import mlir_to_hlo_text
-
             return True, mlir_to_hlo_text(write_module(module, "bytecode")).encode()
         if args.emit == "text":
             return True, module_text(module, generic=args.print_generic, debug_info=args.debug_info)
@@ -174,8 +169,6 @@ def _process_chunk(text: str | bytes, first_line: int, args: argparse.Namespace,
 
 
 def _list_passes(out: Any) -> None:
-    from toolkit.passes import list_passes
-
     out.write("Available passes (Python and C++), use in -pass-pipeline='builtin.module(...)':\n")
     for info in list_passes():
         out.write(f"  {info.name:<36} [{info.kind}] {info.description}\n")
@@ -239,8 +232,6 @@ def _check_target_version(text: str | None) -> None:
     """A usage error unless ``text`` is a StableHLO version this jaxlib can write."""
     if text is None:
         return
-    from jaxlib.mlir.dialects import stablehlo
-
     oldest, newest = stablehlo.get_minimum_version(), stablehlo.get_current_version()
     if not _version_tuple(oldest) <= _version_tuple(text) <= _version_tuple(newest):
         raise UsageError(f"--target-version={text}: this jaxlib writes StableHLO {oldest} .. {newest}")
@@ -261,8 +252,6 @@ def _run(argv: Sequence[str] | None) -> int:
     parser = _parser()
     args, extra = parse_arguments(parser, argv, allow_extra=True)
     err = sys.stderr
-    from toolkit.passes import PassOptionError, PipelineError, load_pass_plugin, parse_pipeline
-
     if args.mlir_print_stacktrace_on_diagnostic:
         print_stacktraces_on_diagnostic()
     for plugin in args.load_pass_plugin:
@@ -290,8 +279,6 @@ def _run(argv: Sequence[str] | None) -> int:
 
     name = input_name(args.input)
     data = read_input(args.input)
-    from toolkit.ir.serialization import detect_format
-
     chunks: list[tuple[str | bytes, int]]
     if detect_format(data) != "text":
         if args.split_input_file or args.verify_diagnostics:

@@ -20,24 +20,33 @@ See ``docs/tools.md``.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
+import struct
 import sys
 from collections.abc import Sequence
+from typing import Any
 
+import ml_dtypes
 import numpy as np
+from jaxlib.mlir import ir
 
+from toolkit.ir.context import make_context
+from toolkit.ir.serialization import BYTECODE_MAGIC, read_module, write_module
+from toolkit.ir.symbols import lookup_function, lookup_symbol
+from toolkit.passes import PassOptionError, PipelineError, load_pass_plugin, parse_pipeline, run_pipeline
+from toolkit.runtime import standalone
+from toolkit.tools.argument_values import checked_array, load_argument_value
 from toolkit.tools.checks import Verdict, compare
-from toolkit.tools.common import (
+from toolkit.tools.diagnostics import parse_module
+from toolkit.tools.driver import (
     EXIT_FAILURE,
     EXIT_SUCCESS,
     InputError,
     ToolArgumentParser,
     UsageError,
-    checked_array,
     input_name,
-    load_argument_value,
     parse_arguments,
-    parse_module,
     print_stacktraces_on_diagnostic,
     read_input,
     run_tool,
@@ -59,9 +68,6 @@ class RunOutcome:
 
 
 def _numpy_dtype(element_type: object) -> np.dtype:
-    import ml_dtypes
-    from jaxlib.mlir import ir
-
     text = str(element_type)
     named = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "bf16": ml_dtypes.bfloat16,
              "i1": np.bool_, "complex<f32>": np.complex64, "complex<f64>": np.complex128,
@@ -79,8 +85,8 @@ def parse_argument(text: str, tensor_type: object) -> np.ndarray:
 
     Literals are converted to the parameter's element type only when no value
     changes (``1.5`` or ``4000000000`` for an ``i32`` parameter is an error,
-    see :func:`~toolkit.tools.common.checked_array`); scalars broadcast.
-    Raises :class:`~toolkit.tools.common.UsageError` (a ``ValueError``) for a
+    see :func:`~toolkit.tools.argument_values.checked_array`); scalars broadcast.
+    Raises :class:`~toolkit.tools.driver.UsageError` (a ``ValueError``) for a
     value that does not fit the parameter.
     """
     try:
@@ -98,14 +104,6 @@ def parse_argument(text: str, tensor_type: object) -> np.ndarray:
 
 def _evaluate_inputs(source: bytes | str) -> list[np.ndarray]:
     """Values that ``@inputs()`` returns, computed by XLA from a copy of the module."""
-    from jaxlib.mlir import ir
-
-    from toolkit.ir.context import make_context
-    from toolkit.ir.serialization import read_module, write_module
-    from toolkit.ir.symbols import lookup_function
-    from toolkit.passes import run_pipeline
-    from toolkit.runtime import standalone
-
     context = make_context()
     module = read_module(source, context)  # run_program read (and probed) it already
     with context:
@@ -125,18 +123,10 @@ def run_program(source: bytes | str, *, pipeline: str = "", arguments: Sequence[
 
     ``arguments`` are ``--arg`` strings. With no arguments and an ``@inputs``
     function, its values become runtime parameters of ``@main``. ``name``
-    names the source in parse errors (:class:`~toolkit.tools.common.InputError`,
+    names the source in parse errors (:class:`~toolkit.tools.driver.InputError`,
     ``name:line:col: error: ...``); arguments that do not fit ``@main`` raise
-    :class:`~toolkit.tools.common.UsageError`. Both are ``ValueError`` s.
+    :class:`~toolkit.tools.driver.UsageError`. Both are ``ValueError`` s.
     """
-    from jaxlib.mlir import ir
-
-    from toolkit.ir.context import make_context
-    from toolkit.ir.serialization import write_module
-    from toolkit.ir.symbols import lookup_function, lookup_symbol
-    from toolkit.passes import run_pipeline
-    from toolkit.runtime import standalone
-
     context = make_context()
     context.allow_unregistered_dialects = allow_unregistered_dialect
     module = parse_module(source, name, context)
@@ -192,10 +182,6 @@ def _parser() -> ToolArgumentParser:
 
 
 def _run(argv: Sequence[str] | None) -> int:
-    from jaxlib.mlir import ir
-
-    from toolkit.passes import PassOptionError, PipelineError, load_pass_plugin, parse_pipeline
-
     args, _ = parse_arguments(_parser(), argv)
     if args.mlir_print_stacktrace_on_diagnostic:
         print_stacktraces_on_diagnostic()
@@ -237,42 +223,41 @@ def _run(argv: Sequence[str] | None) -> int:
     return EXIT_SUCCESS if outcome.ok else EXIT_FAILURE
 
 
-def serialized_export(source: bytes, name: str) -> object | None:
+def serialized_export(source: bytes, name: str) -> Any | None:
     """The ``Exported`` in ``source`` when it is a serialized export (not MLIR), else None.
 
     A flatbuffer starts with a small root offset; MLIR text and bytecode never
     do, so only plausible blobs are read (and their embedded module probed out
     of process, as ``toolkit export`` does).
     """
-    import struct
-
-    from toolkit.ir.serialization import BYTECODE_MAGIC
-
     if len(source) < 12 or len(source) % 4 or source.startswith(BYTECODE_MAGIC):
         return None
     root = struct.unpack_from("<I", source, 0)[0]
     if not 4 <= root < len(source) or root % 4:
         return None
+    # lazy: the export stack (reader, converter, runner: ~0.15 s) loads only for an input that looks like
+    # a serialized export, not on every toolkit-run of an MLIR file
     from toolkit.export import deserialize
+    from toolkit.tools.export_cli import read_export
 
     try:
         deserialize(source)
     except ValueError:
         return None
-    from toolkit.tools.cli import _deserialize
-
-    return _deserialize(source, name if name != "<stdin>" else "-")
+    return read_export(source, name if name != "<stdin>" else "-")
 
 
-def _run_export(exported: object, args: object, name: str) -> int:
-    from toolkit.tools.cli import _leaf_paths, print_results, run_export_arguments
+def _run_export(exported: Any, args: argparse.Namespace, name: str) -> int:
+    # lazy: as in serialized_export, the export stack loads only for a serialized export
+    from toolkit.export.inspection import result_paths
+    from toolkit.tools.export_cli import print_results, run_export_arguments
 
-    if args.pass_pipeline.strip() or args.constant_inputs:  # type: ignore[attr-defined]
+    if args.pass_pipeline.strip() or args.constant_inputs:
         raise UsageError("--pass-pipeline and --constant-inputs do not apply to a serialized export "
                          "(convert it with `toolkit export convert --plain` first)")
-    outputs = run_export_arguments(exported, args.arg, name)  # type: ignore[attr-defined]
-    if args.print_results:  # type: ignore[attr-defined]
-        print_results(outputs, sys.stdout, paths=_leaf_paths(exported.out_tree, "result"))  # type: ignore
+    outputs = run_export_arguments(exported, args.arg, name)
+    if args.print_results:
+        print_results(outputs, sys.stdout, paths=result_paths(exported))
     return EXIT_SUCCESS
 
 

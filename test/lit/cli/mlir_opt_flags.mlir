@@ -1,7 +1,7 @@
 // mlir-opt's printing and input flags, which used to be taken for pass names.
 // RUN: toolkit-opt --version | filecheck %s --check-prefix=VERSION
 // RUN: toolkit-run --version | filecheck %s --check-prefix=VERSION
-// RUN: %PYTHON -m toolkit.tools.cli --version | filecheck %s --check-prefix=VERSION
+// RUN: %PYTHON -m toolkit.tools.export_cli --version | filecheck %s --check-prefix=VERSION
 // RUN: toolkit-opt %s --mlir-print-op-generic --allow-unregistered-dialect | filecheck %s --check-prefix=GENERIC
 // RUN: toolkit-opt %s -mlir-print-debuginfo -allow-unregistered-dialect | filecheck %s --check-prefix=DEBUGINFO
 // RUN: toolkit-opt %s --allow-unregistered-dialect | filecheck %s --check-prefix=UNREGISTERED

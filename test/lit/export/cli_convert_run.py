@@ -1,13 +1,13 @@
 # RUN: %PYTHON %s %t.poly %t.topk
-# RUN: %PYTHON -m toolkit.tools.cli export run %t.poly --arg "[[0, 0, 0], [1, 1, 1]]" --arg "[[1, 1, 1], [1, 1, 1]]" | filecheck %s --check-prefix=OUT
-# RUN: not %PYTHON -m toolkit.tools.cli export run %t.poly --arg "[[0, 0, 0]]" --arg 1.5 2>&1 | filecheck %s --check-prefix=BADARG
-# RUN: not %PYTHON -m toolkit.tools.cli export check-compat %t.poly --consumer cc=9,stablehlo=1.8.0 | filecheck %s --check-prefix=COMPAT
-# RUN: not %PYTHON -m toolkit.tools.cli export check-compat %t.topk --consumer stablehlo=0.15.0 | filecheck %s --check-prefix=BLOCKED
-# RUN: not %PYTHON -m toolkit.tools.cli export convert %t.topk --stablehlo-target 0.15.0 -o %t.old 2>&1 | filecheck %s --check-prefix=REFUSED
-# RUN: %PYTHON -m toolkit.tools.cli export convert %t.poly --calling-convention 8 -o %t.v8
-# RUN: %PYTHON -m toolkit.tools.cli export inspect %t.v8 --json | filecheck %s --check-prefix=JSON
-# RUN: %PYTHON -m toolkit.tools.cli export convert %t.poly --static b=2 --plain --emit=text | filecheck %s --check-prefix=PLAIN
-# RUN: %PYTHON -m toolkit.tools.cli export convert %t.poly --static b=2 --plain -o %t.vhlo
+# RUN: %PYTHON -m toolkit.tools.export_cli export run %t.poly --arg "[[0, 0, 0], [1, 1, 1]]" --arg "[[1, 1, 1], [1, 1, 1]]" | filecheck %s --check-prefix=OUT
+# RUN: not %PYTHON -m toolkit.tools.export_cli export run %t.poly --arg "[[0, 0, 0]]" --arg 1.5 2>&1 | filecheck %s --check-prefix=BADARG
+# RUN: not %PYTHON -m toolkit.tools.export_cli export check-compat %t.poly --consumer cc=9,stablehlo=1.8.0 | filecheck %s --check-prefix=COMPAT
+# RUN: not %PYTHON -m toolkit.tools.export_cli export check-compat %t.topk --consumer stablehlo=0.15.0 | filecheck %s --check-prefix=BLOCKED
+# RUN: not %PYTHON -m toolkit.tools.export_cli export convert %t.topk --stablehlo-target 0.15.0 -o %t.old 2>&1 | filecheck %s --check-prefix=REFUSED
+# RUN: %PYTHON -m toolkit.tools.export_cli export convert %t.poly --calling-convention 8 -o %t.v8
+# RUN: %PYTHON -m toolkit.tools.export_cli export inspect %t.v8 --json | filecheck %s --check-prefix=JSON
+# RUN: %PYTHON -m toolkit.tools.export_cli export convert %t.poly --static b=2 --plain --emit=text | filecheck %s --check-prefix=PLAIN
+# RUN: %PYTHON -m toolkit.tools.export_cli export convert %t.poly --static b=2 --plain -o %t.vhlo
 # RUN: toolkit-run %t.vhlo -arg "[[0, 0, 0], [1, 1, 1]]" -arg 1 | filecheck %s --check-prefix=OUT
 
 # A polymorphic two-platform export and one with a composite (top_k), converted, checked and run.

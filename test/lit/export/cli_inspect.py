@@ -1,7 +1,7 @@
 # RUN: %PYTHON %s %t.v9 %t.v10
-# RUN: %PYTHON -m toolkit.tools.cli export inspect %t.v10 | filecheck %s --check-prefix=INSPECT
-# RUN: not %PYTHON -m toolkit.tools.cli export diff %t.v9 %t.v10 | filecheck %s --check-prefix=DIFF
-# RUN: %PYTHON -m toolkit.tools.cli export mlir %t.v10 | filecheck %s --check-prefix=MLIR
+# RUN: %PYTHON -m toolkit.tools.export_cli export inspect %t.v10 | filecheck %s --check-prefix=INSPECT
+# RUN: not %PYTHON -m toolkit.tools.export_cli export diff %t.v9 %t.v10 | filecheck %s --check-prefix=DIFF
+# RUN: %PYTHON -m toolkit.tools.export_cli export mlir %t.v10 | filecheck %s --check-prefix=MLIR
 
 # The same function exported under calling conventions 9 and 10, then inspected.
 import sys

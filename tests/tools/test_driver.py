@@ -1,4 +1,4 @@
-"""The conventions toolkit-opt, toolkit-run and toolkit export share (docs/tools.md).
+"""The conventions toolkit-opt, toolkit-run and toolkit export share (toolkit/tools/driver.py, docs/tools.md).
 
 One exit-code table (0 success, 1 failure of the input or a pass, 2 usage),
 one message style (``<tool>: error: ...`` or ``file[:line:col]: error: ...``,
@@ -15,8 +15,8 @@ import sys
 import numpy as np
 import pytest
 
-from toolkit.tools import cli, opt, run
-from toolkit.tools.common import normalize_flags
+from toolkit.tools import export_cli, opt, run
+from toolkit.tools.driver import normalize_flags
 
 GOOD = """func.func @main(%x: tensor<2xf32>) -> tensor<2xf32> {
   %0 = stablehlo.negate %x : tensor<2xf32>
@@ -96,7 +96,7 @@ TABLE = [
     ("cli", ["export", "diff", "{neg}"], 2, r"^toolkit export diff: error: the following arguments are required: b"),
     ("cli", ["export", "inspect", "{neg}", "-full"], 2, r"^toolkit export inspect: error: unrecognized arguments"),
 ]
-MAINS = {"opt": opt.main, "run": run.main, "cli": cli.main}
+MAINS = {"opt": opt.main, "run": run.main, "cli": export_cli.main}
 
 
 @pytest.mark.parametrize("tool, argv, status, message", TABLE,
@@ -121,7 +121,7 @@ def test_version_names_toolkit_jaxlib_and_stablehlo(capsys) -> None:
     import jaxlib.version
     from jaxlib.mlir.dialects import stablehlo
 
-    for main, tool in ((opt.main, "toolkit-opt"), (run.main, "toolkit-run"), (cli.main, "toolkit")):
+    for main, tool in ((opt.main, "toolkit-opt"), (run.main, "toolkit-run"), (export_cli.main, "toolkit")):
         assert main(["--version"]) == 0
         out = capsys.readouterr().out
         assert out.startswith(f"{tool} (toolkit ")
@@ -136,14 +136,14 @@ def test_generic_and_debuginfo_printing(files, capsys) -> None:
     assert '"stablehlo.negate"(%arg0)' in capsys.readouterr().out
     assert opt.main([files["good"], "-mlir-print-debuginfo"]) == 0
     assert "loc(" in capsys.readouterr().out
-    assert cli.main(["export", "mlir", files["neg"], "-mlir-print-op-generic"]) == 0
+    assert export_cli.main(["export", "mlir", files["neg"], "-mlir-print-op-generic"]) == 0
     assert '"stablehlo.negate"' in capsys.readouterr().out
 
 
 def test_export_reads_stdin_without_a_file(files) -> None:
     blob = pathlib.Path(files["neg"]).read_bytes()
     for argv in (["export", "inspect"], ["export", "inspect", "-"]):
-        result = subprocess.run([sys.executable, "-m", "toolkit.tools.cli", *argv], input=blob,
+        result = subprocess.run([sys.executable, "-m", "toolkit.tools.export_cli", *argv], input=blob,
                                 capture_output=True, timeout=120)
         assert result.returncode == 0, result.stderr
         assert b"fun_name: <lambda>" in result.stdout

@@ -1,4 +1,4 @@
-"""``toolkit export inspect|diff|mlir`` (toolkit/tools/cli.py)."""
+"""``toolkit export inspect|diff|mlir`` (toolkit/tools/export_cli.py)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 import toolkit
 import toolkit.numpy as tnp
 from toolkit.export import export
-from toolkit.tools import cli
+from toolkit.tools import export_cli
 
 F32 = np.float32
 
@@ -29,7 +29,7 @@ def _f(x, y):
 
 def _run(argv):
     out = io.StringIO()
-    args = cli.build_parser().parse_args(argv)
+    args = export_cli.build_parser().parse_args(argv)
     return args.run(args, out), out.getvalue()
 
 
@@ -83,13 +83,13 @@ def test_mlir_prints_the_module(blobs):
 def test_bad_input_exits_1(tmp_path, capsys):
     bad = tmp_path / "bad.bin"
     bad.write_bytes(b"not an export at all")
-    assert cli.main(["export", "inspect", str(bad)]) == 1
+    assert export_cli.main(["export", "inspect", str(bad)]) == 1
     assert "Not a serialized Exported" in capsys.readouterr().err
-    assert cli.main(["export", "mlir", str(tmp_path / "missing.bin")]) == 1
+    assert export_cli.main(["export", "mlir", str(tmp_path / "missing.bin")]) == 1
 
 
 def test_console_script_module_runs(blobs):
-    result = subprocess.run([sys.executable, "-m", "toolkit.tools.cli", "export", "inspect", blobs[10]],
+    result = subprocess.run([sys.executable, "-m", "toolkit.tools.export_cli", "export", "inspect", blobs[10]],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "calling_convention_version: 10" in result.stdout
