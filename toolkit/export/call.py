@@ -50,14 +50,24 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func, stablehlo
 
-from toolkit.core import dtypes, shape_poly, pytrees
-from toolkit.core.avals import ShapedArray
+from toolkit import shard
+from toolkit.array import Array
+from toolkit.core import dtypes, shape_poly, pytrees, tracing
+from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.families import Family
 from toolkit.core.sharding_types import NO_SHARDING_RULE
+from toolkit.dispatch import argument_paths
 from toolkit.export import callee_shardings, differentiation
 from toolkit.export import calling_convention
 from toolkit.export.exported import DisabledSafetyCheck, Exported
+from toolkit.export.shardings import to_toolkit_named_sharding
+from toolkit.ir.serialization import deserialize_portable_artifact
 from toolkit.lowering.registry import register_lowering
+from toolkit.passes import PassFailure
+from toolkit.passes.pipeline import PipelineError, run_pipeline
+from toolkit.passes.platform_specialize import platform_index_position, specialize_platform
+from toolkit.runtime import client as runtime_client
+from toolkit.stages import jit
 
 #: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
 family = Family("call_exported")
@@ -142,15 +152,17 @@ def _shape_rule(*avals: ShapedArray, exported: _ByIdentity) -> list[ShapedArray]
 call_exported_p = family.primitive("call_exported", shape_rule=_shape_rule, multiple_results=True)
 NO_SHARDING_RULE[call_exported_p] = ("not yet: the export records its in/out shardings; typing the call's results "
                                      "from them on explicit axes is to be done")
-differentiation.attach(call_exported_p)  # grad/vjp/jvp through the call use the exported VJP
+
+
+def bind_call(exported: Exported, args: Sequence[Any]) -> list[Any]:
+    """The outputs of ``call_exported_p`` bound on ``args`` for ``exported``."""
+    return list(call_exported_p.bind(*args, exported=_ByIdentity(exported)))
+
+
+differentiation.attach(call_exported_p, bind_call)  # grad/vjp/jvp through the call use the exported VJP
 
 
 # --- checks -----------------------------------------------------------------
-
-
-def _arg_paths(tree: pytrees.PyTreeDef) -> list[str]:
-    from toolkit.dispatch import argument_paths
-    return argument_paths(tree)
 
 
 def check_arguments(exported: Exported, tree: pytrees.PyTreeDef, avals: Sequence[ShapedArray]) -> None:
@@ -158,7 +170,7 @@ def check_arguments(exported: Exported, tree: pytrees.PyTreeDef, avals: Sequence
     if tree != exported.in_tree:
         raise TypeError(f"The exported function {exported.fun_name!r} was called with inputs of structure "
                         f"{tree}, but it was exported for {exported.in_tree}.")
-    paths = _arg_paths(tree)
+    paths = argument_paths(tree)
     for path, expected, actual in zip(paths, exported.in_avals, avals):
         # A float0 parameter (a cotangent of an integer value) also takes boolean zeros, its module form.
         same_dtype = np.dtype(expected.dtype) == np.dtype(actual.dtype) or (
@@ -201,8 +213,6 @@ def check_eager_devices(exported: Exported, leaves: Sequence[Any], tree: pytrees
     """
     if exported.nr_devices <= 1:
         return
-    from toolkit.array import Array
-    from toolkit.runtime import client as runtime_client
 
     available = runtime_client.devices()
     if len(available) < exported.nr_devices:
@@ -214,7 +224,7 @@ def check_eager_devices(exported: Exported, leaves: Sequence[Any], tree: pytrees
         if type(leaf) is Array and leaf._committed:
             devices = sorted(leaf.sharding.device_set, key=lambda d: d.id)
             if len(devices) != exported.nr_devices:
-                paths = paths or _arg_paths(tree)
+                paths = paths or argument_paths(tree)
                 raise ValueError(
                     f"The exported function {exported.fun_name!r} was lowered for nr_devices={exported.nr_devices} "
                     f"devices, but argument {paths[i]} is committed to {len(devices)} device"
@@ -239,9 +249,6 @@ _counter = itertools.count()
 def _callee_module(exported: Exported, context: ir.Context, platform_index: int | None,
                    arg_types: Sequence[ir.Type] | None) -> ir.Module:
     """The embedded module parsed into ``context``, specialized for a platform and for static argument types."""
-    from toolkit.ir.serialization import deserialize_portable_artifact
-    from toolkit.passes.platform_specialize import platform_index_position, specialize_platform
-
     try:
         module = deserialize_portable_artifact(exported.mlir_module_serialized, context)
     except ValueError as exc:  # names the artifact's StableHLO version when it is newer than jaxlib's
@@ -264,9 +271,6 @@ def _callee_module(exported: Exported, context: ir.Context, platform_index: int 
 def _refine_to(module: ir.Module, arg_types: Sequence[ir.Type], exported: Exported) -> None:
     """Give ``@main`` static argument types and make the module static (``toolkit-bind-shapes`` +
     ``toolkit-refine-shapes``), checking its shape assertions unless they were disabled."""
-    from toolkit.passes import PassFailure
-    from toolkit.passes.pipeline import PipelineError, run_pipeline
-
     types = ",".join(str(t) for t in arg_types)
     assertions = DisabledSafetyCheck.shape_assertions() not in exported.disabled_safety_checks
     pipeline = (f"builtin.module(toolkit-bind-shapes{{types={types}}}, "
@@ -413,10 +417,6 @@ def _sanitize(name: str) -> str:
 
 
 def _flat_avals(exported: Exported, args: tuple, kwargs: dict) -> tuple[list[Any], pytrees.PyTreeDef, list]:
-    from toolkit.array import Array
-    from toolkit.core import tracing
-    from toolkit.core.avals import aval_of
-
     leaves, tree = pytrees.tree_flatten((args, kwargs))
     avals = []
     paths = None
@@ -430,7 +430,7 @@ def _flat_avals(exported: Exported, args: tuple, kwargs: dict) -> tuple[list[Any
         try:
             avals.append(aval_of(leaf))
         except TypeError:
-            paths = paths or _arg_paths(tree)
+            paths = paths or argument_paths(tree)
             raise TypeError(f"Argument {paths[i]} of the exported function {exported.fun_name!r} is a "
                             f"{type(leaf).__name__}, not an array.") from None
     return leaves, tree, avals
@@ -443,8 +443,6 @@ def call_exported(exported: Exported, *args: Any, **kwargs: Any) -> Any:
     as JAX does: a float0 argument goes to the module as boolean zeros of its
     shape, and a float0 result is a numpy float0 array of zeros.
     """
-    from toolkit.core import tracing
-
     leaves, tree, avals = _flat_avals(exported, args, kwargs)
     check_arguments(exported, tree, avals)
     leaves = [np.zeros(a.shape, dtypes.bool_) if e.dtype == dtypes.float0 and a.dtype == dtypes.float0 else leaf
@@ -481,8 +479,6 @@ def _eager_function(exported: Exported) -> Any:
     if shared is not None:
         object.__setattr__(exported, "_toolkit_call_jit", shared)
         return shared
-    from toolkit.runtime import client as runtime_client
-    from toolkit.stages import jit
 
     platform = runtime_client.default_device().platform
     check_platform(exported, platform)
@@ -514,9 +510,6 @@ _SHARED_CALLS_MAX = 64
 
 def _concrete_shardings(exported: Exported) -> tuple[Any, Any]:
     """Shardings over the first ``nr_devices`` devices for a sharded export's eager call."""
-    from toolkit import shard
-    from toolkit.runtime import client as runtime_client
-
     devices = runtime_client.devices()
     if len(devices) < exported.nr_devices:
         raise ValueError(f"The exported function {exported.fun_name!r} was lowered for nr_devices="
@@ -535,7 +528,6 @@ def _concrete_shardings(exported: Exported) -> tuple[Any, Any]:
             types = tuple(getattr(shard.AxisType, t) for t in key.axis_types)
             meshes[key] = shard.Mesh(np.array(devices, dtype=object).reshape(key.axis_sizes), key.axis_names,
                                      axis_types=types)
-        from toolkit.export.shardings import to_toolkit_named_sharding
         return to_toolkit_named_sharding(named, meshes[key])
 
     named_in = exported._in_named_shardings

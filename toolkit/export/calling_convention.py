@@ -47,6 +47,7 @@ from jaxlib.mlir.dialects import func, stablehlo
 
 from toolkit.core import shape_poly
 from toolkit.core.avals import ShapedArray
+from toolkit.ir.context import shared_context
 from toolkit.lowering import dims
 
 #: Name the lowered function takes when a wrapper ``@main`` is added.
@@ -304,39 +305,10 @@ def wrap_main(module: ir.Module, in_avals: Sequence[ShapedArray], *, module_kept
 
 def main_signature_of_exported(exported: object) -> MainSignature:
     """:func:`main_signature` of an ``Exported``'s embedded module."""
-    from jaxlib.mlir.dialects import stablehlo as _stablehlo
-
-    from toolkit.ir.context import shared_context
-
     blob = getattr(exported, "mlir_module_serialized")
     with shared_context() as context:
         try:
-            module = _stablehlo.deserialize_portable_artifact(context, blob)
+            module = stablehlo.deserialize_portable_artifact(context, blob)
         except Exception as exc:  # the bindings raise MLIRError/RuntimeError
             raise ValueError(f"Cannot read the exported module: {exc}") from None
         return main_signature(module)
-
-
-def _print_examples() -> None:  # pragma: no cover - documentation generator
-    """Print the example modules of docs/calling-conventions.md (``python -m toolkit.export.calling_convention``)."""
-    import numpy as np
-
-    import toolkit
-    import toolkit.numpy as tnp
-    from toolkit.export import export
-
-    def f(x, y):
-        return {"out": tnp.tanh(x) * 2 + y}
-
-    spec = np.ones((2, 3), np.float32)
-    for platforms in (("cpu",), ("cpu", "cuda")):
-        for version in (9, 10):
-            exp = export(toolkit.jit(f), platforms=platforms, calling_convention_version=version)(spec, spec)
-            print(f"### platforms={platforms}, calling_convention_version={version}\n")
-            print("```mlir")
-            print(exp.mlir_module().rstrip())
-            print("```\n")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    _print_examples()

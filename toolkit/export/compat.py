@@ -27,6 +27,7 @@ from toolkit.export.convert import (
     FIRST_VERSION_WITH_EFFECTS,
     FIRST_VERSION_WITH_SHARDY,
     ConversionError,
+    _as_exported,
     artifact_version,
     convert,
     has_shardy,
@@ -144,8 +145,6 @@ def _problems(exp: Exported, consumer: Consumer, module: Any) -> list[str]:
 
 def check_compat(exported_or_bytes: Any, consumer: Consumer | str) -> CompatReport:
     """Whether ``consumer`` reads the export as it is, why not, and whether ``convert`` can fix it."""
-    from toolkit.export.convert import _as_exported
-
     if isinstance(consumer, str):
         consumer = parse_consumer(consumer)
     exp = _as_exported(exported_or_bytes)

@@ -40,9 +40,21 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
+from toolkit.core import shape_poly
 from toolkit.core.avals import ShapedArray
 from toolkit.export import calling_convention as export_calling_convention
-from toolkit.export.exported import Exported
+from toolkit.export import provenance
+from toolkit.export.call import _refine_to, dim_var_values
+from toolkit.export.exported import Exported, artifact_version, portable_artifact_target
+from toolkit.export.serialization import deserialize
+from toolkit.ir.context import make_context
+from toolkit.ir.serialization import deserialize_portable_artifact
+from toolkit.ir.symbols import lookup_symbol
+from toolkit.lowering.types import element_type
+from toolkit.passes.bind_shapes import split_types
+from toolkit.passes.pipeline import run_pipeline
+from toolkit.passes.platform_specialize import platform_index_position, specialize_platform
+from toolkit.runtime.portable import serialize_portable
 
 #: Calling-convention versions ``convert`` writes.
 CONVERTIBLE_CALLING_CONVENTIONS = (8, 9, 10)
@@ -50,9 +62,6 @@ CONVERTIBLE_CALLING_CONVENTIONS = (8, 9, 10)
 FIRST_VERSION_WITH_EFFECTS = 9
 #: The first version whose consumer honours the exporter's Shardy choice.
 FIRST_VERSION_WITH_SHARDY = 10
-
-_PRODUCER = re.compile(rb"StableHLO_v(\d+)\.(\d+)\.(\d+)")
-
 
 class ConversionError(ValueError):
     """A conversion that cannot be done; ``feature`` names what blocks it."""
@@ -74,12 +83,6 @@ def version_text(version: Sequence[int]) -> str:
     return ".".join(str(v) for v in version)
 
 
-def artifact_version(blob: bytes) -> str | None:
-    """The StableHLO version a portable artifact was written for (its producer string), or None."""
-    match = _PRODUCER.search(bytes(blob[:64]))
-    return None if match is None else ".".join(g.decode() for g in match.groups())
-
-
 def writable_versions() -> tuple[str, str]:
     """The oldest and newest StableHLO versions this jaxlib writes."""
     return str(stablehlo.get_minimum_version()), str(stablehlo.get_current_version())
@@ -89,17 +92,12 @@ def _as_exported(exported_or_bytes: Any) -> Exported:
     if isinstance(exported_or_bytes, Exported):
         return exported_or_bytes
     if isinstance(exported_or_bytes, (bytes, bytearray, memoryview)):
-        from toolkit.export.serialization import deserialize
-
         return deserialize(bytes(exported_or_bytes))
     raise TypeError(f"convert expects an Exported or its serialized bytes, got {type(exported_or_bytes).__name__}.")
 
 
 def read_module(exp: Exported, context: ir.Context | None = None) -> ir.Module:
     """The embedded module of ``exp``, parsed into ``context`` (a fresh one by default)."""
-    from toolkit.ir.context import make_context
-    from toolkit.ir.serialization import deserialize_portable_artifact
-
     context = context or make_context()
     return deserialize_portable_artifact(exp.mlir_module_serialized, context)
 
@@ -150,8 +148,6 @@ def _name(function: ir.Operation) -> str:
 
 def serialize_module(module: ir.Module, target: str) -> bytes:
     """``module`` as a portable artifact for StableHLO ``target``; :class:`ConversionError` naming what is too new."""
-    from toolkit.runtime.portable import serialize_portable
-
     oldest, newest = writable_versions()
     wanted = parse_version(target)
     if wanted < parse_version(oldest):
@@ -254,21 +250,13 @@ def convert_calling_convention(exp: Exported, version: int) -> Exported:
         changed = False
     serialized = exp.mlir_module_serialized
     if changed:
-        serialized = serialize_module(module, artifact_version(serialized) or _default_target())
+        serialized = serialize_module(module, artifact_version(serialized) or portable_artifact_target())
     return _replace(exp, mlir_module_serialized=serialized, calling_convention_version=version)
-
-
-def _default_target() -> str:
-    from toolkit.export.exporting import portable_artifact_target
-
-    return portable_artifact_target()
 
 
 def _replace(exp: Exported, **changes: Any) -> Exported:
     """``dataclasses.replace`` keeping toolkit's provenance record (a conversion is recorded in it)."""
     new = dataclasses.replace(exp, **changes)
-    from toolkit.export import provenance
-
     provenance.carry_over(exp, new, changes)
     return new
 
@@ -302,9 +290,6 @@ def static_shapes(exp: Exported, spec: str | Sequence[Any] | dict[str, int]) -> 
     of shapes / arrays / ``ShapeDtypeStruct`` s. Raises ``ValueError`` for a
     spec that does not fit the export's avals.
     """
-    from toolkit.core import shape_poly
-    from toolkit.passes.bind_shapes import split_types
-
     avals = exp.in_avals
     if isinstance(spec, dict) or (isinstance(spec, str) and spec.strip() and all(
             re.fullmatch(r"\s*\w+\s*=\s*-?\d+\s*", p) for p in spec.split(","))):
@@ -358,8 +343,6 @@ def static_shapes(exp: Exported, spec: str | Sequence[Any] | dict[str, int]) -> 
 
 
 def _check_solution(exp: Exported, shapes: Sequence[Sequence[int]]) -> None:
-    from toolkit.export.call import dim_var_values
-
     if export_calling_convention.all_dim_vars(exp.in_avals):
         dim_var_values(exp, [ShapedArray(tuple(s), a.dtype) for s, a in zip(shapes, exp.in_avals)])
 
@@ -388,8 +371,6 @@ def _call_counts(module: ir.Module) -> dict[str, int]:
 
 def _inline_calls_from_main(module: ir.Module) -> int:
     """Inline every ``func.call`` in ``@main`` of a private function called only there; returns how many."""
-    from toolkit.ir.symbols import lookup_symbol
-
     inlined = 0
     while True:
         main = export_calling_convention.find_main(module).operation
@@ -430,10 +411,6 @@ def specialize(exp: Exported, spec: Any, *, platform: str | None = None) -> Expo
     the wrapper inlined. The result is still a JAX-convention export
     (version and effects unchanged) that any JAX reader calls.
     """
-    from toolkit.export.call import _refine_to
-    from toolkit.passes.platform_specialize import platform_index_position, specialize_platform
-    from toolkit.passes.pipeline import run_pipeline
-
     if exp.calling_convention_version < FIRST_VERSION_WITH_EFFECTS:
         exp = convert_calling_convention(exp, FIRST_VERSION_WITH_EFFECTS)
     shapes = static_shapes(exp, spec)
@@ -467,14 +444,12 @@ def specialize(exp: Exported, spec: Any, *, platform: str | None = None) -> Expo
     out_avals = tuple(ShapedArray(tuple(ir.ShapedType(t).shape), a.dtype)
                       for t, a in zip(array_results, exp.out_avals))
     in_avals = tuple(ShapedArray(tuple(s), a.dtype) for s, a in zip(shapes, exp.in_avals))
-    target = artifact_version(exp.mlir_module_serialized) or _default_target()
+    target = artifact_version(exp.mlir_module_serialized) or portable_artifact_target()
     return _replace(exp, in_avals=in_avals, out_avals=out_avals, platforms=(chosen,), uses_global_constants=False,
                     mlir_module_serialized=serialize_module(module, target), _get_vjp=None)
 
 
 def _element_type(dtype: Any) -> ir.Type:
-    from toolkit.lowering.types import element_type
-
     return element_type(np.dtype(dtype))
 
 
@@ -521,7 +496,7 @@ def convert(exported_or_bytes: Any, *, calling_convention: int | None = None, st
         if calling_convention is not None:
             raise ValueError("a plain module has no calling convention: give calling_convention or plain, not both")
         module = plain_module(exp, static_args, platform=platform)
-        target = stablehlo_target or artifact_version(exp.mlir_module_serialized) or _default_target()
+        target = stablehlo_target or artifact_version(exp.mlir_module_serialized) or portable_artifact_target()
         return serialize_module(module, target)
     if static_args is not None:
         exp = specialize(exp, static_args, platform=platform)

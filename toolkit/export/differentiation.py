@@ -19,18 +19,25 @@ differentiated with ``Exported.vjp()`` — a custom VJP:
 
 The rules live here rather than in ``toolkit/ad/rules`` because
 ``toolkit.ad`` may not import ``toolkit.export``; importing
-``toolkit.export.call`` attaches them to ``call_exported_p``.
+``toolkit.export.call`` attaches them to ``call_exported_p``, handing in how
+to bind it (so this module sits below ``call``).
 """
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import functools
+from typing import Any, Callable, Sequence
 
 from toolkit.ad.jvp import DifferentiationError
 from toolkit.ad.registry import JVP_RULES, VJP_RULES
 from toolkit.ad.values import Zero, instantiate, is_differentiable, tangent_aval, value_aval
 from toolkit.core import dtypes
+from toolkit.core.avals import ShapedArray
+from toolkit.core.primitive import Primitive
 from toolkit.export.exported import Exported
+
+#: ``call(exported, args)``: the outputs of ``call_exported_p`` bound on ``args`` for ``exported``.
+BindCall = Callable[[Exported, Sequence[Any]], list[Any]]
 
 
 def _vjp_of(exported: Exported, mode: str) -> Exported:
@@ -49,8 +56,6 @@ def _vjp_of(exported: Exported, mode: str) -> Exported:
 
 def _module_zeros(aval: Any) -> Any:
     """Zeros of ``aval`` as the module takes them: boolean zeros for float0."""
-    from toolkit.core.avals import ShapedArray
-
     if aval.dtype == dtypes.float0:
         aval = ShapedArray(aval.shape, dtypes.bool_)
     return instantiate(Zero(aval))
@@ -62,8 +67,6 @@ def _module_cotangents(values: Sequence[Any], expected: Sequence[Any]) -> list[A
     Their shapes are the call site's (a ``Zero``'s aval, or the value's), not
     the export's: those may hold dimension variables the caller never binds.
     """
-    from toolkit.core.avals import ShapedArray
-
     out = []
     for value, aval in zip(values, expected):
         if aval.dtype == dtypes.float0 or isinstance(value, Zero) or value is None:
@@ -74,27 +77,22 @@ def _module_cotangents(values: Sequence[Any], expected: Sequence[Any]) -> list[A
     return out
 
 
-def _call(exported: Exported, args: Sequence[Any]) -> list[Any]:
-    from toolkit.export.call import _ByIdentity, call_exported_p
-
-    return list(call_exported_p.bind(*args, exported=_ByIdentity(exported)))
-
-
 # --- reverse mode --------------------------------------------------------------------
 
 
-def _vjp_forward(primals: Sequence[Any], active: Sequence[bool], *, exported: Any) -> tuple[list[Any], Any]:
+def _vjp_forward(call: BindCall, primals: Sequence[Any], active: Sequence[bool], *,
+                 exported: Any) -> tuple[list[Any], Any]:
     # The residuals are the arguments, as JAX keeps them (the VJP export recomputes what it needs).
-    return _call(exported.exported, primals), list(primals)
+    return call(exported.exported, primals), list(primals)
 
 
-def _vjp_backward(residuals: Sequence[Any], active: Sequence[bool], cotangents: Sequence[Any], *,
+def _vjp_backward(call: BindCall, residuals: Sequence[Any], active: Sequence[bool], cotangents: Sequence[Any], *,
                   exported: Any) -> list[Any]:
     exp = exported.exported
     vjp = _vjp_of(exp, "reverse mode")
     num_args = len(exp.in_avals)
     cts = _module_cotangents(cotangents, vjp.in_avals[num_args:])
-    in_cts = _call(vjp, list(residuals) + cts)
+    in_cts = call(vjp, list(residuals) + cts)
     result: list[Any] = []
     for is_active, ct, aval, primal in zip(active, in_cts, vjp.out_avals, residuals):
         if not is_active:
@@ -109,9 +107,10 @@ def _vjp_backward(residuals: Sequence[Any], active: Sequence[bool], cotangents: 
 # --- forward mode --------------------------------------------------------------------
 
 
-def _jvp(primals: Sequence[Any], tangents: Sequence[Any], *, exported: Any) -> tuple[list[Any], list[Any]]:
+def _jvp(call: BindCall, primals: Sequence[Any], tangents: Sequence[Any], *,
+         exported: Any) -> tuple[list[Any], list[Any]]:
     exp = exported.exported
-    outs = _call(exp, primals)
+    outs = call(exp, primals)
     vjp = _vjp_of(exp, "forward mode")
     if not vjp.has_vjp():
         raise DifferentiationError(
@@ -123,7 +122,7 @@ def _jvp(primals: Sequence[Any], tangents: Sequence[Any], *, exported: Any) -> t
     # (x, c) -> Jᵀc is linear in c: any c will do; zeros.
     cts = _module_cotangents([Zero(value_aval(o)) for o in outs], vjp.in_avals[num_args:])
     directions = _module_cotangents(tangents, vjp2.in_avals[num_args + num_outs:])
-    results = _call(vjp2, list(primals) + cts + directions)
+    results = call(vjp2, list(primals) + cts + directions)
     out_tangents = []
     for out, tangent in zip(outs, results[num_args:]):
         aval = value_aval(out)
@@ -131,10 +130,10 @@ def _jvp(primals: Sequence[Any], tangents: Sequence[Any], *, exported: Any) -> t
     return outs, out_tangents
 
 
-def attach(primitive: Any) -> None:
-    """Give ``call_exported_p`` its JVP and VJP rules."""
-    JVP_RULES[primitive] = _jvp
-    VJP_RULES[primitive] = (_vjp_forward, _vjp_backward)
+def attach(primitive: Primitive, call: BindCall) -> None:
+    """Give ``primitive`` (``call_exported_p``) its JVP and VJP rules; ``call`` binds it for an ``Exported``."""
+    JVP_RULES[primitive] = functools.partial(_jvp, call)
+    VJP_RULES[primitive] = (functools.partial(_vjp_forward, call), functools.partial(_vjp_backward, call))
 
 
 __all__ = ["attach"]

@@ -20,9 +20,14 @@ import dataclasses
 import re
 from typing import Any, Callable, Sequence
 
+from jaxlib.mlir.dialects import stablehlo
+
 from toolkit.core.avals import ShapedArray
 from toolkit.core.pytrees import PyTreeDef
 from toolkit.export.shardings import ExportedNamedSharding, as_exported_named_sharding, to_toolkit_named_sharding
+from toolkit.ir.context import shared_context
+from toolkit.ir.serialization import deserialize_portable_artifact
+from toolkit.runtime.client import default_platform
 
 #: The calling conventions of the exported module's ``main`` that toolkit reads and writes.
 minimum_supported_calling_convention_version = 9
@@ -145,8 +150,21 @@ def register_effect_type_name(type_name: str) -> None:
 def default_export_platform() -> str:
     """The platform ``export`` targets when not told: the default backend's (``"cuda"`` with a GPU, else ``"cpu"``;
     ``TOOLKIT_PLATFORMS`` decides when set). Makes no device client."""
-    from toolkit.runtime.client import default_platform
     return default_platform()
+
+
+def portable_artifact_target() -> str:
+    """The StableHLO version exported artifacts target (what JAX targets: the WEEK_4 requirement)."""
+    return stablehlo.get_version_from_compatibility_requirement(stablehlo.StablehloCompatibilityRequirement.WEEK_4)
+
+
+_PRODUCER = re.compile(rb"StableHLO_v(\d+)\.(\d+)\.(\d+)")
+
+
+def artifact_version(blob: bytes) -> str | None:
+    """The StableHLO version a portable artifact was written for (its producer string), or None."""
+    match = _PRODUCER.search(bytes(blob[:64]))
+    return None if match is None else ".".join(g.decode() for g in match.groups())
 
 
 def _is_portable_artifact(blob: bytes) -> bool:
@@ -279,9 +297,6 @@ class Exported:
         Raises ``ValueError`` when ``mlir_module_serialized`` is not a
         readable portable artifact.
         """
-        from toolkit.ir.context import shared_context
-        from toolkit.ir.serialization import deserialize_portable_artifact
-
         if not _is_portable_artifact(self.mlir_module_serialized):
             raise ValueError("mlir_module_serialized is not a StableHLO portable artifact "
                              "(it does not start with the MLIR bytecode magic 'ML\\xefR').")
@@ -299,6 +314,8 @@ class Exported:
         ``vjp_order=k`` also stores ``k`` levels of VJP functions; it needs
         :meth:`has_vjp` (``ValueError`` otherwise).
         """
+        # function-level: breaks the cycle exported -> serialization -> exported (serialization reads and writes
+        # this record; the method is JAX's API on the record)
         from toolkit.export.serialization import serialize
 
         return serialize(self, vjp_order=vjp_order)
@@ -343,6 +360,8 @@ class Exported:
 
     def call(self, *args: Any, **kwargs: Any) -> Any:
         """Call the exported function (eagerly or inside ``toolkit.jit``); see ``toolkit.export.call``."""
+        # function-level: breaks the cycle exported -> call -> exported (the call primitive is built on this record;
+        # the method is JAX's API on the record)
         from toolkit.export.call import call_exported
 
         return call_exported(self, *args, **kwargs)

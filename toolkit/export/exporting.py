@@ -28,18 +28,30 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 from jaxlib.mlir import ir
-from jaxlib.mlir.dialects import stablehlo
 
-from toolkit.export import calling_convention
+from toolkit import shard
+from toolkit.ad import vjp
+from toolkit.ad.interpret import eval_program
+from toolkit.core import dtypes, pytrees, shape_poly
+from toolkit.core.avals import ShapedArray, ShapeDtypeStruct
+from toolkit.export import calling_convention, provenance
 from toolkit.export.exported import (
     DisabledSafetyCheck,
     Exported,
     default_export_platform,
     maximum_supported_calling_convention_version,
     minimum_supported_calling_convention_version,
+    portable_artifact_target,
 )
-from toolkit.export.shardings import EMPTY_MESH, ExportedAbstractDevice, ExportedAbstractMesh, ExportedNamedSharding
+from toolkit.export.shardings import (EMPTY_MESH, ExportedAbstractDevice, ExportedAbstractMesh, ExportedNamedSharding,
+                                      hlo_to_named_sharding)
 from toolkit.ir.context import shared_context
+from toolkit.numpy import zeros
+from toolkit.passes.sharding_annotate import annotate_shardings
+from toolkit.runtime import client as runtime_client
+from toolkit.runtime.portable import serialize_portable
+from toolkit.sharding_plan import plan_shardings
+from toolkit.stages import Wrapped, jit
 
 #: jaxlib's CPU LAPACK kernels (FFI), whose compatibility JAX tests and guarantees.
 _CPU_KERNELS = tuple(f"lapack_{t}{op}_ffi" for op in ("potrf", "geqrf", "getrf", "gesdd", "geev", "gees", "trsm",
@@ -70,11 +82,6 @@ STABLE_CUSTOM_CALL_TARGETS: frozenset[str] = frozenset({
 })
 
 
-def portable_artifact_target() -> str:
-    """The StableHLO version exported artifacts target (what JAX targets: the WEEK_4 requirement)."""
-    return stablehlo.get_version_from_compatibility_requirement(stablehlo.StablehloCompatibilityRequirement.WEEK_4)
-
-
 def serialize_module(module: ir.Module) -> bytes:
     """``module`` as a portable artifact at :func:`portable_artifact_target`; ``module`` is left unchanged.
 
@@ -86,7 +93,6 @@ def serialize_module(module: ir.Module) -> bytes:
     The module itself is handed over, as JAX hands it (jaxlib's entry point takes a module
     or bytecode, which it would parse again in a new context: ~10-20% of the time).
     """
-    from toolkit.runtime.portable import serialize_portable
     return serialize_portable(module, portable_artifact_target(), keep_shardy=True)
 
 
@@ -138,7 +144,6 @@ def recorded_sharding(sharding: Any, ndim: int) -> ExportedNamedSharding | None:
     """
     if sharding is None:
         return None
-    from toolkit import shard
 
     if isinstance(sharding, shard.NamedSharding):
         mesh = sharding.mesh
@@ -155,7 +160,6 @@ def recorded_sharding(sharding: Any, ndim: int) -> ExportedNamedSharding | None:
     hlo = sharding._to_xla_hlo_sharding(ndim)
     if hlo.is_replicated():
         return ExportedNamedSharding(EMPTY_MESH, (None,) * ndim, memory_kind=getattr(sharding, "memory_kind", None))
-    from toolkit.export.shardings import hlo_to_named_sharding
     try:
         return hlo_to_named_sharding(hlo, ndim)
     except (ValueError, NotImplementedError) as exc:
@@ -188,8 +192,6 @@ def export(fun_jit: Any, *, platforms: Sequence[str] | None = None,
 
         exp = export(toolkit.jit(f), platforms=("cpu", "cuda"))(ShapeDtypeStruct((3,), np.float32))
     """
-    from toolkit.stages import Wrapped
-
     if not isinstance(fun_jit, Wrapped):
         raise TypeError(f"The function to export must be the result of toolkit.jit, got {fun_jit!r}.")
     version = calling_convention.DEFAULT_CALLING_CONVENTION_VERSION if calling_convention_version is None \
@@ -215,7 +217,6 @@ def export(fun_jit: Any, *, platforms: Sequence[str] | None = None,
         exp = export_traced(traced, platforms=lowering_platforms, disabled_checks=disabled,
                             calling_convention_version=version)
         exp = _record_abstract_meshes(exp, abstract) if abstract else exp
-        from toolkit.export import provenance
         return provenance.record_export(exp)  # who wrote it, when (a flatbuffer field JAX's readers skip)
 
     return do_export
@@ -231,12 +232,6 @@ def _concrete_for_lowering(fun_jit: Any, specs: Any) -> tuple[Any, Any, set]:
     it without devices again. Returns the keys ``(sizes, names)`` of the
     abstract meshes met (empty: nothing changed).
     """
-    from toolkit import shard
-    from toolkit.core import pytrees
-    from toolkit.core.avals import ShapeDtypeStruct
-    from toolkit.runtime import client as runtime_client
-    from toolkit.stages import jit
-
     abstract: set = set()
 
     def concrete(sharding: Any) -> Any:
@@ -288,8 +283,6 @@ def check_symbolic_scopes(fun_name: str, args_specs: Sequence[Any], kwargs_specs
     compare two dimensions fails with "sizes b and b differ", the same
     variable name in two scopes.
     """
-    from toolkit.core import shape_poly, pytrees
-
     first: tuple[Any, str] | None = None  # (scope, argument path)
     for path, leaf in pytrees.tree_flatten_with_path((tuple(args_specs), dict(kwargs_specs)))[0]:
         for d in getattr(leaf, "shape", ()):  # static arguments may have no shape
@@ -307,8 +300,6 @@ def export_traced(traced: Any, *, platforms: Sequence[str], disabled_checks: Seq
                   calling_convention_version: int = calling_convention.DEFAULT_CALLING_CONVENTION_VERSION,
                   compute_dim_vars: calling_convention.DimVarsHook | None = None) -> Exported:
     """The :class:`Exported` of a ``Traced`` (the work behind :func:`export`)."""
-    from toolkit.sharding_plan import plan_shardings
-
     platforms = tuple(platforms)
     in_avals = tuple(traced.in_avals)
     dim_vars = calling_convention.all_dim_vars(in_avals)
@@ -394,13 +385,6 @@ def _export_vjp(program: Any, primal: Exported) -> Exported:
     Like JAX it differentiates the traced primal program again (here with
     ``toolkit.ad.vjp`` over ``program``) rather than the serialized module.
     """
-    from toolkit.ad import vjp
-    from toolkit.ad.interpret import eval_program
-    from toolkit.core import dtypes
-    from toolkit.core.avals import ShapeDtypeStruct
-    from toolkit.numpy import zeros
-    from toolkit.stages import jit
-
     if primal.nr_devices != 1:
         raise NotImplementedError("Exported.vjp() is implemented for single-device exports only; "
                                   f"{primal.fun_name!r} spans {primal.nr_devices} devices.")
@@ -430,9 +414,6 @@ def _export_vjp(program: Any, primal: Exported) -> Exported:
 
 def _tangent_aval(aval: Any) -> Any:
     """JAX's ``to_tangent_aval``: float0 for integer, boolean and float0 values."""
-    from toolkit.core import dtypes
-    from toolkit.core.avals import ShapedArray
-
     return aval if dtypes.is_inexact(aval.dtype) else ShapedArray(aval.shape, dtypes.float0)
 
 
@@ -445,9 +426,6 @@ def _use_shardy(module: ir.Module, plan: Any, kept: Sequence[int], has_platform_
     given sharding is a ``NamedSharding`` over one mesh; otherwise the GSPMD
     (``mhlo.sharding``) annotations stay.
     """
-    from toolkit import shard
-    from toolkit.passes.sharding_annotate import annotate_shardings
-
     ins = [plan._arg_shardings[i] for i in kept]
     outs = list(plan._out_shardings_flat(num_outputs))
     given = [s for s in ins + outs if s is not None]

@@ -33,7 +33,15 @@ from __future__ import annotations
 import datetime
 import functools
 import json
+from importlib import metadata
 from typing import Any
+
+import jaxlib.version
+from jaxlib.mlir.dialects import stablehlo
+
+import toolkit
+from toolkit.export.exported import artifact_version, portable_artifact_target
+from toolkit.export.schema import exported_generated
 
 #: Field id of the provenance string in the ``Exported`` flatbuffer table.
 PROVENANCE_FIELD = 63
@@ -45,23 +53,14 @@ _ATTRIBUTE = "_toolkit_provenance"
 @functools.lru_cache(maxsize=None)
 def _jaxlib_version() -> str:
     # Read once: importlib.metadata scans the installed distributions (~1.4 ms, on every export otherwise).
-    from importlib import metadata
-
     try:
         return metadata.version("jaxlib")
     except metadata.PackageNotFoundError:
-        import jaxlib.version
-
         return jaxlib.version.__version__
 
 
 def current(**extra: Any) -> dict[str, Any]:
     """A fresh record for an artifact toolkit writes now."""
-    from jaxlib.mlir.dialects import stablehlo
-
-    import toolkit
-    from toolkit.export.exporting import portable_artifact_target
-
     record = {
         "producer": "toolkit",
         "producer_version": toolkit.__version__,
@@ -124,8 +123,6 @@ def decode(data: bytes) -> dict[str, Any] | None:
 
 def infer(exp: Any, blob: bytes | None = None) -> dict[str, Any]:
     """What the artifact tells about its producer, for blobs with or without a record."""
-    from toolkit.export.convert import artifact_version
-
     record = get(exp)
     facts: dict[str, Any] = {}
     if record is not None:
@@ -136,8 +133,6 @@ def infer(exp: Any, blob: bytes | None = None) -> dict[str, Any]:
     if target is not None:
         facts["artifact_stablehlo"] = target
     if blob is not None:
-        from toolkit.export.schema import exported_generated
-
         root = exported_generated.Exported.GetRootAs(bytearray(blob), 0)
         if root.UniqueAvalsLength() > 0 or root.UniqueNamedShardingsLength() > 0:
             facts["layout"] = "de-duplicated avals/shardings (JAX serialization version >= 10)"

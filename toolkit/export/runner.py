@@ -23,13 +23,16 @@ from typing import Any, Sequence
 import numpy as np
 
 from toolkit.core import shape_poly, pytrees
+from toolkit.core.avals import ShapedArray
+from toolkit.export import convert as conversions
+from toolkit.export.call import _arg_names, dim_var_values
 from toolkit.export.exported import Exported
+from toolkit.ir.serialization import write_module
+from toolkit.runtime import standalone
 
 
 def argument_names(exp: Exported) -> list[str]:
     """How messages name the flat inputs: ``args[0]``, ``args[1]['w']``, ``kwargs['x']``."""
-    from toolkit.export.call import _arg_names
-
     return _arg_names(exp.in_tree)
 
 
@@ -53,16 +56,11 @@ def check_arguments(exp: Exported, arrays: Sequence[np.ndarray]) -> None:
         if array.ndim != len(shape) or any(w is not None and w != h for h, w in zip(array.shape, shape)):
             raise ValueError(f"{name} has shape {tuple(array.shape)}, the export declares {aval.str_short()}")
     if any(None in declared_shape(a) for a in exp.in_avals):
-        from toolkit.core.avals import ShapedArray
-        from toolkit.export.call import dim_var_values
-
         dim_var_values(exp, [ShapedArray(np.shape(a), aval.dtype) for a, aval in zip(arrays, exp.in_avals)])
 
 
 def run_exported(exp: Exported, arrays: Sequence[np.ndarray], *, platform: str | None = None) -> list[np.ndarray]:
     """The flat results of ``exp`` on ``arrays`` (see the module docstring)."""
-    from toolkit.export import convert as conversions
-
     arrays = [np.asarray(a, order="C") for a in arrays]
     check_arguments(exp, arrays)
     if exp.calling_convention_version < conversions.FIRST_VERSION_WITH_EFFECTS:
@@ -71,8 +69,6 @@ def run_exported(exp: Exported, arrays: Sequence[np.ndarray], *, platform: str |
         args, kwargs = pytrees.tree_unflatten(exp.in_tree, list(arrays))
         outputs = exp.call(*args, **kwargs)
         return [np.asarray(o) for o in pytrees.tree_leaves(outputs)]
-    from toolkit.ir.serialization import write_module
-    from toolkit.runtime import standalone
 
     module = conversions.plain_module(exp, [a.shape for a in arrays], platform=platform)
     executable = standalone.compile_module(write_module(module, "bytecode"))

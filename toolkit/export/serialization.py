@@ -25,11 +25,11 @@ from typing import Any, Callable, Iterable, Sequence, TypeVar
 import ml_dtypes
 import numpy as np
 
-from toolkit.core import dtypes, pytrees
+from toolkit.core import dtypes, pytrees, shape_poly
 from toolkit.core.avals import ShapedArray
 from toolkit.core.pytrees import NodeKind, PyTreeDef
 from toolkit.export import exported as _exported
-from toolkit.export import flatbuffer_builder, flatbuffer_reader
+from toolkit.export import flatbuffer_builder, flatbuffer_reader, provenance
 from toolkit.export.exported import DisabledSafetyCheck, Effect, Exported
 from toolkit.export.schema import exported_generated
 from toolkit.export.shardings import (
@@ -38,6 +38,7 @@ from toolkit.export.shardings import (
     ExportedNamedSharding,
     hlo_to_named_sharding,
 )
+from toolkit.runtime.shardings import hlo_sharding_from_proto_bytes
 
 __all__ = [
     "serialize",
@@ -336,8 +337,6 @@ def _write_exported(builder: flatbuffer_builder.Builder, exp: Exported, vjp_orde
         [0 if s is None else 1 + uniques.sharding_index[s] for s in out_named])
 
     # toolkit's provenance record: a field JAX's schema does not have (JAX's readers skip it).
-    from toolkit.export import provenance
-
     record = provenance.get(exp)
     record_offset = builder.CreateString(provenance.encode(record)) if record is not None else None
     if record_offset is None:
@@ -797,8 +796,6 @@ def _read_provenance(data: bytes, root: int, result: Exported) -> None:
     Informational only: a record that is out of bounds or not JSON is ignored. The root table and its vtable
     were verified by the reader; the field itself is outside the schema, so every read here is checked.
     """
-    from toolkit.export import provenance
-
     size = len(data)
     vtable = root - _read_i32(data, root)[0]
     slot = 4 + 2 * provenance.PROVENANCE_FIELD
@@ -894,8 +891,6 @@ class _Shapes:
             return tuple(shape)
         dims = [_decode(d, "dimension") for d in raw_dims]
         text = ",".join(dims)
-        from toolkit.core import shape_poly
-
         if self.scope is None:
             self.scope = shape_poly.SymbolicScope(())
         try:
@@ -969,12 +964,8 @@ def _read_sharding(s: dict[str, Any], unique_meshes: list[ExportedAbstractMesh],
         return _read_named_sharding(named, unique_meshes, budget)
     proto_bytes = s["hlo_sharding_proto"]
     if proto_bytes is not None:
-        from toolkit.runtime.shardings import HloSharding, OpSharding
-
-        proto = OpSharding()
         try:
-            proto.ParseFromString(proto_bytes)
-            return HloSharding.from_proto(proto)
+            return hlo_sharding_from_proto_bytes(proto_bytes)
         except Exception as e:  # protobuf / XLA parse errors
             raise _Corrupt(f"bad HloSharding proto: {e}") from None
     return None

@@ -23,6 +23,9 @@ import collections
 import dataclasses
 from typing import Any, Iterable
 
+from toolkit.runtime.shardings import HloSharding, OpSharding
+from toolkit.shard import AbstractMesh, AxisType, NamedSharding, PartitionSpec
+
 #: Axis types, as the wire format names them (JAX's ``AxisType`` member names).
 AXIS_TYPES = ("Auto", "Explicit", "Manual")
 
@@ -143,8 +146,6 @@ def _flat_axes(partitions: Iterable[PartitionEntry]) -> list[str]:
 
 def named_to_hlo_sharding(sharding: ExportedNamedSharding, ndim: int) -> Any:
     """See :meth:`ExportedNamedSharding.to_hlo_sharding`."""
-    from toolkit.runtime.shardings import HloSharding, OpSharding
-
     mesh = sharding.mesh
     if len(sharding.partitions) > ndim:
         raise ValueError(f"Partition spec {sharding.partitions} has more entries than the array rank {ndim}.")
@@ -229,7 +230,6 @@ def hlo_to_named_sharding(hlo: Any, ndim: int) -> ExportedNamedSharding:
 
 
 def _replicated_type() -> Any:
-    from toolkit.runtime.shardings import OpSharding
     return OpSharding.Type.REPLICATED
 
 
@@ -275,10 +275,8 @@ def to_toolkit_named_sharding(s: ExportedNamedSharding, mesh: Any) -> Any:
     ``mesh=None`` rebuilds the sharding over an abstract mesh equal to the
     exported one.
     """
-    from toolkit import shard  # lazy: toolkit.shard is optional for (de)serialization
-
     if mesh is None:
-        mesh = shard.AbstractMesh(s.mesh.axis_sizes, s.mesh.axis_names, _toolkit_axis_types(shard, s.mesh))
+        mesh = AbstractMesh(s.mesh.axis_sizes, s.mesh.axis_names, _toolkit_axis_types(s.mesh))
     abstract = getattr(mesh, "abstract_mesh", mesh)
     sizes = tuple(getattr(abstract, "axis_sizes", None) or tuple(abstract.shape.values()))
     names = tuple(abstract.axis_names)
@@ -293,14 +291,11 @@ def to_toolkit_named_sharding(s: ExportedNamedSharding, mesh: Any) -> Any:
         raise NotImplementedError(
             f"toolkit.shard.PartitionSpec has no reduced/unreduced axes; this sharding has reduced="
             f"{sorted(s.reduced)}, unreduced={sorted(s.unreduced)}.")
-    spec = shard.PartitionSpec(*s.partitions)
+    spec = PartitionSpec(*s.partitions)
     if s.memory_kind is not None:
-        return shard.NamedSharding(mesh, spec, memory_kind=s.memory_kind)
-    return shard.NamedSharding(mesh, spec)
+        return NamedSharding(mesh, spec, memory_kind=s.memory_kind)
+    return NamedSharding(mesh, spec)
 
 
-def _toolkit_axis_types(shard: Any, mesh: ExportedAbstractMesh) -> Any:
-    axis_type = getattr(shard, "AxisType", None)
-    if axis_type is None:
-        return None
-    return tuple(getattr(axis_type, t) for t in mesh.axis_types)
+def _toolkit_axis_types(mesh: ExportedAbstractMesh) -> Any:
+    return tuple(getattr(AxisType, t) for t in mesh.axis_types)
