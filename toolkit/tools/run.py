@@ -235,10 +235,10 @@ def serialized_export(source: bytes, name: str) -> Any | None:
     root = struct.unpack_from("<I", source, 0)[0]
     if not 4 <= root < len(source) or root % 4:
         return None
-    # lazy: the export stack (reader, converter, runner: ~0.15 s) loads only for an input that looks like
-    # a serialized export, not on every toolkit-run of an MLIR file
-    from toolkit.export import deserialize
-    from toolkit.tools.export_cli import read_export
+    # The export stack (reader, converter, runner: a tenth of the start-up) loads only for an input that looks
+    # like a serialized export, not on every toolkit-run of an MLIR file.
+    from toolkit.export import deserialize  # lazy: toolkit-run's start-up time (see above)
+    from toolkit.tools.export_cli import read_export  # lazy: toolkit-run's start-up time (see above)
 
     try:
         deserialize(source)
@@ -248,9 +248,8 @@ def serialized_export(source: bytes, name: str) -> Any | None:
 
 
 def _run_export(exported: Any, args: argparse.Namespace, name: str) -> int:
-    # lazy: as in serialized_export, the export stack loads only for a serialized export
-    from toolkit.export.inspection import result_paths
-    from toolkit.tools.export_cli import print_results, run_export_arguments
+    from toolkit.export.inspection import result_paths  # lazy: as in serialized_export, for start-up time
+    from toolkit.tools.export_cli import print_results, run_export_arguments  # lazy: as in serialized_export
 
     if args.pass_pipeline.strip() or args.constant_inputs:
         raise UsageError("--pass-pipeline and --constant-inputs do not apply to a serialized export "
