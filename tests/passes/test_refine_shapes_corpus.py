@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 from jaxlib.mlir import ir
 
+from toolkit import export
 from toolkit.ir.context import make_context
 from toolkit.passes import run_pipeline
 from toolkit.runtime import standalone
@@ -66,6 +67,7 @@ _ELEMENT_TYPES = {"float32": "f32", "float64": "f64", "float16": "f16", "bfloat1
 
 def _corpus():
     sys.path.insert(0, str(CORPUS))
+    # function-level: the corpus' own module is importable only once its directory is on sys.path.
     import corpus_common
 
     return corpus_common
@@ -81,8 +83,6 @@ def _tensor_type(array: np.ndarray) -> str:
 
 
 def _module_and_inputs(name: str) -> tuple[str, list[str], list[np.ndarray], list[np.ndarray], dict]:
-    from toolkit import export
-
     corpus = _corpus()
     entry = _case(name)
     exported = export.deserialize(bytearray((CORPUS / entry["files"]["bin"]).read_bytes()))

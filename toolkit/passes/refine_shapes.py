@@ -114,6 +114,7 @@ class _RefinementRun:
         self.static_check = StaticCheck(self.functions, self.constants.constant)
 
     def run(self) -> None:
+        """Refine the module from its entry function; the sweep's statistics go to the pass's."""
         try:
             self._run()
         finally:
@@ -189,6 +190,8 @@ class _RefinementRun:
         self.retyping.note_foreign_ops(foreign)
 
     def _refine_function(self, function: ir.Operation, name: str) -> None:
+        """Sweep one function (the entry, or a callee from its call site): retype its ops, erase the
+        dead ones, make its type match; note whether it may fail the static check."""
         region = function.regions[0]
         blocks = list(region.blocks)
         if len(blocks) != 1:
