@@ -238,7 +238,7 @@ def _vma_before_differentiation(program: Program, flat_args: list) -> Program:
     replicated input mixed with a varying one gets a ``pvary``, whose transpose
     sums the cotangents over those axes. Here the program is rewritten the same
     way, its inputs' varying axes taken from the body traced so far.
-    Registered in ``toolkit.ad.api.PREPARE_FOR_DIFFERENTIATION`` by ``toolkit.ad.rules.parallel``.
+    Registered in ``toolkit.ad.api.PREPARE_FOR_DIFFERENTIATION`` by ``toolkit.ad.rules.shard_map``.
     """
     frame = parallel.current_frame()
     if frame is None or not frame.check_vma:
@@ -355,11 +355,11 @@ def shard_map(f: Callable[..., Any] | None = None, /, *, out_specs: Any, in_spec
         if not tracing.is_tracing():  # eagerly: compile the whole map once (per mesh) and run it
             entry = jitted.get(id(the_mesh))
             if entry is None or entry[0] is not the_mesh:
-                from toolkit.stages import jit
                 call = functools.partial(_shard_map_call, f, mesh=the_mesh, in_specs=in_specs, out_specs=out_specs,
                                          axis_names=axis_names, check_vma=bool(check_vma))
-                entry = jitted[id(the_mesh)] = (the_mesh, jit(functools.wraps(f)(lambda *a: call(a))))
-            return entry[1](*args)
+                # One function per mesh, so the eager hook's jit finds its trace and executable again.
+                entry = jitted[id(the_mesh)] = (the_mesh, functools.wraps(f)(lambda *a: call(a)))
+            return tracing.eager_call(entry[1], *args)
         return _shard_map_call(f, args, the_mesh, in_specs, out_specs, axis_names, bool(check_vma))
 
     return wrapped

@@ -133,8 +133,7 @@ def staged(fun: Callable[..., Any], *args: Any) -> Any:
     """
     if tracing.is_tracing():
         return fun(*args)
-    from toolkit.stages import jit
-    return jit(fun)(*args)
+    return tracing.eager_call(fun, *args)
 
 
 # --- the interpreter -----------------------------------------------------------------------

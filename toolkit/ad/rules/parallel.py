@@ -1,16 +1,9 @@
-"""Rules for ``toolkit/lax/parallel.py`` (collectives) and ``toolkit/shard_map.py``.
+"""Differentiation rules for ``toolkit/lax/parallel.py`` (collectives; ``shard_map``'s are ``shard_map.py``).
 
 Collectives are linear; their transposes are JAX's: ``all_gather`` <->
 ``psum_scatter``, ``ppermute`` -> the inverse permutation, ``all_to_all`` ->
 ``all_to_all`` with split and concat swapped, ``pvary`` -> ``psum_invariant``
 -> ``pvary`` (``check_vma=True``), and ``psum`` -> ``psum`` (``check_vma=False``).
-
-``shard_map``: forward mode maps the JVP of the body (tangents with their
-primal's specs); reverse mode is a VJP rule whose backward pass is another
-``shard_map`` running the body's VJP on each shard (recomputing the forward
-pass there), with JAX's ``check_vma=False`` corrections: output cotangents are
-divided by the number of devices an output is replicated over, input
-cotangents are summed over the axes an input is replicated over.
 """
 
 from __future__ import annotations
@@ -22,11 +15,6 @@ from toolkit.ad.jvp import deflinear
 from toolkit.ad.registry import JVP_RULES, NO_JVP
 from toolkit.ad.values import Zero
 from toolkit.lax import parallel
-from toolkit.ad.api import PREPARE_FOR_DIFFERENTIATION
-from toolkit.shard_map import _vma_before_differentiation
-
-# grad inside a check_vma shard_map body: make pvary explicit before differentiating, as JAX's types do.
-PREPARE_FOR_DIFFERENTIATION.append(_vma_before_differentiation)
 
 
 def _zero_or(ct: Any, fun) -> Any:

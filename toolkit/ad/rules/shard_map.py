@@ -24,6 +24,7 @@ from toolkit.core import tracing
 from toolkit.lax import elementwise, parallel
 from toolkit.shard_map import _spec_axes, _vma_before_differentiation, shard_map_p
 
+# grad inside a check_vma shard_map body: make pvary explicit before differentiating, as JAX's types do.
 PREPARE_FOR_DIFFERENTIATION.append(_vma_before_differentiation)
 
 

@@ -1,4 +1,4 @@
-"""Batching rules for the collectives of ``toolkit.lax.parallel`` and for ``shard_map``.
+"""Batching rules for the collectives of ``toolkit.lax.parallel`` (``shard_map`` itself: ``shard_map.py``).
 
 A batched value inside a ``shard_map`` body is a stack of independent
 per-device values, so a collective over a *mesh* axis acts on every batch
@@ -18,11 +18,6 @@ is sent) and ``all_to_all`` exchanges blocks between elements. A reduction
 over the vmapped axis *and* mesh axes reduces the batch, then runs the
 collective over the mesh axes; the other collectives over a mix raise
 ``NotImplementedError``.
-
-``shard_map``: batched operands get the batch dimension first, with
-``spmd_axis_name`` (when it is one of the map's manual axes) or ``None``
-inserted at the front of their specs; the body is batched with the
-per-device batch size.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """Batching rule for ``toolkit/shard_map.py``.
 
-Batched operands get the batch dimension first, with an unsharded entry in their specs; the body is
-batched per shard.
+Batched operands get the batch dimension first, with ``spmd_axis_name`` (when it is one of the map's
+manual axes) or ``None`` inserted at the front of their specs; the body is batched with the per-device
+batch size.
 """
 
 from __future__ import annotations

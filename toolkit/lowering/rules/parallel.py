@@ -1,11 +1,4 @@
-"""StableHLO for ``toolkit.shard_map`` and the collectives of ``toolkit.lax.parallel``.
-
-``shard_map`` lowers, as JAX 0.10 does, to Shardy's ``sdy.manual_computation``
-(operands and results in global shapes, ``in_shardings``/``out_shardings``
-over the module's ``sdy.mesh``, ``manual_axes``; the body's block arguments
-have the per-device shapes). Under GSPMD (``TOOLKIT_PARTITIONER=gspmd``) it is
-JAX's pre-Shardy form: ``@Sharding`` + ``@SPMDFullToShardShape`` per operand,
-the body inline, ``@Sharding`` + ``@SPMDShardToFullShape`` per result.
+"""StableHLO for the collectives of ``toolkit.lax.parallel`` (``shard_map`` itself: ``shard_map.py``).
 
 Collectives use device positions in the mesh (``AxisEnv.groups``), a
 ``channel_handle`` (handle 1, device-to-device) and ``use_global_device_ids``
