@@ -9,7 +9,7 @@ are only for primitives linear in some operand, and reverse mode of everything e
 so ``TRANSPOSE_RULES``/``VJP_RULES`` are checked to hold registered primitives only.
 
 ``python tests/test_rule_coverage.py [NAME...]`` prints where everything for a primitive is (its family
-file and the file:line of each rule); ``--write`` regenerates ``docs/rule-index.md`` from these tables,
+file and the file::function of each rule); ``--write`` regenerates ``docs/rule-index.md`` from these tables,
 and ``test_the_rule_index_is_current`` fails when it is stale.
 """
 
@@ -121,6 +121,11 @@ def test_every_user_function_is_exported(toolkit_primitives):
             assert getattr(public, name, None) is fn, f"{public.__name__}.{name} is not {family.name}'s user function"
 
 
+def test_declared_families_export_exactly_their_user_functions(toolkit_primitives):
+    from toolkit.lax import elementwise
+    assert sorted(elementwise.__all__) == sorted(elementwise.family.functions)
+
+
 @pytest.mark.parametrize("family_name", ["elementwise"])
 def test_every_primitive_of_a_declared_family_has_a_user_function(family_name, toolkit_primitives):
     family = FAMILIES[family_name]
@@ -154,13 +159,14 @@ def test_a_new_elementwise_op_gets_every_interpretation():
 # -- the index: where everything for a primitive is ----------------------------------------------
 
 def _where(fn: Any) -> str:
+    """``file::function`` of a rule (no line numbers: the index must not go stale with every edit)."""
     fn = inspect.unwrap(fn)
     try:
         path = pathlib.Path(inspect.getsourcefile(fn) or "?").resolve()
-        line = inspect.getsourcelines(fn)[1]
-    except (OSError, TypeError):
+    except TypeError:
         return "?"
-    return f"{path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name}:{line}"
+    where = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path.name
+    return f"{where}::{getattr(fn, '__qualname__', '?')}"
 
 
 def _entry(table: Any, reasons: dict, prim: Any) -> str:

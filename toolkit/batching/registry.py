@@ -32,7 +32,7 @@ Example (an elementwise primitive: the batch dimension passes through)::
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from toolkit.core.registries import RuleTable
