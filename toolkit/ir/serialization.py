@@ -25,13 +25,18 @@ in-process.
 
 from __future__ import annotations
 
+import faulthandler
 import io
 import os
 import re
+import select
 import signal
+import sys
 import time
+import warnings
 from typing import Literal
 
+import jaxlib.version
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
@@ -89,8 +94,6 @@ def deserialize_portable_artifact(data: bytes, context: ir.Context) -> ir.Module
         reason = reasons[0] if reasons else (errors[0] if errors else str(error))
         version, newest = portable_artifact_version(data), stablehlo.get_current_version()
         if version is not None and _version_key(version) > _version_key(newest):
-            import jaxlib.version
-
             raise ValueError(f"cannot read the StableHLO portable artifact: it was written by StableHLO {version}, "
                              f"newer than {newest}, the newest version this jaxlib ({jaxlib.version.__version__}) "
                              f"reads; first unreadable part: {reason}") from None
@@ -144,14 +147,12 @@ def _probe_child(data: bytes, out: int, allow_unregistered: bool) -> None:
     """
     code = 3
     try:
-        import faulthandler
-
         # A crash must kill the child quietly: the parent reports it on one line.
         faulthandler.disable()
         for number in (signal.SIGSEGV, signal.SIGBUS, signal.SIGABRT, signal.SIGFPE, signal.SIGILL):
             signal.signal(number, signal.SIG_DFL)
         try:
-            import resource
+            import resource  # lazy: not on every platform (the ImportError is caught)
 
             resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
         except (ImportError, ValueError, OSError):
@@ -206,8 +207,6 @@ def _wait_for(pid: int, timeout: float) -> int | None:
             if remaining <= 0:
                 return None
             if pidfd is not None:
-                import select
-
                 select.select([pidfd], [], [], remaining)
             else:
                 time.sleep(min(delay, remaining))
@@ -222,10 +221,6 @@ def _read_in_child(data: bytes, allow_unregistered: bool, timeout: float | None)
     kind = detect_format(data)
     what = "the StableHLO portable artifact" if kind == "vhlo" else "MLIR bytecode"
     limit = untrusted_read_timeout(len(data)) if timeout is None else timeout
-    import select
-    import sys
-    import warnings
-
     for stream in (sys.stdout, sys.stderr):  # the child must not flush the parent's buffers
         try:
             stream.flush()

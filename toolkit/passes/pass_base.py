@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import contextvars
 import dataclasses
+import difflib
 import re
 import typing
 from collections import Counter
@@ -38,6 +39,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, ClassVar, Literal
 
 from jaxlib.mlir import ir
+from jaxlib.mlir._mlir_libs._mlir import rewrite as _rewrite
 
 from toolkit.ir.errors import PassFailure
 from toolkit.ir.rewriting import CheckedRewriter
@@ -254,8 +256,6 @@ class Pass:
 
         Raises :class:`PassOptionError` naming the close option names on a typo.
         """
-        import difflib
-
         hints = _type_hints(cls)
         by_option = {_option_name(f.name): f for f in cls.option_fields()}
         kwargs = {}
@@ -414,16 +414,12 @@ class PatternPass(Pass):
 
     def build_pattern_set(self, context: ir.Context, run: _PatternRun | None = None) -> Any:
         """The frozen jaxlib pattern set for ``context`` (``run`` collects a pattern's exception)."""
-        from jaxlib.mlir._mlir_libs._mlir import rewrite as _rewrite
-
         pattern_set = _rewrite.RewritePatternSet(context)
         for p in self.patterns():
             pattern_set.add(p.root, _adapt(p, run), p.benefit)
         return pattern_set.freeze()
 
     def apply(self, op: ir.Operation) -> None:
-        from jaxlib.mlir._mlir_libs._mlir import rewrite as _rewrite
-
         run = _PatternRun()
         frozen = self.build_pattern_set(op.context, run)
         if self.driver == "walk":

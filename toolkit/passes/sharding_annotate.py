@@ -29,6 +29,7 @@ import re
 from typing import Any, ClassVar, Literal, Sequence
 
 from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import sdy
 
 from toolkit.passes.pass_base import ModulePass, PassFailure
 from toolkit.passes.registry import register_pass
@@ -146,7 +147,6 @@ def _ensure_mesh_symbol(module_op: ir.Operation, mesh_name: str, mesh_text: str)
                                  f"from the mesh of the shardings ({mesh_text})")
             return
     after_meshes = next((op for op in body.operations if op.operation.name != "sdy.mesh"), None)
-    from jaxlib.mlir.dialects import sdy
     ip = ir.InsertionPoint(after_meshes) if after_meshes is not None else ir.InsertionPoint(body)
     sdy.MeshOp(mesh_name, ir.Attribute.parse("#sdy.mesh" + mesh_text), ip=ip)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping, Sequence
 
+import jaxlib
 import numpy as np
 from jaxlib import _jax, xla_client
 
@@ -20,7 +21,7 @@ def _register_cpu_custom_calls() -> None:
     if _registered:
         return
     _registered = True
-    from jaxlib import lapack
+    from jaxlib import lapack  # lazy: it loads scipy's LAPACK, wanted only once something compiles
     # The kernels call LAPACK through function pointers filled in here (from scipy); without it they crash.
     lapack._lapack.initialize()
     for platform, targets in lapack.registrations().items():
@@ -108,7 +109,6 @@ def deserialize_executable(data: bytes, devices: Sequence[Any], options: Any) ->
 
 def runtime_versions(platform: str) -> dict[str, str]:
     """What a serialized executable depends on besides its compile options: jaxlib and the platform's versions."""
-    import jaxlib
     client = backend(platform)
     return {"jaxlib": jaxlib.__version__, "platform": client.platform, "platform_version": client.platform_version}
 

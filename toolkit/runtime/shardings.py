@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from typing import Any, Sequence
 
+import numpy as np
 from jaxlib import _jax, xla_client
 
 HloSharding = xla_client.HloSharding
@@ -101,7 +102,6 @@ def shard_indices(hlo: HloSharding, num_devices: int, shape: tuple[int, ...]) ->
     full = tuple(slice(None) for _ in range(ndim))
     if not assignment:
         return [full] * num_devices
-    import numpy as np
     tiles = np.asarray(assignment).reshape(counts)
     result: list[Any] = [None] * num_devices
     for tile_index, position in np.ndenumerate(tiles):
