@@ -41,12 +41,13 @@ PREPARE_FOR_DIFFERENTIATION: list[Callable[[Any, list], Any]] = []
 class _TracedFunction:
     """A user function traced at the avals of its flattened arguments."""
 
+    out_tree: pytrees.PyTreeDef  # the outputs' structure, set by the trace in __init__
+
     def __init__(self, fun: Callable[..., Any], args: Sequence[Any], has_aux: bool, what: str):
         if not callable(fun):
             raise TypeError(f"{what}: expected a callable function, got {type(fun).__name__}")
         flat_args, in_tree = pytrees.tree_flatten(tuple(args))
         avals = leaf_avals(flat_args, what)
-        self.out_tree: pytrees.PyTreeDef | None = None
         self.aux_tree: pytrees.PyTreeDef | None = None
         self.num_out = 0
 
@@ -193,7 +194,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
 
 def _argnums_tuple(argnums: int | Sequence[int], nargs: int, what: str) -> tuple[int, ...]:
     many = not isinstance(argnums, (int, np.integer))
-    nums = tuple(int(a) for a in argnums) if many else (int(argnums),)
+    nums = (int(argnums),) if isinstance(argnums, (int, np.integer)) else tuple(int(a) for a in argnums)
     if not nums and many:
         raise ValueError(f"{what}: argnums must not be empty")
     for a in nums:
@@ -255,7 +256,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, ha
         return value, gradient
 
     wrapped.__name__ = f"value_and_grad_{getattr(fun, '__name__', 'fun')}"
-    wrapped.__wrapped__ = fun
+    wrapped.__wrapped__ = fun  # type: ignore[attr-defined]  # a function attribute, as functools.wraps sets it
     return wrapped
 
 
@@ -279,5 +280,5 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
         return (gradient, value[1]) if has_aux else gradient
 
     wrapped.__name__ = f"grad_{getattr(fun, '__name__', 'fun')}"
-    wrapped.__wrapped__ = fun
+    wrapped.__wrapped__ = fun  # type: ignore[attr-defined]  # a function attribute, as functools.wraps sets it
     return wrapped

@@ -253,9 +253,11 @@ class custom_jvp:
         def call_rule(primal_leaves: Sequence[Any], tangent_leaves: Sequence[Any]) -> tuple[list[Any], list[Any]]:
             primals = pytrees.tree_unflatten(in_tree, list(primal_leaves))
             tangents = pytrees.tree_unflatten(in_tree, list(tangent_leaves))
-            out = self.jvp(*nondiff_args, primals, tangents)
+            jvp = self.jvp  # read when the rule runs, as before: a later defjvp replaces it
+            assert jvp is not None  # __call__ checked that defjvp gave a rule
+            out = jvp(*nondiff_args, primals, tangents)
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
-                raise TypeError(f"Custom JVP rule {getattr(self.jvp, '__name__', 'jvp')} for function {name} must "
+                raise TypeError(f"Custom JVP rule {getattr(jvp, '__name__', 'jvp')} for function {name} must "
                                 f"produce a pair (list or tuple of length two) representing primal and tangent "
                                 f"outputs, but got {out!r}.")
             primal_out, tangent_out = out
@@ -394,7 +396,9 @@ class custom_vjp:
             values = list(leaf_values)
             if symbolic:
                 values = [CustomVJPPrimal(v, p) for v, p in zip(values, perturbed)]
-            out = self.fwd(*flat_fun.full_args(pytrees.tree_unflatten(in_tree, values)))
+            fwd_rule = self.fwd  # read when the rule runs, as before: a later defvjp replaces it
+            assert fwd_rule is not None  # __call__ checked that defvjp gave the rules
+            out = fwd_rule(*flat_fun.full_args(pytrees.tree_unflatten(in_tree, values)))
             if not (isinstance(out, (tuple, list)) and len(out) == 2):
                 raise TypeError(f"Custom VJP fwd rule {fwd_name} for function {name} must produce a pair (list or "
                                 f"tuple of length two) where the first element represents the primal output "
@@ -421,7 +425,9 @@ class custom_vjp:
         def bwd(residuals: Any, cotangent_leaves: Sequence[Any]) -> list[Any]:
             cts = [SymbolicZero(c.aval) if symbolic and isinstance(c, Zero) else instantiate(c)
                    for c in cotangent_leaves]
-            result = self.bwd(*nondiff_args, residuals, pytrees.tree_unflatten(out_tree, cts))
+            bwd_rule = self.bwd  # read when the rule runs, as before: a later defvjp replaces it
+            assert bwd_rule is not None  # __call__ checked that defvjp gave the rules
+            result = bwd_rule(*nondiff_args, residuals, pytrees.tree_unflatten(out_tree, cts))
             if not isinstance(result, (tuple, list)):
                 raise TypeError(f"Custom VJP bwd rule must produce a tuple (or list) of length equal to the number "
                                 f"of differentiable arguments of the custom_vjp-decorated function {name} "

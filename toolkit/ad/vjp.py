@@ -111,7 +111,9 @@ def vjp_program(program: Program, primals: Sequence[Any], active: Sequence[bool]
             cts_out = [Zero(tangent_aval(v.aval)) if ct is None else ct for v, ct in zip(eqn.outputs, cts_out)]
             rule = VJP_RULES.get(eqn.primitive)
             if rule is not None:
-                cts_in = rule[1](residuals, active_in, cts_out, **eqn.params)
+                backward_rule = rule[1]
+                assert backward_rule is not None  # a rule without one (while_p) raised in its forward, off the tape
+                cts_in = backward_rule(residuals, active_in, cts_out, **eqn.params)
             else:
                 cts_in = linearized_vjp(eqn.primitive, eqn.params, [env.read(a) for a in eqn.inputs], active_in,
                                         cts_out)

@@ -129,7 +129,8 @@ VJP_RULES[control_flow.cond_p] = (_cond_vjp_forward, _cond_vjp_backward)
 # --- while -------------------------------------------------------------------------------
 
 
-def _while_jvp(primals, tangents, *, cond_program, body_program, cond_nconsts, body_nconsts):
+def _while_jvp(primals: list[Any], tangents: list[Any], *, cond_program: Program, body_program: Program,
+               cond_nconsts: int, body_nconsts: int) -> tuple[list[Any], list[Any]]:
     cond_consts = primals[:cond_nconsts]
     body_consts = primals[cond_nconsts:cond_nconsts + body_nconsts]
     carry = primals[cond_nconsts + body_nconsts:]
@@ -212,8 +213,8 @@ def _scan_jvp(primals, tangents, *, body, num_carry, num_consts, length, reverse
         grown = list(carry_nonzero)
         ys_nonzero = [False] * num_ys
 
-        def step(*args: Any, mask=list(carry_nonzero), grown=grown, ys_nonzero=ys_nonzero) -> list[Any]:
-            args = list(args)
+        def step(*step_args: Any, mask=list(carry_nonzero), grown=grown, ys_nonzero=ys_nonzero) -> list[Any]:
+            args = list(step_args)
             c, args = args[:num_carry], args[num_carry:]
             ct, args = args[:sum(mask)], args[sum(mask):]
             x, args = args[:len(xs)], args[len(xs):]
@@ -279,8 +280,8 @@ def _scan_vjp_backward(residuals, active, cotangents, *, body, num_carry, num_co
     accumulators = [instantiate(Zero(tangent_aval(a))) for a in _select(const_avals, consts_diff)]
     body_active = carry_diff + xs_diff + consts_diff
 
-    def step(*args: Any) -> list[Any]:
-        args = list(args)
+    def step(*step_args: Any) -> list[Any]:
+        args = list(step_args)
         n_ct, n_acc = len(ct_carry), len(accumulators)
         ct_c, acc, args = args[:n_ct], args[n_ct:n_ct + n_acc], args[n_ct + n_acc:]
         c, args = args[:num_carry], args[num_carry:]

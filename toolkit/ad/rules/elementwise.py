@@ -284,7 +284,7 @@ defjvp(elementwise.rem_p, lambda t, ans, x, y: t,
        lambda t, ans, x, y: t * elementwise.neg(_trunc(tnp.asarray(x) / tnp.asarray(y))))
 
 
-def _clamp_jvp(primals, tangents):
+def _clamp_jvp(primals: list[Any], tangents: list[Any]) -> tuple[Any, Any]:
     lo, x, hi = primals
     t_lo, t_x, t_hi = tangents
     out = elementwise.clamp(lo, x, hi)
