@@ -327,6 +327,7 @@ def _check_spec(spec: PartitionSpec, aval: ShapedArray, mesh: Mesh, manual: tupl
             seen.append(a)
 
 
+@family.function(binds=(shard_map_p,))
 def shard_map(f: Callable[..., Any] | None = None, /, *, out_specs: Any, in_specs: Any = None,
               mesh: Mesh | None = None, axis_names: Any = frozenset(), check_vma: bool = True) -> Any:
     """Map ``f`` over the shards of its arguments (see the module docstring); ``jax.shard_map``'s signature.

@@ -29,6 +29,7 @@ __all__ = ["stop_gradient", "stop_gradient_p"]
 stop_gradient_p = family.primitive("stop_gradient", shape_rule=lambda x: x)
 
 
+@family.function(binds=(stop_gradient_p,))
 def stop_gradient(x: Any) -> Any:
     """``x`` (an array or a pytree of arrays) unchanged, but a constant to autodiff (``jax.lax.stop_gradient``)."""
     return pytrees.tree_map(stop_gradient_p.bind, x)

@@ -159,6 +159,7 @@ def _trace_branches(branches: Sequence[Callable[..., Any]], names: Sequence[str]
     return [tuple(programs), leaves + captured], out_trees[0]
 
 
+@family.function(binds=(cond_p,))
 def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any) -> Any:
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, decided at run time.
 
@@ -186,6 +187,7 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
     return pytrees.tree_unflatten(out_tree, outs)
 
 
+@family.function(binds=(cond_p,))
 def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
     """``branches[index](*operands)``, with ``index`` clamped into ``[0, len(branches) - 1]``.
 
@@ -265,6 +267,7 @@ def _cast_leaves(leaves: Sequence[Any], avals: Sequence[ShapedArray]) -> list[An
     return out
 
 
+@family.function(binds=(while_p,))
 def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], init_val: Any) -> Any:
     """Repeat ``val = body_fun(val)`` while ``cond_fun(val)``; returns the final ``val``.
 
@@ -401,6 +404,7 @@ def _step_aval(aval: ShapedArray) -> ShapedArray:
     return aval.update(shape=aval.shape[1:], sharding=sharding_types.hooks.make(aval.sharding.mesh, spec))
 
 
+@family.function(binds=(scan_p,))
 def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, length: int | None = None,
          reverse: bool = False, unroll: int | bool = 1) -> tuple[Any, Any]:
     """Loop ``carry, y = f(carry, x)`` over the leading axis of ``xs``; returns ``(carry, stacked ys)``.

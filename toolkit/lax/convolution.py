@@ -177,6 +177,7 @@ def _canonical_precision(precision: Any) -> Any:
     return text
 
 
+@family.function(binds=(conv_general_dilated_p,))
 def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: Any,
                          lhs_dilation: Sequence[int] | None = None, rhs_dilation: Sequence[int] | None = None,
                          dimension_numbers: Any = None, feature_group_count: int = 1, batch_group_count: int = 1,

@@ -75,6 +75,7 @@ def _freeze_config(config: Any) -> Any:
     raise TypeError(f"custom_call: backend_config must be a string or a dict, got {type(config).__name__}")
 
 
+@family.function(binds=(custom_call_p, effectful_custom_call_p,))
 def custom_call(call_target_name: str, result_avals: Any, *operands: Any, has_side_effect: bool = False,
                 backend_config: str | Mapping[str, Any] | None = None, api_version: int = 2,
                 operand_layouts: Sequence[Sequence[int]] | None = None,

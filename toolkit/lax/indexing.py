@@ -176,6 +176,7 @@ def default_fill_value(dtype: np.dtype) -> Any:
     return np.iinfo(dtype).min
 
 
+@family.function(binds=(gather_p,))
 def gather(operand: Any, start_indices: Any, dimension_numbers: GatherDimensionNumbers,
            slice_sizes: Sequence[int], *, indices_are_sorted: bool = False, unique_indices: bool = False,
            mode: "str | GatherScatterMode | None" = None, fill_value: Any = None) -> Any:
@@ -263,7 +264,7 @@ def _make_scatter(p: Primitive, what: str):
                   "(the last dimension of ``scatter_indices``); returns the new array.\n\n"
                   "Example (``x.at[idx].add(y)`` for 1-D ``x``, ``idx``, ``y``)::\n\n"
                   f"    {p.name}(x, idx[:, None], y, ScatterDimensionNumbers((), (0,), (0,)))\n")
-    return fn
+    return family.function(fn, binds=(p,))
 
 
 scatter = _make_scatter(scatter_p, "writes (replacing; order among duplicate indices unspecified)")

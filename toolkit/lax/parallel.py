@@ -313,6 +313,7 @@ def _is_concrete(x: Any) -> bool:
     return not isinstance(x, tracing.Tracer)
 
 
+@family.function(binds=(psum_p, psum_invariant_p,))
 def psum(x: Any, axis_name: Any) -> Any:
     """Sum of ``x`` (a pytree) over the devices of ``axis_name``; bool values are summed as int32."""
     axes, frame = _bound(axis_name, "psum")
@@ -356,16 +357,19 @@ def _reduce(prim: Primitive, api: str, x: Any, axis_name: Any) -> Any:
     return pytrees.tree_map(one, x)
 
 
+@family.function(binds=(pmax_p,))
 def pmax(x: Any, axis_name: Any) -> Any:
     """Elementwise maximum of ``x`` over the devices of ``axis_name``."""
     return _reduce(pmax_p, "pmax", x, axis_name)
 
 
+@family.function(binds=(pmin_p,))
 def pmin(x: Any, axis_name: Any) -> Any:
     """Elementwise minimum of ``x`` over the devices of ``axis_name``."""
     return _reduce(pmin_p, "pmin", x, axis_name)
 
 
+@family.function(binds=(pvary_p,))
 def pvary(x: Any, axis_name: Any) -> Any:
     """``x`` marked as varying over ``axis_name`` (the same values; see the module docstring)."""
     axes, frame = _bound(axis_name, "pvary")
@@ -379,6 +383,7 @@ def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
     return pvary(x, axis_name)
 
 
+@family.function(binds=(all_gather_p,))
 def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) -> Any:
     """Every device's ``x`` gathered along ``axis``: stacked as a new axis, or concatenated when ``tiled``."""
     axes, frame = _bound(axis_name, "all_gather")
@@ -391,6 +396,7 @@ def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) ->
     return pytrees.tree_map(one, x)
 
 
+@family.function(binds=(psum_scatter_p,))
 def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0, tiled: bool = False) -> Any:
     """``psum`` of ``x`` of which each device keeps its block of ``scatter_dimension``."""
     axes, frame = _bound(axis_name, "psum_scatter")
@@ -403,6 +409,7 @@ def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0, tiled: b
     return pytrees.tree_map(one, x)
 
 
+@family.function(binds=(ppermute_p,))
 def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
     """Send each device's ``x`` to another along ``axis_name``: ``perm`` lists ``(source, destination)``
     positions; devices no one sends to receive zeros."""
@@ -417,6 +424,7 @@ def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
     return pytrees.tree_map(lambda leaf: ppermute_p.bind(leaf, axes=axes, env=frame.env, perm=perm), x)
 
 
+@family.function(binds=(all_to_all_p,))
 def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *, tiled: bool = False) -> Any:
     """Split ``split_axis`` into one block per device, send block ``i`` to device ``i`` and
     concatenate the received blocks along ``concat_axis`` (untiled: the split axis, of the
@@ -461,6 +469,7 @@ def axis_size(axis_name: Any) -> int:
     return frame.env.size(axes)
 
 
+@family.function(binds=(axis_index_p,))
 def axis_index(axis_name: Any) -> Any:
     """This device's int32 position along ``axis_name`` (row-major over a tuple of axes)."""
     axes, frame = _bound(axis_name, "axis_index")

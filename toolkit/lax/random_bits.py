@@ -49,6 +49,7 @@ def _rng_rule(key: ShapedArray, *, shape: tuple, dtype: Any, algorithm: RandomAl
 rng_bit_generator_p = family.primitive("rng_bit_generator", shape_rule=_rng_rule, multiple_results=True)
 
 
+@family.function(binds=(rng_bit_generator_p,))
 def rng_bit_generator(key: Any, shape: Sequence[int], dtype: Any = dtypes.uint32,
                       algorithm: RandomAlgorithm = RandomAlgorithm.RNG_DEFAULT) -> tuple[Any, Any]:
     """Random bits of ``shape``/``dtype`` from ``key``; returns ``(new_key, bits)``.

@@ -38,7 +38,7 @@ def _make(p: Primitive):
         return p.bind(x, axes=tuple(sorted(int(a) for a in axes)))
     reduce.__name__ = p.name
     reduce.__doc__ = f"``{p.name}`` of ``x`` over ``axes``."
-    return reduce
+    return family.function(reduce, binds=(p,))
 
 
 reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor = map(
@@ -59,11 +59,13 @@ argmax_p = family.primitive("argmax", shape_rule=_arg_rule("argmax"))
 argmin_p = family.primitive("argmin", shape_rule=_arg_rule("argmin"))
 
 
+@family.function(binds=(argmax_p,))
 def argmax(x: Any, axis: int, index_dtype: Any = dtypes.int32) -> Any:
     """Index of the first maximum along ``axis`` (NaN counts as the maximum, as in numpy)."""
     return argmax_p.bind(x, axis=int(axis), index_dtype=dtypes.canonicalize_dtype(index_dtype))
 
 
+@family.function(binds=(argmin_p,))
 def argmin(x: Any, axis: int, index_dtype: Any = dtypes.int32) -> Any:
     """Index of the first minimum along ``axis`` (NaN counts as the minimum, as in numpy)."""
     return argmin_p.bind(x, axis=int(axis), index_dtype=dtypes.canonicalize_dtype(index_dtype))

@@ -29,6 +29,7 @@ def _constraint_rule(x: ShapedArray, *, sharding: Any) -> ShapedArray:
 sharding_constraint_p = family.primitive("sharding_constraint", shape_rule=_constraint_rule)
 
 
+@family.function(binds=(sharding_constraint_p,))
 def with_sharding_constraint(x: Any, shardings: Any) -> Any:
     """``x`` (a pytree of arrays) constrained to ``shardings`` (one sharding or a matching pytree).
 

@@ -39,6 +39,7 @@ def _sort_rule(*operands: ShapedArray, dimension: int, is_stable: bool, num_keys
 sort_p = family.primitive("sort", shape_rule=_sort_rule, multiple_results=True)
 
 
+@family.function(binds=(sort_p,))
 def sort(operand: Any | Sequence[Any], dimension: int = -1, is_stable: bool = True, num_keys: int = 1) -> Any:
     """Sort ``operand`` (or a sequence of equally shaped operands, permuted together) along ``dimension``.
 
@@ -94,6 +95,7 @@ def _top_k_rule(operand: ShapedArray, *, k: int) -> list[ShapedArray]:
 top_k_p = family.primitive("top_k", shape_rule=_top_k_rule, multiple_results=True)
 
 
+@family.function(binds=(top_k_p,))
 def top_k(operand: Any, k: int) -> tuple[Any, Any]:
     """The ``k`` largest entries along the last axis, in descending order, and their int32 indices.
 

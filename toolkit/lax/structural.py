@@ -41,6 +41,7 @@ def _broadcast_in_dim_rule(x: ShapedArray, *, shape: tuple, broadcast_dimensions
 broadcast_in_dim_p = family.primitive("broadcast_in_dim", shape_rule=_broadcast_in_dim_rule)
 
 
+@family.function(binds=(broadcast_in_dim_p,))
 def broadcast_in_dim(x: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Any:
     """Broadcast ``x`` to ``shape``; operand dimension ``i`` maps to ``broadcast_dimensions[i]``."""
     return broadcast_in_dim_p.bind(x, shape=canonicalize_shape(shape), broadcast_dimensions=tuple(broadcast_dimensions))
@@ -91,6 +92,7 @@ def _reshape_rule(x: ShapedArray, *, new_sizes: tuple) -> ShapedArray:
 reshape_p = family.primitive("reshape", shape_rule=_reshape_rule)
 
 
+@family.function(binds=(reshape_p,))
 def reshape(x: Any, new_sizes: Sequence[int], *, out_sharding: Any = None) -> Any:
     """``x`` with shape ``new_sizes`` (same number of elements, row-major order).
 
@@ -114,6 +116,7 @@ def _transpose_rule(x: ShapedArray, *, permutation: tuple) -> ShapedArray:
 transpose_p = family.primitive("transpose", shape_rule=_transpose_rule)
 
 
+@family.function(binds=(transpose_p,))
 def transpose(x: Any, permutation: Sequence[int]) -> Any:
     return transpose_p.bind(x, permutation=tuple(int(p) for p in permutation))
 
@@ -134,6 +137,7 @@ def _slice_rule(x: ShapedArray, *, start_indices: tuple, limit_indices: tuple, s
 slice_p = family.primitive("slice", shape_rule=_slice_rule)
 
 
+@family.function(binds=(slice_p,))
 def slice(x: Any, start_indices: Sequence[int], limit_indices: Sequence[int],
           strides: Sequence[int] | None = None) -> Any:
     return slice_p.bind(x, start_indices=tuple(start_indices), limit_indices=tuple(limit_indices),
@@ -160,6 +164,7 @@ def _pad_rule(x: ShapedArray, padding_value: ShapedArray, *, padding_config: tup
 pad_p = family.primitive("pad", shape_rule=_pad_rule)
 
 
+@family.function(binds=(pad_p,))
 def pad(x: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Any:
     return pad_p.bind(x, padding_value, padding_config=tuple(tuple(dim_param(v) for v in c) for c in padding_config))
 
@@ -187,6 +192,7 @@ def _concatenate_rule(*xs: ShapedArray, dimension: int) -> ShapedArray:
 concatenate_p = family.primitive("concatenate", shape_rule=_concatenate_rule)
 
 
+@family.function(binds=(concatenate_p,))
 def concatenate(operands: Sequence[Any], dimension: int) -> Any:
     return concatenate_p.bind(*operands, dimension=int(dimension))
 
@@ -199,6 +205,7 @@ def _rev_rule(x: ShapedArray, *, dimensions: tuple) -> ShapedArray:
 rev_p = family.primitive("rev", shape_rule=_rev_rule)
 
 
+@family.function(binds=(rev_p,))
 def rev(x: Any, dimensions: Sequence[int]) -> Any:
     return rev_p.bind(x, dimensions=tuple(dimensions))
 
@@ -217,6 +224,7 @@ def iota(dtype: Any, size: int) -> Any:
     return broadcasted_iota(dtype, (size,), 0)
 
 
+@family.function(binds=(iota_p,))
 def broadcasted_iota(dtype: Any, shape: Sequence[int], dimension: int, *, out_sharding: Any = None) -> Any:
     """Values counting up along ``dimension`` of ``shape``; ``out_sharding``: the result's type, as in JAX."""
     if out_sharding is not None:
@@ -243,6 +251,7 @@ def _dynamic_slice_rule(x: ShapedArray, *indices: ShapedArray, slice_sizes: tupl
 dynamic_slice_p = family.primitive("dynamic_slice", shape_rule=_dynamic_slice_rule)
 
 
+@family.function(binds=(dynamic_slice_p,))
 def dynamic_slice(x: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Any:
     """``x[start:start+size]`` per dimension, starts clamped into bounds (as XLA does)."""
     return dynamic_slice_p.bind(x, *start_indices, slice_sizes=tuple(dim_param(s) for s in slice_sizes))
@@ -267,6 +276,7 @@ def _dynamic_update_slice_rule(x: ShapedArray, update: ShapedArray, *indices: Sh
 dynamic_update_slice_p = family.primitive("dynamic_update_slice", shape_rule=_dynamic_update_slice_rule)
 
 
+@family.function(binds=(dynamic_update_slice_p,))
 def dynamic_update_slice(x: Any, update: Any, start_indices: Sequence[Any]) -> Any:
     return dynamic_update_slice_p.bind(x, update, *start_indices)
 

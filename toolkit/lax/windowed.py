@@ -146,6 +146,7 @@ def _monoid_reducer(computation: Any, init: Any, aval: ShapedArray) -> Callable[
     return reducer if same else None
 
 
+@family.function(binds=(reduce_p,))
 def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], Any],
            dimensions: Sequence[int]) -> Any:
     """Reduce ``operands`` over ``dimensions`` with ``computation(accumulator, element)``.
@@ -226,6 +227,7 @@ def _reduce_window_rule(*args: ShapedArray, computation: Program, window_dimensi
 reduce_window_p = family.primitive("reduce_window", shape_rule=_reduce_window_rule, multiple_results=True)
 
 
+@family.function(binds=(reduce_window_p,))
 def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any], Any],
                   window_dimensions: Sequence[int], window_strides: Sequence[int] | None = None,
                   padding: Any = "VALID", base_dilation: Sequence[int] | None = None,
