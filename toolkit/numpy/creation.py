@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from toolkit.core import dtypes, shape_poly
+from toolkit.core import dtypes, shape_poly, sharding_types
 from toolkit.core.avals import canonicalize_shape
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
@@ -21,8 +21,7 @@ def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
 
 
 def _with_out_sharding(fun: Any, kwargs: dict, out_sharding: Any, what: str, shape: tuple, primitive: str) -> Any:
-    from toolkit.resharding import with_out_sharding  # function-level: it imports toolkit.stages, a layer above numpy
-    return with_out_sharding(fun, (), kwargs, out_sharding, what, shape, primitive=primitive)
+    return sharding_types.with_out_sharding(fun, (), kwargs, out_sharding, what, shape, primitive=primitive)
 
 
 def _full(shape: Any, fill_value: Any, dtype: Any, out_sharding: Any, what: str) -> Any:

@@ -126,10 +126,9 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = None, precision: Any
     arrays = [asarray(convert(o, dtype, weak)) for o in operands]
     if out_sharding is None:
         return _einsum(*arrays, subscripts=subscripts, preferred_element_type=preferred_element_type)
-    from toolkit.resharding import with_out_sharding  # function-level: it imports toolkit.stages, a layer above numpy
     labels_list, output = _parse_einsum(subscripts, [tuple(a.shape) for a in arrays])
     sizes = _label_sizes(arrays, labels_list)
-    return with_out_sharding(_einsum, tuple(arrays), {"subscripts": subscripts,
+    return sharding_types.with_out_sharding(_einsum, tuple(arrays), {"subscripts": subscripts,
                                                       "preferred_element_type": preferred_element_type},
                              out_sharding, "einsum", tuple(sizes[lab] for lab in output),
                              how="auto" if len(arrays) > 2 else "typed_by_fun")

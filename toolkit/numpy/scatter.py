@@ -19,7 +19,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from toolkit.core import dtypes, shape_poly
+from toolkit.core import dtypes, shape_poly, sharding_types
 from toolkit.core.avals import format_sharded_shape
 from toolkit.core.sharding_types import ShardingTypeError, hooks, out_sharding_override, spec_of
 from toolkit.core.tracing import Tracer
@@ -226,9 +226,9 @@ def _with_index_out_sharding(fun: Any, x: Any, idx: Any, extra: tuple, out_shard
     """``fun(x, *extra, index=idx, **kwargs)`` (``x.at[idx].get/set/...``) typed by ``out_sharding``.
 
     As JAX 0.10.2's ``.at[]`` does it: the indexing runs with the Explicit axes Auto and its result is
-    resharded (``toolkit.resharding.with_out_sharding``, ``how="auto"``); the index's arrays are arguments.
+    resharded (``toolkit.resharding.with_out_sharding`` through the ``core.sharding_types`` hook,
+    ``how="auto"``); the index's arrays are arguments.
     """
-    from toolkit.resharding import with_out_sharding  # function-level: it imports toolkit.stages, a layer above numpy
     x = x if is_array(x) else asarray(x)
     if fun is _scatter_call:
         shape = tuple(x.shape)
@@ -239,7 +239,7 @@ def _with_index_out_sharding(fun: Any, x: Any, idx: Any, extra: tuple, out_shard
     template, arrays = _index_template(idx)
     args = (x,) + tuple(extra) + tuple(arrays)
     static = dict(fun=fun, template=template, n_fixed=1 + len(extra), **kwargs)
-    return with_out_sharding(_templated, args, static, out_sharding, what, shape, how="auto")
+    return sharding_types.with_out_sharding(_templated, args, static, out_sharding, what, shape, how="auto")
 
 
 def _indexed_shape(entries: Sequence[_E], false_positions: Sequence[int]) -> tuple:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from toolkit.core import dtypes
+from toolkit.core import dtypes, sharding_types
 from toolkit.lax import linalg as lax_linalg
 from toolkit.lax import reductions as lax_reductions
 from toolkit.lax import structural as lax_structural
@@ -36,9 +36,8 @@ def _with_out_sharding(fun: Any, a: Any, b: Any, out_sharding: Any, **kwargs: An
     """``fun(a, b, **kwargs)`` whose result's type (explicit sharding) is ``out_sharding`` (JAX's ``out_sharding=``).
 
     The product (``dot_general``) is typed so directly when its dimensions are
-    the result's, else replicated and then resharded (``toolkit.resharding.with_out_sharding``).
+    the result's, else replicated and then resharded (``toolkit.resharding.with_out_sharding``, through the ``core.sharding_types`` hook).
     """
-    from toolkit.resharding import with_out_sharding  # function-level: it imports toolkit.stages, a layer above numpy
     a, b = _promoted(a, b)
     if a.ndim == 0 or b.ndim == 0:
         shape = tuple(b.shape if a.ndim == 0 else a.shape)
@@ -48,7 +47,7 @@ def _with_out_sharding(fun: Any, a: Any, b: Any, out_sharding: Any, **kwargs: An
     else:
         shape = tuple(a.shape[:-1]) + (tuple(b.shape[:-2]) + tuple(b.shape[-1:]) if b.ndim >= 2 else ())
     direct = a.ndim != 1 and b.ndim != 1 and (b.ndim == 2 or fun is dot)
-    return with_out_sharding(fun, (a, b), kwargs, out_sharding, "dot_general", shape, primitive="dot_general",
+    return sharding_types.with_out_sharding(fun, (a, b), kwargs, out_sharding, "dot_general", shape, primitive="dot_general",
                              how="direct" if direct else "replicated")
 
 
