@@ -91,3 +91,14 @@ def test_output_builder_handles_only_flat_containers():
     assert build(["x", "y"]) == {"a": "x", "b": "y"}
     nested = toolkit.tree_util.tree_structure({"a": (0, 0)})
     assert dispatch.output_builder(nested, 2) is None
+
+
+def test_clear_cache_forgets_the_last_hits_too():
+    f = toolkit.jit(lambda a: a + 1)
+    x = toolkit.device_put(np.ones(4, np.float32))
+    f(f(x))  # the last hit remembered
+    f.clear_cache()
+    fast = f._fast_path
+    assert fast.entries == {} and fast.last_single is None and fast.last_many is None
+    np.testing.assert_array_equal(np.asarray(f(x)), np.full(4, 2, np.float32))  # the full path, then remembered
+    assert fast.last_single is None and len(fast.entries) == 1
