@@ -214,7 +214,7 @@ def fold_variable(exported: Any, batched: Sequence[bool]) -> str | None:
     for v, a in zip(program.invars, in_avals):
         if tuple(v.aval.shape) != tuple(a.shape) or v.aval.dtype != a.dtype:
             return None
-    leading = [a.shape[0] if a.shape else None for a, b in zip(in_avals, batched) if b]
+    leading: list[Any] = [a.shape[0] if a.shape else None for a, b in zip(in_avals, batched) if b]  # None: a scalar
     if not all(is_symbolic_dim(d) for d in leading) or len({str(d) for d in leading}) != 1:
         return None
     var = str(leading[0])

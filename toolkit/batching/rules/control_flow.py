@@ -71,8 +71,8 @@ def _cond(axis, args, dims, *, branches):
     in_b = [d is not None for d in dops]
     out_b = [any(col) for col in zip(*(batched_outputs(b, in_b) for b in branches))]
 
-    def run(index: Any, *ops: Any) -> list[Any]:
-        ops = _front_all(axis, ops, dops, in_b)
+    def run(index: Any, *operands: Any) -> list[Any]:
+        ops = _front_all(axis, operands, dops, in_b)
         traced = [batch_subprogram(b, in_b, axis, out_b) for b in branches]
         programs, captured = control_flow.common_captured(traced, len(ops))
         return list(control_flow.cond_p.bind(index, *ops, *captured, branches=tuple(programs)))
@@ -102,10 +102,9 @@ def _while(axis, args, dims, *, cond_program, body_program, cond_nconsts, body_n
         carry_b = [True] * len(dx)  # a batched predicate: every carry is batched
 
     def run(*xs: Any) -> list[Any]:
-        cc, bc, x = xs[:nc], xs[nc:nc + nb], xs[nc + nb:]
-        cc = _front_all(axis, cc, dc, cb)
-        bc = _front_all(axis, bc, db, bb)
-        x = _front_all(axis, x, dx, carry_b)
+        cc = _front_all(axis, xs[:nc], dc, cb)
+        bc = _front_all(axis, xs[nc:nc + nb], db, bb)
+        x = _front_all(axis, xs[nc + nb:], dx, carry_b)
         if not pred_b:
             cprog, ccap = batch_subprogram(cond_program, carry_b + cb, axis, [False])
             bprog, bcap = batch_subprogram(body_program, carry_b + bb, axis, carry_b)
@@ -157,10 +156,9 @@ def _scan(axis, args, dims, *, body, num_carry, num_consts, length, reverse, unr
     ys_b = batched_outputs(body, carry_b + xs_b + consts_b)[num_carry:]
 
     def run(*ins: Any) -> list[Any]:
-        carry, xs, consts = ins[:num_carry], ins[num_carry:num_carry + n_xs], ins[num_carry + n_xs:]
-        carry = _front_all(axis, carry, dcarry, carry_b)
-        xs = [moveaxis(x, d, 1) if d is not None else x for x, d in zip(xs, dxs)]
-        consts = _front_all(axis, consts, dconsts, consts_b)
+        carry = _front_all(axis, ins[:num_carry], dcarry, carry_b)
+        xs = [moveaxis(x, d, 1) if d is not None else x for x, d in zip(ins[num_carry:num_carry + n_xs], dxs)]
+        consts = _front_all(axis, ins[num_carry + n_xs:], dconsts, consts_b)
         program, captured = batch_subprogram(body, carry_b + xs_b + consts_b, axis, carry_b + ys_b)
         return list(control_flow.scan_p.bind(*carry, *xs, *consts, *captured, body=program, num_carry=num_carry,
                                    num_consts=num_consts + len(captured), length=length, reverse=reverse,

@@ -16,6 +16,7 @@ from toolkit.batching.interpret import AxisData, broadcast_batched, moveaxis, nd
 from toolkit.batching.registry import register_batching
 from toolkit.lax import elementwise
 from toolkit.lax import structural
+from toolkit.core.avals import aval_of
 
 
 def align(axis: AxisData, args: Sequence[Any], dims: Sequence[int | None]) -> tuple[list[Any], int]:
@@ -51,7 +52,7 @@ def _with_scalars(prim, full: Sequence[int]):
     """Operands at positions ``full`` have the result's shape; the others may be scalars."""
     def rule(axis: AxisData, args: Sequence[Any], dims: Sequence[int | None], **params: Any) -> Any:
         rank = ndim_of(args[full[0]]) - (dims[full[0]] is not None)
-        full_dims = [dims[i] for i in full if dims[i] is not None]
+        full_dims = [d for d in (dims[i] for i in full) if d is not None]
         target = full_dims[0] if full_dims else 0
         out = []
         for i, (x, d) in enumerate(zip(args, dims)):
@@ -73,7 +74,6 @@ def _with_scalars(prim, full: Sequence[int]):
 
 def structural_shape(args, dims, full, axis, target) -> tuple:
     """The batched result shape: the full operands' unbatched shape with the batch size at ``target``."""
-    from toolkit.core.avals import aval_of
     i = full[0]
     shape = list(aval_of(args[i]).shape)
     if dims[i] is not None:
