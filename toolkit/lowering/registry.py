@@ -40,7 +40,8 @@ def register_lowering(primitive: Any, platforms: Iterable[str] | None = None) ->
     """Register ``rule`` as ``primitive``'s lowering, for ``platforms`` or for all of them."""
     def decorator(rule: LoweringRule) -> LoweringRule:
         table = LOWERINGS.setdefault(primitive, {})
-        for platform in (platforms or [None]):
+        targets: Iterable[str | None] = platforms or [None]  # None: every platform
+        for platform in targets:
             table[platform] = rule
         return rule
     return decorator

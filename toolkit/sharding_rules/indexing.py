@@ -11,14 +11,14 @@ from toolkit.core.sharding_types import ShardingTypeError, register_sharding_rul
 from toolkit.lax import indexing
 
 
-def _gather_spec(operand, indices, ospec: tuple, ispec: tuple, dn, slice_sizes) -> tuple | None:
+def _gather_spec(operand, indices, ospec: tuple, indices_spec: tuple, dn, slice_sizes) -> tuple | None:
     """The gather's output spec, or None when it is ambiguous (or would need collectives on the inputs).
 
     Operand dimensions indexed into (``start_index_map``) must be fully sliced or unsharded; paired batching
     dimensions must agree (or one side be unsharded); the indices' other dimensions (their queries and the
     index vector) must be unsharded. Offset dimensions then take the operand's spec, the others the indices'.
     """
-    ispec = list(ispec)
+    ispec = list(indices_spec)
     out_rank = len(dn.offset_dims) + len(indices.shape) - 1
     if all(e is None for e in ospec) and all(e is None for e in ispec):
         return (None,) * out_rank

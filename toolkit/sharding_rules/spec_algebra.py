@@ -65,6 +65,7 @@ def drop(spec: tuple, axes: Sequence[int]) -> tuple:
 def sharding_text(avals_in: Sequence[Any], spec: tuple) -> str:
     """``NamedSharding(mesh=..., spec=...)`` of ``spec`` over the inputs' mesh, for JAX's messages."""
     mesh = next(a.sharding.mesh for a in avals_in if getattr(a, "sharding", None) is not None)
+    assert hooks.make is not None  # installed by toolkit.shard.explicit, which made the inputs' shardings
     return str(hooks.make(mesh, tuple(spec)))
 
 

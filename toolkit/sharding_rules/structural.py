@@ -27,7 +27,8 @@ def _broadcast_in_dim_rule(specs_in, avals_in, avals_out, *, shape, broadcast_di
 
 
 def _reshape_groups(old: Sequence[int], new: Sequence[int]) -> list[tuple[list[int], list[int]]] | None:
-    groups, i, j = [], 0, 0
+    groups: list[tuple[list[int], list[int]]] = []
+    i, j = 0, 0
     while i < len(old) or j < len(new):
         if i < len(old) and old[i] == 1:
             groups.append(([i], []))
