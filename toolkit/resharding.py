@@ -200,7 +200,9 @@ def _typed_call(*args: Any, fun: Callable, kwargs: Any, sharding: NamedSharding,
     if how == "typed_by_fun":
         out = fun(*args, out_type=typed, **kwargs)
         return out if typeof(out).sharding == typed else reshard(out, sharding)
-    override = typed if how == "direct" else sharding_types.hooks.make(typed.mesh, ())  # "replicated"
+    make = sharding_types.hooks.make
+    assert make is not None  # installed by toolkit.shard.explicit, which this module imports
+    override = typed if how == "direct" else make(typed.mesh, ())  # "replicated"
     if primitive is not None:
         with sharding_types.out_sharding_override(primitive, override):
             out = fun(*args, **kwargs)
@@ -235,8 +237,8 @@ def with_out_sharding(fun: Callable, args: tuple, kwargs: dict, out_sharding: An
     if sharding is None:
         return fun(*args, **kwargs)
     typed = out_type_sharding(sharding, tuple(shape))
-    static = dict(fun=fun, kwargs=tuple(kwargs.items()), sharding=sharding, typed=typed, primitive=primitive,
-                  how=how)
+    static: dict[str, Any] = dict(fun=fun, kwargs=tuple(kwargs.items()), sharding=sharding, typed=typed,
+                                  primitive=primitive, how=how)
     if tracing.is_tracing():
         return _typed_call(*args, **static)
     key = _static_key(static)

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any, Callable, Sequence
+from typing import AbstractSet, Any, Callable, Sequence
 
 
 from toolkit.core import tracing, pytrees
@@ -108,7 +108,7 @@ NO_SHARDING_RULE[shard_map_p] = ("not yet: JAX types a shard_map's results from 
 # --- varying manual axes ---------------------------------------------------------------------
 
 
-def _ordered(axes: set, env: parallel.AxisEnv) -> tuple:
+def _ordered(axes: AbstractSet[Any], env: parallel.AxisEnv) -> tuple:
     return tuple(a for a in env.names if a in axes)
 
 
@@ -255,7 +255,7 @@ def _varying_axes_of(values: Sequence[Any], frame: Any) -> list[frozenset]:
         if not isinstance(value, tracing.Tracer):
             result[i] = frozenset()  # a constant: replicated
             continue
-        builder = value._builder
+        builder: tracing.ProgramBuilder | None = value._builder
         chain = [builder]
         while builder is not None and builder.parent is not frame.outer_builder:
             builder = builder.parent
@@ -272,6 +272,7 @@ def _varying_axes_of(values: Sequence[Any], frame: Any) -> list[frozenset]:
     pending = [i for i, r in enumerate(result) if r is None]
     if pending:
         b = body_builder
+        assert b is not None  # the body's builder, where the pending values were traced
         invars = b.invars + [b._captured[id(t)]._var for t in b.captured_outer]
         vmas = list(frame.in_vmas) + [frozenset()] * len(b.captured_outer)
         so_far = Program(b.constvars, b.consts, invars, [values[i]._var for i in pending], list(b.eqns))

@@ -117,7 +117,7 @@ class PRNGKeyArray:
         return f"Array({self.shape}, dtype=key<fry>) overlaying:\n{self._base}"
 
 
-pytrees.register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), None), lambda _, leaves: PRNGKeyArray(leaves[0]))
+pytrees.register_pytree_node(PRNGKeyArray, lambda k: ((k._base,), None), lambda _, leaves: PRNGKeyArray(*leaves))
 
 
 def _arraylike(x: Any) -> bool:
