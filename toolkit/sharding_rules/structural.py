@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from toolkit.core.sharding_types import NO_SHARDING_RULE, ShardingTypeError, register_sharding_rule
+from toolkit.core.avals import ShapedArray
+from toolkit.core.sharding_types import NO_SHARDING_RULE, ShardingTypeError, Spec, register_sharding_rule
 from toolkit.lax import structural
 from toolkit.sharding_rules import spec_algebra
 
 
 @register_sharding_rule(structural.broadcast_in_dim_p)
-def _broadcast_in_dim_rule(specs_in, avals_in, avals_out, *, shape, broadcast_dimensions, **params):
+def _broadcast_in_dim_rule(specs_in: list[Spec], avals_in: list[ShapedArray], avals_out: list[ShapedArray], *,
+                           shape: Sequence[int], broadcast_dimensions: Sequence[int], **params: Any) -> list[Spec]:
     out: list[Any] = [None] * len(shape)
     operand = avals_in[0]
     for i, d in enumerate(broadcast_dimensions):
@@ -60,7 +62,8 @@ def _reshape_groups(old: Sequence[int], new: Sequence[int]) -> list[tuple[list[i
 
 
 @register_sharding_rule(structural.reshape_p)
-def _reshape_rule(specs_in, avals_in, avals_out, *, new_sizes, **params):
+def _reshape_rule(specs_in: list[Spec], avals_in: list[ShapedArray], avals_out: list[ShapedArray], *,
+                  new_sizes: Sequence[int], **params: Any) -> list[Spec]:
     spec, operand = specs_in[0], avals_in[0]
     if all(e is None for e in spec):
         return [(None,) * len(new_sizes)]

@@ -359,7 +359,7 @@ class DimExpr:
     def __pos__(self) -> DimExpr:
         return self
 
-    def __mul__(self, other):
+    def __mul__(self, other: Any) -> DimSize:
         other = self._coerce(other, "in multiplication")
         if other is None:
             return NotImplemented
@@ -378,7 +378,7 @@ class DimExpr:
 
     __rmul__ = __mul__
 
-    def __pow__(self, power, modulo=None):
+    def __pow__(self, power: Any, modulo: Any = None) -> DimSize:
         if modulo is not None:
             raise NotImplementedError("pow with a modulus is not supported for symbolic dimensions")
         if isinstance(power, DimExpr):
