@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Install, lint (ruff and import-linter's layer contracts, both configured in pyproject.toml), then run every test:
-# pytest (unit, corpus, interop) and lit (golden IR tests). Lint errors fail the run before any test starts.
+# Install, lint (ruff, import-linter's layer contracts and mypy's type check, all configured in pyproject.toml), then
+# run every test: pytest (unit, corpus, interop) and lit (golden IR tests). Lint errors fail the run before any test
+# starts.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
 . .venv/bin/activate
 ruff check toolkit tests bench scripts || { echo "test.sh: ruff found errors (see above)" >&2; exit 1; }
 lint-imports --no-cache --no-logo || { echo "test.sh: an import breaks the layering (pyproject.toml [tool.importlinter])" >&2; exit 1; }
+mypy toolkit || { echo "test.sh: mypy found type errors (see above; pyproject.toml [tool.mypy])" >&2; exit 1; }
 status=0
 lit -sv test/lit || status=1
 python -m pytest -q -p no:cacheprovider tests "$@" || status=1
