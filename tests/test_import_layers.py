@@ -209,8 +209,6 @@ def test_at_most_150_function_level_toolkit_imports():
         "import at module level unless the import breaks a cycle")
 
 
-@pytest.mark.xfail(strict=False, reason="issue 24: ad, batching, core, lax, lowering rules, random and shard_map "
-                                        "still have function-level imports without a comment (the lead flips this)")
 def test_every_function_level_toolkit_import_says_why():
     silent = [_where(imp) for imp in _uncommented(*_all_imports())]
     assert not silent, (f"{len(silent)} function-level toolkit imports without a comment saying why (the cycle "

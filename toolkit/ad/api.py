@@ -27,6 +27,7 @@ from toolkit.ad.values import Zero, instantiate, is_differentiable
 from toolkit.ad.vjp import vjp_program
 from toolkit.core import dtypes, tracing, pytrees
 from toolkit.core.avals import aval_of, leaf_avals
+from toolkit.ad.interpret import eval_program
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad"]
 
@@ -138,7 +139,6 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
         f_jvp(np.ones_like(x))   # cos(x)
     """
     traced = _TracedFunction(fun, primals, has_aux, "linearize")
-    from toolkit.ad.interpret import eval_program
     outs = eval_program(traced.program, traced.flat_args)
     out, aux = traced.split(outs)
     primal_leaves = traced.flat_args[:traced.num_explicit]

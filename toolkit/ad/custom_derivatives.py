@@ -45,6 +45,8 @@ from toolkit.ad.values import Zero, instantiate, tangent_aval, value_aval
 from toolkit.core import tracing, pytrees
 from toolkit.core.avals import ShapedArray, aval_of, leaf_avals
 from toolkit.lax import calls, control_flow
+from toolkit.ad.values import zeros
+from toolkit.lax import elementwise
 
 __all__ = ["custom_jvp", "custom_vjp", "SymbolicZero", "zero_from_primal", "CustomVJPPrimal"]
 
@@ -80,7 +82,6 @@ class CustomVJPPrimal:
 
 def zero_from_primal(value: Any, symbolic_zeros: bool = False) -> Any:
     """Zero tangents shaped like the pytree ``value``: ``SymbolicZero``s or zero arrays."""
-    from toolkit.ad.values import zeros
 
     def one(x: Any) -> Any:
         aval = tangent_aval(aval_of(x))
@@ -322,7 +323,6 @@ def _add(a: Any, b: Any) -> Any:
         return b
     if isinstance(b, SymbolicZero):
         return a
-    from toolkit.lax import elementwise
     return elementwise.add(a, b)
 
 

@@ -22,6 +22,9 @@ import numpy as np
 from toolkit.ad.api import _argnums_tuple, linearize, vjp
 from toolkit.core import dtypes, pytrees
 from toolkit.core.avals import aval_of
+from toolkit.batching import vmap
+import toolkit.numpy as tnp
+from toolkit.lax import elementwise
 
 __all__ = ["jacfwd", "jacrev", "jacobian", "hessian"]
 
@@ -66,13 +69,11 @@ def _stacked_basis(leaves: Sequence[Any], total: int, dtype: Any) -> list[np.nda
 
 def _vmap(fun: Callable[..., list[Any]], basis: Sequence[Any], out_axis: int) -> list[Any]:
     """``fun`` mapped over the leading axis of every ``basis`` array with ``toolkit.vmap``."""
-    from toolkit.batching import vmap
     return list(vmap(fun, in_axes=0, out_axes=out_axis)(*basis))
 
 
 def _split_axis(arr: Any, axis_size_shapes: Sequence[tuple], lead: tuple, at_end: bool) -> list[Any]:
     """Split the flat axis of ``arr`` (last if ``at_end`` else first) into pieces reshaped to each shape."""
-    import toolkit.numpy as tnp
     pieces, offset = [], 0
     for shape in axis_size_shapes:
         size = math.prod(shape)
@@ -225,12 +226,10 @@ def hessian(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: 
 
 
 def _zeros(shape: tuple, dtype: Any) -> Any:
-    import toolkit.numpy as tnp
     return tnp.zeros(shape, dtype)
 
 
 def _convert(x: Any, dtype: Any) -> Any:
-    from toolkit.lax import elementwise
     aval = aval_of(x)
     if aval.dtype == dtype:
         return x

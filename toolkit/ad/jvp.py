@@ -22,6 +22,7 @@ from toolkit.ad.values import Zero, add_any, is_differentiable, tangent_aval, va
 from toolkit.core.avals import aval_of
 from toolkit.core.primitive import Primitive
 from toolkit.core.program import Equation, Literal, Program
+from toolkit.ad.values import instantiate
 
 
 class DifferentiationError(NotImplementedError):
@@ -108,7 +109,6 @@ def deflinear(primitive: Primitive, transpose: Callable[..., Any] | None = None)
     Zero tangents are materialized (a linear primitive of one zero and one
     nonzero operand still needs both).
     """
-    from toolkit.ad.values import instantiate
 
     def rule(primals: list[Any], tangents: list[Any], **params: Any) -> tuple[Any, Any]:
         answer = primitive.bind(*primals, **params)

@@ -14,6 +14,9 @@ import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray, aval_of
+from toolkit.lax import structural
+from toolkit.core import sharding_types
+from toolkit.lax import elementwise
 
 
 class Zero:
@@ -59,10 +62,8 @@ def zeros(aval: ShapedArray) -> Any:
     An explicitly sharded ``aval`` gives zeros of that type (as JAX's ``zeros_like_aval``), so a
     cotangent accumulated into them (gather's transpose, say) keeps the primal's sharding.
     """
-    from toolkit.lax import structural
     if getattr(aval, "sharding", None) is None:
         return structural.broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
-    from toolkit.core import sharding_types
     with sharding_types.out_sharding_override("broadcast_in_dim", aval.sharding):
         return structural.broadcast_in_dim(np.zeros((), aval.dtype), aval.shape, ())
 
@@ -80,7 +81,6 @@ def add_any(a: Any, b: Any) -> Any:
         return b
     if isinstance(b, Zero):
         return a
-    from toolkit.lax import elementwise
     return elementwise.add(a, b)
 
 

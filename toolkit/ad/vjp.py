@@ -30,6 +30,7 @@ from toolkit.ad.values import Zero, add_any, instantiate, is_differentiable, tan
 from toolkit.core import tracing
 from toolkit.core.primitive import Primitive
 from toolkit.core.program import Equation, Program, Var
+from toolkit.core.avals import aval_of
 
 
 def linearized_vjp(eqn_primitive: Primitive, params: dict[str, Any], primals: Sequence[Any],
@@ -38,7 +39,6 @@ def linearized_vjp(eqn_primitive: Primitive, params: dict[str, Any], primals: Se
     jvp_rule = JVP_RULES.lookup(eqn_primitive)
     if jvp_rule is None:
         raise missing_rule(eqn_primitive, "JVP", "Reverse mode linearizes the JVP rule, so it needs one too.")
-    from toolkit.core.avals import aval_of
     active_positions = [i for i, a in enumerate(active) if a]
     tangent_avals = [tangent_aval(aval_of(primals[i])) for i in active_positions]
 

@@ -27,6 +27,9 @@ from toolkit.core import tracing
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.primitive import Primitive
 from toolkit.core.program import Equation, Literal, Program, Var, subprograms
+from toolkit.lax.parallel import vmapped_axes
+from toolkit.lax import structural
+from toolkit.lax.control_flow import scan_p
 
 __all__ = [
     "AxisData",
@@ -68,7 +71,6 @@ _PROGRAM_VMAPPED_AXES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _eqn_vmapped_axes(eqn: Equation) -> frozenset:
-    from toolkit.lax.parallel import vmapped_axes
     named = frozenset(vmapped_axes(eqn.params))
     for sub in subprograms(eqn):
         axes = _PROGRAM_VMAPPED_AXES.get(sub)
@@ -87,7 +89,6 @@ def ndim_of(x: Any) -> int:
 
 def moveaxis(x: Any, src: int, dst: int) -> Any:
     """``x`` with dimension ``src`` moved to position ``dst`` (a ``transpose``, or ``x`` itself)."""
-    from toolkit.lax import structural
     n = ndim_of(x)
     src, dst = src % n, dst % n
     if src == dst:
@@ -99,7 +100,6 @@ def moveaxis(x: Any, src: int, dst: int) -> Any:
 
 def broadcast_batched(x: Any, size: Any, dim: int) -> Any:
     """An unbatched ``x`` given a batch dimension of ``size`` at position ``dim`` (every element equal)."""
-    from toolkit.lax import structural
     aval = aval_of(x)
     shape = list(aval.shape)
     shape.insert(dim, size)
@@ -235,7 +235,6 @@ def move_captured(program: Program, num_leading: int, num_captured: int) -> Prog
 def loop_apply(prim: Primitive, axis: AxisData, args: Sequence[Any], dims: Sequence[int | None],
                params: dict[str, Any]) -> tuple[list[Any], list[int]]:
     """Apply ``prim`` once per batch element inside a ``scan`` over the batch; outputs batched first."""
-    from toolkit.lax.control_flow import scan_p
 
     batched = [d is not None for d in dims]
 

@@ -24,6 +24,7 @@ import numpy as np
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray, aval_of, leaf_avals
 from toolkit.core.program import Equation, Literal, Program, SourceInfo, Var
+from toolkit.core import pytrees
 
 
 class ConcretizationTypeError(TypeError):
@@ -329,7 +330,6 @@ def trace_with_static_args(fun: Callable[..., Any], args: tuple, kwargs: dict, s
     returns ``(program, out_tree, captured, leaves)`` with ``leaves`` the flat
     traced arguments. Errors name ``what`` and the leaf that is not an array.
     """
-    from toolkit.core import pytrees
     for i in static_argnums:
         if not -len(args) <= i < len(args):
             raise ValueError(f"{what}: static_argnums {tuple(static_argnums)} is out of bounds for a call with "

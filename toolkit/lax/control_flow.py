@@ -29,6 +29,7 @@ from toolkit.core.program import Program, Var
 from toolkit.core.shape_poly import is_symbolic_dim
 from toolkit.lax import elementwise
 from toolkit.lax import structural
+from toolkit.core import sharding_types
 
 #: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
 family = Family("control_flow")
@@ -399,7 +400,6 @@ def _step_aval(aval: ShapedArray) -> ShapedArray:
     """The type of one step's slice of a scanned ``xs`` leaf: the leading dimension (and its spec entry) dropped."""
     if aval.sharding is None:
         return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type)
-    from toolkit.core import sharding_types
     spec = sharding_types.spec_of(aval)[1:]
     return aval.update(shape=aval.shape[1:], sharding=sharding_types.hooks.make(aval.sharding.mesh, spec))
 

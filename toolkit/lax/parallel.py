@@ -53,6 +53,7 @@ from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.families import Family
 from toolkit.core.primitive import Primitive
 from toolkit.lax import elementwise
+from toolkit.lax import structural
 
 #: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
 family = Family("parallel")
@@ -303,7 +304,6 @@ COLLECTIVES = (psum_p, psum_invariant_p, pmax_p, pmin_p, pvary_p, ppermute_p, al
 
 
 def _full_like(x: Any, value: Any) -> Any:
-    from toolkit.lax import structural
     aval = aval_of(x)
     scalar = np.asarray(value, aval.dtype)
     return scalar if aval.ndim == 0 else structural.broadcast_in_dim(scalar, aval.shape, ())
@@ -430,7 +430,6 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *, til
     concatenate the received blocks along ``concat_axis`` (untiled: the split axis, of the
     axes' size, is removed and a new one of that size inserted at ``concat_axis``)."""
     axes, frame = _bound(axis_name, "all_to_all")
-    from toolkit.lax import structural
 
     def one(leaf: Any) -> Any:
         aval = _aval(leaf, "all_to_all")

@@ -19,6 +19,7 @@ from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.families import Family
 from toolkit.lax.shape_rules import known_false, same_shapes
+from toolkit.lax.structural import broadcasted_iota
 
 #: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
 family = Family("sorting")
@@ -65,7 +66,6 @@ def sort(operand: Any | Sequence[Any], dimension: int = -1, is_stable: bool = Tr
 
 def argsort(operand: Any, dimension: int = -1, is_stable: bool = True, index_dtype: Any = dtypes.int32) -> Any:
     """Indices that sort ``operand`` along ``dimension`` (ties in input order when ``is_stable``)."""
-    from toolkit.lax.structural import broadcasted_iota
     ndim = len(operand.shape)
     if ndim == 0:
         raise ValueError("argsort needs an operand of rank at least 1")

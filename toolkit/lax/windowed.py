@@ -31,6 +31,8 @@ from toolkit.lax import reductions
 from toolkit.lax.convolution import padtype_to_pads
 from toolkit.lax.shape_rules import check_axes, dim_param, window_count
 from toolkit.lax.structural import canonicalize_axis
+from toolkit.lax import control_flow
+from toolkit.lax import structural
 
 #: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
 family = Family("windowed")
@@ -341,8 +343,6 @@ def _cumulative_symbolic(kind: str, computation: Callable[[Any, Any], Any], oper
     along the axis, so the module refines to static shapes for any ``n``.
     Sums may round differently from the static path (tree order).
     """
-    from toolkit.lax import control_flow
-    from toolkit.lax import structural
 
     x = structural.rev(operand, (axis,)) if reverse else operand
     aval = aval_of(x)

@@ -30,6 +30,7 @@ from toolkit.array import Array
 from toolkit.core import dtypes, pytrees
 from toolkit.core.avals import canonicalize_shape
 from toolkit.random import threefry
+from toolkit import numpy as tnp
 
 __all__ = ["PRNGKeyArray", "KeyTy", "PRNGKey", "key", "split", "fold_in", "key_data", "wrap_key_data", "bits",
            "key_impl", "clone", "check_prng_key", "return_keys"]
@@ -103,7 +104,6 @@ class PRNGKeyArray:
     def _eq(self, other: Any) -> Any:
         if not isinstance(other, PRNGKeyArray):
             return NotImplemented
-        from toolkit import numpy as tnp
         return tnp.all(tnp.equal(self._base, other._base), axis=-1)
 
     def __eq__(self, other: Any) -> Any:  # type: ignore[override]

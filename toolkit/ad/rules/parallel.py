@@ -15,6 +15,7 @@ from toolkit.ad.jvp import deflinear
 from toolkit.ad.registry import JVP_RULES, NO_JVP
 from toolkit.ad.values import Zero
 from toolkit.lax import parallel
+from toolkit.ad.jvp import DifferentiationError
 
 
 def _zero_or(ct: Any, fun) -> Any:
@@ -37,7 +38,6 @@ deflinear(parallel.all_to_all_p, lambda ct, x, *, axes, env, split_axis, concat_
 
 
 def _pmax_pmin_jvp(primals, tangents, **params):
-    from toolkit.ad.jvp import DifferentiationError
     raise DifferentiationError("pmax/pmin are not differentiable (as in JAX); use psum-based formulations")
 
 

@@ -23,6 +23,7 @@ from toolkit.ad.vjp import vjp_program
 from toolkit.core import tracing
 from toolkit.lax import elementwise, parallel
 from toolkit.shard_map import _spec_axes, _vma_before_differentiation, shard_map_p
+from toolkit.shard import PartitionSpec
 
 # grad inside a check_vma shard_map body: make pvary explicit before differentiating, as JAX's types do.
 PREPARE_FOR_DIFFERENTIATION.append(_vma_before_differentiation)
@@ -61,7 +62,6 @@ def _shard_map_jvp(primals, tangents, *, body, mesh, in_specs, out_specs, manual
 
 
 def _replicated(values: Sequence[Any]) -> list[Any]:
-    from toolkit.shard import PartitionSpec
     return [PartitionSpec()] * len(values)
 
 

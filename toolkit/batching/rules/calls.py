@@ -16,8 +16,6 @@
 * ``custom_vjp_call``: the call is kept with its primal batched; ``fwd`` and
   ``bwd`` are wrapped in ``vmap`` (residuals batched), and the cotangents of
   inputs that were not batched are summed over the batch, as JAX does.
-
-Registered only when ``toolkit.lax.calls`` exists.
 """
 
 from __future__ import annotations
@@ -32,113 +30,25 @@ from toolkit.batching.interpret import (
     staged,
     unbatched_aval,
 )
+from toolkit.ad.custom_derivatives import JVPRule, VJPFunctions
+from toolkit.ad.values import Zero, instantiate
+from toolkit.batching.api import vmap
 from toolkit.batching.registry import register_batching
+from toolkit.core import pytrees
+from toolkit.core.avals import aval_of
+from toolkit.lax import calls, parallel, reductions
+from toolkit.lax.control_flow import common_captured
 
 #: nested jit body -> {(axis, batched inputs): batched body}
 _BATCHED: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 
 
-def _register() -> None:
-    try:
-        from toolkit.lax import calls
-    except ImportError:
-        return
-
-    def checkpoint_rule(axis, args, dims, **params):
-        program = params["jaxpr"]
-        in_b = [d is not None for d in dims]
-        out_b = batched_outputs(program, in_b)
-
-        def run(*xs):
-            xs = [bdim_at_front(x, d, axis.size) if b else x for x, d, b in zip(xs, dims, in_b)]
-            batched, captured = batch_subprogram(program, in_b, axis, out_b)
-            return list(calls.checkpoint_p.bind(*xs, *captured, **dict(params, jaxpr=batched)))
-
-        outs = staged(run, *args)
-        return outs, [0 if b else None for b in out_b]
-
-    def jit_call_rule(axis, args, dims, *, name, jaxpr):
-        in_b = [d is not None for d in dims]
-        out_b = batched_outputs(jaxpr, in_b)
-
-        def run(*xs):
-            xs = [bdim_at_front(x, d, axis.size) if b else x for x, d, b in zip(xs, dims, in_b)]
-            # Batched once per body and batching (when it captures nothing): repeated calls share one function.
-            table = _BATCHED.setdefault(jaxpr, {})
-            try:
-                from toolkit.lax import parallel
-                key = (axis, tuple(in_b), parallel.axis_context())
-                batched = table.get(key)
-            except TypeError:
-                key, batched = None, None
-            captured = []
-            if batched is None:
-                batched, captured = batch_subprogram(jaxpr, in_b, axis, out_b)
-                if not captured and key is not None:
-                    table[key] = batched
-            return list(calls.jit_call_p.bind(*xs, *captured, name=name, jaxpr=batched))
-
-        outs = staged(run, *args)
-        return outs, [0 if b else None for b in out_b]
-
-    def custom_jvp_rule(axis, args, dims, *, call, jvp, num_consts, symbolic_zeros):
-        from toolkit.ad.custom_derivatives import JVPRule
-        from toolkit.lax.control_flow import common_captured
-
-        in_b = [d is not None for d in dims]
-        num_args, num_out = len(args) - num_consts, len(call.outvars)
-
-        def run(*xs):
-            xs = [bdim_at_front(x, d, axis.size) if b else x for x, d, b in zip(xs, dims, in_b)]
-            batched_call, captured = batch_subprogram(call, in_b, axis, [True] * num_out)
-            if jvp.program is not None:  # (*args, *tangents, *consts) -> (*outs, *out_tangents)
-                jvp_in_b = in_b[:num_args] + in_b[:num_args] + in_b[num_args:]
-                batched_jvp, jvp_captured = batch_subprogram(jvp.program, jvp_in_b, axis, [True] * (2 * num_out))
-                (batched_call, batched_jvp), captured = common_captured(
-                    [(batched_call, captured), (batched_jvp, jvp_captured)], [len(in_b), len(jvp_in_b)])
-                rule = JVPRule(jvp.__name__, batched_jvp, None)
-            else:
-                rule = JVPRule(jvp.__name__, None, _vmapped_jvp_function(jvp.fun, in_b[:num_args], axis))
-            return list(calls.custom_jvp_call_p.bind(*xs, *captured, call=batched_call, jvp=rule,
-                                                     num_consts=num_consts + len(captured),
-                                                     symbolic_zeros=symbolic_zeros))
-
-        return staged(run, *args), [0] * num_out
-
-    def custom_vjp_rule(axis, args, dims, *, call, fwd, bwd, num_consts, symbolic_zeros):
-        from toolkit.ad.custom_derivatives import VJPFunctions
-
-        in_b = [d is not None for d in dims]
-        num_args, num_out = len(args) - num_consts, len(call.outvars)
-
-        def run(*xs):
-            xs = [bdim_at_front(x, d, axis.size) if b else x for x, d, b in zip(xs, dims, in_b)]
-            batched_call, captured = batch_subprogram(call, in_b, axis, [True] * num_out)
-            functions = VJPFunctions(fwd.__name__, *_vmapped_vjp_functions(fwd, bwd, in_b[:num_args], axis))
-            return list(calls.custom_vjp_call_p.bind(*xs, *captured, call=batched_call, fwd=functions,
-                                                     bwd=functions, num_consts=num_consts + len(captured),
-                                                     symbolic_zeros=symbolic_zeros))
-
-        return staged(run, *args), [0] * num_out
-
-    def name_rule(axis, args, dims, **params):
-        return calls.name_p.bind(args[0], **params), dims[0]
-
-    register_batching(calls.checkpoint_p, checkpoint_rule)
-    register_batching(calls.name_p, name_rule)
-    register_batching(calls.jit_call_p, jit_call_rule)
-    register_batching(calls.custom_jvp_call_p, custom_jvp_rule)
-    register_batching(calls.custom_vjp_call_p, custom_vjp_rule)
-
-
 def _vmap(fun, in_axes, axis):
-    from toolkit.batching.api import vmap
     return vmap(fun, in_axes=tuple(in_axes), out_axes=0, axis_size=axis.size, spmd_axis_name=axis.spmd_axis_name)
 
 
 def _per_example_zeros(tangents, in_b, present):
     """Tangents of one example: the given values at ``present``, unbatched symbolic zeros elsewhere."""
-    from toolkit.ad.values import Zero
 
     def fill(values):
         out, given = [], iter(values)
@@ -150,7 +60,6 @@ def _per_example_zeros(tangents, in_b, present):
 
 def _vmapped_jvp_function(fun, in_b, axis):
     """A ``symbolic_zeros`` JVP function ``(args, tangents) -> (outs, out_tangents)`` of the batched call."""
-    from toolkit.ad.values import Zero, instantiate
 
     def batched(arg_values, tangents):
         present = [not isinstance(t, Zero) for t in tangents]
@@ -170,10 +79,6 @@ def _vmapped_jvp_function(fun, in_b, axis):
 
 def _vmapped_vjp_functions(fwd, bwd, in_b, axis):
     """``fwd``/``bwd`` of the batched call: per example under ``vmap``; unbatched inputs' cotangents summed."""
-    from toolkit.ad.values import Zero
-    from toolkit.core import pytrees
-    from toolkit.core.avals import aval_of
-    from toolkit.lax import reductions
 
     def batched_fwd(leaf_values, perturbed):
         def one(*xs):
@@ -201,4 +106,88 @@ def _vmapped_vjp_functions(fwd, bwd, in_b, axis):
     return batched_fwd, batched_bwd
 
 
-_register()
+def _checkpoint_rule(axis, args, dims, **params):
+    program = params["jaxpr"]
+    in_b = [d is not None for d in dims]
+    out_b = batched_outputs(program, in_b)
+
+    def run(*xs):
+        xs = [bdim_at_front(x, d, axis.size) if b else x for x, d, b in zip(xs, dims, in_b)]
+        batched, captured = batch_subprogram(program, in_b, axis, out_b)
+        return list(calls.checkpoint_p.bind(*xs, *captured, **dict(params, jaxpr=batched)))
+
+    outs = staged(run, *args)
+    return outs, [0 if b else None for b in out_b]
+
+
+def _jit_call_rule(axis, args, dims, *, name, jaxpr):
+    in_b = [d is not None for d in dims]
+    out_b = batched_outputs(jaxpr, in_b)
+
+    def run(*xs):
+        xs = [bdim_at_front(x, d, axis.size) if b else x for x, d, b in zip(xs, dims, in_b)]
+        # Batched once per body and batching (when it captures nothing): repeated calls share one function.
+        table = _BATCHED.setdefault(jaxpr, {})
+        try:
+            key = (axis, tuple(in_b), parallel.axis_context())
+            batched = table.get(key)
+        except TypeError:
+            key, batched = None, None
+        captured = []
+        if batched is None:
+            batched, captured = batch_subprogram(jaxpr, in_b, axis, out_b)
+            if not captured and key is not None:
+                table[key] = batched
+        return list(calls.jit_call_p.bind(*xs, *captured, name=name, jaxpr=batched))
+
+    outs = staged(run, *args)
+    return outs, [0 if b else None for b in out_b]
+
+
+def _custom_jvp_rule(axis, args, dims, *, call, jvp, num_consts, symbolic_zeros):
+
+    in_b = [d is not None for d in dims]
+    num_args, num_out = len(args) - num_consts, len(call.outvars)
+
+    def run(*xs):
+        xs = [bdim_at_front(x, d, axis.size) if b else x for x, d, b in zip(xs, dims, in_b)]
+        batched_call, captured = batch_subprogram(call, in_b, axis, [True] * num_out)
+        if jvp.program is not None:  # (*args, *tangents, *consts) -> (*outs, *out_tangents)
+            jvp_in_b = in_b[:num_args] + in_b[:num_args] + in_b[num_args:]
+            batched_jvp, jvp_captured = batch_subprogram(jvp.program, jvp_in_b, axis, [True] * (2 * num_out))
+            (batched_call, batched_jvp), captured = common_captured(
+                [(batched_call, captured), (batched_jvp, jvp_captured)], [len(in_b), len(jvp_in_b)])
+            rule = JVPRule(jvp.__name__, batched_jvp, None)
+        else:
+            rule = JVPRule(jvp.__name__, None, _vmapped_jvp_function(jvp.fun, in_b[:num_args], axis))
+        return list(calls.custom_jvp_call_p.bind(*xs, *captured, call=batched_call, jvp=rule,
+                                                 num_consts=num_consts + len(captured),
+                                                 symbolic_zeros=symbolic_zeros))
+
+    return staged(run, *args), [0] * num_out
+
+
+def _custom_vjp_rule(axis, args, dims, *, call, fwd, bwd, num_consts, symbolic_zeros):
+
+    in_b = [d is not None for d in dims]
+    num_args, num_out = len(args) - num_consts, len(call.outvars)
+
+    def run(*xs):
+        xs = [bdim_at_front(x, d, axis.size) if b else x for x, d, b in zip(xs, dims, in_b)]
+        batched_call, captured = batch_subprogram(call, in_b, axis, [True] * num_out)
+        functions = VJPFunctions(fwd.__name__, *_vmapped_vjp_functions(fwd, bwd, in_b[:num_args], axis))
+        return list(calls.custom_vjp_call_p.bind(*xs, *captured, call=batched_call, fwd=functions,
+                                                 bwd=functions, num_consts=num_consts + len(captured),
+                                                 symbolic_zeros=symbolic_zeros))
+
+    return staged(run, *args), [0] * num_out
+
+
+def _name_rule(axis, args, dims, **params):
+    return calls.name_p.bind(args[0], **params), dims[0]
+
+register_batching(calls.checkpoint_p, _checkpoint_rule)
+register_batching(calls.name_p, _name_rule)
+register_batching(calls.jit_call_p, _jit_call_rule)
+register_batching(calls.custom_jvp_call_p, _custom_jvp_rule)
+register_batching(calls.custom_vjp_call_p, _custom_vjp_rule)

@@ -33,6 +33,7 @@ from toolkit.batching.registry import register_batching
 from toolkit.core import dtypes
 from toolkit.core.avals import aval_of
 from toolkit.lax import elementwise, parallel, reductions, structural
+from toolkit import numpy as tnp
 
 
 def _same_dim(prim):
@@ -104,7 +105,6 @@ register_batching(parallel.pvary_p, _over_batch(_same_dim(parallel.pvary_p), _pv
 
 def _ppermute_over_batch(batch_axis, args, dims, *, axes, env, perm):
     """Element ``t`` receives element ``s`` for each ``(s, t)`` of ``perm``; the others receive zeros."""
-    from toolkit import numpy as tnp
     _only_batch(batch_axis, {"axes": axes, "env": env}, "ppermute")
     size = batch_axis.size
     x = bdim_at_front(args[0], dims[0], size)

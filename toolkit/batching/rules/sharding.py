@@ -6,11 +6,12 @@ from __future__ import annotations
 from toolkit.batching.interpret import ndim_of
 from toolkit.batching.registry import register_batching
 from toolkit.lax import sharding as lax_sharding
+from toolkit.shard import PartitionSpec
+from toolkit.shard import NamedSharding
 
 
 def batched_spec(spec, ndim: int, d: int, spmd_axis_name):
     """``spec`` (for an ``ndim``-dimensional value) with an entry for a batch dimension inserted at ``d``."""
-    from toolkit.shard import PartitionSpec
     entries = list(spec) + [None] * (ndim - len(spec))
     entries.insert(d, spmd_axis_name)
     return PartitionSpec(*entries)
@@ -18,7 +19,6 @@ def batched_spec(spec, ndim: int, d: int, spmd_axis_name):
 
 def _constraint(axis, args, dims, *, sharding):
     (x,), (d,) = args, dims
-    from toolkit.shard import NamedSharding
     if not isinstance(sharding, NamedSharding):
         raise NotImplementedError(f"toolkit.vmap: a sharding constraint with a {type(sharding).__name__} cannot be "
                                   "batched (only NamedSharding says where a new dimension goes)")

@@ -17,6 +17,8 @@ from toolkit.core.shape_poly.expressions import (
     max_dim,
     min_dim,
 )
+from toolkit.core import pytrees
+from toolkit.core.avals import ShapeDtypeStruct
 
 # ---------------------------------------------------------------------------
 # Parsing
@@ -291,8 +293,6 @@ def symbolic_args_specs(
     >>> [s.shape for s in specs]
     [(b, 4), (4,)]
     """
-    from toolkit.core import pytrees
-    from toolkit.core.avals import ShapeDtypeStruct
 
     args_leaves, args_treedef = pytrees.tree_flatten(args)
     if isinstance(args, tuple) and isinstance(shapes_specs, list):

@@ -6,6 +6,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from toolkit.lax import linalg
 from toolkit.lowering.registry import register_lowering
+from toolkit.lowering.types import tensor_type
 
 
 @register_lowering(linalg.dot_general_p)
@@ -24,5 +25,4 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_eleme
 
 
 def _retyped(ctx, i, dtype):
-    from toolkit.lowering.types import tensor_type
     return tensor_type(ctx.avals_in[i].update(dtype=dtype))
