@@ -46,6 +46,14 @@ Each ``PyTreeDef`` node exposes:
 ``PyTreeDef.from_node(kind, node_type, node_aux, children)`` rebuilds a node
 from exactly those four values, so ``from_node(t.node_kind, t.node_type,
 t.node_aux, t.children()) == t`` for every ``t``.
+
+Why one module of ~1,200 lines: ``PyTreeDef``, the node registry, flattening
+and unflattening are one data structure with one set of invariants (the node
+kinds, leaf order, the flatten cache), and the fastest path through them is
+shared by every ``jit`` call; split across modules, each piece would reach
+into the others' private fields. The key-path API (``*_with_path``, ``keystr``)
+and the tree utilities (``tree_map``, ``tree_reduce``, ...) are thin layers on
+that structure and stay beside it, as in ``jax._src.tree_util``.
 """
 
 from __future__ import annotations

@@ -13,6 +13,13 @@ Example::
     >>> blob = exp.serialize()                    # doctest: +SKIP
     >>> deserialize(blob) == exp                   # doctest: +SKIP
     True
+
+Why one module of ~1,000 lines: writing and reading are the two halves of one
+layout, table by table (effects, shardings, avals, the module, the VJP), and
+each half must change with the other when a field or version is added; kept
+side by side, a reader and its writer are a screen apart. The generic
+flatbuffer machinery is already elsewhere (``flatbuffer_builder.py``,
+``flatbuffer_reader.py``).
 """
 
 from __future__ import annotations
