@@ -5,7 +5,7 @@ dtype promotion (Python scalars are weak) and numpy broadcasting; and
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence, SupportsIndex
 
 import numpy as np
 
@@ -13,6 +13,9 @@ from toolkit.core import dtypes, shape_poly, tracing
 from toolkit.core.tracing import Tracer
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
 ArrayLike = Any
 
@@ -93,7 +96,7 @@ def result_dtype(*args: Any) -> tuple[np.dtype, bool]:
     return dtypes.result_type_with_weak(*[typed(a) for a in args])
 
 
-def convert(x: Any, dtype: np.dtype, weak: bool = False) -> Any:
+def convert(x: Any, dtype: DTypeLike, weak: bool = False) -> Any:
     """``x`` as an operand of ``dtype`` for a primitive; scalars stay inline literals."""
     if _is_symbolic(x):
         x = lax_structural.dimension_as_value(x)
@@ -175,7 +178,7 @@ def promote_and_broadcast(*args: Any) -> list[Any]:
     return out
 
 
-def canonical_axis(axis: int, ndim: int, name: str = "axis") -> int:
+def canonical_axis(axis: SupportsIndex, ndim: int, name: str = "axis") -> int:
     axis = int(axis)
     if not -ndim <= axis < max(ndim, 1):
         raise ValueError(f"{name} {axis} is out of bounds for an array of rank {ndim}")
@@ -199,9 +202,9 @@ def expand_dims(a: Any, axis: Any) -> Any:
     a = asarray(a)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     ndim = a.ndim + len(axes)
-    axes = sorted(canonical_axis(x, ndim) for x in axes)
+    positions = sorted(canonical_axis(x, ndim) for x in axes)
     shape = list(a.shape)
-    for x in axes:
+    for x in positions:
         shape.insert(x, 1)
     return lax_structural.reshape(a, tuple(shape))
 

@@ -158,6 +158,7 @@ def _einsum(*arrays: Any, subscripts: str, preferred_element_type: Any, out_type
         if out_type is None or sorted(labels) != sorted(output):
             return contextlib.nullcontext()
         spec = tuple(out_type.spec) + (None,) * (len(output) - len(out_type.spec))
+        assert sharding_types.hooks.make is not None  # installed by toolkit.shard.explicit, which made out_type
         return sharding_types.out_sharding_override(
             primitive, sharding_types.hooks.make(out_type.mesh, tuple(spec[output.index(lab)] for lab in labels)))
 

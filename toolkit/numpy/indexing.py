@@ -324,7 +324,7 @@ def _basic(x: Any, entries: Sequence[_E]) -> Any:
     dynamic: dict[int, Any] = {}
     out_shape: list[Any] = []
     for e in entries:
-        if e.kind == "new":
+        if e.dim is None:  # newaxis, the one entry that consumes no dimension (the test narrows e.dim for mypy)
             out_shape.append(1)
         elif e.kind == "slice":
             d, n, length = e.dim, shape[e.dim], e.length
@@ -411,8 +411,8 @@ def _prepare_indices(components: Sequence[tuple[Any, Any]], batch_shape: tuple, 
                           else v)
     if all(isinstance(p, np.ndarray) for p in pieces):
         return np.ascontiguousarray(np.stack(pieces, axis=-1))
-    expanded = [lax_structural.reshape(asarray(p) if isinstance(p, np.ndarray) else p, batch_shape + (1,)) for p in pieces]
-    return expanded[0] if len(expanded) == 1 else lax_structural.concatenate(expanded, len(batch_shape))
+    columns = [lax_structural.reshape(asarray(p) if isinstance(p, np.ndarray) else p, batch_shape + (1,)) for p in pieces]
+    return columns[0] if len(columns) == 1 else lax_structural.concatenate(columns, len(batch_shape))
 
 
 def _known_empty(shape: Sequence[Any]) -> bool:
@@ -427,7 +427,7 @@ def _adjacent(positions: Sequence[int]) -> bool:
 def _advanced_get(x: Any, entries: Sequence[_E], mode: Any, fill_value: Any) -> Any:
     """Integer-array indexing: static slices first, then one gather over the advanced dimensions."""
     # Apply slices/newaxis directly; advanced and int entries keep their whole dimension for the gather.
-    pre = [e if e.kind in ("slice", "new") else _full_slice(e.dim, x.shape[e.dim]) for e in entries]
+    pre = [e if e.dim is None or e.kind == "slice" else _full_slice(e.dim, x.shape[e.dim]) for e in entries]
     x = _basic(x, pre)
     adv = [j for j, e in enumerate(entries) if e.kind in ("int", "dyn", "array")]
     values = [_int_index(e.start) if e.kind == "int" else e.value for e in (entries[j] for j in adv)]

@@ -15,7 +15,7 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 
@@ -208,11 +208,11 @@ def _index_template(idx: Any) -> tuple[tuple, list]:
 
 
 def _index_from_template(template: tuple, arrays: Sequence[Any]) -> Any:
-    arrays = iter(arrays)
+    remaining = iter(arrays)
     items = []
     for entry in template[1:]:
         kind = entry[0]
-        items.append(next(arrays) if kind == "array" else slice(*entry[1:]) if kind == "slice" else
+        items.append(next(remaining) if kind == "array" else slice(*entry[1:]) if kind == "slice" else
                      None if kind == "None" else Ellipsis if kind == "Ellipsis" else entry[1])
     return tuple(items) if template[0] else items[0]
 
@@ -296,7 +296,8 @@ def _scatter(x: Any, idx: Any, values: Any, op: str, mode: Any, indices_are_sort
     if _known_empty(result_shape) or _known_empty(x.shape):
         return x
 
-    slices = {e.dim: e for e in entries if e.kind == "slice"}
+    # Only newaxis entries have no dimension (dim None): the casts say so to mypy.
+    slices = cast("dict[int, _E]", {e.dim: e for e in entries if e.kind == "slice"})
     strided = [d for d in sorted(slices) if slices[d].step != 1]
     windows = [d for d in sorted(slices) if slices[d].step == 1]
     # JAX's layout: the update keeps the slice's order (newaxis dimensions dropped); its scatter dimensions are
@@ -311,7 +312,7 @@ def _scatter(x: Any, idx: Any, values: Any, op: str, mode: Any, indices_are_sort
     components: list[tuple[Any, Any]] = []
     placements: list[tuple] = []
     component_dims: list[int] = []
-    adv_by_dim = {e.dim: v for e, v in zip(adv, adv_values)}
+    adv_by_dim = cast("dict[int, Any]", {e.dim: v for e, v in zip(adv, adv_values)})
     for d in range(x.ndim):
         if d in adv_by_dim:
             v = adv_by_dim[d]
@@ -358,24 +359,27 @@ def _slice_sharding(x: Any, labels: Sequence[tuple], adv_values: Sequence[Any], 
     Sliced dimensions keep ``x``'s spec (whatever the slice), newaxis dimensions are unsharded and the
     advanced block takes the spec of the broadcast index arrays.
     """
-    aval = getattr(x, "aval", None)
+    aval: Any = getattr(x, "aval", None)  # a ShapedArray whenever it has a sharding
     sharding = getattr(aval, "sharding", None)
     if sharding is None:
         return None
     x_spec = spec_of(aval)
     specs = [(None,) * (nb - np.ndim(v)) + _spec_of_value(v) for v in adv_values]
     shapes = [(1,) * (nb - np.ndim(v)) + tuple(np.shape(v)) for v in adv_values]
+    block: Sequence[Any]
     if specs and all(sh == shapes[0] for sh in shapes):
         block = specs[0]
     else:
-        block = []
+        merged: list[Any] = []
         for k in range(nb):
             named = {s[k] for s, sh in zip(specs, shapes) if s[k] is not None}
             if len(named) > 1:
                 raise ShardingTypeError("broadcast_shardings got incompatible shardings for broadcasting: "
                                         + ", ".join(str(s) for s in specs) + ".")
-            block.append(named.pop() if named else None)
+            merged.append(named.pop() if named else None)
+        block = merged
     spec = tuple(None if lab == ("new",) else x_spec[lab[1]] if lab[0] == "d" else block[lab[1]] for lab in labels)
+    assert hooks.make is not None  # installed by toolkit.shard.explicit (imported above), whose mesh typed x
     return hooks.make(sharding.mesh, spec)
 
 

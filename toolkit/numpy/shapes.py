@@ -576,7 +576,7 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *, total_repeat_length
     if counts.shape != (n,):
         raise ValueError(f"repeat: {counts.size} repeat counts for axis {axis} of size {n}")
     positions = np.repeat(np.arange(n), counts)
-    index = [slice(None)] * a.ndim
+    index: list[slice | np.ndarray] = [slice(None)] * a.ndim
     index[axis] = positions
     return getitem(a, tuple(index))
 

@@ -133,11 +133,11 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
             raise ValueError(f"tensordot: axes={n} is out of range for shapes {a.shape} and {b.shape}")
         a_axes, b_axes = tuple(range(a.ndim - n, a.ndim)), tuple(range(n))
     else:
-        a_axes, b_axes = axes
-        a_axes = (a_axes,) if isinstance(a_axes, (int, np.integer)) else tuple(a_axes)
-        b_axes = (b_axes,) if isinstance(b_axes, (int, np.integer)) else tuple(b_axes)
-        a_axes = tuple(x % a.ndim for x in a_axes)
-        b_axes = tuple(x % b.ndim for x in b_axes)
+        a_given, b_given = axes
+        a_given = (a_given,) if isinstance(a_given, (int, np.integer)) else tuple(a_given)
+        b_given = (b_given,) if isinstance(b_given, (int, np.integer)) else tuple(b_given)
+        a_axes = tuple(x % a.ndim for x in a_given)
+        b_axes = tuple(x % b.ndim for x in b_given)
     return lax_linalg.dot_general(a, b, ((a_axes, b_axes), ((), ())))
 
 
