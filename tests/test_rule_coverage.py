@@ -169,6 +169,9 @@ def test_a_new_elementwise_op_gets_every_interpretation():
 def _where(fn: Any) -> str:
     """``file::function`` of a rule (no line numbers: the index must not go stale with every edit)."""
     fn = inspect.unwrap(fn)
+    fn = getattr(fn, "func", fn)  # functools.partial
+    if not (inspect.isfunction(fn) or inspect.ismethod(fn)):
+        fn = type(fn)  # a callable object: its class
     try:
         path = pathlib.Path(inspect.getsourcefile(fn) or "?").resolve()
     except TypeError:

@@ -148,7 +148,7 @@ def _uses_size(x, w):
 @pytest.mark.parametrize("fun,folds", [(_rowwise, True), (_row_mixing, False), (_uses_iota, False),
                                        (_uses_size, False)])
 def test_fold_into_dimension_variable_only_when_rows_are_independent(fun, folds):
-    from toolkit.batching.rules.call_exported import fold_variable
+    from toolkit.export.call_batching import fold_variable
     b, = export.symbolic_shape("b")
     exp = export.export(toolkit.jit(fun))(toolkit.ShapeDtypeStruct((b, 3), np.float32),
                                           toolkit.ShapeDtypeStruct((3, 4), np.float32))

@@ -57,7 +57,7 @@ from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.families import Family
 from toolkit.core.sharding_types import NO_SHARDING_RULE
 from toolkit.dispatch import argument_paths
-from toolkit.export import callee_shardings, differentiation
+from toolkit.export import call_batching, callee_shardings, differentiation
 from toolkit.export import calling_convention
 from toolkit.export.exported import DisabledSafetyCheck, Exported
 from toolkit.export.shardings import to_toolkit_named_sharding
@@ -160,6 +160,7 @@ def bind_call(exported: Exported, args: Sequence[Any]) -> list[Any]:
 
 
 differentiation.attach(call_exported_p, bind_call)  # grad/vjp/jvp through the call use the exported VJP
+call_batching.attach(call_exported_p)  # vmap of the call: rows folded into the batch dimension, or a loop
 
 
 # --- checks -----------------------------------------------------------------

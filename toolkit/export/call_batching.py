@@ -24,8 +24,8 @@ that keep it free or batched, and refuses everything else (iota or
 over the rows, constraints on ``b``, ...). Deserialized exports (toolkit's or
 JAX's) carry no program, so they take the loop.
 
-The rule module of the ``call_exported`` family (``toolkit/export/call.py``), imported when such a call is
-first batched (``toolkit/core/families.py``).
+``call_exported`` is a family defined above ``toolkit.batching``, so its rules are registered beside it:
+``toolkit/export/call.py`` calls :func:`attach` (as ``differentiation.attach`` for its derivative).
 """
 
 from __future__ import annotations
@@ -38,11 +38,10 @@ from toolkit.batching.interpret import loop_apply, moveaxis
 from toolkit.batching.registry import register_batching
 from toolkit.core.avals import aval_of
 from toolkit.core.program import Literal, Program, Var, subprograms
-from toolkit.export.call import call_exported_p
 from toolkit.lax import structural
 from toolkit.core.shape_poly import definitely_equal, is_symbolic_dim
 
-__all__ = ["fold_variable", "rows_independent"]
+__all__ = ["attach", "fold_variable", "rows_independent"]
 
 
 # --- the analysis -------------------------------------------------------------------------
@@ -235,25 +234,26 @@ def fold_variable(exported: Any, batched: Sequence[bool]) -> str | None:
 # --- the rule -------------------------------------------------------------------------------
 
 
-def _call_exported_batch(axis, args, dims, *, exported):
-    batched = [d is not None for d in dims]
-    size = axis.size
-    if isinstance(size, int) and size > 0 and fold_variable(exported.exported, batched) is not None:
-        folded = []
-        for x, d in zip(args, dims):
-            if d is None:
-                folded.append(x)
-                continue
-            x = moveaxis(x, d, 0)
-            shape = tuple(aval_of(x).shape)
-            folded.append(structural.reshape(x, (shape[0] * shape[1],) + shape[2:]))
-        outs = call_exported_p.bind(*folded, exported=exported)
-        result = []
-        for y in outs:
-            shape = tuple(aval_of(y).shape)
-            result.append(structural.reshape(y, (size, shape[0] // size) + shape[1:]))
-        return result, [0] * len(result)
-    return loop_apply(call_exported_p, axis, args, dims, {"exported": exported})
+def attach(call_exported_p: Any) -> None:
+    """Give ``call_exported_p`` its batching rule (called by ``toolkit/export/call.py`` beside its JVP)."""
+    def call_exported_batch(axis, args, dims, *, exported):
+        batched = [d is not None for d in dims]
+        size = axis.size
+        if isinstance(size, int) and size > 0 and fold_variable(exported.exported, batched) is not None:
+            folded = []
+            for x, d in zip(args, dims):
+                if d is None:
+                    folded.append(x)
+                    continue
+                x = moveaxis(x, d, 0)
+                shape = tuple(aval_of(x).shape)
+                folded.append(structural.reshape(x, (shape[0] * shape[1],) + shape[2:]))
+            outs = call_exported_p.bind(*folded, exported=exported)
+            result = []
+            for y in outs:
+                shape = tuple(aval_of(y).shape)
+                result.append(structural.reshape(y, (size, shape[0] // size) + shape[1:]))
+            return result, [0] * len(result)
+        return loop_apply(call_exported_p, axis, args, dims, {"exported": exported})
 
-
-register_batching(call_exported_p, _call_exported_batch)
+    register_batching(call_exported_p, call_exported_batch)
