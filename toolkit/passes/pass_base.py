@@ -36,7 +36,7 @@ import re
 import typing
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 from jaxlib.mlir import ir
 from jaxlib.mlir._mlir_libs._mlir import rewrite as _rewrite
@@ -44,7 +44,7 @@ from jaxlib.mlir._mlir_libs._mlir import rewrite as _rewrite
 from toolkit.ir.errors import PassFailure
 from toolkit.ir.rewriting import CheckedRewriter
 
-__all__ = ["ModulePass", "Pass", "PassFailure", "PassOptionError", "Pattern", "PatternPass", "pattern",
+__all__ = ["ModulePass", "Pass", "PassFailure", "PassOptionError", "Pattern", "PatternPass", "RewriteFunction", "pattern",
            "record_statistic"]
 
 
@@ -318,6 +318,14 @@ class ModulePass(Pass):
     """
 
 
+class RewriteFunction(Protocol):
+    """``rewrite(op, rewriter) -> True`` when it changed the IR through ``rewriter``; False or None on a miss."""
+
+    __name__: str
+
+    def __call__(self, op: ir.Operation, rewriter: CheckedRewriter, /) -> bool | None: ...
+
+
 @dataclasses.dataclass(frozen=True)
 class Pattern:
     """One rewrite rule: a root op name and a function that tries to rewrite.
@@ -330,13 +338,13 @@ class Pattern:
     """
 
     root: str
-    rewrite: Callable[[ir.Operation, Any], bool | None]
+    rewrite: RewriteFunction
     name: str
     benefit: int = 1
 
 
 def pattern(root: str, *, name: str | None = None, benefit: int = 1
-            ) -> Callable[[Callable[[ir.Operation, Any], bool | None]], Pattern]:
+            ) -> Callable[[RewriteFunction], Pattern]:
     """Decorator turning ``def f(op, rewriter) -> bool`` into a :class:`Pattern`.
 
     Example::
@@ -348,7 +356,7 @@ def pattern(root: str, *, name: str | None = None, benefit: int = 1
             return True
     """
 
-    def wrap(fn: Callable[[ir.Operation, Any], bool | None]) -> Pattern:
+    def wrap(fn: RewriteFunction) -> Pattern:
         return Pattern(root=root, rewrite=fn, name=name or fn.__name__, benefit=benefit)
 
     return wrap
