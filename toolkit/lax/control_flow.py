@@ -401,6 +401,7 @@ def _step_aval(aval: ShapedArray) -> ShapedArray:
     if aval.sharding is None:
         return ShapedArray(aval.shape[1:], aval.dtype, aval.weak_type)
     spec = sharding_types.spec_of(aval)[1:]
+    assert sharding_types.hooks.make is not None  # installed by toolkit.shard.explicit, which made aval.sharding
     return aval.update(shape=aval.shape[1:], sharding=sharding_types.hooks.make(aval.sharding.mesh, spec))
 
 

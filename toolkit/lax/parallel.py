@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Any, NamedTuple, Sequence
+from typing import Any, NamedTuple, Sequence, cast
 
 import numpy as np
 
@@ -198,7 +198,8 @@ def _bound(axis_name: Any, api: str) -> tuple[tuple, _Frame]:
         raise ValueError(f"{api}: axis_name {axis_name!r} repeats an axis")
     named = [vmapped[a] for a in axes if a in vmapped]
     if not named:
-        return axes, frame
+        # frame is None only for an empty axis_name outside any shard_map (then the caller's frame.env fails).
+        return axes, cast(_Frame, frame)
     if any(v.depth < len(_state.frames) for v in named):
         raise NotImplementedError(f"{api} over the vmap axis {named[0].name!r} inside a shard_map body that the "
                                   "vmap encloses is not supported; vmap inside the body instead")

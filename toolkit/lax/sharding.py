@@ -56,7 +56,7 @@ def with_sharding_constraint(x: Any, shardings: Any) -> Any:
 
 
 def _constrain(x: Any, sharding: Any) -> Any:
-    aval = getattr(x, "aval", None)
+    aval: Any = getattr(x, "aval", None)  # a ShapedArray whenever it has a sharding
     current = getattr(aval, "sharding", None)
     mesh = getattr(sharding, "mesh", None)
     if current is not None and mesh is not None and all(t.name == "Explicit" for t in mesh.axis_types):

@@ -53,7 +53,7 @@ def sort(operand: Any | Sequence[Any], dimension: int = -1, is_stable: bool = Tr
         keys, vals = sort((keys, vals), 0)      # vals follow keys
     """
     single = not isinstance(operand, (tuple, list))
-    operands = [operand] if single else list(operand)
+    operands: list[Any] = [operand] if single else list(operand)
     if not operands:
         raise TypeError("sort needs at least one operand")
     ndim = len(operands[0].shape)
