@@ -12,10 +12,9 @@ from typing import Any, Sequence
 
 import numpy as np
 from jaxlib import _jax
+from jaxlib._jax import ArrayImpl  # imported (not assigned) so mypy accepts it as a type
 
 from toolkit.runtime.shardings import RuntimeSharding
-
-ArrayImpl = _jax.ArrayImpl
 
 
 # jaxlib's C++ ArrayImpl imports ``jax`` (when it is installed) the first time it makes per-device

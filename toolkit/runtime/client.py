@@ -22,11 +22,10 @@ import threading
 from typing import Any
 
 from jaxlib import _jax, xla_client
+from jaxlib._jax import Device  # imported (not assigned) so mypy accepts it as a type
 
 from toolkit.runtime import coordination as _coordination
 from toolkit.runtime import platforms
-
-Device = _jax.Device
 
 _clients: dict[str, Any] = {}
 _lock = threading.Lock()

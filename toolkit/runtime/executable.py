@@ -7,11 +7,11 @@ from typing import Any, Mapping, Sequence
 import jaxlib
 import numpy as np
 from jaxlib import _jax, xla_client
+from jaxlib._jax import LoadedExecutable  # imported (not assigned) so mypy accepts it as a type
 
 from toolkit.runtime.client import backend
 from toolkit.runtime.shardings import HloSharding
 
-LoadedExecutable = _jax.LoadedExecutable
 RuntimeError_ = _jax.JaxRuntimeError
 
 

@@ -68,6 +68,7 @@ def cuda_plugin_path() -> str | None:
             plugin = importlib.import_module(module_name)
         except ImportError:
             continue
+        assert plugin.__file__ is not None  # jaxlib's plugin modules are regular packages (with __init__.py)
         path = os.path.join(os.path.dirname(plugin.__file__), "xla_cuda_plugin.so")
         if os.path.exists(path):
             return path

@@ -12,11 +12,9 @@ import functools
 from typing import Any, Sequence
 
 import numpy as np
-from jaxlib import _jax, xla_client
-
-HloSharding = xla_client.HloSharding
-OpSharding = xla_client.OpSharding
-DeviceList = xla_client.DeviceList
+from jaxlib import _jax
+# Imported (not assigned) so that mypy accepts them as types and in isinstance.
+from jaxlib.xla_client import DeviceList, HloSharding, OpSharding
 
 
 class RuntimeSharding(_jax.GSPMDSharding):
