@@ -62,7 +62,7 @@ def type_sharding(sharding: Any, ndim: int) -> NamedSharding | None:
         return None
     explicit = set(mesh.explicit_axes)
     spec = tuple(sharding.spec) + (None,) * (ndim - len(sharding.spec))
-    entries = []
+    entries: list[Any] = []
     for entry in spec[:ndim]:
         if entry is None or entry is UNCONSTRAINED:
             entries.append(None)
@@ -121,6 +121,7 @@ def canonicalize_out_sharding(out_sharding: Any, what: str) -> NamedSharding | N
                         f"`PartitionSpec`. Got {out_sharding} of type: {type(out_sharding)}")
     context = get_mesh()
     context = None if context is None or context.empty else context
+    mesh: Mesh | AbstractMesh | None
     if isinstance(out_sharding, PartitionSpec):
         mesh, spec = context, out_sharding
     else:

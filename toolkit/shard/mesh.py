@@ -24,7 +24,7 @@ import enum
 import functools
 import math
 import threading
-from typing import Any, Hashable, Iterator, Sequence
+from typing import Any, Hashable, Iterator, Literal, Sequence
 
 import numpy as np
 
@@ -73,6 +73,7 @@ def _normalize_axis_types(axis_names: tuple, axis_types: Any) -> tuple:
 class _MeshBase:
     axis_names: tuple
     axis_types: tuple
+    size: int
 
     @property
     def shape(self) -> "collections.OrderedDict[Any, int]":
@@ -212,7 +213,7 @@ class Mesh(_MeshBase):
         _mesh_stack().append(self)
         return self
 
-    def __exit__(self, *exc_info: Any) -> bool:
+    def __exit__(self, *exc_info: Any) -> Literal[False]:
         _mesh_stack().pop()
         return False
 

@@ -124,7 +124,7 @@ class PartitionSpec(tuple):
 
     def axis_names_used(self) -> list:
         """Every axis name the spec mentions, in order (duplicates kept)."""
-        names = []
+        names: list[Any] = []
         for entry in self:
             if entry is None or entry is UNCONSTRAINED:
                 continue

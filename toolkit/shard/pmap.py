@@ -154,7 +154,7 @@ class PmapSharding(Sharding):
         full = [slice(None)] * len(shape)
         result = {}
         for i, device in enumerate(self.devices.flat):
-            index = list(full)
+            index: list[slice | int] = list(full)
             if self._sharded_dim is not None:
                 index[self._sharded_dim] = i
             result[device] = tuple(index)

@@ -43,7 +43,7 @@ class PositionalSharding(Sharding):
         ids = np.empty(array.shape, dtype=object)
         for position, index in enumerate(np.ndindex(array.shape)):
             ids[index] = frozenset({position})
-        self._ids = ids
+        self._ids: np.ndarray = ids
 
     @classmethod
     def _remake(cls, devices: tuple, ids: np.ndarray, memory_kind: str | None) -> "PositionalSharding":

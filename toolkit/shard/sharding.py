@@ -45,6 +45,8 @@ def check_memory_kind(devices: Sequence[Any], kind: str | None) -> None:
 class Sharding:
     """Abstract base of every sharding kind (JAX's ``jax.sharding.Sharding``)."""
 
+    _memory_kind: str | None  # set by every subclass; read by ``memory_kind``
+
     # -- what subclasses provide ---------------------------------------------
     @property
     def device_set(self) -> set[Device]:
