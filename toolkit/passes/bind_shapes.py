@@ -42,7 +42,9 @@ def split_types(text: str) -> list[str]:
 
     Commas inside ``<...>``, ``(...)``, ``[...]`` or ``{...}`` belong to a type.
     """
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    depth = 0
+    current: list[str] = []
     for char in text:
         if char in "<([{":
             depth += 1

@@ -158,6 +158,7 @@ class _RefinementRun:
                 nonlocal foreign
                 if name == "func.call" or name == "stablehlo.composite":
                     callee = refined_callee(op, name)
+                    assert callee is not None  # a call or composite names its callee
                     call_counts[callee] += 1
                     callers[callee].add(caller)
                 elif not name.startswith(_SUPPORTED_PREFIXES):

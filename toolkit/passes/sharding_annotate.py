@@ -54,7 +54,9 @@ def parse_mesh_text(text: str) -> AbstractMesh:
 
 
 def _split_top_level(text: str) -> list[str]:
-    parts, depth, current = [], 0, []
+    parts: list[str] = []
+    depth = 0
+    current: list[str] = []
     for c in text:
         if c in "([{":
             depth += 1
@@ -263,7 +265,9 @@ def annotate_shardings(module: ir.Module | ir.Operation, in_shardings: Sequence[
                 _ensure_mesh_symbol(module_op, name, text)
             for which, count, i, sharding, rank in pairs:
                 if _replicated(sharding):
-                    attr = ir.Attribute.parse(_replicated_text(rank, symbols.first()))
+                    first = symbols.first()
+                    assert first is not None  # `every` holds this sharding, so name_shardy_meshes named a mesh
+                    attr = ir.Attribute.parse(_replicated_text(rank, first))
                 else:
                     name = symbols.name_for(shardy_mesh_for(sharding, rank))
                     attr = ir.Attribute.parse(shardy_sharding_text(sharding, rank, name))

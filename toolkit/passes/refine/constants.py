@@ -86,6 +86,7 @@ class KnownConstants:
     def materialize(self, op: ir.Operation, result: ir.Value) -> None:
         """Replace the folded, still used ``op`` by a ``stablehlo.constant`` of its value."""
         array = self.arrays.pop(result)
+        assert array is not None  # a folded result's array is its value (fold_to)
         self.folded.discard(result)
         with op.context, ir.InsertionPoint(op):
             value = make_constant(array, result.type, op.location)

@@ -176,10 +176,10 @@ def _last_dim_set(type_: ir.Type, size: int) -> list[int] | None:
 
 def _dynamic_top_k(refinement: Refinement, op: ir.Operation) -> None:
     # custom_call @stablehlo.dynamic_top_k(operand, k) -> (values, indices), k along the last dimension.
-    k = refinement.constant(op.operands[1])
-    if k is None:
+    k_array = refinement.constant(op.operands[1])
+    if k_array is None:
         return
-    k = _scalar(k)
+    k = _scalar(k_array)
     for result in op.results:
         shape = _last_dim_set(result.type, k)
         if shape is not None:

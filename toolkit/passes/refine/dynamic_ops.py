@@ -24,6 +24,7 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from typing import cast
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -68,6 +69,7 @@ def _to_reshape(refinement: Refinement, op: ir.Operation) -> None:
         return
     source = shape_of(op.operands[0].type)
     target = shape_of(op.results[0].type)
+    assert target is not None  # static_result: a ranked result type
     if source is not None and all(d >= 0 for d in source) and \
             int(np.prod(source, dtype=np.int64)) != int(np.prod(target, dtype=np.int64)):
         raise PassFailure(f"number of output elements ({int(np.prod(target, dtype=np.int64))}) doesn't match "
@@ -82,9 +84,10 @@ def _to_iota(refinement: Refinement, op: ir.Operation) -> None:
 
 
 def _to_slice(refinement: Refinement, op: ir.Operation) -> None:
-    parts = [refinement.constant(v) for v in list(op.operands)[1:4]]
-    if not static_result(op) or any(p is None for p in parts):
+    maybe_parts = [refinement.constant(v) for v in list(op.operands)[1:4]]
+    if not static_result(op) or any(p is None for p in maybe_parts):
         return
+    parts = cast("list[np.ndarray]", maybe_parts)  # none is None (checked above)
     with op.context:
         attributes = {"start_indices": i64_array(parts[0]), "limit_indices": i64_array(parts[1]),
                       "strides": i64_array(parts[2])}
@@ -92,9 +95,10 @@ def _to_slice(refinement: Refinement, op: ir.Operation) -> None:
 
 
 def _to_pad(refinement: Refinement, op: ir.Operation) -> None:
-    parts = [refinement.constant(v) for v in list(op.operands)[2:5]]
-    if not static_result(op) or any(p is None for p in parts):
+    maybe_parts = [refinement.constant(v) for v in list(op.operands)[2:5]]
+    if not static_result(op) or any(p is None for p in maybe_parts):
         return
+    parts = cast("list[np.ndarray]", maybe_parts)  # none is None (checked above)
     with op.context:
         attributes = {"edge_padding_low": i64_array(parts[0]), "edge_padding_high": i64_array(parts[1]),
                       "interior_padding": i64_array(parts[2])}

@@ -31,6 +31,7 @@ import collections
 import dataclasses
 import re
 from collections.abc import Callable
+from typing import cast
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -291,8 +292,11 @@ class OpRetyping:
             terminator = operation(block.operations[-1])
             yielded.append([v.type for v in terminator.operands])
         for index, result in enumerate(op.results):
-            shapes = [shape_of(types[index]) for types in yielded if index < len(types)]
-            if not shapes or any(s is None for s in shapes) or len({len(s) for s in shapes}) != 1:
+            maybe_shapes = [shape_of(types[index]) for types in yielded if index < len(types)]
+            if not maybe_shapes or any(s is None for s in maybe_shapes):
+                continue
+            shapes = cast("list[rules.Shape]", maybe_shapes)  # none is None (checked above)
+            if len({len(s) for s in shapes}) != 1:
                 continue
             merged = [s0 if all(s[i] == s0 for s in shapes) else -1 for i, s0 in enumerate(shapes[0])]
             self.refine_value(result, merged, op)
@@ -334,8 +338,7 @@ class OpRetyping:
 
         def fill(match: re.Match) -> str:
             index = int(match.group(1))
-            if index < len(values) and values[index] is not None:
-                array = values[index]
+            if index < len(values) and (array := values[index]) is not None:
                 return str(array.item()) if array.size == 1 else str(array.tolist())
             return match.group(0)
 
