@@ -21,7 +21,7 @@ platform. Primitives with one rule for all platforms are lowered once.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -226,7 +226,7 @@ def lower_program_inline(mctx: ModuleContext, program: Program, args: Sequence[i
             if value is None:
                 value = literal_cache[key] = stablehlo.ConstantOp(dense_constant_attr(atom.value, atom.aval)).result
             return value
-        return env[atom.id]
+        return env[cast(Var, atom).id]  # `type(atom) is Literal` does not narrow the union for mypy
 
     for eqn in program.eqns:
         rules = lowering_rules(eqn.primitive)
