@@ -232,6 +232,9 @@ class FastPath:
     def call(self, args: tuple) -> Any:
         """The outputs of a remembered executable on ``args``; :data:`MISS` if there is none or they do not fit."""
         first = type(args[0]) if len(args) == 1 else None
+        leaves: Sequence[Any]
+        avals: tuple[ShapedArray, ...]
+        entry: FastEntry | None
         if first is Array:  # f(x): no flatten; the same aval object as last time (x = f(x)): no hashing
             aval = args[0].aval
             last = self.last_single
@@ -254,11 +257,14 @@ class FastPath:
         if len(avals) != len(leaves):  # a leaf that is not an Array: the full path
             return MISS
         generation = jit_pipeline_generation()
-        last = self.last_many
+        last_many = self.last_many
         # The same tree and avals as the last hit (the same inputs, or outputs fed back): no hashing.
         # (A tuple comparison: identical avals compare by identity, in C.)
-        remembered = last is not None and last.tree is tree and last.generation == generation and last.avals == avals
-        entry = last.entry if remembered else self.entries.get((tree, avals, generation))
+        if last_many is not None and last_many.tree is tree and last_many.generation == generation \
+                and last_many.avals == avals:
+            entry = last_many.entry
+        else:
+            entry = self.entries.get((tree, avals, generation))
         if entry is None or not (entry.partitioner is ANY_PARTITIONER
                                  or entry.partitioner == _environ_get(PARTITIONER_VARIABLE)):
             return MISS

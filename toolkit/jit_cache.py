@@ -172,7 +172,7 @@ def nested_program(wrapped: Any, sig: ArgumentSignature) -> tuple[Program, pytre
     overrides, and reused unless it captured values of another trace.
     """
     builder = tracing.current_builder()
-    key = (wrapped.static_argnums, wrapped.static_argnames, sig.tree, sig.avals, sig.static_key, get_mesh(),
+    key: tuple | None = (wrapped.static_argnums, wrapped.static_argnames, sig.tree, sig.avals, sig.static_key, get_mesh(),
            parallel.axis_context(), tuple(sharding_types._overrides))
     try:
         table = NESTED_PROGRAMS.setdefault(wrapped.fun, {})

@@ -28,7 +28,7 @@ def lower_traced(traced: Any, plan: Any, kept: Sequence[int], platforms: Sequenc
     """``traced`` (a ``toolkit.stages.Traced``) as a module taking the inputs ``kept``, placed as ``plan`` says."""
     program = _restrict_inputs(traced.program, kept) if len(kept) != len(traced.program.invars) else traced.program
     with shared_context() as context:
-        arg_attrs = [{} for _ in kept]
+        arg_attrs: list[dict[str, Any]] = [{} for _ in kept]
         taken: set[int] = set()
         for position, i in enumerate(kept):
             if traced.donated[i]:

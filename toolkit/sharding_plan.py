@@ -192,7 +192,7 @@ def plan_shardings(traced: Any) -> ShardingPlan:
         if isinstance(args_tree_prefix, Sharding):
             arg_shardings = [args_tree_prefix] * in_tree.num_leaves
         else:
-            args_only = (tuple(args_tree_prefix) if isinstance(args_tree_prefix, (list, tuple)) else args_tree_prefix,
+            args_only: tuple[Any, dict] = (tuple(args_tree_prefix) if isinstance(args_tree_prefix, (list, tuple)) else args_tree_prefix,
                          {})
             # kwargs are never sharded explicitly: a prefix over (args, {}) only.
             arg_shardings = _flatten_prefix(args_only, in_tree, "in_shardings")
@@ -238,7 +238,7 @@ def plan_shardings(traced: Any) -> ShardingPlan:
     return plan
 
 
-def _explicit_out_shardings(traced: Any, arg_shardings: Sequence[Any], out_spec: Any) -> list[Any] | None:
+def _explicit_out_shardings(traced: Any, arg_shardings: list[Any], out_spec: Any) -> list[Any] | None:
     """Per flat output, the concrete ``NamedSharding`` its explicitly sharded type asks for (None if untyped).
 
     Inputs typed explicitly but given no sharding get theirs here too. None when nothing is typed.
@@ -266,7 +266,7 @@ def shardings_from_hlo(hlo_shardings: Sequence[Any] | None, devices: Sequence[An
         return [SingleDeviceSharding(devices[0]) for _ in avals]
     if mesh is None:
         return [GSPMDSharding(tuple(devices), h) for h in hlo_shardings]
-    result = []
+    result: list[Sharding] = []
     for hlo, aval in zip(hlo_shardings, avals):
         try:
             result.append(named_sharding_from_hlo(hlo, mesh, aval.ndim))

@@ -32,7 +32,7 @@ import functools
 import io
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, cast
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -215,8 +215,10 @@ class Wrapped:
         key = (sig.tree, sig.avals, sig.shardings, sig.static_key, settings, context_mesh)
         compiled = self._cache.get(key)
         new = compiled is None
-        if new:
-            compiled = self._trace(sig).lower().compile()
+        if compiled is None:
+            # Arrays have static shapes, so their lowering compiles to a Compiled. (A symbolic ShapeDtypeStruct
+            # argument gives a PolymorphicCompiled, which fails below on _fast_ok: an AttributeError, as ever.)
+            compiled = cast(Compiled, self._trace(sig).lower().compile())
             self._cache[key] = compiled
         # Into the fast cache when new, or when the fast path missed it (a pipeline changed and back).
         # Under a current mesh the fast path (which does not look at it) is not used.
@@ -370,7 +372,7 @@ class Traced:
 class Lowered:
     """A lowered function: a StableHLO module and the pass pipeline ``compile`` runs on it."""
 
-    _timeline = None  # toolkit.passes.dump.Timeline of this compilation when dumping or reporting
+    _timeline: ir_dump.Timeline | None = None  # this compilation's when dumping or reporting
     _module_obj: ir.Module | None = None
     _source: bytes | None = None  # the module's bytecode, while no one has been handed the module (see _module)
     _cache_key: tuple | None = None  # its key in the trace cache (jit_cache.lowering_key); None: not cached
@@ -450,8 +452,10 @@ class Lowered:
         """XLA's cost estimate of the unoptimized module (``flops``, ``bytes accessed``, ...)."""
         return runtime_executable.hlo_cost_analysis(self._bytecode())
 
-    def compile(self, compiler_options: Mapping[str, Any] | None = None) -> "Compiled":
+    def compile(self, compiler_options: Mapping[str, Any] | None = None) -> Compiled | PolymorphicCompiled:
         """Run the pass pipeline on a copy of the module, then compile it with XLA.
+
+        A lowering with symbolic shapes gives a :class:`PolymorphicCompiled` (one executable per shape called).
 
         ``compiler_options`` are XLA debug options, e.g. ``{"xla_cpu_enable_fast_math": False}``.
         """
@@ -482,7 +486,8 @@ class Lowered:
             # The copies a cache hit makes share the template's fast caller; this compilation makes its own
             # on its first fast call, as every Compiled does (Compiled._call_fast).
             template = compiled._copy_for(None)
-            template._call_fast = fast_caller(template)
+            # The instance attribute shadows the method (Compiled._call_fast says why).
+            template._call_fast = fast_caller(template)  # type: ignore[method-assign, assignment]
             trace_cache.TRACES.put(self._traced._wrapped.fun, key, template)
         return compiled
 
@@ -537,7 +542,8 @@ class Compiled:
         """
         compiled = object.__new__(Compiled)
         compiled.__dict__.update(self.__dict__)
-        compiled._lowered = lowered
+        # None only for the compile cache's template, which is copied for a lowering before any use.
+        compiled._lowered = lowered  # type: ignore[assignment]
         return compiled
 
     in_tree = property(lambda self: self._lowered.in_tree)
@@ -599,7 +605,8 @@ class Compiled:
         The first call replaces this method, on the instance, by a closure over
         what every call reads (see ``toolkit.dispatch.fast_caller``).
         """
-        self._call_fast = call = fast_caller(self)
+        # An instance attribute that shadows this method: later calls go straight to the closure.
+        self._call_fast = call = fast_caller(self)  # type: ignore[method-assign, assignment]
         return call(leaves)
 
     def _call_flat(self, leaves: Sequence[Any]) -> Any:
@@ -739,7 +746,7 @@ def _compiled_from_record(record: compiled_format.CompiledRecord) -> Compiled:
     lowered = Lowered.__new__(Lowered)
     lowered._traced, lowered._module, lowered.kept_var_idx, lowered._plan = traced, None, record.kept, record.plan
     lowered.platforms = (record.plan.platform,)
-    lowered.pipeline = None
+    lowered.pipeline = None  # type: ignore[assignment]  # never compiled again: a loaded executable has no passes
     compiled = Compiled(lowered, record.executable, in_avals=record.in_avals, out_avals=record.out_avals)
     compiled._compiler_options = record.compiler_options
     return compiled
