@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -95,7 +95,7 @@ def checked_array(value: Any, dtype: Any, shape: Sequence[int | None] | None = N
         if not fits:
             text = "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
             if converted.ndim == 0 and literal and all(d is not None for d in shape):
-                converted = np.broadcast_to(converted, shape).copy()
+                converted = np.broadcast_to(converted, cast("tuple[int, ...]", shape)).copy()  # all static
             else:
                 raise ValueError(f"has shape {tuple(converted.shape)}, the parameter is "
                                  f"{_dtype_name(target)}{text}")

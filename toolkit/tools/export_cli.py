@@ -29,7 +29,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 import numpy as np
 
@@ -187,9 +187,9 @@ def cmd_convert(args: argparse.Namespace, out: TextIO) -> int:
                     or portable_artifact_target()
                 data = conversions.serialize_module(module, target)
         else:
-            converted = conversions.convert(exp, calling_convention=args.calling_convention,
-                                            stablehlo_target=args.stablehlo_target, static_args=args.static,
-                                            platform=args.platform)
+            converted = cast(Exported, conversions.convert(  # not plain: an Exported
+                exp, calling_convention=args.calling_convention, stablehlo_target=args.stablehlo_target,
+                static_args=args.static, platform=args.platform))
             data = bytes(converted.serialize())
     except conversions.ConversionError as error:
         raise InputError(f"{name}: error: cannot convert: {error} [blocked by: {error.feature}]") from None
