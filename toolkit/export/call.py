@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Any, Sequence
+from typing import AbstractSet, Any, Sequence
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -289,7 +289,7 @@ def _refine_to(module: ir.Module, arg_types: Sequence[ir.Type], exported: Export
         raise ValueError(f"Calling the exported function {exported.fun_name!r}: {error}") from None
 
 
-def inline_module(caller: ir.Module, callee: ir.Module, prefix: str, keep: set[str] = frozenset()) -> str:
+def inline_module(caller: ir.Module, callee: ir.Module, prefix: str, keep: AbstractSet[str] = frozenset()) -> str:
     """Move every top-level op of ``callee`` into ``caller`` under fresh symbol names; returns ``@main``'s new name.
 
     Both modules must live in the same context. Functions become private.

@@ -131,8 +131,8 @@ def dim_vars_from_shapes(dim_vars: Sequence[str], array_args: Sequence[ir.Value]
             compare_type=stablehlo.ComparisonTypeAttr.get("SIGNED")).result
         message, values = check.message_template(sizes, ops)
         dims.shape_assertion(predicate, message, values)
-    values = solution.evaluate(sizes, ops)
-    return [values[name] for name in dim_vars]
+    dim_values = solution.evaluate(sizes, ops)
+    return [dim_values[name] for name in dim_vars]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -225,9 +225,9 @@ def main_signature(module: ir.Module) -> MainSignature:
             return MainArgument("token", str(typ))
         constant = attrs.get("jax.global_constant")
         if constant is not None:
-            name = _attr_text(constant)
-            kind = "platform_index" if name == PLATFORM_INDEX_NAME else "dim_var"
-            return MainArgument(kind, str(typ), name)
+            constant_name = _attr_text(constant)
+            kind = "platform_index" if constant_name == PLATFORM_INDEX_NAME else "dim_var"
+            return MainArgument(kind, str(typ), constant_name)
         name = _attr_text(attrs[result_name]) if result_name and result_name in attrs else None
         return MainArgument("array", str(typ), name, sharding_text)
 

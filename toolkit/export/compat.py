@@ -168,6 +168,7 @@ def check_compat(exported_or_bytes: Any, consumer: Consumer | str) -> CompatRepo
                                   f"the consumer reads {consumer.cc_min}..{consumer.cc_max}",
                                   f"calling convention {conversion['calling_convention']}")
         converted = convert(exp, **conversion)
+        assert isinstance(converted, Exported)  # not plain: convert returns an Exported
         remaining = _problems(converted, consumer, read_module(converted))
         if remaining:
             raise ConversionError("; ".join(remaining), remaining[0])

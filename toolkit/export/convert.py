@@ -330,7 +330,8 @@ def static_shapes(exp: Exported, spec: str | Sequence[Any] | dict[str, int]) -> 
                                  f"{np.dtype(aval.dtype).name}")
         shapes = [dims for _, dims in shapes_in]
     else:
-        shapes = [tuple(getattr(s, "shape", s)) for s in spec]
+        items: Sequence[Any] = spec  # shapes, arrays or ShapeDtypeStructs (mypy keeps `str` in spec's type here)
+        shapes = [tuple(getattr(s, "shape", s)) for s in items]
         if len(shapes) != len(avals):
             raise ValueError(f"{len(shapes)} argument shape(s) given, the export takes {len(avals)}")
     for index, (shape, aval) in enumerate(zip(shapes, avals)):

@@ -108,7 +108,7 @@ def check_custom_calls(module: ir.Module, disabled_checks: Sequence[DisabledSafe
     if bytecode is not None and b"custom_call" not in bytecode:
         return
     allowed = set(STABLE_CUSTOM_CALL_TARGETS)
-    allowed |= {c.is_custom_call() for c in disabled_checks if c.is_custom_call() is not None}
+    allowed |= {target for c in disabled_checks if (target := c.is_custom_call()) is not None}
     refused: list[str] = []
 
     def visit(op: ir.Operation) -> ir.WalkResult:
@@ -272,6 +272,8 @@ def _record_abstract_meshes(exp: Exported, abstract: set) -> Exported:
             return named
         return dataclasses.replace(named, mesh=dataclasses.replace(named.mesh, abstract_device=None))
 
+    # export_traced, which made exp, records the named shardings.
+    assert exp._in_named_shardings is not None and exp._out_named_shardings is not None
     return dataclasses.replace(exp, _in_named_shardings=tuple(strip(s) for s in exp._in_named_shardings),
                                _out_named_shardings=tuple(strip(s) for s in exp._out_named_shardings))
 

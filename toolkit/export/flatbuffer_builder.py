@@ -57,7 +57,8 @@ def _scalar_slot(flags: Any) -> Callable[[Builder, int, Any, Any], None]:
             self.head = start
             if not self.nested:
                 raise flatbuffers.builder.IsNotNestedError()
-            self.current_vtable[o] = len(buf) - start
+            # nested: an object is open, so its vtable is a list (no assert: this runs per field).
+            self.current_vtable[o] = len(buf) - start  # type: ignore[index]
 
     return prepend_slot
 
@@ -80,6 +81,12 @@ class Builder(flatbuffers.Builder):
     ``tests/export/test_serialization_builder.py`` checks the bytes against
     the stock builder on random sequences of operations.
     """
+
+    # The library's state that the methods below use (flatbuffers is untyped). ``current_vtable`` is the open
+    # object's vtable, None between objects.
+    head: int
+    minalign: int
+    current_vtable: list[int] | None
 
     def _room(self, needed: int) -> int:
         """Grow the buffer as ``Prep`` does until ``needed`` bytes fit below ``head``; the new ``head``."""
@@ -123,6 +130,7 @@ class Builder(flatbuffers.Builder):
         buf = self.Bytes
         object_offset = len(buf) - object_start
         vtable = self.current_vtable
+        assert vtable is not None  # EndObject, the only caller, checks that an object is open
         last = len(vtable) - 1
         while last >= 0 and vtable[last] == 0:
             last -= 1
@@ -261,4 +269,5 @@ class Builder(flatbuffers.Builder):
             self.head = start
             if not self.nested:
                 raise flatbuffers.builder.IsNotNestedError()
-            self.current_vtable[o] = end
+            # nested: an object is open, so its vtable is a list (no assert: this runs per field).
+            self.current_vtable[o] = end  # type: ignore[index]

@@ -130,7 +130,7 @@ class Reader:
             self._compile(self._tables[name], fields)
 
     def _compile(self, table: _Table, fields: tuple[tuple[str, str], ...]) -> None:
-        compiled = []
+        compiled: list[tuple[int, str, int, int, Any]] = []
         defaults: dict[str, Any] = {}
         for slot, (name, kind) in enumerate(fields):
             vector = kind.startswith("[") and kind.endswith("]")

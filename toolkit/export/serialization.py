@@ -27,7 +27,7 @@ from __future__ import annotations
 import collections
 import json
 import struct
-from typing import Any, Callable, Iterable, Sequence, TypeVar
+from typing import Any, Callable, Iterable, Sequence, TypeVar, cast
 
 import ml_dtypes
 import numpy as np
@@ -137,7 +137,7 @@ def register_namedtuple_serialization(nodetype: type[T], *, serialized_name: str
 
     def serialize_auxdata(aux: Any) -> bytes:
         del aux
-        return json.dumps(nodetype._fields).encode("utf-8")
+        return json.dumps(cast(Any, nodetype)._fields).encode("utf-8")  # a namedtuple (checked above)
 
     def deserialize_auxdata(data: bytes) -> Any:
         keys = json.loads(data.decode("utf-8"))
@@ -292,6 +292,7 @@ def _aval_key(aval: ShapedArray, sharding: ExportedNamedSharding | None) -> Any:
     # the same bytes, on both sides.
     if sharding is None:
         return (aval, None)
+    assert sharding.mesh.axis_types is not None  # ExportedAbstractMesh.__post_init__ fills it in
     explicit = {n for n, t in zip(sharding.mesh.axis_names, sharding.mesh.axis_types) if t == "Explicit"}
     spec = []
     for entry in sharding.partitions + (None,) * (aval.ndim - len(sharding.partitions)):
@@ -460,6 +461,7 @@ def _write_abstract_mesh(builder: flatbuffer_builder.Builder, mesh: ExportedAbst
     axis_sizes = builder.CreateUint32Vector(mesh.axis_sizes)
     axis_names = builder.CreateStringVector(mesh.axis_names)
     # The bytes of StartVector(1, n, 1) and a PrependByte per type.
+    assert mesh.axis_types is not None  # ExportedAbstractMesh.__post_init__ fills it in
     axis_types = builder.CreateByteVector(bytes(_AXIS_TYPE_TO_KIND[t] for t in mesh.axis_types))
     device = _write_abstract_device(builder, mesh.abstract_device) if mesh.abstract_device is not None else 0
     exported_generated.AbstractMeshStart(builder)
@@ -758,6 +760,8 @@ def _read_exported(exp: dict[str, Any], budget: _Budget, depth: int) -> Exported
             raise _Corrupt(f"there are {len(shardings)} {side} shardings for {len(avals)} {side} avals")
 
     has_named = not any(_is_hlo_sharding(s) for s in in_shardings + out_shardings)
+    in_named: tuple[ExportedNamedSharding | None, ...] | None
+    out_named: tuple[ExportedNamedSharding | None, ...] | None
     if has_named:
         in_named, out_named = tuple(in_shardings), tuple(out_shardings)
         in_hlo = tuple(None if s is None else _to_hlo(s, a) for s, a in zip(in_named, in_avals))
@@ -885,7 +889,7 @@ class _Shapes:
 
     def parse(self, raw_dims: Sequence[bytes]) -> tuple:
         if all(d.isdigit() for d in raw_dims):  # ASCII digits only (bytes.isdigit), as JAX writes integers
-            shape = []
+            sizes: list[int] = []
             for d in raw_dims:
                 if len(d) > 19:  # also keeps int() below Python's 4300-digit conversion limit
                     d = d.lstrip(b"0") or b"0"
@@ -894,8 +898,8 @@ class _Shapes:
                 value = int(d)
                 if value > _MAX_DIM:
                     raise _Corrupt(f"dimension {d.decode()} is larger than 2**63 - 1")
-                shape.append(value)
-            return tuple(shape)
+                sizes.append(value)
+            return tuple(sizes)
         dims = [_decode(d, "dimension") for d in raw_dims]
         text = ",".join(dims)
         if self.scope is None:

@@ -107,7 +107,7 @@ class ExportedNamedSharding:
     memory_kind: str | None = None
 
     def __post_init__(self) -> None:
-        parts = []
+        parts: list[PartitionEntry] = []
         for p in self.partitions:
             if p is None or isinstance(p, str):
                 parts.append(p)
@@ -152,6 +152,7 @@ def named_to_hlo_sharding(sharding: ExportedNamedSharding, ndim: int) -> Any:
     kept = [i for i, size in enumerate(mesh.axis_sizes) if size != 1]
     names = [mesh.axis_names[i] for i in kept]
     sizes = [mesh.axis_sizes[i] for i in kept]
+    assert mesh.axis_types is not None  # ExportedAbstractMesh.__post_init__ fills it in
     types = [mesh.axis_types[i] for i in kept]
     position = {name: i for i, name in enumerate(names)}
 
@@ -213,7 +214,9 @@ def hlo_to_named_sharding(hlo: Any, ndim: int) -> ExportedNamedSharding:
         array_dims = len(dims) - (1 if replicated_last else len(subgroups))
         if devices == list(range(len(devices))) and array_dims == ndim and (
                 replicated_last or not subgroups or subgroups == [_replicated_type()]):
-            sizes, names, partitions = [], [], []
+            sizes: list[int] = []
+            names: list[str] = []
+            partitions: list[PartitionEntry] = []
             for dim, count in enumerate(dims[:ndim]):
                 if count == 1:
                     partitions.append(None)
@@ -298,4 +301,5 @@ def to_toolkit_named_sharding(s: ExportedNamedSharding, mesh: Any) -> Any:
 
 
 def _toolkit_axis_types(mesh: ExportedAbstractMesh) -> Any:
+    assert mesh.axis_types is not None  # ExportedAbstractMesh.__post_init__ fills it in
     return tuple(getattr(AxisType, t) for t in mesh.axis_types)
