@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import math
 import threading
-from typing import Any, NamedTuple, Sequence, cast
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 
@@ -198,8 +198,8 @@ def _bound(axis_name: Any, api: str) -> tuple[tuple, _Frame]:
         raise ValueError(f"{api}: axis_name {axis_name!r} repeats an axis")
     named = [vmapped[a] for a in axes if a in vmapped]
     if not named:
-        # frame is None only for an empty axis_name outside any shard_map (then the caller's frame.env fails).
-        return axes, cast(_Frame, frame)
+        # frame is None only for an empty axis_name outside any shard_map: no axes, one device (as JAX).
+        return axes, frame if frame is not None else _Frame(AxisEnv((), (), ()), False)
     if any(v.depth < len(_state.frames) for v in named):
         raise NotImplementedError(f"{api} over the vmap axis {named[0].name!r} inside a shard_map body that the "
                                   "vmap encloses is not supported; vmap inside the body instead")
@@ -318,6 +318,8 @@ def _is_concrete(x: Any) -> bool:
 def psum(x: Any, axis_name: Any) -> Any:
     """Sum of ``x`` (a pytree) over the devices of ``axis_name``; bool values are summed as int32."""
     axes, frame = _bound(axis_name, "psum")
+    if not axes:  # no axis: the value itself, as JAX's collectives return it
+        return x
     n = frame.env.size(axes)
 
     def one(leaf: Any) -> Any:
@@ -335,6 +337,8 @@ def psum(x: Any, axis_name: Any) -> Any:
 def pmean(x: Any, axis_name: Any) -> Any:
     """Mean of ``x`` over the devices of ``axis_name``."""
     axes, frame = _bound(axis_name, "pmean")
+    if not axes:  # no axis: the value itself, as JAX's collectives return it
+        return x
     n = frame.env.size(axes)
 
     def one(leaf: Any) -> Any:
@@ -348,6 +352,8 @@ def pmean(x: Any, axis_name: Any) -> Any:
 
 def _reduce(prim: Primitive, api: str, x: Any, axis_name: Any) -> Any:
     axes, frame = _bound(axis_name, api)
+    if not axes:  # no axis: the value itself, as JAX's collectives return it
+        return x
 
     def one(leaf: Any) -> Any:
         _aval(leaf, api)
@@ -388,6 +394,8 @@ def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
 def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) -> Any:
     """Every device's ``x`` gathered along ``axis``: stacked as a new axis, or concatenated when ``tiled``."""
     axes, frame = _bound(axis_name, "all_gather")
+    if not axes:  # no axis: the value itself, as JAX's collectives return it
+        return x
 
     def one(leaf: Any) -> Any:
         aval = _aval(leaf, "all_gather")
@@ -401,6 +409,8 @@ def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) ->
 def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0, tiled: bool = False) -> Any:
     """``psum`` of ``x`` of which each device keeps its block of ``scatter_dimension``."""
     axes, frame = _bound(axis_name, "psum_scatter")
+    if not axes:  # no axis: the value itself, as JAX's collectives return it
+        return x
 
     def one(leaf: Any) -> Any:
         aval = _aval(leaf, "psum_scatter")
