@@ -269,3 +269,10 @@ def test_jit_on_methods_binds_self():
             return x * self.factor
 
     np.testing.assert_allclose(np.asarray(Scale(3.0).apply(np.ones(2, np.float32))), [3, 3])
+
+
+def test_calling_with_symbolic_shapes_is_a_type_error_naming_the_way_out():
+    from toolkit.core.shape_poly import symbolic_shape
+    f = toolkit.jit(lambda x: x * 2)
+    with pytest.raises(TypeError, match=r"symbolic dimensions .* use \.trace\(\)/\.lower\(\)"):
+        f(toolkit.ShapeDtypeStruct(symbolic_shape("b, 3"), np.float32))

@@ -32,7 +32,7 @@ import functools
 import io
 import os
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, Sequence, cast
+from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
 from jaxlib.mlir import ir
@@ -216,9 +216,14 @@ class Wrapped:
         compiled = self._cache.get(key)
         new = compiled is None
         if compiled is None:
-            # Arrays have static shapes, so their lowering compiles to a Compiled. (A symbolic ShapeDtypeStruct
-            # argument gives a PolymorphicCompiled, which fails below on _fast_ok: an AttributeError, as ever.)
-            compiled = cast(Compiled, self._trace(sig).lower().compile())
+            # Arrays have static shapes, so their lowering compiles to a Compiled; only a ShapeDtypeStruct with
+            # symbolic dimensions gives a PolymorphicCompiled, which has no values to run on.
+            any_compiled = self._trace(sig).lower().compile()
+            if not isinstance(any_compiled, Compiled):
+                raise TypeError(f"{self.name}: an argument has symbolic dimensions (a ShapeDtypeStruct) and "
+                                "cannot be run; pass arrays, or use .trace()/.lower() (or toolkit.export) "
+                                "to stage a shape-polymorphic function")
+            compiled = any_compiled
             self._cache[key] = compiled
         # Into the fast cache when new, or when the fast path missed it (a pipeline changed and back).
         # Under a current mesh the fast path (which does not look at it) is not used.
