@@ -41,6 +41,7 @@ __all__ = ["FAMILIES", "Family", "RULE_TABLES", "RuleTable"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
 class Family:
     """The primitives one file defines, their user functions, and the derivers interpretations attach."""
 
@@ -90,8 +91,8 @@ class Family:
     def remove(self, prim: Primitive) -> None:
         """Forget ``prim`` (tests that add a throwaway primitive); its rules are dropped by the tables."""
         self.primitives.remove(prim)
-        for names in self.functions_of.pop(prim, []):
-            self.functions.pop(names, None)
+        for name in self.functions_of.pop(prim, []):
+            self.functions.pop(name, None)
         PRIMITIVES.pop(prim.name, None)
         for table in RULE_TABLES:
             table.pop(prim, None)

@@ -142,7 +142,7 @@ def _abs_rule(x: ShapedArray) -> ShapedArray:
     return x
 
 
-abs_p = family.primitive("abs", shape_rule=_abs_rule, kind="unary")
+abs_p = family.primitive("abs", shape_rule=_abs_rule, kind="unary", hlo=_H + "abs")
 abs = _user_function(abs_p, "abs")
 
 
@@ -153,9 +153,9 @@ def _complex_part_rule(name: str):
     return rule
 
 
-real_p = family.primitive("real", shape_rule=_complex_part_rule("real"), kind="unary")
+real_p = family.primitive("real", shape_rule=_complex_part_rule("real"), kind="unary", hlo=_H + "real")
 real = _user_function(real_p, "real")
-imag_p = family.primitive("imag", shape_rule=_complex_part_rule("imag"), kind="unary")
+imag_p = family.primitive("imag", shape_rule=_complex_part_rule("imag"), kind="unary", hlo=_H + "imag")
 imag = _user_function(imag_p, "imag")
 
 add_p, add = binary("add", NUMBER, hlo=_H + "add")
@@ -186,7 +186,7 @@ def _complex_rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
     return ShapedArray(shape, dtypes.complex64 if dtype == dtypes.float32 else dtypes.complex128, all_weak(x, y))
 
 
-complex_p = family.primitive("complex", shape_rule=_complex_rule, kind="binary")
+complex_p = family.primitive("complex", shape_rule=_complex_rule, kind="binary", hlo=_H + "complex")
 complex = _user_function(complex_p, "complex")
 
 eq_p, eq = compare("eq", "EQ")

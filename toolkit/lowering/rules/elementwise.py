@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
@@ -9,8 +11,10 @@ from toolkit.core import dtypes
 from toolkit.lax import elementwise
 from toolkit.lowering.registry import register_lowering
 
+
 def _one_to_one(op_name: str):
-    # The result type is given, not inferred: CHLO ops infer poorly, and abs/is_finite change the type.
+    # The result type is given, not inferred: CHLO ops infer poorly, and abs/real/imag/complex/is_finite
+    # change the type.
     def rule(ctx, *operands):
         return ir.Operation.create(op_name, results=[ctx.out_type], operands=list(operands)).result
     rule.__name__ = f"lower_{op_name.replace('.', '_')}"
@@ -20,31 +24,9 @@ def _one_to_one(op_name: str):
 @register_lowering(elementwise.exp2_p)
 def _exp2(ctx, x):
     # 2**x = exp(x * ln 2)
-    import math
     ln2 = ctx.constant(math.log(2.0), ctx.avals_in[0].update(shape=()))
     ln2 = ctx.broadcast(ln2, ctx.avals_out[0])
     return stablehlo.ExpOp(stablehlo.MulOp(x, ln2).result).result
-
-
-@register_lowering(elementwise.abs_p)
-def _abs(ctx, x):
-    # abs of complex is real-valued; type inference of the builder assumes otherwise.
-    return ir.Operation.create("stablehlo.abs", results=[ctx.out_type], operands=[x]).result
-
-
-@register_lowering(elementwise.real_p)
-def _real(ctx, x):
-    return stablehlo.RealOp(x).result
-
-
-@register_lowering(elementwise.imag_p)
-def _imag(ctx, x):
-    return stablehlo.ImagOp(x).result
-
-
-@register_lowering(elementwise.complex_p)
-def _complex(ctx, x, y):
-    return stablehlo.ComplexOp(x, y).result
 
 
 @register_lowering(elementwise.round_p)
