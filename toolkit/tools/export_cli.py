@@ -52,6 +52,7 @@ from toolkit.ir.context import make_context
 from toolkit.ir.serialization import BYTECODE_MAGIC, write_module
 from toolkit.tools.argument_values import checked_array, load_argument_value
 from toolkit.tools.diagnostics import parse_module
+from toolkit.tools import lab_cli
 from toolkit.tools.driver import (
     EXIT_FAILURE,
     EXIT_SUCCESS,
@@ -281,7 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
     """The ``toolkit`` command line: ``export`` and its sub-commands, each with its ``cmd_*`` function as ``run``."""
     parser = ToolArgumentParser(prog=TOOL, description="toolkit command-line tools.",
                                 epilog="Long flags take one dash or two.")
-    commands = parser.add_subparsers(dest="command", required=True, metavar="{export}")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="{export,lab}")
     export = commands.add_parser("export", help="look into serialized exports (toolkit or jax.export blobs)")
     actions = export.add_subparsers(dest="action", required=True, metavar="{inspect,diff,mlir,convert,check-compat,run}")
 
@@ -338,16 +339,22 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--out", dest="out_dir", default=None, metavar="DIR", help="also save result_<i>.npy files")
     run.add_argument("--platform", default=None, help="platform to keep when folding the platform index")
     run.set_defaults(run=cmd_run)
+    lab_cli.add_parser(commands)
     return parser
+
+
+def _command(args: argparse.Namespace) -> str:
+    """The sub-command used, as errors name it: ``toolkit export run``, ``toolkit lab``."""
+    return " ".join(part for part in (TOOL, args.command, args.action) if part)
 
 
 def _run(argv: Sequence[str] | None) -> int:
     args, extra = parse_arguments(build_parser(), argv, allow_extra=True)
     if extra:  # argparse would blame the top-level `toolkit`; name the sub-command used
-        raise UsageError(f"unrecognized arguments: {' '.join(extra)} (see {TOOL} {args.command} {args.action} --help)",
-                         tool=f"{TOOL} {args.command} {args.action}")
+        raise UsageError(f"unrecognized arguments: {' '.join(extra)} (see {_command(args)} --help)",
+                         tool=_command(args))
     try:
-        if getattr(args, "emit", "x") is None:
+        if getattr(args, "emit", "x") is None:  # toolkit export convert's default
             args.emit = "vhlo" if args.plain else "export"
         if args.run is cmd_convert:  # binary output, written by the command itself
             return args.run(args, sys.stdout)
@@ -358,7 +365,7 @@ def _run(argv: Sequence[str] | None) -> int:
         write_output(args.output, out.getvalue().encode())
         return status
     except (ToolError, UsageError) as error:  # name the sub-command, as argparse does in usage errors
-        error.tool = error.tool or f"{TOOL} {args.command} {args.action}"
+        error.tool = error.tool or _command(args)
         raise
 
 
