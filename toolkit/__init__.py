@@ -21,6 +21,7 @@ _os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 from toolkit import lax, nn, numpy  # noqa: F401  (numpy installs the array methods)
 from toolkit.array import Array, device_put  # noqa: F401
 from toolkit import tree_util  # noqa: F401  (the public pytree API, jax.tree_util)
+from toolkit import flatten_util, tree  # noqa: F401  (jax.flatten_util, jax.tree)
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct  # noqa: F401
 from toolkit.core.tracing import ConcretizationTypeError, UnexpectedTracerError  # noqa: F401
 from toolkit.runtime.client import devices  # noqa: F401

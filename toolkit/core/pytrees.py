@@ -703,6 +703,18 @@ class PyTreeDef:
             raise ValueError(message + "." + mismatch.suffix) from None
         return out
 
+    def compose(self, inner: PyTreeDef) -> PyTreeDef:
+        """The treedef with ``inner`` in place of each of this treedef's leaves.
+
+        >>> tree_structure((1, 2)).compose(tree_structure([1]))
+        PyTreeDef(([*], [*]))
+        """
+        if self._kind is _LEAF:
+            return inner
+        if not self._children or self._handler is None:
+            return self
+        return _make_node(self._handler, self._aux, tuple(child.compose(inner) for child in self._children))
+
     # -- comparison ------------------------------------------------------------
 
     def __eq__(self, other: object) -> bool:
@@ -1128,8 +1140,8 @@ def tree_all(tree: Any, *, is_leaf: Callable[[Any], bool] | None = None) -> bool
 # --------------------------------------------------------------------------
 
 
-def _flatten_with_path_into(tree, path: tuple, out: list, is_leaf) -> PyTreeDef:
-    if is_leaf is not None and is_leaf(tree):
+def _flatten_with_path_into(tree, path: tuple, out: list, is_leaf, takes_path: bool = False) -> PyTreeDef:
+    if is_leaf is not None and (is_leaf(path, tree) if takes_path else is_leaf(tree)):
         out.append((path, tree))
         return _LEAF_DEF
     handler = _handler_for_type(type(tree))
@@ -1138,38 +1150,43 @@ def _flatten_with_path_into(tree, path: tuple, out: list, is_leaf) -> PyTreeDef:
         return _LEAF_DEF
     keyed_children, aux = handler.flatten_with_keys(tree)
     return _make_node(
-        handler, aux, tuple([_flatten_with_path_into(child, path + (key,), out, is_leaf) for key, child in keyed_children])
+        handler, aux, tuple([_flatten_with_path_into(child, path + (key,), out, is_leaf, takes_path)
+                             for key, child in keyed_children])
     )
 
 
 def tree_flatten_with_path(
-    tree: Any, is_leaf: Callable[[Any], bool] | None = None
+    tree: Any, is_leaf: Callable[..., bool] | None = None, is_leaf_takes_path: bool = False
 ) -> tuple[list[tuple[KeyPath, Any]], PyTreeDef]:
     """Like :func:`tree_flatten`, but each leaf comes with its key path.
+
+    ``is_leaf_takes_path=True``: ``is_leaf`` is called as ``is_leaf(key_path, subtree)``.
 
     >>> paths_and_leaves, _ = tree_flatten_with_path({"a": [1]})
     >>> [(keystr(p), x) for p, x in paths_and_leaves]
     [("['a'][0]", 1)]
     """
     out: list[tuple[KeyPath, Any]] = []
-    treedef = _flatten_with_path_into(tree, (), out, is_leaf)
+    treedef = _flatten_with_path_into(tree, (), out, is_leaf, is_leaf_takes_path)
     return out, treedef
 
 
-def tree_leaves_with_path(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> list[tuple[KeyPath, Any]]:
+def tree_leaves_with_path(tree: Any, is_leaf: Callable[..., bool] | None = None,
+                          is_leaf_takes_path: bool = False) -> list[tuple[KeyPath, Any]]:
     """The ``(key_path, leaf)`` pairs of ``tree``."""
-    return tree_flatten_with_path(tree, is_leaf)[0]
+    return tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)[0]
 
 
 def tree_map_with_path(
-    f: Callable[..., Any], tree: Any, *rest: Any, is_leaf: Callable[[Any], bool] | None = None
+    f: Callable[..., Any], tree: Any, *rest: Any, is_leaf: Callable[..., bool] | None = None,
+    is_leaf_takes_path: bool = False,
 ) -> Any:
     """Like :func:`tree_map`, but ``f`` receives the key path first.
 
     >>> tree_map_with_path(lambda path, x: keystr(path), [7, {"a": 8}])
     ['[0]', {'a': "[1]['a']"}]
     """
-    keyed_leaves, treedef = tree_flatten_with_path(tree, is_leaf)
+    keyed_leaves, treedef = tree_flatten_with_path(tree, is_leaf, is_leaf_takes_path)
     paths = [p for p, _ in keyed_leaves]
     leaves = [x for _, x in keyed_leaves]
     all_leaves_lists = [leaves] + [treedef.flatten_up_to(r) for r in rest]
