@@ -52,3 +52,13 @@ from toolkit.global_arrays import (make_array_from_callback, make_array_from_pro
 from toolkit import multihost  # noqa: F401,E402
 from toolkit.batching import vmap  # noqa: F401,E402
 from toolkit import random  # noqa: F401,E402
+
+
+def load_module(source: object, *, name: str | None = None, platform: str | None = None,
+                platforms: "list[str] | tuple[str, ...] | None" = None) -> Lowered:
+    """Any program in — MLIR text, bytecode, VHLO, a path, an ``ir.Module``, an ``Exported``, a JAX ``Lowered`` or
+    ``Exported`` — as a :class:`Lowered` (see :func:`toolkit.lab.loading.load_module`)."""
+    # function-level: toolkit.lab sits above export, which `import toolkit` does not load (start-up time)
+    from toolkit.lab.loading import load_module as load
+
+    return load(source, name=name, platform=platform, platforms=platforms)

@@ -453,17 +453,37 @@ class Lowered:
         self._module.operation.write_bytecode(buffer)
         return buffer.getvalue()
 
+    def _with_passes(self, pipeline: str | Pipeline) -> "Lowered":
+        """A copy of this lowering whose ``pipeline`` ends with ``pipeline`` (the module itself is shared, not run)."""
+        if isinstance(pipeline, str):
+            extra = parse_pipeline(pipeline)
+        elif isinstance(pipeline, Pipeline):
+            extra = pipeline
+        else:
+            raise TypeError(f"pipeline must be MLIR pipeline text or a toolkit.passes.Pipeline, got "
+                            f"{type(pipeline).__name__}")
+        copy = object.__new__(type(self))
+        copy.__dict__.update(self.__dict__)
+        copy.pipeline = self.pipeline + extra
+        return copy
+
     def cost_analysis(self) -> dict[str, float]:
         """XLA's cost estimate of the unoptimized module (``flops``, ``bytes accessed``, ...)."""
         return runtime_executable.hlo_cost_analysis(self._bytecode())
 
-    def compile(self, compiler_options: Mapping[str, Any] | None = None) -> Compiled | PolymorphicCompiled:
+    def compile(self, compiler_options: Mapping[str, Any] | None = None, *,
+                pipeline: str | Pipeline | None = None) -> Compiled | PolymorphicCompiled:
         """Run the pass pipeline on a copy of the module, then compile it with XLA.
 
         A lowering with symbolic shapes gives a :class:`PolymorphicCompiled` (one executable per shape called).
 
         ``compiler_options`` are XLA debug options, e.g. ``{"xla_cpu_enable_fast_math": False}``.
+        ``pipeline`` (MLIR pipeline text such as ``"toolkit-simplify, cse"``, or a
+        :class:`~toolkit.passes.Pipeline`) runs after the jit pipeline (``self.pipeline``),
+        for this compilation only; bad text raises the parser's ``ValueError``.
         """
+        if pipeline is not None:
+            return self._with_passes(pipeline).compile(compiler_options)
         if compiler_options is not None and not isinstance(compiler_options, Mapping):
             raise TypeError(f"compiler_options must be a dict of XLA option names to values, got "
                             f"{type(compiler_options).__name__}")
@@ -520,6 +540,8 @@ class Compiled:
         # A specialization of a shape-polymorphic lowering has concrete avals of its own.
         self._in_avals = tuple(in_avals) if in_avals is not None else traced.in_avals
         self._kept = lowered.kept_var_idx
+        if plan.num_partitions > 1 and getattr(plan, "inputs_from_executable", False):
+            plan = _with_chosen_inputs(plan, executable, self._in_avals, self._kept)
         self._paths = traced.arg_paths
         self._out_tree = traced.out_tree
         self._out_avals = list(out_avals) if out_avals is not None else traced.program.out_avals
@@ -628,6 +650,23 @@ class Compiled:
         flat = [Array(impl, aval, sharding, committed)
                 for impl, aval, sharding in zip(outs, self._out_avals, self._out_shardings)]
         return pytrees.tree_unflatten(self._out_tree, flat)
+
+
+def _with_chosen_inputs(plan: Any, executable: Any, in_avals: Sequence[ShapedArray], kept: Sequence[int]) -> Any:
+    """A copy of ``plan`` whose kept inputs take the shardings XLA chose for them.
+
+    For a loaded module (``toolkit.lab.loading``): an argument written without a
+    sharding is open to the partitioner (Shardy may split it), so the
+    executable, not the module, says how each argument must be laid out.
+    """
+    chosen = shardings_from_hlo(runtime_executable.parameter_shardings(executable), plan.devices,
+                                [in_avals[i] for i in kept])
+    copy = object.__new__(type(plan))
+    copy.__dict__.update(plan.__dict__)
+    copy._arg_shardings = list(plan._arg_shardings)
+    for i, sharding in zip(kept, chosen):
+        copy._arg_shardings[i] = sharding
+    return copy
 
 
 class PolymorphicCompiled:
