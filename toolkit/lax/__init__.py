@@ -3,6 +3,7 @@ operands must already agree, as with ``jax.lax``."""
 
 from toolkit.lax.elementwise import *  # noqa: F401,F403  (the family's user functions, family.functions)
 from toolkit.lax.linalg import dot, dot_general  # noqa: F401
+from toolkit.lax.fourier import FftType, fft  # noqa: F401
 from toolkit.lax.reductions import (  # noqa: F401
     argmax, argmin, reduce_and, reduce_max, reduce_min, reduce_or, reduce_prod, reduce_sum, reduce_xor,
 )

@@ -8,7 +8,7 @@ The modules are layered, each importing only modules before it in this list:
 ``creation``, ``indexing`` (``x[idx]``), ``scatter`` (``x.at[idx]``),
 ``shapes``, ``take``, ``reductions``, ``sorting``, ``diagonals``, ``einsum``,
 ``tensor_contractions``, ``index_tricks``, ``nan_functions``, ``statistics``,
-``signal``, ``setops`` and ``methods`` (operators and array methods).
+``signal``, ``setops``, ``fft`` (``toolkit.numpy.fft``) and ``methods`` (operators and array methods).
 """
 
 from toolkit.core.dtypes import (  # noqa: F401
@@ -58,6 +58,7 @@ from toolkit.numpy.ufuncs import (  # noqa: F401
     power, rad2deg, radians, real, reciprocal, remainder, right_shift, rint, round, rsqrt, select, sign, signbit,
     sin, sinc, sinh, sqrt, square, subtract, tan, tanh, true_divide, trunc, where,
 )
+from toolkit.numpy import fft  # noqa: F401,E402  (toolkit.numpy.fft, jax.numpy.fft)
 from toolkit.numpy import methods as _methods
 
 import numpy as _np
