@@ -11,6 +11,8 @@
   diagnostic of a pass that raised (also ``TOOLKIT_PASS_TRACEBACK=1``).
 * :func:`list_passes` — every known pass, Python and C++.
 * :func:`set_jit_pipeline` / :func:`extend_jit_pipeline` — what ``jit`` runs.
+* :func:`verify_numerics` — did each pass of a pipeline keep ``@main``'s
+  results on XLA? (:func:`random_inputs`, :func:`run_main` underneath.)
 
 See ``docs/passes.md`` ("Writing your first pass").
 """
@@ -18,6 +20,15 @@ See ``docs/passes.md`` ("Writing your first pass").
 from toolkit.ir.diagnostics import emit_remark, emit_warning
 from toolkit.ir.errors import OpInUseError
 from toolkit.passes.default_pipeline import extend_jit_pipeline, jit_pipeline, set_jit_pipeline
+from toolkit.passes.numerics import (
+    NumericsReport,
+    PassNumerics,
+    UnsupportedModuleError,
+    default_tolerance,
+    random_inputs,
+    run_main,
+    verify_numerics,
+)
 from toolkit.passes.pass_base import (
     ModulePass,
     Pass,
@@ -51,10 +62,11 @@ from toolkit.passes.registry import (
 )
 
 __all__ = [
-    "DuplicatePassError", "ModulePass", "NestedPipeline", "OpInUseError", "Pass", "PassElement", "PassFailure",
-    "PassInfo", "PassOptionError", "Pattern", "PatternPass", "Pipeline", "PipelineError", "PipelineReport",
-    "ReportedDiagnostic", "UnknownPassError", "emit_remark", "emit_warning", "extend_jit_pipeline",
-    "jit_pipeline", "list_passes", "load_pass_plugin", "parse_pipeline", "pattern", "print_stacktrace_on_diagnostic",
-    "record_statistic", "register_lazy_pass", "register_pass", "run_pipeline", "set_jit_pipeline",
-    "set_print_stacktrace_on_diagnostic",
+    "DuplicatePassError", "ModulePass", "NestedPipeline", "NumericsReport", "OpInUseError", "Pass", "PassElement",
+    "PassFailure", "PassInfo", "PassNumerics", "PassOptionError", "Pattern", "PatternPass", "Pipeline",
+    "PipelineError", "PipelineReport", "ReportedDiagnostic", "UnknownPassError", "UnsupportedModuleError",
+    "default_tolerance", "emit_remark", "emit_warning", "extend_jit_pipeline", "jit_pipeline", "list_passes",
+    "load_pass_plugin", "parse_pipeline", "pattern", "print_stacktrace_on_diagnostic", "random_inputs",
+    "record_statistic", "register_lazy_pass", "register_pass", "run_main", "run_pipeline", "set_jit_pipeline",
+    "set_print_stacktrace_on_diagnostic", "verify_numerics",
 ]

@@ -1,0 +1,454 @@
+"""Differential numerics for passes: did each pass of a pipeline keep ``@main``'s results?
+
+:func:`verify_numerics` runs the pipeline once, one pass at a time (the
+pipeline runner's ``observe`` hook: nested pipelines such as
+``func.func(cse, canonicalize)`` count as one step per pass), keeps the
+module after every pass, then runs ``@main`` on XLA (CPU) before the pipeline
+and after each pass that changed the module, on seeded random inputs
+(:mod:`.numerics_inputs`), and stops at the first pass whose results differ
+from the original module's beyond tolerance. Each distinct module is
+compiled once; a pass that left the text unchanged is not re-run.
+
+Comparison, per result: shapes and element types must stay; integers and
+booleans must be equal; floats and complex numbers must satisfy
+``|after - before| <= atol + rtol * |before|`` where both are finite, NaNs
+must stay where they were and infinities must stay equal. Default
+tolerances depend on the element type (:func:`default_tolerance`).
+
+Example::
+
+    report = verify_numerics(module, "toolkit-simplify, my-pass, cse")
+    if not report.ok:
+        print(report)            # names the pass, the result, the errors and the seed
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shlex
+from collections.abc import Sequence
+from typing import Any
+
+import ml_dtypes
+import numpy as np
+from jaxlib.mlir import ir
+
+from toolkit.passes.numerics_inputs import (
+    UnsupportedModuleError,
+    argument_types,
+    as_module,
+    bind_static_shapes,
+    element_dtype,
+    is_polymorphic,
+    main_function,
+    random_inputs,
+)
+from toolkit.passes.pass_base import PipelineError
+from toolkit.passes.pipeline import Pipeline, PassRecord, _leaf_elements, parse_pipeline
+from toolkit.runtime import standalone
+
+__all__ = ["NumericsReport", "PassNumerics", "UnsupportedModuleError", "default_tolerance", "random_inputs",
+           "run_main", "verify_numerics"]
+
+# (rtol, atol) by element type; types not listed use 2 and 1 machine epsilons (float8/6/4 types).
+_TOLERANCES: dict[str, tuple[float, float]] = {
+    "float64": (1e-12, 1e-12),
+    "float32": (1e-5, 1e-6),
+    "float16": (4e-3, 2e-3),
+    "bfloat16": (3e-2, 1.6e-2),
+}
+
+
+def default_tolerance(dtype: Any) -> tuple[float, float]:
+    """``(rtol, atol)`` used for results of ``dtype`` when the caller gives none.
+
+    f64 1e-12/1e-12, f32 1e-5/1e-6, f16 4e-3/2e-3, bf16 3e-2/1.6e-2, other
+    floats 2 and 1 machine epsilons; complex numbers use their component's;
+    integers and booleans (0, 0): exact.
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind == "c":
+        dtype = np.dtype(np.float32 if dtype == np.complex64 else np.float64)
+    if dtype.name in _TOLERANCES:
+        return _TOLERANCES[dtype.name]
+    if dtype.kind == "f" or (dtype.kind == "V" and "float" in dtype.name):
+        eps = float(ml_dtypes.finfo(dtype).eps)
+        return (2 * eps, eps)
+    return (0.0, 0.0)
+
+
+# --------------------------------------------------------------------------
+# Running @main
+# --------------------------------------------------------------------------
+def _check_runnable(module: ir.Module) -> None:
+    attributes = module.operation.attributes
+    for name in ("mhlo.num_partitions", "mhlo.num_replicas"):
+        if name in attributes:
+            count = ir.IntegerAttr(attributes[name]).value
+            if count > 1:
+                raise UnsupportedModuleError(
+                    f"the module runs on several devices ({name} = {count}); run_main and verify_numerics "
+                    "run single-device modules only")
+    main = main_function(module)
+    function_type = ir.TypeAttr(main.attributes["function_type"]).value
+    for index, type_ in enumerate(function_type.results):
+        if not isinstance(type_, ir.RankedTensorType):
+            raise UnsupportedModuleError(f"result {index} of @main has type {type_}: only tensors can be compared")
+        element_dtype(type_.element_type)
+    argument_types(main)
+
+
+def _prepared_inputs(types: Sequence[ir.RankedTensorType], inputs: Sequence[Any]) -> list[np.ndarray]:
+    if len(inputs) != len(types):
+        raise ValueError(f"@main takes {len(types)} arguments, got {len(inputs)} inputs")
+    prepared = []
+    for index, (value, type_) in enumerate(zip(inputs, types)):
+        dtype = element_dtype(type_.element_type)
+        array = np.asarray(value)
+        if array.dtype != dtype:
+            if isinstance(value, np.ndarray):
+                raise ValueError(f"input {index} has dtype {array.dtype}, but argument {index} of @main is {type_}")
+            array = np.asarray(value, dtype=dtype)
+        if tuple(array.shape) != tuple(type_.shape):
+            raise ValueError(f"input {index} has shape {tuple(array.shape)}, but argument {index} of @main is {type_}")
+        prepared.append(array)
+    return prepared
+
+
+def _static_module(module: ir.Module | str | bytes, inputs: Sequence[Any] | None = None, *,
+                   copy: bool = False) -> ir.Module:
+    """``module`` parsed, a polymorphic @main bound (to the inputs' shapes when given), checked runnable.
+
+    ``copy``: never return ``module`` itself (the caller changes the result).
+    """
+    parsed = as_module(module)
+    if is_polymorphic(parsed):
+        shapes = None if inputs is None else [np.shape(x) for x in inputs]
+        parsed = bind_static_shapes(parsed, shapes)
+    elif copy and id(parsed) == id(module):  # id(): no type narrowing of parsed to str | bytes
+        with parsed.context, ir.Location.unknown():
+            parsed = ir.Module.parse(parsed.operation.get_asm(enable_debug_info=True))
+    _check_runnable(parsed)
+    return parsed
+
+
+def _module_text(module: ir.Module) -> str:
+    return module.operation.get_asm(enable_debug_info=False)
+
+
+def run_main(module: ir.Module | str | bytes, inputs: Sequence[Any]) -> list[np.ndarray]:
+    """Compile ``module``'s ``@main`` with XLA for one CPU device, run it on ``inputs``, return its results.
+
+    ``inputs``: one array per argument, of its shape and dtype (numpy arrays
+    must match the dtype exactly; Python scalars and lists are converted). A
+    shape-polymorphic @main is first bound to the inputs' shapes. Raises
+    :class:`UnsupportedModuleError` (a ``ValueError``) for a module without
+    @main, with token or other non-tensor arguments or results, or spanning
+    several devices; ``ValueError`` for inputs that do not fit or a module
+    XLA cannot compile.
+    """
+    parsed = _static_module(module, inputs)
+    prepared = _prepared_inputs(argument_types(main_function(parsed)), inputs)
+    return standalone.execute(standalone.compile_module(_module_text(parsed)), prepared)
+
+
+# --------------------------------------------------------------------------
+# Comparing results
+# --------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class _Comparison:
+    ok: bool
+    max_abs_error: float
+    max_rel_error: float
+    problem: str = ""  # why it is not ok, in words
+    rtol: float = 0.0
+    atol: float = 0.0
+
+
+def _type_text(array: np.ndarray) -> str:
+    return f"{array.dtype}[{','.join(map(str, array.shape))}]"
+
+
+def _as_real(array: np.ndarray) -> np.ndarray:
+    if array.dtype.kind == "c":
+        return np.stack([array.real, array.imag], axis=-1).astype(np.float64)
+    return array.astype(np.float64)
+
+
+def _compare(before: np.ndarray, after: np.ndarray, rtol: float | None, atol: float | None) -> _Comparison:
+    if before.dtype != after.dtype or before.shape != after.shape:
+        return _Comparison(False, float("inf"), float("inf"),
+                           f"its type changed from {_type_text(before)} to {_type_text(after)}")
+    default_rtol, default_atol = default_tolerance(before.dtype)
+    inexact = default_rtol > 0
+    if inexact:
+        rtol = default_rtol if rtol is None else rtol
+        atol = default_atol if atol is None else atol
+    else:
+        rtol, atol = 0.0, 0.0  # integers and booleans: exact
+    a, b = _as_real(before), _as_real(after)
+    finite = np.isfinite(a) & np.isfinite(b)
+    diff = np.where(finite, np.abs(a - b), 0.0)
+    scale = np.abs(a)
+    relative = np.divide(diff, scale, out=np.where(diff > 0, np.inf, 0.0), where=scale > 0)
+    max_abs = float(diff.max()) if diff.size else 0.0
+    max_rel = float(relative.max()) if relative.size else 0.0
+    nan_moved = np.isnan(a) != np.isnan(b)
+    if nan_moved.any():
+        where = tuple(int(i) for i in np.argwhere(nan_moved)[0][:before.ndim])
+        return _Comparison(False, max_abs, max_rel,
+                           f"NaN positions differ at {int(nan_moved.sum())} element(s) (first at {where})",
+                           rtol, atol)
+    inf_changed = ~finite & ~np.isnan(a) & ~np.isnan(b) & (a != b)
+    if inf_changed.any():
+        where = tuple(int(i) for i in np.argwhere(inf_changed)[0][:before.ndim])
+        return _Comparison(False, max_abs, max_rel,
+                           f"infinities differ at {int(inf_changed.sum())} element(s) (first at {where})",
+                           rtol, atol)
+    beyond = diff > atol + rtol * scale
+    if beyond.any():
+        where = tuple(int(i) for i in np.argwhere(beyond)[0][:before.ndim])
+        kind = f"rtol={rtol:g}, atol={atol:g}" if inexact else "integers must be equal"
+        return _Comparison(False, max_abs, max_rel,
+                           f"{int(beyond.sum())} of {before.size} element(s) differ beyond tolerance ({kind}; "
+                           f"first at {where})", rtol, atol)
+    return _Comparison(True, max_abs, max_rel, "", rtol, atol)
+
+
+# --------------------------------------------------------------------------
+# The report
+# --------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class PassNumerics:
+    """One pass of the pipeline: whether it changed the module and how far its results moved.
+
+    Errors are the worst over all results and trials, against the module
+    before the pipeline. ``error`` holds the pass's failure (or XLA's) when it
+    failed; ``problem`` what diverged.
+    """
+
+    step: int  # 1-based position among the pipeline's passes
+    name: str  # the pass as pipeline text, in its anchors (``func.func(cse)``)
+    changed: bool
+    ran: bool  # False: the pipeline stopped before (or at) this pass
+    ok: bool
+    max_abs_error: float = 0.0
+    max_rel_error: float = 0.0
+    result_index: int | None = None
+    problem: str = ""
+    error: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class NumericsReport:
+    """What :func:`verify_numerics` found; ``str(report)`` is a summary with the command to reproduce it.
+
+    ``ok``: every pass ran and kept the results within tolerance.
+    ``first_divergent_pass``: the first pass whose results differ (None if none
+    did); ``result_index``, ``max_abs_error``, ``max_rel_error`` describe that
+    divergence (``result_index`` None when the number of results changed) and
+    ``seed`` is the seed of the inputs that showed it (None for given inputs).
+    A pass that failed (raised, broke the IR, or made a module XLA cannot
+    compile) gives ``ok=False`` with ``failed_pass`` and ``error`` set.
+    When everything held, the errors are the worst seen over all passes.
+    """
+
+    ok: bool
+    pipeline: str
+    passes: tuple[PassNumerics, ...]
+    seed: int | None
+    trials: int
+    rtol: float | None = None
+    atol: float | None = None
+    first_divergent_pass: str | None = None
+    first_divergent_step: int | None = None
+    result_index: int | None = None
+    max_abs_error: float = 0.0
+    max_rel_error: float = 0.0
+    problem: str = ""
+    failed_pass: str | None = None
+    error: str = ""
+    module_path: str = "module.mlir"
+    bound_shapes: tuple[str, ...] = ()  # @main's argument types when a polymorphic module was bound
+
+    def command(self, path: str | None = None) -> str:
+        """The ``toolkit-opt`` command line that runs this check again (on ``path``, default the module's)."""
+        flag = "--verify-numerics"
+        if self.rtol is not None or self.atol is not None:
+            flag += f"={self.rtol if self.rtol is not None else ''},{self.atol if self.atol is not None else ''}"
+        parts = ["toolkit-opt", shlex.quote(path or self.module_path),
+                 "--pass-pipeline=" + shlex.quote(self.pipeline), flag]
+        if self.seed is not None:
+            parts.append(f"--verify-numerics-seed={self.seed}")
+        return " ".join(parts)
+
+    def __str__(self) -> str:
+        count = len(self.passes)
+        changed = sum(1 for p in self.passes if p.changed)
+        inputs = f"the inputs of seed {self.seed}" if self.seed is not None else "the given inputs"
+        reproduce = f"Reproduce: {self.command()}"
+        if self.seed is None:
+            reproduce += " (with other inputs: the given ones cannot be passed on the command line)"
+        if self.first_divergent_pass is not None:
+            where = f"result {self.result_index}" if self.result_index is not None else "the results"
+            return (f"numerics diverged at pass {self.first_divergent_step} of {count}, "
+                    f"'{self.first_divergent_pass}': {where} {self.problem} "
+                    f"(max abs error {self.max_abs_error:.4g}, max rel error {self.max_rel_error:.4g}) "
+                    f"with {inputs}. {reproduce}")
+        if self.failed_pass is not None:
+            step = next((p.step for p in self.passes if p.name == self.failed_pass and p.error), None)
+            at = f" {step} of {count}" if step is not None else ""
+            return (f"pass{at} '{self.failed_pass}' failed: {self.error}. The passes before it kept the "
+                    f"numerics with {inputs}. {reproduce}")
+        trials = f"{self.trials} trial(s) from seed {self.seed}" if self.seed is not None else "the given inputs"
+        return (f"numerics held through all {count} pass(es) of {self.pipeline} ({changed} changed the module; "
+                f"{trials}; worst max abs error {self.max_abs_error:.4g}, max rel error "
+                f"{self.max_rel_error:.4g}). {reproduce}")
+
+
+# --------------------------------------------------------------------------
+# verify_numerics
+# --------------------------------------------------------------------------
+class _Runner:
+    """Compiles each distinct module text once and runs it on every trial's inputs."""
+
+    def __init__(self, trial_inputs: list[list[np.ndarray]]):
+        self.trial_inputs = trial_inputs
+        self.results: dict[str, list[list[np.ndarray]]] = {}
+
+    def run(self, text: str) -> list[list[np.ndarray]]:
+        if text not in self.results:
+            executable = standalone.compile_module(text)
+            self.results[text] = [standalone.execute(executable, inputs) for inputs in self.trial_inputs]
+        return self.results[text]
+
+
+def _compare_trials(reference: list[list[np.ndarray]], results: list[list[np.ndarray]],
+                    rtol: float | None, atol: float | None) -> tuple[_Comparison, int | None, int]:
+    """The worst comparison over trials and results: (comparison, result index, trial) of the first failure."""
+    worst_abs = worst_rel = 0.0
+    for trial, (before, after) in enumerate(zip(reference, results)):
+        if len(before) != len(after):
+            return (_Comparison(False, float("inf"), float("inf"),
+                                f"changed in number: {len(before)} before, {len(after)} after"), None, trial)
+        for index, (x, y) in enumerate(zip(before, after)):
+            comparison = _compare(x, y, rtol, atol)
+            if not comparison.ok:
+                return comparison, index, trial
+            worst_abs, worst_rel = max(worst_abs, comparison.max_abs_error), max(worst_rel, comparison.max_rel_error)
+    return _Comparison(True, worst_abs, worst_rel), None, 0
+
+
+def _check_tolerance(name: str, value: float | None) -> None:
+    if value is not None and (not isinstance(value, (int, float)) or not value >= 0):
+        raise ValueError(f"{name} must be a non-negative number, got {value!r}")
+
+
+def verify_numerics(module: ir.Module | str | bytes, pipeline: str | Pipeline, *, seed: int = 0, trials: int = 2,
+                    rtol: float | None = None, atol: float | None = None, inputs: Sequence[Any] | None = None,
+                    module_path: str = "module.mlir") -> NumericsReport:
+    """Run ``pipeline`` on a copy of ``module`` and check that every pass kept ``@main``'s results.
+
+    * ``module``: an ``ir.Module`` (left unchanged), MLIR text, bytecode or a
+      portable artifact; a shape-polymorphic @main is bound to small static
+      shapes first (those of ``inputs`` when given).
+    * ``pipeline``: pipeline text or a parsed :class:`Pipeline`; every pass
+      (nested ones included) is one step.
+    * ``seed``, ``trials``: trial ``t`` runs on ``random_inputs(module,
+      seed=seed + t)``; ``inputs``: run on these instead (one trial).
+    * ``rtol``, ``atol``: tolerances for float and complex results (default:
+      :func:`default_tolerance` of each result's type); integer and boolean
+      results must always be equal.
+    * ``module_path``: the file named in the reproducing command line.
+
+    Returns a :class:`NumericsReport` (a pass that fails is reported there,
+    not raised). Raises ``PipelineError`` / ``UnknownPassError`` for bad
+    pipeline text, :class:`UnsupportedModuleError` for a module it cannot run
+    (no @main, token or unsupported argument/result types, several devices),
+    ``ValueError`` for bad arguments or a module XLA cannot compile before
+    any pass ran.
+    """
+    if not isinstance(trials, int) or trials < 1:
+        raise ValueError(f"trials must be a positive integer, got {trials!r}")
+    if not isinstance(seed, int):
+        raise TypeError(f"seed must be an integer, got {type(seed).__name__}")
+    _check_tolerance("rtol", rtol)
+    _check_tolerance("atol", atol)
+    parsed_pipeline = parse_pipeline(pipeline) if isinstance(pipeline, str) else pipeline
+    if not isinstance(parsed_pipeline, Pipeline):
+        raise TypeError(f"pipeline must be pipeline text or a Pipeline, got {type(pipeline).__name__}")
+    original = as_module(module)
+    polymorphic = is_polymorphic(original)
+    working = _static_module(original, inputs, copy=original is module)
+    types = argument_types(main_function(working))
+    bound_shapes = tuple(str(t) for t in types) if polymorphic else ()
+    if inputs is not None:
+        trial_inputs = [_prepared_inputs(types, inputs)]
+        report_seed: int | None = None
+    else:
+        trial_inputs = [random_inputs(working, seed=seed + t) for t in range(trials)]
+        report_seed = seed
+    runner = _Runner(trial_inputs)
+    reference_text = _module_text(working)
+    reference = runner.run(reference_text)
+
+    # Run the whole pipeline first (cheap next to XLA), keeping the module after every pass.
+    leaves = [str(leaf) for element in parsed_pipeline.elements for leaf in _leaf_elements(element, ())]
+    steps: list[tuple[str, str]] = []
+
+    def observe(record: PassRecord, op: Any, text: str) -> None:
+        steps.append((record.label, text))
+
+    failure: tuple[str, str] | None = None
+    try:
+        parsed_pipeline.run(working, observe=observe)
+    except PipelineError as error:
+        name = getattr(error, "pass_name", None) or (leaves[len(steps)] if len(steps) < len(leaves) else "<pipeline>")
+        failure = (str(name), str(error))
+
+    common: dict[str, Any] = dict(pipeline=str(parsed_pipeline), seed=report_seed, trials=len(trial_inputs),
+                                  rtol=rtol, atol=atol, module_path=module_path, bound_shapes=bound_shapes)
+    rows: list[PassNumerics] = []
+    previous_text, previous_row = reference_text, None
+    worst_abs = worst_rel = 0.0
+    for number, (label, text) in enumerate(steps, start=1):
+        if text == previous_text:
+            row = PassNumerics(number, label, False, True, True,
+                               previous_row.max_abs_error if previous_row else 0.0,
+                               previous_row.max_rel_error if previous_row else 0.0)
+            rows.append(row)
+            previous_row = row
+            continue
+        try:
+            results = runner.run(text)
+        except ValueError as error:
+            rows.append(PassNumerics(number, label, True, True, False, error=str(error)))
+            rows += _not_run(leaves, number)
+            return NumericsReport(False, passes=tuple(rows), failed_pass=label,
+                                  error=f"XLA cannot run the module after it: {error}", **common)
+        comparison, index, trial = _compare_trials(reference, results, rtol, atol)
+        row = PassNumerics(number, label, True, True, comparison.ok, comparison.max_abs_error,
+                           comparison.max_rel_error, index, comparison.problem)
+        rows.append(row)
+        if not comparison.ok:
+            rows += _not_run(leaves, number)
+            common["seed"] = None if report_seed is None else report_seed + trial
+            return NumericsReport(False, passes=tuple(rows), first_divergent_pass=label, first_divergent_step=number,
+                                  result_index=index, max_abs_error=comparison.max_abs_error,
+                                  max_rel_error=comparison.max_rel_error, problem=comparison.problem, **common)
+        worst_abs, worst_rel = max(worst_abs, row.max_abs_error), max(worst_rel, row.max_rel_error)
+        previous_text, previous_row = text, row
+    if failure is not None:
+        name, message = failure
+        number = len(steps) + 1
+        rows.append(PassNumerics(number, name, False, False, False, error=message))
+        rows += _not_run(leaves, number)
+        return NumericsReport(False, passes=tuple(rows), failed_pass=name, error=message,
+                              max_abs_error=worst_abs, max_rel_error=worst_rel, **common)
+    return NumericsReport(True, passes=tuple(rows), max_abs_error=worst_abs, max_rel_error=worst_rel, **common)
+
+
+def _not_run(leaves: Sequence[str], after: int) -> list[PassNumerics]:
+    """Rows for the passes after step ``after``, which were not checked."""
+    return [PassNumerics(number, name, False, False, False) for number, name in
+            enumerate(leaves[after:], start=after + 1)]
