@@ -197,9 +197,11 @@ def test_wrong_pass_second_of_three_is_named(test_passes) -> None:
     assert [p.name for p in report.passes] == ["toolkit-simplify", "test-numerics-sub-to-add", "cse"]
     assert [p.ran for p in report.passes] == [True, True, False]
     assert report.passes[0].ok and not report.passes[1].ok
+    assert report.result_type == "float32[4,3]"
     text = str(report)
     assert "test-numerics-sub-to-add" in text and "result 0" in text and "seed 7" in text
-    assert "toolkit-opt module.mlir --pass-pipeline=" in text
+    assert "result 0 (float32[4,3]): " in text
+    assert "toolkit-opt module.mlir --pass-pipeline='builtin.module(toolkit-simplify, test-numerics-sub-to-add, cse)'" in text
     assert "--verify-numerics-seed=7" in text and "differ beyond tolerance" in text
     assert f"{report.max_abs_error:.4g}" in text
 
@@ -481,7 +483,7 @@ def test_a_pass_that_raises_is_reported(test_passes) -> None:
     assert "this pass always fails" in report.error
     assert [(p.name, p.ran, p.ok) for p in report.passes] == [
         ("cse", True, True), ("test-numerics-raises", False, False), ("canonicalize", False, False)]
-    assert "pass 2 of 3 'test-numerics-raises' failed" in str(report)
+    assert "pass 2 of 3, 'test-numerics-raises', failed: RuntimeError: this pass always fails" in str(report)
 
 
 def test_bad_pipeline_text() -> None:

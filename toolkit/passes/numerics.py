@@ -163,6 +163,7 @@ class _Comparison:
     problem: str = ""  # why it is not ok, in words
     rtol: float = 0.0
     atol: float = 0.0
+    result_type: str = ""
 
 
 def _type_text(array: np.ndarray) -> str:
@@ -197,21 +198,21 @@ def _compare(before: np.ndarray, after: np.ndarray, rtol: float | None, atol: fl
     if nan_moved.any():
         where = tuple(int(i) for i in np.argwhere(nan_moved)[0][:before.ndim])
         return _Comparison(False, max_abs, max_rel,
-                           f"NaN positions differ at {int(nan_moved.sum())} element(s) (first at {where})",
+                           f"NaN positions differ at {int(nan_moved.sum())} element(s), first at index {where}",
                            rtol, atol)
     inf_changed = ~finite & ~np.isnan(a) & ~np.isnan(b) & (a != b)
     if inf_changed.any():
         where = tuple(int(i) for i in np.argwhere(inf_changed)[0][:before.ndim])
         return _Comparison(False, max_abs, max_rel,
-                           f"infinities differ at {int(inf_changed.sum())} element(s) (first at {where})",
+                           f"infinities differ at {int(inf_changed.sum())} element(s), first at index {where}",
                            rtol, atol)
     beyond = diff > atol + rtol * scale
     if beyond.any():
         where = tuple(int(i) for i in np.argwhere(beyond)[0][:before.ndim])
         kind = f"rtol={rtol:g}, atol={atol:g}" if inexact else "integers must be equal"
         return _Comparison(False, max_abs, max_rel,
-                           f"{int(beyond.sum())} of {before.size} element(s) differ beyond tolerance ({kind}; "
-                           f"first at {where})", rtol, atol)
+                           f"{int(beyond.sum())} of {before.size} element(s) differ beyond tolerance ({kind}), "
+                           f"first at index {where}", rtol, atol)
     return _Comparison(True, max_abs, max_rel, "", rtol, atol)
 
 
@@ -266,6 +267,7 @@ class NumericsReport:
     max_abs_error: float = 0.0
     max_rel_error: float = 0.0
     problem: str = ""
+    result_type: str = ""  # of the divergent result, e.g. "float32[4,3]"
     failed_pass: str | None = None
     error: str = ""
     module_path: str = "module.mlir"
@@ -290,15 +292,16 @@ class NumericsReport:
         if self.seed is None:
             reproduce += " (with other inputs: the given ones cannot be passed on the command line)"
         if self.first_divergent_pass is not None:
-            where = f"result {self.result_index}" if self.result_index is not None else "the results"
+            where = "the results" if self.result_index is None else f"result {self.result_index}"
+            if self.result_type:
+                where += f" ({self.result_type})"
             return (f"numerics diverged at pass {self.first_divergent_step} of {count}, "
-                    f"'{self.first_divergent_pass}': {where} {self.problem} "
-                    f"(max abs error {self.max_abs_error:.4g}, max rel error {self.max_rel_error:.4g}) "
-                    f"with {inputs}. {reproduce}")
+                    f"'{self.first_divergent_pass}': {where}: {self.problem}; max abs error "
+                    f"{self.max_abs_error:.4g}, max rel error {self.max_rel_error:.4g}, with {inputs}. {reproduce}")
         if self.failed_pass is not None:
             step = next((p.step for p in self.passes if p.name == self.failed_pass and p.error), None)
             at = f" {step} of {count}" if step is not None else ""
-            return (f"pass{at} '{self.failed_pass}' failed: {self.error}. The passes before it kept the "
+            return (f"pass{at}, '{self.failed_pass}', failed: {self.error}. The passes before it kept the "
                     f"numerics with {inputs}. {reproduce}")
         trials = f"{self.trials} trial(s) from seed {self.seed}" if self.seed is not None else "the given inputs"
         return (f"numerics held through all {count} pass(es) of {self.pipeline} ({changed} changed the module; "
@@ -334,7 +337,7 @@ def _compare_trials(reference: list[list[np.ndarray]], results: list[list[np.nda
         for index, (x, y) in enumerate(zip(before, after)):
             comparison = _compare(x, y, rtol, atol)
             if not comparison.ok:
-                return comparison, index, trial
+                return dataclasses.replace(comparison, result_type=_type_text(x)), index, trial
             worst_abs, worst_rel = max(worst_abs, comparison.max_abs_error), max(worst_rel, comparison.max_rel_error)
     return _Comparison(True, worst_abs, worst_rel), None, 0
 
@@ -404,7 +407,10 @@ def verify_numerics(module: ir.Module | str | bytes, pipeline: str | Pipeline, *
         parsed_pipeline.run(working, observe=observe)
     except PipelineError as error:
         name = getattr(error, "pass_name", None) or (leaves[len(steps)] if len(steps) < len(leaves) else "<pipeline>")
-        failure = (str(name), str(error))
+        # The report names the pass itself: drop the runner's own "pass '...' failed: " prefix.
+        message = str(error)
+        prefix = f"pass '{name}' failed:"
+        failure = (str(name), message[len(prefix):].strip() if message.startswith(prefix) else message)
 
     common: dict[str, Any] = dict(pipeline=str(parsed_pipeline), seed=report_seed, trials=len(trial_inputs),
                                   rtol=rtol, atol=atol, module_path=module_path, bound_shapes=bound_shapes)
@@ -435,7 +441,8 @@ def verify_numerics(module: ir.Module | str | bytes, pipeline: str | Pipeline, *
             common["seed"] = None if report_seed is None else report_seed + trial
             return NumericsReport(False, passes=tuple(rows), first_divergent_pass=label, first_divergent_step=number,
                                   result_index=index, max_abs_error=comparison.max_abs_error,
-                                  max_rel_error=comparison.max_rel_error, problem=comparison.problem, **common)
+                                  max_rel_error=comparison.max_rel_error, problem=comparison.problem,
+                                  result_type=comparison.result_type, **common)
         worst_abs, worst_rel = max(worst_abs, row.max_abs_error), max(worst_rel, row.max_rel_error)
         previous_text, previous_row = text, row
     if failure is not None:
