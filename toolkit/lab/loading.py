@@ -280,13 +280,24 @@ def _from_bytes(data: bytes, name: str | None, platform: str | None, platforms: 
 def _parse(data: bytes | str, where: str) -> ir.Module:
     """The module in ``data`` (text, bytecode or VHLO; binary read out of process first), in toolkit's context."""
     context = shared_context()
+    errors: list[str] = []
+
+    def collect(diagnostic: ir.Diagnostic) -> bool:
+        # The parser reports through diagnostics; its exception says only "Unable to parse module assembly".
+        if diagnostic.severity == ir.DiagnosticSeverity.ERROR:
+            errors.append(f"{diagnostic.location}: {diagnostic.message}")
+        return True
+
+    handler = context.attach_diagnostic_handler(collect)
     try:
         return read_module(data, context, untrusted=True)
     except ir.MLIRError as error:
-        messages = [f"{d.location}: {d.message}" for d in error.error_diagnostics] or [str(error)]
+        messages = errors or [f"{d.location}: {d.message}" for d in error.error_diagnostics] or [str(error)]
         raise ValueError(f"cannot parse {where} as MLIR: " + "; ".join(messages)) from None
     except ValueError as error:
         raise ValueError(f"cannot read {where}: {error}") from None
+    finally:
+        handler.detach()
 
 
 def _from_jax_exported(source: Any, name: str | None, platform: str | None) -> Lowered:
