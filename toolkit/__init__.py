@@ -27,7 +27,7 @@ from toolkit.core.tracing import ConcretizationTypeError, UnexpectedTracerError 
 from toolkit.runtime.client import devices  # noqa: F401
 from toolkit.stages import Compiled, Lowered, Traced, Wrapped, deserialize_compiled, jit  # noqa: F401
 
-__version__ = "0.1.0"
+from toolkit.version import __version__  # noqa: F401,E402
 
 
 def block_until_ready(x):

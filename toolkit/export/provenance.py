@@ -39,9 +39,9 @@ from typing import Any
 import jaxlib.version
 from jaxlib.mlir.dialects import stablehlo
 
-import toolkit
 from toolkit.export.exported import artifact_version, portable_artifact_target
 from toolkit.export.schema import exported_generated
+from toolkit.version import __version__
 
 #: Field id of the provenance string in the ``Exported`` flatbuffer table.
 PROVENANCE_FIELD = 63
@@ -63,7 +63,7 @@ def current(**extra: Any) -> dict[str, Any]:
     """A fresh record for an artifact toolkit writes now."""
     record = {
         "producer": "toolkit",
-        "producer_version": toolkit.__version__,
+        "producer_version": __version__,
         "jaxlib": _jaxlib_version(),
         "stablehlo": str(stablehlo.get_current_version()),
         "stablehlo_target": portable_artifact_target(),

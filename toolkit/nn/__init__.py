@@ -13,3 +13,4 @@ from toolkit.nn.functions import (  # noqa: F401
     celu, elu, gelu, glu, hard_sigmoid, hard_swish, hard_tanh, leaky_relu, log_sigmoid, log_softmax, logsumexp,
     one_hot, relu, relu6, selu, sigmoid, silu, soft_sign, softmax, softplus, standardize, swish,
 )
+from toolkit.nn import initializers  # noqa: F401,E402  (jax.nn.initializers)
