@@ -18,6 +18,8 @@ from toolkit.ir.builders import build
 from toolkit.ir.symbols import lookup_function
 from toolkit.ir.walk import ops_named
 from toolkit.passes import numerics, registry
+from toolkit.shard import NamedSharding
+from toolkit.shard import PartitionSpec as P
 
 # --------------------------------------------------------------------------
 # Throwaway passes (registered per test, the registry restored afterwards)
@@ -521,13 +523,46 @@ def test_token_and_unsupported_types() -> None:
         passes.run_main(result_token, [np.ones((2,), np.float32)])
 
 
-def test_multi_device_modules_are_refused() -> None:
-    text = """
-    module attributes {mhlo.num_partitions = 2 : i32} {
+def test_replicated_and_oversized_modules_are_refused() -> None:
+    replicas = """
+    module attributes {mhlo.num_replicas = 2 : i32} {
       func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> { return %a : tensor<2xf32> }
     }"""
-    with pytest.raises(passes.UnsupportedModuleError, match="mhlo.num_partitions = 2"):
-        passes.verify_numerics(text, "cse")
+    with pytest.raises(passes.UnsupportedModuleError, match="mhlo.num_replicas = 2"):
+        passes.verify_numerics(replicas, "cse")
+    too_many = replicas.replace("num_replicas = 2", "num_partitions = 4096")
+    with pytest.raises(passes.UnsupportedModuleError, match="partitioned over 4096 devices.*TOOLKIT_NUM_CPU_DEVICES"):
+        passes.run_main(too_many, [np.ones((2,), np.float32)])
+
+
+# --------------------------------------------------------------------------
+# Partitioned modules (mhlo.num_partitions > 1) run over that many devices
+# --------------------------------------------------------------------------
+def test_sharded_program_runs_partitioned(mesh, test_passes) -> None:
+    def f(a, b):
+        return tnp.tanh(a) * 2 - b.sum(), a.T
+
+    jitted = toolkit.jit(f, in_shardings=(NamedSharding(mesh, P("x", "y")), None))
+    module = jitted.lower(np.ones((4, 8), np.float32), np.ones((3,), np.float32)).compiler_ir()
+    assert "mhlo.num_partitions = 8" in str(module)
+    inputs = passes.random_inputs(module, seed=2)
+    got = passes.run_main(module, inputs)
+    for have, want in zip(got, jitted(*inputs)):
+        np.testing.assert_allclose(have, np.asarray(want), rtol=1e-6)
+    assert passes.verify_numerics(module, CORRECT).ok
+    report = passes.verify_numerics(module, "cse, test-numerics-sub-to-add")
+    assert report.first_divergent_pass == "test-numerics-sub-to-add" and report.result_index == 0
+
+
+def test_shard_map_program(mesh) -> None:
+    def body(x):
+        return x - lax.psum(x.sum(), "x")
+
+    sm = toolkit.jit(toolkit.shard_map(body, mesh=mesh, in_specs=P("x"), out_specs=P("x")))
+    module = sm.lower(np.ones((8, 3), np.float32)).compiler_ir()
+    inputs = passes.random_inputs(module, seed=0)
+    np.testing.assert_allclose(passes.run_main(module, inputs)[0], np.asarray(sm(*inputs)), rtol=1e-6)
+    assert passes.verify_numerics(module, CORRECT).ok
 
 
 def test_bad_module_arguments() -> None:

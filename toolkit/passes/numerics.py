@@ -44,8 +44,10 @@ from toolkit.passes.numerics_inputs import (
     random_inputs,
 )
 from toolkit.passes.pass_base import PipelineError
-from toolkit.passes.pipeline import Pipeline, PassRecord, _leaf_elements, parse_pipeline
-from toolkit.runtime import standalone
+from toolkit.passes.pipeline import Pipeline, _leaf_elements, parse_pipeline
+from toolkit.core.avals import ShapedArray
+from toolkit.runtime import arrays, client, shardings, standalone
+from toolkit.runtime import executable as runtime_executable
 
 __all__ = ["NumericsReport", "PassNumerics", "UnsupportedModuleError", "default_tolerance", "random_inputs",
            "run_main", "verify_numerics"]
@@ -80,15 +82,23 @@ def default_tolerance(dtype: Any) -> tuple[float, float]:
 # --------------------------------------------------------------------------
 # Running @main
 # --------------------------------------------------------------------------
+def _num_partitions(module: ir.Module) -> int:
+    attributes = module.operation.attributes
+    return ir.IntegerAttr(attributes["mhlo.num_partitions"]).value if "mhlo.num_partitions" in attributes else 1
+
+
 def _check_runnable(module: ir.Module) -> None:
     attributes = module.operation.attributes
-    for name in ("mhlo.num_partitions", "mhlo.num_replicas"):
-        if name in attributes:
-            count = ir.IntegerAttr(attributes[name]).value
-            if count > 1:
-                raise UnsupportedModuleError(
-                    f"the module runs on several devices ({name} = {count}); run_main and verify_numerics "
-                    "run single-device modules only")
+    if "mhlo.num_replicas" in attributes and ir.IntegerAttr(attributes["mhlo.num_replicas"]).value > 1:
+        raise UnsupportedModuleError(
+            f"the module is replicated (mhlo.num_replicas = {ir.IntegerAttr(attributes['mhlo.num_replicas']).value}); "
+            "run_main and verify_numerics run one replica, partitioned over mhlo.num_partitions devices")
+    partitions = _num_partitions(module)
+    available = len(client.devices("cpu"))
+    if partitions > available:
+        raise UnsupportedModuleError(
+            f"the module is partitioned over {partitions} devices (mhlo.num_partitions = {partitions}) but there "
+            f"are {available} CPU device(s); set TOOLKIT_NUM_CPU_DEVICES={partitions} before toolkit starts")
     main = main_function(module)
     function_type = ir.TypeAttr(main.attributes["function_type"]).value
     for index, type_ in enumerate(function_type.results):
@@ -137,19 +147,64 @@ def _module_text(module: ir.Module) -> str:
 
 
 def run_main(module: ir.Module | str | bytes, inputs: Sequence[Any]) -> list[np.ndarray]:
-    """Compile ``module``'s ``@main`` with XLA for one CPU device, run it on ``inputs``, return its results.
+    """Compile ``module``'s ``@main`` with XLA for CPU, run it on ``inputs``, return its results.
+
+    A module partitioned over N devices (``mhlo.num_partitions = N``, GSPMD
+    or Shardy shardings) runs SPMD on the first N CPU devices, its inputs
+    split as XLA's parameter shardings say and its results assembled.
 
     ``inputs``: one array per argument, of its shape and dtype (numpy arrays
     must match the dtype exactly; Python scalars and lists are converted). A
     shape-polymorphic @main is first bound to the inputs' shapes. Raises
     :class:`UnsupportedModuleError` (a ``ValueError``) for a module without
-    @main, with token or other non-tensor arguments or results, or spanning
-    several devices; ``ValueError`` for inputs that do not fit or a module
+    @main, with token or other non-tensor arguments or results, replicated
+    (``mhlo.num_replicas > 1``) or partitioned over more devices than there
+    are; ``ValueError`` for inputs that do not fit or a module
     XLA cannot compile.
     """
     parsed = _static_module(module, inputs)
     prepared = _prepared_inputs(argument_types(main_function(parsed)), inputs)
-    return standalone.execute(standalone.compile_module(_module_text(parsed)), prepared)
+    return _Program(_module_text(parsed), _num_partitions(parsed)).run(prepared)
+
+
+class _Program:
+    """One compiled module: on the first CPU device, or SPMD-partitioned over ``num_partitions`` devices."""
+
+    def __init__(self, text: str, num_partitions: int):
+        self.num_partitions = num_partitions
+        if num_partitions == 1:
+            self.executable = standalone.compile_module(text)
+            return
+        self.devices = tuple(client.devices("cpu")[:num_partitions])
+        try:
+            self.executable = runtime_executable.compile_module(
+                text, self.devices, num_partitions=num_partitions, spmd=True, use_shardy="sdy." in text)
+        except runtime_executable.RuntimeError_ as error:
+            raise ValueError(f"XLA could not compile the module: {error}") from None
+        self.input_shardings = runtime_executable.parameter_shardings(self.executable)
+        self.output_shardings = runtime_executable.output_shardings(self.executable)
+        main = main_function(as_module(text))
+        self.result_avals = [(tuple(t.shape), element_dtype(t.element_type))
+                             for t in ir.TypeAttr(main.attributes["function_type"]).value.results]
+
+    def _sharding(self, hlo: Any) -> Any:
+        return shardings.runtime_sharding(self.devices, hlo)
+
+    def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        """``@main`` on host arrays; its results as host arrays (assembled from every device's piece)."""
+        if self.num_partitions == 1:
+            return standalone.execute(self.executable, inputs)
+        assert self.input_shardings is not None and self.output_shardings is not None
+        device_inputs = []
+        for value, hlo in zip(inputs, self.input_shardings):
+            value = np.ascontiguousarray(value)
+            pieces = [value[index] for index in shardings.shard_indices(hlo, len(self.devices), value.shape)]
+            device_inputs.append(arrays.put_shards(ShapedArray(value.shape, value.dtype), self._sharding(hlo),
+                                                   pieces, self.devices))
+        handlers = [arrays.result_handler(ShapedArray(tuple(shape), dtype), self._sharding(hlo))
+                    for (shape, dtype), hlo in zip(self.result_avals, self.output_shardings)]
+        outputs = runtime_executable.execute(self.executable, device_inputs, handlers)
+        return [arrays.to_numpy(output) for output in outputs]
 
 
 # --------------------------------------------------------------------------
@@ -315,14 +370,15 @@ class NumericsReport:
 class _Runner:
     """Compiles each distinct module text once and runs it on every trial's inputs."""
 
-    def __init__(self, trial_inputs: list[list[np.ndarray]]):
+    def __init__(self, trial_inputs: list[list[np.ndarray]], num_partitions: int):
         self.trial_inputs = trial_inputs
+        self.num_partitions = num_partitions
         self.results: dict[str, list[list[np.ndarray]]] = {}
 
     def run(self, text: str) -> list[list[np.ndarray]]:
         if text not in self.results:
-            executable = standalone.compile_module(text)
-            self.results[text] = [standalone.execute(executable, inputs) for inputs in self.trial_inputs]
+            program = _Program(text, self.num_partitions)
+            self.results[text] = [program.run(inputs) for inputs in self.trial_inputs]
         return self.results[text]
 
 
@@ -367,7 +423,8 @@ def verify_numerics(module: ir.Module | str | bytes, pipeline: str | Pipeline, *
     Returns a :class:`NumericsReport` (a pass that fails is reported there,
     not raised). Raises ``PipelineError`` / ``UnknownPassError`` for bad
     pipeline text, :class:`UnsupportedModuleError` for a module it cannot run
-    (no @main, token or unsupported argument/result types, several devices),
+    (no @main, token or unsupported argument/result types, replicas, too few
+    devices; see :func:`run_main`),
     ``ValueError`` for bad arguments or a module XLA cannot compile before
     any pass ran.
     """
@@ -391,7 +448,7 @@ def verify_numerics(module: ir.Module | str | bytes, pipeline: str | Pipeline, *
     else:
         trial_inputs = [random_inputs(working, seed=seed + t) for t in range(trials)]
         report_seed = seed
-    runner = _Runner(trial_inputs)
+    runner = _Runner(trial_inputs, _num_partitions(working))
     reference_text = _module_text(working)
     reference = runner.run(reference_text)
 
@@ -399,14 +456,15 @@ def verify_numerics(module: ir.Module | str | bytes, pipeline: str | Pipeline, *
     leaves = [str(leaf) for element in parsed_pipeline.elements for leaf in _leaf_elements(element, ())]
     steps: list[tuple[str, str]] = []
 
-    def observe(record: PassRecord, op: Any, text: str) -> None:
+    def observe(record: Any, op: Any, text: str) -> None:
         steps.append((record.label, text))
 
     failure: tuple[str, str] | None = None
     try:
         parsed_pipeline.run(working, observe=observe)
     except PipelineError as error:
-        name = getattr(error, "pass_name", None) or (leaves[len(steps)] if len(steps) < len(leaves) else "<pipeline>")
+        # Every pass before the failing one was observed: the next leaf is the one that failed.
+        name = leaves[len(steps)] if len(steps) < len(leaves) else (getattr(error, "pass_name", None) or "<pipeline>")
         # The report names the pass itself: drop the runner's own "pass '...' failed: " prefix.
         message = str(error)
         prefix = f"pass '{name}' failed:"
