@@ -72,6 +72,8 @@ _SSA_NAME_RE = re.compile(SSA_NAME)
 _RESULTS_RE = re.compile(rf"\s*%(?:{SSA_NAME})(?::\d+)?(?:\s*,\s*%(?:{SSA_NAME})(?::\d+)?)*\s*=")
 _ATTR_RE = re.compile(r"(#[a-zA-Z._-][a-zA-Z0-9._-]*)")
 _ATTR_DEF_RE = re.compile(r"\s*(#[a-zA-Z._-][a-zA-Z0-9._-]*)\s*=")
+# A '%' that starts an SSA name (`"50% off"` has none).
+_VALUE_SPLIT_RE = re.compile(r"%(?=[0-9a-zA-Z$._-])")
 _PREFIX_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
 _SPLIT_LINE_RE = re.compile(r"^// -----")
 _TEST_LABEL_RE = re.compile(r"^TEST: (\S+)\s*$")
@@ -224,7 +226,7 @@ def _chunk_checks(lines: Sequence[str], attributes: _AttributeNamer, *, keep_mod
         if segment_empty and level >= 1:
             namer.clear()
         text = attributes.substitute(_escape(line))
-        pieces = text.split("%")
+        pieces = _VALUE_SPLIT_RE.split(text)
         if level >= 1 and segment_empty and pieces[0].strip():
             checks.append(_Check(index, "LABEL", pieces[0].rstrip()))
             label_width = len(pieces[0])
