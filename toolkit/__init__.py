@@ -22,6 +22,7 @@ from toolkit import lax, nn, numpy  # noqa: F401  (numpy installs the array meth
 from toolkit.array import Array, device_put  # noqa: F401
 from toolkit import tree_util  # noqa: F401  (the public pytree API, jax.tree_util)
 from toolkit import flatten_util, tree  # noqa: F401  (jax.flatten_util, jax.tree)
+from toolkit import scipy  # noqa: F401  (jax.scipy: special functions, distributions)
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct  # noqa: F401
 from toolkit.core.tracing import ConcretizationTypeError, UnexpectedTracerError  # noqa: F401
 from toolkit.runtime.client import devices  # noqa: F401
