@@ -162,6 +162,7 @@ def test_output_file(files, tmp_path, capsys) -> None:
 
 @pytest.mark.parametrize("argv, message", [
     (["cse", "--runs", "0", "x.mlir"], "--runs must be at least 1"),
+    (["cse", "--rtol", "-1", "x.mlir"], "--rtol must be a non-negative number"),
     (["cse"], "no programs: give files or zoo program names, or --on zoo"),
     (["cse", "--on", "zoo", "x.mlir"], "give --on zoo or programs, not both"),
     (["no-such-pass", "x.mlir"], "bad pipeline"),

@@ -166,15 +166,31 @@ def test_a_wrong_pass_is_caught_and_named() -> None:
     assert wrong.numerics.max_abs_error > 0 and "lab-test-wrong-subtract" in wrong.numerics.summary
     assert fine.ok and fine.numerics.equal  # no subtract: the wrong rule never fires
     assert "differ at lab-test-wrong-subtract" in format_table(rows)
+    # Tolerances reach verify_numerics: |(x + y) - (x - y)| = 2|y| <= 4 passes with atol 5.
+    (loose,) = measure_pipeline("lab-test-wrong-subtract", [_program("diff", difference)], verify_numerics=True,
+                                runs=1, rtol=0.0, atol=5.0)
+    assert loose.ok and loose.numerics.equal
 
 
-def test_numerics_of_a_program_on_several_devices_compare_whole_results(mesh) -> None:
+def test_numerics_of_a_program_on_several_devices(mesh) -> None:
     sharded = toolkit.jit(lambda x, y: x - y, in_shardings=NamedSharding(mesh, PartitionSpec("x", "y")))
     program = LabProgram("sharded", sharded.lower(X, Y), [X, Y], num_devices=8)
     good, wrong = (measure_pipeline(pipeline, [program], verify_numerics=True, runs=1)[0]
                    for pipeline in ("toolkit-simplify, cse", "cse, lab-test-wrong-subtract"))
-    assert good.ok and good.numerics.equal and "whole-program results compared" in good.numerics.summary
-    assert "several devices" in good.numerics.summary
+    assert good.ok and good.numerics.equal
+    assert wrong.status == "numerics differ" and wrong.numerics.first_divergent_pass == "lab-test-wrong-subtract"
+
+
+def test_a_module_verify_numerics_cannot_run_has_its_whole_results_compared(monkeypatch) -> None:
+    def unsupported(*args, **kwargs):
+        raise measurement.pass_numerics.UnsupportedModuleError("cannot run this one")
+
+    monkeypatch.setattr(measurement.pass_numerics, "verify_numerics", unsupported)
+    good, wrong = (measure_pipeline(pipeline, [_program("diff", lambda x, y: x - y)], verify_numerics=True,
+                                    runs=1)[0]
+                   for pipeline in ("toolkit-simplify, cse", "cse, lab-test-wrong-subtract"))
+    assert good.ok and "whole-program results compared" in good.numerics.summary
+    assert "cannot run this one" in good.numerics.summary
     assert wrong.status == "numerics differ" and wrong.numerics.first_divergent_pass is None
     assert wrong.numerics.result_index == 0 and wrong.numerics.max_abs_error > 0
     assert "no pass is named" in wrong.numerics.summary
@@ -211,6 +227,9 @@ def test_bad_programs_are_named(programs, message) -> None:
 def test_bad_arguments_are_refused() -> None:
     with pytest.raises(ValueError, match="runs must be a positive integer"):
         measure_pipeline("cse", [_program()], runs=0)
+    for tolerance in ({"rtol": -1.0}, {"atol": "0.1"}, {"rtol": True}):
+        with pytest.raises(ValueError, match="must be a non-negative number"):
+            measure_pipeline("cse", [_program()], **tolerance)
     with pytest.raises(TypeError, match="pipeline must be pipeline text"):
         measure_pipeline(42, [_program()])
     with pytest.raises(ValueError, match="no-such-pass"):

@@ -49,6 +49,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 from jaxlib.mlir import ir
 
@@ -236,6 +237,9 @@ class LabProgram:
     ``inputs`` is a list of flat argument arrays, a function ``seed -> list``,
     or ``None`` for seeded random inputs made from ``@main``'s types.
     ``num_devices`` is how many devices it runs on (checked before compiling).
+    ``rtol``/``atol``: the tolerances its numerics are checked with (None:
+    ``verify_numerics``'s defaults per dtype; a zoo program's are the zoo's own,
+    those its results are checked against JAX's with).
     """
 
     name: str
@@ -243,6 +247,8 @@ class LabProgram:
     inputs: Sequence[Any] | Callable[[int], Sequence[Any]] | None = None
     num_devices: int = 1
     origin: str = ""
+    rtol: float | None = None
+    atol: float | None = None
 
     def load(self) -> Lowered:
         """The program as a ``toolkit.Lowered``."""
@@ -260,9 +266,27 @@ class LabProgram:
         return list(made)
 
 
+def _zoo_tolerances(item: Any) -> tuple[float | None, float | None]:
+    """The zoo's tolerances for the program's float results (the loosest over their dtypes); None without any."""
+    if _zoo is None:  # pragma: no cover - until the zoo lands
+        return None, None
+    pairs = []
+    for record in getattr(item, "outputs", ()):
+        try:
+            dtype = np.dtype(record["dtype"]) if record["dtype"] != "bfloat16" else np.dtype(ml_dtypes.bfloat16)
+        except (KeyError, TypeError):
+            continue
+        if dtype.kind in "fcV":
+            pairs.append(_zoo.tolerances(dtype))
+    if not pairs:
+        return None, None
+    return max(r for r, _ in pairs), max(a for _, a in pairs)
+
+
 def _zoo_program(item: Any) -> LabProgram:
+    rtol, atol = _zoo_tolerances(item)
     return LabProgram(item.name, item, item.inputs, int(getattr(item, "num_devices", 1) or 1),
-                      f"zoo ({getattr(item, 'frontend', '?')})")
+                      f"zoo ({getattr(item, 'frontend', '?')})", rtol, atol)
 
 
 def _looks_like_mlir(text: str) -> bool:
@@ -403,8 +427,9 @@ def _time_runs(compiled: Compiled, lowered: Lowered, flat: Sequence[Any], runs: 
     return RunTimes.of(seconds), [np.asarray(leaf) for leaf in pytrees.tree_leaves(results)]
 
 
-def compare_results(before: Sequence[np.ndarray], after: Sequence[np.ndarray], *, seed: int) -> NumericsResult:
-    """Whole-program results before and after a pipeline compared at each dtype's default tolerance.
+def compare_results(before: Sequence[np.ndarray], after: Sequence[np.ndarray], *, seed: int,
+                    rtol: float | None = None, atol: float | None = None) -> NumericsResult:
+    """Whole-program results before and after a pipeline compared within ``rtol``/``atol`` (floats; default per dtype).
 
     What ``verify_numerics=True`` reports for a program ``verify_numerics``
     cannot run pass by pass (one on several devices): equal or not, the first
@@ -419,7 +444,10 @@ def compare_results(before: Sequence[np.ndarray], after: Sequence[np.ndarray], *
             return NumericsResult(False, None, index, None, None, seed,
                                   f"result {index} changed type from {b.dtype}{list(b.shape)} to "
                                   f"{a.dtype}{list(a.shape)}")
-        rtol, atol = pass_numerics.default_tolerance(b.dtype)
+        default_rtol, default_atol = pass_numerics.default_tolerance(b.dtype)
+        exact = b.dtype.kind not in "fcV"  # integers and booleans must be equal
+        rtol_b = default_rtol if exact or rtol is None else rtol
+        atol_b = default_atol if exact or atol is None else atol
         wide_b, wide_a = b.astype(np.complex128 if b.dtype.kind == "c" else np.float64), \
             a.astype(np.complex128 if a.dtype.kind == "c" else np.float64)
         nan_b, nan_a = np.isnan(wide_b), np.isnan(wide_a)
@@ -429,11 +457,11 @@ def compare_results(before: Sequence[np.ndarray], after: Sequence[np.ndarray], *
         max_abs = float(error.max()) if error.size else 0.0
         max_rel = float((error / np.maximum(scale, np.finfo(np.float64).tiny)).max()) if error.size else 0.0
         same = bool(np.array_equal(nan_b, nan_a)) and bool(
-            np.all((wide_a == wide_b) | ~finite | (np.abs(wide_a - wide_b) <= atol + rtol * np.abs(wide_b))))
+            np.all((wide_a == wide_b) | ~finite | (np.abs(wide_a - wide_b) <= atol_b + rtol_b * np.abs(wide_b))))
         if not same:
             return NumericsResult(False, None, index, max_abs, max_rel, seed,
                                   f"result {index} differs after the pipeline (max abs error {max_abs:.4g}, max rel "
-                                  f"error {max_rel:.4g}, rtol {rtol:g}, atol {atol:g}); compared whole-program "
+                                  f"error {max_rel:.4g}, rtol {rtol_b:g}, atol {atol_b:g}); compared whole-program "
                                   "results, so no pass is named")
         worst_abs, worst_rel = max(worst_abs, max_abs), max(worst_rel, max_rel)
     return NumericsResult(True, None, None, worst_abs, worst_rel, seed,
@@ -466,9 +494,10 @@ class _Measurement:
     """One program measured stage by stage into ``row``; every stage's error becomes a :class:`_StageError`."""
 
     def __init__(self, program: LabProgram, pipeline: Pipeline, row: LabRow, *, runs: int, seed: int,
-                 verify: bool, reproducer_dir: Callable[[], str], report: Callable[[str], None]):
+                 verify: bool, rtol: float | None, atol: float | None, reproducer_dir: Callable[[], str],
+                 report: Callable[[str], None]):
         self.program, self.pipeline, self.row = program, pipeline, row
-        self.runs, self.seed, self.verify = runs, seed, verify
+        self.runs, self.seed, self.verify, self.rtol, self.atol = runs, seed, verify, rtol, atol
         self.reproducer_dir, self.report = reproducer_dir, report
 
     def stage(self, name: str, work: Callable[[], Any]) -> Any:
@@ -549,11 +578,13 @@ class _Measurement:
         # Inputs made from the seed are made again by verify_numerics: its report then names a command
         # that reproduces it. A program's own inputs (the zoo's) are passed as they are.
         given = None if self.program.inputs is None else inputs
+        rtol = self.rtol if self.rtol is not None else self.program.rtol
+        atol = self.atol if self.atol is not None else self.program.atol
         try:
             report = pass_numerics.verify_numerics(_copy(module), self.pipeline, seed=self.seed, trials=1,
-                                               inputs=given)
+                                                   inputs=given, rtol=rtol, atol=atol)
         except pass_numerics.UnsupportedModuleError as error:
-            result = compare_results(results_before, results_after, seed=self.seed)
+            result = compare_results(results_before, results_after, seed=self.seed, rtol=rtol, atol=atol)
             return dataclasses.replace(result, summary=f"{result.summary} ({error})")
         return NumericsResult(bool(report.ok), report.first_divergent_pass or report.failed_pass,
                               report.result_index, _finite_or_none(report.max_abs_error),
@@ -585,7 +616,8 @@ def _warm_up() -> None:
 
 
 def measure_pipeline(pipeline: str | Pipeline, programs: Any, *, verify_numerics: bool = False, runs: int = 5,
-                     seed: int = 0, reproducer_dir: str | os.PathLike | None = None,
+                     seed: int = 0, rtol: float | None = None, atol: float | None = None,
+                     reproducer_dir: str | os.PathLike | None = None,
                      progress: ProgressCallback | None = None) -> list[LabRow]:
     """Measure ``pipeline`` on ``programs``: one :class:`LabRow` per program, in order.
 
@@ -594,7 +626,9 @@ def measure_pipeline(pipeline: str | Pipeline, programs: Any, *, verify_numerics
     :func:`resolve_programs` (``"zoo"``, zoo names, paths, modules, ...).
     ``runs`` timed calls per executable (≥ 1) after one warm-up call; inputs
     are made from ``seed``. ``verify_numerics`` checks each program with
-    :func:`toolkit.passes.verify_numerics` (same inputs). A failing pass
+    :func:`toolkit.passes.verify_numerics` (same inputs) within ``rtol`` and
+    ``atol`` for float results (default: each program's own, see
+    :class:`LabProgram`, else ``verify_numerics``'s per dtype). A failing pass
     writes a reproducer into ``reproducer_dir`` (default: a new temporary
     folder, made only when needed). ``progress(index, total, program, stage)``
     is called as each stage starts.
@@ -605,6 +639,10 @@ def measure_pipeline(pipeline: str | Pipeline, programs: Any, *, verify_numerics
     """
     if isinstance(runs, bool) or not isinstance(runs, int) or runs < 1:
         raise ValueError(f"runs must be a positive integer, got {runs!r}")
+    for label, tolerance in (("rtol", rtol), ("atol", atol)):
+        if tolerance is not None and (isinstance(tolerance, bool) or not isinstance(tolerance, (int, float))
+                                      or not tolerance >= 0):
+            raise ValueError(f"{label} must be a non-negative number, got {tolerance!r}")
     if isinstance(pipeline, str):
         parsed = parse_pipeline(pipeline)
     elif isinstance(pipeline, Pipeline):
@@ -629,7 +667,7 @@ def measure_pipeline(pipeline: str | Pipeline, programs: Any, *, verify_numerics
             if progress is not None:
                 progress(index, total, name, stage)
         try:
-            _Measurement(program, parsed, row, runs=runs, seed=seed, verify=verify_numerics,
+            _Measurement(program, parsed, row, runs=runs, seed=seed, verify=verify_numerics, rtol=rtol, atol=atol,
                          reproducer_dir=reproducers, report=report).run()
         except _StageError as failure:
             row.failure = Failure(failure.stage, str(failure), failure.pass_name, failure.reproducer)

@@ -72,6 +72,9 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
     lab.add_argument("--on", dest="on", default=None, choices=("zoo",), help="run on every zoo program")
     lab.add_argument("--verify-numerics", action="store_true",
                      help="run each program before and after each pass and compare (toolkit.passes.verify_numerics)")
+    lab.add_argument("--rtol", type=float, default=None, metavar="X",
+                     help="relative tolerance of float results (default: the zoo's for zoo programs, else by dtype)")
+    lab.add_argument("--atol", type=float, default=None, metavar="X", help="absolute tolerance of float results")
     lab.add_argument("--json", action="store_true", help="print the rows as JSON instead of a table")
     lab.add_argument("--report", default=None, metavar="OUT.html", help="also write a self-contained HTML page")
     lab.add_argument("--runs", type=int, default=5, metavar="N", help="timed runs per executable (default 5)")
@@ -146,6 +149,9 @@ def cmd_lab(args: argparse.Namespace, out: TextIO) -> int:
     """Run ``toolkit lab``: measure, print the table or JSON, write the HTML page; 1 when a program is not ok."""
     if args.runs < 1:
         raise UsageError(f"--runs must be at least 1, got {args.runs}")
+    for flag, value in (("--rtol", args.rtol), ("--atol", args.atol)):
+        if value is not None and not value >= 0:
+            raise UsageError(f"{flag} must be a non-negative number, got {value}")
     for plugin in args.load_pass_plugin:
         try:
             load_pass_plugin(plugin)
@@ -164,14 +170,16 @@ def cmd_lab(args: argparse.Namespace, out: TextIO) -> int:
     progress = None if args.quiet else ProgressBar(sys.stderr)
     start = time.perf_counter()
     rows = measurement.measure_pipeline(pipeline, programs, verify_numerics=args.verify_numerics, runs=args.runs,
-                                        seed=args.seed, reproducer_dir=args.reproducers, progress=progress)
+                                        seed=args.seed, rtol=args.rtol, atol=args.atol,
+                                        reproducer_dir=args.reproducers, progress=progress)
     seconds = time.perf_counter() - start
     if args.report:
         page = html_report.render_lab_report(rows, pipeline=str(pipeline), seconds=seconds)
         write_output(args.report, page.encode())
     if args.json:
         document = {"schema": JSON_SCHEMA, "pipeline": str(pipeline), "runs": args.runs, "seed": args.seed,
-                    "verify_numerics": args.verify_numerics, "seconds": seconds,
+                    "verify_numerics": args.verify_numerics, "rtol": args.rtol, "atol": args.atol,
+                    "seconds": seconds,
                     "rows": [row.to_dict() for row in rows]}
         out.write(json.dumps(document, indent=2) + "\n")
     else:
