@@ -197,7 +197,8 @@ def test_wrong_pass_second_of_three_is_named(test_passes) -> None:
     assert report.seed == 7
     assert report.failed_pass is None
     assert [p.name for p in report.passes] == ["toolkit-simplify", "test-numerics-sub-to-add", "cse"]
-    assert [p.ran for p in report.passes] == [True, True, False]
+    assert [(p.ran, p.checked, p.ok) for p in report.passes] == [
+        (True, True, True), (True, True, False), (True, False, False)]
     assert report.passes[0].ok and not report.passes[1].ok
     assert report.result_type == "float32[4,3]"
     text = str(report)
@@ -259,15 +260,44 @@ def test_cxx_pass_steps_are_counted() -> None:
         (1, "func.func(cse)"), (2, "func.func(canonicalize)"), (3, "symbol-dce"), (4, "toolkit-simplify")]
 
 
-def test_unchanged_modules_are_compiled_once(monkeypatch) -> None:
-    compiled: list[str] = []
-    original = numerics.standalone.compile_module
-    monkeypatch.setattr(numerics.standalone, "compile_module", lambda text: compiled.append(text) or original(text))
+def test_unchanged_modules_are_compiled_once(compiled_texts) -> None:
+    compiled = compiled_texts
     report = passes.verify_numerics(_integer_module(), "cse, cse, symbol-dce, cse", trials=3)
     assert report.ok and report.trials == 3
     changed = [p.changed for p in report.passes]
     assert changed[0] and not any(changed[1:])  # the first cse merges constants; the rest change nothing
     assert len(compiled) == 2  # before the pipeline, after the first cse: once each, for all three trials
+
+
+@pytest.fixture
+def compiled_texts(monkeypatch):
+    """The module texts XLA compiles from now on."""
+    compiled: list[str] = []
+    original = numerics.runtime_executable.compile_module
+    monkeypatch.setattr(numerics.runtime_executable, "compile_module",
+                        lambda text, *args, **kwargs: compiled.append(text) or original(text, *args, **kwargs))
+    return compiled
+
+
+def test_bisect_compiles_the_ends_when_they_agree(compiled_texts) -> None:
+    report = passes.verify_numerics(_mlp_module(), "toolkit-simplify, canonicalize, cse", bisect=True, trials=1)
+    assert report.ok and report.bisected
+    assert len(compiled_texts) == 2  # the original and the final module
+    changed = [p for p in report.passes if p.changed]
+    assert changed[-1].checked and not any(p.checked for p in changed[:-1])
+    assert "bisect:" in str(report)
+
+
+def test_bisect_names_the_divergent_pass(test_passes, compiled_texts) -> None:
+    pipeline = "toolkit-simplify, test-numerics-sub-to-add, canonicalize, test-numerics-nudge, cse"
+    each = passes.verify_numerics(_mlp_module(), pipeline, trials=1)
+    compiled_each = len(compiled_texts)
+    compiled_texts.clear()
+    bisected = passes.verify_numerics(_mlp_module(), pipeline, trials=1, bisect=True)
+    assert each.first_divergent_pass == bisected.first_divergent_pass == "test-numerics-sub-to-add"
+    assert bisected.first_divergent_step == 2 and bisected.result_index == 0
+    assert bisected.max_abs_error == each.max_abs_error
+    assert len(compiled_texts) <= compiled_each + 1
 
 
 def test_a_parsed_pipeline_and_text_modules_are_accepted() -> None:
