@@ -131,6 +131,7 @@ def test_a_wrong_pass_is_named_and_fails_the_command(files, capsys) -> None:
     assert next(line for line in out.splitlines() if line.startswith("tanh.mlir")).split()[1] == "ok"
     assert "1 of 2 programs ok" in out
     assert "program.mlir: numerics differ:" in out and "'cli-test-wrong-subtract'" in out
+    assert f"Reproduce: toolkit-opt {program} --pass-pipeline=" in out  # the file itself, checked by toolkit-opt
 
 
 def test_a_failing_pass_leaves_a_reproducer_and_the_other_programs_run(files, tmp_path, capsys) -> None:

@@ -19,8 +19,9 @@
    pipeline first); both run the same inputs ``runs`` times after one warm-up
    call, each call waited for, giving the median, min, max and quartiles;
 5. with ``verify_numerics=True``, runs :func:`toolkit.passes.verify_numerics`
-   on the module and the pipeline with the same inputs: equal or not, and if
-   not, the first pass whose results diverged.
+   on the module and the pipeline with the same inputs (bisecting: the module
+   after the whole pipeline is compared first, the passes only when it
+   diverged): equal or not, and if not, the pass whose results diverged.
 
 Nothing one program does stops the others: any error is caught and recorded
 in its row (``row.failure``: the stage, the message, the failing pass and the
@@ -580,9 +581,14 @@ class _Measurement:
         given = None if self.program.inputs is None else inputs
         rtol = self.rtol if self.rtol is not None else self.program.rtol
         atol = self.atol if self.atol is not None else self.program.atol
+        # Bisecting compiles the module after the whole pipeline first and looks for the pass only when it
+        # diverged: two XLA compilations for a correct pipeline instead of one per pass that changed the module.
+        origin = self.program.origin
+        module_path = origin if origin.endswith(".mlir") else f"{_safe_name(self.program.name)}.mlir"
         try:
             report = pass_numerics.verify_numerics(_copy(module), self.pipeline, seed=self.seed, trials=1,
-                                                   inputs=given, rtol=rtol, atol=atol)
+                                                   inputs=given, rtol=rtol, atol=atol, bisect=True,
+                                                   module_path=module_path)
         except pass_numerics.UnsupportedModuleError as error:
             result = compare_results(results_before, results_after, seed=self.seed, rtol=rtol, atol=atol)
             return dataclasses.replace(result, summary=f"{result.summary} ({error})")
