@@ -7,7 +7,9 @@ module after every pass, then runs ``@main`` on XLA (CPU) before the pipeline
 and after each pass that changed the module, on seeded random inputs
 (:mod:`.numerics_inputs`), and stops at the first pass whose results differ
 from the original module's beyond tolerance. Each distinct module is
-compiled once; a pass that left the text unchanged is not re-run.
+compiled once; a pass that left the text unchanged is not re-run
+(``bisect=True`` compiles only the ends unless they differ). A module
+partitioned over N devices runs SPMD on N CPU devices.
 
 Comparison, per result: shapes and element types must stay; integers and
 booleans must be equal; floats and complex numbers must satisfy
@@ -33,6 +35,7 @@ import ml_dtypes
 import numpy as np
 from jaxlib.mlir import ir
 
+from toolkit.core.avals import ShapedArray
 from toolkit.passes.numerics_inputs import (
     UnsupportedModuleError,
     argument_types,
@@ -45,7 +48,6 @@ from toolkit.passes.numerics_inputs import (
 )
 from toolkit.passes.pass_base import PipelineError
 from toolkit.passes.pipeline import Pipeline, _leaf_elements, parse_pipeline
-from toolkit.core.avals import ShapedArray
 from toolkit.runtime import arrays, client, shardings, standalone
 from toolkit.runtime import executable as runtime_executable
 
@@ -104,7 +106,10 @@ def _check_runnable(module: ir.Module) -> None:
     for index, type_ in enumerate(function_type.results):
         if not isinstance(type_, ir.RankedTensorType):
             raise UnsupportedModuleError(f"result {index} of @main has type {type_}: only tensors can be compared")
-        element_dtype(type_.element_type)
+        try:
+            element_dtype(type_.element_type)
+        except UnsupportedModuleError as error:
+            raise UnsupportedModuleError(f"result {index} of @main ({type_}): {error}") from None
     argument_types(main)
 
 
@@ -197,10 +202,20 @@ class _Program:
         return shardings.runtime_sharding(self.devices, hlo)
 
     def run(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
-        """``@main`` on host arrays; its results as host arrays (assembled from every device's piece)."""
-        if self.num_partitions == 1:
-            return standalone.execute(self.executable, inputs)
-        assert self.input_shardings is not None and self.output_shardings is not None
+        """``@main`` on host arrays; its results as host arrays (assembled from every device's piece).
+
+        Raises ``ValueError`` with XLA's message when the run fails.
+        """
+        try:
+            if self.num_partitions == 1:
+                return standalone.execute(self.executable, inputs)
+            return self._run_partitioned(inputs)
+        except runtime_executable.RuntimeError_ as error:
+            raise ValueError(f"XLA could not run the module: {error}") from None
+
+    def _run_partitioned(self, inputs: Sequence[np.ndarray]) -> list[np.ndarray]:
+        if self.input_shardings is None or self.output_shardings is None:
+            raise ValueError("XLA reported no parameter or output shardings for a partitioned module")
         device_inputs = []
         for value, hlo in zip(inputs, self.input_shardings):
             value = np.ascontiguousarray(value)

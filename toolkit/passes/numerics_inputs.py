@@ -183,8 +183,14 @@ _CARRIERS: dict[str, tuple[int, ...] | None] = {
     "stablehlo.broadcast": None, "stablehlo.concatenate": None, "stablehlo.slice": None,
     "stablehlo.transpose": None, "stablehlo.select": (1, 2), "stablehlo.clamp": (1,),
     "stablehlo.add": None, "stablehlo.subtract": (0,), "stablehlo.optimization_barrier": None,
-    "stablehlo.custom_call": None,  # @Sharding and friends pass their operand through
 }
+# Carriers followed only where they compute integers.
+_INTEGER_ONLY = {"stablehlo.add", "stablehlo.subtract", "stablehlo.select", "stablehlo.clamp"}
+# Custom calls that pass their operand through unchanged (sharding annotations, shape refinement).
+_CARRYING_CUSTOM_CALLS = {"Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape",
+                          "stablehlo.shape_refinement_operand_wrapper"}
+# Ops whose region's block arguments are their operands (shard_map bodies).
+_REGION_ARGUMENT_OPS = {"sdy.manual_computation"}
 
 
 def _shape(value: ir.Value) -> list[int]:
@@ -239,6 +245,30 @@ def _callee(module: ir.Module, call: ir.Operation) -> ir.Operation | None:
     return None
 
 
+def _carried_to(module: ir.Module, owner: ir.Operation, operand: int) -> list[ir.Value]:
+    """The values that carry operand ``operand`` of ``owner`` onwards (results, or a callee's argument)."""
+    if owner.name == "func.call":
+        callee = _callee(module, owner)
+        if callee is None or not callee.regions[0].blocks:
+            return []
+        arguments = list(callee.regions[0].blocks[0].arguments)
+        return [arguments[operand]] if operand < len(arguments) else []
+    if owner.name in _REGION_ARGUMENT_OPS:
+        arguments = list(owner.regions[0].blocks[0].arguments) if owner.regions[0].blocks else []
+        return [arguments[operand]] if operand < len(arguments) else []
+    if owner.name == "stablehlo.custom_call":
+        target = ir.StringAttr(owner.attributes["call_target_name"]).value
+        return list(owner.results) if target in _CARRYING_CUSTOM_CALLS else []
+    carried = _CARRIERS.get(owner.name, ())
+    if owner.name in _INTEGER_ONLY and not all(_is_integer(r) for r in owner.results):
+        return []  # float arithmetic (residual streams, biases) does not compute indices: stop early
+    return list(owner.results) if carried is None or operand in carried else []
+
+
+def _is_integer(value: ir.Value) -> bool:
+    return isinstance(getattr(value.type, "element_type", None), ir.IntegerType)
+
+
 def index_bounds(module: ir.Module) -> dict[int, int]:
     """``{argument number: bound}`` for each argument of @main that reaches an index operand.
 
@@ -263,16 +293,7 @@ def index_bounds(module: ir.Module) -> dict[int, int]:
                 if bound is not None:
                     best = bound if best is None else min(best, bound)
                     continue
-                if owner.name == "func.call":
-                    callee = _callee(module, owner)
-                    if callee is not None and callee.regions[0].blocks:
-                        arguments = list(callee.regions[0].blocks[0].arguments)
-                        if operand < len(arguments):
-                            work.append(arguments[operand])
-                    continue
-                carried = _CARRIERS.get(owner.name, ())
-                if carried is None or operand in carried:
-                    work.extend(owner.results)
+                work.extend(_carried_to(module, owner, operand))
         if best is not None:
             bounds[number] = max(best, 1)
     return bounds
