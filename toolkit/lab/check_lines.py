@@ -44,6 +44,7 @@ tool twice changes nothing the second time. See ``docs/filecheck.md``.
 from __future__ import annotations
 
 import ast
+import concurrent.futures
 import dataclasses
 import os
 import re
@@ -534,10 +535,13 @@ def update_test_file(path: str | os.PathLike[str], *, check_prefix: str | None =
     blocks = _find_blocks(path, lines, leader, order)
 
     outputs: dict[str, tuple[RunLine, str]] = {}
-    for run in usable:
+    # The commands are independent processes: run them side by side (a test's RUN lines are mostly start-up time).
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, min(len(usable), os.cpu_count() or 1))) as pool:
+        futures = [pool.submit(run_output, path, run, timeout) for run in usable]
+    for run, future in zip(usable, futures):
         assert run.prefix is not None
         try:
-            output = run_output(path, run, timeout)
+            output = future.result()
         except LitCommandError as error:
             raise CheckLinesError(str(error)) from None
         if run.prefix in outputs and outputs[run.prefix][1] != output:
