@@ -9,7 +9,7 @@ import os
 import pytest
 
 from toolkit.lab import measurement
-from toolkit.tools import export_cli
+from toolkit.tools import export_cli, opt
 from toolkit.tools.lab_cli import JSON_SCHEMA, ProgressBar
 
 PROGRAM = """\
@@ -146,9 +146,15 @@ def test_a_failing_pass_leaves_a_reproducer_and_the_other_programs_run(files, tm
     assert "tanh is not supported" in failed["failure"]["message"]
     assert "cli-test-fails-on-tanh" in failed["failure"]["message"]
     assert failed["ops_before"]["total"] > 0 and failed["run_before"] is not None and failed["ops_after"] is None
+    assert failed["failure"]["pass_name"] == "cli-test-fails-on-tanh"
     if measurement._reproducer is not None:
-        assert os.path.dirname(failed["failure"]["reproducer"]) == str(folder)
-        assert "cse, cli-test-fails-on-tanh" in open(failed["failure"]["reproducer"]).read()
+        reproducer = failed["failure"]["reproducer"]
+        assert os.path.dirname(reproducer) == str(folder)
+        replay = measurement._reproducer.read_reproducer(reproducer)
+        assert "cli-test-fails-on-tanh" in str(replay.pipeline) and "stablehlo.tanh" in replay.module_text
+        # toolkit-opt replays it: the same pass fails the same way.
+        assert opt.main(["--run-reproducer", reproducer, "--load-pass-plugin", str(plugin), "-o", os.devnull]) == 1
+        assert "tanh is not supported" in capsys.readouterr().err
     page = report.read_text()
     assert "tanh is not supported" in page and "failed: pipeline" in page
 

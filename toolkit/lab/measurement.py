@@ -481,13 +481,20 @@ def _safe_name(name: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", name) or "program"
 
 
-def _write_reproducer(directory: str, program: str, module: ir.Module, pipeline: Pipeline) -> str | None:
-    """A reproducer file for a failing pipeline (``toolkit-opt --run-reproducer``), or None when none can be made."""
+def _write_reproducer(directory: str, program: str, module: ir.Module, pipeline: Pipeline,
+                      error: PipelineError) -> str | None:
+    """A reproducer file of a failing pipeline (``toolkit-opt --run-reproducer FILE``); None when none can be made.
+
+    The module just before the failing pass with that pass alone, when the
+    error carries them (MLIR's local reproducer); else the program's module
+    with the whole pipeline.
+    """
     if _reproducer is None:  # pragma: no cover - until write_reproducer lands
         return None
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, f"{_safe_name(program)}.reproducer.mlir")
-    _reproducer.write_reproducer(path, module, str(pipeline))
+    if not _reproducer.write_failure_reproducer(path, error):
+        _reproducer.write_reproducer(path, module, str(pipeline))
     return path
 
 
@@ -562,10 +569,9 @@ class _Measurement:
             self.pipeline.run(after)
         except PipelineError as error:
             pass_name = getattr(error, "pass_name", None)
-            failing_input = getattr(error, "module_before", None) or module
             try:
-                reproducer = _write_reproducer(self.reproducer_dir(), self.program.name, failing_input,
-                                               self.pipeline)
+                reproducer = _write_reproducer(self.reproducer_dir(), self.program.name, module, self.pipeline,
+                                               error)
             except Exception as write_error:  # the failure still counts; say the reproducer is missing
                 reproducer = None
                 error = PipelineError(f"{error} (and no reproducer: {write_error})")
