@@ -10,6 +10,7 @@ lowering's IR timeline (``toolkit.passes.dump``), on failure too.
 
 from __future__ import annotations
 
+import io
 from typing import Any, Mapping, Sequence
 
 from jaxlib.mlir import ir
@@ -34,8 +35,12 @@ def passes_then_xla(lowered: Any, module: ir.Module, pipeline: Pipeline,
         if pipeline.elements:
             pipeline.run(module, observe=timeline and timeline.observe)
         plan = lowered._plan
+        # Bytecode, which keeps the ops' locations: XLA makes them each HLO op's op_name and stack frame
+        # (the source file and line). `get_asm(binary=True)` is text without them, where XLA saw "-":<line>.
+        buffer = io.BytesIO()
+        module.operation.write_bytecode(buffer)
         executable = runtime_executable.compile_module(
-            module.operation.get_asm(binary=True), plan.devices, num_partitions=plan.num_partitions,
+            buffer.getvalue(), plan.devices, num_partitions=plan.num_partitions,
             spmd=plan.num_partitions > 1, use_shardy=plan.partitioner == "shardy", compiler_options=compiler_options,
             propagate_output_shardings=plan.output_propagation(), dump_to=timeline and timeline.xla_dump_folder())
     except Exception as error:

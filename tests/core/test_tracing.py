@@ -28,7 +28,7 @@ def test_source_info_points_at_user_code():
     traced = toolkit.jit(f).trace(f32)
     eqn = traced.program.eqns[0]
     assert eqn.source_info.file == __file__
-    assert eqn.source_info.function == "f"
+    assert eqn.source_info.function == "test_source_info_points_at_user_code.<locals>.f"  # qualified, as JAX's
     assert f"test_tracing.py:{eqn.source_info.line}" in traced.as_text(source_info=True)
 
 

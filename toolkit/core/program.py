@@ -56,11 +56,22 @@ Atom = Var | Literal
 
 
 class SourceInfo(NamedTuple):
-    """Where in the user's code an equation was traced."""
+    """Where in the user's code an equation was traced.
+
+    ``function`` is the frame's qualified name; ``column``/``end_line``/``end_column``
+    the call's span (Python's 0-based ``co_positions``; 0 when unknown); ``callers``
+    the user's frames that led there inside the trace, innermost first (each a
+    ``SourceInfo`` without callers). The lowering makes them MLIR call-site
+    locations, which XLA keeps as each HLO op's stack frames.
+    """
 
     file: str
     line: int
     function: str
+    column: int = 0
+    end_line: int = 0
+    end_column: int = 0
+    callers: tuple["SourceInfo", ...] = ()
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}"

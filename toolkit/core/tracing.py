@@ -13,10 +13,11 @@ explicit inputs alone.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import threading
-from types import FrameType
+from types import CodeType, FrameType
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -44,15 +45,69 @@ _TOOLKIT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.
 _USER_CODE_INSIDE_TOOLKIT = _TOOLKIT_DIR + "tools" + os.sep
 
 
-def user_source_info() -> SourceInfo | None:
-    """The innermost stack frame outside toolkit itself: where the user called us."""
+def user_source_info(builder: "ProgramBuilder | None" = None) -> SourceInfo | None:
+    """Where the user called us: the innermost stack frame outside toolkit itself, with its callers.
+
+    The callers are the user's frames between it and the start of ``builder``'s
+    outermost trace (none without a builder), as the lowering turns them into
+    call-site locations. When the whole trace runs inside toolkit (a function of
+    toolkit's own, jitted), the user's frame that called it is taken, without callers.
+    Each frame's description is cached per (code, instruction): a repeated call
+    site costs one dictionary look-up per frame.
+    """
     frame: FrameType | None = sys._getframe(2)
+    stop = builder.root.entry_frame if builder is not None else None
+    frames: list[SourceInfo] = []
     while frame is not None:
-        filename = frame.f_code.co_filename
+        if id(frame) == stop:
+            if frames:
+                break
+            stop = None  # only toolkit inside the trace: the first user frame outside it, as before
+        code = frame.f_code
+        filename = code.co_filename
         if not filename.startswith(_TOOLKIT_DIR) or filename.startswith(_USER_CODE_INSIDE_TOOLKIT):
-            return SourceInfo(filename, frame.f_lineno, frame.f_code.co_name)
+            entry = _FRAME_INFO.get((id(code), frame.f_lasti))
+            frames.append(entry[1] if entry is not None and entry[0] is code else _describe_frame(code, frame.f_lasti))
+            if stop is None or len(frames) == _MAX_FRAMES:
+                break
         frame = frame.f_back
-    return None
+    if not frames:
+        return None
+    if len(frames) == 1:
+        return frames[0]
+    first = frames[0]
+    return SourceInfo(first.file, first.line, first.function, first.column, first.end_line, first.end_column,
+                      tuple(frames[1:]))
+
+
+#: (id(code), instruction offset) -> (code, the user's frame there as a SourceInfo without callers).
+#: Keyed by id: a code object hashes its whole contents. The entry keeps the code alive, so its id is
+#: not reused while cached.
+_FRAME_INFO: dict[tuple[int, int], tuple[CodeType, SourceInfo]] = {}
+_MAX_FRAMES = 100  # as JAX's default jax_traceback_in_locations_limit
+
+
+def _describe_frame(code: CodeType, lasti: int) -> SourceInfo:
+    """A user's frame (``code`` running the instruction at ``lasti``) as a ``SourceInfo``, cached."""
+    # co_positions has one entry per 2-byte code unit; lasti is the offset of the running instruction.
+    position = next(itertools.islice(code.co_positions(), lasti // 2, None), None) if lasti >= 0 else None
+    line, end_line, column, end_column = position or (None, None, None, None)
+    if line is None:
+        line = code.co_firstlineno if lasti < 0 else _line_of(code, lasti)
+    info = SourceInfo(code.co_filename, line, code.co_qualname, column or 0, end_line or line, end_column or 0)
+    if len(_FRAME_INFO) > 100_000:  # code made at run time (exec) must not grow it without bound
+        _FRAME_INFO.clear()
+    _FRAME_INFO[(id(code), lasti)] = (code, info)
+    return info
+
+
+def _line_of(code: CodeType, lasti: int) -> int:
+    """The line of the instruction at ``lasti`` (when co_positions has none)."""
+    line = code.co_firstlineno
+    for start, end, number in code.co_lines():
+        if start <= lasti < end and number is not None:
+            return number
+    return line
 
 
 class Tracer:
@@ -155,6 +210,9 @@ class ProgramBuilder:
     def __init__(self, parent: "ProgramBuilder | None" = None):
         self.parent = parent
         self.root: ProgramBuilder = self if parent is None else parent.root
+        #: The root's: ``id`` of the frame that runs the traced function (where source info stops
+        #: collecting callers; the frame is alive while its trace records equations).
+        self.entry_frame: int | None = None
         self.invars: list[Var] = []
         self.eqns: list[Equation] = []
         self.constvars: list[Var] = []
@@ -235,7 +293,7 @@ class ProgramBuilder:
         atoms = [self.to_atom(a) for a in args]
         out_avals = primitive.abstract_eval(*(a.aval for a in atoms), **params)
         outs = [Var(aval) for aval in out_avals]
-        eqn = Equation(primitive, atoms, outs, params, user_source_info())
+        eqn = Equation(primitive, atoms, outs, params, user_source_info(self))
         self.eqns.append(eqn)
         return [Tracer(self, v, eqn) for v in outs]
 
@@ -315,6 +373,8 @@ def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray
     stand for the returned list of captured outer tracers.
     """
     builder = ProgramBuilder(current_builder())
+    if builder.parent is None:
+        builder.entry_frame = id(sys._getframe())
     with builder:
         tracers = [builder.new_input(a, origins[i] if origins else "an argument") for i, a in enumerate(in_avals)]
         outs = fun(*tracers)

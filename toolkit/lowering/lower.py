@@ -3,8 +3,17 @@
 The module looks like JAX's: ``module @jit_<name>`` with
 ``mhlo.num_partitions``/``mhlo.num_replicas``, a public ``@main`` whose results
 carry ``jax.result_info`` naming their output paths, and one location per
-equation (``NameLoc(primitive, FileLineColLoc(file:line))``) so
-``as_text(debug_info=True)`` shows where each op came from.
+equation as JAX writes it, so ``as_text(debug_info=True)`` shows where each op
+came from and XLA's HLO carries it on (each op's ``op_name`` and stack frames):
+``loc("jit(f)/while/body/sin"(callsite("f.<locals>.body"("x.py":4:8 to :18) at
+"f"("x.py":9:11 to :40))))`` -- a name (the name stack, then the primitive) over
+the user's frames inside the trace, innermost first (``SourceInfo.callers``),
+each ``NameLoc(qualified function name, file:line:column range)``. Region bodies
+extend the name stack as JAX names them (``while/cond``, ``while/body``,
+``cond/branch_<i>_fun``); a nested ``jit``'s private function is named relative
+to its ``func.call``, whose location is ``.../jit(g)``: XLA prefixes the call's
+name when it inlines the call. Ops of ``@main`` that no equation made are named
+``jit(f)``. See "From HLO back to Python" in docs/debugging.md.
 
 Multi-platform lowering (``platforms`` with more than one entry, as
 ``toolkit.export`` requests): ``@main`` gets a leading ``tensor<i32>``
@@ -68,15 +77,47 @@ class ModuleContext:
     _private_functions: dict = field(default_factory=dict)
     _symbols: set = field(default_factory=lambda: {"main"})
 
-    def location(self, name: str, source_info: Any) -> ir.Location:
+    def location(self, name: str, source_info: Any, *, stacked: bool = True) -> ir.Location:
+        """The location of ops of primitive ``name`` traced at ``source_info``, under the current name stack.
+
+        ``stacked=False``: ``name`` is already the full name. Cached per (name, source).
+        """
+        if stacked and self.name_stack:
+            name = f"{self.name_stack}/{name}"
         key = (name, source_info)
         loc = self._locations.get(key)
         if loc is None:
             if source_info is None:
                 loc = ir.Location.name(name)
             else:
-                loc = ir.Location.name(name, childLoc=ir.Location.file(source_info.file, source_info.line, 0))
+                loc = ir.Location.name(name, childLoc=self._frames_location(source_info))
             self._locations[key] = loc
+        return loc
+
+    def _frames_location(self, source_info: Any) -> ir.Location:
+        """``callsite(frame at callers...)`` of ``source_info``, or its one frame (as JAX's tracebacks)."""
+        loc = self._locations.get(source_info)
+        if loc is None:
+            loc = self._frame_location(source_info)
+            callers = getattr(source_info, "callers", ())
+            if callers:
+                loc = ir.Location.callsite(loc, [self._frame_location(c) for c in callers])
+            self._locations[source_info] = loc
+        return loc
+
+    def _frame_location(self, frame: Any) -> ir.Location:
+        """``NameLoc(function, FileLineColRange)`` of one frame: what XLA reads as a stack frame."""
+        key = ("frame", frame.file, frame.line, frame.function, getattr(frame, "column", 0),
+               getattr(frame, "end_line", 0), getattr(frame, "end_column", 0))
+        loc = self._locations.get(key)
+        if loc is None:
+            column = getattr(frame, "column", 0)
+            end_line, end_column = getattr(frame, "end_line", 0), getattr(frame, "end_column", 0)
+            if end_line >= frame.line and (end_line, end_column) != (frame.line, column):
+                place = ir.Location.file(frame.file, frame.line, column, end_line, end_column)
+            else:
+                place = ir.Location.file(frame.file, frame.line, column)
+            loc = self._locations[key] = ir.Location.name(frame.function, childLoc=place)
         return loc
 
     def fresh_function_name(self, base: str) -> str:
@@ -122,7 +163,10 @@ class ModuleContext:
                                                   + [ir.DictAttr.get({}) for _ in program.in_avals])
         block = function.add_entry_block()
         arguments = list(block.arguments)
-        saved = (self.platform_index, self.dim_env)
+        saved = (self.platform_index, self.dim_env, self.name_stack)
+        # Ops of a private function are named relative to it; its func.call carries ".../jit(name)" and XLA
+        # prefixes that when it inlines the call (as JAX's cached functions).
+        self.name_stack = ""
         try:
             with ir.InsertionPoint(block):
                 if self.platform_index is not None:
@@ -133,7 +177,7 @@ class ModuleContext:
                 outs = lower_program_inline(self, program, arguments[len(dim_names):])
                 func.ReturnOp(outs)
         finally:
-            self.platform_index, self.dim_env = saved
+            self.platform_index, self.dim_env, self.name_stack = saved
         return symbol
 
     def call_arguments(self) -> list[ir.Value]:
@@ -151,6 +195,10 @@ class RuleContext:
     avals_in: Sequence[ShapedArray]
     avals_out: Sequence[ShapedArray]
     params: dict
+    #: The equation's primitive, source and the name stack it is lowered under (for region and call names).
+    primitive_name: str = ""
+    source_info: Any = None
+    name_stack: str = ""
 
     @property
     def out_types(self) -> list[ir.Type]:
@@ -164,17 +212,40 @@ class RuleContext:
     def platform(self) -> str:
         return self.module_context.platforms[0]
 
-    def lower_program(self, program: Program, operands: Sequence[ir.Value]) -> list[ir.Value]:
-        """Emit ``program``'s ops at the current insertion point (for region bodies)."""
-        return lower_program_inline(self.module_context, program, operands)
+    def lower_program(self, program: Program, operands: Sequence[ir.Value], *,
+                      region: str | None = None) -> list[ir.Value]:
+        """Emit ``program``'s ops at the current insertion point (for region bodies).
+
+        Their names extend the equation's name stack by ``region`` (default: JAX's
+        name for where ``program`` sits in the equation's parameters, e.g.
+        ``while/body``; ``""`` adds nothing).
+        """
+        mctx = self.module_context
+        if region is None:
+            region = region_name(self.primitive_name, self.params, program)
+        saved = mctx.name_stack
+        if region:
+            mctx.name_stack = f"{self.name_stack}/{region}" if self.name_stack else region
+        else:
+            mctx.name_stack = self.name_stack
+        try:
+            return lower_program_inline(mctx, program, operands)
+        finally:
+            mctx.name_stack = saved
 
     def call_program(self, program: Program, name: str, operands: Sequence[ir.Value]) -> list[ir.Value]:
-        """A ``func.call`` of ``program`` lowered as a private function named after ``name`` (nested ``jit``)."""
+        """A ``func.call`` of ``program`` lowered as a private function named after ``name`` (nested ``jit``).
+
+        The call is located at ``<name stack>/jit(<name>)``: XLA prefixes that to the
+        names of the function's ops when it inlines the call.
+        """
         mctx = self.module_context
         symbol = mctx.private_function(program, name)
         callee = ir.FlatSymbolRefAttr.get(symbol)
-        call = func.CallOp([tensor_type(a) for a in program.out_avals], callee,
-                           mctx.call_arguments() + list(operands))
+        call_name = f"{self.name_stack}/jit({name})" if self.name_stack else f"jit({name})"
+        with mctx.location(call_name, self.source_info, stacked=False):
+            call = func.CallOp([tensor_type(a) for a in program.out_avals], callee,
+                               mctx.call_arguments() + list(operands))
         return list(call.results)
 
     def constant(self, value: Any, aval: ShapedArray) -> ir.Value:
@@ -231,7 +302,8 @@ def lower_program_inline(mctx: ModuleContext, program: Program, args: Sequence[i
     for eqn in program.eqns:
         rules = lowering_rules(eqn.primitive)
         per_platform = _rules_per_platform(eqn.primitive, rules, mctx.platforms)
-        ctx = RuleContext(mctx, [a.aval for a in eqn.inputs], [v.aval for v in eqn.outputs], eqn.params)
+        ctx = RuleContext(mctx, [a.aval for a in eqn.inputs], [v.aval for v in eqn.outputs], eqn.params,
+                          eqn.primitive.name, eqn.source_info, mctx.name_stack)
         with mctx.location(eqn.primitive.name, eqn.source_info):
             try:
                 operands = [read(a) for a in eqn.inputs]
@@ -251,6 +323,33 @@ def lower_program_inline(mctx: ModuleContext, program: Program, args: Sequence[i
                     value = _constrain_to_type(mctx, value, v.aval)
             env[v.id] = value
     return [read(a) for a in program.outvars]
+
+
+#: (primitive, parameter) -> the name JAX gives ops of that sub-program (after the equation's name stack).
+_REGION_NAMES = {
+    ("while", "cond_program"): "while/cond",
+    ("while", "body_program"): "while/body",
+    ("scan", "body"): "while/body",  # JAX lowers scan to a while loop and names its body so
+    ("custom_jvp_call", "call"): "",  # JAX names neither custom-derivative call
+    ("custom_vjp_call", "call"): "",
+}
+
+
+def region_name(primitive: str, params: dict, program: Any) -> str:
+    """The name-stack entry for ops of ``program``, a sub-program in ``params`` of an equation of ``primitive``.
+
+    ``cond`` branch ``i`` is ``cond/branch_<i>_fun``, ``while`` regions are
+    ``while/cond`` and ``while/body``, a ``scan`` body ``while/body`` (JAX's names);
+    other sub-programs are named after the primitive.
+    """
+    for key, value in params.items():
+        if value is program:
+            return _REGION_NAMES.get((primitive, key), primitive)
+        if isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                if item is program:
+                    return f"cond/branch_{i}_fun" if primitive == "cond" else f"{primitive}/{key}_{i}"
+    return primitive
 
 
 def _adds_layout(eqn: Any, aval: ShapedArray) -> bool:
@@ -403,7 +502,9 @@ def lower_program(program: Program, *, name: str, result_names: Sequence[str] | 
         arguments = list(block.arguments)
         if multi_platform:
             mctx.platform_index, arguments = arguments[0], arguments[1:]
-        with ir.InsertionPoint(block):
+        # Ops no equation makes (constants, dimension computations, the return) are named "jit(f)", as JAX's.
+        mctx.name_stack = f"jit({name})"
+        with ir.InsertionPoint(block), ir.Location.name(mctx.name_stack):
             if dim_var_names:
                 values, arguments = arguments[:len(dim_var_names)], arguments[len(dim_var_names):]
                 module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(True)
