@@ -600,3 +600,40 @@ def test_bad_module_arguments() -> None:
         passes.verify_numerics(42, "cse")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="cannot parse the module"):
         passes.verify_numerics("func.func @main(", "cse")
+
+
+# --------------------------------------------------------------------------
+# The comparison itself
+# --------------------------------------------------------------------------
+def test_comparison_rules() -> None:
+    compare = numerics._compare
+    f32 = np.float32
+    same = np.array([1.0, -np.inf, np.nan, 0.0], f32)
+    assert compare(same, same.copy(), None, None).ok
+    assert compare(np.array([0.0], f32), np.array([-0.0], f32), None, None).ok  # -0 == +0
+    flipped = compare(same, np.array([1.0, np.inf, np.nan, 0.0], f32), None, None)
+    assert not flipped.ok and "infinities differ at 1 element(s), first at index (1,)" in flipped.problem
+    moved = compare(same, np.array([1.0, -np.inf, 2.0, np.nan], f32), None, None)
+    assert not moved.ok and "NaN positions differ at 2 element(s)" in moved.problem
+    close = compare(np.array([1.0], f32), np.array([1.0 + 2e-6], f32), None, None)
+    assert close.ok and 0 < close.max_rel_error < 1e-5
+    retyped = compare(np.zeros((2,), f32), np.zeros((2,), np.float64), None, None)
+    assert not retyped.ok and "type changed from float32[2] to float64[2]" in retyped.problem
+    c64 = np.array([1 + 1j, complex(np.nan, 0)], np.complex64)
+    assert compare(c64, c64.copy(), None, None).ok
+    assert not compare(c64, np.array([1 + 2j, complex(np.nan, 0)], np.complex64), None, None).ok
+    ints = compare(np.array([3], np.int32), np.array([4], np.int32), 1.0, 1.0)
+    assert not ints.ok and ints.max_abs_error == 1.0
+
+
+def test_complex_program() -> None:
+    def f(z, w):
+        return z * w - z, tnp.abs(z)
+
+    c64 = np.complex64
+    module = _lower(f, np.ones((5,), c64), np.ones((5,), c64))
+    inputs = passes.random_inputs(module, seed=0)
+    assert all(x.dtype == c64 for x in inputs)
+    out = passes.run_main(module, inputs)
+    np.testing.assert_allclose(out[0], inputs[0] * inputs[1] - inputs[0], rtol=1e-6)
+    assert passes.verify_numerics(module, CORRECT).ok

@@ -265,7 +265,8 @@ def _compare(before: np.ndarray, after: np.ndarray, rtol: float | None, atol: fl
         rtol, atol = 0.0, 0.0  # integers and booleans: exact
     a, b = _as_real(before), _as_real(after)
     finite = np.isfinite(a) & np.isfinite(b)
-    diff = np.where(finite, np.abs(a - b), 0.0)
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf and NaN are masked out by `finite`
+        diff = np.where(finite, np.abs(a - b), 0.0)
     scale = np.abs(a)
     relative = np.divide(diff, scale, out=np.where(diff > 0, np.inf, 0.0), where=scale > 0)
     max_abs = float(diff.max()) if diff.size else 0.0
