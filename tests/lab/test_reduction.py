@@ -185,6 +185,7 @@ def test_cmd_kind_and_python_predicate():
     assert by_cmd.text == by_predicate.text
     assert by_cmd.ops_after <= 4 and by_cmd.test == "cmd:grep -q stablehlo.cosine {}"
     assert by_predicate.test == "python"
+    assert "%arg1" not in by_cmd.text and "tensor<1x1xf32>" in by_cmd.text  # unused argument gone, dims shrunk
 
 
 def test_deterministic_and_reports_progress(plugin):

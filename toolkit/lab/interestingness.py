@@ -124,7 +124,7 @@ class InterestingnessTest:
         assert self.pipeline is not None
         try:
             # One trial: a candidate either shows the divergence on the seed's inputs or is dropped.
-            report = verify_numerics(module, self.pipeline, trials=1)
+            report = verify_numerics(module, self.pipeline, trials=1, bisect=True)
         except Exception as error:  # noqa: BLE001 - the pipeline or XLA failed: another bug, not this one
             self.last_message = f"the numerics check failed to run: {type(error).__name__}: {error}"
             return None

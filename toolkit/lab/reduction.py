@@ -14,7 +14,8 @@ whole sequence repeats until nothing changes:
    run of its body;
 4. for each op left: replace it by an operand, an argument or a zero;
 5. make dense constants splat zeros; drop discardable attributes;
-6. halve (or set to 1) every tensor dimension of one size, textually.
+6. halve (or set to 1) every tensor dimension of one size, textually;
+7. drop unused arguments of functions nothing calls.
 
 A candidate is kept only when it is smaller — fewer ops, else fewer tensor
 elements, else shorter text — so the search ends. It is deterministic: the
@@ -192,6 +193,13 @@ class _Reducer:
                 changed |= self.try_edit(partial(steps.drop_function, name=name))
         return changed
 
+    def arguments(self) -> bool:
+        self.phase = "arguments"
+        changed = False
+        for name in steps.function_names(self.parse(self.current)):
+            changed |= self.try_edit(partial(steps.drop_unused_arguments, name=name))
+        return changed
+
     def ddmin_ops(self) -> bool:
         """Remove chunks of ops, halving the chunk size down to single ops (latest chunks first)."""
         self.phase = "ops"
@@ -277,7 +285,7 @@ class _Reducer:
         """Reduce to a fixpoint; the reason for stopping early, or None."""
         phases: Sequence[Callable[[], bool]] = (self.drop_functions, self.ddmin_ops, self.regions,
                                                 self.replace_each, self.constants, self.attributes,
-                                                self.dimensions)
+                                                self.dimensions, self.arguments)
         try:
             changed = True
             while changed:

@@ -206,6 +206,34 @@ def drop_function(module: ir.Module, name: str) -> bool:
     return True
 
 
+def drop_unused_arguments(module: ir.Module, name: str) -> bool:
+    """Remove the unused arguments of function ``name`` (its type and argument attributes follow).
+
+    Only for a function nothing calls (``@main``, an unused helper): a call
+    would need its operands changed too. False when nothing was removed.
+    """
+    target = next((f for f in functions(module) if symbol_name(f) == name), None)
+    if target is None or not target.regions[0].blocks:
+        return False
+    if any(op.name == "func.call" and ir.FlatSymbolRefAttr(op.attributes["callee"]).value == name
+           for op in walk_ops(module)):
+        return False
+    entry = target.regions[0].blocks[0]
+    unused = [i for i, argument in enumerate(entry.arguments) if not list(argument.uses)]
+    if not unused:
+        return False
+    kind = ir.FunctionType(ir.TypeAttr(target.attributes["function_type"]).value)
+    inputs = [t for i, t in enumerate(kind.inputs) if i not in unused]
+    with target.context:
+        target.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, list(kind.results)))
+        if "arg_attrs" in target.attributes:
+            attrs = ir.ArrayAttr(target.attributes["arg_attrs"])
+            target.attributes["arg_attrs"] = ir.ArrayAttr.get([a for i, a in enumerate(attrs) if i not in unused])
+    for index in reversed(unused):
+        entry.erase_argument(index)
+    return True
+
+
 # --- regions ---------------------------------------------------------------------------------
 
 

@@ -5,7 +5,7 @@
 
 // SUMMARY: toolkit-reduce: 9 ops -> 3 ops in
 
-// CHECK:      func.func @main(%arg0: tensor<1xf32>, %arg1: tensor<1xf32>) -> tensor<1xf32> {
+// CHECK:      func.func @main(%arg0: tensor<1xf32>) -> tensor<1xf32> {
 // CHECK-NEXT:   %0 = stablehlo.cosine %arg0 : tensor<1xf32>
 // CHECK-NEXT:   return %0 : tensor<1xf32>
 

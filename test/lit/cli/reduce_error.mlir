@@ -7,7 +7,7 @@
 
 // SUMMARY: toolkit-reduce: 9 ops -> 3 ops in {{[0-9]+}} steps ({{[0-9]+}} tests, {{[0-9]+}} cached), {{.*}} s; wrote {{.*}}.mlir, {{.*}}.lit.mlir
 
-// REDUCED:      func.func @main(%arg0: tensor<1xf32>, %arg1: tensor<1xf32>) -> tensor<1xf32> {
+// REDUCED:      func.func @main(%arg0: tensor<1xf32>) -> tensor<1xf32> {
 // REDUCED-NEXT:   %0 = stablehlo.cosine %arg0 : tensor<1xf32>
 // REDUCED-NEXT:   return %0 : tensor<1xf32>
 
