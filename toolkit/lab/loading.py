@@ -499,10 +499,14 @@ def _dtype(element_type: ir.Type, what: str) -> np.dtype:
             return np.dtype(np.bool_)
         if width in (8, 16, 32, 64):
             return np.dtype(f"{'u' if element_type.is_unsigned else ''}int{width}")
+        if width in (2, 4) and hasattr(ml_dtypes, f"int{width}"):
+            return np.dtype(getattr(ml_dtypes, f"{'u' if element_type.is_unsigned else ''}int{width}"))
     elif text in _ELEMENT_DTYPES:
         return np.dtype(_ELEMENT_DTYPES[text])
     else:
-        named = {"bf16": "bfloat16", "f8E4M3FN": "float8_e4m3fn", "f8E5M2": "float8_e5m2"}.get(text)
+        named = {"bf16": "bfloat16", "f8E4M3FN": "float8_e4m3fn", "f8E5M2": "float8_e5m2",
+                 "f8E4M3FNUZ": "float8_e4m3fnuz", "f8E5M2FNUZ": "float8_e5m2fnuz",
+                 "f8E4M3B11FNUZ": "float8_e4m3b11fnuz", "f8E4M3": "float8_e4m3", "f8E3M4": "float8_e3m4"}.get(text)
         if named is not None and hasattr(ml_dtypes, named):
             return np.dtype(getattr(ml_dtypes, named))
     raise ValueError(f"{what} has element type {text}, which toolkit has no array dtype for")

@@ -33,6 +33,7 @@ from typing import Any, TextIO, cast
 
 import numpy as np
 
+from toolkit.core import pytrees
 from toolkit.export import compat
 from toolkit.export import convert as conversions
 from toolkit.export.comparison import compare_exports
@@ -251,12 +252,34 @@ def run_export_arguments(exp: Exported, texts: Sequence[str], name: str, *,
     except ValueError as error:  # symbolic sizes that do not fit the dimension variables / constraints
         raise UsageError(str(error)) from None
     try:
-        return run_exported(exp, arrays, platform=platform)
+        return _compile_and_run(exp, arrays, platform)
     except conversions.ConversionError as error:
         raise InputError(f"{name}: error: cannot run: {error} [blocked by: {error.feature}]") from None
     except (ValueError, RuntimeError, TypeError) as error:
         message = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
         raise InputError(f"{name}: error: {message}") from None
+
+
+def _compile_and_run(exp: Exported, arrays: Sequence[np.ndarray], platform: str | None) -> list[np.ndarray]:
+    """The flat results of ``exp`` on ``arrays``, compiled as every program is (``toolkit.load_module``).
+
+    The platform index folds for ``platform``, else CPU when the export has it,
+    else its first platform (the branch runs on this process's devices).
+    Exports with ordered effects take tokens, which a loaded module does not:
+    they run through ``Exported.call`` (:func:`~toolkit.export.runner.run_exported`).
+    """
+    if exp.ordered_effects:
+        return run_exported(exp, arrays, platform=platform)
+    if platform is not None and platform not in exp.platforms:
+        raise conversions.ConversionError(f"platform {platform!r} is not among the export's platforms "
+                                          f"{exp.platforms}", f"platform {platform}")
+    chosen = platform or ("cpu" if "cpu" in exp.platforms else exp.platforms[0])
+    # The loader stands above export (toolkit.lab): loaded when an export runs, not for the other sub-commands.
+    from toolkit.lab.loading import load_module  # lazy: start-up time of `toolkit export inspect/diff/...`
+
+    args, kwargs = pytrees.tree_unflatten(exp.in_tree, list(arrays))
+    results = load_module(exp, platform=chosen).compile()(*args, **kwargs)
+    return [np.asarray(r) for r in pytrees.tree_leaves(results)]
 
 
 def print_results(outputs: Sequence[Any], out: TextIO, *, paths: Sequence[str] | None = None) -> None:

@@ -31,6 +31,7 @@ import ml_dtypes
 import numpy as np
 from jaxlib.mlir import ir
 
+from toolkit.core import pytrees
 from toolkit.ir.context import make_context
 from toolkit.ir.serialization import BYTECODE_MAGIC, read_module, write_module
 from toolkit.ir.symbols import lookup_function, lookup_symbol
@@ -152,12 +153,26 @@ def run_program(source: bytes | str, *, pipeline: str = "", arguments: Sequence[
     if "toolkit.checks" in main.attributes:
         kinds = [ir.StringAttr(k).value for k in ir.ArrayAttr(main.attributes["toolkit.checks"])]
         del main.attributes["toolkit.checks"]
-    executable = standalone.compile_module(write_module(module, "bytecode"))
-    outputs = standalone.execute(executable, values)
+    outputs = _compile_and_run(module, values, name)
     first_check = len(outputs) - 2 * len(kinds)
     checks = [(kind, compare(kind, outputs[first_check + 2 * i], outputs[first_check + 2 * i + 1]))
               for i, kind in enumerate(kinds)]
     return RunOutcome(outputs[:first_check], checks)
+
+
+def _compile_and_run(module: ir.Module, values: Sequence[np.ndarray], name: str) -> list[np.ndarray]:
+    """``@main`` of ``module`` compiled and run as every program is: ``toolkit.load_module(...).compile()``.
+
+    So shardings in ``@main`` and ``mhlo.num_partitions`` are honoured and
+    ``?`` dimensions are refined for the arguments given.
+    """
+    # The loader stands on the whole stack (stages, export): loaded when a program runs, not for --help or usage
+    # errors (toolkit-run's start-up time).
+    from toolkit.lab.loading import load_module  # lazy: start-up time (see above)
+
+    lowered = load_module(module, name=name)
+    results = lowered.compile()(*values)
+    return [np.asarray(r) for r in pytrees.tree_leaves(results)]
 
 
 def _parser() -> ToolArgumentParser:
