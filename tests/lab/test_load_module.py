@@ -383,3 +383,33 @@ def test_loaded_lowered_type(plain_module):
     buffer = io.StringIO()
     buffer.write(repr(lowered))
     assert "f32[2,3]" in buffer.getvalue()
+
+
+# --- the tools run through the same path ---------------------------------------------------------------------------
+
+
+def test_toolkit_run_refines_dynamic_shapes_and_honours_shardings():
+    from toolkit.tools.run import run_program
+
+    outcome = run_program(DYNAMIC, arguments=["[[1, 2, 3, 4], [0, 0, 0, 1]]"])
+    np.testing.assert_array_equal(outcome.results[0], np.array([30, 1], F32))
+    if len(toolkit.devices()) >= 8:
+        x, w = np.ones((16, 4), F32), np.eye(4, dtype=F32)
+        outcome = run_program(SHARDED, arguments=[repr(x.tolist()), repr(w.tolist())])
+        np.testing.assert_allclose(outcome.results[0], np.sin(x), rtol=1e-6)
+
+
+def test_toolkit_export_run_of_a_sharded_jax_export(tmp_path, capsys):
+    if jax.device_count() < 8 or len(toolkit.devices()) < 8:
+        pytest.skip("JAX's backend started with fewer than 8 CPU devices in this process")
+    from jax.sharding import NamedSharding, PartitionSpec as P
+
+    from toolkit.tools import export_cli
+
+    mesh = jax.make_mesh((8,), ("x",))
+    f = jax.jit(lambda a: jnp.cos(a) + 1, in_shardings=NamedSharding(mesh, P("x")))
+    path = tmp_path / "sharded.bin"
+    path.write_bytes(jexport.export(f)(jax.ShapeDtypeStruct((8, 2), F32)).serialize())
+    np.save(tmp_path / "a.npy", np.zeros((8, 2), F32))
+    assert export_cli.main(["export", "run", str(path), "--arg", str(tmp_path / "a.npy")]) == 0
+    assert "result[0] (result): float32[8, 2] = [[2., 2.]," in capsys.readouterr().out
