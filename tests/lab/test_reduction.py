@@ -218,6 +218,22 @@ def test_accepts_an_ir_module_and_leaves_it_alone():
     assert str(module) == before and result.ops_after < result.ops_before
 
 
+@pytest.mark.parametrize("name, needles", [
+    ("lstm_scan_toolkit", ("stablehlo.while", "stablehlo.tanh")),
+    ("mlp_mixer_toolkit", ("stablehlo.dot_general",)),
+])
+def test_real_programs_reduce_without_breaking(name, needles):
+    """Zoo programs (loops, reductions, calls): every edit keeps the process alive and the result verifies."""
+    zoo = pytest.importorskip("toolkit.lab.zoo")
+    try:
+        text = zoo.get(name).module_text()
+    except KeyError:
+        pytest.skip(f"the zoo has no {name}")
+    result = reduce_module(text, lambda candidate: all(n in candidate for n in needles))
+    assert result.ops_after < result.ops_before // 3
+    assert ops_of(result.text) == result.ops_after
+
+
 # --- single edits ------------------------------------------------------------------------------------
 
 

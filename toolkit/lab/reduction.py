@@ -40,6 +40,7 @@ from typing import TextIO
 from jaxlib.mlir import ir
 
 from toolkit.ir.context import make_context
+from toolkit.ir.errors import OpInUseError
 from toolkit.lab import reduction_steps as steps
 from toolkit.lab.interestingness import (
     DEFAULT_TIMEOUT,
@@ -163,7 +164,7 @@ class _Reducer:
         try:
             if not edit(module):
                 return False
-        except (ValueError, TypeError, IndexError, ir.MLIRError):
+        except (ValueError, TypeError, IndexError, OpInUseError, ir.MLIRError):
             return False  # the edit does not apply here (a use left, an index out of range)
         try:
             if not module.operation.verify():

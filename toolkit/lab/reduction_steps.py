@@ -156,19 +156,18 @@ def _producers(op: ir.Operation) -> list[ir.Operation]:
 def prune_dead_ops(module: ir.Module, candidates: Sequence[ir.Operation]) -> None:
     """Erase those of ``candidates`` whose results are all unused (and have results), then their dead producers."""
     work = list(candidates)
-    erased: list[ir.Operation] = []
     while work:
         op = work.pop()
-        if any(op == gone for gone in erased):  # a handle to an erased op must not be touched
+        try:
+            results = list(op.results)
+        except RuntimeError:  # the bindings invalidated this handle: the op was erased already
             continue
-        results = list(op.results)
         if not results or any(list(r.uses) for r in results):
             continue
         if op.name.startswith("func.") or _is_terminator(op):
             continue
         producers = _producers(op)
         erase_op(op)
-        erased.append(op)
         work.extend(producers)
 
 
