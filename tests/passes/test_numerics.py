@@ -119,11 +119,39 @@ class ExtraResult(passes.ModulePass):
             del main.attributes["res_attrs"]
 
 
+@dataclasses.dataclass(frozen=True)
+class UnknownCustomCall(passes.ModulePass):
+    """Routes every tanh through a custom call XLA has no kernel for: valid IR that XLA cannot compile."""
+
+    name: ClassVar[str] = "test-numerics-unknown-call"
+    description: ClassVar[str] = "Valid IR, no XLA kernel."
+
+    def apply(self, op: ir.Operation) -> None:
+        for tanh in ops_named(op, "stablehlo.tanh"):
+            with tanh.context, tanh.location, ir.InsertionPoint(tanh):
+                call = build("stablehlo.custom_call", [tanh.operands[0]], [tanh.results[0].type],
+                             {"call_target_name": "toolkit_test_no_such_kernel"})
+            tanh.results[0].replace_all_uses_with(call.results[0])
+            tanh.erase()
+
+
+@dataclasses.dataclass(frozen=True)
+class BreaksIR(passes.ModulePass):
+    """Retypes the first argument of @main without touching its uses: the verifier rejects the module."""
+
+    name: ClassVar[str] = "test-numerics-breaks-ir"
+    description: ClassVar[str] = "Leaves invalid IR."
+
+    def apply(self, op: ir.Operation) -> None:
+        main = lookup_function(op, "main").operation
+        main.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get([], []))
+
+
 @pytest.fixture
 def test_passes(monkeypatch):
     """The throwaway passes above, registered for one test only."""
     monkeypatch.setattr(registry, "_registered", dict(registry._registered))
-    for cls in (SubtractToAdd, LogOfAbs, Nudge, Raises, ExtraResult):
+    for cls in (SubtractToAdd, LogOfAbs, Nudge, Raises, ExtraResult, UnknownCustomCall, BreaksIR):
         passes.register_pass(cls)
     return registry
 
@@ -516,6 +544,20 @@ def test_a_pass_that_raises_is_reported(test_passes) -> None:
     assert [(p.name, p.ran, p.ok) for p in report.passes] == [
         ("cse", True, True), ("test-numerics-raises", False, False), ("canonicalize", False, False)]
     assert "pass 2 of 3, 'test-numerics-raises', failed: RuntimeError: this pass always fails" in str(report)
+
+
+def test_a_module_xla_cannot_compile_is_a_pass_failure(test_passes) -> None:
+    report = passes.verify_numerics(_mlp_module(), "cse, test-numerics-unknown-call")
+    assert not report.ok and report.first_divergent_pass is None
+    assert report.failed_pass == "test-numerics-unknown-call"
+    assert "XLA cannot run the module after it" in report.error
+    assert report.passes[1].error and not report.passes[1].ok
+
+
+def test_a_pass_that_breaks_the_ir_is_a_pass_failure(test_passes) -> None:
+    report = passes.verify_numerics(_mlp_module(), "cse, test-numerics-breaks-ir")
+    assert not report.ok and report.failed_pass == "test-numerics-breaks-ir"
+    assert "verification failed" in report.error
 
 
 def test_bad_pipeline_text() -> None:
