@@ -24,6 +24,9 @@ try:
 except Exception:  # the backend is already up: keep what it has (the JAX sharded test then skips)
     pass
 
+# Binary input is read in a forked child first (toolkit.ir.serialization); JAX warns about forks once it is loaded.
+pytestmark = pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")
+
 F32 = np.float32
 PIPELINE = "toolkit-simplify, cse"
 RTOL, ATOL = 1e-5, 1e-6
@@ -124,7 +127,7 @@ def equinox_mlp():
 @pytest.fixture(scope="module")
 def cnn_loaded(flax_cnn):
     apply, variables, x, _ = flax_cnn
-    lowered = load_module(apply.lower(variables, x))
+    lowered = toolkit.load_module(apply.lower(variables, x))  # the package's re-export
     return lowered, lowered.compile(), lowered.compile(pipeline=PIPELINE)
 
 
@@ -346,6 +349,30 @@ def test_object_of_no_accepted_kind():
         load_module(42)
     with pytest.raises(TypeError, match="builtins.dict"):
         load_module({"a": 1})
+
+
+def test_ordered_effects_are_refused():
+    text = ("func.func public @main(%t: !stablehlo.token, %x: tensor<2xf32>) -> (!stablehlo.token, tensor<2xf32>) {\n"
+            "  return %t, %x : !stablehlo.token, tensor<2xf32>\n}")
+    with pytest.raises(ValueError, match="argument 0 is a token.*Exported.call"):
+        load_module(text)
+
+
+def test_jax_exported_whose_tree_cannot_be_serialized():
+    """A JAX Exported whose serialize() fails (a custom pytree node) loads from its module, flat."""
+    tk = toolkit_export(toolkit.jit(lambda a, b: a * b + 1))(_rand(3), _rand(3))
+
+    class Unserializable:
+        mlir_module_serialized = tk.mlir_module_serialized
+        in_avals, in_tree, platforms, fun_name = tk.in_avals, tk.in_tree, tk.platforms, "custom_tree"
+
+        def serialize(self):
+            raise ValueError("Cannot serialize PyTreeDef containing a custom node")
+
+    lowered = load_module(Unserializable())
+    assert lowered.name == "custom_tree"
+    a, b = _rand(3, seed=1), _rand(3, seed=2)
+    np.testing.assert_allclose(np.asarray(lowered.compile()(a, b)), a * b + 1, rtol=1e-6)
 
 
 def test_wrong_arguments_at_call_time(cnn_loaded, flax_cnn):
