@@ -349,6 +349,8 @@ def test_object_of_no_accepted_kind():
         load_module(42)
     with pytest.raises(TypeError, match="builtins.dict"):
         load_module({"a": 1})
+    with pytest.raises(TypeError, match="Compiled .*pass the Lowered"):
+        load_module(jax.jit(lambda x: x + 1).lower(np.ones(2, F32)).compile())
 
 
 def test_ordered_effects_are_refused():

@@ -77,7 +77,7 @@ from toolkit.core.program import Program, Var
 from toolkit.core.shape_poly import SymbolicScope, symbolic_shape
 from toolkit.export import convert as conversions
 from toolkit.export import deserialize
-from toolkit.export.callee_shardings import _meshes, _parse_sharding
+from toolkit.export.callee_shardings import _meshes, _parse_sharding  # the sdy.sharding reader Exported.call uses
 from toolkit.export.calling_convention import MainArgument, find_main, main_signature
 from toolkit.export.exported import Exported
 from toolkit.export.inspection import deserialize_untrusted, result_paths
@@ -242,6 +242,10 @@ def load_module(source: Any, *, name: str | None = None, platform: str | None = 
     if _is_jax_exported(source):
         return _from_jax_exported(source, name, platform)
     if callable(getattr(source, "as_text", None)):
+        if callable(getattr(source, "runtime_executable", None)):
+            # A JAX Compiled prints optimized HLO, not StableHLO: the module to load is its Lowered's.
+            raise TypeError(f"load_module cannot load a {type(source).__name__} (an XLA executable: its as_text() "
+                            "is optimized HLO); pass the Lowered it was compiled from (jax.jit(f).lower(...))")
         return _from_jax_lowered(source, name, platform, platforms)
     raise TypeError(f"load_module cannot load an object of type {type(source).__module__}.{type(source).__qualname__}; "
                     f"it accepts {', '.join(ACCEPTED)}")
