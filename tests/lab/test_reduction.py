@@ -489,3 +489,23 @@ def test_cli_single_dash_flags_and_stdout(tmp_path, capsys):
     assert "stablehlo.cosine" in captured.out and "func.func @main" in captured.out
     assert captured.err.startswith("toolkit-reduce: ") and " ops -> " in captured.err
     assert "[ops]" not in captured.err  # -q: no progress lines
+
+
+def test_cli_progress_time_limit_and_diagnostics_style(plugin, tmp_path, capsys):
+    path = plugin("error")
+    source = tmp_path / "f.mlir"
+    source.write_text(chain(40, bad=13))
+    lit_file = tmp_path / "pinned.mlir"
+    assert reduce_cli.main([str(source), "-o", str(tmp_path / "small.mlir"), "--test=error:cannot rewrite",
+                            f"--pass-pipeline={PIPELINE}", f"--load-pass-plugin={path}", f"--emit-lit={lit_file}",
+                            "--lit-style=diagnostics", "--time-limit=600"]) == 0
+    err = capsys.readouterr().err
+    assert "ops (from 4" in err and "step 1" in err  # a progress line (not a terminal: at most one a second)
+    assert err.rstrip().endswith(f"wrote {tmp_path / 'small.mlir'}, {lit_file}")
+    text = lit_file.read_text()
+    assert "-verify-diagnostics" in text and "// expected-error @+1 {{cannot rewrite this cosine}}" in text
+    assert reduce_cli.main([str(source), "--test=crash", f"--pass-pipeline={PIPELINE}",
+                            "--lit-style=diagnostics", f"--emit-lit={lit_file}", "-q"]) == 2
+    assert "--lit-style=diagnostics needs --test=error, not --test=crash" in capsys.readouterr().err
+    assert reduce_cli.main([str(source), "--test=crash", f"--pass-pipeline={PIPELINE}", "-q"]) == 1
+    assert "the input is not interesting for --test=crash" in capsys.readouterr().err

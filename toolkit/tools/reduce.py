@@ -120,6 +120,8 @@ def _run(argv: Sequence[str] | None) -> int:
     except (PipelineError, PassOptionError, ValueError) as error:
         raise UsageError(str(error)) from None
 
+    if args.lit_style == "diagnostics" and test.kind != "error":
+        raise UsageError(f"--lit-style=diagnostics needs --test=error, not --test={test.spec}")
     name = input_name(args.input)
     context = make_context()
     module = parse_module(read_input(args.input), name, context)
