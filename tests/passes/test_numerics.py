@@ -235,6 +235,10 @@ def test_wrong_pass_second_of_three_is_named(test_passes) -> None:
     assert "toolkit-opt module.mlir --pass-pipeline='builtin.module(toolkit-simplify, test-numerics-sub-to-add, cse)'" in text
     assert "--verify-numerics-seed=7" in text and "differ beyond tolerance" in text
     assert f"{report.max_abs_error:.4g}" in text
+    # The module right before the culprit: the one pass alone reproduces the divergence.
+    assert "stablehlo.subtract" in report.module_before
+    alone = passes.verify_numerics(report.module_before, "test-numerics-sub-to-add", seed=report.seed)
+    assert alone.first_divergent_pass == "test-numerics-sub-to-add" and alone.result_index == 0
 
 
 def test_the_report_reproduces_with_its_seed(test_passes) -> None:
@@ -541,6 +545,7 @@ def test_a_pass_that_raises_is_reported(test_passes) -> None:
     assert report.first_divergent_pass is None
     assert report.failed_pass == "test-numerics-raises"
     assert "this pass always fails" in report.error
+    assert "func.func" in report.module_before
     assert [(p.name, p.ran, p.ok) for p in report.passes] == [
         ("cse", True, True), ("test-numerics-raises", False, False), ("canonicalize", False, False)]
     assert "pass 2 of 3, 'test-numerics-raises', failed: RuntimeError: this pass always fails" in str(report)

@@ -350,6 +350,9 @@ class NumericsReport:
     error: str = ""
     module_path: str = "module.mlir"
     bisected: bool = False  # verify_numerics(bisect=True): only some passes were compiled
+    #: The (bound) module's text right before the divergent or failing pass: with ``pipeline`` narrowed to that
+    #: pass, a one-pass reproducer (``toolkit.passes.reproducer.write_reproducer``). Empty when ok.
+    module_before: str = dataclasses.field(default="", repr=False)
     bound_shapes: tuple[str, ...] = ()  # @main's argument types when a polymorphic module was bound
 
     def command(self, path: str | None = None) -> str:
@@ -537,6 +540,7 @@ def verify_numerics(module: ir.Module | str | bytes, pipeline: str | Pipeline, *
              for number, name in enumerate(leaves[len(steps):], start=len(steps) + 1)]
     if culprit is not None:
         label, found = steps[culprit][0], checks[culprit]
+        common["module_before"] = texts[culprit]
         if isinstance(found, str):
             return NumericsReport(False, passes=tuple(rows), failed_pass=label,
                                   error=f"XLA cannot run the module after it: {found}", **common)
@@ -550,6 +554,7 @@ def verify_numerics(module: ir.Module | str | bytes, pipeline: str | Pipeline, *
     worst_rel = max((row.max_rel_error for row in rows), default=0.0)
     if failure is not None:
         name, message = failure
+        common["module_before"] = texts[len(steps)]
         failed_row = PassNumerics(len(steps) + 1, name, False, False, False, False, error=message)
         if len(rows) > len(steps):
             rows[len(steps)] = failed_row
