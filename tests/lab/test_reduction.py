@@ -11,6 +11,7 @@ with the fixed one.
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import shutil
@@ -216,6 +217,10 @@ def test_accepts_an_ir_module_and_leaves_it_alone():
     before = str(module)
     result = reduce_module(module, lambda text: "stablehlo.cosine" in text)
     assert str(module) == before and result.ops_after < result.ops_before
+    bytecode = io.BytesIO()
+    module.operation.write_bytecode(bytecode)
+    from_bytes = reduce_module(bytecode.getvalue(), lambda text: "stablehlo.cosine" in text)
+    assert from_bytes.text == result.text
 
 
 @pytest.mark.parametrize("name, needles", [
@@ -341,6 +346,8 @@ def test_input_not_interesting_or_invalid(plugin):
         reduce_module(chain(5, bad=2), "crash", pipeline=PIPELINE)
     with pytest.raises(ir.MLIRError):
         reduce_module("func.func @main( {", "cmd:true")
+    with pytest.raises((ValueError, ir.MLIRError)):
+        reduce_module(b"\x00\x01 not a module", "cmd:true")
     with pytest.raises(TypeError, match="not int"):
         reduce_module(3, "cmd:true")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="spec string"):

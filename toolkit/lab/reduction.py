@@ -41,6 +41,7 @@ from jaxlib.mlir import ir
 
 from toolkit.ir.context import make_context
 from toolkit.ir.errors import OpInUseError
+from toolkit.ir.serialization import read_module
 from toolkit.lab import reduction_steps as steps
 from toolkit.lab.interestingness import (
     DEFAULT_TIMEOUT,
@@ -302,14 +303,9 @@ def _as_text(module: str | bytes | ir.Module, context: ir.Context) -> str:
     """``module`` printed without locations, parsed in ``context`` (which must verify)."""
     if isinstance(module, ir.Module):
         module = module.operation.get_asm()
-    if isinstance(module, bytes):
-        try:
-            module = module.decode("utf-8")
-        except UnicodeDecodeError:
-            raise ValueError("reduce_module takes MLIR text (or an ir.Module), not binary data") from None
-    if not isinstance(module, str):
-        raise TypeError(f"reduce_module takes MLIR text or an ir.Module, not {type(module).__name__}")
-    parsed = ir.Module.parse(module, context)  # ir.MLIRError names the line
+    if not isinstance(module, (str, bytes)):
+        raise TypeError(f"reduce_module takes MLIR text, bytecode or an ir.Module, not {type(module).__name__}")
+    parsed = read_module(module, context)  # text, bytecode or VHLO; ir.MLIRError names the line
     parsed.operation.verify()
     return parsed.operation.get_asm(assume_verified=True)
 
@@ -329,7 +325,8 @@ def reduce_module(module: str | bytes | ir.Module,
                   timeout: float = DEFAULT_TIMEOUT) -> ReductionResult:
     """Shrink ``module`` while ``test`` holds; see the module docstring for the edits.
 
-    * ``module``: MLIR text or an ``ir.Module`` (not changed); it must verify.
+    * ``module``: MLIR text, bytecode, a portable artifact or an ``ir.Module``
+      (not changed); it must verify.
     * ``test``: a spec (``"crash"``, ``"error:REGEX"``, ``"numerics"``,
       ``"filecheck:FILE"``, ``"cmd:COMMAND"``), an
       :class:`~toolkit.lab.interestingness.InterestingnessTest`, or a
