@@ -536,6 +536,18 @@ def test_jax_export_polymorphic_program() -> None:
     assert report.bound_shapes[0].startswith("tensor<4x3xf32>")
 
 
+def test_sizes_the_shape_assertions_refuse_are_skipped() -> None:
+    jax = pytest.importorskip("jax")
+    from jax import export
+
+    (b,) = export.symbolic_shape("b", constraints=("b <= 3",))
+    exported = export.export(jax.jit(lambda x: x * 2))(jax.ShapeDtypeStruct((b, 2), np.float32))
+    report = passes.verify_numerics(exported.mlir_module(), "cse")
+    assert report.ok and report.bound_shapes == ("tensor<2x2xf32>",)  # 4 breaks b <= 3; 2 is next
+    with pytest.raises(passes.UnsupportedModuleError, match="cannot bind the shape-polymorphic @main"):
+        passes.run_main(exported.mlir_module(), [np.ones((5, 2), np.float32)])
+
+
 # --------------------------------------------------------------------------
 # Error paths
 # --------------------------------------------------------------------------

@@ -169,9 +169,9 @@ def bind_static_shapes(module: ir.Module, shapes: Sequence[Sequence[int]] | None
             errors.append(f"  {refined}: {str(error).splitlines()[0]}")
             continue
         return bound
+    hint = "" if shapes is not None else "\npass inputs=[...] of the shapes to use"
     raise UnsupportedModuleError(
-        "cannot bind the shape-polymorphic @main to static shapes; tried\n" + "\n".join(errors)
-        + "\npass inputs=[...] of the shapes to use")
+        "cannot bind the shape-polymorphic @main to static shapes; tried\n" + "\n".join(errors) + hint)
 
 
 # --------------------------------------------------------------------------
