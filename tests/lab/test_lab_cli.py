@@ -223,3 +223,51 @@ def test_help_lists_the_flags(capsys) -> None:
     for flag in ("--on", "--verify-numerics", "--json", "--report", "--runs", "--seed", "--reproducers",
                  "--load-pass-plugin", "--quiet"):
         assert flag in out
+
+
+def _zoo():
+    zoo = pytest.importorskip("toolkit.lab.zoo", reason="the zoo has not landed")
+    try:
+        zoo.programs()[0].load()
+    except NotImplementedError as error:
+        pytest.skip(f"the zoo cannot load its programs yet: {error}")
+    return zoo
+
+
+# Two small zoo programs: a toolkit-written one and the shape-polymorphic Flax CNN (bound to its inputs' batch).
+ZOO_SUBSET = ("lstm_scan_toolkit", "cnn_poly_batch")
+
+
+def test_zoo_programs_by_name(capsys) -> None:
+    zoo = _zoo()
+    status, out, err = _lab(capsys, "toolkit-simplify, cse, canonicalize", *ZOO_SUBSET, "--verify-numerics",
+                            "--json", "--runs", 2, "--quiet")
+    assert status == 0, out + err
+    rows = json.loads(out)["rows"]
+    assert [row["program"] for row in rows] == list(ZOO_SUBSET)
+    for row in rows:
+        program = zoo.get(row["program"])
+        assert row["origin"] == f"zoo ({program.frontend})"
+        assert row["status"] == "ok" and row["numerics"]["equal"] is True
+        assert row["ops_after"]["total"] <= row["ops_before"]["total"]
+        assert row["optimized_cost_before"]["flops"] > 0 and row["run_before"]["runs"] == 2
+    polymorphic = rows[1]
+    assert zoo.get("cnn_poly_batch").polymorphic and polymorphic["compile_seconds_after"] > 0
+
+
+@pytest.mark.slow
+def test_the_whole_zoo(capsys) -> None:
+    """The issue's command: every zoo program ok, with op counts, cost, times and equal numerics."""
+    zoo = _zoo()
+    status, out, err = _lab(capsys, "toolkit-simplify, cse, canonicalize", "--on", "zoo", "--verify-numerics",
+                            "--json", "--quiet")
+    document = json.loads(out)
+    rows = {row["program"]: row for row in document["rows"]}
+    assert sorted(rows) == sorted(p.name for p in zoo.programs())
+    for name, row in rows.items():
+        assert row["status"] == "ok", (name, row["failure"], row["numerics"])
+        assert row["numerics"]["equal"] is True
+        for key in ("ops_before", "ops_after", "optimized_cost_before", "optimized_cost_after", "run_before",
+                    "run_after", "compile_seconds_before", "compile_seconds_after"):
+            assert row[key] is not None, (name, key)
+    assert status == 0, err

@@ -144,6 +144,17 @@ def test_an_error_in_any_stage_is_recorded_with_its_stage() -> None:
     assert rows[2].ok
 
 
+def test_an_error_after_compiling_is_recorded_too(monkeypatch) -> None:
+    def broken(self):
+        raise RuntimeError("no cost today")
+
+    monkeypatch.setattr(toolkit.Compiled, "cost_analysis", broken)
+    first, second = measure_pipeline("cse", [_program("a"), _program("b")], runs=1)
+    for row in (first, second):
+        assert row.status == "failed: compile before" and "RuntimeError: no cost today" in row.failure.message
+        assert row.compile_seconds_before > 0 and row.ops_after is not None
+
+
 def test_progress_reports_every_stage_in_order() -> None:
     seen = []
     measure_pipeline("cse", [_program("a"), _program("b")], runs=1, progress=lambda *event: seen.append(event))

@@ -33,13 +33,15 @@ h2{margin:0 0 10px;font-size:17px} h3{margin:4px 0 8px;font-size:15px}
 table{border-collapse:collapse;font-size:13px}
 th,td{border-bottom:1px solid #e3e6ef;padding:3px 10px;text-align:left;vertical-align:top}
 th{background:#f0f2f8}
-td.num{text-align:right;font-variant-numeric:tabular-nums}
+td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
 tr.bad td{background:#fdf0f0}
 .status-ok{color:#276b2f;font-weight:600}.status-bad{color:#a33;font-weight:600}
 .programs{display:grid;grid-template-columns:repeat(auto-fill,minmax(640px,1fr));gap:0 24px}
 .program{border-top:1px solid #e3e6ef;padding:10px 0;min-width:0}
 .legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px;vertical-align:middle}
-pre{background:#f4f5f9;padding:8px;overflow:auto;max-height:320px;font:12px/1.35 ui-monospace,monospace}
+pre{background:#f4f5f9;padding:8px;overflow:auto;max-height:320px;font:12px/1.35 ui-monospace,monospace;
+white-space:pre-wrap;overflow-wrap:anywhere}
+#summary{overflow-x:auto}
 """
 
 _BEFORE, _AFTER = "#7f8fb0", "#e0892b"

@@ -519,28 +519,29 @@ class _Measurement:
 
     def run(self) -> None:
         program, row = self.program, self.row
-        lowered: Lowered = self.stage("load", self.load)
-        # compiler_ir() hands the module out: compile() then never answers from jit's executable cache,
-        # so "before" pays its compilation as "after" does.
-        module: ir.Module = lowered.compiler_ir()
+        lowered, module = self.stage("load", self.load)
         flat = self.stage("inputs", lambda: _flat_inputs(program, lowered, module, self.seed))
-        row.ops_before = OpCounts.of(module)
         after, pipeline_error = self.stage("pipeline", lambda: self.run_pipeline(module))
-        if after is not None:
-            row.ops_after = OpCounts.of(after)
 
         def costs() -> None:
             row.cost_before = _unoptimized_cost(module)
             row.cost_after = _unoptimized_cost(after) if after is not None else None
         self.stage("cost", costs)
-        before, row.compile_seconds_before = self.stage("compile before", lambda: _compile(lowered, None, flat))
-        row.optimized_cost_before = Cost.of(before.cost_analysis())
+
+        def compile_before() -> Compiled:
+            compiled, row.compile_seconds_before = _compile(lowered, None, flat)
+            row.optimized_cost_before = Cost.of(compiled.cost_analysis())
+            return compiled
+
+        def compile_after() -> Compiled:
+            compiled, row.compile_seconds_after = _compile(lowered, self.pipeline, flat)
+            row.optimized_cost_after = Cost.of(compiled.cost_analysis())
+            return compiled
+        before = self.stage("compile before", compile_before)
         if pipeline_error is not None:  # measure what can be measured, then report the pass that failed
             row.run_before = self.stage("run before", lambda: _time_runs(before, lowered, flat, self.runs))[0]
             raise pipeline_error
-        compiled_after, row.compile_seconds_after = self.stage(
-            "compile after", lambda: _compile(lowered, self.pipeline, flat))
-        row.optimized_cost_after = Cost.of(compiled_after.cost_analysis())
+        compiled_after = self.stage("compile after", compile_after)
         row.run_before, results_before = self.stage(
             "run before", lambda: _time_runs(before, lowered, flat, self.runs))
         row.run_after, results_after = self.stage(
@@ -550,7 +551,8 @@ class _Measurement:
             row.numerics = self.stage("numerics", lambda: self.check_numerics(module, kept, results_before,
                                                                                 results_after))
 
-    def load(self) -> Lowered:
+    def load(self) -> tuple[Lowered, ir.Module]:
+        """The program's ``Lowered`` and its module, after checking there are devices enough."""
         need = self.program.num_devices
         have = len(runtime_client.devices())
         if need > have:
@@ -559,10 +561,13 @@ class _Measurement:
         lowered = self.program.load()
         if not isinstance(lowered, Lowered):
             raise TypeError(f"loading {self.program.name} gave a {type(lowered).__name__}, not a toolkit.Lowered")
-        return lowered
+        # compiler_ir() hands the module out: compile() then never answers from jit's executable cache,
+        # so "before" pays its compilation as "after" does.
+        return lowered, lowered.compiler_ir()
 
     def run_pipeline(self, module: ir.Module) -> tuple[ir.Module | None, _StageError | None]:
-        """The module after the pipeline (a copy), or the failure with its reproducer."""
+        """The module after the pipeline (a copy), or the failure with its reproducer; op counts of both."""
+        self.row.ops_before = OpCounts.of(module)
         after = _copy(module)
         start = time.perf_counter()
         try:
@@ -577,6 +582,7 @@ class _Measurement:
                 error = PipelineError(f"{error} (and no reproducer: {write_error})")
             return None, _StageError("pipeline", error, pass_name, reproducer)
         self.row.pipeline_seconds = time.perf_counter() - start
+        self.row.ops_after = OpCounts.of(after)
         return after, None
 
     def check_numerics(self, module: ir.Module, inputs: list[Any], results_before: list[np.ndarray],
