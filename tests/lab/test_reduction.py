@@ -344,6 +344,9 @@ def test_input_not_interesting_or_invalid(plugin):
         reduce_module(chain(5, bad=2), "error", pipeline=PIPELINE)
     with pytest.raises(NotInterestingError, match="did not die of a signal"):
         reduce_module(chain(5, bad=2), "crash", pipeline=PIPELINE)
+    plugin("crash")
+    with pytest.raises(NotInterestingError, match=r"crashes on the input \(SIGSEGV\).*use --test=crash"):
+        reduce_module(chain(5, bad=2), "error", pipeline=PIPELINE)
     with pytest.raises(ir.MLIRError):
         reduce_module("func.func @main( {", "cmd:true")
     with pytest.raises((ValueError, ir.MLIRError)):

@@ -11,8 +11,9 @@
 * ``cmd:COMMAND`` — the shell command exits 0; ``{}`` in it is the path of
   the candidate file (appended as the last argument when missing).
 
-``error``, ``filecheck`` and ``numerics`` run in the reducer's process (fast);
-``crash`` and ``cmd`` in a child process. Each test is first *calibrated* on
+``error``, ``filecheck`` and ``numerics`` run in the reducer's process (fast;
+the input is first tried in a child, so a pipeline that crashes is refused
+with a hint to use ``crash``); ``crash`` and ``cmd`` in a child process. Each test is first *calibrated* on
 the input (:meth:`InterestingnessTest.calibrate`), which also fixes what
 "the same failure" means, so the reduction cannot slide to another bug.
 """
@@ -84,7 +85,16 @@ class InterestingnessTest:
         return self.kind if self.argument is None else f"{self.kind}:{self.argument}"
 
     def calibrate(self, text: str, module: ir.Module) -> None:
-        """Run the test on the input; raise :class:`NotInterestingError` saying why when it is not interesting."""
+        """Run the test on the input; raise :class:`NotInterestingError` saying why when it is not interesting.
+
+        The in-process kinds first run the pipeline on the input in a forked
+        child: a pipeline that crashes would take the reducer down with it.
+        """
+        if self.kind in ("error", "numerics", "filecheck") and self.pipeline is not None and hasattr(os, "fork"):
+            number = crash_signal(text, self.pipeline, timeout=self.timeout)
+            if number is not None:
+                raise NotInterestingError(f"the pipeline crashes on the input ({signal_name(number)}), so "
+                                          f"--test={self.spec} cannot run it in-process: use --test=crash")
         outcome = self._observe(text, module)
         if outcome is None:
             raise NotInterestingError(f"the input is not interesting for --test={self.spec}: {self.last_message}")
