@@ -191,9 +191,21 @@ def test_errors_name_the_file_and_the_others_still_run(tmp_path, capsys):
         "'// RUN: toolkit-opt %s --pass-pipeline=... | filecheck %s'",
         f"toolkit-update-checks: error: cannot read '{tmp_path / 'missing.mlir'}': No such file or directory",
         f"toolkit-update-checks: error: {no_filecheck}: no RUN line pipes a command's output into 'FileCheck %s' "
-        "(line 1 does not pipe its output into FileCheck)",
+        "(line 1: does not pipe its output into FileCheck)",
     ]
     assert "// CHECK:       hello" in good.read_text()
+
+
+def test_warnings_are_printed(tmp_path, capsys):
+    test = tmp_path / "t.mlir"
+    # The flag only marks the RUN line as splitting its input; the command prints one chunk for the file's two.
+    test.write_text("// RUN: echo --split-input-file >/dev/null; cat %S/out.txt | filecheck %s\n// a\n// -----\n// b\n")
+    (tmp_path / "out.txt").write_text("one chunk\n")
+    assert main([str(test)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out == f"{test}: updated\n"
+    assert captured.err == (f"toolkit-update-checks: warning: {test}:1: the RUN command printed 1 '// -----' chunks "
+                            "for the file's 2; its CHECK lines all go in the first chunk's block\n")
 
 
 def test_a_failing_command_is_reported_with_its_output(tmp_path, capsys):

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import os
 import re
@@ -23,7 +24,8 @@ import sys
 import tempfile
 from collections.abc import Sequence
 
-__all__ = ["DEFAULT_TIMEOUT", "RUN_LINE_RE", "LitCommandError", "RunLine", "run_lines", "run_output", "substitutions"]
+__all__ = ["DEFAULT_TIMEOUT", "RUN_LINE_RE", "LitCommandError", "RunLine", "run_lines", "run_output", "run_outputs",
+           "substitutions"]
 
 #: How long one RUN command may take before it is reported as hanging (seconds).
 DEFAULT_TIMEOUT = 300.0
@@ -106,6 +108,19 @@ def _pipe_segments(command: str) -> list[str]:
     return [segment.strip() for segment in segments]
 
 
+def _expects_failure(command: str) -> bool:
+    """Whether ``command`` runs under lit's ``not`` (``not cmd``, ``env X=1 not cmd``)."""
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        words = command.split()
+    if words and words[0] == "env":
+        words = words[1:]
+        while words and ("=" in words[0] or words[0].startswith("-")):
+            words = words[1:]
+    return bool(words) and words[0] == "not"
+
+
 def _parse_filecheck(run: RunLine) -> None:
     segments = _pipe_segments(run.command)
     checker = None
@@ -117,38 +132,46 @@ def _parse_filecheck(run: RunLine) -> None:
         if words and os.path.basename(words[0]) in _FILECHECK_NAMES:
             checker = position
             break
-    if checker is None or checker == 0:
+    if checker is None:
         run.skip_reason = "does not pipe its output into FileCheck"
         return
     if checker != len(segments) - 1:
         run.skip_reason = "pipes FileCheck's output on to another command"
         return
-    run.producer = " | ".join(segments[:checker])
     words = shlex.split(segments[checker])[1:]
     prefixes: list[str] = []
-    check_file = None
+    check_file = input_file = None
     i = 0
     while i < len(words):
         word = words[i]
         option, _, value = word.lstrip("-").partition("=")
         takes_value = word.startswith("-") and not value and option in (
             "check-prefix", "check-prefixes", "input-file", "implicit-check-not", "D")
-        if takes_value and i + 1 < len(words):
+        if (takes_value or word == "<") and i + 1 < len(words):
             value = words[i + 1]
             i += 1
         if word.startswith("-") and option in ("check-prefix", "check-prefixes"):
             prefixes += [p for p in value.split(",") if p]
-        elif word.startswith("-") and option == "input-file":
-            run.skip_reason = "reads FileCheck's input from a file (--input-file), not from the pipe"
+        elif (word.startswith("-") and option == "input-file") or word == "<":
+            input_file = value  # FileCheck reads this file, not the pipe
+        elif word.startswith("<") and len(word) > 1:
+            input_file = word[1:]
         elif not word.startswith("-") and check_file is None:
             check_file = word
         i += 1
-    if check_file != "%s":
-        run.skip_reason = run.skip_reason or f"checks against {check_file or 'no file'}, not this file (%s)"
+    producer = " | ".join(segments[:checker])
+    if input_file is not None:
+        read = f"cat {input_file}"
+        producer = f"{producer} >/dev/null && {read}" if producer else read
+    elif not producer:
+        run.skip_reason = "does not pipe its output into FileCheck"
+        return
+    run.producer = producer
     run.prefix = prefixes[0] if prefixes else "CHECK"
-    if re.match(r"^not\s", run.producer):
-        run.skip_reason = run.skip_reason or "expects its command to fail ('not'); check diagnostics by hand"
-
+    if check_file != "%s":
+        run.skip_reason = f"checks against {check_file or 'no file'}, not this file (%s)"
+    elif _expects_failure(producer):
+        run.skip_reason = "expects its command to fail ('not'); check diagnostics by hand"
 
 
 def _lit_config_dir(path: str) -> str:
@@ -208,24 +231,61 @@ def _environment() -> dict[str, str]:
     return env
 
 
-def run_output(path: str, run: RunLine, timeout: float) -> str:
-    """What ``run``'s command prints (its part before the pipe into FileCheck), run as lit would."""
-    with tempfile.TemporaryDirectory(prefix="toolkit-update-checks-") as scratch:
-        command = _substitute(run.producer, substitutions(path, scratch))
-        shell = shutil.which("bash")
-        argv = [shell, "-o", "pipefail", "-c", command] if shell else ["/bin/sh", "-c", command]
-        where = f"{path}:{run.line}"
-        try:
-            done = subprocess.run(argv, cwd=scratch, env=_environment(), stdin=subprocess.DEVNULL,
-                                  capture_output=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise LitCommandError(f"{where}: the RUN command did not finish in {timeout:g} s: {command}") from None
-        except OSError as error:
-            raise LitCommandError(f"{where}: cannot start the RUN command ({error.strerror or error}): "
-                                  f"{command}") from None
-    if done.returncode != 0:
+# lit's `not` (the shell has none): succeed when the command fails; `not --crash`: when it dies by a signal.
+_NOT_FUNCTION = 'not() { if [ "$1" = --crash ]; then shift; "$@"; [ $? -ge 128 ]; return; fi; ! "$@"; }\n'
+
+
+def _run(path: str, line: int, text: str, timeout: float, scratch: str, *, check: bool) -> str:
+    command = _substitute(text, substitutions(path, scratch))
+    shell = shutil.which("bash")
+    script = _NOT_FUNCTION + command
+    argv = [shell, "-o", "pipefail", "-c", script] if shell else ["/bin/sh", "-c", script]
+    where = f"{path}:{line}"
+    try:
+        done = subprocess.run(argv, cwd=scratch, env=_environment(), stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise LitCommandError(f"{where}: the RUN command did not finish in {timeout:g} s: {command}") from None
+    except OSError as error:
+        raise LitCommandError(f"{where}: cannot start the RUN command ({error.strerror or error}): "
+                              f"{command}") from None
+    if check and done.returncode != 0:
         stderr = done.stderr.decode(errors="replace").strip().splitlines()
         tail = "\n".join(stderr[-10:])
         raise LitCommandError(f"{where}: the RUN command failed (exit status {done.returncode}): {command}"
                               + (f"\n{tail}" if tail else ""))
     return done.stdout.decode(errors="replace")
+
+
+def run_output(path: str, run: RunLine, timeout: float = DEFAULT_TIMEOUT) -> str:
+    """What ``run``'s command prints (its part before the pipe into FileCheck), run as lit would, on its own."""
+    with tempfile.TemporaryDirectory(prefix="toolkit-update-checks-") as scratch:
+        return _run(path, run.line, run.producer, timeout, scratch, check=True)
+
+
+_SCRATCH_RE = re.compile(r"%[tT](?![a-zA-Z])")
+
+
+def run_outputs(path: str, runs: Sequence[RunLine], wanted: Sequence[RunLine],
+                timeout: float = DEFAULT_TIMEOUT) -> list[str]:
+    """What each of ``wanted`` (some of the file's ``runs``) prints, in order; :class:`LitCommandError` on failure.
+
+    Independent commands run side by side. When one uses the scratch path
+    (``%t``, ``%T``), lit's view holds: the test is one script, so every RUN
+    line before it runs first, in order, in one scratch folder (their own
+    failures ignored: the commands are run for the files they leave).
+    """
+    if not any(_SCRATCH_RE.search(run.producer) for run in wanted):
+        workers = max(1, min(len(wanted), os.cpu_count() or 1))
+        with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(run_output, path, run, timeout) for run in wanted]
+        return [future.result() for future in futures]
+    outputs: dict[int, str] = {}
+    last = max(runs.index(run) for run in wanted)
+    with tempfile.TemporaryDirectory(prefix="toolkit-update-checks-") as scratch:
+        for run in runs[:last + 1]:
+            if run in wanted:
+                outputs[id(run)] = _run(path, run.line, run.producer, timeout, scratch, check=True)
+            else:
+                _run(path, run.line, run.producer or run.command, timeout, scratch, check=False)
+    return [outputs[id(run)] for run in wanted]

@@ -15,9 +15,10 @@ it is. See :mod:`toolkit.lab.check_lines` and ``docs/filecheck.md``.
 from __future__ import annotations
 
 import sys
+import warnings
 from collections.abc import Sequence
 
-from toolkit.lab.check_lines import DEFAULT_TIMEOUT, CheckLinesError, update_test_file
+from toolkit.lab.check_lines import DEFAULT_TIMEOUT, CheckLinesError, CheckLinesWarning, update_test_file
 from toolkit.tools.driver import EXIT_FAILURE, EXIT_SUCCESS, ToolArgumentParser, UsageError, parse_arguments, run_tool
 
 TOOL = "toolkit-update-checks"
@@ -42,12 +43,16 @@ def _body(argv: Sequence[str] | None) -> int:
     failed = changed = 0
     for path in args.files:
         try:
-            did_change = update_test_file(path, check_prefix=args.check_prefix, dry_run=args.dry_run,
-                                          timeout=args.timeout)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", CheckLinesWarning)
+                did_change = update_test_file(path, check_prefix=args.check_prefix, dry_run=args.dry_run,
+                                              timeout=args.timeout)
         except CheckLinesError as error:
             sys.stderr.write(f"{TOOL}: error: {error}\n")
             failed += 1
             continue
+        for warning in caught:
+            sys.stderr.write(f"{TOOL}: warning: {warning.message}\n")
         changed += did_change
         verb = ("would update" if args.dry_run else "updated") if did_change else "unchanged"
         sys.stdout.write(f"{path}: {verb}\n")
