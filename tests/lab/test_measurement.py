@@ -255,17 +255,3 @@ def test_number_formatting() -> None:
     assert (times.median, times.min, times.max, times.runs) == (2.5, 1.0, 4.0, 4)
     with pytest.raises(ValueError, match="no timings"):
         RunTimes.of([])
-
-
-def test_a_wrong_pass_is_named_on_a_zoo_program() -> None:
-    zoo = pytest.importorskip("toolkit.lab.zoo", reason="the zoo has not landed")
-    try:
-        zoo.get("diffusion_ddpm_step").load()
-    except NotImplementedError as error:
-        pytest.skip(f"the zoo cannot load its programs yet: {error}")
-    (row,) = measure_pipeline("toolkit-simplify, lab-test-wrong-subtract, cse", ["diffusion_ddpm_step"],
-                              verify_numerics=True, runs=1)
-    assert row.origin == "zoo (equinox)" and row.status == "numerics differ"
-    assert row.numerics.first_divergent_pass == "lab-test-wrong-subtract"
-    assert row.ops_before.ops["stablehlo.subtract"] > 0 and "stablehlo.subtract" not in row.ops_after.ops
-    assert "toolkit-opt diffusion_ddpm_step.mlir" in row.numerics.summary

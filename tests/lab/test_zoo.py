@@ -9,8 +9,9 @@
 * the catalog, the input specs (integer inputs in range, dtypes and shapes as
   the artifact's ``@main`` takes them), the size limit and the error paths;
 * with jax installed, the same artifacts run through JAX on the same inputs
-  agree with toolkit's results (a cheap subset here; the whole zoo, 8 devices
-  included, in a subprocess marked slow).
+  agree with toolkit's results (a cheap subset by default; the whole zoo, 8
+  devices included, in a subprocess with ``TOOLKIT_ZOO_FULL=1``, which also
+  checks that ``scripts/make_zoo.py`` writes the committed files byte for byte).
 """
 
 from __future__ import annotations
@@ -32,6 +33,10 @@ REQUIRED = ("resnet_bn_train", "gpt2_train_adam", "gpt2_decode_kv", "vit", "unet
 TOOLKIT_WRITTEN = ("gpt2_decode_kv_toolkit", "lstm_scan_toolkit", "mlp_mixer_toolkit")
 #: Programs cheap enough to compile twice more (toolkit and JAX) in the default run.
 CHEAP = ("lstm_scan", "diffusion_ddpm_step", "gpt2_decode_kv")
+#: The whole zoo against JAX and the regeneration check compile everything again (~30-45 CPU-seconds each):
+#: run with TOOLKIT_ZOO_FULL=1 (e.g. after scripts/make_zoo.py or a jax upgrade).
+FULL = os.environ.get("TOOLKIT_ZOO_FULL", "") not in ("", "0")
+needs_full = pytest.mark.skipif(not FULL, reason="set TOOLKIT_ZOO_FULL=1 to compile the whole zoo again")
 
 NO_JAX_RUN = textwrap.dedent("""
     import json, sys, time
@@ -341,6 +346,7 @@ JAX_RUN = textwrap.dedent("""
 
 
 @pytest.mark.slow
+@needs_full
 def test_whole_zoo_against_jax_in_a_subprocess():
     pytest.importorskip("jax")
     env = dict(os.environ, TOOLKIT_NUM_CPU_DEVICES="8", JAX_PLATFORMS="cpu",
@@ -351,3 +357,20 @@ def test_whole_zoo_against_jax_in_a_subprocess():
     rows = json.loads(line[len("ZOO-JAX "):])
     assert set(rows) == {p.name for p in zoo.programs()}
     assert {name: worst for name, worst in rows.items() if worst > 0} == {}
+
+
+@pytest.mark.slow
+@needs_full
+def test_regeneration_writes_the_committed_files(tmp_path):
+    pytest.importorskip("flax")
+    pytest.importorskip("equinox")
+    script = zoo.ZOO_DIR.parents[2] / "scripts" / "make_zoo.py"
+    env = dict(os.environ, JAX_PLATFORMS="cpu")
+    result = subprocess.run([sys.executable, str(script), "--out", str(tmp_path)], capture_output=True, text=True,
+                            timeout=900, env=env)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "total" in result.stdout.splitlines()[-1]
+    written = sorted(p.name for p in tmp_path.iterdir())
+    assert written == sorted(p.name for p in zoo.ZOO_DIR.iterdir() if p.suffix in (".bin", ".json"))
+    for name in written:
+        assert (tmp_path / name).read_bytes() == (zoo.ZOO_DIR / name).read_bytes(), name
