@@ -250,8 +250,22 @@ def test_bad_arguments_are_refused() -> None:
 def test_number_formatting() -> None:
     assert human(1_234_567) == "1.23M" and human(0.00123, "s") == "1.23ms" and human(None) == "-"
     assert human(0) == "0" and human(12) == "12"
-    assert change(200, 150) == "-25.0%" and change(0, 0) == "" and change(0, 3) == "new" and change(None, 1) == ""
+    assert change(200, 150) == "-25.0%" and change(100_000, 99_990) == "-0.01%" and change(0, 0) == "" and change(0, 3) == "new" and change(None, 1) == ""
     times = RunTimes.of([3.0, 1.0, 2.0, 4.0])
     assert (times.median, times.min, times.max, times.runs) == (2.5, 1.0, 4.0, 4)
     with pytest.raises(ValueError, match="no timings"):
         RunTimes.of([])
+
+
+def test_a_wrong_pass_is_named_on_a_zoo_program() -> None:
+    zoo = pytest.importorskip("toolkit.lab.zoo", reason="the zoo has not landed")
+    try:
+        zoo.get("diffusion_ddpm_step").load()
+    except NotImplementedError as error:
+        pytest.skip(f"the zoo cannot load its programs yet: {error}")
+    (row,) = measure_pipeline("toolkit-simplify, lab-test-wrong-subtract, cse", ["diffusion_ddpm_step"],
+                              verify_numerics=True, runs=1)
+    assert row.origin == "zoo (equinox)" and row.status == "numerics differ"
+    assert row.numerics.first_divergent_pass == "lab-test-wrong-subtract"
+    assert row.ops_before.ops["stablehlo.subtract"] > 0 and "stablehlo.subtract" not in row.ops_after.ops
+    assert "toolkit-opt diffusion_ddpm_step.mlir" in row.numerics.summary

@@ -16,8 +16,9 @@
    module, where the pass's effect shows) and of the optimized executable;
 4. compiles it twice, timed: "before" is ``Lowered.compile()`` (the normal
    jit pipeline, then XLA), "after" ``Lowered.compile(pipeline=...)`` (the
-   pipeline first); both run the same inputs ``runs`` times after one warm-up
-   call, each call waited for, giving the median, min, max and quartiles;
+   pipeline too); both run the same inputs ``runs`` times after one warm-up
+   call each, taking turns, each call waited for, giving the median, min, max
+   and quartiles;
 5. with ``verify_numerics=True``, runs :func:`toolkit.passes.verify_numerics`
    on the module and the pipeline with the same inputs (bisecting: the module
    after the whole pipeline is compared first, the passes only when it
@@ -74,7 +75,7 @@ except ImportError:  # pragma: no cover - until write_reproducer lands
     _reproducer = None  # type: ignore[assignment]
 
 #: The stages of one program's measurement, in order; ``LabRow.failure.stage`` is one of them.
-STAGES = ("load", "inputs", "pipeline", "cost", "compile before", "compile after", "run before", "run after",
+STAGES = ("load", "inputs", "pipeline", "cost", "compile before", "run before", "compile after", "run after",
           "numerics")
 
 #: The keys of :meth:`LabRow.to_dict`, in order (stable: tools may read them).
@@ -415,17 +416,32 @@ def _compile(lowered: Lowered, pipeline: Pipeline | None, flat: Sequence[Any]) -
     return compiled, time.perf_counter() - start
 
 
-def _time_runs(compiled: Compiled, lowered: Lowered, flat: Sequence[Any], runs: int) -> tuple[RunTimes, list]:
-    """One warm-up call, then ``runs`` timed calls, each waited for; the timings and the warm-up's results."""
+def _warm_call(compiled: Compiled, lowered: Lowered, flat: Sequence[Any]) -> list[np.ndarray]:
+    """One call, waited for (the warm-up before timing); its results as numpy arrays."""
     args, kwargs = _arguments(lowered, flat)
     results = compiled(*args, **kwargs)
     _block(results)
-    seconds = []
+    return [np.asarray(leaf) for leaf in pytrees.tree_leaves(results)]
+
+
+def _time_calls(executables: Sequence[tuple[str, Compiled]], lowered: Lowered, flat: Sequence[Any],
+                runs: int) -> list[RunTimes]:
+    """``runs`` timed calls of each executable, each waited for, taking turns (before, after, before, ...).
+
+    Taking turns gives both the same machine: on a shared machine load comes
+    and goes, and timing all "before" calls first would hand a load spike to one side.
+    """
+    args, kwargs = _arguments(lowered, flat)
+    seconds: list[list[float]] = [[] for _ in executables]
     for _ in range(runs):
-        start = time.perf_counter()
-        _block(compiled(*args, **kwargs))
-        seconds.append(time.perf_counter() - start)
-    return RunTimes.of(seconds), [np.asarray(leaf) for leaf in pytrees.tree_leaves(results)]
+        for (stage, compiled), timings in zip(executables, seconds):
+            start = time.perf_counter()
+            try:
+                _block(compiled(*args, **kwargs))
+            except Exception as error:  # name the side that failed
+                raise _StageError(stage, error) from error
+            timings.append(time.perf_counter() - start)
+    return [RunTimes.of(timings) for timings in seconds]
 
 
 def compare_results(before: Sequence[np.ndarray], after: Sequence[np.ndarray], *, seed: int,
@@ -538,14 +554,14 @@ class _Measurement:
             row.optimized_cost_after = Cost.of(compiled.cost_analysis())
             return compiled
         before = self.stage("compile before", compile_before)
+        results_before = self.stage("run before", lambda: _warm_call(before, lowered, flat))
         if pipeline_error is not None:  # measure what can be measured, then report the pass that failed
-            row.run_before = self.stage("run before", lambda: _time_runs(before, lowered, flat, self.runs))[0]
+            (row.run_before,) = _time_calls([("run before", before)], lowered, flat, self.runs)
             raise pipeline_error
         compiled_after = self.stage("compile after", compile_after)
-        row.run_before, results_before = self.stage(
-            "run before", lambda: _time_runs(before, lowered, flat, self.runs))
-        row.run_after, results_after = self.stage(
-            "run after", lambda: _time_runs(compiled_after, lowered, flat, self.runs))
+        results_after = self.stage("run after", lambda: _warm_call(compiled_after, lowered, flat))
+        row.run_before, row.run_after = _time_calls([("run before", before), ("run after", compiled_after)],
+                                                    lowered, flat, self.runs)
         if self.verify:
             kept = [flat[i] for i in lowered.kept_var_idx]
             row.numerics = self.stage("numerics", lambda: self.check_numerics(module, kept, results_before,

@@ -38,7 +38,10 @@ def change(before: float | None, after: float | None) -> str:
         return ""
     if before == 0:
         return "" if after == 0 else "new"
-    return f"{(after - before) / before * 100:+.1f}%"
+    percent = (after - before) / before * 100
+    if percent and abs(percent) < 0.1:  # say how small, rather than a signed zero
+        return f"{percent:+.1g}%"
+    return f"{percent:+.1f}%"
 
 
 def _pair(before: float | None, after: float | None, unit: str = "") -> str:
