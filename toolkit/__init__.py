@@ -24,6 +24,7 @@ from toolkit import tree_util  # noqa: F401  (the public pytree API, jax.tree_ut
 from toolkit import flatten_util, tree  # noqa: F401  (jax.flatten_util, jax.tree)
 from toolkit import scipy  # noqa: F401  (jax.scipy: special functions, distributions)
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct  # noqa: F401
+from toolkit.core.config import config, enable_x64  # noqa: F401  (jax.config, jax.enable_x64)
 from toolkit.core.tracing import ConcretizationTypeError, UnexpectedTracerError  # noqa: F401
 from toolkit.runtime.client import devices  # noqa: F401
 from toolkit.stages import Compiled, Lowered, Traced, Wrapped, deserialize_compiled, jit  # noqa: F401
@@ -53,6 +54,7 @@ from toolkit.global_arrays import (make_array_from_callback, make_array_from_pro
 from toolkit import multihost  # noqa: F401,E402
 from toolkit.batching import vmap  # noqa: F401,E402
 from toolkit import random  # noqa: F401,E402
+from toolkit import compilation_cache  # noqa: F401,E402  (the persistent compilation cache)
 
 
 def load_module(source: object, *, name: str | None = None, platform: str | None = None,
