@@ -108,6 +108,21 @@ class ShardingPlan:
             return []
         return [self._arg_shardings[i] or self._default_sharding() for i in kept]
 
+    def memory_kinds(self, kept: Sequence[int]) -> tuple[list[str | None], list[str | None]] | None:
+        """The memory kind of each kept argument and each output to write on ``@main`` (``mhlo.memory_kind``).
+
+        As JAX (``are_all_shardings_default_mem_kind``): None — write nothing — unless some given
+        sharding names a memory kind other than the devices' default; then every given sharding's kind
+        (``None`` where no sharding or no kind was given).
+        """
+        args = [getattr(self._arg_shardings[i], "memory_kind", None) for i in kept]
+        outs = [getattr(s, "memory_kind", None) for s in self._out_shardings_flat(self._out_tree.num_leaves)]
+        default_memory = getattr(self.devices[0], "default_memory", None)
+        default = default_memory().kind if default_memory is not None else None
+        if all(k is None or k == default for k in args + outs):
+            return None
+        return args, outs
+
     # -- outputs ---------------------------------------------------------------
     def _out_shardings_flat(self, count: int) -> list[Any]:
         flat = _flatten_prefix(self._out_spec, self._out_tree, "out_shardings") if self._out_spec is not None \

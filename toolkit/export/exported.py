@@ -24,6 +24,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from toolkit.core.avals import ShapedArray
 from toolkit.core.pytrees import PyTreeDef
+from toolkit.export.memory_spaces import memory_kind_to_space, memory_space_of, with_memory_space
 from toolkit.export.shardings import ExportedNamedSharding, as_exported_named_sharding, to_toolkit_named_sharding
 from toolkit.ir.context import shared_context
 from toolkit.ir.serialization import deserialize_portable_artifact
@@ -231,7 +232,8 @@ class Exported:
     def _comparison_key(self) -> tuple:
         # Symbolic dimensions compare by their printed form: a deserialized export has the same
         # expressions in a fresh symbolic scope, and is still the same export.
-        avals = lambda avals: tuple((tuple(str(d) for d in a.shape), a.dtype, a.weak_type) for a in avals)  # noqa: E731
+        avals = lambda avals: tuple((tuple(str(d) for d in a.shape), a.dtype, a.weak_type,  # noqa: E731
+                                     memory_space_of(a)) for a in avals)
         return tuple(avals(value) if f.name in ("in_avals", "out_avals") else value
                      for f in dataclasses.fields(self) if f.compare for value in (getattr(self, f.name),))
 
@@ -277,6 +279,9 @@ class Exported:
                 if len(named) != len(avals):
                     raise ValueError(f"_{name}_named_shardings has {len(named)} entries for {len(avals)} {name}_avals.")
                 set_(f"_{name}_named_shardings", named)
+                # As JAX (update_aval_with_sharding): a named sharding's memory kind is its aval's memory space.
+                set_(f"{name}_avals", tuple(a if s is None else with_memory_space(a, memory_kind_to_space(s.memory_kind))
+                                            for a, s in zip(avals, named)))
                 if all(h is None for h in hlo):
                     hlo = tuple(None if s is None else s.to_hlo_sharding(a.ndim) for s, a in zip(named, avals))
                     set_(f"{name}_shardings_hlo", hlo)

@@ -25,6 +25,7 @@ flatbuffer machinery is already elsewhere (``flatbuffer_builder.py``,
 from __future__ import annotations
 
 import collections
+import dataclasses
 import json
 import struct
 from typing import Any, Callable, Iterable, Sequence, TypeVar, cast
@@ -38,6 +39,7 @@ from toolkit.core.pytrees import NodeKind, PyTreeDef
 from toolkit.export import exported as _exported
 from toolkit.export import flatbuffer_builder, flatbuffer_reader, provenance
 from toolkit.export.exported import DisabledSafetyCheck, Effect, Exported
+from toolkit.export.memory_spaces import MemorySpace, memory_space_of, memory_space_to_kind, with_memory_space
 from toolkit.export.schema import exported_generated
 from toolkit.export.shardings import (
     ExportedAbstractDevice,
@@ -282,7 +284,15 @@ def _named_shardings_for_writing(exp: Exported, side: str) -> tuple[ExportedName
         return named
     avals = getattr(exp, f"{side}_avals")
     hlo = getattr(exp, f"{side}_shardings_hlo") or (None,) * len(avals)
-    return tuple(None if h is None else hlo_to_named_sharding(h, a.ndim) for h, a in zip(hlo, avals))
+    # A host aval's sharding says so (its memory kind decides the memory space when read back, as in JAX).
+    return tuple(None if h is None else _in_memory_of(hlo_to_named_sharding(h, a.ndim), a) for h, a in zip(hlo, avals))
+
+
+def _in_memory_of(sharding: ExportedNamedSharding, aval: ShapedArray) -> ExportedNamedSharding:
+    space = memory_space_of(aval)
+    if space is MemorySpace.Device:
+        return sharding
+    return dataclasses.replace(sharding, memory_kind=memory_space_to_kind(space))
 
 
 def _aval_key(aval: ShapedArray, sharding: ExportedNamedSharding | None) -> Any:
@@ -442,7 +452,8 @@ def _write_aval(builder: flatbuffer_builder.Builder, aval: ShapedArray) -> int:
     exported_generated.AbstractValueAddKind(builder, exported_generated.AbstractValueKind.shapedArray)
     exported_generated.AbstractValueAddShape(builder, shape)
     exported_generated.AbstractValueAddDtype(builder, kind)
-    exported_generated.AbstractValueAddMemorySpace(builder, exported_generated.MemorySpace.Device)
+    # The wire codes are MemorySpace's values (Device 1, Host 2, Any 3), as JAX writes them.
+    exported_generated.AbstractValueAddMemorySpace(builder, memory_space_of(aval).value)
     return exported_generated.AbstractValueEnd(builder)
 
 
@@ -652,7 +663,7 @@ def deserialize(blob: bytes | bytearray | memoryview) -> Exported:
 
     Accepts JAX serialization versions 1 to 11. Raises ``ValueError`` saying
     what is wrong for truncated, corrupted or foreign bytes, for content
-    toolkit cannot represent (PRNG-key dtypes, host memory spaces,
+    toolkit cannot represent (PRNG-key dtypes,
     unregistered custom pytree nodes, empty effect names), and never executes
     anything from the blob. Only the module's portable-artifact magic is
     checked here; the module itself is parsed when used (``mlir_module()``,
@@ -840,9 +851,6 @@ def _to_hlo(s: ExportedNamedSharding, aval: ShapedArray) -> Any:
         raise _Corrupt(f"a sharding does not fit its aval {aval}: {e}") from None
 
 
-_MEMORY_SPACE_NAMES = {exported_generated.MemorySpace.Host: "Host", exported_generated.MemorySpace.Any: "Any"}
-
-
 def _read_aval(aval: dict[str, Any], shapes: _Shapes, budget: _Budget) -> ShapedArray:
     budget.spend()
     kind = aval["kind"]
@@ -854,15 +862,15 @@ def _read_aval(aval: dict[str, Any], shapes: _Shapes, budget: _Budget) -> Shaped
         if code in _UNSUPPORTED_DTYPE_KINDS:
             raise _Corrupt(f"dtype {_UNSUPPORTED_DTYPE_KINDS[code]} is not supported by toolkit")
         raise _Corrupt(f"unknown dtype code {code}")
-    memory_space = aval["memory_space"]
-    if memory_space not in (exported_generated.MemorySpace.Missing, exported_generated.MemorySpace.Device):
-        name = _MEMORY_SPACE_NAMES.get(memory_space)
-        if name is None:
-            raise _Corrupt(f"unknown memory space code {memory_space}")
-        raise _Corrupt(f"memory space {name} is not supported by toolkit (only device memory)")
+    code = aval["memory_space"]
+    if code == exported_generated.MemorySpace.Missing:  # blobs before version 5: device memory (as JAX)
+        code = MemorySpace.Device.value
+    if code not in MemorySpace._value2member_map_:
+        raise _Corrupt(f"unknown memory space code {code}")
     shape = shapes.parse(budget.items(aval["shape"]))
     try:
-        return ShapedArray(shape, dtype)
+        # A named sharding's memory kind overrides this when the Exported is built (as JAX).
+        return with_memory_space(ShapedArray(shape, dtype), MemorySpace(code))
     except TypeError as e:  # a dtype the wire format has and toolkit's arrays do not (uint4, float8, ...)
         raise _Corrupt(f"an abstract value cannot be represented: {e}") from None
 
