@@ -29,9 +29,9 @@ possible there.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
+from toolkit import cluster_environments as _cluster
 from toolkit.runtime import client as _client
 from toolkit.runtime import coordination as _runtime
 
@@ -42,16 +42,6 @@ __all__ = ["initialize", "shutdown", "is_initialized"]
 DEFAULT_HEARTBEAT_TIMEOUT = 30
 #: Default seconds a process waits in ``shutdown`` for the others (JAX: 300).
 DEFAULT_SHUTDOWN_TIMEOUT = 300
-
-
-def _env_int(name: str) -> int | None:
-    text = os.environ.get(name)
-    if text is None or text == "":
-        return None
-    try:
-        return int(text)
-    except ValueError:
-        raise ValueError(f"environment variable {name} must be an integer, got {text!r}") from None
 
 
 def _check_int(name: str, value: object, minimum: int) -> int:
@@ -72,13 +62,22 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     Args:
       coordinator_address: ``host:port`` of process 0, where it starts the
         coordination service (bound to every interface on that port) and every
-        process connects. Default: ``TOOLKIT_COORDINATOR_ADDRESS``.
-      num_processes: how many processes take part. Default: ``TOOLKIT_NUM_PROCESSES``.
+        process connects. Default: ``TOOLKIT_COORDINATOR_ADDRESS``, else the
+        launcher's (see below).
+      num_processes: how many processes take part. Default: ``TOOLKIT_NUM_PROCESSES``,
+        else the launcher's.
       process_id: this process's index, ``0 <= process_id < num_processes``,
-        distinct in every process. Default: ``TOOLKIT_PROCESS_ID``.
+        distinct in every process. Default: ``TOOLKIT_PROCESS_ID``, else the launcher's.
       local_device_ids: restrict this process to these local accelerator
         devices (GPU ``visible_devices``); ignored by the CPU client, whose
-        device count is ``TOOLKIT_NUM_CPU_DEVICES``.
+        device count is ``TOOLKIT_NUM_CPU_DEVICES``. Default:
+        ``TOOLKIT_LOCAL_DEVICE_IDS`` (``0,1``), else ``[local rank]`` when a
+        launcher says it.
+
+    Arguments left out are found as ``jax.distributed.initialize()`` finds
+    them (``toolkit/cluster_environments.py``): an explicit argument wins,
+    then each ``TOOLKIT_*`` variable, then the first launcher whose variables
+    are present — Open MPI's ``mpirun``, MPICH's ``mpiexec``, SLURM's ``srun``.
       initialization_timeout: seconds to wait for every process to connect;
         then the process is ended with XLA's message (see the module docstring).
       heartbeat_timeout: seconds without a heartbeat after which the service
@@ -89,17 +88,27 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
       RuntimeError: called twice (without ``shutdown`` between), or after a
         device, array or computation was already used in this process.
       ValueError, TypeError: an argument (or its environment variable) is
-        missing or wrong; the message names it.
+        missing or wrong; the message names it. With no argument and no
+        environment, the message lists every variable looked for.
     """
-    if coordinator_address is None:
-        coordinator_address = os.environ.get("TOOLKIT_COORDINATOR_ADDRESS") or None
-    if num_processes is None:
-        num_processes = _env_int("TOOLKIT_NUM_PROCESSES")
-    if process_id is None:
-        process_id = _env_int("TOOLKIT_PROCESS_ID")
+    if isinstance(local_device_ids, int):
+        local_device_ids = [local_device_ids]
+    if local_device_ids is not None:
+        local_device_ids = list(local_device_ids)
+        for i in local_device_ids:
+            _check_int("local_device_ids[...]", i, 0)
+    found = _cluster.resolve(coordinator_address, num_processes, process_id, local_device_ids)
+    coordinator_address, num_processes, process_id = (found.coordinator_address, found.num_processes,
+                                                      found.process_id)
+    local_device_ids = found.local_device_ids
+    if coordinator_address is None and num_processes is None and process_id is None:
+        raise ValueError("toolkit.distributed.initialize: no coordinator_address, num_processes or process_id "
+                         "given and no cluster environment found; looked for " + _cluster.looked_for())
+    launchers = ", ".join(env.name for env in _cluster.registered() if env is not _cluster.GenericEnvironment)
     if coordinator_address is None:
         raise ValueError("toolkit.distributed.initialize: coordinator_address is required (host:port of process 0), "
-                         "or set TOOLKIT_COORDINATOR_ADDRESS")
+                         f"or set TOOLKIT_COORDINATOR_ADDRESS (no launcher environment ({launchers}) was found "
+                         "to supply it)")
     if not isinstance(coordinator_address, str) or ":" not in coordinator_address:
         raise ValueError("toolkit.distributed.initialize: coordinator_address must be 'host:port', "
                          f"got {coordinator_address!r}")
@@ -108,20 +117,16 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
         raise ValueError("toolkit.distributed.initialize: coordinator_address must end in a port number "
                          f"1..65535, got {coordinator_address!r}")
     if num_processes is None:
-        raise ValueError("toolkit.distributed.initialize: num_processes is required, or set TOOLKIT_NUM_PROCESSES")
+        raise ValueError("toolkit.distributed.initialize: num_processes is required, or set TOOLKIT_NUM_PROCESSES "
+                         f"(no launcher environment ({launchers}) was found to supply it)")
     if process_id is None:
-        raise ValueError("toolkit.distributed.initialize: process_id is required, or set TOOLKIT_PROCESS_ID")
+        raise ValueError("toolkit.distributed.initialize: process_id is required, or set TOOLKIT_PROCESS_ID "
+                         f"(no launcher environment ({launchers}) was found to supply it)")
     _check_int("num_processes", num_processes, 1)
     _check_int("process_id", process_id, 0)
     if process_id >= num_processes:
         raise ValueError(f"toolkit.distributed.initialize: process_id must be < num_processes, got "
                          f"process_id={process_id}, num_processes={num_processes}")
-    if isinstance(local_device_ids, int):
-        local_device_ids = [local_device_ids]
-    if local_device_ids is not None:
-        local_device_ids = list(local_device_ids)
-        for i in local_device_ids:
-            _check_int("local_device_ids[...]", i, 0)
     _check_int("initialization_timeout", initialization_timeout, 1)
     _check_int("heartbeat_timeout", heartbeat_timeout, 1)
     _check_int("shutdown_timeout", shutdown_timeout, 1)
