@@ -75,15 +75,23 @@ def user_source_info(builder: "ProgramBuilder | None" = None) -> SourceInfo | No
         return None
     if len(frames) == 1:
         return frames[0]
-    first = frames[0]
-    return SourceInfo(first.file, first.line, first.function, first.column, first.end_line, first.end_column,
-                      tuple(frames[1:]))
+    key = tuple(map(id, frames))  # the frames are _FRAME_INFO's: their ids are stable while cached
+    chain = _CHAINS.get(key)
+    if chain is None:
+        if len(_CHAINS) > 100_000:
+            _CHAINS.clear()
+        first = frames[0]
+        chain = _CHAINS[key] = SourceInfo(first.file, first.line, first.function, first.column, first.end_line,
+                                          first.end_column, tuple(frames[1:]))
+    return chain
 
 
 #: (id(code), instruction offset) -> (code, the user's frame there as a SourceInfo without callers).
 #: Keyed by id: a code object hashes its whole contents. The entry keeps the code alive, so its id is
 #: not reused while cached.
 _FRAME_INFO: dict[tuple[int, int], tuple[CodeType, SourceInfo]] = {}
+#: (ids of the frames' SourceInfos) -> the SourceInfo of that call chain (cleared with _FRAME_INFO).
+_CHAINS: dict[tuple[int, ...], SourceInfo] = {}
 _MAX_FRAMES = 100  # as JAX's default jax_traceback_in_locations_limit
 
 
@@ -97,6 +105,7 @@ def _describe_frame(code: CodeType, lasti: int) -> SourceInfo:
     info = SourceInfo(code.co_filename, line, code.co_qualname, column or 0, end_line or line, end_column or 0)
     if len(_FRAME_INFO) > 100_000:  # code made at run time (exec) must not grow it without bound
         _FRAME_INFO.clear()
+        _CHAINS.clear()
     _FRAME_INFO[(id(code), lasti)] = (code, info)
     return info
 
@@ -218,6 +227,7 @@ class ProgramBuilder:
         self.constvars: list[Var] = []
         self.consts: list[Any] = []
         self._const_ids: dict[int, Tracer] = {}
+        self._const_sources: list[Any] = []  # numpy constants converted to their canonical dtype: ids stay taken
         # Outer tracers used inside this (nested) trace, and the inputs standing for them.
         self.captured_outer: list[Tracer] = []
         self._captured: dict[int, Tracer] = {}
@@ -275,7 +285,12 @@ class ProgramBuilder:
             var = Var(aval_of(value).strip_weak_type() if not dtypes.is_python_scalar(value) else aval_of(value))
             tracer = Tracer(self, var, "a constant captured by the traced function")
             self.constvars.append(var)
-            self.consts.append(value)
+            if isinstance(value, np.ndarray) and value.dtype != var.aval.dtype:
+                # A captured float64 constant is float32 with x64 off (JAX); the original keeps its id taken.
+                self._const_sources.append(value)
+                self.consts.append(value.astype(var.aval.dtype))
+            else:
+                self.consts.append(value)
             self._const_ids[id(value)] = tracer
         return tracer
 
@@ -285,7 +300,8 @@ class ProgramBuilder:
         if dtypes.is_python_scalar(x):
             return Literal(x, aval_of(x))
         if isinstance(x, (np.generic, np.ndarray)) and np.ndim(x) == 0:
-            return Literal(np.asarray(x), ShapedArray((), dtypes.canonicalize_dtype(x.dtype)))
+            dtype = dtypes.canonicalize_dtype(x.dtype)  # np.float64(1) is a float32 with x64 off (JAX)
+            return Literal(np.asarray(x, dtype), ShapedArray((), dtype))
         return self.to_tracer(_as_constant_value(x))._var
 
     # -- equations ------------------------------------------------------------

@@ -72,6 +72,8 @@ class ModuleContext:
         """The first mesh's symbol (``"mesh"``): for rules written before several meshes were supported."""
         return self.shardy_meshes.first() or self.shardy_meshes.first_name
     _locations: dict = field(default_factory=dict)
+    #: SourceInfo (or a tuple of its first six fields: one frame) -> the location of its frames.
+    _frame_locations: dict = field(default_factory=dict)
     _function_counter: int = 0
     #: (id(program), platforms, dimension variables) -> (symbol, program) of the private functions lowered so far
     _private_functions: dict = field(default_factory=dict)
@@ -90,34 +92,32 @@ class ModuleContext:
             if source_info is None:
                 loc = ir.Location.name(name)
             else:
-                loc = ir.Location.name(name, childLoc=self._frames_location(source_info))
+                frames = self._frame_locations.get(source_info)
+                if frames is None:
+                    frames = self._frames_location(source_info)
+                loc = ir.Location.name(name, childLoc=frames)
             self._locations[key] = loc
         return loc
 
     def _frames_location(self, source_info: Any) -> ir.Location:
-        """``callsite(frame at callers...)`` of ``source_info``, or its one frame (as JAX's tracebacks)."""
-        loc = self._locations.get(source_info)
-        if loc is None:
-            loc = self._frame_location(source_info)
-            callers = getattr(source_info, "callers", ())
-            if callers:
-                loc = ir.Location.callsite(loc, [self._frame_location(c) for c in callers])
-            self._locations[source_info] = loc
-        return loc
+        """``callsite(frame at callers...)`` of a ``SourceInfo``, or its one frame (as JAX's tracebacks)."""
+        if source_info.callers:
+            first = source_info[:6]
+            loc = ir.Location.callsite(self._frame_locations.get(first) or self._frame_location(first, first),
+                                       [self._frame_locations.get(c) or self._frame_location(c, c)
+                                        for c in source_info.callers])
+            self._frame_locations[source_info] = loc
+            return loc
+        return self._frame_location(source_info, source_info)
 
-    def _frame_location(self, frame: Any) -> ir.Location:
-        """``NameLoc(function, FileLineColRange)`` of one frame: what XLA reads as a stack frame."""
-        key = ("frame", frame.file, frame.line, frame.function, getattr(frame, "column", 0),
-               getattr(frame, "end_line", 0), getattr(frame, "end_column", 0))
-        loc = self._locations.get(key)
-        if loc is None:
-            column = getattr(frame, "column", 0)
-            end_line, end_column = getattr(frame, "end_line", 0), getattr(frame, "end_column", 0)
-            if end_line >= frame.line and (end_line, end_column) != (frame.line, column):
-                place = ir.Location.file(frame.file, frame.line, column, end_line, end_column)
-            else:
-                place = ir.Location.file(frame.file, frame.line, column)
-            loc = self._locations[key] = ir.Location.name(frame.function, childLoc=place)
+    def _frame_location(self, key: Any, frame: Any) -> ir.Location:
+        """``NameLoc(function, FileLineColRange)`` of one frame (``SourceInfo`` fields): XLA's stack frame."""
+        file, line, function, column, end_line, end_column = frame[:6]
+        if end_line >= line and (end_line, end_column) != (line, column):
+            place = ir.Location.file(file, line, column, end_line, end_column)
+        else:
+            place = ir.Location.file(file, line, column)
+        loc = self._frame_locations[key] = ir.Location.name(function, childLoc=place)
         return loc
 
     def fresh_function_name(self, base: str) -> str:
