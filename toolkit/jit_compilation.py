@@ -15,6 +15,7 @@ from typing import Any, Mapping, Sequence
 
 from jaxlib.mlir import ir
 
+from toolkit import compilation_cache
 from toolkit.core.avals import ShapedArray
 from toolkit.lowering.types import tensor_type
 from toolkit.passes import dump as ir_dump
@@ -39,8 +40,8 @@ def passes_then_xla(lowered: Any, module: ir.Module, pipeline: Pipeline,
         # (the source file and line). `get_asm(binary=True)` is text without them, where XLA saw "-":<line>.
         buffer = io.BytesIO()
         module.operation.write_bytecode(buffer)
-        executable = runtime_executable.compile_module(
-            buffer.getvalue(), plan.devices, num_partitions=plan.num_partitions,
+        executable = compilation_cache.compile_cached(  # from the persistent cache when it is on
+            module, buffer.getvalue(), plan.devices, pipeline_text=str(pipeline), num_partitions=plan.num_partitions,
             spmd=plan.num_partitions > 1, use_shardy=plan.partitioner == "shardy", compiler_options=compiler_options,
             propagate_output_shardings=plan.output_propagation(), dump_to=timeline and timeline.xla_dump_folder())
     except Exception as error:

@@ -93,18 +93,50 @@ def serialize_executable(executable: LoadedExecutable) -> bytes:
     return bytes(executable.serialize())
 
 
-def deserialize_executable(data: bytes, devices: Sequence[Any], options: Any) -> LoadedExecutable:
+def deserialize_executable(data: bytes, devices: Sequence[Any], options: Any, *,
+                           custom_calls: bool = True) -> LoadedExecutable:
     """Load bytes of :func:`serialize_executable` onto ``devices``; ``ValueError`` when jaxlib cannot parse them.
 
     jaxlib's warning holds: loading an executable may run its code, so pass only bytes you
     produced (the container of ``toolkit.deserialize_compiled`` checks a checksum first).
+    ``custom_calls=False`` (for an executable known to call no LAPACK kernel) skips
+    registering them, which loads scipy (~1 s) in a process that has not compiled yet.
     """
-    _register_cpu_custom_calls()
+    if custom_calls:
+        _register_cpu_custom_calls()
     client = backend(devices[0].platform)
     try:
         return client.deserialize_executable(bytes(data), xla_client.DeviceList(tuple(devices)), options)
     except Exception as error:  # jaxlib raises its own error types
         raise ValueError(f"jaxlib cannot load the executable: {error}") from None
+
+
+def compile_options_fingerprint(options: Any) -> bytes:
+    """``options`` (a :func:`compile_options` result) serialized: the XLA settings part of a compilation cache key.
+
+    Protobuf bytes, stable for one jaxlib build (JAX's persistent cache keys on the same bytes).
+    """
+    return bytes(options.SerializeAsString())
+
+
+def devices_fingerprint(devices: Sequence[Any]) -> str:
+    """What an executable for ``devices`` depends on of them: platform, kinds, ids, processes and topology.
+
+    The topology's fingerprint is PJRT's (it covers the chips' layout); platforms without
+    one are described by their devices alone.
+    """
+    parts = [f"count={len(devices)}",
+             "kinds=" + ",".join(str(d.device_kind) for d in devices),
+             "ids=" + ",".join(str(d.id) for d in devices),
+             "processes=" + ",".join(str(getattr(d, "process_index", 0)) for d in devices)]
+    client = backend(devices[0].platform)
+    parts.append(f"platform={client.platform}/{client.platform_version}")
+    parts.append(f"process_count={1 + max(d.process_index for d in client.devices())}")
+    try:
+        parts.append(f"topology={xla_client.get_topology_for_devices(list(devices)).fingerprint()}")
+    except Exception:  # noqa: BLE001 - jaxlib raises its own error types for platforms without a topology
+        parts.append("topology=none")
+    return ";".join(parts)
 
 
 def runtime_versions(platform: str) -> dict[str, str]:
