@@ -14,7 +14,7 @@ from jaxlib.mlir import ir
 import toolkit
 from toolkit import numpy as tnp
 from toolkit.ir.builders import build
-from toolkit.lab import measurement
+from toolkit.lab import measurement, zoo
 from toolkit.lab.measurement import (ROW_KEYS, STAGES, LabProgram, LabRow, RunTimes, measure_pipeline,
                                      resolve_programs)
 from toolkit.lab.text_table import change, format_table, human
@@ -127,9 +127,8 @@ def test_a_failing_pass_is_recorded_and_the_next_program_still_runs(tmp_path) ->
     # What could be measured before the failure is kept.
     assert first.ops_before is not None and first.ops_after is None
     assert first.compile_seconds_before > 0 and first.run_before is not None and first.run_after is None
-    if measurement._reproducer is not None:
-        assert first.failure.reproducer is not None and os.path.exists(first.failure.reproducer)
-        assert first.failure.reproducer.startswith(str(tmp_path))
+    assert first.failure.pass_name == "lab-test-failing"
+    assert os.path.exists(first.failure.reproducer) and first.failure.reproducer.startswith(str(tmp_path))
     assert second.status == "ok" and second.run_after is not None
     text = format_table(rows)
     assert "first: pipeline failed" in text and "1 of 2 programs ok" in text
@@ -219,6 +218,16 @@ def test_compare_results() -> None:
     assert not measurement.compare_results([ints], [ints + 1], seed=0).equal  # integers: exact
 
 
+def test_zoo_programs_resolve_with_the_zoo_tolerances() -> None:
+    programs = resolve_programs("zoo")
+    assert [p.name for p in programs] == [p.name for p in zoo.programs()]
+    by_name = {p.name: p for p in programs}
+    mixer = by_name["mlp_mixer_toolkit"]
+    assert mixer.origin == "zoo (toolkit)" and (mixer.rtol, mixer.atol) == zoo.tolerances(np.float32)
+    assert by_name["dp_train_shard_map"].num_devices == 8
+    assert [p.name for p in resolve_programs(["vit", "unet"])] == ["vit", "unet"]
+
+
 def test_programs_resolve_from_pairs_and_get_unique_names() -> None:
     lowered = toolkit.jit(_mlp).lower(X, Y)
     programs = resolve_programs([("named", lowered), lowered, lowered])
@@ -258,11 +267,6 @@ def test_number_formatting() -> None:
 
 
 def test_a_wrong_pass_is_named_on_a_zoo_program() -> None:
-    zoo = pytest.importorskip("toolkit.lab.zoo", reason="the zoo has not landed")
-    try:
-        zoo.get("diffusion_ddpm_step").load()
-    except NotImplementedError as error:
-        pytest.skip(f"the zoo cannot load its programs yet: {error}")
     (row,) = measure_pipeline("toolkit-simplify, lab-test-wrong-subtract, cse", ["diffusion_ddpm_step"],
                               verify_numerics=True, runs=1)
     assert row.origin == "zoo (equinox)" and row.status == "numerics differ"

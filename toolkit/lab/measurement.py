@@ -56,23 +56,17 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from toolkit.core import pytrees
+from toolkit.lab import zoo
 from toolkit.lab.loading import load_module
 from toolkit.passes import PipelineError, parse_pipeline
 from toolkit.passes import numerics as pass_numerics
+from toolkit.passes import reproducer as pass_reproducer
 from toolkit.passes.op_stats import count_ops
 from toolkit.passes.pipeline import Pipeline
 from toolkit.runtime import client as runtime_client
 from toolkit.runtime import executable as runtime_executable
 from toolkit.stages import Compiled, Lowered, PolymorphicCompiled, jit
 
-try:  # the other helpers' modules, while they are being written (see docs/pass-lab.md)
-    from toolkit.lab import zoo as _zoo
-except ImportError:  # pragma: no cover - until the zoo lands
-    _zoo = None  # type: ignore[assignment]
-try:
-    from toolkit.passes import reproducer as _reproducer
-except ImportError:  # pragma: no cover - until write_reproducer lands
-    _reproducer = None  # type: ignore[assignment]
 
 #: The stages of one program's measurement, in order; ``LabRow.failure.stage`` is one of them.
 STAGES = ("load", "inputs", "pipeline", "cost", "compile before", "run before", "compile after", "run after",
@@ -270,8 +264,6 @@ class LabProgram:
 
 def _zoo_tolerances(item: Any) -> tuple[float | None, float | None]:
     """The zoo's tolerances for the program's float results (the loosest over their dtypes); None without any."""
-    if _zoo is None:  # pragma: no cover - until the zoo lands
-        return None, None
     pairs = []
     for record in getattr(item, "outputs", ()):
         try:
@@ -279,7 +271,7 @@ def _zoo_tolerances(item: Any) -> tuple[float | None, float | None]:
         except (KeyError, TypeError):
             continue
         if dtype.kind in "fcV":
-            pairs.append(_zoo.tolerances(dtype))
+            pairs.append(zoo.tolerances(dtype))
     if not pairs:
         return None, None
     return max(r for r, _ in pairs), max(a for _, a in pairs)
@@ -310,9 +302,7 @@ def resolve_programs(programs: Any) -> list[LabProgram]:
     resolved: list[LabProgram] = []
     for item in programs:
         if isinstance(item, str) and item == "zoo":
-            if _zoo is None:  # pragma: no cover - until the zoo lands
-                raise ValueError("the zoo (toolkit.lab.zoo) is not available")
-            resolved += [_zoo_program(p) for p in _zoo.programs()]
+            resolved += [_zoo_program(p) for p in zoo.programs()]
         elif isinstance(item, LabProgram):
             resolved.append(item)
         elif isinstance(item, tuple) and len(item) == 2 and isinstance(item[0], str):
@@ -324,12 +314,10 @@ def resolve_programs(programs: Any) -> list[LabProgram]:
             path = os.fspath(item)
             resolved.append(LabProgram(os.path.basename(path), path, origin=path))
         elif isinstance(item, str) and not _looks_like_mlir(item):
-            if _zoo is None:  # pragma: no cover - until the zoo lands
-                raise ValueError(f"'{item}' is neither a file nor a zoo program (the zoo is not available)")
             try:
-                resolved.append(_zoo_program(_zoo.get(item)))
+                resolved.append(_zoo_program(zoo.get(item)))
             except (KeyError, ValueError):
-                names = ", ".join(p.name for p in _zoo.programs())
+                names = ", ".join(p.name for p in zoo.programs())
                 raise ValueError(f"'{item}' is neither a file nor a zoo program (the zoo has: {names})") from None
         elif isinstance(item, Lowered):
             name = getattr(getattr(item, "_traced", None), "fun_name", None) or "lowered"
@@ -498,19 +486,17 @@ def _safe_name(name: str) -> str:
 
 
 def _write_reproducer(directory: str, program: str, module: ir.Module, pipeline: Pipeline,
-                      error: PipelineError) -> str | None:
-    """A reproducer file of a failing pipeline (``toolkit-opt --run-reproducer FILE``); None when none can be made.
+                      error: PipelineError) -> str:
+    """A reproducer file of a failing pipeline (``toolkit-opt --run-reproducer FILE``); its path.
 
     The module just before the failing pass with that pass alone, when the
     error carries them (MLIR's local reproducer); else the program's module
     with the whole pipeline.
     """
-    if _reproducer is None:  # pragma: no cover - until write_reproducer lands
-        return None
     os.makedirs(directory, exist_ok=True)
     path = os.path.join(directory, f"{_safe_name(program)}.reproducer.mlir")
-    if not _reproducer.write_failure_reproducer(path, error):
-        _reproducer.write_reproducer(path, module, str(pipeline))
+    if not pass_reproducer.write_failure_reproducer(path, error):
+        pass_reproducer.write_reproducer(path, module, str(pipeline))
     return path
 
 
