@@ -12,6 +12,7 @@ import pytest
 from jaxlib.mlir import ir
 
 import toolkit
+from toolkit import compilation_cache
 from toolkit import numpy as tnp
 from toolkit.ir.builders import build
 from toolkit.lab import measurement, zoo
@@ -152,6 +153,17 @@ def test_an_error_after_compiling_is_recorded_too(monkeypatch) -> None:
     for row in (first, second):
         assert row.status == "failed: compile before" and "RuntimeError: no cost today" in row.failure.message
         assert row.compile_seconds_before > 0 and row.ops_after is not None
+
+
+def test_compile_times_are_real_compilations_with_a_persistent_cache_set(tmp_path) -> None:
+    compilation_cache.set_cache_dir(tmp_path)
+    try:
+        (row,) = measure_pipeline("cse", [_program("cached", lambda x, y: x * y + 2.0)], runs=1)
+        assert compilation_cache.is_enabled()  # restored afterwards
+    finally:
+        compilation_cache.set_cache_dir(None)
+    assert row.ok and row.compile_seconds_before > 0
+    assert compilation_cache.entries() == [] and list(tmp_path.iterdir()) == []  # neither read nor written
 
 
 def test_progress_reports_every_stage_in_order() -> None:

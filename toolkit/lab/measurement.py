@@ -41,6 +41,7 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import io
 import os
@@ -55,7 +56,9 @@ import ml_dtypes
 import numpy as np
 from jaxlib.mlir import ir
 
+from toolkit import compilation_cache
 from toolkit.core import pytrees
+from toolkit.core.config import config as toolkit_config
 from toolkit.lab import zoo
 from toolkit.lab.loading import load_module
 from toolkit.passes import PipelineError, parse_pipeline
@@ -394,14 +397,28 @@ def _flat_inputs(program: LabProgram, lowered: Lowered, module: ir.Module, seed:
     return made
 
 
+@contextlib.contextmanager
+def _persistent_cache_off() -> Any:
+    """XLA compiles for real inside: with a persistent compilation cache folder set, a second lab run would
+    read its executables from disk and report that as compile time."""
+    flag = compilation_cache.ENABLE.name
+    saved = toolkit_config.read(flag)
+    toolkit_config.update(flag, False)
+    try:
+        yield
+    finally:
+        toolkit_config.update(flag, saved)
+
+
 def _compile(lowered: Lowered, pipeline: Pipeline | None, flat: Sequence[Any]) -> tuple[Compiled, float]:
-    """Compile (with ``pipeline`` first, when given) and, if shape-polymorphic, specialize to ``flat``; timed."""
-    start = time.perf_counter()
-    compiled: Any = lowered.compile() if pipeline is None else lowered.compile(pipeline=pipeline)
-    if isinstance(compiled, PolymorphicCompiled):
-        args, kwargs = _arguments(lowered, flat)
-        compiled = compiled.specialize(*args, **kwargs)
-    return compiled, time.perf_counter() - start
+    """Compile (with ``pipeline`` too, when given) and, if shape-polymorphic, specialize to ``flat``; timed."""
+    with _persistent_cache_off():
+        start = time.perf_counter()
+        compiled: Any = lowered.compile() if pipeline is None else lowered.compile(pipeline=pipeline)
+        if isinstance(compiled, PolymorphicCompiled):
+            args, kwargs = _arguments(lowered, flat)
+            compiled = compiled.specialize(*args, **kwargs)
+        return compiled, time.perf_counter() - start
 
 
 def _warm_call(compiled: Compiled, lowered: Lowered, flat: Sequence[Any]) -> list[np.ndarray]:
@@ -631,7 +648,9 @@ def _warm_up() -> None:
     """
     global _warmed_up
     if not _warmed_up:
-        _block(jit(lambda x: x * 2.0 + 1.0).lower(np.zeros((4,), np.float32)).compile()(np.zeros((4,), np.float32)))
+        with _persistent_cache_off():  # the warm-up is XLA compiling, not reading a file
+            lowered = jit(lambda x: x * 2.0 + 1.0).lower(np.zeros((4,), np.float32))
+            _block(lowered.compile()(np.zeros((4,), np.float32)))
         _warmed_up = True
 
 
