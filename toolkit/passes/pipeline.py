@@ -15,15 +15,18 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import inspect
+import io
 import os
 import re
 import sys
+import tempfile
 import time
 import traceback
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, TextIO, Union
 
 from jaxlib.mlir import ir, passmanager
@@ -32,7 +35,9 @@ from toolkit.ir import diagnostics as ir_diagnostics
 from toolkit.ir.context import _register_passes_once, shared_context
 from toolkit.ir.rewriting import dangling_operands, describe_op, keep_alive_forever
 from toolkit.passes import preconditions, registry
-from toolkit.passes.dump import write_numbered
+from toolkit.passes import dump as ir_dump
+from toolkit.passes.dump import PassRecord, PipelineReport, ReportedDiagnostic, write_numbered
+from toolkit.passes.op_stats import count_ops
 from toolkit.passes.pass_base import (
     FailureSite,
     Pass,
@@ -109,60 +114,6 @@ class NestedPipeline:
 
 
 Element = Union[PassElement, NestedPipeline]
-
-
-@dataclasses.dataclass(frozen=True)
-class PassRecord:
-    """What happened in one top-level element of a run."""
-
-    label: str
-    seconds: float = 0.0
-    changed: bool | None = None  # None: not tracked (no printing asked)
-    statistics: dict[str, int] = dataclasses.field(default_factory=dict)
-
-
-@dataclasses.dataclass(frozen=True)
-class ReportedDiagnostic:
-    """A warning or remark a pass emitted during a run (``location`` as ``file:line:col`` when known)."""
-
-    severity: str  # "warning", "remark" or "note"
-    location: str
-    message: str
-
-
-@dataclasses.dataclass
-class PipelineReport:
-    """Per-element timings and rewrite statistics of one :meth:`Pipeline.run`.
-
-    ``diagnostics`` holds the warnings and remarks passes emitted (when the
-    run captured diagnostics, the default).
-    """
-
-    records: list[PassRecord] = dataclasses.field(default_factory=list)
-    total_seconds: float = 0.0
-    diagnostics: list[ReportedDiagnostic] = dataclasses.field(default_factory=list)
-
-    def timing_report(self) -> str:
-        """An mlir-opt style ``--mlir-timing`` table."""
-        total = self.total_seconds or 1e-12
-        bar = "===" + "-" * 73 + "==="
-        lines = [bar, "Pass execution timing report".center(79), bar,
-                 f"  Total Execution Time: {self.total_seconds:.4f} seconds", "",
-                 "  ----Wall Time----  ----Name----"]
-        for record in self.records:
-            lines.append(f"  {record.seconds:8.4f} ({100 * record.seconds / total:5.1f}%)  {record.label}")
-        lines.append(f"  {self.total_seconds:8.4f} (100.0%)  Total")
-        return "\n".join(lines) + "\n"
-
-    def statistics_report(self) -> str:
-        """Which rewrite fired how often, per pass (``--mlir-pass-statistics``)."""
-        lines = ["===" + "-" * 73 + "===", "Pass statistics report".center(79), "===" + "-" * 73 + "==="]
-        for record in self.records:
-            if record.statistics:
-                lines.append(record.label)
-                for key, count in sorted(record.statistics.items()):
-                    lines.append(f"  ({count}) {key}")
-        return "\n".join(lines) + "\n"
 
 
 # --------------------------------------------------------------------------
@@ -258,18 +209,48 @@ def _build_element(item: tuple) -> Element:
     element = PassElement(name, " ".join(options.split()))
     if not registry.is_cxx_pass(name):
         raise registry.unknown_pass_error(name)
-    if element.options and not registry._cxx_parses(str(element)):
-        raise PassOptionError(_cxx_option_error(str(element)))
+    if element.options:
+        with _stderr_captured() as printed:  # jaxlib prints an option error once per parse attempt
+            ok = registry._cxx_parses(str(element))
+        if not ok:
+            raise PassOptionError(_one_option_error(str(element), printed()))
     return element
 
 
-def _cxx_option_error(element_text: str) -> str:
-    with shared_context():
+@contextlib.contextmanager
+def _stderr_captured() -> Iterator[Callable[[], str]]:
+    """What C++ code writes to file descriptor 2 inside the block (``printed()`` after it), kept off the terminal."""
+    captured = {"text": ""}
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError):
+        yield lambda: captured["text"]
+        return
+    with tempfile.TemporaryFile() as sink:
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield lambda: captured["text"]
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            captured["text"] = sink.read().decode("utf-8", errors="replace")
+
+
+def _one_option_error(element_text: str, printed: str) -> str:
+    """``bad options for 'x{...}': <each distinct reason once>`` from jaxlib's exception and printout."""
+    with shared_context(), _stderr_captured() as more:
         try:
             passmanager.PassManager.parse(f"builtin.module({element_text})")
         except ValueError as error:
-            return f"bad options for '{element_text}': {str(error).strip()}"
-    return f"bad options for '{element_text}'"
+            printed += "\n" + str(error)
+    reasons: list[str] = []
+    for line in (printed + "\n" + more()).splitlines():
+        line = line.replace("<Pass-Options-Parser>:", "").strip().lstrip(":").strip().rstrip("!")
+        if line and not line.startswith("failed to add") and line not in reasons:
+            reasons.append(line)
+    return f"bad options for '{element_text}'" + (f": {'; '.join(reasons)}" if reasons else "")
 
 
 def parse_pipeline(text: str) -> "Pipeline":
@@ -322,24 +303,50 @@ def _module_text(op: ir.Operation, debug_info: bool) -> str:
     return op.get_asm(enable_debug_info=debug_info)
 
 
+@dataclasses.dataclass(frozen=True)
+class _Leaf:
+    """One pass of a run with the anchors it is nested in: ``func.func(cse)`` is ``(("func.func",), cse)``."""
+
+    path: tuple[str, ...]
+    element: PassElement
+
+    @property
+    def label(self) -> str:
+        return _wrap_nested(self.path, str(self.element))
+
+    @property
+    def class_name(self) -> str:
+        return ir_dump.pass_class_name(self.element.name, self.element.python_pass)
+
+
+def _scope(op: ir.Operation) -> tuple[str, str | None]:
+    """(op name, symbol name or None) for an IR-dump header at module scope."""
+    symbol = op.attributes["sym_name"] if "sym_name" in op.attributes else None
+    return op.name, (ir.StringAttr(symbol).value if isinstance(symbol, ir.StringAttr) else None)
+
+
 class _Run:
     """State shared by the probes and Python passes of one pipeline run."""
 
-    def __init__(self, pipeline: "Pipeline", root: Any, *, print_before: Callable[[str], bool],
-                 print_after: Callable[[str], bool], print_after_change: bool,
+    def __init__(self, pipeline: "Pipeline", root: Any, *, print_before: Callable[[_Leaf], bool],
+                 print_after: Callable[[_Leaf], bool], print_after_change: bool,
                  stream: TextIO, dump_dir: str | None, debug_info: bool):
         self.pipeline = pipeline
         self.root = root  # the module the run changes (kept alive forever if a pass corrupts it)
         self.print_before = print_before
         self.print_after = print_after
         self.print_after_change = print_after_change
+        self.module_scope = False
+        self.count_cxx_ops = False  # statistics of C++ passes: the ops they erased and created
         self.stream = stream
         self.dump_dir = dump_dir
         self.debug_info = debug_info
         self.report = PipelineReport()
-        self.current: str | None = None
+        self.current: _Leaf | None = None
         self.started = 0.0
         self.text_before: str | None = None
+        self.scoped_before: list[tuple[ir.Operation, str]] | None = None
+        self.counts_before: Counter | None = None
         self.statistics: Counter = Counter()
         # (pass name, exception, one-line description) of the Python pass that failed.
         self.python_error: tuple[str, BaseException, str] | None = None
@@ -347,11 +354,14 @@ class _Run:
         self.errors: list[str] = []
         self.verify = True
         self.verification_failed = False
+        self.corrupted = False  # a Python pass erased a used op: nothing may read the IR
         # (pass name, reason) of a C++ pass refused before it ran (toolkit.passes.preconditions).
         self.precondition_failure: tuple[str, str] | None = None
-        # Pipeline.run(observe=...): called with (record, op, IR text) after every element.
+        # Pipeline.run(observe=...): called with (record, op, IR text) after every pass.
         self.observe: Callable[[PassRecord, ir.Operation, str], None] | None = None
-        self.last_text: str | None = None  # the IR after the previous element (observing only)
+        # Pipeline.run(on_pass_start=...): called with (pass pipeline text, module) before every pass.
+        self.on_pass_start: Callable[[str, ir.Operation], None] | None = None
+        self.last_text: str | None = None  # the IR after the previous pass (observing only)
 
     def capture(self, diagnostic: Any) -> bool:
         if diagnostic.severity != ir.DiagnosticSeverity.ERROR:
@@ -367,41 +377,67 @@ class _Run:
         self.errors.append(text)
         return True
 
-    def emit(self, header: str, label: str, text: str) -> None:
+    def scoped_texts(self, root: ir.Operation, path: Sequence[str]) -> list[tuple[ir.Operation, str]]:
+        """The ops a pass anchored at ``path`` runs on, with their text (the module for a module pass)."""
+        if not path:
+            return [(root, _module_text(root, self.debug_info))]
+        return [(op, op.get_asm(enable_debug_info=self.debug_info)) for op in _anchor_ops(root, path)]
+
+    def emit(self, when: str, leaf: _Leaf, op: ir.Operation, text: str, *, failed: bool = False) -> None:
+        """One IR dump, headed as MLIR heads it; at module scope the whole module follows."""
+        scope = _scope(op) if self.module_scope else None
+        if scope is not None and op != self.root.operation:
+            text = _module_text(self.root.operation, self.debug_info)
+        header = ir_dump.ir_dump_header(when, leaf.class_name, str(leaf.element), failed=failed, scope=scope)
         if self.dump_dir is not None:
             self.dump_count += 1
-            write_numbered(self.dump_dir, self.dump_count, f"{header.lower()}_{label}"[:80], text)
+            write_numbered(self.dump_dir, self.dump_count, f"{when.lower()}_{leaf.label}"[:80], text)
         else:
-            self.stream.write(f"// -----// IR Dump {header} {label} //----- //\n{text}\n")
+            self.stream.write(f"{header}\n{text.rstrip()}\n\n")
             self.stream.flush()
 
-    def before(self, label: str, op: ir.Operation, pass_handle: Any = None,
-               pass_names: Sequence[str] = ()) -> None:
-        self.current = label
-        if pass_names:
+    def emit_failure(self, leaf: _Leaf, op: ir.Operation) -> None:
+        """``IR Dump After X Failed`` (``--mlir-print-ir-after-failure``), unless the IR is unsafe to read."""
+        if not self.corrupted:
+            self.emit("After", leaf, op, _module_text(op, self.debug_info), failed=True)
+
+    def before(self, leaf: _Leaf, op: ir.Operation, pass_handle: Any = None,
+               checked: Sequence[str] = ()) -> None:
+        self.current = leaf
+        if checked:
             # A C++ pass that would abort or segfault on this module is refused before it runs.
-            refused = preconditions.check(pass_names, op)
+            refused = preconditions.check(checked, op)
             if refused is not None:
                 self.precondition_failure = refused
                 pass_handle.signal_pass_failure()
                 return
+        if self.on_pass_start is not None:
+            self.on_pass_start(_wrap_nested(("builtin.module",), leaf.label), op)
         self.statistics = Counter()
-        wants_after = self.print_after(label)
-        if self.print_before(label) or wants_after or self.observe is not None:
+        printing = self.print_before(leaf) or self.print_after(leaf)
+        self.scoped_before = self.scoped_texts(op, leaf.path) if printing else None
+        if self.observe is not None:
             self.text_before = self.last_text if self.last_text is not None else _module_text(op, self.debug_info)
-            if self.print_before(label):
-                self.emit("Before", label, self.text_before)
         else:
             self.text_before = None
+        if self.print_before(leaf) and self.scoped_before is not None:
+            for anchor, text in self.scoped_before:
+                self.emit("Before", leaf, anchor, text)
+        self.counts_before = count_ops(op) if self.count_cxx_ops and not leaf.element.is_python else None
         self.started = time.perf_counter()
 
-    def after(self, label: str, op: ir.Operation, pass_handle: Any, verify: str) -> None:
+    def after(self, leaf: _Leaf, op: ir.Operation, pass_handle: Any, verify: str) -> None:
         seconds = time.perf_counter() - self.started
-        changed = None
-        if self.text_before is not None:
-            text_after = _module_text(op, self.debug_info)
+        changed: bool | None = None
+        scoped_after = None
+        if self.scoped_before is not None:
+            scoped_after = self.scoped_texts(op, leaf.path)
+            before_texts = [text for _, text in self.scoped_before]
+            changed = [text for _, text in scoped_after] != before_texts
+        text_after = _module_text(op, self.debug_info) if self.observe is not None else None
+        if changed is None and text_after is not None:
             changed = text_after != self.text_before
-        # Verify like MLIR's pass manager does, but only when the element may
+        # Verify like MLIR's pass manager does, but only when the pass may
         # have changed the IR: "always" (C++ passes: unknown), "if-rewritten"
         # (pattern passes: a pattern fired), "never" (read-only passes).
         must_verify = changed if changed is not None else (
@@ -416,12 +452,23 @@ class _Run:
                 self.verification_failed = True
                 pass_handle.signal_pass_failure()
                 return
-        if changed is not None and self.print_after(label) and (changed or not self.print_after_change):
-            self.emit("After", label, text_after)
-        record = PassRecord(label, seconds, changed, dict(self.statistics))
+        if scoped_after is not None and self.print_after(leaf):
+            assert self.scoped_before is not None
+            for index, (anchor, text) in enumerate(scoped_after):
+                same = index < len(self.scoped_before) and self.scoped_before[index][1] == text
+                if not (same and self.print_after_change):
+                    self.emit("After", leaf, anchor, text)
+        if self.counts_before is not None:
+            delta = count_ops(op)
+            delta.subtract(self.counts_before)
+            for name, count in delta.items():
+                if count:
+                    self.statistics[f"{'created' if count > 0 else 'erased'} {name}"] += abs(count)
+        record = PassRecord(leaf.label, seconds, changed, dict(self.statistics), leaf.element.name,
+                            leaf.class_name, leaf.path)
         self.report.records.append(record)
         self.current = None
-        if self.observe is not None:
+        if self.observe is not None and text_after is not None:
             self.last_text = text_after
             self.observe(record, op, text_after)
 
@@ -490,7 +537,7 @@ class _Run:
         dangling = dangling_operands(root)
         if not dangling:
             return False
-        self.verification_failed = True
+        self.verification_failed = self.corrupted = True
         keep_alive_forever(self.root)
         for user, numbers in dangling[:5]:
             user.location.emit_error(
@@ -517,26 +564,22 @@ def _source_files(instance: Pass) -> tuple[str, ...]:
         return ()
 
 
-def _pass_names(element: Element) -> list[str]:
-    """The names of every pass in ``element`` (nested pipelines included)."""
+def _leaves(element: Element, anchors: tuple[str, ...] = ()) -> Iterable[_Leaf]:
+    """Every pass of ``element`` on its own with its anchors: ``a(b(x, y))`` -> ``a(b(x))``, ``a(b(y))``."""
     if isinstance(element, PassElement):
-        return [element.name]
-    return [name for child in element.elements for name in _pass_names(child)]
+        yield _Leaf(anchors, element)
+        return
+    for child in element.elements:
+        yield from _leaves(child, anchors + (element.anchor,))
 
 
 def _leaf_elements(element: Element, anchors: tuple[str, ...]) -> Iterable[Element]:
-    """Every pass of ``element`` on its own, wrapped in its anchors: ``a(b(x, y))`` -> ``a(b(x))``, ``a(b(y))``."""
-    if isinstance(element, PassElement):
-        for anchor in reversed(anchors):
-            element = NestedPipeline(anchor, (element,))
-        yield element
-        return
-    for child in element.elements:
-        yield from _leaf_elements(child, anchors + (element.anchor,))
+    """Every pass of ``element`` on its own, wrapped in its anchors (as :class:`NestedPipeline` elements)."""
+    return (_nest(leaf.path, leaf.element) for leaf in _leaves(element, anchors))
 
 
-def _verify_policy(element: Element) -> str:
-    if isinstance(element, PassElement) and element.python_pass is not None:
+def _verify_policy(element: PassElement) -> str:
+    if element.python_pass is not None:
         instance = element.python_pass
         if not getattr(instance, "modifies_ir", True):
             return "never"
@@ -545,17 +588,14 @@ def _verify_policy(element: Element) -> str:
     return "always"
 
 
-def _selector(spec: bool | str | Iterable[str] | None) -> Callable[[str], bool]:
+def _selector(spec: bool | str | Iterable[str] | None) -> Callable[[_Leaf], bool]:
+    """Which passes to print around: True (all), a name or names (a pass argument, or its pipeline text)."""
     if spec is None or spec is False:
-        return lambda label: False
+        return lambda leaf: False
     if spec is True:
-        return lambda label: True
+        return lambda leaf: True
     names = {spec} if isinstance(spec, str) else set(spec)
-
-    def selected(label: str) -> bool:
-        return label in names or any(re.search(rf"(^|[(,\s]){re.escape(n)}([{{(),\s]|$)", label) for n in names)
-
-    return selected
+    return lambda leaf: leaf.element.name in names or leaf.label in names or str(leaf.element) in names
 
 
 @dataclasses.dataclass(frozen=True)
@@ -576,31 +616,17 @@ class Pipeline:
     def __add__(self, other: "Pipeline") -> "Pipeline":
         return Pipeline(self.elements + other.elements)
 
-    def _add_element(self, pm: Any, run: _Run, element: Element, path: tuple[str, ...]) -> None:
-        if isinstance(element, PassElement):
-            if element.python_pass is not None:
-                pm.add(run.python_pass(element.python_pass, path),
-                       name=element.python_pass.name, argument=element.python_pass.name)
-            else:
-                pm.add(_wrap_nested(path, str(element)))
-            return
-        nested_path = path + (element.anchor,)
-        if not element.contains_python():
-            pm.add(_wrap_nested(path, str(element)))
-            return
-        # jaxlib cannot nest a Python pass under an anchor: run consecutive C++
-        # passes as one nested pipeline and Python passes over the anchor ops.
-        cxx_run: list[str] = []
-        for child in element.elements:
-            if child.contains_python():
-                if cxx_run:
-                    pm.add(_wrap_nested(nested_path, ", ".join(cxx_run)))
-                    cxx_run = []
-                self._add_element(pm, run, child, nested_path)
-            else:
-                cxx_run.append(str(child))
-        if cxx_run:
-            pm.add(_wrap_nested(nested_path, ", ".join(cxx_run)))
+    def pretty(self) -> str:
+        """The pipeline one element per line, as ``mlir-opt --dump-pass-pipeline`` prints it."""
+        return ir_dump.pretty_pipeline(str(self))
+
+    def pass_names(self) -> list[str]:
+        """The name of every pass, nested ones included, in run order."""
+        return [leaf.element.name for element in self.elements for leaf in _leaves(element)]
+
+    def leaves(self) -> list[str]:
+        """Every pass as its own pipeline text: ``func.func(cse, canonicalize)`` gives ``func.func(cse)``, ``func.func(canonicalize)``."""
+        return [leaf.label for element in self.elements for leaf in _leaves(element)]
 
     def run(self, module: ir.Module | ir.Operation, *,
             print_ir_before: bool | str | Iterable[str] | None = None,
@@ -609,30 +635,45 @@ class Pipeline:
             dump_dir: str | None = None, statistics: bool = False,
             debug_info: bool = False, stream: TextIO | None = None,
             capture_diagnostics: bool = True,
-            observe: Callable[[PassRecord, ir.Operation, str], None] | None = None) -> PipelineReport:
+            observe: Callable[[PassRecord, ir.Operation, str], None] | None = None,
+            print_module_scope: bool = False, print_after_failure: bool = False,
+            timing_display: str = "tree",
+            on_pass_start: Callable[[str, ir.Operation], None] | None = None,
+            keep_module_before: bool = True) -> PipelineReport:
         """Run on ``module`` in place; see :func:`run_pipeline` for the options."""
         op = module.operation
         run = _Run(self, module, print_before=_selector(print_ir_before), print_after=_selector(print_ir_after),
                    print_after_change=print_after_change, stream=stream or sys.stderr,
                    dump_dir=dump_dir, debug_info=debug_info)
         run.observe = observe
-        # Observed, a nested pipeline runs one pass at a time: anchor(a, b) as anchor(a), anchor(b).
-        elements = self.elements if observe is None else tuple(
-            leaf for element in self.elements for leaf in _leaf_elements(element, ()))
+        run.on_pass_start = on_pass_start
+        run.module_scope = print_module_scope
+        run.count_cxx_ops = statistics
+        # Every pass runs as its own element: func.func(a, b) as func.func(a), func.func(b) (the same
+        # passes on the same ops), so each is timed, printed, verified and named on failure.
+        leaves = [leaf for element in self.elements for leaf in _leaves(element)]
+        # The input, kept (as bytecode: cheap) so a failure can rebuild the module before the failing pass.
+        snapshot = None
+        if keep_module_before and leaves:
+            snapshot = io.BytesIO()  # bytecode keeps locations (get_asm(binary=True) is text without them)
+            op.write_bytecode(snapshot)
         with op.context:
             pm = passmanager.PassManager("builtin.module")
             # Our probes verify instead: MLIR would verify after every Python
             # pass (they cannot declare "nothing changed"), probes included.
             pm.enable_verifier(False)
             run.verify = verify
-            for element in elements:
-                label = str(element)
-                policy = _verify_policy(element)
-                checked = tuple(n for n in _pass_names(element) if n in preconditions.PRECONDITIONS)
-                pm.add(lambda o, p, label=label, checked=checked: run.before(label, o.operation, p, checked),
+            for leaf in leaves:
+                policy = _verify_policy(leaf.element)
+                checked = (leaf.element.name,) if leaf.element.name in preconditions.PRECONDITIONS else ()
+                pm.add(lambda o, p, leaf=leaf, checked=checked: run.before(leaf, o.operation, p, checked),
                        name="toolkit-probe", argument="toolkit-probe")
-                self._add_element(pm, run, element, ())
-                pm.add(lambda o, p, label=label, policy=policy: run.after(label, o.operation, p, policy),
+                if leaf.element.python_pass is not None:
+                    pm.add(run.python_pass(leaf.element.python_pass, leaf.path),
+                           name=leaf.element.name, argument=leaf.element.name)
+                else:
+                    pm.add(leaf.label)
+                pm.add(lambda o, p, leaf=leaf, policy=policy: run.after(leaf, o.operation, p, policy),
                        name="toolkit-probe", argument="toolkit-probe")
             handler = (ir_diagnostics.attach_diagnostic_handler(op.context, run.capture)
                        if capture_diagnostics else None)
@@ -641,6 +682,14 @@ class Pipeline:
                 pm.run(op)
             except ir.MLIRError as error:
                 failure = self._failure(run, op, error)
+                if run.current is not None:
+                    leaf = run.current
+                    if print_after_failure or run.print_after(leaf):
+                        run.emit_failure(leaf, op)
+                    failure.pass_name = leaf.element.name
+                    failure.pass_pipeline = _wrap_nested(("builtin.module",), leaf.label)
+                    if snapshot is not None:
+                        _rebuild_module_before(failure, snapshot.getvalue(), op.context, leaves, leaves.index(leaf))
                 raise failure from failure.__cause__
             finally:
                 run.report.total_seconds = time.perf_counter() - start
@@ -648,13 +697,13 @@ class Pipeline:
                     handler.detach()
         out = run.stream
         if timing:
-            out.write(run.report.timing_report())
+            out.write(run.report.timing_report(timing_display))
         if statistics:
             out.write(run.report.statistics_report())
         return run.report
 
     def _failure(self, run: _Run, op: ir.Operation, error: ir.MLIRError) -> PipelineError:
-        label = run.current or "<pipeline>"
+        label = str(run.current.element) if run.current is not None else "<pipeline>"
         if run.precondition_failure is not None:
             name, reason = run.precondition_failure
             return PipelineError(f"pass '{name}' cannot run on this module: {reason}")
@@ -679,32 +728,56 @@ class Pipeline:
         return PipelineError(f"pass '{label}' failed:\n{details}")
 
 
-def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | Pipeline, *,
-                 print_ir_before: bool | str | Iterable[str] | None = None,
-                 print_ir_after: bool | str | Iterable[str] | None = None,
-                 print_after_change: bool = True, timing: bool = False, verify: bool = True,
-                 dump_dir: str | None = None, statistics: bool = False,
-                 debug_info: bool = False, stream: TextIO | None = None,
-                 capture_diagnostics: bool = True,
-                 observe: Callable[[PassRecord, ir.Operation, str], None] | None = None) -> PipelineReport:
-    """Run a pipeline (text or :class:`Pipeline`) on ``module`` in place.
+def _rebuild_module_before(failure: PipelineError, snapshot: bytes, context: ir.Context,
+                           leaves: list[_Leaf], index: int) -> None:
+    """Set ``failure.module_before``: the input with the passes before the failing one run again (only on
+    failure). If that fails (a pass that is not deterministic): the input, with every pass up to the failing one.
+    """
+    with context:
+        copy = ir.Module.parse(snapshot)
+    if index:
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):  # passes that print do not print twice
+                Pipeline(tuple(_nest(leaf.path, leaf.element) for leaf in leaves[:index])).run(
+                    copy, stream=io.StringIO(), keep_module_before=False)
+        except PipelineError:
+            with context:
+                copy = ir.Module.parse(snapshot)
+            failure.pass_pipeline = _wrap_nested(
+                ("builtin.module",), ", ".join(leaf.label for leaf in leaves[:index + 1]))
+    failure.module_before = copy.operation.get_asm(enable_debug_info=True)
 
-    * ``print_ir_before`` / ``print_ir_after``: True for every top-level
-      element, or a pass name / names (matches elements containing them).
-      With ``print_after_change`` (default) "after" dumps only when the IR changed.
+
+def _nest(path: Sequence[str], element: PassElement) -> Element:
+    wrapped: Element = element
+    for anchor in reversed(path):
+        wrapped = NestedPipeline(anchor, (wrapped,))
+    return wrapped
+
+
+def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | Pipeline, **options: Any) -> PipelineReport:
+    """Run a pipeline (text or :class:`Pipeline`) on ``module`` in place; ``options`` as :meth:`Pipeline.run` takes them.
+
+    Every pass runs, prints, is timed and is verified on its own
+    (``func.func(cse, canonicalize)`` as ``func.func(cse)``, ``func.func(canonicalize)``).
+
+    * ``print_ir_before`` / ``print_ir_after``: True for every pass, or pass
+      names (``cse``) / pipeline texts (``func.func(cse)``). With
+      ``print_after_change`` (default) "after" dumps only when the IR changed;
+      ``print_after_failure``: dump the IR after the failing pass;
+      ``print_module_scope``: dump the whole module, not the op a nested pass ran on.
+      Dumps are headed as MLIR's (``// -----// IR Dump After CSEPass: cse //----- //``).
     * ``dump_dir``: write numbered files there instead of printing to ``stream``
       (stderr by default).
-    * ``timing``: write a timing table; ``statistics``: which rewrite fired.
+    * ``timing``: write a timing table (``timing_display``: ``tree`` or ``list``);
+      ``statistics``: which rewrite fired (C++ passes: the ops they erased and created).
     * ``verify``: verify after each pass; a failure names the pass.
-    * ``capture_diagnostics``: error diagnostics go into the raised error
-      instead of stderr, warnings and remarks into ``report.diagnostics``
-      (``toolkit-opt`` turns it off and attaches its own handler with
-      ``toolkit.ir.diagnostics.attach_diagnostic_handler``).
-    * ``observe(record, op, text)``: called after every pass with its
-      :class:`PassRecord`, the module and its IR text (what
-      ``TOOLKIT_DUMP_IR_TO`` and the pipeline report use). Observed, a nested
-      pipeline runs one pass at a time (``func.func(cse, canonicalize)`` as
-      ``func.func(cse), func.func(canonicalize)``), so every pass is seen.
+    * ``capture_diagnostics``: error diagnostics go into the raised error, warnings and
+      remarks into ``report.diagnostics`` (``toolkit-opt`` turns it off: its own handler prints them).
+    * ``observe(record, op, text)``: called after every pass (``TOOLKIT_DUMP_IR_TO``, reports);
+      ``on_pass_start(pass_pipeline_text, module)``: before every pass (local crash reproducers).
+    * ``keep_module_before`` (default True): keep the input's bytecode so a failure's
+      :class:`PipelineError` carries ``module_before`` (see :mod:`toolkit.passes.reproducer`).
 
     A Python pass that raises fails the run with an error diagnostic at the
     op it was processing (the op a pattern was matching, else the anchor op)
@@ -722,7 +795,4 @@ def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | Pipeline, *,
     """
     if isinstance(pipeline, str):
         pipeline = parse_pipeline(pipeline)
-    return pipeline.run(module, print_ir_before=print_ir_before, print_ir_after=print_ir_after,
-                        print_after_change=print_after_change, timing=timing, verify=verify,
-                        dump_dir=dump_dir, statistics=statistics, debug_info=debug_info, stream=stream,
-                        capture_diagnostics=capture_diagnostics, observe=observe)
+    return pipeline.run(module, **options)
