@@ -264,7 +264,9 @@ def _host_value(x: Any) -> tuple[np.ndarray, ShapedArray]:
     value = np.asarray(x)
     if value.dtype == object:
         raise TypeError(f"cannot put a value of type {type(x).__name__} on a device: {x!r}")
-    dtype = dtypes.canonicalize_dtype(value.dtype)
+    dtype = dtypes.canonicalize_dtype(value.dtype)  # numpy's float64 is float32 with x64 off (JAX's device_put)
+    if dtype != value.dtype:
+        value = value.astype(dtype)
     return value, ShapedArray(value.shape, dtype)
 
 

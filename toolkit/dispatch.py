@@ -32,6 +32,7 @@ import numpy as np
 
 from toolkit.array import Array
 from toolkit.core import pytrees, sharding_types, tracing
+from toolkit.core.config import cache_state
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, aval_of
 from toolkit.passes.default_pipeline import jit_pipeline_generation
 from toolkit.shard import placement
@@ -193,6 +194,7 @@ class LastSingle:
 
     aval: ShapedArray
     generation: int
+    state: tuple  # toolkit.core.config.cache_state() when it hit (x64 on or off)
     entry: FastEntry
 
 
@@ -202,6 +204,7 @@ class LastMany:
 
     tree: pytrees.PyTreeDef
     generation: int
+    state: tuple  # toolkit.core.config.cache_state() when it hit
     avals: tuple[ShapedArray, ...]
     entry: FastEntry
 
@@ -220,10 +223,13 @@ class FastPath:
     compiled to :meth:`remember`.
     """
 
-    __slots__ = ("entries", "generation", "dict_leaf_orders", "last_single", "last_many")
+    __slots__ = ("entries", "generation", "dict_leaf_orders", "last_single", "last_many", "keyed_on_config")
 
-    def __init__(self) -> None:
-        self.entries: dict[tuple, FastEntry] = {}  # (tree, avals, pipeline generation) -> entry
+    def __init__(self, keyed_on_config: bool = True) -> None:
+        #: Whether what a call runs depends on the configuration (``cache_state()``: x64 on or off): a function's
+        #: does (it is traced in the mode of the call), a compiled program's does not.
+        self.keyed_on_config = keyed_on_config
+        self.entries: dict[tuple, FastEntry] = {}  # (tree, avals, pipeline generation, config state) -> entry
         self.generation = -1  # the jit pipeline generation of the entries
         self.dict_leaf_orders: dict[tuple, DictLeafOrder] = {}  # f(dict): its keys -> tree and leaf order
         self.last_single: LastSingle | None = None
@@ -232,13 +238,16 @@ class FastPath:
     def call(self, args: tuple) -> Any:
         """The outputs of a remembered executable on ``args``; :data:`MISS` if there is none or they do not fit."""
         first = type(args[0]) if len(args) == 1 else None
+        # The flags traces depend on (x64): one prebuilt tuple unless an override block is open somewhere.
+        state = cache_state() if self.keyed_on_config else ()
         leaves: Sequence[Any]
         avals: tuple[ShapedArray, ...]
         entry: FastEntry | None
         if first is Array:  # f(x): no flatten; the same aval object as last time (x = f(x)): no hashing
             aval = args[0].aval
             last = self.last_single
-            if last is not None and last.aval is aval and last.generation == jit_pipeline_generation():
+            if last is not None and last.aval is aval and last.generation == jit_pipeline_generation() \
+                    and last.state is state:
                 entry = last.entry
                 if entry.partitioner is ANY_PARTITIONER or entry.partitioner == _environ_get(PARTITIONER_VARIABLE):
                     out = entry.compiled._call_fast(args)
@@ -261,33 +270,36 @@ class FastPath:
         # The same tree and avals as the last hit (the same inputs, or outputs fed back): no hashing.
         # (A tuple comparison: identical avals compare by identity, in C.)
         if last_many is not None and last_many.tree is tree and last_many.generation == generation \
-                and last_many.avals == avals:
+                and last_many.state is state and last_many.avals == avals:
             entry = last_many.entry
         else:
-            entry = self.entries.get((tree, avals, generation))
+            entry = self.entries.get((tree, avals, generation, state))
         if entry is None or not (entry.partitioner is ANY_PARTITIONER
                                  or entry.partitioner == _environ_get(PARTITIONER_VARIABLE)):
             return MISS
         if first is Array:
-            self.last_single = LastSingle(avals[0], generation, entry)
+            self.last_single = LastSingle(avals[0], generation, state, entry)
         else:  # also when remembered: equal but new aval objects (outputs fed back) come again
-            self.last_many = LastMany(tree, generation, avals, entry)
+            self.last_many = LastMany(tree, generation, state, avals, entry)
         return entry.compiled._call_fast(leaves)
 
     def remember(self, args: tuple, leaf_count: int, avals: tuple[ShapedArray, ...], compiled: Any,
-                 generation: int, partitioner: Any) -> None:
+                 generation: int, partitioner: Any, state: tuple) -> None:
         """Answer later calls like ``args`` (positional, ``leaf_count`` leaves of ``avals``) with ``compiled``.
 
         ``generation`` is the jit pipeline's when the call began (a change since
         must miss); ``partitioner`` the ``$TOOLKIT_PARTITIONER`` it compiled
-        under, or :data:`ANY_PARTITIONER`.
+        under, or :data:`ANY_PARTITIONER`; ``state`` the ``cache_state()`` it
+        was traced under (ignored when not ``keyed_on_config``).
         """
+        if not self.keyed_on_config:
+            state = ()
         if generation != self.generation:
             # Entries of an older pipeline can never hit again.
             self.entries.clear()
             self.generation = generation
         tree = pytrees.tree_structure(args)
-        self.entries[(tree, avals, generation)] = fast_entry(compiled, partitioner)
+        self.entries[(tree, avals, generation, state)] = fast_entry(compiled, partitioner)
         if len(args) == 1 and type(args[0]) is dict and len(self.dict_leaf_orders) < 64:
             keys = tuple(args[0])
             order = dict_leaf_order(tree, leaf_count)
@@ -430,7 +442,8 @@ class EagerExecutables:
             self._generation = generation
         # The out_sharding= overrides in force type the result (toolkit.core.sharding_types): part of the key.
         overrides = tuple(sharding_types._overrides)
-        key = (primitive, params_key, avals, placements, overrides) if params_key is not None else None
+        # The flags traces depend on (x64): a primitive's rule may read them (its result dtype).
+        key = (primitive, params_key, avals, placements, overrides, cache_state()) if params_key is not None else None
         entry = self._cache.get(key) if key is not None else None
         compiled = None
         if entry is not None and (entry.partitioner is ANY_PARTITIONER

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from toolkit.core import pytrees, sharding_types, tracing
+from toolkit.core.config import cache_state
 from toolkit.core.avals import is_static_shape
 from toolkit.core.program import Program
 from toolkit.lax import parallel
@@ -65,8 +66,9 @@ def trace_key(wrapped: Any, sig: ArgumentSignature) -> tuple | None:
     The static argument positions and names, the tree, abstract values (with
     weak types and type shardings) and placements of the dynamic arguments, the
     static arguments' values and types (``1`` and ``1.0`` are equal and hash
-    alike), the current mesh (``set_mesh``) and the ``out_sharding=``
-    overrides in force. Not cached: traces inside another trace (they may
+    alike), the current mesh (``set_mesh``), the ``out_sharding=``
+    overrides in force and the configuration flags traces depend on
+    (``cache_state()``: a function traced with x64 off is traced again with it on). Not cached: traces inside another trace (they may
     capture its values) and symbolic shapes (dimension variables belong to
     their scope, which equality does not compare).
     """
@@ -78,7 +80,7 @@ def trace_key(wrapped: Any, sig: ArgumentSignature) -> tuple | None:
         static_types = (tuple([(i, type(v)) for i, v in sorted(sig.static_args.items())]),
                         tuple([(k, type(v)) for k, v in sorted(sig.static_kwargs.items())]))
     return (wrapped.static_argnums, wrapped.static_argnames, sig.tree, sig.avals, sig.shardings, sig.static_key,
-            static_types, get_mesh(), tuple(sharding_types._overrides))
+            static_types, get_mesh(), tuple(sharding_types._overrides), cache_state())
 
 
 def lowering_key(traced: Any, plan: Any, platforms: Sequence[str] | None,
@@ -173,7 +175,7 @@ def nested_program(wrapped: Any, sig: ArgumentSignature) -> tuple[Program, pytre
     """
     builder = tracing.current_builder()
     key: tuple | None = (wrapped.static_argnums, wrapped.static_argnames, sig.tree, sig.avals, sig.static_key, get_mesh(),
-           parallel.axis_context(), tuple(sharding_types._overrides))
+           parallel.axis_context(), tuple(sharding_types._overrides), cache_state())
     try:
         table = NESTED_PROGRAMS.setdefault(wrapped.fun, {})
     except TypeError:  # a function that cannot be weakly referenced: cached on the jit object

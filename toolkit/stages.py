@@ -42,6 +42,7 @@ from toolkit.array import Array
 from toolkit.core import dtypes, pytrees, trace_cache, tracing
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, is_static_shape
 from toolkit.core.program import Program
+from toolkit.core.config import cache_state
 from toolkit.dispatch import (ANY_PARTITIONER, MISS, PARTITIONER_VARIABLE, ArgumentSignature, FastPath,
                               argument_paths, fast_caller, infer_argnums_and_argnames, install_eager_handlers,
                               place_argument, signature_of)
@@ -89,13 +90,14 @@ def _compile_settings() -> tuple:
     Part of ``Wrapped``'s executable cache key: the pipeline as printed (plus
     the registry's generation, in case a pass name now means another class)
     and the partitioner ``$TOOLKIT_PARTITIONER`` selects (unset and ``shardy``
-    are one key: Shardy is the default). The fast path
+    are one key: Shardy is the default), and the configuration flags traces
+    depend on (``toolkit.core.config.cache_state()``: x64 on or off). The fast path
     (``toolkit.dispatch.FastPath``) keys on the cheaper
     ``jit_pipeline_generation`` instead and reads the variable only for
     executables partitioned over several devices: with one partition the
     partitioner changes nothing.
     """
-    return (jit_pipeline_text(), registry_generation(), partitioner_choice())
+    return (jit_pipeline_text(), registry_generation(), partitioner_choice(), cache_state())
 
 
 class Wrapped:
@@ -230,7 +232,7 @@ class Wrapped:
         if (compiled._fast_ok and not kwargs and not self._has_static and context_mesh is None
                 and (new or all(type(leaf) is Array for leaf in sig.leaves))):
             self._fast_path.remember(args, len(sig.leaves), sig.avals, compiled, generation,
-                                     _environ_get(PARTITIONER_VARIABLE))
+                                     _environ_get(PARTITIONER_VARIABLE), settings[-1])
         return compiled._call_flat(sig.leaves)
 
     def _call_in_trace(self, args: tuple, kwargs: dict) -> Any:
@@ -684,8 +686,8 @@ class PolymorphicCompiled:
         self._compiler_options = compiler_options
         self._specializations: dict[tuple, Compiled] = {}
         # The specializations earlier calls took: a call at a shape seen before costs what a static call
-        # does (no signature, no checks, no specialization lookup).
-        self._fast_path = FastPath()
+        # does (no signature, no checks, no specialization lookup). The program is fixed: x64 changes nothing.
+        self._fast_path = FastPath(keyed_on_config=False)
 
     in_tree = property(lambda self: self._lowered.in_tree)
     out_tree = property(lambda self: self._lowered.out_tree)
@@ -745,7 +747,7 @@ class PolymorphicCompiled:
         if compiled._fast_ok and not kwargs and not wrapped._has_static \
                 and all(type(leaf) is Array for leaf in sig.leaves):
             # Compiled with the pipeline and partitioner of its lowering: any later one will do.
-            self._fast_path.remember(args, len(sig.leaves), sig.avals, compiled, generation, ANY_PARTITIONER)
+            self._fast_path.remember(args, len(sig.leaves), sig.avals, compiled, generation, ANY_PARTITIONER, ())
         return compiled._call_flat(sig.leaves)
 
     def _polymorphic(self, what: str) -> Exception:

@@ -88,7 +88,7 @@ class ShapedArray:
 
     def __init__(self, shape: Sequence[DimSize], dtype: Any, weak_type: bool = False, sharding: Any = None):
         self.shape = shape if type(shape) is tuple and all(type(d) is int for d in shape) else canonicalize_shape(shape)
-        self.dtype = dtypes.canonicalize_dtype(dtype)
+        self.dtype = dtypes.check_dtype(dtype)  # as given: values are canonicalized where they enter (aval_of)
         self.weak_type = bool(weak_type)
         #: None, or (explicit sharding, "sharding in types") a ``NamedSharding`` over an
         #: ``AbstractMesh`` with Explicit axes whose spec has one entry per dimension
@@ -196,7 +196,7 @@ class ShapeDtypeStruct:
     def __init__(self, shape: Sequence[DimSize], dtype: Any, *, sharding: Any = None,
                  weak_type: bool = False):
         self.shape = canonicalize_shape(shape)
-        self.dtype = dtypes.canonicalize_dtype(dtype)
+        self.dtype = dtypes.check_dtype(dtype)  # as given: values are canonicalized where they enter (aval_of)
         self.sharding = sharding
         self.weak_type = weak_type
 
@@ -233,12 +233,14 @@ def aval_of(x: Any) -> ShapedArray:
     aval = getattr(x, "aval", None)
     if type(aval) is ShapedArray:
         return aval
-    if isinstance(x, ShapeDtypeStruct):
-        return x.to_aval()
+    if isinstance(x, ShapeDtypeStruct):  # jit(f).lower(spec): a float64 spec is lowered as float32 with x64 off (JAX)
+        aval = x.to_aval()
+        canonical = dtypes.canonicalize_dtype(aval.dtype)
+        return aval if canonical == aval.dtype else aval.update(dtype=canonical)
     if dtypes.is_python_scalar(x):  # weakly typed, but for bool (as in JAX: a bool has only one type)
         return ShapedArray((), dtypes.dtype_of(x), weak_type=type(x) is not bool)
-    if isinstance(x, (np.ndarray, np.generic)):
-        return ShapedArray(x.shape, x.dtype)
+    if isinstance(x, (np.ndarray, np.generic)):  # numpy's 64-bit types are 32-bit with x64 off (JAX)
+        return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
     shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
     if shape is not None and dtype is not None:
         return ShapedArray(shape, dtype, getattr(x, "weak_type", False))

@@ -11,10 +11,18 @@ promotion rules follow JAX's lattice rather than numpy's value-based rules:
   width. ``x_f16 + 1.5`` stays ``float16`` and ``x_i8 + 3`` stays ``int8``; a
   weak float beside an integer array gives the default float, ``float32``.
 
-64-bit types are always available (toolkit has no "x64 off" mode: an
-``int64`` numpy array stays ``int64``), but Python scalars and dtype-less
-creation functions default to JAX's defaults: ``int32``, ``float32`` and
-``complex64``.
+**64-bit types as JAX has them** (``jax_enable_x64``, see
+``toolkit.core.config``): with x64 off (the default) :func:`canonicalize_dtype`
+maps ``int64``/``uint64``/``float64``/``complex128`` to their 32-bit
+counterparts, and every value entering toolkit (numpy arrays and scalars,
+requested dtypes, specs) goes through it; Python scalars and dtype-less
+creation functions default to ``int32``/``float32``/``complex64``. With x64
+on, 64-bit types stay and those defaults are ``int64``/``float64``/
+``complex128``. :func:`check_dtype` only checks a dtype is supported (avals
+built inside toolkit, e.g. the ``int64`` of shape arithmetic, or a
+deserialized export's ``float64``, keep theirs). As in JAX, an existing
+toolkit array keeps its dtype whatever the mode (it was made 64-bit under
+x64 on).
 
 Example::
 
@@ -27,10 +35,15 @@ Example::
 from __future__ import annotations
 
 import builtins
+import os
+import sys
+import warnings
 from typing import Any
 
 import ml_dtypes
 import numpy as np
+
+from toolkit.core.config import x64_enabled
 
 bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
@@ -58,14 +71,77 @@ float0 = np.dtype([("float0", np.void, 0)])
 
 _ACCEPTED = _SUPPORTED | frozenset(_EXTRA_FLOATS) | {float0}
 
+#: The defaults with x64 off (JAX's default config); :func:`default_int_dtype` and
+#: friends give the current ones (64-bit with x64 on).
 DEFAULT_INT = int32
 DEFAULT_FLOAT = float32
 DEFAULT_COMPLEX = complex64
 
+#: What each 64-bit type becomes with x64 off (JAX's ``_dtype_to_32bit_dtype``).
+TO_32BIT: dict[np.dtype, np.dtype] = {int64: int32, uint64: uint32, float64: float32, complex128: complex64}
+
+
+def default_int_dtype() -> np.dtype:
+    """The type of Python ints and of integer results without a dtype: ``int64`` with x64 on, else ``int32``."""
+    return int64 if x64_enabled() else int32
+
+
+def default_float_dtype() -> np.dtype:
+    """The type of Python floats and of dtype-less float creation: ``float64`` with x64 on, else ``float32``."""
+    return float64 if x64_enabled() else float32
+
+
+def default_complex_dtype() -> np.dtype:
+    """The type of Python complex numbers: ``complex128`` with x64 on, else ``complex64``."""
+    return complex128 if x64_enabled() else complex64
+
 
 def canonicalize_dtype(dtype: Any) -> np.dtype:
-    """The numpy dtype for ``dtype`` (a dtype, type, or name), if toolkit supports it.
+    """``dtype`` (a dtype, type, or name) as toolkit computes in it: 64-bit types become 32-bit with x64 off.
 
+    JAX's ``dtypes.canonicalize_dtype``. ``TypeError`` naming the dtype when it
+    is not supported (see :func:`check_dtype`).
+    """
+    result = dtype if isinstance(dtype, np.dtype) and dtype in _ACCEPTED else check_dtype(dtype)
+    if result in TO_32BIT and not x64_enabled():
+        return TO_32BIT[result]
+    return result
+
+
+def canonicalize_explicit_dtype(dtype: Any, fun_name: str = "") -> np.dtype:
+    """A dtype the user asked for (``zeros(3, dtype=np.float64)``): :func:`canonicalize_dtype`, warning as JAX does.
+
+    With x64 off a 64-bit request is truncated with JAX's ``UserWarning``
+    ("Explicitly requested dtype float64 requested in zeros is not available,
+    and will be truncated to dtype float32. ...").
+    """
+    requested = check_dtype(dtype)
+    result = canonicalize_dtype(requested)
+    if result != requested:
+        where = f" requested in {fun_name}" if fun_name else ""
+        warnings.warn(f"Explicitly requested dtype {requested}{where} is not available, and will be truncated to "
+                      f"dtype {result.name}. To enable more dtypes, set the jax_enable_x64 configuration option "
+                      "(toolkit.config.update('jax_enable_x64', True)) or the TOOLKIT_ENABLE_X64 shell environment "
+                      "variable.", UserWarning, stacklevel=_user_stacklevel())
+    return result
+
+
+_TOOLKIT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` of the first caller outside toolkit (a warning points at the user's line)."""
+    frame: Any = sys._getframe(1)
+    level = 1
+    while frame is not None and frame.f_code.co_filename.startswith(_TOOLKIT_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+def check_dtype(dtype: Any) -> np.dtype:
+    """The numpy dtype for ``dtype`` (a dtype, type, or name), if toolkit supports it; never narrowed.
+
+    Python's ``int``/``float``/``complex`` give the current default types.
     Raises ``TypeError`` naming the dtype when it is not supported.
     """
     if isinstance(dtype, np.dtype) and dtype in _ACCEPTED:
@@ -73,11 +149,11 @@ def canonicalize_dtype(dtype: Any) -> np.dtype:
     if dtype is builtins.bool:
         return bool_
     if dtype is builtins.int:
-        return DEFAULT_INT
+        return default_int_dtype()
     if dtype is builtins.float:
-        return DEFAULT_FLOAT
+        return default_float_dtype()
     if dtype is builtins.complex:
-        return DEFAULT_COMPLEX
+        return default_complex_dtype()
     try:
         result = np.dtype(dtype)
     except TypeError as exc:
@@ -117,10 +193,12 @@ def is_inexact(dtype: np.dtype) -> bool:
 
 
 def finfo(dtype: Any) -> ml_dtypes.finfo:
+    """Machine limits of a float type (``jnp.finfo``: of the canonical type, so float64 gives float32's with x64 off)."""
     return ml_dtypes.finfo(canonicalize_dtype(dtype))
 
 
 def iinfo(dtype: Any) -> ml_dtypes.iinfo:
+    """Machine limits of an integer type (of the canonical type, as ``jnp.iinfo``)."""
     return ml_dtypes.iinfo(canonicalize_dtype(dtype))
 
 
@@ -163,8 +241,13 @@ def _join(a: np.dtype, b: np.dtype) -> np.dtype:
         ws, wu = bit_width(signed), bit_width(unsigned)
         if ws > wu:
             return signed
-        # A signed type wide enough for the unsigned one; int64 caps the lattice.
-        return _SIGNED_BY_WIDTH.get(2 * wu, int64) if wu < 64 else int64
+        if wu == 64:  # uint64 with any signed type: above int64 in JAX's lattice is the default float
+            return float64
+        if wu == 32 and not x64_enabled():
+            # JAX's x32 lattice: no 64-bit type is formed from 32-bit inputs (uint32 + int32 -> int32).
+            return int32
+        # A signed type wide enough for the unsigned one.
+        return _SIGNED_BY_WIDTH[2 * wu]
     if ka == "f":
         wa, wb = bit_width(a), bit_width(b)
         if wa == wb:  # bfloat16 and float16 (or float8 variants)
@@ -177,11 +260,11 @@ def _weak_dtype_of_python_scalar(x: Any) -> np.dtype:
     if isinstance(x, bool):
         return bool_
     if isinstance(x, int):
-        return DEFAULT_INT
+        return default_int_dtype()
     if isinstance(x, float):
-        return DEFAULT_FLOAT
+        return default_float_dtype()
     if isinstance(x, complex):
-        return DEFAULT_COMPLEX
+        return default_complex_dtype()
     raise TypeError(f"not a Python scalar: {x!r}")
 
 
@@ -190,12 +273,18 @@ def is_python_scalar(x: Any) -> bool:
 
 
 def dtype_of(x: Any) -> np.dtype:
-    """The dtype a value has when it enters a traced program (Python scalars: default types)."""
+    """The dtype a value has when it enters a traced program.
+
+    Python scalars: the default types; numpy values: canonicalized (float64
+    becomes float32 with x64 off); toolkit arrays and tracers keep theirs.
+    """
     if is_python_scalar(x):
         return _weak_dtype_of_python_scalar(x)
     dtype = getattr(x, "dtype", None)
     if dtype is None:
         dtype = np.asarray(x).dtype
+    if hasattr(x, "aval"):  # a toolkit array or tracer: made in its mode, kept (JAX)
+        return check_dtype(dtype)
     return canonicalize_dtype(dtype)
 
 
@@ -207,8 +296,13 @@ def is_weakly_typed(x: Any) -> bool:
 
 
 def promote_types(a: Any, b: Any) -> np.dtype:
-    """The dtype two strongly typed dtypes promote to."""
-    return _join(canonicalize_dtype(a), canonicalize_dtype(b))
+    """The dtype two strongly typed dtypes promote to (``jnp.promote_types``: JAX's lattice, not canonicalized).
+
+    With x64 off the lattice forms no 64-bit type from 32-bit ones
+    (``uint32, int32 -> int32``), but 64-bit inputs keep their join
+    (``float64, float32 -> float64``), as in JAX.
+    """
+    return _join(check_dtype(a), check_dtype(b))
 
 
 def result_type_with_weak(*typed: tuple[np.dtype, bool]) -> tuple[np.dtype, bool]:
@@ -218,6 +312,13 @@ def result_type_with_weak(*typed: tuple[np.dtype, bool]) -> tuple[np.dtype, bool
     typed ``float16`` stays ``float16`` beside a Python float. If every operand
     is weak the result is weak, with the default type of the highest kind.
     """
+    result, weak_result = _promote_with_weak(typed)
+    if result in TO_32BIT and not x64_enabled():
+        result = TO_32BIT[result]  # a 64-bit operand made under x64 on: the result is canonical (JAX)
+    return result, weak_result
+
+
+def _promote_with_weak(typed: tuple[tuple[np.dtype, bool], ...]) -> tuple[np.dtype, bool]:
     strong = [d for d, w in typed if not w]
     weak = [d for d, w in typed if w]
     if not strong:
@@ -228,16 +329,19 @@ def result_type_with_weak(*typed: tuple[np.dtype, bool]) -> tuple[np.dtype, bool
     result = strong[0]
     for d in strong[1:]:
         result = _join(result, d)
+    weak_result = False
     for d in weak:
         kw, kr = _KIND_ORDER[_kind(d)], _KIND_ORDER[_kind(result)]
         if kw > kr:
-            if _kind(d) == "f":
-                result = DEFAULT_FLOAT if _kind(result) in "biu" else result
-            elif _kind(d) == "c":
-                result = _COMPLEX_FOR_FLOAT.get(bit_width(result), DEFAULT_COMPLEX) if _kind(result) == "f" else DEFAULT_COMPLEX
-            else:  # weak int beside a bool
-                result = DEFAULT_INT
-    return result, False
+            if _kind(d) == "c" and _kind(result) == "f" and not weak_result:
+                # A strong float beside a weak complex: the complex type of the float's width (strong).
+                result = _COMPLEX_FOR_FLOAT.get(bit_width(result), default_complex_dtype())
+            else:
+                # Above a strong bool or integer in JAX's lattice sits the weak type itself
+                # (int32 + 1.5 is a weak float32, as in JAX).
+                result = {"f": default_float_dtype, "c": default_complex_dtype}.get(_kind(d), default_int_dtype)()
+                weak_result = True
+    return result, weak_result
 
 
 def result_type(*args: Any) -> np.dtype:
@@ -250,7 +354,7 @@ def result_type(*args: Any) -> np.dtype:
         if is_python_scalar(a):
             typed.append((_weak_dtype_of_python_scalar(a), True))
         elif isinstance(a, (np.dtype, type, str)):
-            typed.append((canonicalize_dtype(a), False))
+            typed.append((canonicalize_dtype(a), False))  # jnp.result_type canonicalizes dtype arguments
         else:
             typed.append((dtype_of(a), is_weakly_typed(a)))
     if not typed:

@@ -295,7 +295,9 @@ def clamp(lo: Any, x: Any, hi: Any) -> Any:
 @family.function(binds=(convert_element_type_p,))
 def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any:
     """``x`` converted to ``new_dtype``."""
-    return convert_element_type_p.bind(x, new_dtype=dtypes.canonicalize_dtype(new_dtype), weak_type=bool(weak_type))
+    # With x64 off a 64-bit new_dtype is truncated to 32 bits, with JAX's warning.
+    new_dtype = dtypes.canonicalize_explicit_dtype(new_dtype, "convert_element_type")
+    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
 
 
 @family.function(binds=(bitcast_convert_type_p,))

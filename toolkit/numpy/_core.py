@@ -32,7 +32,7 @@ def _is_symbolic(x: Any) -> bool:
 def typed(x: Any) -> tuple[np.dtype, bool]:
     """``(dtype, weak)`` of an operand."""
     if _is_symbolic(x):
-        return dtypes.DEFAULT_INT, True  # a symbolic dimension acts like a Python int
+        return dtypes.default_int_dtype(), True  # a symbolic dimension acts like a Python int
     if dtypes.is_python_scalar(x):
         return dtypes.dtype_of(x), True
     if is_array(x):
@@ -49,21 +49,29 @@ def asarray(x: Any, dtype: Any = None) -> Any:
     if _is_symbolic(x):
         return lax_structural.dimension_as_value(x, dtype)
     if is_array(x):
-        return x if dtype is None or x.dtype == dtypes.canonicalize_dtype(dtype) else \
-            lax_elementwise.convert_element_type(x, dtype)
+        if dtype is None:
+            return x
+        dtype = dtypes.canonicalize_explicit_dtype(dtype, "asarray")
+        return x if x.dtype == dtype else lax_elementwise.convert_element_type(x, dtype)
     if isinstance(x, (list, tuple)) and any(is_array(e) for e in _flat(x)):
         return _stack_nested(x, dtype)
     if dtypes.is_python_scalar(x) and dtype is None:
         value = np.asarray(x, dtypes.dtype_of(x))
         return _to_device_or_constant(value, weak=type(x) is not bool)  # a bool is never weakly typed (JAX)
-    value = np.asarray(x) if dtype is None else np.asarray(x, dtype=dtypes.canonicalize_dtype(dtype))
-    if value.dtype == np.float64 and dtype is None and not isinstance(x, (np.ndarray, np.generic)):
-        value = value.astype(dtypes.DEFAULT_FLOAT)  # Python floats in lists: the default float type
-    elif value.dtype == np.int64 and dtype is None and not isinstance(x, (np.ndarray, np.generic)):
-        value = value.astype(dtypes.DEFAULT_INT)
+    value = np.asarray(x) if dtype is None else np.asarray(x, dtype=dtypes.canonicalize_explicit_dtype(dtype, "asarray"))
     if value.dtype == object:
         raise TypeError(f"cannot convert {type(x).__name__} to an array: {x!r}")
-    dtypes.canonicalize_dtype(value.dtype)
+    if dtype is None and not isinstance(x, (np.ndarray, np.generic)):
+        # Python numbers in lists: the default types (32-bit with x64 off, 64-bit with it on).
+        if value.dtype == np.float64:
+            value = value.astype(dtypes.default_float_dtype())
+        elif value.dtype == np.int64:
+            value = value.astype(dtypes.default_int_dtype())
+        elif value.dtype == np.complex128:
+            value = value.astype(dtypes.default_complex_dtype())
+    canonical = dtypes.canonicalize_dtype(value.dtype)  # numpy's 64-bit types are 32-bit with x64 off (JAX)
+    if canonical != value.dtype:
+        value = value.astype(canonical)
     return _to_device_or_constant(value, weak=False)
 
 
@@ -160,7 +168,7 @@ def promote_inexact(*args: Any) -> list[Any]:
     default float when that is not floating (Python scalars and weak arrays stay weakly typed)."""
     dtype, _ = result_dtype(*args)
     if not dtypes.is_inexact(dtype):
-        dtype = dtypes.DEFAULT_FLOAT
+        dtype = dtypes.default_float_dtype()
     return [convert(a, dtype, typed(a)[1]) for a in args]
 
 

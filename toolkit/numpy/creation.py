@@ -17,7 +17,7 @@ from toolkit.numpy._core import asarray, broadcast_to, is_array, stack
 
 def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
     """A toolkit array from array-like data (``copy`` is accepted for numpy compatibility)."""
-    return asarray(obj, dtype)
+    return asarray(obj, None if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "array"))
 
 
 def _with_out_sharding(fun: Any, kwargs: dict, out_sharding: Any, what: str, shape: tuple, primitive: str) -> Any:
@@ -31,9 +31,9 @@ def _full(shape: Any, fill_value: Any, dtype: Any, out_sharding: Any, what: str)
                                   what, shape, "broadcast_in_dim")
     shape = canonicalize_shape(shape)
     if dtype is None:
-        dtype = fill_value.dtype if is_array(fill_value) or isinstance(fill_value, np.ndarray) else \
-            dtypes.dtype_of(fill_value)
-    dtype = dtypes.canonicalize_dtype(dtype)
+        dtype = fill_value.dtype if is_array(fill_value) else dtypes.dtype_of(fill_value)
+    else:  # with x64 off a 64-bit request is truncated, with JAX's warning
+        dtype = dtypes.canonicalize_explicit_dtype(dtype, what.removeprefix("jnp."))
     value = asarray(fill_value, dtype) if is_array(fill_value) else np.asarray(fill_value, dtype)
     return broadcast_to(value if is_array(value) else asarray(value), shape)
 
@@ -46,11 +46,11 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, out_sharding: Any = 
 
 
 def zeros(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
-    return _full(shape, 0, dtypes.DEFAULT_FLOAT if dtype is None else dtype, out_sharding, "jnp.zeros")
+    return _full(shape, 0, dtypes.default_float_dtype() if dtype is None else dtype, out_sharding, "jnp.zeros")
 
 
 def ones(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
-    return _full(shape, 1, dtypes.DEFAULT_FLOAT if dtype is None else dtype, out_sharding, "jnp.ones")
+    return _full(shape, 1, dtypes.default_float_dtype() if dtype is None else dtype, out_sharding, "jnp.ones")
 
 
 def empty(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
@@ -93,8 +93,8 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
     step = 1 if step is None else step
     all_int = all(isinstance(v, (int, np.integer)) or shape_poly.is_symbolic_dim(v) for v in (start, stop, step))
     if dtype is None:
-        dtype = dtypes.DEFAULT_INT if all_int else dtypes.DEFAULT_FLOAT
-    dtype = dtypes.canonicalize_dtype(dtype)
+        dtype = dtypes.default_int_dtype() if all_int else dtypes.default_float_dtype()
+    dtype = dtypes.canonicalize_explicit_dtype(dtype, "arange")
     if any(shape_poly.is_symbolic_dim(v) for v in (start, stop, step)):
         return _symbolic_arange(start, stop, step, dtype)
     if all_int and step == 1 and start == 0:
@@ -121,10 +121,10 @@ def _symbolic_arange(start: Any, stop: Any, step: Any, dtype: np.dtype) -> Any:
 
 def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True, dtype: Any = None) -> Any:
     """``num`` evenly spaced values from ``start`` to ``stop`` (concrete bounds; ``num`` may be symbolic)."""
-    dtype = dtypes.DEFAULT_FLOAT if dtype is None else dtype
+    dtype = dtypes.default_float_dtype() if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "linspace")
     if shape_poly.is_symbolic_dim(num):
-        return _symbolic_linspace(float(start), float(stop), num, endpoint, dtypes.canonicalize_dtype(dtype))
-    return asarray(np.linspace(start, stop, num, endpoint=endpoint).astype(dtypes.canonicalize_dtype(dtype)))
+        return _symbolic_linspace(float(start), float(stop), num, endpoint, dtype)
+    return asarray(np.linspace(start, stop, num, endpoint=endpoint).astype(dtype))
 
 
 def _symbolic_linspace(start: float, stop: float, num: Any, endpoint: bool, dtype: np.dtype) -> Any:
@@ -146,7 +146,7 @@ def _symbolic_linspace(start: float, stop: float, num: Any, endpoint: bool, dtyp
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     """A 2-D array with ones on the ``k``-th diagonal."""
     M = N if M is None else M
-    dtype = dtypes.canonicalize_dtype(dtypes.DEFAULT_FLOAT if dtype is None else dtype)
+    dtype = dtypes.default_float_dtype() if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "eye")
     rows = lax_structural.broadcasted_iota(dtypes.int32, (N, M), 0)
     cols = lax_structural.broadcasted_iota(dtypes.int32, (N, M), 1)
     offset = broadcast_to(asarray(np.asarray(k, np.int32)), (N, M))
@@ -159,7 +159,7 @@ def identity(n: int, dtype: Any = None) -> Any:
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     M = N if M is None else M
-    dtype = dtypes.canonicalize_dtype(dtypes.DEFAULT_FLOAT if dtype is None else dtype)
+    dtype = dtypes.default_float_dtype() if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "tri")
     rows = lax_structural.broadcasted_iota(dtypes.int32, (N, M), 0)
     cols = lax_structural.broadcasted_iota(dtypes.int32, (N, M), 1)
     offset = broadcast_to(asarray(np.asarray(k, np.int32)), (N, M))

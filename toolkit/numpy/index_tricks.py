@@ -46,7 +46,7 @@ def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = 
 
 def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False) -> Any:
     """A grid of index arrays, stacked (or, with ``sparse``, a tuple of broadcastable arrays)."""
-    dtype = dtypes.canonicalize_dtype(dtypes.DEFAULT_INT if dtype is None else dtype)
+    dtype = dtypes.canonicalize_dtype(dtypes.default_int_dtype() if dtype is None else dtype)
     dimensions = tuple(int(d) for d in dimensions)
     n = len(dimensions)
     out = []
@@ -113,7 +113,7 @@ def _tri_indices(n: int, k: int, m: int | None, lower: bool) -> tuple[Any, Any]:
     m = n if m is None else m
     mask = np.tri(n, m, k, dtype=bool) if lower else ~np.tri(n, m, k - 1, dtype=bool)
     rows, cols = np.nonzero(mask)  # static sizes: computed in numpy
-    return asarray(rows.astype(dtypes.DEFAULT_INT)), asarray(cols.astype(dtypes.DEFAULT_INT))
+    return asarray(rows.astype(dtypes.default_int_dtype())), asarray(cols.astype(dtypes.default_int_dtype()))
 
 
 def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Any, Any]:
@@ -153,7 +153,7 @@ def diag_indices(n: int, ndim: int = 2) -> tuple[Any, ...]:
         raise ValueError(f"n argument to diag_indices must be nonnegative, got {n}")
     if ndim < 0:
         raise ValueError(f"ndim argument to diag_indices must be nonnegative, got {ndim}")
-    return (lax_structural.iota(dtypes.DEFAULT_INT, n),) * ndim
+    return (lax_structural.iota(dtypes.default_int_dtype(), n),) * ndim
 
 
 def diag_indices_from(arr: Any) -> tuple[Any, ...]:

@@ -31,7 +31,7 @@ def _transpose(self, *axes):
 
 
 def _astype(self, dtype):
-    dtype = dtypes.canonicalize_dtype(dtype)
+    dtype = dtypes.canonicalize_explicit_dtype(dtype, "astype")
     return self if self.dtype == dtype and not self.weak_type else convert_element_type(self, dtype)
 
 

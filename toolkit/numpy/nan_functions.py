@@ -94,7 +94,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepd
     if not dtypes.is_inexact(a.dtype):
         if where is None:
             return reductions.mean(a, axis, dtype=dtype, keepdims=keepdims)
-        a = lax_elementwise.convert_element_type(a, dtypes.DEFAULT_FLOAT if dtype is None else dtype)
+        a = lax_elementwise.convert_element_type(a, dtypes.default_float_dtype() if dtype is None else dtype)
     total = nansum(a, axis, dtype=dtype, keepdims=keepdims, where=where)
     count = _count(a, axis, keepdims, where)
     return ufuncs.true_divide(total, lax_elementwise.convert_element_type(count, total.dtype))
@@ -106,7 +106,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
     _no_out("nanvar", out)
     a = asarray(a)
     if not dtypes.is_inexact(a.dtype):
-        a = lax_elementwise.convert_element_type(a, dtypes.DEFAULT_FLOAT)
+        a = lax_elementwise.convert_element_type(a, dtypes.default_float_dtype())
     if dtype is not None:
         a = lax_elementwise.convert_element_type(a, dtypes.canonicalize_dtype(dtype))
     axes = canonical_axes(axis, a.ndim)

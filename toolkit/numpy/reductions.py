@@ -28,9 +28,20 @@ def _keep(result: Any, shape: tuple, axes: tuple, keepdims: bool) -> Any:
 
 
 def _sum_dtype(dtype: np.dtype) -> np.dtype:
+    """``sum``/``prod`` accumulate bools and narrower integers in the default integer type, as JAX
+    (int32, or int64 with x64 on; unsigned ones in uint32/uint64)."""
+    default = dtypes.default_int_dtype()
+    if dtypes.is_bool(dtype) or (dtypes.is_signed(dtype) and dtype.itemsize < default.itemsize):
+        return default
+    if dtypes.is_unsigned(dtype) and dtype.itemsize < default.itemsize:
+        return dtypes.uint64 if default == dtypes.int64 else dtypes.uint32
+    return dtype
+
+
+def _cumulative_dtype(dtype: np.dtype) -> np.dtype:
     # numpy accumulates small integers and bools in the default integer type.
     if dtypes.is_bool(dtype) or (dtypes.is_signed(dtype) and dtype.itemsize < 4):
-        return dtypes.DEFAULT_INT
+        return dtypes.default_int_dtype()
     if dtypes.is_unsigned(dtype) and dtype.itemsize < 4:
         return dtypes.uint32
     return dtype
@@ -39,7 +50,7 @@ def _sum_dtype(dtype: np.dtype) -> np.dtype:
 def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     a = asarray(a)
     axes = canonical_axes(axis, a.ndim)
-    target = dtypes.canonicalize_dtype(dtype) if dtype is not None else _sum_dtype(a.dtype)
+    target = dtypes.canonicalize_explicit_dtype(dtype, "sum") if dtype is not None else _sum_dtype(a.dtype)
     if a.dtype != target:
         a = lax_elementwise.convert_element_type(a, target)
     return _keep(lax_reductions.reduce_sum(a, axes), a.shape, axes, keepdims)
@@ -48,7 +59,7 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> 
 def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     a = asarray(a)
     axes = canonical_axes(axis, a.ndim)
-    target = dtypes.canonicalize_dtype(dtype) if dtype is not None else _sum_dtype(a.dtype)
+    target = dtypes.canonicalize_explicit_dtype(dtype, "sum") if dtype is not None else _sum_dtype(a.dtype)
     if a.dtype != target:
         a = lax_elementwise.convert_element_type(a, target)
     return _keep(lax_reductions.reduce_prod(a, axes), a.shape, axes, keepdims)
@@ -95,11 +106,16 @@ def _count(shape: tuple, axes: tuple) -> Any:
     return n
 
 
+def _mean_dtype(dtype: np.dtype) -> np.dtype:
+    # JAX's to_inexact_dtype: a 64-bit integer gives float64 (then canonicalized), others float32.
+    return dtypes.canonicalize_dtype(dtypes.float64 if dtype.itemsize == 8 else dtypes.float32)
+
+
 def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
     a = asarray(a)
     axes = canonical_axes(axis, a.ndim)
-    target = dtypes.canonicalize_dtype(dtype) if dtype is not None else \
-        (a.dtype if dtypes.is_inexact(a.dtype) else dtypes.DEFAULT_FLOAT)
+    target = dtypes.canonicalize_explicit_dtype(dtype, "mean") if dtype is not None else \
+        (a.dtype if dtypes.is_inexact(a.dtype) else _mean_dtype(a.dtype))
     total = sum(a, axes, dtype=target, keepdims=keepdims)
     count = _count(a.shape, axes)  # symbolic for polymorphic shapes: computed at run time
     return true_divide(total, np.asarray(count, target) if type(count) is int else count)
@@ -142,7 +158,7 @@ def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Number of non-zero elements (default integer dtype)."""
     a = asarray(a)
     nonzero = not_equal(a, np.zeros((), a.dtype)) if a.dtype != dtypes.bool_ else a
-    return sum(nonzero, axis=axis, dtype=dtypes.DEFAULT_INT, keepdims=keepdims)
+    return sum(nonzero, axis=axis, dtype=dtypes.default_int_dtype(), keepdims=keepdims)
 
 
 def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Any:
@@ -166,7 +182,7 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
 def _cumulative(name: str):
     def fn(a: Any, axis: int | None = None, dtype: Any = None) -> Any:
         a, axis = _flatten_if_none(a, axis)
-        target = dtypes.canonicalize_dtype(dtype) if dtype is not None else _sum_dtype(a.dtype)
+        target = dtypes.canonicalize_explicit_dtype(dtype, name) if dtype is not None else _cumulative_dtype(a.dtype)
         if a.dtype != target:
             a = lax_elementwise.convert_element_type(a, target)
         return getattr(lax_windowed, name)(a, axis=axis)

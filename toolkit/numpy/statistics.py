@@ -34,14 +34,14 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nan
         raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' or 'inverted_cdf'")
     a = asarray(a)
     if not dtypes.is_inexact(a.dtype):
-        a = lax_elementwise.convert_element_type(a, dtypes.DEFAULT_FLOAT, a.weak_type)
+        a = lax_elementwise.convert_element_type(a, dtypes.default_float_dtype(), a.weak_type)
     if dtypes.is_complex(a.dtype):
         raise ValueError("quantile does not support complex input, as the operation is poorly defined.")
     q = asarray(q)
     if q.ndim > 1:
         raise ValueError(f"q must be have rank <= 1, got shape {q.shape}")
     if not dtypes.is_inexact(q.dtype):
-        q = lax_elementwise.convert_element_type(q, dtypes.DEFAULT_FLOAT, q.weak_type)
+        q = lax_elementwise.convert_element_type(q, dtypes.default_float_dtype(), q.weak_type)
     # Reduced axes moved last and merged into one.
     axes = canonical_axes(axis, a.ndim) if axis is not None else tuple(range(a.ndim))
     kept = [d for d in range(a.ndim) if d not in axes]
@@ -119,7 +119,7 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_in
 def _percent(q: Any) -> Any:
     q = asarray(q)
     if not dtypes.is_inexact(q.dtype):
-        q = lax_elementwise.convert_element_type(q, dtypes.DEFAULT_FLOAT, q.weak_type)
+        q = lax_elementwise.convert_element_type(q, dtypes.default_float_dtype(), q.weak_type)
     return ufuncs.true_divide(q, 100)
 
 
@@ -164,7 +164,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
         weights = asarray(weights)
         dtype, weak = result_dtype(a, weights)
         if not dtypes.is_inexact(dtype):
-            dtype = dtypes.DEFAULT_FLOAT
+            dtype = dtypes.default_float_dtype()
         a, weights = convert(a, dtype, a.weak_type), convert(weights, dtype, weights.weak_type)
         if a.shape != weights.shape:
             if axis is None:
@@ -211,7 +211,7 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | N
     else:
         length = int(length)
     if weights is None:
-        weights = broadcast_to(np.asarray(1, dtypes.DEFAULT_INT), x.shape)
+        weights = broadcast_to(np.asarray(1, dtypes.default_int_dtype()), x.shape)
     else:
         weights = asarray(weights)
         if weights.shape != x.shape:

@@ -32,7 +32,7 @@ def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = Fa
         if float_only:
             dtype, weak = result_dtype(x, y)
             if not dtypes.is_inexact(dtype):
-                x, y = convert(x, dtypes.DEFAULT_FLOAT, weak), convert(y, dtypes.DEFAULT_FLOAT, weak)
+                x, y = convert(x, dtypes.default_float_dtype(), weak), convert(y, dtypes.default_float_dtype(), weak)
         x, y = promote_and_broadcast(x, y)
         if int_only and not (dtypes.is_integer(_dt(x)) or dtypes.is_bool(_dt(x))):
             raise TypeError(f"{name} is only defined for integer and bool arrays, got {_dt(x).name}")
@@ -50,7 +50,7 @@ def _unary(name: str, op: Any, *, float_only: bool = False):
     def fn(x: Any) -> Any:
         x = asarray(x) if not is_array(x) else x
         if float_only and not dtypes.is_inexact(x.dtype):
-            x = convert(x, dtypes.DEFAULT_FLOAT, x.weak_type)
+            x = convert(x, dtypes.default_float_dtype(), x.weak_type)
         return op(x)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}``."
@@ -107,7 +107,7 @@ def true_divide(x: Any, y: Any) -> Any:
     """``x / y``; integer operands divide as floats, as in numpy."""
     dtype, weak = result_dtype(x, y)
     if not dtypes.is_inexact(dtype):
-        dtype = dtypes.DEFAULT_FLOAT
+        dtype = dtypes.default_float_dtype()
     x, y = promote_and_broadcast(convert(x, dtype, _weak(x)), convert(y, dtype, _weak(y)))
     return lax_elementwise.div(x, y)
 
@@ -316,7 +316,7 @@ def rint(x: Any, /) -> Any:
     """Round half to even; integers and bools become the default float, as in JAX."""
     x = asarray(x)
     if not dtypes.is_inexact(x.dtype):
-        return lax_elementwise.convert_element_type(x, dtypes.DEFAULT_FLOAT)
+        return lax_elementwise.convert_element_type(x, dtypes.default_float_dtype())
     if dtypes.is_complex(x.dtype):
         return lax_elementwise.complex(lax_elementwise.round(lax_elementwise.real(x), 1),
                                        lax_elementwise.round(lax_elementwise.imag(x), 1))
@@ -553,7 +553,7 @@ def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan:
     """``|a - b| <= atol + rtol * |b|`` elementwise; infinities equal only themselves."""
     dtype, weak = result_dtype(a, b)
     if not dtypes.is_inexact(dtype):
-        dtype = dtypes.DEFAULT_FLOAT
+        dtype = dtypes.default_float_dtype()
     a, b = asarray(convert(a, dtype, weak)), asarray(convert(b, dtype, weak))
     if not dtypes.is_inexact(a.dtype):
         return equal(a, b)

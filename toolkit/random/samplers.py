@@ -53,7 +53,7 @@ UINT_DTYPES = threefry.UINT_DTYPES
 # --- helpers -------------------------------------------------------------------
 
 def _float_dtype(name: str, dtype: Any) -> np.dtype:
-    dtype = dtypes.DEFAULT_FLOAT if dtype is None else dtypes.canonicalize_dtype(dtype)
+    dtype = dtypes.default_float_dtype() if dtype is None else dtypes.canonicalize_explicit_dtype(dtype)
     if not dtypes.is_float(dtype):
         raise ValueError(f"dtype argument to `{name}` must be a float dtype, got {dtype}")
     return dtype
@@ -127,7 +127,7 @@ def _uniform(key: Any, minval: Any, maxval: Any, shape: tuple, dtype: np.dtype) 
 def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """Standard normal values of ``shape`` and float or complex ``dtype`` (``jax.random.normal``)."""
     data, _ = check_prng_key("normal", key)
-    dtype = dtypes.DEFAULT_FLOAT if dtype is None else dtypes.canonicalize_dtype(dtype)
+    dtype = dtypes.default_float_dtype() if dtype is None else dtypes.canonicalize_explicit_dtype(dtype)
     if not dtypes.is_inexact(dtype):
         raise ValueError(f"dtype argument to `normal` must be a float or complex dtype, got {dtype}")
     return _normal(data, canonicalize_shape(shape), dtype)
@@ -215,7 +215,7 @@ def _bernoulli(key: Any, p: Any, shape: tuple | None, mode: str) -> Any:
 def rademacher(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """-1 or 1 with equal probability (``jax.random.rademacher``; default dtype int32)."""
     data, _ = check_prng_key("rademacher", key)
-    dtype = dtypes.DEFAULT_INT if dtype is None else dtypes.canonicalize_dtype(dtype)
+    dtype = dtypes.default_int_dtype() if dtype is None else dtypes.canonicalize_explicit_dtype(dtype)
     return _rademacher(data, canonicalize_shape(shape), dtype)
 
 
@@ -237,7 +237,7 @@ def _convert_and_clip_integer(val: Any, dtype: np.dtype) -> Any:
 def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any = None) -> Any:
     """Uniform integers in ``[minval, maxval)`` (``jax.random.randint``; default dtype int32)."""
     data, _ = check_prng_key("randint", key)
-    dtype = dtypes.DEFAULT_INT if dtype is None else dtypes.canonicalize_dtype(dtype)
+    dtype = dtypes.default_int_dtype() if dtype is None else dtypes.canonicalize_explicit_dtype(dtype)
     shape = canonicalize_shape(shape)
     if not dtypes.is_integer(dtype):
         raise TypeError(f"randint only accepts integer dtypes, got {dtype.name}")
@@ -254,9 +254,9 @@ def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any
 def _randint(key: Any, minval: Any, maxval: Any, shape: tuple, dtype: np.dtype) -> Any:
     _check_shape("randint", shape, minval.shape, maxval.shape)
     if not dtypes.is_integer(minval.dtype):
-        minval = minval.astype(dtypes.DEFAULT_INT)
+        minval = minval.astype(dtypes.default_int_dtype())
     if not dtypes.is_integer(maxval.dtype):
-        maxval = maxval.astype(dtypes.DEFAULT_INT)
+        maxval = maxval.astype(dtypes.default_int_dtype())
     maxval_out_of_range = tnp.greater(
         maxval, _convert_and_clip_integer(tnp.asarray(np.asarray(dtypes.iinfo(dtype).max, dtype)), maxval.dtype))
     minval = _bcast(_convert_and_clip_integer(minval, dtype), shape)
@@ -360,17 +360,17 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
     else:
         p_arr = tnp.asarray(p)
         if not dtypes.is_inexact(p_arr.dtype):
-            p_arr = p_arr.astype(dtypes.DEFAULT_FLOAT)
+            p_arr = p_arr.astype(dtypes.default_float_dtype())
         if tuple(p_arr.shape) != (n_inputs,):
             raise ValueError("p must be None or a 1D vector with the same size as a.shape[axis]. "
                              f"p has shape {tuple(p_arr.shape)} and a.shape[axis] is {n_inputs}.")
         if replace:
             p_cuml = tnp.cumsum(p_arr)
             r = p_cuml[-1] * (1 - uniform(key, shape, dtype=p_cuml.dtype))
-            ind = tnp.searchsorted(p_cuml, r).astype(dtypes.DEFAULT_INT)
+            ind = tnp.searchsorted(p_cuml, r).astype(dtypes.default_int_dtype())
         else:
             g = gumbel(key, (n_inputs,), dtype=p_arr.dtype, mode=mode) + tnp.log(p_arr)
-            ind = lax.top_k(g, n_draws)[1].astype(dtypes.DEFAULT_INT)
+            ind = lax.top_k(g, n_draws)[1].astype(dtypes.default_int_dtype())
         result = ind if arr.ndim == 0 else tnp.take(arr, ind, axis)
     return result.reshape(tuple(shape) if arr.ndim == 0 else
                           tuple(arr.shape[0:axis]) + tuple(shape) + tuple(arr.shape[axis + 1:]))

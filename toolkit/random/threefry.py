@@ -118,10 +118,14 @@ def threefry_seed(seed: Any) -> Any:
 @partial(jit, inline=True)
 def _seed(seed: Any) -> Any:
     dtype = seed.dtype
-    if dtypes.bit_width(dtype) == 64:  # JAX (x64 off) sees this seed as its 32-bit canonical type
-        seed = lax.convert_element_type(seed, dtypes.int32 if dtypes.is_signed(dtype) else dtypes.uint32)
-    # k1 = uint32(seed >> 32) is 0 for a 32-bit seed (XLA shifts by the bit width to 0)
-    k1 = lax.full((1,), np.uint32(0), _U32)
+    if dtypes.bit_width(dtype) == 64:
+        # Only with x64 on (with it off the seed entered as its 32-bit canonical type): JAX's
+        # [uint32(seed >> 32), uint32(seed & 0xFFFFFFFF)].
+        high = lax.shift_right_logical(seed, lax.full((), np.asarray(32, dtype), dtype))
+        k1 = lax.reshape(lax.convert_element_type(high, _U32), (1,))
+    else:
+        # k1 = uint32(seed >> 32) is 0 for a 32-bit seed (XLA shifts by the bit width to 0)
+        k1 = lax.full((1,), np.uint32(0), _U32)
     k2 = lax.reshape(lax.convert_element_type(seed, _U32), (1,))
     return lax.concatenate([k1, k2], 0)
 
