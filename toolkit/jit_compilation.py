@@ -3,7 +3,10 @@
 :func:`passes_then_xla` is ``Lowered.compile``'s work on a private copy of the
 module; :func:`compile_for_shapes` is a shape-polymorphic lowering's for one
 set of concrete argument shapes (``toolkit-bind-shapes``, then
-``toolkit-refine-shapes``, which checks the shape assertions). With dumping or
+``toolkit-refine-shapes``, which checks the shape assertions). A failing pass
+raises a :class:`~toolkit.passes.PipelineError` naming a reproducer file
+(``toolkit.passes.reproducer``; in ``TOOLKIT_REPRODUCER_DIR``, default the
+temporary folder) that ``toolkit-opt --run-reproducer`` replays. With dumping or
 reports on (``TOOLKIT_DUMP_IR_TO`` / ``TOOLKIT_REPORT``) each finishes the
 lowering's IR timeline (``toolkit.passes.dump``), on failure too.
 """
@@ -19,6 +22,7 @@ from toolkit import compilation_cache
 from toolkit.core.avals import ShapedArray
 from toolkit.lowering.types import tensor_type
 from toolkit.passes import dump as ir_dump
+from toolkit.passes import reproducer
 from toolkit.passes.pipeline import Pipeline, PipelineError, parse_pipeline
 from toolkit.runtime import executable as runtime_executable
 
@@ -34,7 +38,10 @@ def passes_then_xla(lowered: Any, module: ir.Module, pipeline: Pipeline,
     """
     try:
         if pipeline.elements:
-            pipeline.run(module, observe=timeline and timeline.observe)
+            try:
+                pipeline.run(module, observe=timeline and timeline.observe)
+            except PipelineError as error:
+                raise _with_reproducer(error, lowered) from error.__cause__
         plan = lowered._plan
         # Bytecode, which keeps the ops' locations: XLA makes them each HLO op's op_name and stack frame
         # (the source file and line). `get_asm(binary=True)` is text without them, where XLA saw "-":<line>.
@@ -51,6 +58,20 @@ def passes_then_xla(lowered: Any, module: ir.Module, pipeline: Pipeline,
     if timeline is not None:
         timeline.finish(module, lambda: runtime_executable.optimized_hlo_text(executable))
     return executable
+
+
+def _with_reproducer(error: PipelineError, lowered: Any) -> PipelineError:
+    """``error`` naming a reproducer of the failing pass (``TOOLKIT_REPRODUCER_DIR``), written only now."""
+    traced = getattr(lowered, "_traced", None)
+    stem = f"jit_{getattr(traced, 'fun_name', 'fun')}-{error.pass_name or 'pipeline'}"
+    path = reproducer.write_unique_failure_reproducer(error, stem)
+    if path is None:
+        return error
+    named = PipelineError(f"{error}\n  reproducer of the failing pass: {path} "
+                          f"(replay: toolkit-opt --run-reproducer {path})")
+    named.pass_name, named.pass_pipeline, named.module_before = error.pass_name, error.pass_pipeline, error.module_before
+    named.reproducer_path = path  # type: ignore[attr-defined]
+    return named
 
 
 def compile_for_shapes(lowered: Any, avals: Sequence[ShapedArray],

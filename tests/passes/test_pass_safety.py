@@ -74,8 +74,8 @@ def test_op_erase_of_a_used_op_fails_instead_of_crashing(pipeline):
 def test_rewriter_erase_op_of_a_used_op_is_refused():
     result = _opt("--lit-erase-used-pattern")
     assert result.returncode == 1, (result.returncode, result.stderr)
-    assert ("cannot erase 'stablehlo.add' at line 2:8: its results are still used by 'stablehlo.multiply' at "
-            "line 3:8 (result 0), 'stablehlo.subtract' at line 4:8 (result 0)") in result.stderr
+    assert ("cannot erase 'stablehlo.add' at <stdin>:2:8: its results are still used by 'stablehlo.multiply' at "
+            "<stdin>:3:8 (result 0), 'stablehlo.subtract' at <stdin>:4:8 (result 0)") in result.stderr
 
 
 def test_python_api_fails_and_the_process_survives_teardown():

@@ -138,14 +138,14 @@ def test_print_ir_after_only_when_changed_and_before_named() -> None:
     passes.run_pipeline(parse(), "func.func(cse), toolkit-op-stats{output=/dev/null}, toolkit-simplify",
                     print_ir_after=True, print_ir_before=["toolkit-simplify"], stream=stream)
     out = stream.getvalue()
-    assert "IR Dump After func.func(cse)" in out
-    assert "IR Dump After toolkit-op-stats" not in out  # unchanged
-    assert "IR Dump Before toolkit-simplify" in out
-    assert "IR Dump Before func.func(cse)" not in out
+    assert "IR Dump After CSEPass: cse" in out  # MLIR's header
+    assert "IR Dump After OpStatsPass" not in out  # unchanged
+    assert "IR Dump Before SimplifyPass: toolkit-simplify" in out
+    assert "IR Dump Before CSEPass" not in out
     stream = io.StringIO()
     passes.run_pipeline(parse(), "toolkit-op-stats{output=/dev/null}", print_ir_after=True,
                     print_after_change=False, stream=stream)
-    assert "IR Dump After toolkit-op-stats{output=/dev/null}" in stream.getvalue()
+    assert "IR Dump After OpStatsPass: toolkit-op-stats{output=/dev/null}" in stream.getvalue()
 
 
 def test_dump_dir_and_timing(tmp_path) -> None:
@@ -153,8 +153,8 @@ def test_dump_dir_and_timing(tmp_path) -> None:
     report = passes.run_pipeline(parse(), "cse, toolkit-simplify", print_ir_after=True, dump_dir=str(tmp_path),
                              timing=True, statistics=True, stream=stream)
     assert sorted(os.listdir(tmp_path)) == ["001_after_cse.mlir", "002_after_toolkit-simplify.mlir"]
-    assert "Pass execution timing report" in stream.getvalue()
-    assert "(1) multiply_one" in stream.getvalue()
+    assert "Execution time report" in stream.getvalue()
+    assert "(S) 1 multiply_one" in stream.getvalue()
     assert report.total_seconds >= sum(r.seconds for r in report.records) * 0.5
 
 

@@ -328,3 +328,197 @@ def timeline_for(lowered: Any) -> Timeline | None:
             return None
     timeline.pipeline_text = str(lowered._platform_pipeline() + lowered.pipeline)
     return timeline
+
+
+# ---------------------------------------------------------------------------
+# What a pipeline run prints: IR-dump headers, timing and statistics reports
+# ---------------------------------------------------------------------------
+#: ``Pass::getName()`` of the C++ passes jaxlib registers, as its own IR printing shows them
+#: (``PassManager.enable_ir_printing`` on jaxlib 0.10.2). Others: CamelCase of the argument + ``Pass``.
+CXX_PASS_CLASS_NAMES: dict[str, str] = {
+    "canonicalize": "CanonicalizerPass", "cse": "CSEPass", "inline": "InlinerPass", "symbol-dce": "SymbolDCEPass",
+    "sccp": "SCCPPass", "loop-invariant-code-motion": "LoopInvariantCodeMotionPass",
+    "print-op-stats": "PrintOpStatsPass", "strip-debuginfo": "StripDebugInfoPass",
+    "stablehlo-refine-arguments": "StablehloRefineArgumentsPass", "stablehlo-refine-shapes": "StablehloRefineShapesPass",
+    "stablehlo-legalize-to-vhlo": "StablehloLegalizeToVhloPass", "vhlo-to-version": "VhloToVersionPass",
+    "vhlo-legalize-to-stablehlo": "VhloLegalizeToStablehloPass",
+    "stablehlo-compatibility-expander": "StablehloCompatibilityExpanderPass",
+    "stablehlo-wrap-in-composite": "StablehloWrapInCompositePass",
+    "stablehlo-convert-to-signless": "StablehloConvertToSignlessPass",
+    "stablehlo-legalize-to-linalg": "StablehloLegalizeToLinalgPass",
+    "sdy-close-shardings": "CloseShardingsPass", "sdy-lift-inlined-meshes": "LiftInlinedMeshesPass",
+}
+
+
+def pass_class_name(argument: str, python_pass: Any = None) -> str:
+    """The name MLIR's printouts give a pass: the Python class's name, or the C++ ``getName()``."""
+    if python_pass is not None:
+        return type(python_pass).__name__
+    known = CXX_PASS_CLASS_NAMES.get(argument)
+    if known is not None:
+        return known
+    return "".join(part[:1].upper() + part[1:] for part in re.split(r"[-_.]", argument) if part) + "Pass"
+
+
+def ir_dump_header(when: str, class_name: str, pass_text: str, *, failed: bool = False,
+                   scope: tuple[str, str | None] | None = None) -> str:
+    """``// -----// IR Dump After CSEPass: cse //----- //`` as MLIR's IR printing writes it.
+
+    ``when``: ``Before`` or ``After``; ``failed`` adds `` Failed``; ``scope``
+    (``--mlir-print-ir-module-scope``) adds `` ('func.func' operation: @name)``.
+    """
+    text = f"// -----// IR Dump {when} {class_name}{' Failed' if failed else ''}: {pass_text}"
+    if scope is not None:
+        op_name, symbol = scope
+        text += f" ('{op_name}' operation{f': @{symbol}' if symbol else ''})"
+    return text + " //----- //"
+
+
+_BAR = "===" + "-" * 73 + "==="
+
+
+def _tree(rows: list[tuple[tuple[str, ...], str, Any]]) -> list[tuple[int, str, list[Any]]]:
+    """(depth, name, values) rows with ``'anchor' Pipeline`` groups for consecutive rows sharing anchors."""
+    out: list[tuple[int, str, list[Any]]] = []
+    open_groups: list[tuple[str, list[Any]]] = []  # (anchor, values of the group's row)
+    for anchors, name, value in rows:
+        common = 0
+        while (common < len(open_groups) and common < len(anchors)
+               and open_groups[common][0] == anchors[common]):
+            common += 1
+        del open_groups[common:]
+        for anchor in anchors[common:]:
+            values: list[Any] = []
+            out.append((len(open_groups), f"'{anchor}' Pipeline", values))
+            open_groups.append((anchor, values))
+        for _, values in open_groups:
+            values.append(value)
+        out.append((len(anchors), name, [value]))
+    return out
+
+
+def timing_report(rows: list[tuple[tuple[str, ...], str, float]], total: float, display: str = "tree") -> str:
+    """mlir-opt's ``--mlir-timing`` table over ``(anchors, pass name, seconds)`` rows.
+
+    ``display``: ``tree`` (nested pipelines as ``'func.func' Pipeline`` groups,
+    in run order) or ``list`` (one row per pass name, summed, slowest first).
+    """
+    if display not in ("tree", "list"):
+        raise ValueError(f"timing display must be 'list' or 'tree', got {display!r}")
+    denominator = total or 1e-12
+    lines = [_BAR, "... Execution time report ...".center(79).rstrip(), _BAR,
+             f"  Total Execution Time: {total:.4f} seconds", "", "  ----Wall Time----  ----Name----"]
+    if display == "list":
+        sums: dict[str, float] = {}
+        for _, name, seconds in rows:
+            sums[name] = sums.get(name, 0.0) + seconds
+        table = [(0, name, [seconds]) for name, seconds in sorted(sums.items(), key=lambda item: -item[1])]
+    else:
+        table = _tree(rows)
+    for depth, name, values in table:
+        seconds = sum(values)
+        lines.append(f"  {seconds:8.4f} ({100 * seconds / denominator:5.1f}%)  {'  ' * depth}{name}")
+    lines.append(f"  {total:8.4f} (100.0%)  Total")
+    return "\n".join(lines) + "\n"
+
+
+def statistics_report(rows: list[tuple[tuple[str, ...], str, dict[str, int]]]) -> str:
+    """mlir-opt's ``--mlir-pass-statistics`` report over ``(anchors, pass name, {statistic: count})`` rows.
+
+    Each pass prints as ``PassName`` and its statistics as ``(S) count name``.
+    """
+    lines = [_BAR, "... Pass statistics report ...".center(79).rstrip(), _BAR]
+    for depth, name, values in _tree(rows):
+        lines.append("  " * depth + name)
+        if name.endswith(" Pipeline") and name.startswith("'"):
+            continue
+        for key, count in sorted(values[0].items()):
+            lines.append(f"{'  ' * (depth + 1)}(S) {count} {key}")
+    return "\n".join(lines) + "\n"
+
+
+def pretty_pipeline(text: str) -> str:
+    """Pipeline text one element per line, nested elements indented (``mlir-opt --dump-pass-pipeline``)."""
+    lines, depth, current, braces, quoted = [], 0, "", 0, False
+    for char in text:
+        if quoted or braces:
+            current += char
+            if char == '"':
+                quoted = not quoted
+            elif not quoted:
+                braces += {"{": 1, "}": -1}.get(char, 0)
+        elif char == '"':
+            quoted, current = True, current + char
+        elif char == "{":
+            braces, current = 1, current + char
+        elif char == "(":
+            lines.append("  " * depth + current.strip() + "(")
+            depth, current = depth + 1, ""
+        elif char == ",":
+            if current.strip():
+                lines.append("  " * depth + current.strip() + ",")
+            elif lines:
+                lines[-1] += ","
+            current = ""
+        elif char == ")":
+            if current.strip():
+                lines.append("  " * depth + current.strip())
+            depth, current = depth - 1, ""
+            lines.append("  " * depth + ")")
+        else:
+            current += char
+    if current.strip():
+        lines.append("  " * depth + current.strip())
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# What a pipeline run records
+# ---------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class PassRecord:
+    """What happened in one pass of a run (``label``: the pass as a pipeline element, anchors included)."""
+
+    label: str
+    seconds: float = 0.0
+    changed: bool | None = None  # None: not tracked (no printing asked)
+    statistics: dict[str, int] = dataclasses.field(default_factory=dict)
+    name: str = ""  # the pass argument, e.g. "cse"
+    class_name: str = ""  # what MLIR's printouts call it, e.g. "CSEPass"
+    anchors: tuple[str, ...] = ()  # e.g. ("func.func",) for func.func(cse)
+
+
+@dataclasses.dataclass(frozen=True)
+class ReportedDiagnostic:
+    """A warning or remark a pass emitted during a run (``location`` as ``file:line:col`` when known)."""
+
+    severity: str  # "warning", "remark" or "note"
+    location: str
+    message: str
+
+
+@dataclasses.dataclass
+class PipelineReport:
+    """Per-pass timings and rewrite statistics of one :meth:`Pipeline.run`.
+
+    ``records`` has one row per pass (``func.func(cse, canonicalize)`` gives
+    two). ``diagnostics`` holds the warnings and remarks passes emitted (when
+    the run captured diagnostics, the default).
+    """
+
+    records: list[PassRecord] = dataclasses.field(default_factory=list)
+    total_seconds: float = 0.0
+    diagnostics: list[ReportedDiagnostic] = dataclasses.field(default_factory=list)
+
+    def timing_report(self, display: str = "tree") -> str:
+        """An mlir-opt ``--mlir-timing`` table; ``display``: ``tree`` (default) or ``list``."""
+        return timing_report([(r.anchors, r.class_name or r.label, r.seconds) for r in self.records],
+                                     self.total_seconds, display)
+
+    def statistics_report(self) -> str:
+        """mlir-opt's ``--mlir-pass-statistics`` report: which rewrite fired how often, per pass.
+
+        C++ passes (whose own statistics jaxlib's build does not keep) report
+        the ops they erased and created.
+        """
+        return statistics_report([(r.anchors, r.class_name or r.label, r.statistics) for r in self.records])

@@ -53,7 +53,17 @@ class PassOptionError(ValueError):
 
 
 class PipelineError(ValueError):
-    """A pipeline failed to parse, or a pass in it failed or broke the IR."""
+    """A pipeline failed to parse, or a pass in it failed or broke the IR.
+
+    A failing pass sets ``pass_name`` (e.g. ``cse``), ``pass_pipeline`` (that
+    pass alone as a pipeline, anchors included) and ``module_before`` (the IR
+    text just before it, locations included): a reproducer's contents. All
+    three are None for parse errors.
+    """
+
+    pass_name: str | None = None
+    pass_pipeline: str | None = None
+    module_before: str | None = None
 
 
 @dataclasses.dataclass(frozen=True)

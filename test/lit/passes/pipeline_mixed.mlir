@@ -21,20 +21,22 @@ func.func private @unused() {
   return
 }
 
-// PRINT: IR Dump After func.func(cse)
-// PRINT: IR Dump After toolkit-simplify
+// PRINT: // -----// IR Dump After CSEPass: cse //----- //
+// PRINT-NEXT: func.func public @main
+// PRINT: IR Dump After SimplifyPass: toolkit-simplify
 // PRINT-NOT: stablehlo.multiply
-// PRINT: IR Dump After symbol-dce
+// PRINT: IR Dump After SymbolDCEPass: symbol-dce
 // PRINT-NOT: @unused
 
-// BEFORE-NOT: IR Dump Before func.func(cse)
-// BEFORE: IR Dump Before toolkit-simplify
+// BEFORE-NOT: IR Dump Before CSEPass
+// BEFORE: IR Dump Before SimplifyPass: toolkit-simplify
 // BEFORE: stablehlo.multiply
 
-// TIMING: Pass execution timing report
-// TIMING: func.func(cse)
-// TIMING-NEXT: toolkit-simplify
-// TIMING-NEXT: symbol-dce
+// TIMING: Execution time report
+// TIMING: 'func.func' Pipeline
+// TIMING-NEXT: {{^}}  {{.*}}%)    CSEPass
+// TIMING-NEXT: SimplifyPass
+// TIMING-NEXT: SymbolDCEPass
 // TIMING-NEXT: Total
 
 // DUMP: 000-input.mlir

@@ -6,7 +6,7 @@
 // the start of each piece.)
 
 // A shape operand that is not a constant (here an argument of @main).
-// CHECK: error: pass 'toolkit-refine-shapes' failed: module has dynamic shapes after refinement (pass validate-static-shapes=false to allow them); first one: 'stablehlo.dynamic_broadcast_in_dim' at {{.*}}:[[# @LINE + 3]]:8 could not be refined: results tensor<?x4xf32>; operands #0: tensor<f32> from 'stablehlo.constant' at {{.*}}, #1: tensor<2xi32> (block argument)
+// CHECK: error: module has dynamic shapes after refinement (pass validate-static-shapes=false to allow them); first one: 'stablehlo.dynamic_broadcast_in_dim' at {{.*}}:[[# @LINE + 3]]:8 could not be refined: results tensor<?x4xf32>; operands #0: tensor<f32> from 'stablehlo.constant' at {{.*}}, #1: tensor<2xi32> (block argument)
 func.func @main(%shape: tensor<2xi32>) -> tensor<?x4xf32> {
   %one = stablehlo.constant dense<1.0> : tensor<f32>
   %0 = stablehlo.dynamic_broadcast_in_dim %one, %shape, dims = [] : (tensor<f32>, tensor<2xi32>) -> tensor<?x4xf32>
@@ -34,7 +34,7 @@ func.func private @sum(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
 
 // A custom call whose result is static but whose shape operand is not a
 // constant keeps it, which its kernel would not expect.
-// CHECK: error: pass 'toolkit-refine-shapes' failed: 'stablehlo.custom_call' @lapack_spotrf_ffi at {{.*}}:{{[0-9]+}}:8 keeps its shape operands: they must be constants equal to its static results (tensor<4x4xf32>) to be dropped, got #1: tensor<2xi32> (block argument)
+// CHECK: error: 'stablehlo.custom_call' @lapack_spotrf_ffi at {{.*}}:{{[0-9]+}}:8 keeps its shape operands: they must be constants equal to its static results (tensor<4x4xf32>) to be dropped, got #1: tensor<2xi32> (block argument)
 func.func @main(%x: tensor<4x4xf32>, %shape: tensor<2xi32>) -> tensor<4x4xf32> {
   %0 = stablehlo.custom_call @lapack_spotrf_ffi(%x, %shape) {indices_of_shape_operands = dense<1> : tensor<1xi64>} : (tensor<4x4xf32>, tensor<2xi32>) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
@@ -43,7 +43,7 @@ func.func @main(%x: tensor<4x4xf32>, %shape: tensor<2xi32>) -> tensor<4x4xf32> {
 // -----
 
 // Contradictory shapes: the verifier's words, then where and with what.
-// CHECK: error: pass 'toolkit-refine-shapes' failed: 'stablehlo.add' op requires the same shape for all operands and results [in 'stablehlo.add' at {{.*}}:{{[0-9]+}}:8 with operands #0: tensor<3xf32> from 'stablehlo.abs' at {{.*}}, #1: tensor<4xf32> from 'stablehlo.abs' at {{.*}}]
+// CHECK: error: 'stablehlo.add' op requires the same shape for all operands and results [in 'stablehlo.add' at {{.*}}:{{[0-9]+}}:8 with operands #0: tensor<3xf32> from 'stablehlo.abs' at {{.*}}, #1: tensor<4xf32> from 'stablehlo.abs' at {{.*}}]
 func.func @main(%a: tensor<3xf32>, %b: tensor<4xf32>) -> tensor<?xf32> {
   %0 = stablehlo.abs %a : (tensor<3xf32>) -> tensor<?xf32>
   %1 = stablehlo.abs %b : (tensor<4xf32>) -> tensor<?xf32>

@@ -2,9 +2,9 @@
 // RUN: toolkit-opt %s --toolkit-simplify --mlir-pass-statistics -o /dev/null 2>&1 | filecheck %s
 
 // CHECK: Pass statistics report
-// CHECK: toolkit-simplify
-// CHECK-DAG: (2) multiply_one
-// CHECK-DAG: (1) transpose_of_transpose
+// CHECK: SimplifyPass
+// CHECK-DAG: (S) 2 multiply_one
+// CHECK-DAG: (S) 1 transpose_of_transpose
 func.func @f(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %one = stablehlo.constant dense<1.0> : tensor<2x3xf32>
   %0 = stablehlo.multiply %x, %one : tensor<2x3xf32>
