@@ -71,7 +71,8 @@ def add_parser(commands: argparse._SubParsersAction) -> argparse.ArgumentParser:
                      help="programs: files (MLIR, bytecode, VHLO, serialized exports) or zoo program names")
     lab.add_argument("--on", dest="on", default=None, choices=("zoo",), help="run on every zoo program")
     lab.add_argument("--verify-numerics", action="store_true",
-                     help="run each program before and after each pass and compare (toolkit.passes.verify_numerics)")
+                     help="compare each program's results before and after the pipeline and name the pass that "
+                          "changed them (toolkit.passes.verify_numerics)")
     lab.add_argument("--rtol", type=float, default=None, metavar="X",
                      help="relative tolerance of float results (default: the zoo's for zoo programs, else by dtype)")
     lab.add_argument("--atol", type=float, default=None, metavar="X", help="absolute tolerance of float results")
