@@ -7,19 +7,20 @@ an ``Exported``'s calls, multi-device executables) then looks for its executable
 before compiling, and writes what it compiles there — so a second process running the same
 program loads executables instead of compiling them.
 
-The flags, by JAX's names and with JAX's defaults (environment variables set them at start-up):
+The flags, by JAX's names and with JAX's defaults; each also has an environment variable read
+at start-up, ``TOOLKIT_`` + the name without ``jax_``, upper case (``TOOLKIT_COMPILATION_CACHE_DIR``):
 
-========================================================  =========  ==============================================
-flag (environment variable ``TOOLKIT_...``)               default    meaning
-========================================================  =========  ==============================================
-``jax_compilation_cache_dir`` (``COMPILATION_CACHE_DIR``)  None       the folder; None: no persistent cache
-``jax_enable_compilation_cache`` (``ENABLE_...``)          True       False turns the cache off whatever the folder
-``jax_persistent_cache_min_compile_time_secs``             1.0        compilations faster than this are not written
-``jax_persistent_cache_min_entry_size_bytes``              0          entries smaller than this are not written
-``jax_compilation_cache_max_size``                         -1         bytes; -1 no cap, 0 disables the cache
-``jax_compilation_cache_include_metadata_in_key``          False      source locations part of the key
-``jax_raise_persistent_cache_errors``                      False      raise instead of warning on cache errors
-========================================================  =========  ==============================================
+=================================================  =======  =============================================
+flag                                               default  meaning
+=================================================  =======  =============================================
+``jax_compilation_cache_dir``                      None     the folder; None: no persistent cache
+``jax_enable_compilation_cache``                   True     False turns the cache off whatever the folder
+``jax_persistent_cache_min_compile_time_secs``     1.0      compilations faster than this are not written
+``jax_persistent_cache_min_entry_size_bytes``      0        entries smaller than this are not written
+``jax_compilation_cache_max_size``                 -1       bytes; -1 no cap, 0 disables the cache
+``jax_compilation_cache_include_metadata_in_key``  False    source locations part of the key
+``jax_raise_persistent_cache_errors``              False    raise instead of warning on cache errors
+=================================================  =======  =============================================
 
 **The key** (SHA-256, as JAX's): the module XLA compiles (after the pass pipeline; its bytecode
 without source locations unless ``jax_compilation_cache_include_metadata_in_key``), the pass
