@@ -330,6 +330,19 @@ def test_thresholds(cache):
     assert len(cc.entries()) == 1
 
 
+def test_only_process_0_writes_and_never_host_callbacks(cache, monkeypatch):
+    monkeypatch.setattr(cc.runtime_client, "process_index", lambda platform=None: 1)
+    _run()
+    assert cc.entries() == [] and cc.statistics()["misses"] == 1
+    monkeypatch.undo()
+    monkeypatch.setattr(cc, "_HOST_CALLBACK_MARKERS", (b"sine",))  # as if sin called back into Python
+    _run()
+    assert cc.entries() == []
+    monkeypatch.undo()
+    _run()
+    assert len(cc.entries()) == 1
+
+
 def test_defaults_and_flag_names_are_jaxs():
     jax = pytest.importorskip("jax")
     definitions = [cc.CACHE_DIR, cc.ENABLE, cc.MIN_COMPILE_TIME, cc.MIN_ENTRY_SIZE, cc.MAX_SIZE, cc.INCLUDE_METADATA,

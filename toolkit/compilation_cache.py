@@ -35,7 +35,8 @@ digest, the payload's length, the compile time, and a SHA-256 over all of them a
 then PJRT's serialized executable — no pickle. Reading checks all of it before jaxlib sees the
 bytes; an entry that fails (truncated, corrupted, another key's, unreadable, or refused by
 jaxlib) gives one :class:`CompilationCacheWarning` and is compiled again and rewritten — never a
-crash or a wrong executable. Writes go to a temporary file in the folder and ``os.replace`` it
+crash or a wrong executable. As JAX's, only process 0 of a multi-process run writes, and
+executables with host callbacks are never written. Writes go to a temporary file in the folder and ``os.replace`` it
 into place, so processes sharing the folder see a whole entry or none, with no lock. A hit sets
 the file's modification time to now: with ``jax_compilation_cache_max_size`` set, writing evicts
 the least recently used entries (oldest modification time) until the folder fits.
@@ -63,6 +64,7 @@ from jaxlib.mlir import ir, passmanager
 
 from toolkit.core.config import FlagDefinition, config, define_flag, flag_value, parse_bool
 from toolkit.passes.registry import registry_generation
+from toolkit.runtime import client as runtime_client
 from toolkit.runtime import executable as runtime_executable
 
 __all__ = ["CacheEntry", "CompilationCacheError", "CompilationCacheWarning", "cache_dir", "clear",
@@ -72,6 +74,9 @@ SUFFIX = ".tkcache"
 MAGIC = b"TKCACHE\x01"  # format version 1
 _HEADER = struct.Struct(">8s32sQd32s")  # magic, key digest, payload length, compile seconds, checksum
 _TEMPORARY_PREFIX = ".tmp-"
+#: Custom call targets of host callbacks (jax.pure_callback, debug.print in a loaded JAX module).
+_HOST_CALLBACK_MARKERS = (b"xla_python_cpu_callback", b"xla_python_gpu_callback", b"xla_ffi_python_cpu_callback",
+                          b"xla_ffi_python_gpu_callback", b"xla_ffi_partitioned_python_cpu_callback")
 _STALE_TEMPORARY_SECONDS = 3600.0  # a writer that died left it; live writers replace theirs within seconds
 
 
@@ -296,7 +301,12 @@ def compile_cached(module: ir.Module, bytecode: bytes, devices: Sequence[Any], *
     _count("misses")
     start = time.perf_counter()
     executable = compile_now()
-    _store(directory, path, key, executable, time.perf_counter() - start)
+    # As JAX: only process 0 of a multi-process run writes (the others compile the same program and
+    # would race on shared storage), and never an executable calling back into this process (a host
+    # callback's address is in its code).
+    if runtime_client.process_index(devices[0].platform) == 0 and not any(
+            marker in bytecode for marker in _HOST_CALLBACK_MARKERS):
+        _store(directory, path, key, executable, time.perf_counter() - start)
     return executable
 
 
