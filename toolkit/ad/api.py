@@ -28,6 +28,7 @@ from toolkit.ad.vjp import vjp_program
 from toolkit.core import dtypes, tracing, pytrees
 from toolkit.core.avals import aval_of, leaf_avals
 from toolkit.ad.interpret import eval_program
+from toolkit.array import Array, device_put
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad"]
 
@@ -50,6 +51,7 @@ class _TracedFunction:
         flat_args, in_tree = pytrees.tree_flatten(tuple(args))
         avals = leaf_avals(flat_args, what)
         self.aux_tree: pytrees.PyTreeDef | None = None
+        self.aux_kept: dict[int, Any] = {}  # aux leaves that are not traced values, by flat index
         self.num_out = 0
 
         def flat_fun(*leaves: Any) -> list[Any]:
@@ -63,9 +65,13 @@ class _TracedFunction:
             self.num_out = len(out_leaves)
             aux_leaves: list[Any] = []
             if has_aux:
-                # Aux values leave through the program's outputs (never differentiated), so they come
-                # back as values of the caller's context rather than as tracers of this inner trace.
-                aux_leaves, self.aux_tree = pytrees.tree_flatten(aux)
+                # Traced aux values leave through the program's outputs (never differentiated), so they
+                # come back as values of the caller's context rather than as tracers of this inner trace.
+                # Any other leaf (a string, a Python number, a numpy array: anything JAX's has_aux passes
+                # through) is kept aside and handed back unchanged.
+                all_aux, self.aux_tree = pytrees.tree_flatten(aux)
+                self.aux_kept = {i: leaf for i, leaf in enumerate(all_aux) if not isinstance(leaf, tracing.Tracer)}
+                aux_leaves = [leaf for leaf in all_aux if isinstance(leaf, tracing.Tracer)]
             for i, leaf in enumerate(out_leaves):
                 try:
                     aval_of(leaf)
@@ -85,8 +91,12 @@ class _TracedFunction:
     def split(self, outs: Sequence[Any]) -> tuple[Any, Any]:
         """The output tree and the aux tree (None without has_aux) from the program's outputs."""
         out = pytrees.tree_unflatten(self.out_tree, list(outs[:self.num_out]))
-        aux = None if self.aux_tree is None else pytrees.tree_unflatten(self.aux_tree, list(outs[self.num_out:]))
-        return out, aux
+        if self.aux_tree is None:
+            return out, None
+        traced_aux = iter(outs[self.num_out:])
+        aux_leaves = [self.aux_kept[i] if i in self.aux_kept else next(traced_aux)
+                      for i in range(self.aux_tree.num_leaves)]
+        return out, pytrees.tree_unflatten(self.aux_tree, aux_leaves)
 
 
 def _check_tangent(primal: Any, tangent: Any, index: int) -> None:
@@ -204,6 +214,13 @@ def _argnums_tuple(argnums: int | Sequence[int], nargs: int, what: str) -> tuple
     return tuple(a % nargs for a in nums)
 
 
+def _as_array(value: Any) -> Any:
+    """``value`` as a toolkit ``Array`` (placed on the default device), unless it is one or a tracer."""
+    if isinstance(value, (tracing.Tracer, Array)):
+        return value
+    return device_put(np.asarray(value))
+
+
 def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
                    holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
     """A function returning ``(fun(*args), gradient)`` (``((value, aux), gradient)`` with ``has_aux``).
@@ -250,7 +267,10 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, ha
             raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
                             f"but got {out_aval.dtype.name}. For holomorphic differentiation, pass "
                             "holomorphic=True (not supported yet).")
-        grads = f_vjp(np.ones((), out_aval.dtype))
+        # A cotangent that only passed through (d(x*y)/dy is x) can come back as the numpy value it
+        # was computed from; JAX's grad always returns arrays, so every gradient leaf is made one.
+        grad_leaves, grad_tree = pytrees.tree_flatten(f_vjp(np.ones((), out_aval.dtype)))
+        grads = pytrees.tree_unflatten(grad_tree, [_as_array(leaf) for leaf in grad_leaves])
         gradient = grads[0] if isinstance(argnums, (int, np.integer)) else tuple(grads)
         value = (out, result[2]) if has_aux else out
         return value, gradient

@@ -40,7 +40,7 @@ import jaxlib.version
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from toolkit.ir.context import make_context
+from toolkit.ir.context import make_context, shared_context
 
 BYTECODE_MAGIC = b"ML\xefR"
 PORTABLE_PRODUCER = b"StableHLO_v"
@@ -346,6 +346,47 @@ def read_module(data: bytes | str, context: ir.Context, *, untrusted: bool = Fal
     except UnicodeDecodeError:
         raise ValueError("input is neither MLIR text (UTF-8), MLIR bytecode nor a portable artifact") from None
     return read_module(text, context)
+
+
+def parse_module(data: str | bytes | bytearray | memoryview, *, context: ir.Context | None = None) -> ir.Module:
+    """Parse MLIR text, MLIR bytecode or a portable (VHLO) artifact into a module passes can run on.
+
+    The module lives in toolkit's shared context
+    (:func:`toolkit.ir.context.shared_context`: every dialect toolkit reads or
+    writes is loaded, and toolkit's passes are registered), unless
+    ``context`` is given. Plain ``ir.Module.parse(text)`` needs such a
+    context around it; this is the one-call way. Raises ``TypeError`` for
+    anything but ``str``/bytes-like data and ``ValueError`` for input that
+    cannot be read, with the parser's messages and where they point
+    (``cannot parse the MLIR module: loc("-":1:18): custom op 'x.y' is unknown``).
+
+    Example::
+
+        from toolkit.ir import parse_module
+        from toolkit.passes import run_pipeline
+        module = parse_module(open("f.mlir").read())
+        report = run_pipeline(module, "builtin.module(canonicalize)")
+    """
+    if isinstance(data, (bytearray, memoryview)):
+        data = bytes(data)
+    if not isinstance(data, (str, bytes)):
+        raise TypeError(f"parse_module needs MLIR text (str) or bytes, got {type(data).__name__}")
+    context = context if context is not None else shared_context()
+    errors: list[str] = []
+
+    def collect(diagnostic: ir.Diagnostic) -> bool:
+        # Handled here: the messages go into the exception, not to stderr.
+        if diagnostic.severity == ir.DiagnosticSeverity.ERROR:
+            errors.append(f"{diagnostic.location}: {diagnostic.message}")
+        return True
+
+    handler = context.attach_diagnostic_handler(collect)
+    try:
+        return read_module(data, context)
+    except ir.MLIRError as error:
+        raise ValueError(f"cannot parse the MLIR module: {'; '.join(errors) or error}") from None
+    finally:
+        handler.detach()
 
 
 def write_module(module: ir.Module, kind: Literal["text", "bytecode", "vhlo"] = "text", *,

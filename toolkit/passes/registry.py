@@ -107,16 +107,39 @@ def _class_path(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
+def _source_file(cls: type) -> str | None:
+    """The real path of the file that defines ``cls``, or None (a class made in a notebook or ``exec``)."""
+    filename = getattr(sys.modules.get(cls.__module__), "__file__", None)
+    return os.path.realpath(filename) if isinstance(filename, str) else None
+
+
+def _same_file_alias(existing: type, cls: type) -> bool:
+    """True if ``existing`` and ``cls`` are one class of one file imported under two module names.
+
+    ``TOOLKIT_PASS_PLUGINS=my_passes.py`` imports the file as
+    ``toolkit_pass_plugin_my_passes``; a script that also says
+    ``import my_passes`` runs the same file again as ``my_passes``.
+    """
+    if existing.__qualname__ != cls.__qualname__:
+        return False
+    source = _source_file(cls)
+    return source is not None and source == _source_file(existing)
+
+
 def _current_owner(name: str, cls: type[Pass]) -> str | None:
     """Who else holds ``name`` (a description), or None if ``cls`` may take it.
 
     The same class path (module and qualified name) is the same pass:
     re-importing a module, reloading a plugin or re-running a notebook cell
-    registers it again without complaint.
+    registers it again without complaint. So is the same class of the same
+    file imported under another module name (a plugin file also imported by
+    the script).
     """
     existing = _registered.get(name)
     if existing is not None:
-        return None if _class_path(existing) == _class_path(cls) else f"the Python pass {_class_path(existing)}"
+        if _class_path(existing) == _class_path(cls) or _same_file_alias(existing, cls):
+            return None
+        return f"the Python pass {_class_path(existing)}"
     lazy = _LAZY_PASSES.get(name)
     if lazy is not None:
         return None if lazy[0] == _class_path(cls) else f"the built-in Python pass {lazy[0]}"
@@ -140,7 +163,8 @@ def register_pass(cls: P | None = None, *, override: bool = False) -> P | Callab
     :class:`DuplicatePassError` unless ``override=True``, which makes the name
     mean ``cls`` from now on. Registering the same class again (same module
     and qualified name: a re-imported module, a re-run notebook cell) just
-    replaces it. The name must be a non-empty pipeline word.
+    replaces it; the same class of the same file under another module name
+    (a plugin file the script also imports) is a no-op. The name must be a non-empty pipeline word.
     """
     if cls is None:
         return lambda decorated: register_pass(decorated, override=override)
@@ -159,6 +183,11 @@ def register_pass(cls: P | None = None, *, override: bool = False) -> P | Callab
             "choose another name, or use @register_pass(override=True) to replace it")
     with _lock:
         existing = _registered.get(name)
+        if existing is not None and existing is not cls and owner is None \
+                and _class_path(existing) != _class_path(cls) and _same_file_alias(existing, cls):
+            # The same file under a second module name: the pass is registered already (a no-op,
+            # so jit's compiled code stays valid).
+            return cls
         # A first registration (a lazy pass imported on first use included)
         # changes no pipeline's meaning; replacing a class does.
         if owner is not None or (existing is not None and existing is not cls):

@@ -27,6 +27,8 @@ import argparse
 import io
 import json
 import os
+import re
+import shlex
 import sys
 from collections.abc import Sequence
 from typing import Any, TextIO, cast
@@ -50,7 +52,8 @@ from toolkit.export.inspection import (
 )
 from toolkit.export.runner import argument_names, check_arguments, declared_shape, run_exported
 from toolkit.ir.context import make_context
-from toolkit.ir.serialization import BYTECODE_MAGIC, write_module
+from toolkit.ir.serialization import BYTECODE_MAGIC, detect_format, write_module
+from toolkit.runtime import platforms as runtime_platforms
 from toolkit.tools.argument_values import checked_array, load_argument_value
 from toolkit.tools.diagnostics import parse_module
 from toolkit.tools import lab_cli
@@ -72,12 +75,47 @@ from toolkit.tools.driver import (
 TOOL = "toolkit"
 
 
+# What MLIR text starts with once blank lines and // comments are skipped: a module, a function, an
+# attribute or type alias, a generic-form op, or a file-level directive.
+_MLIR_TEXT_START = re.compile(r"\A\s*(?://[^\n]*\n\s*)*(?:module\b|func\.func\b|builtin\.module\b|[#!]\w|\"\w+\.\w+\"|"
+                              r"\{-#|\w+\.\w+\s*[({])")
+
+
+def mlir_kind(blob: bytes) -> str | None:
+    """What MLIR ``blob`` is (``"MLIR text"``, ``"MLIR bytecode"``, ``"a StableHLO portable artifact"``), or
+    None when it is not recognisably MLIR (an export, or anything else)."""
+    kind = detect_format(blob)
+    if kind == "vhlo":
+        return "a StableHLO portable artifact"
+    if kind == "bytecode":
+        return "MLIR bytecode"
+    if b"\0" in blob[:4096]:  # a flatbuffer starts with its root offset, with zero bytes; MLIR text has none
+        return None
+    try:
+        text = blob[:4096].decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return "MLIR text" if _MLIR_TEXT_START.match(text) else None
+
+
 def read_export(blob: bytes, path: str) -> Exported:
     """The ``Exported`` in ``blob`` (:func:`~toolkit.export.inspection.deserialize_untrusted`), or
-    :class:`~toolkit.tools.driver.InputError` naming ``path``."""
+    :class:`~toolkit.tools.driver.InputError` naming ``path``.
+
+    A module (MLIR text, bytecode or a portable artifact) is not an export:
+    the error says what it is and which tools read it (``toolkit-run``,
+    ``toolkit-opt``), with runnable commands.
+    """
     try:
         return deserialize_untrusted(blob)
     except ValueError as error:
+        kind = mlir_kind(blob)
+        if kind is not None:
+            file = shlex.quote(path)
+            raise InputError(
+                f"{input_name(path)}: error: this is {kind}, not a serialized export (what Exported.serialize() "
+                f"writes); `toolkit export` reads exports only. Run the module with `toolkit-run {file}`, "
+                f"or run passes on it with `toolkit-opt {file} --pass-pipeline='builtin.module(...)'`") from None
         raise InputError(f"{input_name(path)}: error: {error}") from None
 
 
@@ -208,15 +246,57 @@ def cmd_check_compat(args: argparse.Namespace, out: TextIO) -> int:
         raise UsageError(f"--consumer: {error}") from None
     exp = _load(args.blob)
     report = compat.check_compat(exp, consumer)
+    command = conversion_command(report, args.blob) if report.convertible and not report.readable else None
     if args.json:
-        out.write(json.dumps(report.as_dict(), indent=2) + "\n")
+        record = report.as_dict()
+        record["command"] = command
+        out.write(json.dumps(record, indent=2) + "\n")
     else:
         for line in report.lines():
+            if command is not None and line.startswith("convertible: yes"):
+                line = f"convertible: yes ({command})"  # the library's line has placeholders for the files
             out.write(line + "\n")
     return EXIT_SUCCESS if report.readable else EXIT_FAILURE
 
 
+def conversion_command(report: compat.CompatReport, blob: str) -> str:
+    """The ``toolkit export convert`` command that makes ``blob`` readable by the report's consumer,
+    runnable as printed: the real input file and an output file next to it (``model.bin`` ->
+    ``model.converted.bin``; standard input: ``-`` and ``converted.bin``)."""
+    flags = " ".join(f"--{key.replace('_', '-')} {shlex.quote(str(value))}"
+                     for key, value in report.conversion.items())
+    if blob == "-":
+        output = "converted.bin"
+    else:
+        root, ext = os.path.splitext(blob)
+        output = f"{root}.converted{ext or '.bin'}"
+    return f"toolkit export convert {shlex.quote(blob)} {flags} -o {shlex.quote(output)}"
+
+
+def check_platform_present(platform: str) -> str:
+    """``platform`` made canonical (``gpu`` -> ``cuda``) when this process can run on it; otherwise
+    :class:`~toolkit.tools.driver.UsageError` saying why not and naming the platforms present."""
+    try:
+        name = runtime_platforms.canonical(platform)
+    except ValueError as error:
+        raise UsageError(f"--platform {platform}: {error}") from None
+    reason = runtime_platforms.missing_reason(name)
+    try:
+        present = runtime_platforms.platforms()
+    except RuntimeError:  # TOOLKIT_PLATFORMS names a missing platform: list what is there
+        present = [p for p in runtime_platforms.PRIORITIES if runtime_platforms.available(p)]
+    if reason is None and name not in present:
+        reason = f"{runtime_platforms.ENV} excludes it"
+    if reason is not None:
+        raise UsageError(f"--platform {platform}: the platform is not present ({reason}); platforms present: "
+                         f"{', '.join(present)}")
+    return name
+
+
 def cmd_run(args: argparse.Namespace, out: TextIO) -> int:
+    if args.platform is not None:
+        # Without this, the export's branch for the platform would be compiled and run on this process's CPU.
+        args.platform = check_platform_present(args.platform)
     exp = _load(args.blob)
     outputs = run_export_arguments(exp, args.arg, input_name(args.blob), platform=args.platform)
     print_results(outputs, out, paths=result_paths(exp))

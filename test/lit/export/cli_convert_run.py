@@ -37,7 +37,7 @@ for path, exp in zip(sys.argv[1:], (poly, topk)):
 # COMPAT-NEXT: readable: no
 # COMPAT-NEXT: - calling_convention_version is 10; the consumer reads up to 9
 # COMPAT-NEXT: - the portable artifact is StableHLO 1.15.0; the consumer reads up to 1.8.0
-# COMPAT-NEXT: convertible: yes (toolkit export convert BLOB --calling-convention 9 --stablehlo-target 1.8.0 -o OUT)
+# COMPAT-NEXT: convertible: yes (toolkit export convert {{.*}}.tmp.poly --calling-convention 9 --stablehlo-target 1.8.0 -o {{.*}}.tmp.converted.poly)
 
 # BLOCKED: readable: no
 # BLOCKED: convertible: no: the module uses stablehlo.composite in a form (vhlo.composite_v2) newer than StableHLO 0.15.0
