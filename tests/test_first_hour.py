@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shlex
@@ -19,6 +20,7 @@ import sys
 import textwrap
 import uuid
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -27,6 +29,7 @@ import toolkit
 import toolkit.numpy as tnp
 from toolkit.ir import parse_module
 from toolkit.ir.serialization import write_module
+from toolkit.ir.walk import ops_named
 from toolkit.passes import registry
 from toolkit.runtime import platforms as runtime_platforms
 from toolkit.tools import demo, export_cli
@@ -91,10 +94,39 @@ def test_parse_module_reads_text_and_bytecode_into_a_context_with_toolkits_diale
 
 def test_parse_module_errors_name_what_is_wrong():
     with pytest.raises(TypeError, match="parse_module needs MLIR text .* got int"):
-        parse_module(3)  # type: ignore[arg-type]
+        parse_module(3)  # type: ignore[arg-type]  # (the wrong type on purpose)
     expected = r"cannot parse the MLIR module: loc\(\"-\":1:18\): custom op .stablehlo.not_an_op. is unknown"
     with pytest.raises(ValueError, match=expected):
         parse_module("func.func @f() { stablehlo.not_an_op }")
+
+
+def test_parse_module_of_a_path_puts_the_file_name_in_locations_and_pass_diagnostics(tmp_path):
+    from toolkit.passes import ModulePass, emit_warning, register_pass
+
+    pass_name = f"first-hour-warn-{uuid.uuid4().hex[:8]}"
+
+    @register_pass
+    @dataclasses.dataclass(frozen=True)
+    class WarnAtNegate(ModulePass):
+        name: ClassVar[str] = pass_name
+        description: ClassVar[str] = "Warns at every negate."
+
+        def apply(self, op):
+            for negate in ops_named(op, "stablehlo.negate"):
+                emit_warning(negate, "a negate")
+
+    source = tmp_path / "negate.mlir"
+    source.write_text(NEGATE_TWICE.lstrip())
+    try:
+        report = toolkit.passes.run_pipeline(parse_module(source), f"builtin.module({pass_name})")
+    finally:
+        registry._registered.pop(pass_name, None)
+    assert [d.location for d in report.diagnostics] == [f"{source}:2:8", f"{source}:3:8"]
+    with pytest.raises(ValueError, match="cannot read the MLIR module .*missing.mlir"):
+        parse_module(tmp_path / "missing.mlir")
+    (tmp_path / "bad.mlir").write_text("func.func @f() {\n  stablehlo.nope\n}\n")
+    with pytest.raises(ValueError, match=r"bad.mlir\":2:3\): custom op .stablehlo.nope. is unknown"):
+        parse_module(tmp_path / "bad.mlir")
 
 
 def test_docs_passes_section_3_runs_as_written(tmp_path):

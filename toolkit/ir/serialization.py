@@ -34,7 +34,7 @@ import signal
 import sys
 import time
 import warnings
-from typing import Literal
+from typing import Callable, Literal
 
 import jaxlib.version
 from jaxlib.mlir import ir
@@ -348,8 +348,14 @@ def read_module(data: bytes | str, context: ir.Context, *, untrusted: bool = Fal
     return read_module(text, context)
 
 
-def parse_module(data: str | bytes | bytearray | memoryview, *, context: ir.Context | None = None) -> ir.Module:
+def parse_module(data: str | bytes | bytearray | memoryview | os.PathLike, *,
+                 context: ir.Context | None = None) -> ir.Module:
     """Parse MLIR text, MLIR bytecode or a portable (VHLO) artifact into a module passes can run on.
+
+    ``data`` is the module itself (``str`` or bytes), or a path
+    (``pathlib.Path``, any ``os.PathLike``) to a file holding it: then the
+    locations of text carry the file name (``f.mlir:3:8``, where text given
+    as a string says ``-:3:8``), and so do the diagnostics passes emit at them.
 
     The module lives in toolkit's shared context
     (:func:`toolkit.ir.context.shared_context`: every dialect toolkit reads or
@@ -367,11 +373,29 @@ def parse_module(data: str | bytes | bytearray | memoryview, *, context: ir.Cont
         module = parse_module(open("f.mlir").read())
         report = run_pipeline(module, "builtin.module(canonicalize)")
     """
+    path: str | None = None
+    if isinstance(data, os.PathLike):
+        path = os.fspath(data)
+        if not isinstance(path, str):
+            path = os.fsdecode(path)
+        try:
+            with open(path, "rb") as stream:
+                data = stream.read()
+        except OSError as error:
+            raise ValueError(f"cannot read the MLIR module '{path}': {error.strerror or error}") from None
     if isinstance(data, (bytearray, memoryview)):
         data = bytes(data)
     if not isinstance(data, (str, bytes)):
-        raise TypeError(f"parse_module needs MLIR text (str) or bytes, got {type(data).__name__}")
+        raise TypeError(f"parse_module needs MLIR text (str), bytes or a path, got {type(data).__name__}")
     context = context if context is not None else shared_context()
+    if path is not None and isinstance(data, bytes) and detect_format(data) == "text" and b"!quant." not in data:
+        # MLIR's file parser names the file in every location (the string parser says "-").
+        return _parse_collecting_errors(lambda: ir.Module.parseFile(path, context), context)
+    return _parse_collecting_errors(lambda: read_module(data, context), context)
+
+
+def _parse_collecting_errors(parse: Callable[[], ir.Module], context: ir.Context) -> ir.Module:
+    """``parse()``, its parser errors raised as one ``ValueError`` rather than printed by MLIR."""
     errors: list[str] = []
 
     def collect(diagnostic: ir.Diagnostic) -> bool:
@@ -382,7 +406,7 @@ def parse_module(data: str | bytes | bytearray | memoryview, *, context: ir.Cont
 
     handler = context.attach_diagnostic_handler(collect)
     try:
-        return read_module(data, context)
+        return parse()
     except ir.MLIRError as error:
         raise ValueError(f"cannot parse the MLIR module: {'; '.join(errors) or error}") from None
     finally:
