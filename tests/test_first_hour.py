@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import re
 import shlex
@@ -286,6 +287,8 @@ def test_check_compat_suggests_a_command_that_runs_as_printed(two_platform_expor
     assert converted == str(two_platform_export / "two platforms.converted.bin")
     assert export_cli.main(["export", "check-compat", converted, "--consumer", "cc=9,stablehlo=1.8.0"]) == 0
     assert "readable: yes" in capsys.readouterr().out
+    assert export_cli.main(["export", "check-compat", blob, "--consumer", "cc=9,stablehlo=1.8.0", "--json"]) == 1
+    assert json.loads(capsys.readouterr().out)["command"] == shlex.join(command)
 
 
 def test_run_with_a_platform_that_is_not_present_is_an_error_naming_the_present_ones(two_platform_export, capsys):
