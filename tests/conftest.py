@@ -58,3 +58,26 @@ def lowerings(monkeypatch):
 
     trace_cache.clear_caches()
     return _count_calls(monkeypatch, lowering, "lower_program")
+
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "x64: run the test with 64-bit types on (toolkit.enable_x64(), JAX's x64)")
+
+
+@pytest.fixture(autouse=True)
+def _x64_marker(request):
+    """Tests marked ``x64`` check 64-bit behaviour: they run inside ``toolkit.enable_x64()`` (x64 is off by default),
+    and JAX's x64 too when the test module imported jax (its oracle)."""
+    if request.node.get_closest_marker("x64") is None:
+        yield
+        return
+    import contextlib
+    import sys
+
+    import toolkit
+
+    with contextlib.ExitStack() as stack:
+        stack.enter_context(toolkit.enable_x64())
+        if "jax" in sys.modules:
+            stack.enter_context(sys.modules["jax"].enable_x64(True))
+        yield

@@ -22,6 +22,10 @@ from toolkit.core import pytrees  # noqa: E402
 from toolkit.core.avals import ShapedArray  # noqa: E402
 from toolkit.export import Exported  # noqa: E402
 
+#: The data sets include float64/int64 ones: they run with 64-bit types on, as in JAX's own back-compat suite
+#: (tests/conftest.py; a 32-bit data set runs the same either way).
+pytestmark = pytest.mark.x64
+
 DATA_PACKAGE = "jax._src.internal_test_util.export_back_compat_test_data"
 
 #: Tolerances by output dtype (JAX's tests use 1e-7 by default, looser for float32 decompositions).

@@ -9,7 +9,7 @@ from toolkit import lax
 KEY = np.array([0, 1, 2, 3], np.uint32)
 
 
-@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, np.uint64])
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.uint32, pytest.param(np.uint64, marks=pytest.mark.x64)])
 def test_bits_shape_dtype_and_determinism(dtype):
     new_key, bits = lax.rng_bit_generator(KEY, (4, 5), dtype)
     assert bits.shape == (4, 5) and bits.dtype == dtype
@@ -29,6 +29,7 @@ def test_algorithms_give_spread_out_bits(algorithm):
     assert 0.45 < ones < 0.55
 
 
+@pytest.mark.x64  # uint64 keys
 def test_u64_key_and_chaining():
     key64 = np.array([7, 9], np.uint64)
     k1, b1 = lax.rng_bit_generator(key64, (3,))

@@ -71,6 +71,7 @@ def test_bits(dtype, shape):
         _same(tr.bits(tk, shape, dtype), jax.random.bits(jk, shape, dtype))
 
 
+@pytest.mark.x64  # 64-bit dtypes on both sides (tests/conftest.py)
 def test_64_bit_dtypes_match_jax_x64():
     tk, jk = _keys(3)
     hi = np.int64(10**12)
