@@ -130,7 +130,8 @@ def _decode_aval(data: dict) -> tuple[ShapedArray, bool]:
 def _encode_sharding(sharding: Any, ndim: int) -> dict:
     if type(sharding) is SingleDeviceSharding:
         return {"single": sharding._device_assignment[0].id}
-    if type(sharding) is NamedSharding and isinstance(sharding.mesh, Mesh) and sharding.memory_kind is None:
+    if (type(sharding) is NamedSharding and isinstance(sharding.mesh, Mesh)
+            and sharding.memory_kind == NamedSharding(sharding.mesh, sharding.spec).memory_kind):  # default memory
         mesh = sharding.mesh
         spec = [list(e) if isinstance(e, tuple) else e for e in sharding.spec]
         if all(e is None or isinstance(e, str) or (isinstance(e, list) and all(isinstance(n, str) for n in e))

@@ -62,15 +62,15 @@ def lower_traced(traced: Any, plan: Any, kept: Sequence[int], platforms: Sequenc
         if memory_kinds is not None:
             leading = (1 if platforms is not None and len(platforms) > 1 else 0) + (
                 len(dims.dim_var_names(traced.in_avals)) if dim_vars_as_arguments else 0)
-            annotate_memory_kinds(module, [None] * leading + memory_kinds[0], memory_kinds[1])
+            annotate_memory_kinds(module, [None] * leading + memory_kinds[0], memory_kinds[1], memory_kinds[2])
     return module
 
 
 def annotate_memory_kinds(module: ir.Module, arg_kinds: Sequence[str | None],
-                          result_kinds: Sequence[str | None]) -> None:
+                          result_kinds: Sequence[str | None], placed: Sequence[bool]) -> None:
     """Write memory kinds on ``@main`` as JAX does: ``mhlo.memory_kind`` on the arguments and results
-    that have one, and each such result passed through the ``annotate_device_placement`` custom call
-    (``_xla_buffer_placement``) that tells XLA where to place the buffer it returns."""
+    that have one, and each result ``placed`` says passed through the ``annotate_device_placement``
+    custom call (``_xla_buffer_placement``) that tells XLA where to place the buffer it returns."""
     main = next(op for op in module.body.operations
                 if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main")
     for name, kinds in (("arg_attrs", arg_kinds), ("res_attrs", result_kinds)):
@@ -88,15 +88,15 @@ def annotate_memory_kinds(module: ir.Module, arg_kinds: Sequence[str | None],
     block = main.regions[0].blocks[0]
     ret = list(block.operations)[-1]
     with ir.InsertionPoint(ret), ret.location:
-        for i, kind in enumerate(result_kinds):
-            if kind is None:
+        for i, (kind, place) in enumerate(zip(result_kinds, placed)):
+            if kind is None or not place:
                 continue
             value = ret.operands[i]
-            placed = ir.Operation.create("stablehlo.custom_call", results=[value.type], operands=[value], attributes={
+            annotation = ir.Operation.create("stablehlo.custom_call", results=[value.type], operands=[value], attributes={
                 "call_target_name": ir.StringAttr.get("annotate_device_placement"),
                 "has_side_effect": ir.BoolAttr.get(True), "backend_config": ir.StringAttr.get(""),
                 "mhlo.frontend_attributes": ir.DictAttr.get({"_xla_buffer_placement": ir.StringAttr.get(kind)})})
-            ret.operands[i] = placed.result
+            ret.operands[i] = annotation.result
 
 
 def kept_inputs(program: Program, keep_unused: bool) -> list[int]:

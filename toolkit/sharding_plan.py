@@ -75,6 +75,7 @@ class ShardingPlan:
         self.num_partitions = len(self.devices)
         self.platform = self.devices[0].platform
         self._arg_shardings = list(arg_shardings)
+        self._args_given = [s is not None for s in self._arg_shardings]
         self._out_spec = out_shardings_spec
         self._out_tree = out_tree
         self.committed = any(committed)
@@ -108,20 +109,26 @@ class ShardingPlan:
             return []
         return [self._arg_shardings[i] or self._default_sharding() for i in kept]
 
-    def memory_kinds(self, kept: Sequence[int]) -> tuple[list[str | None], list[str | None]] | None:
-        """The memory kind of each kept argument and each output to write on ``@main`` (``mhlo.memory_kind``).
+    def memory_kinds(self, kept: Sequence[int]) -> tuple[list[str | None], list[str | None], list[bool]] | None:
+        """What to write on ``@main`` for memory kinds: the kind of each kept argument and each output
+        (``mhlo.memory_kind``), and which outputs to place (``annotate_device_placement``).
 
         As JAX (``are_all_shardings_default_mem_kind``): None — write nothing — unless some given
-        sharding names a memory kind other than the devices' default; then every given sharding's kind
-        (``None`` where no sharding or no kind was given).
+        sharding names a memory kind other than the devices' default. Then an argument with a sharding
+        gets its kind (None without one); every output gets one (the default where no sharding was
+        given: JAX writes its value's memory space) and only outputs with a sharding are placed.
         """
-        args = [getattr(self._arg_shardings[i], "memory_kind", None) for i in kept]
-        outs = [getattr(s, "memory_kind", None) for s in self._out_shardings_flat(self._out_tree.num_leaves)]
         default_memory = getattr(self.devices[0], "default_memory", None)
         default = default_memory().kind if default_memory is not None else None
+        # A given sharding without a kind is in the default memory (JAX canonicalizes it so); a
+        # default filled in later (arg_sharding) was not given.
+        given = [s if g else None for s, g in zip(self._arg_shardings, self._args_given)]
+        args = [None if s is None else s.memory_kind or default for s in (given[i] for i in kept)]
+        flat_outs = self._out_shardings_flat(self._out_tree.num_leaves)
+        outs = [None if s is None else s.memory_kind or default for s in flat_outs]
         if all(k is None or k == default for k in args + outs):
             return None
-        return args, outs
+        return args, [k or default for k in outs], [s is not None for s in flat_outs]
 
     # -- outputs ---------------------------------------------------------------
     def _out_shardings_flat(self, count: int) -> list[Any]:

@@ -270,7 +270,10 @@ def _record_abstract_meshes(exp: Exported, abstract: set) -> Exported:
     def strip(named: Any) -> Any:
         if named is None or (named.mesh.axis_sizes, named.mesh.axis_names) not in abstract:
             return named
-        return dataclasses.replace(named, mesh=dataclasses.replace(named.mesh, abstract_device=None))
+        # Nor the default memory kind the lowering's devices gave it (JAX keeps an abstract mesh's None).
+        memory_kind = None if named.memory_kind == "device" else named.memory_kind
+        return dataclasses.replace(named, mesh=dataclasses.replace(named.mesh, abstract_device=None),
+                                   memory_kind=memory_kind)
 
     # export_traced, which made exp, records the named shardings.
     assert exp._in_named_shardings is not None and exp._out_named_shardings is not None

@@ -41,8 +41,7 @@ class GSPMDSharding(Sharding):
             if self._hlo_sharding.num_devices() != len(self._devices):
                 raise ValueError(f"HLO sharding {self._hlo_sharding} spans {self._hlo_sharding.num_devices()} "
                                  f"devices but {len(self._devices)} devices were given")
-        check_memory_kind(self._devices, memory_kind)
-        self._memory_kind = memory_kind
+        self._memory_kind = check_memory_kind(self._devices, memory_kind)
 
     @classmethod
     def get_replicated(cls, device_assignment: Sequence[Any], *, memory_kind: str | None = None) -> "GSPMDSharding":

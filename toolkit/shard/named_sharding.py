@@ -85,8 +85,8 @@ class NamedSharding(Sharding):
             else:
                 raise TypeError(f"NamedSharding needs a PartitionSpec, got {spec!r}")
         check_spec(mesh, spec)
-        if isinstance(mesh, Mesh):
-            check_memory_kind(mesh._flat_devices_tuple, memory_kind)
+        if isinstance(mesh, Mesh):  # an abstract mesh has no devices: its kind stays as given (JAX)
+            memory_kind = check_memory_kind(mesh._flat_devices_tuple, memory_kind)
         self.mesh = mesh
         self.spec = spec
         self._memory_kind = memory_kind

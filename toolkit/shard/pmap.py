@@ -71,7 +71,7 @@ class PmapSharding(Sharding):
         if not flat:
             raise ValueError("PmapSharding needs at least one device")
         _check_platforms(flat, "PmapSharding")
-        check_memory_kind(flat, memory_kind)
+        memory_kind = check_memory_kind(flat, memory_kind)
         unstacked = [i for i, s in enumerate(sharding_spec.sharding) if isinstance(s, Unstacked)]
         if len(unstacked) > 1:
             raise ValueError(f"PmapSharding supports one Unstacked dimension, got {sharding_spec}")

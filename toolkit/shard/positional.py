@@ -38,8 +38,7 @@ class PositionalSharding(Sharding):
             raise ValueError("PositionalSharding needs at least one device")
         self._devices = tuple(array.flat)
         _check_platforms(self._devices, "PositionalSharding")
-        check_memory_kind(self._devices, memory_kind)
-        self._memory_kind = memory_kind
+        self._memory_kind = check_memory_kind(self._devices, memory_kind)
         ids = np.empty(array.shape, dtype=object)
         for position, index in enumerate(np.ndindex(array.shape)):
             ids[index] = frozenset({position})
@@ -115,8 +114,7 @@ class PositionalSharding(Sharding):
         return self._devices
 
     def with_memory_kind(self, kind: str) -> "PositionalSharding":
-        check_memory_kind(self._devices, kind)
-        return self._remake(self._devices, self._ids, kind)
+        return self._remake(self._devices, self._ids, check_memory_kind(self._devices, kind))
 
     @property
     def is_fully_replicated(self) -> bool:
@@ -154,4 +152,4 @@ def positional_sharding_from_hlo(hlo: HloSharding | OpSharding, devices: Sequenc
     ids = np.empty(tuple(partitions), dtype=object)
     for index in np.ndindex(*partitions):
         ids[index] = frozenset(int(p) for p in positions[index])
-    return PositionalSharding._remake(base._devices, ids, memory_kind)
+    return PositionalSharding._remake(base._devices, ids, base._memory_kind)

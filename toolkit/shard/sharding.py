@@ -28,18 +28,23 @@ Shape = tuple[int, ...]
 Index = tuple
 
 
-def check_memory_kind(devices: Sequence[Any], kind: str | None) -> None:
-    """``ValueError`` unless ``kind`` is None or a memory kind the first device offers."""
-    if kind is None or not devices:
-        return
+def check_memory_kind(devices: Sequence[Any], kind: str | None) -> str | None:
+    """The canonical memory kind: ``kind``, or for None the first device's default memory (``"device"``
+    on CPU), as JAX canonicalizes it; ``ValueError`` if the device does not offer ``kind``."""
+    if not devices:
+        return kind
+    if kind is None:
+        default_memory = getattr(devices[0], "default_memory", None)
+        return None if default_memory is None else default_memory().kind
     if not isinstance(kind, str):
         raise TypeError(f"memory_kind must be a string or None, got {kind!r}")
     memories = getattr(devices[0], "addressable_memories", None)
     if memories is None:
-        return
+        return kind
     kinds = sorted(m.kind for m in memories())
     if kind not in kinds:
         raise ValueError(f"memory kind {kind!r} is not offered by {devices[0]}; available kinds: {kinds}")
+    return kind
 
 
 class Sharding:

@@ -22,9 +22,8 @@ class SingleDeviceSharding(Sharding):
     def __init__(self, device: Device, *, memory_kind: str | None = None):
         if not hasattr(device, "id") or not hasattr(device, "platform"):
             raise TypeError(f"SingleDeviceSharding needs a device, got {device!r}")
-        check_memory_kind((device,), memory_kind)
         self._device = device
-        self._memory_kind = memory_kind
+        self._memory_kind = check_memory_kind((device,), memory_kind)
 
     def __repr__(self) -> str:
         memory = "" if self._memory_kind is None else f", memory_kind={self._memory_kind}"
