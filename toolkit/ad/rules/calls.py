@@ -27,6 +27,7 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
+from toolkit.ad.checkpoint_policies import Offloadable
 from toolkit.ad.interpret import eval_program
 from toolkit.ad.jvp import jvp_program
 from toolkit.ad.registry import JVP_RULES, VJP_RULES
@@ -113,7 +114,13 @@ def _saved_by_policy(jaxpr: Program, policy: Any) -> list[Any]:
     saved = []
     inputs = set(jaxpr.invars)
     for eqn in jaxpr.eqns:
-        if policy(eqn.primitive, *[a.aval for a in eqn.inputs], **eqn.params):
+        decision = policy(eqn.primitive, *[a.aval for a in eqn.inputs], **eqn.params)
+        if isinstance(decision, Offloadable):
+            raise NotImplementedError(
+                f"the checkpoint policy asks to offload the result of {eqn.primitive.name} from memory "
+                f"{decision.src!r} to {decision.dst!r}, but toolkit's checkpoint cannot offload residuals (on any "
+                "backend); use a policy that saves them instead (e.g. dots_with_no_batch_dims_saveable)")
+        if decision:
             saved += [v for v in eqn.outputs if v not in inputs]
     return saved
 
