@@ -73,6 +73,12 @@ def annotate_memory_kinds(module: ir.Module, arg_kinds: Sequence[str | None],
     custom call (``_xla_buffer_placement``) that tells XLA where to place the buffer it returns."""
     main = next(op for op in module.body.operations
                 if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == "main")
+    function_type = ir.FunctionType(ir.TypeAttr(main.attributes["function_type"]).value)
+    # Leading arguments/results the kinds do not cover (effect tokens) get none: align at the end.
+    num_results = len(function_type.results)
+    result_kinds = [None] * (num_results - len(result_kinds)) + list(result_kinds)
+    placed = [False] * (num_results - len(placed)) + list(placed)
+    arg_kinds = [None] * (len(function_type.inputs) - len(arg_kinds)) + list(arg_kinds)
     for name, kinds in (("arg_attrs", arg_kinds), ("res_attrs", result_kinds)):
         if not any(k is not None for k in kinds):
             continue
