@@ -23,6 +23,7 @@ handlers with its own).
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 from dataclasses import dataclass
@@ -31,8 +32,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from toolkit.array import Array
-from toolkit.core import pytrees, sharding_types, tracing
-from toolkit.core.config import cache_state
+from toolkit.core import dtypes, pytrees, sharding_types, tracing
+from toolkit.core.config import cache_state, enable_x64
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, aval_of
 from toolkit.passes.default_pipeline import jit_pipeline_generation
 from toolkit.shard import placement
@@ -460,7 +461,11 @@ class EagerExecutables:
                      for a, p in zip(avals, placements)]
             wrapped = self._jit(run, keep_unused=True)
             wrapped._function_cache = False  # `run` is new for every signature: kept here, never found again there
-            compiled = wrapped.trace(*specs).lower().compile()
+            # An array made 64-bit under x64 on keeps its type after (as in JAX): its specs must not be
+            # canonicalized to 32 bits (one primitive's types do not depend on the mode otherwise).
+            wide = any(a.dtype in dtypes.TO_32BIT for a in avals)
+            with enable_x64() if wide else contextlib.nullcontext():
+                compiled = wrapped.trace(*specs).lower().compile()
             if key is not None:
                 self._cache[key] = fast_entry(compiled, partitioner)
         out = compiled._call_flat(list(args))

@@ -243,6 +243,10 @@ def aval_of(x: Any) -> ShapedArray:
         return ShapedArray(x.shape, dtypes.canonicalize_dtype(x.dtype))
     shape, dtype = getattr(x, "shape", None), getattr(x, "dtype", None)
     if shape is not None and dtype is not None:
+        # Another library's array keeps the type it was made with (a JAX array made under x64); a spec or
+        # host value is canonicalized like a numpy one.
+        if not hasattr(x, "aval"):
+            dtype = dtypes.canonicalize_dtype(dtype)
         return ShapedArray(shape, dtype, getattr(x, "weak_type", False))
     raise TypeError(f"a value of type {type(x).__name__} is not a valid toolkit array or spec: {x!r}")
 

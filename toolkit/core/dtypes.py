@@ -312,9 +312,14 @@ def result_type_with_weak(*typed: tuple[np.dtype, bool]) -> tuple[np.dtype, bool
     typed ``float16`` stays ``float16`` beside a Python float. If every operand
     is weak the result is weak, with the default type of the highest kind.
     """
+    if len(typed) == 1:
+        return typed[0][0], typed[0][1]
+    first = typed[0][0]
+    if all(d == first for d, _ in typed) and not all(w for _, w in typed):
+        return first, False  # one strong type: kept, even a 64-bit one with x64 off (JAX's trivial case)
     result, weak_result = _promote_with_weak(typed)
     if result in TO_32BIT and not x64_enabled():
-        result = TO_32BIT[result]  # a 64-bit operand made under x64 on: the result is canonical (JAX)
+        result = TO_32BIT[result]  # a 64-bit operand made under x64 on, promoted: canonical (JAX)
     return result, weak_result
 
 
