@@ -99,12 +99,8 @@ def _jax_outputs(data: dict) -> list[np.ndarray]:
         mlir_module_serialized=data["mlir_module_serialized"],
         calling_convention_version=data["xla_call_module_version"], nr_devices=1,
         module_kept_var_idx=tuple(range(len(in_avals))), uses_global_constants=False, _get_vjp=None)
-    previous = jax.config.jax_enable_x64
-    jax.config.update("jax_enable_x64", True)  # the 64-bit data sets need it
-    try:
-        return [np.asarray(x) for x in jax.tree_util.tree_leaves(exp.call(*inputs))]
-    finally:
-        jax.config.update("jax_enable_x64", previous)
+    # The 64-bit data sets need JAX's x64: on for this module's tests (pytestmark, tests/conftest.py).
+    return [np.asarray(x) for x in jax.tree_util.tree_leaves(exp.call(*inputs))]
 
 
 @pytest.mark.parametrize("name,data", DATA_SETS, ids=[n for n, _ in DATA_SETS])
