@@ -30,7 +30,7 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from toolkit import shard
-from toolkit.ad import vjp
+from toolkit.ad.api import vjp
 from toolkit.ad.interpret import eval_program
 from toolkit.core import dtypes, pytrees, shape_poly
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct
