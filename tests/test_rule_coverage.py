@@ -47,7 +47,7 @@ TABLES = {
 }
 
 #: Where each family's user functions are exported (``toolkit.lax`` unless said here).
-PUBLIC_MODULES = {"shard_map": toolkit, "call_exported": toolkit.export}
+PUBLIC_MODULES = {"shard_map": toolkit, "call_exported": toolkit.export, "decompositions": lax.linalg}
 
 #: Primitives with no user-level function in their family's module, and why.
 NO_USER_FUNCTION = {

@@ -73,3 +73,13 @@ def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:
         raise ValueError(f"Arguments to batch_matmul must have same ndim, got {ldim}, {rdim}")
     batch = tuple(range(ldim - 2))
     return dot_general(lhs, rhs, (((ldim - 1,), (rdim - 2,)), (batch, batch)), precision=precision)
+
+
+# jax.lax.linalg's decompositions live in their own family (toolkit/lax/decompositions.py); this module is
+# toolkit.lax.linalg, so it names them too.
+from toolkit.lax.decompositions import (  # noqa: E402,F401
+    EigImplementation, EighImplementation, SvdAlgorithm, cholesky, cholesky_p, eig, eig_p, eigh, eigh_p, geqrf,
+    geqrf_p, householder_product, householder_product_p, lu, lu_p, lu_pivots_to_permutation,
+    lu_pivots_to_permutation_p, qr, qr_p, svd, svd_p, symmetrize, triangular_solve, triangular_solve_p, tridiagonal,
+    tridiagonal_p, tridiagonal_solve, tridiagonal_solve_p,
+)

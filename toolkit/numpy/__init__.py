@@ -59,6 +59,7 @@ from toolkit.numpy.ufuncs import (  # noqa: F401
     sin, sinc, sinh, sqrt, square, subtract, tan, tanh, true_divide, trunc, where,
 )
 from toolkit.numpy import fft  # noqa: F401,E402  (toolkit.numpy.fft, jax.numpy.fft)
+from toolkit.numpy import linalg  # noqa: F401,E402  (toolkit.numpy.linalg, jax.numpy.linalg)
 from toolkit.numpy import methods as _methods
 
 import numpy as _np
