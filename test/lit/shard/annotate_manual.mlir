@@ -16,7 +16,7 @@
 // OTHER:      func.func public @main(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@mesh_0, [{"z"}, {}]>})
 
 // GSPMD form cannot describe the region:
-// GSPMD: toolkit-sharding-annotate{{.*}} failed: the module has an sdy.manual_computation (at {{.*}}), which only the Shardy partitioner runs; annotate it with mode=shardy
+// GSPMD: annotate_manual.mlir:{{[0-9]+}}:{{[0-9]+}}: error: the module has an sdy.manual_computation (at {{.*}}), which only the Shardy partitioner runs; annotate it with mode=shardy
 module @jit_f {
   sdy.mesh @mesh = <["x"=2, "y"=4]>
   func.func public @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
