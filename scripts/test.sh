@@ -11,5 +11,6 @@ lint-imports --no-cache --no-logo || { echo "test.sh: an import breaks the layer
 mypy toolkit || { echo "test.sh: mypy found type errors (see above; pyproject.toml [tool.mypy])" >&2; exit 1; }
 status=0
 lit -sv test/lit || status=1
-python -m pytest -q -p no:cacheprovider tests "$@" || status=1
+# README.md and docs/: every code block runs (conftest.py; docs/doc-examples.md has the conventions).
+python -m pytest -q -p no:cacheprovider tests README.md docs "$@" || status=1
 exit $status
