@@ -41,7 +41,10 @@ def _diagonal(x: Any) -> Any:
 
 def _cholesky_jvp(primals, tangents):
     (x,), (sigma_dot,) = primals, tangents
-    L = dec.tril(dec.cholesky_p.bind(x))
+    # The primal output is the primitive's own (LAPACK leaves the input's upper triangle there): reverse mode
+    # reuses the equation's output for it, so the rule computes with the triangle and returns the raw factor.
+    raw = dec.cholesky_p.bind(x)
+    L = dec.tril(raw)
     n = aval_of(x).shape[-1]
 
     def phi(X):
@@ -49,7 +52,7 @@ def _cholesky_jvp(primals, tangents):
 
     tmp = dec.triangular_solve(L, sigma_dot, left_side=False, transpose_a=True, conjugate_a=True, lower=True)
     L_dot = tnp.matmul(L, phi(dec.triangular_solve(L, tmp, left_side=True, transpose_a=False, lower=True)))
-    return L, L_dot
+    return raw, L_dot
 
 
 def _eigh_jvp(primals, tangents, *, lower, sort_eigenvalues, subset_by_index, algorithm):

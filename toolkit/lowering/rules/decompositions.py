@@ -304,6 +304,7 @@ def permutation_from_pivots(swaps: Any, permutation_size: int) -> Any:
     positions = structural.broadcasted_iota(np.int32, out_shape, len(batch))
 
     def body(i, perm):
+        i = elementwise.convert_element_type(i, np.int32)  # the loop index is 64-bit under x64
         j = structural.dynamic_slice(swaps, [structural.full((), 0, np.int32)] * len(batch) + [i],
                                      (*batch, 1))
         j_full = structural.broadcast_in_dim(j, out_shape, tuple(range(len(batch) + 1)))

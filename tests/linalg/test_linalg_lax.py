@@ -1,0 +1,195 @@
+"""``toolkit.lax.linalg`` against ``jax.lax.linalg``: values, the LAPACK custom calls in the IR, JVPs, transposes,
+vmap and errors."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import toolkit
+import toolkit.numpy as tnp
+from toolkit.lax import linalg as tl
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+jl = jax.lax.linalg
+
+RNG = np.random.default_rng(1)
+A = RNG.normal(size=(4, 4)).astype(np.float32)
+SPD = (A @ A.T + 4 * np.eye(4)).astype(np.float32)
+TALL = RNG.normal(size=(5, 3)).astype(np.float32)
+WIDE = RNG.normal(size=(3, 5)).astype(np.float32)
+B = RNG.normal(size=(4, 2)).astype(np.float32)
+BATCH = RNG.normal(size=(2, 4, 4)).astype(np.float32)
+CA = (RNG.normal(size=(3, 3)) + 1j * RNG.normal(size=(3, 3))).astype(np.complex64)
+
+
+def _close(ours, theirs, tol=2e-4):
+    ours, theirs = jax.tree.leaves(ours), jax.tree.leaves(theirs)
+    assert len(ours) == len(theirs)
+    for o, t in zip(ours, theirs):
+        o, t = np.asarray(o), np.asarray(t)
+        assert o.dtype == t.dtype and o.shape == t.shape, (o.dtype, t.dtype, o.shape, t.shape)
+        np.testing.assert_allclose(o, t, rtol=tol, atol=tol * max(1.0, float(np.abs(t).max(initial=0))))
+
+
+def test_lu_is_bit_for_bit_jax():
+    for x in (A, TALL, WIDE, BATCH, CA):
+        ours, theirs = tl.lu(x), jl.lu(x)
+        for o, t in zip(ours, theirs):
+            np.testing.assert_array_equal(np.asarray(o), np.asarray(t))
+
+
+def test_factorizations_match_jax():
+    _close(tl.cholesky(SPD), jl.cholesky(SPD))
+    _close(tl.cholesky(BATCH @ np.swapaxes(BATCH, 1, 2) + 4 * np.eye(4, dtype=np.float32)),
+           jl.cholesky(BATCH @ np.swapaxes(BATCH, 1, 2) + 4 * np.eye(4, dtype=np.float32)))
+    _close(tl.eigh(SPD)[1], jl.eigh(SPD)[1])
+    _close(tl.svd(TALL, compute_uv=False), jl.svd(TALL, compute_uv=False))
+    raw, taus = jnp.linalg.qr(TALL, mode="raw")  # jax.lax.linalg has no public geqrf
+    _close(tl.geqrf(TALL), (raw.T, taus))
+    _close(tl.householder_product(*tl.geqrf(TALL)), jl.householder_product(raw.T, taus))
+    for x in (TALL, WIDE, A):
+        for full in (True, False):
+            _close(tl.qr(x, full_matrices=full), jl.qr(x, full_matrices=full))
+    _close(tl.svd(A, full_matrices=False), jl.svd(A, full_matrices=False), tol=1e-3)  # LAPACK's signs: the same kernel
+    _close(tl.eig(A, compute_left_eigenvectors=False)[0], jl.eig(A, compute_left_eigenvectors=False)[0])
+    _close(tl.tridiagonal(SPD), jl.tridiagonal(SPD))
+    _close(tl.lu_pivots_to_permutation(np.array([2, 2, 3], np.int32), 5),
+           jl.lu_pivots_to_permutation(np.array([2, 2, 3], np.int32), 5))
+
+
+@pytest.mark.parametrize("left_side", [True, False])
+@pytest.mark.parametrize("lower", [True, False])
+@pytest.mark.parametrize("transpose_a", [True, False])
+@pytest.mark.parametrize("unit_diagonal", [True, False])
+def test_triangular_solve_matches_jax(left_side, lower, transpose_a, unit_diagonal):
+    b = B if left_side else B.T
+    kw = dict(left_side=left_side, lower=lower, transpose_a=transpose_a, unit_diagonal=unit_diagonal)
+    _close(tl.triangular_solve(SPD, b, **kw), jl.triangular_solve(SPD, b, **kw))
+
+
+def test_triangular_solve_complex_conjugate_and_vector():
+    kw = dict(left_side=True, lower=True, conjugate_a=True)
+    _close(tl.triangular_solve(CA, CA, **kw), jl.triangular_solve(CA, CA, **kw))
+    _close(tl.triangular_solve(SPD, B[:, 0], left_side=True, lower=True),
+           jl.triangular_solve(SPD, B[:, 0], left_side=True, lower=True))
+
+
+def test_tridiagonal_solve_matches_jax():
+    dl = np.array([0, 1, 2, 3], np.float32)
+    d = np.array([5, 6, 7, 8], np.float32)
+    du = np.array([1, 2, 3, 0], np.float32)
+    _close(tl.tridiagonal_solve(dl, d, du, B), jl.tridiagonal_solve(dl, d, du, B))
+    f = lambda L: lambda d_, b_: (L.tridiagonal_solve(dl, d_, du, b_) ** 2).sum()  # noqa: E731
+    _close(toolkit.grad(f(tl), argnums=(0, 1))(d, B), jax.grad(f(jl), argnums=(0, 1))(d, B), tol=1e-3)
+
+
+# --- the lowered IR -----------------------------------------------------------------------
+
+_CALL = re.compile(r"stablehlo\.custom_call @(\w+)\(([^)]*)\) \{(.*)\} : (.*)$")
+
+
+def _custom_calls(text: str) -> list[tuple[str, str, str]]:
+    """(target, attributes without Shardy's rule, types) of every custom call, in order."""
+    calls = []
+    for line in text.splitlines():
+        m = _CALL.search(line)
+        if m:
+            attrs = re.sub(r", sdy\.sharding_rule = #sdy\.op_sharding_rule<.*?, custom>", "", m.group(3))
+            calls.append((m.group(1), attrs, m.group(4)))
+    return calls
+
+
+IR_CASES = [
+    ("cholesky", lambda L: L.cholesky, SPD), ("eigh", lambda L: L.eigh, SPD), ("svd", lambda L: L.svd, TALL),
+    ("svd-batch", lambda L: L.svd, BATCH), ("svdvals", lambda L: L.svdvals, A), ("qr", lambda L: L.qr, TALL),
+    ("qr-wide", lambda L: L.qr, WIDE), ("qr-complete", lambda L: lambda x: L.qr(x, mode="complete"), TALL),
+    ("eig", lambda L: L.eig, A), ("eigvals", lambda L: L.eigvals, A), ("det", lambda L: L.det, BATCH[..., :4, :4]),
+    ("slogdet", lambda L: L.slogdet, A), ("inv", lambda L: L.inv, A), ("solve", lambda L: lambda x: L.solve(x, B), A),
+    ("pinv", lambda L: L.pinv, TALL), ("cholesky-c64", lambda L: L.cholesky, CA @ CA.conj().T + 3 * np.eye(3,
+                                                                                                         dtype=np.complex64)),
+    ("eigh-c64", lambda L: L.eigh, CA), ("svd-c64", lambda L: L.svd, CA), ("eig-c64", lambda L: L.eig, CA),
+]
+
+
+@pytest.mark.parametrize("name,make,x", IR_CASES, ids=[c[0] for c in IR_CASES])
+def test_the_same_lapack_custom_calls_as_jax(name, make, x):
+    ours = _custom_calls(toolkit.jit(make(tnp.linalg)).lower(x).as_text())
+    theirs = _custom_calls(jax.jit(make(jnp.linalg)).lower(x).as_text())
+    assert ours and ours == theirs
+
+
+def test_lax_level_custom_calls_match_jax():
+    cases = [(lambda L: lambda a, b: L.triangular_solve(a, b, left_side=True, lower=True, transpose_a=True), (A, B)),
+             (lambda L: lambda a: L.lu(a), (BATCH,)), (lambda L: lambda a: L.tridiagonal(a), (SPD,)),
+             (lambda L: lambda a, b: L.tridiagonal_solve(a[0], a[1], a[2], b), (A[:3], B))]
+    for make, args in cases:
+        ours = _custom_calls(toolkit.jit(make(tl)).lower(*args).as_text())
+        theirs = _custom_calls(jax.jit(make(jl)).lower(*args).as_text())
+        assert ours and ours == theirs
+
+
+@pytest.mark.x64
+def test_double_precision_targets_under_x64():
+    x = SPD.astype(np.float64)
+    ours = _custom_calls(toolkit.jit(tnp.linalg.eigh).lower(x).as_text())
+    assert ours == _custom_calls(jax.jit(jnp.linalg.eigh).lower(x).as_text())
+    assert ours[0][0] == "lapack_dsyevd_ffi"
+    _close(tnp.linalg.eigh(x)[0], jnp.linalg.eigh(x)[0], tol=1e-10)
+
+
+# --- derivatives --------------------------------------------------------------------------
+
+W16 = np.arange(16.0, dtype=np.float32).reshape(4, 4) / 10
+
+
+@pytest.mark.parametrize("name,fn,x", [
+    ("cholesky", lambda L, x: (L.cholesky(x) * W16).sum(), SPD),
+    ("eigh", lambda L, x: (L.eigh(x)[1] ** 2 * W16).sum() + (L.eigh(x)[0] * W16[0]).sum(), SPD),
+    ("lu", lambda L, x: (L.lu(x)[0] * W16).sum(), A),
+    ("qr", lambda L, x: (L.qr(x, full_matrices=False)[1] ** 2).sum(), TALL),
+    ("svd", lambda L, x: L.svd(x, compute_uv=False).sum(), TALL),
+    ("tri-a", lambda L, x: (L.triangular_solve(x, B, left_side=True, lower=True) ** 2).sum(), SPD),
+    ("tri-a-right", lambda L, x: (L.triangular_solve(x, B.T, lower=False, transpose_a=True) ** 2).sum(), SPD),
+    ("tri-b", lambda L, x: (L.triangular_solve(SPD, x, left_side=True, lower=True, unit_diagonal=True) ** 2).sum(),
+     B),
+])
+def test_lax_gradients_match_jax(name, fn, x):
+    _close(toolkit.jit(toolkit.grad(lambda y: fn(tl, y)))(x), jax.grad(lambda y: fn(jl, y))(x), tol=2e-3)
+
+
+def test_eig_eigenvector_derivatives_need_opting_in():
+    with pytest.raises(NotImplementedError, match="enable_eigvec_derivs"):
+        toolkit.grad(lambda x: tl.eig(x)[1].real.sum())(A)
+    f = lambda L: lambda x: (L.eig(x, compute_left_eigenvectors=False, enable_eigvec_derivs=True)[1]  # noqa: E731
+                             * W16).real.sum()
+    _close(toolkit.grad(f(tl))(SPD), jax.grad(f(jl))(SPD), tol=5e-3)
+
+
+def test_vmap_of_triangular_solve_with_unbatched_matrix():
+    bs = np.stack([B, 2 * B, 3 * B])
+    f = lambda L: lambda b: L.triangular_solve(SPD, b, left_side=True, lower=True)  # noqa: E731
+    _close(toolkit.vmap(f(tl))(bs), jax.vmap(f(jl))(bs))
+    _close(toolkit.vmap(tl.lu)(BATCH), jax.vmap(jl.lu)(BATCH))
+
+
+def test_lax_errors():
+    with pytest.raises(ValueError, match="square"):
+        tl.cholesky(B, symmetrize_input=False)
+    with pytest.raises(ValueError, match="Incompatible shapes"):
+        tl.triangular_solve(A, B, left_side=False)
+    with pytest.raises(TypeError, match="equal dtypes"):
+        tl.triangular_solve(A, B.astype(np.complex64), left_side=True)
+    with pytest.raises(TypeError, match="rank at least 2"):
+        tl.lu(np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="permutation size"):
+        tl.lu_pivots_to_permutation(np.zeros(4, np.int32), 2)
+    with pytest.raises(NotImplementedError, match="pivoting"):
+        tl.qr(A, pivoting=True)
+    with pytest.raises(NotImplementedError, match="subset_by_index"):
+        tl.eigh(SPD, subset_by_index=(0, 2))
+    with pytest.raises(TypeError, match="same shape"):
+        tl.tridiagonal_solve(np.ones(3, np.float32), np.ones(4, np.float32), np.ones(4, np.float32), B)
