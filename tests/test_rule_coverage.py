@@ -47,7 +47,8 @@ TABLES = {
 }
 
 #: Where each family's user functions are exported (``toolkit.lax`` unless said here).
-PUBLIC_MODULES = {"shard_map": toolkit, "call_exported": toolkit.export, "decompositions": lax.linalg}
+PUBLIC_MODULES = {"shard_map": toolkit, "call_exported": toolkit.export, "decompositions": lax.linalg,
+                  "callbacks": lax.callbacks}  # wrapped by toolkit.pure_callback, experimental, debug
 
 #: Primitives with no user-level function in their family's module, and why.
 NO_USER_FUNCTION = {

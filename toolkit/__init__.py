@@ -55,6 +55,8 @@ from toolkit import multihost  # noqa: F401,E402
 from toolkit.batching import vmap  # noqa: F401,E402
 from toolkit import random  # noqa: F401,E402
 from toolkit import compilation_cache  # noqa: F401,E402  (the persistent compilation cache)
+from toolkit import debug, experimental  # noqa: F401,E402  (jax.debug; jax.experimental.io_callback)
+from toolkit.callbacks import pure_callback  # noqa: F401,E402  (host callbacks: jax.pure_callback)
 
 
 def load_module(source: object, *, name: str | None = None, platform: str | None = None,

@@ -9,6 +9,7 @@ import numpy as np
 from jaxlib import _jax, xla_client
 from jaxlib._jax import LoadedExecutable  # imported (not assigned) so mypy accepts it as a type
 
+from toolkit.runtime import host_callbacks
 from toolkit.runtime.client import backend
 from toolkit.runtime.shardings import HloSharding
 
@@ -51,6 +52,8 @@ def compile_module(module: Any, devices: Sequence[Any], *, num_partitions: int =
                               propagate_output_shardings=propagate_output_shardings, dump_to=dump_to)
     client = backend(devices[0].platform)
     try:
+        if host_callbacks.mentions_callbacks(module):  # toolkit.pure_callback, debug.print, ...: jaxlib's table
+            return host_callbacks.compile_with_callbacks(client, module, devices, options)
         return client.compile_and_load(module, executable_devices=xla_client.DeviceList(tuple(devices)),
                                        compile_options=options)
     except _jax.JaxRuntimeError as exc:
