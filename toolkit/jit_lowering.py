@@ -106,6 +106,11 @@ def annotate_memory_kinds(module: ir.Module, arg_kinds: Sequence[str | None],
 
 
 def kept_inputs(program: Program, keep_unused: bool) -> list[int]:
+    """The positions of ``program``'s inputs the lowered ``@main`` keeps.
+
+    All of them with ``keep_unused``; else those the program uses, and those with symbolic dimensions (the
+    dimension variables are read from their shapes).
+    """
     if keep_unused:
         return list(range(len(program.invars)))
     used = {a.id for eqn in program.walk() for a in eqn.inputs if hasattr(a, "id")}

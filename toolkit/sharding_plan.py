@@ -64,6 +64,9 @@ def _flatten_prefix(prefix: Any, tree: pytrees.PyTreeDef, what: str) -> list[Any
 
 
 class ShardingPlan:
+    """How one jit call's arguments and results are laid out: its devices, the arguments' shardings, the
+    results' shardings (given or left to the compiler) and the ``with_sharding_constraint`` shardings inside.
+    """
     def __init__(self, devices: Sequence[Any], arg_shardings: Sequence[Any], out_shardings_spec: Any,
                  out_tree: pytrees.PyTreeDef, committed: Sequence[bool],
                  constraint_shardings: Sequence[Any] = ()):

@@ -29,6 +29,7 @@ def run(case: Callable[[], Any]) -> Callable[[], Any]:
 
 
 def spec(shape: Any, dtype: Any = "float32") -> ShapeDtypeStruct:
+    """``ShapeDtypeStruct(shape, dtype)``: an abstract argument for ``trace``/``lower``/``export`` in tests."""
     return ShapeDtypeStruct(shape, dtype)
 
 

@@ -71,6 +71,7 @@ def _symbolic_prod(shape: Shape) -> DimSize:
 
 
 def is_static_shape(shape: Shape) -> bool:
+    """True when every dimension of ``shape`` is a plain ``int`` (no symbolic dimension)."""
     return all(type(d) is int for d in shape)
 
 

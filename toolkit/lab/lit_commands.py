@@ -54,6 +54,9 @@ class RunLine:
 
 
 def run_lines(lines: Sequence[str]) -> list[RunLine]:
+    """The ``RUN:`` lines of a lit test's ``lines``, continuation lines (ending in ``\\``) joined into one
+    :class:`RunLine` each, with their 1-based line numbers.
+    """
     runs: list[RunLine] = []
     continuing: RunLine | None = None
     for number, line in enumerate(lines, start=1):

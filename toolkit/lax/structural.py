@@ -118,6 +118,9 @@ transpose_p = family.primitive("transpose", shape_rule=_transpose_rule)
 
 @family.function(binds=(transpose_p,))
 def transpose(x: Any, permutation: Sequence[int]) -> Any:
+    """Permute the dimensions of ``x`` (as ``jax.lax.transpose``): result dimension ``i`` is ``x``'s
+    ``permutation[i]``. A ``permutation`` that is not a permutation of ``range(x.ndim)`` raises ``TypeError``.
+    """
     return transpose_p.bind(x, permutation=tuple(int(p) for p in permutation))
 
 
@@ -140,6 +143,11 @@ slice_p = family.primitive("slice", shape_rule=_slice_rule)
 @family.function(binds=(slice_p,))
 def slice(x: Any, start_indices: Sequence[int], limit_indices: Sequence[int],
           strides: Sequence[int] | None = None) -> Any:
+    """The static slice ``x[start:limit:stride]`` in every dimension (as ``jax.lax.slice``).
+
+    ``start_indices`` and ``limit_indices`` (and ``strides``, default 1) need one entry per dimension, with
+    ``0 <= start <= limit <= size`` and ``stride >= 1``; otherwise ``TypeError`` naming the dimension.
+    """
     return slice_p.bind(x, start_indices=tuple(start_indices), limit_indices=tuple(limit_indices),
                         strides=None if strides is None else tuple(strides))
 
@@ -166,6 +174,11 @@ pad_p = family.primitive("pad", shape_rule=_pad_rule)
 
 @family.function(binds=(pad_p,))
 def pad(x: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Any:
+    """Pad ``x`` with the scalar ``padding_value`` (as ``jax.lax.pad``).
+
+    ``padding_config`` has one ``(low, high, interior)`` triple per dimension; ``low``/``high`` may be negative
+    (they crop), ``interior`` may not. The padding value must be a scalar of ``x``'s dtype (else ``TypeError``).
+    """
     return pad_p.bind(x, padding_value, padding_config=tuple(tuple(dim_param(v) for v in c) for c in padding_config))
 
 
@@ -194,6 +207,10 @@ concatenate_p = family.primitive("concatenate", shape_rule=_concatenate_rule)
 
 @family.function(binds=(concatenate_p,))
 def concatenate(operands: Sequence[Any], dimension: int) -> Any:
+    """Join ``operands`` along ``dimension`` (as ``jax.lax.concatenate``).
+
+    At least one operand; all of one dtype and of equal shape except along ``dimension`` (else ``TypeError``).
+    """
     return concatenate_p.bind(*operands, dimension=int(dimension))
 
 
@@ -207,6 +224,7 @@ rev_p = family.primitive("rev", shape_rule=_rev_rule)
 
 @family.function(binds=(rev_p,))
 def rev(x: Any, dimensions: Sequence[int]) -> Any:
+    """Reverse ``x`` along each of ``dimensions`` (as ``jax.lax.rev``); a dimension out of range is a ``ValueError``."""
     return rev_p.bind(x, dimensions=tuple(dimensions))
 
 
@@ -278,6 +296,11 @@ dynamic_update_slice_p = family.primitive("dynamic_update_slice", shape_rule=_dy
 
 @family.function(binds=(dynamic_update_slice_p,))
 def dynamic_update_slice(x: Any, update: Any, start_indices: Sequence[Any]) -> Any:
+    """``x`` with ``update`` written at the (traced) ``start_indices`` (as ``jax.lax.dynamic_update_slice``).
+
+    One integer scalar index per dimension; indices are clamped so the update fits, as in XLA. ``update`` must
+    have ``x``'s dtype and rank and fit inside it (else ``TypeError``).
+    """
     return dynamic_update_slice_p.bind(x, update, *start_indices)
 
 
