@@ -68,6 +68,31 @@ def test_errors_match_jax():
 
 def test_names_cover_jax_with_reasons():
     absent = {n for n in dir(jinit) if not n.startswith("_")} - set(init.__all__)
-    # orthogonal and delta_orthogonal need a QR decomposition (toolkit.numpy.linalg's LAPACK kernels: issue 23).
-    assert absent == {"orthogonal", "delta_orthogonal"}
+    assert not absent
     assert isinstance(init.glorot_uniform(), init.Initializer)
+
+
+@pytest.mark.parametrize("shape,kwargs", [((3, 3), {}), ((4, 6), {}), ((6, 4), {}), ((2, 3, 5), {}),
+                                          ((5, 2, 3), {"column_axis": 0}), ((3, 3), {"scale": 2.0}),
+                                          ((3, 0), {}), ((4, 4), {"dtype": np.float32})])
+def test_orthogonal_is_bit_exact_with_jax(shape, kwargs):
+    ours = np.asarray(init.orthogonal(**kwargs)(toolkit.random.key(3), shape))
+    theirs = np.asarray(jinit.orthogonal(**kwargs)(jax.random.key(3), shape))
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_array_equal(ours, theirs)
+
+
+@pytest.mark.parametrize("shape", [(3, 4, 4), (3, 3, 2, 4), (3, 3, 3, 2, 2)])
+def test_delta_orthogonal_is_bit_exact_with_jax(shape):
+    np.testing.assert_array_equal(np.asarray(init.delta_orthogonal()(toolkit.random.key(1), shape)),
+                                  np.asarray(jinit.delta_orthogonal()(jax.random.key(1), shape)))
+
+
+def test_orthogonal_errors_as_jax():
+    for module, key in ((init, toolkit.random.key(0)), (jinit, jax.random.key(0))):
+        with pytest.raises(ValueError, match="at least a 2D shape"):
+            module.orthogonal()(key, (4,))
+        with pytest.raises(ValueError, match="3D, 4D or 5D"):
+            module.delta_orthogonal()(key, (4, 4))
+        with pytest.raises(ValueError, match="fan_in"):
+            module.delta_orthogonal()(key, (3, 4, 2))

@@ -5,8 +5,8 @@ initializer; drawn with the same key they give JAX's values bit for bit,
 since ``toolkit.random`` is JAX's threefry. ``out_sharding`` places the
 result (a ``NamedSharding`` or a ``PartitionSpec`` under ``set_mesh``).
 
-Not here yet: ``orthogonal`` and ``delta_orthogonal`` (they need a QR
-decomposition, which arrives with ``toolkit.numpy.linalg``'s LAPACK kernels).
+``orthogonal`` and ``delta_orthogonal`` take the QR decomposition of a normal
+draw on LAPACK's ``geqrf``/``orgqr``, the kernels JAX calls.
 """
 
 from __future__ import annotations
@@ -22,9 +22,10 @@ from toolkit import random
 from toolkit.core import dtypes
 from toolkit.resharding import reshard
 
-__all__ = ["Initializer", "constant", "glorot_normal", "glorot_uniform", "he_normal", "he_uniform",
-           "kaiming_normal", "kaiming_uniform", "lecun_normal", "lecun_uniform", "normal", "ones",
-           "truncated_normal", "uniform", "variance_scaling", "xavier_normal", "xavier_uniform", "zeros"]
+__all__ = ["Initializer", "constant", "delta_orthogonal", "glorot_normal", "glorot_uniform", "he_normal",
+           "he_uniform", "kaiming_normal", "kaiming_uniform", "lecun_normal", "lecun_uniform", "normal", "ones",
+           "orthogonal", "truncated_normal", "uniform", "variance_scaling", "xavier_normal", "xavier_uniform",
+           "zeros"]
 
 Axes = int | Sequence[int]
 
@@ -215,3 +216,61 @@ xavier_uniform = glorot_uniform
 xavier_normal = glorot_normal
 kaiming_uniform = he_uniform
 kaiming_normal = he_normal
+
+
+def _orthogonal_matrices(key: Any, n: int, m: int, dtype: np.dtype) -> Any:
+    """An ``n x m`` matrix with orthonormal rows or columns: ``jax.random.orthogonal(key, n, (), dtype, m)``.
+
+    The Q of a normal ``max(n, m) x min(n, m)`` draw, its columns signed by R's diagonal
+    (Mezzadri 2007), transposed when ``n < m`` — JAX's algorithm, so the same key gives its bits.
+    """
+    z = random.normal(key, (max(n, m), min(n, m)), dtype)
+    q, r = tnp.linalg.qr(z)
+    x = q * tnp.expand_dims(tnp.sign(tnp.linalg.diagonal(r)), -2)
+    return tnp.matrix_transpose(x) if n < m else x
+
+
+def orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None) -> Initializer:
+    """A matrix with orthonormal rows or columns (whichever are fewer) times ``scale``.
+
+    Shapes of more than two dimensions are flattened to ``(prod(other dims), shape[column_axis])``
+    first; a shape of fewer than two dimensions is a ``ValueError``. ``out_sharding`` is not
+    supported (``NotImplementedError``, as JAX).
+    """
+    default = dtype
+
+    def init(key: Any, shape: Sequence[int], dtype: Any = default, out_sharding: Any = None) -> Any:
+        if out_sharding is not None:
+            raise NotImplementedError("orthogonal initializer: out_sharding is not supported (as in JAX)")
+        dtype = _float_dtype(dtype)
+        shape = tuple(shape)
+        if len(shape) < 2:
+            raise ValueError("orthogonal initializer requires at least a 2D shape")
+        if any(d == 0 for d in shape):
+            return tnp.zeros(shape, dtype)
+        n_rows, n_cols = math.prod(shape) // shape[column_axis], shape[column_axis]
+        Q = _orthogonal_matrices(key, n_rows, n_cols, dtype)
+        Q = tnp.reshape(Q, tuple(np.delete(shape, column_axis)) + (shape[column_axis],))
+        Q = tnp.moveaxis(Q, -1, column_axis)
+        return tnp.array(scale, dtype) * Q
+    return init
+
+
+def delta_orthogonal(scale: Any = 1.0, column_axis: int = -1, dtype: Any = None) -> Initializer:
+    """The delta-orthogonal convolution kernel (Xiao et al. 2018): zeros except an orthogonal
+    ``shape[-2:]`` matrix at the spatial centre of a 3D, 4D or 5D ``shape`` (``fan_in <= fan_out``)."""
+    default = dtype
+
+    def init(key: Any, shape: Sequence[int], dtype: Any = default, out_sharding: Any = None) -> Any:
+        if out_sharding is not None:
+            raise NotImplementedError("delta_orthogonal initializer: out_sharding is not supported (as in JAX)")
+        dtype = _float_dtype(dtype)
+        shape = tuple(shape)
+        if len(shape) not in (3, 4, 5):
+            raise ValueError("Delta orthogonal initializer requires a 3D, 4D or 5D shape.")
+        if shape[-1] < shape[-2]:
+            raise ValueError("`fan_in` must be less or equal than `fan_out`. ")
+        ortho_matrix = orthogonal(scale=scale, column_axis=column_axis, dtype=dtype)(key, shape[-2:])
+        centre = tuple((k - 1) // 2 for k in shape[:-2])
+        return tnp.zeros(shape, dtype).at[centre + (Ellipsis,)].set(ortho_matrix)
+    return init

@@ -1,4 +1,4 @@
-"""``toolkit.scipy``: ``jax.scipy``'s special functions (``toolkit.scipy.special``) and distributions
-(``toolkit.scipy.stats``), over ``toolkit.numpy`` and ``toolkit.lax``."""
+"""``toolkit.scipy``: ``jax.scipy``'s linear algebra (``toolkit.scipy.linalg``), special functions
+(``toolkit.scipy.special``) and distributions (``toolkit.scipy.stats``), over ``toolkit.numpy`` and ``toolkit.lax``."""
 
-from toolkit.scipy import special, stats  # noqa: F401
+from toolkit.scipy import linalg, special, stats  # noqa: F401

@@ -1,0 +1,107 @@
+"""``toolkit.scipy.linalg`` against ``jax.scipy.linalg``: values, dtypes, gradients, batches and errors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import toolkit
+import toolkit.scipy.linalg as tsl
+
+jax = pytest.importorskip("jax")
+jsl = jax.scipy.linalg
+
+RNG = np.random.default_rng(2)
+A = RNG.normal(size=(4, 4)).astype(np.float32)
+SPD = (A @ A.T + 4 * np.eye(4)).astype(np.float32)
+B = RNG.normal(size=(4, 2)).astype(np.float32)
+V = RNG.normal(size=(4,)).astype(np.float32)
+TALL = RNG.normal(size=(5, 3)).astype(np.float32)
+CA = (RNG.normal(size=(3, 3)) + 1j * RNG.normal(size=(3, 3))).astype(np.complex64)
+
+
+def _close(ours, theirs, tol=2e-4):
+    ours = jax.tree.leaves(tuple(ours) if isinstance(ours, tuple) else ours)
+    theirs = jax.tree.leaves(theirs)
+    assert len(ours) == len(theirs)
+    for o, t in zip(ours, theirs):
+        o, t = np.asarray(o), np.asarray(t)
+        assert o.dtype == t.dtype and o.shape == t.shape, (o.dtype, t.dtype, o.shape, t.shape)
+        np.testing.assert_allclose(o, t, rtol=tol, atol=tol * max(1.0, float(np.abs(t).max(initial=0))))
+
+
+CASES = [
+    ("cholesky", lambda L: L.cholesky(SPD)), ("cholesky-lower", lambda L: L.cholesky(SPD, lower=True)),
+    ("cho_solve", lambda L: L.cho_solve(L.cho_factor(SPD), B)),
+    ("cho_solve-lower-vector", lambda L: L.cho_solve(L.cho_factor(SPD, lower=True), V)),
+    ("solve_triangular", lambda L: L.solve_triangular(SPD, B, lower=True)),
+    ("solve_triangular-T", lambda L: L.solve_triangular(SPD, V, trans="T", unit_diagonal=True)),
+    ("solve_triangular-C", lambda L: L.solve_triangular(CA, CA, trans=2)),
+    ("lu", lambda L: L.lu(A)), ("lu-tall", lambda L: L.lu(TALL)), ("lu-permute_l", lambda L: L.lu(A, permute_l=True)),
+    ("lu_factor", lambda L: L.lu_factor(A)), ("lu_solve", lambda L: L.lu_solve(L.lu_factor(A), B)),
+    ("lu_solve-T", lambda L: L.lu_solve(L.lu_factor(A), V, trans=1)),
+    ("lu_solve-H", lambda L: L.lu_solve(L.lu_factor(CA), CA, trans=2)),
+    ("qr-r", lambda L: L.qr(TALL, mode="r")),
+    ("svd-s", lambda L: L.svd(TALL, compute_uv=False)), ("eigh-w", lambda L: L.eigh(SPD, eigvals_only=True)),
+    ("inv", lambda L: L.inv(A)), ("det", lambda L: L.det(A)), ("solve", lambda L: L.solve(A, B)),
+    ("solve-pos", lambda L: L.solve(SPD, B, assume_a="pos")),
+    ("solve-pos-lower", lambda L: L.solve(SPD, V, assume_a="pos", lower=True)),
+    ("expm-small", lambda L: L.expm(A * 0.1)), ("expm", lambda L: L.expm(A)), ("expm-large", lambda L: L.expm(A * 4)),
+    ("expm-batch", lambda L: L.expm(np.stack([A, A * 0.3]))), ("expm-c64", lambda L: L.expm(CA)),
+    ("expm-upper", lambda L: L.expm(np.triu(A), upper_triangular=True)),
+    ("block_diag", lambda L: L.block_diag(A, B, np.ones(3, np.float32), np.float32(2))),
+]
+
+
+@pytest.mark.parametrize("name,fn", CASES, ids=[c[0] for c in CASES])
+def test_matches_jax(name, fn):
+    ours = toolkit.jit(lambda: fn(tsl))()  # one compilation instead of one per eager primitive
+    _close(ours, fn(jsl), tol=1e-3 if "expm" in name else 2e-4)
+
+
+def test_qr_reconstructs_with_jax_shapes():
+    for mode in ("full", "economic"):
+        q, r = tsl.qr(TALL, mode=mode)
+        jq, jr = jsl.qr(TALL, mode=mode)
+        assert np.asarray(q).shape == jq.shape and np.asarray(r).shape == jr.shape
+        np.testing.assert_allclose(np.asarray(q) @ np.asarray(r), TALL, atol=1e-4)
+
+
+@pytest.mark.x64
+def test_expm_float64_under_x64():
+    x = A.astype(np.float64)
+    _close(tsl.expm(x), jsl.expm(x), tol=1e-9)
+
+
+def test_gradients_match_jax():
+    f = lambda L: lambda a: (L.cho_solve(L.cho_factor(a), B) ** 2).sum()  # noqa: E731
+    _close(toolkit.jit(toolkit.grad(f(tsl)))(SPD), jax.grad(f(jsl))(SPD), tol=2e-3)
+    h = lambda L: lambda a: (L.solve_triangular(a, B, lower=True) ** 2).sum()  # noqa: E731
+    _close(toolkit.jit(toolkit.grad(h(tsl)))(SPD), jax.grad(h(jsl))(SPD), tol=2e-3)
+
+
+@pytest.mark.slow
+def test_expm_gradient_matches_jax():
+    g = lambda L: lambda a: (L.expm(a * 0.5) * A).sum()  # noqa: E731
+    _close(toolkit.jit(toolkit.grad(g(tsl)))(A), jax.grad(g(jsl))(A), tol=2e-3)
+
+
+def test_errors():
+    with pytest.raises(ValueError, match="trans"):
+        tsl.solve_triangular(A, B, trans=3)
+    with pytest.raises(ValueError, match="Unsupported QR"):
+        tsl.qr(A, mode="raw")
+    with pytest.raises(ValueError, match="assume_a"):
+        tsl.solve(A, B, assume_a="banded")
+    with pytest.raises(NotImplementedError, match="b=None"):
+        tsl.eigh(SPD, SPD)
+    with pytest.raises(ValueError, match="square"):
+        tsl.expm(B)
+    with pytest.raises(ValueError, match="incompatible shapes"):
+        tsl.cho_solve((SPD, False), np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="at most 2 dimensions"):
+        tsl.block_diag(np.ones((1, 1, 1)))
+    with pytest.raises(TypeError, match="array arguments"):
+        tsl.cholesky([[1.0]])
+    with pytest.raises(ValueError, match=r"\[\.\.\., n, n\]"):
+        tsl.cholesky(B)
