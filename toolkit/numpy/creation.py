@@ -42,18 +42,27 @@ def _full(shape: Any, fill_value: Any, dtype: Any, out_sharding: Any, what: str)
 # Explicit mesh axes, as in JAX; eagerly the array is placed so. Each names itself in errors as JAX's does.
 
 def full(shape: Any, fill_value: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+    """An array of ``shape`` filled with ``fill_value`` (as ``jnp.full``); ``dtype`` defaults to ``fill_value``'s.
+
+    ``out_sharding`` lays the result out (a ``Sharding`` or, under ``set_mesh``, a ``PartitionSpec``).
+    """
     return _full(shape, fill_value, dtype, out_sharding, "full")
 
 
 def zeros(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+    """An array of ``shape`` filled with 0 (as ``jnp.zeros``); ``dtype`` defaults to the default float type
+    (float32, float64 under x64). A negative or non-integer dimension raises.
+    """
     return _full(shape, 0, dtypes.default_float_dtype() if dtype is None else dtype, out_sharding, "jnp.zeros")
 
 
 def ones(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+    """An array of ``shape`` filled with 1 (as ``jnp.ones``); ``dtype`` defaults to the default float type."""
     return _full(shape, 1, dtypes.default_float_dtype() if dtype is None else dtype, out_sharding, "jnp.ones")
 
 
 def empty(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+    """Same as :func:`zeros` (as ``jnp.empty``: XLA has no uninitialized arrays)."""
     return zeros(shape, dtype, out_sharding=out_sharding)
 
 
@@ -64,14 +73,17 @@ def _full_like(a: Any, fill_value: Any, dtype: Any, shape: Any, out_sharding: An
 
 
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, out_sharding: Any = None) -> Any:
+    """Zeros with ``a``'s shape and dtype, or the ``shape``/``dtype`` given (as ``jnp.zeros_like``)."""
     return _full_like(a, 0, dtype, shape, out_sharding, "jnp.zeros_like")
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, out_sharding: Any = None) -> Any:
+    """Ones with ``a``'s shape and dtype, or the ``shape``/``dtype`` given (as ``jnp.ones_like``)."""
     return _full_like(a, 1, dtype, shape, out_sharding, "jnp.ones_like")
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, out_sharding: Any = None) -> Any:
+    """``fill_value`` with ``a``'s shape and dtype, or the ``shape``/``dtype`` given (as ``jnp.full_like``)."""
     return _full_like(a, fill_value, dtype, shape, out_sharding, "full_like")
 
 
@@ -154,10 +166,12 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
 
 
 def identity(n: int, dtype: Any = None) -> Any:
+    """The ``n`` x ``n`` identity matrix (as ``jnp.identity``; same as ``eye(n, dtype=dtype)``)."""
     return eye(n, dtype=dtype)
 
 
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
+    """An ``N`` x ``M`` (default ``N``) array with ones at and below diagonal ``k``, zeros above (as ``jnp.tri``)."""
     M = N if M is None else M
     dtype = dtypes.default_float_dtype() if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "tri")
     rows = lax_structural.broadcasted_iota(dtypes.int32, (N, M), 0)

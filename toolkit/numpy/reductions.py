@@ -48,6 +48,11 @@ def _cumulative_dtype(dtype: np.dtype) -> np.dtype:
 
 
 def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+    """The sum of ``a``'s elements over ``axis`` (an int, a tuple, or None for all), as ``jnp.sum``.
+
+    Booleans and small integers sum in the default integer type; ``dtype`` overrides; ``keepdims`` keeps the
+    reduced dimensions with size 1. An axis out of range raises ``ValueError``.
+    """
     a = asarray(a)
     axes = canonical_axes(axis, a.ndim)
     target = dtypes.canonicalize_explicit_dtype(dtype, "sum") if dtype is not None else _sum_dtype(a.dtype)
@@ -57,6 +62,7 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> 
 
 
 def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+    """The product of ``a``'s elements over ``axis``, as ``jnp.prod`` (``dtype``/``keepdims`` as :func:`sum`)."""
     a = asarray(a)
     axes = canonical_axes(axis, a.ndim)
     target = dtypes.canonicalize_explicit_dtype(dtype, "sum") if dtype is not None else _sum_dtype(a.dtype)
@@ -67,6 +73,10 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
 
 def _minmax(reducer: Any, name: str):
     def fn(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+        """The maximum (``max``, ``amax``) or minimum (``min``, ``amin``) of ``a`` over ``axis``, as ``jnp.max``.
+
+        Reducing a dimension of size 0 is a ``ValueError`` (no identity); complex input is a ``TypeError``.
+        """
         a = asarray(a)
         axes = canonical_axes(axis, a.ndim)
         for x in axes:
@@ -84,6 +94,7 @@ min = amin = _minmax(lax_reductions.reduce_min, "min")
 
 
 def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """Whether any element of ``a`` over ``axis`` is nonzero (as ``jnp.any``); a boolean array."""
     a = asarray(a)
     if a.dtype != dtypes.bool_:
         a = lax_elementwise.convert_element_type(a, dtypes.bool_)
@@ -92,6 +103,7 @@ def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
 
 
 def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
+    """Whether every element of ``a`` over ``axis`` is nonzero (as ``jnp.all``); a boolean array."""
     a = asarray(a)
     if a.dtype != dtypes.bool_:
         a = lax_elementwise.convert_element_type(a, dtypes.bool_)
@@ -112,6 +124,7 @@ def _mean_dtype(dtype: np.dtype) -> np.dtype:
 
 
 def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
+    """The arithmetic mean over ``axis`` (as ``jnp.mean``); integers average in a float type, ``dtype`` overrides."""
     a = asarray(a)
     axes = canonical_axes(axis, a.ndim)
     target = dtypes.canonicalize_explicit_dtype(dtype, "mean") if dtype is not None else \
@@ -122,6 +135,9 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
 
 
 def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+    """The variance over ``axis`` with ``ddof`` delta degrees of freedom (as ``jnp.var``); complex values
+    give the variance of their magnitude (a real array).
+    """
     a = asarray(a)
     axes = canonical_axes(axis, a.ndim)
     centered = subtract(a, mean(a, axes, dtype=dtype, keepdims=True))
@@ -133,6 +149,7 @@ def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bo
 
 
 def std(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
+    """The standard deviation, ``sqrt(var(a, axis, dtype, ddof, keepdims))`` (as ``jnp.std``)."""
     return sqrt(var(a, axis, dtype, ddof, keepdims))
 
 

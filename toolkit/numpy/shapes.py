@@ -65,6 +65,7 @@ def reshape(a: Any, newshape: Any, order: str = "C", *, out_sharding: Any = None
 
 
 def ravel(a: Any, order: str = "C", *, out_sharding: Any = None) -> Any:
+    """``a`` flattened to one dimension (as ``jnp.ravel``; ``order`` ``"C"`` or ``"F"``)."""
     return reshape(a, (-1,), order, out_sharding=out_sharding)
 
 
@@ -77,6 +78,9 @@ def _flatten_if_none(a: Any, axis: Any) -> tuple[Any, int]:
 
 
 def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
+    """``a`` with its axes permuted by ``axes`` (default: reversed), as ``jnp.transpose``; ``axes`` must be a
+    permutation of ``range(a.ndim)`` (negative entries count from the end).
+    """
     a = asarray(a)
     if axes is None:
         axes = tuple(reversed(range(a.ndim)))
@@ -87,6 +91,7 @@ def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
 
 
 def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
+    """``a`` with ``axis1`` and ``axis2`` interchanged (as ``jnp.swapaxes``); an axis out of range raises."""
     a = asarray(a)
     perm = list(range(a.ndim))
     i, j = canonical_axis(axis1, a.ndim), canonical_axis(axis2, a.ndim)
@@ -95,6 +100,9 @@ def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
 
 
 def moveaxis(a: Any, source: Any, destination: Any) -> Any:
+    """``a`` with the axes ``source`` moved to the positions ``destination`` (ints or sequences of equal
+    length), the others keeping their order (as ``jnp.moveaxis``).
+    """
     a = asarray(a)
     src = canonical_axes(source, a.ndim)
     dst = canonical_axes(destination, a.ndim)
@@ -136,6 +144,9 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
 # --- dimensions -----------------------------------------------------------------------------------
 
 def squeeze(a: Any, axis: Any = None) -> Any:
+    """``a`` without its size-1 dimensions, or only those in ``axis`` (as ``jnp.squeeze``); naming an axis
+    whose size is not 1 raises ``ValueError``.
+    """
     a = asarray(a)
     if axis is None:
         axes = [i for i, d in enumerate(a.shape) if d == 1]
@@ -150,11 +161,13 @@ def squeeze(a: Any, axis: Any = None) -> Any:
 
 
 def atleast_1d(a: Any) -> Any:
+    """``a`` as an array of rank at least 1 (a scalar becomes shape ``(1,)``), as ``jnp.atleast_1d``."""
     a = asarray(a)
     return reshape(a, (1,)) if a.ndim == 0 else a
 
 
 def atleast_2d(a: Any) -> Any:
+    """``a`` as an array of rank at least 2 (new axes in front), as ``jnp.atleast_2d``."""
     a = asarray(a)
     return reshape(a, (1,) * (2 - a.ndim) + tuple(a.shape)) if a.ndim < 2 else a
 
@@ -175,6 +188,9 @@ def atleast_3d(*arys: Any) -> Any:
 
 
 def broadcast_arrays(*args: Any) -> list[Any]:
+    """Each argument broadcast to their common shape (as ``jnp.broadcast_arrays``); shapes that do not
+    broadcast raise ``ValueError``.
+    """
     shape = broadcast_shapes(*[np.shape(a) if not is_array(a) else a.shape for a in args])
     return [broadcast_to(asarray(a), shape) for a in args]
 
@@ -192,11 +208,13 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
 
 
 def hstack(arrays: Sequence[Any]) -> Any:
+    """The arrays joined column-wise: along axis 1, or axis 0 for 1-D arrays (as ``jnp.hstack``)."""
     arrays = [atleast_1d(a) for a in arrays]
     return concatenate(arrays, 0 if arrays[0].ndim == 1 else 1)
 
 
 def vstack(arrays: Sequence[Any]) -> Any:
+    """The arrays joined row-wise, 1-D ones as rows (as ``jnp.vstack``)."""
     return concatenate([atleast_2d(a) for a in arrays], 0)
 
 
@@ -301,11 +319,13 @@ def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
 
 
 def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    """``split`` along axis 1 (axis 0 for 1-D arrays), as ``jnp.hsplit``."""
     ary = asarray(ary)
     return split(ary, indices_or_sections, 1 if ary.ndim > 1 else 0)
 
 
 def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
+    """``split`` along axis 0, as ``jnp.vsplit``."""
     return split(ary, indices_or_sections, 0)
 
 
@@ -462,6 +482,7 @@ def flip(m: Any, axis: Any = None) -> Any:
 
 
 def fliplr(m: Any) -> Any:
+    """``m`` with its columns (axis 1) reversed (as ``jnp.fliplr``); rank below 2 raises ``ValueError``."""
     m = asarray(m)
     if m.ndim < 2:
         raise ValueError("fliplr needs an array of rank at least 2")
@@ -469,6 +490,7 @@ def fliplr(m: Any) -> Any:
 
 
 def flipud(m: Any) -> Any:
+    """``m`` with its rows (axis 0) reversed (as ``jnp.flipud``); a scalar raises ``ValueError``."""
     m = asarray(m)
     if m.ndim < 1:
         raise ValueError("flipud needs an array of rank at least 1")

@@ -110,16 +110,19 @@ def dot(a: Any, b: Any, *, preferred_element_type: Any = None, out_sharding: Any
 
 
 def vdot(a: Any, b: Any) -> Any:
+    """The dot product of ``a`` and ``b`` flattened, ``a`` conjugated first (as ``jnp.vdot``)."""
     a, b = _promoted(a, b)
     return dot(ufuncs.conj(ravel(a)), ravel(b))
 
 
 def inner(a: Any, b: Any) -> Any:
+    """The sum over the last axes of ``a`` and ``b`` (as ``jnp.inner``); their sizes must match."""
     a, b = _promoted(a, b)
     return lax_linalg.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), ((), ())))
 
 
 def outer(a: Any, b: Any) -> Any:
+    """The outer product of ``a`` and ``b`` flattened: shape ``(a.size, b.size)`` (as ``jnp.outer``)."""
     a, b = _promoted(a, b)
     return lax_linalg.dot_general(ravel(a), ravel(b), (((), ()), ((), ())))
 

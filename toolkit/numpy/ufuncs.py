@@ -77,24 +77,29 @@ left_shift = _binary("left_shift", lax_elementwise.shift_left, int_only=True)
 
 
 def right_shift(x: Any, y: Any) -> Any:
+    """``x >> y`` elementwise (as ``jnp.right_shift``): logical for unsigned, arithmetic for signed integers."""
     x, y = promote_and_broadcast(x, y)
     op = lax_elementwise.shift_right_logical if dtypes.is_unsigned(_dt(x)) else lax_elementwise.shift_right_arithmetic
     return op(x, y)
 
 
 def logical_and(x: Any, y: Any) -> Any:
+    """Elementwise ``x and y`` of the operands' truth values (as ``jnp.logical_and``); a boolean array."""
     return lax_elementwise.bitwise_and(*promote_and_broadcast(_bool(x), _bool(y)))
 
 
 def logical_or(x: Any, y: Any) -> Any:
+    """Elementwise ``x or y`` of the operands' truth values (as ``jnp.logical_or``); a boolean array."""
     return lax_elementwise.bitwise_or(*promote_and_broadcast(_bool(x), _bool(y)))
 
 
 def logical_xor(x: Any, y: Any) -> Any:
+    """Elementwise ``x != y`` of the operands' truth values (as ``jnp.logical_xor``); a boolean array."""
     return lax_elementwise.bitwise_xor(*promote_and_broadcast(_bool(x), _bool(y)))
 
 
 def logical_not(x: Any) -> Any:
+    """Elementwise ``not x`` (as ``jnp.logical_not``); a boolean array."""
     return lax_elementwise.bitwise_not(_bool(x))
 
 
@@ -152,6 +157,7 @@ mod = remainder
 
 
 def fmod(x: Any, y: Any) -> Any:
+    """The elementwise remainder of ``x / y`` with the sign of ``x`` (C's ``fmod``, as ``jnp.fmod``)."""
     return lax_elementwise.rem(*promote_and_broadcast(x, y))
 
 
@@ -227,6 +233,9 @@ bitwise_not = invert
 
 
 def absolute(x: Any) -> Any:
+    """``|x|`` elementwise (as ``jnp.absolute``, also ``abs``); unsigned and boolean inputs are returned
+    as they are, complex inputs give their (real) magnitude.
+    """
     x = asarray(x) if not is_array(x) else x
     return x if dtypes.is_unsigned(x.dtype) or dtypes.is_bool(x.dtype) else lax_elementwise.abs(x)
 
@@ -235,11 +244,13 @@ abs = absolute
 
 
 def isnan(x: Any) -> Any:
+    """Elementwise: whether ``x`` is NaN (as ``jnp.isnan``); always False for integers and booleans."""
     x = asarray(x) if not is_array(x) else x
     return lax_elementwise.ne(x, x) if dtypes.is_inexact(x.dtype) else asarray(np.zeros(x.shape, bool))
 
 
 def isinf(x: Any) -> Any:
+    """Elementwise: whether ``x`` is +inf or -inf (as ``jnp.isinf``); always False for non-float types."""
     x = asarray(x) if not is_array(x) else x
     if not dtypes.is_float(x.dtype):
         return asarray(np.zeros(x.shape, bool))
@@ -261,14 +272,17 @@ around = round
 
 
 def square(x: Any) -> Any:
+    """``x * x`` elementwise (as ``jnp.square``), in ``x``'s dtype."""
     return lax_elementwise.integer_pow(asarray(x) if not is_array(x) else x, 2)
 
 
 def reciprocal(x: Any) -> Any:
+    """``1 / x`` elementwise (as ``jnp.reciprocal``); for integers, the floor division ``1 // x``."""
     return true_divide(1, x) if not dtypes.is_integer(asarray(x).dtype) else floor_divide(1, x)
 
 
 def logaddexp(x: Any, y: Any) -> Any:
+    """``log(exp(x) + exp(y))`` elementwise, computed without overflow (as ``jnp.logaddexp``)."""
     x, y = promote_and_broadcast(x, y)
     m = maximum(x, y)
     return lax_elementwise.add(m, log1p(exp(lax_elementwise.neg(abs(lax_elementwise.sub(x, y))))))
