@@ -1,0 +1,85 @@
+# RUN: %PYTHON %s | filecheck %s
+# Golden lowering of toolkit/lax/decompositions.py: the lapack_*_ffi custom calls JAX 0.10.2 emits on CPU, with
+# JAX's api_version, mhlo.backend_config, num_batch_dims, column-major layouts and aliases, and NaNs where LAPACK's
+# info reports a failure.
+
+import numpy as np
+
+from toolkit import numpy as tnp
+from toolkit.lax import linalg
+from toolkit.testing import lowered_text, run, spec
+
+
+@run
+def cholesky():
+    # CHECK-LABEL: TEST: cholesky
+    # CHECK: stablehlo.transpose %arg0, dims = [1, 0]
+    # CHECK: %[[F:.*]]:2 = stablehlo.custom_call @lapack_spotrf_ffi(%{{.*}}) {backend_config = "", mhlo.backend_config = {uplo = 76 : ui8}, mhlo.frontend_attributes = {num_batch_dims = "0"}, operand_layouts = [dense<[0, 1]> : tensor<2xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [0], operand_index = 0, operand_tuple_indices = []>], result_layouts = [dense<[0, 1]> : tensor<2xindex>, dense<> : tensor<0xindex>]} : (tensor<3x3xf32>) -> (tensor<3x3xf32>, tensor<i32>)
+    # CHECK: %[[OK:.*]] = stablehlo.compare EQ, %[[F]]#1, %{{.*}}, SIGNED
+    # CHECK: stablehlo.constant dense<0x7FC00000> : tensor<f32>
+    # CHECK: stablehlo.select %{{.*}}, %[[F]]#0, %{{.*}} : tensor<3x3xi1>, tensor<3x3xf32>
+    print(lowered_text(lambda x: linalg.cholesky(x), spec((3, 3))))
+
+
+@run
+def batched_eigh():
+    # CHECK-LABEL: TEST: batched_eigh
+    # One batch dimension: batch-major layouts, the matrices column-major.
+    # CHECK: stablehlo.custom_call @lapack_ssyevd_ffi(%{{.*}}) {backend_config = "", mhlo.backend_config = {mode = 86 : ui8, uplo = 76 : ui8}, mhlo.frontend_attributes = {num_batch_dims = "1"}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>]
+    # CHECK-SAME: result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<[1, 0]> : tensor<2xindex>, dense<0> : tensor<1xindex>]
+    # CHECK-SAME: (tensor<2x4x4xf32>) -> (tensor<2x4x4xf32>, tensor<2x4xf32>, tensor<2xi32>)
+    print(lowered_text(lambda x: linalg.eigh(x), spec((2, 4, 4))))
+
+
+@run
+def svd_complex():
+    # CHECK-LABEL: TEST: svd_complex
+    # CHECK: stablehlo.custom_call @lapack_cgesdd_ffi(%arg0) {backend_config = "", mhlo.backend_config = {mode = 83 : ui8}
+    # CHECK-SAME: (tensor<5x3xcomplex<f32>>) -> (tensor<5x3xcomplex<f32>>, tensor<3xf32>, tensor<5x3xcomplex<f32>>, tensor<3x3xcomplex<f32>>, tensor<i32>)
+    print(lowered_text(lambda x: linalg.svd(x, full_matrices=False), spec((5, 3), np.complex64)))
+
+
+@run
+def qr_is_geqrf_then_orgqr():
+    # CHECK-LABEL: TEST: qr_is_geqrf_then_orgqr
+    # CHECK: %[[R:.*]]:2 = stablehlo.custom_call @lapack_sgeqrf_ffi(%arg0) {backend_config = "", mhlo.backend_config = {}
+    # CHECK: stablehlo.custom_call @lapack_sorgqr_ffi(%[[R]]#0, %[[R]]#1) {{.*}} output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [], operand_index = 0, operand_tuple_indices = []>]
+    print(lowered_text(lambda x: linalg.qr(x, full_matrices=False), spec((4, 3))))
+
+
+@run
+def lu_pivots_become_a_permutation():
+    # CHECK-LABEL: TEST: lu_pivots_become_a_permutation
+    # LAPACK's 1-based pivots, info >= 0 is success, and a loop builds the permutation.
+    # CHECK: %[[LU:.*]]:3 = stablehlo.custom_call @lapack_sgetrf_ffi(%arg0)
+    # CHECK: stablehlo.subtract %[[LU]]#1
+    # CHECK: stablehlo.compare GE, %[[LU]]#2
+    # CHECK: stablehlo.while
+    print(lowered_text(lambda x: linalg.lu(x), spec((3, 3))))
+
+
+@run
+def triangular_solve_is_trsm():
+    # CHECK-LABEL: TEST: triangular_solve_is_trsm
+    # CHECK: stablehlo.custom_call @lapack_strsm_ffi(%arg0, %arg1) {backend_config = "", mhlo.backend_config = {diag = 78 : ui8, side = 76 : ui8, trans_x = 84 : ui8, uplo = 76 : ui8}
+    # CHECK-SAME: output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [], operand_index = 1, operand_tuple_indices = []>]
+    print(lowered_text(lambda a, b: linalg.triangular_solve(a, b, left_side=True, lower=True, transpose_a=True),
+                       spec((3, 3)), spec((3, 2))))
+
+
+@run
+def eig_of_a_real_matrix():
+    # CHECK-LABEL: TEST: eig_of_a_real_matrix
+    # Real input: separate real and imaginary eigenvalue parts, joined by stablehlo.complex.
+    # CHECK: %[[E:.*]]:5 = stablehlo.custom_call @lapack_sgeev_ffi(%arg0) {backend_config = "", mhlo.backend_config = {compute_left = 78 : ui8, compute_right = 86 : ui8}
+    # CHECK: stablehlo.complex %[[E]]#0, %[[E]]#1
+    print(lowered_text(lambda x: tnp.linalg.eig(x), spec((3, 3))))
+
+
+@run
+def numpy_solve_is_getrf_and_two_trsm():
+    # CHECK-LABEL: TEST: numpy_solve_is_getrf_and_two_trsm
+    # CHECK: @lapack_sgetrf_ffi
+    # CHECK: @lapack_strsm_ffi{{.*}}diag = 85 : ui8
+    # CHECK: @lapack_strsm_ffi{{.*}}diag = 78 : ui8
+    print(lowered_text(lambda a, b: tnp.linalg.solve(a, b), spec((3, 3)), spec((3,))))
