@@ -99,10 +99,12 @@ class ShapedArray:
 
     @property
     def ndim(self) -> int:
+        """The rank (number of dimensions)."""
         return len(self.shape)
 
     @property
     def size(self) -> DimSize:
+        """The number of elements (symbolic for a symbolic shape)."""
         return shape_size(self.shape)
 
     _NO_SHARDING = object()
@@ -116,6 +118,7 @@ class ShapedArray:
                            self.sharding if sharding is ShapedArray._NO_SHARDING else sharding)
 
     def strip_weak_type(self) -> "ShapedArray":
+        """The same type without the weak-type flag."""
         return self if not self.weak_type else ShapedArray(self.shape, self.dtype, False, self.sharding)
 
     def __eq__(self, other: object) -> bool:
@@ -203,13 +206,16 @@ class ShapeDtypeStruct:
 
     @property
     def ndim(self) -> int:
+        """The rank (number of dimensions)."""
         return len(self.shape)
 
     @property
     def size(self) -> DimSize:
+        """The number of elements (symbolic for a symbolic shape)."""
         return shape_size(self.shape)
 
     def to_aval(self) -> ShapedArray:
+        """The ``ShapedArray`` this describes (with its sharding in the type when it has one)."""
         if self.sharding is None:
             return ShapedArray(self.shape, self.dtype, self.weak_type)
         from toolkit.core.sharding_types import type_sharding  # function-level: sharding_types imports avals

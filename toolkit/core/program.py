@@ -111,10 +111,12 @@ class Program:
 
     @property
     def in_avals(self) -> list[ShapedArray]:
+        """The types of the program's inputs, in order."""
         return [v.aval for v in self.invars]
 
     @property
     def out_avals(self) -> list[ShapedArray]:
+        """The types of the program's outputs, in order."""
         return [v.aval for v in self.outvars]
 
     def walk(self) -> Iterator[Equation]:
@@ -125,6 +127,7 @@ class Program:
                 yield from sub.walk()
 
     def pretty(self, *, source_info: bool = False) -> str:
+        """The program as text, jaxpr-like (``source_info=True``: each equation's Python source line too)."""
         return _Printer(source_info).program(self, indent=0)
 
     def __str__(self) -> str:

@@ -67,13 +67,16 @@ class GSPMDSharding(Sharding):
         return self._devices
 
     def with_memory_kind(self, kind: str) -> "GSPMDSharding":
+        """The same sharding in memory ``kind``."""
         return GSPMDSharding(self._devices, self._hlo_sharding, memory_kind=kind)
 
     @property
     def is_fully_replicated(self) -> bool:
+        """Whether every device holds the whole array."""
         return hlo_util.is_replicated(self._hlo_sharding)
 
     def check_compatible_aval(self, shape: Sequence[int]) -> None:
+        """Raise ``ValueError`` unless the tiling fits an array of ``shape``'s rank."""
         if hlo_util.is_replicated(self._hlo_sharding) or not self._hlo_sharding.is_tiled():
             return
         partitions, _ = hlo_util.tile_counts(self._hlo_sharding, len(self._tiled_dims()))

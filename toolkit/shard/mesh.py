@@ -154,6 +154,7 @@ class Mesh(_MeshBase):
 
     @property
     def axis_sizes(self) -> tuple[int, ...]:
+        """The size of each axis (``devices.shape``), in ``axis_names``' order."""
         return tuple(self.devices.shape)
 
     @functools.cached_property
@@ -167,14 +168,17 @@ class Mesh(_MeshBase):
 
     @property
     def local_devices(self) -> list:
+        """Every device of the mesh, flat (this class does not tell processes apart: see ``is_multi_process``)."""
         return list(self._flat_devices_tuple)
 
     @property
     def local_mesh(self) -> "Mesh":
+        """The mesh itself (this class does not tell processes apart: see ``is_multi_process``)."""
         return self  # one process owns every device
 
     @property
     def is_multi_process(self) -> bool:
+        """Always False: JAX's attribute; ``local_devices``/``local_mesh`` treat every device as this process's."""
         return False
 
     @functools.cached_property
@@ -183,6 +187,7 @@ class Mesh(_MeshBase):
         return AbstractMesh(self.axis_sizes, self.axis_names, self.axis_types)
 
     def update(self, devices: Any = None, axis_names: Any = None, axis_types: Any = None) -> "Mesh":
+        """A copy with the given ``devices``, ``axis_names`` or ``axis_types`` replaced."""
         return Mesh(self.devices if devices is None else devices,
                     self.axis_names if axis_names is None else axis_names,
                     self.axis_types if axis_types is None else axis_types)
@@ -242,21 +247,26 @@ class AbstractMesh(_MeshBase):
 
     @property
     def axis_sizes(self) -> tuple[int, ...]:
+        """The size of each axis, in ``axis_names``' order."""
         return self._axis_sizes
 
     @property
     def abstract_mesh(self) -> "AbstractMesh":
+        """The mesh itself (it is already abstract)."""
         return self
 
     @property
     def devices(self) -> Any:
+        """Always raises ``ValueError``: an abstract mesh has no devices."""
         raise ValueError("AbstractMesh has no devices")
 
     @property
     def device_ids(self) -> Any:
+        """Always raises ``ValueError``: an abstract mesh has no devices."""
         raise ValueError("AbstractMesh has no device_ids")
 
     def update(self, axis_sizes: Any = None, axis_names: Any = None, axis_types: Any = None) -> "AbstractMesh":
+        """A copy with the given ``axis_sizes``, ``axis_names`` or ``axis_types`` replaced."""
         return AbstractMesh(self.axis_sizes if axis_sizes is None else axis_sizes,
                             self.axis_names if axis_names is None else axis_names,
                             self.axis_types if axis_types is None else axis_types)

@@ -113,6 +113,7 @@ class NamedSharding(Sharding):
 
     @property
     def device_set(self) -> set:
+        """The set of the mesh's devices (``ValueError`` on an abstract mesh)."""
         return set(self._concrete_mesh("device_set")._flat_devices_tuple)
 
     @property
@@ -121,19 +122,23 @@ class NamedSharding(Sharding):
 
     @property
     def num_devices(self) -> int:
+        """The number of devices of the mesh."""
         return self.mesh.size
 
     @property
     def is_fully_addressable(self) -> bool:
+        """Whether this process owns every device of the mesh (``ValueError`` on an abstract mesh)."""
         self._concrete_mesh("is_fully_addressable")
         return super().is_fully_addressable
 
     @property
     def addressable_devices(self) -> set:
+        """The mesh's devices this process owns; an abstract mesh has none (``ValueError``)."""
         self._concrete_mesh("addressable_devices")
         return super().addressable_devices
 
     def with_memory_kind(self, kind: str) -> "NamedSharding":
+        """The same sharding in memory ``kind`` (``"device"``, ``"pinned_host"``, ...)."""
         return NamedSharding(self.mesh, self.spec, memory_kind=kind)
 
     def update(self, **changes: Any) -> "NamedSharding":
@@ -143,6 +148,7 @@ class NamedSharding(Sharding):
 
     @property
     def is_fully_replicated(self) -> bool:
+        """Whether every device holds the whole array (the spec splits over no mesh axis of size > 1)."""
         if self.mesh.size == 1:
             return True
         ways = 1
@@ -152,9 +158,11 @@ class NamedSharding(Sharding):
         return ways == 1
 
     def check_compatible_aval(self, shape: Sequence[int]) -> None:
+        """Raise ``ValueError`` unless the spec fits an array of ``shape``'s rank."""
         check_rank(self.spec, len(shape), f"NamedSharding spec {self.spec}")
 
     def is_equivalent_to(self, other: Sharding, ndim: int) -> bool:
+        """Whether ``other`` lays out an array of rank ``ndim`` on the same devices in the same way."""
         return super().is_equivalent_to(other, ndim)
 
     # -- HLO -----------------------------------------------------------------

@@ -117,6 +117,7 @@ class PartitionSpec(tuple):
         return tuple(self).index(_canonical_entry(value), *args)
 
     def count(self, value: Any) -> int:  # type: ignore[override]
+        """How many entries equal ``value`` (compared in canonical form, as JAX's ``PartitionSpec``)."""
         return tuple(self).count(_canonical_entry(value))
 
     def __reduce__(self) -> Any:

@@ -120,6 +120,7 @@ class PmapSharding(Sharding):
 
     @property
     def device_set(self) -> set:
+        """The set of the devices."""
         return set(self.devices.flat)
 
     @property
@@ -127,13 +128,18 @@ class PmapSharding(Sharding):
         return tuple(self.devices.flat)
 
     def with_memory_kind(self, kind: str) -> "PmapSharding":
+        """The same sharding in memory ``kind``."""
         return PmapSharding(self.devices, self.sharding_spec, memory_kind=kind)
 
     @property
     def is_fully_replicated(self) -> bool:
+        """Whether no dimension is split (every device holds the whole array)."""
         return self._sharded_dim is None
 
     def check_compatible_aval(self, shape: Sequence[int]) -> None:
+        """Raise ``ValueError`` unless ``shape`` has the spec's rank and its split dimension has one entry per
+        device.
+        """
         if len(shape) != len(self.sharding_spec.sharding):
             raise ValueError(f"PmapSharding describes rank-{len(self.sharding_spec.sharding)} arrays, "
                              f"got an array of rank {len(shape)}")
@@ -142,6 +148,7 @@ class PmapSharding(Sharding):
                              f"but that dimension has size {shape[self._sharded_dim]} in shape {tuple(shape)}")
 
     def shard_shape(self, global_shape: Sequence[int]) -> tuple[int, ...]:
+        """The shape of one device's piece: ``global_shape`` without the split dimension."""
         shape = tuple(global_shape)
         self.check_compatible_aval(shape)
         if self._sharded_dim is None:
@@ -149,6 +156,7 @@ class PmapSharding(Sharding):
         return shape[:self._sharded_dim] + shape[self._sharded_dim + 1:]
 
     def devices_indices_map(self, global_shape: Sequence[int]) -> Mapping[Any, tuple]:
+        """Each device's index into an array of ``global_shape``: an int on the split dimension."""
         shape = tuple(global_shape)
         self.check_compatible_aval(shape)
         full = [slice(None)] * len(shape)

@@ -53,10 +53,12 @@ class PositionalSharding(Sharding):
     # -- the device-array view ------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
+        """The shape of the device grid."""
         return tuple(self._ids.shape)
 
     @property
     def ndim(self) -> int:
+        """The rank of the device grid."""
         return self._ids.ndim
 
     def __len__(self) -> int:
@@ -76,6 +78,7 @@ class PositionalSharding(Sharding):
 
     @property
     def T(self) -> "PositionalSharding":
+        """The transposed sharding (``transpose()``)."""
         return self.transpose()
 
     def replicate(self, axis: int | None = None, keepdims: bool = True) -> "PositionalSharding":
@@ -114,13 +117,16 @@ class PositionalSharding(Sharding):
         return self._devices
 
     def with_memory_kind(self, kind: str) -> "PositionalSharding":
+        """The same sharding in memory ``kind``."""
         return self._remake(self._devices, self._ids, check_memory_kind(self._devices, kind))
 
     @property
     def is_fully_replicated(self) -> bool:
+        """Whether every device holds the whole array (one device position)."""
         return self._ids.size == 1
 
     def check_compatible_aval(self, shape: Sequence[int]) -> None:
+        """Raise ``ValueError`` unless the sharding's rank matches ``shape``'s (or it is replicated)."""
         if len(shape) != self.ndim and not self.is_fully_replicated:
             raise ValueError(f"PositionalSharding of shape {self.shape} (rank {self.ndim}) cannot shard an "
                              f"array of rank {len(shape)}; reshape it to rank {len(shape)} first")

@@ -38,6 +38,7 @@ class SingleDeviceSharding(Sharding):
 
     @property
     def device_set(self) -> set:
+        """The one device, as a set."""
         return {self._device}
 
     @property
@@ -45,16 +46,20 @@ class SingleDeviceSharding(Sharding):
         return (self._device,)
 
     def with_memory_kind(self, kind: str) -> "SingleDeviceSharding":
+        """The same sharding in memory ``kind``."""
         return SingleDeviceSharding(self._device, memory_kind=kind)
 
     @property
     def is_fully_replicated(self) -> bool:
+        """Always True: the one device holds the whole array."""
         return True
 
     def shard_shape(self, global_shape: Sequence[int]) -> tuple[int, ...]:
+        """``global_shape``: the device holds the whole array."""
         return tuple(global_shape)
 
     def devices_indices_map(self, global_shape: Sequence[int]) -> Mapping[Any, tuple]:
+        """The device and the whole-array index for ``global_shape``."""
         return {self._device: (slice(None),) * len(tuple(global_shape))}
 
     def _to_xla_hlo_sharding(self, num_dimensions: int) -> HloSharding:
