@@ -308,6 +308,7 @@ class FastPath:
                 self.dict_leaf_orders[keys] = DictLeafOrder(tree, None if tuple(order) == keys else order)
 
     def clear(self) -> None:
+        """Forget every cached entry (``Wrapped.clear_cache`` calls it)."""
         self.entries.clear()
         self.dict_leaf_orders.clear()
         self.last_single = self.last_many = None

@@ -87,6 +87,9 @@ class ShardingPlan:
 
     # -- inputs ----------------------------------------------------------------
     def arg_sharding(self, i: int, aval: ShapedArray) -> Any:
+        """The sharding argument ``i`` is laid out with: the one given or the array's, else the default (the
+        first device, or replicated over the mesh).
+        """
         sharding = self._arg_shardings[i]
         if sharding is None:
             sharding = self._arg_shardings[i] = self._default_sharding()
@@ -98,9 +101,13 @@ class ShardingPlan:
         return GSPMDSharding.get_replicated(self.devices)
 
     def arg_runtime_sharding(self, i: int, aval: ShapedArray) -> Any:
+        """jaxlib's sharding object for argument ``i`` of type ``aval`` (what device_put and the executable use)."""
         return self.arg_sharding(i, aval)._runtime_sharding(aval.ndim)
 
     def check_committed(self, leaf: Array, i: int, path: str) -> None:
+        """Raise ``ValueError`` if argument ``leaf`` (at ``path``) is committed to other devices than the
+        computation's (single-device computations only; sharded ones reshard).
+        """
         if getattr(leaf, "_committed", False) and leaf.devices() != set(self.devices) and self.num_partitions == 1:
             ids = sorted(d.id for d in leaf.devices())
             raise ValueError(f"argument {path} is committed to devices {ids}, but the computation runs on "
@@ -145,6 +152,7 @@ class ShardingPlan:
         return flat
 
     def annotated_out_shardings(self) -> list[Any]:
+        """The results' shardings to write on ``@main`` (none for a single-device computation)."""
         if self.num_partitions == 1:
             return []
         return self._out_shardings_flat(self._out_tree.num_leaves)

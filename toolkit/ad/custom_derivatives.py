@@ -360,6 +360,12 @@ class custom_vjp:
 
     def defvjp(self, fwd: Callable[..., Any], bwd: Callable[..., Any], symbolic_zeros: bool = False,
                optimize_remat: bool = False) -> None:
+        """Set the forward rule ``fwd(*args) -> (out, residuals)`` and the backward rule
+        ``bwd(residuals, out_cotangent) -> input cotangents`` (a tuple, one per argument), as ``jax.custom_vjp``.
+
+        ``symbolic_zeros=True`` passes zero cotangents as such; ``optimize_remat=True`` is not supported
+        (``NotImplementedError``).
+        """
         if optimize_remat:
             raise NotImplementedError("custom_vjp.defvjp: optimize_remat=True is not supported")
         self.fwd, self.bwd, self.symbolic_zeros = fwd, bwd, bool(symbolic_zeros)

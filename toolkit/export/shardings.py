@@ -74,6 +74,7 @@ class ExportedAbstractMesh:
 
     @property
     def size(self) -> int:
+        """The number of devices: the product of the axis sizes."""
         n = 1
         for s in self.axis_sizes:
             n *= s
@@ -81,6 +82,7 @@ class ExportedAbstractMesh:
 
     @property
     def shape(self) -> dict[str, int]:
+        """``{axis name: size}``, in the mesh's axis order."""
         return dict(zip(self.axis_names, self.axis_sizes))
 
 

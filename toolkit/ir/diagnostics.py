@@ -117,6 +117,7 @@ class DiagnosticHandler:
 
     @property
     def attached(self) -> bool:
+        """Whether the handler still receives diagnostics (False after ``detach()``)."""
         return self._mlir_handle.attached
 
     @property

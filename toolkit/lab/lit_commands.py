@@ -50,6 +50,7 @@ class RunLine:
 
     @property
     def splits(self) -> bool:
+        """Whether the command splits its input (``-split-input-file``/``--split-input-file``)."""
         return bool(_SPLIT_FLAG_RE.search(self.producer))
 
 

@@ -107,6 +107,7 @@ class OpCounts:
         return OpCounts(sum(counts.values()), dict(sorted(dialects.items())), dict(sorted(counts.items())))
 
     def to_dict(self) -> dict[str, Any]:
+        """``{"total", "dialects", "ops"}``: the counts as JSON-ready values (the lab's ``--json`` rows)."""
         return {"total": self.total, "dialects": dict(self.dialects), "ops": dict(self.ops)}
 
 
@@ -125,6 +126,7 @@ class Cost:
                     float(analysis.get("bytes accessed", 0.0)))
 
     def to_dict(self) -> dict[str, float]:
+        """``{"flops", "transcendentals", "bytes_accessed"}``, as XLA's cost model gave them."""
         return {"flops": self.flops, "transcendentals": self.transcendentals, "bytes_accessed": self.bytes_accessed}
 
 
@@ -149,6 +151,7 @@ class RunTimes:
                         q1, q3)
 
     def to_dict(self) -> dict[str, float]:
+        """The run times in seconds: ``runs`` (how many), ``median``, ``min``, ``max``, ``q1``, ``q3``."""
         return {"runs": self.runs, "median": self.median, "min": self.min, "max": self.max, "q1": self.q1,
                 "q3": self.q3}
 
@@ -166,6 +169,7 @@ class NumericsResult:
     summary: str
 
     def to_dict(self) -> dict[str, Any]:
+        """The fields as a dict (JSON-ready)."""
         return dataclasses.asdict(self)
 
 
@@ -179,6 +183,7 @@ class Failure:
     reproducer: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        """The fields as a dict (JSON-ready): the stage, the message, the pass and the reproducer path."""
         return dataclasses.asdict(self)
 
 

@@ -438,6 +438,9 @@ class PatternPass(Pass):
         return pattern_set.freeze()
 
     def apply(self, op: ir.Operation) -> None:
+        """Apply :meth:`patterns` to ``op``: with the greedy driver until nothing matches (folding too), or one
+        sweep when ``driver == "walk"``. Each rule that fires is counted in the pass's statistics.
+        """
         run = _PatternRun()
         frozen = self.build_pattern_set(op.context, run)
         if self.driver == "walk":

@@ -93,9 +93,11 @@ class PassElement:
 
     @property
     def is_python(self) -> bool:
+        """Whether this pass is a Python pass (registered with ``@register_pass``), not a C++ one."""
         return self.python_pass is not None
 
     def contains_python(self) -> bool:
+        """Same as :attr:`is_python` (nested pipelines ask each element)."""
         return self.is_python
 
 
@@ -110,6 +112,7 @@ class NestedPipeline:
         return f"{self.anchor}({', '.join(str(e) for e in self.elements)})"
 
     def contains_python(self) -> bool:
+        """Whether any pass inside (at any depth) is a Python pass."""
         return any(e.contains_python() for e in self.elements)
 
 

@@ -69,18 +69,22 @@ class PRNGKeyArray:
 
     @property
     def shape(self) -> tuple:
+        """The shape of the array of keys (without the key data's trailing dimension)."""
         return tuple(self._base.shape[:-1])
 
     @property
     def ndim(self) -> int:
+        """The rank of the array of keys."""
         return len(self.shape)
 
     @property
     def size(self) -> int:
+        """The number of keys."""
         return int(np.prod(self.shape, dtype=np.int64))
 
     @property
     def dtype(self) -> KeyTy:
+        """The key dtype (``key<fry>``, as JAX's typed keys)."""
         return KEY_DTYPE
 
     def __len__(self) -> int:
@@ -98,6 +102,7 @@ class PRNGKeyArray:
         return PRNGKeyArray(self._base[(*idx, slice(None))])
 
     def reshape(self, *shape: Any) -> PRNGKeyArray:
+        """The same keys in ``shape`` (ints or one tuple)."""
         shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)) else shape
         return PRNGKeyArray(self._base.reshape(*tuple(shape), 2))
 
