@@ -74,10 +74,12 @@ class ArgInfo:
 
     @property
     def shape(self) -> tuple:
+        """The argument's shape."""
         return self.aval.shape
 
     @property
     def dtype(self) -> np.dtype:
+        """The argument's dtype."""
         return self.aval.dtype
 
 
@@ -266,6 +268,9 @@ class Wrapped:
         return self if instance is None else functools.partial(self, instance)
 
     def clear_cache(self) -> None:
+        """Forget every compiled executable and traced program of this function (the next call traces and
+        compiles again).
+        """
         self._cache.clear()
         self._fast_path.clear()
 
@@ -320,6 +325,7 @@ class Traced:
 
     @property
     def fun_name(self) -> str:
+        """The name of the traced function."""
         return self._wrapped.name
 
     @property
@@ -407,10 +413,13 @@ class Lowered:
         return parse_pipeline(f"builtin.module(toolkit-platform-specialize{{platform={self._plan.platform} "
                               f"platforms={','.join(self.platforms)} quiet=true}})")
 
-    in_tree = property(lambda self: self._traced.in_tree)
-    out_tree = property(lambda self: self._traced.out_tree)
-    args_info = property(lambda self: self._traced.args_info)
-    out_info = property(lambda self: self._traced.out_info)
+    in_tree = property(lambda self: self._traced.in_tree,
+                       doc="The pytree structure of the (args, kwargs) it was lowered for.")
+    out_tree = property(lambda self: self._traced.out_tree, doc="The pytree structure of the results.")
+    args_info = property(lambda self: self._traced.args_info,
+                         doc="Per argument (in the args/kwargs tree): its shape, dtype and whether it is donated.")
+    out_info = property(lambda self: self._traced.out_info,
+                        doc="Per result (in the output tree): its ``ShapeDtypeStruct``.")
 
     def compiler_ir(self, dialect: str = "stablehlo") -> Any:
         """The module as an ``ir.Module`` (``"stablehlo"``) or HLO text (``"hlo"``)."""
@@ -575,16 +584,20 @@ class Compiled:
         compiled._lowered = lowered  # type: ignore[assignment]
         return compiled
 
-    in_tree = property(lambda self: self._lowered.in_tree)
-    out_tree = property(lambda self: self._lowered.out_tree)
-    args_info = property(lambda self: self._lowered.args_info)
-    out_info = property(lambda self: self._lowered.out_info)
+    in_tree = property(lambda self: self._lowered.in_tree,
+                       doc="The pytree structure of the (args, kwargs) the executable takes.")
+    out_tree = property(lambda self: self._lowered.out_tree, doc="The pytree structure of the results.")
+    args_info = property(lambda self: self._lowered.args_info,
+                         doc="Per argument (in the args/kwargs tree): its shape, dtype and whether it is donated.")
+    out_info = property(lambda self: self._lowered.out_info,
+                        doc="Per result (in the output tree): its ``ShapeDtypeStruct``.")
 
     def as_text(self) -> str:
         """The optimized HLO XLA compiled."""
         return runtime_executable.optimized_hlo_text(self._executable)
 
     def cost_analysis(self) -> dict[str, float]:
+        """XLA's cost model of the executable: ``{"flops": ..., "bytes accessed": ..., ...}``."""
         return runtime_executable.cost_analysis(self._executable)
 
     def memory_analysis(self) -> Any:
@@ -689,10 +702,11 @@ class PolymorphicCompiled:
         # does (no signature, no checks, no specialization lookup). The program is fixed: x64 changes nothing.
         self._fast_path = FastPath(keyed_on_config=False)
 
-    in_tree = property(lambda self: self._lowered.in_tree)
-    out_tree = property(lambda self: self._lowered.out_tree)
-    args_info = property(lambda self: self._lowered.args_info)
-    out_info = property(lambda self: self._lowered.out_info)
+    in_tree = property(lambda self: self._lowered.in_tree, doc="The pytree structure of the (args, kwargs) it takes.")
+    out_tree = property(lambda self: self._lowered.out_tree, doc="The pytree structure of the results.")
+    args_info = property(lambda self: self._lowered.args_info,
+                         doc="Per argument: its (symbolic) shape, dtype and whether it is donated.")
+    out_info = property(lambda self: self._lowered.out_info, doc="Per result: its (symbolic) ``ShapeDtypeStruct``.")
 
     def _concrete_avals(self, sig: ArgumentSignature) -> tuple[ShapedArray, ...]:
         traced = self._lowered._traced
@@ -708,6 +722,9 @@ class PolymorphicCompiled:
         return sig.avals
 
     def serialize(self) -> bytes:
+        """Raises ``TypeError``: it needs concrete shapes; ``specialize(*args)`` gives the static ``Compiled``
+        for given argument shapes, which has it.
+        """
         raise self._polymorphic("serialize()")
 
     def specialize(self, *args: Any, **kwargs: Any) -> Compiled:
@@ -755,15 +772,27 @@ class PolymorphicCompiled:
                          "use .specialize(*args) for the executable of given argument shapes")
 
     def as_text(self) -> str:
+        """Raises ``TypeError``: it needs concrete shapes; ``specialize(*args)`` gives the static ``Compiled``
+        for given argument shapes, which has it.
+        """
         raise self._polymorphic("as_text()")
 
     def cost_analysis(self) -> dict[str, float]:
+        """Raises ``TypeError``: it needs concrete shapes; ``specialize(*args)`` gives the static ``Compiled``
+        for given argument shapes, which has it.
+        """
         raise self._polymorphic("cost_analysis()")
 
     def memory_analysis(self) -> Any:
+        """Raises ``TypeError``: it needs concrete shapes; ``specialize(*args)`` gives the static ``Compiled``
+        for given argument shapes, which has it.
+        """
         raise self._polymorphic("memory_analysis()")
 
     def runtime_executable(self) -> Any:
+        """Raises ``TypeError``: it needs concrete shapes; ``specialize(*args)`` gives the static ``Compiled``
+        for given argument shapes, which has it.
+        """
         raise self._polymorphic("runtime_executable()")
 
 
