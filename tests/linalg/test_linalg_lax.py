@@ -193,3 +193,36 @@ def test_lax_errors():
         tl.eigh(SPD, subset_by_index=(0, 2))
     with pytest.raises(TypeError, match="same shape"):
         tl.tridiagonal_solve(np.ones(3, np.float32), np.ones(4, np.float32), np.ones(4, np.float32), B)
+
+
+# --- Shardy and export ---------------------------------------------------------------------
+
+_RULE = re.compile(r"sdy\.sharding_rule = (#sdy\.op_sharding_rule<.*?, custom>)")
+
+
+@pytest.mark.multidevice
+def test_batch_sharded_decompositions_under_shardy(mesh, monkeypatch):
+    from toolkit.shard import NamedSharding, PartitionSpec as P
+
+    monkeypatch.setenv("TOOLKIT_PARTITIONER", "shardy")
+    x = np.stack([SPD, 2 * SPD])
+    batch = NamedSharding(mesh, P("x"))
+    for ours, theirs in ((tnp.linalg.inv, jnp.linalg.inv), (tnp.linalg.eigh, jnp.linalg.eigh),
+                         (tnp.linalg.svd, jnp.linalg.svd)):
+        text = toolkit.jit(ours, in_shardings=batch).lower(x).as_text()
+        # JAX's sharding rule per call: the batch dimension is one factor shared by operands and results.
+        assert _RULE.findall(text) == _RULE.findall(jax.jit(theirs).lower(x).as_text()) != []
+    f = toolkit.jit(tnp.linalg.inv, in_shardings=batch, out_shardings=batch)
+    _close(f(x), jnp.linalg.inv(x))
+
+
+def test_exported_linalg_runs_in_jax_and_back():
+    from toolkit import export
+
+    exported = export.export(toolkit.jit(tnp.linalg.solve))(toolkit.ShapeDtypeStruct((4, 4), np.float32),
+                                                            toolkit.ShapeDtypeStruct((4, 2), np.float32))
+    blob = exported.serialize()
+    _close(jax.export.deserialize(bytearray(blob)).call(A, B), jnp.linalg.solve(A, B))
+    theirs = jax.export.export(jax.jit(lambda x: tuple(jnp.linalg.eigh(x))))(jax.ShapeDtypeStruct((4, 4), np.float32))
+    w, _ = export.deserialize(theirs.serialize()).call(SPD)
+    _close(w, jnp.linalg.eigh(SPD)[0])

@@ -11,7 +11,6 @@ toolkit functions and inlined here.
 
 from __future__ import annotations
 
-import string
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -64,24 +63,28 @@ def _row_major(ndim: int) -> tuple[int, ...]:
     return tuple(range(ndim - 1, -1, -1))
 
 
+def _factor_name(i: int) -> str:
+    """Shardy's printed factor names: ``i`` to ``z``, then ``z_1``, ``z_2``, ..."""
+    return chr(ord("i") + i) if i < 18 else f"z_{i - 17}"
+
+
 def _sdy_rule(num_batch: int, avals_in: Sequence[ShapedArray], avals_out: Sequence[ShapedArray]) -> ir.Attribute:
     """JAX's ``_build_sdy_sharding_rule``: batch dimensions share factors, the rest get one factor each."""
-    letters = iter(string.ascii_letters)
-    batch_letters = [next(letters) for _ in range(num_batch)]
-    sizes: dict[str, int] = {}
+    sizes: list[int] = []
+
+    def factor(size: int) -> str:
+        sizes.append(int(size))
+        return _factor_name(len(sizes) - 1)
+
+    batch = [factor(d) for d in (avals_in[0].shape[:num_batch] if num_batch else ())]
 
     def spec(aval: ShapedArray) -> str:
-        names = []
-        for i, size in enumerate(aval.shape):
-            name = batch_letters[i] if i < num_batch else next(letters)
-            sizes[name] = int(size)
-            names.append(name)
+        names = [batch[i] if i < num_batch else factor(d) for i, d in enumerate(aval.shape)]
         return "[" + ", ".join(names) + "]"
 
     lhs = ", ".join(spec(a) for a in avals_in)
     rhs = ", ".join(spec(a) for a in avals_out)
-    factors = ", ".join(f"{k}={v}" for k, v in sorted(sizes.items(), key=lambda kv: (
-        batch_letters.index(kv[0]) if kv[0] in batch_letters else num_batch + string.ascii_letters.index(kv[0]))))
+    factors = ", ".join(f"{_factor_name(i)}={n}" for i, n in enumerate(sizes))
     return ir.Attribute.parse(f"#sdy.op_sharding_rule<({lhs})->({rhs}) {{{factors}}}, custom>")
 
 
