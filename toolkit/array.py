@@ -40,11 +40,12 @@ class Array:
         # Committed arrays were placed explicitly; jit runs where they are. So are explicitly sharded ones.
         self._committed = committed or aval.sharding is not None
 
-    shape = property(lambda self: self.aval.shape)
-    dtype = property(lambda self: self.aval.dtype)
-    ndim = property(lambda self: len(self.aval.shape))
-    size = property(lambda self: self.aval.size)
-    weak_type = property(lambda self: self.aval.weak_type)
+    shape = property(lambda self: self.aval.shape, doc="The shape, a tuple of ints.")
+    dtype = property(lambda self: self.aval.dtype, doc="The element type (a NumPy dtype).")
+    ndim = property(lambda self: len(self.aval.shape), doc="The rank (number of dimensions).")
+    size = property(lambda self: self.aval.size, doc="The number of elements.")
+    weak_type = property(lambda self: self.aval.weak_type,
+                         doc="Whether the type is weak (a Python scalar's: the other operand's type wins).")
 
     @property
     def sharding(self) -> Any:
@@ -170,6 +171,7 @@ class Array:
         return runtime_arrays.to_numpy(self._impl, self.sharding.devices_indices_map(self.shape))
 
     def block_until_ready(self) -> "Array":
+        """Wait until the value is computed (dispatch is asynchronous); returns the array itself."""
         runtime_arrays.block_until_ready(self._impl)
         return self
 
@@ -194,9 +196,11 @@ class Array:
         return self
 
     def item(self) -> Any:
+        """The value of a one-element array as a Python scalar (copies to the host)."""
         return np.asarray(self).item()
 
     def tolist(self) -> Any:
+        """The value as nested Python lists of scalars (copies to the host)."""
         return np.asarray(self).tolist()
 
     def __bool__(self) -> bool:

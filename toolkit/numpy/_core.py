@@ -147,6 +147,9 @@ def broadcast_shapes(*shapes: Sequence[Any]) -> tuple:
 
 
 def broadcast_to(x: Any, shape: Sequence[Any]) -> Any:
+    """``x`` broadcast to ``shape`` (as ``jnp.broadcast_to``); a shape ``x`` cannot broadcast to raises
+    ``ValueError``.
+    """
     if isinstance(x, np.ndarray) and x.ndim == 0:
         return lax_structural.broadcast_in_dim(x, tuple(shape), ())  # the scalar stays an inline literal
     x = asarray(x) if not is_array(x) else x
@@ -207,6 +210,9 @@ def canonical_axes(axis: Any, ndim: int) -> tuple[int, ...]:
 # --- joining (asarray stacks nested lists of arrays) ----------------------------------------------
 
 def expand_dims(a: Any, axis: Any) -> Any:
+    """``a`` with size-1 axes inserted at the positions ``axis`` (an int or a tuple) of the result, as
+    ``jnp.expand_dims``; positions out of range or repeated raise ``ValueError``.
+    """
     a = asarray(a)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
     ndim = a.ndim + len(axes)

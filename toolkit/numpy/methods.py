@@ -19,18 +19,21 @@ def _no_setitem(self, index, value):
 
 
 def _reshape(self, *shape, order="C", out_sharding=None):
+    """``a.reshape(*shape)`` or ``a.reshape(shape)``: :func:`toolkit.numpy.reshape` as a method."""
     if len(shape) == 1 and not isinstance(shape[0], int) and not getattr(shape[0], "_is_symbolic_dim", False):
         shape = shape[0]
     return shapes.reshape(self, shape, order=order, out_sharding=out_sharding)
 
 
 def _transpose(self, *axes):
+    """``a.transpose(*axes)`` or ``a.transpose(axes)``: :func:`toolkit.numpy.transpose` as a method."""
     if len(axes) == 1 and not isinstance(axes[0], int):
         axes = axes[0]
     return shapes.transpose(self, axes or None)
 
 
 def _astype(self, dtype):
+    """``a.astype(dtype)``: the values converted to ``dtype`` (``a`` itself when it already has it, strongly typed)."""
     dtype = dtypes.canonicalize_explicit_dtype(dtype, "astype")
     return self if self.dtype == dtype and not self.weak_type else convert_element_type(self, dtype)
 
@@ -55,8 +58,8 @@ METHODS = {
     "__invert__": ufuncs.invert,
     "__getitem__": indexing.getitem,
     "reshape": _reshape, "transpose": _transpose, "astype": _astype,
-    "T": property(lambda self: shapes.transpose(self)),
-    "mT": property(lambda self: shapes.swapaxes(self, -1, -2)),
+    "T": property(lambda self: shapes.transpose(self), doc="The array with its axes reversed (``transpose()``)."),
+    "mT": property(lambda self: shapes.swapaxes(self, -1, -2), doc="The matrix transpose: the last two axes swapped."),
     "real": property(ufuncs.real), "imag": property(ufuncs.imag), "conj": ufuncs.conj,
     "sum": reductions.sum, "prod": reductions.prod, "max": reductions.max, "min": reductions.min,
     "mean": reductions.mean, "var": reductions.var, "std": reductions.std, "any": reductions.any,
