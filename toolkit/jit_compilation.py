@@ -24,6 +24,7 @@ from toolkit.lowering.types import tensor_type
 from toolkit.passes import dump as ir_dump
 from toolkit.passes import reproducer
 from toolkit.passes.pipeline import Pipeline, PipelineError, parse_pipeline
+from toolkit.runtime import debug_checks
 from toolkit.runtime import executable as runtime_executable
 
 
@@ -57,6 +58,9 @@ def passes_then_xla(lowered: Any, module: ir.Module, pipeline: Pipeline,
         raise
     if timeline is not None:
         timeline.finish(module, lambda: runtime_executable.optimized_hlo_text(executable))
+    if debug_checks.enabled():  # jax_debug_nans / jax_debug_infs: runs check their outputs
+        name = getattr(getattr(lowered, "_traced", None), "fun_name", "fun")
+        executable = debug_checks.checking(executable, f"jit({name})")
     return executable
 
 
