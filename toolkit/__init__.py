@@ -55,6 +55,10 @@ from toolkit import multihost  # noqa: F401,E402
 from toolkit.batching import vmap  # noqa: F401,E402
 from toolkit import random  # noqa: F401,E402
 from toolkit import compilation_cache  # noqa: F401,E402  (the persistent compilation cache)
+from toolkit.environment import (clear_caches, default_backend, device_get, disable_jit,  # noqa: F401,E402
+                                 live_arrays, print_environment_info)
+from toolkit import profiler  # noqa: F401,E402  (jax.profiler: XLA's profiler)
+from toolkit.shard import NamedSharding, PartitionSpec as P  # noqa: F401,E402  (jax.NamedSharding, jax.P)
 from toolkit import debug, experimental  # noqa: F401,E402  (jax.debug; jax.experimental.io_callback)
 from toolkit.callbacks import pure_callback  # noqa: F401,E402  (host callbacks: jax.pure_callback)
 

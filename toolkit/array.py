@@ -234,14 +234,84 @@ class Array:
         raise TypeError("toolkit arrays are unhashable")
 
     def __repr__(self) -> str:
+        # JAX's layout: numpy's text with ", " separators, the dtype (and weak type) after a comma.
+        prefix = "Array("
+        dtype_str = f"dtype={self.dtype.name}" + (", weak_type=True" if self.weak_type else "")
         if not self._impl.is_deleted() and not self._process_has_full_value():
             # As JAX: an array spanning other processes' devices shows no values (process_allgather does).
-            return f"Array(shape={self.shape}, dtype={self.dtype.name})"
-        body = np.array2string(np.asarray(self), separator=", ", prefix="Array(")
-        return f"Array({body}, dtype={self.dtype.name})"
+            return f"{prefix}shape={self.shape}, {dtype_str})"
+        line_width = np.get_printoptions()["linewidth"]
+        if self.size == 0:
+            body = f"[], shape={self.shape}"
+        else:
+            body = np.array2string(np.asarray(self), prefix=prefix, suffix=",", separator=", ",
+                                   max_line_width=line_width)
+        last_line_len = len(body) - body.rfind("\n") + 1
+        sep = " " * len(prefix) if last_line_len + len(dtype_str) + 2 > line_width else " "
+        return f"{prefix}{body},{sep}{dtype_str})"
+
+    def __str__(self) -> str:
+        # As JAX: numpy's str of the value (no "Array(...)"), unless the value is not all here.
+        if not self._impl.is_deleted() and not self._process_has_full_value():
+            return repr(self)
+        return str(np.asarray(self))
+
+    @property
+    def device(self) -> Any:
+        """The one device holding the array, or its sharding when it spans several (``jax.Array.device``)."""
+        self._check_alive()
+        devices = self.sharding.device_set
+        return next(iter(devices)) if len(devices) == 1 else self.sharding
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element (``dtype.itemsize``)."""
+        return self.dtype.itemsize
+
+    def _device_copy(self) -> "Array":
+        """A new Array with the same value, sharding, weak type and commitment (``copy()``, ``copy.copy``,
+        ``copy.deepcopy``); made through the host, so only arrays this process holds entirely."""
+        value = self._host_value()
+        impl = placement.device_put_sharded(value, self.sharding, weak_type=self.aval.weak_type)
+        return Array(impl, self.aval, self.sharding, self._committed)
+
+    def __reduce__(self) -> tuple:
+        # Pickling is the user's choice, as in JAX: the value goes through numpy's pickle, and unpickling
+        # puts it on the default device with the same weak type (toolkit never unpickles files itself).
+        return (_reconstruct_array, (np.asarray(self), bool(self.weak_type)))
+
+    def __dlpack__(self, *, stream: Any = None, max_version: Any = None, dl_device: Any = None,
+                   copy: Any = None) -> Any:
+        """A DLPack capsule of the value (CPU arrays on one device; made from the host copy)."""
+        self._check_dlpack()
+        return np.asarray(self).__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device,
+                                           copy=copy)
+
+    def __dlpack_device__(self) -> tuple:
+        """``(kDLCPU, 0)`` for a CPU array on one device (DLPack's device type 1)."""
+        self._check_dlpack()
+        return (1, 0)
+
+    def _check_dlpack(self) -> None:
+        self._check_alive()
+        devices = self.sharding.device_set
+        if len(devices) != 1:
+            raise BufferError("to_dlpack can only pack a dlpack tensor from an array on a singular device, but an "
+                              f"array with a sharding over {len(devices)} devices was provided")
+        platform = runtime_client.platform_of(next(iter(devices)))
+        if platform != "cpu":
+            raise BufferError(f"__dlpack__ of a {platform} array is not supported by toolkit yet (CPU arrays only)")
 
     def __format__(self, spec: str) -> str:
         return format(np.asarray(self), spec) if self.ndim == 0 else repr(self)
+
+
+def _reconstruct_array(value: np.ndarray, weak_type: bool) -> Array:
+    """Unpickle an ``Array`` (see ``Array.__reduce__``): the numpy value put on the default device."""
+    host, aval = _host_value(value)
+    aval = aval.update(weak_type=weak_type)
+    target = SingleDeviceSharding(runtime_client.default_device())
+    return Array(placement.device_put_sharded(host, target, weak_type=weak_type), aval, target, False)
 
 
 def _index_key(index: tuple) -> tuple:

@@ -42,7 +42,7 @@ from toolkit.array import Array
 from toolkit.core import dtypes, pytrees, trace_cache, tracing
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, is_static_shape
 from toolkit.core.program import Program
-from toolkit.core.config import cache_state
+from toolkit.core.config import cache_state, flag_value
 from toolkit.dispatch import (ANY_PARTITIONER, MISS, PARTITIONER_VARIABLE, ArgumentSignature, FastPath,
                               argument_paths, fast_caller, infer_argnums_and_argnames, install_eager_handlers,
                               place_argument, signature_of)
@@ -201,6 +201,8 @@ class Wrapped:
 
     # -- calling ---------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if flag_value("jax_disable_jit"):  # toolkit.disable_jit(): run the Python body op by op, as JAX
+            return self.fun(*args, **kwargs)
         # Fast path (toolkit.dispatch.FastPath): positional pytrees of toolkit Arrays called before. Never
         # while tracing: a nested jit call is a call of its program in the enclosing one.
         if not kwargs and not self._has_static and not _TRACE_STATE.builders:

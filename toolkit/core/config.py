@@ -202,6 +202,10 @@ ENABLE_X64 = define_flag(FlagDefinition(
     help="64-bit types: when off (the default, as JAX), int64/uint64/float64/complex128 values and dtypes "
          "become their 32-bit counterparts."))
 
+DISABLE_JIT = define_flag(FlagDefinition(
+    "jax_disable_jit", False, environment="JAX_DISABLE_JIT",
+    help="Jitted functions run their Python body op by op instead of compiling (toolkit.disable_jit)."))
+
 
 def x64_enabled() -> bool:
     """True when 64-bit types are on (``jax_enable_x64``) for this thread."""

@@ -14,3 +14,4 @@ from toolkit.nn.functions import (  # noqa: F401
     one_hot, relu, relu6, selu, sigmoid, silu, soft_sign, softmax, softplus, standardize, swish,
 )
 from toolkit.nn import initializers  # noqa: F401,E402  (jax.nn.initializers)
+from toolkit.nn.attention import dot_product_attention  # noqa: F401,E402  (jax.nn.dot_product_attention)

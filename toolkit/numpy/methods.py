@@ -3,9 +3,11 @@ so traced and concrete values behave the same."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from toolkit.core import dtypes
 from toolkit.core.tracing import Tracer
-from toolkit.lax.elementwise import convert_element_type
+from toolkit.lax.elementwise import bitcast_convert_type, convert_element_type
 from toolkit.numpy import diagonals, indexing, reductions, scatter, shapes, sorting, tensor_contractions, ufuncs
 from toolkit.numpy.take import take
 
@@ -36,6 +38,54 @@ def _astype(self, dtype):
     """``a.astype(dtype)``: the values converted to ``dtype`` (``a`` itself when it already has it, strongly typed)."""
     dtype = dtypes.canonicalize_explicit_dtype(dtype, "astype")
     return self if self.dtype == dtype and not self.weak_type else convert_element_type(self, dtype)
+
+
+def _view(self, dtype=None, type=None):
+    """``a.view(dtype)``: the same bits read as ``dtype`` (as ``jax.Array.view``); the last axis grows or
+    shrinks by the ratio of the item sizes. ``type`` is not supported (``NotImplementedError``).
+    """
+    # jax.Array.view: reinterpret the bits; the last axis grows or shrinks by the ratio of item sizes.
+    if type is not None:
+        raise NotImplementedError("`type` argument of array.view() is not supported.")
+    if dtype is None:
+        return self
+    dtype = dtypes.canonicalize_explicit_dtype(dtype, "view")
+    bits_in, bits_out = self.dtype.itemsize * 8, dtype.itemsize * 8
+    if self.ndim == 0:
+        if bits_in != bits_out:
+            raise ValueError("view() of a 0d array is only supported if the itemsize is unchanged.")
+        return shapes.squeeze(_view(shapes.reshape(self, (1,)), dtype))
+    if (self.shape[-1] * bits_in) % bits_out:
+        raise ValueError("When changing to a larger dtype, its size must be a divisor "
+                         "of the total size in bytes of the last axis of the array.")
+    if self.dtype == dtype:
+        return self
+    if dtypes.is_complex(self.dtype) or dtypes.is_complex(dtype):
+        raise NotImplementedError(f"view() between {self.dtype} and {dtype}: complex views are not supported yet")
+    if self.dtype == np.dtype(bool):
+        return _view(convert_element_type(self, "uint8"), dtype)
+    if dtype == np.dtype(bool):
+        return convert_element_type(_view(self, "uint8"), bool)
+    if bits_in < bits_out:
+        factor = bits_out // bits_in
+        return bitcast_convert_type(shapes.reshape(self, (*self.shape[:-1], self.shape[-1] // factor, factor)),
+                                    dtype)
+    if bits_in > bits_out:
+        out = bitcast_convert_type(self, dtype)
+        return shapes.reshape(out, (*out.shape[:-2], out.shape[-2] * out.shape[-1]))
+    return bitcast_convert_type(self, dtype)
+
+
+def _operator_round(number, ndigits=None):
+    # round(x) gives integers as Python's round of a float does; round(x, n) keeps the dtype (as JAX).
+    out = ufuncs.round(number, ndigits or 0)
+    return _astype(out, int) if ndigits is None else out
+
+
+def _copy(self):
+    """``a.copy()``: a new array with the same value (as ``jax.Array.copy``)."""
+    # jax.Array.copy: a new array with the same value; a traced value is immutable, so it is its own copy.
+    return self if isinstance(self, Tracer) else self._device_copy()
 
 
 METHODS = {
@@ -70,6 +120,8 @@ METHODS = {
     "sort": sorting.sort, "argsort": sorting.argsort, "cumsum": reductions.cumsum, "cumprod": reductions.cumprod,
     "take": take, "diagonal": diagonals.diagonal, "trace": diagonals.trace, "repeat": shapes.repeat,
     "__setitem__": _no_setitem,
+    "conjugate": ufuncs.conj, "view": _view, "__round__": _operator_round, "copy": _copy,
+    "__copy__": _copy, "__deepcopy__": lambda self, memo: _copy(self),
 }
 
 

@@ -1,0 +1,146 @@
+"""Array members beside JAX's: str/repr, device, itemsize, copy, conjugate, view, round, dlpack, pickling and
+copying (issue 23, item 4)."""
+
+from __future__ import annotations
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import toolkit
+import toolkit.numpy as tnp
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+
+VALUES = [
+    np.arange(6, dtype=np.float32).reshape(2, 3),
+    np.array([1, -2, 3], np.int8),
+    np.array(True),
+    np.zeros((2, 0), np.float32),
+    np.linspace(0, 1, 2000, dtype=np.float32),
+    np.array([1 + 2j, 3 - 1j], np.complex64),
+    np.array(2.5, np.float32),
+]
+
+
+@pytest.mark.parametrize("value", VALUES, ids=lambda v: f"{v.dtype}{v.shape}")
+def test_repr_and_str_as_jax_prints(value):
+    t, j = toolkit.device_put(value), jnp.asarray(value)
+    assert repr(t) == repr(j)
+    assert str(t) == str(j)
+
+
+def test_repr_of_weak_typed_and_bfloat16_values():
+    assert repr(tnp.asarray(3.0)) == repr(jnp.asarray(3.0))  # weak_type=True shown
+    assert repr(tnp.ones(3, dtype="bfloat16")) == repr(jnp.ones(3, dtype=jnp.bfloat16))
+    long = np.arange(40, dtype=np.float32).reshape(4, 10) * 1000.5
+    assert repr(toolkit.device_put(long)) == repr(jnp.asarray(long))
+
+
+def test_device_and_itemsize():
+    x = toolkit.device_put(np.ones((2, 2), np.int16))
+    assert x.device == toolkit.devices()[0]
+    assert x.itemsize == jnp.ones((2, 2), jnp.int16).itemsize == 2
+    x.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        x.device
+
+
+def test_device_of_a_sharded_array_is_its_sharding(mesh):
+    from toolkit.shard import NamedSharding, PartitionSpec
+
+    sharding = NamedSharding(mesh, PartitionSpec("x", "y"))
+    x = toolkit.device_put(np.ones((2, 4), np.float32), sharding)
+    assert x.device == sharding
+
+
+def test_copy_and_deepcopy_give_new_equal_arrays():
+    x = toolkit.device_put(np.arange(4, dtype=np.float32))
+    for y in (x.copy(), copy.copy(x), copy.deepcopy(x)):
+        assert isinstance(y, toolkit.Array) and y is not x
+        assert y.dtype == x.dtype and y.weak_type == x.weak_type
+        np.testing.assert_array_equal(y, x)
+    w = copy.deepcopy(tnp.asarray(1.5))
+    assert w.weak_type and jnp.asarray(1.5).copy().weak_type
+    x_copy = x.copy()
+    x.delete()
+    np.testing.assert_array_equal(x_copy, np.arange(4))  # a separate buffer
+
+
+def test_copy_inside_jit_matches_jax():
+    got = toolkit.jit(lambda a: a.copy() * 2)(np.ones(3, np.float32))
+    want = jax.jit(lambda a: a.copy() * 2)(np.ones(3, np.float32))
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("weak", [False, True])
+def test_pickle_round_trip_as_jax(weak):
+    x = tnp.asarray(3.0) if weak else toolkit.device_put(np.arange(6, dtype=np.int32).reshape(2, 3))
+    y = pickle.loads(pickle.dumps(x))
+    assert isinstance(y, toolkit.Array)
+    assert y.dtype == x.dtype and y.shape == x.shape and y.weak_type == x.weak_type
+    np.testing.assert_array_equal(y, x)
+    j = jnp.asarray(3.0) if weak else jnp.arange(6, dtype=jnp.int32).reshape(2, 3)
+    assert repr(pickle.loads(pickle.dumps(j))) == repr(y)
+
+
+def test_conjugate_matches_jax():
+    v = np.array([1 + 2j, -3j], np.complex64)
+    np.testing.assert_array_equal(toolkit.device_put(v).conjugate(), jnp.asarray(v).conjugate())
+    r = np.array([1.0, -2.0], np.float32)
+    got, want = toolkit.device_put(r).conjugate(), jnp.asarray(r).conjugate()
+    np.testing.assert_array_equal(got, want)
+    assert got.dtype == want.dtype
+
+
+@pytest.mark.parametrize("ndigits", [None, 0, 1, 2])
+def test_round_matches_jax(ndigits):
+    v = np.array([0.5, 1.5, 2.25, -1.555, 7.0], np.float32)
+    got = round(toolkit.device_put(v), ndigits) if ndigits is not None else round(toolkit.device_put(v))
+    want = round(jnp.asarray(v), ndigits) if ndigits is not None else round(jnp.asarray(v))
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want))
+    assert got.dtype == want.dtype
+
+
+@pytest.mark.parametrize("src,dst", [
+    ("float32", "int32"), ("float32", "uint8"), ("float32", "int16"), ("uint8", "float32"), ("int16", "float32"),
+    ("bool", "uint8"), ("uint8", "bool"), ("int8", "bool"), ("float32", "float32"),
+])
+def test_view_matches_jax(src, dst):
+    value = (np.arange(8) % 2 if "bool" in (src, dst) else np.arange(8) + 1).astype(src).reshape(2, 4)
+    got, want = toolkit.device_put(value).view(dst), jnp.asarray(value).view(dst)
+    assert got.shape == want.shape and got.dtype == want.dtype
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_view_in_jit_of_a_scalar_and_errors():
+    got = toolkit.jit(lambda a: a.view("int32"))(np.float32(1.0))
+    assert int(got) == int(jnp.float32(1.0).view(jnp.int32)) == 0x3F800000
+    x = toolkit.device_put(np.ones(3, np.float32))
+    assert x.view() is x
+    with pytest.raises(ValueError, match="divisor"):
+        toolkit.device_put(np.ones(3, np.int16)).view("float32")
+    with pytest.raises(ValueError, match="0d"):
+        tnp.asarray(np.float32(1)).view("int16")
+    with pytest.raises(NotImplementedError, match="type"):
+        x.view("int32", type=np.ndarray)
+    with pytest.raises(ValueError, match="divisor"):
+        jnp.ones(3, jnp.int16).view(jnp.float32)
+
+
+def test_dlpack_on_cpu_matches_jax():
+    value = np.arange(6, dtype=np.float32).reshape(2, 3)
+    x = toolkit.device_put(value)
+    assert x.__dlpack_device__()[0] == int(jnp.asarray(value).__dlpack_device__()[0]) == 1
+    np.testing.assert_array_equal(np.from_dlpack(x), value)
+
+
+def test_dlpack_of_a_sharded_array_is_a_buffer_error(mesh):
+    from toolkit.shard import NamedSharding, PartitionSpec
+
+    x = toolkit.device_put(np.ones((2, 4), np.float32), NamedSharding(mesh, PartitionSpec("x", "y")))
+    with pytest.raises(BufferError, match="singular device"):
+        x.__dlpack__()
