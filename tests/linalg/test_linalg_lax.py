@@ -57,6 +57,10 @@ def test_factorizations_match_jax():
     _close(tl.svd(A, full_matrices=False), jl.svd(A, full_matrices=False), tol=1e-3)  # LAPACK's signs: the same kernel
     _close(tl.eig(A, compute_left_eigenvectors=False)[0], jl.eig(A, compute_left_eigenvectors=False)[0])
     _close(tl.tridiagonal(SPD), jl.tridiagonal(SPD))
+    for x in (A, CA, BATCH):
+        _close(tl.hessenberg(x), jl.hessenberg(x))
+        _close(tl.schur(x), jl.schur(x))
+        _close(tl.schur(x, compute_schur_vectors=False), tuple(jl.schur(x, compute_schur_vectors=False)))
     _close(tl.lu_pivots_to_permutation(np.array([2, 2, 3], np.int32), 5),
            jl.lu_pivots_to_permutation(np.array([2, 2, 3], np.int32), 5))
 
@@ -125,6 +129,7 @@ def test_the_same_lapack_custom_calls_as_jax(name, make, x):
 def test_lax_level_custom_calls_match_jax():
     cases = [(lambda L: lambda a, b: L.triangular_solve(a, b, left_side=True, lower=True, transpose_a=True), (A, B)),
              (lambda L: lambda a: L.lu(a), (BATCH,)), (lambda L: lambda a: L.tridiagonal(a), (SPD,)),
+             (lambda L: lambda a: L.schur(a), (BATCH,)), (lambda L: lambda a: L.hessenberg(a), (CA,)),
              (lambda L: lambda a, b: L.tridiagonal_solve(a[0], a[1], a[2], b), (A[:3], B))]
     for make, args in cases:
         ours = _custom_calls(toolkit.jit(make(tl)).lower(*args).as_text())
@@ -191,6 +196,10 @@ def test_lax_errors():
         tl.qr(A, pivoting=True)
     with pytest.raises(NotImplementedError, match="subset_by_index"):
         tl.eigh(SPD, subset_by_index=(0, 2))
+    with pytest.raises(NotImplementedError, match="sort"):
+        tl.schur(A, sort_eig_vals=True)
+    with pytest.raises(ValueError, match="square"):
+        tl.hessenberg(B)
     with pytest.raises(TypeError, match="same shape"):
         tl.tridiagonal_solve(np.ones(3, np.float32), np.ones(4, np.float32), np.ones(4, np.float32), B)
 

@@ -50,6 +50,8 @@ CASES = [
     ("expm-batch", lambda L: L.expm(np.stack([A, A * 0.3]))), ("expm-c64", lambda L: L.expm(CA)),
     ("expm-upper", lambda L: L.expm(np.triu(A), upper_triangular=True)),
     ("block_diag", lambda L: L.block_diag(A, B, np.ones(3, np.float32), np.float32(2))),
+    ("schur", lambda L: L.schur(A)), ("schur-complex", lambda L: L.schur(A, output="complex")),
+    ("hessenberg", lambda L: L.hessenberg(A)), ("hessenberg-q", lambda L: L.hessenberg(CA, calc_q=True)),
 ]
 
 
@@ -87,6 +89,8 @@ def test_expm_gradient_matches_jax():
 
 
 def test_errors():
+    with pytest.raises(ValueError, match="'output'"):
+        tsl.schur(A, output="quaternion")
     with pytest.raises(ValueError, match="trans"):
         tsl.solve_triangular(A, B, trans=3)
     with pytest.raises(ValueError, match="Unsupported QR"):

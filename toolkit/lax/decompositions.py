@@ -10,7 +10,7 @@ registers (``toolkit/runtime/executable.py``). A factorization LAPACK reports as
 The user functions are ``jax.lax.linalg``'s: :func:`cholesky`, :func:`eig`, :func:`eigh`,
 :func:`lu`, :func:`lu_pivots_to_permutation`, :func:`qr`, :func:`geqrf`,
 :func:`householder_product`, :func:`svd`, :func:`triangular_solve`, :func:`tridiagonal`,
-:func:`tridiagonal_solve`; ``toolkit.lax.linalg`` re-exports them.
+:func:`tridiagonal_solve`, :func:`hessenberg`, :func:`schur`; ``toolkit.lax.linalg`` re-exports them.
 """
 
 from __future__ import annotations
@@ -493,3 +493,48 @@ def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any, *, perturb_singular: boo
     if perturb_singular:
         raise NotImplementedError("tridiagonal_solve(perturb_singular=True) is not implemented in toolkit")
     return tridiagonal_solve_p.bind(dl, d, du, b, perturb_singular=False)
+
+
+# --- Hessenberg and Schur (CPU only in JAX too) ----------------------------------
+
+
+def _hessenberg_rule(a: ShapedArray) -> list[ShapedArray]:
+    _check_operand("hessenberg", a, square=True)
+    return [_out(a.shape, a.dtype), _out((*a.shape[:-2], a.shape[-1] - 1), a.dtype)]
+
+
+hessenberg_p = family.primitive("hessenberg", shape_rule=_hessenberg_rule, multiple_results=True)
+
+
+@family.function(binds=(hessenberg_p,))
+def hessenberg(a: Any) -> tuple[Any, Any]:
+    """Reduce square matrices to upper Hessenberg form (``jax.lax.linalg.hessenberg``, LAPACK's ``gehrd``).
+
+    Returns ``(a, taus)``: the Hessenberg matrix in the upper triangle and first
+    subdiagonal of ``a``, the Householder reflectors below it with their factors ``taus``.
+    """
+    out, taus = hessenberg_p.bind(a)
+    return out, taus
+
+
+def _schur_rule(x: ShapedArray, *, compute_schur_vectors: bool, sort_eig_vals: bool,
+                select_callable: Any) -> list[ShapedArray]:
+    _check_operand("schur", x, square=True)
+    return [_out(x.shape, x.dtype)] * (2 if compute_schur_vectors else 1)
+
+
+schur_p = family.primitive("schur", shape_rule=_schur_rule, multiple_results=True)
+
+
+@family.function(binds=(schur_p,))
+def schur(x: Any, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = False,
+          select_callable: Any = None) -> Any:
+    """The Schur decomposition ``x = Q T Q^H`` (``jax.lax.linalg.schur``, LAPACK's ``gees``): ``(T, Q)``,
+    or ``T`` alone without ``compute_schur_vectors``. ``T`` is quasi-upper-triangular for real ``x``.
+    Sorting the eigenvalues is not implemented (as in JAX: ``NotImplementedError``).
+    """
+    if sort_eig_vals:
+        raise NotImplementedError("The sort feature of LAPACK's gees routine is not implemented.")
+    outs = schur_p.bind(x, compute_schur_vectors=bool(compute_schur_vectors), sort_eig_vals=False,
+                        select_callable=select_callable)
+    return (outs[0], outs[1]) if compute_schur_vectors else (outs[0],)

@@ -16,11 +16,12 @@ from toolkit import lax
 from toolkit import numpy as tnp
 from toolkit.batching.api import vmap
 from toolkit.lax import linalg as lax_linalg
+from toolkit.lax.decompositions import complex_dtype
 from toolkit.numpy import linalg as np_linalg
 from toolkit.numpy._core import broadcast_shapes, promote_inexact
 
-__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "inv", "lu", "lu_factor",
-           "lu_solve", "qr", "solve", "solve_triangular", "svd"]
+__all__ = ["block_diag", "cho_factor", "cho_solve", "cholesky", "det", "eigh", "expm", "hessenberg", "inv", "lu",
+           "lu_factor", "lu_solve", "qr", "schur", "solve", "solve_triangular", "svd"]
 
 
 def _inexact(name: str, *args: Any) -> list[Any]:
@@ -202,6 +203,36 @@ def solve(a: Any, b: Any, lower: bool = False, overwrite_a: bool = False, overwr
         return np_linalg.solve(a, b)
     a, b = _inexact("solve", a, b)
     return cho_solve(cho_factor(a, lower=lower), b)
+
+
+def schur(a: Any, output: str = "real") -> tuple[Any, Any]:
+    """The Schur decomposition ``a = Z T Z^H``: ``(T, Z)``; ``output='complex'`` converts ``a`` to complex
+    first (``T`` then upper triangular)."""
+    if output not in ("real", "complex"):
+        raise ValueError(f"Expected 'output' to be either 'real' or 'complex', got output={output!r}.")
+    (a,) = _inexact("schur", a)
+    if output == "complex":
+        a = a.astype(complex_dtype(a.dtype))
+    t, z = lax_linalg.schur(a)
+    return t, z
+
+
+def hessenberg(a: Any, *, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True) -> Any:
+    """The upper Hessenberg form ``h`` of square ``a``, and ``q`` with ``a = q h q^H`` when ``calc_q``."""
+    del overwrite_a, check_finite
+    (a,) = _inexact("hessenberg", a)
+    n = a.shape[-1]
+    if n == 0:
+        return (tnp.zeros_like(a), tnp.zeros_like(a)) if calc_q else tnp.zeros_like(a)
+    a_out, taus = lax_linalg.hessenberg(a)
+    h = tnp.triu(a_out, -1)
+    if not calc_q:
+        return h
+    q = lax_linalg.householder_product(a_out[..., 1:, :-1], taus)
+    batch = a_out.shape[:-2]
+    q = tnp.block([[tnp.ones(batch + (1, 1), dtype=a_out.dtype), tnp.zeros(batch + (1, n - 1), dtype=a_out.dtype)],
+                   [tnp.zeros(batch + (n - 1, 1), dtype=a_out.dtype), q]])
+    return h, q
 
 
 # --- expm: JAX's Pade approximant with scaling and squaring ---------------------------------

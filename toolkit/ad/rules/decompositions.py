@@ -276,5 +276,7 @@ TRANSPOSE_RULES[dec.triangular_solve_p] = _triangular_solve_transpose
 for _p, _why in ((dec.geqrf_p, "LAPACK's Householder reflectors: JAX defines no derivative; differentiate qr"),
                  (dec.householder_product_p, "LAPACK's orgqr: JAX defines no derivative; differentiate qr"),
                  (dec.tridiagonal_p, "a reduction to tridiagonal form: JAX defines no derivative either"),
-                 (dec.lu_pivots_to_permutation_p, "integer permutations: nothing to differentiate (JAX has no rule)")):
+                 (dec.lu_pivots_to_permutation_p, "integer permutations: nothing to differentiate (JAX has no rule)"),
+                 (dec.hessenberg_p, "LAPACK's gehrd reflectors: JAX defines no derivative either"),
+                 (dec.schur_p, "the Schur form is not unique enough to differentiate: JAX defines no rule either")):
     NO_JVP[_p] = _why

@@ -388,3 +388,36 @@ def _tridiagonal_solve(ctx, dl, d, du, b, *, perturb_singular):
     *_, b_out, info = ffi_call(ctx, _target("gtsv_ffi", b_aval.dtype), [dl, d, du, b], list(ctx.avals_in),
                                [*ctx.avals_in, info_aval], aliases={0: 0, 1: 1, 2: 2, 3: 3})
     return _nan_unless_ok(_info_ok(info, batch), batch, b_out, b_aval)
+
+
+@register_lowering(dec.hessenberg_p, platforms=("cpu",))
+def _hessenberg(ctx, a):
+    (aval,) = ctx.avals_in
+    batch = tuple(aval.shape[:-2])
+    n = aval.shape[-1]
+    info_aval = ShapedArray(batch, np.int32)
+    out, taus, info = ffi_call(ctx, _target("gehrd_ffi", aval.dtype), [a], [aval], [*ctx.avals_out, info_aval],
+                               {"low": np.int32(1), "high": np.int32(n)}, aliases={0: 0})
+    ok = _info_ok(info, batch)
+    return [_nan_unless_ok(ok, batch, out, ctx.avals_out[0]), _nan_unless_ok(ok, batch, taus, ctx.avals_out[1])]
+
+
+@register_lowering(dec.schur_p, platforms=("cpu",))
+def _schur(ctx, x, *, compute_schur_vectors, sort_eig_vals, select_callable):
+    (aval,) = ctx.avals_in
+    batch = tuple(aval.shape[:-2])
+    info_aval = ShapedArray(batch, np.int32)
+    eigvals_aval = ShapedArray(aval.shape[:-1], aval.dtype)
+    if dtypes.is_complex(aval.dtype):
+        avals_out = [aval, aval, eigvals_aval, info_aval, info_aval]
+    else:
+        avals_out = [aval, aval, eigvals_aval, eigvals_aval, info_aval, info_aval]
+    # lapack.schur.ComputationMode: 'V' computes the vectors, 'N' not; Sort.kNoSortEigenvalues is 'N'.
+    form, vectors, *_, info = ffi_call(ctx, _target("gees_ffi", aval.dtype), [x], [aval], avals_out,
+                                       {"mode": _u8("V" if compute_schur_vectors else "N"), "sort": _u8("N")},
+                                       aliases={0: 0})
+    ok = _info_ok(info, batch)
+    outs = [_nan_unless_ok(ok, batch, form, ctx.avals_out[0])]
+    if compute_schur_vectors:
+        outs.append(_nan_unless_ok(ok, batch, vectors, ctx.avals_out[1]))
+    return outs
