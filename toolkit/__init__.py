@@ -60,7 +60,7 @@ from toolkit.environment import (clear_caches, default_backend, device_get, disa
 from toolkit import profiler  # noqa: F401,E402  (jax.profiler: XLA's profiler)
 from toolkit.shard import NamedSharding, PartitionSpec as P  # noqa: F401,E402  (jax.NamedSharding, jax.P)
 from toolkit import debug, experimental  # noqa: F401,E402  (jax.debug; jax.experimental.io_callback)
-from toolkit.callbacks import pure_callback  # noqa: F401,E402  (host callbacks: jax.pure_callback)
+from toolkit.callbacks import effects_barrier, pure_callback  # noqa: F401,E402  (jax's host callbacks)
 
 
 def load_module(source: object, *, name: str | None = None, platform: str | None = None,

@@ -20,7 +20,7 @@ from toolkit.core import pytrees
 from toolkit.lax import callbacks as lax_callbacks
 from toolkit.lax.callbacks import VMAP_METHODS
 
-__all__ = ["VMAP_METHODS", "io_callback", "pure_callback"]
+__all__ = ["VMAP_METHODS", "effects_barrier", "io_callback", "pure_callback"]
 
 
 def _as_arrays(out: Any) -> Any:
@@ -57,3 +57,12 @@ def io_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: A
     ``ValueError``.
     """
     return _as_arrays(lax_callbacks.io_callback(callback, result_shape_dtypes, *args, ordered=ordered, **kwargs))
+
+
+def effects_barrier() -> None:
+    """Wait until the side effects of every call made so far have happened (``jax.effects_barrier``).
+
+    A call of a program with host callbacks returns only after its run has
+    finished (docs/debugging.md), so nothing is outstanding: this returns at once.
+    """
+    return None
