@@ -55,8 +55,10 @@ from toolkit import multihost  # noqa: F401,E402
 from toolkit.batching import vmap  # noqa: F401,E402
 from toolkit import random  # noqa: F401,E402
 from toolkit import compilation_cache  # noqa: F401,E402  (the persistent compilation cache)
-from toolkit.environment import (clear_caches, default_backend, device_get, disable_jit,  # noqa: F401,E402
-                                 live_arrays, print_environment_info)
+from toolkit.environment import (clear_caches, copy_to_host_async, default_backend, device_get,  # noqa: F401,E402
+                                 disable_jit, live_arrays, print_environment_info, process_indices)
+from toolkit.array import Shard  # noqa: F401,E402  (jax.Shard)
+from toolkit.runtime.client import Device  # noqa: F401,E402  (jax.Device: jaxlib's device class, as JAX's)
 from toolkit import profiler  # noqa: F401,E402  (jax.profiler: XLA's profiler)
 from toolkit.shard import NamedSharding, PartitionSpec as P  # noqa: F401,E402  (jax.NamedSharding, jax.P)
 from toolkit import debug, experimental  # noqa: F401,E402  (jax.debug; jax.experimental.io_callback)

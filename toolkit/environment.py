@@ -102,3 +102,20 @@ def print_environment_info(return_string: bool = False) -> str | None:
     print(text)
     return None
 
+
+
+def copy_to_host_async(x: Any) -> Any:
+    """Start copying every array leaf of the pytree ``x`` to the host; returns ``x`` (``jax.copy_to_host_async``).
+
+    Leaves without a ``copy_to_host_async`` method are left alone.
+    """
+    for leaf in pytrees.tree_leaves(x):
+        start = getattr(leaf, "copy_to_host_async", None)
+        if start is not None:
+            start()
+    return x
+
+
+def process_indices(backend: str | None = None) -> list[int]:
+    """Every process's index, ``[0, ..., process_count - 1]`` (``jax.process_indices``)."""
+    return list(range(runtime_client.process_count(backend)))

@@ -282,8 +282,8 @@ class Wrapped:
 
 def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = (),
         static_argnames: str | Sequence[str] = (), donate_argnums: int | Sequence[int] = (),
-        keep_unused: bool = False, in_shardings: Any = None, out_shardings: Any = None,
-        inline: bool = False) -> Any:
+        donate_argnames: str | Sequence[str] = (), keep_unused: bool = False, in_shardings: Any = None,
+        out_shardings: Any = None, inline: bool = False) -> Any:
     """Compile ``fun`` with XLA, tracing it once per abstract signature.
 
     Works as ``jit(f)``, ``jit(f, static_argnums=1)`` or as a decorator
@@ -301,8 +301,11 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = ()
     """
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
-                                 donate_argnums=donate_argnums, keep_unused=keep_unused,
-                                 in_shardings=in_shardings, out_shardings=out_shardings, inline=inline)
+                                 donate_argnums=donate_argnums, donate_argnames=donate_argnames,
+                                 keep_unused=keep_unused, in_shardings=in_shardings, out_shardings=out_shardings,
+                                 inline=inline)
+    if donate_argnames:  # JAX's donate_argnames, as positions: an argument passed by keyword is not donated
+        donate_argnums = infer_argnums_and_argnames(fun, donate_argnums, donate_argnames)[0]
     return Wrapped(fun, static_argnums=static_argnums, static_argnames=static_argnames,
                    donate_argnums=donate_argnums, keep_unused=keep_unused, in_shardings=in_shardings,
                    out_shardings=out_shardings, inline=inline)

@@ -141,3 +141,32 @@ def test_named_sharding_and_p_at_top_level():
     assert toolkit.NamedSharding is NamedSharding and toolkit.P is PartitionSpec
     assert toolkit.P("x", None) == PartitionSpec("x", None)
     assert jax.P is jax.sharding.PartitionSpec  # the same aliasing in JAX
+
+
+def test_jit_donate_argnames_matches_jax():
+    add = lambda x, y: x + y  # noqa: E731
+    f, g = toolkit.jit(add, donate_argnames="x"), jax.jit(add, donate_argnames="x")
+    a, b = toolkit.device_put(np.ones(3, np.float32)), toolkit.device_put(np.ones(3, np.float32))
+    ja, jb = jnp.ones(3), jnp.ones(3)
+    np.testing.assert_array_equal(f(a, b), g(ja, jb))
+    assert (a.is_deleted(), b.is_deleted()) == (ja.is_deleted(), jb.is_deleted()) == (True, False)
+    # As a decorator factory, with donate_argnums too.
+    h = toolkit.jit(donate_argnames=("y",), donate_argnums=0)(lambda x, y: (x + y, x - y))
+    c, d = toolkit.device_put(np.ones(2, np.float32)), toolkit.device_put(np.ones(2, np.float32))
+    h(c, d)
+    assert c.is_deleted() and d.is_deleted()
+
+
+def test_copy_to_host_async_and_process_indices():
+    x = {"a": tnp.ones(3), "b": 1}
+    assert toolkit.copy_to_host_async(x) is x
+    assert jax.copy_to_host_async({"a": jnp.ones(3), "b": 1})["b"] == 1
+    assert toolkit.process_indices() == jax.process_indices() == [0]
+
+
+def test_device_and_shard_classes():
+    assert isinstance(toolkit.devices()[0], toolkit.Device)
+    assert toolkit.Device is type(jax.devices()[0])  # jaxlib's class, as JAX's
+    shard = toolkit.device_put(np.ones(2, np.float32)).addressable_shards[0]
+    assert isinstance(shard, toolkit.Shard)
+    assert {"device", "index", "data"} <= set(dir(shard)) and {"device", "index", "data"} <= set(dir(jax.Shard))
