@@ -103,10 +103,26 @@ def test_a_module_naming_an_unknown_callback_does_not_compile():
         toolkit.load_module(text).compile()
 
 
-def test_released_callbacks_raise_when_called():
-    assert host_callbacks.table()  # earlier tests numbered some
+def test_the_table_holds_only_the_callbacks_a_module_calls():
+    keep = host_callbacks.HostCallback(lambda: (), (), kind="debug.callback")
+    other = host_callbacks.HostCallback(lambda: (), (), kind="debug.callback")
+    i, j = host_callbacks.index_of(keep), host_callbacks.index_of(other)
+    assert host_callbacks.index_of(keep) == i  # numbered once
+    table = host_callbacks.table([i])
+    assert table[i] is keep and table[j] is not other
     with pytest.raises(RuntimeError, match="released"):
-        host_callbacks._released()
+        table[j]()
+
+
+def test_a_released_callback_cannot_be_compiled_against():
+    import gc
+    gone = host_callbacks.HostCallback(lambda: (), (), kind="debug.callback")
+    i = host_callbacks.index_of(gone)
+    del gone
+    gc.collect()
+    assert host_callbacks.lookup(i) is None
+    with pytest.raises(ValueError, match=f"host callback #{i}"):
+        host_callbacks.table([i])
 
 
 def test_host_callback_checks_what_it_wraps():

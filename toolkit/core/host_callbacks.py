@@ -120,14 +120,17 @@ def _released(*args: Any) -> tuple:
 
 
 def table(indices: Sequence[int] = ()) -> list[Callable[..., Any]]:
-    """The callbacks by number, for jaxlib's ``host_callbacks`` (released ones raise when called).
+    """The callbacks by number, for jaxlib's ``host_callbacks``.
 
     ``indices``: the numbers a module uses; each must name a live callback, else
-    ``ValueError`` (compiling would bind a call to nothing).
+    ``ValueError`` (compiling would bind a call to nothing). Only those are in
+    the list (the others raise when called): an executable holds references to
+    what it can call, not to every callback of the process.
     """
+    used = set(indices)
     with _lock:
-        entries = [ref() for ref in _table]
-    for i in indices:
+        entries = [ref() if i in used else None for i, ref in enumerate(_table)]
+    for i in used:
         if not 0 <= i < len(entries) or entries[i] is None:
             raise ValueError(f"the module calls host callback #{i}, which this process does not hold (a module "
                              "with host callbacks only compiles in the process that lowered it, while its program "
