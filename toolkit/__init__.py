@@ -63,6 +63,7 @@ from toolkit import profiler  # noqa: F401,E402  (jax.profiler: XLA's profiler)
 from toolkit.shard import NamedSharding, PartitionSpec as P  # noqa: F401,E402  (jax.NamedSharding, jax.P)
 from toolkit import debug, experimental  # noqa: F401,E402  (jax.debug; jax.experimental.io_callback)
 from toolkit.callbacks import effects_barrier, pure_callback  # noqa: F401,E402  (jax's host callbacks)
+from toolkit.runtime.debug_checks import debug_infs, debug_nans  # noqa: F401,E402  (jax.debug_nans)
 
 
 def load_module(source: object, *, name: str | None = None, platform: str | None = None,

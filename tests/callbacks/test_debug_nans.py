@@ -79,3 +79,16 @@ def test_turning_the_flag_off_compiles_without_the_check(debug_flag):
 def test_flag_values_are_checked():
     with pytest.raises(TypeError):
         toolkit.config.update("jax_debug_nans", "yes please")
+
+
+@pytest.mark.parametrize("lib,np_mod", [(toolkit, tnp), (jax, jnp)])
+def test_context_managers(lib, np_mod):
+    f = lib.jit(lambda x: np_mod.log(x))
+    g = lib.jit(lambda x: np_mod.exp(-x))
+    with lib.debug_nans(True):
+        with pytest.raises(FloatingPointError, match="nan"):
+            f(-1.0)
+    with lib.debug_infs(True):
+        with pytest.raises(FloatingPointError, match="inf"):
+            g(-1000.0)
+    assert np.isnan(np.asarray(f(-1.0))) and np.isinf(np.asarray(g(-1000.0)))  # off again after the blocks

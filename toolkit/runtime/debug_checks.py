@@ -13,13 +13,14 @@ of every output: a debugging mode.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Sequence
 
 import numpy as np
 
-from toolkit.core.config import FlagDefinition, define_flag, flag_value
+from toolkit.core.config import FlagDefinition, define_flag, flag_override, flag_value
 
-__all__ = ["DEBUG_INFS", "DEBUG_NANS", "checking", "enabled"]
+__all__ = ["DEBUG_INFS", "DEBUG_NANS", "checking", "debug_infs", "debug_nans", "enabled"]
 
 DEBUG_NANS = define_flag(FlagDefinition(
     "jax_debug_nans", False, environment="JAX_DEBUG_NANS", affects_compilation=True,
@@ -27,6 +28,16 @@ DEBUG_NANS = define_flag(FlagDefinition(
 DEBUG_INFS = define_flag(FlagDefinition(
     "jax_debug_infs", False, environment="JAX_DEBUG_INFS", affects_compilation=True,
     help="Raise FloatingPointError when a jit call (or an eager operation) outputs an inf."))
+
+
+def debug_nans(new_val: bool = True) -> contextlib.AbstractContextManager[None]:
+    """``with toolkit.debug_nans():`` turns ``jax_debug_nans`` on for this thread inside the block (``jax.debug_nans``)."""
+    return flag_override("jax_debug_nans", new_val)
+
+
+def debug_infs(new_val: bool = True) -> contextlib.AbstractContextManager[None]:
+    """``with toolkit.debug_infs():`` turns ``jax_debug_infs`` on for this thread inside the block (``jax.debug_infs``)."""
+    return flag_override("jax_debug_infs", new_val)
 
 
 def enabled() -> bool:
