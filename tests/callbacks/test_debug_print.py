@@ -16,9 +16,10 @@ import toolkit  # noqa: E402
 import toolkit.numpy as tnp  # noqa: E402
 
 T = types.SimpleNamespace(debug=toolkit.debug, jit=toolkit.jit, vmap=toolkit.vmap, grad=toolkit.grad,
-                          lax=toolkit.lax, np=tnp, barrier=lambda: None)
+                          lax=toolkit.lax, np=tnp, barrier=lambda: None, checkpoint=toolkit.checkpoint,
+                          jvp=toolkit.jvp, jacrev=toolkit.jacrev)
 J = types.SimpleNamespace(debug=jax.debug, jit=jax.jit, vmap=jax.vmap, grad=jax.grad, lax=jax.lax, np=jnp,
-                          barrier=jax.effects_barrier)
+                          barrier=jax.effects_barrier, checkpoint=jax.checkpoint, jvp=jax.jvp, jacrev=jax.jacrev)
 
 
 def printed(capsys, N, fun, *args):
@@ -209,3 +210,18 @@ def test_effects_barrier_returns_after_every_print(capsys):
     toolkit.jit(lambda v: toolkit.debug.print("before {}", v))(tnp.ones(2))
     assert toolkit.effects_barrier() is None
     assert capsys.readouterr().out == "before [1. 1.]\n"
+
+
+def _traced_sin(N, x):
+    N.debug.print("f {}", x)
+    return N.np.sin(x) * x
+
+
+@pytest.mark.parametrize("transform", [
+    lambda N, x: N.grad(lambda v: N.checkpoint(lambda u: _traced_sin(N, u))(v))(x),
+    lambda N, x: N.jvp(lambda v: _traced_sin(N, v), (x,), (x,)),
+    lambda N, x: N.vmap(N.grad(lambda v: _traced_sin(N, v)))(N.np.stack([x, x + 1])),
+    lambda N, x: N.jit(N.jacrev(lambda v: _traced_sin(N, v)))(x),
+], ids=["checkpoint-grad", "jvp", "vmap-grad", "jit-jacrev"])
+def test_prints_under_differentiation_match_jax(capsys, transform):
+    same_output(capsys, lambda N, x: transform(N, x), np.float32(1.0))
