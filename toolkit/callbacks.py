@@ -28,7 +28,7 @@ def _as_arrays(out: Any) -> Any:
     return pytrees.tree_map(lambda x: device_put(x) if isinstance(x, np.ndarray) else x, out)
 
 
-def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any,
+def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any, sharding: Any = None,
                   vmap_method: str | None = None, **kwargs: Any) -> Any:
     """Call the pure host function ``callback(*args, **kwargs)`` from a program (``jax.pure_callback``).
 
@@ -40,23 +40,25 @@ def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args:
     ``"broadcast_all"`` (every operand broadcast to the batch), ``"legacy_vectorized"``;
     None makes ``vmap`` raise ``NotImplementedError``. Differentiating it raises
     ``ValueError``: wrap it in ``toolkit.custom_jvp``/``custom_vjp``. Returns
-    Arrays of the declared types (eagerly too).
+    Arrays of the declared types (eagerly too). ``sharding`` must be None
+    (``NotImplementedError`` otherwise: toolkit chooses where callbacks run).
     """
-    return _as_arrays(lax_callbacks.pure_callback(callback, result_shape_dtypes, *args, vmap_method=vmap_method,
-                                                  **kwargs))
+    return _as_arrays(lax_callbacks.pure_callback(callback, result_shape_dtypes, *args, sharding=sharding,
+                                                  vmap_method=vmap_method, **kwargs))
 
 
-def io_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any, ordered: bool = False,
-                **kwargs: Any) -> Any:
+def io_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any, sharding: Any = None,
+                ordered: bool = False, **kwargs: Any) -> Any:
     """Call the impure host function ``callback(*args, **kwargs)`` (``jax.experimental.io_callback``).
 
     Never dropped or repeated by the compiler; ``ordered=True`` keeps it in
     program order with the other ordered callbacks (a token threads them), and
     then ``vmap`` refuses it (``ValueError``); an unordered one is batched by a
-    sequential loop. Results as :func:`pure_callback`; differentiating it raises
-    ``ValueError``.
+    sequential loop. Results and ``sharding`` as :func:`pure_callback`;
+    differentiating it raises ``ValueError``.
     """
-    return _as_arrays(lax_callbacks.io_callback(callback, result_shape_dtypes, *args, ordered=ordered, **kwargs))
+    return _as_arrays(lax_callbacks.io_callback(callback, result_shape_dtypes, *args, sharding=sharding,
+                                                ordered=ordered, **kwargs))
 
 
 def effects_barrier() -> None:

@@ -256,3 +256,14 @@ def test_an_exception_in_the_callback_reaches_the_caller():
             np.float32(1))
     with pytest.raises(KeyError, match="boom"):  # eagerly: the exception itself
         toolkit.pure_callback(bad, toolkit.ShapeDtypeStruct((), np.float32), np.float32(1))
+
+
+def test_sharding_keyword_is_not_passed_to_the_callback():
+    seen = []
+    toolkit.jit(lambda v: toolkit.pure_callback(lambda a, **kw: (seen.append(kw), a)[1],
+                                                toolkit.ShapeDtypeStruct((), np.float32), v, sharding=None))(
+        np.float32(1))
+    assert seen == [{}]
+    for api in (toolkit.pure_callback, toolkit.experimental.io_callback):
+        with pytest.raises(NotImplementedError, match="sharding= is not supported"):
+            api(host_sin, toolkit.ShapeDtypeStruct((), np.float32), np.float32(1), sharding=toolkit.devices()[0])

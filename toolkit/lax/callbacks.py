@@ -104,8 +104,14 @@ def _check_callable(api: str, callback: Any) -> None:
         raise TypeError(f"{api}: the callback must be callable, got an object of type {type(callback).__name__}")
 
 
+def _check_sharding(api: str, sharding: Any) -> None:
+    if sharding is not None:
+        raise NotImplementedError(f"{api}: sharding= is not supported by toolkit (a callback outside shard_map runs "
+                                  "once, on device 0; inside shard_map once per device); pass sharding=None")
+
+
 @family.function(binds=(pure_callback_p,))
-def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any,
+def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any, sharding: Any = None,
                   vmap_method: str | None = None, **kwargs: Any) -> Any:
     """Call the pure host function ``callback(*args, **kwargs)`` from a program (``jax.pure_callback``).
 
@@ -118,6 +124,7 @@ def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args:
     derivative: wrap it in ``custom_jvp``/``custom_vjp``.
     """
     _check_callable("pure_callback", callback)
+    _check_sharding("pure_callback", sharding)
     if vmap_method not in VMAP_METHODS:
         raise ValueError(f"vmap_method must be on of the allowed methods {list(VMAP_METHODS)}, "
                          f"but got: {vmap_method}")
@@ -132,8 +139,8 @@ def pure_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args:
 
 
 @family.function(binds=(io_callback_p,))
-def io_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any, ordered: bool = False,
-                **kwargs: Any) -> Any:
+def io_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: Any, sharding: Any = None,
+                ordered: bool = False, **kwargs: Any) -> Any:
     """Call the impure host function ``callback(*args, **kwargs)`` (``jax.experimental.io_callback``).
 
     Never dropped or repeated by the compiler; ``ordered=True`` keeps it in
@@ -141,6 +148,7 @@ def io_callback(callback: Callable[..., Any], result_shape_dtypes: Any, *args: A
     then it cannot be batched. Results as :func:`pure_callback`; no derivative.
     """
     _check_callable("io_callback", callback)
+    _check_sharding("io_callback", sharding)
     leaves, in_tree = pytrees.tree_flatten((args, kwargs))
     result_avals, out_tree = result_avals_of("io_callback", result_shape_dtypes)
     host = HostCallback(_flat_function(callback, in_tree), result_avals, kind="io_callback",
