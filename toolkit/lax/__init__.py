@@ -25,6 +25,7 @@ from toolkit.lax.windowed import (  # noqa: F401
     cummax, cummin, cumprod, cumsum, reduce, reduce_window, reduce_window_max, reduce_window_min, reduce_window_sum,
 )
 from toolkit.lax.random_bits import RandomAlgorithm, rng_bit_generator  # noqa: F401
+from toolkit.lax.convolution import Precision  # noqa: F401,E402  (jax.lax.Precision: dot and conv precision)
 from toolkit.lax.custom_call import custom_call  # noqa: F401
 from toolkit.lax.parallel import (  # noqa: F401,E402
     all_gather, all_to_all, axis_index, axis_size, pcast, pmax, pmean, pmin, ppermute, psum, psum_scatter, pvary,

@@ -12,6 +12,7 @@ Example::
 
 from __future__ import annotations
 
+import enum
 from typing import Any, NamedTuple, Sequence
 
 from toolkit.core import dtypes
@@ -162,19 +163,53 @@ conv_general_dilated_p = family.primitive("conv_general_dilated", shape_rule=_co
 _PRECISIONS = ("DEFAULT", "HIGH", "HIGHEST")
 
 
+class Precision(enum.Enum):
+    """``lax.Precision`` (JAX's): how accurately float32 dots and convolutions run on accelerators (none on CPU).
+
+    ``Precision("float32")`` and the other names JAX accepts (``highest``, ``high``, ``bfloat16_3x``,
+    ``tensorfloat32``, ``default``, ``bfloat16``, ``fastest``) give a member; kept here because this family and
+    ``dot_general`` lower it to StableHLO's ``precision_config``.
+    """
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+    @classmethod
+    def _missing_(cls, value: object) -> "Precision | None":
+        return _PRECISION_STRINGS.get(value)  # type: ignore[call-overload]
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}.{self.name}"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+_PRECISION_STRINGS = {
+    "highest": Precision.HIGHEST, "float32": Precision.HIGHEST, "high": Precision.HIGH,
+    "bfloat16_3x": Precision.HIGH, "tensorfloat32": Precision.HIGH, "default": Precision.DEFAULT,
+    "bfloat16": Precision.DEFAULT, "fastest": Precision.DEFAULT, None: Precision.DEFAULT,
+}
+
+
 def _canonical_precision(precision: Any) -> Any:
-    """``None``, one precision name or a pair of names (for lhs and rhs)."""
+    """``None``, one precision name or a pair of names (for lhs and rhs), from JAX's accepted forms."""
     if precision is None:
         return None
     if isinstance(precision, (tuple, list)):
         if len(precision) != 2:
             raise ValueError(f"precision must be one value or a pair, got {precision!r}")
         return tuple(_canonical_precision(p) for p in precision)
-    text = getattr(precision, "name", str(precision)).upper()
-    text = {"BFLOAT16": "DEFAULT", "TENSORFLOAT32": "HIGH", "FLOAT32": "HIGHEST"}.get(text, text)
-    if text not in _PRECISIONS:
-        raise ValueError(f"unknown precision {precision!r}: expected one of {_PRECISIONS}")
-    return text
+    if isinstance(precision, Precision):
+        return precision.name
+    member = _PRECISION_STRINGS.get(precision.lower()) if isinstance(precision, str) else None
+    if member is None and isinstance(precision, str) and precision.upper() in _PRECISIONS:
+        member = Precision[precision.upper()]
+    if member is None:
+        raise ValueError(f"unknown precision {precision!r}: must be None, a lax.Precision, one of "
+                         f"{[k for k in _PRECISION_STRINGS if k]} or a pair of these")
+    return member.name
 
 
 @family.function(binds=(conv_general_dilated_p,))

@@ -9,6 +9,7 @@ import numpy as np
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.families import Family
+from toolkit.lax.convolution import _canonical_precision  # JAX's precision names
 from toolkit.lax.shape_rules import check_axes
 
 #: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
@@ -54,7 +55,8 @@ def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = Non
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(int(a) for a in lc), tuple(int(a) for a in rc)), (tuple(int(a) for a in lb), tuple(int(a) for a in rb)))
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(preferred_element_type)
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=precision, preferred_element_type=pet)
+    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=_canonical_precision(precision),
+                              preferred_element_type=pet)
 
 
 def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any = None) -> Any:

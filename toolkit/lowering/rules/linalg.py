@@ -6,6 +6,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from toolkit.lax import linalg
 from toolkit.lowering.registry import register_lowering
+from toolkit.lowering.rules.convolution import precision_config
 from toolkit.lowering.types import tensor_type
 
 
@@ -21,7 +22,8 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_eleme
         rhs = stablehlo.ConvertOp(_retyped(ctx, 1, out_dtype), rhs).result
     dn = stablehlo.DotDimensionNumbers.get(lhs_batching_dimensions=list(lb), rhs_batching_dimensions=list(rb),
                                            lhs_contracting_dimensions=list(lc), rhs_contracting_dimensions=list(rc))
-    return stablehlo.DotGeneralOp(ctx.out_type, lhs, rhs, dn).result
+    # precision_config only when asked for (JAX always writes [DEFAULT, DEFAULT], which means the same).
+    return stablehlo.DotGeneralOp(ctx.out_type, lhs, rhs, dn, precision_config=precision_config(precision)).result
 
 
 def _retyped(ctx, i, dtype):
