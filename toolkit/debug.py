@@ -8,12 +8,14 @@ its block). Inside a program they are host callbacks on jaxlib's mechanism
 with the other ordered callbacks; unordered ones may run in any order XLA
 picks. A call returns after its program has run, prints included.
 
-``jax.debug.breakpoint`` is absent (see docs/debugging.md for why).
+:func:`log` is :func:`print` to the ``toolkit.debug`` logger. ``jax.debug.breakpoint``
+is absent (see docs/debugging.md for why).
 """
 
 from __future__ import annotations
 
 import builtins
+import logging
 import string
 import sys
 from typing import Any, Callable
@@ -24,7 +26,7 @@ from toolkit.core import pytrees
 from toolkit.core.avals import aval_of
 from toolkit.lax.callbacks import bind_debug_callback
 
-__all__ = ["callback", "print"]
+__all__ = ["callback", "log", "print"]
 
 
 def _split(args: tuple, kwargs: dict) -> tuple[Any, list[Any], dict[int, Any]]:
@@ -117,9 +119,31 @@ def print(fmt: str | None = None, *args: Any, ordered: bool = False, partitioned
     ``sys.stdout``. Two forms, as JAX's: ``print("x={x}", x=x, ordered=True)``
     and ``print(ordered=True)("x={x}", x=x)``.
     """
+    return _print_to(None, fmt, args, kwargs, ordered=ordered, skip_format_check=skip_format_check)
+
+
+def log(fmt: str | None = None, *args: Any, ordered: bool = False, partitioned: bool = False,
+        skip_format_check: bool = False, **kwargs: Any) -> Callable[..., None] | None:
+    """:func:`print`, but the message goes to the ``toolkit.debug`` logger at INFO (``jax.debug.log``).
+
+    The record names the file and line of the ``log`` call (where the program was traced).
+    """
+    caller = sys._getframe(1)
+    return _print_to((caller.f_code.co_filename, caller.f_lineno), fmt, args, kwargs, ordered=ordered,
+                     skip_format_check=skip_format_check)
+
+
+logger = logging.getLogger("toolkit.debug")
+
+
+def _print_to(log_site: tuple[str, int] | None, fmt: str | None, args: tuple, kwargs: dict, *, ordered: bool,
+              skip_format_check: bool) -> Callable[..., None] | None:
+    """``print``/``log``: to stdout (``log_site`` None) or as a log record made at ``log_site`` (file, line)."""
+    api = "toolkit.debug.print" if log_site is None else "toolkit.debug.log"
+
     def debug_print(fmt: str, *c_args: Any, **c_kwargs: Any) -> None:
         if not isinstance(fmt, str):
-            raise TypeError(f"toolkit.debug.print: the format must be a string, got {type(fmt).__name__}")
+            raise TypeError(f"{api}: the format must be a string, got {type(fmt).__name__}")
         if not skip_format_check:
             _checker.format(fmt, *c_args, **c_kwargs)
         has_placeholders = False
@@ -131,9 +155,14 @@ def print(fmt: str | None = None, *args: Any, ordered: bool = False, partitioned
 
         def flat(*values: Any) -> None:
             f_args, f_kwargs = _merge(tree, values, static)
-            sys.stdout.write(_format(fmt, printoptions, has_placeholders, f_args, f_kwargs) + "\n")
-        flat.__qualname__ = "debug.print"
-        bind_debug_callback(flat, dynamic, ordered=ordered, kind="debug.print")
+            message = _format(fmt, printoptions, has_placeholders, f_args, f_kwargs)
+            if log_site is None:
+                sys.stdout.write(message + "\n")
+            else:
+                logger.handle(logger.makeRecord(logger.name, logging.INFO, log_site[0], log_site[1], message, (),
+                                                None))
+        flat.__qualname__ = "debug.print" if log_site is None else "debug.log"
+        bind_debug_callback(flat, dynamic, ordered=ordered, kind=flat.__qualname__)
 
     if fmt is not None:
         debug_print(fmt, *args, **kwargs)

@@ -225,3 +225,14 @@ def _traced_sin(N, x):
 ], ids=["checkpoint-grad", "jvp", "vmap-grad", "jit-jacrev"])
 def test_prints_under_differentiation_match_jax(capsys, transform):
     same_output(capsys, lambda N, x: transform(N, x), np.float32(1.0))
+
+
+def test_log_goes_to_the_logger_with_the_call_site(caplog):
+    import logging
+    with caplog.at_level(logging.INFO, logger="toolkit.debug"):
+        toolkit.jit(lambda v: toolkit.debug.log("logged {v}", v=v))(tnp.arange(2.0))
+    (record,) = [r for r in caplog.records if r.name == "toolkit.debug"]
+    assert record.getMessage() == "logged [0. 1.]" and record.levelno == logging.INFO
+    assert record.pathname == __file__
+    with pytest.raises(TypeError, match="toolkit.debug.log: the format must be a string"):
+        toolkit.debug.log(3)
