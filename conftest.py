@@ -36,6 +36,8 @@ os.environ.setdefault("TOOLKIT_NUM_CPU_DEVICES", "8")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 ROOT = Path(__file__).resolve().parent
+# Under pytest-xdist (scripts/test.sh) the blocks of one page, like the tests that share state, stay on one worker.
+pytest_plugins = ["tests.xdist_groups"]
 
 try:
     from sybil import Document, Example, Region, Sybil
@@ -206,6 +208,16 @@ class _OneFile(Sybil if Sybil is not None else object):  # type: ignore[misc]
             return False
         parts = relative.parts
         return parts == ("README.md",) or (len(parts) == 2 and parts[0] == "docs" and parts[1].endswith(".md"))
+
+
+def pytest_collection_modifyitems(items: list[Any]) -> None:
+    """A page's blocks share a namespace and run in order: under pytest-xdist (``--dist loadgroup``, as
+    scripts/test.sh runs) each page is one group, so one worker runs all its blocks, in order."""
+    import pytest  # only while pytest collects (conftest.py is imported by pytest alone)
+
+    for item in items:
+        if type(item).__name__ == "SybilItem":
+            item.add_marker(pytest.mark.xdist_group(f"doc-page:{Path(str(item.path)).name}"))
 
 
 if Sybil is not None:

@@ -13,7 +13,10 @@ A module's public names are its ``__all__``, or else every name not starting wit
 from __future__ import annotations
 
 import argparse
+import ast
+import functools
 import importlib
+import importlib.util
 import inspect
 import sys
 from pathlib import Path
@@ -79,14 +82,70 @@ def _defined_in_toolkit_or_value(value: object) -> bool:
     return not callable(value) or type(value).__module__.startswith("toolkit")
 
 
+@functools.lru_cache(maxsize=None)
+def _is_submodule(package: str, name: str) -> bool:
+    try:
+        return importlib.util.find_spec(f"{package}.{name}") is not None
+    except (ImportError, ValueError):  # package is a plain module: no submodules
+        return False
+
+
+@functools.lru_cache(maxsize=None)
+def _imported_names(module_name: str) -> dict[str, tuple[str, str]]:
+    """``{name: (source module, name there)}`` for the ``from X import name`` statements of a toolkit module."""
+    module = importlib.import_module(module_name)
+    try:
+        tree = ast.parse(inspect.getsource(module))
+    except (OSError, TypeError):
+        return {}
+    package = module_name if hasattr(module, "__path__") else module_name.rpartition(".")[0]
+    found: dict[str, tuple[str, str]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            source = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                source = ".".join(parts[: len(parts) - node.level + 1] + ([source] if source else []))
+            for alias in node.names:
+                found[alias.asname or alias.name] = (source, alias.name)
+    return found
+
+
+@functools.lru_cache(maxsize=None)
+def shadowed_by_submodule(module_name: str, name: str) -> bool:
+    """Whether reading the source (as mkdocstrings does) finds a submodule where Python finds ``name``.
+
+    ``toolkit.shard_map`` is a function at run time (``toolkit/__init__.py`` imports it over the submodule of the
+    same name), and ``toolkit.vjp`` comes ``from toolkit.ad import vjp``, where ``toolkit/ad/vjp.py`` is a
+    module too; static analysis resolves both to the module. Such names get a directive of their own, by the
+    path where they are defined (:func:`render_page`).
+    """
+    module = importlib.import_module(module_name)
+    if not (inspect.isfunction(getattr(module, name, None)) or inspect.isclass(getattr(module, name, None))):
+        return False  # a submodule or a value is what the source says it is
+    if _is_submodule(module_name, name):
+        return True
+    source, original = _imported_names(module_name).get(name, ("", ""))
+    return source.startswith("toolkit") and source != module_name and shadowed_by_submodule(source, original)
+
+
 def _directive(module_name: str, heading_level: int) -> str:
-    names = public_names(importlib.import_module(module_name))
+    module = importlib.import_module(module_name)
+    names = [name for name in public_names(module) if not shadowed_by_submodule(module_name, name)]
     members = "".join(f"        - {name}\n" for name in names) if names else ""
-    return (f"::: {module_name}\n"
+    text = (f"::: {module_name}\n"
             f"    options:\n"
             f"      heading_level: {heading_level}\n"
             f"      show_root_heading: {'true' if heading_level > 1 else 'false'}\n"
             + (f"      members:\n{members}" if names else "      members: false\n"))
+    for name in public_names(module):
+        if shadowed_by_submodule(module_name, name):
+            value = getattr(module, name)
+            text += (f"\n::: {value.__module__}.{value.__qualname__}\n"
+                     f"    options:\n"
+                     f"      heading_level: {heading_level + 1}\n"
+                     f"      show_root_full_path: false\n")
+    return text
 
 
 def public_submodules(package_name: str) -> list[str]:

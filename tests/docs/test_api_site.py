@@ -53,6 +53,16 @@ def test_every_public_module_has_a_page_listing_its_names():
     assert "::: toolkit.lab.measurement\n" in pages["toolkit.lab.md"]  # a package documented by its submodules
 
 
+def test_names_a_submodule_shadows_get_their_own_directive():
+    """toolkit.vjp is a function, but toolkit/ad/vjp.py makes the source say module: documented where defined."""
+    assert generate_api_pages.shadowed_by_submodule("toolkit", "vjp")
+    assert generate_api_pages.shadowed_by_submodule("toolkit", "shard_map")
+    assert not generate_api_pages.shadowed_by_submodule("toolkit", "jit")
+    page = generate_api_pages.expected_pages()["toolkit.md"]
+    assert "::: toolkit.ad.api.vjp\n" in page and "        - vjp\n" not in page
+    assert "        - jit\n" in page
+
+
 def test_public_names_leave_out_other_libraries_objects():
     import toolkit.shard
 
