@@ -133,7 +133,7 @@ def log(fmt: str | None = None, *args: Any, ordered: bool = False, partitioned: 
                      skip_format_check=skip_format_check)
 
 
-logger = logging.getLogger("toolkit.debug")
+_logger = logging.getLogger("toolkit.debug")
 
 
 def _print_to(log_site: tuple[str, int] | None, fmt: str | None, args: tuple, kwargs: dict, *, ordered: bool,
@@ -159,7 +159,7 @@ def _print_to(log_site: tuple[str, int] | None, fmt: str | None, args: tuple, kw
             if log_site is None:
                 sys.stdout.write(message + "\n")
             else:
-                logger.handle(logger.makeRecord(logger.name, logging.INFO, log_site[0], log_site[1], message, (),
+                _logger.handle(_logger.makeRecord(_logger.name, logging.INFO, log_site[0], log_site[1], message, (),
                                                 None))
         flat.__qualname__ = "debug.print" if log_site is None else "debug.log"
         bind_debug_callback(flat, dynamic, ordered=ordered, kind=flat.__qualname__)
