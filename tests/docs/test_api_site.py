@@ -70,10 +70,13 @@ def test_public_names_leave_out_other_libraries_objects():
     assert "NamedSharding" in names and "HloSharding" not in names  # jaxlib's class, re-exported
 
 
-def test_every_api_page_is_in_the_site_nav():
-    nav = (ROOT / "mkdocs.yml").read_text()
+def test_every_page_is_in_the_site_nav():
+    """Every guide in docs/ and every generated API page is reachable from the site's navigation (mkdocs.yml)."""
+    nav = (ROOT / "mkdocs.yml").read_text().split("\nnav:", 1)[1]
     for name in generate_api_pages.expected_pages():
         assert f"api/{name}" in nav, name
+    for page in sorted((ROOT / "docs").glob("*.md")):
+        assert f" {page.name}" in nav, f"docs/{page.name} is not in mkdocs.yml's nav: add it under Guides"
 
 
 @pytest.fixture(scope="module")
