@@ -28,3 +28,9 @@ from toolkit.random.samplers import (  # noqa: F401
     bernoulli, categorical, cauchy, choice, exponential, gumbel, laplace, logistic, normal, permutation,
     rademacher, randint, shuffle, truncated_normal, uniform,
 )
+from toolkit.random.gamma_samplers import beta, dirichlet, gamma, loggamma  # noqa: F401
+from toolkit.random.continuous import (  # noqa: F401
+    ball, chisquare, double_sided_maxwell, f, generalized_normal, lognormal, maxwell, multivariate_normal,
+    orthogonal, pareto, rayleigh, t, triangular, wald, weibull_min,
+)
+from toolkit.random.discrete import binomial, geometric, multinomial, poisson  # noqa: F401
