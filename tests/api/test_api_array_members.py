@@ -144,3 +144,17 @@ def test_dlpack_of_a_sharded_array_is_a_buffer_error(mesh):
     x = toolkit.device_put(np.ones((2, 4), np.float32), NamedSharding(mesh, PartitionSpec("x", "y")))
     with pytest.raises(BufferError, match="singular device"):
         x.__dlpack__()
+
+
+@pytest.mark.x64
+def test_64_bit_values_print_pickle_and_view_as_jax():
+    value = np.array([1.5, -2.0], np.float64)
+    x, j = toolkit.device_put(value), jnp.asarray(value)
+    assert x.dtype == j.dtype == np.float64
+    assert repr(x) == repr(j) and str(x) == str(j)
+    y = pickle.loads(pickle.dumps(x))
+    assert y.dtype == np.float64 and repr(y) == repr(pickle.loads(pickle.dumps(j)))
+    got, want = x.view(np.int32), j.view(jnp.int32)
+    assert got.shape == want.shape == (4,)
+    np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    assert x.itemsize == j.itemsize == 8
