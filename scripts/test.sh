@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
 # Install, lint (ruff, import-linter's layer contracts and mypy's type check, all configured in pyproject.toml), then
-# run every test: pytest (unit, corpus, interop) and lit (golden IR tests). Lint errors fail the run before any test
-# starts.
+# run every test: lit (golden IR tests) and pytest (unit, corpus, interop, the docs' code blocks). Lint errors fail
+# the run before any test starts.
+#
+# Both run on every core: lit in parallel by itself, pytest through pytest-xdist (one worker per core,
+# TOOLKIT_TEST_WORKERS=N sets the count, 0 runs in this process). --dist loadgroup sends tests one by one to the
+# free worker, except the files that share state across their tests (tests/xdist_groups.py groups them: one worker,
+# in order). The ten slowest tests are printed at the end (docs/testing.md lists them).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
@@ -12,5 +17,6 @@ mypy toolkit || { echo "test.sh: mypy found type errors (see above; pyproject.to
 status=0
 lit -sv test/lit || status=1
 # README.md and docs/: every code block runs (conftest.py; docs/doc-examples.md has the conventions).
-python -m pytest -q -p no:cacheprovider tests README.md docs "$@" || status=1
+python -m pytest -q -p no:cacheprovider -n "${TOOLKIT_TEST_WORKERS:-$(nproc)}" --dist loadgroup --durations=10 \
+  tests README.md docs "$@" || status=1
 exit $status

@@ -38,6 +38,8 @@ CHUNK_TIMEOUT_PER_CASE_SECONDS = 10
 
 pytestmark = [
     pytest.mark.slow,
+    # harness_results runs every selected case once per process: under pytest-xdist, one worker runs this module.
+    pytest.mark.one_worker,
     pytest.mark.skipif(not (CORPUS / "manifest.json").exists(), reason="needs ../shared/corpora/jax_poly_harness"),
 ]
 
