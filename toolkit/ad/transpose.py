@@ -7,6 +7,13 @@ a linear input are evaluated forward (they compute coefficients such as
 ``cos(x)``); the remaining ones are linear and are walked in reverse, each
 calling its primitive's transpose rule.
 
+Only the forward equations whose values a linear equation (or an output)
+reads are evaluated, and a value the caller already has (``known``: a
+primal output the forward pass computed) is used instead of recomputing it.
+Under ``jit`` every evaluated equation becomes an op of the lowered module,
+so this is what keeps a training step's backward pass from repeating its
+forward matmuls and transcendentals for XLA to merge again.
+
 A transpose rule is ``TRANSPOSE_RULES[prim](cotangent_out, *operands, **params) ->
 cotangents_in``: the operands the equation is linear in are
 ``UndefinedPrimal``s, the others are values; it returns one cotangent (or
@@ -16,7 +23,7 @@ multiple-result primitives and may be a ``Zero``.
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from toolkit.ad.interpret import Environment, bind_equation
 from toolkit.ad.jvp import missing_rule
@@ -26,21 +33,39 @@ from toolkit.core.program import Program, Var
 
 
 def backward_pass(program: Program, num_linear: int, nonlinear_args: Sequence[Any],
-                  cotangents: Sequence[Any]) -> list[Any]:
-    """Cotangents of the first ``num_linear`` inputs of ``program`` given those of its outputs."""
+                  cotangents: Sequence[Any], known: Mapping[Var, Any] | None = None) -> list[Any]:
+    """Cotangents of the first ``num_linear`` inputs of ``program`` given those of its outputs.
+
+    ``known`` maps some of the program's variables to values already computed;
+    the equations producing them are not evaluated again.
+    """
     if len(cotangents) != len(program.outvars):
         raise TypeError(f"backward_pass: {len(program.outvars)} outputs but {len(cotangents)} cotangents")
     env = Environment()
     env.write_all(program.constvars, program.consts)
     env.write_all(program.invars[num_linear:], nonlinear_args)
     linear: set[Var] = set(program.invars[:num_linear])
-    linear_eqns = []
+    linear_eqns, forward_eqns = [], []
     for eqn in program.eqns:
         if any(isinstance(a, Var) and a in linear for a in eqn.inputs):
             linear.update(eqn.outputs)
             linear_eqns.append(eqn)
         else:
-            env.write_all(eqn.outputs, bind_equation(eqn, [env.read(a) for a in eqn.inputs]))
+            forward_eqns.append(eqn)
+    # The forward values the transposition reads, and transitively what they are computed from.
+    needed: set[Var] = {a for eqn in linear_eqns for a in eqn.inputs if isinstance(a, Var) and a not in linear}
+    needed.update(v for v in program.outvars if isinstance(v, Var) and v not in linear)
+    evaluate = []
+    for eqn in reversed(forward_eqns):
+        if not any(v in needed for v in eqn.outputs):
+            continue
+        if known and all(v in known for v in eqn.outputs):
+            env.write_all(eqn.outputs, [known[v] for v in eqn.outputs])
+            continue
+        evaluate.append(eqn)
+        needed.update(a for a in eqn.inputs if isinstance(a, Var))
+    for eqn in reversed(evaluate):
+        env.write_all(eqn.outputs, bind_equation(eqn, [env.read(a) for a in eqn.inputs]))
 
     cotangent_env: dict[Var, Any] = {}
 

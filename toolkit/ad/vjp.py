@@ -14,8 +14,10 @@ depends on an active input and receives a nonzero cotangent it
 
 Transposing equation by equation never has to split a mixed
 primal/tangent program (no partial evaluation), so control flow only needs
-a VJP rule. Primal values such as ``cos(x)`` are recomputed in the
-backward pass; under ``jit`` XLA's CSE merges them with the forward ones.
+a VJP rule. The equation's own outputs, which its JVP rule computes again,
+are the forward pass's values (never recomputed); coefficients such as
+``cos(x)`` for ``sin`` are computed in the backward pass, and only those the
+transposition reads (``transpose.backward_pass``).
 """
 
 from __future__ import annotations
@@ -34,8 +36,14 @@ from toolkit.core.avals import aval_of
 
 
 def linearized_vjp(eqn_primitive: Primitive, params: dict[str, Any], primals: Sequence[Any],
-                   active: Sequence[bool], cotangents: Sequence[Any]) -> list[Any]:
-    """Cotangents of one primitive application by transposing its traced JVP."""
+                   active: Sequence[bool], cotangents: Sequence[Any],
+                   primal_outputs: Sequence[Any] | None = None) -> list[Any]:
+    """Cotangents of one primitive application by transposing its traced JVP.
+
+    ``primal_outputs``: the application's outputs as the forward pass computed
+    them. The JVP rule computes them again (``exp``'s tangent is ``t * exp(x)``);
+    given, that computation is replaced by these values instead of repeated.
+    """
     jvp_rule = JVP_RULES.lookup(eqn_primitive)
     if jvp_rule is None:
         raise missing_rule(eqn_primitive, "JVP", "Reverse mode linearizes the JVP rule, so it needs one too.")
@@ -46,13 +54,22 @@ def linearized_vjp(eqn_primitive: Primitive, params: dict[str, Any], primals: Se
         tangents: list[Any] = [Zero(tangent_aval(aval_of(p))) for p in primals]
         for position, t in zip(active_positions, tangent_inputs):
             tangents[position] = t
-        _, out_tangents = jvp_rule(list(primals), tangents, **params)
+        out_primals, out_tangents = jvp_rule(list(primals), tangents, **params)
         if not eqn_primitive.multiple_results:
-            out_tangents = [out_tangents]
-        return [instantiate(t) for t in out_tangents]
+            out_primals, out_tangents = [out_primals], [out_tangents]
+        # The primal outputs ride along as extra outputs, so the variables computing them can be named below.
+        return [instantiate(t) for t in out_tangents] + list(out_primals)
 
     program, captured = tracing.trace_flat(linear_fun, tangent_avals)
-    cts_active = backward_pass(program, len(active_positions), captured, cotangents)
+    num_outputs = len(program.outvars) // 2
+    known: dict[Var, Any] = {}
+    if primal_outputs is not None and len(primal_outputs) == num_outputs:
+        produced = {v for eqn in program.eqns for v in eqn.outputs}
+        known = {v: value for v, value in zip(program.outvars[num_outputs:], primal_outputs)
+                 if isinstance(v, Var) and v in produced}
+    program = Program(program.constvars, program.consts, program.invars, program.outvars[:num_outputs],
+                      program.eqns)
+    cts_active = backward_pass(program, len(active_positions), captured, cotangents, known)
     cts: list[Any] = [None] * len(primals)
     for position, ct in zip(active_positions, cts_active):
         cts[position] = ct
@@ -116,7 +133,7 @@ def vjp_program(program: Program, primals: Sequence[Any], active: Sequence[bool]
                 cts_in = backward_rule(residuals, active_in, cts_out, **eqn.params)
             else:
                 cts_in = linearized_vjp(eqn.primitive, eqn.params, [env.read(a) for a in eqn.inputs], active_in,
-                                        cts_out)
+                                        cts_out, [env.read(v) for v in eqn.outputs])
             for atom, active_one, ct in zip(eqn.inputs, active_in, cts_in, strict=True):
                 if active_one:
                     accumulate(atom, ct)
