@@ -10,6 +10,8 @@ meshes named first, as JAX names them).
 
 from __future__ import annotations
 
+import inspect
+import re
 from typing import Any, Sequence
 
 from jaxlib.mlir import ir
@@ -49,7 +51,8 @@ def lower_traced(traced: Any, plan: Any, kept: Sequence[int], platforms: Sequenc
             program, name=traced.fun_name, result_names=_output_paths(traced.out_tree), arg_attrs=arg_attrs,
             num_partitions=plan.num_partitions, platforms=tuple(platforms or (plan.platform,)), context=context,
             arg_names=[traced.arg_paths[i] for i in kept], dim_vars_as_arguments=dim_vars_as_arguments,
-            partitioner=plan.partitioner if partitioned else "gspmd", shardy_meshes=mesh_symbols)
+            partitioner=plan.partitioner if partitioned else "gspmd", shardy_meshes=mesh_symbols,
+            arg_locations=parameter_paths(getattr(traced, "_wrapped", None), [traced.arg_paths[i] for i in kept]))
         if partitioned:
             arg_shardings = plan.annotated_arg_shardings(kept)
             # The platform index and dimension-variable arguments come first and are not sharded.
@@ -121,7 +124,39 @@ def kept_inputs(program: Program, keep_unused: bool) -> list[int]:
 
 def _restrict_inputs(program: Program, kept: Sequence[int]) -> Program:
     return Program(program.constvars, program.consts, [program.invars[i] for i in kept], program.outvars,
-                   program.eqns)
+                   program.eqns, source_info=program.source_info)
+
+
+def parameter_paths(wrapped: Any, paths: Sequence[str]) -> list[str]:
+    """Argument paths (``args[0]['w']``, ``k``) named after the function's parameters, as JAX names ``@main``'s
+    arguments (``params['w']``, ``rest[0]`` for ``*rest``, ``kw['k']`` for ``**kw``); unchanged when the
+    function has no signature to read."""
+    fun = getattr(wrapped, "fun", None)
+    try:
+        parameters = list(inspect.signature(fun).parameters.values()) if fun is not None else None
+    except (TypeError, ValueError):
+        parameters = None
+    if not parameters:
+        return list(paths)
+    positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    var_positional = next((p.name for p in parameters if p.kind is p.VAR_POSITIONAL), None)
+    var_keyword = next((p.name for p in parameters if p.kind is p.VAR_KEYWORD), None)
+    named = {p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
+    names = []
+    for path in paths:
+        match = re.fullmatch(r"args\[(\d+)\](.*)", path, re.S)
+        if match is not None:
+            position, rest = int(match.group(1)), match.group(2)
+            if position < len(positional):
+                path = positional[position] + rest
+            elif var_positional is not None:
+                path = f"{var_positional}[{position - len(positional)}]{rest}"
+        else:
+            key, bracket, rest = path.partition("[")
+            if key not in named and var_keyword is not None:
+                path = f"{var_keyword}[{key!r}]" + bracket + rest
+        names.append(path)
+    return names
 
 
 def _find_alias(aval: ShapedArray, out_avals: Sequence[ShapedArray], taken: set[int]) -> int | None:

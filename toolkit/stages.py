@@ -176,7 +176,7 @@ class Wrapped:
             return out_leaves
 
         program, captured = tracing.trace_flat(flat_fun, list(sig.avals),
-                                               [f"argument {p} of {self.name}" for p in paths])
+                                               [f"argument {p} of {self.name}" for p in paths], frames_root=True)
         return program, out_tree_box[0], list(captured), paths
 
     def _donated_leaves(self, sig: ArgumentSignature) -> tuple[bool, ...]:

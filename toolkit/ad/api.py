@@ -29,6 +29,7 @@ from toolkit.core import dtypes, tracing, pytrees
 from toolkit.core.avals import aval_of, leaf_avals
 from toolkit.ad.interpret import eval_program
 from toolkit.array import Array, device_put
+from toolkit.lax import elementwise as lax_elementwise
 
 __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad"]
 
@@ -131,7 +132,8 @@ def jvp(fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any]
         _check_tangent(p, t, i)
     traced = _TracedFunction(fun, primals, has_aux, "jvp")
     tangents_in = list(tangent_leaves) + [Zero(aval_of(c)) for c in traced.flat_args[traced.num_explicit:]]
-    outs, out_tangents = jvp_program(traced.program, traced.flat_args, tangents_in)
+    with tracing.transform_name_stack("jvp"):  # ops named jvp()/..., as JAX's
+        outs, out_tangents = jvp_program(traced.program, traced.flat_args, tangents_in)
     out, aux = traced.split(outs)
     out_t = pytrees.tree_unflatten(traced.out_tree, [instantiate(t) for t in out_tangents[:traced.num_out]])
     return (out, out_t, aux) if has_aux else (out, out_t)
@@ -149,7 +151,8 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
         f_jvp(np.ones_like(x))   # cos(x)
     """
     traced = _TracedFunction(fun, primals, has_aux, "linearize")
-    outs = eval_program(traced.program, traced.flat_args)
+    with tracing.transform_name_stack("jvp"):  # JAX linearizes with jvp: its primal ops are jvp()/... too
+        outs = eval_program(traced.program, traced.flat_args)
     out, aux = traced.split(outs)
     primal_leaves = traced.flat_args[:traced.num_explicit]
 
@@ -160,7 +163,8 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
         for i, (p, t) in enumerate(zip(primal_leaves, leaves)):
             _check_tangent(p, t, i)
         tangents_in = list(leaves) + [Zero(aval_of(c)) for c in traced.flat_args[traced.num_explicit:]]
-        _, out_tangents = jvp_program(traced.program, traced.flat_args, tangents_in)
+        with tracing.transform_name_stack("jvp"):
+            _, out_tangents = jvp_program(traced.program, traced.flat_args, tangents_in)
         return pytrees.tree_unflatten(traced.out_tree, [instantiate(t) for t in out_tangents[:traced.num_out]])
 
     return (out, f_jvp, aux) if has_aux else (out, f_jvp)
@@ -179,7 +183,7 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
     """
     traced = _TracedFunction(fun, primals, has_aux, "vjp")
     active = [i < traced.num_explicit for i in range(len(traced.flat_args))]
-    outs, backward = vjp_program(traced.program, traced.flat_args, active)
+    outs, backward = vjp_program(traced.program, traced.flat_args, active, transform_names=True)
     out_avals = traced.program.out_avals
     in_avals = traced.program.in_avals[:traced.num_explicit]
 
@@ -212,6 +216,16 @@ def _argnums_tuple(argnums: int | Sequence[int], nargs: int, what: str) -> tuple
             raise ValueError(f"{what}: argnums {argnums} is out of bounds for a call with {nargs} positional "
                              f"arguments")
     return tuple(a % nargs for a in nums)
+
+
+def _weak_like(gradient: Any, primal: Any) -> Any:
+    """``gradient`` weakly typed when ``primal`` is (a Python float, a weak array): JAX's ``grad(f)(3.)`` is a
+    weak float32, the cotangent having the primal's abstract value."""
+    if not dtypes.is_weakly_typed(primal) or getattr(gradient, "weak_type", True):
+        return gradient
+    if getattr(gradient, "dtype", None) != aval_of(primal).dtype:
+        return gradient
+    return lax_elementwise.convert_element_type(gradient, gradient.dtype, weak_type=True)
 
 
 def _as_array(value: Any) -> Any:
@@ -270,14 +284,16 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, ha
         # A cotangent that only passed through (d(x*y)/dy is x) can come back as the numpy value it
         # was computed from; JAX's grad always returns arrays, so every gradient leaf is made one.
         grad_leaves, grad_tree = pytrees.tree_flatten(f_vjp(np.ones((), out_aval.dtype)))
-        grads = pytrees.tree_unflatten(grad_tree, [_as_array(leaf) for leaf in grad_leaves])
+        grad_leaves = [_as_array(leaf) for leaf in grad_leaves]
+        primal_leaves = pytrees.tree_leaves(tuple(args[a] for a in nums))
+        if len(primal_leaves) == len(grad_leaves):  # a gradient is weakly typed where its primal is (JAX)
+            grad_leaves = [_weak_like(g, p) for g, p in zip(grad_leaves, primal_leaves)]
+        grads = pytrees.tree_unflatten(grad_tree, grad_leaves)
         gradient = grads[0] if isinstance(argnums, (int, np.integer)) else tuple(grads)
         value = (out, result[2]) if has_aux else out
         return value, gradient
 
-    wrapped.__name__ = f"value_and_grad_{getattr(fun, '__name__', 'fun')}"
-    wrapped.__wrapped__ = fun  # type: ignore[attr-defined]  # a function attribute, as functools.wraps sets it
-    return wrapped
+    return _named_after(wrapped, fun)
 
 
 def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
@@ -299,6 +315,14 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
         value, gradient = value_and_grad_fun(*args, **kwargs)
         return (gradient, value[1]) if has_aux else gradient
 
-    wrapped.__name__ = f"grad_{getattr(fun, '__name__', 'fun')}"
+    return _named_after(wrapped, fun)
+
+
+def _named_after(wrapped: Callable[..., Any], fun: Callable[..., Any]) -> Callable[..., Any]:
+    """``wrapped`` named as ``fun`` (``__name__``, ``__qualname__``, ``__wrapped__``), as JAX's transformations
+    name theirs: ``jit(grad(f))`` lowers to ``@jit_f`` with ops named ``jit(f)/...``."""
+    for attribute in ("__name__", "__qualname__", "__module__"):
+        if hasattr(fun, attribute):
+            setattr(wrapped, attribute, getattr(fun, attribute))
     wrapped.__wrapped__ = fun  # type: ignore[attr-defined]  # a function attribute, as functools.wraps sets it
     return wrapped

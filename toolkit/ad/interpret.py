@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+from toolkit.core import tracing
 from toolkit.core.program import Equation, Literal, Program, Var
 
 
@@ -48,7 +49,8 @@ def eval_program(program: Program, args: Sequence[Any]) -> list[Any]:
     env.write_all(program.constvars, program.consts)
     env.write_all(program.invars, args)
     for eqn in program.eqns:
-        env.write_all(eqn.outputs, bind_equation(eqn, [env.read(a) for a in eqn.inputs]))
+        with tracing.equation_context(eqn.source_info):  # what it makes points at the original's line
+            env.write_all(eqn.outputs, bind_equation(eqn, [env.read(a) for a in eqn.inputs]))
     return [env.read(v) for v in program.outvars]
 
 

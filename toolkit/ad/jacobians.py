@@ -167,7 +167,7 @@ def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         jac = pytrees.tree_unflatten(y_tree, jac_leaves)
         return (jac, result[2]) if has_aux else jac
 
-    jacfun.__name__ = f"jacfwd_{getattr(fun, '__name__', 'fun')}"
+    jacfun.__name__ = getattr(fun, '__name__', 'fun')  # JAX's jacfwd(f) is named f
     jacfun.__wrapped__ = fun  # type: ignore[attr-defined]  # a function attribute, as functools.wraps sets it
     return jacfun
 
@@ -210,7 +210,7 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
         jac = pytrees.tree_unflatten(y_tree, jac_leaves)
         return (jac, result[2]) if has_aux else jac
 
-    jacfun.__name__ = f"jacrev_{getattr(fun, '__name__', 'fun')}"
+    jacfun.__name__ = getattr(fun, '__name__', 'fun')  # JAX's jacrev(f) is named f
     jacfun.__wrapped__ = fun  # type: ignore[attr-defined]  # a function attribute, as functools.wraps sets it
     return jacfun
 

@@ -19,6 +19,7 @@ from typing import Any, Callable, Sequence
 from toolkit.ad.interpret import Environment, bind_equation
 from toolkit.ad.registry import JVP_RULES, TRANSPOSE_RULES
 from toolkit.ad.values import Zero, add_any, is_differentiable, tangent_aval, value_aval
+from toolkit.core import tracing
 from toolkit.core.avals import aval_of
 from toolkit.core.primitive import Primitive
 from toolkit.core.program import Equation, Literal, Program
@@ -70,8 +71,9 @@ def jvp_program(program: Program, primals: Sequence[Any], tangents: Sequence[Any
         return tangent_env.read(atom)
 
     for eqn in program.eqns:
-        outs, out_tangents = jvp_equation(eqn, [env.read(a) for a in eqn.inputs],
-                                          [read_tangent(a) for a in eqn.inputs])
+        with tracing.equation_context(eqn.source_info):  # what it makes points at the original's line
+            outs, out_tangents = jvp_equation(eqn, [env.read(a) for a in eqn.inputs],
+                                              [read_tangent(a) for a in eqn.inputs])
         env.write_all(eqn.outputs, outs)
         tangent_env.write_all(eqn.outputs, out_tangents)
     return [env.read(v) for v in program.outvars], [read_tangent(v) for v in program.outvars]

@@ -29,15 +29,20 @@ from toolkit.ad.interpret import Environment, bind_equation
 from toolkit.ad.jvp import missing_rule
 from toolkit.ad.registry import TRANSPOSE_RULES
 from toolkit.ad.values import UndefinedPrimal, Zero, add_any, tangent_aval
+from toolkit.core import tracing
 from toolkit.core.program import Program, Var
 
 
 def backward_pass(program: Program, num_linear: int, nonlinear_args: Sequence[Any],
-                  cotangents: Sequence[Any], known: Mapping[Var, Any] | None = None) -> list[Any]:
+                  cotangents: Sequence[Any], known: Mapping[Var, Any] | None = None,
+                  transpose_names: bool = False) -> list[Any]:
     """Cotangents of the first ``num_linear`` inputs of ``program`` given those of its outputs.
 
     ``known`` maps some of the program's variables to values already computed;
-    the equations producing them are not evaluated again.
+    the equations producing them are not evaluated again. What each equation's
+    evaluation or transposition makes is located at the equation's source;
+    ``transpose_names``: the transpositions' ops are named under ``transpose``
+    (JAX's ``transpose(jvp())/mul``).
     """
     if len(cotangents) != len(program.outvars):
         raise TypeError(f"backward_pass: {len(program.outvars)} outputs but {len(cotangents)} cotangents")
@@ -65,7 +70,8 @@ def backward_pass(program: Program, num_linear: int, nonlinear_args: Sequence[An
         evaluate.append(eqn)
         needed.update(a for a in eqn.inputs if isinstance(a, Var))
     for eqn in reversed(evaluate):
-        env.write_all(eqn.outputs, bind_equation(eqn, [env.read(a) for a in eqn.inputs]))
+        with tracing.equation_context(eqn.source_info):
+            env.write_all(eqn.outputs, bind_equation(eqn, [env.read(a) for a in eqn.inputs]))
 
     cotangent_env: dict[Var, Any] = {}
 
@@ -77,6 +83,7 @@ def backward_pass(program: Program, num_linear: int, nonlinear_args: Sequence[An
     for var, ct in zip(program.outvars, cotangents):
         if isinstance(var, Var) and var in linear:
             accumulate(var, ct)
+    transform = ("transpose",) if transpose_names else ()
     for eqn in reversed(linear_eqns):
         cts_out = [cotangent_env.pop(v, None) for v in eqn.outputs]
         if all(ct is None for ct in cts_out):
@@ -88,7 +95,8 @@ def backward_pass(program: Program, num_linear: int, nonlinear_args: Sequence[An
             raise missing_rule(prim, "transpose")
         operands = [UndefinedPrimal(a.aval) if isinstance(a, Var) and a in linear else env.read(a)
                     for a in eqn.inputs]
-        cts_in = rule(cts_out if prim.multiple_results else cts_out[0], *operands, **eqn.params)
+        with tracing.equation_context(eqn.source_info, *transform):
+            cts_in = rule(cts_out if prim.multiple_results else cts_out[0], *operands, **eqn.params)
         for atom, ct in zip(eqn.inputs, cts_in, strict=True):
             if isinstance(atom, Var) and atom in linear:
                 accumulate(atom, ct)

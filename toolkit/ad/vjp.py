@@ -37,12 +37,16 @@ from toolkit.core.avals import aval_of
 
 def linearized_vjp(eqn_primitive: Primitive, params: dict[str, Any], primals: Sequence[Any],
                    active: Sequence[bool], cotangents: Sequence[Any],
-                   primal_outputs: Sequence[Any] | None = None) -> list[Any]:
+                   primal_outputs: Sequence[Any] | None = None, source: Any = None,
+                   transform_names: bool = False) -> list[Any]:
     """Cotangents of one primitive application by transposing its traced JVP.
 
     ``primal_outputs``: the application's outputs as the forward pass computed
     them. The JVP rule computes them again (``exp``'s tangent is ``t * exp(x)``);
     given, that computation is replaced by these values instead of repeated.
+    ``source``: the equation's ``SourceInfo``, where what this makes is located;
+    ``transform_names``: its ops are named under ``jvp`` and ``transpose`` (JAX's
+    ``jvp()/cos``, ``transpose(jvp())/mul``), as ``vjp`` names them.
     """
     jvp_rule = JVP_RULES.lookup(eqn_primitive)
     if jvp_rule is None:
@@ -54,7 +58,8 @@ def linearized_vjp(eqn_primitive: Primitive, params: dict[str, Any], primals: Se
         tangents: list[Any] = [Zero(tangent_aval(aval_of(p))) for p in primals]
         for position, t in zip(active_positions, tangent_inputs):
             tangents[position] = t
-        out_primals, out_tangents = jvp_rule(list(primals), tangents, **params)
+        with tracing.equation_context(source, *(("jvp",) if transform_names else ())):
+            out_primals, out_tangents = jvp_rule(list(primals), tangents, **params)
         if not eqn_primitive.multiple_results:
             out_primals, out_tangents = [out_primals], [out_tangents]
         # The primal outputs ride along as extra outputs, so the variables computing them can be named below.
@@ -69,7 +74,8 @@ def linearized_vjp(eqn_primitive: Primitive, params: dict[str, Any], primals: Se
                  if isinstance(v, Var) and v in produced}
     program = Program(program.constvars, program.consts, program.invars, program.outvars[:num_outputs],
                       program.eqns)
-    cts_active = backward_pass(program, len(active_positions), captured, cotangents, known)
+    cts_active = backward_pass(program, len(active_positions), captured, cotangents, known,
+                               transpose_names=transform_names)
     cts: list[Any] = [None] * len(primals)
     for position, ct in zip(active_positions, cts_active):
         cts[position] = ct
@@ -77,8 +83,14 @@ def linearized_vjp(eqn_primitive: Primitive, params: dict[str, Any], primals: Se
 
 
 def vjp_program(program: Program, primals: Sequence[Any], active: Sequence[bool],
-                known: dict[Var, Any] | None = None) -> tuple[list[Any], Callable[[Sequence[Any]], list[Any]]]:
+                known: dict[Var, Any] | None = None,
+                transform_names: bool = False) -> tuple[list[Any], Callable[[Sequence[Any]], list[Any]]]:
     """Outputs of ``program(*primals)`` and ``backward(cotangents) -> input cotangents``.
+
+    ``transform_names`` (``toolkit.vjp`` and ``grad``, not rules re-tracing a
+    body): the forward pass's ops are named under ``jvp``, the backward pass's
+    under ``transpose(jvp(...))``, as JAX's. Either way what each equation
+    makes is located at the user's line that made it.
 
     Inputs that are not ``active`` (or not floating point) get ``Zero`` cotangents.
     ``known`` gives values of some of the program's variables already computed
@@ -92,17 +104,19 @@ def vjp_program(program: Program, primals: Sequence[Any], active: Sequence[bool]
     env.write_all(program.invars, primals)
     depends: set[Var] = {v for v, a in zip(program.invars, active) if a and is_differentiable(v.aval)}
     tape: list[tuple[Equation, list[bool], Any]] = []
+    forward = ("jvp",) if transform_names else ()
     for eqn in program.eqns:
         inputs = [env.read(a) for a in eqn.inputs]
         active_in = [isinstance(a, Var) and a in depends for a in eqn.inputs]
         rule = VJP_RULES.lookup(eqn.primitive)
-        if any(active_in) and rule is not None:
-            outs, residuals = rule[0](inputs, active_in, **eqn.params)
-            outs = list(outs)
-        elif known and eqn.outputs and all(v in known for v in eqn.outputs):
-            outs, residuals = [known[v] for v in eqn.outputs], None
-        else:
-            outs, residuals = bind_equation(eqn, inputs), None
+        with tracing.equation_context(eqn.source_info, *forward):
+            if any(active_in) and rule is not None:
+                outs, residuals = rule[0](inputs, active_in, **eqn.params)
+                outs = list(outs)
+            elif known and eqn.outputs and all(v in known for v in eqn.outputs):
+                outs, residuals = [known[v] for v in eqn.outputs], None
+            else:
+                outs, residuals = bind_equation(eqn, inputs), None
         env.write_all(eqn.outputs, outs)
         if any(active_in):
             depends.update(v for v in eqn.outputs if is_differentiable(v.aval))
@@ -130,10 +144,12 @@ def vjp_program(program: Program, primals: Sequence[Any], active: Sequence[bool]
             if rule is not None:
                 backward_rule = rule[1]
                 assert backward_rule is not None  # a rule without one (while_p) raised in its forward, off the tape
-                cts_in = backward_rule(residuals, active_in, cts_out, **eqn.params)
+                with tracing.equation_context(eqn.source_info, *(("transpose", "jvp") if transform_names else ())):
+                    cts_in = backward_rule(residuals, active_in, cts_out, **eqn.params)
             else:
                 cts_in = linearized_vjp(eqn.primitive, eqn.params, [env.read(a) for a in eqn.inputs], active_in,
-                                        cts_out, [env.read(v) for v in eqn.outputs])
+                                        cts_out, [env.read(v) for v in eqn.outputs], eqn.source_info,
+                                        transform_names)
             for atom, active_one, ct in zip(eqn.inputs, active_in, cts_in, strict=True):
                 if active_one:
                     accumulate(atom, ct)

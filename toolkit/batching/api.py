@@ -193,7 +193,8 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name
         out_tree = out_tree_box[0]
         out_axes_flat = _flatten_axes("vmap out_axes", out_tree, out_axes)
         axis = AxisData(size, spmd_axis_name, axis_name)
-        outs, dims = batch_program(program, list(leaves) + list(captured), axes + [None] * len(captured), axis)
+        with tracing.transform_name_stack("vmap"):  # ops named vmap()/..., as JAX's
+            outs, dims = batch_program(program, list(leaves) + list(captured), axes + [None] * len(captured), axis)
         result = []
         paths = None
         for i, (x, d, dst) in enumerate(zip(outs, dims, out_axes_flat)):

@@ -174,7 +174,8 @@ def batch_program(program: Program, args: Sequence[Any], dims: Sequence[int | No
 
     for eqn in program.eqns:
         ins = [read(a) for a in eqn.inputs]
-        outs, out_dims = batch_equation(eqn, [x for x, _ in ins], [d for _, d in ins], axis)
+        with tracing.equation_context(eqn.source_info):  # what it makes points at the original's line
+            outs, out_dims = batch_equation(eqn, [x for x, _ in ins], [d for _, d in ins], axis)
         for v, x, d in zip(eqn.outputs, outs, out_dims, strict=True):
             values[v], bdims[v] = x, d
     result = [read(v) for v in program.outvars]

@@ -62,7 +62,10 @@ class SourceInfo(NamedTuple):
     the call's span (Python's 0-based ``co_positions``; 0 when unknown); ``callers``
     the user's frames that led there inside the trace, innermost first (each a
     ``SourceInfo`` without callers). The lowering makes them MLIR call-site
-    locations, which XLA keeps as each HLO op's stack frames.
+    locations, which XLA keeps as each HLO op's stack frames. ``name_stack``:
+    the transformations and scopes the equation was made under
+    (``toolkit.core.tracing.Scope``/``Transform`` entries, as JAX's
+    ``NameStack``), which the lowering puts before the primitive's name.
     """
 
     file: str
@@ -72,6 +75,7 @@ class SourceInfo(NamedTuple):
     end_line: int = 0
     end_column: int = 0
     callers: tuple["SourceInfo", ...] = ()
+    name_stack: tuple = ()
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}"
@@ -99,15 +103,18 @@ class Program:
     captured while tracing); ``invars`` are the explicit inputs.
     """
 
-    __slots__ = ("constvars", "consts", "invars", "outvars", "eqns", "__weakref__")
+    __slots__ = ("constvars", "consts", "invars", "outvars", "eqns", "source_info", "__weakref__")
 
     def __init__(self, constvars: Sequence[Var], consts: Sequence[Any], invars: Sequence[Var],
-                 outvars: Sequence[Atom], eqns: Sequence[Equation]):
+                 outvars: Sequence[Atom], eqns: Sequence[Equation], source_info: SourceInfo | None = None):
         self.constvars = list(constvars)
         self.consts = list(consts)
         self.invars = list(invars)
         self.outvars = list(outvars)
         self.eqns = list(eqns)
+        #: Where a top-level trace was started (the user's frames outside it), for the lowering's
+        #: ``jit(f)`` location; None for sub-programs.
+        self.source_info = source_info
 
     @property
     def in_avals(self) -> list[ShapedArray]:
@@ -199,7 +206,7 @@ class _Printer:
             params = f"[{params}]" if params else ""
             args = " ".join(self.name(a) for a in eqn.inputs)
             line = f"{pad}    {outs} = {eqn.primitive.name}{params} {args}".rstrip()
-            if self.source_info and eqn.source_info is not None:
+            if self.source_info and eqn.source_info is not None and eqn.source_info.file:
                 line += f"    # {eqn.source_info}"
             lines.append(line)
         outs = ", ".join(self.name(v) for v in program.outvars)

@@ -13,12 +13,14 @@ explicit inputs alone.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import sys
+import sysconfig
 import threading
 from types import CodeType, FrameType
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, NamedTuple, Sequence
 
 import numpy as np
 
@@ -32,6 +34,15 @@ class ConcretizationTypeError(TypeError):
     """A traced value was used where Python needs a concrete value."""
 
 
+class TracerBoolConversionError(ConcretizationTypeError):
+    """A traced value was converted to a Python bool (``if x:``), as ``jax.errors.TracerBoolConversionError``."""
+
+
+class TracerIntegerConversionError(TypeError):
+    """A traced value was used as a Python index or size (``__index__``), as
+    ``jax.errors.TracerIntegerConversionError``."""
+
+
 class UnexpectedTracerError(Exception):
     """A tracer escaped the trace that made it (e.g. stored in a global)."""
 
@@ -43,29 +54,80 @@ class TracerArrayConversionError(TypeError):
 _TOOLKIT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
 # Programs shipped with toolkit (the demo, command-line tools) count as user code.
 _USER_CODE_INSIDE_TOOLKIT = _TOOLKIT_DIR + "tools" + os.sep
+# Frames never shown as the user's, as JAX's source_info_util excludes its own package and the standard library.
+_LIBRARY_PREFIXES = tuple(dict.fromkeys([_TOOLKIT_DIR, sysconfig.get_path("stdlib") + os.sep,
+                                         os.path.dirname(contextlib.__file__) + os.sep]))
+
+
+def _is_user_file(filename: str) -> bool:
+    return not filename.startswith(_LIBRARY_PREFIXES) or filename.startswith(_USER_CODE_INSIDE_TOOLKIT)
+
+
+# --- name stacks ---------------------------------------------------------------------------------------------
+
+
+class Scope(NamedTuple):
+    """A name-stack entry naming a scope (``jit(g)``): rendered as itself."""
+
+    name: str
+
+
+class Transform(NamedTuple):
+    """A name-stack entry naming a transformation (``jvp``, ``transpose``, ``vmap``): it wraps what follows it."""
+
+    name: str
+
+
+#: name stack -> its text (stacks are few and immutable).
+_RENDERED: dict[tuple, str] = {}
+
+
+def render_name_stack(stack: tuple) -> str:
+    """A name stack as JAX prints it: ``(Transform("transpose"), Transform("jvp"))`` is ``transpose(jvp())``,
+    ``(Transform("jvp"), Scope("jit(g)"))`` is ``jvp(jit(g))``, scopes are joined by ``/``."""
+    text = _RENDERED.get(stack)
+    if text is None:
+        parts: list[str] = []
+        for entry in reversed(stack):
+            if type(entry) is Transform:
+                if parts:
+                    parts[-1] = f"{entry.name}({parts[-1]})"
+                else:
+                    parts.append(f"{entry.name}()")
+            else:
+                parts.append(entry.name)
+        text = "/".join(reversed(parts))
+        if len(_RENDERED) < 10_000:
+            _RENDERED[stack] = text
+    return text
 
 
 def user_source_info(builder: "ProgramBuilder | None" = None) -> SourceInfo | None:
     """Where the user called us: the innermost stack frame outside toolkit itself, with its callers.
 
-    The callers are the user's frames between it and the start of ``builder``'s
-    outermost trace (none without a builder), as the lowering turns them into
-    call-site locations. When the whole trace runs inside toolkit (a function of
-    toolkit's own, jitted), the user's frame that called it is taken, without callers.
-    Each frame's description is cached per (code, instruction): a repeated call
-    site costs one dictionary look-up per frame.
+    The callers are the user's frames up to the start of ``builder``'s trace
+    (the root trace, or the nearest enclosing ``jit``'s), followed, for a root
+    trace, by the user's frames outside it (where the traced function was
+    called, as JAX keeps them), at most 100 frames in all. Library frames
+    (toolkit's, the standard library's) are left out. When the trace itself
+    runs no user code (a function of toolkit's own, jitted), the user's frames
+    outside it are taken. Without a builder: the first user frame, without
+    callers. Each frame's description is cached per (code, instruction): a
+    repeated call site costs one dictionary look-up per frame.
     """
     frame: FrameType | None = sys._getframe(2)
-    stop = builder.root.entry_frame if builder is not None else None
+    root = builder.frames_root if builder is not None else None
+    stop = root.entry_frame if root is not None else None
     frames: list[SourceInfo] = []
     while frame is not None:
         if id(frame) == stop:
-            if frames:
-                break
-            stop = None  # only toolkit inside the trace: the first user frame outside it, as before
+            assert root is not None
+            outer = root.outer_frames if root.outer_frames is not None else _collect_outer(root, frame)
+            if frames or outer:
+                return _chain(frames, outer)
+            stop = None  # only toolkit inside a nested jit's trace: the first user frame outside it, as before
         code = frame.f_code
-        filename = code.co_filename
-        if not filename.startswith(_TOOLKIT_DIR) or filename.startswith(_USER_CODE_INSIDE_TOOLKIT):
+        if _is_user_file(code.co_filename):
             entry = _FRAME_INFO.get((id(code), frame.f_lasti))
             frames.append(entry[1] if entry is not None and entry[0] is code else _describe_frame(code, frame.f_lasti))
             if stop is None or len(frames) == _MAX_FRAMES:
@@ -73,16 +135,49 @@ def user_source_info(builder: "ProgramBuilder | None" = None) -> SourceInfo | No
         frame = frame.f_back
     if not frames:
         return None
-    if len(frames) == 1:
+    return _chain(frames, ())
+
+
+def _collect_outer(root: "ProgramBuilder", entry: FrameType) -> tuple[SourceInfo, ...]:
+    """The user's frames outside ``root``'s trace (whose function runs in ``entry``), innermost first; cached."""
+    frames: list[SourceInfo] = []
+    frame = entry.f_back
+    while frame is not None and len(frames) < _MAX_FRAMES - 1:
+        code = frame.f_code
+        if _is_user_file(code.co_filename):
+            entry_info = _FRAME_INFO.get((id(code), frame.f_lasti))
+            frames.append(entry_info[1] if entry_info is not None and entry_info[0] is code
+                          else _describe_frame(code, frame.f_lasti))
+        frame = frame.f_back
+    outer = _intern_frames(frames)
+    root.outer_frames = outer
+    return outer
+
+
+def _intern_frames(frames: Sequence[SourceInfo]) -> tuple[SourceInfo, ...]:
+    """One tuple object per sequence of (cached) frames: chains key on its id."""
+    key = tuple(map(id, frames))
+    interned = _FRAME_TUPLES.get(key)
+    if interned is None:
+        interned = _FRAME_TUPLES[key] = tuple(frames)
+    return interned
+
+
+def _chain(frames: list[SourceInfo], outer: tuple[SourceInfo, ...]) -> SourceInfo:
+    """``frames[0]`` with ``frames[1:]`` then ``outer`` as its callers (at most 100 frames), interned."""
+    if not frames:
+        frames, outer = [outer[0]], _intern_frames(outer[1:])
+    if not outer and len(frames) == 1:
         return frames[0]
-    key = tuple(map(id, frames))  # the frames are _FRAME_INFO's: their ids are stable while cached
+    key = (id(outer), *map(id, frames))  # frames are _FRAME_INFO's, outer _FRAME_TUPLES': ids stable while cached
     chain = _CHAINS.get(key)
     if chain is None:
         if len(_CHAINS) > 100_000:
             _CHAINS.clear()
         first = frames[0]
+        callers = tuple(frames[1:]) + outer if len(frames) > 1 else outer
         chain = _CHAINS[key] = SourceInfo(first.file, first.line, first.function, first.column, first.end_line,
-                                          first.end_column, tuple(frames[1:]))
+                                          first.end_column, callers[:_MAX_FRAMES - 1])
     return chain
 
 
@@ -90,9 +185,29 @@ def user_source_info(builder: "ProgramBuilder | None" = None) -> SourceInfo | No
 #: Keyed by id: a code object hashes its whole contents. The entry keeps the code alive, so its id is
 #: not reused while cached.
 _FRAME_INFO: dict[tuple[int, int], tuple[CodeType, SourceInfo]] = {}
-#: (ids of the frames' SourceInfos) -> the SourceInfo of that call chain (cleared with _FRAME_INFO).
+#: (ids of the frames' SourceInfos, and of the outer frames' tuple) -> the SourceInfo of that call chain
+#: (cleared with _FRAME_INFO).
 _CHAINS: dict[tuple[int, ...], SourceInfo] = {}
+#: (ids of frames) -> the tuple of those frames (the frames outside a trace), cleared with _FRAME_INFO.
+_FRAME_TUPLES: dict[tuple[int, ...], tuple[SourceInfo, ...]] = {}
+#: (id(SourceInfo), name stack) -> (that SourceInfo, the same with that name stack), cleared with _FRAME_INFO.
+_NAMED: dict[tuple, tuple[SourceInfo | None, SourceInfo]] = {}
 _MAX_FRAMES = 100  # as JAX's default jax_traceback_in_locations_limit
+#: What an equation made with a name stack but no user frame records (lowered as a name without frames).
+_NO_FRAMES = SourceInfo("", 0, "")
+
+
+def _with_name_stack(info: SourceInfo | None, stack: tuple) -> SourceInfo:
+    """``info`` (frames) under the name stack ``stack``, interned."""
+    key = (id(info), stack)
+    entry = _NAMED.get(key)
+    if entry is not None and entry[0] is info:
+        return entry[1]
+    named = (info or _NO_FRAMES)._replace(name_stack=stack)
+    if len(_NAMED) > 100_000:
+        _NAMED.clear()
+    _NAMED[key] = (info, named)
+    return named
 
 
 def _describe_frame(code: CodeType, lasti: int) -> SourceInfo:
@@ -106,6 +221,8 @@ def _describe_frame(code: CodeType, lasti: int) -> SourceInfo:
     if len(_FRAME_INFO) > 100_000:  # code made at run time (exec) must not grow it without bound
         _FRAME_INFO.clear()
         _CHAINS.clear()
+        _FRAME_TUPLES.clear()
+        _NAMED.clear()
     _FRAME_INFO[(id(code), lasti)] = (code, info)
     return info
 
@@ -149,8 +266,9 @@ class Tracer:
             return f"the traced value {self.aval.str_short()} of {origin}"
         return f"a traced value {self.aval.str_short()}"
 
-    def _concretization_error(self, what: str, advice: str) -> ConcretizationTypeError:
-        return ConcretizationTypeError(
+    def _concretization_error(self, what: str, advice: str,
+                              error: type[TypeError] = ConcretizationTypeError) -> TypeError:
+        return error(
             f"{what} needs a concrete value, but got {self._describe()}. {advice} "
             "Alternatively mark the argument static with jit's static_argnums/static_argnames.")
 
@@ -158,7 +276,7 @@ class Tracer:
         raise self._concretization_error(
             "Python control flow (`if`, `while`, `and`/`or`, bool())",
             "Use toolkit.lax.cond, toolkit.lax.switch or toolkit.lax.while_loop for value-dependent "
-            "control flow, or toolkit.numpy.where to select between values.")
+            "control flow, or toolkit.numpy.where to select between values.", TracerBoolConversionError)
 
     def __int__(self) -> int:
         raise self._concretization_error("int()", "Keep the value as an array inside the traced function.")
@@ -172,7 +290,7 @@ class Tracer:
     def __index__(self) -> int:
         raise self._concretization_error(
             "Using a value as a Python index or size",
-            "Use toolkit.lax.dynamic_slice / dynamic_index for data-dependent indexing.")
+            "Use toolkit.lax.dynamic_slice / dynamic_index for data-dependent indexing.", TracerIntegerConversionError)
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         raise TracerArrayConversionError(
@@ -199,9 +317,62 @@ class Tracer:
 class _State(threading.local):
     def __init__(self) -> None:
         self.builders: list[ProgramBuilder] = []
+        #: The name stack new equations record (transformations and scopes; reset in each traced sub-program).
+        self.name_stack: tuple = ()
+        #: The source new equations record instead of the Python stack's: set while an equation is bound
+        #: again by a transformation, so what it makes points at the user's line that made the original.
+        self.source: SourceInfo | None = None
 
 
 _state = _State()
+
+
+class _SourceContext:
+    """Sets the name stack and source new equations record, and restores them on exit."""
+
+    __slots__ = ("name_stack", "source", "_saved")
+
+    def __init__(self, name_stack: tuple, source: SourceInfo | None):
+        self.name_stack = name_stack
+        self.source = source
+
+    def __enter__(self) -> None:
+        state = _state
+        self._saved = (state.name_stack, state.source)
+        state.name_stack, state.source = self.name_stack, self.source
+
+    def __exit__(self, *exc: Any) -> None:
+        _state.name_stack, _state.source = self._saved
+
+
+def transform_name_stack(name: str) -> _SourceContext:
+    """Equations made inside are under the transformation ``name`` (``jvp``, ``transpose``, ``vmap``), as JAX's
+    ``source_info_util.transform_name_stack``: their ops are named ``.../name(...)/primitive``."""
+    return _SourceContext(_state.name_stack + (Transform(name),), _state.source)
+
+
+def equation_context(source: SourceInfo | None, *transforms: str) -> _SourceContext:
+    """Where equations made while an equation traced at ``source`` is bound again are located.
+
+    They record ``source``'s frames (the user's line that made the original
+    equation, not the transformation's caller) and the current name stack,
+    then ``transforms`` (outermost first), then ``source``'s own name stack --
+    JAX's ``user_context`` as its interpreters use it. A ``source`` of None
+    changes only the name stack.
+    """
+    stack = _state.name_stack
+    if transforms:
+        stack = stack + tuple(Transform(t) for t in transforms)
+    if source is None:
+        return _SourceContext(stack, _state.source)
+    if source.name_stack:
+        stack = stack + source.name_stack
+    return _SourceContext(stack, source if source.file else _state.source)
+
+
+def current_name_stack() -> tuple:
+    """The name stack equations made now record (a tuple of ``Scope``/``Transform``)."""
+    return _state.name_stack
 
 
 def current_builder() -> "ProgramBuilder | None":
@@ -222,6 +393,11 @@ class ProgramBuilder:
         #: The root's: ``id`` of the frame that runs the traced function (where source info stops
         #: collecting callers; the frame is alive while its trace records equations).
         self.entry_frame: int | None = None
+        #: The builder whose trace started where this one's source frames stop (the root, or the nearest
+        #: ``frames_root`` trace: a nested jit's ops name the frames inside it, as JAX's).
+        self.frames_root: ProgramBuilder = self if parent is None else parent.frames_root
+        #: The frames_root's: the user's frames outside its trace (None until first needed).
+        self.outer_frames: tuple[SourceInfo, ...] | None = None
         self.invars: list[Var] = []
         self.eqns: list[Equation] = []
         self.constvars: list[Var] = []
@@ -309,7 +485,11 @@ class ProgramBuilder:
         atoms = [self.to_atom(a) for a in args]
         out_avals = primitive.abstract_eval(*(a.aval for a in atoms), **params)
         outs = [Var(aval) for aval in out_avals]
-        eqn = Equation(primitive, atoms, outs, params, user_source_info(self))
+        state = _state
+        info = state.source if state.source is not None else user_source_info(self)
+        if state.name_stack or (info is not None and info.name_stack):
+            info = _with_name_stack(info, state.name_stack)
+        eqn = Equation(primitive, atoms, outs, params, info)
         self.eqns.append(eqn)
         return [Tracer(self, v, eqn) for v in outs]
 
@@ -318,7 +498,18 @@ class ProgramBuilder:
         out_atoms = [self.to_atom(o) for o in outputs]
         invars = self.invars + [self._captured[id(t)]._var for t in self.captured_outer]
         self.finished = True
-        return Program(self.constvars, self.consts, invars, out_atoms, self.eqns)
+        return Program(self.constvars, self.consts, invars, out_atoms, self.eqns,
+                       source_info=self._trace_source() if self.frames_root is self else None)
+
+    def _trace_source(self) -> SourceInfo | None:
+        """Where this (root) trace was started: the user's frames outside it, as a chain (or None)."""
+        outer = self.outer_frames
+        if outer is None and self.entry_frame is not None:
+            frame: FrameType | None = sys._getframe()
+            while frame is not None and id(frame) != self.entry_frame:
+                frame = frame.f_back
+            outer = _collect_outer(self, frame) if frame is not None else ()
+        return _chain([], outer) if outer else None
 
 
 def _as_constant_value(x: Any) -> Any:
@@ -382,19 +573,31 @@ def bind(primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
 
 
 def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray],
-               origins: Sequence[str] | None = None) -> tuple[Program, list[Tracer]]:
+               origins: Sequence[str] | None = None, *, frames_root: bool = False) -> tuple[Program, list[Tracer]]:
     """Trace ``fun(*tracers) -> flat outputs`` into a program.
 
     Inside another trace the result is a sub-program whose trailing inputs
-    stand for the returned list of captured outer tracers.
+    stand for the returned list of captured outer tracers. ``frames_root``
+    (a nested ``jit``'s trace): its equations' source frames stop at this
+    trace, without the frames outside it, as JAX locates a nested jit's ops.
+    The program's ``source_info`` (root traces) is where the trace started.
     """
     builder = ProgramBuilder(current_builder())
-    if builder.parent is None:
+    if builder.parent is None or frames_root:
         builder.entry_frame = id(sys._getframe())
-    with builder:
-        tracers = [builder.new_input(a, origins[i] if origins else "an argument") for i, a in enumerate(in_avals)]
-        outs = fun(*tracers)
-        program = builder.build(list(outs))
+        builder.frames_root = builder
+        if builder.parent is not None:
+            builder.outer_frames = ()  # a nested jit's ops name the frames inside it (JAX's do)
+    # A sub-program's equations are named relative to it (the lowering prefixes its region's name), as JAX
+    # resets the name stack for every jaxpr it traces.
+    saved, _state.name_stack = _state.name_stack, ()
+    try:
+        with builder:
+            tracers = [builder.new_input(a, origins[i] if origins else "an argument") for i, a in enumerate(in_avals)]
+            outs = fun(*tracers)
+            program = builder.build(list(outs))
+    finally:
+        _state.name_stack = saved
     return program, builder.captured_outer
 
 

@@ -38,6 +38,7 @@ from jaxlib.mlir.dialects import func, sdy, stablehlo
 
 from toolkit.core.avals import ShapedArray, is_static_shape
 from toolkit.core.program import Literal, Program, Var
+from toolkit.core.tracing import Scope, render_name_stack
 from toolkit.ir.context import shared_context
 from toolkit.lowering import dims
 from toolkit.lowering.registry import lowering_rules
@@ -71,8 +72,9 @@ class ModuleContext:
     def shardy_mesh_name(self) -> str:
         """The first mesh's symbol (``"mesh"``): for rules written before several meshes were supported."""
         return self.shardy_meshes.first() or self.shardy_meshes.first_name
+    #: (full name, id(source info)) -> (source info, location): ids, as a SourceInfo hashes all its frames.
     _locations: dict = field(default_factory=dict)
-    #: SourceInfo (or a tuple of its first six fields: one frame) -> the location of its frames.
+    #: id(SourceInfo or frames tuple) -> (it, the location of its frames); one frame's 6 fields -> location.
     _frame_locations: dict = field(default_factory=dict)
     _function_counter: int = 0
     #: (id(program), platforms, dimension variables) -> (symbol, program) of the private functions lowered so far
@@ -80,39 +82,58 @@ class ModuleContext:
     _symbols: set = field(default_factory=lambda: {"main"})
 
     def location(self, name: str, source_info: Any, *, stacked: bool = True) -> ir.Location:
-        """The location of ops of primitive ``name`` traced at ``source_info``, under the current name stack.
+        """The location of ops of primitive ``name`` traced at ``source_info``, under the current name stack
+        and the equation's own (its transformations: ``jit(f)/transpose(jvp())/mul``).
 
         ``stacked=False``: ``name`` is already the full name. Cached per (name, source).
         """
-        if stacked and self.name_stack:
-            name = f"{self.name_stack}/{name}"
-        key = (name, source_info)
-        loc = self._locations.get(key)
-        if loc is None:
-            if source_info is None:
-                loc = ir.Location.name(name)
-            else:
-                frames = self._frame_locations.get(source_info)
-                if frames is None:
-                    frames = self._frames_location(source_info)
-                loc = ir.Location.name(name, childLoc=frames)
-            self._locations[key] = loc
+        if stacked:
+            own = render_name_stack(source_info.name_stack) if source_info is not None and source_info.name_stack \
+                else ""
+            prefix = f"{self.name_stack}/{own}" if self.name_stack and own else (self.name_stack or own)
+            if prefix:
+                name = f"{prefix}/{name}"
+        key = (name, id(source_info))
+        entry = self._locations.get(key)
+        if entry is not None and entry[0] is source_info:
+            return entry[1]
+        frames = self.frames_location(source_info)
+        loc = ir.Location.name(name) if frames is None else ir.Location.name(name, childLoc=frames)
+        self._locations[key] = (source_info, loc)
         return loc
 
-    def _frames_location(self, source_info: Any) -> ir.Location:
-        """``callsite(frame at callers...)`` of a ``SourceInfo``, or its one frame (as JAX's tracebacks)."""
+    def frames_location(self, source_info: Any) -> ir.Location | None:
+        """``callsite(frame at callers...)`` of a ``SourceInfo``, or its one frame (as JAX's tracebacks);
+        None when it has no frames."""
+        if source_info is None or not source_info.file:
+            return None
+        entry = self._frame_locations.get(id(source_info))
+        if entry is not None and entry[0] is source_info:
+            return entry[1]
+        loc = self._frame_location(source_info)
         if source_info.callers:
-            first = source_info[:6]
-            loc = ir.Location.callsite(self._frame_locations.get(first) or self._frame_location(first, first),
-                                       [self._frame_locations.get(c) or self._frame_location(c, c)
-                                        for c in source_info.callers])
-            self._frame_locations[source_info] = loc
-            return loc
-        return self._frame_location(source_info, source_info)
+            loc = ir.Location.callsite(loc, [self._callers_location(source_info.callers)])
+        self._frame_locations[id(source_info)] = (source_info, loc)
+        return loc
 
-    def _frame_location(self, key: Any, frame: Any) -> ir.Location:
+    def _callers_location(self, callers: tuple) -> ir.Location:
+        """``callsite(c1 at callsite(c2 at ...))`` of caller frames, cached per (interned) tuple."""
+        entry = self._frame_locations.get(id(callers))
+        if entry is not None and entry[0] is callers:
+            return entry[1]
+        loc = self._frame_location(callers[-1])
+        for frame in reversed(callers[:-1]):
+            loc = ir.Location.callsite(self._frame_location(frame), [loc])
+        self._frame_locations[id(callers)] = (callers, loc)
+        return loc
+
+    def _frame_location(self, frame: Any) -> ir.Location:
         """``NameLoc(function, FileLineColRange)`` of one frame (``SourceInfo`` fields): XLA's stack frame."""
-        file, line, function, column, end_line, end_column = frame[:6]
+        key = frame[:6]
+        loc = self._frame_locations.get(key)
+        if loc is not None:
+            return loc
+        file, line, function, column, end_line, end_column = key
         if end_line >= line and (end_line, end_column) != (line, column):
             place = ir.Location.file(file, line, column, end_line, end_column)
         else:
@@ -242,7 +263,10 @@ class RuleContext:
         mctx = self.module_context
         symbol = mctx.private_function(program, name)
         callee = ir.FlatSymbolRefAttr.get(symbol)
-        call_name = f"{self.name_stack}/jit({name})" if self.name_stack else f"jit({name})"
+        # The call's name is the equation's name stack ending in the scope jit(name): `jvp(jit(g))` under jvp.
+        own = self.source_info.name_stack if self.source_info is not None else ()
+        call_name = render_name_stack(own + (Scope(f"jit({name})"),))
+        call_name = f"{mctx.name_stack}/{call_name}" if mctx.name_stack else call_name
         with mctx.location(call_name, self.source_info, stacked=False):
             call = func.CallOp([tensor_type(a) for a in program.out_avals], callee,
                                mctx.call_arguments() + list(operands))
@@ -302,8 +326,12 @@ def lower_program_inline(mctx: ModuleContext, program: Program, args: Sequence[i
     for eqn in program.eqns:
         rules = lowering_rules(eqn.primitive)
         per_platform = _rules_per_platform(eqn.primitive, rules, mctx.platforms)
+        name_stack = mctx.name_stack
+        if eqn.source_info is not None and eqn.source_info.name_stack:  # regions of ops under a transformation
+            own = render_name_stack(eqn.source_info.name_stack)
+            name_stack = f"{name_stack}/{own}" if name_stack else own
         ctx = RuleContext(mctx, [a.aval for a in eqn.inputs], [v.aval for v in eqn.outputs], eqn.params,
-                          eqn.primitive.name, eqn.source_info, mctx.name_stack)
+                          eqn.primitive.name, eqn.source_info, name_stack)
         with mctx.location(eqn.primitive.name, eqn.source_info):
             try:
                 operands = [read(a) for a in eqn.inputs]
@@ -440,7 +468,8 @@ def lower_program(program: Program, *, name: str, result_names: Sequence[str] | 
                   platforms: Sequence[str] = ("cpu",), context: ir.Context | None = None,
                   arg_names: Sequence[str] | None = None, shape_assertions: bool = True,
                   dim_vars_as_arguments: bool = False, partitioner: str = "gspmd",
-                  shardy_meshes: ShardyMeshSymbols | None = None) -> ir.Module:
+                  shardy_meshes: ShardyMeshSymbols | None = None,
+                  arg_locations: Sequence[str | None] | None = None) -> ir.Module:
     """A StableHLO module ``@jit_<name>`` whose ``@main`` computes ``program``.
 
     Constants of ``program`` become ``stablehlo.constant`` ops in ``@main``.
@@ -457,6 +486,9 @@ def lower_program(program: Program, *, name: str, result_names: Sequence[str] | 
     ops over the mesh symbols named in ``shardy_meshes`` (pass the caller's
     table to fix the names of ``@main``'s meshes first); the caller declares
     them (``annotate_shardings(..., mode="shardy", mesh_symbols=...)``).
+    ``arg_locations`` names the program's inputs in ``@main``'s block argument
+    locations (``loc("x")``, as JAX names them after the function's parameters);
+    ops no equation made are located at ``jit(<name>)`` over ``program.source_info``.
     """
     context = context or shared_context()
     with context, ir.Location.unknown():
@@ -498,13 +530,24 @@ def lower_program(program: Program, *, name: str, result_names: Sequence[str] | 
                 attrs["jax.result_info"] = ir.StringAttr.get(result_names[i])
             all_result_attrs.append(ir.DictAttr.get(attrs))
         main.result_attrs = ir.ArrayAttr.get(all_result_attrs)
-        block = main.add_entry_block()
+        arg_locs = None
+        if arg_locations is not None:
+            if len(arg_locations) != len(program.invars):
+                raise ValueError(f"arg_locations names {len(arg_locations)} arguments, but the program has "
+                                 f"{len(program.invars)} inputs")
+            unknown = ir.Location.unknown()
+            named = [ir.Location.name(n) if n else unknown for n in arg_locations]
+            arg_locs = [unknown] * (len(in_types) - len(named)) + named  # platform index, dimension variables
+        block = main.add_entry_block(arg_locs)
         arguments = list(block.arguments)
         if multi_platform:
             mctx.platform_index, arguments = arguments[0], arguments[1:]
         # Ops no equation makes (constants, dimension computations, the return) are named "jit(f)", as JAX's.
         mctx.name_stack = f"jit({name})"
-        with ir.InsertionPoint(block), ir.Location.name(mctx.name_stack):
+        frames = mctx.frames_location(program.source_info)  # where the trace started, as JAX's "jit(f)"(...)
+        main_loc = ir.Location.name(mctx.name_stack) if frames is None else ir.Location.name(mctx.name_stack,
+                                                                                              childLoc=frames)
+        with ir.InsertionPoint(block), main_loc:
             if dim_var_names:
                 values, arguments = arguments[:len(dim_var_names)], arguments[len(dim_var_names):]
                 module.operation.attributes["jax.uses_shape_polymorphism"] = ir.BoolAttr.get(True)

@@ -15,9 +15,10 @@
   body's VJP.
 * ``name``: the identity.
 * ``jit`` (a nested ``toolkit.jit``): forward mode is a ``jit`` call of the
-  body's JVP (named ``jvp(g)``, as JAX names it). Reverse mode's forward pass
-  is the call itself; the backward pass is a ``jit`` call (``transpose(jvp(g))``)
-  of the body's VJP, which evaluates the body again from the saved inputs (as
+  body's JVP (the function keeps the name ``g``, as JAX 0.10's; the call's
+  location is ``jvp(jit(g))``). Reverse mode's forward pass is the call
+  itself; the backward pass is a ``jit`` call (``g_0``, located at
+  ``transpose(jvp(jit(g)))``) of the body's VJP, which evaluates the body again from the saved inputs (as
   the rest of reverse mode recomputes primal values: XLA inlines the calls and
   CSE merges the two evaluations).
 """
@@ -208,7 +209,7 @@ def _jit_call_jvp(primals, tangents, *, name, jaxpr):
     t_avals = [tangent_aval(a) for a, m in zip(in_avals, nonzero) if m]
     program, captured = _trace_derived(jaxpr, ("jvp", tuple(in_avals), tuple(nonzero)), fun, in_avals + t_avals)
     outs = calls.jit_call_p.bind(*primals, *[t for t in tangents if not isinstance(t, Zero)], *captured,
-                                 name=f"jvp({name})", jaxpr=program)
+                                 name=name, jaxpr=program)  # JAX 0.10 keeps the name; the call is jvp(jit(g))
     num_out = len(jaxpr.outvars)
     it = iter(outs[num_out:])
     return list(outs[:num_out]), [next(it) if d else Zero(tangent_aval(a)) for d, a in zip(out_diff, jaxpr.out_avals)]
@@ -237,7 +238,7 @@ def _jit_call_vjp_backward(primals, active, cotangents, *, name, jaxpr):
     program, captured = _trace_derived(jaxpr, ("vjp", tuple(in_avals), tuple(body_active),
                                               tuple(value_aval(c) for c in cts)), fun,
                                        in_avals + [value_aval(c) for c in cts])
-    results = calls.jit_call_p.bind(*primals, *cts, *captured, name=f"transpose(jvp({name}))", jaxpr=program)
+    results = calls.jit_call_p.bind(*primals, *cts, *captured, name=name, jaxpr=program)
     it = iter(results)
     return [next(it) if a else None for a in body_active]
 
