@@ -40,7 +40,8 @@ def passes_then_xla(lowered: Any, module: ir.Module, pipeline: Pipeline,
     try:
         if pipeline.elements:
             try:
-                pipeline.run(module, observe=timeline and timeline.observe)
+                # jit keeps no report: a pass's warnings are printed, once (issue 27).
+                pipeline.run(module, observe=timeline and timeline.observe, print_warnings=True)
             except PipelineError as error:
                 raise _with_reproducer(error, lowered) from error.__cause__
         plan = lowered._plan
@@ -91,7 +92,8 @@ def compile_for_shapes(lowered: Any, avals: Sequence[ShapedArray],
     bind = parse_pipeline(f"builtin.module(toolkit-bind-shapes{{types={types}}}, toolkit-refine-shapes)")
     timeline = ir_dump.timeline_for(lowered)  # None unless TOOLKIT_DUMP_IR_TO / TOOLKIT_REPORT is set
     try:
-        (lowered._platform_pipeline() + bind).run(module, observe=timeline and timeline.observe)
+        (lowered._platform_pipeline() + bind).run(module, observe=timeline and timeline.observe,
+                                                  print_warnings=True)
     except PipelineError as error:
         if timeline is not None:
             timeline.finish(module, failure=f"shape specialization failed: {error}")

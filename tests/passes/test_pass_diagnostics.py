@@ -12,7 +12,7 @@ import pytest
 from jaxlib.mlir import ir
 
 from toolkit import passes
-from toolkit.ir import diagnostics
+from toolkit.ir import diagnostics, parse_module
 from toolkit.ir.context import make_context
 from toolkit.ir.walk import ops_named
 from toolkit.passes import registry
@@ -222,8 +222,35 @@ def test_warnings_and_remarks_are_in_the_report(capsys):
     report = passes.run_pipeline(_module(), "test-diag-chatty")
     assert report.diagnostics == [passes.ReportedDiagnostic("warning", "-:2:8", "add warned"),
                                   passes.ReportedDiagnostic("remark", "-:3:8", "multiply remarked")]
-    # Recorded, not handled: the warning is also printed; a remark is not.
-    assert capsys.readouterr().err == "-:2:8: warning: add warned\n"
+    # Recorded and handled: never printed a second time by MLIR's default handler (issue 27).
+    assert capsys.readouterr().err == ""
+
+
+def test_print_warnings_prints_each_captured_warning_once(capsys, tmp_path):
+    path = tmp_path / "chatty.mlir"
+    path.write_text(PROGRAM)
+    module = parse_module(path)
+    report = passes.run_pipeline(module, "test-diag-chatty", print_warnings=True)
+    assert [d.location for d in report.diagnostics] == [f"{path}:2:8", f"{path}:3:8"]  # the file's name
+    assert capsys.readouterr().err == f"{path}:2:8: warning: add warned\n"  # once; the remark is not printed
+
+
+def test_a_jit_pipelines_warning_is_printed_once_at_the_users_line(capfd):
+    import numpy as np
+    import toolkit
+
+    def f(x):
+        return x * x + x  # the ops the pass warns and remarks about
+    from toolkit.passes.default_pipeline import JIT_PIPELINE
+    saved = JIT_PIPELINE
+    passes.extend_jit_pipeline("test-diag-chatty")
+    try:
+        toolkit.jit(f)(np.ones(3, np.float32))
+    finally:
+        passes.set_jit_pipeline(saved)
+    err = capfd.readouterr().err
+    assert err.count("warning: add warned") == 1, err
+    assert f"{THIS_FILE}:" in err.split("warning: add warned")[0], err  # the user's file and line
 
 
 def test_unhandled_warning_prints_and_remark_is_dropped(capsys):

@@ -366,14 +366,14 @@ class _Run:
         self.on_pass_start: Callable[[str, ir.Operation], None] | None = None
         self.last_text: str | None = None  # the IR after the previous pass (observing only)
 
-    def capture(self, diagnostic: Any) -> bool:
-        if diagnostic.severity != ir.DiagnosticSeverity.ERROR:
-            # Recorded, then left to the next handler (an unhandled warning is printed).
-            self.report.diagnostics.append(ReportedDiagnostic(
-                ir_diagnostics.severity_name(diagnostic.severity),
-                ir_diagnostics.format_location(diagnostic.location) or str(diagnostic.location),
-                diagnostic.message))
-            return False
+    def capture(self, diagnostic: Any, print_warnings: bool = False) -> bool:
+        if diagnostic.severity != ir.DiagnosticSeverity.ERROR:  # handled: MLIR would print it again (issue 27)
+            where = ir_diagnostics.format_location(diagnostic.location) or str(diagnostic.location)
+            severity = ir_diagnostics.severity_name(diagnostic.severity)
+            self.report.diagnostics.append(ReportedDiagnostic(severity, where, diagnostic.message))
+            if print_warnings and severity == "warning":
+                sys.stderr.write(f"{where}: warning: {diagnostic.message}\n")
+            return True
         text = f"  {diagnostic.location}: {diagnostic.message}"
         for note in diagnostic.notes:
             text += f"\n    note: {note.location}: {note.message}"
@@ -642,7 +642,7 @@ class Pipeline:
             print_module_scope: bool = False, print_after_failure: bool = False,
             timing_display: str = "tree",
             on_pass_start: Callable[[str, ir.Operation], None] | None = None,
-            keep_module_before: bool = True) -> PipelineReport:
+            keep_module_before: bool = True, print_warnings: bool = False) -> PipelineReport:
         """Run on ``module`` in place; see :func:`run_pipeline` for the options."""
         op = module.operation
         run = _Run(self, module, print_before=_selector(print_ir_before), print_after=_selector(print_ir_after),
@@ -678,7 +678,7 @@ class Pipeline:
                     pm.add(leaf.label)
                 pm.add(lambda o, p, leaf=leaf, policy=policy: run.after(leaf, o.operation, p, policy),
                        name="toolkit-probe", argument="toolkit-probe")
-            handler = (ir_diagnostics.attach_diagnostic_handler(op.context, run.capture)
+            handler = (ir_diagnostics.attach_diagnostic_handler(op.context, lambda d: run.capture(d, print_warnings))
                        if capture_diagnostics else None)
             start = time.perf_counter()
             try:
@@ -775,8 +775,8 @@ def run_pipeline(module: ir.Module | ir.Operation, pipeline: str | Pipeline, **o
     * ``timing``: write a timing table (``timing_display``: ``tree`` or ``list``);
       ``statistics``: which rewrite fired (C++ passes: the ops they erased and created).
     * ``verify``: verify after each pass; a failure names the pass.
-    * ``capture_diagnostics``: error diagnostics go into the raised error, warnings and
-      remarks into ``report.diagnostics`` (``toolkit-opt`` turns it off: its own handler prints them).
+    * ``capture_diagnostics``: errors go into the raised error, warnings and remarks into ``report.diagnostics``
+      only (``toolkit-opt`` turns it off: its handler prints them); ``print_warnings``: also to stderr, once.
     * ``observe(record, op, text)``: called after every pass (``TOOLKIT_DUMP_IR_TO``, reports);
       ``on_pass_start(pass_pipeline_text, module)``: before every pass (local crash reproducers).
     * ``keep_module_before`` (default True): keep the input's bytecode so a failure's
