@@ -128,3 +128,16 @@ def test_a_released_callback_cannot_be_compiled_against():
 def test_host_callback_checks_what_it_wraps():
     with pytest.raises(TypeError, match="must be callable"):
         host_callbacks.HostCallback(3, (), kind="pure_callback")
+
+
+def test_a_jax_module_with_callbacks_is_refused_not_run_against_ours():
+    # Its callback numbers index JAX's table, not toolkit's: compiling would call the wrong functions.
+    toolkit.jit(lambda x: (toolkit.debug.print("ours {}", x), x)[1])(tnp.ones(1))  # numbers 0.. are taken here
+    lowered = jax.jit(lambda x: (jax.debug.print("{}", x), x + 1)[1]).lower(jnp.ones(3))
+    with pytest.raises(ValueError, match="was not lowered by this process"):
+        toolkit.load_module(lowered).compile()
+
+
+def test_callback_calls_carry_this_process_mark():
+    text = toolkit.jit(lambda x: (toolkit.debug.print("{}", x), x)[1]).lower(tnp.ones(1)).as_text()
+    assert f'toolkit.host_callback = "{host_callbacks.SESSION}:' in text

@@ -19,6 +19,7 @@ raises instead of calling something else. Pure Python: no jaxlib here.
 from __future__ import annotations
 
 import threading
+import uuid
 import weakref
 from typing import Any, Callable, Sequence
 
@@ -27,10 +28,21 @@ import numpy as np
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray
 
-__all__ = ["HostCallback", "index_of", "lookup", "table", "CALLBACK_TARGET"]
+__all__ = ["CALLBACK_TARGET", "MARK_ATTRIBUTE", "SESSION", "HostCallback", "index_of", "lookup", "mark_of", "table"]
 
 #: The custom call target of host callbacks on CPU (jaxlib's typed-FFI handler, as JAX 0.10.2 emits).
 CALLBACK_TARGET = "xla_ffi_python_cpu_callback"
+#: The op attribute that says which process numbered a callback call: ``"<SESSION>:<index>"``. A module
+#: lowered elsewhere (by JAX, or by another process) uses the same target with numbers that mean nothing
+#: here; without this mark its calls would reach this process's callbacks of the same numbers.
+MARK_ATTRIBUTE = "toolkit.host_callback"
+#: This process's mark (random: no two processes share it).
+SESSION = uuid.uuid4().hex[:16]
+
+
+def mark_of(index: int) -> str:
+    """The :data:`MARK_ATTRIBUTE` value of this process's callback ``index``."""
+    return f"{SESSION}:{index}"
 
 
 class HostCallback:

@@ -27,6 +27,7 @@ from toolkit.ir.context import shared_context
 __all__ = ["HostCallbackExecutable", "callback_indices", "compile_with_callbacks", "mentions_callbacks"]
 
 _MARKER = host_callbacks.CALLBACK_TARGET.encode()
+MARK = host_callbacks.MARK_ATTRIBUTE
 
 
 def mentions_callbacks(module: Any) -> bool:
@@ -39,20 +40,34 @@ def mentions_callbacks(module: Any) -> bool:
 
 
 def callback_indices(module: ir.Module) -> list[int]:
-    """The ``index`` of every host-callback custom call in ``module``, in order of appearance."""
+    """The ``index`` of every host-callback custom call in ``module``, in order of appearance.
+
+    ``ValueError`` when a call names no callback, or one this process did not
+    number (its ``toolkit.host_callback`` mark is missing or another process's).
+    """
     found: list[int] = []
+    problems: list[str] = []
 
     def visit(op: Any) -> ir.WalkResult:
         if op.name == "stablehlo.custom_call" and \
                 ir.StringAttr(op.attributes["call_target_name"]).value == host_callbacks.CALLBACK_TARGET:
             config = op.attributes["mhlo.backend_config"] if "mhlo.backend_config" in op.attributes else None
             if not isinstance(config, ir.DictAttr) or "index" not in config:
-                raise ValueError(f"a {host_callbacks.CALLBACK_TARGET} custom call without "
-                                 "mhlo.backend_config = {index = N : ui64}: it names no callback")
-            found.append(int(ir.IntegerAttr(config["index"]).value))
+                problems.append(f"a {host_callbacks.CALLBACK_TARGET} custom call without "
+                                "mhlo.backend_config = {index = N : ui64} names no callback")
+                return ir.WalkResult.ADVANCE
+            index = int(ir.IntegerAttr(config["index"]).value)
+            mark = op.attributes[MARK] if MARK in op.attributes else None
+            if not isinstance(mark, ir.StringAttr) or mark.value != host_callbacks.mark_of(index):
+                problems.append(f"host callback #{index} at {op.location} was not lowered by this process (JAX's "
+                                "or another process's callbacks are Python functions of that process)")
+                return ir.WalkResult.ADVANCE
+            found.append(index)
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
+    if problems:
+        raise ValueError("cannot compile this module's host callbacks here: " + "; ".join(problems))
     return found
 
 

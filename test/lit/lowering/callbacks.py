@@ -17,6 +17,8 @@ def pure_callback():
     # CHECK-NOT: has_side_effect
     # CHECK-SAME: mhlo.backend_config = {index = {{[0-9]+}} : ui64}
     # CHECK-SAME: operand_layouts = [dense<[1, 0]> : tensor<2xindex>], result_layouts = [dense<[1, 0]> : tensor<2xindex>]
+    # Which process numbered the callback (the runtime refuses other processes' and JAX's calls).
+    # CHECK-SAME: toolkit.host_callback = "{{[0-9a-f]+}}:{{[0-9]+}}"
     # CHECK-SAME: : (tensor<2x3xf32>) -> tensor<2x3xf32>
     # CHECK: return %[[R]]
     print(lowered_text(lambda x: toolkit.pure_callback(np.sin, toolkit.ShapeDtypeStruct((2, 3), np.float32), x),

@@ -7,7 +7,9 @@ Each callback becomes, as in JAX::
 
 ``index`` is the callback's number in the process's table
 (``toolkit/core/host_callbacks.py``), which the runtime gives jaxlib when it
-compiles. ``pure_callback`` has no side effect; ``io_callback`` and
+compiles; ``toolkit.host_callback = "<session>:<index>"`` says which process
+numbered it (a module lowered by JAX or another process is refused, not run
+against this process's callbacks). ``pure_callback`` has no side effect; ``io_callback`` and
 ``debug_callback`` have one. An ordered callback takes a ``!stablehlo.token``
 first and returns one first: the tokens of one block (a function body or a
 region) are chained in program order, starting from ``stablehlo.create_token``,
@@ -27,7 +29,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
 
-from toolkit.core.host_callbacks import CALLBACK_TARGET, HostCallback, index_of
+from toolkit.core.host_callbacks import CALLBACK_TARGET, MARK_ATTRIBUTE, HostCallback, index_of, mark_of
 from toolkit.lax.callbacks import debug_callback_p, io_callback_p, pure_callback_p
 from toolkit.lowering.registry import register_lowering
 
@@ -96,6 +98,8 @@ def _emit(ctx: Any, operands: list, callback: HostCallback, *, has_side_effect: 
         result_layouts=ir.ArrayAttr.get([_value_layout(t) for t in result_types]))
     op.attributes["mhlo.backend_config"] = ir.DictAttr.get(
         {"index": ir.IntegerAttr.get(ir.IntegerType.get_unsigned(64), index)})
+    # Which process numbered it: the runtime compiles only its own process's callback calls.
+    op.attributes[MARK_ATTRIBUTE] = ir.StringAttr.get(mark_of(index))
     mctx = ctx.module_context
     if mctx.partitioner == "shardy" and not _inside_manual_computation(block):
         mesh = mctx.shardy_meshes.name_for_text(_MAXIMAL_MESH)
