@@ -15,3 +15,6 @@ from toolkit.nn.functions import (  # noqa: F401
 )
 from toolkit.nn import initializers  # noqa: F401,E402  (jax.nn.initializers)
 from toolkit.nn.attention import dot_product_attention  # noqa: F401,E402  (jax.nn.dot_product_attention)
+from toolkit.nn.activations import (  # noqa: F401,E402  (the rest of jax.nn's activations)
+    hard_silu, identity, log1mexp, logmeanexp, mish, sparse_plus, sparse_sigmoid, squareplus, tanh,
+)
