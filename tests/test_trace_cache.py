@@ -360,8 +360,8 @@ def test_symbolic_shapes_are_not_cached():
     f, traces = counted(lambda x: x * 2)
     (b,) = symbolic_shape("b")
     spec = ShapeDtypeStruct((b,), np.float32)
-    first = export(toolkit.jit(f))(spec)
-    second = export(toolkit.jit(f))(spec)
+    # From one line: locations name the frames outside the trace (its call site), as JAX's.
+    first, second = [export(toolkit.jit(f))(spec) for _ in range(2)]
     assert traces[0] == 2 and first.mlir_module_serialized == second.mlir_module_serialized
 
 

@@ -259,3 +259,85 @@ def test_differentiating_with_an_offload_policy_is_a_clear_error():
         toolkit.grad(fn)(w, w)
     # The forward pass alone never asks the policy, and runs.
     np.testing.assert_allclose(np.asarray(fn(w, w)), np.sin(w @ w).sum(), rtol=1e-6)
+
+
+# -- compute_on (issue 26 item 1): JAX's lowering, and jaxlib's CPU backend runs it --------------------------------
+
+def _compute_on_program(np_, jit, compute_on):
+    @jit
+    def g(x):
+        return x * 2
+
+    def f(x):
+        with compute_on("device_host"):
+            y = g(x)
+        return y + 1
+    return f
+
+
+def test_compute_on_lowers_and_runs_as_jax():
+    jax = pytest.importorskip("jax")
+    from jax.experimental.compute_on import compute_on as jax_compute_on
+    import toolkit.numpy as tnp
+    x = np.arange(3, dtype=np.float32)
+    ours = toolkit.jit(_compute_on_program(tnp, toolkit.jit, toolkit.compute_on))
+    theirs = jax.jit(_compute_on_program(jax.numpy, jax.jit, jax_compute_on))
+    text = ours.lower(x).as_text()
+    # The call and the ops of the called function carry _xla_compute_type = "host", JAX's text exactly.
+    assert 'call @g(%arg0) {mhlo.frontend_attributes = {_xla_compute_type = "host"}}' in text
+    assert text == theirs.lower(x).as_text()
+    np.testing.assert_array_equal(ours(x), theirs(x))
+
+
+def test_compute_on_marks_ops_traced_inside_and_their_derivatives():
+    jax = pytest.importorskip("jax")
+    from jax.experimental.compute_on import compute_on as jax_compute_on
+    import toolkit.numpy as tnp
+
+    def make(np_, co):
+        def f(x):
+            with co("device_host"):
+                return np_.sin(x)
+        return lambda x: f(x).sum()
+    x = np.linspace(-1, 1, 3, dtype=np.float32)
+    marked = re.compile(r"stablehlo\.(\w+) .*_xla_compute_type = \"host\"")
+    ours = toolkit.jit(toolkit.grad(make(tnp, toolkit.compute_on))).lower(x).as_text()
+    theirs = jax.jit(jax.grad(make(jax.numpy, jax_compute_on))).lower(x).as_text()
+    # grad binds each equation again with its compute type, as JAX re-enters the equation's context.
+    assert "cosine" in marked.findall(theirs) and set(marked.findall(theirs)) <= set(marked.findall(ours))
+    np.testing.assert_allclose(toolkit.jit(toolkit.grad(make(tnp, toolkit.compute_on)))(x),
+                               jax.grad(make(jax.numpy, jax_compute_on))(x), rtol=1e-6)
+
+
+def test_compute_on_outside_a_trace_and_nested():
+    import toolkit.numpy as tnp
+    from toolkit.core import tracing
+    x = np.ones(3, np.float32)
+    with toolkit.compute_on("device_host"):
+        np.testing.assert_allclose(tnp.sin(x), np.sin(x), rtol=1e-6)  # eager ops run as before
+        assert tracing.current_compute_type() == "device_host"
+        with toolkit.compute_on("device"):
+            assert tracing.current_compute_type() == "device"
+        assert tracing.current_compute_type() == "device_host"
+    assert tracing.current_compute_type() is None
+
+
+def test_compute_on_errors_are_jaxs():
+    pytest.importorskip("jax")
+    from jax.experimental.compute_on import compute_on as jax_compute_on
+    for bad, error in ((3, TypeError), ("host", ValueError)):
+        with pytest.raises(error) as ours:
+            with toolkit.compute_on(bad):
+                pass
+        with pytest.raises(error) as theirs:
+            with jax_compute_on(bad):
+                pass
+        assert str(ours.value) == str(theirs.value)
+
+
+def test_compute_on_frontend_attributes_for_every_type():
+    from toolkit.compute_on import frontend_attributes
+    assert frontend_attributes("device_host") == {"_xla_compute_type": "host"}
+    assert frontend_attributes("device") == {"_xla_compute_type": "dense"}
+    assert frontend_attributes("tpu_sparsecore") == {"_xla_compute_type": "sparseoffload"}
+    assert frontend_attributes("gpu_stream:2") == {"_xla_stream_annotation": "2", "inlineable": "false"}

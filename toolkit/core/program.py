@@ -66,6 +66,8 @@ class SourceInfo(NamedTuple):
     the transformations and scopes the equation was made under
     (``toolkit.core.tracing.Scope``/``Transform`` entries, as JAX's
     ``NameStack``), which the lowering puts before the primitive's name.
+    ``compute_type``: the ``toolkit.compute_on`` type it was made under
+    (``"device_host"``...; None: the default), as JAX's ``eqn.ctx.compute_type``.
     """
 
     file: str
@@ -76,6 +78,7 @@ class SourceInfo(NamedTuple):
     end_column: int = 0
     callers: tuple["SourceInfo", ...] = ()
     name_stack: tuple = ()
+    compute_type: str | None = None
 
     def __str__(self) -> str:
         return f"{self.file}:{self.line}"

@@ -197,13 +197,13 @@ _MAX_FRAMES = 100  # as JAX's default jax_traceback_in_locations_limit
 _NO_FRAMES = SourceInfo("", 0, "")
 
 
-def _with_name_stack(info: SourceInfo | None, stack: tuple) -> SourceInfo:
-    """``info`` (frames) under the name stack ``stack``, interned."""
-    key = (id(info), stack)
+def _with_name_stack(info: SourceInfo | None, stack: tuple, compute_type: str | None = None) -> SourceInfo:
+    """``info`` (frames) under the name stack ``stack`` and ``compute_type``, interned."""
+    key = (id(info), stack, compute_type)
     entry = _NAMED.get(key)
     if entry is not None and entry[0] is info:
         return entry[1]
-    named = (info or _NO_FRAMES)._replace(name_stack=stack)
+    named = (info or _NO_FRAMES)._replace(name_stack=stack, compute_type=compute_type)
     if len(_NAMED) > 100_000:
         _NAMED.clear()
     _NAMED[key] = (info, named)
@@ -322,33 +322,46 @@ class _State(threading.local):
         #: The source new equations record instead of the Python stack's: set while an equation is bound
         #: again by a transformation, so what it makes points at the user's line that made the original.
         self.source: SourceInfo | None = None
+        #: The ``toolkit.compute_on`` type new equations record (None: the default), as JAX's eqn contexts.
+        self.compute_type: str | None = None
 
 
 _state = _State()
 
 
 class _SourceContext:
-    """Sets the name stack and source new equations record, and restores them on exit."""
+    """Sets the name stack, source and compute type new equations record, and restores them on exit."""
 
-    __slots__ = ("name_stack", "source", "_saved")
+    __slots__ = ("name_stack", "source", "compute_type", "_saved")
 
-    def __init__(self, name_stack: tuple, source: SourceInfo | None):
+    def __init__(self, name_stack: tuple, source: SourceInfo | None, compute_type: str | None):
         self.name_stack = name_stack
         self.source = source
+        self.compute_type = compute_type
 
     def __enter__(self) -> None:
         state = _state
-        self._saved = (state.name_stack, state.source)
-        state.name_stack, state.source = self.name_stack, self.source
+        self._saved = (state.name_stack, state.source, state.compute_type)
+        state.name_stack, state.source, state.compute_type = self.name_stack, self.source, self.compute_type
 
     def __exit__(self, *exc: Any) -> None:
-        _state.name_stack, _state.source = self._saved
+        _state.name_stack, _state.source, _state.compute_type = self._saved
 
 
 def transform_name_stack(name: str) -> _SourceContext:
     """Equations made inside are under the transformation ``name`` (``jvp``, ``transpose``, ``vmap``), as JAX's
     ``source_info_util.transform_name_stack``: their ops are named ``.../name(...)/primitive``."""
-    return _SourceContext(_state.name_stack + (Transform(name),), _state.source)
+    return _SourceContext(_state.name_stack + (Transform(name),), _state.source, _state.compute_type)
+
+
+def compute_type_context(compute_type: str | None) -> _SourceContext:
+    """Equations made inside record ``compute_type`` (``toolkit.compute_on``'s; None leaves the current one)."""
+    return _SourceContext(_state.name_stack, _state.source, compute_type or _state.compute_type)
+
+
+def current_compute_type() -> str | None:
+    """The ``toolkit.compute_on`` type equations made now record (None: the default)."""
+    return _state.compute_type
 
 
 def equation_context(source: SourceInfo | None, *transforms: str) -> _SourceContext:
@@ -364,10 +377,11 @@ def equation_context(source: SourceInfo | None, *transforms: str) -> _SourceCont
     if transforms:
         stack = stack + tuple(Transform(t) for t in transforms)
     if source is None:
-        return _SourceContext(stack, _state.source)
+        return _SourceContext(stack, _state.source, _state.compute_type)
     if source.name_stack:
         stack = stack + source.name_stack
-    return _SourceContext(stack, source if source.file else _state.source)
+    # The equation's compute type comes back with it (JAX re-enters eqn.ctx when it binds an equation again).
+    return _SourceContext(stack, source if source.file else _state.source, source.compute_type or _state.compute_type)
 
 
 def current_name_stack() -> tuple:
@@ -487,8 +501,8 @@ class ProgramBuilder:
         outs = [Var(aval) for aval in out_avals]
         state = _state
         info = state.source if state.source is not None else user_source_info(self)
-        if state.name_stack or (info is not None and info.name_stack):
-            info = _with_name_stack(info, state.name_stack)
+        if state.name_stack or state.compute_type or (info is not None and (info.name_stack or info.compute_type)):
+            info = _with_name_stack(info, state.name_stack, state.compute_type)
         eqn = Equation(primitive, atoms, outs, params, info)
         self.eqns.append(eqn)
         return [Tracer(self, v, eqn) for v in outs]

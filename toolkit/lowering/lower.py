@@ -36,6 +36,7 @@ import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func, sdy, stablehlo
 
+from toolkit.compute_on import frontend_attributes
 from toolkit.core.avals import ShapedArray, is_static_shape
 from toolkit.core.program import Literal, Program, Var
 from toolkit.core.tracing import Scope, render_name_stack
@@ -344,6 +345,8 @@ def lower_program_inline(mctx: ModuleContext, program: Program, args: Sequence[i
                 raise type(exc)(f"lowering `{eqn.primitive.name}`{where} failed: {exc}") from exc
         if not eqn.primitive.multiple_results:
             out = [out]
+        if eqn.source_info is not None and eqn.source_info.compute_type:  # toolkit.compute_on, as JAX marks it
+            _mark_compute_type(out, eqn.source_info.compute_type)
         for v, value in zip(eqn.outputs, out):
             value = value if isinstance(value, ir.Value) else value.result
             if v.aval.sharding is not None and _adds_layout(eqn, v.aval):
@@ -378,6 +381,21 @@ def region_name(primitive: str, params: dict, program: Any) -> str:
                 if item is program:
                     return f"cond/branch_{i}_fun" if primitive == "cond" else f"{primitive}/{key}_{i}"
     return primitive
+
+
+def _mark_compute_type(outs: Sequence[Any], compute_type: str) -> None:
+    """The ops making ``outs`` get ``mhlo.frontend_attributes`` for ``compute_type`` (JAX's
+    ``wrap_compute_type_in_place``: the owner of each result, block arguments left alone)."""
+    entries = frontend_attributes(compute_type)
+    for value in outs:
+        value = value if isinstance(value, ir.Value) else value.result
+        if isinstance(value, ir.BlockArgument):
+            continue
+        op = value.owner
+        attrs = {a.name: a.attr for a in ir.DictAttr(op.attributes["mhlo.frontend_attributes"])} \
+            if "mhlo.frontend_attributes" in op.attributes else {}
+        attrs.update({k: ir.StringAttr.get(v) for k, v in entries.items()})
+        op.attributes["mhlo.frontend_attributes"] = ir.DictAttr.get(attrs)
 
 
 def _adds_layout(eqn: Any, aval: ShapedArray) -> bool:
