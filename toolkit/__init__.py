@@ -23,6 +23,7 @@ from toolkit.array import Array, device_put  # noqa: F401
 from toolkit import tree_util  # noqa: F401  (the public pytree API, jax.tree_util)
 from toolkit import flatten_util, tree  # noqa: F401  (jax.flatten_util, jax.tree)
 from toolkit import scipy  # noqa: F401  (jax.scipy: special functions, distributions)
+from toolkit import errors  # noqa: F401  (jax.errors: the tracer and promotion exception classes)
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct  # noqa: F401
 from toolkit.core.config import config, enable_x64  # noqa: F401  (jax.config, jax.enable_x64)
 from toolkit.core.tracing import ConcretizationTypeError, UnexpectedTracerError  # noqa: F401

@@ -58,18 +58,31 @@ SUPPORTED_DTYPES: tuple[np.dtype, ...] = (
 )
 _SUPPORTED = frozenset(SUPPORTED_DTYPES)
 
-# Extra ml_dtypes floats that XLA understands; accepted but not promoted with.
-_EXTRA_FLOATS = tuple(
-    np.dtype(getattr(ml_dtypes, name))
-    for name in ("float8_e4m3fn", "float8_e5m2", "float8_e4m3b11fnuz", "float8_e4m3fnuz", "float8_e5m2fnuz")
-    if hasattr(ml_dtypes, name)
-)
+#: JAX's low-precision floats (``ml_dtypes``; XLA computes in them). In JAX's lattice each sits alone above
+#: the weak float: it joins bools and integers (``int8 + float8_e4m3fn -> float8_e4m3fn``) and nothing else.
+LOW_PRECISION_FLOAT_NAMES = ("float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz",
+                             "float8_e5m2", "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn")
+#: JAX's sub-byte integers: in its lattice each sits alone above the weak int; it joins bools only.
+LOW_PRECISION_INT_NAMES = ("int2", "int4", "uint2", "uint4")
+_EXTRA_FLOATS = tuple(np.dtype(getattr(ml_dtypes, name)) for name in LOW_PRECISION_FLOAT_NAMES)
+_EXTRA_INTS = tuple(np.dtype(getattr(ml_dtypes, name)) for name in LOW_PRECISION_INT_NAMES)
+_SUB_BYTE_WIDTH = {np.dtype(ml_dtypes.int2): 2, np.dtype(ml_dtypes.uint2): 2, np.dtype(ml_dtypes.int4): 4,
+                   np.dtype(ml_dtypes.uint4): 4, np.dtype(ml_dtypes.float4_e2m1fn): 4}
+_UNSIGNED_EXTRA_INTS = frozenset({np.dtype(ml_dtypes.uint2), np.dtype(ml_dtypes.uint4)})
+
+
+class TypePromotionError(ValueError):
+    """Two dtypes have no implicit promotion in JAX's lattice (``jax.dtypes.TypePromotionError``).
+
+    8-bit (and 4-bit) floats and sub-byte integers promote with nothing wider, so that a computation never
+    leaves the low-precision type silently; convert explicitly.
+    """
 #: JAX's ``float0``: the dtype of tangents and cotangents of integer and boolean values
 #: (zero bytes per element). Exports carry it (VJPs of functions with integer
 #: arguments); in StableHLO a float0 array is a ``tensor<...xi1>`` of zeros, as JAX lowers it.
 float0 = np.dtype([("float0", np.void, 0)])
 
-_ACCEPTED = _SUPPORTED | frozenset(_EXTRA_FLOATS) | {float0}
+_ACCEPTED = _SUPPORTED | frozenset(_EXTRA_FLOATS) | frozenset(_EXTRA_INTS) | {float0}
 
 #: The defaults with x64 off (JAX's default config); :func:`default_int_dtype` and
 #: friends give the current ones (64-bit with x64 on).
@@ -173,15 +186,20 @@ def is_complex(dtype: np.dtype) -> bool:
 
 
 def is_integer(dtype: np.dtype) -> bool:
-    return dtype.kind in "iu"
+    return dtype.kind in "iu" or dtype in _EXTRA_INTS
 
 
 def is_signed(dtype: np.dtype) -> bool:
-    return dtype.kind == "i"
+    return dtype.kind == "i" or (dtype in _EXTRA_INTS and dtype not in _UNSIGNED_EXTRA_INTS)
 
 
 def is_unsigned(dtype: np.dtype) -> bool:
-    return dtype.kind == "u"
+    return dtype.kind == "u" or dtype in _UNSIGNED_EXTRA_INTS
+
+
+def is_low_precision(dtype: np.dtype) -> bool:
+    """The float8/float4 types and the sub-byte integers: JAX's lattice joins them with nothing wider."""
+    return dtype in _EXTRA_FLOATS or dtype in _EXTRA_INTS
 
 
 def is_bool(dtype: np.dtype) -> bool:
@@ -203,6 +221,8 @@ def iinfo(dtype: Any) -> ml_dtypes.iinfo:
 
 
 def bit_width(dtype: np.dtype) -> int:
+    if dtype in _SUB_BYTE_WIDTH:
+        return _SUB_BYTE_WIDTH[dtype]
     return 1 if dtype == bool_ else dtype.itemsize * 8
 
 
@@ -215,14 +235,44 @@ _FLOAT_BY_WIDTH = {16: float16, 32: float32, 64: float64}
 _COMPLEX_FOR_FLOAT: dict[int, np.dtype] = {16: complex64, 32: complex64, 64: complex128}
 
 
+def kind_of(dtype: np.dtype) -> str:
+    """numpy's kind letter (``b``, ``i``, ``u``, ``f``, ``c``) of a dtype, ``ml_dtypes``' types included
+    (numpy calls them all ``V``): bfloat16 and the float8/float4 types are ``f``, ``int4`` is ``i``."""
+    return _kind(dtype)
+
+
 def _kind(dtype: np.dtype) -> str:
+    if dtype in _EXTRA_INTS:
+        return "u" if dtype in _UNSIGNED_EXTRA_INTS else "i"
     return "f" if dtype == bfloat16 or dtype in _EXTRA_FLOATS else dtype.kind
 
 
+def _no_promotion(*names: str) -> TypePromotionError:
+    listed = ", ".join(repr(n) for n in names)
+    return TypePromotionError(
+        f"Input dtypes ({listed}) have no available implicit dtype promotion path. To avoid unintended "
+        "promotion, 8-bit floats and sub-byte integers do not support implicit promotion. If you'd like your "
+        "inputs to be promoted to another type, you can do so explicitly using e.g. x.astype('float32')")
+
+
+def _join_low_precision(a: np.dtype, b: np.dtype) -> np.dtype:
+    """JAX's lattice around a low-precision type ``a`` (not ``b``): a float joins bools and standard integers,
+    an integer joins bools; anything else is a :class:`TypePromotionError`."""
+    if b == bool_:
+        return a
+    if a in _EXTRA_FLOATS and _kind(b) in "iu" and b not in _EXTRA_INTS:
+        return a
+    raise _no_promotion(a.name, b.name)
+
+
 def _join(a: np.dtype, b: np.dtype) -> np.dtype:
-    """The least upper bound of two strongly typed dtypes."""
+    """The least upper bound of two strongly typed dtypes (:class:`TypePromotionError` when there is none)."""
     if a == b:
         return a
+    if is_low_precision(a):
+        return _join_low_precision(a, b)
+    if is_low_precision(b):
+        return _join_low_precision(b, a)
     ka, kb = _kind(a), _kind(b)
     if _KIND_ORDER[ka] != _KIND_ORDER[kb]:
         hi, lo = (a, b) if _KIND_ORDER[ka] > _KIND_ORDER[kb] else (b, a)
@@ -337,6 +387,12 @@ def _promote_with_weak(typed: tuple[tuple[np.dtype, bool], ...]) -> tuple[np.dty
     weak_result = False
     for d in weak:
         kw, kr = _KIND_ORDER[_kind(d)], _KIND_ORDER[_kind(result)]
+        if is_low_precision(result):
+            # The weak int sits below every low-precision type, the weak float below the low-precision floats
+            # only; a weak complex is above none (JAX's lattice).
+            if kw > kr:
+                raise _no_promotion(result.name, f"weak {d.name}")
+            continue
         if kw > kr:
             if _kind(d) == "c" and _kind(result) == "f" and not weak_result:
                 # A strong float beside a weak complex: the complex type of the float's width (strong).

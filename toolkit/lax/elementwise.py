@@ -34,12 +34,53 @@ NUMBER = "iufc"
 INEXACT = "fc"
 
 
-def _user_function(p: Primitive, name: str) -> Callable[..., Any]:
-    def apply(*args: Any) -> Any:
-        return p.bind(*args)
+def _user_function(p: Primitive, name: str, broadcasts: bool = False) -> Callable[..., Any]:
+    if broadcasts:
+        def apply(*args: Any) -> Any:
+            return p.bind(*_broadcast_operands(name, args))
+        doc = ("operands of equal dtypes and equal shapes, but for scalars and size-1 dimensions, which "
+               "broadcast as in ``jax.lax``")
+    else:
+        def apply(*args: Any) -> Any:
+            return p.bind(*args)
+        doc = "operands of equal shapes and dtypes"
     apply.__name__ = apply.__qualname__ = name
-    apply.__doc__ = f"Elementwise ``{p.name}`` (operands of equal shapes and dtypes)."
+    apply.__doc__ = f"Elementwise ``{p.name}`` ({doc})."
     return family.function(apply, binds=(p,))
+
+
+def _broadcast_operands(name: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``jax.lax``'s implicit broadcasting of an n-ary elementwise op's operands: a rank-0 operand (a Python
+    scalar, a 0-d array) goes with any shape, and operands of one rank broadcast their size-1 dimensions.
+    Different ranks otherwise, or sizes that differ and are not 1, are JAX's ``TypeError``s."""
+    avals = [aval_of(a) for a in args]
+    shapes = [a.shape for a in avals]
+    if all(s == shapes[0] for s in shapes[1:]):
+        return args
+    if not all(type(d) is int for s in shapes for d in s):
+        return args  # symbolic dimensions: the primitive's shape rule checks them
+    ranks = {len(s) for s in shapes if s}
+    if len(ranks) > 1:
+        raise TypeError(f"{name}: arrays must have the same number of dimensions, got {ranks}")
+    rank = ranks.pop()
+    target = []
+    for axis in range(rank):
+        sizes = {s[axis] for s in shapes if s and s[axis] != 1}
+        if len(sizes) > 1:
+            raise TypeError(f"{name} got incompatible shapes for broadcasting: "
+                            f"{', '.join(str(tuple(s)) for s in shapes)}.")
+        target.append(sizes.pop() if sizes else 1)
+    shape = tuple(target)
+    # function-level: structural imports this module (its ops are built on convert_element_type)
+    from toolkit.lax.structural import broadcast_in_dim
+    out = []
+    for a, aval in zip(args, avals):
+        if aval.shape != shape:
+            if dtypes.is_python_scalar(a):  # keeps its weak type, as the literal JAX binds would
+                a = convert_element_type(np.asarray(a, aval.dtype), aval.dtype, weak_type=aval.weak_type)
+            a = broadcast_in_dim(a, shape, tuple(range(len(aval.shape))))
+        out.append(a)
+    return tuple(out)
 
 
 def unary(name: str, kinds: str, *, hlo: str | None = None, derivative: Any = None,
@@ -67,7 +108,7 @@ def binary(name: str, kinds: str, *, hlo: str | None = None, derivative: Any = N
         check_dtype(name, x, kinds)
         return ShapedArray(shape, dtype, all_weak(x, y))
     p = family.primitive(name, shape_rule=rule, kind="binary", hlo=hlo, derivative=derivative)
-    return p, _user_function(p, function or name)
+    return p, _user_function(p, function or name, broadcasts=True)
 
 
 def compare(name: str, direction: str) -> tuple[Primitive, Callable[..., Any]]:
@@ -77,7 +118,7 @@ def compare(name: str, direction: str) -> tuple[Primitive, Callable[..., Any]]:
         same_dtypes(name, x, y)
         return ShapedArray(shape, dtypes.bool_)
     p = family.primitive(name, shape_rule=rule, kind="compare", direction=direction, derivative="zero")
-    return p, _user_function(p, name)
+    return p, _user_function(p, name, broadcasts=True)
 
 
 _H, _C = "stablehlo.", "chlo."
@@ -187,7 +228,7 @@ def _complex_rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
 
 
 complex_p = family.primitive("complex", shape_rule=_complex_rule, kind="binary", hlo=_H + "complex")
-complex = _user_function(complex_p, "complex")
+complex = _user_function(complex_p, "complex", broadcasts=True)
 
 eq_p, eq = compare("eq", "EQ")
 ne_p, ne = compare("ne", "NE")
@@ -199,8 +240,9 @@ ge_p, ge = compare("ge", "GE")
 
 def _integer_pow_rule(x: ShapedArray, *, y: int) -> ShapedArray:
     check_dtype("integer_pow", x, NUMBER)
-    if y < 0 and dtypes.is_integer(x.dtype):
-        raise ValueError(f"integer_pow of an integer operand needs a non-negative exponent, got {y}")
+    if y < 0 and (dtypes.is_integer(x.dtype) or dtypes.is_bool(x.dtype)):
+        # JAX's TypeError and words (the aval printed as JAX prints it: int32[3]).
+        raise TypeError(f"Integers cannot be raised to negative powers, got integer_pow({str(x).lstrip('~')}, {y})")
     return x
 
 

@@ -36,7 +36,7 @@ def all_weak(*avals: ShapedArray) -> bool:
 def check_dtype(name: str, aval: ShapedArray, allowed: str, what: str = "operand") -> None:
     """``allowed`` is a string of kinds: b(ool) i(nt) u(nsigned) f(loat) c(omplex)."""
     dtype = aval.dtype
-    kind = "f" if dtypes.is_float(dtype) else dtype.kind
+    kind = dtypes.kind_of(dtype) if dtype != dtypes.float0 else dtype.kind  # ml_dtypes' types: numpy says "V"
     if kind not in allowed:
         names = {"b": "bool", "i": "signed integer", "u": "unsigned integer", "f": "floating", "c": "complex"}
         wanted = " or ".join(names[k] for k in allowed)

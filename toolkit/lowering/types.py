@@ -28,9 +28,17 @@ _ELEMENT_TYPE_MAKERS = {
     dtypes.complex64: lambda: ir.ComplexType.get(ir.F32Type.get()),
     dtypes.complex128: lambda: ir.ComplexType.get(ir.F64Type.get()),
 }
-for _name, _maker in (("float8_e4m3fn", "Float8E4M3FNType"), ("float8_e5m2", "Float8E5M2Type")):
-    if hasattr(ml_dtypes, _name) and hasattr(ir, _maker):
-        _ELEMENT_TYPE_MAKERS[np.dtype(getattr(ml_dtypes, _name))] = getattr(ir, _maker).get
+# Every low-precision type JAX 0.10.2 lowers (dtypes.LOW_PRECISION_*_NAMES); a missing entry made the fnuz
+# float8s a KeyError when lowering.
+for _name, _maker in (("float8_e3m4", "Float8E3M4Type"), ("float8_e4m3", "Float8E4M3Type"),
+                      ("float8_e4m3b11fnuz", "Float8E4M3B11FNUZType"), ("float8_e4m3fn", "Float8E4M3FNType"),
+                      ("float8_e4m3fnuz", "Float8E4M3FNUZType"), ("float8_e5m2", "Float8E5M2Type"),
+                      ("float8_e5m2fnuz", "Float8E5M2FNUZType"), ("float8_e8m0fnu", "Float8E8M0FNUType"),
+                      ("float4_e2m1fn", "Float4E2M1FNType")):
+    _ELEMENT_TYPE_MAKERS[np.dtype(getattr(ml_dtypes, _name))] = getattr(ir, _maker).get
+for _name, _width, _signed in (("int2", 2, True), ("int4", 4, True), ("uint2", 2, False), ("uint4", 4, False)):
+    _ELEMENT_TYPE_MAKERS[np.dtype(getattr(ml_dtypes, _name))] = (
+        (lambda w=_width: ir.IntegerType.get_signless(w)) if _signed else (lambda w=_width: ir.IntegerType.get_unsigned(w)))
 
 DYNAMIC = ir.ShapedType.get_dynamic_size()
 

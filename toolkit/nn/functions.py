@@ -8,6 +8,7 @@ import numpy as np
 
 import toolkit.numpy as tnp
 from toolkit import lax
+from toolkit.ad.custom_derivatives import custom_jvp
 from toolkit.core import dtypes
 from toolkit.numpy._core import canonical_axes, canonical_axis
 
@@ -24,14 +25,19 @@ def _inexact(x: Any) -> Any:
     return x
 
 
+@custom_jvp
 def relu(x: Any) -> Any:
-    """``max(x, 0)``.
+    """``max(x, 0)``, with JAX's derivative: 0 at ``x == 0`` (a ``custom_jvp``, as ``jax.nn.relu``).
 
     Example::
 
         relu(np.array([-1.0, 2.0]))  # [0., 2.]
     """
     return tnp.maximum(x, 0)
+
+
+# JAX defines relu's JVP so that grad(relu)(0.) == 0 (maximum's tie rule would give 0.5).
+relu.defjvps(lambda g, ans, x: lax.select(tnp.asarray(x) > 0, g, tnp.zeros_like(g)))
 
 
 def relu6(x: Any) -> Any:

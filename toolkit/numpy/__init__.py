@@ -8,13 +8,18 @@ The modules are layered, each importing only modules before it in this list:
 ``creation``, ``indexing`` (``x[idx]``), ``scatter`` (``x.at[idx]``),
 ``shapes``, ``take``, ``reductions``, ``sorting``, ``diagonals``, ``einsum``,
 ``tensor_contractions``, ``index_tricks``, ``nan_functions``, ``statistics``,
-``signal``, ``setops``, ``fft`` (``toolkit.numpy.fft``) and ``methods`` (operators and array methods).
+``signal``, ``nonzero_indices``, ``setops``, ``scalar_types`` (``float32(1.5)``), ``fft`` (``toolkit.numpy.fft``) and ``methods`` (operators and array methods).
 """
 
-from toolkit.core.dtypes import (  # noqa: F401
-    bfloat16, bool_, complex64, complex128, float16, float32, float64, int8, int16, int32, int64,
-    uint8, uint16, uint32, uint64, finfo, iinfo, promote_types, result_type,
+from toolkit.core.dtypes import finfo, iinfo, promote_types, result_type  # noqa: F401
+from toolkit.numpy.scalar_types import (  # noqa: F401
+    bfloat16, bool_, character, cdouble, complex64, complex128, complex_, complexfloating, csingle, double, flexible,
+    float4_e2m1fn, float8_e3m4, float8_e4m3, float8_e4m3b11fnuz, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2,
+    float8_e5m2fnuz, float8_e8m0fnu, float16, float32, float64, float_, floating, generic, inexact, int2, int4, int8,
+    int16, int32, int64, int_, integer, number, object_, signedinteger, single, uint, uint2, uint4, uint8, uint16,
+    uint32, uint64, unsignedinteger,
 )
+from toolkit.numpy.scalar_types import bool_ as bool  # noqa: F401,A004  (jnp.bool, numpy 2's name)
 from toolkit.numpy._core import asarray, broadcast_shapes, broadcast_to  # noqa: F401
 from toolkit.numpy.creation import (  # noqa: F401
     arange, array, empty, eye, full, full_like, identity, linspace, ones, ones_like, tri, tril, triu, vander, zeros,
@@ -33,7 +38,8 @@ from toolkit.numpy.reductions import (  # noqa: F401
     all, allclose, amax, amin, any, argmax, argmin, array_equal, count_nonzero, cumprod, cumsum, cumulative_prod,
     cumulative_sum, max, mean, min, prod, std, sum, var,
 )
-from toolkit.numpy.setops import isin  # noqa: F401
+from toolkit.numpy.nonzero_indices import argwhere, flatnonzero, nonzero, where  # noqa: F401
+from toolkit.numpy.setops import isin, unique  # noqa: F401
 from toolkit.numpy.shapes import (  # noqa: F401
     append, array_split, atleast_1d, atleast_2d, atleast_3d, block, broadcast_arrays, column_stack, concatenate,
     dstack, expand_dims, flip, fliplr, flipud, hsplit, hstack, matrix_transpose, moveaxis, pad, permute_dims, ravel,
@@ -56,7 +62,7 @@ from toolkit.numpy.ufuncs import (  # noqa: F401
     less_equal, log, log1p, log2, log10, logaddexp, logaddexp2, logical_and, logical_not, logical_or, logical_xor,
     maximum, minimum, mod, modf, multiply, nan_to_num, negative, nextafter, not_equal, piecewise, positive, pow,
     power, rad2deg, radians, real, reciprocal, remainder, right_shift, rint, round, rsqrt, select, sign, signbit,
-    sin, sinc, sinh, sqrt, square, subtract, tan, tanh, true_divide, trunc, where,
+    sin, sinc, sinh, sqrt, square, subtract, tan, tanh, true_divide, trunc,
 )
 from toolkit.numpy import fft  # noqa: F401,E402  (toolkit.numpy.fft, jax.numpy.fft)
 from toolkit.numpy import linalg  # noqa: F401,E402  (toolkit.numpy.linalg, jax.numpy.linalg)

@@ -56,9 +56,19 @@ def asarray(x: Any, dtype: Any = None) -> Any:
     if isinstance(x, (list, tuple)) and any(is_array(e) for e in _flat(x)):
         return _stack_nested(x, dtype)
     if dtypes.is_python_scalar(x) and dtype is None:
+        if type(x) is int:
+            _check_python_int(x, dtypes.default_int_dtype(), "Python int {} too large to convert to {}")
         value = np.asarray(x, dtypes.dtype_of(x))
         return _to_device_or_constant(value, weak=type(x) is not bool)  # a bool is never weakly typed (JAX)
     value = np.asarray(x) if dtype is None else np.asarray(x, dtype=dtypes.canonicalize_explicit_dtype(dtype, "asarray"))
+    if dtype is None and isinstance(x, (list, tuple)) and value.dtype in (np.int64, np.uint64, object):
+        # Python ints in lists take the default int type; one outside it is an OverflowError, as in JAX
+        # (numpy would infer int64/uint64/object and the narrowing below would wrap silently).
+        info = np.iinfo(dtypes.default_int_dtype())
+        if value.dtype != np.int64 or value.size and (value.min() < info.min or value.max() > info.max):
+            for e in _flat(x):
+                if type(e) is int:
+                    _check_python_int(e, dtypes.default_int_dtype(), "Python integer {} out of bounds for {}")
     if value.dtype == object:
         raise TypeError(f"cannot convert {type(x).__name__} to an array: {x!r}")
     if dtype is None and not isinstance(x, (np.ndarray, np.generic)):
@@ -73,6 +83,21 @@ def asarray(x: Any, dtype: Any = None) -> Any:
     if canonical != value.dtype:
         value = value.astype(canonical)
     return _to_device_or_constant(value, weak=False)
+
+
+def check_arraylike(name: str, *args: Any) -> None:
+    """JAX's ``check_arraylike``: functions that take arrays refuse lists, tuples and other non-arrays with a
+    ``TypeError`` naming the function and the argument's position (``toolkit.numpy.asarray`` converts lists)."""
+    for position, x in enumerate(args):
+        if not (is_array(x) or isinstance(x, (np.ndarray, np.generic)) or dtypes.is_python_scalar(x)
+                or _is_symbolic(x) or (hasattr(x, "__jax_array__") or (hasattr(x, "shape") and hasattr(x, "dtype")))):
+            raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x)} at position {position}.")
+
+
+def _check_python_int(value: int, dtype: np.dtype, message: str) -> None:
+    info = np.iinfo(dtype)
+    if not info.min <= value <= info.max:
+        raise OverflowError(message.format(value, dtype.name))
 
 
 def _flat(x: Any):

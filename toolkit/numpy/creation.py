@@ -12,7 +12,7 @@ from toolkit.core.avals import canonicalize_shape
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import ufuncs
-from toolkit.numpy._core import asarray, broadcast_to, is_array, stack
+from toolkit.numpy._core import asarray, broadcast_to, check_arraylike, is_array, stack
 
 
 def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
@@ -30,12 +30,17 @@ def _full(shape: Any, fill_value: Any, dtype: Any, out_sharding: Any, what: str)
         return _with_out_sharding(full, {"shape": shape, "fill_value": fill_value, "dtype": dtype}, out_sharding,
                                   what, shape, "broadcast_in_dim")
     shape = canonicalize_shape(shape)
+    # JAX's lax.full: weakly typed when no dtype is given and the fill value is (a Python scalar).
+    weak = dtype is None and dtypes.is_weakly_typed(fill_value)
     if dtype is None:
         dtype = fill_value.dtype if is_array(fill_value) else dtypes.dtype_of(fill_value)
     else:  # with x64 off a 64-bit request is truncated, with JAX's warning
-        dtype = dtypes.canonicalize_explicit_dtype(dtype, what.removeprefix("jnp."))
+        dtype = dtypes.canonicalize_explicit_dtype(dtype, what.removeprefix("toolkit.numpy."))
     value = asarray(fill_value, dtype) if is_array(fill_value) else np.asarray(fill_value, dtype)
-    return broadcast_to(value if is_array(value) else asarray(value), shape)
+    out = broadcast_to(value if is_array(value) else asarray(value), shape)
+    if weak != bool(out.weak_type):
+        out = lax_elementwise.convert_element_type(out, out.dtype, weak_type=weak)
+    return out
 
 
 # out_sharding= (a NamedSharding, or a PartitionSpec under toolkit.set_mesh): the created array's type on
@@ -53,12 +58,12 @@ def zeros(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """An array of ``shape`` filled with 0 (as ``jnp.zeros``); ``dtype`` defaults to the default float type
     (float32, float64 under x64). A negative or non-integer dimension raises.
     """
-    return _full(shape, 0, dtypes.default_float_dtype() if dtype is None else dtype, out_sharding, "jnp.zeros")
+    return _full(shape, 0, dtypes.default_float_dtype() if dtype is None else dtype, out_sharding, "toolkit.numpy.zeros")
 
 
 def ones(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """An array of ``shape`` filled with 1 (as ``jnp.ones``); ``dtype`` defaults to the default float type."""
-    return _full(shape, 1, dtypes.default_float_dtype() if dtype is None else dtype, out_sharding, "jnp.ones")
+    return _full(shape, 1, dtypes.default_float_dtype() if dtype is None else dtype, out_sharding, "toolkit.numpy.ones")
 
 
 def empty(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
@@ -67,19 +72,24 @@ def empty(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
 
 
 def _full_like(a: Any, fill_value: Any, dtype: Any, shape: Any, out_sharding: Any, what: str) -> Any:
-    a = a if is_array(a) else np.asarray(a)
-    return _full(a.shape if shape is None else shape, fill_value, a.dtype if dtype is None else dtype, out_sharding,
-                 what)
+    check_arraylike(what.removeprefix("toolkit.numpy."), a)  # a list is JAX's TypeError
+    weak = dtype is None and dtypes.is_weakly_typed(a)  # JAX's lax.full_like: weak like a weak ``a``
+    a = a if is_array(a) else np.asarray(a, dtypes.dtype_of(a))
+    out = _full(a.shape if shape is None else shape, fill_value, a.dtype if dtype is None else dtype, out_sharding,
+                what)
+    if weak and out_sharding is None:
+        out = lax_elementwise.convert_element_type(out, out.dtype, weak_type=True)
+    return out
 
 
 def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, out_sharding: Any = None) -> Any:
     """Zeros with ``a``'s shape and dtype, or the ``shape``/``dtype`` given (as ``jnp.zeros_like``)."""
-    return _full_like(a, 0, dtype, shape, out_sharding, "jnp.zeros_like")
+    return _full_like(a, 0, dtype, shape, out_sharding, "toolkit.numpy.zeros_like")
 
 
 def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, out_sharding: Any = None) -> Any:
     """Ones with ``a``'s shape and dtype, or the ``shape``/``dtype`` given (as ``jnp.ones_like``)."""
-    return _full_like(a, 1, dtype, shape, out_sharding, "jnp.ones_like")
+    return _full_like(a, 1, dtype, shape, out_sharding, "toolkit.numpy.ones_like")
 
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, out_sharding: Any = None) -> Any:
@@ -99,7 +109,7 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
         lo, hi = (0, start) if stop is None else (start, stop)
         size = len(np.arange(lo, hi, 1 if step is None else step))
         return _with_out_sharding(arange, {"start": start, "stop": stop, "step": step, "dtype": dtype},
-                                  out_sharding, "jnp.arange", (size,), "iota")
+                                  out_sharding, "toolkit.numpy.arange", (size,), "iota")
     if stop is None:
         start, stop = 0, start
     step = 1 if step is None else step

@@ -14,10 +14,10 @@ What each index lowers to:
 * traced integer scalars: ``dynamic_slice`` (start clamped into bounds, as XLA does);
 * integer arrays: one ``gather`` (after the static slices are applied).
 
-Out-of-bounds behaviour (as in JAX): a static int index out of range raises
-``IndexError`` naming the axis; out-of-range entries of integer-array or traced
-indices are *clamped* by ``x[idx]`` and ``.at[idx].get()`` (``mode="fill"``
-returns ``fill_value`` instead).
+Out-of-bounds behaviour (as in JAX): static int indices, out-of-range entries of
+integer-array and traced indices are *clamped* by ``x[idx]`` (``x[5]`` of a
+3-element array is ``x[2]``) and ``.at[idx].get()`` (``mode="fill"`` returns
+``fill_value`` instead); only an index into an empty axis raises ``IndexError``.
 
 Example::
 
@@ -27,6 +27,7 @@ Example::
 
 from __future__ import annotations
 
+import builtins
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
@@ -147,10 +148,16 @@ def _parse(shape: Sequence[Any], idx: Any, check_static_bounds: bool = True) -> 
                     items.append(("dyn", item))
                 else:
                     items.append(("array", item))
-            else:
-                raise IndexError(f"{_index_error_types()}; got an array of dtype {np.dtype(dtype).name}")
+            else:  # JAX's TypeError and words
+                raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
+                                f"{np.dtype(dtype).name}")
+        elif isinstance(item, str):
+            raise TypeError(f"toolkit does not support string indexing; got idx={item!r}")
+        elif isinstance(item, (float, complex, np.inexact)):
+            raise TypeError(f"Indexer must have integer or boolean type, got indexer with type "
+                            f"{np.asarray(item).dtype.name}")
         else:
-            raise IndexError(f"{_index_error_types()}; got {type(item).__name__} {item!r}")
+            raise TypeError(f"{_index_error_types()}; got {type(item).__name__} {item!r}")
 
     consumed = sum(item[1].ndim if item[0] == "mask" else 1 for item in items
                    if item[0] in ("slice", "int", "dyn", "array", "mask"))
@@ -187,8 +194,13 @@ def _parse(shape: Sequence[Any], idx: Any, check_static_bounds: bool = True) -> 
                 continue
             if in_bounds:
                 entries.append(_E("int", dim, start=value % n))
-            elif check_static_bounds:
+            elif check_static_bounds and n == 0:
                 raise IndexError(f"index {value} is out of bounds for axis {dim} with size {n}")
+            elif check_static_bounds:
+                # JAX clamps a static out-of-bounds index as it clamps a traced one (x[5] of 3 is x[2],
+                # x[-5] is x[0]): no error, as documented in JAX's sharp bits.
+                entries.append(_E("int", dim, start=builtins.min(builtins.max(value + n if value < 0 else value, 0),
+                                                                 n - 1)))
             else:
                 entries.append(_E("array", dim, value=np.asarray(value)))
             dim += 1

@@ -31,7 +31,7 @@ def _masked(a: Any, where: Any, value: Any) -> Any:
 
 def _no_out(name: str, out: Any) -> None:
     if out is not None:
-        raise NotImplementedError(f"The 'out' argument to jnp.{name} is not supported.")
+        raise NotImplementedError(f"The 'out' argument to toolkit.numpy.{name} is not supported.")
 
 
 def _nan_fold(name: str, reduce: Any, identity: int, combine: Any, doc: str):

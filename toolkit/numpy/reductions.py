@@ -14,7 +14,7 @@ from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import reductions as lax_reductions
 from toolkit.lax import structural as lax_structural
 from toolkit.lax import windowed as lax_windowed
-from toolkit.numpy._core import asarray, canonical_axes, canonical_axis
+from toolkit.numpy._core import asarray, canonical_axes, canonical_axis, check_arraylike, is_array
 from toolkit.numpy.shapes import _flatten_if_none, concatenate, ravel
 from toolkit.numpy.ufuncs import (
     conj, equal, isclose, isnan, logical_and, logical_or, multiply, not_equal, real, sqrt, subtract, true_divide,
@@ -27,7 +27,7 @@ def _keep(result: Any, shape: tuple, axes: tuple, keepdims: bool) -> Any:
     return lax_structural.reshape(result, tuple(1 if i in axes else d for i, d in enumerate(shape)))
 
 
-def _sum_dtype(dtype: np.dtype) -> np.dtype:
+def _promote_integers(dtype: np.dtype) -> np.dtype:
     """``sum``/``prod`` accumulate bools and narrower integers in the default integer type, as JAX
     (int32, or int64 with x64 on; unsigned ones in uint32/uint64)."""
     default = dtypes.default_int_dtype()
@@ -38,84 +38,159 @@ def _sum_dtype(dtype: np.dtype) -> np.dtype:
     return dtype
 
 
-def _cumulative_dtype(dtype: np.dtype) -> np.dtype:
-    # numpy accumulates small integers and bools in the default integer type.
-    if dtypes.is_bool(dtype) or (dtypes.is_signed(dtype) and dtype.itemsize < 4):
-        return dtypes.default_int_dtype()
-    if dtypes.is_unsigned(dtype) and dtype.itemsize < 4:
-        return dtypes.uint32
-    return dtype
+def _upcast_low_precision(dtype: np.dtype) -> np.dtype:
+    """JAX's ``_upcast_f16``: float16 and bfloat16 sums, means and variances are computed in float32."""
+    return dtypes.float32 if dtype in (dtypes.float16, dtypes.bfloat16) else dtype
 
 
-def sum(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
-    """The sum of ``a``'s elements over ``axis`` (an int, a tuple, or None for all), as ``jnp.sum``.
+def check_where(name: str, where: Any) -> Any:
+    """``where`` (a reduction's mask) as a boolean array, or None; JAX's errors for anything else."""
+    if where is None:
+        return None
+    check_arraylike(name, where)
+    where = asarray(where)
+    if where.dtype != dtypes.bool_:
+        raise ValueError(f"toolkit.numpy.{name}: where must be None or a boolean array; got dtype={where.dtype}.")
+    return where
 
-    Booleans and small integers sum in the default integer type; ``dtype`` overrides; ``keepdims`` keeps the
-    reduced dimensions with size 1. An axis out of range raises ``ValueError``.
-    """
+
+def _no_out(name: str, out: Any) -> None:
+    if out is not None:
+        raise NotImplementedError(f"The 'out' argument to toolkit.numpy.{name} is not supported.")
+
+
+def _identity(kind: str, dtype: np.dtype) -> np.ndarray:
+    """The identity of a reduction (what a masked-out element becomes)."""
+    if kind in ("max", "min"):
+        sign = -1 if kind == "max" else 1
+        if dtypes.is_bool(dtype):
+            return np.asarray(kind == "min")
+        if dtypes.is_integer(dtype):
+            info = np.iinfo(dtype)
+            return np.asarray(info.min if kind == "max" else info.max, dtype)
+        return np.asarray(sign * np.inf, dtype)
+    return np.asarray({"sum": 0, "prod": 1, "any": False, "all": True}[kind], dtype)
+
+
+def _masked(a: Any, where: Any, kind: str) -> Any:
+    where = lax_structural.broadcast_in_dim(where, a.shape, tuple(range(a.ndim - where.ndim, a.ndim))) \
+        if tuple(where.shape) != tuple(a.shape) else where
+    if where.ndim > a.ndim:
+        raise ValueError(f"where mask of shape {where.shape} does not broadcast to the array's shape {a.shape}")
+    fill = lax_structural.broadcast_in_dim(_identity(kind, a.dtype), a.shape, ())
+    return lax_elementwise.select(where, a, fill)
+
+
+_REDUCERS = {"sum": (lax_reductions.reduce_sum, lax_elementwise.add),
+             "prod": (lax_reductions.reduce_prod, lax_elementwise.mul),
+             "max": (lax_reductions.reduce_max, lax_elementwise.max),
+             "min": (lax_reductions.reduce_min, lax_elementwise.min),
+             "any": (lax_reductions.reduce_or, lax_elementwise.bitwise_or),
+             "all": (lax_reductions.reduce_and, lax_elementwise.bitwise_and)}
+
+
+def _reduction(name: str, kind: str, a: Any, axis: Any, dtype: Any, out: Any, keepdims: bool, initial: Any,
+               where: Any, *, promote_integers: bool = False, upcast: bool = False) -> Any:
+    """JAX's ``_reduction``: ``where`` masks with the identity, ``initial`` joins the result, float16/bfloat16
+    compute in float32 when ``upcast`` (the result keeps the input's type)."""
+    _no_out(name, out)
+    check_arraylike(name, a)
     a = asarray(a)
+    where = check_where(name, where)
+    has_identity = kind not in ("max", "min")
+    if initial is None and not has_identity and where is not None:
+        raise ValueError(f"reduction operation {name} does not have an identity, so to use a where mask one has "
+                         "to specify 'initial'")
     axes = canonical_axes(axis, a.ndim)
-    target = dtypes.canonicalize_explicit_dtype(dtype, "sum") if dtype is not None else _sum_dtype(a.dtype)
-    if a.dtype != target:
-        a = lax_elementwise.convert_element_type(a, target)
-    return _keep(lax_reductions.reduce_sum(a, axes), a.shape, axes, keepdims)
-
-
-def prod(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
-    """The product of ``a``'s elements over ``axis``, as ``jnp.prod`` (``dtype``/``keepdims`` as :func:`sum`)."""
-    a = asarray(a)
-    axes = canonical_axes(axis, a.ndim)
-    target = dtypes.canonicalize_explicit_dtype(dtype, "sum") if dtype is not None else _sum_dtype(a.dtype)
-    if a.dtype != target:
-        a = lax_elementwise.convert_element_type(a, target)
-    return _keep(lax_reductions.reduce_prod(a, axes), a.shape, axes, keepdims)
-
-
-def _minmax(reducer: Any, name: str):
-    def fn(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-        """The maximum (``max``, ``amax``) or minimum (``min``, ``amin``) of ``a`` over ``axis``, as ``jnp.max``.
-
-        Reducing a dimension of size 0 is a ``ValueError`` (no identity); complex input is a ``TypeError``.
-        """
-        a = asarray(a)
-        axes = canonical_axes(axis, a.ndim)
+    if initial is None and not has_identity:
         for x in axes:
             if a.shape[x] == 0:
-                raise ValueError(f"{name} of an empty dimension {x} (shape {a.shape}) has no identity")
-        if dtypes.is_complex(a.dtype):
-            raise TypeError(f"{name} is not defined for complex arrays")
-        return _keep(reducer(a, axes), a.shape, axes, keepdims)
-    fn.__name__ = name
+                raise ValueError(f"zero-size array to reduction operation {name} which has no identity "
+                                 f"(dimension {x} of shape {a.shape})")
+    if dtype is None:
+        result_dtype = _promote_integers(a.dtype) if promote_integers else a.dtype
+    else:
+        result_dtype = dtypes.canonicalize_explicit_dtype(dtype, name)
+    if kind in ("any", "all"):
+        result_dtype = dtypes.bool_
+    computation = _upcast_low_precision(result_dtype) if upcast and dtypes.is_inexact(result_dtype) else result_dtype
+    if kind in ("max", "min") and dtypes.is_complex(computation):
+        raise TypeError(f"{name} is not defined for complex arrays")
+    if a.dtype != computation:
+        a = lax_elementwise.convert_element_type(a, computation)
+    if where is not None:
+        a = _masked(a, where, kind)
+    reducer, combine = _REDUCERS[kind]
+    result = reducer(a, axes)
+    if initial is not None:
+        init = asarray(initial, computation) if not is_array(initial) else \
+            lax_elementwise.convert_element_type(initial, computation)
+        if init.shape != ():
+            raise ValueError(f"initial value must be a scalar. Got array of shape {init.shape}")
+        result = combine(init, result)
+    result = _keep(result, a.shape, axes, keepdims)
+    return result if result.dtype == result_dtype else lax_elementwise.convert_element_type(result, result_dtype)
+
+
+def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
+        initial: Any = None, where: Any = None, promote_integers: bool = True) -> Any:
+    """The sum of ``a``'s elements over ``axis`` (an int, a tuple, or None for all), as ``jnp.sum``.
+
+    Booleans and small integers sum in the default integer type (``promote_integers``); ``dtype`` overrides;
+    float16/bfloat16 accumulate in float32; ``keepdims`` keeps the reduced dimensions with size 1; ``where``
+    (a boolean mask) leaves elements out, ``initial`` is added. A list is a ``TypeError`` (as in JAX); an
+    axis out of range a ``ValueError``.
+    """
+    return _reduction("sum", "sum", a, axis, dtype, out, keepdims, initial, where,
+                      promote_integers=promote_integers, upcast=True)
+
+
+def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
+         initial: Any = None, where: Any = None, promote_integers: bool = True) -> Any:
+    """The product of ``a``'s elements over ``axis``, as ``jnp.prod`` (arguments as :func:`sum`)."""
+    return _reduction("prod", "prod", a, axis, dtype, out, keepdims, initial, where,
+                      promote_integers=promote_integers, upcast=True)
+
+
+def _minmax(kind: str, name: str):
+    def fn(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, initial: Any = None,
+           where: Any = None) -> Any:
+        return _reduction(name, kind, a, axis, None, out, keepdims, initial, where)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"The {kind}imum of ``a`` over ``axis``, as ``jnp.{name}``; ``initial`` joins the result, "
+                  "``where`` (a boolean mask, which needs ``initial``) leaves elements out.\n\nReducing a "
+                  "dimension of size 0 without ``initial`` is a ``ValueError`` (no identity); complex input is a "
+                  "``TypeError``.")
     return fn
 
 
-max = amax = _minmax(lax_reductions.reduce_max, "max")
-min = amin = _minmax(lax_reductions.reduce_min, "min")
+max = _minmax("max", "max")
+min = _minmax("min", "min")
+amax = _minmax("max", "amax")
+amin = _minmax("min", "amin")
 
 
-def any(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """Whether any element of ``a`` over ``axis`` is nonzero (as ``jnp.any``); a boolean array."""
-    a = asarray(a)
-    if a.dtype != dtypes.bool_:
-        a = lax_elementwise.convert_element_type(a, dtypes.bool_)
-    axes = canonical_axes(axis, a.ndim)
-    return _keep(lax_reductions.reduce_or(a, axes), a.shape, axes, keepdims)
+def any(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *, where: Any = None) -> Any:
+    """Whether any element of ``a`` over ``axis`` (and ``where``) is nonzero (as ``jnp.any``); a boolean array."""
+    return _reduction("any", "any", a, axis, None, out, keepdims, None, where)
 
 
-def all(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
-    """Whether every element of ``a`` over ``axis`` is nonzero (as ``jnp.all``); a boolean array."""
-    a = asarray(a)
-    if a.dtype != dtypes.bool_:
-        a = lax_elementwise.convert_element_type(a, dtypes.bool_)
-    axes = canonical_axes(axis, a.ndim)
-    return _keep(lax_reductions.reduce_and(a, axes), a.shape, axes, keepdims)
+def all(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *, where: Any = None) -> Any:
+    """Whether every element of ``a`` over ``axis`` (and ``where``) is nonzero (as ``jnp.all``); a boolean array."""
+    return _reduction("all", "all", a, axis, None, out, keepdims, None, where)
 
 
-def _count(shape: tuple, axes: tuple) -> Any:
-    n = 1
-    for x in axes:
-        n = n * shape[x]
-    return n
+def _count(a: Any, axes: tuple, keepdims: bool, where: Any, dtype: np.dtype) -> Any:
+    """How many elements a reduction over ``axes`` sees: static (or symbolic) without ``where``, else the
+    mask's sum in ``dtype``."""
+    if where is None:
+        n = 1
+        for x in axes:
+            n = n * a.shape[x]
+        return np.asarray(n, dtype) if type(n) is int else n  # symbolic for polymorphic shapes
+    mask = lax_structural.broadcast_in_dim(where, a.shape, tuple(range(a.ndim - where.ndim, a.ndim))) \
+        if tuple(where.shape) != tuple(a.shape) else where
+    return sum(mask, axes, dtype=dtype, keepdims=keepdims)
 
 
 def _mean_dtype(dtype: np.dtype) -> np.dtype:
@@ -123,39 +198,100 @@ def _mean_dtype(dtype: np.dtype) -> np.dtype:
     return dtypes.canonicalize_dtype(dtypes.float64 if dtype.itemsize == 8 else dtypes.float32)
 
 
-def mean(a: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Any:
-    """The arithmetic mean over ``axis`` (as ``jnp.mean``); integers average in a float type, ``dtype`` overrides."""
+def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False, *,
+         where: Any = None) -> Any:
+    """The arithmetic mean over ``axis`` (as ``jnp.mean``): integers average in a float type, ``dtype``
+    overrides, float16/bfloat16 are computed in float32; ``where`` averages only the masked-in elements."""
+    _no_out("mean", out)
+    check_arraylike("mean", a)
     a = asarray(a)
+    where = check_where("mean", where)
     axes = canonical_axes(axis, a.ndim)
-    target = dtypes.canonicalize_explicit_dtype(dtype, "mean") if dtype is not None else \
+    result_dtype = dtypes.canonicalize_explicit_dtype(dtype, "mean") if dtype is not None else \
         (a.dtype if dtypes.is_inexact(a.dtype) else _mean_dtype(a.dtype))
-    total = sum(a, axes, dtype=target, keepdims=keepdims)
-    count = _count(a.shape, axes)  # symbolic for polymorphic shapes: computed at run time
-    return true_divide(total, np.asarray(count, target) if type(count) is int else count)
+    computation = _upcast_low_precision(result_dtype)
+    total = sum(a, axes, dtype=computation, keepdims=keepdims, where=where)
+    result = true_divide(total, _count(a, axes, keepdims, where, computation))
+    return result if result.dtype == result_dtype else lax_elementwise.convert_element_type(result, result_dtype)
 
 
-def var(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
-    """The variance over ``axis`` with ``ddof`` delta degrees of freedom (as ``jnp.var``); complex values
-    give the variance of their magnitude (a real array).
+_mean = mean  # var's ``mean=`` argument shadows the function inside var
+
+
+def _var_types(a_dtype: np.dtype, dtype: np.dtype | None) -> tuple[np.dtype, np.dtype]:
+    """JAX's ``_var_promote_types``: (computation dtype, result dtype)."""
+    if dtype is not None:
+        if not dtypes.is_complex(dtype) and dtypes.is_complex(a_dtype):
+            raise ValueError("toolkit.numpy.var does not support a real dtype for the variance of complex values "
+                             "(as jax.numpy.var)")
+        computation = dtype
+    elif not dtypes.is_inexact(a_dtype):
+        dtype = computation = _mean_dtype(a_dtype)
+    else:
+        dtype = np.array(0, a_dtype).real.dtype
+        computation = a_dtype
+    return _upcast_low_precision(computation), dtype
+
+
+def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int | float = 0, keepdims: bool = False, *,
+        where: Any = None, mean: Any = None, correction: int | float | None = None) -> Any:
+    """The variance over ``axis`` with ``ddof`` (or ``correction``) delta degrees of freedom, as ``jnp.var``.
+
+    Complex values give the variance of their magnitude (a real array); float16/bfloat16 are computed in
+    float32; ``where`` masks elements; ``mean`` is a precomputed mean (keepdims-shaped). Where ``N - ddof``
+    is not positive the result is NaN, as in JAX.
     """
+    _no_out("var", out)
+    check_arraylike("var", a)
+    if correction is not None:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = correction
     a = asarray(a)
+    where = check_where("var", where)
     axes = canonical_axes(axis, a.ndim)
-    centered = subtract(a, mean(a, axes, dtype=dtype, keepdims=True))
-    squared = real(multiply(centered, conj(centered))) if dtypes.is_complex(centered.dtype) else \
-        multiply(centered, centered)
-    total = sum(squared, axes, keepdims=keepdims)
-    n = _count(a.shape, axes) - ddof
-    return true_divide(total, np.asarray(n, total.dtype) if type(n) is int else n)
+    computation, result_dtype = _var_types(
+        a.dtype, None if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "var"))
+    if a.dtype != computation:
+        a = lax_elementwise.convert_element_type(a, computation)
+    center = _mean(a, axes, dtype=computation, keepdims=True, where=where) if mean is None else asarray(mean, computation)
+    centered = subtract(a, center)
+    if dtypes.is_complex(centered.dtype):
+        centered = real(multiply(centered, conj(centered)))
+        computation = centered.dtype
+    else:
+        centered = multiply(centered, centered)
+    count = _count(a, axes, keepdims, where, computation)
+    normalizer = subtract(count, np.asarray(ddof, computation)) if is_array(count) or isinstance(count, np.ndarray) \
+        else count - ddof
+    total = sum(centered, axes, dtype=computation, keepdims=keepdims, where=where)
+    result = true_divide(total, normalizer)
+    if result.dtype != result_dtype:
+        result = lax_elementwise.convert_element_type(result, result_dtype)
+    if isinstance(normalizer, np.ndarray) and normalizer > 0:
+        return result
+    if is_array(normalizer) or isinstance(normalizer, np.ndarray):  # N - ddof <= 0: NaN, as in JAX
+        positive = lax_elementwise.gt(normalizer, np.zeros((), normalizer.dtype))
+        nan = lax_structural.broadcast_in_dim(np.asarray(np.nan, result.dtype), result.shape, ())
+        positive = positive if positive.shape == result.shape else \
+            lax_structural.broadcast_in_dim(positive, result.shape, ())
+        return lax_elementwise.select(positive, result, nan)
+    return result
 
 
-def std(a: Any, axis: Any = None, dtype: Any = None, ddof: int = 0, keepdims: bool = False) -> Any:
-    """The standard deviation, ``sqrt(var(a, axis, dtype, ddof, keepdims))`` (as ``jnp.std``)."""
-    return sqrt(var(a, axis, dtype, ddof, keepdims))
+def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int | float = 0, keepdims: bool = False, *,
+        where: Any = None, mean: Any = None, correction: int | float | None = None) -> Any:
+    """The standard deviation, ``sqrt(var(...))`` with :func:`var`'s arguments (as ``jnp.std``)."""
+    check_arraylike("std", a)
+    return sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction))
 
 
 def _arg_reduction(reduce: Any, name: str):
-    def fn(a: Any, axis: int | None = None, keepdims: bool = False) -> Any:
+    def fn(a: Any, axis: int | None = None, out: None = None, keepdims: bool | None = None) -> Any:
+        _no_out(name, out)
+        check_arraylike(name, a)
         a = asarray(a)
+        keepdims = bool(keepdims)
         if axis is None:  # over the flattened array
             return _keep(reduce(ravel(a), 0), a.shape, tuple(range(a.ndim)), keepdims)
         axis = canonical_axis(axis, a.ndim)
@@ -197,15 +333,26 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
 # --- cumulative -----------------------------------------------------------------------------------
 
 def _cumulative(name: str):
-    def fn(a: Any, axis: int | None = None, dtype: Any = None) -> Any:
-        a, axis = _flatten_if_none(a, axis)
-        target = dtypes.canonicalize_explicit_dtype(dtype, name) if dtype is not None else _cumulative_dtype(a.dtype)
+    def fn(a: Any, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
+        _no_out(name, out)
+        check_arraylike(name, a)
+        a, axis = _flatten_if_none(asarray(a), axis)
+        # JAX's _cumulative_reduction: the input's type is kept (int8 stays int8); bools count in the default
+        # integer type; a bool dtype accumulates in it too and is converted back.
+        requested = dtypes.canonicalize_explicit_dtype(dtype, name) if dtype is not None else None
+        target = a.dtype if requested is None else requested
+        if dtypes.is_bool(target):
+            target = _promote_integers(target)
         if a.dtype != target:
             a = lax_elementwise.convert_element_type(a, target)
-        return getattr(lax_windowed, name)(a, axis=axis)
+        result = getattr(lax_windowed, name)(a, axis=axis)
+        if requested is not None and dtypes.is_bool(requested):
+            result = lax_elementwise.convert_element_type(result, dtypes.bool_)
+        return result
     fn.__name__ = name
-    fn.__doc__ = (f"Cumulative {name[3:]} along ``axis`` (``None``: flattened); small integers and bools "
-                  f"accumulate in the default integer type, as in numpy.\n\nExample::\n\n    {name}(asarray([1, 2, 3]))\n")
+    fn.__doc__ = (f"Cumulative {name[3:]} along ``axis`` (``None``: flattened), as ``jnp.{name}``: the input's "
+                  f"dtype is kept (``int8`` stays ``int8``), bools accumulate in the default integer type."
+                  f"\n\nExample::\n\n    {name}(asarray([1, 2, 3]))\n")
     return fn
 
 

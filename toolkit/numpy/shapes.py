@@ -33,8 +33,9 @@ from toolkit.numpy.indexing import getitem
 
 # --- shape and axes -------------------------------------------------------------------------------
 
-def reshape(a: Any, newshape: Any, order: str = "C", *, out_sharding: Any = None) -> Any:
-    """``a`` with shape ``newshape`` (one entry may be -1).
+def reshape(a: Any, shape: Any, order: str = "C", *, copy: bool | None = None, out_sharding: Any = None) -> Any:
+    """``a`` with shape ``shape`` (one entry may be -1), as ``jnp.reshape`` (JAX 0.10's ``shape=`` keyword;
+    ``copy`` is accepted, arrays being immutable). A shape of another size is a ``TypeError``, as in JAX.
 
     ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``toolkit.set_mesh``): the result's
     type on Explicit mesh axes, as in JAX (``toolkit.lax.reshape``'s); needed where it cannot be inferred.
@@ -42,11 +43,12 @@ def reshape(a: Any, newshape: Any, order: str = "C", *, out_sharding: Any = None
     if order != "C":
         raise NotImplementedError("only C order reshapes are supported")
     a = asarray(a)
+    newshape = shape
     if isinstance(newshape, (int, np.integer)) or getattr(newshape, "_is_symbolic_dim", False):
         newshape = (newshape,)
     newshape = [int(d) if isinstance(d, (int, np.integer)) else d for d in newshape]
     if sum(1 for d in newshape if isinstance(d, int) and d == -1) > 1:
-        raise ValueError(f"reshape: at most one dimension may be -1, got {tuple(newshape)}")
+        raise TypeError(f"reshape: at most one dimension may be -1, got {tuple(newshape)}")
     if -1 in [d for d in newshape if isinstance(d, int)]:
         known = 1
         for d in newshape:
@@ -54,7 +56,7 @@ def reshape(a: Any, newshape: Any, order: str = "C", *, out_sharding: Any = None
                 known = known * d
         total = shape_size(a.shape)
         if known == 0 or total % known:
-            raise ValueError(f"cannot reshape an array of shape {a.shape} into shape {tuple(newshape)}")
+            raise TypeError(f"cannot reshape an array of shape {a.shape} into shape {tuple(newshape)}")
         newshape = [total // known if isinstance(d, int) and d == -1 else d for d in newshape]
     newshape = tuple(newshape)
     if out_sharding is not None:
@@ -251,13 +253,13 @@ def append(arr: Any, values: Any, axis: int | None = None) -> Any:
 def _block_depth(arrays: Any) -> int:
     if isinstance(arrays, list):
         if not arrays:
-            raise ValueError("jax.numpy.block does not allow empty list arguments.")
+            raise ValueError("toolkit.numpy.block does not allow empty list arguments.")
         depths = {_block_depth(a) for a in arrays}
         if len(depths) != 1:
-            raise ValueError("Mismatched list depths in jax.numpy.block")
+            raise ValueError("Mismatched list depths in toolkit.numpy.block")
         return 1 + depths.pop()
     if isinstance(arrays, tuple):
-        raise TypeError("jax.numpy.block does not allow tuples.")
+        raise TypeError("toolkit.numpy.block does not allow tuples.")
     return 0
 
 

@@ -91,7 +91,7 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period
         if isinstance(side, str) and side != "extrapolate":
             raise ValueError(f"the only valid string value of `{name}` is 'extrapolate', but got: {side!r}")
     if dtypes.is_complex(x.dtype):
-        raise ValueError("jnp.interp: complex x values not supported.")
+        raise ValueError("toolkit.numpy.interp: complex x values not supported.")
     if period is not None:
         if np.ndim(period) != 0:
             raise ValueError(f"period must be a scalar; got {period}")
@@ -158,7 +158,7 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi)
     """Phases ``p`` with jumps larger than ``discont`` (default ``period / 2``) along ``axis`` removed."""
     p, = promote_inexact(asarray(p))
     if dtypes.is_complex(p.dtype):
-        raise ValueError("jnp.unwrap does not support complex inputs.")
+        raise ValueError("toolkit.numpy.unwrap does not support complex inputs.")
     if p.shape[axis] == 0:
         return p
     axis = canonical_axis(axis, p.ndim)

@@ -96,7 +96,7 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nan
 
 def _check_args(name: str, out: Any, overwrite_input: bool, weights: Any) -> None:
     if overwrite_input or out is not None:
-        raise ValueError(f"jax.numpy.{name} does not support overwrite_input=True or out != None")
+        raise ValueError(f"toolkit.numpy.{name} does not support overwrite_input=True or out != None")
     if weights is not None:
         raise NotImplementedError(f"{name}: weights (method 'inverted_cdf') are not supported")
 
@@ -189,7 +189,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
 def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
     """Peak to peak: ``max - min`` over ``axis``."""
     if out is not None:
-        raise NotImplementedError("The 'out' argument to jnp.ptp is not supported.")
+        raise NotImplementedError("The 'out' argument to toolkit.numpy.ptp is not supported.")
     return ufuncs.subtract(reductions.max(a, axis, keepdims=keepdims), reductions.min(a, axis, keepdims=keepdims))
 
 

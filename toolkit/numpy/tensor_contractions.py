@@ -68,8 +68,9 @@ def matmul(a: Any, b: Any, *, preferred_element_type: Any = None, out_sharding: 
     if b_vec:
         b = expand_dims(b, 1)
     if a.shape[-1] != b.shape[-2]:
-        raise ValueError(f"matmul: the contracted dimensions differ: {a.shape[-1]} (last of {a.shape}) vs "
-                         f"{b.shape[-2]} (second-to-last of {b.shape})")
+        # JAX's class: a TypeError (from dot_general), as jnp.matmul raises.
+        raise TypeError(f"matmul: the contracted dimensions differ: {a.shape[-1]} (last of {a.shape}) vs "
+                        f"{b.shape[-2]} (second-to-last of {b.shape})")
     if b.ndim == 2:
         # (..., m, k) @ (k, n): contract directly; broadcasting b over the batch would make XLA
         # run a batched product of copies (what JAX avoids too).

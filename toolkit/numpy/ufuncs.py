@@ -165,13 +165,31 @@ def _full_like(x: Any, value: np.ndarray) -> Any:
     return broadcast_to(np.asarray(value, x.dtype), x.shape)
 
 
-def power(x: Any, y: Any) -> Any:
-    """``x ** y``; a Python integer exponent uses repeated multiplication (exact for integers)."""
-    if isinstance(y, (int, np.integer)) and not isinstance(y, bool):
+def power(x: Any, y: Any, /) -> Any:
+    """``x ** y``; a concrete integer exponent uses repeated multiplication (exact for integers), as in JAX.
+
+    An integer base with a negative concrete exponent is a ``TypeError`` ("Integers cannot be raised to
+    negative powers"), as JAX's ``integer_pow``.
+    """
+    exponent = _concrete_integer(y)
+    if exponent is not None:
         x = asarray(x) if not is_array(x) else x
-        if y >= 0 or dtypes.is_inexact(x.dtype):
-            return lax_elementwise.integer_pow(x, int(y))
+        if dtypes.is_bool(x.dtype):
+            x = convert(x, dtypes.default_int_dtype(), x.weak_type)  # JAX's promote_dtypes_numeric
+        return lax_elementwise.integer_pow(x, exponent)
     return lax_elementwise.pow(*promote_and_broadcast(x, y))
+
+
+def _concrete_integer(y: Any) -> int | None:
+    """``y`` as a Python int when it is a concrete integer scalar (JAX's ``operator.index`` on a concrete value)."""
+    if isinstance(y, bool) or isinstance(y, np.bool_):
+        return None
+    if isinstance(y, (int, np.integer)):
+        return int(y)
+    if isinstance(y, np.ndarray) or (is_array(y) and hasattr(y, "_impl")):
+        if y.ndim == 0 and (dtypes.is_integer(y.dtype)) and not dtypes.is_bool(y.dtype):
+            return int(np.asarray(y))
+    return None
 
 
 def where(condition: Any, x: Any = None, y: Any = None) -> Any:
@@ -188,12 +206,15 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     return lax_elementwise.select(condition, x, y)
 
 
-def clip(x: Any, a_min: Any = None, a_max: Any = None) -> Any:
-    """``x`` limited to ``[a_min, a_max]`` (either bound may be None)."""
-    if a_min is not None:
-        x = maximum(x, a_min)
-    if a_max is not None:
-        x = minimum(x, a_max)
+def clip(arr: Any = None, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - JAX's names
+    """``arr`` limited to ``[min, max]`` (either bound may be None), as ``jnp.clip`` (JAX 0.10's keywords)."""
+    if arr is None:
+        raise ValueError("toolkit.numpy.clip needs an array to clip")
+    x = arr
+    if min is not None:
+        x = maximum(x, min)
+    if max is not None:
+        x = minimum(x, max)
     return x
 
 
@@ -282,10 +303,19 @@ def reciprocal(x: Any) -> Any:
 
 
 def logaddexp(x: Any, y: Any) -> Any:
-    """``log(exp(x) + exp(y))`` elementwise, computed without overflow (as ``jnp.logaddexp``)."""
-    x, y = promote_and_broadcast(x, y)
+    """``log(exp(x) + exp(y))`` elementwise, computed without overflow (as ``jnp.logaddexp``).
+
+    Integers (Python ints included) are promoted to the default float; equal infinities give that infinity
+    (``logaddexp(inf, inf) == inf``, ``logaddexp(-inf, -inf) == -inf``), as in JAX.
+    """
+    x, y = promote_and_broadcast(*promote_inexact(x, y))
     m = maximum(x, y)
-    return lax_elementwise.add(m, log1p(exp(lax_elementwise.neg(abs(lax_elementwise.sub(x, y))))))
+    delta = lax_elementwise.sub(x, y)
+    value = lax_elementwise.add(m, log1p(exp(lax_elementwise.neg(abs(delta)))))
+    if dtypes.is_complex(x.dtype):
+        return value
+    # x - y is NaN for NaNs and for infinities of the same sign: x + y is the answer there (JAX's select).
+    return lax_elementwise.select(lax_elementwise.ne(delta, delta), lax_elementwise.add(x, y), value)
 
 
 # --- more of jax.numpy's elementwise math ---------------------------------------------------------
@@ -373,7 +403,7 @@ def hypot(x1: Any, x2: Any, /) -> Any:
     """``sqrt(x1**2 + x2**2)`` without intermediate overflow (infinite when either is)."""
     x1, x2 = _inexact(x1, x2)
     if dtypes.is_complex(x1.dtype):
-        raise ValueError("jnp.hypot is not well defined for complex-valued inputs. Please convert to real values "
+        raise ValueError("toolkit.numpy.hypot is not well defined for complex-valued inputs. Please convert to real values "
                          "first, such as by using abs(x)")
     x1, x2 = lax_elementwise.abs(x1), lax_elementwise.abs(x2)
     inf = logical_or(isinf(x1), isinf(x2))
@@ -446,7 +476,7 @@ def float_power(x: Any, y: Any, /) -> Any:
 def _int_operands(name: str, x1: Any, x2: Any) -> list[Any]:
     x1, x2 = promote_and_broadcast(x1, x2)
     if not dtypes.is_integer(x1.dtype):
-        raise ValueError(f"Arguments to jax.numpy.{name} must be integers.")
+        raise ValueError(f"Arguments to toolkit.numpy.{name} must be integers.")
     return [x1, x2]
 
 
@@ -486,7 +516,7 @@ def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:  # noqa: A001 - numpy's name
 def modf(x: Any, /, out: None = None) -> tuple[Any, Any]:
     """``(fractional part, integral part)``, both with the sign of ``x``."""
     if out is not None:
-        raise NotImplementedError("The 'out' argument to jnp.modf is not supported.")
+        raise NotImplementedError("The 'out' argument to toolkit.numpy.modf is not supported.")
     x, = _inexact(x)
     whole = trunc(x)
     return lax_elementwise.sub(x, whole), whole

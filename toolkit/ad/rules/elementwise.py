@@ -237,7 +237,8 @@ def _abs_term(t, ans, x):
     if dtypes.is_complex(tnp.asarray(x).dtype if not hasattr(x, "dtype") else x.dtype):
         safe = tnp.where(ans == 0, tnp.ones_like(ans), ans)
         return tnp.where(ans == 0, tnp.zeros_like(ans), elementwise.real(elementwise.mul(elementwise.conj(x), t)) / safe)
-    return t * elementwise.sign(x)
+    # JAX's rule: the derivative at 0 is 1 (select(x >= 0, t, -t)), not sign(0) = 0.
+    return elementwise.select(x >= 0, t, elementwise.neg(t))
 
 
 defjvp(elementwise.abs_p, _abs_term)

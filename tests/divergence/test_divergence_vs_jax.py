@@ -1,0 +1,310 @@
+"""No silent divergence from JAX 0.10.2 (issue 23, item 2): each case runs in toolkit and in JAX in the same
+process and compares values, dtypes, weak types and exception classes, with x64 off (JAX's default) and, where
+64-bit matters, with x64 on (the ``x64`` marker)."""
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import toolkit
+import toolkit.numpy as tnp
+from toolkit import lax as tlax
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+jlax = jax.lax
+
+
+def _same(ours, theirs, rtol=0.0):
+    """Same shape, dtype, weak type and values (NaNs equal)."""
+    assert ours.shape == theirs.shape, (ours.shape, theirs.shape)
+    assert ours.dtype == theirs.dtype, (ours.dtype, theirs.dtype)
+    assert bool(ours.aval.weak_type) == bool(theirs.aval.weak_type), (ours.aval, theirs.aval)
+    o, t = np.asarray(ours), np.asarray(theirs)
+    if o.dtype.kind == "V":  # ml_dtypes' float8/int4 types: compare bits (NaNs equal)
+        np.testing.assert_array_equal(o.reshape(-1).view(np.uint8), t.reshape(-1).view(np.uint8))
+        return
+    if rtol:
+        np.testing.assert_allclose(o.astype(np.float64), t.astype(np.float64), rtol=rtol)
+    else:
+        np.testing.assert_array_equal(o, t)
+
+
+def _same_error(ours, theirs):
+    """Both raise, and toolkit's exception is an instance of the class JAX raises (or of its closest builtin
+    base, for JAX's own classes)."""
+    with pytest.raises(Exception) as want:
+        theirs()
+    expected = want.type
+    builtin = next(c for c in expected.__mro__ if c.__module__ == "builtins")
+    name = expected.__name__
+    with pytest.raises(builtin) as got:
+        ours()
+    assert got.type.__name__ == name or name.startswith("JAX") or expected is builtin, (got.type, expected)
+    return got.value
+
+
+# --- Python ints that do not fit: OverflowError -----------------------------------------------------------
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.array([2 ** 40]), lambda m: m.asarray(2 ** 40), lambda m: m.array([True, 2 ** 31]),
+    lambda m: m.int8(300), lambda m: m.uint8(-1), lambda m: m.int8(-129), lambda m: m.array(300, m.int8),
+])
+def test_python_int_overflow(make):
+    _same_error(lambda: make(tnp), lambda: make(jnp))
+
+
+def test_ints_in_range_and_wrapping_numpy_values():
+    for make in (lambda m: m.array([-2 ** 31]), lambda m: m.uint32(2 ** 32 - 1), lambda m: m.array([1.0, 2 ** 40]),
+                 lambda m: m.int8(np.int32(300))):
+        _same(make(tnp), make(jnp))
+
+
+@pytest.mark.x64
+def test_python_int_overflow_x64():
+    _same(tnp.array([2 ** 40]), jnp.array([2 ** 40]))
+    _same_error(lambda: tnp.int8(300), lambda: jnp.int8(300))
+
+
+# --- scalar types -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["float32", "int8", "bfloat16", "float16", "uint16", "bool_", "complex64",
+                                  "float8_e4m3fn", "int4"])
+def test_scalar_types_are_callable(name):
+    _same(getattr(tnp, name)(1), getattr(jnp, name)(1))
+    _same(getattr(tnp, name)([1, 0]), getattr(jnp, name)([1, 0]))
+
+
+def test_scalar_types_stand_for_dtypes():
+    assert tnp.float32(1.5).dtype == tnp.float32 == np.float32 == np.dtype("float32")
+    assert np.dtype(tnp.bfloat16) == ml_dtypes.bfloat16
+    assert tnp.zeros(2, tnp.int8).dtype == np.int8
+    assert tnp.float32("1.5") == 1.5
+    assert tnp.bool is tnp.bool_ and tnp.single is tnp.float32
+    assert hash(tnp.float32) == hash(np.float32)
+    assert tnp.float32.itemsize == 4  # the dtype's attributes, beyond JAX
+
+
+@pytest.mark.x64
+def test_scalar_types_x64():
+    _same(tnp.float64(1.5), jnp.float64(1.5))
+    _same(tnp.int64(2 ** 40), jnp.int64(2 ** 40))
+
+
+# --- logaddexp ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [(np.inf, np.inf), (-np.inf, -np.inf), (np.inf, -np.inf), (1, 2), (1, 2.5),
+                                  (np.array([1.0, np.nan, -np.inf]), 0.0), (np.float16(1), 2)])
+def test_logaddexp(args):
+    _same(tnp.logaddexp(*args), jnp.logaddexp(*args), rtol=1e-6)
+
+
+# --- low-precision reductions accumulate in float32 ---------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [ml_dtypes.bfloat16, np.float16])
+@pytest.mark.parametrize("fn", ["sum", "mean", "var", "std", "prod"])
+def test_low_precision_reductions_accumulate_in_float32(dtype, fn):
+    x = (np.arange(4096) % 7 * 0.1 + 0.5).astype(dtype)
+    if fn == "prod":
+        x = x[:16]
+    _same(getattr(tnp, fn)(x), getattr(jnp, fn)(x), rtol=1e-2)
+    _same(getattr(tnp, fn)(x.reshape(4, -1), axis=1), getattr(jnp, fn)(x.reshape(4, -1), axis=1), rtol=1e-2)
+    # Exactly JAX's where f16 accumulation would be far off
+    _same(getattr(tnp, fn)(x), getattr(jnp, fn)(x))
+
+
+# --- JAX's custom derivatives: relu and abs at 0 ------------------------------------------------------------
+
+def test_grad_relu_and_abs_at_zero():
+    _same(toolkit.grad(toolkit.nn.relu)(0.), jax.grad(jax.nn.relu)(0.))
+    _same(toolkit.grad(tnp.abs)(0.), jax.grad(jnp.abs)(0.))
+    x = np.array([-2.0, 0.0, 3.0], np.float32)
+    _same(toolkit.vmap(toolkit.grad(toolkit.nn.relu))(x), jax.vmap(jax.grad(jax.nn.relu))(x))
+    _same(toolkit.jit(toolkit.grad(lambda v: tnp.abs(v).sum()))(x), jax.jit(jax.grad(lambda v: jnp.abs(v).sum()))(x))
+    _same(toolkit.nn.relu(x), jax.nn.relu(x))
+
+
+# --- cumulative sums keep small integer types -------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.bool_, np.float16, np.int32])
+@pytest.mark.parametrize("fn", ["cumsum", "cumprod"])
+def test_cumulative_dtypes(dtype, fn):
+    x = np.array([1, 1, 0, 1], dtype)
+    _same(getattr(tnp, fn)(x), getattr(jnp, fn)(x))
+    _same(getattr(tnp, fn)(x, dtype=np.bool_), getattr(jnp, fn)(x, dtype=np.bool_))
+
+
+# --- lax binary ops: scalars and size-1 operands ------------------------------------------------------------
+
+@pytest.mark.parametrize("op", ["add", "mul", "max", "atan2", "eq", "lt", "pow"])
+@pytest.mark.parametrize("shapes", [((3,), ()), ((3, 4), (1, 4)), ((3, 4), (1, 1)), ((), (2, 3)), ((3,), (1,))])
+def test_lax_binary_broadcasts_scalars_and_size_one(op, shapes):
+    a = np.arange(1, 1 + int(np.prod(shapes[0]))).reshape(shapes[0]).astype(np.float32)
+    b = np.full(shapes[1], 2.0, np.float32)
+    _same(getattr(tlax, op)(tnp.asarray(a), tnp.asarray(b)), getattr(jlax, op)(jnp.asarray(a), jnp.asarray(b)),
+          rtol=1e-6)
+    _same(getattr(tlax, op)(tnp.asarray(a), 2.0), getattr(jlax, op)(jnp.asarray(a), 2.0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("args", [
+    lambda m: (m.ones((3, 4)), m.ones((4,))), lambda m: (m.ones((2, 3)), m.ones((3, 2))),
+    lambda m: (m.ones(3), 1), lambda m: (m.ones(3, m.float16), 1.0), lambda m: (m.ones(3), [1.0, 1.0, 1.0]),
+])
+def test_lax_binary_refuses_what_jax_refuses(args):
+    _same_error(lambda: tlax.add(*args(tnp)), lambda: jlax.add(*args(jnp)))
+
+
+def test_lax_binary_broadcast_under_jit_grad_vmap():
+    x = np.arange(3, dtype=np.float32)
+    _same(toolkit.jit(lambda v: tlax.mul(v, 2.0))(x), jax.jit(lambda v: jlax.mul(v, 2.0))(x))
+    _same(toolkit.grad(lambda v: tlax.mul(v, tnp.ones(1)).sum())(x), jax.grad(lambda v: jlax.mul(v, jnp.ones(1)).sum())(x))
+    _same(toolkit.vmap(lambda v: tlax.sub(v, 1.0))(x), jax.vmap(lambda v: jlax.sub(v, 1.0))(x))
+
+
+# --- power of integers with negative exponents ---------------------------------------------------------------
+
+@pytest.mark.parametrize("args", [lambda m: (m.int32(2), -1), lambda m: (m.arange(3), -2),
+                                  lambda m: (m.arange(3), m.array(-1)), lambda m: (m.arange(3), np.int8(-1))])
+def test_integer_power_negative_raises(args):
+    err = _same_error(lambda: tnp.power(*args(tnp)), lambda: jnp.power(*args(jnp)))
+    assert "Integers cannot be raised to negative powers" in str(err)
+
+
+def test_power_values():
+    for args in [(np.arange(4), 3), (np.arange(4.0), -1), (np.array([True, False]), 2), (2.0, np.arange(3.0))]:
+        _same(tnp.power(*args), jnp.power(*args), rtol=1e-6)
+
+
+# --- low-precision dtypes: promotion errors and lowering ------------------------------------------------------
+
+LOW = ["float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+       "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn", "int2", "int4", "uint2", "uint4"]
+
+
+@pytest.mark.parametrize("name", LOW)
+def test_low_precision_promotion_as_jax(name):
+    for other in ["int8", "uint8", "float32", "bfloat16", "float16", "bool", "int4", "float8_e5m2", "complex64", name]:
+        try:
+            want = jnp.promote_types(getattr(jnp, name), getattr(jnp, other))
+        except Exception as e:  # noqa: BLE001 - the class is what is compared
+            with pytest.raises(toolkit.errors.TypePromotionError):
+                tnp.promote_types(getattr(tnp, name), getattr(tnp, other))
+            assert type(e).__name__ == "TypePromotionError"
+        else:
+            assert tnp.promote_types(getattr(tnp, name), getattr(tnp, other)) == want, other
+    for weak in (1, 1.0, 1j):
+        try:
+            want = (jnp.ones(2, getattr(jnp, name)) + weak).dtype
+        except Exception:  # noqa: BLE001
+            with pytest.raises(toolkit.errors.TypePromotionError):
+                tnp.ones(2, getattr(tnp, name)) + weak
+        else:
+            assert (tnp.ones(2, getattr(tnp, name)) + weak).dtype == want, weak
+
+
+@pytest.mark.parametrize("name", LOW)
+def test_low_precision_types_lower_and_run(name):
+    dtype = np.dtype(getattr(ml_dtypes, name))
+    x = np.array([1, 0, 1, 1], dtype)
+    ours = toolkit.jit(lambda v: v * 2 + np.array([0, 1, 0, 1], dtype))(x)
+    theirs = jax.jit(lambda v: v * 2 + np.array([0, 1, 0, 1], dtype))(x)
+    _same(ours, theirs)
+    assert str(toolkit.jit(lambda v: v * 2).lower(x).as_text()).count("tensor<4x") >= 2
+
+
+# --- static out-of-bounds indices clamp ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("idx", [5, -5, (1, 7), (-9, -9), (5, slice(None)), (Ellipsis, 10), (0, -5)])
+def test_static_out_of_bounds_index_clamps(idx):
+    x = np.arange(12).reshape(3, 4)
+    _same(tnp.asarray(x)[idx], jnp.asarray(x)[idx])
+    _same(toolkit.jit(lambda v: v[idx])(x), jax.jit(lambda v: v[idx])(x))
+
+
+def test_index_into_empty_axis_raises():
+    _same_error(lambda: tnp.zeros((0, 2))[0], lambda: jnp.zeros((0, 2))[0])
+
+
+# --- lists refused by *_like and reductions ------------------------------------------------------------------
+
+@pytest.mark.parametrize("fn", ["zeros_like", "ones_like", "sum", "prod", "max", "min", "mean", "var", "std", "any",
+                                "all", "argmax", "argmin", "cumsum", "cumprod", "amax", "nonzero", "argwhere"])
+def test_lists_refused(fn):
+    err = _same_error(lambda: getattr(tnp, fn)([1, 2]), lambda: getattr(jnp, fn)([1, 2]))
+    assert str(err) == f"{fn} requires ndarray or scalar arguments, got <class 'list'> at position 0."
+
+
+def test_full_like_list_refused():
+    _same_error(lambda: tnp.full_like([1, 2], 3), lambda: jnp.full_like([1, 2], 3))
+
+
+# --- exception classes -------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", [
+    lambda m: m.reshape(m.ones(6), (4,)), lambda m: m.reshape(m.ones(6), (-1, 4)),
+    lambda m: m.reshape(m.ones(6), (-1, -1)),
+    lambda m: m.matmul(m.ones((2, 3)), m.ones((2, 3))), lambda m: m.matmul(m.ones(3), m.ones(2)),
+    lambda m: m.matmul(m.ones((2, 2, 3)), m.ones((3, 3, 2))),
+    lambda m: m.ones(3)[0, 0], lambda m: m.ones(3)[1.0], lambda m: m.ones(3)[np.array([1.0])],
+    lambda m: m.ones(3)["a"], lambda m: m.ones(3)[..., ...],
+])
+def test_exception_classes(case):
+    _same_error(lambda: case(tnp), lambda: case(jnp))
+
+
+@pytest.mark.parametrize("fun", [lambda x: 1 if x > 0 else 2, lambda x: [1, 2, 3][x], lambda x: list(range(x)),
+                                 lambda x: int(x), lambda x: np.asarray(x), lambda x: float(x)])
+def test_tracer_error_classes(fun):
+    with pytest.raises(Exception) as want:
+        jax.jit(fun)(1)
+    with pytest.raises(Exception) as got:
+        toolkit.jit(fun)(1)
+    assert got.type.__name__ == want.type.__name__
+    assert isinstance(got.value, TypeError)
+    assert getattr(toolkit.errors, got.type.__name__) is got.type
+
+
+# --- weak types ----------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.full((2,), 1.0), lambda m: m.full((2,), 1), lambda m: m.full((2,), 1, m.float32),
+    lambda m: m.full((2,), m.ones(())), lambda m: m.zeros(2), lambda m: m.full_like(1.0, 2),
+    lambda m: m.zeros_like(1.0), lambda m: m.ones_like(m.ones(2)), lambda m: m.full_like(3, 2.5),
+    lambda m: m.zeros_like(np.float64(1)),
+])
+def test_full_weak_types(make):
+    _same(make(tnp), make(jnp))
+
+
+def test_grad_of_python_floats_is_weak():
+    _same(toolkit.grad(lambda x: x * x)(3.), jax.grad(lambda x: x * x)(3.))
+    _same(toolkit.grad(lambda x: x * x)(tnp.float32(3.)), jax.grad(lambda x: x * x)(jnp.float32(3.)))
+    _same(toolkit.jit(toolkit.grad(lambda x: x * x))(3.), jax.jit(jax.grad(lambda x: x * x))(3.))
+    ours = toolkit.grad(lambda x, y: x * y, argnums=(0, 1))(3., np.float32(2.))
+    theirs = jax.grad(lambda x, y: x * y, argnums=(0, 1))(3., np.float32(2.))
+    for o, t in zip(ours, theirs):
+        _same(o, t)
+
+
+@pytest.mark.parametrize("case", [
+    lambda L, m: L.fori_loop(0, 3, lambda i, c: c + 1., 0.),
+    lambda L, m: L.fori_loop(0, 3, lambda i, c: c + i, 0),
+    lambda L, m: L.fori_loop(0, 3, lambda i, c: c + i, 0.),
+    lambda L, m: L.fori_loop(0, 3, lambda i, c: c + 1., m.float32(0)),
+    lambda L, m: L.fori_loop(0, 3, lambda i, c: i, 0),
+    lambda L, m: L.fori_loop(np.int32(0), np.int32(3), lambda i, c: c + i, 0),
+])
+def test_fori_loop_weak_types(case):
+    _same(case(tlax, tnp), case(jlax, jnp))
+
+
+# --- messages name toolkit's functions ----------------------------------------------------------------------
+
+def test_messages_name_toolkit_functions():
+    for call in (lambda: tnp.hypot(np.ones(2) + 1j, np.ones(2)), lambda: tnp.gcd(np.ones(2), np.ones(2)),
+                 lambda: tnp.sum(np.ones(2), out=np.ones(())), lambda: tnp.block([]),
+                 lambda: toolkit.jit(lambda m: tnp.nonzero(m))(np.ones(2))):
+        with pytest.raises(Exception) as got:
+            call()
+        assert "jnp." not in str(got.value) and "jax.numpy" not in str(got.value)
+        assert "toolkit.numpy." in str(got.value) or "toolkit" in str(got.value), str(got.value)
