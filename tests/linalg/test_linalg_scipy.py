@@ -55,10 +55,17 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("name,fn", CASES, ids=[c[0] for c in CASES])
-def test_matches_jax(name, fn):
-    ours = toolkit.jit(lambda: fn(tsl))()  # one compilation instead of one per eager primitive
-    _close(ours, fn(jsl), tol=1e-3 if "expm" in name else 2e-4)
+def test_matches_jax():
+    # One compiled program per side: XLA's per-module cost dominates these small programs.
+    ours = toolkit.jit(lambda: [fn(tsl) for _, fn in CASES])()
+    theirs = jax.jit(lambda: [fn(jsl) for _, fn in CASES])()
+    failures = []
+    for (name, _), o, t in zip(CASES, ours, theirs):
+        try:
+            _close(o, t, tol=1e-3 if "expm" in name else 2e-4)
+        except AssertionError as err:
+            failures.append(f"{name}: {err}")
+    assert not failures, "\n".join(failures)
 
 
 def test_qr_reconstructs_with_jax_shapes():
