@@ -249,16 +249,40 @@ def test_offload_policy_errors_as_jax(jx):
         toolkit.grad(toolkit.checkpoint(_loss, policy=both))(np.ones((3, 3), np.float32), np.ones((3, 3), np.float32))
 
 
-def test_differentiating_with_an_offload_policy_is_a_clear_error():
-    # toolkit's checkpoint cannot move residuals to host memory (JAX's runs on CPU): it says so.
-    policy = toolkit.checkpoint_policies.offload_dot_with_no_batch_dims("device", "pinned_host")
-    fn = toolkit.checkpoint(_loss, policy=policy)
-    w = np.ones((3, 3), np.float32)
-    with pytest.raises(NotImplementedError, match="offload the result of dot_general from memory 'device' to "
-                                                  "'pinned_host'.*cannot offload residuals"):
-        toolkit.grad(fn)(w, w)
-    # The forward pass alone never asks the policy, and runs.
-    np.testing.assert_allclose(np.asarray(fn(w, w)), np.sin(w @ w).sum(), rtol=1e-6)
+def test_differentiating_with_an_offload_policy_as_jax_on_cpu(jx):
+    # JAX 0.10.2 differentiates these on CPU: its residual goes to host memory and back through device_puts
+    # that the CPU lowering drops, so XLA gets the saved residual behind an optimization barrier, as toolkit's.
+    w = np.linspace(-1, 1, 9, dtype=np.float32).reshape(3, 3)
+    x = np.linspace(0, 1, 9, dtype=np.float32).reshape(3, 3)
+
+    def j_loss(w, x):
+        return jx.numpy.sin(w @ x).sum()
+    for name in ("offload_dot_with_no_batch_dims", "save_and_offload_only_these_names"):
+        if name == "offload_dot_with_no_batch_dims":
+            t_policy = toolkit.checkpoint_policies.offload_dot_with_no_batch_dims("device", "pinned_host")
+            j_policy = jx.checkpoint_policies.offload_dot_with_no_batch_dims("device", "pinned_host")
+            ours_fn, theirs_fn = _loss, j_loss
+        else:
+            kw = dict(names_which_can_be_saved=[], names_which_can_be_offloaded=["wx"], offload_src="device",
+                      offload_dst="pinned_host")
+            t_policy = toolkit.checkpoint_policies.save_and_offload_only_these_names(**kw)
+            j_policy = jx.checkpoint_policies.save_and_offload_only_these_names(**kw)
+
+            def ours_fn(w, x):
+                return toolkit.numpy.sin(toolkit.ad.checkpoint_name(w @ x, "wx")).sum()
+
+            def theirs_fn(w, x):
+                from jax.ad_checkpoint import checkpoint_name
+                return jx.numpy.sin(checkpoint_name(w @ x, "wx")).sum()
+        ours = toolkit.jit(toolkit.grad(toolkit.checkpoint(ours_fn, policy=t_policy), argnums=(0, 1)))
+        theirs = jx.jit(jx.grad(jx.checkpoint(theirs_fn, policy=j_policy), argnums=(0, 1)))
+        for a, b in zip(ours(w, x), theirs(w, x)):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+        for text in (ours.lower(w, x).as_text(), theirs.lower(w, x).as_text()):
+            assert "optimization_barrier" in text and "custom_call" not in text, text
+        if name == "offload_dot_with_no_batch_dims":  # the saved dot is not computed again, in either
+            assert ours.lower(w, x).as_text().count("dot_general") == theirs.lower(w, x).as_text().count(
+                "dot_general")
 
 
 # -- compute_on (issue 26 item 1): JAX's lowering, and jaxlib's CPU backend runs it --------------------------------

@@ -24,9 +24,9 @@ __all__ = ["everything_saveable", "nothing_saveable", "dots_saveable", "checkpoi
 class Offloadable(NamedTuple):
     """A policy's answer "save this, moved from memory ``src`` to memory ``dst``" (JAX's ``Offloadable``).
 
-    toolkit's ``checkpoint`` does not offload residuals: differentiating a
-    body whose policy answers this raises ``NotImplementedError`` naming the
-    equation and the memories (see :func:`offload_dot_with_no_batch_dims`).
+    toolkit's ``checkpoint`` saves such a residual where it is: on CPU that is
+    what JAX's compiled program does too (its host transfers vanish in the CPU
+    lowering); no transfer to ``dst`` is emitted for other platforms.
     """
 
     src: str
@@ -37,9 +37,8 @@ def offload_dot_with_no_batch_dims(offload_src: str, offload_dst: str) -> Callab
     """As :func:`dots_with_no_batch_dims_saveable`, but those results are to be offloaded from memory kind
     ``offload_src`` to ``offload_dst`` (e.g. ``"device"`` → ``"pinned_host"``) instead of kept.
 
-    toolkit cannot offload residuals yet: differentiating a ``checkpoint`` with this policy raises
-    ``NotImplementedError`` when it meets such a ``dot_general`` (use
-    :func:`dots_with_no_batch_dims_saveable` to keep them in device memory instead).
+    Differentiating a ``checkpoint`` with this policy saves those results (see :class:`Offloadable`): the
+    gradient and, on CPU, the compiled program are JAX's.
     """
     offload = Offloadable(_memory_kind(offload_src, "offload_src"), _memory_kind(offload_dst, "offload_dst"))
 
@@ -57,8 +56,8 @@ def save_and_offload_only_these_names(*, names_which_can_be_saved: Any, names_wh
     """As :func:`save_only_these_names` for ``names_which_can_be_saved``; the values named by one of
     ``names_which_can_be_offloaded`` are to be offloaded from ``offload_src`` to ``offload_dst``.
 
-    ``ValueError`` if a name is in both sets (as JAX). Differentiating an offloaded name raises
-    ``NotImplementedError`` (toolkit cannot offload residuals yet).
+    ``ValueError`` if a name is in both sets (as JAX). An offloaded name is saved where it is when
+    differentiating (see :class:`Offloadable`).
     """
     saved, offloaded = set(names_which_can_be_saved), set(names_which_can_be_offloaded)
     both = saved & offloaded

@@ -28,7 +28,6 @@ from __future__ import annotations
 import weakref
 from typing import Any
 
-from toolkit.ad.checkpoint_policies import Offloadable
 from toolkit.ad.interpret import eval_program
 from toolkit.ad.jvp import jvp_program
 from toolkit.ad.registry import JVP_RULES, VJP_RULES
@@ -116,11 +115,8 @@ def _saved_by_policy(jaxpr: Program, policy: Any) -> list[Any]:
     inputs = set(jaxpr.invars)
     for eqn in jaxpr.eqns:
         decision = policy(eqn.primitive, *[a.aval for a in eqn.inputs], **eqn.params)
-        if isinstance(decision, Offloadable):
-            raise NotImplementedError(
-                f"the checkpoint policy asks to offload the result of {eqn.primitive.name} from memory "
-                f"{decision.src!r} to {decision.dst!r}, but toolkit's checkpoint cannot offload residuals (on any "
-                "backend); use a policy that saves them instead (e.g. dots_with_no_batch_dims_saveable)")
+        # Offloadable: saved. JAX moves the residual to `dst` and back with device_puts that its CPU lowering
+        # drops (no transfer op reaches XLA); toolkit, CPU-only, saves it where it is (docs/sharding.md).
         if decision:
             saved += [v for v in eqn.outputs if v not in inputs]
     return saved
