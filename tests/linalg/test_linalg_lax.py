@@ -85,6 +85,28 @@ def test_triangular_solve_matches_jax():
     _all_close([str(kw) for kw in cases], ours, theirs)
 
 
+def test_factor_products_match_jax():
+    raw, taus = (np.asarray(x) for x in jnp.linalg.qr(A, mode="raw"))
+    reflectors = raw.T
+    R = np.linalg.cholesky(SPD).T.astype(np.float32)
+    w = B[:, 0].copy()
+    flags = [(lft, t) for lft in (True, False) for t in (True, False)]
+    names = [f"ormqr-left={lft}-transpose={t}" for lft, t in flags]
+    ours_fns = [lambda lft=lft, t=t: tl.ormqr(reflectors, taus, SPD, left=lft, transpose=t) for lft, t in flags]
+    theirs_fns = [lambda lft=lft, t=t: jl.ormqr(reflectors, taus, SPD, left=lft, transpose=t) for lft, t in flags]
+    names += ["cholesky_update", "symmetric_product", "symmetric_product-symmetrized"]
+    ours_fns += [lambda: tl.cholesky_update(R, w), lambda: tl.symmetric_product(A, SPD, alpha=2.0, beta=0.5),
+                 lambda: tl.symmetric_product(BATCH, BATCH, beta=1.0, symmetrize_output=True)]
+    theirs_fns += [lambda: jl.cholesky_update(R, w), lambda: jl.symmetric_product(A, SPD, alpha=2.0, beta=0.5),
+                   lambda: jl.symmetric_product(BATCH, BATCH, beta=1.0, symmetrize_output=True)]
+    _all_close(names, toolkit.jit(lambda: [f() for f in ours_fns])(), jax.jit(lambda: [f() for f in theirs_fns])())
+    # cholesky_update does not batch in JAX; toolkit's vmap maps it over the batch.
+    batched = toolkit.vmap(tl.cholesky_update)(np.stack([R, R]), np.stack([w, 2 * w]))
+    _close(batched[1], jl.cholesky_update(R, 2 * w))
+    ir = _custom_calls(toolkit.jit(lambda c: tl.ormqr(reflectors, taus, c)).lower(SPD).as_text())
+    assert ir == _custom_calls(jax.jit(lambda c: jl.ormqr(reflectors, taus, c)).lower(SPD).as_text())
+
+
 def test_triangular_solve_complex_conjugate_and_vector():
     kw = dict(left_side=True, lower=True, conjugate_a=True)
     _close(tl.triangular_solve(CA, CA, **kw), jl.triangular_solve(CA, CA, **kw))
@@ -210,6 +232,12 @@ def test_lax_errors():
         tl.qr(A, pivoting=True)
     with pytest.raises(NotImplementedError, match="subset_by_index"):
         tl.eigh(SPD, subset_by_index=(0, 2))
+    with pytest.raises(ValueError, match="Rank-1 update"):
+        tl.cholesky_update(SPD, np.ones(3, np.float32))
+    with pytest.raises(ValueError, match="left=True"):
+        tl.ormqr(TALL, np.ones(3, np.float32), SPD)
+    with pytest.raises(ValueError, match="symmetric_update expects"):
+        tl.symmetric_product(TALL, SPD)
     with pytest.raises(NotImplementedError, match="sort"):
         tl.schur(A, sort_eig_vals=True)
     with pytest.raises(ValueError, match="square"):

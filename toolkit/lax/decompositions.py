@@ -10,7 +10,8 @@ registers (``toolkit/runtime/executable.py``). A factorization LAPACK reports as
 The user functions are ``jax.lax.linalg``'s: :func:`cholesky`, :func:`eig`, :func:`eigh`,
 :func:`lu`, :func:`lu_pivots_to_permutation`, :func:`qr`, :func:`geqrf`,
 :func:`householder_product`, :func:`svd`, :func:`triangular_solve`, :func:`tridiagonal`,
-:func:`tridiagonal_solve`, :func:`hessenberg`, :func:`schur`; ``toolkit.lax.linalg`` re-exports them.
+:func:`tridiagonal_solve`, :func:`hessenberg`, :func:`schur`, :func:`ormqr`, :func:`cholesky_update`,
+:func:`symmetric_product`; ``toolkit.lax.linalg`` re-exports them.
 """
 
 from __future__ import annotations
@@ -538,3 +539,86 @@ def schur(x: Any, *, compute_schur_vectors: bool = True, sort_eig_vals: bool = F
     outs = schur_p.bind(x, compute_schur_vectors=bool(compute_schur_vectors), sort_eig_vals=False,
                         select_callable=select_callable)
     return (outs[0], outs[1]) if compute_schur_vectors else (outs[0],)
+
+
+# --- products with factors: ormqr, cholesky_update, symmetric_product --------------
+
+
+def _ormqr_rule(a: ShapedArray, taus: ShapedArray, c: ShapedArray, *, left: bool, transpose: bool) -> ShapedArray:
+    _check_operand("ormqr", a)
+    _check_operand("ormqr", taus, 1, what="Input 1")
+    _check_operand("ormqr", c, what="Input 2")
+    if len({a.dtype, taus.dtype, c.dtype}) != 1:
+        raise TypeError(f"ormqr requires arguments of equal dtypes, got {[x.dtype.name for x in (a, taus, c)]}")
+    _same_batch("ormqr", (a, 2), (taus, 1), (c, 2))
+    m = a.shape[-2]
+    if left and c.shape[-2] != m:
+        raise ValueError("ormqr with left=True expects c to have the same number of rows as the Householder matrix "
+                         f"a. Got a shape {tuple(a.shape)} and c shape {tuple(c.shape)}.")
+    if not left and c.shape[-1] != m:
+        raise ValueError("ormqr with left=False expects c to have the same number of columns as the Householder "
+                         f"matrix a has rows. Got a shape {tuple(a.shape)} and c shape {tuple(c.shape)}.")
+    return _out(c.shape, c.dtype)
+
+
+ormqr_p = family.primitive("ormqr", shape_rule=_ormqr_rule)
+
+
+@family.function(binds=(ormqr_p,))
+def ormqr(a: Any, taus: Any, c: Any, *, left: bool = True, transpose: bool = False) -> Any:
+    """``Q @ c``, ``Q^H @ c`` (``transpose``), ``c @ Q`` or ``c @ Q^H`` (``left=False``) for the ``Q`` of
+    :func:`geqrf`'s reflectors ``(a, taus)``, without forming ``Q`` (LAPACK's ``ormqr``/``unmqr``)."""
+    return ormqr_p.bind(a, taus, c, left=bool(left), transpose=bool(transpose))
+
+
+def _cholesky_update_rule(r: ShapedArray, w: ShapedArray) -> ShapedArray:
+    real = tuple(d for d in LAPACK_DTYPES if not dtypes.is_complex(d))
+    _check_operand("cholesky_update", r, dtypes_=real)
+    _check_operand("cholesky_update", w, 1, dtypes_=real, what="Input 1")
+    if r.ndim != 2 or w.ndim != 1:
+        raise TypeError(f"cholesky_update takes one matrix and one vector (no batch dimensions), got shapes "
+                        f"{tuple(r.shape)} and {tuple(w.shape)}")
+    if r.shape[0] != r.shape[1] or w.shape[0] != r.shape[1]:
+        raise ValueError("Rank-1 update to Cholesky decomposition takes a square matrix and a vector of the same "
+                         f"size as input. Got shapes {tuple(r.shape)} and {tuple(w.shape)} instead")
+    if r.dtype != w.dtype:
+        raise TypeError(f"cholesky_update requires arguments of equal dtypes, got {r.dtype.name} and {w.dtype.name}")
+    return _out(r.shape, r.dtype)
+
+
+cholesky_update_p = family.primitive("cholesky_update", shape_rule=_cholesky_update_rule)
+
+
+@family.function(binds=(cholesky_update_p,))
+def cholesky_update(r_matrix: Any, w_vector: Any) -> Any:
+    """The upper Cholesky factor of ``R^T R + w w^T`` from the upper factor ``R`` of ``R^T R``, by Givens
+    rotations in O(n^2) (``jax.lax.linalg.cholesky_update``; real, unbatched, as JAX)."""
+    return cholesky_update_p.bind(r_matrix, w_vector)
+
+
+def _symmetric_product_rule(a: ShapedArray, c: ShapedArray, *, alpha: float, beta: float) -> ShapedArray:
+    real = tuple(d for d in LAPACK_DTYPES if not dtypes.is_complex(d))
+    _check_operand("symmetric_product", a, dtypes_=real)
+    _check_operand("symmetric_product", c, dtypes_=real, what="Input 1")
+    if a.dtype != c.dtype:
+        raise TypeError(f"symmetric_product requires arguments of equal dtypes, got {a.dtype.name} and "
+                        f"{c.dtype.name}")
+    _same_batch("symmetric_product", (a, 2), (c, 2))
+    if a.shape[-2] != c.shape[-1] or c.shape[-2] != c.shape[-1]:
+        raise ValueError("symmetric_update expects a rectangular matrix of shape (m, n) and a square matrix of "
+                         f"shape (n, n). Got shapes {tuple(a.shape)} and {tuple(c.shape)}.")
+    return _out(c.shape, c.dtype)
+
+
+symmetric_product_p = family.primitive("symmetric_product", shape_rule=_symmetric_product_rule)
+
+
+@family.function(binds=(symmetric_product_p,))
+def symmetric_product(a_matrix: Any, c_matrix: Any, *, alpha: float = 1.0, beta: float = 0.0,
+                      symmetrize_output: bool = False) -> Any:
+    """``alpha * a @ a^T + beta * c`` (``jax.lax.linalg.symmetric_product``); ``symmetrize_output`` mirrors
+    the lower triangle into the upper one."""
+    result = symmetric_product_p.bind(a_matrix, c_matrix, alpha=alpha, beta=beta)
+    if symmetrize_output:
+        result = elementwise.add(tril(result), _T(tril(result, -1)))
+    return result

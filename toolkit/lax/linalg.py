@@ -80,8 +80,10 @@ def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:
 # jax.lax.linalg's decompositions live in their own family (toolkit/lax/decompositions.py); this module is
 # toolkit.lax.linalg, so it names them too.
 from toolkit.lax.decompositions import (  # noqa: E402,F401
-    EigImplementation, EighImplementation, SvdAlgorithm, cholesky, cholesky_p, eig, eig_p, eigh, eigh_p, geqrf,
+    EigImplementation, EighImplementation, SvdAlgorithm, cholesky, cholesky_p, cholesky_update, cholesky_update_p,
+    eig, eig_p, eigh, eigh_p, geqrf,
     geqrf_p, hessenberg, hessenberg_p, householder_product, householder_product_p, lu, lu_p, lu_pivots_to_permutation,
-    lu_pivots_to_permutation_p, qr, qr_p, schur, schur_p, svd, svd_p, symmetrize, triangular_solve,
+    lu_pivots_to_permutation_p, ormqr, ormqr_p, qr, qr_p, schur, schur_p, svd, svd_p, symmetric_product,
+    symmetric_product_p, symmetrize, triangular_solve,
     triangular_solve_p, tridiagonal, tridiagonal_p, tridiagonal_solve, tridiagonal_solve_p,
 )

@@ -14,7 +14,7 @@ _RANKS = {
     dec.cholesky_p: (2,), dec.eigh_p: (2,), dec.eig_p: (2,), dec.lu_p: (2,), dec.geqrf_p: (2,), dec.qr_p: (2,),
     dec.svd_p: (2,), dec.tridiagonal_p: (2,), dec.householder_product_p: (2, 1), dec.triangular_solve_p: (2, 2),
     dec.lu_pivots_to_permutation_p: (1,), dec.tridiagonal_solve_p: (1, 1, 1, 2), dec.hessenberg_p: (2,),
-    dec.schur_p: (2,),
+    dec.schur_p: (2,), dec.ormqr_p: (2, 1, 2), dec.cholesky_update_p: (2, 1), dec.symmetric_product_p: (2, 2),
 }
 
 

@@ -278,5 +278,8 @@ for _p, _why in ((dec.geqrf_p, "LAPACK's Householder reflectors: JAX defines no 
                  (dec.tridiagonal_p, "a reduction to tridiagonal form: JAX defines no derivative either"),
                  (dec.lu_pivots_to_permutation_p, "integer permutations: nothing to differentiate (JAX has no rule)"),
                  (dec.hessenberg_p, "LAPACK's gehrd reflectors: JAX defines no derivative either"),
-                 (dec.schur_p, "the Schur form is not unique enough to differentiate: JAX defines no rule either")):
+                 (dec.schur_p, "the Schur form is not unique enough to differentiate: JAX defines no rule either"),
+                 (dec.ormqr_p, "LAPACK's ormqr on reflectors: JAX defines no derivative either"),
+                 (dec.cholesky_update_p, "a rank-1 factor update: JAX defines no derivative either"),
+                 (dec.symmetric_product_p, "JAX defines no derivative for symmetric_product either")):
     NO_JVP[_p] = _why

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from toolkit.batching.interpret import bdim_at_front
 from toolkit.batching.registry import register_batching
-from toolkit.lax import decompositions as dec
+from toolkit.lax import control_flow, decompositions as dec
 
 
 def _rule(prim):
@@ -23,5 +23,11 @@ def _rule(prim):
     return rule
 
 
+def _cholesky_update(axis, args, dims):
+    # One matrix and one vector (JAX's primitive does not batch at all): a sequential map over the batch.
+    r, w = (bdim_at_front(x, d, axis.size) for x, d in zip(args, dims))
+    return control_flow.map(lambda rw: dec.cholesky_update_p.bind(*rw), (r, w)), 0
+
+
 for _prim in dec.family:
-    register_batching(_prim, _rule(_prim))
+    register_batching(_prim, _cholesky_update if _prim is dec.cholesky_update_p else _rule(_prim))

@@ -21,6 +21,7 @@ from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.tracing import trace_flat
 from toolkit.lax import control_flow, decompositions as dec, elementwise, structural
+from toolkit.lax.linalg import dot_general
 from toolkit.lowering.registry import register_lowering
 from toolkit.lowering.types import dense_constant_attr, tensor_type
 
@@ -421,3 +422,60 @@ def _schur(ctx, x, *, compute_schur_vectors, sort_eig_vals, select_callable):
     if compute_schur_vectors:
         outs.append(_nan_unless_ok(ok, batch, vectors, ctx.avals_out[1]))
     return outs
+
+
+@register_lowering(dec.ormqr_p, platforms=("cpu",))
+def _ormqr(ctx, a, taus, c, *, left, transpose):
+    aval = ctx.avals_in[0]
+    prefix = "un" if dtypes.is_complex(aval.dtype) else "or"
+    return ffi_call(ctx, _target(f"{prefix}mqr_ffi", aval.dtype), [a, taus, c], list(ctx.avals_in),
+                    list(ctx.avals_out), {"left": bool(left), "transpose": bool(transpose)}, aliases={2: 0})[0]
+
+
+def _givens(x: Any, y: Any) -> tuple[Any, Any]:
+    """JAX's ``_drotg``: the rotation zeroing ``y`` against ``x``, scaled for stability ((1, 0) when y == 0)."""
+    abs_x, abs_y = elementwise.abs(x), elementwise.abs(y)
+    denominator = elementwise.select(elementwise.gt(abs_x, abs_y), abs_x, abs_y)
+    safe = elementwise.select(elementwise.eq(y, structural.full((), 0, aval_of(y).dtype)),
+                              structural.full((), 1, aval_of(y).dtype), denominator)
+    xs, ys = elementwise.div(x, safe), elementwise.div(y, safe)
+    rh = elementwise.div(structural.full((), 1, aval_of(x).dtype),
+                         elementwise.sqrt(elementwise.add(elementwise.mul(xs, xs), elementwise.mul(ys, ys))))
+    zero = elementwise.eq(y, structural.full((), 0, aval_of(y).dtype))
+    c = elementwise.select(zero, structural.full((), 1, aval_of(x).dtype), elementwise.mul(xs, rh))
+    s = elementwise.select(zero, structural.full((), 0, aval_of(x).dtype), elementwise.neg(elementwise.mul(ys, rh)))
+    return c, s
+
+
+def _cholesky_update_program(R: Any, z: Any) -> list[Any]:
+    """JAX's ``_cholesky_update_jax_fn``: one Givens rotation per row, unrolled over the static size."""
+    n = aval_of(z).shape[0]
+    for k in range(n):
+        r_kk = structural.reshape(structural.slice(R, (k, k), (k + 1, k + 1)), ())
+        z_k = structural.reshape(structural.slice(z, (k,), (k + 1,)), ())
+        c, s = _givens(r_kk, z_k)
+        row = structural.reshape(structural.slice(R, (k, 0), (k + 1, n)), (n,))
+        cb, sb = (structural.broadcast_in_dim(v, (n,), ()) for v in (c, s))
+        new_row = elementwise.sub(elementwise.mul(cb, row), elementwise.mul(sb, z))
+        z = elementwise.add(elementwise.mul(cb, z), elementwise.mul(sb, row))
+        R = structural.dynamic_update_slice(R, structural.reshape(new_row, (1, n)),
+                                            [structural.full((), k, np.int32), structural.full((), 0, np.int32)])
+    return [R]
+
+
+@register_lowering(dec.cholesky_update_p)
+def _cholesky_update(ctx, r, w):
+    return lower_traced(ctx, _cholesky_update_program, [r, w], ctx.avals_in)[0]
+
+
+@register_lowering(dec.symmetric_product_p)
+def _symmetric_product(ctx, a, c, *, alpha, beta):
+    a_aval, c_aval = ctx.avals_in
+
+    def fn(a_, c_):
+        nd = a_aval.ndim
+        batch = tuple(range(nd - 2))
+        product = dot_general(a_, a_, (((nd - 1,), (nd - 1,)), (batch, batch)))
+        scale = lambda v: structural.full(c_aval.shape, v, c_aval.dtype)  # noqa: E731
+        return [elementwise.add(elementwise.mul(scale(alpha), product), elementwise.mul(scale(beta), c_))]
+    return lower_traced(ctx, fn, [a, c], ctx.avals_in)[0]
