@@ -96,9 +96,7 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
     :func:`nonzero` of it (``size``/``fill_value`` apply only there)."""
     if x is None and y is None:
         return nonzero(condition, size=size, fill_value=fill_value)
-    if x is None or y is None:
-        raise ValueError(f"Either both or neither of the x and y arguments should be provided to "
-                         f"toolkit.numpy.where, got {x} and {y}.")
+    check_arraylike("where", condition, x, y)  # one of x and y alone (None) is JAX's TypeError
     if size is not None or fill_value is not None:
         raise ValueError("size and fill_value arguments cannot be used in three-term where function.")
     return ufuncs.where(condition, x, y)

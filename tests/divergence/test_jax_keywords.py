@@ -1,0 +1,104 @@
+"""JAX 0.10.2's keyword names in toolkit.numpy (issue 23, item 4): clip(min=, max=), reshape(shape=), where=/
+initial= on reductions, where(size=, fill_value=), nonzero/argwhere/flatnonzero/unique with size=; side by side
+with JAX in the same run, eagerly and under jit, with their error paths."""
+
+import numpy as np
+import pytest
+
+import toolkit
+import toolkit.numpy as tnp
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+
+X = np.arange(12, dtype=np.float32).reshape(3, 4) - 4
+MASK = (np.arange(12).reshape(3, 4) % 3) != 0
+INTS = np.array([[0, 3, 0], [5, 0, 7]])
+
+
+def _same(ours, theirs):
+    ours = ours if isinstance(ours, tuple) else (ours,)
+    theirs = theirs if isinstance(theirs, tuple) else (theirs,)
+    assert len(ours) == len(theirs)
+    for o, t in zip(ours, theirs):
+        assert o.shape == t.shape and o.dtype == t.dtype, (o.shape, o.dtype, t.shape, t.dtype)
+        assert bool(o.aval.weak_type) == bool(t.aval.weak_type)
+        np.testing.assert_allclose(np.asarray(o), np.asarray(t), rtol=1e-6)
+
+
+def _both(case, jit=False):
+    if jit:
+        _same(toolkit.jit(lambda: case(tnp))(), jax.jit(lambda: case(jnp))())
+    else:
+        _same(case(tnp), case(jnp))
+
+
+CASES = [
+    lambda m: m.clip(m.asarray(X), min=-1, max=3), lambda m: m.clip(m.asarray(X), max=2),
+    lambda m: m.clip(m.asarray(X), -1, 3), lambda m: m.reshape(m.asarray(X), shape=(4, 3)),
+    lambda m: m.reshape(m.asarray(X), shape=-1),
+    lambda m: m.sum(m.asarray(X), where=MASK), lambda m: m.sum(m.asarray(X), axis=1, where=MASK, initial=10.),
+    lambda m: m.sum(m.asarray(X), axis=0, keepdims=True, initial=1.),
+    lambda m: m.prod(m.asarray(X[:, :2]), where=MASK[:, :2], initial=2.),
+    lambda m: m.max(m.asarray(X), where=MASK, initial=-100.), lambda m: m.min(m.asarray(X), axis=0, initial=-3.),
+    lambda m: m.amax(m.asarray(X), axis=1, where=MASK, initial=0.),
+    lambda m: m.max(m.zeros((0, 3)), axis=0, initial=5.),
+    lambda m: m.any(m.asarray(X) > 5, where=MASK), lambda m: m.all(m.asarray(X) > -5, axis=1, where=MASK),
+    lambda m: m.mean(m.asarray(X), where=MASK), lambda m: m.mean(m.asarray(X), axis=1, where=MASK, keepdims=True),
+    lambda m: m.var(m.asarray(X), where=MASK), lambda m: m.var(m.asarray(X), axis=0, correction=1),
+    lambda m: m.std(m.asarray(X), axis=1, ddof=1, where=MASK), lambda m: m.var(m.ones(1), ddof=1),
+    lambda m: m.var(m.asarray(X), axis=1, mean=m.mean(m.asarray(X), axis=1, keepdims=True)),
+    lambda m: m.sum(m.ones(3, m.uint8), promote_integers=False), lambda m: m.sum(m.ones(3, m.int8)),
+    lambda m: m.where(m.asarray(INTS) > 2), lambda m: m.where(m.asarray(INTS) > 2, size=5, fill_value=-1),
+    lambda m: m.where(m.asarray(X) > 0, m.asarray(X), 0.),
+    lambda m: m.nonzero(m.asarray(INTS), size=5), lambda m: m.nonzero(m.asarray(INTS), size=2, fill_value=(-1, -2)),
+    lambda m: m.argwhere(m.asarray(INTS), size=4, fill_value=9), lambda m: m.argwhere(m.asarray(INTS)),
+    lambda m: m.flatnonzero(m.asarray(INTS), size=4), lambda m: m.flatnonzero(m.asarray(INTS), size=0),
+    lambda m: m.unique(m.asarray(INTS), size=5), lambda m: m.unique(m.asarray(INTS), size=6, fill_value=-1),
+    lambda m: m.unique(m.asarray(INTS), return_index=True, return_inverse=True, return_counts=True, size=5),
+    lambda m: m.unique(m.asarray([3., np.nan, 1., np.nan])),
+]
+
+
+@pytest.mark.parametrize("i", range(len(CASES)))
+def test_keyword_eagerly(i):
+    _both(CASES[i])
+
+
+# Under jit: every case whose size is static (argwhere/where/unique without size depend on the data).
+JIT_CASES = [i for i in range(len(CASES)) if i not in (24, 30, 36)]
+
+
+@pytest.mark.parametrize("i", JIT_CASES)
+def test_keyword_under_jit(i):
+    _both(CASES[i], jit=True)
+
+
+@pytest.mark.parametrize("case", [
+    lambda m: m.max(m.asarray(X), where=MASK), lambda m: m.max(m.zeros((0, 3)), axis=0),
+    lambda m: m.sum(m.asarray(X), where=np.ones((3, 4), np.int32)), lambda m: m.sum(m.asarray(X), out=np.ones(())),
+    lambda m: m.sum(m.asarray(X), initial=np.ones(2, np.float32)), lambda m: m.nonzero(m.asarray(3)),
+    lambda m: m.where(m.asarray(X) > 0, m.asarray(X)), lambda m: m.where(m.asarray(X) > 0, 1., 0., size=3),
+    lambda m: m.nonzero(m.asarray(INTS), size=2, fill_value=(1, 2, 3)), lambda m: m.clip(m.asarray(X), a_min=1),
+    lambda m: m.reshape(m.asarray(X), newshape=(4, 3)), lambda m: m.var(m.asarray(X), ddof=1, correction=1),
+])
+def test_keyword_errors(case):
+    with pytest.raises(Exception) as want:
+        case(jnp)
+    with pytest.raises(want.type):
+        case(tnp)
+
+
+@pytest.mark.parametrize("name", ["nonzero", "argwhere", "flatnonzero", "unique"])
+def test_data_dependent_size_under_jit_needs_size(name):
+    with pytest.raises(Exception) as want:
+        jax.jit(lambda a: getattr(jnp, name)(a))(INTS)
+    with pytest.raises(toolkit.errors.ConcretizationTypeError, match="size"):
+        toolkit.jit(lambda a: getattr(tnp, name)(a))(INTS)
+    assert want.type.__name__ == "ConcretizationTypeError"
+
+
+def test_nonzero_under_vmap_with_size():
+    batch = np.array([[0, 1, 2, 0], [3, 0, 0, 4]])
+    _same(toolkit.vmap(lambda r: tnp.nonzero(r, size=3, fill_value=-1))(batch),
+          jax.vmap(lambda r: jnp.nonzero(r, size=3, fill_value=-1))(batch))
