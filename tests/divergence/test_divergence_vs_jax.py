@@ -308,3 +308,30 @@ def test_messages_name_toolkit_functions():
             call()
         assert "jnp." not in str(got.value) and "jax.numpy" not in str(got.value)
         assert "toolkit.numpy." in str(got.value) or "toolkit" in str(got.value), str(got.value)
+
+
+# --- the same with x64 on --------------------------------------------------------------------------------------
+
+X64_CASES = [
+    lambda m: m.logaddexp(1, 2), lambda m: m.logaddexp(m.inf, m.inf), lambda m: m.sum(m.ones(3, m.int8)),
+    lambda m: m.cumsum(m.ones(3, bool)), lambda m: m.cumsum(m.ones(3, m.int8)), lambda m: m.full((2,), 1.0),
+    lambda m: m.full((2,), 1), lambda m: m.mean(m.ones(4, m.float16)), lambda m: m.var(m.arange(4)),
+    lambda m: m.sum(m.arange(5.), where=m.arange(5) > 1, initial=10.), lambda m: m.nonzero(m.arange(4), size=5),
+    lambda m: m.unique(m.array([3, 1, 3]), size=4, fill_value=0), lambda m: m.arange(3)[7],
+    lambda m: m.float64(1.5), lambda m: m.array([2 ** 40]),
+]
+
+
+@pytest.mark.x64
+@pytest.mark.parametrize("i", range(len(X64_CASES)))
+def test_cases_x64(i):
+    ours, theirs = X64_CASES[i](tnp), X64_CASES[i](jnp)
+    for o, t in zip(ours if isinstance(ours, tuple) else (ours,), theirs if isinstance(theirs, tuple) else (theirs,)):
+        _same(o, t, rtol=1e-12)
+
+
+@pytest.mark.x64
+def test_grad_weak_and_overflow_x64():
+    _same(toolkit.grad(lambda x: x * x)(3.), jax.grad(lambda x: x * x)(3.))
+    _same_error(lambda: tnp.array([2 ** 64]), lambda: jnp.array([2 ** 64]))
+    _same(tlax.add(tnp.ones(3, tnp.float64), 1.0), jlax.add(jnp.ones(3, jnp.float64), 1.0))
