@@ -228,7 +228,9 @@ def test_index_into_empty_axis_raises():
 # --- lists refused by *_like and reductions ------------------------------------------------------------------
 
 @pytest.mark.parametrize("fn", ["zeros_like", "ones_like", "sum", "prod", "max", "min", "mean", "var", "std", "any",
-                                "all", "argmax", "argmin", "cumsum", "cumprod", "amax", "nonzero", "argwhere"])
+                                "all", "argmax", "argmin", "cumsum", "cumprod", "amax", "nonzero", "argwhere",
+                                "nansum", "nanprod", "nanmax", "nanmin", "nanmean", "nanvar", "nanstd", "nanargmax",
+                                "nancumsum"])
 def test_lists_refused(fn):
     err = _same_error(lambda: getattr(tnp, fn)([1, 2]), lambda: getattr(jnp, fn)([1, 2]))
     assert str(err) == f"{fn} requires ndarray or scalar arguments, got <class 'list'> at position 0."

@@ -15,7 +15,7 @@ import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.lax import elementwise as lax_elementwise
-from toolkit.numpy._core import asarray, broadcast_to, canonical_axes
+from toolkit.numpy._core import asarray, broadcast_to, canonical_axes, check_arraylike
 from toolkit.numpy import reductions, ufuncs
 
 
@@ -39,6 +39,7 @@ def _nan_fold(name: str, reduce: Any, identity: int, combine: Any, doc: str):
     def fn(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
            initial: Any = None, where: Any = None) -> Any:
         _no_out(name, out)
+        check_arraylike(name, a)  # a list is JAX's TypeError
         a = asarray(a)
         if dtypes.is_inexact(a.dtype):
             a = _fill_nan(a, identity)
@@ -56,6 +57,7 @@ def _nan_minmax(name: str, reduce: Any, fill: float, combine: Any):
     def fn(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, initial: Any = None,
            where: Any = None) -> Any:
         _no_out(name, out)
+        check_arraylike(name, a)  # a list is JAX's TypeError
         a = asarray(a)
         if where is not None and initial is None:
             raise ValueError(f"reduction operation {name[3:]} does not have an identity, so to use a where mask "
@@ -90,6 +92,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepd
             where: Any = None) -> Any:
     """Mean of the non-NaN elements (NaN for an all-NaN slice)."""
     _no_out("nanmean", out)
+    check_arraylike("nanmean", a)  # a list is JAX's TypeError
     a = asarray(a)
     if not dtypes.is_inexact(a.dtype):
         if where is None:
@@ -104,6 +107,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
            where: Any = None, mean: Any = None) -> Any:
     """Variance of the non-NaN elements (NaN where fewer than ``ddof + 1`` remain)."""
     _no_out("nanvar", out)
+    check_arraylike("nanvar", a)  # a list is JAX's TypeError
     a = asarray(a)
     if not dtypes.is_inexact(a.dtype):
         a = lax_elementwise.convert_element_type(a, dtypes.default_float_dtype())
@@ -126,6 +130,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0, keepdims: bool = False,
            where: Any = None, mean: Any = None) -> Any:
     """Standard deviation of the non-NaN elements."""
+    check_arraylike("nanstd", a)  # a list is JAX's TypeError
     _no_out("nanstd", out)
     return ufuncs.sqrt(nanvar(a, axis, dtype, None, ddof, keepdims, where, mean))
 
@@ -133,6 +138,7 @@ def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
 def _nan_arg(name: str, reduce: Any, fill: float):
     def fn(a: Any, axis: int | None = None, out: None = None, keepdims: bool | None = None) -> Any:
         _no_out(name, out)
+        check_arraylike(name, a)  # a list is JAX's TypeError
         a = asarray(a)
         keepdims = bool(keepdims)
         if not dtypes.is_inexact(a.dtype):
@@ -153,6 +159,7 @@ nanargmin = _nan_arg("nanargmin", reductions.argmin, np.inf)
 def _nan_cumulative(name: str, cumulative: Any, fill: int):
     def fn(a: Any, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
         _no_out(name, out)
+        check_arraylike(name, a)  # a list is JAX's TypeError
         a = asarray(a)
         if dtypes.is_inexact(a.dtype):
             a = _fill_nan(a, fill)
