@@ -6,13 +6,16 @@ except the tests that share state across tests, which run on one worker, in file
 * the code blocks of one Markdown page (README.md, docs/*.md): they share a namespace and run in order;
 * every test of a module marked ``one_worker`` (``pytestmark = pytest.mark.one_worker``), e.g. a module-scoped
   fixture that computes the results of all the module's selected tests at once;
-* tests marked ``xdist_group(name)``: one worker per name (pytest-xdist's own mark).
+* tests marked ``xdist_group(name)``: one worker per name (pytest-xdist's own mark);
+* the tests marked ``multiprocess`` (tests/distributed): they start several processes each and some time a peer's
+  death against heartbeat timeouts, so they run one at a time, as in a single-process run.
 
 Why a scheduler of our own: pytest-xdist 3.8's ``loadgroup`` passes the group from the workers to the scheduler by
 rewriting each test's node id (``item._nodeid``), which pytest 9.2 no longer reads, so the groups are silently
 dropped (pytest-dev/pytest-xdist#1386). Here each worker writes its groups to a file named in its ``workerinput``
-while collecting, and the controller's scheduler (xdist's ``LoadGroupScheduling``, which also puts the largest
-groups first) reads them when it splits the collection into work units. Without xdist nothing here runs.
+while collecting, and the controller's scheduler (xdist's ``LoadGroupScheduling``) reads them when it splits the
+collection into work units. Order: the largest groups first (xdist's ``--loadscope-reorder``), then the tests marked
+``slow``, then the rest in collection order. Without xdist nothing here runs.
 """
 
 from __future__ import annotations
@@ -36,6 +39,9 @@ def group_of(item: pytest.Item) -> str | None:
         return "_".join(names)
     if item.path.suffix == ".md" or item.get_closest_marker("one_worker") is not None:
         return item.nodeid.split("::", 1)[0]  # the file, relative to the rootdir
+    if item.get_closest_marker("multiprocess") is not None:
+        # Several processes each, some timing a peer's death against heartbeats: one such test at a time, as before.
+        return "multiprocess"
     return None
 
 
@@ -94,6 +100,9 @@ class _XdistGroups:
         if workerinput is None or _GROUPS_FILE not in workerinput:
             return
         groups = {item.nodeid: group for item in items if (group := group_of(item)) is not None}
+        # Tests marked slow (minutes of CPU: the corpus runs) go first, so that none of them starts last while the
+        # other workers have nothing left to do. Every worker sorts alike; a group keeps its own order.
+        items.sort(key=lambda item: 0 if item.nodeid not in groups and item.get_closest_marker("slow") else 1)
         target = Path(workerinput[_GROUPS_FILE])
         partial = target.with_suffix(".partial")
         partial.write_text(json.dumps(groups))
