@@ -12,8 +12,16 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
 . .venv/bin/activate
 ruff check toolkit tests bench scripts || { echo "test.sh: ruff found errors (see above)" >&2; exit 1; }
-lint-imports --no-cache --no-logo || { echo "test.sh: an import breaks the layering (pyproject.toml [tool.importlinter])" >&2; exit 1; }
-mypy toolkit || { echo "test.sh: mypy found type errors (see above; pyproject.toml [tool.mypy])" >&2; exit 1; }
+# The layering contracts and mypy (one core each) run side by side; each one's output is shown whole, in order.
+lint_log="$(mktemp)"; mypy_log="$(mktemp)"
+trap 'rm -f "$lint_log" "$mypy_log"' EXIT
+lint-imports --no-cache --no-logo >"$lint_log" 2>&1 & lint_pid=$!
+mypy toolkit >"$mypy_log" 2>&1 & mypy_pid=$!
+wait "$lint_pid"; lint_status=$?
+wait "$mypy_pid"; mypy_status=$?
+cat "$lint_log" "$mypy_log"
+[ "$lint_status" = 0 ] || { echo "test.sh: an import breaks the layering (pyproject.toml [tool.importlinter])" >&2; exit 1; }
+[ "$mypy_status" = 0 ] || { echo "test.sh: mypy found type errors (see above; pyproject.toml [tool.mypy])" >&2; exit 1; }
 status=0
 lit -sv test/lit || status=1
 # README.md and docs/: every code block runs (conftest.py; docs/doc-examples.md has the conventions).
