@@ -286,25 +286,15 @@ def _process_chunk(text: str | bytes, first_line: int, args: argparse.Namespace,
             return ok, None
         return ok, _printed(module, args)
 
-    first = core = ""
-    if failed_message is not None:
-        first = failed_message.split("\n")[0].rstrip(":")
-        core = first.split(" failed: ", 1)[1] if " failed: " in first else first
-
-    def said_by_failure(diagnostic: Any) -> bool:
-        # An error with no place in the input (a bad pass option, a whole-module check) is said once, by the
-        # failure line below, which names the pass; "file:0:0: error: ..." would not.
-        return (failed_message is not None and diagnostic.severity == "error" and not diagnostic.line
-                and diagnostic.message.split("\n")[0] in first)
-
-    shown = [d for d in collector.diagnostics if not said_by_failure(d)]
-    for diagnostic in shown:
+    for diagnostic in collector.diagnostics:
         err.write(located(diagnostic) + "\n")
     if module is None:
         return False, None
     if failed_message is not None:
         # One failure, once: what the located diagnostics above already said is not said again.
-        errors = [d.message for d in shown if d.severity == "error"]
+        errors = [d.message for d in collector.diagnostics if d.severity == "error"]
+        first = failed_message.split("\n")[0].rstrip(":")
+        core = first.split(" failed: ", 1)[1] if " failed: " in first else first
         if not errors:
             err.write(f"{name}: error: {failed_message}\n")
         elif not any(core in message for message in errors):
