@@ -55,6 +55,7 @@ from toolkit.global_arrays import (make_array_from_callback, make_array_from_pro
 from toolkit import multihost  # noqa: F401,E402
 from toolkit.batching import vmap  # noqa: F401,E402
 from toolkit import random  # noqa: F401,E402
+from toolkit import image  # noqa: F401,E402  (jax.image: resize, scale_and_translate)
 from toolkit import compilation_cache  # noqa: F401,E402  (the persistent compilation cache)
 from toolkit.environment import (clear_caches, copy_to_host_async, default_backend, device_get,  # noqa: F401,E402
                                  disable_jit, live_arrays, print_environment_info, process_indices)

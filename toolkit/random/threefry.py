@@ -52,14 +52,31 @@ def _const(x: Any, value: int) -> Any:
     return lax.full(x.shape, np.uint32(value), _U32)
 
 
-def _rotate_left(x: Any, d: int) -> Any:
-    return lax.bitwise_or(lax.shift_left(x, _const(x, d)), lax.shift_right_logical(x, _const(x, 32 - d)))
+def _rotate_left(x: Any, d: Any) -> Any:
+    """``x`` rotated left by the ``uint32`` scalar ``d`` (traced: JAX's rolled loop carries the rotations)."""
+    right = lax.sub(lax.full((), np.uint32(32), _U32), d)
+    return lax.bitwise_or(lax.shift_left(x, lax.broadcast_in_dim(d, x.shape, ())),
+                          lax.shift_right_logical(x, lax.broadcast_in_dim(right, x.shape, ())))
 
 
-def _apply_round(v: list, rot: int) -> list:
+def _bcast(k: Any, x: Any) -> Any:
+    """The key word ``k`` (a scalar, or already of ``x``'s shape) at ``x``'s shape."""
+    return k if k.shape == x.shape else lax.broadcast_in_dim(k, x.shape, ())
+
+
+def _apply_round(v: list, rot: Any) -> list:
     v0 = lax.add(v[0], v[1])
     v1 = _rotate_left(v[1], rot)
     return [v0, lax.bitwise_xor(v0, v1)]
+
+
+def _rolled_step(i: Any, state: tuple) -> tuple:
+    x, ks, rotations = state
+    for j in range(4):
+        x = _apply_round(x, lax.reshape(lax.slice(rotations[0], (j,), (j + 1,)), ()))
+    step = lax.broadcast_in_dim(lax.convert_element_type(lax.add(i, np.asarray(1, i.dtype)), _U32), x[1].shape, ())
+    new_x = [lax.add(x[0], _bcast(ks[0], x[0])), lax.add(lax.add(x[1], _bcast(ks[1], x[1])), step)]
+    return new_x, ks[1:] + ks[:1], rotations[1:] + rotations[:1]
 
 
 def threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
@@ -67,18 +84,16 @@ def threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
 
     ``k1``/``k2`` are ``uint32`` scalars (or of the counters' shape), ``x1``/``x2``
     ``uint32`` arrays of one shape; returns two ``uint32`` arrays of that shape.
+    The five blocks of four rounds are a ``fori_loop`` carrying the rotating key
+    schedule and rotation amounts, as JAX lowers the hash on CPU: the bits are the
+    same either way, but XLA then fuses the float math that follows as it does
+    JAX's program, which keeps samplers' roundings identical.
     """
-    shape = x1.shape
-    if k1.shape != shape:
-        k1 = lax.broadcast_in_dim(k1, shape, ())
-        k2 = lax.broadcast_in_dim(k2, shape, ())
+    # As JAX, scalar keys stay scalars (broadcast at each use), also in the loop's carry.
     ks = [k1, k2, lax.bitwise_xor(lax.bitwise_xor(k1, k2), _const(k1, 0x1BD11BDA))]
-    x = [lax.add(x1, ks[0]), lax.add(x2, ks[1])]
-    for i in range(5):
-        for r in _ROTATIONS[i % 2]:
-            x = _apply_round(x, r)
-        x = [lax.add(x[0], ks[(i + 1) % 3]),
-             lax.add(lax.add(x[1], ks[(i + 2) % 3]), _const(x[1], i + 1))]
+    x = [lax.add(x1, _bcast(ks[0], x1)), lax.add(x2, _bcast(ks[1], x2))]
+    rotations = [np.array(r, np.uint32) for r in _ROTATIONS]
+    x, _, _ = lax.fori_loop(0, 5, _rolled_step, (x, ks[1:] + ks[:1], rotations))
     return x[0], x[1]
 
 
