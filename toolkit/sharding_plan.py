@@ -306,3 +306,20 @@ def shardings_from_hlo(hlo_shardings: Sequence[Any] | None, devices: Sequence[An
         except ValueError:
             result.append(GSPMDSharding(tuple(devices), hlo))
     return result
+
+
+def with_chosen_inputs(plan: Any, parameter_shardings: Any, in_avals: Sequence[ShapedArray],
+                       kept: Sequence[int]) -> Any:
+    """A copy of ``plan`` whose kept inputs take the shardings XLA chose for them (``parameter_shardings``).
+
+    For a loaded module (``toolkit.lab.loading``): an argument written without a
+    sharding is open to the partitioner (Shardy may split it), so the
+    executable, not the module, says how each argument must be laid out.
+    """
+    chosen = shardings_from_hlo(parameter_shardings, plan.devices, [in_avals[i] for i in kept])
+    copy = object.__new__(type(plan))
+    copy.__dict__.update(plan.__dict__)
+    copy._arg_shardings = list(plan._arg_shardings)
+    for i, sharding in zip(kept, chosen):
+        copy._arg_shardings[i] = sharding
+    return copy

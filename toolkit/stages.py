@@ -31,7 +31,6 @@ from __future__ import annotations
 import functools
 import io
 import os
-from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -40,7 +39,7 @@ from jaxlib.mlir import ir
 from toolkit import compiled_format, jit_cache
 from toolkit.array import Array
 from toolkit.core import dtypes, pytrees, trace_cache, tracing
-from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, is_static_shape
+from toolkit.core.avals import ArgInfo, ShapedArray, ShapeDtypeStruct, is_static_shape
 from toolkit.core.program import Program
 from toolkit.core.config import cache_state, flag_value
 from toolkit.dispatch import (ANY_PARTITIONER, MISS, PARTITIONER_VARIABLE, ArgumentSignature, FastPath,
@@ -59,28 +58,11 @@ from toolkit.runtime import arrays as runtime_arrays
 from toolkit.runtime import executable as runtime_executable
 from toolkit.shard.mesh import get_mesh
 from toolkit.shard.resolve import resolve_tree
-from toolkit.sharding_plan import _flatten_prefix, partitioner_choice, plan_shardings, shardings_from_hlo
+from toolkit.sharding_plan import (_flatten_prefix, partitioner_choice, plan_shardings, shardings_from_hlo,
+                                   with_chosen_inputs)
 
 _TRACE_STATE = tracing._state
 _environ_get = os.environ.get
-
-
-@dataclass(frozen=True)
-class ArgInfo:
-    """What ``args_info`` reports for one argument leaf: its abstract value and whether it is donated."""
-
-    aval: ShapedArray
-    donated: bool
-
-    @property
-    def shape(self) -> tuple:
-        """The argument's shape."""
-        return self.aval.shape
-
-    @property
-    def dtype(self) -> np.dtype:
-        """The argument's dtype."""
-        return self.aval.dtype
 
 
 # --- the stages ---------------------------------------------------------------
@@ -557,7 +539,8 @@ class Compiled:
         self._in_avals = tuple(in_avals) if in_avals is not None else traced.in_avals
         self._kept = lowered.kept_var_idx
         if plan.num_partitions > 1 and getattr(plan, "inputs_from_executable", False):
-            plan = _with_chosen_inputs(plan, executable, self._in_avals, self._kept)
+            plan = with_chosen_inputs(plan, runtime_executable.parameter_shardings(executable), self._in_avals,
+                                      self._kept)
         self._paths = traced.arg_paths
         self._out_tree = traced.out_tree
         self._out_avals = list(out_avals) if out_avals is not None else traced.program.out_avals
@@ -670,23 +653,6 @@ class Compiled:
         flat = [Array(impl, aval, sharding, committed)
                 for impl, aval, sharding in zip(outs, self._out_avals, self._out_shardings)]
         return pytrees.tree_unflatten(self._out_tree, flat)
-
-
-def _with_chosen_inputs(plan: Any, executable: Any, in_avals: Sequence[ShapedArray], kept: Sequence[int]) -> Any:
-    """A copy of ``plan`` whose kept inputs take the shardings XLA chose for them.
-
-    For a loaded module (``toolkit.lab.loading``): an argument written without a
-    sharding is open to the partitioner (Shardy may split it), so the
-    executable, not the module, says how each argument must be laid out.
-    """
-    chosen = shardings_from_hlo(runtime_executable.parameter_shardings(executable), plan.devices,
-                                [in_avals[i] for i in kept])
-    copy = object.__new__(type(plan))
-    copy.__dict__.update(plan.__dict__)
-    copy._arg_shardings = list(plan._arg_shardings)
-    for i, sharding in zip(kept, chosen):
-        copy._arg_shardings[i] = sharding
-    return copy
 
 
 class PolymorphicCompiled:

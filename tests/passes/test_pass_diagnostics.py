@@ -151,11 +151,11 @@ def test_pass_failure_keeps_its_message_and_op():
 
 @pytest.fixture
 def traceback_setting(monkeypatch):
-    from toolkit.passes import pipeline
+    from toolkit.ir import diagnostics
 
-    monkeypatch.setattr(pipeline, "_print_stacktrace", None)
+    monkeypatch.setattr(diagnostics, "_print_stacktrace", None)
     monkeypatch.delenv("TOOLKIT_PASS_TRACEBACK", raising=False)
-    return pipeline
+    return diagnostics
 
 
 def test_traceback_on_request_by_function(traceback_setting):

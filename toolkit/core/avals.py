@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import operator
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -271,3 +272,21 @@ def leaf_avals(leaves: Any, what: str, hint: str = "") -> list[ShapedArray]:
         except TypeError:
             raise TypeError(f"{what}: argument leaf {i} of type {type(leaf).__name__} is not an array{hint}") from None
     return avals
+
+
+@dataclass(frozen=True)
+class ArgInfo:
+    """What ``jax.stages``' ``args_info`` reports for one argument leaf: its abstract value and whether it is donated."""
+
+    aval: ShapedArray
+    donated: bool
+
+    @property
+    def shape(self) -> tuple:
+        """The argument's shape."""
+        return self.aval.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        """The argument's dtype."""
+        return self.aval.dtype

@@ -238,3 +238,27 @@ _TOOLKIT_DIR = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
 _MACHINERY_FILES = {os.path.join(_TOOLKIT_DIR, "passes", name) for name in ("pipeline.py", "pass_base.py")}
 _MACHINERY_PREFIXES = (os.path.join(_TOOLKIT_DIR, "ir") + os.sep,
                        os.path.dirname(os.path.dirname(os.path.realpath(ir.__file__))) + os.sep)
+
+
+# --------------------------------------------------------------------------
+# Tracebacks in diagnostics
+# --------------------------------------------------------------------------
+_print_stacktrace: bool | None = None
+
+
+def set_print_stacktrace_on_diagnostic(enabled: bool) -> None:
+    """Append the whole Python traceback to the error diagnostic of a pass that raised.
+
+    What ``toolkit-opt --mlir-print-stacktrace-on-diagnostic`` turns on (for Python passes); the
+    environment variable ``TOOLKIT_PASS_TRACEBACK=1`` does the same unless
+    this was called.
+    """
+    global _print_stacktrace
+    _print_stacktrace = bool(enabled)
+
+
+def print_stacktrace_on_diagnostic() -> bool:
+    """Whether a pass exception's diagnostic carries the whole traceback (see the setter)."""
+    if _print_stacktrace is not None:
+        return _print_stacktrace
+    return os.environ.get("TOOLKIT_PASS_TRACEBACK", "") not in ("", "0", "false")

@@ -47,10 +47,9 @@ from toolkit.passes.pipeline import (
     PipelineReport,
     ReportedDiagnostic,
     parse_pipeline,
-    print_stacktrace_on_diagnostic,
     run_pipeline,
-    set_print_stacktrace_on_diagnostic,
 )
+from toolkit.ir.diagnostics import print_stacktrace_on_diagnostic, set_print_stacktrace_on_diagnostic
 from toolkit.passes.registry import (
     DuplicatePassError,
     PassInfo,

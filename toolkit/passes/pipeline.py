@@ -52,30 +52,6 @@ from toolkit.passes.pass_base import (
 
 
 # --------------------------------------------------------------------------
-# Tracebacks in diagnostics
-# --------------------------------------------------------------------------
-_print_stacktrace: bool | None = None
-
-
-def set_print_stacktrace_on_diagnostic(enabled: bool) -> None:
-    """Append the whole Python traceback to the error diagnostic of a pass that raised.
-
-    What ``toolkit-opt --mlir-print-stacktrace-on-diagnostic`` turns on; the
-    environment variable ``TOOLKIT_PASS_TRACEBACK=1`` does the same unless
-    this was called.
-    """
-    global _print_stacktrace
-    _print_stacktrace = bool(enabled)
-
-
-def print_stacktrace_on_diagnostic() -> bool:
-    """Whether a pass exception's diagnostic carries the whole traceback (see the setter)."""
-    if _print_stacktrace is not None:
-        return _print_stacktrace
-    return os.environ.get("TOOLKIT_PASS_TRACEBACK", "") not in ("", "0", "false")
-
-
-# --------------------------------------------------------------------------
 # Pipeline data
 # --------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
@@ -524,7 +500,7 @@ class _Run:
             if frame is not None:
                 summary += f" (at {frame.filename}:{frame.lineno} in {frame.name})"
             message = f"pass '{instance.name}' raised {summary}"
-        if print_stacktrace_on_diagnostic():
+        if ir_diagnostics.print_stacktrace_on_diagnostic():
             message += "\n" + "".join(traceback.format_exception(error)).rstrip()
         self.python_error = (instance.name, error, summary)
         # A diagnostic lets --verify-diagnostics match the failure.
