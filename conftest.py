@@ -38,8 +38,6 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 ROOT = Path(__file__).resolve().parent
 # Under pytest-xdist (scripts/test.sh) the blocks of one page, like the tests that share state, stay on one worker.
 pytest_plugins = ["tests.xdist_groups"]
-# Under pytest-xdist (scripts/test.sh) the blocks of one page, like the tests that share state, stay on one worker.
-pytest_plugins = ["tests.xdist_groups"]
 
 try:
     from sybil import Document, Example, Region, Sybil
