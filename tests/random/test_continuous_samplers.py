@@ -54,6 +54,13 @@ def test_low_precision_dtypes():
     _same(tr.rayleigh(k, 1.0, (4,), "float16"), jax.random.rayleigh(jk, 1.0, (4,), "float16"))
 
 
+def test_key_dtype():
+    assert str(tr.key_dtype()) == str(jax.random.key_dtype()) == "key<fry>"
+    assert tr.key_dtype("threefry2x32") == tr.key(0).dtype
+    with pytest.raises(ValueError, match="unrecognized PRNG implementation"):
+        tr.key_dtype("rbg")
+
+
 def test_orthogonal_is_orthogonal():
     q = np.asarray(tr.orthogonal(tr.key(0), 5))
     np.testing.assert_allclose(q @ q.T, np.eye(5), atol=1e-5)

@@ -22,7 +22,7 @@ Example::
 """
 
 from toolkit.random.keys import (  # noqa: F401
-    KeyTy, PRNGKey, PRNGKeyArray, bits, clone, fold_in, key, key_data, key_impl, split, wrap_key_data,
+    KeyTy, PRNGKey, PRNGKeyArray, bits, clone, fold_in, key, key_data, key_dtype, key_impl, split, wrap_key_data,
 )
 from toolkit.random.samplers import (  # noqa: F401
     bernoulli, categorical, cauchy, choice, exponential, gumbel, laplace, logistic, normal, permutation,

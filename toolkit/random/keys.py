@@ -33,7 +33,7 @@ from toolkit.random import threefry
 from toolkit import numpy as tnp
 
 __all__ = ["PRNGKeyArray", "KeyTy", "PRNGKey", "key", "split", "fold_in", "key_data", "wrap_key_data", "bits",
-           "key_impl", "clone", "check_prng_key", "return_keys"]
+           "key_impl", "key_dtype", "clone", "check_prng_key", "return_keys"]
 
 IMPL_NAME = "threefry2x32"
 
@@ -206,6 +206,12 @@ def _check_impl(impl: Any) -> None:
     if isinstance(impl, str):
         raise ValueError(f'unrecognized PRNG implementation "{impl}". toolkit.random has only "{IMPL_NAME}".')
     raise TypeError(f"unrecognized type {type(impl)} for specifying PRNG implementation.")
+
+
+def key_dtype(impl: Any = None) -> KeyTy:
+    """The dtype of typed keys of ``impl`` (``jax.random.key_dtype``): ``key<fry>``, the only one toolkit has."""
+    _check_impl(impl)
+    return KEY_DTYPE
 
 
 def key_impl(keys: Any) -> str:
