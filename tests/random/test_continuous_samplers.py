@@ -54,6 +54,12 @@ def test_low_precision_dtypes():
     _same(tr.rayleigh(k, 1.0, (4,), "float16"), jax.random.rayleigh(jk, 1.0, (4,), "float16"))
 
 
+def test_gumbel_highest_float32():
+    for seed in (0, 5):
+        _same(tr.gumbel(tr.PRNGKey(seed), (3, 7), mode="highest"),
+              jax.random.gumbel(jax.random.PRNGKey(seed), (3, 7), mode="highest"))
+
+
 def test_key_dtype():
     assert str(tr.key_dtype()) == str(jax.random.key_dtype()) == "key<fry>"
     assert tr.key_dtype("threefry2x32") == tr.key(0).dtype

@@ -19,8 +19,8 @@ program, exactly as in JAX):
 * ``permutation``/``shuffle``: rounds of a stable sort by 32-bit random keys;
 * ``choice``: ``randint`` (with replacement), ``permutation`` (without), or
   cumulative ``p`` + ``searchsorted`` / Gumbel top-k when ``p`` is given;
-* ``gumbel`` (modes ``"low"``/``"high"``; float32 ``"highest"`` raises
-  NotImplementedError), ``categorical`` (Gumbel max / top-k),
+* ``gumbel`` (modes ``"low"``/``"high"``/``"highest"``; float32 ``"highest"``
+  turns 64 random bits into a float with ``clz``, as JAX's ``_safe_int_to_float``), ``categorical`` (Gumbel max / top-k),
   ``exponential``, ``logistic``, ``laplace``, ``cauchy``, ``rademacher``.
 
 JAX's ``out_sharding=`` keyword is not taken. ``tests/random/test_random.py``
@@ -386,14 +386,37 @@ def gumbel(key: Any, shape: Sequence[int] = (), dtype: Any = None, mode: str | N
         mode = "low"
     if mode not in ("highest", "high", "low"):
         raise ValueError("Must provide valid mode for gumbel got: %s" % mode)
-    if mode == "highest" and dtype == dtypes.float32:
-        raise NotImplementedError("toolkit.random.gumbel: mode='highest' for float32 is not implemented")
     return _gumbel(data, canonicalize_shape(shape), dtype, mode)
+
+
+def _safe_int_to_float(bits: Any) -> Any:
+    """``uint32[2, ...]`` (a 64-bit fixed-point fraction) as ``float32[...]`` in (0, 1), exactly as JAX rounds it."""
+    finfo = dtypes.finfo(np.float32)
+    hiclz, loclz = lax.clz(bits[0]), lax.clz(bits[1])
+    hi, lo = bits[0], bits[1]
+    mantissa = lax.bitwise_or(
+        lax.shift_left(hi, hiclz),
+        tnp.where(hiclz == 32, lax.shift_left(lo, loclz), lax.shift_right_logical(lo, finfo.bits - hiclz)))
+    mantissa = lax.shift_right_logical(mantissa, np.array(finfo.bits - finfo.nmant - 1, dtype=np.uint32))
+    mantissa = lax.bitwise_and(mantissa, np.array((1 << finfo.nmant) - 1, dtype=np.uint32))
+    exp = lax.shift_left(-finfo.minexp - tnp.where(hiclz == 32, 32 + loclz, hiclz), np.array(finfo.nmant, np.uint32))
+    exp = lax.bitwise_and(exp, np.array((1 << (finfo.bits - 2)) - (1 << (finfo.nmant - 1)), dtype=np.uint32))
+    return lax.bitcast_convert_type(lax.bitwise_or(exp, mantissa), np.dtype(np.float32))
 
 
 @partial(jit, static_argnums=(1, 2, 3))
 def _gumbel(key: Any, shape: tuple, dtype: np.dtype, mode: str) -> Any:
     info = dtypes.finfo(dtype)
+    if dtype == dtypes.float32 and mode == "highest":
+        # 64 random bits as a fixed-point number in (0, 1): values below 0.5 use log1p of 1 - x
+        bits = _bits(key, 32, (2, *shape))
+        neg = lax.bitwise_not(bits)
+        lo_bits = neg[1]
+        carry = tnp.stack([lo_bits == np.uint32(0xFFFFFFFF), tnp.ones_like(lo_bits)]).astype(np.uint32)
+        neg = neg + carry  # 1 - bits in u64 fixed point
+        flip_mask = bits[0] < np.uint32(1 << 31)
+        x = _safe_int_to_float(tnp.where(flip_mask, bits, neg))
+        return tnp.where(flip_mask, -tnp.log(-tnp.log1p(-x)), -tnp.log(-tnp.log(x)))
     if mode in ("high", "highest"):
         u = _uniform(key, 0., 1., (2, *shape), dtype)
         high, low = u[0], u[1]
