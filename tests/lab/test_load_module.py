@@ -442,3 +442,19 @@ def test_toolkit_export_run_of_a_sharded_jax_export(tmp_path, capsys):
     np.save(tmp_path / "a.npy", np.zeros((8, 2), F32))
     assert export_cli.main(["export", "run", str(path), "--arg", str(tmp_path / "a.npy")]) == 0
     assert "result[0] (result): float32[8, 2] = [[2., 2.]," in capsys.readouterr().out
+
+
+def test_a_module_with_64_bit_types_runs_with_them_while_x64_is_off():
+    # toolkit-run over upstream f64/c128 programs: the module's types are its own, never canonicalized to 32 bits.
+    assert not toolkit.config.jax_enable_x64
+    lowered = toolkit.load_module("""
+      func.func @main(%x: tensor<3xf64>, %n: tensor<i64>) -> tensor<3xf64> {
+        %c = stablehlo.convert %n : (tensor<i64>) -> tensor<f64>
+        %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f64>) -> tensor<3xf64>
+        %r = stablehlo.add %x, %b : tensor<3xf64>
+        return %r : tensor<3xf64>
+      }""")
+    out = lowered.compile()(np.array([1e-300, 2.0, 3.0]), np.int64(2**40))
+    assert out.dtype == np.float64
+    np.testing.assert_array_equal(np.asarray(out), np.array([1e-300, 2.0, 3.0]) + 2.0**40)
+    assert not toolkit.config.jax_enable_x64  # the call's x64 ends with it

@@ -72,6 +72,7 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from toolkit.core import pytrees
+from toolkit.core.config import enable_x64
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct
 from toolkit.core.program import Program, Var
 from toolkit.core.shape_poly import SymbolicScope, symbolic_shape
@@ -90,7 +91,7 @@ from toolkit.passes.platform_specialize import platform_index_position
 from toolkit.runtime import client as runtime_client
 from toolkit.shard import GSPMDSharding, hlo_sharding_from_text
 from toolkit.sharding_plan import ShardingPlan
-from toolkit.stages import ArgInfo, Lowered, Traced, Wrapped
+from toolkit.stages import ArgInfo, Compiled, Lowered, PolymorphicCompiled, Traced, Wrapped
 
 ACCEPTED = ("MLIR text (str or bytes)", "MLIR bytecode", "a StableHLO portable (VHLO) artifact",
             "a path (str or os.PathLike)", "bytes of Exported.serialize()", "an ir.Module",
@@ -195,8 +196,45 @@ class LoadedLowered(Lowered):
         return parse_pipeline(f"builtin.module(toolkit-platform-specialize{{platform={self._target_platform} "
                               f"platforms={','.join(self.platforms)} quiet=true}})")
 
+    def compile(self, compiler_options: Any = None, *, pipeline: Any = None) -> Compiled | PolymorphicCompiled:
+        """As :meth:`Lowered.compile`; a program whose signature has 64-bit types is called with them.
+
+        A loaded module's types are its own, whatever ``jax_enable_x64`` says: its
+        ``f64`` arguments are not canonicalized to ``f32`` (which could only fail),
+        so its calls run inside ``toolkit.enable_x64()``.
+        """
+        compiled = super().compile(compiler_options, pipeline=pipeline)
+        avals = (*self._traced.in_avals, *self._traced.program.out_avals)
+        called_with_x64 = _CALLED_WITH_X64.get(type(compiled))
+        if called_with_x64 is not None and any(np.dtype(a.dtype).name in _SIXTY_FOUR_BIT for a in avals):
+            compiled.__class__ = called_with_x64
+        return compiled
+
     def __repr__(self) -> str:
         return f"LoadedLowered({self.name}, in_avals={[a.str_short() for a in self.in_avals]})"
+
+
+_SIXTY_FOUR_BIT = frozenset({"float64", "int64", "uint64", "complex128"})
+
+
+class _Compiled64(Compiled):
+    """A loaded program with 64-bit types in its signature: called with x64 on (see ``LoadedLowered.compile``)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with enable_x64():
+            return super().__call__(*args, **kwargs)
+
+
+class _PolymorphicCompiled64(PolymorphicCompiled):
+    """The shape-polymorphic counterpart of :class:`_Compiled64`."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        with enable_x64():
+            return super().__call__(*args, **kwargs)
+
+
+_CALLED_WITH_X64: dict[type, type] = {Compiled: _Compiled64, PolymorphicCompiled: _PolymorphicCompiled64,
+                                      _Compiled64: _Compiled64, _PolymorphicCompiled64: _PolymorphicCompiled64}
 
 
 # --- reading the source -----------------------------------------------------------------------------------------
