@@ -50,6 +50,10 @@ PUBLIC_MODULES: dict[str, str] = {
     "toolkit.multihost": "Collectives between processes (as `jax.experimental.multihost_utils`).",
     "toolkit.compilation_cache": "The persistent compilation cache on disk.",
     "toolkit.testing": "Assertions for tests.",
+    "toolkit.debug": "Printing and host callbacks from inside traced code (as `jax.debug`).",
+    "toolkit.image": "Image resizing (as `jax.image`).",
+    "toolkit.profiler": "XLA's profiler: traces and annotations (as `jax.profiler`).",
+    "toolkit.errors": "The exception classes of tracing and dtype promotion (as `jax.errors`).",
 }
 
 
