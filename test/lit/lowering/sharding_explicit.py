@@ -26,11 +26,13 @@ def mlp_types():
     # CHECK-LABEL: TEST: mlp_types
     # CHECK: f32[8@x,4]
     # CHECK: f32[4,8@y]
-    # CHECK: d:f32[8@x,8@y] = dot_general
-    # CHECK: e:f32[8,8@y] = broadcast_in_dim
-    # CHECK: f:f32[8@x,8@y] = add d e
-    # CHECK: h:f32[8@x,8@y] = max f g
-    # CHECK: i:f32[8@x] = reduce_sum[axes=(1,)] h
+    # CHECK: [[DOT:[a-z]+]]:f32[8@x,8@y] = dot_general
+    # CHECK: [[B:[a-z]+]]:f32[8,8@y] = broadcast_in_dim
+    # CHECK: [[SUM:[a-z]+]]:f32[8@x,8@y] = add [[DOT]] [[B]]
+    # relu is a custom_jvp (JAX's derivative at 0); its max keeps the operand's sharding:
+    # CHECK: [[RELU:[a-z]+]]:f32[8@x,8@y] = custom_jvp_call
+    # CHECK: :f32[8@x,8@y] = max
+    # CHECK: :f32[8@x] = reduce_sum[axes=(1,)] [[RELU]]
     print(traced_text(mlp, typed((8, 4), P("x")), typed((4, 8), P(None, "y")), typed((8,), P("y"))))
 
 
