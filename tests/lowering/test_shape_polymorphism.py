@@ -91,7 +91,8 @@ def test_specialize_and_polymorphic_errors():
 
 
 def test_undecidable_shape_arithmetic_is_reported():
-    with pytest.raises((ValueError, InconclusiveDimensionOperation), match="cannot reshape|divisible"):
+    # JAX 0.10.2's class and words (jax.export of the same function).
+    with pytest.raises(InconclusiveDimensionOperation, match="Cannot divide evenly the sizes of shapes"):
         toolkit.jit(lambda x: x.reshape(3, -1)).trace(spec("b"))
 
 

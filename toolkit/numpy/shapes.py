@@ -55,7 +55,12 @@ def reshape(a: Any, shape: Any, order: str = "C", *, copy: bool | None = None, o
             if not (isinstance(d, int) and d == -1):
                 known = known * d
         total = shape_size(a.shape)
-        if known == 0 or total % known:
+        remainder = total % known if known != 0 else None
+        if not (isinstance(remainder, int) and remainder == 0):
+            if remainder is not None and not isinstance(total, int):  # symbolic: JAX's class and message
+                raise shape_poly.InconclusiveDimensionOperation(
+                    f"Cannot divide evenly the sizes of shapes {a.shape} and {tuple(newshape)}. "
+                    f"The remainder {remainder} should be 0.")
             raise TypeError(f"cannot reshape an array of shape {a.shape} into shape {tuple(newshape)}")
         newshape = [total // known if isinstance(d, int) and d == -1 else d for d in newshape]
     newshape = tuple(newshape)
