@@ -20,18 +20,11 @@ import time
 from pathlib import Path
 
 import pytest
+from tests._headless_chromium import chromium_command, run_chromium
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "scripts"))
 import generate_api_pages  # noqa: E402  (scripts/ is not a package)
-
-
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
 
 
 def _mkdocs_build(config: Path, site: Path) -> subprocess.CompletedProcess:
@@ -129,16 +122,8 @@ class _Server:
         self.httpd.server_close()
 
 
-def _browser_args(tmp_path: Path) -> list[str]:
-    browser = _chromium()
-    if browser is None:
-        pytest.skip("no Chromium (apt-get install -y chromium)")
-    return [browser, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-            f"--user-data-dir={tmp_path / 'profile'}"]
-
-
 def _dump_dom(tmp_path: Path, url: str) -> str:
-    done = subprocess.run([*_browser_args(tmp_path), "--dump-dom", url], capture_output=True, text=True, timeout=120)
+    done = run_chromium(tmp_path, "--dump-dom", url=url)
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
@@ -175,7 +160,7 @@ fetch("search/search_index.json").then((r) => r.json())
   .then((index) => worker.postMessage({{type: 0, data: {{...index, options: {{suggest: false}}}}}}));
 </script></body></html>""")
     server = _Server(small_site)
-    browser = subprocess.Popen([*_browser_args(tmp_path), "--remote-debugging-port=0", server.url + "/search-check.html"],
+    browser = subprocess.Popen([*chromium_command(tmp_path), "--remote-debugging-port=0", server.url + "/search-check.html"],
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         deadline = time.monotonic() + 90

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import re
-import shutil
 import struct
-import subprocess
 import zlib
 
 import numpy as np
@@ -15,25 +13,9 @@ import toolkit
 from toolkit import numpy as tnp
 from toolkit.lab.html_report import chart_svg, render_lab_report
 from toolkit.lab.measurement import Failure, LabProgram, LabRow, OpCounts, measure_pipeline
+from tests._headless_chromium import run_chromium
 
 X = np.linspace(-1.0, 1.0, 64, dtype=np.float32).reshape(8, 8)
-
-
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
-
-def _browser(tmp_path, *flags: str, url: str) -> subprocess.CompletedProcess:
-    browser = _chromium()
-    if browser is None:
-        pytest.skip("no Chromium (apt-get install -y chromium)")
-    return subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                           "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", *flags, url],
-                          capture_output=True, text=True, timeout=120)
 
 
 def _png(path) -> tuple[int, int, bytes]:
@@ -90,7 +72,7 @@ def test_page_is_self_contained_with_a_table_and_a_chart_per_program(page) -> No
 
 def test_page_renders_in_headless_chromium(page, tmp_path) -> None:
     path, rows = page
-    dom = _browser(tmp_path, "--dump-dom", url=path.as_uri())
+    dom = run_chromium(tmp_path, "--dump-dom", url=path.as_uri())
     assert dom.returncode == 0, dom.stderr[-2000:]
     assert 'id="summary"' in dom.stdout and 'id="programs"' in dom.stdout
     assert len(re.findall(r'<svg class="chart"', dom.stdout)) == len(rows)
@@ -98,7 +80,7 @@ def test_page_renders_in_headless_chromium(page, tmp_path) -> None:
         assert row.program in dom.stdout
     assert "failed: pipeline" in dom.stdout
     shot = tmp_path / "lab.png"
-    result = _browser(tmp_path, f"--screenshot={shot}", "--window-size=1300,1100", url=path.as_uri())
+    result = run_chromium(tmp_path, f"--screenshot={shot}", "--window-size=1300,1100", url=path.as_uri())
     assert result.returncode == 0 and shot.exists(), result.stderr[-2000:]
     width, height, raw = _png(shot)
     assert (width, height) == (1300, 1100)

@@ -5,9 +5,7 @@ from __future__ import annotations
 import html
 import os
 import re
-import shutil
 import struct
-import subprocess
 import zlib
 
 import numpy as np
@@ -18,26 +16,10 @@ from toolkit import passes
 from toolkit.examples.reference_programs import PROGRAMS
 from toolkit.passes import dump
 from toolkit.tools import opt
+from tests._headless_chromium import run_chromium
 
 PIPELINE = "toolkit-simplify, func.func(cse, canonicalize), symbol-dce"
 SECTIONS = ("summary", "stages", "patterns", "sharding", "xla")
-
-
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable"):
-        path = shutil.which(name)
-        if path:
-            return path
-    return None
-
-
-def _browser(tmp_path, *flags: str, url: str) -> subprocess.CompletedProcess:
-    browser = _chromium()
-    if browser is None:
-        pytest.skip("no Chromium (apt-get install -y chromium)")
-    return subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                           "--no-first-run", f"--user-data-dir={tmp_path / 'profile'}", *flags, url],
-                          capture_output=True, text=True, timeout=120)
 
 
 def _png(path) -> tuple[int, int, bytes]:
@@ -106,7 +88,7 @@ def test_report_holds_every_stage_of_the_dump(transformer_report) -> None:
 def test_report_renders_in_headless_chromium(transformer_report, tmp_path) -> None:
     page, folder, _ = transformer_report
     url = page.as_uri()
-    dom = _browser(tmp_path, "--dump-dom", url=url)
+    dom = run_chromium(tmp_path, "--dump-dom", url=url)
     assert dom.returncode == 0, dom.stderr[-2000:]
     for section in SECTIONS:
         assert f'id="{section}"' in dom.stdout
@@ -117,7 +99,7 @@ def test_report_renders_in_headless_chromium(transformer_report, tmp_path) -> No
         assert label in dom.stdout
 
     shot = tmp_path / "report.png"
-    result = _browser(tmp_path, f"--screenshot={shot}", "--window-size=1200,1400", url=url)
+    result = run_chromium(tmp_path, f"--screenshot={shot}", "--window-size=1200,1400", url=url)
     assert result.returncode == 0 and shot.exists(), result.stderr[-2000:]
     width, height, raw = _png(shot)
     assert (width, height) == (1200, 1400)
