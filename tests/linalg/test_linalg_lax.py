@@ -16,6 +16,8 @@ jax = pytest.importorskip("jax")
 jnp = jax.numpy
 jl = jax.lax.linalg
 
+from tests.linalg._comparison import all_close, close  # noqa: E402  (after jax is known present)
+
 RNG = np.random.default_rng(1)
 A = RNG.normal(size=(4, 4)).astype(np.float32)
 SPD = (A @ A.T + 4 * np.eye(4)).astype(np.float32)
@@ -26,26 +28,6 @@ BATCH = RNG.normal(size=(2, 4, 4)).astype(np.float32)
 CA = (RNG.normal(size=(3, 3)) + 1j * RNG.normal(size=(3, 3))).astype(np.complex64)
 
 
-def _all_close(names, ours, theirs, tol=2e-4):
-    """Every case compared, failures named (the cases run as one compiled program per side)."""
-    failures = []
-    for name, o, t in zip(names, ours, theirs):
-        try:
-            _close(o, t, tol)
-        except AssertionError as err:
-            failures.append(f"{name}: {err}")
-    assert not failures, "\n".join(failures)
-
-
-def _close(ours, theirs, tol=2e-4):
-    ours, theirs = jax.tree.leaves(ours), jax.tree.leaves(theirs)
-    assert len(ours) == len(theirs)
-    for o, t in zip(ours, theirs):
-        o, t = np.asarray(o), np.asarray(t)
-        assert o.dtype == t.dtype and o.shape == t.shape, (o.dtype, t.dtype, o.shape, t.shape)
-        np.testing.assert_allclose(o, t, rtol=tol, atol=tol * max(1.0, float(np.abs(t).max(initial=0))))
-
-
 def test_lu_is_bit_for_bit_jax():
     for x in (A, TALL, WIDE, BATCH, CA):
         ours, theirs = tl.lu(x), jl.lu(x)
@@ -54,25 +36,25 @@ def test_lu_is_bit_for_bit_jax():
 
 
 def test_factorizations_match_jax():
-    _close(tl.cholesky(SPD), jl.cholesky(SPD))
-    _close(tl.cholesky(BATCH @ np.swapaxes(BATCH, 1, 2) + 4 * np.eye(4, dtype=np.float32)),
+    close(tl.cholesky(SPD), jl.cholesky(SPD))
+    close(tl.cholesky(BATCH @ np.swapaxes(BATCH, 1, 2) + 4 * np.eye(4, dtype=np.float32)),
            jl.cholesky(BATCH @ np.swapaxes(BATCH, 1, 2) + 4 * np.eye(4, dtype=np.float32)))
-    _close(tl.eigh(SPD)[1], jl.eigh(SPD)[1])
-    _close(tl.svd(TALL, compute_uv=False), jl.svd(TALL, compute_uv=False))
+    close(tl.eigh(SPD)[1], jl.eigh(SPD)[1])
+    close(tl.svd(TALL, compute_uv=False), jl.svd(TALL, compute_uv=False))
     raw, taus = jnp.linalg.qr(TALL, mode="raw")  # jax.lax.linalg has no public geqrf
-    _close(tl.geqrf(TALL), (raw.T, taus))
-    _close(tl.householder_product(*tl.geqrf(TALL)), jl.householder_product(raw.T, taus))
+    close(tl.geqrf(TALL), (raw.T, taus))
+    close(tl.householder_product(*tl.geqrf(TALL)), jl.householder_product(raw.T, taus))
     for x in (TALL, WIDE, A):
         for full in (True, False):
-            _close(tl.qr(x, full_matrices=full), jl.qr(x, full_matrices=full))
-    _close(tl.svd(A, full_matrices=False), jl.svd(A, full_matrices=False), tol=1e-3)  # LAPACK's signs: the same kernel
-    _close(tl.eig(A, compute_left_eigenvectors=False)[0], jl.eig(A, compute_left_eigenvectors=False)[0])
-    _close(tl.tridiagonal(SPD), jl.tridiagonal(SPD))
+            close(tl.qr(x, full_matrices=full), jl.qr(x, full_matrices=full))
+    close(tl.svd(A, full_matrices=False), jl.svd(A, full_matrices=False), tol=1e-3)  # LAPACK's signs: the same kernel
+    close(tl.eig(A, compute_left_eigenvectors=False)[0], jl.eig(A, compute_left_eigenvectors=False)[0])
+    close(tl.tridiagonal(SPD), jl.tridiagonal(SPD))
     for x in (A, CA, BATCH):
-        _close(tl.hessenberg(x), jl.hessenberg(x))
-        _close(tl.schur(x), jl.schur(x))
-        _close(tl.schur(x, compute_schur_vectors=False), tuple(jl.schur(x, compute_schur_vectors=False)))
-    _close(tl.lu_pivots_to_permutation(np.array([2, 2, 3], np.int32), 5),
+        close(tl.hessenberg(x), jl.hessenberg(x))
+        close(tl.schur(x), jl.schur(x))
+        close(tl.schur(x, compute_schur_vectors=False), tuple(jl.schur(x, compute_schur_vectors=False)))
+    close(tl.lu_pivots_to_permutation(np.array([2, 2, 3], np.int32), 5),
            jl.lu_pivots_to_permutation(np.array([2, 2, 3], np.int32), 5))
 
 
@@ -82,7 +64,7 @@ def test_triangular_solve_matches_jax():
     rhs = lambda kw: B if kw["left_side"] else B.T  # noqa: E731
     ours = toolkit.jit(lambda: [tl.triangular_solve(SPD, rhs(kw), **kw) for kw in cases])()
     theirs = jax.jit(lambda: [jl.triangular_solve(SPD, rhs(kw), **kw) for kw in cases])()
-    _all_close([str(kw) for kw in cases], ours, theirs)
+    all_close([str(kw) for kw in cases], ours, theirs)
 
 
 def test_factor_products_match_jax():
@@ -99,18 +81,18 @@ def test_factor_products_match_jax():
                  lambda: tl.symmetric_product(BATCH, BATCH, beta=1.0, symmetrize_output=True)]
     theirs_fns += [lambda: jl.cholesky_update(R, w), lambda: jl.symmetric_product(A, SPD, alpha=2.0, beta=0.5),
                    lambda: jl.symmetric_product(BATCH, BATCH, beta=1.0, symmetrize_output=True)]
-    _all_close(names, toolkit.jit(lambda: [f() for f in ours_fns])(), jax.jit(lambda: [f() for f in theirs_fns])())
+    all_close(names, toolkit.jit(lambda: [f() for f in ours_fns])(), jax.jit(lambda: [f() for f in theirs_fns])())
     # cholesky_update does not batch in JAX; toolkit's vmap maps it over the batch.
     batched = toolkit.vmap(tl.cholesky_update)(np.stack([R, R]), np.stack([w, 2 * w]))
-    _close(batched[1], jl.cholesky_update(R, 2 * w))
+    close(batched[1], jl.cholesky_update(R, 2 * w))
     ir = _custom_calls(toolkit.jit(lambda c: tl.ormqr(reflectors, taus, c)).lower(SPD).as_text())
     assert ir == _custom_calls(jax.jit(lambda c: jl.ormqr(reflectors, taus, c)).lower(SPD).as_text())
 
 
 def test_triangular_solve_complex_conjugate_and_vector():
     kw = dict(left_side=True, lower=True, conjugate_a=True)
-    _close(tl.triangular_solve(CA, CA, **kw), jl.triangular_solve(CA, CA, **kw))
-    _close(tl.triangular_solve(SPD, B[:, 0], left_side=True, lower=True),
+    close(tl.triangular_solve(CA, CA, **kw), jl.triangular_solve(CA, CA, **kw))
+    close(tl.triangular_solve(SPD, B[:, 0], left_side=True, lower=True),
            jl.triangular_solve(SPD, B[:, 0], left_side=True, lower=True))
 
 
@@ -118,9 +100,9 @@ def test_tridiagonal_solve_matches_jax():
     dl = np.array([0, 1, 2, 3], np.float32)
     d = np.array([5, 6, 7, 8], np.float32)
     du = np.array([1, 2, 3, 0], np.float32)
-    _close(tl.tridiagonal_solve(dl, d, du, B), jl.tridiagonal_solve(dl, d, du, B))
+    close(tl.tridiagonal_solve(dl, d, du, B), jl.tridiagonal_solve(dl, d, du, B))
     f = lambda L: lambda d_, b_: (L.tridiagonal_solve(dl, d_, du, b_) ** 2).sum()  # noqa: E731
-    _close(toolkit.grad(f(tl), argnums=(0, 1))(d, B), jax.grad(f(jl), argnums=(0, 1))(d, B), tol=1e-3)
+    close(toolkit.grad(f(tl), argnums=(0, 1))(d, B), jax.grad(f(jl), argnums=(0, 1))(d, B), tol=1e-3)
 
 
 # --- the lowered IR -----------------------------------------------------------------------
@@ -175,7 +157,7 @@ def test_double_precision_targets_under_x64():
     ours = _custom_calls(toolkit.jit(tnp.linalg.eigh).lower(x).as_text())
     assert ours == _custom_calls(jax.jit(jnp.linalg.eigh).lower(x).as_text())
     assert ours[0][0] == "lapack_dsyevd_ffi"
-    _close(tnp.linalg.eigh(x)[0], jnp.linalg.eigh(x)[0], tol=1e-10)
+    close(tnp.linalg.eigh(x)[0], jnp.linalg.eigh(x)[0], tol=1e-10)
 
 
 # --- derivatives --------------------------------------------------------------------------
@@ -199,7 +181,7 @@ LAX_GRADS = [
 def test_lax_gradients_match_jax():
     ours = toolkit.jit(lambda: [toolkit.grad(lambda y, fn=fn: fn(tl, y))(x) for _, fn, x in LAX_GRADS])()
     theirs = jax.jit(lambda: [jax.grad(lambda y, fn=fn: fn(jl, y))(x) for _, fn, x in LAX_GRADS])()
-    _all_close([g[0] for g in LAX_GRADS], ours, theirs, tol=2e-3)
+    all_close([g[0] for g in LAX_GRADS], ours, theirs, tol=2e-3)
 
 
 def test_eig_eigenvector_derivatives_need_opting_in():
@@ -207,14 +189,14 @@ def test_eig_eigenvector_derivatives_need_opting_in():
         toolkit.grad(lambda x: tl.eig(x)[1].real.sum())(A)
     f = lambda L: lambda x: (L.eig(x, compute_left_eigenvectors=False, enable_eigvec_derivs=True)[1]  # noqa: E731
                              * W16).real.sum()
-    _close(toolkit.jit(toolkit.grad(f(tl)))(SPD), jax.grad(f(jl))(SPD), tol=5e-3)
+    close(toolkit.jit(toolkit.grad(f(tl)))(SPD), jax.grad(f(jl))(SPD), tol=5e-3)
 
 
 def test_vmap_of_triangular_solve_with_unbatched_matrix():
     bs = np.stack([B, 2 * B, 3 * B])
     f = lambda L: lambda b: L.triangular_solve(SPD, b, left_side=True, lower=True)  # noqa: E731
-    _close(toolkit.vmap(f(tl))(bs), jax.vmap(f(jl))(bs))
-    _close(toolkit.vmap(tl.lu)(BATCH), jax.vmap(jl.lu)(BATCH))
+    close(toolkit.vmap(f(tl))(bs), jax.vmap(f(jl))(bs))
+    close(toolkit.vmap(tl.lu)(BATCH), jax.vmap(jl.lu)(BATCH))
 
 
 def test_lax_errors():
@@ -264,7 +246,7 @@ def test_batch_sharded_decompositions_under_shardy(mesh, monkeypatch):
         # JAX's sharding rule per call: the batch dimension is one factor shared by operands and results.
         assert _RULE.findall(text) == _RULE.findall(jax.jit(theirs).lower(x).as_text()) != []
     f = toolkit.jit(tnp.linalg.inv, in_shardings=batch, out_shardings=batch)
-    _close(f(x), jnp.linalg.inv(x))
+    close(f(x), jnp.linalg.inv(x))
 
 
 def test_exported_linalg_runs_in_jax_and_back():
@@ -273,7 +255,7 @@ def test_exported_linalg_runs_in_jax_and_back():
     exported = export.export(toolkit.jit(tnp.linalg.solve))(toolkit.ShapeDtypeStruct((4, 4), np.float32),
                                                             toolkit.ShapeDtypeStruct((4, 2), np.float32))
     blob = exported.serialize()
-    _close(jax.export.deserialize(bytearray(blob)).call(A, B), jnp.linalg.solve(A, B))
+    close(jax.export.deserialize(bytearray(blob)).call(A, B), jnp.linalg.solve(A, B))
     theirs = jax.export.export(jax.jit(lambda x: tuple(jnp.linalg.eigh(x))))(jax.ShapeDtypeStruct((4, 4), np.float32))
     w, _ = export.deserialize(theirs.serialize()).call(SPD)
-    _close(w, jnp.linalg.eigh(SPD)[0])
+    close(w, jnp.linalg.eigh(SPD)[0])

@@ -11,6 +11,8 @@ import toolkit.numpy as tnp
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
 
+from tests.linalg._comparison import all_close, close  # noqa: E402  (after jax is known present)
+
 RNG = np.random.default_rng(0)
 A = RNG.normal(size=(4, 4)).astype(np.float32)
 SPD = (A @ A.T + 4 * np.eye(4)).astype(np.float32)
@@ -21,10 +23,6 @@ WIDE = RNG.normal(size=(3, 5)).astype(np.float32)
 TALL = RNG.normal(size=(5, 3)).astype(np.float32)
 CA = (RNG.normal(size=(3, 3)) + 1j * RNG.normal(size=(3, 3))).astype(np.complex64)
 HPD = (CA @ CA.conj().T + 3 * np.eye(3)).astype(np.complex64)
-
-
-def _leaves(x):
-    return jax.tree.leaves(tuple(x) if isinstance(x, tuple) else x)
 
 
 def _jitted(fn, *args, **kwargs):
@@ -38,27 +36,6 @@ def _jitted(fn, *args, **kwargs):
             full[i] = x
         return fn(*full, **kwargs)
     return toolkit.jit(call)(*[args[i] for i in traced])
-
-
-def _all_close(names, ours, theirs, tol=2e-4):
-    """Every case compared, failures named (the cases run as one compiled program per side: XLA's per-module
-    cost dominates small linear-algebra programs)."""
-    failures = []
-    for name, o, t in zip(names, ours, theirs):
-        try:
-            _close(o, t, tol)
-        except AssertionError as err:
-            failures.append(f"{name}: {err}")
-    assert not failures, "\n".join(failures)
-
-
-def _close(ours, theirs, tol=2e-4):
-    ours, theirs = _leaves(ours), _leaves(theirs)
-    assert len(ours) == len(theirs)
-    for o, t in zip(ours, theirs):
-        o, t = np.asarray(o), np.asarray(t)
-        assert o.dtype == t.dtype and o.shape == t.shape, (o.dtype, t.dtype, o.shape, t.shape)
-        np.testing.assert_allclose(o, t, rtol=tol, atol=tol * max(1.0, float(np.abs(t).max(initial=0))))
 
 
 # Functions whose every output is unique (no sign or phase freedom): compared directly with JAX.
@@ -85,12 +62,12 @@ def test_values_and_dtypes_match_jax():
     names = [f"{n}-{i}" for i, (n, _, _) in enumerate(UNIQUE)]
     ours = toolkit.jit(lambda: [getattr(tnp.linalg, n)(*a, **k) for n, a, k in UNIQUE])()
     theirs = jax.jit(lambda: [getattr(jnp.linalg, n)(*a, **k) for n, a, k in UNIQUE])()
-    _all_close(names, ours, theirs)
+    all_close(names, ours, theirs)
 
 
 def test_eager_calls_match_jax():
     for name, args, kwargs in (UNIQUE[0], UNIQUE[4], UNIQUE[9]):
-        _close(getattr(tnp.linalg, name)(*args, **kwargs), getattr(jnp.linalg, name)(*args, **kwargs))
+        close(getattr(tnp.linalg, name)(*args, **kwargs), getattr(jnp.linalg, name)(*args, **kwargs))
 
 
 NORMS = [(None, None), (1, None), (np.inf, None), (-np.inf, None), (0, None), (3, None), ("fro", (0, 1)),
@@ -102,13 +79,13 @@ def test_norm():
     pick = lambda a: A if a is not None else V  # noqa: E731
     ours = toolkit.jit(lambda: [tnp.linalg.norm(pick(a), ord=o, axis=a, keepdims=k) for o, a, k in cases])()
     theirs = jax.jit(lambda: [jnp.linalg.norm(pick(a), ord=o, axis=a, keepdims=k) for o, a, k in cases])()
-    _all_close([str(c) for c in cases], ours, theirs)
+    all_close([str(c) for c in cases], ours, theirs)
 
 
 def test_vector_and_matrix_norm():
-    _close(tnp.linalg.vector_norm(BATCH, axis=(1, 2), ord=1), jnp.linalg.vector_norm(BATCH, axis=(1, 2), ord=1))
-    _close(tnp.linalg.matrix_norm(BATCH, ord="nuc"), jnp.linalg.matrix_norm(BATCH, ord="nuc"))
-    _close(tnp.linalg.norm(CA), jnp.linalg.norm(CA))
+    close(tnp.linalg.vector_norm(BATCH, axis=(1, 2), ord=1), jnp.linalg.vector_norm(BATCH, axis=(1, 2), ord=1))
+    close(tnp.linalg.matrix_norm(BATCH, ord="nuc"), jnp.linalg.matrix_norm(BATCH, ord="nuc"))
+    close(tnp.linalg.norm(CA), jnp.linalg.norm(CA))
 
 
 
@@ -116,7 +93,7 @@ def test_decompositions_reconstruct_and_match_jax_shapes():
     for x in (A, TALL, WIDE, BATCH):
         u, s, vh = toolkit.jit(lambda y: tnp.linalg.svd(y, full_matrices=False))(x)
         ju, js, jvh = jnp.linalg.svd(x, full_matrices=False)
-        _close(s, js)
+        close(s, js)
         assert np.asarray(u).shape == ju.shape and np.asarray(vh).shape == jvh.shape
         np.testing.assert_allclose(np.asarray(u) * np.asarray(s)[..., None, :] @ np.asarray(vh), x, atol=1e-4)
         for mode in ("reduced", "complete"):
@@ -124,11 +101,11 @@ def test_decompositions_reconstruct_and_match_jax_shapes():
             jq, jr = jnp.linalg.qr(x, mode=mode)
             assert np.asarray(q).shape == jq.shape and np.asarray(r).shape == jr.shape
             np.testing.assert_allclose(np.asarray(q) @ np.asarray(r), x, atol=1e-4)
-            _close(np.abs(np.asarray(r)), np.abs(np.asarray(jr)))  # rows of R are fixed up to sign
-        _close(tnp.linalg.qr(x, mode="r").__abs__(), abs(jnp.linalg.qr(x, mode="r")))
+            close(np.abs(np.asarray(r)), np.abs(np.asarray(jr)))  # rows of R are fixed up to sign
+        close(tnp.linalg.qr(x, mode="r").__abs__(), abs(jnp.linalg.qr(x, mode="r")))
     w, v = tnp.linalg.eigh(SPD)
     jw, _ = jnp.linalg.eigh(SPD)
-    _close(w, jw)
+    close(w, jw)
     np.testing.assert_allclose(SPD @ np.asarray(v), np.asarray(v) * np.asarray(w), atol=1e-3)
     w, v = tnp.linalg.eig(A)
     jw, jv = jnp.linalg.eig(A)
@@ -136,14 +113,14 @@ def test_decompositions_reconstruct_and_match_jax_shapes():
     np.testing.assert_allclose(A @ np.asarray(v), np.asarray(v) * np.asarray(w), atol=1e-4)
     raw, taus = tnp.linalg.qr(A, mode="raw")
     jraw, jtaus = jnp.linalg.qr(A, mode="raw")
-    _close(raw, jraw)
-    _close(taus, jtaus)
+    close(raw, jraw)
+    close(taus, jtaus)
 
 
 def test_hermitian_svd_matches_jax():
     u, s, vh = tnp.linalg.svd(SPD - 5 * np.eye(4, dtype=np.float32), hermitian=True)
     _, js, _ = jnp.linalg.svd(SPD - 5 * np.eye(4, dtype=np.float32), hermitian=True)
-    _close(s, js)
+    close(s, js)
     np.testing.assert_allclose(np.asarray(u) * np.asarray(s) @ np.asarray(vh), SPD - 5 * np.eye(4), atol=1e-4)
 
 
@@ -152,7 +129,7 @@ def test_integer_inputs_promote_to_float32():
     names = ("inv", "det", "cholesky", "eigvalsh", "svdvals", "pinv")
     ours = toolkit.jit(lambda: [getattr(tnp.linalg, n)(x) for n in names])()
     assert all(np.asarray(o).dtype == np.float32 for o in ours)
-    _all_close(names, ours, jax.jit(lambda: [getattr(jnp.linalg, n)(x) for n in names])())
+    all_close(names, ours, jax.jit(lambda: [getattr(jnp.linalg, n)(x) for n in names])())
 
 
 # --- gradients -------------------------------------------------------------------------
@@ -186,14 +163,14 @@ GRADS = [
 def test_gradients_match_jax():
     ours = toolkit.jit(lambda: [toolkit.grad(lambda y, fn=fn: fn(tnp.linalg, y))(x) for _, fn, x in GRADS])()
     theirs = jax.jit(lambda: [jax.grad(lambda y, fn=fn: fn(jnp.linalg, y))(x) for _, fn, x in GRADS])()
-    _all_close([g[0] for g in GRADS], ours, theirs, tol=2e-3)
+    all_close([g[0] for g in GRADS], ours, theirs, tol=2e-3)
 
 
 def test_forward_mode_matches_jax():
     t = RNG.normal(size=A.shape).astype(np.float32)
     _, ours = toolkit.jvp(tnp.linalg.inv, (A,), (t,))
     _, theirs = jax.jvp(jnp.linalg.inv, (A,), (t,))
-    _close(ours, theirs, tol=1e-3)
+    close(ours, theirs, tol=1e-3)
 
 
 # --- vmap, jit, x64 ----------------------------------------------------------------------
@@ -204,18 +181,18 @@ def test_vmap_is_the_batched_call():
     names = ["inv", "det", "cholesky", "eigvalsh", "svdvals", "slogdet"]
     vmapped = toolkit.jit(lambda: [toolkit.vmap(getattr(tnp.linalg, n))(x) for n in names])()
     batched = toolkit.jit(lambda: [getattr(tnp.linalg, n)(x) for n in names])()
-    _all_close(names, vmapped, batched)
-    _all_close(names, vmapped, jax.jit(lambda: [getattr(jnp.linalg, n)(x) for n in names])())
+    all_close(names, vmapped, batched)
+    all_close(names, vmapped, jax.jit(lambda: [getattr(jnp.linalg, n)(x) for n in names])())
 
 
 def test_vmap_of_solve_with_an_unbatched_operand():
     bs = np.stack([B, 2 * B])
-    _close(toolkit.vmap(tnp.linalg.solve, in_axes=(None, 0))(A, bs), jax.vmap(jnp.linalg.solve, (None, 0))(A, bs))
+    close(toolkit.vmap(tnp.linalg.solve, in_axes=(None, 0))(A, bs), jax.vmap(jnp.linalg.solve, (None, 0))(A, bs))
 
 
 def test_jit_matches_eager():
     f = lambda x, b: (tnp.linalg.solve(x, b), tnp.linalg.det(x), tnp.linalg.eigh(x @ x.T)[0])  # noqa: E731
-    _close(toolkit.jit(f)(A, B), f(A, B))
+    close(toolkit.jit(f)(A, B), f(A, B))
 
 
 @pytest.mark.x64
@@ -225,14 +202,14 @@ def test_float64_under_x64():
     ours = toolkit.jit(lambda: [getattr(tnp.linalg, n)(arg(n)) for n in names])()
     assert all(np.asarray(o).dtype == np.float64 for o in jax.tree.leaves([tuple(x) if isinstance(x, tuple) else x
                                                                              for x in ours]))
-    _all_close(names, ours, jax.jit(lambda: [getattr(jnp.linalg, n)(arg(n)) for n in names])(), tol=1e-10)
+    all_close(names, ours, jax.jit(lambda: [getattr(jnp.linalg, n)(arg(n)) for n in names])(), tol=1e-10)
 
 
 @pytest.mark.x64
 def test_complex128_gradient_under_x64():
     x = HPD.astype(np.complex128)
     f = lambda L: lambda y: L.slogdet(y)[1]  # noqa: E731
-    _close(toolkit.grad(f(tnp.linalg))(x), jax.grad(f(jnp.linalg))(x), tol=1e-8)
+    close(toolkit.grad(f(tnp.linalg))(x), jax.grad(f(jnp.linalg))(x), tol=1e-8)
 
 
 def test_float64_is_float32_without_x64():
@@ -241,9 +218,9 @@ def test_float64_is_float32_without_x64():
 
 def test_singular_matrix_gives_what_jax_gives():
     s = np.ones((3, 3), np.float32)
-    _close(tnp.linalg.det(s), jnp.linalg.det(s))
-    _close(tnp.linalg.slogdet(s), jnp.linalg.slogdet(s))
-    _close(tnp.linalg.cholesky(-SPD), jnp.linalg.cholesky(-SPD))  # NaNs where LAPACK failed
+    close(tnp.linalg.det(s), jnp.linalg.det(s))
+    close(tnp.linalg.slogdet(s), jnp.linalg.slogdet(s))
+    close(tnp.linalg.cholesky(-SPD), jnp.linalg.cholesky(-SPD))  # NaNs where LAPACK failed
 
 
 # --- errors --------------------------------------------------------------------------------

@@ -11,6 +11,8 @@ import toolkit.scipy.linalg as tsl
 jax = pytest.importorskip("jax")
 jsl = jax.scipy.linalg
 
+from tests.linalg._comparison import close  # noqa: E402  (after jax is known present)
+
 RNG = np.random.default_rng(2)
 A = RNG.normal(size=(4, 4)).astype(np.float32)
 SPD = (A @ A.T + 4 * np.eye(4)).astype(np.float32)
@@ -18,16 +20,6 @@ B = RNG.normal(size=(4, 2)).astype(np.float32)
 V = RNG.normal(size=(4,)).astype(np.float32)
 TALL = RNG.normal(size=(5, 3)).astype(np.float32)
 CA = (RNG.normal(size=(3, 3)) + 1j * RNG.normal(size=(3, 3))).astype(np.complex64)
-
-
-def _close(ours, theirs, tol=2e-4):
-    ours = jax.tree.leaves(tuple(ours) if isinstance(ours, tuple) else ours)
-    theirs = jax.tree.leaves(theirs)
-    assert len(ours) == len(theirs)
-    for o, t in zip(ours, theirs):
-        o, t = np.asarray(o), np.asarray(t)
-        assert o.dtype == t.dtype and o.shape == t.shape, (o.dtype, t.dtype, o.shape, t.shape)
-        np.testing.assert_allclose(o, t, rtol=tol, atol=tol * max(1.0, float(np.abs(t).max(initial=0))))
 
 
 CASES = [
@@ -62,7 +54,7 @@ def test_matches_jax():
     failures = []
     for (name, _), o, t in zip(CASES, ours, theirs):
         try:
-            _close(o, t, tol=1e-3 if "expm" in name else 2e-4)
+            close(o, t, tol=1e-3 if "expm" in name else 2e-4)
         except AssertionError as err:
             failures.append(f"{name}: {err}")
     assert not failures, "\n".join(failures)
@@ -79,20 +71,20 @@ def test_qr_reconstructs_with_jax_shapes():
 @pytest.mark.x64
 def test_expm_float64_under_x64():
     x = A.astype(np.float64)
-    _close(tsl.expm(x), jsl.expm(x), tol=1e-9)
+    close(tsl.expm(x), jsl.expm(x), tol=1e-9)
 
 
 def test_gradients_match_jax():
     f = lambda L: lambda a: (L.cho_solve(L.cho_factor(a), B) ** 2).sum()  # noqa: E731
-    _close(toolkit.jit(toolkit.grad(f(tsl)))(SPD), jax.grad(f(jsl))(SPD), tol=2e-3)
+    close(toolkit.jit(toolkit.grad(f(tsl)))(SPD), jax.grad(f(jsl))(SPD), tol=2e-3)
     h = lambda L: lambda a: (L.solve_triangular(a, B, lower=True) ** 2).sum()  # noqa: E731
-    _close(toolkit.jit(toolkit.grad(h(tsl)))(SPD), jax.grad(h(jsl))(SPD), tol=2e-3)
+    close(toolkit.jit(toolkit.grad(h(tsl)))(SPD), jax.grad(h(jsl))(SPD), tol=2e-3)
 
 
 @pytest.mark.slow
 def test_expm_gradient_matches_jax():
     g = lambda L: lambda a: (L.expm(a * 0.5) * A).sum()  # noqa: E731
-    _close(toolkit.jit(toolkit.grad(g(tsl)))(A), jax.grad(g(jsl))(A), tol=2e-3)
+    close(toolkit.jit(toolkit.grad(g(tsl)))(A), jax.grad(g(jsl))(A), tol=2e-3)
 
 
 def test_errors():
