@@ -22,11 +22,11 @@ from toolkit.numpy.scalar_types import (  # noqa: F401
 from toolkit.numpy.scalar_types import bool_ as bool  # noqa: F401,A004  (jnp.bool, numpy 2's name)
 from toolkit.numpy._core import asarray, broadcast_shapes, broadcast_to  # noqa: F401
 from toolkit.numpy.creation import (  # noqa: F401
-    arange, array, empty, eye, full, full_like, identity, linspace, ones, ones_like, tri, tril, triu, vander, zeros,
-    zeros_like,
+    arange, array, copy, empty, empty_like, eye, from_dlpack, full, full_like, identity, linspace, ones, ones_like, tri,
+    tril, triu, vander, zeros, zeros_like,
 )
 from toolkit.numpy.diagonals import diag, diagonal, trace  # noqa: F401
-from toolkit.numpy.einsum import einsum  # noqa: F401
+from toolkit.numpy.einsum import einsum, einsum_path  # noqa: F401
 from toolkit.numpy.index_tricks import (  # noqa: F401
     diag_indices, diag_indices_from, indices, ix_, meshgrid, ravel_multi_index, tril_indices, tril_indices_from,
     triu_indices, triu_indices_from, unravel_index,
@@ -39,7 +39,7 @@ from toolkit.numpy.reductions import (  # noqa: F401
     cumulative_sum, max, mean, min, prod, std, sum, var,
 )
 from toolkit.numpy.nonzero_indices import argwhere, flatnonzero, nonzero, where  # noqa: F401
-from toolkit.numpy.setops import isin, unique  # noqa: F401
+from toolkit.numpy.setops import intersect1d, isin, setdiff1d, setxor1d, union1d, unique  # noqa: F401
 from toolkit.numpy.shapes import (  # noqa: F401
     append, array_split, atleast_1d, atleast_2d, atleast_3d, block, broadcast_arrays, column_stack, concatenate,
     dstack, expand_dims, flip, fliplr, flipud, hsplit, hstack, matrix_transpose, moveaxis, pad, permute_dims, ravel,
@@ -64,6 +64,24 @@ from toolkit.numpy.ufuncs import (  # noqa: F401
     power, rad2deg, radians, real, reciprocal, remainder, right_shift, rint, round, rsqrt, select, sign, signbit,
     sin, sinc, sinh, sqrt, square, subtract, tan, tanh, true_divide, trunc,
 )
+from toolkit.numpy.array_api_aliases import (  # noqa: F401
+    acos, acosh, asin, asinh, astype, atan, atan2, atanh, bitwise_count, bitwise_invert, bitwise_left_shift,
+    bitwise_right_shift, concat, isdtype, unique_all, unique_counts, unique_inverse, unique_values,
+)
+from toolkit.numpy.index_expressions import c_, index_exp, mask_indices, mgrid, ogrid, r_, s_  # noqa: F401
+from toolkit.numpy.element_functions import (  # noqa: F401
+    ComplexWarning, angle, can_cast, dtype, euler_gamma, frexp, i0, iscomplex, iscomplexobj, isneginf, isposinf,
+    isreal, isrealobj, isscalar, issubdtype, iterable, ldexp, ndim, shape, size, sort_complex, spacing,
+)
+from toolkit.numpy.array_editing import (  # noqa: F401
+    argpartition, array_equiv, choose, compress, delete, diagflat, dsplit, extract, fill_diagonal, insert, partition,
+    place, put, put_along_axis, resize, trim_zeros,
+)
+from toolkit.numpy.windows import bartlett, blackman, hamming, hanning, kaiser  # noqa: F401
+from toolkit.numpy.printing import array_repr, array_str, get_printoptions, printoptions, set_printoptions  # noqa: F401
+from toolkit.numpy.spaced_values import geomspace, logspace  # noqa: F401
+from toolkit.numpy.vectorization import apply_along_axis, apply_over_axes, fromfunction, vectorize  # noqa: F401
+from toolkit.numpy.bit_packing import packbits, unpackbits  # noqa: F401
 from toolkit.numpy import fft  # noqa: F401,E402  (toolkit.numpy.fft, jax.numpy.fft)
 from toolkit.numpy import linalg  # noqa: F401,E402  (toolkit.numpy.linalg, jax.numpy.linalg)
 from toolkit.numpy import methods as _methods

@@ -97,6 +97,38 @@ def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, 
     return _full_like(a, fill_value, dtype, shape, out_sharding, "full_like")
 
 
+def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
+    """An array with ``prototype``'s shape and dtype (or those given), as ``jnp.empty_like``: zeros, since
+    XLA arrays are always initialized; ``device`` is not supported (``NotImplementedError``)."""
+    if device is not None:
+        raise NotImplementedError("toolkit.numpy.empty_like: device= is not supported; use toolkit.device_put")
+    return _full_like(prototype, 0, dtype, shape, None, "toolkit.numpy.empty_like")
+
+
+def copy(a: Any, order: str | None = None) -> Any:
+    """A copy of ``a`` as an array (``a``'s values and dtype), as ``jnp.copy``; lists are refused as in JAX
+    (``TypeError``) and ``order`` other than ``None``/``"K"``/``"C"`` is not supported."""
+    check_arraylike("copy", a)
+    if order not in (None, "K", "C", "A"):
+        raise NotImplementedError(f"toolkit.numpy.copy: order={order!r} is not supported (arrays are row-major)")
+    if is_array(a):
+        return a.copy()
+    return asarray(a)
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
+    """An array holding the values of ``x``, an object with ``__dlpack__`` (numpy, torch, JAX, toolkit
+    arrays on the CPU), as ``jnp.from_dlpack``. The values are always copied to the device; ``copy=False``
+    is therefore a ``ValueError`` and ``device`` is not supported (``NotImplementedError``)."""
+    if device is not None:
+        raise NotImplementedError("toolkit.numpy.from_dlpack: device= is not supported; use toolkit.device_put")
+    if copy is False:
+        raise ValueError("toolkit.numpy.from_dlpack: copy=False is not possible, the values are copied to the device")
+    if not hasattr(x, "__dlpack__"):
+        raise TypeError(f"from_dlpack needs an object with __dlpack__, got {type(x).__name__}")
+    return asarray(np.from_dlpack(x))
+
+
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *, out_sharding: Any = None) -> Any:
     """Evenly spaced values; bounds must be concrete (not traced). ``out_sharding``: the result's type, as in JAX."""
     for name, v in (("start", start), ("stop", stop), ("step", step)):

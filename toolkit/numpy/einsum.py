@@ -12,6 +12,8 @@ import contextlib
 import string
 from typing import Any, Sequence
 
+import numpy as np
+
 from toolkit.core import dtypes, sharding_types
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import linalg as lax_linalg
@@ -221,3 +223,32 @@ def _reduce_sum(x: Any, axes: Sequence[int]) -> Any:
     if dtypes.is_bool(x.dtype):
         return lax_reductions.reduce_or(x, axes)
     return lax_reductions.reduce_sum(x, axes)
+
+
+def einsum_path(subscripts: str, /, *operands: Any, optimize: bool | str | list[tuple[int, ...]] = "auto"
+                ) -> tuple[list[tuple[int, ...]], Any]:
+    """The order in which to contract ``operands`` for ``subscripts`` and a description of its cost, as
+    ``jnp.einsum_path``: ``(path, info)`` with ``path`` a list of position tuples.
+
+    JAX's is ``opt_einsum.contract_path``; when ``opt_einsum`` is installed (it comes with jax) this is
+    that call, so ``info`` is its ``PathInfo``. Without it numpy's ``einsum_path`` computes the path
+    (``"greedy"``/``"optimal"``) and ``info`` is numpy's report text. Only the operands' shapes are used.
+    """
+    shaped = [np.broadcast_to(np.zeros((), np.float32), np.shape(o)) for o in operands]
+    try:
+        import opt_einsum  # noqa: PLC0415  (optional: jax's dependency, not toolkit's)
+    except ImportError:
+        opt_einsum = None
+    if opt_einsum is not None:
+        if optimize is False:  # JAX's Unoptimized path: always the first two operands
+            optimize = [(0, 1)] * (len(operands) - 1)
+        elif optimize is True:
+            optimize = "optimal"
+        return opt_einsum.contract_path(subscripts, *shaped, optimize=optimize)
+    if optimize == "auto" or optimize is True:
+        optimize = "optimal" if len(operands) <= 4 else "greedy"
+    elif optimize is False:
+        optimize = [(0, 1)] * (len(operands) - 1)
+    path, info = np.einsum_path(subscripts, *shaped,
+                                optimize=["einsum_path", *optimize] if isinstance(optimize, list) else optimize)
+    return [tuple(p) for p in path[1:]], info

@@ -8,6 +8,7 @@ Example::
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -16,7 +17,8 @@ from toolkit.core import dtypes
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import creation, reductions, scatter, shapes, sorting, statistics, take, ufuncs
 from toolkit.numpy import nonzero_indices
-from toolkit.numpy._core import asarray, check_arraylike
+from toolkit.core.tracing import ConcretizationTypeError
+from toolkit.numpy._core import asarray, check_arraylike, convert
 
 
 def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: bool = False, *,
@@ -74,3 +76,177 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
         if return_counts:
             extras.append(statistics.bincount(inverse, length=count) if n else ind)
     return (result, *extras) if extras else result
+
+
+# --- the set operations of 1-D arrays: intersect1d, setdiff1d, setxor1d, union1d -------------------------------------
+# Each has a static-shape form (``size=``, traceable under ``jit``) that the data-dependent form reuses: without
+# ``size`` the result's length is read from the concrete data first, then the static form runs at that size.
+
+
+def _iota(n: int) -> Any:
+    return lax_structural.iota(dtypes.default_int_dtype(), n)
+
+
+def _distinct_count(sorted_flat: Any) -> Any:
+    """The number of distinct values of a sorted non-empty 1-D array (NaNs count once, as in ``unique``)."""
+    differs = ufuncs.not_equal(sorted_flat[1:], sorted_flat[:-1])
+    if dtypes.is_inexact(sorted_flat.dtype):
+        differs = ufuncs.logical_and(differs, ufuncs.logical_not(
+            ufuncs.logical_and(ufuncs.isnan(sorted_flat[1:]), ufuncs.isnan(sorted_flat[:-1]))))
+    return ufuncs.add(reductions.sum(differs, dtype=dtypes.default_int_dtype()), 1)
+
+
+def _sorted_unique(arr: Any, assume_unique: bool) -> tuple[Any, Any, Any]:
+    """``(values, first indices, valid)`` of a non-empty 1-D ``arr``: its sorted unique values padded to
+    ``arr``'s length, the index of each in ``arr``, and which positions hold a value (not padding)."""
+    n = arr.shape[0]
+    if assume_unique:
+        perm = sorting.argsort(arr, stable=True)
+        return take.take(arr, perm), perm, asarray(np.ones((n,), bool))
+    values, first = unique(arr, return_index=True, size=n)
+    count = _distinct_count(sorting.sort(arr))
+    return values, first, ufuncs.less(_iota(n), count)
+
+
+def _concrete_count(name: str, count: Any) -> int:
+    try:
+        return int(count)
+    except (TypeError, ConcretizationTypeError) as e:
+        raise ConcretizationTypeError(
+            f"{name}: the size of the result depends on the data; inside jit pass a static size= "
+            f"(and fill_value=) to {name}") from e
+
+
+def _fill_like_jax(vals: Any, num: Any, fill_value: Any) -> Any:
+    # JAX's padding: fill_value where given, else the smallest valid value (0 when there is none).
+    valid = ufuncs.less(_iota(vals.shape[0]), num)
+    if fill_value is not None:
+        return ufuncs.where(valid, vals, asarray(fill_value, vals.dtype))
+    if vals.shape[0] == 0:
+        return vals
+    vals = ufuncs.where(valid, vals, reductions.max(vals))
+    return ufuncs.where(valid, vals, reductions.min(vals))
+
+
+def _promoted_flat(name: str, ar1: Any, ar2: Any) -> tuple[Any, Any]:
+    check_arraylike(name, ar1, ar2)
+    dtype = dtypes.result_type(ar1, ar2)
+    return shapes.ravel(asarray(ar1, dtype)), shapes.ravel(asarray(ar2, dtype))
+
+
+def _static_size(name: str, size: Any) -> int:
+    try:
+        size = operator.index(size)
+    except TypeError as e:
+        raise TypeError(f"{name}: size must be a static integer, got {size!r}") from e
+    if size < 0:
+        raise ValueError(f"{name}: size must be non-negative, got {size}")
+    return size
+
+
+def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices: bool = False, *,
+                size: int | None = None, fill_value: Any = None) -> Any:
+    """The sorted values found in both ``ar1`` and ``ar2`` (flattened), as ``jnp.intersect1d``; with
+    ``return_indices`` also the index of each in ``ar1`` and in ``ar2`` (first occurrences).
+
+    Without ``size`` the inputs must be concrete. With a static ``size`` the result has that length:
+    padded with ``fill_value`` (default: the smallest value found, 0 if none); padded indices are
+    ``ar1.size`` and ``ar2.size``.
+    """
+    arr1, arr2 = _promoted_flat("intersect1d", ar1, ar2)
+    if size is None:
+        _, _, _, num = _intersect1d_sized(arr1, arr2, assume_unique, arr1.shape[0])
+        size = _concrete_count("intersect1d", num)
+    vals, ind1, ind2, num = _intersect1d_sized(arr1, arr2, assume_unique, _static_size("intersect1d", size))
+    vals = _fill_like_jax(vals, num, fill_value)
+    return (vals, ind1, ind2) if return_indices else vals
+
+
+def _intersect1d_sized(arr1: Any, arr2: Any, assume_unique: bool, size: int) -> tuple[Any, Any, Any, Any]:
+    n1, n2 = arr1.shape[0], arr2.shape[0]
+    int_dtype = dtypes.default_int_dtype()
+    if n1 == 0 or n2 == 0:
+        zeros = creation.zeros((size,), arr1.dtype)
+        return (zeros, creation.full((size,), n1, int_dtype), creation.full((size,), n2, int_dtype),
+                asarray(np.asarray(0, int_dtype)))
+    u1, first1, valid1 = _sorted_unique(arr1, assume_unique)
+    u2, first2, valid2 = _sorted_unique(arr2, assume_unique)
+    pairs = ufuncs.logical_and(ufuncs.equal(shapes.expand_dims(u1, 1), shapes.expand_dims(u2, 0)),
+                               shapes.expand_dims(valid2, 0))
+    mask = ufuncs.logical_and(valid1, reductions.any(pairs, -1))
+    num = reductions.sum(mask, dtype=int_dtype)
+    where_ = nonzero_indices.nonzero(mask, size=size, fill_value=n1)[0]
+    vals = scatter.at_property(u1)[where_].get(mode="fill", fill_value=0)
+    found = ufuncs.less(_iota(size), num)
+    ind1 = ufuncs.where(found, scatter.at_property(first1)[where_].get(mode="fill", fill_value=n1), n1)
+    pos2 = scatter.at_property(reductions.argmax(pairs, -1))[where_].get(mode="fill", fill_value=0)
+    ind2 = ufuncs.where(found, take.take(first2, pos2), n2)
+    return vals, convert(ind1, int_dtype), convert(ind2, int_dtype), num
+
+
+def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | None = None,
+              fill_value: Any = None) -> Any:
+    """The unique values of ``ar1`` (flattened) not in ``ar2``, sorted (in ``ar1``'s order when
+    ``assume_unique``), as ``jnp.setdiff1d``; ``ar1``'s dtype.
+
+    Without ``size`` the inputs must be concrete; with a static ``size`` the result is padded with
+    ``fill_value`` (default 0).
+    """
+    check_arraylike("setdiff1d", ar1, ar2)
+    arr1, arr2 = shapes.ravel(asarray(ar1)), shapes.ravel(asarray(ar2))
+    if size is not None:
+        size = _static_size("setdiff1d", size)
+    fill = asarray(0 if fill_value is None else fill_value, arr1.dtype)
+    n1 = arr1.shape[0]
+    if n1 == 0:
+        return creation.full((size or 0,), fill, arr1.dtype)
+    if assume_unique:
+        values, valid = arr1, asarray(np.ones((n1,), bool))
+    else:
+        values, _, valid = _sorted_unique(arr1, False)
+    mask = ufuncs.logical_and(valid, isin(values, arr2, invert=True))
+    num = reductions.sum(mask, dtype=dtypes.default_int_dtype())
+    if size is None:
+        size = _concrete_count("setdiff1d", num)
+    picked = take.take(values, nonzero_indices.nonzero(mask, size=size)[0])
+    return ufuncs.where(ufuncs.less(_iota(size), num), picked, fill)
+
+
+def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | None = None,
+             fill_value: Any = None) -> Any:
+    """The sorted values in exactly one of ``ar1`` and ``ar2`` (flattened), as ``jnp.setxor1d``.
+
+    Without ``size`` the inputs must be concrete; with a static ``size`` the result is padded with
+    ``fill_value`` (default: the smallest value found, 0 if none).
+    """
+    arr1, arr2 = _promoted_flat("setxor1d", ar1, ar2)
+    n1, n2 = arr1.shape[0], arr2.shape[0]
+    if size is not None:
+        size = _static_size("setxor1d", size)
+    if n1 + n2 == 0:
+        return creation.zeros((size or 0,), arr1.dtype)
+    parts, keep = [], []
+    for a, b in ((arr1, arr2), (arr2, arr1)):
+        if a.shape[0] == 0:
+            continue
+        u, _, valid = _sorted_unique(a, assume_unique)
+        parts.append(u)
+        keep.append(ufuncs.logical_and(valid, isin(u, b, invert=True)) if b.shape[0] else valid)
+    candidates, mask = shapes.concatenate(parts), shapes.concatenate(keep)
+    perm = sorting.argsort(candidates, stable=True)
+    candidates, mask = take.take(candidates, perm), take.take(mask, perm)
+    num = reductions.sum(mask, dtype=dtypes.default_int_dtype())
+    if size is None:
+        size = _concrete_count("setxor1d", num)
+    where_ = nonzero_indices.nonzero(mask, size=size, fill_value=candidates.shape[0])[0]
+    vals = scatter.at_property(candidates)[where_].get(mode="fill", fill_value=0)
+    return _fill_like_jax(vals, num, fill_value)
+
+
+def union1d(ar1: Any, ar2: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
+    """The sorted unique values of ``ar1`` and ``ar2`` together (flattened), as ``jnp.union1d``; ``size``
+    and ``fill_value`` as ``unique``'s (without ``size`` the inputs must be concrete)."""
+    check_arraylike("union1d", ar1, ar2)
+    if size is not None:
+        size = _static_size("union1d", size)
+    return unique(shapes.concatenate([ar1, ar2], axis=None), size=size, fill_value=fill_value)

@@ -1,0 +1,315 @@
+"""Elementwise functions and type predicates of ``jax.numpy`` beyond the ufuncs: ``angle``, ``frexp``,
+``ldexp``, ``spacing``, ``i0`` (the modified Bessel function of order 0), ``isposinf``/``isneginf``,
+``iscomplex``/``isreal``, ``sort_complex``; and the host-side questions about values and types
+(``iscomplexobj``, ``isrealobj``, ``isscalar``, ``issubdtype``, ``can_cast``, ``iterable``, ``ndim``,
+``shape``, ``size``), with numpy's ``dtype``, ``euler_gamma`` and ``ComplexWarning`` as JAX re-exports them.
+
+Example::
+
+    m, e = tnp.frexp(tnp.asarray([8.0, 0.3]))      # m * 2**e; m in [0.5, 1)
+    tnp.issubdtype(tnp.float32, tnp.floating)      # True
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+import ml_dtypes
+import numpy as np
+
+from toolkit.core import dtypes
+from toolkit.lax import elementwise as lax_elementwise
+from toolkit.numpy import sorting, ufuncs
+from toolkit.numpy._core import (
+    asarray, broadcast_to, canonical_axes, check_arraylike, convert, is_array, promote_inexact,
+)
+
+#: numpy's (and ``jax.numpy``'s) Euler-Mascheroni constant and ``dtype`` type.
+euler_gamma = np.euler_gamma
+dtype = np.dtype
+#: The warning numpy gives when a complex value is cast to a real type (``jax.numpy.ComplexWarning``).
+ComplexWarning = np.exceptions.ComplexWarning
+
+
+def _full(x: Any, value: np.ndarray) -> Any:
+    return broadcast_to(value, x.shape)
+
+
+def _inexact_operand(name: str, x: Any) -> Any:
+    check_arraylike(name, x)
+    (x,) = promote_inexact(x)
+    return x
+
+
+def angle(z: Any, deg: bool = False) -> Any:
+    """The counterclockwise angle of each complex ``z`` from the positive real axis (radians, or degrees
+    with ``deg``), as ``jnp.angle``: a float result (the default float type for integer inputs)."""
+    check_arraylike("angle", z)
+    z = z if is_array(z) else asarray(z)
+    re, im = ufuncs.real(z), ufuncs.imag(z)
+    if not dtypes.is_inexact(re.dtype) or (dtypes.is_float(z.dtype) and z.ndim == 0):
+        float_dtype = dtypes.default_float_dtype()
+        re, im = convert(re, float_dtype), convert(im, float_dtype)
+    result = lax_elementwise.atan2(im, re)
+    return ufuncs.degrees(result) if deg else result
+
+
+_INT_OF_BITS = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
+
+
+def frexp(x: Any, /) -> tuple[Any, Any]:
+    """``(mantissa, exponent)`` with ``x == mantissa * 2**exponent`` and ``0.5 <= |mantissa| < 1``
+    (``exponent`` int32), as ``jnp.frexp``; zeros, infinities and NaNs give themselves and exponent 0.
+    Complex input is a ``TypeError``."""
+    x = _inexact_operand("frexp", x)
+    if dtypes.is_complex(x.dtype):
+        raise TypeError("frexp does not support complex-valued inputs")
+    info = dtypes.finfo(x.dtype)
+    int_type = np.dtype(_INT_OF_BITS[info.bits])
+    mask = (1 << info.nexp) - 1
+    bias = 1 - info.minexp
+    # Subnormals are scaled into the normal range first (JAX's _normalize_float), then the exponent bits
+    # are read off and replaced by the bias - 1 of the interval [0.5, 1).
+    tiny = ufuncs.less(ufuncs.absolute(x), np.asarray(info.tiny, x.dtype))
+    scaled = ufuncs.where(tiny, ufuncs.multiply(x, np.asarray(1 << info.nmant, x.dtype)), x)
+    bits = lax_elementwise.bitcast_convert_type(scaled, int_type)
+    exponent = ufuncs.where(tiny, np.asarray(-info.nmant, int_type), np.asarray(0, int_type))
+    field = ufuncs.bitwise_and(ufuncs.right_shift(bits, np.asarray(info.nmant, int_type)), np.asarray(mask, int_type))
+    exponent = ufuncs.add(exponent, ufuncs.subtract(field, np.asarray(bias - 1, int_type)))
+    bits = ufuncs.bitwise_and(bits, np.asarray(~(mask << info.nmant), int_type))
+    bits = ufuncs.bitwise_or(bits, np.asarray((bias - 1) << info.nmant, int_type))
+    mantissa = lax_elementwise.bitcast_convert_type(bits, x.dtype)
+    special = ufuncs.logical_or(ufuncs.logical_or(ufuncs.isinf(x), ufuncs.isnan(x)), ufuncs.equal(x, 0))
+    exponent = ufuncs.where(special, np.asarray(0, int_type), exponent)
+    return ufuncs.where(special, x, mantissa), convert(exponent, np.int32)
+
+
+def ldexp(x1: Any, x2: Any, /) -> Any:
+    """``x1 * 2**x2`` elementwise (``x2`` integer), as ``jnp.ldexp``; a complex ``x1`` or a non-integer
+    ``x2`` is a ``ValueError``."""
+    check_arraylike("ldexp", x1, x2)
+    x1, x2 = (x if is_array(x) else asarray(x) for x in (x1, x2))
+    if dtypes.is_complex(x1.dtype) or dtypes.is_inexact(x2.dtype):
+        raise ValueError(f"ldexp not supported for input types {(x1.dtype, x2.dtype)}")
+    (x1,) = promote_inexact(x1)
+    x2 = convert(x2, x1.dtype)
+    # The exponent is split off first so that a small x1 with a large x2 does not overflow on the way.
+    m, e = frexp(x1)
+    e = ufuncs.add(convert(e, x2.dtype), x2)
+    positive = ufuncs.greater(e, 0)
+    m = ufuncs.where(positive, ufuncs.multiply(m, np.asarray(2, m.dtype)), m)
+    e = ufuncs.where(positive, ufuncs.subtract(e, np.asarray(1, e.dtype)), e)
+    out = ufuncs.multiply(m, ufuncs.power(np.asarray(2, m.dtype), convert(e, m.dtype)))
+    return ufuncs.where(ufuncs.logical_or(ufuncs.isinf(x1), ufuncs.equal(x1, 0)), x1, out)
+
+
+def spacing(x: Any, /) -> Any:
+    """The distance from each ``x`` to the next representable value away from zero (``x``'s ulp), as
+    ``jnp.spacing``; complex input is a ``ValueError``."""
+    x = _inexact_operand("spacing", x)
+    if dtypes.is_complex(x.dtype):
+        raise ValueError("jnp.spacing is not defined for complex inputs.")
+    inf = np.asarray(np.inf, x.dtype)
+    if x.dtype == np.float16:  # numpy's (and JAX's) float16 rule: toward +inf always
+        return ufuncs.subtract(lax_elementwise.nextafter(x, _full(x, inf)), x)
+    toward = ufuncs.copysign(_full(x, inf), x)
+    result = ufuncs.subtract(lax_elementwise.nextafter(x, toward), x)
+    smallest = ufuncs.copysign(_full(x, np.asarray(dtypes.finfo(x.dtype).smallest_subnormal, x.dtype)),
+                               x)
+    return ufuncs.where(ufuncs.equal(result, 0), smallest, result)
+
+
+# Cephes' Chebyshev coefficients of exp(-x) I0(x) on [0, 8] and of exp(-x) sqrt(x) I0(x) on (8, inf).
+_I0E_A = (
+    -4.41534164647933937950e-18, 3.33079451882223809783e-17, -2.43127984654795469359e-16,
+    1.71539128555513303061e-15, -1.16853328779934516808e-14, 7.67618549860493561688e-14,
+    -4.85644678311192946090e-13, 2.95505266312963983461e-12, -1.72682629144155570723e-11,
+    9.67580903537323691224e-11, -5.18979560163526290666e-10, 2.65982372468238665035e-09,
+    -1.30002500998624804212e-08, 6.04699502254191894932e-08, -2.67079385394061173391e-07,
+    1.11738753912010371815e-06, -4.41673835845875056359e-06, 1.64484480707288970893e-05,
+    -5.75419501008210370398e-05, 1.88502885095841655729e-04, -5.76375574538582365885e-04,
+    1.63947561694133579842e-03, -4.32430999505057594430e-03, 1.05464603945949983183e-02,
+    -2.37374148058994688156e-02, 4.93052842396707084878e-02, -9.49010970480476444210e-02,
+    1.71620901522208775349e-01, -3.04682672343198398683e-01, 6.76795274409476084995e-01,
+)
+_I0E_B = (
+    -7.23318048787475395456e-18, -4.83050448594418207126e-18, 4.46562142029675999901e-17,
+    3.46122286769746109310e-17, -2.82762398051658348494e-16, -3.42548561967721913462e-16,
+    1.77256013305652638360e-15, 3.81168066935262242075e-15, -9.55484669882830764870e-15,
+    -4.15056934728722208663e-14, 1.54008621752140982691e-14, 3.85277838274214270114e-13,
+    7.18012445138366623367e-13, -1.79417853150680611778e-12, -1.32158118404477131188e-11,
+    -3.14991652796324136454e-11, 1.18891471078464383424e-11, 4.94060238822496958910e-10,
+    3.39623202570838634515e-09, 2.26666899049817806459e-08, 2.04891858946906374183e-07,
+    2.89137052083475648297e-06, 6.88975834691682398426e-05, 3.36911647825569408990e-03,
+    8.04490411014108831608e-01,
+)
+
+
+def _chebyshev(y: Any, coefficients: Sequence[float]) -> Any:
+    dt = y.dtype
+    b0, b1 = _full(y, np.asarray(coefficients[0], dt)), _full(y, np.asarray(0, dt))
+    b2 = b1
+    for c in coefficients[1:]:
+        b2, b1 = b1, b0
+        b0 = ufuncs.add(ufuncs.subtract(ufuncs.multiply(y, b1), b2), np.asarray(c, dt))
+    return ufuncs.multiply(np.asarray(0.5, dt), ufuncs.subtract(b0, b2))
+
+
+def i0(x: Any) -> Any:
+    """The modified Bessel function of the first kind of order 0, elementwise, as ``jnp.i0``
+    (``exp(|x|) * i0e(|x|)`` by Cephes' Chebyshev series); complex input is a ``ValueError``."""
+    x = _inexact_operand("i0", x)
+    if not dtypes.is_float(x.dtype):
+        raise ValueError(f"Unsupported input type to jax.numpy.i0: {x.dtype}")
+    compute = np.dtype(np.float32) if x.dtype in (np.float16, np.dtype(ml_dtypes.bfloat16)) else x.dtype
+    a = ufuncs.absolute(convert(x, compute))
+    small = _chebyshev(ufuncs.subtract(ufuncs.multiply(a, np.asarray(0.5, compute)), np.asarray(2, compute)), _I0E_A)
+    safe = ufuncs.where(ufuncs.greater(a, 8), a, np.asarray(8, compute))  # no division by 0 in the unused branch
+    large = ufuncs.divide(_chebyshev(ufuncs.subtract(ufuncs.divide(np.asarray(32, compute), safe),
+                                                     np.asarray(2, compute)), _I0E_B), ufuncs.sqrt(safe))
+    i0e = ufuncs.where(ufuncs.greater(a, 8), large, small)
+    return convert(ufuncs.multiply(ufuncs.exp(a), i0e), x.dtype, x.weak_type)
+
+
+def _isposneginf(name: str, infinity: float, x: Any, out: Any) -> Any:
+    check_arraylike(name, x)
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to isneginf/isposinf is not supported.")
+    x = x if is_array(x) else asarray(x)
+    if dtypes.is_complex(x.dtype):
+        raise ValueError("isposinf/isneginf are not well defined for complex types")
+    if dtypes.is_float(x.dtype):
+        return ufuncs.equal(x, np.asarray(infinity, x.dtype))
+    return _full(x, np.asarray(False))
+
+
+def isposinf(x: Any, /, out: Any = None) -> Any:
+    """True where ``x`` is ``+inf`` (False everywhere for integers), as ``jnp.isposinf``."""
+    return _isposneginf("isposinf", np.inf, x, out)
+
+
+def isneginf(x: Any, /, out: Any = None) -> Any:
+    """True where ``x`` is ``-inf`` (False everywhere for integers), as ``jnp.isneginf``."""
+    return _isposneginf("isneginf", -np.inf, x, out)
+
+
+def iscomplex(x: Any) -> Any:
+    """True where ``x`` has a nonzero imaginary part, as ``jnp.iscomplex``."""
+    return ufuncs.not_equal(ufuncs.imag(x), 0)
+
+
+def isreal(x: Any) -> Any:
+    """True where ``x``'s imaginary part is zero, as ``jnp.isreal``."""
+    return ufuncs.equal(ufuncs.imag(x), 0)
+
+
+def sort_complex(a: Any) -> Any:
+    """``a`` sorted along its last axis (real part first, then imaginary) as a complex array, as
+    ``jnp.sort_complex``."""
+    check_arraylike("sort_complex", a)
+    a = sorting.sort(a if is_array(a) else asarray(a))
+    if dtypes.is_complex(a.dtype):
+        return a
+    target = np.complex128 if a.dtype == np.float64 or a.dtype.itemsize == 8 else np.complex64
+    return convert(a, dtypes.canonicalize_dtype(target))
+
+
+# --- questions about values and types, answered on the host ------------------------------------------------------
+
+
+def iscomplexobj(x: Any) -> bool:
+    """Whether ``x`` (an array, number or array-like) has a complex type, as ``jnp.iscomplexobj``."""
+    if isinstance(x, (complex, np.complexfloating)):
+        return True
+    if x is None or isinstance(x, (bool, int, float, str, np.generic)):
+        return False
+    try:
+        typ = x.dtype.type
+    except AttributeError:
+        typ = asarray(x).dtype.type
+    return issubdtype(typ, np.complexfloating)
+
+
+def isrealobj(x: Any) -> bool:
+    """Whether ``x`` does not have a complex type (``not iscomplexobj(x)``), as ``jnp.isrealobj``."""
+    return not iscomplexobj(x)
+
+
+def isscalar(element: Any) -> bool:
+    """Whether ``element`` is a scalar: a numpy scalar or Python number (``np.isscalar``), or an array
+    of rank 0, as ``jnp.isscalar``."""
+    if np.isscalar(element):
+        return True
+    if isinstance(element, np.ndarray) or is_array(element):
+        return element.ndim == 0
+    if getattr(element, "__jax_array__", None) is not None:
+        return asarray(element).ndim == 0
+    return False
+
+
+_CUSTOM_FLOATS = {np.dtype(getattr(ml_dtypes, n)).type for n in (
+    "bfloat16", "float8_e3m4", "float8_e4m3", "float8_e4m3b11fnuz", "float8_e4m3fn", "float8_e4m3fnuz", "float8_e5m2",
+    "float8_e5m2fnuz", "float8_e8m0fnu", "float4_e2m1fn")}
+_CUSTOM_SIGNED = {np.dtype(ml_dtypes.int2).type, np.dtype(ml_dtypes.int4).type}
+_CUSTOM_UNSIGNED = {np.dtype(ml_dtypes.uint2).type, np.dtype(ml_dtypes.uint4).type}
+
+
+def _scalar_type(t: Any) -> Any:
+    if isinstance(t, type) and issubclass(t, np.generic):
+        return t
+    return np.dtype(t).type
+
+
+def issubdtype(arg1: Any, arg2: Any) -> bool:
+    """Whether ``arg1`` is ``arg2`` or below it in numpy's type hierarchy, as ``jnp.issubdtype``: also for
+    ml_dtypes' types (``bfloat16`` is a ``floating``, ``int4`` a ``signedinteger``), which numpy's misses."""
+    a, b = _scalar_type(arg1), _scalar_type(arg2)
+    if a in _CUSTOM_FLOATS:
+        return b in {a, np.floating, np.inexact, np.number, np.generic}
+    if a in _CUSTOM_SIGNED:
+        return b in {a, np.signedinteger, np.integer, np.number, np.generic}
+    if a in _CUSTOM_UNSIGNED:
+        return b in {a, np.unsignedinteger, np.integer, np.number, np.generic}
+    return bool(np.issubdtype(a, b))
+
+
+def can_cast(from_: Any, to: Any, casting: str = "safe") -> bool:
+    """Whether a value of type ``from_`` can be cast to ``to`` under ``casting`` (numpy's rule; JAX's is
+    numpy's ``can_cast``)."""
+    return bool(np.can_cast(from_, to, casting=casting))  # type: ignore[arg-type]
+
+
+def iterable(y: Any) -> bool:
+    """Whether ``iter(y)`` works (numpy's ``iterable``; a 0-d array is not iterable)."""
+    try:
+        iter(y)
+    except TypeError:
+        return False
+    return True
+
+
+def ndim(a: Any) -> int:
+    """The number of dimensions of ``a`` (an array, or an array-like through numpy), as ``jnp.ndim``."""
+    if hasattr(a, "ndim"):
+        return a.ndim
+    return int(np.ndim(a))
+
+
+def shape(a: Any) -> tuple[int, ...]:
+    """The shape of ``a`` (an array, or an array-like through numpy), as ``jnp.shape``."""
+    if hasattr(a, "shape"):
+        return tuple(a.shape)
+    return np.shape(a)
+
+
+def size(a: Any, axis: int | Sequence[int] | None = None) -> int:
+    """The number of elements of ``a``, or along ``axis`` (an int or a tuple of them), as ``jnp.size``;
+    a repeated or out-of-range axis is a ``ValueError``."""
+    if axis is None and hasattr(a, "size"):
+        return int(a.size)
+    the_shape = shape(a)
+    axes = canonical_axes(axis, len(the_shape)) if axis is not None else tuple(range(len(the_shape)))
+    if len(set(axes)) != len(axes):
+        raise ValueError(f"repeated axis in size: {axis}")
+    return math.prod(the_shape[i] for i in axes)
