@@ -40,3 +40,14 @@ from toolkit.lax.linalg import batch_matmul  # noqa: F401,E402
 from toolkit.lax.windowed import cumlogsumexp  # noqa: F401,E402
 from toolkit.lax.control_flow import associative_scan, map  # noqa: F401,E402
 from toolkit.lax.autodiff import stop_gradient  # noqa: F401,E402
+# jax.lax names issue 23 added: array helpers, compiler controls, convolution shapes (toolkit/lax/<topic>.py)
+from toolkit.lax.array_helpers import (  # noqa: F401,E402
+    RoundingMethod, broadcast_like, broadcast_shapes, dtype, empty, index_take, scatter_apply, scatter_sub,
+    shape_as_value, stack, tile, unstack,
+)
+from toolkit.lax.compiler_controls import optimization_barrier, reduce_precision, rng_uniform  # noqa: F401,E402
+from toolkit.lax.convolution_shapes import (  # noqa: F401,E402
+    ConvGeneralDilatedDimensionNumbers, conv_general_dilated_local, conv_general_dilated_patches,
+    conv_general_permutations, conv_general_shape_tuple, conv_shape_tuple, conv_transpose, conv_transpose_shape_tuple,
+    conv_with_general_padding, reduce_window_shape_tuple,
+)

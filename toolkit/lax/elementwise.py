@@ -217,6 +217,8 @@ shift_right_arithmetic_p, shift_right_arithmetic = binary("shift_right_arithmeti
                                                           hlo=_H + "shift_right_arithmetic", derivative="zero")
 shift_right_logical_p, shift_right_logical = binary("shift_right_logical", INT, hlo=_H + "shift_right_logical",
                                                     derivative="zero")
+# jax.lax.mulhi: the high half of the double-width product (JAX 0.10.2 lowers it to chlo.mulhi, as here)
+mulhi_p, mulhi = binary("mulhi", INT, hlo=_C + "mulhi", derivative="zero")
 
 
 def _complex_rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
@@ -372,7 +374,7 @@ __all__ = [
     "bitwise_and", "bitwise_not", "bitwise_or", "bitwise_xor", "cbrt", "ceil", "clamp", "clz", "complex",
     "conj", "convert_element_type", "cos", "cosh", "digamma", "div", "eq", "erf", "erf_inv", "erfc", "exp",
     "exp2", "expm1", "floor", "ge", "gt", "imag", "integer_pow", "is_finite", "le", "lgamma", "log", "log1p",
-    "logistic", "lt", "max", "min", "mul", "ne", "neg", "nextafter", "population_count", "pow", "real",
+    "logistic", "lt", "max", "min", "mul", "mulhi", "ne", "neg", "nextafter", "population_count", "pow", "real",
     "reciprocal", "rem", "round", "rsqrt", "select", "select_n", "shift_left", "shift_right_arithmetic",
     "shift_right_logical", "sign", "sin", "sinh", "sqrt", "square", "sub", "tan", "tanh",
 ]
