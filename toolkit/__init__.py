@@ -27,6 +27,7 @@ from toolkit import errors  # noqa: F401  (jax.errors: the tracer and promotion 
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct  # noqa: F401
 from toolkit.core.config import config, enable_x64  # noqa: F401  (jax.config, jax.enable_x64)
 from toolkit.core.tracing import ConcretizationTypeError, UnexpectedTracerError  # noqa: F401
+from toolkit.core.tracing import ensure_compile_time_eval, named_call, named_scope  # noqa: F401  (jax's)
 from toolkit.runtime.client import devices  # noqa: F401
 from toolkit.stages import Compiled, Lowered, Traced, Wrapped, deserialize_compiled, jit  # noqa: F401
 

@@ -14,13 +14,14 @@ explicit inputs alone.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import os
 import sys
 import sysconfig
 import threading
 from types import CodeType, FrameType
-from typing import Any, Callable, NamedTuple, Sequence
+from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
@@ -314,6 +315,19 @@ class Tracer:
         return f"Tracer<{self.aval.str_short()}>"
 
 
+class _ConstantOrigin(str):
+    """The origin of a tracer standing for a constant: its description, and the constant's value
+    (so ``ensure_compile_time_eval`` can compute with it eagerly). A str, as other origins are."""
+
+    value: Any
+
+
+def _constant_origin(value: Any) -> _ConstantOrigin:
+    origin = _ConstantOrigin("a constant captured by the traced function")
+    origin.value = value
+    return origin
+
+
 class _State(threading.local):
     def __init__(self) -> None:
         self.builders: list[ProgramBuilder] = []
@@ -324,6 +338,9 @@ class _State(threading.local):
         self.source: SourceInfo | None = None
         #: The ``toolkit.compute_on`` type new equations record (None: the default), as JAX's eqn contexts.
         self.compute_type: str | None = None
+        #: Inside ``ensure_compile_time_eval``: primitives on concrete values run eagerly even while tracing
+        #: (JAX's ``eager_constant_folding`` flag).
+        self.compile_time_eval = False
 
 
 _state = _State()
@@ -384,6 +401,89 @@ def equation_context(source: SourceInfo | None, *transforms: str) -> _SourceCont
     return _SourceContext(stack, source if source.file else _state.source, source.compute_type or _state.compute_type)
 
 
+class NameScope:
+    """``named_scope(name)``'s context manager and decorator (JAX's ``ExtendNameStackContextManager``).
+
+    Entering pushes the scope ``name`` on the name stack equations record (their ops
+    are named ``.../name/primitive``); exiting restores the stack. Called with a
+    function, returns a function that runs it inside the scope.
+    """
+
+    __slots__ = ("name", "_saved")
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def __enter__(self) -> None:
+        state = _state
+        self._saved = state.name_stack
+        state.name_stack = state.name_stack + (Scope(self.name),)
+
+    def __exit__(self, *exc: Any) -> None:
+        _state.name_stack = self._saved
+
+    def __call__(self, fun: Callable[..., Any]) -> Callable[..., Any]:
+        name = self.name
+
+        @functools.wraps(fun)
+        def scoped(*args: Any, **kwargs: Any) -> Any:
+            with NameScope(name):
+                return fun(*args, **kwargs)
+        return scoped
+
+
+def named_scope(name: str) -> NameScope:
+    """A context manager (or decorator) naming the ops traced inside it, as ``jax.named_scope``.
+
+    Ops made inside ``with named_scope("outer"):`` are located at
+    ``loc("jit(f)/outer/<primitive>")`` in the lowered module and carry the HLO
+    ``op_name`` metadata ``jit(f)/outer/<primitive>``; scopes nest
+    (``outer/inner``) and transformations wrap them (``jvp(outer)``,
+    ``transpose(jvp(outer))``, ``vmap(outer)``). Outside a trace it has no effect.
+    Raises ``TypeError`` when ``name`` is not a string.
+    """
+    if not isinstance(name, str):
+        raise TypeError("named_scope name argument must be a string.")
+    return NameScope(name)
+
+
+def named_call(fun: Callable[..., Any], *, name: str | None = None) -> Callable[..., Any]:
+    """``fun`` run inside ``named_scope(name)`` (default: ``fun.__name__``), as ``jax.named_call``.
+
+    As in JAX 0.10, the call is not a separate sub-computation: its ops are
+    inlined into the caller's and named ``.../name/<primitive>``. Raises
+    ``TypeError`` when ``fun`` is not callable, or when ``name`` is given and is
+    not a string, or is omitted and ``fun`` has no ``__name__``.
+    """
+    if not callable(fun):
+        raise TypeError(f"named_call: expected a callable, got {type(fun).__name__}")
+    if name is None:
+        name = getattr(fun, "__name__", None)
+        if not isinstance(name, str):
+            raise TypeError(f"named_call: {fun!r} has no __name__; pass name=")
+    elif not isinstance(name, str):
+        raise TypeError(f"named_call: name must be a string, got {type(name).__name__}")
+    return NameScope(name)(fun)
+
+
+@contextlib.contextmanager
+def ensure_compile_time_eval() -> Iterator[None]:
+    """Inside it, primitives whose inputs are all concrete run eagerly even while tracing, as
+    ``jax.ensure_compile_time_eval``.
+
+    Under ``jit``, ``tnp.sin(2.0)`` inside it is a concrete ``Array`` (usable in
+    Python control flow and as a static shape); values derived from the traced
+    function's inputs still trace. Constants the trace would capture
+    (numpy arrays made arrays) count as concrete. Thread-local; nests.
+    """
+    state = _state
+    saved, state.compile_time_eval = state.compile_time_eval, True
+    try:
+        yield
+    finally:
+        state.compile_time_eval = saved
+
+
 def current_name_stack() -> tuple:
     """The name stack equations made now record (a tuple of ``Scope``/``Transform``)."""
     return _state.name_stack
@@ -422,6 +522,9 @@ class ProgramBuilder:
         self.captured_outer: list[Tracer] = []
         self._captured: dict[int, Tracer] = {}
         self.finished = False
+        #: Whether ``ensure_compile_time_eval`` ran a primitive eagerly here: constants made for it and then
+        #: computed with eagerly may be unused, and ``build`` drops them.
+        self.folded = False
 
     def __enter__(self) -> "ProgramBuilder":
         _state.builders.append(self)
@@ -473,14 +576,13 @@ class ProgramBuilder:
         tracer = self._const_ids.get(id(value))
         if tracer is None:
             var = Var(aval_of(value).strip_weak_type() if not dtypes.is_python_scalar(value) else aval_of(value))
-            tracer = Tracer(self, var, "a constant captured by the traced function")
             self.constvars.append(var)
             if isinstance(value, np.ndarray) and value.dtype != var.aval.dtype:
                 # A captured float64 constant is float32 with x64 off (JAX); the original keeps its id taken.
                 self._const_sources.append(value)
-                self.consts.append(value.astype(var.aval.dtype))
-            else:
-                self.consts.append(value)
+                value = value.astype(var.aval.dtype)
+            self.consts.append(value)
+            tracer = Tracer(self, var, _constant_origin(value))
             self._const_ids[id(value)] = tracer
         return tracer
 
@@ -510,10 +612,23 @@ class ProgramBuilder:
     def build(self, outputs: Sequence[Any]) -> Program:
         """The program computing ``outputs``; captured outer values become trailing inputs."""
         out_atoms = [self.to_atom(o) for o in outputs]
+        constvars, consts = self.constvars, self.consts
+        if self.folded:
+            constvars, consts = self._drop_unused_constants(out_atoms)
         invars = self.invars + [self._captured[id(t)]._var for t in self.captured_outer]
         self.finished = True
-        return Program(self.constvars, self.consts, invars, out_atoms, self.eqns,
+        return Program(constvars, consts, invars, out_atoms, self.eqns,
                        source_info=self._trace_source() if self.frames_root is self else None)
+
+    def _drop_unused_constants(self, out_atoms: Sequence[Var | Literal]) -> tuple[list[Var], list[Any]]:
+        """The constants an equation or output uses; captured constants no equation uses are no longer
+        captured (``ensure_compile_time_eval`` computed with them eagerly)."""
+        used = {id(a) for eqn in self.eqns for a in eqn.inputs}
+        used.update(id(a) for a in out_atoms)
+        self.captured_outer = [t for t in self.captured_outer
+                               if id(self._captured[id(t)]._var) in used or type(t._origin) is not _ConstantOrigin]
+        kept = [(v, c) for v, c in zip(self.constvars, self.consts) if id(v) in used]
+        return [v for v, _ in kept], [c for _, c in kept]
 
     def _trace_source(self) -> SourceInfo | None:
         """Where this (root) trace was started: the user's frames outside it, as a chain (or None)."""
@@ -570,8 +685,44 @@ def eager_call(fun: Callable[..., Any], *args: Any) -> Any:
     return _eager_call_handler(fun, *args)
 
 
+def _concrete_args(args: Sequence[Any]) -> list[Any] | None:
+    """``args`` with tracers of constants replaced by the constants; None when one is a traced value."""
+    concrete = list(args)
+    for i, a in enumerate(args):
+        if isinstance(a, Tracer):
+            origin = a._origin
+            if type(origin) is not _ConstantOrigin:
+                return None
+            concrete[i] = origin.value
+    return concrete
+
+
+def _bind_at_compile_time(primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
+    """Run ``primitive`` eagerly on concrete ``args`` while a trace is active (``ensure_compile_time_eval``):
+    outside every trace, as JAX binds it with its eval trace (and without the flag, as its primitive callables)."""
+    if _eager_handler is None:
+        raise RuntimeError("no eager handler installed; import toolkit")
+    state = _state
+    saved = (state.builders, state.name_stack, state.source, state.compute_type, state.compile_time_eval)
+    state.builders, state.name_stack, state.source, state.compute_type, state.compile_time_eval = \
+        [], (), None, None, False
+    try:
+        return _eager_handler(primitive, args, params)
+    finally:
+        state.builders, state.name_stack, state.source, state.compute_type, state.compile_time_eval = saved
+
+
 def bind(primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
     builder = current_builder()
+    if builder is not None and _state.compile_time_eval:
+        concrete = _concrete_args(args)
+        if concrete is not None:
+            folding: ProgramBuilder | None = builder
+            while folding is not None:  # the constants may be captured from the enclosing traces
+                folding.folded = True
+                folding = folding.parent
+            outs = _bind_at_compile_time(primitive, concrete, params)
+            return outs if primitive.multiple_results else outs[0]
     if builder is None:
         for a in args:
             if isinstance(a, Tracer):

@@ -42,6 +42,7 @@ from toolkit.core.program import Literal, Program, Var
 from toolkit.core.tracing import Scope, render_name_stack
 from toolkit.ir.context import shared_context
 from toolkit.lowering import dims
+from toolkit.lowering.tokens import thread_ordered_tokens
 from toolkit.lowering.registry import lowering_rules
 from toolkit.lowering.types import dense_constant_attr, tensor_type
 from toolkit.shard.shardy import ShardyMeshSymbols, shardy_mesh_for, shardy_sharding_text
@@ -577,6 +578,8 @@ def lower_program(program: Program, *, name: str, result_names: Sequence[str] | 
                 mctx.dim_env = dims.compute_dim_vars(in_avals, arguments, names, assertions=shape_assertions)
             outs = lower_program_inline(mctx, program, arguments)
             func.ReturnOp(outs)
+    if getattr(mctx, "_callback_tokens", None):  # ordered callbacks were lowered: one chain across calls/regions
+        thread_ordered_tokens(module)
     return module
 
 

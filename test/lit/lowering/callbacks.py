@@ -70,10 +70,12 @@ def unordered_io_callback():
 @run
 def in_a_loop_body():
     # CHECK-LABEL: TEST: in_a_loop_body
-    # Each region starts its own chain: the loop runs its iterations in order.
-    # CHECK: stablehlo.while
-    # CHECK: stablehlo.create_token
-    # CHECK: stablehlo.custom_call @xla_ffi_python_cpu_callback
+    # The loop carries the token (toolkit/lowering/tokens.py): its iterations run in order, after what came before.
+    # CHECK: %[[T:.*]] = stablehlo.create_token
+    # CHECK: stablehlo.while({{.*}}, %[[ARG:iterArg_[0-9]+]] = %[[T]]) : {{.*}}, !stablehlo.token
+    # CHECK: do {
+    # CHECK-NOT: create_token
+    # CHECK: stablehlo.custom_call @xla_ffi_python_cpu_callback(%[[ARG]],
     def body(c, x):
         toolkit.debug.print("{} {}", c, x, ordered=True)
         return c + x, c
