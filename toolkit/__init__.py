@@ -46,6 +46,7 @@ from toolkit.core.sharding_types import ShardingTypeError  # noqa: F401,E402
 from toolkit.ad import grad, jvp, linearize, value_and_grad, vjp  # noqa: F401,E402
 from toolkit.ad import (checkpoint, checkpoint_policies, custom_jvp, custom_vjp, hessian, jacfwd,  # noqa: F401,E402
                         jacobian, jacrev, remat)
+from toolkit.ad import closure_convert, custom_gradient, fwd_and_bwd, linear_transpose  # noqa: F401,E402
 from toolkit.introspect import eval_shape, make_jaxpr  # noqa: F401,E402
 from toolkit.shard_map import shard_map  # noqa: F401,E402
 from toolkit import distributed  # noqa: F401,E402

@@ -18,7 +18,9 @@ from toolkit.ad.custom_derivatives import (  # noqa: F401
 )
 from toolkit.ad.jacobians import hessian, jacfwd, jacobian, jacrev  # noqa: F401
 from toolkit.ad.remat import checkpoint, checkpoint_name, remat  # noqa: F401
+from toolkit.ad.closures import closure_convert, custom_gradient, fwd_and_bwd, linear_transpose  # noqa: F401
 
 __all__ = ["grad", "jvp", "linearize", "value_and_grad", "vjp", "DifferentiationError", "custom_jvp", "custom_vjp",
            "SymbolicZero", "CustomVJPPrimal", "zero_from_primal", "checkpoint", "remat", "checkpoint_name",
-           "checkpoint_policies", "jacfwd", "jacrev", "jacobian", "hessian"]
+           "checkpoint_policies", "jacfwd", "jacrev", "jacobian", "hessian", "closure_convert", "custom_gradient",
+           "fwd_and_bwd", "linear_transpose"]
