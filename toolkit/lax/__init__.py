@@ -51,3 +51,6 @@ from toolkit.lax.convolution_shapes import (  # noqa: F401,E402
     conv_general_permutations, conv_general_shape_tuple, conv_shape_tuple, conv_transpose, conv_transpose_shape_tuple,
     conv_with_general_padding, reduce_window_shape_tuple,
 )
+from toolkit.lax.special_functions import (  # noqa: F401,E402
+    bessel_i0e, bessel_i1e, betainc, igamma, igamma_grad_a, igammac, polygamma, random_gamma_grad, zeta,
+)

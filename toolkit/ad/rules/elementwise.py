@@ -16,6 +16,7 @@ from toolkit.ad.registry import JVP_RULES, TRANSPOSE_RULES
 from toolkit.ad.values import Zero, instantiate, is_undefined, tangent_aval, value_aval, zeros
 from toolkit.core import dtypes
 from toolkit.lax import elementwise
+from toolkit.lax import special_functions
 
 # --- derived from the family's ``derivative`` traits --------------------------------------
 
@@ -225,12 +226,8 @@ defjvp(elementwise.erf_inv_p, lambda t, ans, x: t * ((math.sqrt(math.pi) / 2.0) 
 defjvp(elementwise.lgamma_p, lambda t, ans, x: t * elementwise.digamma(x))
 
 
-def _digamma_jvp(primals, tangents):
-    raise NotImplementedError("toolkit.ad: the derivative of digamma (the polygamma function) is not "
-                              "implemented, so digamma (and second derivatives of lgamma) cannot be differentiated")
-
-
-JVP_RULES[elementwise.digamma_p] = _digamma_jvp
+# psi'(x) = polygamma(1, x), JAX's rule.
+defjvp(elementwise.digamma_p, lambda t, ans, x: t * special_functions.polygamma(tnp.ones_like(x), x))
 
 
 def _abs_term(t, ans, x):
