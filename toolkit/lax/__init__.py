@@ -54,3 +54,7 @@ from toolkit.lax.convolution_shapes import (  # noqa: F401,E402
 from toolkit.lax.special_functions import (  # noqa: F401,E402
     bessel_i0e, bessel_i1e, betainc, igamma, igamma_grad_a, igammac, polygamma, random_gamma_grad, zeta,
 )
+from toolkit.lax.dot_algorithms import (  # noqa: F401,E402
+    AccuracyMode, DotAlgorithm, DotAlgorithmPreset, DotDimensionNumbers, PrecisionLike, RaggedDotDimensionNumbers,
+    Tolerance,
+)

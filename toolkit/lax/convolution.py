@@ -19,6 +19,7 @@ from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray
 from toolkit.core.shape_poly import max_dim
 from toolkit.core.families import Family
+from toolkit.lax.dot_algorithms import DotAlgorithm, DotAlgorithmPreset
 from toolkit.lax.shape_rules import check_dtype, dim_param, window_count
 
 #: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
@@ -197,18 +198,26 @@ def _canonical_precision(precision: Any) -> Any:
     """``None``, one precision name or a pair of names (for lhs and rhs), from JAX's accepted forms."""
     if precision is None:
         return None
+    if isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
+        return precision  # lowered as an `algorithm` (toolkit/lax/dot_algorithms.py)
     if isinstance(precision, (tuple, list)):
         if len(precision) != 2:
             raise ValueError(f"precision must be one value or a pair, got {precision!r}")
-        return tuple(_canonical_precision(p) for p in precision)
+        pair = tuple(_canonical_precision(p) for p in precision)
+        if not all(isinstance(p, str) for p in pair):
+            raise ValueError(f"a precision pair must name two lax.Precision values, got {precision!r}")
+        return pair
     if isinstance(precision, Precision):
         return precision.name
     member = _PRECISION_STRINGS.get(precision.lower()) if isinstance(precision, str) else None
     if member is None and isinstance(precision, str) and precision.upper() in _PRECISIONS:
         member = Precision[precision.upper()]
+    if member is None and isinstance(precision, str) and precision in DotAlgorithmPreset.__members__:
+        return DotAlgorithmPreset[precision]
     if member is None:
         raise ValueError(f"unknown precision {precision!r}: must be None, a lax.Precision, one of "
-                         f"{[k for k in _PRECISION_STRINGS if k]} or a pair of these")
+                         f"{[k for k in _PRECISION_STRINGS if k]}, a pair of these, a lax.DotAlgorithm, or a "
+                         "lax.DotAlgorithmPreset or its name")
     return member.name
 
 

@@ -8,6 +8,7 @@ from jaxlib.mlir.dialects import stablehlo
 
 from toolkit.core.avals import is_static_shape
 from toolkit.lax import convolution
+from toolkit.lax.dot_algorithms import DotAlgorithm, DotAlgorithmPreset
 from toolkit.lowering.registry import register_lowering
 
 
@@ -15,6 +16,8 @@ def precision_config(precision) -> ir.ArrayAttr | None:
     """The ``precision_config`` attribute for ``None``, one precision name or a (lhs, rhs) pair."""
     if precision is None:
         return None
+    if isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
+        return ir.ArrayAttr.get([stablehlo.PrecisionAttr.get("DEFAULT")] * 2)  # JAX's, beside the algorithm
     pair = precision if isinstance(precision, tuple) else (precision, precision)
     return ir.ArrayAttr.get([stablehlo.PrecisionAttr.get(p) for p in pair])
 
