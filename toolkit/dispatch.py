@@ -33,7 +33,7 @@ import numpy as np
 
 from toolkit.array import Array
 from toolkit.core import dtypes, pytrees, sharding_types, tracing
-from toolkit.core.config import cache_state, enable_x64
+from toolkit.core.config import cache_state, enable_x64, flag_value
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, aval_of
 from toolkit.passes.default_pipeline import jit_pipeline_generation
 from toolkit.shard import placement
@@ -295,6 +295,8 @@ class FastPath:
         """
         if not self.keyed_on_config:
             state = ()
+        if flag_value("jax_no_execution"):  # the fast path does not check it: keep such calls on the full path
+            return
         if generation != self.generation:
             # Entries of an older pipeline can never hit again.
             self.entries.clear()

@@ -22,6 +22,7 @@ from toolkit.array import Array
 from toolkit.core import pytrees, trace_cache
 from toolkit.core.config import flag_override
 from toolkit.runtime import client as runtime_client
+from toolkit.runtime import transfer_guards
 from toolkit.stages import Wrapped
 from toolkit.version import __version__
 
@@ -42,8 +43,9 @@ def device_get(x: Any) -> Any:
     for leaf in leaves:
         if isinstance(leaf, Array):
             leaf.copy_to_host_async()  # start every copy first, as JAX does, then wait for each
-    return pytrees.tree_unflatten(tree, [np.asarray(leaf) if isinstance(leaf, Array) else leaf
-                                         for leaf in leaves])
+    with transfer_guards.explicit_device_get():  # explicit: only the *_explicit guard levels refuse it (JAX)
+        return pytrees.tree_unflatten(tree, [np.asarray(leaf) if isinstance(leaf, Array) else leaf
+                                             for leaf in leaves])
 
 
 def live_arrays(platform: str | None = None) -> list[Array]:

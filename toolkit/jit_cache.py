@@ -19,12 +19,14 @@ says why.
 
 from __future__ import annotations
 
+import gc
 import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from toolkit.core import pytrees, sharding_types, tracing
-from toolkit.core.config import cache_state
+from toolkit import monitoring
+from toolkit.core.config import cache_state, flag_value
 from toolkit.core.avals import is_static_shape
 from toolkit.core.program import Program
 from toolkit.lax import parallel
@@ -190,3 +192,80 @@ def nested_program(wrapped: Any, sig: ArgumentSignature) -> tuple[Program, pytre
     if key is not None:
         table[key] = NestedProgram(program, out_tree, captured, builder)
     return program, out_tree, captured
+
+
+# --- a trace-cache miss: what JAX's flags ask of it -------------------------------------------------------------
+
+#: The components of a trace key (trace_key's tuple), by what a user changed to make them differ.
+_KEY_PARTS = ("static_argnums", "static_argnames", "the arguments' tree structure", "the arguments' types",
+              "the arguments' shardings", "the static arguments' values", "the static arguments' types",
+              "the current mesh", "the out_sharding overrides", "the configuration flags")
+_SEEN_KEYS: "weakref.WeakKeyDictionary[Any, list[tuple]]" = weakref.WeakKeyDictionary()
+
+
+def trace_on_miss(wrapped: Any, sig: ArgumentSignature, key: tuple | None) -> tuple[Program, Any, list, list[str]]:
+    """Trace ``wrapped`` at ``sig`` (a trace-cache miss): ``wrapped._trace_program(sig)``, under JAX's flags.
+
+    ``jax_no_tracing`` refuses it (``RuntimeError``, JAX's text); ``jax_explain_cache_misses`` logs why it
+    missed (the first trace of the function, or which parts of the closest earlier key differ); the trace is
+    timed as JAX's ``/jax/core/compile/jaxpr_trace_duration`` event and logged per ``jax_log_compiles``.
+    """
+    if flag_value("jax_no_tracing"):
+        raise RuntimeError(f"re-tracing function {wrapped.name} for `jit`, but 'no_tracing' is set")
+    _explain_miss(wrapped, key)
+    checking = flag_value("jax_check_tracer_leaks")
+    before = _live_tracer_ids() if checking else set()
+    with monitoring.timed_phase("Finished tracing {fun_name} for jit in {elapsed_time:.9f} sec", wrapped.name,
+                                monitoring.JAXPR_TRACE_EVENT):
+        result = wrapped._trace_program(sig)
+    if checking:
+        _check_leaks(wrapped.name, before)
+    return result
+
+
+def _live_tracer_ids() -> set[int]:
+    gc.collect()
+    return {id(o) for o in gc.get_objects() if isinstance(o, tracing.Tracer)}
+
+
+def _check_leaks(name: str, before: set[int]) -> None:
+    """``UnexpectedTracerError`` when a tracer made by the trace just finished is still referenced (JAX's leak
+    check, ``jax_check_tracer_leaks``): the error names each leaked tracer and what refers to it."""
+    gc.collect()
+    active = set(map(id, tracing._state.builders))  # an enclosing trace's tracers are still in use
+    leaked = [o for o in gc.get_objects() if isinstance(o, tracing.Tracer) and id(o) not in before
+              and id(o._builder) not in active]
+    if not leaked:
+        return
+    lines = []
+    for tracer in leaked[:8]:
+        holders = [type(r).__name__ for r in gc.get_referrers(tracer) if r is not leaked]
+        lines.append(f"{tracer._describe()}, referred to by: {', '.join(holders) or 'nothing known'}")
+    del leaked
+    raise tracing.UnexpectedTracerError(f"Leaked trace of {name} for jit. Leaked tracer(s):\n\n" + "\n".join(lines))
+
+
+def _explain_miss(wrapped: Any, key: tuple | None) -> None:
+    try:
+        seen = _SEEN_KEYS.setdefault(wrapped.fun, [])
+    except TypeError:  # a callable that takes no weak reference: no history to explain with
+        seen = []
+    # Uncached traces (eager ops' one-off jits, traces inside traces, symbolic shapes) have no cache to miss.
+    if key is not None and flag_value("jax_explain_cache_misses"):
+        where = f"{wrapped.name} defined at {_definition_site(wrapped.fun)}"
+        if not seen:
+            reason = f"never seen function:\n    {where}"
+        else:
+            closest = min(seen, key=lambda old: sum(a != b for a, b in zip(old, key)))
+            parts = [_KEY_PARTS[i] for i, (a, b) in enumerate(zip(closest, key)) if a != b]
+            reason = (f"for {where}\n  all previously seen cache keys are different. Closest previous key "
+                      f"differs in: {', '.join(parts)}")
+        monitoring.logger.warning("TRACING CACHE MISS at %s because:\n  %s", where, reason)
+    if key is not None:
+        seen.append(key)
+        del seen[:-16]  # the latest keys are enough to name the closest one
+
+
+def _definition_site(fun: Any) -> str:
+    code = getattr(fun, "__code__", None)
+    return f"{code.co_filename}:{code.co_firstlineno}" if code is not None else repr(fun)

@@ -14,11 +14,13 @@ lowering's IR timeline (``toolkit.passes.dump``), on failure too.
 from __future__ import annotations
 
 import io
+import logging
 from typing import Any, Mapping, Sequence
 
 from jaxlib.mlir import ir
 
-from toolkit import compilation_cache
+from toolkit import compilation_cache, monitoring
+from toolkit.core.config import flag_value
 from toolkit.core.avals import ShapedArray
 from toolkit.lowering.types import tensor_type
 from toolkit.passes import dump as ir_dump
@@ -49,10 +51,20 @@ def passes_then_xla(lowered: Any, module: ir.Module, pipeline: Pipeline,
         # (the source file and line). `get_asm(binary=True)` is text without them, where XLA saw "-":<line>.
         buffer = io.BytesIO()
         module.operation.write_bytecode(buffer)
-        executable = compilation_cache.compile_cached(  # from the persistent cache when it is on
-            module, buffer.getvalue(), plan.devices, pipeline_text=str(pipeline), num_partitions=plan.num_partitions,
-            spmd=plan.num_partitions > 1, use_shardy=plan.partitioner == "shardy", compiler_options=compiler_options,
-            propagate_output_shardings=plan.output_propagation(), dump_to=timeline and timeline.xla_dump_folder())
+        traced = getattr(lowered, "_traced", None)
+        name = f"jit({getattr(traced, 'fun_name', 'fun')})"
+        priority = logging.WARNING if flag_value("jax_log_compiles") else logging.DEBUG
+        if monitoring.logger.isEnabledFor(priority):  # JAX's pxla message before it compiles
+            monitoring.logger.log(priority, "Compiling %s with global shapes and types %s.", name,
+                                  list(getattr(traced, "in_avals", ())))
+        with monitoring.timed_phase("Finished XLA compilation of {fun_name} in {elapsed_time:.9f} sec", name,
+                                    monitoring.BACKEND_COMPILE_EVENT):
+            executable = compilation_cache.compile_cached(  # from the persistent cache when it is on
+                module, buffer.getvalue(), plan.devices, pipeline_text=str(pipeline),
+                num_partitions=plan.num_partitions, spmd=plan.num_partitions > 1,
+                use_shardy=plan.partitioner == "shardy", compiler_options=compiler_options,
+                propagate_output_shardings=plan.output_propagation(),
+                dump_to=timeline and timeline.xla_dump_folder())
     except Exception as error:
         if timeline is not None:
             timeline.finish(module, failure=f"compilation failed: {type(error).__name__}: {error}")

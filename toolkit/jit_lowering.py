@@ -16,7 +16,7 @@ from typing import Any, Sequence
 
 from jaxlib.mlir import ir
 
-from toolkit import lowering
+from toolkit import lowering, monitoring
 from toolkit.core import pytrees
 from toolkit.core.avals import ShapedArray, is_static_shape
 from toolkit.core.program import Program
@@ -47,12 +47,15 @@ def lower_traced(traced: Any, plan: Any, kept: Sequence[int], platforms: Sequenc
                 [(s, traced.in_avals[i].ndim) for s, i in zip(plan.annotated_arg_shardings(kept), kept)]
                 + [(s, a.ndim) for s, a in zip(plan.annotated_out_shardings(), traced.program.out_avals)]
                 + list(plan.constraint_shardings))
-        module = lowering.lower_program(
-            program, name=traced.fun_name, result_names=_output_paths(traced.out_tree), arg_attrs=arg_attrs,
-            num_partitions=plan.num_partitions, platforms=tuple(platforms or (plan.platform,)), context=context,
-            arg_names=[traced.arg_paths[i] for i in kept], dim_vars_as_arguments=dim_vars_as_arguments,
-            partitioner=plan.partitioner if partitioned else "gspmd", shardy_meshes=mesh_symbols,
-            arg_locations=parameter_paths(getattr(traced, "_wrapped", None), [traced.arg_paths[i] for i in kept]))
+        with monitoring.timed_phase("Finished jaxpr to MLIR module conversion {fun_name} in {elapsed_time:.9f} sec",
+                                    f"jit({traced.fun_name})", monitoring.JAXPR_TO_MLIR_MODULE_EVENT):
+            module = lowering.lower_program(
+                program, name=traced.fun_name, result_names=_output_paths(traced.out_tree), arg_attrs=arg_attrs,
+                num_partitions=plan.num_partitions, platforms=tuple(platforms or (plan.platform,)), context=context,
+                arg_names=[traced.arg_paths[i] for i in kept], dim_vars_as_arguments=dim_vars_as_arguments,
+                partitioner=plan.partitioner if partitioned else "gspmd", shardy_meshes=mesh_symbols,
+                arg_locations=parameter_paths(getattr(traced, "_wrapped", None),
+                                              [traced.arg_paths[i] for i in kept]))
         if partitioned:
             arg_shardings = plan.annotated_arg_shardings(kept)
             # The platform index and dimension-variable arguments come first and are not sharded.

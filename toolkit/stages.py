@@ -127,7 +127,7 @@ class Wrapped:
         if cached is not None:
             program, out_tree, paths = cached.program, cached.out_tree, cached.paths
         else:
-            program, out_tree, captured, paths = self._trace_program(sig)
+            program, out_tree, captured, paths = jit_cache.trace_on_miss(self, sig, key)
             if key is not None and not captured:
                 trace_cache.TRACES.put(self.fun, key, jit_cache.TraceEntry(program, out_tree, paths))
         donated = self._donated_leaves(sig)

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["Config", "FlagDefinition", "cache_state", "config", "define_flag", "enable_x64", "flag_value",
-           "x64_enabled"]
+           "watch_flag", "x64_enabled"]
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off", "")
@@ -76,6 +76,21 @@ _local = threading.local()  # .overrides: {name: value} set by context managers 
 _open_overrides = 0
 _counter_lock = threading.Lock()
 _global_cache_state: tuple = ()
+# Flags whose effect lives outside Python (jaxlib's transfer guards): told of every change, as JAX's update hooks.
+_WATCHERS: dict[str, list[Callable[[Any, bool], None]]] = {}
+
+
+def watch_flag(name: str, watcher: Callable[[Any, bool], None]) -> None:
+    """Call ``watcher(value, thread_local)`` whenever flag ``name`` changes (JAX's update hooks).
+
+    ``thread_local`` is True for a context manager's override on this thread (``value`` None when the block ends
+    and no outer block sets it), False for :meth:`Config.update`. The watcher is called once now with the
+    global value.
+    """
+    if name not in _DEFINITIONS:
+        raise _unknown(name)
+    _WATCHERS.setdefault(name, []).append(watcher)
+    watcher(_VALUES[name], False)
 
 
 def define_flag(definition: FlagDefinition) -> FlagDefinition:
@@ -131,6 +146,8 @@ def flag_override(name: str, value: Any) -> Iterator[None]:
     previous = overrides.get(name, missing)
     overrides[name] = value
     _count_override(+1)
+    for watcher in _WATCHERS.get(name, ()):
+        watcher(value, True)
     try:
         yield
     finally:
@@ -139,6 +156,8 @@ def flag_override(name: str, value: Any) -> Iterator[None]:
         else:
             overrides[name] = previous
         _count_override(-1)
+        for watcher in _WATCHERS.get(name, ()):
+            watcher(None if previous is missing else previous, True)
 
 
 def _count_override(step: int) -> None:
@@ -166,6 +185,8 @@ class Config:
             raise _unknown(name)
         _VALUES[name] = _DEFINITIONS[name].check(name, value)
         _refresh_global_cache_state()
+        for watcher in _WATCHERS.get(name, ()):
+            watcher(_VALUES[name], False)
 
     def read(self, name: str) -> Any:
         """The current value of flag ``name``."""
@@ -220,3 +241,154 @@ def x64_enabled() -> bool:
 def enable_x64(new_val: bool = True) -> contextlib.AbstractContextManager[None]:
     """``with toolkit.enable_x64():`` turns 64-bit types on for this thread inside the block (``jax.enable_x64``)."""
     return flag_override("jax_enable_x64", new_val)
+
+
+# --- flags with JAX's names, each honoured where toolkit does the work JAX's flag governs --------------------------
+# JAX reads every flag's start-up value from its upper-cased name (JAX_LOG_COMPILES=1); so does toolkit.
+
+
+def parse_text(text: str) -> str:
+    """An environment variable's text, as is (enum flags check it against their values)."""
+    return text.strip()
+
+
+def enum_check(*values: str, optional: bool = False) -> Callable[[str, Any], Any]:
+    """A check accepting exactly ``values`` (and ``None`` when ``optional``); anything else raises naming the flag."""
+    def check(name: str, value: Any) -> Any:
+        if value is None and optional:
+            return None
+        if not isinstance(value, str) or value not in values:
+            allowed = ", ".join(repr(v) for v in values) + (" or None" if optional else "")
+            raise ValueError(f"{name} takes one of {allowed}; got {value!r}")
+        return value
+    return check
+
+
+def _define_bool(name: str, default: bool, help: str, affects_compilation: bool = False) -> FlagDefinition:
+    return define_flag(FlagDefinition(name, default, help, environment=name.upper(),
+                                      affects_compilation=affects_compilation))
+
+
+def _define_enum(name: str, default: Any, values: tuple[str, ...], help: str, optional: bool = False,
+                 affects_compilation: bool = False) -> FlagDefinition:
+    return define_flag(FlagDefinition(name, default, help, environment=name.upper(),
+                                      check=enum_check(*values, optional=optional), parse=parse_text,
+                                      affects_compilation=affects_compilation))
+
+
+LOG_COMPILES = _define_bool(
+    "jax_log_compiles", False,
+    "Log (logging, WARNING level; DEBUG when off) each time jit traces and compiles a function, with timings.")
+EXPLAIN_CACHE_MISSES = _define_bool(
+    "jax_explain_cache_misses", False,
+    "Log (WARNING level) why a jit call missed its tracing cache: the first call, or which argument's type, "
+    "static value or flag changed.")
+NO_TRACING = _define_bool("jax_no_tracing", False, "Refuse to trace a function for jit (a RuntimeError).")
+NO_EXECUTION = _define_bool("jax_no_execution", False, "Refuse to run compiled programs (a RuntimeError).",
+                            affects_compilation=True)
+CHECK_TRACER_LEAKS = _define_bool(
+    "jax_check_tracer_leaks", False,
+    "After each trace, raise an error when a tracer of it is still referenced from outside (a leak).")
+NUMPY_RANK_PROMOTION = _define_enum(
+    "jax_numpy_rank_promotion", "allow", ("allow", "warn", "raise"),
+    "Implicit rank promotion in toolkit.numpy's broadcasting: allowed, a warning, or a ValueError.",
+    affects_compilation=True)
+NUMPY_DTYPE_PROMOTION = _define_enum(
+    "jax_numpy_dtype_promotion", "standard", ("standard", "strict"),
+    "Implicit dtype promotion: JAX's standard lattice, or strict (only Python scalars promote; "
+    "differing dtypes raise TypePromotionError).", affects_compilation=True)
+DEFAULT_MATMUL_PRECISION = _define_enum(
+    "jax_default_matmul_precision", None,
+    ("default", "high", "highest", "bfloat16", "tensorfloat32", "float32"),
+    "The precision of dot products and convolutions that do not name one (JAX's legacy precision names).",
+    optional=True, affects_compilation=True)
+SOFTMAX_CUSTOM_JVP = _define_bool(
+    "jax_softmax_custom_jvp", False,
+    "toolkit.nn.softmax/log_softmax with JAX's custom_jvp rule (its derivative program) instead of "
+    "differentiating the formula.", affects_compilation=True)
+ALLOW_F16_REDUCTIONS = _define_bool(
+    "jax_allow_f16_reductions", True, "When False, reduce_sum of float16 or bfloat16 values raises an error.",
+    affects_compilation=True)
+_GUARD_LEVELS = ("allow", "log", "disallow", "log_explicit", "disallow_explicit")
+TRANSFER_GUARD_HOST_TO_DEVICE = _define_enum(
+    "jax_transfer_guard_host_to_device", None, _GUARD_LEVELS,
+    "Host-to-device transfers: allow, log or disallow the implicit ones (log_explicit / disallow_explicit: all).",
+    optional=True)
+TRANSFER_GUARD_DEVICE_TO_DEVICE = _define_enum(
+    "jax_transfer_guard_device_to_device", None, _GUARD_LEVELS,
+    "Device-to-device transfers: allow, log or disallow the implicit ones (log_explicit / disallow_explicit: all).",
+    optional=True)
+TRANSFER_GUARD_DEVICE_TO_HOST = _define_enum(
+    "jax_transfer_guard_device_to_host", None, _GUARD_LEVELS,
+    "Device-to-host transfers: allow, log or disallow the implicit ones (log_explicit / disallow_explicit: all).",
+    optional=True)
+
+
+def _check_default_device(name: str, value: Any) -> Any:
+    # A Device (duck-typed: jaxlib's class lives in the runtime, above core) or a platform name, as JAX's validator.
+    if value is None or value in ("cpu", "gpu", "tpu") or "Device" in type(value).__name__:
+        return value
+    raise ValueError(f"{name} must be passed either a Device object (e.g. `toolkit.devices('cpu')[0]`) or a "
+                     f"platform name string like 'cpu' or 'gpu', got: {value!r}")
+
+
+DEFAULT_DEVICE = define_flag(FlagDefinition(
+    "jax_default_device", None, environment="JAX_DEFAULT_DEVICE", check=_check_default_device, parse=parse_text,
+    affects_compilation=True,
+    help="The device uncommitted arrays are put on and single-device jit calls run on (a Device or a platform)."))
+
+
+def _flag_context(name: str) -> Callable[[Any], contextlib.AbstractContextManager[None]]:
+    def manager(new_val: Any) -> contextlib.AbstractContextManager[None]:
+        return flag_override(name, new_val)
+    manager.__name__ = name[len("jax_"):]
+    manager.__qualname__ = manager.__name__
+    manager.__doc__ = (f"``with toolkit.{manager.__name__}(value):`` sets ``{name}`` for this thread inside the "
+                       f"block (JAX's context manager of the same name). {_DEFINITIONS[name].help}")
+    return manager
+
+
+log_compiles = _flag_context("jax_log_compiles")
+explain_cache_misses = _flag_context("jax_explain_cache_misses")
+no_tracing = _flag_context("jax_no_tracing")
+no_execution = _flag_context("jax_no_execution")
+check_tracer_leaks = _flag_context("jax_check_tracer_leaks")
+numpy_rank_promotion = _flag_context("jax_numpy_rank_promotion")
+numpy_dtype_promotion = _flag_context("jax_numpy_dtype_promotion")
+default_matmul_precision = _flag_context("jax_default_matmul_precision")
+softmax_custom_jvp = _flag_context("jax_softmax_custom_jvp")
+allow_f16_reductions = _flag_context("jax_allow_f16_reductions")
+transfer_guard_host_to_device = _flag_context("jax_transfer_guard_host_to_device")
+transfer_guard_device_to_device = _flag_context("jax_transfer_guard_device_to_device")
+transfer_guard_device_to_host = _flag_context("jax_transfer_guard_device_to_host")
+default_device = _flag_context("jax_default_device")
+
+
+def checking_leaks() -> contextlib.AbstractContextManager[None]:
+    """``with toolkit.checking_leaks():`` is ``check_tracer_leaks(True)`` (JAX's shorthand)."""
+    return flag_override("jax_check_tracer_leaks", True)
+
+
+@contextlib.contextmanager
+def transfer_guard(new_val: str) -> Iterator[None]:
+    """``with toolkit.transfer_guard(level):`` sets all three transfer directions' guard level on this thread."""
+    with flag_override("jax_transfer_guard_host_to_device", new_val), \
+            flag_override("jax_transfer_guard_device_to_device", new_val), \
+            flag_override("jax_transfer_guard_device_to_host", new_val), flag_override("jax_transfer_guard", new_val):
+        yield
+
+
+TRANSFER_GUARD = _define_enum(
+    "jax_transfer_guard", None, _GUARD_LEVELS,
+    "Set-only: the guard level of all three transfer directions (read each direction's own flag).", optional=True)
+
+
+def _set_all_directions(value: Any, thread_local: bool) -> None:
+    # config.update("jax_transfer_guard", level) sets the three, as JAX's update hook; None (its start-up value
+    # without JAX_TRANSFER_GUARD) leaves each direction's own setting.
+    if not thread_local and value is not None:
+        for direction in ("host_to_device", "device_to_device", "device_to_host"):
+            config.update(f"jax_transfer_guard_{direction}", value)
+
+
+watch_flag("jax_transfer_guard", _set_all_directions)

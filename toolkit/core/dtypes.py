@@ -43,7 +43,7 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 
-from toolkit.core.config import x64_enabled
+from toolkit.core.config import flag_value, x64_enabled
 
 bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
@@ -364,6 +364,8 @@ def result_type_with_weak(*typed: tuple[np.dtype, bool]) -> tuple[np.dtype, bool
     """
     if len(typed) == 1:
         return typed[0][0], typed[0][1]
+    if flag_value("jax_numpy_dtype_promotion") == "strict":
+        return _promote_strict(typed)
     first = typed[0][0]
     if all(d == first for d, _ in typed) and not all(w for _, w in typed):
         return first, False  # one strong type: kept, even a 64-bit one with x64 off (JAX's trivial case)
@@ -371,6 +373,29 @@ def result_type_with_weak(*typed: tuple[np.dtype, bool]) -> tuple[np.dtype, bool
     if result in TO_32BIT and not x64_enabled():
         result = TO_32BIT[result]  # a 64-bit operand made under x64 on, promoted: canonical (JAX)
     return result, weak_result
+
+
+def _promote_strict(typed: tuple[tuple[np.dtype, bool], ...]) -> tuple[np.dtype, bool]:
+    """JAX's strict lattice (``jax_numpy_dtype_promotion='strict'``): strong types never promote with each other;
+    a weak int joins any int, float or complex type, a weak float any float or complex, a weak complex a complex."""
+    strong = {d for d, w in typed if not w}
+    weak = [d for d, w in typed if w]
+    order = {"i": 1, "f": 2, "c": 3}
+    if len(strong) == 1:
+        (result,) = strong
+        kind = "i" if _kind(result) in ("i", "u") else _kind(result)
+        if all(_kind(d) != "b" and kind in order and order[_kind(d) if _kind(d) != "u" else "i"] <= order[kind]
+               for d in weak):
+            return result, False
+    elif not strong and all(_kind(d) != "b" for d in weak) or all(d == bool_ for d, _ in typed):
+        return _promote_with_weak(typed)
+    # JAX names a weak type by its Python type ("<class 'float'>").
+    python_type = {"b": builtins.bool, "i": builtins.int, "u": builtins.int, "f": builtins.float, "c": builtins.complex}
+    names = tuple(str(python_type[_kind(d)]) if w else str(d) for d, w in typed)
+    raise TypePromotionError(
+        f"Input dtypes {names} have no available implicit dtype promotion path when "
+        "jax_numpy_dtype_promotion=strict. Try explicitly casting inputs to the desired output type, or set "
+        "jax_numpy_dtype_promotion=standard.")
 
 
 def _promote_with_weak(typed: tuple[tuple[np.dtype, bool], ...]) -> tuple[np.dtype, bool]:

@@ -16,6 +16,7 @@ import enum
 from typing import Any, NamedTuple, Sequence
 
 from toolkit.core import dtypes
+from toolkit.core.config import flag_value
 from toolkit.core.avals import ShapedArray
 from toolkit.core.shape_poly import max_dim
 from toolkit.core.families import Family
@@ -195,9 +196,13 @@ _PRECISION_STRINGS = {
 
 
 def _canonical_precision(precision: Any) -> Any:
-    """``None``, one precision name or a pair of names (for lhs and rhs), from JAX's accepted forms."""
+    """``None``, one precision name or a pair of names (for lhs and rhs), from JAX's accepted forms.
+
+    ``None`` takes ``jax_default_matmul_precision`` when it is set (``toolkit.default_matmul_precision``), as JAX.
+    """
     if precision is None:
-        return None
+        default = flag_value("jax_default_matmul_precision")
+        return None if default is None else _canonical_precision((default, default))
     if isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
         return precision  # lowered as an `algorithm` (toolkit/lax/dot_algorithms.py)
     if isinstance(precision, (tuple, list)):

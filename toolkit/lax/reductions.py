@@ -8,6 +8,7 @@ import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray
+from toolkit.core.config import flag_value
 from toolkit.core.families import Family
 from toolkit.core.primitive import Primitive
 from toolkit.lax.shape_rules import check_axes, check_dtype
@@ -20,6 +21,10 @@ def _reduction(name: str, kinds: str) -> Primitive:
     def rule(x: ShapedArray, *, axes: tuple) -> ShapedArray:
         check_dtype(name, x, kinds)
         check_axes(name, axes, x.ndim)
+        if (name == "reduce_sum" and x.dtype in (dtypes.float16, dtypes.bfloat16)
+                and not flag_value("jax_allow_f16_reductions") and any(x.shape[a] != 1 for a in axes)):
+            raise ValueError(f"reduce_sum on operand {x.str_short()} is not allowed when "
+                             "jax_allow_f16_reductions=False.")
         return ShapedArray(tuple(d for i, d in enumerate(x.shape) if i not in axes), x.dtype, x.weak_type)
     return family.primitive(name, shape_rule=rule)
 

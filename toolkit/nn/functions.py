@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -10,6 +11,7 @@ import toolkit.numpy as tnp
 from toolkit import lax
 from toolkit.ad.custom_derivatives import custom_jvp
 from toolkit.core import dtypes
+from toolkit.core.config import flag_value
 from toolkit.numpy._core import canonical_axes, canonical_axis
 
 __all__ = ["relu", "relu6", "gelu", "silu", "swish", "sigmoid", "log_sigmoid", "softplus", "soft_sign", "elu",
@@ -235,12 +237,37 @@ def softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
     """
     x = _inexact(x)
     axes = canonical_axes(axis, x.ndim)
+    if flag_value("jax_softmax_custom_jvp"):  # toolkit.softmax_custom_jvp(True): JAX's custom_jvp rule
+        return _softmax_with_rule(x, axes, where)
     if where is not None:
         x = tnp.where(where, x, -np.inf)
     unnormalized = tnp.exp(x - _max_stopped(x, axes))
     if where is not None:
         unnormalized = tnp.where(where, unnormalized, 0)
     return unnormalized / tnp.sum(unnormalized, axis=axes, keepdims=True)
+
+
+def _softmax_formula(x: Any, axes: tuple, where: Any) -> Any:
+    if where is not None:
+        x = tnp.where(where, x, -np.inf)
+    unnormalized = tnp.exp(x - _max_stopped(x, axes))
+    if where is not None:
+        unnormalized = tnp.where(where, unnormalized, 0)
+    return unnormalized / tnp.sum(unnormalized, axis=axes, keepdims=True)
+
+
+@partial(custom_jvp, nondiff_argnums=(1,))
+def _softmax_with_rule(x: Any, axes: tuple, where: Any) -> Any:
+    return _softmax_formula(x, axes, where)
+
+
+@_softmax_with_rule.defjvp
+def _softmax_with_rule_jvp(axes: tuple, primals: tuple, tangents: tuple) -> tuple:
+    # JAX's rule (jax.nn._softmax_jvp): y * (dx - sum(y * dx)), never the quotient rule's larger program.
+    (x, where), (x_dot, _) = primals, tangents
+    y = _softmax_with_rule(x, axes, where)
+    inner = y * x_dot if where is None else tnp.where(where, y * x_dot, 0)
+    return y, y * (x_dot - tnp.sum(inner, axis=axes, keepdims=True))
 
 
 def log_softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:

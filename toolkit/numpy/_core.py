@@ -5,11 +5,13 @@ dtype promotion (Python scalars are weak) and numpy broadcasting; and
 
 from __future__ import annotations
 
+import warnings
 from typing import TYPE_CHECKING, Any, Sequence, SupportsIndex
 
 import numpy as np
 
 from toolkit.core import dtypes, shape_poly, tracing
+from toolkit.core.config import flag_value
 from toolkit.core.tracing import Tracer
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
@@ -191,6 +193,22 @@ def broadcast_to(x: Any, shape: Sequence[Any]) -> Any:
     return lax_structural.broadcast_in_dim(x, shape, tuple(range(lead, len(shape))))
 
 
+def check_rank_promotion(fun_name: str, shapes: Sequence[Any]) -> None:
+    """Warn or raise for implicit rank promotion of ``shapes`` as ``jax_numpy_rank_promotion`` says (JAX's text)."""
+    level = flag_value("jax_numpy_rank_promotion")
+    if level == "allow":
+        return
+    listed = " ".join(str(tuple(s)) for s in shapes)
+    if level == "warn":
+        warnings.warn(f"Following NumPy automatic rank promotion for {fun_name} on shapes {listed}. Set the "
+                      "jax_numpy_rank_promotion config option to 'allow' to disable this warning; for more "
+                      "information, see https://docs.jax.dev/en/latest/rank_promotion_warning.html.", stacklevel=4)
+        return
+    raise ValueError(f"Operands could not be broadcast together for {fun_name} on shapes {listed} and with the "
+                     "config option jax_numpy_rank_promotion='raise'. For more information, see "
+                     "https://docs.jax.dev/en/latest/rank_promotion_warning.html.")
+
+
 def promote_inexact(*args: Any) -> list[Any]:
     """JAX's ``promote_args_inexact`` without the broadcast: operands converted to their common dtype, the
     default float when that is not floating (Python scalars and weak arrays stay weakly typed)."""
@@ -200,10 +218,16 @@ def promote_inexact(*args: Any) -> list[Any]:
     return [convert(a, dtype, typed(a)[1]) for a in args]
 
 
-def promote_and_broadcast(*args: Any) -> list[Any]:
-    """Operands converted to their common dtype and broadcast to their common shape."""
+def promote_and_broadcast(*args: Any, fun_name: str = "") -> list[Any]:
+    """Operands converted to their common dtype and broadcast to their common shape.
+
+    Broadcasting operands of different non-zero ranks warns or raises as ``jax_numpy_rank_promotion`` says
+    (``toolkit.numpy_rank_promotion``), with JAX's messages.
+    """
     dtype, weak = result_dtype(*args)
     shapes = [shape_of(a) for a in args]
+    if len({len(s) for s in shapes if len(s)}) > 1:
+        check_rank_promotion(fun_name, shapes)
     shape = broadcast_shapes(*shapes)
     out = []
     for a, s in zip(args, shapes):

@@ -33,6 +33,7 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 
 from toolkit.core import dtypes, shape_poly
+from toolkit.core.error_classes import NonConcreteBooleanIndexError
 from toolkit.core.tracing import Tracer
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import indexing as lax_indexing
@@ -133,7 +134,7 @@ def _parse(shape: Sequence[Any], idx: Any, check_static_bounds: bool = True) -> 
             dtype = item.dtype
             if dtype == np.bool_:
                 if isinstance(item, Tracer):
-                    raise IndexError(
+                    raise NonConcreteBooleanIndexError(  # an IndexError, as JAX's
                         "boolean-mask indexing needs a concrete mask: the result's shape would depend on traced "
                         f"data ({item._describe()}); use toolkit.numpy.where to select values instead")
                 mask = np.asarray(item)

@@ -33,7 +33,7 @@ def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = Fa
             dtype, weak = result_dtype(x, y)
             if not dtypes.is_inexact(dtype):
                 x, y = convert(x, dtypes.default_float_dtype(), weak), convert(y, dtypes.default_float_dtype(), weak)
-        x, y = promote_and_broadcast(x, y)
+        x, y = promote_and_broadcast(x, y, fun_name=name)
         if int_only and not (dtypes.is_integer(_dt(x)) or dtypes.is_bool(_dt(x))):
             raise TypeError(f"{name} is only defined for integer and bool arrays, got {_dt(x).name}")
         return op(x, y)

@@ -6,3 +6,7 @@ these files.
 """
 
 from toolkit.runtime.client import backend, default_device, devices, num_cpu_devices  # noqa: F401
+from toolkit.runtime import transfer_guards
+from jaxlib._jax import JaxRuntimeError  # noqa: F401  (jax.errors.JaxRuntimeError: XLA's and PJRT's errors)
+
+transfer_guards.install()  # the jax_transfer_guard_* flags act on jaxlib's guards from the start

@@ -24,6 +24,7 @@ from typing import Any
 from jaxlib import _jax, xla_client
 from jaxlib._jax import Device  # imported (not assigned) so mypy accepts it as a type
 
+from toolkit.core.config import flag_value
 from toolkit.runtime import coordination as _coordination
 from toolkit.runtime import platforms
 
@@ -137,8 +138,18 @@ def process_count(platform: str | None = None) -> int:
 
 
 def default_device() -> Device:
-    """The first of this process's devices (the first device when single-process)."""
-    return backend().local_devices()[0]
+    """The device uncommitted arrays and single-device programs use: ``jax_default_device`` when set (a device,
+    or a platform name: its first device here), else the first of this process's devices."""
+    chosen = flag_value("jax_default_device")
+    if chosen is None:
+        return backend().local_devices()[0]
+    if isinstance(chosen, str):
+        for device in backend().local_devices():
+            if device.platform == chosen:
+                return device
+        raise RuntimeError(f"jax_default_device is {chosen!r}, but this process has no {chosen} device "
+                           f"(its platform is {backend().platform})")
+    return chosen
 
 
 def platform_of(device: Device) -> str:

@@ -9,6 +9,7 @@ import numpy as np
 from jaxlib import _jax, xla_client
 from jaxlib._jax import LoadedExecutable  # imported (not assigned) so mypy accepts it as a type
 
+from toolkit.core.config import flag_value
 from toolkit.runtime import host_callbacks
 from toolkit.runtime.client import backend
 from toolkit.runtime.shardings import HloSharding
@@ -157,8 +158,23 @@ def _option_text(value: Any) -> Any:
 
 
 def execute(executable: LoadedExecutable, arguments: Sequence[Any], handlers: Sequence[Any]) -> list[Any]:
-    """Run ``executable`` on global device arrays; ``handlers`` assemble the outputs."""
+    """Run ``executable`` on global device arrays; ``handlers`` assemble the outputs.
+
+    ``RuntimeError`` while ``jax_no_execution`` is on (``toolkit.no_execution``), as JAX's.
+    """
+    if flag_value("jax_no_execution"):
+        raise RuntimeError(f"toolkit tried to execute function {_executable_name(executable)}, but the "
+                           "no_execution config option is set")
     return executable.execute_sharded(arguments).consume_with_handlers(handlers)
+
+
+def _executable_name(executable: Any) -> str:
+    # jit_f -> jit(f), as JAX's message names it; only read on the error path (hlo_modules() copies the HLO).
+    try:
+        name = executable.hlo_modules()[0].name
+    except (AttributeError, IndexError):
+        return "fun"
+    return f"jit({name[4:]})" if name.startswith("jit_") else name
 
 
 def optimized_hlo_text(executable: LoadedExecutable) -> str:
