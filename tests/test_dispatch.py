@@ -102,3 +102,166 @@ def test_clear_cache_forgets_the_last_hits_too():
     assert fast.entries == {} and fast.last_single is None and fast.last_many is None
     np.testing.assert_array_equal(np.asarray(f(x)), np.full(4, 2, np.float32))  # the full path, then remembered
     assert fast.last_single is None and len(fast.entries) == 1
+
+
+# --- large trees through jaxlib's C++ pytrees (toolkit.runtime.native_pytrees) ---------------------
+
+
+def _training_state(layers, shape=(4,)):
+    """A dict of params and Adam moments: 3 * layers leaves, nested two deep."""
+    def put(i):
+        return toolkit.device_put(np.full(shape, i, np.float32))
+    return {"params": {f"layer{i}": {"w": put(i)} for i in range(layers)},
+            "m": {f"layer{i}": {"w": put(0)} for i in range(layers)},
+            "v": {f"layer{i}": {"w": put(1)} for i in range(layers)}}
+
+
+def _adam_like(state):
+    return {"params": {k: {"w": p["w"] - 0.5 * state["m"][k]["w"]} for k, p in state["params"].items()},
+            "m": {k: {"w": m["w"] + 1} for k, m in state["m"].items()}, "v": state["v"]}
+
+
+def test_large_state_fed_back_flattens_in_cpp_and_matches_the_full_path(compilations):
+    f = toolkit.jit(_adam_like)
+    state = _training_state(40)  # 120 leaves: over NATIVE_FLATTEN_MIN_LEAVES
+    out = state
+    for step in range(4):
+        out = f(out)
+    assert compilations == [1]
+    assert len(f._fast_path.native_trees) == 1  # remembered: later calls flatten in C++
+    expected = {k: np.full(4, i - 0.5 * (0 + 1 + 2 + 3), np.float32) for i, k in enumerate(state["params"])}
+    assert list(out) == ["m", "params", "v"] and list(out["params"]) == sorted(state["params"])
+    for k, want in expected.items():
+        np.testing.assert_array_equal(np.asarray(out["params"][k]["w"]), want)
+        np.testing.assert_array_equal(np.asarray(out["m"][k]["w"]), np.full(4, 4, np.float32))
+    assert toolkit.tree_util.tree_structure(out) == toolkit.tree_util.tree_structure(state)
+
+
+def test_large_output_trees_keep_named_tuples_none_and_lists():
+    import collections
+
+    Moments = collections.namedtuple("Moments", "mu nu")
+
+    def step(xs):
+        return [Moments(x + 1, None) for x in xs], (xs[0], {"z": xs[1], "a": xs[2]})
+
+    xs = [toolkit.device_put(np.full(2, i, np.float32)) for i in range(20)]
+    f = toolkit.jit(step)
+    for _ in range(2):
+        out = f(xs)
+        assert isinstance(out[0], list) and all(type(m) is Moments and m.nu is None for m in out[0])
+        assert list(out[1][1]) == ["a", "z"]
+        np.testing.assert_array_equal(np.asarray(out[0][7].mu), np.full(2, 8, np.float32))
+
+
+def test_a_named_tuple_registered_later_is_flattened_its_new_way(compilations):
+    import collections
+
+    Pair = collections.namedtuple("Pair", "a b")
+    f = toolkit.jit(lambda ps: [p.a * 2 + p.b for p in ps])
+    pairs = [Pair(toolkit.device_put(np.float32(i)), toolkit.device_put(np.float32(-i))) for i in range(10)]
+    f(pairs)
+    np.testing.assert_array_equal([float(x) for x in f(pairs)], [float(i) for i in range(10)])
+    assert f._fast_path.native_trees
+    # From now on the children are (b, a), swapped: the C++ structures remembered before must not answer.
+    toolkit.tree_util.register_pytree_node(Pair, lambda p: ((p.b, p.a), None), lambda _, ch: Pair(ch[1], ch[0]))
+    np.testing.assert_array_equal([float(x) for x in f(pairs)], [float(i) for i in range(10)])
+    assert compilations == [2]  # a new structure (a custom node now): traced and compiled again
+    assert not f._fast_path.native_trees  # and not one jaxlib flattens the same
+
+
+def test_non_string_keys_and_custom_nodes_stay_on_toolkits_flatten():
+    import collections
+
+    f = toolkit.jit(lambda d: {k: v + 1 for k, v in d.items()})
+    by_int = {i: toolkit.device_put(np.float32(i)) for i in range(20)}
+    ordered = collections.OrderedDict((f"k{i}", toolkit.device_put(np.float32(i))) for i in reversed(range(20)))
+    for _ in range(2):
+        out = f(by_int)
+        assert list(out) == list(range(20)) and float(out[3]) == 4.0
+        out = f(ordered)
+        assert float(out["k3"]) == 4.0
+    assert not f._fast_path.native_trees  # neither structure is one jaxlib flattens the same
+
+
+def test_native_output_builder_only_for_large_built_in_trees():
+    from toolkit.core import pytrees
+
+    big = pytrees.tree_structure({"a": [0] * 20, "b": (0, None)})
+    build = dispatch.native_output_builder(big, big.num_leaves)
+    assert build is not None and build(list(range(21))) == {"a": list(range(20)), "b": (20, None)}
+    assert dispatch.native_output_builder(pytrees.tree_structure([0, 0]), 2) is None  # small: toolkit's own
+    import collections
+    custom = pytrees.tree_structure(collections.OrderedDict(a=[0] * 20))
+    assert dispatch.native_output_builder(custom, 20) is None
+
+
+# --- block_until_ready --------------------------------------------------------------------------
+
+
+def test_block_until_ready_waits_for_arrays_in_any_node_and_returns_its_argument():
+    import collections
+
+    @toolkit.tree_util.register_dataclass
+    @__import__("dataclasses").dataclass
+    class Box:
+        x: object
+
+    tree = {"a": [toolkit.device_put(np.ones(3)) for _ in range(5)],
+            "b": collections.OrderedDict(c=toolkit.device_put(np.zeros(2))), "box": Box(toolkit.numpy.ones(2)),
+            "n": None, "s": "not an array", "i": 3}
+    assert toolkit.block_until_ready(tree) is tree
+    single = toolkit.device_put(np.ones(2))
+    assert toolkit.block_until_ready(single) is single
+    assert toolkit.block_until_ready([]) == []
+
+
+def test_block_until_ready_of_a_deleted_array_raises_its_own_error():
+    arrays = [toolkit.device_put(np.ones(2)) for _ in range(3)]
+    arrays[1].delete()
+    with pytest.raises(Exception) as batched:
+        toolkit.block_until_ready(arrays)
+    with pytest.raises(Exception) as alone:
+        arrays[1].block_until_ready()
+    assert type(batched.value) is type(alone.value) and str(batched.value) == str(alone.value)
+
+
+# --- eager operations ---------------------------------------------------------------------------
+
+
+def _eager_executables():
+    from toolkit.core import tracing
+    return tracing._eager_handler.__self__  # the EagerExecutables install_eager_handlers made
+
+
+def test_eager_scalar_operands_are_computed_once_and_recomputed_when_deleted():
+    x = toolkit.device_put(np.ones(8, np.float32))
+    executables = _eager_executables()
+    executables._constants.clear()
+    np.testing.assert_array_equal(np.asarray(x + 1), np.full(8, 2, np.float32))
+    kept = dict(executables._constants)
+    assert len(kept) == 1  # the broadcast of the 1
+    np.testing.assert_array_equal(np.asarray(x + 1), np.full(8, 2, np.float32))
+    assert executables._constants == kept
+    for outs in kept.values():
+        for out in outs:
+            out.delete()
+    np.testing.assert_array_equal(np.asarray(x + 1), np.full(8, 2, np.float32))  # computed again
+    assert all(not o.is_deleted() for outs in executables._constants.values() for o in outs)
+
+
+def test_eager_constants_are_told_apart_by_type_and_value():
+    x = toolkit.device_put(np.ones(4, np.float32))
+    assert float((x + 1)[0]) == 2.0 and float((x + 1.5)[0]) == 2.5 and float((x + True)[0]) == 2.0
+    assert float((x * -0.0)[0]) == 0.0 and np.signbit(np.asarray(x * -0.0)[0])
+    assert float((x * 0.0)[0]) == 0.0 and not np.signbit(np.asarray(x * 0.0)[0])
+    i = toolkit.device_put(np.ones(4, np.int32))
+    assert (i + 1).dtype == np.int32 and (i + 1.0).dtype == np.float32
+
+
+def test_large_eager_constants_are_not_kept():
+    executables = _eager_executables()
+    executables._constants.clear()
+    x = toolkit.device_put(np.ones(4096, np.float32))
+    np.testing.assert_array_equal(np.asarray(x + 1), np.full(4096, 2, np.float32))
+    assert not executables._constants  # 16 KB of broadcast 1s: over CONSTANT_MAX_BYTES

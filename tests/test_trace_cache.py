@@ -629,3 +629,69 @@ def test_serialize_module_gives_the_bytes_of_jaxlibs_plain_serializer(case, mesh
     plain = _jax.mlir.serialize_portable_artifact(lowered._bytecode(), portable_artifact_target(), case == "shardy")
     assert serialize_module(module) == plain
     assert str(module) == text  # left unchanged
+
+
+# --- when a collected function's entries go ----------------------------------------------------------
+
+
+def test_a_collected_functions_entries_are_dropped_when_it_goes_not_at_the_next_trace():
+    cache = trace_cache.FunctionCache(maxsize=8)
+    freed = []
+
+    class Payload:  # stands for a trace's program and executables: what freeing costs
+        def __del__(self):
+            freed.append(1)
+
+    def f(x):
+        return x
+
+    cache.put(f, ("sig",), Payload())
+    del f  # a plain function goes at its last reference: the weakref callback runs now
+    assert freed == [1] and not cache._dead and len(cache._order) == 0
+
+
+def test_a_collection_during_an_operation_is_purged_by_the_next_one():
+    cache = trace_cache.FunctionCache(maxsize=8)
+
+    def f(x):
+        return x
+
+    def g(x):
+        return x
+
+    cache.put(f, ("sig",), "f")
+    cache.put(g, ("sig",), "g")
+    ref = cache._tables[weakref.ref(f)][0]
+    with cache._lock, cache._operation():  # as if the collector ran inside get()/put()
+        cache._collected(ref)
+        assert cache._dead == [ref]
+    assert len(cache._order) == 2  # still there: purging mid-operation could corrupt it
+    assert cache.get(g, ("sig",)) == "g"  # the next operation purges
+    assert not cache._dead and len(cache._order) == 1 and cache.get(f, ("sig",)) is None
+
+
+def test_a_collection_while_another_thread_operates_is_deferred_to_it():
+    cache = trace_cache.FunctionCache(maxsize=8)
+
+    def f(x):
+        return x
+
+    cache.put(f, ("sig",), "f")
+    ref = cache._tables[weakref.ref(f)][0]
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with cache._lock:
+            held.set()
+            release.wait(timeout=10)
+
+    other = threading.Thread(target=hold)
+    other.start()
+    try:
+        assert held.wait(timeout=10)
+        cache._collected(ref)  # the lock is another thread's: only recorded
+        assert cache._dead == [ref]
+    finally:
+        release.set()
+        other.join(timeout=10)
+    assert len(cache) == 0 and not cache._dead

@@ -34,12 +34,7 @@ from toolkit.stages import Compiled, Lowered, Traced, Wrapped, deserialize_compi
 from toolkit.version import __version__  # noqa: F401,E402
 
 
-def block_until_ready(x):
-    """Wait for every array in the pytree ``x``; returns ``x``."""
-    for leaf in tree_util.tree_leaves(x):
-        if isinstance(leaf, Array):
-            leaf.block_until_ready()
-    return x
+from toolkit.array import block_until_ready_tree as block_until_ready  # noqa: F401,E402
 from toolkit.shard import AxisType, make_mesh, set_mesh, typeof  # noqa: F401,E402
 from toolkit.resharding import auto_axes, explicit_axes, reshard  # noqa: F401,E402
 from toolkit.core.sharding_types import ShardingTypeError  # noqa: F401,E402
@@ -79,11 +74,3 @@ def load_module(source: object, *, name: str | None = None, platform: str | None
     from toolkit.lab.loading import load_module as load
 
     return load(source, name=name, platform=platform, platforms=platforms)
-from toolkit.core.config import (  # noqa: F401,E402  (JAX's config-flag context managers, each with its real effect)
-    allow_f16_reductions, check_tracer_leaks, checking_leaks, default_device, default_matmul_precision,
-    explain_cache_misses, log_compiles, no_execution, no_tracing, numpy_dtype_promotion, numpy_rank_promotion,
-    softmax_custom_jvp, transfer_guard, transfer_guard_device_to_device, transfer_guard_device_to_host,
-    transfer_guard_host_to_device)
-from toolkit import (  # noqa: F401,E402  (jax.dtypes, jax.typing, jax.monitoring, ...: made of modules loaded above)
-    custom_derivatives, dlpack, dtypes, monitoring, ops, sharding, typing)
-from toolkit.core.dtypes import float0  # noqa: F401,E402  (jax.float0: the dtype of integer values' tangents)

@@ -22,7 +22,7 @@ from toolkit.core import dtypes, pytrees
 from toolkit.core.avals import ShapedArray
 from toolkit.runtime import arrays as runtime_arrays
 from toolkit.runtime import client as runtime_client
-from toolkit.runtime import transfer_guards
+from toolkit.runtime import native_pytrees
 from toolkit.shard import PartitionSpec, Sharding, SingleDeviceSharding, placement
 from toolkit.shard.explicit import type_sharding
 from toolkit.shard.resolve import resolve_sharding
@@ -345,6 +345,34 @@ def _host_value(x: Any) -> tuple[np.ndarray, ShapedArray]:
     return value, ShapedArray(value.shape, dtype)
 
 
+def block_until_ready_tree(x: Any) -> Any:
+    """Wait for every ``Array`` in the pytree ``x`` (``toolkit.block_until_ready``); returns ``x``.
+
+    The leaves come from jaxlib's C++ flatten (built-in nodes), and any other
+    leaf is flattened by toolkit's registry, so registered classes are looked
+    into as ``tree_leaves`` does; the arrays are waited for with one call into
+    jaxlib. If that fails (a deleted array), they are waited for one by one,
+    raising the error of the first that fails.
+    """
+    native = native_pytrees.flatten(x)
+    leaves = native[0] if native is not None else pytrees.tree_leaves(x)
+    arrays: list[Array] = []
+    for leaf in leaves:
+        if isinstance(leaf, Array):
+            arrays.append(leaf)
+        elif native is not None:  # a node only toolkit knows (OrderedDict, registered classes): its arrays
+            arrays.extend(a for a in pytrees.tree_leaves(leaf) if isinstance(a, Array))
+    if len(arrays) == 1:
+        arrays[0].block_until_ready()
+    elif arrays:
+        try:
+            native_pytrees.block_until_ready([a._impl for a in arrays])
+        except Exception:  # noqa: BLE001 - jaxlib's error types; the one-by-one wait raises the array's own error
+            for array in arrays:
+                array.block_until_ready()
+    return x
+
+
 def device_put(x: Any, device_or_sharding: Any = None) -> Any:
     """Put ``x`` (a pytree of arrays) on a device or lay it out by a sharding.
 
@@ -361,8 +389,7 @@ def device_put(x: Any, device_or_sharding: Any = None) -> Any:
     else:
         targets = pytrees.broadcast_prefix(device_or_sharding, x, is_leaf=lambda t: t is None or isinstance(t, kinds))
     targets = [resolve_sharding(t, "device_put") if isinstance(t, PartitionSpec) else t for t in targets]
-    with transfer_guards.explicit_device_put():  # explicit: only the *_explicit guard levels refuse it (JAX)
-        return pytrees.tree_unflatten(tree, [_put_one(leaf, t) for leaf, t in zip(leaves, targets)])
+    return pytrees.tree_unflatten(tree, [_put_one(leaf, t) for leaf, t in zip(leaves, targets)])
 
 
 def _put_one(x: Any, target: Any) -> Array:

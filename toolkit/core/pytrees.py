@@ -368,6 +368,18 @@ def _register(nodetype: type, handler: _NodeHandler) -> None:
         raise ValueError(f"Duplicate custom PyTreeDef type registration for {nodetype}.")
     _registry[nodetype] = handler
     _handler_cache.pop(nodetype, None)
+    global _registry_generation
+    _registry_generation += 1
+
+
+#: Counts registrations: a structure remembered as built-in-only may change meaning when one of its named
+#: tuple types is registered later (``toolkit.dispatch`` forgets its C++ structures then).
+_registry_generation = 0
+
+
+def registry_generation() -> int:
+    """How many node types have been registered so far (changes whenever a registration changes flattening)."""
+    return _registry_generation
 
 
 def register_pytree_node(
@@ -1201,6 +1213,22 @@ def tree_map_with_path(
 def treedef_is_leaf(treedef: PyTreeDef) -> bool:
     """True iff ``treedef`` has a single node (a leaf, ``None`` or an empty container), as JAX."""
     return treedef.num_nodes == 1
+
+
+def is_builtin_structure(treedef: PyTreeDef) -> bool:
+    """True iff every node of ``treedef`` is a built-in one (``None``, tuple, list, named tuple, or a dict
+    whose keys are all ``str``).
+
+    Such a structure flattens the same through any registry that knows only
+    those nodes (jaxlib's C++ one included), which ``toolkit.dispatch`` relies
+    on; ``OrderedDict``, ``defaultdict`` and registered classes are custom nodes,
+    and other dict keys are left out because equal keys of different types
+    (``1`` and ``True``) would make equal C++ structures.
+    """
+    kind = treedef._kind
+    if kind is _CUSTOM or (kind is _DICT and not all(type(k) is str for k in treedef._aux)):
+        return False
+    return all(is_builtin_structure(child) for child in treedef._children)
 
 
 def treedef_children(treedef: PyTreeDef) -> list[PyTreeDef]:

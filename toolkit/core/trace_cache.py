@@ -39,10 +39,11 @@ Example::
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import weakref
 from collections import OrderedDict
-from typing import Any, Hashable, NamedTuple
+from typing import Any, Hashable, Iterator, NamedTuple
 
 #: How many entries (traces plus lowerings, over all functions) :data:`TRACES` keeps; JAX keeps 2048 lowerings.
 DEFAULT_MAXSIZE = 2048
@@ -68,13 +69,38 @@ class FunctionCache:
         self._tables: dict[weakref.ref, tuple[weakref.ref, dict[Hashable, Any]]] = {}
         self._order: OrderedDict[tuple[weakref.ref, Hashable], None] = OrderedDict()  # LRU order, oldest first
         self._dead: list[weakref.ref] = []  # functions collected since the last operation
+        self._busy = 0  # > 0 while an operation holds the lock (only the holder changes it)
         self.hits = 0
         self.misses = 0
 
-    # The weakref callback runs inside the garbage collector, possibly in the middle of an
-    # operation of this very cache: it only records the reference, the next operation drops the entries.
+    # The weakref callback runs when the function is collected: at its last reference's ``del``, or inside
+    # the garbage collector, possibly in the middle of an operation of this very cache (this thread's or
+    # another's). When no operation is under way it drops the entries at once, so freeing what they hold
+    # (programs, modules, executables: tens of ms for a large step function) is paid where the function
+    # goes, as in JAX, not by the next jit's trace; otherwise it records the reference for the next operation.
     def _collected(self, ref: weakref.ref) -> None:
         self._dead.append(ref)
+        if not self._lock.acquire(blocking=False):
+            return  # another thread's operation: it purges when it next starts one
+        try:
+            if self._busy:
+                return  # this thread is inside an operation (the collector ran mid-way): its next one purges
+            self._busy += 1
+            try:
+                self._purge()
+            finally:
+                self._busy -= 1
+        finally:
+            self._lock.release()
+
+    @contextlib.contextmanager
+    def _operation(self) -> Iterator[None]:
+        """Marks an operation under way (entered with the lock held), so a collection mid-way defers its purge."""
+        self._busy += 1
+        try:
+            yield
+        finally:
+            self._busy -= 1
 
     def _purge(self) -> None:
         while self._dead:
@@ -82,20 +108,26 @@ class FunctionCache:
             _, table = self._tables.pop(ref, (None, {}))
             for key in table:
                 self._order.pop((ref, key), None)
+            del table  # freed here, before the next reference (whose freeing may collect more functions)
 
     def get(self, fun: Any, key: Hashable, default: Any = None) -> Any:
         """The value stored for ``(fun, key)``, else ``default`` (also when ``fun`` or ``key`` cannot be keyed)."""
         try:
             probe = weakref.ref(fun)
             with self._lock:
-                self._purge()
-                found = self._tables.get(probe)
-                if found is None or (value := found[1].get(key, _MISSING)) is _MISSING:
-                    self.misses += 1
-                    return default
-                self.hits += 1
-                self._order.move_to_end((found[0], key))
-                return value
+                self._busy += 1  # (inline, not _operation(): this is on every trace's path)
+                try:
+                    if self._dead:
+                        self._purge()
+                    found = self._tables.get(probe)
+                    if found is None or (value := found[1].get(key, _MISSING)) is _MISSING:
+                        self.misses += 1
+                        return default
+                    self.hits += 1
+                    self._order.move_to_end((found[0], key))
+                    return value
+                finally:
+                    self._busy -= 1
         except TypeError:  # not weakly referenceable, or an unhashable function or key
             return default
 
@@ -107,7 +139,7 @@ class FunctionCache:
             hash(probe)
         except TypeError:
             return False
-        with self._lock:
+        with self._lock, self._operation():
             self._purge()
             found = self._tables.get(probe)
             if found is None:
@@ -130,7 +162,7 @@ class FunctionCache:
         """How many entries ``fun`` has (0 when it has none or cannot be keyed)."""
         try:
             probe = weakref.ref(fun)
-            with self._lock:
+            with self._lock, self._operation():
                 self._purge()
                 found = self._tables.get(probe)
                 return len(found[1]) if found is not None else 0
@@ -138,18 +170,18 @@ class FunctionCache:
             return 0
 
     def clear(self) -> None:
-        with self._lock:
+        with self._lock, self._operation():
             self._tables.clear()
             self._order.clear()
             self._dead.clear()
 
     def info(self) -> CacheInfo:
-        with self._lock:
+        with self._lock, self._operation():
             self._purge()
             return CacheInfo(self.hits, self.misses, len(self._order), self.maxsize)
 
     def __len__(self) -> int:
-        with self._lock:
+        with self._lock, self._operation():
             self._purge()
             return len(self._order)
 
