@@ -74,3 +74,11 @@ def load_module(source: object, *, name: str | None = None, platform: str | None
     from toolkit.lab.loading import load_module as load
 
     return load(source, name=name, platform=platform, platforms=platforms)
+from toolkit.core.config import (  # noqa: F401,E402  (JAX's config-flag context managers, each with its real effect)
+    allow_f16_reductions, check_tracer_leaks, checking_leaks, default_device, default_matmul_precision,
+    explain_cache_misses, log_compiles, no_execution, no_tracing, numpy_dtype_promotion, numpy_rank_promotion,
+    softmax_custom_jvp, transfer_guard, transfer_guard_device_to_device, transfer_guard_device_to_host,
+    transfer_guard_host_to_device)
+from toolkit import (  # noqa: F401,E402  (jax.dtypes, jax.typing, jax.monitoring, ...: made of modules loaded above)
+    custom_derivatives, dlpack, dtypes, monitoring, ops, sharding, typing)
+from toolkit.core.dtypes import float0  # noqa: F401,E402  (jax.float0: the dtype of integer values' tangents)

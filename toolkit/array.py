@@ -23,6 +23,7 @@ from toolkit.core.avals import ShapedArray
 from toolkit.runtime import arrays as runtime_arrays
 from toolkit.runtime import client as runtime_client
 from toolkit.runtime import native_pytrees
+from toolkit.runtime import transfer_guards
 from toolkit.shard import PartitionSpec, Sharding, SingleDeviceSharding, placement
 from toolkit.shard.explicit import type_sharding
 from toolkit.shard.resolve import resolve_sharding
@@ -389,7 +390,8 @@ def device_put(x: Any, device_or_sharding: Any = None) -> Any:
     else:
         targets = pytrees.broadcast_prefix(device_or_sharding, x, is_leaf=lambda t: t is None or isinstance(t, kinds))
     targets = [resolve_sharding(t, "device_put") if isinstance(t, PartitionSpec) else t for t in targets]
-    return pytrees.tree_unflatten(tree, [_put_one(leaf, t) for leaf, t in zip(leaves, targets)])
+    with transfer_guards.explicit_device_put():  # explicit: only the *_explicit guard levels refuse it (JAX)
+        return pytrees.tree_unflatten(tree, [_put_one(leaf, t) for leaf, t in zip(leaves, targets)])
 
 
 def _put_one(x: Any, target: Any) -> Array:

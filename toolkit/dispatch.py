@@ -34,7 +34,7 @@ import numpy as np
 
 from toolkit.array import Array
 from toolkit.core import dtypes, pytrees, sharding_types, tracing
-from toolkit.core.config import cache_state, enable_x64
+from toolkit.core.config import cache_state, enable_x64, flag_value
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, aval_of
 from toolkit.passes.default_pipeline import jit_pipeline_generation
 from toolkit.runtime import native_pytrees
@@ -310,6 +310,8 @@ class FastPath:
         """
         if not self.keyed_on_config:
             state = ()
+        if flag_value("jax_no_execution"):  # the fast path does not check it: keep such calls on the full path
+            return
         if generation != self.generation:
             # Entries of an older pipeline can never hit again.
             self.entries.clear()
@@ -535,7 +537,9 @@ class EagerExecutables:
             if key is not None:
                 self._cache[key] = fast_entry(compiled, partitioner)
         # Arrays placed as compiled (the usual case): the executable's fast caller, as a jit call's.
-        out: Any = compiled._call_fast(args) if all(type(a) is Array for a in args) else MISS
+        # (Not while jax_no_execution refuses runs: the fast caller does not check it; the full path does.)
+        out: Any = compiled._call_fast(args) if all(type(a) is Array for a in args) \
+            and not flag_value("jax_no_execution") else MISS
         if out is MISS:
             out = compiled._call_flat(list(args))
         outs = list(out) if primitive.multiple_results else [out]
