@@ -111,3 +111,29 @@ def test_lowered_structure_and_unordered_modules_unchanged():
     assert "!stablehlo.token) -> (tensor<2xf32>, !stablehlo.token)" in text  # the private function threads it
     plain = toolkit.jit(lambda x: toolkit.jit(lambda v: v * 2)(x)).lower(X).as_text()
     assert "token" not in plain
+
+
+def test_shard_map_body_keeps_its_own_chain_and_its_calls_thread():
+    # JAX refuses ordered effects on more than one device; toolkit runs them per device, each shard_map body
+    # with a chain of its own, and a nested jit called there still gets its token (the call must match the
+    # function's threaded signature).
+    if len(toolkit.devices()) < 4:
+        pytest.skip("needs 4 devices")
+    mesh = toolkit.make_mesh((4,), ("i",))
+    log: list = []
+
+    def emit(tag, v):
+        toolkit.debug.callback(lambda a: log.append((tag, a.shape)), v, ordered=True)
+        return v
+    inner = toolkit.jit(lambda v: emit("inner", v) + 1)
+
+    def f(x):
+        emit("a", x)
+        y = toolkit.shard_map(lambda b: inner(emit("in", b) * 2), mesh=mesh, in_specs=toolkit.P("i"),
+                              out_specs=toolkit.P("i"))(x)
+        return emit("z", y)
+    out = toolkit.jit(f)(np.ones(8, np.float32))
+    toolkit.effects_barrier()
+    np.testing.assert_allclose(np.asarray(out), np.full(8, 3.0, np.float32))
+    tags = [t for t, _ in log]
+    assert sorted(tags) == sorted(["a", "z"] + ["in"] * 4 + ["inner"] * 4)

@@ -145,11 +145,24 @@ class _Threader:
             elif name == "func.call":
                 if _callee(op) in self.effectful:
                     token = self._recreate(op, [token], lambda new: new)
-            elif name in ("stablehlo.case", "stablehlo.if", "stablehlo.while") and len(operation.regions):
-                if any(a in operation.attributes for a in _SHARDING_ATTRIBUTES) or not self._has_effect(op):
-                    continue
-                token = self._thread_regions(op, token)
+            elif len(operation.regions) and self._has_effect(op):
+                if name in ("stablehlo.case", "stablehlo.if", "stablehlo.while") and \
+                        not any(a in operation.attributes for a in _SHARDING_ATTRIBUTES):
+                    token = self._thread_regions(op, token)
+                else:
+                    self._thread_locally([b for region in operation.regions for b in region.blocks])
         return token
+
+    def _thread_locally(self, blocks: list) -> None:
+        """Give each of ``blocks`` (a ``shard_map`` body's) a chain of its own: its calls of effectful
+        functions still pass a token, as their new signatures need."""
+        for block in blocks:
+            first = next(iter(block.operations), None)
+            if first is None:
+                continue
+            with ir.InsertionPoint(first), first.location:
+                start = stablehlo.CreateTokenOp().result
+            self._thread(block, start)
 
     def _recreate(self, op: Any, extra_operands: list, regions: Any) -> ir.Value:
         """``op`` again with a trailing token operand (``extra_operands``) and result; returns the new token."""
@@ -180,7 +193,9 @@ class _Threader:
                 for inner in list(old_block.operations):
                     new_block.append(inner.operation)
                 if is_while and index == 0:
-                    continue  # the condition returns its predicate alone (JAX refuses effects there)
+                    # The condition returns its predicate alone (JAX refuses effects there): its own chain.
+                    self._thread_locally([new_block])
+                    continue
                 start = new_block.arguments[len(new_block.arguments) - 1] if is_while else token
                 out = self._thread(new_block, start)
                 self._replace_terminator(new_block, out, stablehlo.ReturnOp)
