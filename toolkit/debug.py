@@ -10,6 +10,11 @@ picks. A call returns after its program has run, prints included.
 
 :func:`log` is :func:`print` to the ``toolkit.debug`` logger. ``jax.debug.breakpoint``
 is absent (see docs/debugging.md for why).
+
+:func:`visualize_sharding` / :func:`visualize_array_sharding` print how an array's elements are laid
+out over devices, as the plain-text table JAX's ``rich`` output shows without colour;
+:func:`inspect_array_sharding` calls back with a value's sharding (at once for arrays; inside ``jit``
+only for values whose sharding is in their type — explicit mesh axes — see its docstring).
 """
 
 from __future__ import annotations
@@ -26,7 +31,7 @@ from toolkit.core import pytrees
 from toolkit.core.avals import aval_of
 from toolkit.lax.callbacks import bind_debug_callback
 
-__all__ = ["callback", "log", "print"]
+__all__ = ["callback", "inspect_array_sharding", "log", "print", "visualize_array_sharding", "visualize_sharding"]
 
 
 def _split(args: tuple, kwargs: dict) -> tuple[Any, list[Any], dict[int, Any]]:
@@ -170,3 +175,106 @@ def _print_to(log_site: tuple[str, int] | None, fmt: str | None, args: tuple, kw
     if args or kwargs:
         raise TypeError(f"debug_print received unexpected arguments in the two-call form: {args=} {kwargs=}")
     return debug_print
+
+
+# --- sharding inspection and visualization (jax.debug.inspect_array_sharding, visualize_*) ----------------------
+
+
+def inspect_array_sharding(value: Any, *, callback: Callable[[Any], None]) -> None:
+    """Call ``callback(sharding)`` for every array in the pytree ``value`` (``jax.debug.inspect_array_sharding``).
+
+    Arrays: at once, with their ``sharding``. Inside ``jit``: at trace time, for values whose sharding is part
+    of their type (explicit mesh axes, ``toolkit.typeof``). JAX also reports the sharding XLA's partitioner
+    chooses for other intermediate values (at compile time); toolkit cannot yet, and raises
+    ``NotImplementedError`` for them rather than guessing (docs/differences-from-jax.md).
+    """
+    if not callable(callback):
+        raise TypeError(f"inspect_array_sharding: callback must be callable, got {type(callback).__name__}")
+    for leaf in pytrees.tree_leaves(value):
+        sharding = getattr(leaf, "sharding", None)
+        if sharding is None:
+            aval = getattr(leaf, "aval", None)
+            sharding = getattr(aval, "sharding", None)
+        if sharding is None:
+            if hasattr(leaf, "aval"):
+                raise NotImplementedError(
+                    "inspect_array_sharding of a traced value whose sharding is not in its type: toolkit cannot "
+                    "report the sharding XLA's partitioner chooses inside jit yet. Inspect explicitly sharded "
+                    "values (toolkit.typeof), or the compiled function's input_shardings/output_shardings.")
+            raise TypeError(f"inspect_array_sharding: {type(leaf).__name__} is not an array")
+        callback(sharding)
+
+
+def visualize_array_sharding(arr: Any, **kwargs: Any) -> None:
+    """Print ``arr``'s sharding as :func:`visualize_sharding` does (``jax.debug.visualize_array_sharding``)."""
+    inspect_array_sharding(arr, callback=lambda sharding: visualize_sharding(arr.shape, sharding, **kwargs))
+
+
+def _chunk_index(size: int, index: Any) -> int:
+    start, stop, _ = index.indices(size) if isinstance(index, slice) else (index, index + 1, 1)
+    if (start, stop) == (0, size):
+        return 0
+    return start // (stop - start)
+
+
+def visualize_sharding(shape: Any, sharding: Any, *, use_color: bool = True, scale: float = 1.0,
+                       min_width: int = 9, max_width: int = 80, color_map: Any = None) -> None:
+    """Print which devices hold which block of an array of ``shape`` (1 or 2 dimensions) laid out by ``sharding``.
+
+    The table is JAX's (``jax.debug.visualize_sharding``) as ``rich`` prints it without colour: one cell per
+    block, sized by the block's share of the array (``scale``, ``min_width``, ``max_width`` as JAX's), labelled
+    with the platform and the ids of the devices holding it. ``use_color`` and ``color_map`` are accepted for
+    JAX's signature; the output is always plain text.
+    """
+    del use_color, color_map  # plain text only (what rich prints to a file or a pipe)
+    shape = tuple(int(d) for d in shape)
+    if not 1 <= len(shape) <= 2:
+        raise ValueError("`visualize_sharding` only works for shapes with 1 and 2 dimensions.")
+    indices = sharding.devices_indices_map(shape)
+    kind = next(iter(sharding.device_set)).platform.upper()
+    base_height = int(10 * scale)
+    base_width = int(base_height * (shape[1] if len(shape) == 2 else 1) / shape[0])
+    cells: dict[tuple[int, int], set[int]] = {}
+    sizes: dict[tuple[int, int], tuple[float, float | None]] = {}
+    for device, index in indices.items():
+        index = tuple(index) + (slice(None),) * (len(shape) - len(tuple(index)))
+        spans = [index[d].indices(shape[d]) if isinstance(index[d], slice) else (index[d], index[d] + 1, 1)
+                 for d in range(len(shape))]
+        chunk = tuple(_chunk_index(shape[d], index[d]) for d in range(len(shape)))
+        if len(shape) == 2:
+            sizes[chunk] = ((spans[1][1] - spans[1][0]) / shape[1], (spans[0][1] - spans[0][0]) / shape[0])
+        else:
+            chunk = (0, chunk[0])
+            sizes[chunk] = ((spans[0][1] - spans[0][0]) / shape[0], None)
+        cells.setdefault(chunk, set()).add(device.id)
+    rows = max(r for r, _ in cells) + 1
+    cols = max(c for _, c in cells) + 1
+    grid: list[list[list[str]]] = []  # rows of cells, each a list of text lines
+    for i in range(rows):
+        row = []
+        for j in range(cols):
+            entry = f"{kind} " + ",".join(str(d) for d in sorted(cells[i, j]))
+            width_share, height_share = sizes[i, j]
+            width = min(max(int(width_share * base_width * 2.5), min_width), max_width)
+            height = 1 if height_share is None else int(height_share * base_height)
+            left, extra = divmod(width - len(entry) - 2, 2)
+            right = left + extra
+            top, extra = divmod(height - 2, 2)
+            bottom = top + extra
+            line = " " * max(left, 0) + entry + " " * max(right, 0)
+            blank = " " * len(line)
+            row.append([blank] * max(top, 0) + [line] + [blank] * max(bottom, 0))
+        grid.append(row)
+    widths = [max(len(grid[i][j][0]) for i in range(rows)) for j in range(cols)]
+    heights = [max(len(cell) for cell in row) for row in grid]
+
+    def rule(left: str, middle: str, right: str) -> str:
+        return left + middle.join("─" * w for w in widths) + right
+
+    out = [rule("┌", "┬", "┐")]
+    for i, row in enumerate(grid):
+        for k in range(heights[i]):
+            out.append("│" + "│".join((cell[k] if k < len(cell) else "").center(widths[j])
+                                      for j, cell in enumerate(row)) + "│")
+        out.append(rule("├", "┼", "┤") if i < rows - 1 else rule("└", "┴", "┘"))
+    builtins.print("\n".join(out))

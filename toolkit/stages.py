@@ -61,6 +61,7 @@ from toolkit.shard.resolve import resolve_tree
 from toolkit.sharding_plan import (_flatten_prefix, partitioner_choice, plan_shardings, shardings_from_hlo,
                                    with_chosen_inputs)
 
+CompilerOptions = dict[str, str | bool]  # jax.stages.CompilerOptions: the XLA options Lowered.compile() takes
 _TRACE_STATE = tracing._state
 _environ_get = os.environ.get
 
