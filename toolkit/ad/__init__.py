@@ -19,6 +19,7 @@ from toolkit.ad.custom_derivatives import (  # noqa: F401
 from toolkit.ad.jacobians import hessian, jacfwd, jacobian, jacrev  # noqa: F401
 from toolkit.ad.remat import checkpoint, checkpoint_name, remat  # noqa: F401
 from toolkit.ad.closures import closure_convert, custom_gradient, fwd_and_bwd, linear_transpose  # noqa: F401
+from toolkit.ad import custom_solves  # noqa: F401,E402  (installs lax.custom_linear_solve and lax.custom_root)
 
 __all__ = ["grad", "jvp", "linearize", "value_and_grad", "vjp", "DifferentiationError", "custom_jvp", "custom_vjp",
            "SymbolicZero", "CustomVJPPrimal", "zero_from_primal", "checkpoint", "remat", "checkpoint_name",

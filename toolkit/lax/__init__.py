@@ -58,3 +58,4 @@ from toolkit.lax.dot_algorithms import (  # noqa: F401,E402
     AccuracyMode, DotAlgorithm, DotAlgorithmPreset, DotDimensionNumbers, PrecisionLike, RaggedDotDimensionNumbers,
     Tolerance,
 )
+from toolkit.lax.custom_solves import custom_linear_solve, custom_root  # noqa: F401,E402  (installed by toolkit.ad)
