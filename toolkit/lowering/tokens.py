@@ -57,11 +57,18 @@ def _callee(op: Any) -> str | None:
     return ir.FlatSymbolRefAttr(operation.attributes["callee"]).value
 
 
+def _is_private(function: Any) -> bool:
+    attributes = function.operation.attributes
+    return "sym_visibility" in attributes and ir.StringAttr(attributes["sym_visibility"]).value == "private"
+
+
 class _Threader:
     def __init__(self, module: ir.Module):
         self.functions = {ir.StringAttr(op.operation.attributes["sym_name"]).value: op
                           for op in module.body.operations if op.operation.name == "func.func"}
         self.effectful = self._effectful_functions()
+        #: The effectful functions whose signature takes and returns the token (private ones; @main's stays).
+        self.threaded = {name for name in self.effectful if name != "main" and _is_private(self.functions[name])}
         self.token_type = stablehlo.TokenType.get()
 
     # -- analysis ---------------------------------------------------------------------------------------
@@ -106,7 +113,7 @@ class _Threader:
         for name in self.effectful:
             function = self.functions[name]
             block = function.regions[0].blocks[0]
-            if name == "main" or ir.StringAttr(function.attributes["sym_visibility"]).value != "private":
+            if name not in self.threaded:
                 first = next(iter(block.operations), None)
                 with (ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(block)), \
                         function.location:
@@ -143,7 +150,7 @@ class _Threader:
                 operation.operands[0] = token
                 token = operation.results[0]
             elif name == "func.call":
-                if _callee(op) in self.effectful:
+                if _callee(op) in self.threaded:
                     token = self._recreate(op, [token], lambda new: new)
             elif len(operation.regions) and self._has_effect(op):
                 if name in ("stablehlo.case", "stablehlo.if", "stablehlo.while") and \
