@@ -12,9 +12,11 @@ numbered it (a module lowered by JAX or another process is refused, not run
 against this process's callbacks). ``pure_callback`` has no side effect; ``io_callback`` and
 ``debug_callback`` have one. An ordered callback takes a ``!stablehlo.token``
 first and returns one first: the tokens of one block (a function body or a
-region) are chained in program order, starting from ``stablehlo.create_token``,
-so XLA keeps the ordered callbacks of a computation in program order (JAX
-threads one token through ``@main``'s signature instead: see docs/debugging.md).
+region) are chained in program order, starting from ``stablehlo.create_token``;
+after lowering, ``toolkit/lowering/tokens.py`` joins the blocks' chains into one
+through nested functions, branches and loops, so XLA keeps every ordered
+callback of the module in program order (JAX also threads its token through
+``@main``'s signature: see docs/debugging.md).
 
 With Shardy on several devices, a callback outside ``shard_map`` runs once, on
 device 0 (JAX's ``maximal`` sharding); inside ``shard_map`` it runs on every
