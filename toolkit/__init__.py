@@ -78,7 +78,31 @@ from toolkit.core.config import (  # noqa: F401,E402  (JAX's config-flag context
     allow_f16_reductions, check_tracer_leaks, checking_leaks, default_device, default_matmul_precision,
     explain_cache_misses, log_compiles, no_execution, no_tracing, numpy_dtype_promotion, numpy_rank_promotion,
     softmax_custom_jvp, transfer_guard, transfer_guard_device_to_device, transfer_guard_device_to_host,
-    transfer_guard_host_to_device)
+    transfer_guard_host_to_device, legacy_prng_key, enable_custom_prng, enable_checks)
 from toolkit import (  # noqa: F401,E402  (jax.dtypes, jax.typing, jax.monitoring, ...: made of modules loaded above)
     custom_derivatives, dlpack, dtypes, monitoring, ops, sharding, typing)
 from toolkit.core.dtypes import float0  # noqa: F401,E402  (jax.float0: the dtype of integer values' tangents)
+
+
+def host_count(backend: str | None = None) -> int:
+    """``process_count()`` under its pre-rename name, with JAX's warning (``jax.host_count``)."""
+    import warnings  # function-level: only these deprecated aliases warn
+    warnings.warn("jax.host_count has been renamed to jax.process_count. This alias will eventually be removed; "
+                  "please update your code.", stacklevel=2)
+    return process_count(backend)
+
+
+def host_id(backend: str | None = None) -> int:
+    """``process_index()`` under its pre-rename name, with JAX's warning (``jax.host_id``)."""
+    import warnings  # function-level: only these deprecated aliases warn
+    warnings.warn("jax.host_id has been renamed to jax.process_index. This alias will eventually be removed; "
+                  "please update your code.", stacklevel=2)
+    return process_index(backend)
+
+
+def host_ids(backend: str | None = None) -> list[int]:
+    """``process_indices()`` under its pre-rename name, with JAX's warning (``jax.host_ids``)."""
+    import warnings  # function-level: only these deprecated aliases warn
+    warnings.warn("jax.host_ids has been renamed to jax.process_indices. This alias will eventually be removed; "
+                  "please update your code.", stacklevel=2)
+    return list(process_indices(backend))

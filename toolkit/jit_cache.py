@@ -29,6 +29,7 @@ from toolkit import monitoring
 from toolkit.core.config import cache_state, flag_value
 from toolkit.core.avals import is_static_shape
 from toolkit.core.program import Program
+from toolkit.core.program_checks import check_program
 from toolkit.lax import parallel
 from toolkit.lowering.registry import LOWERINGS
 from toolkit.passes.registry import registry_generation
@@ -220,6 +221,8 @@ def trace_on_miss(wrapped: Any, sig: ArgumentSignature, key: tuple | None) -> tu
         result = wrapped._trace_program(sig)
     if checking:
         _check_leaks(wrapped.name, before)
+    if flag_value("jax_enable_checks"):  # JAX's core.check_jaxpr after tracing
+        check_program(result[0], f"the trace of {wrapped.name}")
     return result
 
 

@@ -39,7 +39,14 @@ FLAGS = {  # context manager name -> (JAX flag name, a non-default value)
     "transfer_guard_host_to_device": ("jax_transfer_guard_host_to_device", "log"),
     "transfer_guard_device_to_device": ("jax_transfer_guard_device_to_device", "log"),
     "transfer_guard_device_to_host": ("jax_transfer_guard_device_to_host", "log"),
+    "legacy_prng_key": ("jax_legacy_prng_key", "error"),
+    "enable_custom_prng": ("jax_enable_custom_prng", True),
+    "enable_checks": ("jax_enable_checks", True),
 }
+
+
+def _plain(value):
+    return getattr(value, "value", value)  # JAX's legacy_prng_key is an enum of the strings
 
 
 @pytest.mark.parametrize("manager", sorted(FLAGS))
@@ -49,15 +56,15 @@ def test_context_manager_sets_the_flag_for_the_block(manager):
     with getattr(toolkit, manager)(value):
         assert config.read(name) == value
         with getattr(jax, manager)(value):  # JAX has the same manager, flag name and value
-            assert getattr(jax.config, name) == value
+            assert _plain(getattr(jax.config, name)) == value
     assert config.read(name) == before
-    assert getattr(jax.config, name) == before or name.startswith("jax_transfer_guard")  # JAX's default is None
+    assert _plain(getattr(jax.config, name)) == before or name.startswith("jax_transfer_guard")  # JAX's: None
 
 
 @pytest.mark.parametrize("manager", sorted(FLAGS))
 def test_config_update_and_defaults_as_jax(manager):
     name, value = FLAGS[manager]
-    assert config.read(name) == getattr(jax.config, name)
+    assert config.read(name) == _plain(getattr(jax.config, name))
     default = config.read(name)
     config.update(name, value)
     try:
@@ -338,3 +345,62 @@ def test_default_device_places_uncommitted_arrays_and_jit_as_jax():
         placed = [jnp.ones(3), jax.jit(lambda x: x + 1)(np.ones(3, np.float32)), jax.device_put(np.ones(2))]
     expected = theirs_devices[1] if len(theirs_devices) > 1 else theirs_devices[0]
     assert [a.devices() for a in placed] == [{expected}] * 3
+
+
+# --- legacy_prng_key / enable_custom_prng / enable_checks / host_* ------------------------------------------------
+
+@pytest.mark.parametrize("policy", ["allow", "warn", "error"])
+def test_legacy_prng_key_as_jax(policy):
+    outcomes = []
+    for random, manager in ((toolkit.random, toolkit.legacy_prng_key), (jax.random, jax.legacy_prng_key)):
+        with manager(policy), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                random.split(random.PRNGKey(0))
+                outcomes.append(("ok", [str(w.message) for w in caught]))
+            except ValueError as error:
+                outcomes.append(("raised", str(error)))
+            random.split(random.key(0))  # typed keys are never refused
+    assert outcomes[0] == outcomes[1]
+
+
+def test_enable_custom_prng_warns_on_raw_keys_as_jax():
+    caught_both = []
+    for random, manager in ((toolkit.random, toolkit.enable_custom_prng), (jax.random, jax.enable_custom_prng)):
+        with manager(True), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            typed = random.PRNGKey(0)  # PRNGKey makes typed keys
+            assert str(typed.dtype) == "key<fry>" and typed.shape == ()
+            random.fold_in(typed, 1)
+            random.fold_in(np.zeros(2, np.uint32), 1)  # a raw key warns
+        caught_both.append([(w.category, str(w.message)) for w in caught])
+    assert caught_both[0] == caught_both[1] and caught_both[0][0][0] is FutureWarning
+
+
+def test_enable_checks_type_checks_jit_traces():
+    from toolkit.core.program_checks import check_program
+    x = np.ones((2, 4), np.float32)
+    with toolkit.enable_checks(True):
+        out = toolkit.jit(toolkit.grad(lambda w: tnn.softmax(x @ w).sum()))(np.ones((4, 3), np.float32))
+        assert out.shape == (4, 3)
+        scanned = toolkit.jit(lambda v: toolkit.lax.scan(lambda c, y: (c + y, c * y), 0.0, v))(np.arange(3.0))
+        assert scanned[1].shape == (3,)
+    program = toolkit.jit(lambda v: tnp.sin(v) * 2).trace(x).program
+    check_program(program)
+    program.eqns[0].outputs[0].aval = program.eqns[0].outputs[0].aval.update(shape=(3,))
+    with pytest.raises(toolkit.errors.JaxprTypeError, match=r"equation 0 \(`sin`\).*f32\[3\].*f32\[2,4\]"):
+        check_program(program)
+    program.eqns[0].outputs[0].aval = program.eqns[0].outputs[0].aval.update(shape=(2, 4))
+    program.eqns[1].inputs[0], program.eqns[0].outputs[0] = program.eqns[0].outputs[0], program.invars[0]
+    with pytest.raises(toolkit.errors.JaxprTypeError, match="not defined"):
+        check_program(program)
+
+
+@pytest.mark.parametrize("name,renamed", [("host_count", "process_count"), ("host_id", "process_index"),
+                                          ("host_ids", "process_indices")])
+def test_host_aliases_warn_and_answer_as_jax(name, renamed):
+    with pytest.warns(UserWarning, match=f"jax.{name} has been renamed to jax.{renamed}"):
+        ours = getattr(toolkit, name)()
+    with pytest.warns(UserWarning):
+        theirs = getattr(jax, name)()
+    assert ours == theirs

@@ -392,3 +392,17 @@ def _set_all_directions(value: Any, thread_local: bool) -> None:
 
 
 watch_flag("jax_transfer_guard", _set_all_directions)
+
+
+LEGACY_PRNG_KEY = _define_enum(
+    "jax_legacy_prng_key", "allow", ("allow", "warn", "error"),
+    "Raw uint32 keys (random.PRNGKey) passed to toolkit.random functions: allowed, a warning, or a ValueError.")
+ENABLE_CUSTOM_PRNG = _define_bool(
+    "jax_enable_custom_prng", False,
+    "With raw uint32 keys allowed, toolkit.random warns that raw keys are deprecated (JAX's upgrade flag).")
+legacy_prng_key = _flag_context("jax_legacy_prng_key")
+enable_custom_prng = _flag_context("jax_enable_custom_prng")
+ENABLE_CHECKS = _define_bool(
+    "jax_enable_checks", False,
+    "Type-check every program jit traces (JaxprTypeError on an ill-typed or ill-scoped equation); slower.")
+enable_checks = _flag_context("jax_enable_checks")

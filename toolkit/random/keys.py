@@ -21,6 +21,7 @@ True, JAX's default 32-bit mode) is described in :mod:`toolkit.random.threefry`.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Sequence
 
 import numpy as np
@@ -28,6 +29,7 @@ import numpy as np
 from toolkit import lax
 from toolkit.array import Array
 from toolkit.core import dtypes, pytrees
+from toolkit.core.config import flag_value
 from toolkit.core.avals import canonicalize_shape
 from toolkit.random import threefry
 from toolkit import numpy as tnp
@@ -152,6 +154,7 @@ def check_prng_key(name: str, key: Any, *, allow_batched: bool = False) -> tuple
             key = np.asarray(key)
         _check_key_data(key)
         data, raw = key, True
+        _legacy_key_policy()
     else:
         raise TypeError(f"unexpected PRNG key type {type(key)}")
     if not allow_batched and len(data.shape) > 1:
@@ -159,6 +162,20 @@ def check_prng_key(name: str, key: Any, *, allow_batched: bool = False) -> tuple
         raise ValueError(f"{name} accepts a single key, but was given a key array of"
                          f" shape {shape} != (). Use jax.vmap for batching.")
     return data, raw
+
+
+def _legacy_key_policy() -> None:
+    """A raw key was passed: warn or raise as ``jax_legacy_prng_key`` / ``jax_enable_custom_prng`` say (JAX's)."""
+    policy = flag_value("jax_legacy_prng_key")
+    advice = ("Legacy uint32 key array passed as key to jax.random function. Please create keys using "
+              'jax.random.key(). If use of a raw key array was intended, set jax_legacy_prng_key="allow".')
+    if policy == "error":
+        raise ValueError(advice)
+    if policy == "warn":
+        warnings.warn(advice, stacklevel=4)
+    elif flag_value("jax_enable_custom_prng"):
+        warnings.warn("Raw arrays as random keys to jax.random functions are deprecated. Assuming valid "
+                      "threefry2x32 key for now.", FutureWarning, stacklevel=4)
 
 
 def return_keys(raw: bool, data: Any) -> Any:
@@ -183,7 +200,11 @@ def PRNGKey(seed: Any) -> Any:
     Example::
 
         k = toolkit.random.PRNGKey(0)       # Array([0, 0], dtype=uint32)
+
+    With ``jax_enable_custom_prng`` on (``toolkit.enable_custom_prng``) it is a typed key, as JAX's.
     """
+    if flag_value("jax_enable_custom_prng"):
+        return PRNGKeyArray(_seed_data("PRNGKey", seed))
     return _seed_data("PRNGKey", seed)
 
 
