@@ -36,10 +36,15 @@ WORKER = HERE / "_poly_harness_worker.py"
 CHUNK_TIMEOUT_BASE_SECONDS = 60
 CHUNK_TIMEOUT_PER_CASE_SECONDS = 10
 
+# The cases are dealt into CHUNKS chunks of about equal work (_deal; neighbouring cases, often of one harness group,
+# go to different chunks). Under pytest-xdist each chunk is one group (an ``xdist_group`` mark on its tests), so the chunks spread over
+# the workers and a worker runs only the chunks it was given, in one worker subprocess each; in a single process the
+# first test runs every selected chunk at once, two subprocesses at a time. Eight chunks: each costs one start-up of
+# toolkit and jax (a few seconds) and about a minute of cases, so two xdist workers end within a chunk of each other.
+CHUNKS = 8
+
 pytestmark = [
     pytest.mark.slow,
-    # harness_results runs every selected case once per process: under pytest-xdist, one worker runs this module.
-    pytest.mark.one_worker,
     pytest.mark.skipif(not (CORPUS / "manifest.json").exists(), reason="needs ../shared/corpora/jax_poly_harness"),
 ]
 
@@ -60,6 +65,28 @@ REFINEMENT_SAMPLE = sorted(_first_of_group.values())
 ALL_SIZES = os.environ.get("TOOLKIT_HARNESS_ALL_SIZES", "") not in ("", "0")
 OTHER_SIZE_CASES = CASES if ALL_SIZES else sorted(
     set(_first_of_group.values()) | {name for index, name in enumerate(CASES) if index % 6 == 0})
+
+
+def _deal(names: list[str]) -> dict[str, int]:
+    """Each case's chunk: dealt in order to the chunk with the least work so far, a case's work counted as its
+    compilations (one stored run, two more for other sizes, toolkit's and JAX's; one for the refinement)."""
+    other_size, refinement = set(OTHER_SIZE_CASES), set(REFINEMENT_SAMPLE)
+    load = [0] * CHUNKS
+    chunk_of = {}
+    for name in names:
+        chunk = min(range(CHUNKS), key=lambda index: (load[index], index))
+        chunk_of[name] = chunk
+        load[chunk] += 1 + 2 * (name in other_size) + (name in refinement)
+    return chunk_of
+
+
+CHUNK_OF = _deal(CASES)
+
+
+def _params(names: list[str]) -> list:
+    """``names`` as parameters, each marked with its chunk's xdist group (tests/xdist_groups.py keeps a group on one
+    worker): a case's three tests and the rest of its chunk run where its chunk runs."""
+    return [pytest.param(name, marks=pytest.mark.xdist_group(f"jax_poly_harness_{CHUNK_OF[name]}")) for name in names]
 
 
 def _run_chunk(names: list[str], other_size_cases: set[str], refinement_cases: set[str]) -> dict[str, dict]:
@@ -112,20 +139,45 @@ def _selected_names(session: pytest.Session) -> set[str]:
     return names
 
 
+class _ChunkResults:
+    """The worker's record of each selected case, computed a chunk at a time when a test of the chunk first asks."""
+
+    def __init__(self, selected: list[str]) -> None:
+        self._pending: dict[int, list[str]] = collections.defaultdict(list)
+        for name in selected:
+            self._pending[CHUNK_OF[name]].append(name)
+        self._results: dict[str, dict] = {}
+
+    def get(self, name: str) -> dict | None:
+        chunk = CHUNK_OF.get(name)
+        if chunk is not None and chunk in self._pending:
+            # Under xdist this worker was given this chunk (its other chunks may be on another worker): run it alone,
+            # in one subprocess (the xdist worker has a core of its own). In one process: every chunk at once.
+            if os.environ.get("PYTEST_XDIST_WORKER"):
+                self._run([self._pending.pop(chunk)], workers=1)
+            else:
+                self._run([self._pending.pop(index) for index in sorted(self._pending)],
+                          workers=max(1, min(os.cpu_count() or 1, 4)))
+        return self._results.get(name)
+
+    def _run(self, chunks: list[list[str]], workers: int) -> None:
+        if workers > 1:  # one process: the chunks regrouped into two per subprocess worker (each imports jax once)
+            names = [name for chunk in chunks for name in chunk]
+            count = max(1, min(len(names), 2 * workers))
+            chunks = [names[i::count] for i in range(count)]
+        results: dict[str, dict] = {}
+        with concurrent.futures.ThreadPoolExecutor(workers) as pool:
+            for partial in pool.map(lambda chunk: _run_chunk(chunk, set(OTHER_SIZE_CASES), set(REFINEMENT_SAMPLE)),
+                                    chunks):
+                results.update(partial)
+        _print_summary(results)
+        self._results.update(results)
+
+
 @pytest.fixture(scope="module")
-def harness_results(request: pytest.FixtureRequest) -> dict[str, dict]:
+def harness_results(request: pytest.FixtureRequest) -> _ChunkResults:
     wanted = _selected_names(request.session)
-    selected = [name for name in CASES if name in wanted]
-    workers = max(1, min(os.cpu_count() or 1, 4))
-    chunk_count = max(1, min(len(selected), 2 * workers))  # each worker imports toolkit and jax once
-    chunks = [selected[i::chunk_count] for i in range(chunk_count)]
-    results: dict[str, dict] = {}
-    with concurrent.futures.ThreadPoolExecutor(workers) as pool:
-        for partial in pool.map(lambda chunk: _run_chunk(chunk, set(OTHER_SIZE_CASES), set(REFINEMENT_SAMPLE)),
-                                chunks):
-            results.update(partial)
-    _print_summary(results)
-    return results
+    return _ChunkResults([name for name in CASES if name in wanted])
 
 
 def _print_summary(results: dict[str, dict]) -> None:
@@ -140,7 +192,7 @@ def _print_summary(results: dict[str, dict]) -> None:
     sys.stderr.write(f"\njax_poly_harness: {len(results)} cases: {dict(sorted(counts.items()))}\n")
 
 
-def _outcome(results: dict[str, dict], name: str, check: str) -> dict:
+def _outcome(results: _ChunkResults, name: str, check: str) -> dict:
     record = results.get(name)
     assert record is not None, f"{name}: no result from the worker"
     assert "crashed" not in record, f"{name}: {record['crashed']}"
@@ -150,19 +202,19 @@ def _outcome(results: dict[str, dict], name: str, check: str) -> dict:
     return outcome
 
 
-@pytest.mark.parametrize("name", CASES)
-def test_stored_run(name: str, harness_results: dict[str, dict]) -> None:
+@pytest.mark.parametrize("name", _params(CASES))
+def test_stored_run(name: str, harness_results: _ChunkResults) -> None:
     outcome = _outcome(harness_results, name, "stored")
     assert outcome["ok"], f"{name}: {outcome['message']}"
 
 
-@pytest.mark.parametrize("name", OTHER_SIZE_CASES)
-def test_other_size(name: str, harness_results: dict[str, dict]) -> None:
+@pytest.mark.parametrize("name", _params(OTHER_SIZE_CASES))
+def test_other_size(name: str, harness_results: _ChunkResults) -> None:
     outcome = _outcome(harness_results, name, "other_size")
     assert outcome["ok"], f"{name}: {outcome['message']}"
 
 
-@pytest.mark.parametrize("name", REFINEMENT_SAMPLE)
-def test_refinement_as_static_as_cxx(name: str, harness_results: dict[str, dict]) -> None:
+@pytest.mark.parametrize("name", _params(REFINEMENT_SAMPLE))
+def test_refinement_as_static_as_cxx(name: str, harness_results: _ChunkResults) -> None:
     outcome = _outcome(harness_results, name, "refinement")
     assert outcome["ok"], f"{name}: {outcome['message']}"
