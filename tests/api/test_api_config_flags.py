@@ -404,3 +404,30 @@ def test_host_aliases_warn_and_answer_as_jax(name, renamed):
     with pytest.warns(UserWarning):
         theirs = getattr(jax, name)()
     assert ours == theirs
+
+
+@pytest.mark.parametrize("partitionable", [False, True])
+def test_threefry_partitionable_bit_exact_with_jax(partitionable):
+    ours, theirs = toolkit.random, jax.random
+    with toolkit.threefry_partitionable(partitionable), jax.threefry_partitionable(partitionable):
+        for seed in (123456,):
+            k1, k2 = ours.key(seed), theirs.key(seed)
+            pairs = [
+                (ours.key_data(ours.split(k1, (2, 3))), theirs.key_data(theirs.split(k2, (2, 3)))),
+                (ours.key_data(ours.fold_in(k1, 5)), theirs.key_data(theirs.fold_in(k2, 5))),
+                (ours.bits(k1, (3, 5)), theirs.bits(k2, (3, 5))),
+                (ours.bits(k1, (7,), dtype=np.uint8), theirs.bits(k2, (7,), dtype=np.uint8)),
+                (ours.bits(k1, (5,), dtype=np.uint16), theirs.bits(k2, (5,), dtype=np.uint16)),
+                (ours.normal(k1, (4, 3)), theirs.normal(k2, (4, 3))),
+                (ours.randint(ours.PRNGKey(seed), (6,), 0, 100), theirs.randint(theirs.PRNGKey(seed), (6,), 0, 100)),
+            ]
+            for a, b in pairs:
+                np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.x64
+def test_threefry_original_64_bit_as_jax():
+    with toolkit.threefry_partitionable(False), jax.threefry_partitionable(False), jax.enable_x64():
+        a = toolkit.random.bits(toolkit.random.key(3), (5,), dtype=np.uint64)
+        b = jax.random.bits(jax.random.key(3), (5,), dtype=np.uint64)
+    np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

@@ -406,3 +406,8 @@ ENABLE_CHECKS = _define_bool(
     "jax_enable_checks", False,
     "Type-check every program jit traces (JaxprTypeError on an ill-typed or ill-scoped equation); slower.")
 enable_checks = _flag_context("jax_enable_checks")
+THREEFRY_PARTITIONABLE = _define_bool(
+    "jax_threefry_partitionable", True,
+    "toolkit.random's threefry counters: JAX's partitionable layout (the default), or its original one (False) — "
+    "bit-exact with JAX either way.", affects_compilation=True)
+threefry_partitionable = _flag_context("jax_threefry_partitionable")

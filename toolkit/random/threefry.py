@@ -36,6 +36,7 @@ import numpy as np
 
 from toolkit import lax
 from toolkit.core import dtypes
+from toolkit.core.config import flag_value
 from toolkit.stages import jit
 
 __all__ = ["threefry2x32", "threefry_seed", "threefry_split", "threefry_fold_in", "threefry_random_bits",
@@ -145,9 +146,57 @@ def _seed(seed: Any) -> Any:
     return lax.concatenate([k1, k2], 0)
 
 
+def threefry_2x32(key: Any, count: Any) -> Any:
+    """The hash of the flat ``uint32`` counters ``count`` as JAX's ``threefry_2x32``: the first half of the
+    (zero-padded to even) counters are the first words, the second half the second; the two hashed halves,
+    concatenated and unpadded, are the result (the non-partitionable layout)."""
+    k1, k2 = _words(key)
+    n = count.shape[0]
+    padded = lax.concatenate([count, lax.full((1,), np.uint32(0), _U32)], 0) if n % 2 else count
+    half = padded.shape[0] // 2
+    x1, x2 = threefry2x32(k1, k2, lax.slice(padded, (0,), (half,)), lax.slice(padded, (half,), (2 * half,)))
+    out = lax.concatenate([x1, x2], 0)
+    return lax.slice(out, (0,), (n,)) if n % 2 else out
+
+
+def _split_original(key: Any, shape: tuple) -> Any:
+    # jax_threefry_partitionable=False: JAX's _threefry_split_original.
+    num = math.prod(shape)
+    return lax.reshape(threefry_2x32(key, lax.iota(_U32, num * 2)), (*shape, 2))
+
+
+def _random_bits_original(key: Any, bit_width: int, shape: tuple) -> Any:
+    # jax_threefry_partitionable=False: JAX's _threefry_random_bits_original (one block of counters).
+    size = math.prod(shape)
+    max_count = -(-bit_width * size // 32)
+    if max_count >= 2 ** 32 - 1:
+        raise NotImplementedError("random bits of more than 2**32 - 1 words with jax_threefry_partitionable=False")
+    bits = threefry_2x32(key, lax.iota(_U32, max_count))
+    dtype = UINT_DTYPES[bit_width]
+    if bit_width == 64:
+        half = max_count // 2
+        hi = lax.convert_element_type(lax.slice(bits, (0,), (half,)), dtype)
+        lo = lax.convert_element_type(lax.slice(bits, (half,), (2 * half,)), dtype)
+        bits = lax.bitwise_or(lax.shift_left(hi, lax.full((half,), np.uint64(32), dtype)), lo)
+    elif bit_width in (8, 16):
+        # bits.view(dtype)[:size]: each word's pieces, lowest first (little-endian).
+        pieces = 32 // bit_width
+        shifts = lax.mul(lax.full((pieces, max_count), np.uint32(bit_width), _U32),
+                         lax.broadcasted_iota(_U32, (pieces, max_count), 0))
+        words = lax.broadcast_in_dim(bits, (pieces, max_count), (1,))
+        parts = lax.bitwise_and(lax.full((pieces, max_count), np.uint32(np.iinfo(dtype).max), _U32),
+                                lax.shift_right_logical(words, shifts))
+        flat = lax.reshape(lax.transpose(parts, (1, 0)), (max_count * pieces,))
+        bits = lax.slice(lax.convert_element_type(flat, dtype), (0,), (size,))
+    return lax.reshape(bits, shape)
+
+
 @partial(jit, static_argnums=(1,))
 def threefry_split(key: Any, shape: tuple) -> Any:
-    """``shape + (2,)`` new raw keys from the raw key ``key`` (JAX's partitionable, fold-like split)."""
+    """``shape + (2,)`` new raw keys from the raw key ``key`` (JAX's partitionable, fold-like split; the
+    original layout while ``jax_threefry_partitionable`` is off)."""
+    if not flag_value("jax_threefry_partitionable"):
+        return _split_original(key, shape)
     k1, k2 = _words(key)
     hi, lo = iota_2x32_shape(shape)
     b1, b2 = threefry2x32(k1, k2, hi, lo)
@@ -170,6 +219,8 @@ def threefry_random_bits(key: Any, bit_width: int, shape: tuple) -> Any:
     """Unsigned integers of ``bit_width`` bits and ``shape`` from the raw key ``key`` (partitionable variant)."""
     if bit_width not in (8, 16, 32, 64):
         raise TypeError("requires 8-, 16-, 32- or 64-bit field width.")
+    if not flag_value("jax_threefry_partitionable"):
+        return _random_bits_original(key, bit_width, shape)
     if math.prod(shape) > 2 ** 64:
         raise NotImplementedError("random bits array of size exceeding 2 ** 64")
     k1, k2 = _words(key)
