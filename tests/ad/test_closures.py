@@ -228,3 +228,20 @@ def test_fwd_and_bwd_errors():
         bwd((1, 2), X)
     with pytest.raises(ValueError, match="out of bounds"):
         toolkit.fwd_and_bwd(_layer(tnp), argnums=5, jitted=False)[0](X, W)
+
+
+@pytest.mark.x64  # 64-bit on both sides (tests/conftest.py)
+def test_64_bit_types_kept():
+    x64 = X.astype(np.float64)
+
+    def run(api, numpy):
+        t = api.linear_transpose(lambda a: a * 2.0, x64)
+
+        @api.custom_gradient
+        def f(x):
+            return x * x, lambda g: (g * 2 * x,)
+        fwd, bwd = api.fwd_and_bwd(lambda a: numpy.sin(a).sum(), argnums=0)
+        y, res = fwd(x64)
+        return t(x64), api.grad(lambda x: f(x).sum())(x64), bwd(res, np.float64(1.0))
+    ours, _ = _both(run)
+    assert all(np.asarray(leaf).dtype == np.float64 for leaf in jax.tree_util.tree_leaves(ours))
