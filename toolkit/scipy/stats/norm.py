@@ -1,4 +1,4 @@
-"""The normal distribution (``jax.scipy.stats.norm``); ``ppf``/``isf`` wait for ``special.ndtri``."""
+"""The normal distribution (``jax.scipy.stats.norm``)."""
 
 from __future__ import annotations
 
@@ -7,9 +7,10 @@ from typing import Any
 import numpy as np
 
 from toolkit import lax
-from toolkit.scipy.special import _inexact, log_ndtr, ndtr
+from toolkit import numpy as tnp
+from toolkit.scipy.special import _inexact, log_ndtr, ndtr, ndtri
 
-__all__ = ["cdf", "logcdf", "logpdf", "logsf", "pdf", "sf"]
+__all__ = ["cdf", "isf", "logcdf", "logpdf", "logsf", "pdf", "ppf", "sf"]
 
 
 def logpdf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
@@ -48,3 +49,15 @@ def logsf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
     """``log P[X > x]``."""
     x, loc, scale = _inexact("norm.logsf", x, loc, scale)
     return logcdf(-x, -loc, scale)
+
+
+def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """The quantile function, the inverse of :func:`cdf`: ``ndtri(q) * scale + loc`` in the default float dtype
+    (``q`` must be float32 or float64, as ``special.ndtri``)."""
+    return tnp.asarray(ndtri(q) * scale + loc, float)
+
+
+def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """The inverse of :func:`sf`: ``ppf(1 - q, loc, scale)``."""
+    q = tnp.asarray(q)
+    return ppf(np.asarray(1, q.dtype) - q, loc, scale)

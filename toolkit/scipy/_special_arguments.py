@@ -1,0 +1,41 @@
+"""Argument handling shared by ``toolkit.scipy.special``'s modules: JAX's ``promote_args_inexact``, and
+Horner's rule (``jnp.polyval``) for the rational approximations."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from toolkit import numpy as tnp
+from toolkit.core import dtypes
+from toolkit.numpy._core import promote_and_broadcast, promote_inexact
+
+
+def inexact(name: str, *args: Any, real: bool = False) -> list[Any]:
+    """``args`` as arrays of their common inexact dtype, broadcast together (JAX's promote_args_inexact).
+
+    Lists and tuples are JAX's ``TypeError``; ``real=True`` refuses complex values with JAX's ``ValueError``.
+    """
+    for i, a in enumerate(args):
+        if isinstance(a, (list, tuple)):
+            raise TypeError(f"toolkit.scipy.special.{name} requires ndarray or scalar arguments, got "
+                            f"{type(a).__name__} at position {i}.")
+    out = promote_inexact(*args)
+    if len(out) > 1:
+        out = promote_and_broadcast(*out)
+    out = [tnp.asarray(a) for a in out]
+    if real and dtypes.is_complex(out[0].dtype):
+        raise ValueError(f"{name} does not support complex-valued inputs.")
+    return out
+
+
+def polyval(coefficients: Sequence[float] | np.ndarray, x: Any) -> Any:
+    """``sum c[i] x**(n-1-i)`` by Horner's rule, highest degree first (``jnp.polyval`` of constant coefficients)."""
+    dtype = tnp.asarray(x).dtype
+    coefficients = np.asarray(coefficients).astype(dtype)
+    result = tnp.zeros_like(x)
+    for c in coefficients:
+        result = result * x + c
+    return result
