@@ -54,6 +54,13 @@ PUBLIC_MODULES: dict[str, str] = {
     "toolkit.image": "Image resizing (as `jax.image`).",
     "toolkit.profiler": "XLA's profiler: traces and annotations (as `jax.profiler`).",
     "toolkit.errors": "The exception classes of tracing and dtype promotion (as `jax.errors`).",
+    "toolkit.dtypes": "Dtype canonicalization, promotion, `float0` and machine limits (as `jax.dtypes`).",
+    "toolkit.typing": "`ArrayLike` and `DTypeLike` for annotations (as `jax.typing`).",
+    "toolkit.custom_derivatives": "`custom_jvp`, `custom_vjp` and their helpers (as `jax.custom_derivatives`).",
+    "toolkit.dlpack": "Arrays from other libraries through DLPack (as `jax.dlpack`).",
+    "toolkit.ops": "Segment reductions (as `jax.ops`).",
+    "toolkit.sharding": "JAX's `jax.sharding` names: toolkit.shard's objects and the resharding functions.",
+    "toolkit.monitoring": "Named events and their listeners; jit's compile-time events (as `jax.monitoring`).",
 }
 
 

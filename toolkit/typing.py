@@ -29,7 +29,8 @@ class SupportsDType(Protocol):
     """Anything with a ``dtype`` (``toolkit.numpy.float32`` and other scalar types)."""
 
     @property
-    def dtype(self, /) -> np.dtype: ...
+    def dtype(self, /) -> np.dtype:
+        """The dtype it names."""
 
 
 #: A dtype, or what names one: ``"float32"``, ``np.float32``, ``float``, ``np.dtype("int8")``, ``tnp.bfloat16``.

@@ -61,9 +61,9 @@ class SymbolicZero:
     def __init__(self, aval: ShapedArray):
         self.aval = aval
 
-    shape = property(lambda self: self.aval.shape)
-    dtype = property(lambda self: self.aval.dtype)
-    ndim = property(lambda self: len(self.aval.shape))
+    shape = property(lambda self: self.aval.shape, doc="The shape of the tangent it stands for.")
+    dtype = property(lambda self: self.aval.dtype, doc="The dtype of the tangent it stands for.")
+    ndim = property(lambda self: len(self.aval.shape), doc="The rank of the tangent it stands for.")
 
     def __repr__(self) -> str:
         return f"SymbolicZero({self.aval.str_short()})"
