@@ -34,6 +34,16 @@ from typing import Any
 # The pages that need several devices say so in a visible block; the test process has eight (as tests/conftest.py).
 os.environ.setdefault("TOOLKIT_NUM_CPU_DEVICES", "8")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
+# Every program the tests compile (toolkit's, JAX's oracle's, and those of the processes the tests start, which inherit
+# the environment) goes through XLA's LLVM backend at optimization level 1 instead of its default 2: at level 2 XLA CPU
+# spends seconds on some small programs (a random normal of shape (2, 3, 4, 5), threefry and erf_inv over a 4-D loop
+# nest: 3.5 s of CPU at level 2, 0.3 s at level 1), most of the suite's time is XLA compiling, and the tests check
+# what toolkit gives XLA and what comes back, not LLVM's loop optimizations. Level 1 keeps the semantics (no fast math;
+# XLA's HLO passes are the same), and both sides of a comparison with JAX are compiled alike. An XLA_FLAGS that names a
+# level keeps it: XLA_FLAGS=--xla_backend_optimization_level=2 runs the tests at XLA's default (test/lit/lit.cfg.py
+# does the same for lit).
+if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=1").strip()
 
 ROOT = Path(__file__).resolve().parent
 # Under pytest-xdist (scripts/test.sh) the blocks of one page, like the tests that share state, stay on one worker.
