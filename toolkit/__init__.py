@@ -80,7 +80,7 @@ from toolkit.core.config import (  # noqa: F401,E402  (JAX's config-flag context
     softmax_custom_jvp, transfer_guard, transfer_guard_device_to_device, transfer_guard_device_to_host,
     transfer_guard_host_to_device, legacy_prng_key, enable_custom_prng, enable_checks, threefry_partitionable)
 from toolkit import (  # noqa: F401,E402  (jax.dtypes, jax.typing, jax.monitoring, ...: made of modules loaded above)
-    custom_derivatives, dlpack, dtypes, monitoring, ops, sharding, typing)
+    custom_derivatives, dlpack, dtypes, ffi, monitoring, ops, sharding, typing)
 from toolkit.core.dtypes import float0  # noqa: F401,E402  (jax.float0: the dtype of integer values' tangents)
 
 

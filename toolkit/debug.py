@@ -240,11 +240,13 @@ def visualize_sharding(shape: Any, sharding: Any, *, use_color: bool = True, sca
         index = tuple(index) + (slice(None),) * (len(shape) - len(tuple(index)))
         spans = [index[d].indices(shape[d]) if isinstance(index[d], slice) else (index[d], index[d] + 1, 1)
                  for d in range(len(shape))]
-        chunk = tuple(_chunk_index(shape[d], index[d]) for d in range(len(shape)))
+        chunks = [_chunk_index(shape[d], index[d]) for d in range(len(shape))]
+        chunk: tuple[int, int]
         if len(shape) == 2:
+            chunk = (chunks[0], chunks[1])
             sizes[chunk] = ((spans[1][1] - spans[1][0]) / shape[1], (spans[0][1] - spans[0][0]) / shape[0])
         else:
-            chunk = (0, chunk[0])
+            chunk = (0, chunks[0])
             sizes[chunk] = ((spans[0][1] - spans[0][0]) / shape[0], None)
         cells.setdefault(chunk, set()).add(device.id)
     rows = max(r for r, _ in cells) + 1

@@ -365,3 +365,58 @@ def test_inspect_array_sharding_inside_jit():
         return x
     with pytest.raises(NotImplementedError, match="partitioner"):
         f(np.ones(4, np.float32))
+
+
+# --- toolkit.ffi ----------------------------------------------------------------------------------------------
+
+SPD = np.array([[4.0, 2.0, 0.0], [2.0, 5.0, 1.0], [0.0, 1.0, 3.0]], np.float32)
+
+
+def _cholesky_call(module, name, layout):
+    specs = (module.ShapeDtypeStruct((3, 3), np.float32), module.ShapeDtypeStruct((), np.int32))
+    out_layouts = None if layout is None else [layout, ()]
+    call = module.ffi.ffi_call(name, specs, input_layouts=None if layout is None else [layout],
+                               output_layouts=out_layouts)
+    return module.jit(lambda x: call(x, uplo=np.uint8(ord("L"))))(SPD)
+
+
+@pytest.mark.parametrize("layout", [None, (1, 0), (0, 1)], ids=str)
+def test_ffi_call_as_jax(layout):
+    import toolkit.ffi  # noqa: F401
+    ours = _cholesky_call(toolkit, "lapack_spotrf_ffi", layout)
+    theirs = _cholesky_call(jax, "lapack_spotrf_ffi", layout)
+    np.testing.assert_array_equal(np.asarray(ours[0]), np.asarray(theirs[0]))
+    assert int(ours[1]) == int(theirs[1]) == 0
+
+
+def test_register_ffi_target_shares_jaxlibs_registry():
+    import toolkit.ffi
+    from jaxlib import lapack
+    capsule = next(c for name, c, _ in lapack.registrations()["cpu"] if name == "lapack_spotrf_ffi")
+    toolkit.ffi.register_ffi_target("toolkit_test_spotrf", capsule, platform="cpu", api_version=1)
+    ours = _cholesky_call(toolkit, "toolkit_test_spotrf", None)
+    theirs = _cholesky_call(jax, "toolkit_test_spotrf", None)  # registered by toolkit, called by JAX
+    np.testing.assert_array_equal(np.asarray(ours[0]), np.asarray(theirs[0]))
+    assert os.path.isfile(os.path.join(toolkit.ffi.include_dir(), "xla", "ffi", "api", "ffi.h"))
+    assert toolkit.ffi.include_dir() == jax.ffi.include_dir()
+
+
+def test_ffi_errors():
+    import ctypes
+
+    import toolkit.ffi
+    spec = toolkit.ShapeDtypeStruct((2,), np.float32)
+    with pytest.raises(NotImplementedError, match="vmap_method"):
+        toolkit.ffi.ffi_call("t", spec, vmap_method="expand_dims")
+    with pytest.raises(NotImplementedError, match="input_output_aliases"):
+        toolkit.ffi.ffi_call("t", spec, input_output_aliases={0: 0})
+    with pytest.raises(ValueError, match="legacy_backend_config"):
+        toolkit.ffi.ffi_call("t", spec, legacy_backend_config="x")
+    with pytest.raises(ValueError, match="permutation"):
+        toolkit.ffi.ffi_call("t", spec, input_layouts=[(0, 1)])(np.ones(2, np.float32))
+    with pytest.raises(ValueError, match="platform"):
+        toolkit.ffi.register_ffi_target("t", None, platform="cuda")
+    with pytest.raises(TypeError, match="name"):
+        toolkit.ffi.register_ffi_target("", None)
+    assert type(toolkit.ffi.pycapsule(ctypes.cast(ctypes.pythonapi.Py_IncRef, ctypes.c_void_p))).__name__ == \
+        "PyCapsule"

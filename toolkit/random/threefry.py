@@ -184,7 +184,7 @@ def _random_bits_original(key: Any, bit_width: int, shape: tuple) -> Any:
         shifts = lax.mul(lax.full((pieces, max_count), np.uint32(bit_width), _U32),
                          lax.broadcasted_iota(_U32, (pieces, max_count), 0))
         words = lax.broadcast_in_dim(bits, (pieces, max_count), (1,))
-        parts = lax.bitwise_and(lax.full((pieces, max_count), np.uint32(np.iinfo(dtype).max), _U32),
+        parts = lax.bitwise_and(lax.full((pieces, max_count), np.uint32((1 << bit_width) - 1), _U32),
                                 lax.shift_right_logical(words, shifts))
         flat = lax.reshape(lax.transpose(parts, (1, 0)), (max_count * pieces,))
         bits = lax.slice(lax.convert_element_type(flat, dtype), (0,), (size,))
