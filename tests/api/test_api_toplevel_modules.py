@@ -420,3 +420,17 @@ def test_ffi_errors():
         toolkit.ffi.register_ffi_target("", None)
     assert type(toolkit.ffi.pycapsule(ctypes.cast(ctypes.pythonapi.Py_IncRef, ctypes.c_void_p))).__name__ == \
         "PyCapsule"
+
+
+def test_experimental_compilation_cache_path(tmp_path):
+    from toolkit.experimental.compilation_cache import compilation_cache as cc
+    from jax.experimental.compilation_cache import compilation_cache as jcc
+    assert {"set_cache_dir", "reset_cache"} <= {n for n in dir(jcc) if not n.startswith("_")}
+    before = toolkit.compilation_cache.cache_dir()
+    try:
+        cc.set_cache_dir(str(tmp_path))
+        assert toolkit.compilation_cache.cache_dir() == str(tmp_path)
+        cc.reset_cache()
+        assert toolkit.compilation_cache.cache_dir() == str(tmp_path)  # the setting stays, as JAX's
+    finally:
+        cc.set_cache_dir(before)
