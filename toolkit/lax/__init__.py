@@ -62,3 +62,4 @@ from toolkit.lax.custom_solves import custom_linear_solve, custom_root  # noqa: 
 from toolkit.lax.platform_dispatch import platform_dependent  # noqa: F401,E402
 from toolkit.lax.composites import composite  # noqa: F401,E402
 from toolkit.lax.approximate_top_k import approx_max_k, approx_min_k  # noqa: F401,E402
+from toolkit.lax.ragged_dot import ragged_dot  # noqa: F401,E402
