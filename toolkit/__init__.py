@@ -78,7 +78,8 @@ from toolkit.core.config import (  # noqa: F401,E402  (JAX's config-flag context
     allow_f16_reductions, check_tracer_leaks, checking_leaks, default_device, default_matmul_precision,
     explain_cache_misses, log_compiles, no_execution, no_tracing, numpy_dtype_promotion, numpy_rank_promotion,
     softmax_custom_jvp, transfer_guard, transfer_guard_device_to_device, transfer_guard_device_to_host,
-    transfer_guard_host_to_device, legacy_prng_key, enable_custom_prng, enable_checks, threefry_partitionable)
+    transfer_guard_host_to_device, legacy_prng_key, enable_custom_prng, enable_checks, threefry_partitionable,
+    jax2tf_associative_scan_reductions)
 from toolkit import (  # noqa: F401,E402  (jax.dtypes, jax.typing, jax.monitoring, ...: made of modules loaded above)
     custom_derivatives, dlpack, dtypes, ffi, monitoring, ops, sharding, typing)
 from toolkit.core.dtypes import float0  # noqa: F401,E402  (jax.float0: the dtype of integer values' tangents)

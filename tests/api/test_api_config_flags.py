@@ -42,6 +42,7 @@ FLAGS = {  # context manager name -> (JAX flag name, a non-default value)
     "legacy_prng_key": ("jax_legacy_prng_key", "error"),
     "enable_custom_prng": ("jax_enable_custom_prng", True),
     "enable_checks": ("jax_enable_checks", True),
+    "jax2tf_associative_scan_reductions": ("jax2tf_associative_scan_reductions", True),  # read by neither
 }
 
 

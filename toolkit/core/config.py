@@ -341,7 +341,7 @@ DEFAULT_DEVICE = define_flag(FlagDefinition(
 def _flag_context(name: str) -> Callable[[Any], contextlib.AbstractContextManager[None]]:
     def manager(new_val: Any) -> contextlib.AbstractContextManager[None]:
         return flag_override(name, new_val)
-    manager.__name__ = name[len("jax_"):]
+    manager.__name__ = name.removeprefix("jax_")
     manager.__qualname__ = manager.__name__
     manager.__doc__ = (f"``with toolkit.{manager.__name__}(value):`` sets ``{name}`` for this thread inside the "
                        f"block (JAX's context manager of the same name). {_DEFINITIONS[name].help}")
@@ -411,3 +411,7 @@ THREEFRY_PARTITIONABLE = _define_bool(
     "toolkit.random's threefry counters: JAX's partitionable layout (the default), or its original one (False) — "
     "bit-exact with JAX either way.", affects_compilation=True)
 threefry_partitionable = _flag_context("jax_threefry_partitionable")
+JAX2TF_ASSOCIATIVE_SCAN_REDUCTIONS = _define_bool(
+    "jax2tf_associative_scan_reductions", False,
+    "Kept for JAX's API only: JAX 0.10.2 defines it but reads it nowhere (its jax2tf is gone); toolkit neither.")
+jax2tf_associative_scan_reductions = _flag_context("jax2tf_associative_scan_reductions")
