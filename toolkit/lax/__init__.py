@@ -40,6 +40,7 @@ from toolkit.lax.linalg import batch_matmul  # noqa: F401,E402
 from toolkit.lax.windowed import cumlogsumexp  # noqa: F401,E402
 from toolkit.lax.control_flow import associative_scan, map  # noqa: F401,E402
 from toolkit.lax.autodiff import stop_gradient  # noqa: F401,E402
+from toolkit.lax.structural import split  # noqa: F401,E402  (jax.lax.split: one equation, transposed to a concatenate)
 # jax.lax names issue 23 added: array helpers, compiler controls, convolution shapes (toolkit/lax/<topic>.py)
 from toolkit.lax.array_helpers import (  # noqa: F401,E402
     RoundingMethod, broadcast_like, broadcast_shapes, dtype, empty, index_take, scatter_apply, scatter_sub,

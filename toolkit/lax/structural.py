@@ -214,6 +214,44 @@ def concatenate(operands: Sequence[Any], dimension: int) -> Any:
     return concatenate_p.bind(*operands, dimension=int(dimension))
 
 
+def _split_rule(x: ShapedArray, *, sizes: tuple, axis: int) -> list[ShapedArray]:
+    if not 0 <= axis < x.ndim:
+        raise ValueError(f"split: axis {axis} is out of bounds for an operand of rank {x.ndim}")
+    def nonnegative(size: Any) -> Any:
+        return lambda: size >= 0
+    if any(known_false(nonnegative(s)) for s in sizes):
+        raise ValueError(f"Sizes passed to split must be nonnegative, got {list(sizes)}")
+    total: Any = 0
+    for size in sizes:
+        total = total + size
+    if known_false(lambda: total == x.shape[axis]):
+        raise ValueError(f"Sum of sizes {total} must be equal to dimension {axis} of the operand shape "
+                         f"{list(x.shape)}")
+    shapes = []
+    for size in sizes:
+        shape = list(x.shape)
+        shape[axis] = size
+        shapes.append(ShapedArray(tuple(shape), x.dtype, x.weak_type))
+    return shapes
+
+
+#: JAX's ``split``: one equation for all the pieces, whose transpose is one concatenate (pieces cut by
+#: ``slice`` transpose to a pad each, summed: XLA gets three pads and two adds for a three-way split).
+split_p = family.primitive("split", shape_rule=_split_rule, multiple_results=True)
+
+
+@family.function(binds=(split_p,))
+def split(operand: Any, sizes: Sequence[Any], axis: int = 0) -> list[Any]:
+    """Cut ``operand`` along ``axis`` into consecutive pieces of ``sizes`` (as ``jax.lax.split``).
+
+    The sizes must be nonnegative and sum to the axis's size (else ``ValueError``); a negative
+    ``axis`` counts from the end.
+    """
+    ndim = aval_of(operand).ndim
+    return list(split_p.bind(operand, sizes=tuple(dim_param(s) for s in sizes),
+                             axis=canonicalize_axis(axis, ndim)))
+
+
 def _rev_rule(x: ShapedArray, *, dimensions: tuple) -> ShapedArray:
     check_axes("rev", dimensions, x.ndim, "dimension")
     return x

@@ -307,6 +307,9 @@ def _split(a: Any, indices_or_sections: Any, axis: int, even: bool, name: str) -
     else:
         points = [p if shape_poly.is_symbolic_dim(p) else int(p) for p in indices_or_sections]
         bounds = [0] + [shape_poly.min_dim(shape_poly.max_dim(p + n if p < 0 else p, 0), n) for p in points] + [n]
+    if all(isinstance(b, int) for b in bounds) and bounds == sorted(bounds):
+        # One split equation, as JAX's jnp.split: its transpose is one concatenate, not a pad per piece.
+        return lax_structural.split(a, [hi - lo for lo, hi in zip(bounds[:-1], bounds[1:])], axis)
     out = []
     for lo, hi in zip(bounds[:-1], bounds[1:]):
         index = [slice(None)] * a.ndim

@@ -103,6 +103,16 @@ for _p in (structural.rev_p, structural.pad_p, structural.slice_p, structural.dy
     register_sharding_rule(_p)(spec_algebra.same_as_operand)
 
 
+@register_sharding_rule(structural.split_p)
+def _split_rule(specs_in, avals_in, avals_out, *, axis, **params):
+    # Every piece keeps the operand's sharding; a sharded split axis would need uneven pieces (JAX refuses too).
+    spec = tuple(specs_in[0])
+    if axis < len(spec) and spec[axis] is not None:
+        raise ShardingTypeError(f"split: dimension {axis} is sharded {spec[axis]!r}; reshard it to replicated "
+                                f"before splitting along it")
+    return [spec] * len(avals_out)
+
+
 @register_sharding_rule(structural.dynamic_slice_p)
 def _dynamic_slice_rule(specs_in, avals_in, avals_out, *, slice_sizes, **params):
     spec, operand = specs_in[0], avals_in[0]

@@ -77,6 +77,13 @@ def _concatenate_transpose(ct, *xs, dimension):
     return cts
 
 
+def _split_transpose(cts, x, *, sizes, axis):
+    # JAX's rule: the pieces' cotangents joined by one concatenate (a missing one is zeros of its shape).
+    if all(isinstance(ct, Zero) for ct in cts):
+        return [None]
+    return [structural.concatenate([instantiate(ct) for ct in cts], axis)]
+
+
 def _rev_transpose(ct, x, *, dimensions):
     return [None if isinstance(ct, Zero) else structural.rev(ct, dimensions)]
 
@@ -120,6 +127,7 @@ deflinear(structural.slice_p, _slice_transpose)
 deflinear(structural.pad_p, _pad_transpose)
 deflinear(structural.concatenate_p, _concatenate_transpose)
 deflinear(structural.rev_p, _rev_transpose)
+deflinear(structural.split_p, _split_transpose)
 JVP_RULES[structural.dynamic_slice_p] = _dynamic_slice_jvp
 TRANSPOSE_RULES[structural.dynamic_slice_p] = _dynamic_slice_transpose
 JVP_RULES[structural.dynamic_update_slice_p] = _dynamic_update_slice_jvp

@@ -77,6 +77,14 @@ def _concatenate(axis, args, dims, *, dimension):
     return structural.concatenate_p.bind(*xs, dimension=dimension + 1), 0
 
 
+def _split(axis_data, args, dims, **params):
+    # The primitive's parameter is named ``axis`` (as JAX's), so the axis data comes in positionally.
+    (x,), (d,) = args, dims
+    split_axis = params["axis"]
+    outs = structural.split_p.bind(x, sizes=params["sizes"], axis=split_axis + (split_axis >= d))
+    return list(outs), [d] * len(outs)
+
+
 def _rev(axis, args, dims, *, dimensions):
     (x,), (d,) = args, dims
     return structural.rev_p.bind(x, dimensions=tuple(a + (a >= d) for a in dimensions)), d
@@ -148,6 +156,7 @@ register_batching(structural.slice_p, _slice)
 register_batching(structural.pad_p, _pad)
 register_batching(structural.concatenate_p, _concatenate)
 register_batching(structural.rev_p, _rev)
+register_batching(structural.split_p, _split)
 register_batching(structural.iota_p, _nullary(structural.iota_p))
 register_batching(structural.dimension_size_p, _nullary(structural.dimension_size_p))
 register_batching(structural.dynamic_slice_p, _dynamic_slice)

@@ -58,6 +58,20 @@ def _concatenate(ctx, *xs, dimension):
     return stablehlo.ConcatenateOp(list(xs), dimension).result
 
 
+@register_lowering(structural.split_p)
+def _split(ctx, x, *, sizes, axis):
+    # One slice per piece, as JAX lowers split; the pieces start where the previous ones end.
+    ndim = len(ctx.avals_in[0].shape)
+    start, outs = 0, []
+    for size in sizes:
+        starts = [0] * ndim
+        limits = list(ctx.avals_in[0].shape)
+        starts[axis], limits[axis] = start, start + size
+        outs.append(_slice(ctx, x, start_indices=tuple(starts), limit_indices=tuple(limits), strides=None))
+        start = start + size
+    return outs
+
+
 @register_lowering(structural.rev_p)
 def _rev(ctx, x, *, dimensions):
     return stablehlo.ReverseOp(x, list(dimensions)).result
