@@ -222,8 +222,18 @@ def glu(x: Any, axis: int = -1) -> Any:
 
 def _max_stopped(x: Any, axes: tuple) -> Any:
     # The shift only needs to be finite where some element is; an all--inf row keeps a zero shift.
+    # Its gradient is zero in exact arithmetic (the shift cancels), so it is not differentiated (as JAX).
     m = tnp.max(x, axis=axes, keepdims=True)
-    return tnp.where(tnp.isfinite(m), m, tnp.zeros_like(m))
+    return lax.stop_gradient(tnp.where(tnp.isfinite(m), m, tnp.zeros_like(m)))
+
+
+def _shift(x: Any, axes: tuple, where: Any) -> Any:
+    # JAX's softmax/log_softmax shift by stop_gradient(max) with no finiteness check: a row holding +inf
+    # or only -inf is NaN either way, and XLA gets no is_finite/select pair. With a mask, the checked
+    # shift as before (what a fully masked row gives is unchanged by this).
+    if where is None:
+        return lax.stop_gradient(tnp.max(x, axis=axes, keepdims=True))
+    return _max_stopped(x, axes)
 
 
 def softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
@@ -241,7 +251,7 @@ def softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
         return _softmax_with_rule(x, axes, where)
     if where is not None:
         x = tnp.where(where, x, -np.inf)
-    unnormalized = tnp.exp(x - _max_stopped(x, axes))
+    unnormalized = tnp.exp(x - _shift(x, axes, where))
     if where is not None:
         unnormalized = tnp.where(where, unnormalized, 0)
     return unnormalized / tnp.sum(unnormalized, axis=axes, keepdims=True)
@@ -250,7 +260,7 @@ def softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
 def _softmax_formula(x: Any, axes: tuple, where: Any) -> Any:
     if where is not None:
         x = tnp.where(where, x, -np.inf)
-    unnormalized = tnp.exp(x - _max_stopped(x, axes))
+    unnormalized = tnp.exp(x - _shift(x, axes, where))
     if where is not None:
         unnormalized = tnp.where(where, unnormalized, 0)
     return unnormalized / tnp.sum(unnormalized, axis=axes, keepdims=True)
@@ -281,7 +291,7 @@ def log_softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
     axes = canonical_axes(axis, x.ndim)
     if where is not None:
         x = tnp.where(where, x, -np.inf)
-    shifted = x - _max_stopped(x, axes)
+    shifted = x - _shift(x, axes, where)
     exp_shifted = tnp.exp(shifted)
     if where is not None:
         exp_shifted = tnp.where(where, exp_shifted, 0)

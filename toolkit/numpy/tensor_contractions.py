@@ -63,6 +63,15 @@ def matmul(a: Any, b: Any, *, preferred_element_type: Any = None, out_sharding: 
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul does not take 0-d operands (shapes {a.shape} and {b.shape}); use multiply")
     a_vec, b_vec = a.ndim == 1, b.ndim == 1
+    if a_vec or b_vec:
+        # A vector operand is contracted directly, as jnp.matmul does: expanding it to a matrix and
+        # squeezing the product gives XLA two reshapes per product (and their transposes in a gradient).
+        b_contract = 0 if b_vec else b.ndim - 2
+        if a.shape[-1] != b.shape[b_contract]:
+            raise TypeError(f"matmul: the contracted dimensions differ: {a.shape[-1]} (last of {a.shape}) vs "
+                            f"{b.shape[b_contract]} (of {b.shape})")
+        return lax_linalg.dot_general(a, b, (((a.ndim - 1,), (b_contract,)), ((), ())),
+                                      preferred_element_type=preferred_element_type)
     if a_vec:
         a = expand_dims(a, 0)
     if b_vec:

@@ -34,7 +34,8 @@ def _transpose_lhs(ct, x_aval, y, dimension_numbers, precision, preferred_elemen
     x_contract_by_y = [x_contract[i] for i in np.argsort(y_contract)]
     out_axes = tuple(int(i) for i in np.argsort(list(x_batch) + x_kept + x_contract_by_y))
     product = _dot(ct, y, dims, precision, None)
-    out = structural.transpose(product, out_axes)
+    # An identity permutation is no transpose at all (as JAX's lax.transpose): XLA is not handed one.
+    out = product if out_axes == tuple(range(len(out_axes))) else structural.transpose(product, out_axes)
     if value_aval(out).dtype != x_aval.dtype:
         out = elementwise.convert_element_type(out, x_aval.dtype)
     return out
