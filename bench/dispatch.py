@@ -10,6 +10,11 @@ back-to-back calls, so each number is one call's cost):
   before each time: both libraries find the trace, lowering and executable
   they cached by the function (JAX's C++ fast path is per jit object, so
   this is its Python path);
+* ``eager x+1`` — ``x + 1`` outside ``jit`` (op-by-op dispatch) on f32[8];
+* ``state{n}`` — an Adam-like step on a training state of ``n`` leaves (300,
+  600, 1,200: a dict of params and two moment dicts of ``n/3`` f32[4] each,
+  two levels deep), fed back as its next input; ``state{n}+ready`` adds
+  ``block_until_ready`` of the result;
 * ``poly``     — the ``x+1`` function compiled once for ``f32[n]``
   (``jit(f).trace(ShapeDtypeStruct(symbolic_shape("n"), f32)).lower().compile()``)
   and called at a shape it has already specialized for, against the static
@@ -71,6 +76,25 @@ def paired(fns, seconds: float = 0.3) -> list[float]:
     return [statistics.median(out) for out in samples]
 
 
+STATE_LEAVES = (300, 600, 1200)
+
+
+def training_state(lib, leaves: int) -> dict:
+    """``leaves`` arrays as a training state: params and Adam moments, each a dict of ``leaves/3`` layers."""
+    layers = leaves // 3
+
+    def tree(fill):
+        return {f"layer{i}": {"w": lib.device_put(np.full(4, fill(i), np.float32))} for i in range(layers)}
+    return {"params": tree(float), "m": tree(lambda i: 0.0), "v": tree(lambda i: 1.0)}
+
+
+def adam_like(state):
+    """One step's shape of work on a training state: every leaf read, params and moments rebuilt."""
+    params, m, v = state["params"], state["m"], state["v"]
+    return {"params": {k: {"w": p["w"] - 0.01 * m[k]["w"]} for k, p in params.items()},
+            "m": {k: {"w": 0.9 * m[k]["w"] + 0.1} for k in m}, "v": {k: {"w": 0.99 * v[k]["w"]} for k in v}}
+
+
 def measure(seconds: float) -> dict[str, tuple[float, float | None]]:
     """name -> (toolkit s/call, JAX s/call or the static baseline for ``poly``)."""
     import toolkit
@@ -101,6 +125,22 @@ def measure(seconds: float) -> dict[str, tuple[float, float | None]]:
         rows["x+1"] = tuple(paired([lambda: f(x), lambda: jf(jx)], seconds))
         rows["pytree10"] = tuple(paired([lambda: g(tree), lambda: jg(jtree)], seconds))
         rows["fresh jit"] = tuple(paired([lambda: toolkit.jit(inc)(x), lambda: jax.jit(inc)(jx)], seconds))
+        rows["eager x+1"] = tuple(paired([lambda: x + 1, lambda: jx + 1], seconds))
+        for leaves in STATE_LEAVES:
+            ts, js = [training_state(toolkit, leaves)], [training_state(jax, leaves)]
+            ts_f, js_f = toolkit.jit(adam_like), jax.jit(adam_like)
+
+            def ts_step(ready=False, ts=ts, ts_f=ts_f):  # fed back: the state a training loop carries
+                ts[0] = ts_f(ts[0])
+                if ready:
+                    toolkit.block_until_ready(ts[0])
+
+            def js_step(ready=False, js=js, js_f=js_f):
+                js[0] = js_f(js[0])
+                if ready:
+                    jax.block_until_ready(js[0])
+            rows[f"state{leaves}"] = tuple(paired([ts_step, js_step], seconds))
+            rows[f"state{leaves}+ready"] = tuple(paired([lambda: ts_step(True), lambda: js_step(True)], seconds))
     else:
         rows["x+1"] = (per_call(lambda: f(x), seconds), None)
         rows["pytree10"] = (per_call(lambda: g(tree), seconds), None)
@@ -115,12 +155,12 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, float | None]]
     args = parser.parse_args(argv)
     measured = measure(args.seconds)
     rows = []
-    print(f"{'call':<11} {'toolkit µs':>11} {'baseline µs':>12} {'ratio':>6}  baseline")
+    print(f"{'call':<16} {'toolkit µs':>11} {'baseline µs':>12} {'ratio':>6}  baseline")
     for name, (ours, other) in measured.items():
         label = "static jit call of x+1" if name == "poly" else "jax.jit"
         rows.append((f"dispatch {name}" + (" (vs static)" if name == "poly" else ""), ours, other))
         ratio = f"{ours / other:6.2f}" if other else "     -"
-        print(f"{name:<11} {ours * 1e6:>11.2f} {other * 1e6 if other else float('nan'):>12.2f} {ratio}  {label}")
+        print(f"{name:<16} {ours * 1e6:>11.2f} {other * 1e6 if other else float('nan'):>12.2f} {ratio}  {label}")
     return rows
 
 

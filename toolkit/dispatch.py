@@ -492,9 +492,6 @@ class EagerExecutables:
 
     def run_primitive(self, primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
         """``primitive.bind(*args, **params)`` outside a trace: its outputs as a list."""
-        avals = tuple([a.aval if type(a) is Array else aval_of(a) for a in args])
-        placements = tuple([(a._sharding if a._committed else None) if type(a) is Array else leaf_placement(a)
-                            for a in args])
         params_key = _params_key(params)
         generation = jit_pipeline_generation()
         if generation != self._generation:
@@ -504,15 +501,22 @@ class EagerExecutables:
         # The out_sharding= overrides in force type the result (toolkit.core.sharding_types): part of the key.
         overrides = tuple(sharding_types._overrides) if sharding_types._overrides else ()
         # The flags traces depend on (x64): a primitive's rule may read them (its result dtype).
-        key = (primitive, params_key, avals, placements, overrides, cache_state()) if params_key is not None else None
-        # Only pure, deterministic families; and only small results are kept (below).
-        constant_key = _constant_key(key, args) if key is not None and args and not primitive.effectful \
-            and primitive.family in CONSTANT_FAMILIES else None
-        if constant_key is not None:
-            outs = self._constants.get(constant_key)
-            # Arrays are immutable, but may be deleted (delete(), donation): then computed again.
-            if outs is not None and not any(out._impl.is_deleted() for out in outs):
-                return list(outs)
+        state = cache_state()
+        # Host scalars only, of a pure and deterministic family: the small result computed once (kept below).
+        # Their values (with types) determine their avals and placements: the key needs neither.
+        constant_key = None
+        if args and params_key is not None and not primitive.effectful and primitive.family in CONSTANT_FAMILIES:
+            values = _host_scalar_values(args)
+            if values is not None:
+                constant_key = (primitive, params_key, values, overrides, state)
+                outs = self._constants.get(constant_key)
+                # Arrays are immutable, but may be deleted (delete(), donation): then computed again.
+                if outs is not None and not any(out._impl.is_deleted() for out in outs):
+                    return list(outs)
+        avals = tuple([a.aval if type(a) is Array else aval_of(a) for a in args])
+        placements = tuple([(a._sharding if a._committed else None) if type(a) is Array else leaf_placement(a)
+                            for a in args])
+        key = (primitive, params_key, avals, placements, overrides, state) if params_key is not None else None
         entry = self._cache.get(key) if key is not None else None
         compiled = None
         if entry is not None and (entry.partitioner is ANY_PARTITIONER
@@ -556,11 +560,11 @@ class EagerExecutables:
         return self._jit(fun)(*args)
 
 
-def _constant_key(key: tuple, args: Sequence[Any]) -> tuple | None:
-    """The memo key of a primitive whose operands are all host scalars (Python or 0-d numpy), else None.
+def _host_scalar_values(args: Sequence[Any]) -> tuple | None:
+    """Operands that are all host scalars (Python or 0-d numpy) as a hashable key, else None.
 
-    A value's type and bytes tell it apart (``1`` and ``True``, ``0.0`` and
-    ``-0.0``, NaN payloads); its aval (in ``key``) carries the dtype.
+    A value's type, dtype and bytes tell it apart (``1`` and ``True``, ``0.0``
+    and ``-0.0``, NaN payloads, ``float32`` and ``float64``).
     """
     values = []
     for a in args:
@@ -571,10 +575,12 @@ def _constant_key(key: tuple, args: Sequence[Any]) -> tuple | None:
             values.append((a.dtype, a.tobytes()))
         else:
             return None
-    return (key, tuple(values))
+    return tuple(values)
 
 
 def _params_key(params: dict[str, Any]) -> Any:
+    if not params:
+        return ()
     try:
         key = tuple(sorted(params.items()))
         hash(key)
