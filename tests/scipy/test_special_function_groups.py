@@ -152,6 +152,20 @@ def test_float64():
     _close(special.zeta(a + 1.5, b), jsp.zeta(a + 1.5, b), rtol=1e-12)
 
 
+def test_hyp2f1_cases_and_gradients():
+    # The Gauss series, terminating polynomials (a = 0, -3, -2), the digamma transform near x = 1 (x = 0.95, 0.999),
+    # the linear transformations, the pole c = -1, x = 1 and x > 1.
+    a = np.array([0.5, 1.0, 2.0, 0.0, -3.0, 1.5, 2.0, 1.0, 0.5, 1.0, -2.0, 3.0], np.float32)
+    b = np.array([1.5, 2.0, 2.0, 1.0, 2.0, 2.5, 4.0, 1.0, 0.5, 2.0, 1.5, 1.0], np.float32)
+    c = np.array([2.5, 3.0, 4.5, 1.0, 1.5, 4.0, 6.0, 3.0, 1.5, 3.0, -1.0, 2.5], np.float32)
+    x = np.array([0.3, -2.0, 0.95, 0.5, 0.7, 0.99, 1.0, 0.999, -0.5, 1.5, 0.2, 0.95], np.float32)
+    _close(special.hyp2f1(a, b, c, x), jsp.hyp2f1(a, b, c, x), rtol=1e-4)
+    # d/da and d/dx (d/db and d/dc are d/da's series with b or c's digamma terms).
+    ours = toolkit.vmap(toolkit.grad(special.hyp2f1, argnums=(0, 3)))(a[:3], b[:3], c[:3], x[:3])
+    theirs = jax.vmap(jax.grad(jsp.hyp2f1, argnums=(0, 3)))(a[:3], b[:3], c[:3], x[:3])
+    _close(ours, theirs, rtol=1e-4)
+
+
 def test_hyp1f1_values_and_gradients():
     a = np.array([0.5, 1.0, 2.0, 0.0, 3.0, -1.5, 2.0, 1.0], np.float32)
     b = np.array([1.5, 2.0, 2.0, 1.0, 0.0, 2.5, 4.0, 3.0], np.float32)

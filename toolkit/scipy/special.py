@@ -23,14 +23,14 @@ from toolkit.core import dtypes
 from toolkit.nn.functions import log_softmax, logsumexp, softmax
 from toolkit.scipy._special_arguments import inexact, polyval
 from toolkit.scipy._special_error_functions import dawsn, erfcx, fresnel, wofz
-from toolkit.scipy._special_hypergeometric import hyp1f1
+from toolkit.scipy._special_hypergeometric import hyp1f1, hyp2f1
 from toolkit.scipy._special_integrals import exp1, expi, expn, owens_t, sici, spence
 
 __all__ = ["bernoulli", "bessel_jn", "beta", "betainc", "betaln", "boxcox", "boxcox1p", "comb", "dawsn", "digamma",
            "entr", "erf", "erfc", "erfcx", "erfinv", "exp1", "expi", "expit", "expn", "factorial", "fresnel", "gamma",
-           "gammainc", "gammaincc", "gammaln", "gammasgn", "hyp1f1", "i0", "i0e", "i1", "i1e", "kl_div", "log_ndtr",
-           "log_softmax", "loggamma", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "owens_t", "poch",
-           "polygamma", "rel_entr", "sici", "softmax", "spence", "wofz", "xlog1py", "xlogy", "zeta"]
+           "gammainc", "gammaincc", "gammaln", "gammasgn", "hyp1f1", "hyp2f1", "i0", "i0e", "i1", "i1e", "kl_div",
+           "log_ndtr", "log_softmax", "loggamma", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "owens_t",
+           "poch", "polygamma", "rel_entr", "sici", "softmax", "spence", "wofz", "xlog1py", "xlogy", "zeta"]
 
 
 def _inexact(name: str, *args: Any, real: bool = False) -> list[Any]:
