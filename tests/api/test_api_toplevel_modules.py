@@ -434,3 +434,16 @@ def test_experimental_compilation_cache_path(tmp_path):
         assert toolkit.compilation_cache.cache_dir() == str(tmp_path)  # the setting stays, as JAX's
     finally:
         cc.set_cache_dir(before)
+
+
+def test_integer_tangents_differ_from_jax_as_documented():
+    # docs/differences-from-jax.md: toolkit.float0 is JAX's dtype, but toolkit's AD gives integer inputs
+    # zero cotangents of their own dtype where JAX gives float0 zeros, and takes integer tangents in jvp.
+    def f(x, n):
+        return x * n
+    ours = toolkit.grad(f, argnums=(0, 1), allow_int=True)(np.float32(2.0), np.int32(3))
+    theirs = jax.grad(f, argnums=(0, 1), allow_int=True)(np.float32(2.0), np.int32(3))
+    assert np.asarray(theirs[1]).dtype == jax.dtypes.float0 == toolkit.dtypes.float0
+    assert np.asarray(ours[1]).dtype == np.int32 and int(ours[1]) == 0
+    primal, tangent = toolkit.jvp(f, (np.float32(2.0), np.int32(3)), (np.float32(1.0), np.zeros((), toolkit.float0)))
+    assert float(tangent) == 3.0  # a float0 tangent is accepted, as in JAX
