@@ -9,6 +9,10 @@ The modules are layered, each importing only modules before it in this list:
 ``shapes``, ``take``, ``reductions``, ``sorting``, ``diagonals``, ``einsum``,
 ``tensor_contractions``, ``index_tricks``, ``nan_functions``, ``statistics``,
 ``signal``, ``nonzero_indices``, ``setops``, ``scalar_types`` (``float32(1.5)``), ``fft`` (``toolkit.numpy.fft``) and ``methods`` (operators and array methods).
+Above them (each importing only the lists' earlier modules): ``array_api_aliases``, ``index_expressions``
+(``r_``, ``mgrid``), ``element_functions`` (``frexp``, ``i0``, type predicates), ``array_editing``
+(``delete``, ``insert``, ``put``, ``partition``), ``windows``, ``printing``, ``spaced_values``
+(``logspace``, ``geomspace``), ``vectorization`` (``vectorize`` on ``toolkit.vmap``), ``bit_packing`` and ``polynomials``.
 """
 
 from toolkit.core.dtypes import finfo, iinfo, promote_types, result_type  # noqa: F401
@@ -82,6 +86,9 @@ from toolkit.numpy.printing import array_repr, array_str, get_printoptions, prin
 from toolkit.numpy.spaced_values import geomspace, logspace  # noqa: F401
 from toolkit.numpy.vectorization import apply_along_axis, apply_over_axes, fromfunction, vectorize  # noqa: F401
 from toolkit.numpy.bit_packing import packbits, unpackbits  # noqa: F401
+from toolkit.numpy.polynomials import (  # noqa: F401
+    poly, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, polyval, roots,
+)
 from toolkit.numpy import fft  # noqa: F401,E402  (toolkit.numpy.fft, jax.numpy.fft)
 from toolkit.numpy import linalg  # noqa: F401,E402  (toolkit.numpy.linalg, jax.numpy.linalg)
 from toolkit.numpy import methods as _methods

@@ -356,8 +356,8 @@ def _partition_operand(name: str, a: Any, kth: int, axis: int) -> tuple[Any, int
 def _negated_for_bottom(arr: Any) -> Any:
     if dtypes.is_unsigned(arr.dtype):  # -(x + 1) maps unsigned 0 to the largest value, keeping the order reversed
         return ufuncs.negative(ufuncs.add(arr, np.asarray(1, arr.dtype)))
-    if dtypes.is_bool(arr.dtype):
-        return ufuncs.logical_not(arr)
+    if dtypes.is_bool(arr.dtype):  # JAX negates, which bool refuses
+        raise TypeError("partition: neg does not accept dtype bool (JAX's error); convert the array to an integer type")
     return ufuncs.negative(arr)
 
 

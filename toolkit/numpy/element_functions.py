@@ -160,6 +160,7 @@ def i0(x: Any) -> Any:
     """The modified Bessel function of the first kind of order 0, elementwise, as ``jnp.i0``
     (``exp(|x|) * i0e(|x|)`` by Cephes' Chebyshev series); complex input is a ``ValueError``."""
     x = _inexact_operand("i0", x)
+    weak = bool(getattr(x, "weak_type", False))
     if not dtypes.is_float(x.dtype):
         raise ValueError(f"Unsupported input type to jax.numpy.i0: {x.dtype}")
     compute = np.dtype(np.float32) if x.dtype in (np.float16, np.dtype(ml_dtypes.bfloat16)) else x.dtype
@@ -169,7 +170,7 @@ def i0(x: Any) -> Any:
     large = ufuncs.divide(_chebyshev(ufuncs.subtract(ufuncs.divide(np.asarray(32, compute), safe),
                                                      np.asarray(2, compute)), _I0E_B), ufuncs.sqrt(safe))
     i0e = ufuncs.where(ufuncs.greater(a, 8), large, small)
-    return convert(ufuncs.multiply(ufuncs.exp(a), i0e), x.dtype, x.weak_type)
+    return convert(ufuncs.multiply(ufuncs.exp(a), i0e), x.dtype, weak)
 
 
 def _isposneginf(name: str, infinity: float, x: Any, out: Any) -> Any:

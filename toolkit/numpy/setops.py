@@ -17,7 +17,7 @@ from toolkit.core import dtypes
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import creation, reductions, scatter, shapes, sorting, statistics, take, ufuncs
 from toolkit.numpy import nonzero_indices
-from toolkit.core.tracing import ConcretizationTypeError
+from toolkit.core.tracing import ConcretizationTypeError, Tracer
 from toolkit.numpy._core import asarray, check_arraylike, convert
 
 
@@ -117,6 +117,14 @@ def _concrete_count(name: str, count: Any) -> int:
             f"(and fill_value=) to {name}") from e
 
 
+def _host(name: str, x: Any) -> np.ndarray:
+    if isinstance(x, Tracer):
+        raise ConcretizationTypeError(
+            f"{name}: the size of the result depends on the data; inside jit pass a static size= "
+            f"(and fill_value=) to {name}")
+    return np.asarray(x)
+
+
 def _fill_like_jax(vals: Any, num: Any, fill_value: Any) -> Any:
     # JAX's padding: fill_value where given, else the smallest valid value (0 when there is none).
     valid = ufuncs.less(_iota(vals.shape[0]), num)
@@ -154,9 +162,8 @@ def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices:
     ``ar1.size`` and ``ar2.size``.
     """
     arr1, arr2 = _promoted_flat("intersect1d", ar1, ar2)
-    if size is None:
-        _, _, _, num = _intersect1d_sized(arr1, arr2, assume_unique, arr1.shape[0])
-        size = _concrete_count("intersect1d", num)
+    if size is None:  # the length from the concrete values (numpy's rule is the same: NaNs never match)
+        size = np.intersect1d(_host("intersect1d", arr1), _host("intersect1d", arr2), assume_unique).shape[0]
     vals, ind1, ind2, num = _intersect1d_sized(arr1, arr2, assume_unique, _static_size("intersect1d", size))
     vals = _fill_like_jax(vals, num, fill_value)
     return (vals, ind1, ind2) if return_indices else vals

@@ -246,7 +246,13 @@ isfinite = _unary("isfinite", lambda x: lax_elementwise.is_finite(x) if dtypes.i
                   asarray(np.ones(x.shape, bool)) if not dtypes.is_complex(x.dtype) else
                   logical_and(lax_elementwise.is_finite(lax_elementwise.real(x)), lax_elementwise.is_finite(lax_elementwise.imag(x))))
 real = _unary("real", lambda x: lax_elementwise.real(x) if dtypes.is_complex(x.dtype) else x)
-imag = _unary("imag", lambda x: lax_elementwise.imag(x) if dtypes.is_complex(x.dtype) else lax_elementwise.mul(x, _full_like(x, np.zeros((), x.dtype))))
+def _zero_imag(x: Any) -> Any:
+    # JAX's lax.full_like(x, 0): +0 everywhere (x * 0 would be -0 for negatives and NaN for infinities), weak like x
+    zeros = _full_like(x, np.zeros((), x.dtype))
+    return lax_elementwise.convert_element_type(zeros, x.dtype, weak_type=True) if x.weak_type else zeros
+
+
+imag = _unary("imag", lambda x: lax_elementwise.imag(x) if dtypes.is_complex(x.dtype) else _zero_imag(x))
 conj = _unary("conj", lambda x: lax_elementwise.conj(x) if dtypes.is_complex(x.dtype) else x)
 conjugate = conj
 invert = _unary("invert", lax_elementwise.bitwise_not)

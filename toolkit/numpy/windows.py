@@ -29,13 +29,15 @@ def _points(M: Any, name: str) -> tuple[int, Any]:
         M = int(operator.index(M)) if not isinstance(M, float) else int(M)
     except TypeError as e:
         raise TypeError(f"the M argument of jnp.{name} must be an integer, got {M!r}") from e
+    if M < 0:
+        raise TypeError(f"the M argument of jnp.{name} must be non-negative, got {M} (JAX's error class)")
     if M <= 1:
         return M, None
     return M, lax_structural.iota(dtypes.default_float_dtype(), M)
 
 
 def _ones(M: int) -> Any:
-    return creation.ones((max(M, 0),), dtypes.default_float_dtype())
+    return creation.ones((M,), dtypes.default_float_dtype())
 
 
 def bartlett(M: int) -> Any:

@@ -1,0 +1,109 @@
+"""toolkit.numpy's Array API names (acos ... unique_values) against jax.numpy 0.10.2."""
+
+import numpy as np
+import pytest
+
+import toolkit.numpy as tnp
+from tests.numpy._jax_oracle import check
+
+X = np.array([0.25, -0.5, 0.75], np.float32)
+BIG = np.array([1.5, 2.0, 3.0], np.float32)
+INTS = np.array([3, -1, 0, 7, 255], np.int32)
+U8 = np.array([0, 1, 255], np.uint8)
+
+
+@pytest.mark.parametrize("name,arg", [("acos", X), ("asin", X), ("atan", X), ("atanh", X), ("acosh", BIG),
+                                      ("asinh", X), ("acos", 0.5), ("atan", np.array([1, 2], np.int32))])
+def test_trigonometric_aliases(name, arg):
+    check(lambda m, a: getattr(m, name)(a), arg, tol=2e-6, jit=True)
+
+
+def test_trigonometric_aliases_refuse_lists():
+    check(lambda m: m.acos([0.5]))
+    check(lambda m: m.atan2([1.0], [2.0]))
+
+
+def test_atan2():
+    check(lambda m, a, b: m.atan2(a, b), X, BIG, tol=2e-6, jit=True)
+    check(lambda m: m.atan2(1.0, 2))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int8, np.uint8, bool, np.complex64, np.float16, None, "bfloat16"])
+def test_astype(dtype):
+    check(lambda m, x: m.astype(x, dtype), np.array([1.5, -2.0, 0.0], np.float32))
+
+
+def test_astype_complex_to_bool_and_weak_input():
+    check(lambda m: m.astype(m.asarray([0j, 1 + 0j, 1j]), bool))
+    check(lambda m: m.astype(m.asarray(2.0), np.float32))   # weak in, strong out
+    check(lambda m: m.astype([1, 2], np.float32))            # a list is a TypeError
+
+
+@pytest.mark.x64
+def test_astype_x64():
+    check(lambda m: m.astype(np.arange(3), None))
+    check(lambda m: m.astype(np.arange(3, dtype=np.int64), np.float64))
+
+
+@pytest.mark.parametrize("x", [INTS, U8, np.array([True, False]), np.array([-128, 127], np.int8)])
+def test_bitwise_count(x):
+    check(lambda m, a: m.bitwise_count(a), x, jit=True)
+
+
+def test_bitwise_count_refuses_floats():
+    with pytest.raises(TypeError):
+        tnp.bitwise_count(np.array([1.0]))
+
+
+def test_bitwise_invert_and_shifts():
+    check(lambda m, a: m.bitwise_invert(a), INTS, jit=True)
+    check(lambda m, a: m.bitwise_invert(a), U8)
+    check(lambda m, a: m.bitwise_left_shift(a, 2), INTS, jit=True)
+    check(lambda m, a: m.bitwise_right_shift(a, 1), INTS, jit=True)
+    check(lambda m, a: m.bitwise_right_shift(a, np.uint8(1)), U8)
+    check(lambda m: m.bitwise_left_shift(np.array([1.0]), 1))
+
+
+def test_concat():
+    a, b = np.ones((2, 3), np.float32), np.zeros((1, 3), np.int32)
+    check(lambda m: m.concat([a, b]))
+    check(lambda m: m.concat([a, a], axis=1))
+    check(lambda m: m.concat([a, b], axis=None))
+    check(lambda m: m.concat([a, np.ones((2, 2))]))
+
+
+@pytest.mark.parametrize("kind", ["bool", "signed integer", "unsigned integer", "integral", "real floating",
+                                  "complex floating", "numeric", ("bool", "real floating"), np.float32, np.int8])
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint32, np.float16, np.float32, np.complex64, "bfloat16",
+                                   "int4", "uint4", "float8_e4m3fn"])
+def test_isdtype(dtype, kind):
+    import jax.numpy as jnp
+    assert tnp.isdtype(dtype, kind) == jnp.isdtype(dtype, kind)
+
+
+def test_isdtype_errors():
+    check(lambda m: m.isdtype(np.float32, "no such kind"))
+    check(lambda m: m.isdtype(np.float32, 3.5))
+    assert tnp.isdtype(tnp.float32, "real floating")
+
+
+def test_unique_family():
+    x = np.array([3, 1, 3, 2, 1, 1], np.int32)
+    check(lambda m, a: tuple(m.unique_all(a)), x)
+    check(lambda m, a: tuple(m.unique_inverse(a)), x)
+    nans = np.array([[2.0, np.nan], [np.nan, 2.0]], np.float32)  # NaNs are each unique (equal_nan=False)
+    check(lambda m, a: tuple(m.unique_counts(a)), nans)
+    check(lambda m, a: m.unique_values(a), nans)
+    check(lambda m, a: m.unique_values(a), np.zeros((0,), np.float32))
+
+
+def test_unique_family_named_fields_and_size():
+    x = np.array([3, 1, 3, 2], np.int32)
+    r = tnp.unique_all(x)
+    assert r._fields == ("values", "indices", "inverse_indices", "counts")
+    assert tnp.unique_counts(x)._fields == ("values", "counts")
+    assert tnp.unique_inverse(x)._fields == ("values", "inverse_indices")
+    check(lambda m, a: tuple(m.unique_all(a, size=5, fill_value=-1)), x, only_jit=True)
+    check(lambda m, a: tuple(m.unique_counts(a, size=2)), x, only_jit=True)
+    check(lambda m, a: m.unique_values(a, size=4), x, only_jit=True)
+    check(lambda m: m.unique_values([1, 2]))

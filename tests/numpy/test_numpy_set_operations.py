@@ -1,0 +1,66 @@
+"""toolkit.numpy's intersect1d, setdiff1d, setxor1d and union1d against jax.numpy 0.10.2: the concrete form, the
+static-size form under jit (padding, fill values, indices) and errors."""
+
+import numpy as np
+import pytest
+
+import toolkit
+import toolkit.numpy as tnp
+from tests.numpy._jax_oracle import check
+
+A = np.array([3, 1, 2, 3, 5, 7, 1], np.int32)
+B = np.array([1, 9, 3, 3, 4, 8], np.int32)
+F = np.array([0.5, np.nan, 2.0, 0.5], np.float32)
+E = np.zeros((0,), np.int32)
+
+
+@pytest.mark.parametrize("name", ["intersect1d", "setdiff1d", "setxor1d", "union1d"])
+def test_concrete(name):
+    check(lambda m: getattr(m, name)(A.reshape(7, 1), B.astype(np.float32)))  # flattened, promoted
+
+
+@pytest.mark.parametrize("name", ["intersect1d", "setdiff1d", "setxor1d"])
+def test_assume_unique(name):
+    check(lambda m: getattr(m, name)(np.array([4, 1, 3], np.int32), np.array([3, 5, 4], np.int32),
+                                     assume_unique=True))
+
+
+@pytest.mark.parametrize("name", ["intersect1d", "setdiff1d", "setxor1d", "union1d"])
+def test_sized_under_jit(name):
+    def both_sizes(m, a, b):
+        return (getattr(m, name)(a, b, size=8), getattr(m, name)(a, b, size=8, fill_value=-1),
+                getattr(m, name)(a, b, size=2))
+    check(both_sizes, A, B, only_jit=True)
+
+
+def test_sized_eager_and_empty_operands():
+    check(lambda m: m.setxor1d(A, B, size=8))
+    check(lambda m: m.intersect1d(A, E, size=3))
+    check(lambda m: m.setdiff1d(E, B, size=3, fill_value=4))
+    check(lambda m: m.setdiff1d(A, E))
+    check(lambda m: m.union1d(E, E))
+
+
+def test_intersect1d_indices():
+    check(lambda m: m.intersect1d(A, B, return_indices=True))
+    check(lambda m, a, b: m.intersect1d(a, b, return_indices=True, size=4), A, B, only_jit=True)
+    check(lambda m, a, b: m.intersect1d(a, b, return_indices=True, size=3, assume_unique=True),
+          np.array([4, 1, 3], np.int32), np.array([3, 5, 4], np.int32), only_jit=True)
+
+
+def test_floats_with_nan():
+    check(lambda m: m.union1d(F, np.array([2.0, 3.0], np.float32)))
+    check(lambda m: m.intersect1d(F, np.array([2.0, np.nan], np.float32)))
+
+
+def test_errors():
+    check(lambda m: m.union1d([1, 2], A))        # lists are refused
+    check(lambda m: m.intersect1d(A, [1]))
+    with pytest.raises(toolkit.ConcretizationTypeError, match="size="):
+        toolkit.jit(lambda a: tnp.setdiff1d(a, B))(A)
+    with pytest.raises(toolkit.ConcretizationTypeError):
+        toolkit.jit(lambda a: tnp.intersect1d(a, B))(A)
+    with pytest.raises(TypeError, match="static integer"):
+        tnp.setxor1d(A, B, size=2.5)
+    with pytest.raises(ValueError, match="non-negative"):
+        tnp.union1d(A, B, size=-1)
