@@ -15,6 +15,12 @@ a check of the result.
   every cycle compiles new code; growth here includes what caches keep on
   purpose.
 
+``--peak WORKLOAD`` (a ``bench/workload.py`` name, e.g. ``transformer-L2``)
+measures something else: the peak memory of one training step's first call,
+phase by phase (trace, lower, compile, call), for toolkit and JAX, each in a
+fresh process (``VmRSS`` and ``VmHWM`` from ``/proc/self/status``, minus the
+RSS once the backend exists), ``--repeat`` times interleaved, medians.
+
 RSS is read from ``/proc/self/statm`` after ``--warmup`` cycles, then every
 ``--every`` cycles (after ``gc.collect()``); the per-cycle growth is the
 least-squares slope over those samples (the end-to-end difference is printed
@@ -25,17 +31,79 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
+import statistics
+import subprocess
 import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, ROOT)
 
 import toolkit  # noqa: E402
 import toolkit.numpy as tnp  # noqa: E402
 from toolkit.export import deserialize, export  # noqa: E402
+
+PHASES = ("traced", "lowered", "compiled", "called")
+
+
+def _status_mb(field: str) -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def peak_child(library: str, name: str) -> dict[str, float]:
+    """In this (fresh) process: RSS and high-water mark after each phase of ``name``'s first call, MB above base."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import workload  # bench/workload.py: the step functions and their numpy arguments
+    if library == "jax":
+        import jax as lib
+    else:
+        lib = toolkit
+    step, args = workload.workload(name, lib)
+    lib.block_until_ready(lib.numpy.ones(4) + 1)  # the backend exists before the base is read
+    base = _status_mb("VmRSS")
+    rows: dict[str, float] = {}
+
+    def sample(phase: str) -> None:
+        rows[phase + " RSS"] = _status_mb("VmRSS") - base
+        rows[phase + " HWM"] = _status_mb("VmHWM") - base
+    traced = lib.jit(step).trace(*args)
+    sample("traced")
+    lowered = traced.lower()
+    sample("lowered")
+    compiled = lowered.compile()
+    sample("compiled")
+    lib.block_until_ready(compiled(*args))
+    sample("called")
+    return rows
+
+
+def peak(name: str, repeat: int) -> int:
+    """Run :func:`peak_child` for toolkit and JAX in fresh processes, interleaved; print medians and ratios."""
+    runs: dict[str, list[dict[str, float]]] = {"toolkit": [], "jax": []}
+    for rep in range(repeat):
+        for library in ("toolkit", "jax") if rep % 2 == 0 else ("jax", "toolkit"):
+            done = subprocess.run([sys.executable, os.path.abspath(__file__), "--peak-child", library, name],
+                                  capture_output=True, text=True, timeout=900)
+            if done.returncode != 0:
+                raise SystemExit(f"{library} {name} failed:\n{done.stderr[-3000:]}")
+            runs[library].append(json.loads(done.stdout.strip().splitlines()[-1]))
+    print(f"{name}: MB above the RSS once the backend exists (median of {repeat})")
+    print(f"{'after':<10} {'toolkit RSS':>12} {'JAX RSS':>9} {'toolkit HWM':>12} {'JAX HWM':>9} {'HWM ratio':>10}")
+    for phase in PHASES:
+        med = {(lib, kind): statistics.median(r[f"{phase} {kind}"] for r in runs[lib])
+               for lib in runs for kind in ("RSS", "HWM")}
+        ratio = med["toolkit", "HWM"] / med["jax", "HWM"] if med["jax", "HWM"] > 0 else float("nan")
+        print(f"{phase:<10} {med['toolkit', 'RSS']:>12.1f} {med['jax', 'RSS']:>9.1f} "
+              f"{med['toolkit', 'HWM']:>12.1f} {med['jax', 'HWM']:>9.1f} {ratio:>10.2f}")
+    return 0
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
 
@@ -90,7 +158,15 @@ def main() -> int:
     parser.add_argument("--mode", choices=["same", "distinct"], default="same")
     parser.add_argument("--target-kb", type=float, default=100.0)
     parser.add_argument("--check", action="store_true", help="exit 1 when the growth is over the target")
+    parser.add_argument("--peak", metavar="WORKLOAD", help="peak memory of a bench/workload.py first call instead")
+    parser.add_argument("--repeat", type=int, default=3, help="processes per library with --peak")
+    parser.add_argument("--peak-child", nargs=2, metavar=("LIBRARY", "WORKLOAD"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.peak_child:
+        print(json.dumps(peak_child(*args.peak_child)))
+        return 0
+    if args.peak:
+        return peak(args.peak, args.repeat)
 
     rng = np.random.default_rng(0)
     start = time.perf_counter()
