@@ -118,7 +118,8 @@ def test_conv_general_dilated_local(dn, precision):
     patch = 3 * 2 * 2
     rhs_shape = (4, patch) + out_spatial if dn[1] == "OIHW" else out_spatial + (patch, 4)
     w = RNG.standard_normal(rhs_shape).astype(np.float32)
-    ours = lax.conv_general_dilated_local(x, w, (1, 1), "VALID", (2, 2), dimension_numbers=dn, precision=precision)
+    ours = toolkit.jit(lambda a, b: lax.conv_general_dilated_local(a, b, (1, 1), "VALID", (2, 2), dimension_numbers=dn,
+                                                                   precision=precision))(x, w)
     theirs = jlax.conv_general_dilated_local(x, w, (1, 1), "VALID", (2, 2), dimension_numbers=dn,
                                              precision=precision)
     assert_same(ours, theirs, rtol=1e-5, atol=1e-5)
@@ -127,7 +128,7 @@ def test_conv_general_dilated_local(dn, precision):
 def test_conv_helpers_differentiate_like_jax():
     x = RNG.standard_normal((1, 4, 4, 2)).astype(np.float32)
     w = RNG.standard_normal((2, 2, 2, 3)).astype(np.float32)
-    ours = toolkit.grad(lambda a, b: (lax.conv_transpose(a, b, (2, 2), "SAME") ** 2).sum(), (0, 1))(x, w)
+    ours = toolkit.jit(toolkit.grad(lambda a, b: (lax.conv_transpose(a, b, (2, 2), "SAME") ** 2).sum(), (0, 1)))(x, w)
     theirs = jax.grad(lambda a, b: (jlax.conv_transpose(a, b, (2, 2), "SAME") ** 2).sum(), (0, 1))(x, w)
     for o, t in zip(ours, theirs):
         assert_same(o, t, rtol=1e-4, atol=1e-4)
