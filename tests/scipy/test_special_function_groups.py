@@ -176,3 +176,15 @@ def test_hyp1f1_values_and_gradients():
     _close(ours, theirs, rtol=1e-4)
     with pytest.raises(ValueError, match="complex"):
         special.hyp1f1(1.0, 2.0, np.complex64(1))
+
+
+def test_sph_harm_y():
+    n, m = np.array([0, 1, 2, 3, 4, 2, 3]), np.array([0, 1, -1, 2, -3, 0, 3])
+    theta = np.linspace(0.1, 3.0, 7).astype(np.float32)
+    phi = np.linspace(-2, 2, 7).astype(np.float32)
+    _close(special.sph_harm_y(n, m, theta, phi), jsp.sph_harm_y(n, m, theta, phi))
+    _close(special.sph_harm_y(n, m, theta, phi, n_max=6), jsp.sph_harm_y(n, m, theta, phi, n_max=6))
+    with pytest.raises(NotImplementedError, match="diff_n"):
+        special.sph_harm_y(n, m, theta, phi, diff_n=1)
+    with pytest.raises(TypeError, match="n_max"):
+        toolkit.jit(lambda n: special.sph_harm_y(n, m, theta, phi))(n)

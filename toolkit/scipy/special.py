@@ -6,7 +6,8 @@ continued fractions, rational approximations and their constants), over
 ``toolkit.lax``'s special-function primitives (``toolkit/lax/special_functions.py``);
 the longer ones are in the private modules beside this one, by group: error
 functions (``_special_error_functions.py``), exponential and related integrals
-(``_special_integrals.py``), hypergeometric functions (``_special_hypergeometric.py``).
+(``_special_integrals.py``), hypergeometric functions (``_special_hypergeometric.py``), spherical harmonics
+(``_special_harmonics.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from toolkit.core import dtypes
 from toolkit.nn.functions import log_softmax, logsumexp, softmax
 from toolkit.scipy._special_arguments import inexact, polyval
 from toolkit.scipy._special_error_functions import dawsn, erfcx, fresnel, wofz
+from toolkit.scipy._special_harmonics import sph_harm_y
 from toolkit.scipy._special_hypergeometric import hyp1f1, hyp2f1
 from toolkit.scipy._special_integrals import exp1, expi, expn, owens_t, sici, spence
 
@@ -30,7 +32,8 @@ __all__ = ["bernoulli", "bessel_jn", "beta", "betainc", "betaln", "boxcox", "box
            "entr", "erf", "erfc", "erfcx", "erfinv", "exp1", "expi", "expit", "expn", "factorial", "fresnel", "gamma",
            "gammainc", "gammaincc", "gammaln", "gammasgn", "hyp1f1", "hyp2f1", "i0", "i0e", "i1", "i1e", "kl_div",
            "log_ndtr", "log_softmax", "loggamma", "logit", "logsumexp", "multigammaln", "ndtr", "ndtri", "owens_t",
-           "poch", "polygamma", "rel_entr", "sici", "softmax", "spence", "wofz", "xlog1py", "xlogy", "zeta"]
+           "poch", "polygamma", "rel_entr", "sici", "softmax", "spence", "sph_harm_y", "wofz", "xlog1py", "xlogy",
+           "zeta"]
 
 
 def _inexact(name: str, *args: Any, real: bool = False) -> list[Any]:
