@@ -12,7 +12,7 @@ The modules are layered, each importing only modules before it in this list:
 Above them (each importing only the lists' earlier modules): ``array_api_aliases``, ``index_expressions``
 (``r_``, ``mgrid``), ``element_functions`` (``frexp``, ``i0``, type predicates), ``array_editing``
 (``delete``, ``insert``, ``put``, ``partition``), ``windows``, ``printing``, ``spaced_values``
-(``logspace``, ``geomspace``), ``vectorization`` (``vectorize`` on ``toolkit.vmap``), ``bit_packing`` and ``polynomials``.
+(``logspace``, ``geomspace``), ``vectorization`` (``vectorize`` on ``toolkit.vmap``), ``bit_packing``, ``polynomials`` and ``histograms`` (with ``cov``/``corrcoef``).
 """
 
 from toolkit.core.dtypes import finfo, iinfo, promote_types, result_type  # noqa: F401
@@ -49,7 +49,7 @@ from toolkit.numpy.shapes import (  # noqa: F401
     dstack, expand_dims, flip, fliplr, flipud, hsplit, hstack, matrix_transpose, moveaxis, pad, permute_dims, ravel,
     repeat, reshape, roll, rollaxis, rot90, split, squeeze, stack, swapaxes, tile, transpose, unstack, vsplit, vstack,
 )
-from toolkit.numpy.signal import convolve, correlate, diff, ediff1d, interp, trapezoid, unwrap  # noqa: F401
+from toolkit.numpy.signal import convolve, correlate, diff, ediff1d, gradient, interp, trapezoid, unwrap  # noqa: F401
 from toolkit.numpy.sorting import argsort, lexsort, searchsorted, sort  # noqa: F401
 from toolkit.numpy.statistics import (  # noqa: F401
     average, bincount, digitize, median, nanmedian, nanpercentile, nanquantile, percentile, ptp, quantile,
@@ -88,6 +88,9 @@ from toolkit.numpy.vectorization import apply_along_axis, apply_over_axes, fromf
 from toolkit.numpy.bit_packing import packbits, unpackbits  # noqa: F401
 from toolkit.numpy.polynomials import (  # noqa: F401
     poly, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, polyval, roots,
+)
+from toolkit.numpy.histograms import (  # noqa: F401
+    corrcoef, cov, histogram, histogram2d, histogram_bin_edges, histogramdd,
 )
 from toolkit.numpy import fft  # noqa: F401,E402  (toolkit.numpy.fft, jax.numpy.fft)
 from toolkit.numpy import linalg  # noqa: F401,E402  (toolkit.numpy.linalg, jax.numpy.linalg)

@@ -1,7 +1,7 @@
 """Signal helpers of ``jax.numpy``: ``diff`` (n-th differences along an axis) and the
 1-D ``convolve``/``correlate`` (modes full, same, valid; one ``conv_general_dilated``),
 ``interp`` (piecewise-linear, with ``left``/``right``/``period``), ``ediff1d``,
-``trapezoid`` and ``unwrap``. Example::
+``trapezoid``, ``unwrap`` and ``gradient`` (central differences). Example::
 
     tnp.convolve(x, tnp.ones(3) / 3, mode="same")
     tnp.interp(t, xp, fp)
@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -173,3 +173,57 @@ def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi)
                                                                reductions.cumsum(shapes.moveaxis(ph_correct, axis, 0),
                                                                              axis=0)), 0, 0)], 0)
     return shapes.moveaxis(up, 0, axis)
+
+
+def _gradient_along_axis(a: Any, h: Any, axis: int) -> Any:
+    def sliced(x: Any, lo: int | None, hi: int | None) -> Any:
+        return shapes._axis_slice(x, axis, lo, hi)
+    upper = ufuncs.subtract(sliced(a, 1, 2), sliced(a, 0, 1))
+    lower = ufuncs.subtract(sliced(a, -1, None), sliced(a, -2, -1))
+    if np.ndim(h) == 0:
+        inner = ufuncs.divide(ufuncs.multiply(ufuncs.subtract(sliced(a, 2, None), sliced(a, None, -2)), 0.5), h)
+        return shapes.concatenate([ufuncs.divide(upper, h), inner, ufuncs.divide(lower, h)], axis=axis)
+    if np.ndim(h) != 1:
+        raise ValueError("Spacing arrays must be 1D arrays or scalars.")
+    if h.shape[0] != a.shape[axis]:
+        raise ValueError("Spacing arrays must have the same length as the dimension along which the gradient is "
+                         "calculated.")
+    h = shapes.reshape(h, tuple(h.shape[0] if i == axis else 1 for i in range(a.ndim)))
+    upper = ufuncs.divide(upper, ufuncs.subtract(sliced(h, 1, 2), sliced(h, 0, 1)))
+    lower = ufuncs.divide(lower, ufuncs.subtract(sliced(h, -1, None), sliced(h, -2, -1)))
+    dx1 = ufuncs.subtract(sliced(h, 1, -1), sliced(h, 0, -2))
+    dx2 = ufuncs.subtract(sliced(h, 2, None), sliced(h, 1, -1))
+    wa = ufuncs.divide(ufuncs.negative(dx2), ufuncs.multiply(dx1, ufuncs.add(dx1, dx2)))
+    wb = ufuncs.divide(ufuncs.subtract(dx2, dx1), ufuncs.multiply(dx1, dx2))
+    wc = ufuncs.divide(dx1, ufuncs.multiply(dx2, ufuncs.add(dx1, dx2)))
+    inner = ufuncs.add(ufuncs.add(ufuncs.multiply(wa, sliced(a, 0, -2)), ufuncs.multiply(wb, sliced(a, 1, -1))),
+                       ufuncs.multiply(wc, sliced(a, 2, None)))
+    return shapes.concatenate([upper, inner, lower], axis=axis)
+
+
+def gradient(f: Any, *varargs: Any, axis: int | Sequence[int] | None = None, edge_order: int | None = None) -> Any:
+    """The gradient of the sampled ``f`` (central differences inside, one-sided at the edges) along each of
+    ``axis`` (all by default), with unit, scalar or per-sample spacings ``varargs``, as ``jnp.gradient``: one
+    array for one axis, else a list. ``edge_order`` is not supported (``NotImplementedError``)."""
+    if edge_order is not None:
+        raise NotImplementedError("The 'edge_order' argument to jnp.gradient is not supported.")
+    a, *spacing = [asarray(x) for x in promote_inexact(f, *varargs)]
+    if axis is None:
+        axes = tuple(range(a.ndim))
+    else:
+        axes = tuple(canonical_axis(i, a.ndim) for i in ((axis,) if isinstance(axis, int) else axis))
+    if not axes:
+        return []
+    if min(s for i, s in enumerate(a.shape) if i in axes) < 2:
+        raise ValueError("Shape of array too small to calculate a numerical gradient, at least 2 elements are "
+                         "required.")
+    if not spacing:
+        dx: list[Any] = [1.0] * len(axes)
+    elif len(spacing) == 1:
+        dx = spacing * len(axes)
+    elif len(spacing) == len(axes):
+        dx = spacing
+    else:
+        raise TypeError(f"Invalid number of spacing arguments {len(spacing)} for axis={axis}")
+    grads = [_gradient_along_axis(a, h, ax) for ax, h in zip(axes, dx)]
+    return grads[0] if len(axes) == 1 else grads
