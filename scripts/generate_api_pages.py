@@ -62,6 +62,7 @@ PUBLIC_MODULES: dict[str, str] = {
     "toolkit.sharding": "JAX's `jax.sharding` names: toolkit.shard's objects and the resharding functions.",
     "toolkit.monitoring": "Named events and their listeners; jit's compile-time events (as `jax.monitoring`).",
     "toolkit.ffi": "Calling C++ through XLA's typed foreign-function interface (as `jax.ffi`).",
+    "toolkit.memory": "The memory-space enum `Space` and its memory kinds (as `jax.memory`).",
 }
 
 

@@ -25,7 +25,7 @@ from toolkit import flatten_util, tree  # noqa: F401  (jax.flatten_util, jax.tre
 from toolkit import scipy  # noqa: F401  (jax.scipy: special functions, distributions)
 from toolkit import errors  # noqa: F401  (jax.errors: the tracer and promotion exception classes)
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct  # noqa: F401
-from toolkit.core.config import config, enable_x64  # noqa: F401  (jax.config, jax.enable_x64)
+from toolkit.core.config import config, enable_x64, make_user_context  # noqa: F401  (jax.config, jax.enable_x64)
 from toolkit.core.tracing import ConcretizationTypeError, UnexpectedTracerError  # noqa: F401
 from toolkit.core.tracing import ensure_compile_time_eval, named_call, named_scope  # noqa: F401  (jax's)
 from toolkit.runtime.client import devices  # noqa: F401
@@ -44,6 +44,7 @@ from toolkit.ad import (checkpoint, checkpoint_policies, custom_jvp, custom_vjp,
 from toolkit.ad import closure_convert, custom_gradient, fwd_and_bwd, linear_transpose  # noqa: F401,E402
 from toolkit.introspect import eval_shape, make_jaxpr  # noqa: F401,E402
 from toolkit.shard_map import shard_map  # noqa: F401,E402
+from toolkit.parallel_map import pmap, smap  # noqa: F401,E402  (jax.pmap, jax.smap: jit + shard_map)
 from toolkit import distributed  # noqa: F401,E402
 from toolkit.runtime.client import (device_count, local_device_count, local_devices, process_count,  # noqa: F401,E402
                                     process_index)
@@ -61,6 +62,7 @@ from toolkit.runtime.client import Device  # noqa: F401,E402  (jax.Device: jaxli
 from toolkit import profiler  # noqa: F401,E402  (jax.profiler: XLA's profiler)
 from toolkit.shard import NamedSharding, PartitionSpec as P  # noqa: F401,E402  (jax.NamedSharding, jax.P)
 from toolkit.compute_on import compute_on  # noqa: F401,E402  (jax.experimental.compute_on.compute_on)
+from toolkit import memory  # noqa: F401,E402  (jax.memory: the Space enum)
 from toolkit import debug, experimental  # noqa: F401,E402  (jax.debug; jax.experimental.io_callback)
 from toolkit.callbacks import effects_barrier, pure_callback  # noqa: F401,E402  (jax's host callbacks)
 from toolkit.runtime.debug_checks import debug_infs, debug_nans  # noqa: F401,E402  (jax.debug_nans)

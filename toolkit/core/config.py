@@ -27,8 +27,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Config", "FlagDefinition", "cache_state", "config", "define_flag", "enable_x64", "flag_value",
-           "watch_flag", "x64_enabled"]
+__all__ = ["Config", "FlagDefinition", "UserContext", "cache_state", "config", "define_flag", "enable_x64",
+           "flag_value", "make_user_context", "watch_flag", "x64_enabled"]
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off", "")
@@ -119,7 +119,7 @@ def _refresh_global_cache_state() -> None:
 
 
 def _unknown(name: str) -> AttributeError:
-    known = ", ".join(sorted(_DEFINITIONS))
+    known = ", ".join(sorted(n for n in _DEFINITIONS if not n.startswith(_USER_PREFIX)))
     return AttributeError(f"Unrecognized config option: {name} (toolkit has: {known})")
 
 
@@ -197,7 +197,7 @@ class Config:
     @property
     def values(self) -> dict[str, Any]:
         """Every flag's current value."""
-        return {name: flag_value(name) for name in _DEFINITIONS}
+        return {name: flag_value(name) for name in _DEFINITIONS if not name.startswith(_USER_PREFIX)}
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
@@ -210,13 +210,78 @@ class Config:
         raise AttributeError(f"set flags with toolkit.config.update({name!r}, value)")
 
     def __dir__(self) -> list[str]:
-        return [*sorted(_DEFINITIONS), "read", "update", "values"]
+        return [*sorted(n for n in _DEFINITIONS if not n.startswith(_USER_PREFIX)), "read", "update", "values"]
 
     def __repr__(self) -> str:
         return "toolkit.config(" + ", ".join(f"{k}={v!r}" for k, v in self.values.items()) + ")"
 
 
 config = Config()
+
+# User contexts are flags under names no JAX flag has (hidden from toolkit.config's listing): one flag machinery,
+# so their values join cache_state() and thread-local blocks exactly as jax_enable_x64's do.
+_USER_PREFIX = "user_context#"
+_user_lock = threading.Lock()
+
+
+def _check_hashable(name: str, value: Any) -> Any:
+    try:
+        hash(value)
+    except TypeError:
+        raise TypeError(f"a user context's value is part of jit's cache key and must be hashable, "
+                        f"got {type(value).__name__}: {value!r}") from None
+    return value
+
+
+def _no_parse(text: str) -> Any:
+    raise ValueError("user contexts have no environment variable")
+
+
+class UserContext:
+    """A jit-cache-sensitive value (``jax.make_user_context``'s result): calling it gives a block that sets it.
+
+    ``with ctx(v): ...`` sets the value for this thread inside the block; :meth:`set_global` sets it for the
+    process. The value is part of every jit cache key, so a function jitted once is traced, lowered and
+    compiled again when the value differs from the one it was compiled under (and found again when it is back).
+    """
+
+    def __init__(self, default_value: Any = None) -> None:
+        with _user_lock:
+            self._name = f"{_USER_PREFIX}{sum(n.startswith(_USER_PREFIX) for n in _DEFINITIONS)}"
+            define_flag(FlagDefinition(self._name, _check_hashable(self._name, default_value),
+                                       help="a user context (make_user_context)", check=_check_hashable,
+                                       parse=_no_parse, affects_compilation=True))
+
+    @property
+    def value(self) -> Any:
+        """The value on this thread (an open block's, else the global one)."""
+        return flag_value(self._name)
+
+    def get_global(self) -> Any:
+        """The process-wide value (ignoring blocks open on this thread)."""
+        return _VALUES[self._name]
+
+    def set_global(self, new_value: Any) -> None:
+        """Set the process-wide value (must be hashable: a ``TypeError`` otherwise)."""
+        _VALUES[self._name] = _check_hashable(self._name, new_value)
+        _refresh_global_cache_state()
+
+    def __call__(self, new_value: Any) -> contextlib.AbstractContextManager[None]:
+        """A block setting the value for this thread (nested blocks restore in order)."""
+        return flag_override(self._name, new_value)
+
+    def __repr__(self) -> str:
+        return f"UserContext(value={self.value!r})"
+
+
+def make_user_context(default_value: Any = None) -> UserContext:
+    """``jax.make_user_context``: a context whose value is part of jit's cache key.
+
+    ``with ctx(v):`` sets it for the block on this thread; jitted functions re-trace, re-lower and re-compile
+    when it has a value they were not compiled under. ``default_value`` and every value set must be hashable.
+    Creating contexts is not thread-safe with other calls (as JAX's); using them is.
+    """
+    return UserContext(default_value)
 
 ENABLE_X64 = define_flag(FlagDefinition(
     "jax_enable_x64", False, environment="TOOLKIT_ENABLE_X64", affects_compilation=True,
