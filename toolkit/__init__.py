@@ -44,6 +44,7 @@ from toolkit.ad import (checkpoint, checkpoint_policies, custom_jvp, custom_vjp,
 from toolkit.ad import closure_convert, custom_gradient, fwd_and_bwd, linear_transpose  # noqa: F401,E402
 from toolkit.introspect import eval_shape, make_jaxpr  # noqa: F401,E402
 from toolkit.shard_map import shard_map  # noqa: F401,E402
+from toolkit.parallel_map import pmap, smap  # noqa: F401,E402  (jax.pmap, jax.smap: jit + shard_map)
 from toolkit import distributed  # noqa: F401,E402
 from toolkit.runtime.client import (device_count, local_device_count, local_devices, process_count,  # noqa: F401,E402
                                     process_index)
