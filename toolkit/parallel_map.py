@@ -5,13 +5,13 @@ axis_size=None, donate_argnums=())`` has ``jax.pmap``'s meaning as JAX 0.10.2 im
 ``jax._src.pmap``): the size ``n`` of the mapped axis picks the first ``n`` devices (of ``devices``, or of the
 backend), a 1-D mesh over them is named ``axis_name``, and ``fun`` runs once per device under ``shard_map`` on its
 slice of each argument *with the mapped axis squeezed away*; each result gets the axis back at its ``out_axes``
-position. The call is one ``jit`` whose inputs and outputs are ``NamedSharding``\\ s over that mesh, so results
-are ``Array``\\ s split over the ``n`` devices. Collectives (``psum``, ``pmean``, ``all_gather``, ``axis_index``)
+position. The call is one ``jit`` whose inputs and outputs are ``NamedSharding`` values over that mesh, so results
+are arrays split over the ``n`` devices. Collectives (``psum``, ``pmean``, ``all_gather``, ``axis_index``)
 name ``axis_name``; the per-device program is not checked for varying axes (``check_vma=False``, as JAX's pmap).
 
 ``smap(f, /, *, in_axes=Infer, out_axes, axis_name)`` is ``jax.smap``: ``shard_map`` over the one mesh axis
 ``axis_name`` of the context mesh (``set_mesh`` / ``with mesh:``), the other axes left automatic, with integer
-axes instead of ``PartitionSpec``\\ s (axis ``i`` means ``P(None, ..., None, axis_name)`` with ``i`` Nones; the
+axes instead of partition specs (axis ``i`` means ``P(None, ..., None, axis_name)`` with ``i`` Nones; the
 block keeps the dimension, unlike ``pmap``). ``in_axes=Infer`` reads each argument's axis from its explicit
 sharding (``typeof(x).sharding.spec``).
 

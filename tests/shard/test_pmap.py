@@ -175,3 +175,16 @@ def test_lower_gives_the_shard_map_program():
     text = f.lower(tnp.arange(4.0)).as_text()
     assert "sdy.manual_computation" in text or "SPMDFullToShardShape" in text
     assert "all_reduce" in text
+
+
+def test_vmap_composes_and_nested_pmap_is_refused(jx):
+    def make(lib, lax, xnp):
+        return (lib.pmap(lib.vmap(lambda x: x * 2))(xnp.arange(6.0).reshape(2, 3)),
+                lib.vmap(lib.pmap(lambda x: x * 2))(xnp.arange(6.0).reshape(3, 2)))
+
+    for t, j in zip(*_both(jx, make)):
+        np.testing.assert_allclose(np.asarray(t), np.asarray(j))
+        assert t.shape == j.shape
+    # JAX 0.10.2 refuses nested pmap too (a ValueError about the context mesh).
+    with pytest.raises(NotImplementedError, match="nested shard_map"):
+        toolkit.pmap(toolkit.pmap(lambda x: x, "j"), "i")(tnp.ones((2, 4)))
