@@ -63,6 +63,7 @@ PUBLIC_MODULES: dict[str, str] = {
     "toolkit.monitoring": "Named events and their listeners; jit's compile-time events (as `jax.monitoring`).",
     "toolkit.ffi": "Calling C++ through XLA's typed foreign-function interface (as `jax.ffi`).",
     "toolkit.memory": "The memory-space enum `Space` and its memory kinds (as `jax.memory`).",
+    "toolkit.custom_batching": "`custom_vmap` and `sequential_vmap`: functions with their own vmap rule (as `jax.custom_batching`).",
 }
 
 

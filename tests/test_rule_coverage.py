@@ -57,6 +57,7 @@ NO_USER_FUNCTION = {
     "checkpoint": "bound by toolkit.checkpoint / remat (toolkit/ad/remat.py)",
     "custom_jvp_call": "bound by calling a toolkit.custom_jvp function (toolkit/ad/custom_derivatives.py)",
     "custom_vjp_call": "bound by calling a toolkit.custom_vjp function (toolkit/ad/custom_derivatives.py)",
+    "custom_vmap_call": "bound by calling a toolkit.custom_batching.custom_vmap function (toolkit/custom_batching.py)",
     "name": "bound by toolkit.ad.checkpoint_name (toolkit/ad/remat.py)",
     "dimension_size": "internal: a symbolic dimension used as a value (lax.dimension_as_value, numpy's shape "
                       "arithmetic under shape polymorphism); JAX has no public function for it either",
