@@ -62,6 +62,8 @@ PUBLIC_MODULES: dict[str, str] = {
     "toolkit.sharding": "JAX's `jax.sharding` names: toolkit.shard's objects and the resharding functions.",
     "toolkit.monitoring": "Named events and their listeners; jit's compile-time events (as `jax.monitoring`).",
     "toolkit.ffi": "Calling C++ through XLA's typed foreign-function interface (as `jax.ffi`).",
+    "toolkit.refs": "Mutable array references: `new_ref`, `Ref`, `freeze`, discharged by `jit` (as `jax.new_ref`).",
+    "toolkit.ref": "JAX's `jax.ref` names: `Ref`, `get`, `set`, `swap`, `addupdate`, ... (see `toolkit.refs`).",
     "toolkit.memory": "The memory-space enum `Space` and its memory kinds (as `jax.memory`).",
     "toolkit.custom_batching": "`custom_vmap` and `sequential_vmap`: functions with their own vmap rule (as `jax.custom_batching`).",
 }

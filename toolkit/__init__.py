@@ -110,3 +110,6 @@ def host_ids(backend: str | None = None) -> list[int]:
     warnings.warn("jax.host_ids has been renamed to jax.process_indices. This alias will eventually be removed; "
                   "please update your code.", stacklevel=2)
     return list(process_indices(backend))
+from toolkit.refs import Ref, empty_ref, free_ref, freeze, new_ref  # noqa: F401,E402  (jax.new_ref, jax.Ref, ...)
+from toolkit import ref  # noqa: F401,E402  (jax.ref: the mutable-array-reference namespace)
+from toolkit.core.dynamic_slices import ds  # noqa: F401,E402  (jax.ds: a slice with a traced start)

@@ -39,6 +39,7 @@ from jaxlib.mlir import ir
 from toolkit import compiled_format, jit_cache
 from toolkit.array import Array
 from toolkit.core import dtypes, pytrees, trace_cache, tracing
+from toolkit.core.mutable_refs import call_with_refs, has_refs
 from toolkit.core.avals import ArgInfo, ShapedArray, ShapeDtypeStruct, is_static_shape
 from toolkit.core.program import Program
 from toolkit.core.config import cache_state, flag_value
@@ -192,6 +193,8 @@ class Wrapped:
             out = self._fast_path.call(args)
             if out is not MISS:
                 return out
+        if has_refs(args, kwargs):  # Refs among the arguments: discharged (values in, final values out)
+            return call_with_refs(self, args, kwargs, jit)
         if tracing.is_tracing():
             if self.inline:
                 return self.fun(*args, **kwargs)  # jit(..., inline=True): inline into the enclosing trace

@@ -33,6 +33,7 @@ from typing import Any, NamedTuple, Sequence
 import numpy as np
 
 from toolkit.core import dtypes, shape_poly
+from toolkit.core.dynamic_slices import Slice
 from toolkit.core.error_classes import NonConcreteBooleanIndexError
 from toolkit.core.tracing import Tracer
 from toolkit.lax import elementwise as lax_elementwise
@@ -294,6 +295,9 @@ def getitem(x: Any, idx: Any) -> Any:
 
 def _getitem(x: Any, idx: Any, mode: Any, fill_value: Any, check_static_bounds: bool) -> Any:
     x = x if is_array(x) else asarray(x)
+    window = dynamic_window(x, idx)
+    if window is not None:  # ds(i, n) items: a dynamic_slice first, then the rest of the index on the window
+        x, idx, _ = window
     entries, false_positions = _parse(x.shape, idx, check_static_bounds)
     if _has_advanced(entries):
         return _advanced_get(x, entries, mode, fill_value)
@@ -307,6 +311,38 @@ def _getitem(x: Any, idx: Any, mode: Any, fill_value: Any, check_static_bounds: 
             limits[out_positions.index(p)] = 0
         out = lax_structural.slice(out, starts, limits)
     return out
+
+
+def dynamic_window(x: Any, idx: Any) -> "tuple[Any, tuple, list] | None":
+    """For an index holding ``ds(...)`` items (:class:`Slice`): ``(window, inner_index, starts)`` where
+    ``window = dynamic_slice(x, starts, sizes)`` spans every ``Slice`` (start clamped, as ``dynamic_slice``
+    clamps) and ``inner_index`` is ``idx`` with each ``Slice`` replaced by ``::stride``; ``None`` otherwise."""
+    items = idx if isinstance(idx, tuple) else (idx,)
+    if not any(isinstance(item, Slice) for item in items):
+        return None
+    converted = [_as_index_array(item) for item in items]
+    widths = [0 if (item is None or item is Ellipsis or isinstance(item, (bool, np.bool_)))
+              else (item.ndim if getattr(item, "dtype", None) == np.bool_ else 1) for item in converted]
+    if sum(widths) > x.ndim:
+        raise IndexError(f"too many indices for array: array is {x.ndim}-dimensional, but {sum(widths)} were "
+                         "indexed")
+    starts: list[Any] = [0] * x.ndim
+    sizes = list(x.shape)
+    inner: list[Any] = []
+    dim = 0
+    for item, width in zip(items, widths):
+        if item is Ellipsis:
+            dim += x.ndim - sum(widths)
+        elif isinstance(item, Slice):
+            if item.extent > x.shape[dim]:
+                raise IndexError(f"ds(start={item.start!r}, size={item.size}, stride={item.stride}) spans "
+                                 f"{item.extent} elements, more than axis {dim} has ({x.shape[dim]})")
+            starts[dim], sizes[dim] = item.start, item.extent
+            item = slice(None, None, item.stride)
+        dim += width
+        inner.append(item)
+    window = lax_structural.dynamic_slice(x, starts, sizes)
+    return window, tuple(inner), starts
 
 
 def _normalize_dynamic(i: Any, n: Any) -> Any:

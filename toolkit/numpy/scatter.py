@@ -31,6 +31,7 @@ from toolkit.lax import structural as lax_structural
 from toolkit.numpy import creation, ufuncs
 from toolkit.numpy._core import asarray, broadcast_shapes, broadcast_to, convert, is_array
 from toolkit.numpy.indexing import (
+    dynamic_window,
     _E, _adjacent, _getitem, _int_index, _known_empty, _parse, _prepare_indices,
 )
 from toolkit.shard.explicit import out_type_sharding
@@ -277,6 +278,25 @@ def _result_labels(entries: Sequence[_E], batch_rank: int) -> list[tuple]:
 def _scatter(x: Any, idx: Any, values: Any, op: str, mode: Any, indices_are_sorted: bool,
              unique_indices: bool) -> Any:
     x = x if is_array(x) else asarray(x)
+    window = dynamic_window(x, idx)
+    if window is not None:  # ds(i, n) items: update the dynamic_slice window, write it back (as JAX's)
+        part, inner, starts = window
+        updated = _scatter(part, inner, values, op, mode, indices_are_sorted, unique_indices)
+        result = lax_structural.dynamic_update_slice(x, updated, starts)
+        if lax_indexing.GatherScatterMode.from_any(mode) is lax_indexing.GatherScatterMode.FILL_OR_DROP:
+            # JAX's scatter drops a ds window that does not fit (XLA skips it whole); the write above clamped.
+            fits: Any = True
+            for start, extent, n in zip(starts, part.shape, x.shape):
+                if isinstance(start, (int, np.integer)):
+                    fits = fits if 0 <= start and start + extent <= n else False
+                else:
+                    ok = ufuncs.logical_and(ufuncs.greater_equal(start, 0), ufuncs.less_equal(start, n - extent))
+                    fits = ok if fits is True else (fits if fits is False else ufuncs.logical_and(fits, ok))
+            if fits is False:
+                return x
+            if fits is not True:
+                result = lax_elementwise.select(broadcast_to(fits, x.shape), result, x)
+        return result
     mode = lax_indexing.GatherScatterMode.from_any(mode)
     entries, false_positions = _parse(x.shape, idx, check_static_bounds=False)
     values = convert(values, x.dtype, x.weak_type)
