@@ -225,7 +225,7 @@ def _child(library: str, name: str, steps: int) -> dict[str, Any]:
         import jax as lib
     else:
         sys.path.insert(0, ROOT)
-        import toolkit as lib
+        import toolkit as lib  # type: ignore[no-redef]
     step, args = workload(name, lib)
     lib.block_until_ready(lib.numpy.ones(4) + 1)  # the backend exists before anything is timed
 
@@ -285,6 +285,8 @@ def measure(names: list[str], repeat: int = 3, steps: int = 20, timeout: float =
         for library in libraries:
             runs = samples[name, library]
             row[library] = {phase: statistics.median(r[phase] for r in runs) for phase in PHASES}
+            row[library]["spread"] = {phase: (min(r[phase] for r in runs), max(r[phase] for r in runs))
+                                      for phase in PHASES}
             row[library]["loss"] = runs[0]["loss"]
         rows.append(row)
     return rows
@@ -296,11 +298,17 @@ def _fmt(phase: str, value: float) -> str:
     return f"{value * 1e3:.2f} ms" if value < 1 else f"{value:.2f} s"
 
 
+def _spread(row: dict[str, Any], library: str, phase: str) -> str:
+    """The range of the repetitions (min–max), to judge a median on a shared machine."""
+    low, high = row[library].get("spread", {}).get(phase, (float("nan"), float("nan")))
+    return f"{_fmt(phase, low)}–{_fmt(phase, high)}"
+
+
 def table(rows: list[dict[str, Any]]) -> tuple[str, bool]:
     """One table per phase (toolkit, JAX, ratio; geometric mean last) and whether every loss agreed to 1e-4."""
     lines, agree = [], True
     for phase in PHASES:
-        lines += [f"\n{phase}", f"{'workload':18} {'toolkit':>12} {'jax':>12} {'ratio':>7}"]
+        lines += [f"\n{phase}", f"{'workload':18} {'toolkit':>12} {'jax':>12} {'ratio':>7}   range toolkit / jax"]
         ratios = []
         for row in rows:
             if "jax" not in row:
@@ -310,7 +318,8 @@ def table(rows: list[dict[str, Any]]) -> tuple[str, bool]:
             ratio = t / j if j > 0 else float("nan")
             if j > 0 and t > 0:
                 ratios.append(ratio)
-            lines.append(f"{row['workload']:18} {_fmt(phase, t):>12} {_fmt(phase, j):>12} {ratio:>6.2f}×")
+            lines.append(f"{row['workload']:18} {_fmt(phase, t):>12} {_fmt(phase, j):>12} {ratio:>6.2f}×"
+                         f"   {_spread(row, 'toolkit', phase)} / {_spread(row, 'jax', phase)}")
         if ratios:
             lines.append(f"{'geometric mean':18} {'':>12} {'':>12} "
                          f"{math.exp(sum(map(math.log, ratios)) / len(ratios)):>6.2f}×")
