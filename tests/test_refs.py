@@ -195,3 +195,15 @@ def test_ds_update_out_of_bounds_dropped_like_jax():
                                   np.asarray(jnp.asarray(x).at[jax.ds(8, 4)].set(0.0)))
     np.testing.assert_array_equal(np.asarray(tnp.asarray(x).at[toolkit.ds(8, 2)].set(0.0, mode="clip")),
                                   np.asarray(jnp.asarray(x).at[jax.ds(8, 2)].set(0.0, mode="clip")))
+
+
+def test_lower_with_a_ref_argument_is_the_discharged_function():
+    r = toolkit.new_ref(tnp.ones(3))
+
+    def f(r):
+        r[0] = 5.0
+        return r[...].sum()
+    text = toolkit.jit(f).lower(r).as_text()
+    assert text.count("tensor<3xf32>") >= 2 and "-> (tensor<f32>" in text  # the final value is a result too
+    np.testing.assert_array_equal(np.asarray(r), np.ones(3))  # lowering does not write the Ref
+    assert [float(v) for v in r] == [1.0, 1.0, 1.0]

@@ -39,7 +39,7 @@ from jaxlib.mlir import ir
 from toolkit import compiled_format, jit_cache
 from toolkit.array import Array
 from toolkit.core import dtypes, pytrees, trace_cache, tracing
-from toolkit.core.mutable_refs import call_with_refs, has_refs
+from toolkit.core.mutable_refs import call_with_refs, has_refs, trace_with_refs
 from toolkit.core.avals import ArgInfo, ShapedArray, ShapeDtypeStruct, is_static_shape
 from toolkit.core.program import Program
 from toolkit.core.config import cache_state, flag_value
@@ -119,6 +119,8 @@ class Wrapped:
     # -- stages ----------------------------------------------------------------
     def trace(self, *args: Any, **kwargs: Any) -> "Traced":
         """Trace for these arguments (arrays or ``ShapeDtypeStruct`` specs)."""
+        if has_refs(args, kwargs):  # Refs: the discharged function's trace (Ref values in, final values out)
+            return trace_with_refs(self, args, kwargs, jit)
         return self._trace(self._signature(args, kwargs))
 
     def _trace(self, sig: ArgumentSignature) -> "Traced":

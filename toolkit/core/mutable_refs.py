@@ -86,6 +86,14 @@ class Ref:
         """The Ref's type (:class:`AbstractRef`)."""
         return AbstractRef(ShapeDtypeStruct(self.shape, self.dtype))
 
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        # np.asarray(ref): the value (without this numpy would iterate, and clamped indices never end)
+        self._alive("read")
+        return np.asarray(self._value, dtype=dtype)
+
+    def __iter__(self) -> Any:
+        return (self[i] for i in range(len(self)))
+
     def __len__(self) -> int:
         if not self.shape:
             raise TypeError("len() of unsized object")
@@ -152,6 +160,23 @@ _DISCHARGED: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary(
 def call_with_refs(wrapped: Any, args: tuple, kwargs: dict, make_jit: Callable[..., Any]) -> Any:
     """Call the jitted ``wrapped`` with Refs among its arguments, discharging them as JAX does: a jitted
     function of the values that also returns each Ref's final value; the boxes are updated afterwards."""
+    jitted, values, refs = _discharged(wrapped, args, kwargs, make_jit)
+    out, finals = jitted(*values)
+    for r, v in zip(refs, finals):
+        r._value = v
+    return out
+
+
+def trace_with_refs(wrapped: Any, args: tuple, kwargs: dict, make_jit: Callable[..., Any]) -> Any:
+    """``wrapped.trace(...)`` with Refs among the arguments: the discharged function's trace (flat argument
+    leaves in; the outputs, then each Ref's final value, out). The Refs are not changed."""
+    jitted, values, _ = _discharged(wrapped, args, kwargs, make_jit)
+    return jitted.trace(*values)
+
+
+def _discharged(wrapped: Any, args: tuple, kwargs: dict, make_jit: Callable[..., Any]) -> tuple[Any, list, list]:
+    """``(jitted, values, refs)``: the discharged jitted function (cached per argument structure), the flat
+    argument leaves with each Ref replaced by its value, and the Refs in order."""
     if getattr(wrapped, "_has_static", False):
         raise NotImplementedError(f"{wrapped.name}: Refs passed to a jitted function with static arguments are "
                                   "not supported; close over the static values instead")
@@ -180,7 +205,4 @@ def call_with_refs(wrapped: Any, args: tuple, kwargs: dict, make_jit: Callable[.
 
         discharged.__name__ = getattr(wrapped, "name", "discharged")
         jitted = cache[(tree, positions)] = make_jit(discharged)
-    out, finals = jitted(*[leaf._value if isinstance(leaf, Ref) else leaf for leaf in leaves])
-    for r, v in zip(refs, finals):
-        r._value = v
-    return out
+    return jitted, [leaf._value if isinstance(leaf, Ref) else leaf for leaf in leaves], refs
