@@ -115,3 +115,25 @@ def test_memory_errors():
         memory.space_to_kind("device")
     with pytest.raises(TypeError, match="memory kind"):
         memory.kind_to_space(3)
+
+
+def test_device_put_to_a_space_matches_jax():
+    x = np.arange(3, dtype=np.float32)
+    host = toolkit.device_put(toolkit.numpy.asarray(x), memory.Space.Host)
+    jhost = jax.device_put(jax.numpy.asarray(x), jax.memory.Space.Host)
+    assert host.sharding.memory_kind == jhost.sharding.memory_kind == "pinned_host"
+    back = toolkit.device_put(host, memory.Space.Device)
+    jback = jax.device_put(jhost, jax.memory.Space.Device)
+    assert back.sharding.memory_kind == jback.sharding.memory_kind == "device"
+    np.testing.assert_array_equal(back + 1, np.asarray(jback) + 1)
+    assert (toolkit.device_put(x, memory.Space.Host).sharding.memory_kind
+            == jax.device_put(x, jax.memory.Space.Host).sharding.memory_kind)
+    tree = toolkit.device_put({"a": x, "b": x}, {"a": memory.Space.Host, "b": None})
+    assert tree["a"].sharding.memory_kind == "pinned_host"
+
+
+def test_device_put_to_a_space_errors():
+    with pytest.raises(ValueError, match="Space.Any"):
+        toolkit.device_put(np.ones(2, np.float32), memory.Space.Any)
+    with pytest.raises(NotImplementedError, match="traced value"):
+        toolkit.jit(lambda x: toolkit.device_put(x, memory.Space.Host))(np.ones(2, np.float32))

@@ -20,6 +20,7 @@ import numpy as np
 
 from toolkit.core import dtypes, pytrees
 from toolkit.core.avals import ShapedArray
+from toolkit.memory import Space, space_to_kind
 from toolkit.runtime import arrays as runtime_arrays
 from toolkit.runtime import client as runtime_client
 from toolkit.runtime import native_pytrees
@@ -379,19 +380,33 @@ def device_put(x: Any, device_or_sharding: Any = None) -> Any:
 
     ``device_or_sharding`` is a device from ``toolkit.devices()``, a
     ``toolkit.shard`` sharding, a ``PartitionSpec`` (under ``toolkit.set_mesh``),
-    ``None`` for the default device, or a pytree prefix of ``x`` holding those.
+    ``None`` for the default device, a ``toolkit.memory.Space`` (the array's own sharding in that memory, as
+    JAX's; concrete values only), or a pytree prefix of ``x`` holding those.
     On a mesh with Explicit axes the sharding becomes part of the array's type
     (``toolkit.typeof(x)`` prints ``float32[8@x,4]``).
     """
     leaves, tree = pytrees.tree_flatten(x)
-    kinds = (Sharding, PartitionSpec, runtime_client.Device)
+    kinds = (Sharding, PartitionSpec, runtime_client.Device, Space)
     if device_or_sharding is None or isinstance(device_or_sharding, kinds):
         targets = [device_or_sharding] * len(leaves)
     else:
         targets = pytrees.broadcast_prefix(device_or_sharding, x, is_leaf=lambda t: t is None or isinstance(t, kinds))
     targets = [resolve_sharding(t, "device_put") if isinstance(t, PartitionSpec) else t for t in targets]
+    targets = [_in_space(leaf, t) if isinstance(t, Space) else t for leaf, t in zip(leaves, targets)]
     with transfer_guards.explicit_device_put():  # explicit: only the *_explicit guard levels refuse it (JAX)
         return pytrees.tree_unflatten(tree, [_put_one(leaf, t) for leaf, t in zip(leaves, targets)])
+
+
+def _in_space(x: Any, space: Space) -> Sharding:
+    """The sharding ``x`` has (its device's, for a host value) in memory ``space`` (JAX's device_put to a Space)."""
+    if space is Space.Any:
+        raise ValueError("device_put to toolkit.memory.Space.Any: name Space.Device or Space.Host")
+    if isinstance(x, Array):
+        return x.sharding.with_memory_kind(space_to_kind(space))
+    if hasattr(x, "aval") and not isinstance(x, np.ndarray):
+        raise NotImplementedError("device_put of a traced value to a toolkit.memory.Space is not supported yet; "
+                                  "put the argument in that memory before the jit call")
+    return SingleDeviceSharding(runtime_client.default_device(), memory_kind=space_to_kind(space))
 
 
 def _put_one(x: Any, target: Any) -> Array:
