@@ -120,7 +120,9 @@ def test_writes_to_outer_refs_in_bodies_are_refused(case):
         r[0] = 1.0
         return _[-1] if _ else 0.0
 
-    with pytest.raises(RefWriteError, match="written inside"):
+    named = {"fori_loop": "lax.fori_loop", "cond": "lax.cond", "while_loop": "lax.while_loop",
+             "closed_over_jit": "jit"}[case]
+    with pytest.raises(RefWriteError, match=f"written inside it \\(here: {named};"):
         if case == "fori_loop":
             lax.fori_loop(0, 2, lambda i, c: write(c), 0.0)
         elif case == "cond":

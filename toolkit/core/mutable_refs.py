@@ -6,6 +6,7 @@ so that ``toolkit.stages`` can discharge Refs without importing toolkit.numpy.
 
 from __future__ import annotations
 
+import sys
 import weakref
 from typing import Any, Callable
 
@@ -56,8 +57,9 @@ class Ref:
         self._alive("write")
         if tracing.current_builder() is not self._builder:
             raise RefWriteError(
-                "a Ref made outside this traced body was written inside it (a lax.cond/while_loop/scan/"
-                "fori_loop body, a nested jit of a closed-over Ref, or a transformation such as grad/vmap): "
+                f"a Ref made outside this traced body was written inside it (here: {_enclosing_case()}; in "
+                "general a lax.cond/while_loop/scan/fori_loop body, a jit closing over the Ref, or a "
+                "transformation such as grad/vmap): "
                 "toolkit does not thread Ref writes through control flow; carry the value explicitly, or pass "
                 "the Ref as an argument of the jitted function")
 
@@ -137,6 +139,30 @@ class Ref:
         if self._state != "live":
             return f"Ref(<{self._state}>)"
         return f"Ref({self._value!r})"
+
+
+_CASES = {"cond", "switch", "while_loop", "fori_loop", "scan", "map", "associative_scan", "custom_root",
+          "custom_linear_solve", "grad", "value_and_grad", "vjp", "jvp", "linearize", "vmap", "checkpoint",
+          "remat", "shard_map", "jacfwd", "jacrev", "hessian"}
+
+
+def _enclosing_case() -> str:
+    """The outermost toolkit transformation or control-flow function the current Python call runs in (read
+    from the call stack, only to word the error)."""
+    frame = sys._getframe(2)
+    found: list[str] = []
+    while frame is not None:
+        module = frame.f_globals.get("__name__", "")
+        name = frame.f_code.co_qualname.split(".<locals>")[0]  # grad's inner `wrapped` counts as grad
+        if module.startswith("toolkit."):
+            if name in _CASES:
+                found.append(f"lax.{name}" if module.startswith("toolkit.lax") else name)
+            elif module == "toolkit.stages" and name == "Wrapped.__call__":
+                found.append("jit")
+        elif found:
+            break  # back in the user's code: the outermost toolkit call found is the case
+        frame = frame.f_back  # type: ignore[assignment]
+    return found[-1] if found else "a separately traced body"
 
 
 def _whole(idx: Any) -> bool:
