@@ -27,7 +27,6 @@ REASONS = DATA / "absent_names.toml"
 # JAX modules whose toolkit counterpart has another path; every other jax.X maps to toolkit.X.
 MODULE_MAP = {
     "jax": "toolkit",
-    "jax.sharding": "toolkit.shard",  # toolkit's sharding package is toolkit.shard
 }
 
 # "lax without primitives": jax.lax's functions, not its ``*_p`` primitive objects (toolkit's are data in
