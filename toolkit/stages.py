@@ -7,15 +7,13 @@
   module, plus the named pass pipeline ``compile`` will run on it;
 * ``Lowered.compile()`` → ``Compiled``: an XLA executable; calling it runs it.
 
-``Wrapped.__call__`` does all of it once per abstract signature and caches
-the executable, so the steady-state call is: flatten the arguments, look up
-the signature, execute.
+``Wrapped.__call__`` does all of it once per abstract signature and caches the executable, so the steady-state call
+is: flatten the arguments, look up the signature, execute.
 
-The stage objects are here; the work between them is beside them:
-``toolkit.dispatch`` (a call's arguments, the fast path, argument placement,
-eager execution), ``toolkit.jit_cache`` (what is cached by function, and
-under which keys), ``toolkit.jit_lowering`` (the ``@main`` module of a trace)
-and ``toolkit.jit_compilation`` (passes, then XLA).
+The stage objects are here; the work between them is beside them: ``toolkit.dispatch`` (a call's arguments, the fast
+path, argument placement, eager execution), ``toolkit.jit_cache`` (what is cached by function, and under which
+keys), ``toolkit.jit_lowering`` (the ``@main`` module of a trace) and ``toolkit.jit_compilation`` (passes, then
+XLA).
 
 Example::
 
@@ -38,8 +36,7 @@ from jaxlib.mlir import ir
 
 from toolkit import compiled_format, jit_cache
 from toolkit.array import Array
-from toolkit.core import dtypes, pytrees, trace_cache, tracing
-from toolkit.core.mutable_refs import call_with_refs, has_refs, trace_with_refs
+from toolkit.core import dtypes, mutable_refs, pytrees, trace_cache, tracing
 from toolkit.core.avals import ArgInfo, ShapedArray, ShapeDtypeStruct, is_static_shape
 from toolkit.core.program import Program
 from toolkit.core.config import cache_state, flag_value
@@ -55,8 +52,7 @@ from toolkit.passes import dump as ir_dump
 from toolkit.passes.default_pipeline import jit_pipeline, jit_pipeline_generation, jit_pipeline_text
 from toolkit.passes.pipeline import Pipeline, parse_pipeline
 from toolkit.passes.registry import registry_generation
-from toolkit.runtime import arrays as runtime_arrays
-from toolkit.runtime import executable as runtime_executable
+from toolkit.runtime import arrays as runtime_arrays, executable as runtime_executable
 from toolkit.shard.mesh import get_mesh
 from toolkit.shard.resolve import resolve_tree
 from toolkit.sharding_plan import (_flatten_prefix, partitioner_choice, plan_shardings, shardings_from_hlo,
@@ -119,8 +115,8 @@ class Wrapped:
     # -- stages ----------------------------------------------------------------
     def trace(self, *args: Any, **kwargs: Any) -> "Traced":
         """Trace for these arguments (arrays or ``ShapeDtypeStruct`` specs)."""
-        if has_refs(args, kwargs):  # Refs: the discharged function's trace (Ref values in, final values out)
-            return trace_with_refs(self, args, kwargs, jit)
+        if mutable_refs.has_refs(args, kwargs):  # Refs: the discharged function's trace (Ref values in, final values out)
+            return mutable_refs.trace_with_refs(self, args, kwargs, jit)
         return self._trace(self._signature(args, kwargs))
 
     def _trace(self, sig: ArgumentSignature) -> "Traced":
@@ -195,8 +191,8 @@ class Wrapped:
             out = self._fast_path.call(args)
             if out is not MISS:
                 return out
-        if has_refs(args, kwargs):  # Refs among the arguments: discharged (values in, final values out)
-            return call_with_refs(self, args, kwargs, jit)
+        if mutable_refs.has_refs(args, kwargs):  # Refs among the arguments: discharged (values in, final values out)
+            return mutable_refs.call_with_refs(self, args, kwargs, jit)
         if tracing.is_tracing():
             if self.inline:
                 return self.fun(*args, **kwargs)  # jit(..., inline=True): inline into the enclosing trace
