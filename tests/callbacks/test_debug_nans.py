@@ -1,5 +1,7 @@
 """jax_debug_nans / jax_debug_infs: jit calls and eager operations whose outputs are invalid raise, as JAX's."""
 
+import contextlib
+
 import numpy as np
 import pytest
 
@@ -14,12 +16,17 @@ import toolkit.numpy as tnp  # noqa: E402
 def debug_flag():
     """Set a debug flag on both toolkit and jax for one test, then restore both."""
     changed = []
+    contexts = contextlib.ExitStack()
 
     def set_flag(name, value=True):
         changed.append((name, toolkit.config.read(name), getattr(jax.config, name)))
         toolkit.config.update(name, value)
         jax.config.update(name, value)
-    yield set_flag
+        # Also JAX's thread-local value (jax.debug_nans(...)): in one full xdist run the global update alone left
+        # JAX's eager check off in this worker (not reproduced alone), as a thread-local override would.
+        contexts.enter_context(getattr(jax, name.removeprefix("jax_"))(value))
+    with contexts:
+        yield set_flag
     for name, t_old, j_old in reversed(changed):
         toolkit.config.update(name, t_old)
         jax.config.update(name, j_old)
