@@ -8,8 +8,8 @@ its block). Inside a program they are host callbacks on jaxlib's mechanism
 with the other ordered callbacks; unordered ones may run in any order XLA
 picks. A call returns after its program has run, prints included.
 
-:func:`log` is :func:`print` to the ``toolkit.debug`` logger. ``jax.debug.breakpoint``
-is absent (see docs/debugging.md for why).
+:func:`log` is :func:`print` to the ``toolkit.debug`` logger. :func:`breakpoint` stops the program where
+it is called and runs a text debugger on the caller's frames with the values computed (``toolkit/debugger.py``).
 
 :func:`visualize_sharding` / :func:`visualize_array_sharding` print how an array's elements are laid
 out over devices, as the plain-text table JAX's ``rich`` output shows without colour;
@@ -27,11 +27,15 @@ from typing import Any, Callable
 
 import numpy as np
 
+from toolkit import debugger as _debugger
+from toolkit import numpy as tnp
 from toolkit.core import pytrees
 from toolkit.core.avals import aval_of
-from toolkit.lax.callbacks import bind_debug_callback
+from toolkit.lax.autodiff import stop_gradient
+from toolkit.lax.callbacks import bind_debug_callback, pure_callback
 
-__all__ = ["callback", "inspect_array_sharding", "log", "print", "visualize_array_sharding", "visualize_sharding"]
+__all__ = ["breakpoint", "callback", "inspect_array_sharding", "log", "print", "visualize_array_sharding",
+           "visualize_sharding"]
 
 
 def _split(args: tuple, kwargs: dict) -> tuple[Any, list[Any], dict[int, Any]]:
@@ -175,6 +179,43 @@ def _print_to(log_site: tuple[str, int] | None, fmt: str | None, args: tuple, kw
     if args or kwargs:
         raise TypeError(f"debug_print received unexpected arguments in the two-call form: {args=} {kwargs=}")
     return debug_print
+
+
+def breakpoint(*, backend: str | None = None, filter_frames: bool = True, num_frames: int | None = None,
+               ordered: bool = False, token: Any = None, **kwargs: Any) -> Any:
+    """Stop where this is called and run an interactive debugger on the caller's frames (``jax.debug.breakpoint``).
+
+    At trace time the caller's Python frames are captured (toolkit's own dropped when ``filter_frames``; the
+    ``num_frames`` innermost kept); their traced locals become the operands of a host callback, the rest stay
+    as they are. When the program runs, the debugger (``backend``; by default and for unknown names the CLI,
+    prompt ``(jdb)``) shows those frames with the values computed: ``p``/``pp`` an expression in the selected
+    frame, ``u``/``d`` move, ``l``/``ll`` list, ``w`` where, ``c`` continue, ``q`` quit (``SystemExit``),
+    ``h`` help. Eagerly it stops at once; under ``vmap`` once per batch element; under ``grad`` with the
+    primal values; in ``scan``/loops once per iteration. ``ordered=True`` orders it with the other ordered
+    effects. ``token``: a pytree of arrays the stop waits for, returned (pass it on: a stop whose token is
+    unused may be dropped); exclusive with ``ordered``. Other keywords go to the debugger (the CLI's:
+    ``stdin``, ``stdout``, ``completekey``). ``toolkit.export`` refuses a program with a breakpoint (a host
+    callback), as JAX's. Returns ``token`` (None without one).
+    """
+    if token is not None and ordered:
+        raise ValueError("`ordered` and `token` are mutually exclusive arguments.")
+    _debugger.check_debugger_kwargs(backend, kwargs)
+    operands, rebuild = _debugger.capture_frames(sys._getframe(1), filter_frames=filter_frames,
+                                                 num_frames=num_frames)
+
+    def stop(*values: Any) -> None:
+        # the host callback hands numpy values; the frames show arrays, as JAX's debugger does
+        _debugger.run_frames(rebuild([tnp.asarray(v) for v in values]), backend, kwargs)
+    stop.__qualname__ = "debug.breakpoint"
+    if token is None:
+        bind_debug_callback(stop, operands, ordered=ordered, kind="debug.breakpoint")
+        return None
+
+    def stop_then_token(token_value: Any, *values: Any) -> Any:
+        stop(*values)
+        return token_value
+    token, operands = stop_gradient((token, operands))
+    return pure_callback(stop_then_token, token, token, *operands)
 
 
 # --- sharding inspection and visualization (jax.debug.inspect_array_sharding, visualize_*) ----------------------

@@ -202,10 +202,6 @@ def test_an_exception_in_the_callback_reaches_the_caller():
         toolkit.jit(lambda v: toolkit.debug.callback(bad, v))(tnp.ones(2))
 
 
-def test_breakpoint_is_absent_with_a_reason():
-    assert not hasattr(toolkit.debug, "breakpoint")
-
-
 def test_effects_barrier_returns_after_every_print(capsys):
     toolkit.jit(lambda v: toolkit.debug.print("before {}", v))(tnp.ones(2))
     assert toolkit.effects_barrier() is None
