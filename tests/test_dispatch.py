@@ -14,6 +14,7 @@ import pytest
 
 import toolkit
 from toolkit import dispatch
+from toolkit.numpy import _core as numpy_core
 
 
 def _params(keys, shape=(8,)):
@@ -238,9 +239,12 @@ def test_eager_scalar_operands_are_computed_once_and_recomputed_when_deleted():
     x = toolkit.device_put(np.ones(8, np.float32))
     executables = _eager_executables()
     executables._constants.clear()
+    numpy_core._SCALAR_OPERANDS.clear()
     np.testing.assert_array_equal(np.asarray(x + 1), np.full(8, 2, np.float32))
     kept = dict(executables._constants)
     assert len(kept) == 1  # the broadcast of the 1
+    (operand,) = numpy_core._SCALAR_OPERANDS.values()  # toolkit.numpy keeps the same Array, found from x and 1
+    assert [operand] == list(kept.values())[0]
     np.testing.assert_array_equal(np.asarray(x + 1), np.full(8, 2, np.float32))
     assert executables._constants == kept
     for outs in kept.values():
@@ -265,3 +269,105 @@ def test_large_eager_constants_are_not_kept():
     x = toolkit.device_put(np.ones(4096, np.float32))
     np.testing.assert_array_equal(np.asarray(x + 1), np.full(4096, 2, np.float32))
     assert not executables._constants  # 16 KB of broadcast 1s: over CONSTANT_MAX_BYTES
+
+
+# --- eager operations on an Array and a Python scalar (toolkit.numpy's kept scalar operands) ---------------------
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul", "truediv"])
+@pytest.mark.parametrize("scalar", [1, 2.5, -0.0])
+@pytest.mark.parametrize("kind", ["float32", "int32", "bfloat16", "weak float32", "float32[]"])
+def test_array_and_python_scalar_as_jax(op, scalar, kind):
+    """Both operand orders, twice (the general path, then the kept operand): values, dtype and weak type as JAX's."""
+    jax = pytest.importorskip("jax")
+    import operator
+
+    if op == "truediv" and kind == "int32":
+        pytest.skip("toolkit's int / float is strongly typed where JAX's is weak (true_divide, before this path)")
+    fn = getattr(operator, op)
+
+    def make(lib):
+        if kind == "weak float32":
+            return lib.lax.full((4,), 2.0)  # weakly typed, as a Python scalar's broadcast
+        shape = () if kind == "float32[]" else (4,)
+        return lib.device_put(np.full(shape, 3, np.dtype(kind.split("[")[0]) if kind != "bfloat16"
+                                      else jax.numpy.bfloat16))
+    ours, theirs = make(toolkit), make(jax)
+    for _ in range(2):
+        for left, right, jleft, jright in ((ours, scalar, theirs, scalar), (scalar, ours, scalar, theirs)):
+            got, want = fn(left, right), fn(jleft, jright)
+            assert (got.dtype, got.weak_type, got.shape) == (want.dtype, want.weak_type, want.shape)
+            # (JAX folds an eager scalar divisor into its executable, a reciprocal: 3/7 may differ in the last bit)
+            np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32), rtol=1e-6)
+            assert np.signbit(np.asarray(got, np.float32)).tolist() == np.signbit(np.asarray(want, np.float32)).tolist()
+
+
+def test_warm_eager_x_plus_1_runs_one_primitive(monkeypatch):
+    from toolkit.core import tracing
+    x = toolkit.device_put(np.ones(8, np.float32))
+    x + 1, 1 + x  # warm: the kept broadcast 1
+    ran = []
+    handler = tracing._eager_handler
+
+    def counting(primitive, args, params):
+        ran.append(primitive.name)
+        return handler(primitive, args, params)
+    monkeypatch.setattr(tracing, "_eager_handler", counting)
+    np.testing.assert_array_equal(np.asarray(x + 1), np.full(8, 2, np.float32))
+    np.testing.assert_array_equal(np.asarray(1 - x), np.zeros(8, np.float32))
+    assert ran == ["add", "sub"]  # no conversion or broadcast of the scalar on the way
+
+
+def test_eager_scalar_operand_overflow_raises_every_time():
+    i = toolkit.device_put(np.ones(4, np.int32))
+    for _ in range(2):
+        with pytest.raises(OverflowError, match="1099511627776"):
+            i + 2**40
+    assert (i + 2**30).dtype == np.int32
+
+
+@pytest.mark.x64
+def test_eager_scalar_operands_follow_x64_as_jax():
+    jax = pytest.importorskip("jax")
+    for dtype in (np.int32, np.int64, np.float32, np.float64):
+        ours, theirs = toolkit.device_put(np.ones(4, dtype)), jax.device_put(np.ones(4, dtype))
+        for scalar in (1, 1.5):
+            for _ in range(2):
+                got, want = ours + scalar, theirs + scalar
+                assert (got.dtype, got.weak_type) == (want.dtype, want.weak_type)
+                np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    with toolkit.enable_x64(False):
+        i = toolkit.device_put(np.ones(4, np.int32))
+        assert (i + 1.5).dtype == np.float32  # not the float64 kept under x64 on
+
+
+@pytest.mark.parametrize("level", ["disallow", "log"])
+def test_warm_eager_scalar_operands_are_transfers_under_a_guard_as_jax(level):
+    jax = pytest.importorskip("jax")
+    ours, theirs = toolkit.device_put(np.ones(4, np.float32)), jax.device_put(np.ones(4, np.float32))
+    ours + 1, theirs + 1  # warm: kept operands and constants must not hide the upload
+    outcomes = []
+    for guard, x in ((toolkit.transfer_guard, ours), (jax.transfer_guard, theirs)):
+        with guard(level):
+            try:
+                x + 1
+                outcomes.append("ok")
+            except Exception as error:  # jaxlib's JaxRuntimeError in both
+                outcomes.append("Disallowed host-to-device transfer" in str(error))
+    assert outcomes[0] == outcomes[1] == ("ok" if level == "log" else True)
+
+
+def test_warm_eager_scalar_operands_under_debug_nans_as_jax():
+    jax = pytest.importorskip("jax")
+    ours, theirs = toolkit.device_put(np.zeros(4, np.float32)), jax.device_put(np.zeros(4, np.float32))
+    assert np.isnan(np.asarray(ours / 0.0)).all() and np.isnan(np.asarray(ours / 0.0)).all()
+    with toolkit.debug_nans(True), pytest.raises(FloatingPointError):
+        ours / 0.0
+    with jax.debug_nans(True), pytest.raises(FloatingPointError):
+        theirs / 0.0
+
+
+def test_eager_scalar_operands_keep_only_small_broadcasts():
+    numpy_core._SCALAR_OPERANDS.clear()
+    x = toolkit.device_put(np.ones(4096, np.float32))
+    np.testing.assert_array_equal(np.asarray(x + 3), np.full(4096, 4, np.float32))
+    assert not numpy_core._SCALAR_OPERANDS  # 16 KB: over SCALAR_OPERAND_MAX_BYTES

@@ -471,6 +471,8 @@ def place_argument(compiled: Any, leaf: Any, i: int) -> Any:
 CONSTANT_FAMILIES = frozenset({"elementwise", "structural"})
 #: The most bytes of results kept per such constant (1,024 of them at most).
 CONSTANT_MAX_BYTES = 4096
+#: Host-to-device transfer guard levels under which a kept constant may stand in for uploading its scalars.
+UNGUARDED_LEVELS = (None, "allow")
 
 
 class EagerExecutables:
@@ -492,6 +494,20 @@ class EagerExecutables:
 
     def run_primitive(self, primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
         """``primitive.bind(*args, **params)`` outside a trace: its outputs as a list."""
+        # The usual eager op, Arrays in and an executable compiled before: one dict lookup and its fast caller.
+        # (The key is the general path's, below; that path handles every other case and the misses.)
+        for a in args:
+            if type(a) is not Array:
+                break
+        else:
+            if self._generation == jit_pipeline_generation() and not sharding_types._overrides:
+                hot: tuple = (primitive, _params_key(params), tuple([a.aval for a in args]),
+                              tuple([a._sharding if a._committed else None for a in args]), (), cache_state())
+                hit = self._cache.get(hot)
+                if hit is not None and hit.partitioner is ANY_PARTITIONER and not flag_value("jax_no_execution"):
+                    result = hit.compiled._call_fast(args)
+                    if result is not MISS:
+                        return list(result) if primitive.multiple_results else [result]
         params_key = _params_key(params)
         generation = jit_pipeline_generation()
         if generation != self._generation:
@@ -505,7 +521,9 @@ class EagerExecutables:
         # Host scalars only, of a pure and deterministic family: the small result computed once (kept below).
         # Their values (with types) determine their avals and placements: the key needs neither.
         constant_key = None
-        if args and params_key is not None and not primitive.effectful and primitive.family in CONSTANT_FAMILIES:
+        # (Not under a host-to-device transfer guard: there every use uploads the scalars, checked or logged.)
+        if args and params_key is not None and not primitive.effectful and primitive.family in CONSTANT_FAMILIES \
+                and flag_value("jax_transfer_guard_host_to_device") in UNGUARDED_LEVELS:
             values = _host_scalar_values(args)
             if values is not None:
                 constant_key = (primitive, params_key, values, overrides, state)

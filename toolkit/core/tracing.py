@@ -713,8 +713,18 @@ def _bind_at_compile_time(primitive: Any, args: Sequence[Any], params: dict[str,
 
 
 def bind(primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
-    builder = current_builder()
-    if builder is not None and _state.compile_time_eval:
+    builders = _state.builders
+    if not builders:  # outside every trace (eager): checked first, it is the op-by-op hot path
+        for a in args:
+            if isinstance(a, Tracer):
+                raise UnexpectedTracerError(f"{a._describe()} escaped its trace and was passed to "
+                                            f"`{primitive.name}` outside any traced function (a leaked tracer).")
+        if _eager_handler is None:
+            raise RuntimeError("no eager handler installed; import toolkit")
+        outs = _eager_handler(primitive, args, params)
+        return outs if primitive.multiple_results else outs[0]
+    builder = builders[-1]
+    if _state.compile_time_eval:
         concrete = _concrete_args(args)
         if concrete is not None:
             folding: ProgramBuilder | None = builder
@@ -723,17 +733,7 @@ def bind(primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
                 folding = folding.parent
             outs = _bind_at_compile_time(primitive, concrete, params)
             return outs if primitive.multiple_results else outs[0]
-    if builder is None:
-        for a in args:
-            if isinstance(a, Tracer):
-                raise UnexpectedTracerError(
-                    f"{a._describe()} escaped its trace and was passed to `{primitive.name}` "
-                    "outside any traced function (a leaked tracer).")
-        if _eager_handler is None:
-            raise RuntimeError("no eager handler installed; import toolkit")
-        outs = _eager_handler(primitive, args, params)
-    else:
-        outs = builder.add_equation(primitive, args, params)
+    outs = builder.add_equation(primitive, args, params)
     return outs if primitive.multiple_results else outs[0]
 
 

@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any, Sequence, SupportsIndex
 
 import numpy as np
 
-from toolkit.core import dtypes, shape_poly, tracing
-from toolkit.core.config import flag_value
+from toolkit.array import Array, _put_one
+from toolkit.core import dtypes, shape_poly, sharding_types, tracing
+from toolkit.core.config import cache_state, flag_value
 from toolkit.core.tracing import Tracer
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
@@ -23,7 +24,6 @@ ArrayLike = Any
 
 
 def is_array(x: Any) -> bool:
-    from toolkit.array import Array  # function-level: toolkit.array is a layer above numpy
     return isinstance(x, (Tracer, Array))
 
 
@@ -120,7 +120,6 @@ def _to_device_or_constant(value: np.ndarray, weak: bool) -> Any:
         if weak:
             return lax_elementwise.convert_element_type(value, value.dtype, weak_type=True)
         return builder.to_tracer(value)  # a constant of the program being traced
-    from toolkit.array import Array, _put_one  # function-level: toolkit.array is a layer above numpy
     out = _put_one(value, None)
     if weak:
         out = Array(out._impl, out.aval.update(weak_type=True), out._sharding)
@@ -224,6 +223,75 @@ def promote_and_broadcast(*args: Any, fun_name: str = "") -> list[Any]:
     Broadcasting operands of different non-zero ranks warns or raises as ``jax_numpy_rank_promotion`` says
     (``toolkit.numpy_rank_promotion``), with JAX's messages.
     """
+    if len(args) == 2:
+        operands = _array_and_scalar(args[0], args[1])
+        if operands is not None:
+            return operands
+    return _promote_and_broadcast(args, fun_name)
+
+
+#: ``(array dtype, weak, Python scalar type, cache_state())`` -> the ``(dtype, weak)`` they promote to.
+_SCALAR_PROMOTIONS: dict[tuple, tuple[np.dtype, bool]] = {}
+#: ``(scalar type, value, dtype, weak, shape, cache_state())`` -> the scalar as the device operand it becomes
+#: (converted, weakly typed as promoted, broadcast): ``x + 1`` in a loop looks it up instead of running the
+#: conversion and the broadcast again. Small ones only (:data:`SCALAR_OPERAND_MAX_BYTES`), 1,024 at most.
+_SCALAR_OPERANDS: dict[tuple, Any] = {}
+#: The most bytes of a kept scalar operand (as ``toolkit.dispatch`` keeps constants).
+SCALAR_OPERAND_MAX_BYTES = 4096
+#: Host-to-device transfer guard levels under which a kept scalar operand may stand in for an upload.
+_UNGUARDED = (None, "allow")
+
+
+def _array_and_scalar(x: Any, y: Any) -> list[Any] | None:
+    """``promote_and_broadcast(x, y)`` for a toolkit ``Array`` and a Python int or float outside any trace,
+    when the array already has the promoted type (``x + 1`` on float32): from two dict lookups. None otherwise.
+
+    The keys hold everything the general path's result depends on: the array's dtype, weak type and shape, the
+    scalar's type and exact value (a float by its bits: ``0.0`` and ``-0.0`` differ), and the flags compiled
+    results depend on (x64, the promotion mode, the default device: ``cache_state()``).
+    """
+    kind_x, kind_y = type(x), type(y)
+    if kind_x is Array and (kind_y is float or kind_y is int):
+        array, scalar, kind = x, y, kind_y
+    elif kind_y is Array and (kind_x is float or kind_x is int):
+        array, scalar, kind = y, x, kind_x
+    else:
+        return None
+    aval = array.aval
+    if aval.sharding is not None or tracing._state.builders or sharding_types._overrides:
+        return None  # types with shardings, out_sharding= overrides and traces: the general path
+    if flag_value("jax_transfer_guard_host_to_device") not in _UNGUARDED:
+        return None  # a guarded scalar is uploaded (and checked, or logged) on every use, as JAX's is
+    dtype, weak = aval.dtype, aval.weak_type
+    state = cache_state()
+    promoted = _SCALAR_PROMOTIONS.get((dtype, weak, kind, state))
+    if promoted is None:
+        promoted = dtypes.result_type_with_weak((dtype, weak), typed(scalar))  # raises as the general path does
+        if len(_SCALAR_PROMOTIONS) >= 1024:
+            _SCALAR_PROMOTIONS.clear()
+        _SCALAR_PROMOTIONS[(dtype, weak, kind, state)] = promoted
+    if promoted[0] != dtype or promoted[1] != weak:
+        return None  # the array converts too
+    if kind is float:
+        if scalar != scalar:
+            return None  # NaN: its payload is not in the key
+        value: Any = scalar.hex()
+    else:
+        value = scalar
+    key = (kind, value, dtype, weak, aval.shape, state)
+    operand = _SCALAR_OPERANDS.get(key)
+    if operand is None or operand._impl.is_deleted():  # deleted: delete() or donation of a returned operand
+        out = _promote_and_broadcast((x, y), "")
+        operand = out[1] if array is x else out[0]
+        if type(operand) is Array and aval.size * dtype.itemsize <= SCALAR_OPERAND_MAX_BYTES:
+            if len(_SCALAR_OPERANDS) >= 1024:
+                _SCALAR_OPERANDS.clear()
+            _SCALAR_OPERANDS[key] = operand
+        return out
+    return [array, operand] if array is x else [operand, array]
+
+
+def _promote_and_broadcast(args: Sequence[Any], fun_name: str) -> list[Any]:
     dtype, weak = result_dtype(*args)
     shapes = [shape_of(a) for a in args]
     if len({len(s) for s in shapes if len(s)}) > 1:
