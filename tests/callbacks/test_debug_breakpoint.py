@@ -87,6 +87,21 @@ def test_scan_stops_once_per_iteration():
     assert text.count("Entering jdb:") == 3
 
 
+def test_scan_inside_jit_shows_the_outer_frames_traced_locals():
+    def program(N, io_kw, xs):
+        def f(v):
+            outer_value = v * 10  # noqa: F841 - read by the debugger
+
+            def body(carry, x):
+                carry = carry + x
+                N.debug.breakpoint(num_frames=2, **io_kw)
+                return carry, carry
+            return N.lax.scan(body, N.np.float32(0), v)
+        return N.jit(f)(xs)
+    text = same_session(program, "p carry\nu\np outer_value\nc\n" * 2, X[:2])
+    assert "Array([ 0., 10.], dtype=float32)" in text
+
+
 def test_fori_loop_stops_once_per_iteration():
     def program(N, io_kw, x):
         def body(i, acc):
