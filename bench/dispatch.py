@@ -21,12 +21,14 @@ back-to-back calls, so each number is one call's cost):
   ``Compiled`` of ``x+1`` called directly (toolkit only: JAX has no
   shape-polymorphic ``Compiled``; the ratio is poly / static).
 
-    python bench/dispatch.py [--seconds 0.3]
+    python bench/dispatch.py [--seconds 0.3] [--repeat 5]
 
 Toolkit and its baseline are timed in alternating batches (``paired``), so
 load from other processes falls on both alike. Prints µs per call and
-ratios toolkit / baseline. ``main()`` returns the rows for
-``bench/all.py``.
+ratios toolkit / baseline (wall time, and CPU time of the process, which
+load from other processes disturbs less); with ``--repeat`` the median
+ratio over the repetitions and their spread (min-max), and the load
+average. ``main()`` returns the rows for ``bench/all.py``.
 """
 
 from __future__ import annotations
@@ -47,12 +49,19 @@ def per_call(fn, seconds: float = 0.3) -> float:
     return paired([fn], seconds)[0]
 
 
+#: Per-call CPU times (process time: every thread of this process, XLA's included) of the last ``paired`` call,
+#: in the order of its functions. On a loaded machine wall times swing with the other processes; CPU times
+#: count only the work done here.
+LAST_CPU: list[float] = []
+
+
 def paired(fns, seconds: float = 0.3) -> list[float]:
     """Per-call times of several functions measured in interleaved batches (s each).
 
     Batches of ``fns[0]``, ``fns[1]``, ... alternate, so load from other
     processes on the machine falls on all of them alike; each result is the
-    median over its batches.
+    median over its batches. The CPU times of the same batches are left in
+    :data:`LAST_CPU`.
     """
     for fn in fns:
         for _ in range(50):
@@ -66,13 +75,16 @@ def paired(fns, seconds: float = 0.3) -> list[float]:
             break
         batch *= 2
     samples: list[list[float]] = [[] for _ in fns]
+    cpu: list[list[float]] = [[] for _ in fns]
     deadline = time.perf_counter() + seconds * len(fns)
     while time.perf_counter() < deadline or len(samples[0]) < 9:
-        for fn, out in zip(fns, samples):
-            start = time.perf_counter()
+        for fn, out, out_cpu in zip(fns, samples, cpu):
+            start, start_cpu = time.perf_counter(), time.process_time()
             for _ in range(batch):
                 fn()
+            out_cpu.append((time.process_time() - start_cpu) / batch)
             out.append((time.perf_counter() - start) / batch)
+    LAST_CPU[:] = [statistics.median(out) for out in cpu]
     return [statistics.median(out) for out in samples]
 
 
@@ -95,8 +107,12 @@ def adam_like(state):
             "m": {k: {"w": 0.9 * m[k]["w"] + 0.1} for k in m}, "v": {k: {"w": 0.99 * v[k]["w"]} for k in v}}
 
 
+#: name -> (toolkit, baseline) per-call CPU times of the last :func:`measure` (JAX rows and ``poly``).
+CPU_ROWS: dict[str, tuple[float, float]] = {}
+
+
 def measure(seconds: float) -> dict[str, tuple[float, float | None]]:
-    """name -> (toolkit s/call, JAX s/call or the static baseline for ``poly``)."""
+    """name -> (toolkit s/call, JAX s/call or the static baseline for ``poly``); CPU times in :data:`CPU_ROWS`."""
     import toolkit
     from toolkit import export as texport
 
@@ -123,9 +139,13 @@ def measure(seconds: float) -> dict[str, tuple[float, float | None]]:
         jtree = {f"w{i}": jax.device_put(np.full(8, i, np.float32)) for i in range(10)}
         jf, jg = jax.jit(inc), jax.jit(inc_tree)
         rows["x+1"] = tuple(paired([lambda: f(x), lambda: jf(jx)], seconds))
+        CPU_ROWS["x+1"] = (LAST_CPU[0], LAST_CPU[1])
         rows["pytree10"] = tuple(paired([lambda: g(tree), lambda: jg(jtree)], seconds))
+        CPU_ROWS["pytree10"] = (LAST_CPU[0], LAST_CPU[1])
         rows["fresh jit"] = tuple(paired([lambda: toolkit.jit(inc)(x), lambda: jax.jit(inc)(jx)], seconds))
+        CPU_ROWS["fresh jit"] = (LAST_CPU[0], LAST_CPU[1])
         rows["eager x+1"] = tuple(paired([lambda: x + 1, lambda: jx + 1], seconds))
+        CPU_ROWS["eager x+1"] = (LAST_CPU[0], LAST_CPU[1])
         for leaves in STATE_LEAVES:
             ts, js = [training_state(toolkit, leaves)], [training_state(jax, leaves)]
             ts_f, js_f = toolkit.jit(adam_like), jax.jit(adam_like)
@@ -140,27 +160,45 @@ def measure(seconds: float) -> dict[str, tuple[float, float | None]]:
                 if ready:
                     jax.block_until_ready(js[0])
             rows[f"state{leaves}"] = tuple(paired([ts_step, js_step], seconds))
+            CPU_ROWS[f"state{leaves}"] = (LAST_CPU[0], LAST_CPU[1])
             rows[f"state{leaves}+ready"] = tuple(paired([lambda: ts_step(True), lambda: js_step(True)], seconds))
+            CPU_ROWS[f"state{leaves}+ready"] = (LAST_CPU[0], LAST_CPU[1])
     else:
         rows["x+1"] = (per_call(lambda: f(x), seconds), None)
         rows["pytree10"] = (per_call(lambda: g(tree), seconds), None)
         rows["fresh jit"] = (per_call(lambda: toolkit.jit(inc)(x), seconds), None)
     rows["poly"] = tuple(paired([lambda: poly(x), lambda: f(x)], seconds))
+    CPU_ROWS["poly"] = (LAST_CPU[0], LAST_CPU[1])
     return rows
 
 
 def main(argv: list[str] | None = None) -> list[tuple[str, float, float | None]]:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=0.3, help="sampling time per measurement")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="measure everything this many times; print median ratios and their spread")
     args = parser.parse_args(argv)
-    measured = measure(args.seconds)
+    load_before = os.getloadavg()[0]
+    runs, cpu_runs = [], []
+    for _ in range(max(1, args.repeat)):
+        runs.append(measure(args.seconds))
+        cpu_runs.append(dict(CPU_ROWS))
+    load_after = os.getloadavg()[0]
     rows = []
-    print(f"{'call':<16} {'toolkit µs':>11} {'baseline µs':>12} {'ratio':>6}  baseline")
-    for name, (ours, other) in measured.items():
-        label = "static jit call of x+1" if name == "poly" else "jax.jit"
+    print(f"{'call':<16} {'toolkit µs':>11} {'baseline µs':>12} {'ratio':>6} {'spread':>11} {'cpu ratio':>10} "
+          f"{'spread':>11}  baseline")
+    for name in runs[0]:
+        ours = statistics.median(run[name][0] for run in runs)
+        other = statistics.median(run[name][1] for run in runs) if runs[0][name][1] else None
+        label = "static jit call of x+1" if name == "poly" else "JAX eager" if name == "eager x+1" else "jax.jit"
         rows.append((f"dispatch {name}" + (" (vs static)" if name == "poly" else ""), ours, other))
-        ratio = f"{ours / other:6.2f}" if other else "     -"
-        print(f"{name:<16} {ours * 1e6:>11.2f} {other * 1e6 if other else float('nan'):>12.2f} {ratio}  {label}")
+        ratios = [run[name][0] / run[name][1] for run in runs if run[name][1]]
+        cpu = [c[name][0] / c[name][1] for c in cpu_runs if name in c]
+        ratio = f"{statistics.median(ratios):6.2f} {min(ratios):5.2f}-{max(ratios):<5.2f}" if ratios else "     -" + " " * 12
+        cpu_ratio = f"{statistics.median(cpu):10.2f} {min(cpu):5.2f}-{max(cpu):<5.2f}" if cpu else " " * 22
+        print(f"{name:<16} {ours * 1e6:>11.2f} {other * 1e6 if other else float('nan'):>12.2f} {ratio} {cpu_ratio}"
+              f"  {label}")
+    print(f"load average (1 min) {load_before:.1f} before, {load_after:.1f} after; {os.cpu_count()} cores")
     return rows
 
 

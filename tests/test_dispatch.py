@@ -371,3 +371,44 @@ def test_eager_scalar_operands_keep_only_small_broadcasts():
     x = toolkit.device_put(np.ones(4096, np.float32))
     np.testing.assert_array_equal(np.asarray(x + 3), np.full(4096, 4, np.float32))
     assert not numpy_core._SCALAR_OPERANDS  # 16 KB: over SCALAR_OPERAND_MAX_BYTES
+
+
+def test_eager_ops_on_two_arrays_as_jax():
+    """Equal strong types skip promotion; weak, mixed and broadcast operands take the general path."""
+    jax = pytest.importorskip("jax")
+
+    def operands(lib):
+        f32, i32 = np.arange(4, dtype=np.float32), np.arange(4, dtype=np.int32)
+        return [(lib.device_put(f32), lib.device_put(f32 + 1)), (lib.device_put(i32), lib.device_put(f32)),
+                (lib.device_put(f32), lib.lax.full((4,), 2.0)), (lib.device_put(f32.reshape(4, 1)), lib.device_put(f32))]
+    for _ in range(2):
+        for (x, y), (jx, jy) in zip(operands(toolkit), operands(jax)):
+            for got, want in ((x + y, jx + jy), (y * x, jy * jx), (x - y, jx - jy)):
+                assert (got.dtype, got.weak_type, got.shape) == (want.dtype, want.weak_type, want.shape)
+                np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_eager_op_last_hit_follows_config_changes():
+    z = toolkit.device_put(np.zeros(4, np.float32))
+    for _ in range(2):  # warm: the primitive's last hit is the unchecked executable
+        assert np.isnan(np.asarray(z / z)).all()
+    with toolkit.debug_nans(True), pytest.raises(FloatingPointError):
+        z / z
+    assert np.isnan(np.asarray(z / z)).all()  # and back
+    with toolkit.no_execution(True), pytest.raises(RuntimeError, match="no_execution"):
+        z / z
+
+
+def test_eager_ops_on_committed_arrays_run_where_they_live():
+    devices = toolkit.devices()
+    if len(devices) < 2:
+        pytest.skip("needs two devices")
+    x = toolkit.device_put(np.ones(4, np.float32))
+    x + x  # warm, uncommitted
+    on_1 = toolkit.device_put(np.ones(4, np.float32), devices[1])
+    for _ in range(2):
+        out = on_1 + on_1
+        assert out.devices() == {devices[1]} and out.committed
+        np.testing.assert_array_equal(np.asarray(out), np.full(4, 2, np.float32))
+        out = on_1 + 1
+        assert out.devices() == {devices[1]}

@@ -42,6 +42,7 @@ from toolkit.shard import placement
 
 #: What a fast call returns when its arguments are not laid out as compiled: take the full path.
 MISS = object()
+_AVAL_OF = operator.attrgetter("aval")
 #: The variable that picks the partitioner (``shardy``, the default, or ``gspmd``).
 PARTITIONER_VARIABLE = "TOOLKIT_PARTITIONER"
 #: The partitioner of a :class:`FastEntry` that is the same under every partitioner (one partition).
@@ -408,6 +409,17 @@ def fast_caller(compiled: Any) -> Callable[[Sequence[Array]], Any]:
 
     out_tree = compiled._out_tree
     single = compiled._single_output
+    if len(expected) == 2 and single:  # f(x, y) -> z: an eager binary op
+        want_x, want_y = expected
+        (aval, sharding), = outputs
+
+        def call_two(leaves: Sequence[Array]) -> Any:
+            if len(leaves) != 2:
+                return MISS
+            x, y = leaves[0]._impl, leaves[1]._impl
+            if x._sharding is not want_x or y._sharding is not want_y:
+                return call(leaves)  # equal shardings that are not the same objects: compared by the general call
+            return Array(execute([x, y]).consume_with_handlers(handlers)[0], aval, sharding, committed)
     build = None if single else output_builder(out_tree, len(outputs))
     if build is None and not single:
         build = native_output_builder(out_tree, len(outputs))
@@ -428,7 +440,7 @@ def fast_caller(compiled: Any) -> Callable[[Sequence[Array]], Any]:
             return Array(outs[0], outputs[0][0], outputs[0][1], committed)
         arrays = list(map(Array, outs, out_avals, out_shardings, out_committed))
         return build(arrays) if build is not None else pytrees.tree_unflatten(out_tree, arrays)
-    return call
+    return call_two if len(expected) == 2 and single else call
 
 
 # --- the full path: arguments placed as compiled ----------------------------------------
@@ -475,6 +487,16 @@ CONSTANT_MAX_BYTES = 4096
 UNGUARDED_LEVELS = (None, "allow")
 
 
+@dataclass(frozen=True, slots=True)
+class EagerHit:
+    """A primitive's last eager cache hit on uncommitted Arrays: its parameters, their avals, the config, the entry."""
+
+    params: dict[str, Any]
+    avals: tuple[ShapedArray, ...]  # of uncommitted Arrays (placements: none)
+    state: tuple  # toolkit.core.config.cache_state() of the hit, compared by identity
+    entry: FastEntry
+
+
 class EagerExecutables:
     """How primitives and ``lax`` functions run outside a trace: compiled with ``jit``, one executable each.
 
@@ -491,20 +513,30 @@ class EagerExecutables:
         # (key, host values) -> outputs of a primitive whose operands are all host scalars (x + 1's
         # weakly typed 1): computed once, not uploaded and executed on every use. Same generation as _cache.
         self._constants: dict[tuple, list[Any]] = {}
+        # primitive -> its last cache hit with Arrays (same generation as _cache): a loop's op compares identities.
+        self._last_hits: dict[Any, EagerHit] = {}
 
     def run_primitive(self, primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> list[Any]:
         """``primitive.bind(*args, **params)`` outside a trace: its outputs as a list."""
-        # The usual eager op, Arrays in and an executable compiled before: one dict lookup and its fast caller.
-        # (The key is the general path's, below; that path handles every other case and the misses.)
+        # The usual eager op, uncommitted Arrays in and an executable compiled before: its fast caller, found by
+        # the general path's key below (which handles every other case, and the misses).
         for a in args:
-            if type(a) is not Array:
+            if type(a) is not Array or a._committed:
                 break
         else:
             if self._generation == jit_pipeline_generation() and not sharding_types._overrides:
-                hot: tuple = (primitive, _params_key(params), tuple([a.aval for a in args]),
-                              tuple([a._sharding if a._committed else None for a in args]), (), cache_state())
-                hit = self._cache.get(hot)
+                avals = tuple(map(_AVAL_OF, args))
+                state = cache_state()
+                last = self._last_hits.get(primitive)
+                # The primitive's last hit again (a loop's op: the same aval objects): no hashing of the key. Its
+                # state is the prebuilt cache_state() tuple it was checked under (jax_no_execution off included).
+                if last is not None and last.state is state and last.avals == avals and last.params == params:
+                    result = last.entry.compiled._call_fast(args)
+                    if result is not MISS:
+                        return list(result) if primitive.multiple_results else [result]
+                hit = self._cache.get((primitive, _params_key(params), avals, (None,) * len(args), (), state))
                 if hit is not None and hit.partitioner is ANY_PARTITIONER and not flag_value("jax_no_execution"):
+                    self._last_hits[primitive] = EagerHit(params, avals, state, hit)
                     result = hit.compiled._call_fast(args)
                     if result is not MISS:
                         return list(result) if primitive.multiple_results else [result]
@@ -513,6 +545,7 @@ class EagerExecutables:
         if generation != self._generation:
             self._cache.clear()
             self._constants.clear()
+            self._last_hits.clear()
             self._generation = generation
         # The out_sharding= overrides in force type the result (toolkit.core.sharding_types): part of the key.
         overrides = tuple(sharding_types._overrides) if sharding_types._overrides else ()

@@ -224,7 +224,13 @@ def promote_and_broadcast(*args: Any, fun_name: str = "") -> list[Any]:
     (``toolkit.numpy_rank_promotion``), with JAX's messages.
     """
     if len(args) == 2:
-        operands = _array_and_scalar(args[0], args[1])
+        x, y = args
+        if type(x) is Array and type(y) is Array:
+            ax, ay = x.aval, y.aval
+            # One strong type and one shape (``x + y`` in a loop): nothing to convert or broadcast.
+            if ax.dtype == ay.dtype and ax.shape == ay.shape and not ax.weak_type and not ay.weak_type:
+                return [x, y]
+        operands = _array_and_scalar(x, y)
         if operands is not None:
             return operands
     return _promote_and_broadcast(args, fun_name)
