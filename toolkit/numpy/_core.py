@@ -87,13 +87,21 @@ def asarray(x: Any, dtype: Any = None) -> Any:
     return _to_device_or_constant(value, weak=False)
 
 
+#: The types :func:`check_arraylike` has accepted, filled as it goes: on the eager hot path (``x + 1``) the
+#: check is one set lookup per argument (callers may test ``type(x) in ARRAYLIKE_TYPES`` before calling it).
+ARRAYLIKE_TYPES: set[type] = {bool, int, float, complex, np.ndarray}
+
+
 def check_arraylike(name: str, *args: Any) -> None:
     """JAX's ``check_arraylike``: functions that take arrays refuse lists, tuples and other non-arrays with a
     ``TypeError`` naming the function and the argument's position (``toolkit.numpy.asarray`` converts lists)."""
     for position, x in enumerate(args):
+        if type(x) in ARRAYLIKE_TYPES:
+            continue
         if not (is_array(x) or isinstance(x, (np.ndarray, np.generic)) or dtypes.is_python_scalar(x)
                 or _is_symbolic(x) or (hasattr(x, "__jax_array__") or (hasattr(x, "shape") and hasattr(x, "dtype")))):
             raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x)} at position {position}.")
+        ARRAYLIKE_TYPES.add(type(x))
 
 
 def _check_python_int(value: int, dtype: np.dtype, message: str) -> None:

@@ -22,13 +22,19 @@ from toolkit.lax import control_flow as lax_control_flow
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import reductions as lax_reductions
 from toolkit.numpy._core import (
-    asarray, broadcast_shapes, broadcast_to, convert, is_array, promote_and_broadcast, promote_inexact, result_dtype,
-    shape_of,
+    ARRAYLIKE_TYPES, asarray, broadcast_shapes, broadcast_to, check_arraylike, convert, is_array, promote_and_broadcast,
+    promote_inexact, result_dtype, shape_of,
 )
+
+# The public functions here refuse lists and tuples as JAX's do (``check_arraylike``: "sin requires ndarray or
+# scalar arguments, got <class 'list'> at position 0."), under JAX's name for the check; the set lookup first keeps
+# the eager hot path (``x + 1``) to one test per operand. Internal callers pass arrays.
 
 
 def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = False):
     def fn(x: Any, y: Any) -> Any:
+        if type(x) not in ARRAYLIKE_TYPES or type(y) not in ARRAYLIKE_TYPES:
+            check_arraylike(name, x, y)
         if float_only:
             dtype, weak = result_dtype(x, y)
             if not dtypes.is_inexact(dtype):
@@ -48,6 +54,8 @@ def _dt(x: Any) -> np.dtype:
 
 def _unary(name: str, op: Any, *, float_only: bool = False):
     def fn(x: Any) -> Any:
+        if type(x) not in ARRAYLIKE_TYPES:
+            check_arraylike(name, x)
         x = asarray(x) if not is_array(x) else x
         if float_only and not dtypes.is_inexact(x.dtype):
             x = convert(x, dtypes.default_float_dtype(), x.weak_type)
@@ -78,6 +86,7 @@ left_shift = _binary("left_shift", lax_elementwise.shift_left, int_only=True)
 
 def right_shift(x: Any, y: Any) -> Any:
     """``x >> y`` elementwise (as ``jnp.right_shift``): logical for unsigned, arithmetic for signed integers."""
+    check_arraylike("right_shift", x, y)
     x, y = promote_and_broadcast(x, y)
     op = lax_elementwise.shift_right_logical if dtypes.is_unsigned(_dt(x)) else lax_elementwise.shift_right_arithmetic
     return op(x, y)
@@ -85,21 +94,25 @@ def right_shift(x: Any, y: Any) -> Any:
 
 def logical_and(x: Any, y: Any) -> Any:
     """Elementwise ``x and y`` of the operands' truth values (as ``jnp.logical_and``); a boolean array."""
+    check_arraylike("logical_and", x, y)
     return lax_elementwise.bitwise_and(*promote_and_broadcast(_bool(x), _bool(y)))
 
 
 def logical_or(x: Any, y: Any) -> Any:
     """Elementwise ``x or y`` of the operands' truth values (as ``jnp.logical_or``); a boolean array."""
+    check_arraylike("logical_or", x, y)
     return lax_elementwise.bitwise_or(*promote_and_broadcast(_bool(x), _bool(y)))
 
 
 def logical_xor(x: Any, y: Any) -> Any:
     """Elementwise ``x != y`` of the operands' truth values (as ``jnp.logical_xor``); a boolean array."""
+    check_arraylike("logical_xor", x, y)
     return lax_elementwise.bitwise_xor(*promote_and_broadcast(_bool(x), _bool(y)))
 
 
 def logical_not(x: Any) -> Any:
     """Elementwise ``not x`` (as ``jnp.logical_not``); a boolean array."""
+    check_arraylike("logical_not", x)
     return lax_elementwise.bitwise_not(_bool(x))
 
 
@@ -110,6 +123,7 @@ def _bool(x: Any) -> Any:
 
 def true_divide(x: Any, y: Any) -> Any:
     """``x / y``; integer operands divide as floats, as in numpy."""
+    check_arraylike("true_divide", x, y)
     dtype, weak = result_dtype(x, y)
     if not dtypes.is_inexact(dtype):
         dtype = dtypes.default_float_dtype()
@@ -126,6 +140,7 @@ divide = true_divide
 
 def floor_divide(x: Any, y: Any) -> Any:
     """``x // y`` rounding towards minus infinity, as in numpy."""
+    check_arraylike("floor_divide", x, y)
     x, y = promote_and_broadcast(x, y)
     dtype = _dt(x)
     if dtypes.is_unsigned(dtype):
@@ -143,6 +158,7 @@ def floor_divide(x: Any, y: Any) -> Any:
 
 def remainder(x: Any, y: Any) -> Any:
     """``x % y`` with the sign of ``y``, as in numpy."""
+    check_arraylike("remainder", x, y)
     x, y = promote_and_broadcast(x, y)
     dtype = _dt(x)
     r = lax_elementwise.rem(x, y)
@@ -158,6 +174,7 @@ mod = remainder
 
 def fmod(x: Any, y: Any) -> Any:
     """The elementwise remainder of ``x / y`` with the sign of ``x`` (C's ``fmod``, as ``jnp.fmod``)."""
+    check_arraylike("fmod", x, y)
     return lax_elementwise.rem(*promote_and_broadcast(x, y))
 
 
@@ -171,6 +188,7 @@ def power(x: Any, y: Any, /) -> Any:
     An integer base with a negative concrete exponent is a ``TypeError`` ("Integers cannot be raised to
     negative powers"), as JAX's ``integer_pow``.
     """
+    check_arraylike("power", x, y)
     exponent = _concrete_integer(y)
     if exponent is not None:
         x = asarray(x) if not is_array(x) else x
@@ -210,11 +228,12 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None) -> Any:  # noqa: 
     """``arr`` limited to ``[min, max]`` (either bound may be None), as ``jnp.clip`` (JAX 0.10's keywords)."""
     if arr is None:
         raise ValueError("toolkit.numpy.clip needs an array to clip")
+    check_arraylike("clip", arr)
     x = arr
     if min is not None:
-        x = maximum(x, min)
+        x = maximum(min, x)  # bounds first, as JAX's: a list bound is maximum's refusal at position 0
     if max is not None:
-        x = minimum(x, max)
+        x = minimum(max, x)
     return x
 
 
@@ -253,16 +272,17 @@ def _zero_imag(x: Any) -> Any:
 
 
 imag = _unary("imag", lambda x: lax_elementwise.imag(x) if dtypes.is_complex(x.dtype) else _zero_imag(x))
-conj = _unary("conj", lambda x: lax_elementwise.conj(x) if dtypes.is_complex(x.dtype) else x)
+conj = _unary("conjugate", lambda x: lax_elementwise.conj(x) if dtypes.is_complex(x.dtype) else x)
 conjugate = conj
 invert = _unary("invert", lax_elementwise.bitwise_not)
-bitwise_not = invert
+bitwise_not = _unary("bitwise_not", lax_elementwise.bitwise_not)  # its own name in the check
 
 
 def absolute(x: Any) -> Any:
     """``|x|`` elementwise (as ``jnp.absolute``, also ``abs``); unsigned and boolean inputs are returned
     as they are, complex inputs give their (real) magnitude.
     """
+    check_arraylike("absolute", x)
     x = asarray(x) if not is_array(x) else x
     return x if dtypes.is_unsigned(x.dtype) or dtypes.is_bool(x.dtype) else lax_elementwise.abs(x)
 
@@ -272,12 +292,14 @@ abs = absolute
 
 def isnan(x: Any) -> Any:
     """Elementwise: whether ``x`` is NaN (as ``jnp.isnan``); always False for integers and booleans."""
+    check_arraylike("isnan", x)
     x = asarray(x) if not is_array(x) else x
     return lax_elementwise.ne(x, x) if dtypes.is_inexact(x.dtype) else asarray(np.zeros(x.shape, bool))
 
 
 def isinf(x: Any) -> Any:
     """Elementwise: whether ``x`` is +inf or -inf (as ``jnp.isinf``); always False for non-float types."""
+    check_arraylike("isinf", x)
     x = asarray(x) if not is_array(x) else x
     if not dtypes.is_float(x.dtype):
         return asarray(np.zeros(x.shape, bool))
@@ -286,6 +308,7 @@ def isinf(x: Any) -> Any:
 
 def round(x: Any, decimals: int = 0) -> Any:
     """Round half to even, as numpy does."""
+    check_arraylike("round", x)
     x = asarray(x) if not is_array(x) else x
     if not dtypes.is_inexact(x.dtype):
         return x
@@ -300,11 +323,13 @@ around = round
 
 def square(x: Any) -> Any:
     """``x * x`` elementwise (as ``jnp.square``), in ``x``'s dtype."""
+    check_arraylike("square", x)
     return lax_elementwise.integer_pow(asarray(x) if not is_array(x) else x, 2)
 
 
 def reciprocal(x: Any) -> Any:
     """``1 / x`` elementwise (as ``jnp.reciprocal``); for integers, the floor division ``1 // x``."""
+    check_arraylike("reciprocal", x)
     return true_divide(1, x) if not dtypes.is_integer(asarray(x).dtype) else floor_divide(1, x)
 
 
@@ -314,6 +339,7 @@ def logaddexp(x: Any, y: Any) -> Any:
     Integers (Python ints included) are promoted to the default float; equal infinities give that infinity
     (``logaddexp(inf, inf) == inf``, ``logaddexp(-inf, -inf) == -inf``), as in JAX.
     """
+    check_arraylike("logaddexp", x, y)
     x, y = promote_and_broadcast(*promote_inexact(x, y))
     m = maximum(x, y)
     delta = lax_elementwise.sub(x, y)
@@ -328,7 +354,7 @@ def logaddexp(x: Any, y: Any) -> Any:
 
 def _inexact(*args: Any) -> list[Any]:
     """JAX's ``promote_args_inexact``: the common dtype, made floating when it is not, broadcast."""
-    return promote_and_broadcast(*promote_inexact(*args))
+    return [a if is_array(a) else asarray(a) for a in promote_and_broadcast(*promote_inexact(*args))]  # numpy scalars too
 
 
 def _const(x: Any, value: Any) -> Any:
@@ -344,18 +370,21 @@ def _no_complex(name: str, x: Any) -> None:
 
 def log2(x: Any, /) -> Any:
     """Base-2 logarithm, ``log(x) / log(2)`` (integers computed as floats)."""
+    check_arraylike("log2", x)
     x, = _inexact(x)
     return lax_elementwise.div(lax_elementwise.log(x), lax_elementwise.log(broadcast_to(np.asarray(2, x.dtype), x.shape)))
 
 
 def log10(x: Any, /) -> Any:
     """Base-10 logarithm, ``log(x) / log(10)``."""
+    check_arraylike("log10", x)
     x, = _inexact(x)
     return lax_elementwise.div(lax_elementwise.log(x), lax_elementwise.log(broadcast_to(np.asarray(10, x.dtype), x.shape)))
 
 
 def trunc(x: Any) -> Any:
     """Round towards zero (integers unchanged)."""
+    check_arraylike("trunc", x)
     x = asarray(x)
     if not dtypes.is_inexact(x.dtype):
         return x
@@ -364,6 +393,7 @@ def trunc(x: Any) -> Any:
 
 def rint(x: Any, /) -> Any:
     """Round half to even; integers and bools become the default float, as in JAX."""
+    check_arraylike("rint", x)
     x = asarray(x)
     if not dtypes.is_inexact(x.dtype):
         return lax_elementwise.convert_element_type(x, dtypes.default_float_dtype())
@@ -375,6 +405,7 @@ def rint(x: Any, /) -> Any:
 
 def fabs(x: Any, /) -> Any:
     """Absolute value as a float (complex raises ``TypeError``)."""
+    check_arraylike("fabs", x)
     x, = _inexact(x)
     _no_complex("fabs", x)
     return lax_elementwise.abs(x)
@@ -382,11 +413,13 @@ def fabs(x: Any, /) -> Any:
 
 def positive(x: Any, /) -> Any:
     """``+x``: a copy of ``x``."""
+    check_arraylike("positive", x)
     return asarray(x)
 
 
 def signbit(x: Any, /) -> Any:
     """True where the sign bit is set (also for ``-0.0`` and negative NaNs)."""
+    check_arraylike("signbit", x)
     x = asarray(x)
     if dtypes.is_bool(x.dtype) or dtypes.is_unsigned(x.dtype):
         return broadcast_to(np.asarray(False), x.shape)
@@ -400,6 +433,7 @@ def signbit(x: Any, /) -> Any:
 
 def copysign(x1: Any, x2: Any, /) -> Any:
     """The magnitude of ``x1`` with the sign (bit) of ``x2``."""
+    check_arraylike("copysign", x1, x2)
     x1, x2 = _inexact(x1, x2)
     _no_complex("copysign", x1)
     return where(signbit(x2), lax_elementwise.neg(lax_elementwise.abs(x1)), lax_elementwise.abs(x1))
@@ -407,6 +441,7 @@ def copysign(x1: Any, x2: Any, /) -> Any:
 
 def hypot(x1: Any, x2: Any, /) -> Any:
     """``sqrt(x1**2 + x2**2)`` without intermediate overflow (infinite when either is)."""
+    check_arraylike("hypot", x1, x2)
     x1, x2 = _inexact(x1, x2)
     if dtypes.is_complex(x1.dtype):
         raise ValueError("toolkit.numpy.hypot is not well defined for complex-valued inputs. Please convert to real values "
@@ -423,18 +458,21 @@ def hypot(x1: Any, x2: Any, /) -> Any:
 
 def fmax(x1: Any, x2: Any) -> Any:
     """Elementwise maximum ignoring NaNs (NaN only where both are)."""
+    check_arraylike("greater", x1, x2)
     x1, x2 = promote_and_broadcast(x1, x2)
     return where(logical_or(greater(x1, x2), isnan(x2)), x1, x2)
 
 
 def fmin(x1: Any, x2: Any) -> Any:
     """Elementwise minimum ignoring NaNs (NaN only where both are)."""
+    check_arraylike("less", x1, x2)
     x1, x2 = promote_and_broadcast(x1, x2)
     return where(logical_or(less(x1, x2), isnan(x2)), x1, x2)
 
 
 def heaviside(x1: Any, x2: Any, /) -> Any:
     """0 where ``x1 < 0``, 1 where ``x1 > 0``, ``x2`` where ``x1 == 0``."""
+    check_arraylike("heaviside", x1, x2)
     x1, x2 = _inexact(x1, x2)
     zero = _const(x1, 0)
     return where(lax_elementwise.lt(x1, zero), zero,
@@ -444,12 +482,14 @@ def heaviside(x1: Any, x2: Any, /) -> Any:
 
 def deg2rad(x: Any, /) -> Any:
     """Degrees to radians."""
+    check_arraylike("deg2rad", x)
     x, = _inexact(x)
     return lax_elementwise.mul(x, _const(x, np.pi / 180))
 
 
 def rad2deg(x: Any, /) -> Any:
     """Radians to degrees."""
+    check_arraylike("rad2deg", x)
     x, = _inexact(x)
     return lax_elementwise.mul(x, _const(x, 180 / np.pi))
 radians = deg2rad
@@ -458,6 +498,7 @@ degrees = rad2deg
 
 def logaddexp2(x1: Any, x2: Any, /) -> Any:
     """``log2(2**x1 + 2**x2)`` without overflow."""
+    check_arraylike("logaddexp2", x1, x2)
     x1, x2 = _inexact(x1, x2)
     _no_complex("logaddexp2", x1)
     amax = lax_elementwise.max(x1, x2)
@@ -476,6 +517,7 @@ def pow(x1: Any, x2: Any, /) -> Any:  # noqa: A001 - numpy's name
 
 def float_power(x: Any, y: Any, /) -> Any:
     """``x ** y`` computed in floating point (integer operands promoted)."""
+    check_arraylike("float_power", x, y)
     return lax_elementwise.pow(*_inexact(x, y))
 
 
@@ -502,11 +544,13 @@ def _gcd(x1: Any, x2: Any) -> Any:
 
 def gcd(x1: Any, x2: Any) -> Any:
     """Greatest common divisor of integers (non-negative; ``gcd(0, 0) == 0``)."""
+    check_arraylike("gcd", x1, x2)
     return _gcd(*_int_operands("gcd", x1, x2))
 
 
 def lcm(x1: Any, x2: Any) -> Any:
     """Least common multiple of integers (non-negative; 0 when either is 0)."""
+    check_arraylike("lcm", x1, x2)
     x1, x2 = _int_operands("lcm", x1, x2)
     d = _gcd(x1, x2)
     zero = lax_elementwise.eq(d, _const(d, 0))
@@ -516,11 +560,13 @@ def lcm(x1: Any, x2: Any) -> Any:
 
 def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:  # noqa: A001 - numpy's name
     """``(floor_divide(x1, x2), remainder(x1, x2))``."""
+    check_arraylike("divmod", x1, x2)
     return floor_divide(x1, x2), remainder(x1, x2)
 
 
 def modf(x: Any, /, out: None = None) -> tuple[Any, Any]:
     """``(fractional part, integral part)``, both with the sign of ``x``."""
+    check_arraylike("modf", x)
     if out is not None:
         raise NotImplementedError("The 'out' argument to toolkit.numpy.modf is not supported.")
     x, = _inexact(x)
@@ -530,6 +576,7 @@ def modf(x: Any, /, out: None = None) -> tuple[Any, Any]:
 
 def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> Any:
     """NaN replaced by ``nan``, infinities by ``posinf``/``neginf`` (default: the dtype's largest finite values)."""
+    check_arraylike("nan_to_num", x)
     del copy
     x = asarray(x)
     if not dtypes.is_inexact(x.dtype):
@@ -548,6 +595,7 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None, ne
 
 def sinc(x: Any, /) -> Any:
     """``sin(pi x) / (pi x)``, 1 at 0."""
+    check_arraylike("sinc", x)
     x, = _inexact(x)
     zero = lax_elementwise.eq(x, _const(x, 0))
     pi_x = lax_elementwise.mul(_const(x, np.pi), where(zero, _const(x, 1), x))
@@ -601,6 +649,7 @@ def piecewise(x: Any, condlist: Any, funclist: list[Any | Callable[..., Any]], *
 
 def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Any:
     """``|a - b| <= atol + rtol * |b|`` elementwise; infinities equal only themselves."""
+    check_arraylike("isclose", a, b)
     dtype, weak = result_dtype(a, b)
     if not dtypes.is_inexact(dtype):
         dtype = dtypes.default_float_dtype()
