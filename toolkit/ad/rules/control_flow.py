@@ -7,10 +7,11 @@ VJP rules (``VJP_RULES`` in ``toolkit/ad/registry.py``):
 
 * ``cond``: the backward pass is a ``cond`` on the same index whose branches
   are the VJPs of the original branches;
-* ``scan``: the forward scan also stacks every step's input carry; the
-  backward pass is a scan in the opposite direction whose body runs the VJP
-  of the original body at the saved carry (recomputing the step's
-  intermediates) and accumulates the cotangents of the loop constants;
+* ``scan``: the forward scan also stacks every step's input carry and the
+  results of its products (``dot_general``, convolutions); the backward pass
+  is a scan in the opposite direction whose body runs the VJP of the original
+  body at the saved carry, reading the saved products and recomputing the
+  elementwise rest, and accumulates the cotangents of the loop constants;
 * ``while``: reverse mode is refused, as in JAX (the trip count is unknown,
   so nothing can be stacked); use ``scan``.
 """
@@ -26,7 +27,7 @@ from toolkit.ad.values import Zero, add_any, instantiate, is_differentiable, tan
 from toolkit.ad.vjp import vjp_program
 from toolkit.core import tracing
 from toolkit.core.program import Program, Var
-from toolkit.lax import control_flow
+from toolkit.lax import control_flow, convolution, linalg
 
 
 def _avals(values: Sequence[Any]) -> list[Any]:
@@ -254,17 +255,44 @@ def _scan_jvp(primals, tangents, *, body, num_carry, num_consts, length, reverse
     return primal_outs, _fill(carry_nonzero, carry_out_t, carry_avals) + _fill(ys_nonzero, ys_t, _avals(ys))
 
 
+#: Primitives whose results the forward scan stacks for the backward pass instead of letting it recompute them
+#: (``checkpoint_policies.dots_saveable``'s choice): products are most of a step's work, and the elementwise
+#: rest is cheaper to recompute than to store and read back per step.
+_SAVED_PRIMITIVES = (linalg.dot_general_p, convolution.conv_general_dilated_p)
+
+
+def _step_dependent_products(body: Program, num_varying: int) -> list[Var]:
+    """Outputs of ``body``'s top-level products that depend on a carry or ``xs`` input (its first ``num_varying``).
+
+    A product of loop constants alone is the same every step: the backward body recomputes it
+    (XLA hoists it) rather than reading a stack of copies.
+    """
+    varying: set[Var] = set(body.invars[:num_varying])
+    saved: list[Var] = []
+    for eqn in body.eqns:
+        if any(isinstance(a, Var) and a in varying for a in eqn.inputs):
+            varying.update(eqn.outputs)
+            if eqn.primitive in _SAVED_PRIMITIVES:
+                saved += [v for v in eqn.outputs if v not in saved]
+    return saved
+
+
 def _scan_vjp_forward(primals, active, *, body, num_carry, num_consts, length, reverse, unroll):
-    # The same loop, also stacking the carry each step starts from (the backward pass restarts there).
-    saving = Program(body.constvars, body.consts, body.invars, body.outvars + body.invars[:num_carry], body.eqns)
+    # The same loop, also stacking the carry each step starts from (the backward pass restarts there) and the
+    # step's products (the backward pass reads them instead of computing them again).
+    num_xs = len(primals) - num_carry - num_consts
+    saved_vars = _step_dependent_products(body, num_carry + num_xs)
+    saving = Program(body.constvars, body.consts, body.invars,
+                     body.outvars + body.invars[:num_carry] + saved_vars, body.eqns)
     outs = control_flow.scan_p.bind(*primals, body=saving, num_carry=num_carry, num_consts=num_consts, length=length,
                           reverse=reverse, unroll=unroll)
     num_outs = len(body.outvars)
-    return outs[:num_outs], (list(primals), outs[num_outs:])
+    saved_carries = outs[num_outs:num_outs + num_carry]
+    return outs[:num_outs], (list(primals), saved_carries, outs[num_outs + num_carry:], saved_vars)
 
 
 def _scan_vjp_backward(residuals, active, cotangents, *, body, num_carry, num_consts, length, reverse, unroll):
-    primals, saved_carries = residuals
+    primals, saved_carries, saved_products, saved_vars = residuals
     carry, xs, consts = _split_scan(primals, num_carry, num_consts)
     _, xs_active, consts_active = _split_scan(active, num_carry, num_consts)
     carry_avals = _avals(carry)
@@ -274,11 +302,15 @@ def _scan_vjp_backward(residuals, active, cotangents, *, body, num_carry, num_co
     carry_diff = [is_differentiable(a) for a in carry_avals]
     xs_diff = [a and is_differentiable(v) for a, v in zip(xs_active, x_avals)]
     consts_diff = [a and is_differentiable(v) for a, v in zip(consts_active, const_avals)]
-    ys_diff = [is_differentiable(a) for a in y_avals]
+    # A ys output nobody differentiates (its cotangent is a symbolic zero, as for the ys a caller drops) is not
+    # stacked as zeros, read and added every step: the body sees a Zero.
+    ys_nonzero = [is_differentiable(a) and not isinstance(ct, Zero) and ct is not None
+                  for a, ct in zip(y_avals, cotangents[num_carry:])]
     ct_carry = [instantiate(ct) for ct, d in zip(cotangents[:num_carry], carry_diff) if d]
-    ct_ys = [instantiate(ct) for ct, d in zip(cotangents[num_carry:], ys_diff) if d]
+    ct_ys = [ct for ct, d in zip(cotangents[num_carry:], ys_nonzero) if d]
     accumulators = [instantiate(Zero(tangent_aval(a))) for a in _select(const_avals, consts_diff)]
     body_active = carry_diff + xs_diff + consts_diff
+    num_saved = len(saved_vars)
 
     def step(*step_args: Any) -> list[Any]:
         args = list(step_args)
@@ -286,9 +318,10 @@ def _scan_vjp_backward(residuals, active, cotangents, *, body, num_carry, num_co
         ct_c, acc, args = args[:n_ct], args[n_ct:n_ct + n_acc], args[n_ct + n_acc:]
         c, args = args[:num_carry], args[num_carry:]
         x, args = args[:len(xs)], args[len(xs):]
+        products, args = args[:num_saved], args[num_saved:]
         ct_y, k = args[:len(ct_ys)], args[len(ct_ys):]
-        _, backward = vjp_program(body, c + x + k, body_active)
-        cts = backward(_fill(carry_diff, ct_c, carry_avals) + _fill(ys_diff, ct_y, y_avals))
+        _, backward = vjp_program(body, c + x + k, body_active, known=dict(zip(saved_vars, products)))
+        cts = backward(_fill(carry_diff, ct_c, carry_avals) + _fill(ys_nonzero, ct_y, y_avals))
         ct_c_prev = [instantiate(ct) for ct, d in zip(cts[:num_carry], carry_diff) if d]
         ct_x = [instantiate(ct) for ct, d in zip(cts[num_carry:num_carry + len(xs)], xs_diff) if d]
         ct_k = [ct for ct, d in zip(cts[num_carry + len(xs):], consts_diff) if d]
@@ -296,12 +329,12 @@ def _scan_vjp_backward(residuals, active, cotangents, *, body, num_carry, num_co
         return ct_c_prev + new_acc + ct_x
 
     in_avals = (_avals(ct_carry) + _avals(accumulators) + carry_avals + list(x_avals)
-                + [a.update(shape=a.shape[1:]) for a in _avals(ct_ys)] + const_avals)
+                + [v.aval for v in saved_vars] + [a.update(shape=a.shape[1:]) for a in _avals(ct_ys)] + const_avals)
     program, captured = tracing.trace_flat(step, in_avals)
     num_new_carry = len(ct_carry) + len(accumulators)
-    outs = control_flow.scan_p.bind(*ct_carry, *accumulators, *saved_carries, *xs, *ct_ys, *consts, *captured, body=program,
-                          num_carry=num_new_carry, num_consts=len(consts) + len(captured), length=length,
-                          reverse=not reverse, unroll=unroll)
+    outs = control_flow.scan_p.bind(*ct_carry, *accumulators, *saved_carries, *xs, *saved_products, *ct_ys, *consts,
+                          *captured, body=program, num_carry=num_new_carry, num_consts=len(consts) + len(captured),
+                          length=length, reverse=not reverse, unroll=unroll)
     it_carry = iter(outs[:len(ct_carry)])
     it_consts = iter(outs[len(ct_carry):num_new_carry])
     it_xs = iter(outs[num_new_carry:])

@@ -20,7 +20,8 @@ def _broadcast_in_dim_transpose(ct, x, *, shape, broadcast_dimensions):
     summed = [d for d in range(len(shape)) if d not in kept]
     summed += [d for i, d in enumerate(broadcast_dimensions) if in_shape[i] == 1 and shape[d] != 1]
     out = reductions.reduce_sum(ct, tuple(sorted(summed))) if summed else ct
-    return [structural.reshape(out, in_shape)]
+    # No identity reshape when the sum already has x's shape (a bias's cotangent), as JAX's transpose.
+    return [out if tuple(value_aval(out).shape) == tuple(in_shape) else structural.reshape(out, in_shape)]
 
 
 def _reshape_transpose(ct, x, *, new_sizes):
