@@ -63,7 +63,8 @@ __all__ += ["STABLE_CUSTOM_CALL_TARGETS", "calling_convention", "call_exported_p
 
 # Symbolic shapes, as jax.export offers them.
 from toolkit.core.shape_poly import (  # noqa: E402
-    InconclusiveDimensionOperation, SymbolicScope, symbolic_args_specs, symbolic_shape,
+    InconclusiveDimensionOperation, SymbolicScope, is_symbolic_dim, symbolic_args_specs, symbolic_shape,
 )
 
-__all__ += ["InconclusiveDimensionOperation", "SymbolicScope", "symbolic_args_specs", "symbolic_shape"]
+__all__ += ["InconclusiveDimensionOperation", "SymbolicScope", "is_symbolic_dim", "symbolic_args_specs",
+            "symbolic_shape"]
