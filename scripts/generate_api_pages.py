@@ -84,8 +84,9 @@ def public_names(module: ModuleType) -> list[str]:
     functions and classes (and values)."""
     names = getattr(module, "__all__", None)
     if names is None:
-        names = [name for name, value in vars(module).items()
-                 if not name.startswith("_") and not inspect.ismodule(value) and name != "annotations"]
+        # dir(), not vars(): toolkit's names load on first use (toolkit/__init__.py's __dir__ loads them all)
+        names = [name for name in dir(module)
+                 if not name.startswith("_") and not inspect.ismodule(getattr(module, name)) and name != "annotations"]
     # Other libraries' functions and classes a module imports or re-exports (numpy's dtypes, jaxlib's HloSharding,
     # typing's names) are documented by those libraries, not here.
     return sorted({name for name in names if _defined_in_toolkit_or_value(getattr(module, name))})
