@@ -35,19 +35,29 @@ from typing import Any
 os.environ.setdefault("TOOLKIT_NUM_CPU_DEVICES", "8")
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 # Every program the tests compile (toolkit's, JAX's oracle's, and those of the processes the tests start, which inherit
-# the environment) goes through XLA's LLVM backend at optimization level 1 instead of its default 2: at level 2 XLA CPU
-# spends seconds on some small programs (a random normal of shape (2, 3, 4, 5), threefry and erf_inv over a 4-D loop
-# nest: 3.5 s of CPU at level 2, 0.3 s at level 1), most of the suite's time is XLA compiling, and the tests check
-# what toolkit gives XLA and what comes back, not LLVM's loop optimizations. Level 1 keeps the semantics (no fast math;
-# XLA's HLO passes are the same), and both sides of a comparison with JAX are compiled alike. An XLA_FLAGS that names a
-# level keeps it: XLA_FLAGS=--xla_backend_optimization_level=2 runs the tests at XLA's default (test/lit/lit.cfg.py
-# does the same for lit).
-if "xla_backend_optimization_level" not in os.environ.get("XLA_FLAGS", ""):
-    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_backend_optimization_level=1").strip()
+# the environment) is compiled by XLA CPU with its cheapest code generation: LLVM at optimization level 0 (default 2)
+# and XLA's classic elemental emitters instead of its fusion emitters (--xla_cpu_use_fusion_emitters=false). XLA
+# compiling thousands of small programs is most of the suite's CPU (issue 25; `TOOLKIT_TEST_PROFILE`, docs/testing.md:
+# 74-79% of tests/numpy's and tests/lax's), and the tests check what toolkit gives XLA and what comes back, not XLA's
+# code generation. Measured on 16 typical small programs (sort, fft, scan, random normal, percentile, grad, ...): 1.9 s
+# of CPU to compile at level 1 (the same at 2), 1.5 s at level 0, 1.3 s with the classic emitters at level 1, 0.5-0.7 s
+# with both. Both keep the semantics (no fast math; XLA's HLO passes are the same) and both sides of a comparison with
+# JAX are compiled alike; the rounding of some reductions and complex products differs in the last bit from XLA's
+# default, so the tests of values stored by a run at XLA's defaults run theirs at REFERENCE_XLA_FLAGS (what XLA_FLAGS
+# was before, plus level 1, the suite's setting until issue 25: tests/tools/test_stablehlo_testdata.py).
+# An XLA_FLAGS that names either flag keeps it: XLA_FLAGS="--xla_backend_optimization_level=2
+# --xla_cpu_use_fusion_emitters=true" runs the tests at XLA's default (test/lit/lit.cfg.py keeps level 1 for lit).
+REFERENCE_XLA_FLAGS = os.environ.get("TOOLKIT_TEST_REFERENCE_XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))
+if "xla_backend_optimization_level" not in REFERENCE_XLA_FLAGS:
+    REFERENCE_XLA_FLAGS = (REFERENCE_XLA_FLAGS + " --xla_backend_optimization_level=1").strip()
+os.environ["TOOLKIT_TEST_REFERENCE_XLA_FLAGS"] = REFERENCE_XLA_FLAGS  # the same in every process the suite starts
+for _flag, _value in (("xla_backend_optimization_level", "0"), ("xla_cpu_use_fusion_emitters", "false")):
+    if _flag not in os.environ.get("XLA_FLAGS", ""):
+        os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + f" --{_flag}={_value}").strip()
 
 ROOT = Path(__file__).resolve().parent
 # Under pytest-xdist (scripts/test.sh) the blocks of one page, like the tests that share state, stay on one worker.
-pytest_plugins = ["tests.xdist_groups"]
+pytest_plugins = ["tests.xdist_groups", "tests.compile_profile"]  # the second: TOOLKIT_TEST_PROFILE (docs/testing.md)
 
 try:
     from sybil import Document, Example, Region, Sybil
