@@ -17,18 +17,11 @@
 See ``docs/passes.md`` ("Writing your first pass").
 """
 
+import typing as _typing
+
 from toolkit.ir.diagnostics import emit_remark, emit_warning
 from toolkit.ir.errors import OpInUseError
 from toolkit.passes.default_pipeline import extend_jit_pipeline, jit_pipeline, set_jit_pipeline
-from toolkit.passes.numerics import (
-    NumericsReport,
-    PassNumerics,
-    UnsupportedModuleError,
-    default_tolerance,
-    random_inputs,
-    run_main,
-    verify_numerics,
-)
 from toolkit.passes.pass_base import (
     ModulePass,
     Pass,
@@ -69,3 +62,35 @@ __all__ = [
     "record_statistic", "register_lazy_pass", "register_pass", "run_main", "run_pipeline", "set_jit_pipeline",
     "set_print_stacktrace_on_diagnostic", "verify_numerics",
 ]
+
+#: verify_numerics and its helpers compile and run ``@main`` on XLA: they load on first use (PEP 562), so that
+#: ``import toolkit.passes`` (every toolkit-opt run) does not import the runtime's execution modules for them.
+_NUMERICS = frozenset({"NumericsReport", "PassNumerics", "UnsupportedModuleError", "default_tolerance",
+                       "random_inputs", "run_main", "verify_numerics"})
+
+
+def _getattr(name: str) -> _typing.Any:
+    if name not in _NUMERICS:
+        raise AttributeError(f"module 'toolkit.passes' has no attribute {name!r}")
+    from toolkit.passes import numerics  # function-level: lazy, the start-up time of toolkit-opt (see _NUMERICS)
+
+    value = globals()[name] = getattr(numerics, name)
+    return value
+
+
+def _dir() -> list[str]:
+    return sorted(set(globals()) | _NUMERICS)
+
+
+if _typing.TYPE_CHECKING:  # what _NUMERICS names, for type checkers (they do not see __getattr__)
+    from toolkit.passes.numerics import (  # noqa: F401
+        NumericsReport,
+        PassNumerics,
+        UnsupportedModuleError,
+        default_tolerance,
+        random_inputs,
+        run_main,
+        verify_numerics,
+    )
+else:
+    __getattr__, __dir__ = _getattr, _dir

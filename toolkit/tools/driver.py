@@ -31,7 +31,6 @@ import re
 import sys
 import traceback
 from collections.abc import Callable, Sequence
-from importlib import metadata
 from typing import Any, NoReturn
 
 from jaxlib.mlir.dialects import stablehlo
@@ -98,6 +97,8 @@ def enable_crash_reports() -> None:
 
 def version_text(tool: str) -> str:
     """What ``<tool> --version`` prints: toolkit's, jaxlib's and StableHLO's versions."""
+    from importlib import metadata  # lazy: importing importlib.metadata costs every tool run 15-40 ms; only --version needs it
+
     try:
         jaxlib_version = metadata.version("jaxlib")
     except metadata.PackageNotFoundError:  # an unpackaged jaxlib build

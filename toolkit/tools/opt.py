@@ -44,7 +44,6 @@ from toolkit.passes import (
 )
 from toolkit.passes.dump import Timeline, pass_class_name
 from toolkit.passes.registry import is_cxx_pass, lookup_python_pass, unknown_pass_error
-from toolkit.runtime.executable import mlir_to_hlo_text
 from toolkit.tools.diagnostics import DiagnosticCollector, format_diagnostic
 from toolkit.tools.driver import (
     EXIT_FAILURE,
@@ -305,6 +304,9 @@ def _process_chunk(text: str | bytes, first_line: int, args: argparse.Namespace,
         return False, None
     try:
         if args.emit == "hlo":
+            # function-level: --emit=hlo alone needs XLA's converter; every other run starts without it
+            from toolkit.runtime.executable import mlir_to_hlo_text
+
             return True, mlir_to_hlo_text(write_module(module, "bytecode")).encode()
         if args.emit == "text":
             return True, _printed(module, args)
