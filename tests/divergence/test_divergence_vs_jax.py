@@ -60,6 +60,42 @@ def test_ints_in_range_and_wrapping_numpy_values():
         _same(make(tnp), make(jnp))
 
 
+_NARROW_INT_CASES = [
+    ("uint8 + 300", lambda m: m.asarray(np.arange(3, dtype=np.uint8)) + 300),
+    ("uint8 + -1", lambda m: m.asarray(np.arange(3, dtype=np.uint8)) + -1),
+    ("int16 - 70000", lambda m: m.asarray(np.arange(3, dtype=np.int16)) - 70000),
+    ("maximum(uint8, 300)", lambda m: m.maximum(m.asarray(np.arange(3, dtype=np.uint8)), 300)),
+    ("where(True, uint8, 300)", lambda m: m.where(True, m.asarray(np.arange(3, dtype=np.uint8)), 300)),
+    ("300 * int8", lambda m: 300 * m.asarray(np.arange(3, dtype=np.int8))),
+]
+
+
+@pytest.mark.parametrize("case", _NARROW_INT_CASES, ids=[c[0] for c in _NARROW_INT_CASES])
+def test_python_int_operand_wraps_to_a_narrow_int_as_in_jax(case):
+    """A Python int operand must fit the default int type; it then converts to a narrower integer operand's type
+    as that type does (wrapping), eagerly and under jit, on the first call and on the cached path."""
+    _, make = case
+    for _ in range(2):
+        _same(make(tnp), make(jnp))
+    _same(toolkit.jit(lambda: make(tnp))(), jax.jit(lambda: make(jnp))())
+
+
+@pytest.mark.parametrize("big", [3_000_000_000, 2 ** 32 + 1, -(2 ** 31) - 1])
+def test_python_int_operand_outside_the_default_int_overflows(big):
+    for _ in range(2):
+        _same_error(lambda: tnp.asarray(np.arange(3, dtype=np.uint32)) + big,
+                    lambda: jnp.asarray(np.arange(3, dtype=np.uint32)) + big)
+
+
+@pytest.mark.x64
+def test_python_int_operand_with_x64():
+    _same(tnp.asarray(np.arange(3, dtype=np.uint32)) + 3_000_000_000,
+          jnp.asarray(np.arange(3, dtype=np.uint32)) + 3_000_000_000)
+    _same(tnp.asarray(np.arange(3, dtype=np.uint8)) + 300, jnp.asarray(np.arange(3, dtype=np.uint8)) + 300)
+    _same_error(lambda: tnp.asarray(np.arange(3, dtype=np.uint64)) + 2 ** 63,
+                lambda: jnp.asarray(np.arange(3, dtype=np.uint64)) + 2 ** 63)
+
+
 @pytest.mark.x64
 def test_python_int_overflow_x64():
     _same(tnp.array([2 ** 40]), jnp.array([2 ** 40]))

@@ -142,6 +142,12 @@ def convert(x: Any, dtype: DTypeLike, weak: bool = False) -> Any:
     """``x`` as an operand of ``dtype`` for a primitive; scalars stay inline literals."""
     if _is_symbolic(x):
         x = lax_structural.dimension_as_value(x)
+    if type(x) is int and np.dtype(dtype).kind in "iu":
+        # JAX's meaning: a Python int must fit the default int type (int32, or int64 with x64 on), and then
+        # converts as that type does, wrapping: uint8 + 300 is uint8 + 44, uint8 + -1 is uint8 + 255.
+        default = dtypes.default_int_dtype()
+        _check_python_int(x, default, "Python integer {} out of bounds for {}")
+        x = np.asarray(x, default).astype(dtype)
     if dtypes.is_python_scalar(x) or isinstance(x, np.generic) or (isinstance(x, np.ndarray) and x.ndim == 0):
         return np.asarray(x, dtype) if not weak else lax_elementwise.convert_element_type(np.asarray(x, dtype), dtype, True)
     if isinstance(x, (np.ndarray, list, tuple)):
