@@ -20,7 +20,9 @@ interleaved (toolkit, JAX, toolkit, ...) and the tables show medians. Phases:
 * ``first call``  — the first ``jit(step)(*args)`` in a fresh process, to the result being ready
   (measured before the phases above, so it is cold);
 * ``step``        — median of ``--steps`` steady calls;
-* ``peak RSS``    — the process's peak resident memory over the first call, minus its RSS before it.
+* ``peak RSS``    — the process's peak resident memory over the first call, minus its RSS before it;
+* ``compile CPU``, ``step CPU`` — the process's CPU time (all threads) of the compile and per steady step:
+  steadier than wall times on a shared machine, where those also measure the other processes.
 
     python bench/workload.py [--layers 2,8] [--repeat 3] [--steps 20] [--only transformer-L2,lstm]
                              [--plot docs/performance-compile-layers.png --plot-layers 2,4,8,16]
@@ -243,17 +245,20 @@ def _child(library: str, name: str, steps: int) -> dict[str, Any]:
     start = time.perf_counter()
     lowered = fresh.trace(*args).lower()
     trace_lower = time.perf_counter() - start
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     compiled = lowered.compile()
-    compile_time = time.perf_counter() - start
+    compile_time, compile_cpu = time.perf_counter() - start, time.process_time() - cpu
     ready(compiled(*args))
     times = []
+    cpu = time.process_time()
     for _ in range(steps):
         start = time.perf_counter()
         ready(compiled(*args))
         times.append(time.perf_counter() - start)
+    step_cpu = (time.process_time() - cpu) / steps
     return {"trace+lower": trace_lower, "compile": compile_time, "first call": first_call,
-            "step": statistics.median(times), "peak RSS": peak, "loss": loss}
+            "step": statistics.median(times), "peak RSS": peak, "compile CPU": compile_cpu, "step CPU": step_cpu,
+            "loss": loss}
 
 
 def _run_child(library: str, name: str, steps: int, timeout: float) -> dict[str, Any]:
@@ -267,7 +272,9 @@ def _run_child(library: str, name: str, steps: int, timeout: float) -> dict[str,
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-PHASES = ("trace+lower", "compile", "first call", "step", "peak RSS")
+# The CPU time of the process (all its threads) for the compile and per step: on a shared machine, where wall
+# times also measure the other processes, what the compile or the step itself cost.
+PHASES = ("trace+lower", "compile", "first call", "step", "peak RSS", "compile CPU", "step CPU")
 
 
 def measure(names: list[str], repeat: int = 3, steps: int = 20, timeout: float = 900.0,
