@@ -119,3 +119,21 @@ def test_vjp_of_scan_with_explicit_zero_and_nonzero_ys_cotangents():
     _, back_jax = jax.vjp(g, w, xs)
     for a, b in zip(back(ct), back_jax(ct)):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-5, atol=1e-6)
+
+
+def test_checkpointed_body_keeps_recomputing():
+    # A body wrapped in checkpoint asks for recomputation: its products are not stacked (only the carry is).
+    w = (RNG.standard_normal((3, 3)) * 0.4).astype(np.float32)
+    xs = RNG.standard_normal((5, 2, 3)).astype(np.float32)
+
+    def loss(w, xs, remat):
+        cell = lambda h, x: (tnp.tanh(h @ w + x), None)  # noqa: E731
+        h, _ = lax.scan(toolkit.checkpoint(cell) if remat else cell, tnp.zeros((2, 3), np.float32), xs)
+        return tnp.sum(h)
+
+    saved = toolkit.jit(toolkit.grad(lambda w, xs: loss(w, xs, False))).trace(w, xs).lower().as_text()
+    remat = toolkit.jit(toolkit.grad(lambda w, xs: loss(w, xs, True))).trace(w, xs).lower().as_text()
+    assert saved.count("stablehlo.dynamic_update_slice") == 2  # the carry and the product
+    assert remat.count("stablehlo.dynamic_update_slice") == 1  # the carry
+    np.testing.assert_allclose(np.asarray(toolkit.grad(lambda w, xs: loss(w, xs, True))(w, xs)),
+                               np.asarray(toolkit.grad(lambda w, xs: loss(w, xs, False))(w, xs)), rtol=1e-6)
