@@ -16,8 +16,8 @@ Example::
 public names load on first use: the first ``toolkit.<name>`` (or ``from toolkit import <name>``), or the first import
 of a module that traces (``import toolkit.numpy``, ``from toolkit.stages import jit``), loads what ``import toolkit``
 used to load, all at once and in the same order, with the hooks those modules install (the eager handlers of
-``toolkit.stages``, the array methods of ``toolkit.numpy``). The command-line tools import the IR, pass and runtime
-modules (:data:`_WITHOUT_TRACING`), which need none of it.
+``toolkit.stages``, the array methods of ``toolkit.numpy``). The command-line tools import only the IR, pass and
+runtime modules, which need none of it.
 """
 
 import os as _os
