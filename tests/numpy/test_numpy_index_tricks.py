@@ -43,8 +43,8 @@ def test_meshgrid_bad_indexing():
 
 def test_ix_unravel_ravel():
     x = np.arange(20).reshape(4, 5)
-    check(tnp.asarray(x)[tnp.ix_([0, 2], [1, 3, 4])], x[np.ix_([0, 2], [1, 3, 4])])
-    check(tnp.asarray(x)[tnp.ix_(np.array([True, False, True, False]), [4])],
+    check(tnp.asarray(x)[tnp.ix_(np.array([0, 2]), np.array([1, 3, 4]))], x[np.ix_([0, 2], [1, 3, 4])])
+    check(tnp.asarray(x)[tnp.ix_(np.array([True, False, True, False]), np.array([4]))],
           x[np.ix_(np.array([True, False, True, False]), [4])])
     for got, want in zip(tnp.unravel_index(np.array([0, 7, 19, -1]), (4, 5)), np.unravel_index([0, 7, 19, 19], (4, 5))):
         check(got, want.astype(np.asarray(got).dtype))

@@ -81,12 +81,12 @@ def test_tile_and_repeat():
     check(tnp.tile(C, (2, 1, 1, 1)), np.tile(C, (2, 1, 1, 1)))
     check(tnp.repeat(X, 2, axis=0), np.repeat(X, 2, axis=0))
     check(tnp.repeat(X, 3), np.repeat(X, 3))
-    check(tnp.repeat(X, [1, 0, 2, 3], axis=0), np.repeat(X, [1, 0, 2, 3], axis=0))
+    check(tnp.repeat(X, np.array([1, 0, 2, 3]), axis=0), np.repeat(X, [1, 0, 2, 3], axis=0))
 
 
 def test_repeat_errors():
     with pytest.raises(ValueError, match="3 repeat counts for axis 0 of size 4"):
-        tnp.repeat(X, [1, 2, 3], axis=0)
+        tnp.repeat(X, np.array([1, 2, 3]), axis=0)
     with pytest.raises(TypeError, match="repeats must be static"):
         toolkit.jit(lambda x, r: tnp.repeat(x, r))(X, np.int32(2))
 

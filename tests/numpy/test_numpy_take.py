@@ -12,16 +12,16 @@ from _vs_numpy import C, X, check
 
 
 def test_take():
-    check(tnp.take(X, [1, -1], axis=1), np.take(X, [1, -1], axis=1))
+    check(tnp.take(X, np.array([1, -1]), axis=1), np.take(X, [1, -1], axis=1))
     check(tnp.take(X, 5), np.take(X, 5))
-    check(tnp.take(X, [[0, 1], [2, 3]], axis=0), np.take(X, [[0, 1], [2, 3]], axis=0))
+    check(tnp.take(X, np.array([[0, 1], [2, 3]]), axis=0), np.take(X, [[0, 1], [2, 3]], axis=0))
     check(tnp.take(X, np.array([7, 1]), axis=1, mode="wrap"), np.take(X, [7, 1], axis=1, mode="wrap"))
     check(tnp.take(X, np.array([7, 1, -1]), axis=1, mode="clip"), np.take(X, [7, 1, -1], axis=1, mode="clip"))
     traced_clip = toolkit.jit(lambda x, i: tnp.take(x, i, axis=1, mode="clip"))
     check(traced_clip(X, np.array([7, -1], np.int32)), np.take(X, [7, -1], axis=1, mode="clip"))
-    filled = np.asarray(tnp.take(np.arange(5.0, dtype=np.float32), [7, 1]))
+    filled = np.asarray(tnp.take(np.arange(5.0, dtype=np.float32), np.array([7, 1])))
     assert np.isnan(filled[0]) and filled[1] == 1.0
-    check(tnp.take(np.arange(5, dtype=np.int32), [7], fill_value=-1), [-1])
+    check(tnp.take(np.arange(5, dtype=np.int32), np.array([7]), fill_value=-1), [-1])
 
 
 def test_take_along_axis():
@@ -38,7 +38,7 @@ def test_take_along_axis():
 
 def test_take_errors():
     with pytest.raises(ValueError, match="unknown mode 'raise'"):
-        tnp.take(X, [0], mode="raise")
+        tnp.take(X, np.array([0]), mode="raise")
     with pytest.raises(ValueError, match="must match the array's rank"):
         tnp.take_along_axis(X, np.array([0]), axis=1)
 

@@ -24,7 +24,7 @@ from toolkit.numpy.scalar_types import (  # noqa: F401
     uint32, uint64, unsignedinteger,
 )
 from toolkit.numpy.scalar_types import bool_ as bool  # noqa: F401,A004  (jnp.bool, numpy 2's name)
-from toolkit.numpy._core import asarray, broadcast_shapes, broadcast_to  # noqa: F401
+from toolkit.numpy._core import asarray, broadcast_shapes  # noqa: F401
 from toolkit.numpy.creation import (  # noqa: F401
     arange, array, copy, empty, empty_like, eye, from_dlpack, full, full_like, identity, linspace, ones, ones_like, tri,
     tril, triu, vander, zeros, zeros_like,
@@ -45,7 +45,8 @@ from toolkit.numpy.reductions import (  # noqa: F401
 from toolkit.numpy.nonzero_indices import argwhere, flatnonzero, nonzero, where  # noqa: F401
 from toolkit.numpy.setops import intersect1d, isin, setdiff1d, setxor1d, union1d, unique  # noqa: F401
 from toolkit.numpy.shapes import (  # noqa: F401
-    append, array_split, atleast_1d, atleast_2d, atleast_3d, block, broadcast_arrays, column_stack, concatenate,
+    append, array_split, atleast_1d, atleast_2d, atleast_3d, block, broadcast_arrays, broadcast_to, column_stack,
+    concatenate,
     dstack, expand_dims, flip, fliplr, flipud, hsplit, hstack, matrix_transpose, moveaxis, pad, permute_dims, ravel,
     repeat, reshape, roll, rollaxis, rot90, split, squeeze, stack, swapaxes, tile, transpose, unstack, vsplit, vstack,
 )

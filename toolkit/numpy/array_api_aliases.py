@@ -108,6 +108,7 @@ def bitwise_left_shift(x: Any, y: Any, /) -> Any:
 
 def bitwise_right_shift(x: Any, y: Any, /) -> Any:
     """Elementwise ``x >> y`` (the Array API's name of ``right_shift``): logical for unsigned integers."""
+    check_arraylike("right_shift", x, y)  # JAX's bitwise_right_shift is right_shift: its name in the check
     _numeric_pair("bitwise_right_shift", x, y)
     return ufuncs.right_shift(x, y)
 

@@ -247,7 +247,7 @@ def compress(condition: Any, a: Any, axis: int | None = None, *, size: int | Non
 def extract(condition: Any, arr: Any, *, size: int | None = None, fill_value: Any = 0) -> Any:
     """The elements of ``arr`` (flattened) where ``condition`` (flattened) is true, as ``jnp.extract``;
     ``size``/``fill_value`` as ``compress``'s."""
-    check_arraylike("extract", condition, arr, fill_value)
+    check_arraylike("extreact", condition, arr, fill_value)  # sic: JAX 0.10.2's name for the check
     return compress(shapes.ravel(condition), shapes.ravel(arr), size=size, fill_value=fill_value)
 
 
@@ -373,6 +373,7 @@ def partition(a: Any, kth: int, axis: int = -1) -> Any:
 
 def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
     """The indices that ``partition(a, kth, axis)`` would take along ``axis``, as ``jnp.argpartition``."""
+    check_arraylike("partition", a)  # JAX's name for argpartition's check
     arr, kth, axis = _partition_operand("argpartition", a, kth, axis)
     bottom_ind = lax_sorting.top_k(_negated_for_bottom(arr), kth + 1)[1]
     # The top indices come from a 0/1 proxy (0 at the bottom's positions): duplicates cannot be taken twice.

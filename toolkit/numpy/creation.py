@@ -51,6 +51,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, *, out_sharding: Any = 
 
     ``out_sharding`` lays the result out (a ``Sharding`` or, under ``set_mesh``, a ``PartitionSpec``).
     """
+    check_arraylike("full", fill_value)
     return _full(shape, fill_value, dtype, out_sharding, "full")
 
 
@@ -94,6 +95,8 @@ def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, out_sharding: Any
 
 def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, out_sharding: Any = None) -> Any:
     """``fill_value`` with ``a``'s shape and dtype, or the ``shape``/``dtype`` given (as ``jnp.full_like``)."""
+    # JAX's check: ``a`` itself only when it is not array-like by duck typing.
+    check_arraylike("full_like", 0 if hasattr(a, "dtype") and hasattr(a, "shape") else a, fill_value)
     return _full_like(a, fill_value, dtype, shape, out_sharding, "full_like")
 
 
@@ -102,6 +105,7 @@ def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device: 
     XLA arrays are always initialized; ``device`` is not supported (``NotImplementedError``)."""
     if device is not None:
         raise NotImplementedError("toolkit.numpy.empty_like: device= is not supported; use toolkit.device_put")
+    check_arraylike("ones_like", prototype)  # JAX's name for empty_like's check
     return _full_like(prototype, 0, dtype, shape, None, "toolkit.numpy.empty_like")
 
 
@@ -175,6 +179,7 @@ def _symbolic_arange(start: Any, stop: Any, step: Any, dtype: np.dtype) -> Any:
 
 def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True, dtype: Any = None) -> Any:
     """``num`` evenly spaced values from ``start`` to ``stop`` (concrete bounds; ``num`` may be symbolic)."""
+    check_arraylike("linspace", start, stop)
     dtype = dtypes.default_float_dtype() if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "linspace")
     if shape_poly.is_symbolic_dim(num):
         return _symbolic_linspace(float(start), float(stop), num, endpoint, dtype)
@@ -239,16 +244,19 @@ def _triangle(m: Any, k: int, lower: bool) -> Any:
 
 def tril(m: Any, k: int = 0) -> Any:
     """``m`` with the elements above diagonal ``k`` (of the last two axes) zeroed."""
+    check_arraylike("tril", m)
     return _triangle(m, k, True)
 
 
 def triu(m: Any, k: int = 0) -> Any:
     """``m`` with the elements below diagonal ``k`` (of the last two axes) zeroed."""
+    check_arraylike("triu", m)
     return _triangle(m, k, False)
 
 
 def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
     """Vandermonde matrix of the 1-D ``x``: columns ``x**(N-1), ..., x**0`` (reversed if ``increasing``)."""
+    check_arraylike("vander", x)
     x = asarray(x)
     if x.ndim != 1:
         raise ValueError("x must be a one-dimensional array")

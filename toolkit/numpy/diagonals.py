@@ -11,7 +11,7 @@ from toolkit.core import dtypes, shape_poly
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import reductions, ufuncs
-from toolkit.numpy._core import asarray, broadcast_to, canonical_axis
+from toolkit.numpy._core import asarray, broadcast_to, canonical_axis, check_arraylike
 from toolkit.numpy.creation import zeros
 from toolkit.numpy.indexing import getitem
 from toolkit.numpy.shapes import moveaxis
@@ -19,6 +19,7 @@ from toolkit.numpy.shapes import moveaxis
 
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """The ``offset`` diagonal of the ``axis1``/``axis2`` planes, as the last axis (numpy's layout)."""
+    check_arraylike("diagonal", a)
     a = asarray(a)
     if a.ndim < 2:
         raise ValueError(f"diagonal needs an array of rank at least 2, got shape {a.shape}")
@@ -44,6 +45,7 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
 
 def diag(v: Any, k: int = 0) -> Any:
     """1-D input: a 2-D array with ``v`` on diagonal ``k``; 2-D input: its ``k`` diagonal."""
+    check_arraylike("diag", v)
     v = asarray(v)
     if v.ndim == 2:
         return diagonal(v, k)
@@ -61,4 +63,5 @@ def diag(v: Any, k: int = 0) -> Any:
 
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Any:
     """Sum along a diagonal (see ``diagonal``)."""
+    check_arraylike("trace", a)
     return reductions.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)

@@ -18,7 +18,7 @@ from toolkit.core import dtypes, sharding_types
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import linalg as lax_linalg
 from toolkit.lax import reductions as lax_reductions
-from toolkit.numpy._core import asarray, broadcast_to, convert, result_dtype
+from toolkit.numpy._core import asarray, broadcast_to, check_arraylike, convert, result_dtype
 from toolkit.numpy.diagonals import diagonal
 from toolkit.numpy.shapes import transpose
 
@@ -122,6 +122,8 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = None, precision: Any
     sharded dimensions are ambiguous without it), for one the reduction; more operands are contracted
     with the Explicit axes Auto and the result resharded.
     """
+    if isinstance(subscripts, str):
+        check_arraylike("einsum", *operands)  # positions among the operands, as JAX's
     if not operands:
         raise ValueError("einsum needs at least one operand")
     dtype, weak = result_dtype(*operands)

@@ -17,12 +17,13 @@ import numpy as np
 from toolkit.core import dtypes, shape_poly
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import ufuncs
-from toolkit.numpy._core import asarray, is_array
+from toolkit.numpy._core import asarray, check_arraylike, is_array
 from toolkit.numpy.shapes import ravel, reshape, stack
 
 
 def meshgrid(*xi: Any, copy: bool = True, sparse: bool = False, indexing: str = "xy") -> list[Any]:
     """Coordinate arrays from 1-D vectors (``indexing="xy"``: the first two outputs' axes are swapped)."""
+    check_arraylike("meshgrid", *xi)
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
     arrays = [ravel(asarray(x)) for x in xi]
@@ -62,6 +63,7 @@ def indices(dimensions: Sequence[int], dtype: Any = None, sparse: bool = False) 
 
 def ix_(*args: Any) -> tuple[Any, ...]:
     """Open-mesh index arrays: ``x[ix_(rows, cols)]`` selects the cross product."""
+    check_arraylike("ix", *args)  # JAX's name for the check
     out = []
     n = len(args)
     for i, a in enumerate(args):
@@ -80,6 +82,7 @@ def ix_(*args: Any) -> tuple[Any, ...]:
 
 def unravel_index(indices: Any, shape: Sequence[int]) -> tuple[Any, ...]:
     """Flat indices to coordinate arrays for ``shape`` (out-of-range flat indices are clamped, as in JAX)."""
+    check_arraylike("unravel_index", indices)
     shape = tuple(d if shape_poly.is_symbolic_dim(d) else int(d) for d in shape)
     indices = asarray(indices)
     if not dtypes.is_integer(indices.dtype):
@@ -96,6 +99,7 @@ def unravel_index(indices: Any, shape: Sequence[int]) -> tuple[Any, ...]:
 
 def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str = "raise") -> Any:
     """Coordinate arrays to flat indices (``mode``: ``"clip"`` or ``"wrap"``; ``"raise"`` behaves like clip)."""
+    check_arraylike("ravel_multi_index", *multi_index)
     dims = tuple(d if shape_poly.is_symbolic_dim(d) else int(d) for d in dims)
     if len(multi_index) != len(dims):
         raise ValueError(f"ravel_multi_index: {len(multi_index)} index arrays for {len(dims)} dimensions")
@@ -132,6 +136,7 @@ def _shape_of(arr: Any) -> tuple:
 
 def tril_indices_from(arr: Any, k: int = 0) -> tuple[Any, Any]:
     """``tril_indices`` for the shape of the 2-D ``arr``."""
+    check_arraylike("tril_indices_from", arr)
     shape = _shape_of(arr)
     if len(shape) != 2:
         raise ValueError("Only 2-D inputs are accepted")
@@ -140,6 +145,7 @@ def tril_indices_from(arr: Any, k: int = 0) -> tuple[Any, Any]:
 
 def triu_indices_from(arr: Any, k: int = 0) -> tuple[Any, Any]:
     """``triu_indices`` for the shape of the 2-D ``arr``."""
+    check_arraylike("triu_indices_from", arr)
     shape = _shape_of(arr)
     if len(shape) != 2:
         raise ValueError("Only 2-D inputs are accepted")
@@ -158,6 +164,7 @@ def diag_indices(n: int, ndim: int = 2) -> tuple[Any, ...]:
 
 def diag_indices_from(arr: Any) -> tuple[Any, ...]:
     """``diag_indices`` of the square array ``arr``."""
+    check_arraylike("diag_indices_from", arr)
     shape = _shape_of(arr)
     if len(shape) < 2:
         raise ValueError("input array must be at least 2-d")

@@ -74,7 +74,7 @@ def nonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> tuple
 def flatnonzero(a: Any, *, size: int | None = None, fill_value: Any = None) -> Any:
     """The indices of the nonzero elements of ``ravel(a)``, as ``jnp.flatnonzero`` (``size``/``fill_value``
     as :func:`nonzero`)."""
-    check_arraylike("flatnonzero", a)
+    check_arraylike("ravel", a)  # JAX's flatnonzero is nonzero(ravel(a)): ravel's check
     return _nonzero("flatnonzero", shapes.ravel(asarray(a)), size, fill_value)[0]
 
 
@@ -95,6 +95,7 @@ def where(condition: Any, x: Any = None, y: Any = None, /, *, size: int | None =
     """``x`` where ``condition`` else ``y`` (numpy broadcasting), as ``jnp.where``; with ``condition`` alone,
     :func:`nonzero` of it (``size``/``fill_value`` apply only there)."""
     if x is None and y is None:
+        check_arraylike("where", condition)
         return nonzero(condition, size=size, fill_value=fill_value)
     check_arraylike("where", condition, x, y)  # one of x and y alone (None) is JAX's TypeError
     if size is not None or fill_value is not None:

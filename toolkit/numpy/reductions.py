@@ -155,7 +155,7 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
 def _minmax(kind: str, name: str):
     def fn(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, initial: Any = None,
            where: Any = None) -> Any:
-        return _reduction(name, kind, a, axis, None, out, keepdims, initial, where)
+        return _reduction(kind, kind, a, axis, None, out, keepdims, initial, where)  # amax's errors name max (JAX)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"The {kind}imum of ``a`` over ``axis``, as ``jnp.{name}``; ``initial`` joins the result, "
                   "``where`` (a boolean mask, which needs ``initial``) leaves elements out.\n\nReducing a "
@@ -309,6 +309,7 @@ argmin = _arg_reduction(lax_reductions.argmin, "argmin")
 
 def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Number of non-zero elements (default integer dtype)."""
+    check_arraylike("count_nonzero", a)
     a = asarray(a)
     nonzero = not_equal(a, np.zeros((), a.dtype)) if a.dtype != dtypes.bool_ else a
     return sum(nonzero, axis=axis, dtype=dtypes.default_int_dtype(), keepdims=keepdims)
@@ -316,6 +317,7 @@ def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
 
 def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Any:
     """Whether ``isclose`` holds everywhere (a bool array of shape ())."""
+    check_arraylike("allclose", a, b)
     return all(isclose(a, b, rtol, atol, equal_nan))
 
 
@@ -362,6 +364,7 @@ cumprod = _cumulative("cumprod")
 
 def _array_api_cumulative(name: str, fn: Any, identity: int):
     def cumulative(x: Any, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False) -> Any:
+        check_arraylike(name, x)
         x = asarray(x)
         if x.ndim == 0:
             raise ValueError(f"The input must be non-scalar to take a cumulative {name[11:]}, however a scalar "

@@ -24,6 +24,7 @@ from toolkit.numpy._core import asarray, check_arraylike, convert
 def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: bool = False, *,
          method: str = "auto") -> Any:
     """True where ``element`` occurs in ``test_elements`` (all-pairs comparison)."""
+    check_arraylike("isin", element, test_elements)
     element, test = asarray(element), shapes.ravel(asarray(test_elements))
     hit = reductions.any(ufuncs.equal(shapes.expand_dims(element, -1), test), -1)
     return ufuncs.logical_not(hit) if invert else hit

@@ -24,10 +24,10 @@ from toolkit.core.avals import shape_size
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import ufuncs
+from toolkit.numpy import _core
 from toolkit.numpy._core import (
-    asarray, broadcast_shapes, broadcast_to, canonical_axes, canonical_axis, convert, is_array, join,
+    asarray, broadcast_shapes, canonical_axes, canonical_axis, check_arraylike, convert, is_array, join,
 )
-from toolkit.numpy._core import expand_dims, stack  # noqa: F401  (in _core: asarray stacks with them)
 from toolkit.numpy.indexing import getitem
 
 
@@ -40,6 +40,7 @@ def reshape(a: Any, shape: Any, order: str = "C", *, copy: bool | None = None, o
     ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``toolkit.set_mesh``): the result's
     type on Explicit mesh axes, as in JAX (``toolkit.lax.reshape``'s); needed where it cannot be inferred.
     """
+    check_arraylike("reshape", a)
     if order != "C":
         raise NotImplementedError("only C order reshapes are supported")
     a = asarray(a)
@@ -73,6 +74,7 @@ def reshape(a: Any, shape: Any, order: str = "C", *, copy: bool | None = None, o
 
 def ravel(a: Any, order: str = "C", *, out_sharding: Any = None) -> Any:
     """``a`` flattened to one dimension (as ``jnp.ravel``; ``order`` ``"C"`` or ``"F"``)."""
+    check_arraylike("ravel", a)
     return reshape(a, (-1,), order, out_sharding=out_sharding)
 
 
@@ -88,6 +90,7 @@ def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
     """``a`` with its axes permuted by ``axes`` (default: reversed), as ``jnp.transpose``; ``axes`` must be a
     permutation of ``range(a.ndim)`` (negative entries count from the end).
     """
+    check_arraylike("transpose", a)
     a = asarray(a)
     if axes is None:
         axes = tuple(reversed(range(a.ndim)))
@@ -99,6 +102,7 @@ def transpose(a: Any, axes: Sequence[int] | None = None) -> Any:
 
 def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
     """``a`` with ``axis1`` and ``axis2`` interchanged (as ``jnp.swapaxes``); an axis out of range raises."""
+    check_arraylike("swapaxes", a)
     a = asarray(a)
     perm = list(range(a.ndim))
     i, j = canonical_axis(axis1, a.ndim), canonical_axis(axis2, a.ndim)
@@ -110,6 +114,7 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Any:
     """``a`` with the axes ``source`` moved to the positions ``destination`` (ints or sequences of equal
     length), the others keeping their order (as ``jnp.moveaxis``).
     """
+    check_arraylike("moveaxis", a)
     a = asarray(a)
     src = canonical_axes(source, a.ndim)
     dst = canonical_axes(destination, a.ndim)
@@ -123,11 +128,13 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Any:
 
 def permute_dims(a: Any, /, axes: tuple[int, ...]) -> Any:
     """``transpose(a, axes)``, the array-API name."""
+    check_arraylike("permute_dims", a)
     return transpose(a, axes)
 
 
 def matrix_transpose(x: Any, /) -> Any:
     """The last two axes swapped (rank >= 2)."""
+    check_arraylike("matrix_transpose", x)
     x = asarray(x)
     if x.ndim < 2:
         raise ValueError(f"x must be at least two-dimensional for matrix_transpose; got ndim={x.ndim}")
@@ -136,6 +143,7 @@ def matrix_transpose(x: Any, /) -> Any:
 
 def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
     """``axis`` moved to just before position ``start`` (numpy's older ``moveaxis``)."""
+    check_arraylike("rollaxis", a)
     a = asarray(a)
     axis = canonical_axis(axis, a.ndim)
     start = int(start)
@@ -154,6 +162,7 @@ def squeeze(a: Any, axis: Any = None) -> Any:
     """``a`` without its size-1 dimensions, or only those in ``axis`` (as ``jnp.squeeze``); naming an axis
     whose size is not 1 raises ``ValueError``.
     """
+    check_arraylike("squeeze", a)
     a = asarray(a)
     if axis is None:
         axes = [i for i, d in enumerate(a.shape) if d == 1]
@@ -167,20 +176,40 @@ def squeeze(a: Any, axis: Any = None) -> Any:
     return lax_structural.reshape(a, tuple(d for i, d in enumerate(a.shape) if i not in axes))
 
 
-def atleast_1d(a: Any) -> Any:
-    """``a`` as an array of rank at least 1 (a scalar becomes shape ``(1,)``), as ``jnp.atleast_1d``."""
-    a = asarray(a)
-    return reshape(a, (1,)) if a.ndim == 0 else a
+def expand_dims(a: Any, axis: Any) -> Any:
+    """``a`` with size-1 axes inserted at the positions ``axis`` (an int or a tuple) of the result, as
+    ``jnp.expand_dims``; positions out of range or repeated raise ``ValueError``.
+    """
+    check_arraylike("expand_dims", a)
+    return _core.expand_dims(a, axis)  # in _core: asarray stacks nested lists of arrays with it
 
 
-def atleast_2d(a: Any) -> Any:
-    """``a`` as an array of rank at least 2 (new axes in front), as ``jnp.atleast_2d``."""
-    a = asarray(a)
-    return reshape(a, (1,) * (2 - a.ndim) + tuple(a.shape)) if a.ndim < 2 else a
+def _at_least(name: str, arys: tuple[Any, ...], ndim: int) -> Any:
+    """JAX's ``atleast_{1,2}d``: each argument as an array of rank at least ``ndim`` (new axes in front); one
+    argument gives an array, any other number a list."""
+    check_arraylike(name, *arys)
+    out = []
+    for a in arys:
+        a = asarray(a)
+        out.append(reshape(a, (1,) * (ndim - a.ndim) + tuple(a.shape)) if a.ndim < ndim else a)
+    return out[0] if len(out) == 1 else out
+
+
+def atleast_1d(*arys: Any) -> Any:
+    """Each argument as an array of rank at least 1 (a scalar becomes shape ``(1,)``), as ``jnp.atleast_1d``:
+    one argument gives an array, several a list."""
+    return _at_least("atleast_1d", arys, 1)
+
+
+def atleast_2d(*arys: Any) -> Any:
+    """Each argument as an array of rank at least 2 (new axes in front), as ``jnp.atleast_2d``: one argument
+    gives an array, several a list."""
+    return _at_least("atleast_2d", arys, 2)
 
 
 def atleast_3d(*arys: Any) -> Any:
     """Arrays viewed with at least three dimensions: ``(N,)`` becomes ``(1, N, 1)``, ``(M, N)`` ``(M, N, 1)``."""
+    check_arraylike("atleast_3d", *arys)
     out = []
     for a in arys:
         a = asarray(a)
@@ -194,18 +223,29 @@ def atleast_3d(*arys: Any) -> Any:
     return out[0] if len(out) == 1 else out
 
 
+def broadcast_to(array: Any, shape: Sequence[Any]) -> Any:
+    """``array`` broadcast to ``shape`` (as ``jnp.broadcast_to``); a shape it cannot broadcast to raises
+    ``ValueError``, a list or tuple ``array`` JAX's ``TypeError``.
+    """
+    check_arraylike("broadcast_to", array)
+    return _core.broadcast_to(array, shape)
+
+
 def broadcast_arrays(*args: Any) -> list[Any]:
     """Each argument broadcast to their common shape (as ``jnp.broadcast_arrays``); shapes that do not
     broadcast raise ``ValueError``.
     """
+    check_arraylike("broadcast_arrays", *args)
     shape = broadcast_shapes(*[np.shape(a) if not is_array(a) else a.shape for a in args])
-    return [broadcast_to(asarray(a), shape) for a in args]
+    return [_core.broadcast_to(asarray(a), shape) for a in args]
 
 
 # --- joining --------------------------------------------------------------------------------------
 
 def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
     """Join arrays along an existing axis (``axis=None`` flattens first)."""
+    if not _is_one_array(arrays):
+        check_arraylike("concatenate", *arrays)
     if not len(arrays):
         raise ValueError("concatenate needs at least one array")
     if axis is None:
@@ -214,19 +254,38 @@ def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
     return join(arrays, axis)
 
 
+def _is_one_array(arrays: Any) -> bool:
+    """Whether a sequence argument of the joining functions is one array (joined along its first axis, as JAX's),
+    rather than a list or tuple of arrays (whose elements JAX checks)."""
+    return is_array(arrays) or isinstance(arrays, np.ndarray)
+
+
+def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
+    """Join arrays along a new axis (as ``jnp.stack``); the arrays must have one shape."""
+    if not _is_one_array(arrays):
+        check_arraylike("stack", *arrays)
+    return _core.stack(arrays, axis)  # in _core: asarray stacks nested lists of arrays with it
+
+
 def hstack(arrays: Sequence[Any]) -> Any:
     """The arrays joined column-wise: along axis 1, or axis 0 for 1-D arrays (as ``jnp.hstack``)."""
+    if not _is_one_array(arrays):
+        check_arraylike("hstack", *arrays)
     arrays = [atleast_1d(a) for a in arrays]
     return concatenate(arrays, 0 if arrays[0].ndim == 1 else 1)
 
 
 def vstack(arrays: Sequence[Any]) -> Any:
     """The arrays joined row-wise, 1-D ones as rows (as ``jnp.vstack``)."""
+    if not _is_one_array(arrays):
+        check_arraylike("vstack", *arrays)
     return concatenate([atleast_2d(a) for a in arrays], 0)
 
 
 def dstack(tup: Sequence[Any]) -> Any:
     """Stack along the third axis (1-D and 2-D inputs are promoted to 3-D first)."""
+    if not _is_one_array(tup):
+        check_arraylike("dstack", *tup)
     def to3(a):
         a = asarray(a)
         if a.ndim == 0:
@@ -241,6 +300,8 @@ def dstack(tup: Sequence[Any]) -> Any:
 
 def column_stack(tup: Sequence[Any]) -> Any:
     """Stack 1-D arrays as columns (2-D arrays are joined as they are)."""
+    if not _is_one_array(tup):
+        check_arraylike("column_stack", *tup)
     cols = []
     for a in tup:
         a = asarray(a)
@@ -251,7 +312,7 @@ def column_stack(tup: Sequence[Any]) -> Any:
 def append(arr: Any, values: Any, axis: int | None = None) -> Any:
     """``arr`` with ``values`` appended (flattened when ``axis`` is None)."""
     if axis is None:
-        return concatenate([ravel(asarray(arr)), ravel(asarray(values))], 0)
+        return concatenate([ravel(arr), ravel(values)], 0)  # a list is ravel's refusal, as in JAX
     return concatenate([arr, values], axis)
 
 
@@ -291,6 +352,7 @@ def block(arrays: Any) -> Any:
 # --- splitting ------------------------------------------------------------------------------------
 
 def _split(a: Any, indices_or_sections: Any, axis: int, even: bool, name: str) -> list[Any]:
+    check_arraylike(name, a)
     a = asarray(a)
     axis = canonical_axis(axis, a.ndim)
     n = a.shape[axis]
@@ -330,17 +392,19 @@ def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Any]:
 
 def hsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
     """``split`` along axis 1 (axis 0 for 1-D arrays), as ``jnp.hsplit``."""
+    check_arraylike("hsplit", ary)
     ary = asarray(ary)
-    return split(ary, indices_or_sections, 1 if ary.ndim > 1 else 0)
+    return _split(ary, indices_or_sections, 1 if ary.ndim > 1 else 0, True, "hsplit")
 
 
 def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
     """``split`` along axis 0, as ``jnp.vsplit``."""
-    return split(ary, indices_or_sections, 0)
+    return _split(ary, indices_or_sections, 0, True, "vsplit")
 
 
 def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
     """The slices of ``x`` along ``axis``, as a tuple."""
+    check_arraylike("unstack", x)
     x = asarray(x)
     if not -x.ndim <= int(axis) < x.ndim:
         raise ValueError(f"axis {axis} is out of bounds for array of dimension {x.ndim}")
@@ -380,6 +444,7 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", **kwargs: Any) -> An
         pad(x, 1)                                  # one zero on every side
         pad(x, ((0, 0), (2, 1)), mode="edge")
     """
+    check_arraylike("pad", array)
     a = asarray(array)
     widths = _pad_widths(pad_width, a.ndim)
     if mode == "constant":
@@ -479,13 +544,14 @@ def _pad_axis_symbolic(a: Any, axis: int, lo: int, hi: int, mode: str) -> Any:
 def _repeat_slice(piece: Any, axis: int, count: int) -> Any:
     shape = list(piece.shape)
     shape[axis] = count
-    return broadcast_to(piece, tuple(shape))
+    return _core.broadcast_to(piece, tuple(shape))
 
 
 # --- flips, rolls, rotations ----------------------------------------------------------------------
 
 def flip(m: Any, axis: Any = None) -> Any:
     """Reverse the order of elements along ``axis`` (all axes when ``None``)."""
+    check_arraylike("flip", m)
     m = asarray(m)
     axes = canonical_axes(axis, m.ndim)
     return lax_structural.rev(m, axes) if axes else m
@@ -493,6 +559,7 @@ def flip(m: Any, axis: Any = None) -> Any:
 
 def fliplr(m: Any) -> Any:
     """``m`` with its columns (axis 1) reversed (as ``jnp.fliplr``); rank below 2 raises ``ValueError``."""
+    check_arraylike("fliplr", m)
     m = asarray(m)
     if m.ndim < 2:
         raise ValueError("fliplr needs an array of rank at least 2")
@@ -501,6 +568,7 @@ def fliplr(m: Any) -> Any:
 
 def flipud(m: Any) -> Any:
     """``m`` with its rows (axis 0) reversed (as ``jnp.flipud``); a scalar raises ``ValueError``."""
+    check_arraylike("flipud", m)
     m = asarray(m)
     if m.ndim < 1:
         raise ValueError("flipud needs an array of rank at least 1")
@@ -509,6 +577,7 @@ def flipud(m: Any) -> Any:
 
 def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
     """Rotate by 90 degrees ``k`` times in the plane of ``axes`` (from the first towards the second)."""
+    check_arraylike("rot90", m)
     m = asarray(m)
     a0, a1 = canonical_axis(axes[0], m.ndim), canonical_axis(axes[1], m.ndim)
     if a0 == a1:
@@ -530,6 +599,7 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
 
     ``shift`` may be a traced integer scalar (lowered to a ``dynamic_slice`` of the doubled array).
     """
+    check_arraylike("roll", a)
     a = asarray(a)
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), a.shape)
@@ -568,6 +638,7 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
 
 def tile(A: Any, reps: Any) -> Any:
     """Repeat ``A`` ``reps`` times per axis (numpy's rank promotion on both sides)."""
+    check_arraylike("tile", A)
     A = asarray(A)
     def count(r: Any) -> Any:
         return r if shape_poly.is_symbolic_dim(r) else int(r)  # symbolic counts (x.shape[0]) broadcast at run time
@@ -592,6 +663,10 @@ def tile(A: Any, reps: Any) -> Any:
 
 def repeat(a: Any, repeats: Any, axis: int | None = None, *, total_repeat_length: int | None = None) -> Any:
     """Repeat each element ``repeats`` times (an int, or one static count per element)."""
+    if shape_poly.is_symbolic_dim(repeats) or isinstance(repeats, (int, np.integer)):
+        check_arraylike("repeat", a)
+    else:
+        check_arraylike("repeat", a, repeats)  # a list of counts is refused too, as in JAX
     a, axis = _flatten_if_none(a, axis)
     n = a.shape[axis]
     if is_array(repeats):

@@ -15,13 +15,14 @@ import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.lax import convolution as lax_convolution
-from toolkit.numpy._core import asarray, canonical_axis, convert, promote_inexact, result_dtype
+from toolkit.numpy._core import asarray, canonical_axis, check_arraylike, convert, promote_inexact, result_dtype
 from toolkit.numpy import reductions, shapes, sorting, ufuncs
 from toolkit.numpy.indexing import getitem
 
 
 def diff(a: Any, n: int = 1, axis: int = -1) -> Any:
     """``n``-th discrete difference along ``axis``: ``a[1:] - a[:-1]`` repeated ``n`` times."""
+    check_arraylike("diff", a)
     a = asarray(a)
     axis = canonical_axis(axis, a.ndim)
     if n < 0:
@@ -71,17 +72,20 @@ def _conv(x: Any, y: Any, mode: str, op: str, precision: Any, preferred_element_
 
 def convolve(a: Any, v: Any, mode: str = "full", *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Discrete linear convolution of two 1-D arrays."""
+    check_arraylike("convolve", a, v)
     return _conv(a, v, mode, "convolve", precision, preferred_element_type)
 
 
 def correlate(a: Any, v: Any, mode: str = "valid", *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Cross-correlation of two 1-D arrays (``v`` conjugated)."""
+    check_arraylike("correlate", a, v)
     return _conv(a, v, mode, "correlate", precision, preferred_element_type)
 
 
 def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: Any = None) -> Any:
     """Piecewise-linear interpolation of ``(xp, fp)`` (``xp`` increasing) at ``x``; outside, ``left``/``right``
     (default: the end values, ``'extrapolate'`` continues the end segments)."""
+    check_arraylike("interp", x, xp, fp)
     x, xp, fp = asarray(x), asarray(xp), asarray(fp)
     if xp.shape != fp.shape or xp.ndim != 1:
         raise ValueError("xp and fp must be one-dimensional arrays of equal size")
@@ -119,6 +123,10 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period
 
 def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     """Differences of consecutive elements of the flattened array, with optional prefix/suffix values."""
+    check_arraylike("ediff1d", ary)
+    for extra in (to_begin, to_end):
+        if extra is not None:
+            check_arraylike("ediff1d", extra)  # each at position 0, as JAX's
     flat = shapes.ravel(asarray(ary))
     out = diff(flat)
     parts = []
@@ -132,6 +140,7 @@ def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
 
 def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
     """Integral of ``y`` along ``axis`` by the trapezoidal rule (sample points ``x`` or spacing ``dx``)."""
+    check_arraylike("trapezoid", y, *(() if x is None else (x,)))
     y = asarray(y)
     axis = canonical_axis(axis, y.ndim)
     if x is None:
@@ -156,6 +165,7 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
 
 def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi) -> Any:
     """Phases ``p`` with jumps larger than ``discont`` (default ``period / 2``) along ``axis`` removed."""
+    check_arraylike("unwrap", p)
     p, = promote_inexact(asarray(p))
     if dtypes.is_complex(p.dtype):
         raise ValueError("toolkit.numpy.unwrap does not support complex inputs.")
@@ -207,6 +217,7 @@ def gradient(f: Any, *varargs: Any, axis: int | Sequence[int] | None = None, edg
     array for one axis, else a list. ``edge_order`` is not supported (``NotImplementedError``)."""
     if edge_order is not None:
         raise NotImplementedError("The 'edge_order' argument to jnp.gradient is not supported.")
+    check_arraylike("gradient", f, *varargs)  # JAX fails on a list too (a TypeError from its dtype lookup)
     a, *spacing = [asarray(x) for x in promote_inexact(f, *varargs)]
     if axis is None:
         axes = tuple(range(a.ndim))

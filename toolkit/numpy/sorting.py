@@ -16,7 +16,7 @@ from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import sorting as lax_sorting
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import reductions
-from toolkit.numpy._core import asarray, broadcast_to, canonical_axis, convert, result_dtype
+from toolkit.numpy._core import asarray, broadcast_to, canonical_axis, check_arraylike, convert, result_dtype
 from toolkit.numpy.shapes import _flatten_if_none
 from toolkit.numpy.take import take
 
@@ -29,6 +29,7 @@ def sort(a: Any, axis: int | None = -1, *, kind: str | None = None, order: Any =
 
         sort(asarray([3, 1, 2]))   # [1, 2, 3]
     """
+    check_arraylike("sort", a)
     if order is not None:
         raise NotImplementedError("sort: `order` (structured arrays) is not supported")
     a, axis = _flatten_if_none(a, axis)
@@ -46,6 +47,7 @@ def argsort(a: Any, axis: int | None = -1, *, kind: str | None = None, order: An
 
         argsort(asarray([3, 1, 2]))   # [1, 2, 0]
     """
+    check_arraylike("argsort", a)
     if order is not None:
         raise NotImplementedError("argsort: `order` (structured arrays) is not supported")
     a, axis = _flatten_if_none(a, axis)
@@ -66,6 +68,8 @@ def lexsort(keys: Sequence[Any], axis: int = -1) -> Any:
 
         lexsort((first_names, surnames))   # by surname, then first name
     """
+    keys = tuple(keys)
+    check_arraylike("lexsort", *keys)
     keys = [asarray(k) for k in keys]
     if not keys:
         raise TypeError("lexsort needs at least one key")
@@ -86,6 +90,7 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
 
     Lowered as one comparison of every ``v`` with every ``a`` and a count (O(len(a) * v.size)).
     """
+    check_arraylike("searchsorted", a, v, *(() if sorter is None else (sorter,)))
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
     a = asarray(a)

@@ -20,7 +20,9 @@ from toolkit.core import dtypes, tracing
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import sorting as lax_sorting
 from toolkit.lax import structural as lax_structural
-from toolkit.numpy._core import asarray, broadcast_to, canonical_axes, canonical_axis, convert, result_dtype
+from toolkit.numpy._core import (
+    asarray, broadcast_to, canonical_axes, canonical_axis, check_arraylike, convert, result_dtype,
+)
 from toolkit.numpy import reductions, shapes, sorting, ufuncs
 from toolkit.numpy.take import take_along_axis
 
@@ -94,7 +96,10 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nan
     return result
 
 
-def _check_args(name: str, out: Any, overwrite_input: bool, weights: Any) -> None:
+def _check_args(name: str, a: Any, q: Any, out: Any, overwrite_input: bool, weights: Any) -> None:
+    check_arraylike(name, a, q)  # lists are JAX's TypeError, under the public function's name
+    if weights is not None:
+        check_arraylike(name, weights)
     if overwrite_input or out is not None:
         raise ValueError(f"toolkit.numpy.{name} does not support overwrite_input=True or out != None")
     if weights is not None:
@@ -105,14 +110,14 @@ def quantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input
              method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
     """The ``q``-th quantiles (``q`` in [0, 1], scalar or 1-D; its dimension comes first) over ``axis``.
     A slice containing NaN gives NaN."""
-    _check_args("quantile", out, overwrite_input, weights)
+    _check_args("quantile", a, q, out, overwrite_input, weights)
     return _quantile(a, q, axis, method, keepdims, False, "quantile")
 
 
 def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
                 method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
     """``quantile`` ignoring NaNs (NaN for an all-NaN slice)."""
-    _check_args("nanquantile", out, overwrite_input, weights)
+    _check_args("nanquantile", a, q, out, overwrite_input, weights)
     return _quantile(a, q, axis, method, keepdims, True, "nanquantile")
 
 
@@ -126,25 +131,27 @@ def _percent(q: Any) -> Any:
 def percentile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
                method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
     """``quantile`` with ``q`` in percent."""
-    _check_args("percentile", out, overwrite_input, weights)
+    _check_args("percentile", a, q, out, overwrite_input, weights)
     return _quantile(a, _percent(q), axis, method, keepdims, False, "percentile")
 
 
 def nanpercentile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
                   method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
     """``nanquantile`` with ``q`` in percent."""
-    _check_args("nanpercentile", out, overwrite_input, weights)
+    _check_args("nanpercentile", a, q, out, overwrite_input, weights)
     return _quantile(a, _percent(q), axis, method, keepdims, True, "nanpercentile")
 
 
 def median(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False, keepdims: bool = False) -> Any:
     """The median over ``axis`` (midpoint of the two middle values)."""
+    check_arraylike("median", a)
     return quantile(a, 0.5, axis, out, overwrite_input, "midpoint", keepdims)
 
 
 def nanmedian(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
               keepdims: bool = False) -> Any:
     """The median ignoring NaNs."""
+    check_arraylike("nanmedian", a)
     return nanquantile(a, 0.5, axis, out, overwrite_input, "midpoint", keepdims)
 
 
@@ -152,6 +159,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     """The (``weights``-)weighted mean over ``axis``; with ``returned`` also the sum of weights.
 
     1-D ``weights`` with an integer ``axis`` weigh along that axis."""
+    check_arraylike("average", a, *(() if weights is None else (weights,)))
     a = asarray(a)
     if weights is None:
         avg = reductions.mean(a, axis, keepdims=keepdims)
@@ -188,6 +196,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
 
 def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
     """Peak to peak: ``max - min`` over ``axis``."""
+    check_arraylike("ptp", a)
     if out is not None:
         raise NotImplementedError("The 'out' argument to toolkit.numpy.ptp is not supported.")
     return ufuncs.subtract(reductions.max(a, axis, keepdims=keepdims), reductions.min(a, axis, keepdims=keepdims))
@@ -198,6 +207,7 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | N
 
     Under ``jit`` the output size must be static: pass ``length`` (values at or
     past it are dropped, negative values count as 0, as JAX's)."""
+    check_arraylike("bincount", x)
     x = asarray(x)
     if not (dtypes.is_integer(x.dtype) or dtypes.is_bool(x.dtype)):
         raise TypeError(f"x argument to bincount must have an integer type; got {x.dtype.name}")
@@ -223,6 +233,7 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | N
 
 def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = None) -> Any:
     """Index of the bin of each ``x`` in the monotonic 1-D ``bins`` (increasing or decreasing)."""
+    check_arraylike("digitize", x, bins)
     x, bins = asarray(x), asarray(bins)
     if bins.ndim != 1:
         raise ValueError(f"digitize: bins must be a 1-dimensional array; got bins={bins}")

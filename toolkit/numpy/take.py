@@ -17,7 +17,7 @@ from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import indexing as lax_indexing
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import ufuncs
-from toolkit.numpy._core import asarray, broadcast_shapes, is_array
+from toolkit.numpy._core import asarray, broadcast_shapes, check_arraylike, is_array
 from toolkit.numpy.creation import zeros
 from toolkit.numpy.indexing import _INT32_MAX, _common_index_dtype, _getitem, _normalize_dynamic
 from toolkit.numpy.shapes import _flatten_if_none, reshape, squeeze
@@ -41,6 +41,7 @@ def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None,
     ``"clip"`` (clamped into ``[0, n-1]``, negative ones to 0, as numpy does),
     ``"wrap"`` (modulo ``n``) or ``"promise_in_bounds"``.
     """
+    check_arraylike("take", a, indices)
     a, axis = _flatten_if_none(a, axis)
     gather_mode = _take_mode(mode)
     indices = indices if is_array(indices) else np.asarray(indices)
@@ -90,6 +91,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
 
         take_along_axis(x, argsort(x, axis=1), axis=1)   # == sort(x, axis=1)
     """
+    check_arraylike("take_along_axis", arr, indices)
     arr, axis = _flatten_if_none(arr, axis)
     indices = indices if is_array(indices) else np.asarray(indices)
     if indices.ndim != arr.ndim:

@@ -21,7 +21,7 @@ from toolkit.lax import reductions as lax_reductions
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import ufuncs
 from toolkit.numpy._core import (
-    asarray, broadcast_shapes, broadcast_to, convert, is_array, promote_and_broadcast, result_dtype,
+    asarray, broadcast_shapes, broadcast_to, check_arraylike, convert, is_array, promote_and_broadcast, result_dtype,
 )
 from toolkit.numpy.shapes import expand_dims, moveaxis, ravel, squeeze, stack, transpose
 
@@ -57,6 +57,7 @@ def matmul(a: Any, b: Any, *, preferred_element_type: Any = None, out_sharding: 
     ``out_sharding`` (a sharding, or a ``PartitionSpec`` under ``toolkit.set_mesh``) is the
     result's sharding on Explicit mesh axes, for products JAX's rules find ambiguous.
     """
+    check_arraylike("matmul", a, b)
     if out_sharding is not None:
         return _with_out_sharding(matmul, a, b, out_sharding, preferred_element_type=preferred_element_type)
     a, b = _promoted(a, b)
@@ -109,6 +110,7 @@ def dot(a: Any, b: Any, *, preferred_element_type: Any = None, out_sharding: Any
 
     ``out_sharding``: as for :func:`matmul`.
     """
+    check_arraylike("dot", a, b)
     if out_sharding is not None:
         return _with_out_sharding(dot, a, b, out_sharding, preferred_element_type=preferred_element_type)
     a, b = _promoted(a, b)
@@ -121,24 +123,28 @@ def dot(a: Any, b: Any, *, preferred_element_type: Any = None, out_sharding: Any
 
 def vdot(a: Any, b: Any) -> Any:
     """The dot product of ``a`` and ``b`` flattened, ``a`` conjugated first (as ``jnp.vdot``)."""
+    check_arraylike("vdot", a, b)
     a, b = _promoted(a, b)
     return dot(ufuncs.conj(ravel(a)), ravel(b))
 
 
 def inner(a: Any, b: Any) -> Any:
     """The sum over the last axes of ``a`` and ``b`` (as ``jnp.inner``); their sizes must match."""
+    check_arraylike("inner", a, b)
     a, b = _promoted(a, b)
     return lax_linalg.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), ((), ())))
 
 
 def outer(a: Any, b: Any) -> Any:
     """The outer product of ``a`` and ``b`` flattened: shape ``(a.size, b.size)`` (as ``jnp.outer``)."""
+    check_arraylike("outer", a, b)
     a, b = _promoted(a, b)
     return lax_linalg.dot_general(ravel(a), ravel(b), (((), ()), ((), ())))
 
 
 def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
     """Sum products over ``axes`` (an int N: last N of ``a`` with first N of ``b``; or two axis lists)."""
+    check_arraylike("tensordot", a, b)
     a, b = _promoted(a, b)
     if isinstance(axes, (int, np.integer)):
         n = int(axes)
@@ -156,6 +162,7 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """``sum(conj(x1) * x2, axis)`` with the batch dimensions broadcast."""
+    check_arraylike("jnp.vecdot", x1, x2)  # JAX's name for the check
     x1, x2 = asarray(x1), asarray(x2)
     if x1.shape[axis] != x2.shape[axis]:
         raise ValueError(f"axes must match; got shapes {x1.shape} and {x2.shape} with axis={axis}")
@@ -169,6 +176,7 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None, prefer
 
 def matvec(x1: Any, x2: Any, /) -> Any:
     """Batched matrix-vector product ``(..., n, k) x (..., k) -> (..., n)``."""
+    check_arraylike("matvec", x1, x2)
     x1, x2 = asarray(x1), asarray(x2)
     if x1.ndim < 2 or x2.ndim < 1:
         raise ValueError(f"matvec: operands of rank >= 2 and >= 1 needed, got shapes {x1.shape} and {x2.shape}")
@@ -178,6 +186,7 @@ def matvec(x1: Any, x2: Any, /) -> Any:
 
 def vecmat(x1: Any, x2: Any, /) -> Any:
     """Batched vector-matrix product ``conj(x1) (..., k) x (..., k, n) -> (..., n)``."""
+    check_arraylike("matvec", x1, x2)  # JAX's name for vecmat's check
     x1, x2 = asarray(x1), asarray(x2)
     if x1.ndim < 1 or x2.ndim < 2:
         raise ValueError(f"vecmat: operands of rank >= 1 and >= 2 needed, got shapes {x1.shape} and {x2.shape}")
@@ -187,6 +196,7 @@ def vecmat(x1: Any, x2: Any, /) -> Any:
 
 def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None) -> Any:
     """Cross product of 2- or 3-vectors along ``axisa``/``axisb``, result vectors along ``axisc``."""
+    check_arraylike("cross", a, b)
     if axis is not None:
         axisa = axisb = axisc = axis
     a = moveaxis(asarray(a), axisa, -1)
@@ -206,6 +216,7 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axi
 
 def kron(a: Any, b: Any) -> Any:
     """Kronecker product: blocks ``a[i, j] * b``."""
+    check_arraylike("kron", a, b)
     a, b = asarray(a), asarray(b)
     if a.ndim < b.ndim:
         a = lax_structural.reshape(a, (1,) * (b.ndim - a.ndim) + tuple(a.shape))

@@ -608,6 +608,7 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
         raise ValueError(f"condlist must have length equal to choicelist ({len(condlist)} vs {len(choicelist)})")
     if len(condlist) == 0:
         raise ValueError("condlist must be non-empty")
+    check_arraylike("select", *condlist, *choicelist, default)
     choices = promote_and_broadcast(default, *choicelist)
     conds = [_bool(c) for c in condlist]
     shape = broadcast_shapes(choices[0].shape, *[shape_of(c) for c in conds])
@@ -621,6 +622,7 @@ def piecewise(x: Any, condlist: Any, funclist: list[Any | Callable[..., Any]], *
     """``funclist[i](x)`` where ``condlist[i]`` holds (the last true condition wins); an extra
     function is the default, else 0. Constants in ``funclist`` stand for constant functions.
     Every function is evaluated on the whole of ``x``; the result has ``x``'s dtype."""
+    check_arraylike("piecewise", x)
     x = asarray(x)
     if isinstance(condlist, (list, tuple)):
         conds = [_bool(c) for c in condlist]
