@@ -373,3 +373,21 @@ def test_grad_weak_and_overflow_x64():
     _same(toolkit.grad(lambda x: x * x)(3.), jax.grad(lambda x: x * x)(3.))
     _same_error(lambda: tnp.array([2 ** 64]), lambda: jnp.array([2 ** 64]))
     _same(tlax.add(tnp.ones(3, tnp.float64), 1.0), jlax.add(jnp.ones(3, jnp.float64), 1.0))
+
+
+# --- weak types through promote_args_inexact ----------------------------------------------------------------
+
+_INEXACT_CASES = [
+    ("int32 / 2.0", lambda m, i: i / 2.0), ("int32 / 2", lambda m, i: i / 2),
+    ("divide(int32, 2.0)", lambda m, i: m.divide(i, 2.0)), ("arctan2(int32, 2.0)", lambda m, i: m.arctan2(i, 2.0)),
+    ("logaddexp(int32, 1.5)", lambda m, i: m.logaddexp(i, 1.5)), ("power(int32, 0.5)", lambda m, i: m.power(i, 0.5)),
+    ("copysign(int32, -1.0)", lambda m, i: m.copysign(i, -1.0)), ("uint8 / 2.5", lambda m, i: i.astype(m.uint8) / 2.5),
+]
+
+
+@pytest.mark.parametrize("case", _INEXACT_CASES, ids=[c[0] for c in _INEXACT_CASES])
+def test_int_array_with_python_float_is_a_weak_float_as_in_jax(case):
+    """JAX's lattice: int32 joined with a weak float is a weak float, so ``int32_array / 2.0`` is weakly typed
+    float32 (``int32 / 2`` is not: both are ints, and the default float is strong)."""
+    _, make = case
+    _same(make(tnp, tnp.asarray(np.arange(1, 4, dtype=np.int32))), make(jnp, jnp.asarray(np.arange(1, 4, dtype=np.int32))))

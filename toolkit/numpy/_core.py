@@ -224,11 +224,12 @@ def check_rank_promotion(fun_name: str, shapes: Sequence[Any]) -> None:
 
 def promote_inexact(*args: Any) -> list[Any]:
     """JAX's ``promote_args_inexact`` without the broadcast: operands converted to their common dtype, the
-    default float when that is not floating (Python scalars and weak arrays stay weakly typed)."""
-    dtype, _ = result_dtype(*args)
+    default float when that is not floating, all weakly typed when the promotion's result is (int32 with a Python
+    float is a weak float, as in JAX's lattice)."""
+    dtype, weak = result_dtype(*args)
     if not dtypes.is_inexact(dtype):
         dtype = dtypes.default_float_dtype()
-    return [convert(a, dtype, typed(a)[1]) for a in args]
+    return [convert(a, dtype, weak) for a in args]
 
 
 def promote_and_broadcast(*args: Any, fun_name: str = "") -> list[Any]:

@@ -127,12 +127,9 @@ def true_divide(x: Any, y: Any) -> Any:
     dtype, weak = result_dtype(x, y)
     if not dtypes.is_inexact(dtype):
         dtype = dtypes.default_float_dtype()
-    x, y = promote_and_broadcast(convert(x, dtype, _weak(x)), convert(y, dtype, _weak(y)))
+    # Both take the promotion's weak type (JAX's promote_args_inexact): int32 / 2.0 is a weak float32.
+    x, y = promote_and_broadcast(convert(x, dtype, weak), convert(y, dtype, weak))
     return lax_elementwise.div(x, y)
-
-
-def _weak(x: Any) -> bool:
-    return dtypes.is_python_scalar(x) or bool(getattr(x, "weak_type", False))
 
 
 divide = true_divide
