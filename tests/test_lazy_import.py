@@ -75,6 +75,15 @@ print(json.dumps({"value": float((tnp.arange(4) + 1).sum())}))
     assert found["value"] == 10.0
 
 
+def test_import_star_finds_every_public_name():
+    found = _run("""
+import json
+from toolkit import *
+print(json.dumps(sorted(name for name in dir() if not name.startswith("_"))))
+""")
+    assert {"jit", "grad", "vmap", "numpy", "lax", "nn", "scipy", "load_module", "Array"} <= set(found)
+
+
 def test_functions_named_like_their_submodule_stay_functions():
     """``toolkit.shard_map`` and ``toolkit.compute_on`` are functions, even when their module is imported first."""
     found = _run("""

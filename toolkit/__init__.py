@@ -148,6 +148,10 @@ def _load() -> None:
 
 def _getattr(name: str) -> _typing.Any:
     """``toolkit.<name>`` when not loaded yet (the module's ``__getattr__``, PEP 562)."""
+    if name == "__all__" and _state == _NOT_LOADED:
+        # `from toolkit import *` asks first: load every name, for it to find them all in the module's namespace
+        _load()
+        _load_on_first_use()
     if name.startswith("__"):  # probes of dunders (pickle, inspect, pytest) load nothing
         raise AttributeError(f"module 'toolkit' has no attribute {name!r}")
     target = _PUBLIC.get(name)
