@@ -194,7 +194,11 @@ def _leaves(x):
     return [x]
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+#: Values compared with JAX in their own test files (slow to compile here; the refusals are tested above).
+VALUES_ELSEWHERE = {"insert", "histogram", "histogram2d", "intersect1d", "setxor1d", "corrcoef"}
+
+
+@pytest.mark.parametrize("name", sorted(set(CASES) - VALUES_ELSEWHERE))
 def test_arrays_are_accepted_with_jax_values(name):
     for call in CASES[name]:
         args, kwargs = _fill(call)
