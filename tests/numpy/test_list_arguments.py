@@ -45,6 +45,7 @@ B = _Marker(np.array([True, False]))                          # a mask
 V3 = _Marker(np.array([1.0, 2.0, 4.0], np.float32))           # a 3-vector (cross)
 T = _Marker(np.arange(8.0, dtype=np.float32).reshape(2, 2, 2))  # rank 3 (dsplit)
 U8 = _Marker(np.array([3, 255], np.uint8))                     # bytes (unpackbits)
+S = _Marker(np.array([[2.0, 1.0], [1.0, 3.0]], np.float32))    # symmetric positive definite (linalg)
 
 #: name -> calls ``(args, kwargs)`` with markers where arrays go (in sequences too).
 CASES: dict[str, list[tuple[tuple, dict]]] = {
@@ -114,6 +115,17 @@ CASES: dict[str, list[tuple[tuple, dict]]] = {
     "put_along_axis": [((M, IM, 0.0), {"axis": 1, "inplace": False})],
     "select": [(([B], [V]), {})], "piecewise": [((V, [np.array([True, False])], [1.0, 2.0]), {})],
     "geomspace": [((V, W, 3), {})], "logspace": [((V, W, 3), {})], "gradient": [((V,), {})],
+    # toolkit.numpy.fft and toolkit.numpy.linalg (JAX's names: jax.numpy.fft.fft, jnp.linalg.inv, cond, ...)
+    **{f"fft.{name}": [((M,), {})] for name in (
+        "fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn", "hfft",
+        "fftshift", "ifftshift")},
+    **{f"linalg.{name}": [((S,), {})] for name in (
+        "cholesky", "svd", "svdvals", "eig", "eigvals", "eigh", "eigvalsh", "qr", "inv", "slogdet", "det", "pinv",
+        "matrix_rank", "cond", "norm", "vector_norm", "matrix_norm", "trace", "diagonal", "matrix_transpose")},
+    "linalg.matrix_power": [((S, 2), {})], "linalg.solve": [((S, V), {})], "linalg.lstsq": [((S, V), {})],
+    "linalg.tensorinv": [((S, 1), {})], "linalg.tensorsolve": [((S, V), {})], "linalg.matmul": [((S, V), {})],
+    "linalg.tensordot": [((S, S), {})], "linalg.vecdot": [((V, W), {})], "linalg.outer": [((V, W), {})],
+    "linalg.cross": [((V3, V3), {})], "linalg.multi_dot": [(([S, S, V],), {})],
 }
 
 #: Cases where JAX fails on a list before its check (a jitted function tracing the list's elements): toolkit
@@ -131,7 +143,8 @@ NOT_CASES = {
         "ndim", "shape", "size", "can_cast", "issubdtype", "isdtype", "result_type", "promote_types", "finfo",
         "iinfo", "broadcast_shapes", "from_dlpack", "printoptions", "set_printoptions", "get_printoptions",
         "mask_indices", "indices", "tril_indices", "triu_indices", "diag_indices", "eye", "identity", "tri",
-        "zeros", "ones", "empty", "arange", "bartlett", "blackman", "hamming", "hanning", "kaiser", "dtype")},
+        "zeros", "ones", "empty", "arange", "bartlett", "blackman", "hamming", "hanning", "kaiser", "dtype",
+        "fft.fftfreq", "fft.rfftfreq", "fft.ihfft")},
     "array_repr": "JAX has no check (a list is an AttributeError there); toolkit prints it as numpy does",
     "array_str": "JAX has no check (a list is an AttributeError there); toolkit prints it as numpy does",
 }
@@ -160,9 +173,15 @@ def _fill(tree, replace_path=None, container=list, path=()):
     return tree
 
 
+def _function(module, name):
+    for part in name.split("."):  # "linalg.inv": module.linalg.inv
+        module = getattr(module, part)
+    return module
+
+
 def _call(module, name, args, kwargs):
     try:
-        return None, getattr(module, name)(*args, **kwargs)
+        return None, _function(module, name)(*args, **kwargs)
     except Exception as e:  # noqa: BLE001 - compared between the two libraries
         return (type(e), str(e)), None
 
@@ -194,17 +213,18 @@ def _leaves(x):
     return [x]
 
 
-#: Values compared with JAX in their own test files (slow to compile here; the refusals are tested above).
+#: Values compared with JAX in their own test files (slow to compile here; the refusals are tested above): these,
+#: and fft's and linalg's (test_fft.py, tests/linalg).
 VALUES_ELSEWHERE = {"insert", "histogram", "histogram2d", "intersect1d", "setxor1d", "corrcoef"}
 
 
-@pytest.mark.parametrize("name", sorted(set(CASES) - VALUES_ELSEWHERE))
+@pytest.mark.parametrize("name", sorted(name for name in CASES if name not in VALUES_ELSEWHERE and "." not in name))
 def test_arrays_are_accepted_with_jax_values(name):
     for call in CASES[name]:
         args, kwargs = _fill(call)
         error, want = _call(jnp, name, args, kwargs)
         assert error is None, error
-        got = getattr(tnp, name)(*args, **kwargs)
+        got = _function(tnp, name)(*args, **kwargs)
         got, want = _leaves(got), _leaves(want)
         assert len(got) == len(want)
         for g, w in zip(got, want):
@@ -213,8 +233,11 @@ def test_arrays_are_accepted_with_jax_values(name):
 
 
 def _shared_functions() -> set[str]:
-    return {name for name in dir(tnp) if not name.startswith("_") and hasattr(jnp, name)
-            and inspect.isroutine(getattr(tnp, name))}
+    names = set()
+    for prefix, ours, theirs in (("", tnp, jnp), ("fft.", tnp.fft, jnp.fft), ("linalg.", tnp.linalg, jnp.linalg)):
+        names |= {prefix + name for name in dir(ours) if not name.startswith("_") and hasattr(theirs, name)
+                  and inspect.isroutine(getattr(ours, name))}
+    return names
 
 
 def test_every_shared_name_is_classified():
@@ -236,3 +259,15 @@ def test_array_sequences_are_still_joined():
     for name in ("concatenate", "stack", "hstack", "vstack", "dstack", "column_stack"):
         np.testing.assert_allclose(np.asarray(getattr(tnp, name)(tnp.asarray(x))), getattr(jnp, name)(x),
                                    err_msg=name)
+
+
+def test_the_matmul_operator_defers_to_a_list_as_jax():
+    """``x @ [1, 2]``: Python's ``TypeError`` (the operator returns ``NotImplemented``), as JAX's operators."""
+    x = np.eye(2, dtype=np.float32)
+    for ours, theirs in ((tnp.asarray(x), jnp.asarray(x)),):
+        for f in (lambda a: a @ [1.0, 2.0], lambda a: [1.0, 2.0] @ a, lambda a: a @ (1.0, 2.0)):
+            with pytest.raises(TypeError, match=r"^unsupported operand type\(s\) for @"):
+                f(theirs)
+            with pytest.raises(TypeError, match=r"^unsupported operand type\(s\) for @"):
+                f(ours)
+    np.testing.assert_allclose(np.asarray(tnp.asarray(x) @ np.ones(2, np.float32)), [1.0, 1.0])

@@ -19,7 +19,7 @@ import numpy as np
 from toolkit.core import dtypes
 from toolkit.lax import fourier as lax_fft
 from toolkit.lax.fourier import FftType
-from toolkit.numpy._core import asarray
+from toolkit.numpy._core import asarray, check_arraylike
 from toolkit.numpy.creation import arange
 from toolkit.numpy.shapes import moveaxis, pad, roll
 from toolkit.numpy.ufuncs import conj
@@ -46,8 +46,7 @@ def _transform(name: str, kind: FftType, a: Any, s: Sequence[int] | None, axes: 
                norm: str | None) -> Any:
     """The transform ``kind`` of ``a`` over ``axes`` at lengths ``s`` (NumPy's ``fftn`` family's meaning)."""
     full_name = f"toolkit.numpy.fft.{name}"
-    if isinstance(a, (list, tuple)):
-        raise TypeError(f"{full_name} requires ndarray or scalar arguments, got {type(a).__name__} at position 0.")
+    check_arraylike(f"jax.numpy.fft.{name}", a)  # JAX's name for the check
     arr = asarray(a)
     if s is not None:
         s = tuple(operator.index(n) for n in s)
@@ -142,7 +141,7 @@ def irfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None)
 
 def hfft(a: Any, n: int | None = None, axis: int = -1, norm: str | None = None) -> Any:
     """The FFT of a Hermitian-symmetric signal given by its first half: a real spectrum."""
-    conjugate = conj(asarray(a))
+    conjugate = conj(a)  # a list is conj's refusal ("conjugate"), as JAX's
     length = (conjugate.shape[axis] - 1) * 2 if n is None else n
     out = _transform("hfft", FftType.IRFFT, conjugate, None if n is None else [n], _one_axis("hfft", axis), norm)
     return out * asarray(length, out.dtype)
@@ -230,6 +229,7 @@ def _shifts(x: Any, axes: Any, sign: int) -> tuple[Any, Any]:
 
 def fftshift(x: Any, axes: None | int | Sequence[int] = None) -> Any:
     """Move the zero frequency to the center of ``axes`` (default: all)."""
+    check_arraylike("fftshift", x)
     x = asarray(x)
     shift, axes = _shifts(x, axes, 1)
     return roll(x, shift, axes)
@@ -237,6 +237,7 @@ def fftshift(x: Any, axes: None | int | Sequence[int] = None) -> Any:
 
 def ifftshift(x: Any, axes: None | int | Sequence[int] = None) -> Any:
     """The inverse of :func:`fftshift`."""
+    check_arraylike("ifftshift", x)
     x = asarray(x)
     shift, axes = _shifts(x, axes, -1)
     return roll(x, shift, axes)

@@ -24,7 +24,9 @@ from toolkit.numpy import creation, diagonals, reductions, shapes, sorting, ufun
 from toolkit.numpy.einsum import einsum as _einsum
 from toolkit.numpy.take import take_along_axis
 from toolkit.numpy import tensor_contractions
-from toolkit.numpy._core import asarray, broadcast_shapes, broadcast_to, canonical_axis, promote_inexact
+from toolkit.numpy._core import (
+    asarray, broadcast_shapes, broadcast_to, canonical_axis, check_arraylike, promote_inexact,
+)
 
 __all__ = [
     "EigResult", "EighResult", "QRResult", "SVDResult", "SlogdetResult", "cholesky", "cond", "cross", "det",
@@ -68,9 +70,7 @@ class SVDResult(NamedTuple):
 def _inexact(name: str, *args: Any) -> list[Any]:
     arrays = []
     for x in args:
-        if isinstance(x, (list, tuple)):
-            raise TypeError(f"toolkit.numpy.linalg.{name} requires array arguments, got {type(x).__name__}; "
-                            "convert with toolkit.numpy.asarray first")
+        check_arraylike(f"jnp.linalg.{name}", x)  # the public functions check first, under JAX's names
         arrays.append(asarray(x))
     return promote_inexact(*arrays)
 
@@ -98,6 +98,7 @@ def _diag(x: Any) -> Any:
 def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> Any:
     """The Cholesky factor of Hermitian positive-definite ``a`` (``[..., n, n]``): lower ``L`` with
     ``a = L @ L^H``, or its conjugate transpose with ``upper``. Not positive definite: NaNs."""
+    check_arraylike("jnp.linalg.cholesky", a)
     (a,) = _inexact("cholesky", a)
     _square("cholesky", a)
     L = lax_linalg.cholesky(a, symmetrize_input=symmetrize_input)
@@ -108,6 +109,7 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
         subset_by_index: tuple[int, int] | None = None) -> Any:
     """Singular value decomposition of ``[..., m, n]`` matrices: :class:`SVDResult` ``(U, S, Vh)``, or the
     descending singular values ``S`` without ``compute_uv``. ``hermitian`` computes it from ``eigh``."""
+    check_arraylike("jnp.linalg.svd", a)
     (a,) = _inexact("svd", a)
     if a.ndim < 2:
         raise ValueError(f"Argument to svd must have at least 2 dimensions, got shape {tuple(a.shape)}")
@@ -131,11 +133,13 @@ def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: 
 
 def svdvals(x: Any, /) -> Any:
     """The singular values of ``[..., m, n]`` matrices, descending."""
+    check_arraylike("jnp.linalg.svdvals", x)
     return svd(x, compute_uv=False, hermitian=False)
 
 
 def eig(a: Any) -> EigResult:
     """Eigenvalues and right eigenvectors of general square matrices (complex): :class:`EigResult`."""
+    check_arraylike("jnp.linalg.eig", a)
     (a,) = _inexact("eig", a)
     _square("eig", a)
     w, v = lax_linalg.eig(a, compute_left_eigenvectors=False)
@@ -144,6 +148,7 @@ def eig(a: Any) -> EigResult:
 
 def eigvals(a: Any) -> Any:
     """The (complex) eigenvalues of general square matrices."""
+    check_arraylike("jnp.linalg.eigvals", a)
     (a,) = _inexact("eigvals", a)
     _square("eigvals", a)
     return lax_linalg.eig(a, compute_left_eigenvectors=False, compute_right_eigenvectors=False)[0]
@@ -162,6 +167,7 @@ def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Eigh
 
     ``UPLO``: which triangle to read (``'L'``, the default, or ``'U'``).
     """
+    check_arraylike("jnp.linalg.eigh", a)
     lower = _lower(UPLO)
     (a,) = _inexact("eigh", a)
     _square("eigh", a)
@@ -171,12 +177,14 @@ def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Eigh
 
 def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -> Any:
     """The real, ascending eigenvalues of Hermitian matrices."""
+    check_arraylike("jnp.linalg.eigvalsh", a)
     return eigh(a, UPLO, symmetrize_input=symmetrize_input).eigenvalues
 
 
 def qr(a: Any, mode: str = "reduced") -> Any:
     """QR decomposition: :class:`QRResult` ``(Q, R)`` for modes ``'reduced'``/``'full'`` (``Q`` is ``m x k``),
     ``'complete'`` (``m x m``); ``R`` alone for ``'r'``; LAPACK's ``(a^T, taus)`` for ``'raw'``."""
+    check_arraylike("jnp.linalg.qr", a)
     (a,) = _inexact("qr", a)
     if a.ndim < 2:
         raise ValueError(f"Argument to qr must have at least 2 dimensions, got shape {tuple(a.shape)}")
@@ -248,6 +256,7 @@ def solve(a: Any, b: Any) -> Any:
     ``b`` is a vector (``[m]``) only when it is one-dimensional (NumPy 2 and JAX >= 0.5);
     otherwise ``[..., m, n]``, batch dimensions broadcasting against ``a``'s.
     """
+    check_arraylike("jnp.linalg.solve", a, b)
     a, b = _inexact("solve", a, b)
     if a.ndim < 2:
         raise ValueError(f"left hand array must be at least two dimensional; got a.shape={tuple(a.shape)}")
@@ -274,6 +283,7 @@ def solve(a: Any, b: Any) -> Any:
 
 def inv(a: Any) -> Any:
     """The inverse of square matrices ``[..., n, n]`` (``solve(a, I)``)."""
+    check_arraylike("jnp.linalg.inv", a)
     (arr,) = _inexact("inv", a)
     if arr.ndim < 2 or arr.shape[-1] != arr.shape[-2]:
         raise ValueError(f"Argument to inv must have shape [..., n, n], got {tuple(arr.shape)}.")
@@ -317,6 +327,7 @@ def _slogdet_small(a: Any) -> tuple[Any, Any]:
 def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
     """Sign and log of the absolute determinant (:class:`SlogdetResult`) of square matrices, via LU
     (``method=None``/``'lu'``; closed form for 1x1 and 2x2) or QR (``'qr'``, real only)."""
+    check_arraylike("jnp.linalg.slogdet", a)
     (a,) = _inexact("slogdet", a)
     if a.ndim < 2 or a.shape[-1] != a.shape[-2]:
         raise ValueError(f"Argument to slogdet() must have shape [..., n, n], got {tuple(a.shape)}")
@@ -339,6 +350,7 @@ def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
 
 def det(a: Any) -> Any:
     """The determinant of square matrices ``[..., n, n]`` (closed form for 2x2/3x3, LU otherwise)."""
+    check_arraylike("jnp.linalg.det", a)
     (a,) = _inexact("det", a)
     shape = tuple(a.shape)
     if len(shape) >= 2 and shape[-1] == 2 and shape[-2] == 2:
@@ -355,6 +367,7 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = Fal
     """Least-squares solution of ``a @ x = b`` (``a``: ``[m, n]``; ``b``: ``[m]`` or ``[m, k]``) via the SVD:
     ``(x, residuals, rank, singular values)``. ``numpy_resid`` gives NumPy's empty residuals when
     the rank is deficient or ``m <= n``; the rank is then read from the device."""
+    check_arraylike("jnp.linalg.lstsq", a, b)
     a, b = _inexact("lstsq", a, b)
     if a.shape[0] != b.shape[0]:
         raise ValueError("Leading dimensions of input arrays must match")
@@ -396,6 +409,7 @@ def lstsq(a: Any, b: Any, rcond: float | None = None, *, numpy_resid: bool = Fal
 def pinv(a: Any, rtol: Any = None, hermitian: bool = False, *, rcond: Any = None) -> Any:
     """The Moore-Penrose pseudo-inverse of ``[..., m, n]`` matrices from the SVD; singular values below
     ``rtol`` (default ``10 * max(m, n) * eps``) times the largest count as zero (``rcond``: old name)."""
+    check_arraylike("jnp.linalg.pinv", a)
     if rcond is not None:
         if rtol is not None:
             raise ValueError("pinv: only one of rtol and rcond may be specified.")
@@ -426,6 +440,7 @@ def dec_real(dtype: Any) -> np.dtype:
 
 def matrix_power(a: Any, n: int) -> Any:
     """``a`` (``[..., m, m]``) to the integer power ``n`` by repeated squaring (``inv`` first for ``n < 0``)."""
+    check_arraylike("jnp.linalg.matrix_power", a)
     arr = asarray(a)
     if arr.ndim < 2:
         raise TypeError(f"{arr.ndim}-dimensional array given. Array must be at least two-dimensional")
@@ -458,6 +473,7 @@ def matrix_power(a: Any, n: int) -> Any:
 def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any = None) -> Any:
     """The rank of ``[..., m, n]`` matrices: singular values above ``rtol`` times the largest (default
     ``max(m, n) * eps``); ``tol`` is an old name of ``rtol``."""
+    check_arraylike("jnp.linalg.matrix_rank", M)
     if tol is not None:
         if rtol is not None:
             raise ValueError("matrix_rank: only one of tol or rtol may be specified.")
@@ -476,6 +492,7 @@ def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any =
 
 def cond(x: Any, p: Any = None) -> Any:
     """The condition number ``norm(x, p) * norm(inv(x), p)`` (for ``p`` None/2/-2: a ratio of singular values)."""
+    check_arraylike("cond", x)
     arr = asarray(x)
     if arr.ndim < 2:
         raise ValueError(f"toolkit.numpy.linalg.cond: input array must be at least 2D; got arr.shape={arr.shape!r}")
@@ -497,6 +514,7 @@ def cond(x: Any, p: Any = None) -> Any:
 
 def tensorinv(a: Any, ind: int = 2) -> Any:
     """The inverse of ``a`` under ``tensordot(., ., ind)``: shape ``a.shape[ind:] + a.shape[:ind]``."""
+    check_arraylike("tensorinv", a)
     arr = asarray(a)
     ind = operator.index(ind)
     if ind <= 0:
@@ -511,6 +529,7 @@ def tensorinv(a: Any, ind: int = 2) -> Any:
 
 def tensorsolve(a: Any, b: Any, axes: tuple[int, ...] | None = None) -> Any:
     """``x`` with ``tensordot(a, x, x.ndim) == b`` (``axes`` of ``a`` first moved to the end)."""
+    check_arraylike("tensorsolve", a, b)
     a_arr, b_arr = asarray(a), asarray(b)
     if axes is not None:
         a_arr = shapes.moveaxis(a_arr, axes, len(axes) * (a_arr.ndim - 1,))
@@ -531,6 +550,7 @@ def tensorsolve(a: Any, b: Any, axes: tuple[int, ...] | None = None) -> Any:
 def vector_norm(x: Any, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
                 ord: Any = 2) -> Any:
     """The vector ``ord``-norm over ``axis`` (all axes by default): 2, 1, 0 (count), inf, -inf or any power."""
+    check_arraylike("jnp.linalg.vector_norm", x)
     x = asarray(x)
     if ord is None or ord == 2:
         return ufuncs.sqrt(reductions.sum(ufuncs.real(x * ufuncs.conj(x)), axis=axis, keepdims=keepdims))
@@ -560,6 +580,7 @@ def norm(x: Any, ord: int | str | None = None, axis: None | tuple[int, ...] | in
          keepdims: bool = False) -> Any:
     """A vector norm (one axis) or a matrix norm (two axes): NumPy's ``ord`` values ('fro', 'nuc', +-1,
     +-2, +-inf for matrices); ``axis=None`` with ``ord=None`` is the 2-norm of the flattened array."""
+    check_arraylike("jnp.linalg.norm", x)
     (x,) = _inexact("norm", x)
     ndim = x.ndim
     if axis is None:
@@ -607,6 +628,7 @@ def norm(x: Any, ord: int | str | None = None, axis: None | tuple[int, ...] | in
 
 def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: str | int = "fro") -> Any:
     """The matrix ``ord``-norm over the last two axes."""
+    check_arraylike("jnp.linalg.matrix_norm", x)
     return norm(x, ord=ord, keepdims=keepdims, axis=(-2, -1))
 
 
@@ -615,6 +637,7 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: str | int = "fro") ->
 
 def matmul(x1: Any, x2: Any, /, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """``x1 @ x2`` (``toolkit.numpy.matmul``); ``precision`` is accepted and has no effect on CPU."""
+    check_arraylike("jnp.linalg.matmul", x1, x2)
     del precision
     return tensor_contractions.matmul(x1, x2, preferred_element_type=preferred_element_type)
 
@@ -622,6 +645,7 @@ def matmul(x1: Any, x2: Any, /, *, precision: Any = None, preferred_element_type
 def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
               preferred_element_type: Any = None) -> Any:
     """``toolkit.numpy.tensordot`` with the array API's keyword ``axes`` (default 2)."""
+    check_arraylike("jnp.linalg.tensordot", x1, x2)
     del precision
     out = tensor_contractions.tensordot(x1, x2, axes=axes)
     return out if preferred_element_type is None else out.astype(preferred_element_type)
@@ -629,12 +653,14 @@ def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """The conjugate dot product of ``x1`` and ``x2`` along ``axis`` (other dimensions broadcast)."""
+    check_arraylike("jnp.linalg.vecdot", x1, x2)
     return tensor_contractions.vecdot(x1, x2, axis=axis, precision=precision,
                                       preferred_element_type=preferred_element_type)
 
 
 def outer(x1: Any, x2: Any, /) -> Any:
     """The outer product of two one-dimensional arrays (other ranks are a ``ValueError``)."""
+    check_arraylike("jnp.linalg.outer", x1, x2)
     x1, x2 = asarray(x1), asarray(x2)
     if x1.ndim != 1 or x2.ndim != 1:
         raise ValueError(f"Input arrays must be one-dimensional, but they are x1.ndim={x1.ndim!r} "
@@ -644,6 +670,7 @@ def outer(x1: Any, x2: Any, /) -> Any:
 
 def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
     """The cross product of (arrays of) 3-vectors along ``axis``."""
+    check_arraylike("jnp.linalg.outer", x1, x2)  # sic: JAX's name for cross's check
     x1, x2 = asarray(x1), asarray(x2)
     if x1.shape[axis] != 3 or x2.shape[axis] != 3:
         raise ValueError("Both input arrays must be (arrays of) 3-dimensional vectors, but they have "
@@ -653,21 +680,25 @@ def cross(x1: Any, x2: Any, /, *, axis: int = -1) -> Any:
 
 def trace(x: Any, /, *, offset: int = 0, dtype: Any = None) -> Any:
     """The traces of the matrices in the last two axes of ``x``."""
+    check_arraylike("jnp.linalg.trace", x)
     return diagonals.trace(asarray(x), offset=offset, axis1=-2, axis2=-1, dtype=dtype)
 
 
 def diagonal(x: Any, /, *, offset: int = 0) -> Any:
     """The ``offset`` diagonals of the matrices in the last two axes of ``x``."""
+    check_arraylike("jnp.linalg.diagonal", x)
     return diagonals.diagonal(asarray(x), offset=offset, axis1=-2, axis2=-1)
 
 
 def matrix_transpose(x: Any, /) -> Any:
     """``x`` with its last two axes swapped."""
+    check_arraylike("jnp.linalg.matrix_transpose", x)
     return shapes.matrix_transpose(x)
 
 
 def multi_dot(arrays: Sequence[Any], *, precision: Any = None) -> Any:
     """The product of a chain of matrices (first/last may be vectors), in the cheapest order (via ``einsum``)."""
+    check_arraylike("jnp.linalg.multi_dot", *arrays)
     arrs = [asarray(a) for a in arrays]
     if len(arrs) < 2:
         raise ValueError(f"multi_dot requires at least two arrays; got len(arrays)={len(arrs)}")

@@ -3,6 +3,8 @@ so traced and concrete values behave the same."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from toolkit.core import dtypes
@@ -82,6 +84,14 @@ def _operator_round(number, ndigits=None):
     return _astype(out, int) if ndigits is None else out
 
 
+def _operator(fn: Any) -> Any:
+    """An operator method: a list or tuple operand is ``NotImplemented`` (Python's ``TypeError``, as JAX's
+    operators defer to them), anything else ``fn(self, other)``."""
+    def method(self, other):
+        return NotImplemented if isinstance(other, (list, tuple)) else fn(self, other)
+    return method
+
+
 def _copy(self):
     """``a.copy()``: a new array with the same value (as ``jax.Array.copy``)."""
     # jax.Array.copy: a new array with the same value; a traced value is immutable, so it is its own copy.
@@ -96,7 +106,7 @@ METHODS = {
     "__floordiv__": ufuncs.floor_divide, "__rfloordiv__": _swap(ufuncs.floor_divide),
     "__mod__": ufuncs.remainder, "__rmod__": _swap(ufuncs.remainder),
     "__pow__": ufuncs.power, "__rpow__": _swap(ufuncs.power),
-    "__matmul__": tensor_contractions.matmul, "__rmatmul__": _swap(tensor_contractions.matmul),
+    "__matmul__": _operator(tensor_contractions.matmul), "__rmatmul__": _operator(_swap(tensor_contractions.matmul)),
     "__and__": ufuncs.bitwise_and, "__rand__": _swap(ufuncs.bitwise_and),
     "__or__": ufuncs.bitwise_or, "__ror__": _swap(ufuncs.bitwise_or),
     "__xor__": ufuncs.bitwise_xor, "__rxor__": _swap(ufuncs.bitwise_xor),
