@@ -46,7 +46,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 # default, so the tests of values stored by a run at XLA's defaults run theirs at REFERENCE_XLA_FLAGS (what XLA_FLAGS
 # was before, plus level 1, the suite's setting until issue 25: tests/tools/test_stablehlo_testdata.py).
 # An XLA_FLAGS that names either flag keeps it: XLA_FLAGS="--xla_backend_optimization_level=2
-# --xla_cpu_use_fusion_emitters=true" runs the tests at XLA's default (test/lit/lit.cfg.py keeps level 1 for lit).
+# --xla_cpu_use_fusion_emitters=true" runs the tests at XLA's default (test/lit/lit.cfg.py sets the same two flags for lit).
 REFERENCE_XLA_FLAGS = os.environ.get("TOOLKIT_TEST_REFERENCE_XLA_FLAGS", os.environ.get("XLA_FLAGS", ""))
 if "xla_backend_optimization_level" not in REFERENCE_XLA_FLAGS:
     REFERENCE_XLA_FLAGS = (REFERENCE_XLA_FLAGS + " --xla_backend_optimization_level=1").strip()

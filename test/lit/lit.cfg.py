@@ -31,11 +31,12 @@ config.environment["TF_CPP_MIN_LOG_LEVEL"] = "1"
 for name in ("HOME", "TMPDIR", "TOOLKIT_NUM_CPU_DEVICES"):
     if name in os.environ:
         config.environment[name] = os.environ[name]
-# XLA's LLVM backend at optimization level 1, as in the pytest run (the root conftest.py says why: most of a test's
-# time is XLA compiling), unless XLA_FLAGS names a level already.
+# XLA's cheapest CPU code generation, as in the pytest run (the root conftest.py says why: most of a test's time is
+# XLA compiling; the semantics are kept), unless XLA_FLAGS names either flag already.
 xla_flags = os.environ.get("XLA_FLAGS", "")
-if "xla_backend_optimization_level" not in xla_flags:
-    xla_flags = (xla_flags + " --xla_backend_optimization_level=1").strip()
+for flag, value in (("xla_backend_optimization_level", "0"), ("xla_cpu_use_fusion_emitters", "false")):
+    if flag not in xla_flags:
+        xla_flags = (xla_flags + f" --{flag}={value}").strip()
 config.environment["XLA_FLAGS"] = xla_flags
 
 
