@@ -11,6 +11,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh || exit 1
 . .venv/bin/activate
+# Every test process imports toolkit's ~400 modules: let the first one write their bytecode for the others (an
+# environment with PYTHONDONTWRITEBYTECODE set otherwise recompiles them in each process; lit drops the variable).
+unset PYTHONDONTWRITEBYTECODE
 ruff check toolkit tests bench scripts || { echo "test.sh: ruff found errors (see above)" >&2; exit 1; }
 # The layering contracts and mypy (one core each) run side by side; each one's output is shown whole, in order.
 lint_log="$(mktemp)"; mypy_log="$(mktemp)"
