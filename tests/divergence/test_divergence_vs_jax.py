@@ -269,7 +269,8 @@ def test_index_into_empty_axis_raises():
                                 "nancumsum"])
 def test_lists_refused(fn):
     err = _same_error(lambda: getattr(tnp, fn)([1, 2]), lambda: getattr(jnp, fn)([1, 2]))
-    assert str(err) == f"{fn} requires ndarray or scalar arguments, got <class 'list'> at position 0."
+    checked = {"amax": "max"}.get(fn, fn)  # the name JAX's own check uses (amax is max there)
+    assert str(err) == f"{checked} requires ndarray or scalar arguments, got <class 'list'> at position 0."
 
 
 def test_full_like_list_refused():
