@@ -34,7 +34,7 @@ import numpy as np
 
 from toolkit.array import Array
 from toolkit.core import dtypes, pytrees, sharding_types, tracing
-from toolkit.core.config import cache_state, enable_x64, flag_value
+from toolkit.core.config import cache_state, enable_x64, flag_value, host_to_device_unguarded
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, aval_of
 from toolkit.passes.default_pipeline import jit_pipeline_generation
 from toolkit.runtime import native_pytrees
@@ -483,8 +483,6 @@ def place_argument(compiled: Any, leaf: Any, i: int) -> Any:
 CONSTANT_FAMILIES = frozenset({"elementwise", "structural"})
 #: The most bytes of results kept per such constant (1,024 of them at most).
 CONSTANT_MAX_BYTES = 4096
-#: Host-to-device transfer guard levels under which a kept constant may stand in for uploading its scalars.
-UNGUARDED_LEVELS = (None, "allow")
 
 
 @dataclass(frozen=True, slots=True)
@@ -556,7 +554,7 @@ class EagerExecutables:
         constant_key = None
         # (Not under a host-to-device transfer guard: there every use uploads the scalars, checked or logged.)
         if args and params_key is not None and not primitive.effectful and primitive.family in CONSTANT_FAMILIES \
-                and flag_value("jax_transfer_guard_host_to_device") in UNGUARDED_LEVELS:
+                and host_to_device_unguarded():
             values = _host_scalar_values(args)
             if values is not None:
                 constant_key = (primitive, params_key, values, overrides, state)

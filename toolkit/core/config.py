@@ -429,6 +429,13 @@ transfer_guard_device_to_host = _flag_context("jax_transfer_guard_device_to_host
 default_device = _flag_context("jax_default_device")
 
 
+def host_to_device_unguarded() -> bool:
+    """Whether implicit host-to-device transfers are unguarded on this thread (level unset or ``allow``): only then
+    may a device value kept from an earlier call stand in for uploading a host value again (under ``log`` or
+    ``disallow`` every use uploads, and is logged or refused, as in JAX)."""
+    return flag_value("jax_transfer_guard_host_to_device") in (None, "allow")
+
+
 def checking_leaks() -> contextlib.AbstractContextManager[None]:
     """``with toolkit.checking_leaks():`` is ``check_tracer_leaks(True)`` (JAX's shorthand)."""
     return flag_override("jax_check_tracer_leaks", True)

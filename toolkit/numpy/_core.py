@@ -12,7 +12,7 @@ import numpy as np
 
 from toolkit.array import Array, _put_one
 from toolkit.core import dtypes, shape_poly, sharding_types, tracing
-from toolkit.core.config import cache_state, flag_value
+from toolkit.core.config import cache_state, flag_value, host_to_device_unguarded
 from toolkit.core.tracing import Tracer
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
@@ -259,8 +259,6 @@ _SCALAR_PROMOTIONS: dict[tuple, tuple[np.dtype, bool]] = {}
 _SCALAR_OPERANDS: dict[tuple, Any] = {}
 #: The most bytes of a kept scalar operand (as ``toolkit.dispatch`` keeps constants).
 SCALAR_OPERAND_MAX_BYTES = 4096
-#: Host-to-device transfer guard levels under which a kept scalar operand may stand in for an upload.
-_UNGUARDED = (None, "allow")
 
 
 def _array_and_scalar(x: Any, y: Any) -> list[Any] | None:
@@ -281,7 +279,7 @@ def _array_and_scalar(x: Any, y: Any) -> list[Any] | None:
     aval = array.aval
     if aval.sharding is not None or tracing._state.builders or sharding_types._overrides:
         return None  # types with shardings, out_sharding= overrides and traces: the general path
-    if flag_value("jax_transfer_guard_host_to_device") not in _UNGUARDED:
+    if not host_to_device_unguarded():
         return None  # a guarded scalar is uploaded (and checked, or logged) on every use, as JAX's is
     dtype, weak = aval.dtype, aval.weak_type
     state = cache_state()
