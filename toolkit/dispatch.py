@@ -33,7 +33,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from toolkit.array import Array
-from toolkit.core import dtypes, pytrees, sharding_types, tracing
+from toolkit.core import compiled_whole, dtypes, pytrees, sharding_types, tracing
 from toolkit.core.config import cache_state, enable_x64, flag_value, host_to_device_unguarded
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, aval_of
 from toolkit.passes.default_pipeline import jit_pipeline_generation
@@ -643,4 +643,5 @@ def install_eager_handlers(jit: Callable[..., Any]) -> EagerExecutables:
     executables = EagerExecutables(jit)
     tracing.set_eager_handler(executables.run_primitive)
     tracing.set_eager_call_handler(executables.run_function)
+    compiled_whole.install_jit(jit)
     return executables

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from toolkit.core.compiled_whole import compiled_whole
 import toolkit.numpy as tnp
 from toolkit.ad.custom_derivatives import custom_jvp
 from toolkit.nn.functions import hard_sigmoid, logsumexp, softplus
@@ -23,35 +24,41 @@ def _array(name: str, x: Any) -> Any:
     return tnp.asarray(x)
 
 
+@compiled_whole()
 def identity(x: Any) -> Any:
     """``x`` itself, as an array (``jax.nn.identity``)."""
     return _array("identity", x)
 
 
+@compiled_whole()
 def hard_silu(x: Any) -> Any:
     """``x * hard_sigmoid(x)`` (``jax.nn.hard_silu``; ``hard_swish`` is the same function)."""
     x = _array("hard_silu", x)
     return x * hard_sigmoid(x)
 
 
+@compiled_whole()
 def mish(x: Any) -> Any:
     """``x * tanh(softplus(x))`` (``jax.nn.mish``)."""
     x = _array("mish", x)
     return x * tnp.tanh(softplus(x))
 
 
+@compiled_whole()
 def squareplus(x: Any, b: Any = 4) -> Any:
     """``(x + sqrt(x² + b)) / 2``, a smooth ReLU (``jax.nn.squareplus``)."""
     x = _array("squareplus", x)
     return (x + tnp.sqrt(tnp.square(x) + b)) / 2
 
 
+@compiled_whole()
 def sparse_plus(x: Any) -> Any:
     """0 for ``x <= -1``, ``x`` for ``x >= 1``, ``(x + 1)² / 4`` between (``jax.nn.sparse_plus``)."""
     x = _array("sparse_plus", x)
     return tnp.where(x <= -1.0, 0.0, tnp.where(x >= 1.0, x, (x + 1.0) ** 2 / 4))
 
 
+@compiled_whole()
 def sparse_sigmoid(x: Any) -> Any:
     """``clip((x + 1) / 2, 0, 1)`` (``jax.nn.sparse_sigmoid``)."""
     return 0.5 * tnp.clip(_array("sparse_sigmoid", x) + 1.0, 0.0, 2.0)
@@ -69,6 +76,7 @@ def log1mexp(x: Any) -> Any:
 log1mexp.defjvps(lambda g, ans, x: g / tnp.expm1(x))
 
 
+@compiled_whole(static_argnames=("axis", "keepdims"))
 def logmeanexp(x: Any, axis: Any = None, where: Any = None, keepdims: bool = False) -> Any:
     """``log(mean(exp(x), axis))`` without overflow (``jax.nn.logmeanexp``); ``where`` selects the elements
     that count."""

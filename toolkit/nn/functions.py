@@ -12,6 +12,7 @@ from toolkit import lax
 from toolkit.ad.custom_derivatives import custom_jvp
 from toolkit.core import dtypes
 from toolkit.core.config import flag_value
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.numpy._core import canonical_axes, canonical_axis
 
 __all__ = ["relu", "relu6", "gelu", "silu", "swish", "sigmoid", "log_sigmoid", "softplus", "soft_sign", "elu",
@@ -62,6 +63,7 @@ def sigmoid(x: Any) -> Any:
     return lax.logistic(_inexact(x))
 
 
+@compiled_whole()
 def log_sigmoid(x: Any) -> Any:
     """``log(sigmoid(x)) = -softplus(-x)``, stable for large ``|x|``.
 
@@ -72,6 +74,7 @@ def log_sigmoid(x: Any) -> Any:
     return -softplus(-_inexact(x))
 
 
+@compiled_whole()
 def softplus(x: Any) -> Any:
     """``log(1 + exp(x))``, computed as ``logaddexp(x, 0)``.
 
@@ -82,6 +85,7 @@ def softplus(x: Any) -> Any:
     return tnp.logaddexp(_inexact(x), 0)
 
 
+@compiled_whole()
 def soft_sign(x: Any) -> Any:
     """``x / (|x| + 1)``.
 
@@ -93,6 +97,7 @@ def soft_sign(x: Any) -> Any:
     return x / (tnp.abs(x) + 1)
 
 
+@compiled_whole()
 def silu(x: Any) -> Any:
     """``x * sigmoid(x)`` (a.k.a. swish).
 
@@ -121,6 +126,7 @@ def gelu(x: Any, approximate: bool = True) -> Any:
     return x * (lax.erf(x * float(1 / np.sqrt(2))) + 1) / 2
 
 
+@compiled_whole()
 def elu(x: Any, alpha: float = 1.0) -> Any:
     """``x`` if ``x > 0`` else ``alpha * (exp(x) - 1)``.
 
@@ -133,6 +139,7 @@ def elu(x: Any, alpha: float = 1.0) -> Any:
     return tnp.where(x > 0, x, alpha * tnp.expm1(safe))
 
 
+@compiled_whole()
 def celu(x: Any, alpha: float = 1.0) -> Any:
     """``max(x, 0) + alpha * min(exp(x / alpha) - 1, 0)``.
 
@@ -144,6 +151,7 @@ def celu(x: Any, alpha: float = 1.0) -> Any:
     return tnp.maximum(x, 0.0) + alpha * tnp.expm1(tnp.minimum(x, 0.0) / alpha)
 
 
+@compiled_whole()
 def selu(x: Any) -> Any:
     """The scaled ELU with the self-normalizing constants.
 
@@ -156,6 +164,7 @@ def selu(x: Any) -> Any:
     return scale * elu(x, alpha)
 
 
+@compiled_whole()
 def leaky_relu(x: Any, negative_slope: float = 1e-2) -> Any:
     """``x`` if ``x >= 0`` else ``negative_slope * x``.
 
@@ -167,6 +176,7 @@ def leaky_relu(x: Any, negative_slope: float = 1e-2) -> Any:
     return tnp.where(x >= 0, x, negative_slope * x)
 
 
+@compiled_whole()
 def hard_tanh(x: Any) -> Any:
     """``clip(x, -1, 1)``.
 
@@ -177,6 +187,7 @@ def hard_tanh(x: Any) -> Any:
     return tnp.clip(x, -1, 1)
 
 
+@compiled_whole()
 def hard_sigmoid(x: Any) -> Any:
     """``relu6(x + 3) / 6``.
 
@@ -187,6 +198,7 @@ def hard_sigmoid(x: Any) -> Any:
     return relu6(_inexact(x) + 3.0) / 6.0
 
 
+@compiled_whole()
 def hard_swish(x: Any) -> Any:
     """``x * hard_sigmoid(x)``.
 
@@ -198,6 +210,7 @@ def hard_swish(x: Any) -> Any:
     return x * hard_sigmoid(x)
 
 
+@compiled_whole(static_argnames=("axis",))
 def glu(x: Any, axis: int = -1) -> Any:
     """Gated linear unit: split ``x`` in two halves along ``axis``, ``a * sigmoid(b)``.
 
@@ -280,6 +293,7 @@ def _softmax_with_rule_jvp(axes: tuple, primals: tuple, tangents: tuple) -> tupl
     return y, y * (x_dot - tnp.sum(inner, axis=axes, keepdims=True))
 
 
+@compiled_whole(static_argnames=("axis",))
 def log_softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
     """``x - logsumexp(x, axis)``, computed stably.
 
@@ -359,6 +373,7 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = dtypes.float32, axis: int 
     return tnp.equal(expanded, classes).astype(dtype)
 
 
+@compiled_whole(static_argnames=("axis",))
 def standardize(x: Any, axis: Any = -1, mean: Any = None, variance: Any = None, epsilon: float = 1e-5,
                 where: Any = None) -> Any:
     """``(x - mean) / sqrt(variance + epsilon)`` over ``axis`` (layer normalization without scale/offset).

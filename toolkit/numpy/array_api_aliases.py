@@ -16,6 +16,7 @@ import ml_dtypes
 import numpy as np
 
 from toolkit.core import dtypes
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.numpy import setops, shapes, ufuncs
 from toolkit.numpy._core import asarray, check_arraylike, convert, is_array, promote_and_broadcast
@@ -78,6 +79,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
     return lax_elementwise.convert_element_type(x, target, weak_type=False)
 
 
+@compiled_whole()
 def bitwise_count(x: Any, /) -> Any:
     """The number of 1 bits in ``|x|`` as ``uint8`` (numpy's and JAX's ``bitwise_count``); integers and bools."""
     x = _operand("bitwise_count", x)

@@ -19,6 +19,7 @@ import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.core.tracing import ConcretizationTypeError, Tracer
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import sorting as lax_sorting
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import creation, index_tricks, nonzero_indices, reductions, scatter, shapes, sorting, ufuncs
@@ -172,6 +173,7 @@ def put(a: Any, ind: Any, v: Any, mode: str | None = None, *, inplace: bool = Tr
     return scatter.at_property(arr)[index_tricks.unravel_index(ind, arr.shape)].set(v, mode=scatter_mode)
 
 
+@compiled_whole(static_argnames=("axis", "inplace", "mode"))
 def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None, inplace: bool = True, *,
                    mode: str | None = None) -> Any:
     """``arr`` with ``values`` written at ``indices`` along ``axis`` (the inverse of
@@ -274,6 +276,7 @@ def choose(a: Any, choices: Any, out: None = None, mode: str = "raise") -> Any:
     return shapes.stack(choices)[(a,) + tuple(index_tricks.indices(a.shape, sparse=True))]
 
 
+@compiled_whole(static_argnames=("new_shape",))
 def resize(a: Any, new_shape: Any) -> Any:
     """``a`` (flattened) repeated or cut to fill ``new_shape``, as ``jnp.resize``."""
     check_arraylike("resize", a)
@@ -361,6 +364,7 @@ def _negated_for_bottom(arr: Any) -> Any:
     return ufuncs.negative(arr)
 
 
+@compiled_whole(static_argnames=("kth", "axis"))
 def partition(a: Any, kth: int, axis: int = -1) -> Any:
     """``a`` rearranged along ``axis`` so that position ``kth`` holds the value it would have when sorted,
     smaller values before it and larger after (each side in ``top_k``'s order), as ``jnp.partition``."""
@@ -371,6 +375,7 @@ def partition(a: Any, kth: int, axis: int = -1) -> Any:
     return shapes.swapaxes(shapes.concatenate([bottom, top], axis=-1), -1, axis)
 
 
+@compiled_whole(static_argnames=("kth", "axis"))
 def argpartition(a: Any, kth: int, axis: int = -1) -> Any:
     """The indices that ``partition(a, kth, axis)`` would take along ``axis``, as ``jnp.argpartition``."""
     check_arraylike("partition", a)  # JAX's name for argpartition's check

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from toolkit.core import dtypes
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.numpy import reductions, shapes, ufuncs
 from toolkit.numpy._core import asarray, check_arraylike, convert, is_array
 
@@ -31,6 +32,7 @@ def _bits(bitorder: str) -> np.ndarray:
     return bits[::-1].copy() if bitorder == "big" else bits
 
 
+@compiled_whole(static_argnames=("axis", "bitorder"))
 def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Any:
     """The nonzero-ness of ``a``'s elements packed 8 to a ``uint8`` along ``axis`` (``None``: flattened;
     a last partial byte is padded with zeros), as ``jnp.packbits``; ``a`` must be integer or bool."""
@@ -49,6 +51,7 @@ def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Any:
     return shapes.swapaxes(packed, axis, -1)
 
 
+@compiled_whole(static_argnames=("axis", "count", "bitorder"))
 def unpackbits(a: Any, axis: int | None = None, count: int | None = None, bitorder: str = "big") -> Any:
     """Each ``uint8`` of ``a`` as 8 bits (``uint8`` 0/1) along ``axis`` (``None``: flattened), as
     ``jnp.unpackbits``; ``count`` keeps that many bits (more pads with zeros). Other dtypes are a

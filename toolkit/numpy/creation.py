@@ -9,6 +9,7 @@ import numpy as np
 
 from toolkit.core import dtypes, shape_poly, sharding_types
 from toolkit.core.avals import canonicalize_shape
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import ufuncs
@@ -242,18 +243,21 @@ def _triangle(m: Any, k: int, lower: bool) -> Any:
     return lax_elementwise.select(keep, m, broadcast_to(np.zeros((), m.dtype), m.shape))
 
 
+@compiled_whole(static_argnames=("k",))
 def tril(m: Any, k: int = 0) -> Any:
     """``m`` with the elements above diagonal ``k`` (of the last two axes) zeroed."""
     check_arraylike("tril", m)
     return _triangle(m, k, True)
 
 
+@compiled_whole(static_argnames=("k",))
 def triu(m: Any, k: int = 0) -> Any:
     """``m`` with the elements below diagonal ``k`` (of the last two axes) zeroed."""
     check_arraylike("triu", m)
     return _triangle(m, k, False)
 
 
+@compiled_whole(static_argnames=("N", "increasing"))
 def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
     """Vandermonde matrix of the 1-D ``x``: columns ``x**(N-1), ..., x**0`` (reversed if ``increasing``)."""
     check_arraylike("vander", x)

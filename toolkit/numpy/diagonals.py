@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from toolkit.core import dtypes, shape_poly
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import reductions, ufuncs
@@ -17,6 +18,7 @@ from toolkit.numpy.indexing import getitem
 from toolkit.numpy.shapes import moveaxis
 
 
+@compiled_whole(static_argnames=("offset", "axis1", "axis2"))
 def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     """The ``offset`` diagonal of the ``axis1``/``axis2`` planes, as the last axis (numpy's layout)."""
     check_arraylike("diagonal", a)
@@ -61,6 +63,8 @@ def diag(v: Any, k: int = 0) -> Any:
     return lax_elementwise.select(on_diagonal, values, broadcast_to(np.zeros((), v.dtype), (n, n)))
 
 
+# offset static too (JAX traces it): toolkit takes the diagonal by slicing, which needs its value.
+@compiled_whole(static_argnames=("offset", "axis1", "axis2", "dtype"))
 def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Any:
     """Sum along a diagonal (see ``diagonal``)."""
     check_arraylike("trace", a)

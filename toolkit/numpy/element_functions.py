@@ -19,6 +19,7 @@ import ml_dtypes
 import numpy as np
 
 from toolkit.core import dtypes
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.numpy import sorting, ufuncs
 from toolkit.numpy._core import (
@@ -42,6 +43,7 @@ def _inexact_operand(name: str, x: Any) -> Any:
     return x
 
 
+@compiled_whole(static_argnames=("deg",))
 def angle(z: Any, deg: bool = False) -> Any:
     """The counterclockwise angle of each complex ``z`` from the positive real axis (radians, or degrees
     with ``deg``), as ``jnp.angle``: a float result (the default float type for integer inputs)."""
@@ -58,6 +60,7 @@ def angle(z: Any, deg: bool = False) -> Any:
 _INT_OF_BITS = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}
 
 
+@compiled_whole()
 def frexp(x: Any, /) -> tuple[Any, Any]:
     """``(mantissa, exponent)`` with ``x == mantissa * 2**exponent`` and ``0.5 <= |mantissa| < 1``
     (``exponent`` int32), as ``jnp.frexp``; zeros, infinities and NaNs give themselves and exponent 0.
@@ -85,6 +88,7 @@ def frexp(x: Any, /) -> tuple[Any, Any]:
     return ufuncs.where(special, x, mantissa), convert(exponent, np.int32)
 
 
+@compiled_whole()
 def ldexp(x1: Any, x2: Any, /) -> Any:
     """``x1 * 2**x2`` elementwise (``x2`` integer), as ``jnp.ldexp``; a complex ``x1`` or a non-integer
     ``x2`` is a ``ValueError``."""
@@ -156,6 +160,7 @@ def _chebyshev(y: Any, coefficients: Sequence[float]) -> Any:
     return ufuncs.multiply(np.asarray(0.5, dt), ufuncs.subtract(b0, b2))
 
 
+@compiled_whole()
 def i0(x: Any) -> Any:
     """The modified Bessel function of the first kind of order 0, elementwise, as ``jnp.i0``
     (``exp(|x|) * i0e(|x|)`` by Cephes' Chebyshev series); complex input is a ``ValueError``."""
@@ -195,16 +200,19 @@ def isneginf(x: Any, /, out: Any = None) -> Any:
     return _isposneginf("isneginf", -np.inf, x, out)
 
 
+@compiled_whole()
 def iscomplex(x: Any) -> Any:
     """True where ``x`` has a nonzero imaginary part, as ``jnp.iscomplex``."""
     return ufuncs.not_equal(ufuncs.imag(x), 0)
 
 
+@compiled_whole()
 def isreal(x: Any) -> Any:
     """True where ``x``'s imaginary part is zero, as ``jnp.isreal``."""
     return ufuncs.equal(ufuncs.imag(x), 0)
 
 
+@compiled_whole()
 def sort_complex(a: Any) -> Any:
     """``a`` sorted along its last axis (real part first, then imaginary) as a complex array, as
     ``jnp.sort_complex``."""

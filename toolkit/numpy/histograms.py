@@ -19,6 +19,7 @@ import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.core.tracing import ConcretizationTypeError, Tracer
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.numpy import (
     creation, diagonals, index_tricks, reductions, scatter, shapes, signal, sorting, statistics, tensor_contractions,
     ufuncs,
@@ -137,6 +138,7 @@ def histogram2d(x: Any, y: Any, bins: Any = 10, range: Any = None, weights: Any 
     return hist, edges[0], edges[1]
 
 
+@compiled_whole(static_argnames=("rowvar", "bias", "ddof", "dtype"))
 def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: int | None = None,
         fweights: Any = None, aweights: Any = None, dtype: Any = None) -> Any:
     """The covariance matrix of the variables in ``m``'s rows (columns unless ``rowvar``), with ``y``'s
@@ -206,6 +208,7 @@ def cov(m: Any, y: Any = None, rowvar: bool = True, bias: bool = False, ddof: in
     return shapes.squeeze(ufuncs.true_divide(tensor_contractions.dot(X, ufuncs.conj(X_T)), f))
 
 
+@compiled_whole(static_argnames=("rowvar", "dtype"))
 def corrcoef(x: Any, y: Any = None, rowvar: bool = True, dtype: Any = None) -> Any:
     """The Pearson correlation coefficients (``cov`` normalized by the standard deviations, clipped to
     [-1, 1]), as ``jnp.corrcoef``."""

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from toolkit.core import dtypes
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import decompositions as lax_linalg
 from toolkit.numpy import creation, diagonals, reductions, shapes, sorting, ufuncs
 from toolkit.numpy.einsum import einsum as _einsum
@@ -95,6 +96,7 @@ def _diag(x: Any) -> Any:
 # --- decompositions ---------------------------------------------------------------
 
 
+@compiled_whole(static_argnames=("upper", "symmetrize_input"))
 def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> Any:
     """The Cholesky factor of Hermitian positive-definite ``a`` (``[..., n, n]``): lower ``L`` with
     ``a = L @ L^H``, or its conjugate transpose with ``upper``. Not positive definite: NaNs."""
@@ -105,6 +107,7 @@ def cholesky(a: Any, *, upper: bool = False, symmetrize_input: bool = True) -> A
     return ufuncs.conj(shapes.matrix_transpose(L)) if upper else L
 
 
+@compiled_whole(static_argnames=("full_matrices", "compute_uv", "hermitian", "subset_by_index"))
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False,
         subset_by_index: tuple[int, int] | None = None) -> Any:
     """Singular value decomposition of ``[..., m, n]`` matrices: :class:`SVDResult` ``(U, S, Vh)``, or the
@@ -146,6 +149,7 @@ def eig(a: Any) -> EigResult:
     return EigResult(w, v)
 
 
+@compiled_whole()
 def eigvals(a: Any) -> Any:
     """The (complex) eigenvalues of general square matrices."""
     check_arraylike("jnp.linalg.eigvals", a)
@@ -162,6 +166,7 @@ def _lower(UPLO: str | None) -> bool:
     raise ValueError(f"UPLO must be one of None, 'L', or 'U', got {UPLO}")
 
 
+@compiled_whole(static_argnames=("UPLO", "symmetrize_input"))
 def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> EighResult:
     """Eigenvalues (real, ascending) and eigenvectors of Hermitian matrices: :class:`EighResult`.
 
@@ -175,12 +180,14 @@ def eigh(a: Any, UPLO: str | None = None, symmetrize_input: bool = True) -> Eigh
     return EighResult(w, v)
 
 
+@compiled_whole(static_argnames=("UPLO", "symmetrize_input"))
 def eigvalsh(a: Any, UPLO: str | None = "L", *, symmetrize_input: bool = True) -> Any:
     """The real, ascending eigenvalues of Hermitian matrices."""
     check_arraylike("jnp.linalg.eigvalsh", a)
     return eigh(a, UPLO, symmetrize_input=symmetrize_input).eigenvalues
 
 
+@compiled_whole(static_argnames=("mode",))
 def qr(a: Any, mode: str = "reduced") -> Any:
     """QR decomposition: :class:`QRResult` ``(Q, R)`` for modes ``'reduced'``/``'full'`` (``Q`` is ``m x k``),
     ``'complete'`` (``m x m``); ``R`` alone for ``'r'``; LAPACK's ``(a^T, taus)`` for ``'raw'``."""
@@ -250,6 +257,7 @@ def lu_solve(lu: Any, permutation: Any, b: Any, trans: int = 0) -> Any:
     return x[..., 0] if vector else x
 
 
+@compiled_whole()
 def solve(a: Any, b: Any) -> Any:
     """Solve ``a @ x = b`` for square ``a`` (``[..., m, m]``) through its LU factorization.
 
@@ -281,6 +289,7 @@ def solve(a: Any, b: Any) -> Any:
     return x[..., 0] if vector else x
 
 
+@compiled_whole()
 def inv(a: Any) -> Any:
     """The inverse of square matrices ``[..., n, n]`` (``solve(a, I)``)."""
     check_arraylike("jnp.linalg.inv", a)
@@ -324,6 +333,7 @@ def _slogdet_small(a: Any) -> tuple[Any, Any]:
     return ufuncs.sign(det_), ufuncs.real(ufuncs.log(ufuncs.abs(det_)))
 
 
+@compiled_whole(static_argnames=("method",))
 def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
     """Sign and log of the absolute determinant (:class:`SlogdetResult`) of square matrices, via LU
     (``method=None``/``'lu'``; closed form for 1x1 and 2x2) or QR (``'qr'``, real only)."""
@@ -348,6 +358,7 @@ def slogdet(a: Any, *, method: str | None = None) -> SlogdetResult:
     raise ValueError(f"Unknown slogdet method '{method}'. Supported methods are 'lu' (`None`), and 'qr'.")
 
 
+@compiled_whole()
 def det(a: Any) -> Any:
     """The determinant of square matrices ``[..., n, n]`` (closed form for 2x2/3x3, LU otherwise)."""
     check_arraylike("jnp.linalg.det", a)
@@ -438,6 +449,7 @@ def dec_real(dtype: Any) -> np.dtype:
     return lax_linalg.real_dtype(dtype)
 
 
+@compiled_whole(static_argnames=("n",))
 def matrix_power(a: Any, n: int) -> Any:
     """``a`` (``[..., m, m]``) to the integer power ``n`` by repeated squaring (``inv`` first for ``n < 0``)."""
     check_arraylike("jnp.linalg.matrix_power", a)
@@ -470,6 +482,7 @@ def matrix_power(a: Any, n: int) -> Any:
     return result
 
 
+@compiled_whole(static_argnames=("hermitian",))
 def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any = None) -> Any:
     """The rank of ``[..., m, n]`` matrices: singular values above ``rtol`` times the largest (default
     ``max(m, n) * eps``); ``tol`` is an old name of ``rtol``."""
@@ -490,6 +503,7 @@ def matrix_rank(M: Any, rtol: Any = None, *, hermitian: bool = False, tol: Any =
     return reductions.sum(S > rtol, axis=-1)
 
 
+@compiled_whole(static_argnames=("p",))
 def cond(x: Any, p: Any = None) -> Any:
     """The condition number ``norm(x, p) * norm(inv(x), p)`` (for ``p`` None/2/-2: a ratio of singular values)."""
     check_arraylike("cond", x)
@@ -576,6 +590,7 @@ def vector_norm(x: Any, /, *, axis: int | tuple[int, ...] | None = None, keepdim
     return ufuncs.power(out, np.asarray(1.0 / ord_arr, abs_x.dtype))
 
 
+@compiled_whole(static_argnames=("ord", "axis", "keepdims"))
 def norm(x: Any, ord: int | str | None = None, axis: None | tuple[int, ...] | int = None,
          keepdims: bool = False) -> Any:
     """A vector norm (one axis) or a matrix norm (two axes): NumPy's ``ord`` values ('fro', 'nuc', +-1,

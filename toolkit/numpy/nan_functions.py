@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from toolkit.core import dtypes
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.numpy._core import asarray, broadcast_to, canonical_axes, check_arraylike
 from toolkit.numpy import reductions, ufuncs
@@ -36,6 +37,7 @@ def _no_out(name: str, out: Any) -> None:
 
 def _nan_fold(name: str, reduce: Any, identity: int, combine: Any, doc: str):
     """``nansum``/``nanprod``: NaNs (and masked-out elements) count as the fold's identity."""
+    @compiled_whole(static_argnames=("axis", "dtype", "keepdims"))
     def fn(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
            initial: Any = None, where: Any = None) -> Any:
         _no_out(name, out)
@@ -54,6 +56,7 @@ nanprod = _nan_fold("nanprod", reductions.prod, 1, ufuncs.multiply, "Product tre
 
 
 def _nan_minmax(name: str, reduce: Any, fill: float, combine: Any):
+    @compiled_whole(static_argnames=("axis", "keepdims"))
     def fn(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, initial: Any = None,
            where: Any = None) -> Any:
         _no_out(name, out)
@@ -88,6 +91,7 @@ def _count(a: Any, axis: Any, keepdims: bool, where: Any) -> Any:
     return reductions.sum(present, axis, keepdims=keepdims)
 
 
+@compiled_whole(static_argnames=("axis", "dtype", "keepdims"))
 def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
             where: Any = None) -> Any:
     """Mean of the non-NaN elements (NaN for an all-NaN slice)."""
@@ -103,6 +107,7 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepd
     return ufuncs.true_divide(total, lax_elementwise.convert_element_type(count, total.dtype))
 
 
+@compiled_whole(static_argnames=("axis", "dtype", "keepdims"))
 def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0, keepdims: bool = False,
            where: Any = None, mean: Any = None) -> Any:
     """Variance of the non-NaN elements (NaN where fewer than ``ddof + 1`` remain)."""
@@ -127,6 +132,7 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
                         result)
 
 
+@compiled_whole(static_argnames=("axis", "dtype", "keepdims"))
 def nanstd(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int = 0, keepdims: bool = False,
            where: Any = None, mean: Any = None) -> Any:
     """Standard deviation of the non-NaN elements."""
@@ -157,6 +163,7 @@ nanargmin = _nan_arg("nanargmin", reductions.argmin, np.inf)
 
 
 def _nan_cumulative(name: str, cumulative: Any, fill: int):
+    @compiled_whole(static_argnames=("axis", "dtype"))
     def fn(a: Any, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
         _no_out(name, out)
         check_arraylike(name, a)  # a list is JAX's TypeError

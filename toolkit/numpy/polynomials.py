@@ -17,6 +17,7 @@ import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.core.tracing import ConcretizationTypeError, Tracer
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.numpy import creation, diagonals, linalg, reductions, scatter, shapes, signal, sorting, tensor_contractions, ufuncs
 from toolkit.numpy._core import asarray, check_arraylike, convert, is_array, promote_inexact, result_dtype
 from toolkit.numpy.array_editing import trim_zeros
@@ -49,6 +50,7 @@ def _complex_dtype(dtype: np.dtype) -> np.dtype:
     return dtypes.canonicalize_dtype(np.complex128 if dtype == np.float64 else np.complex64)
 
 
+@compiled_whole()
 def poly(seq_of_zeros: Any) -> Any:
     """The coefficients of the monic polynomial with the given roots (or a square matrix's characteristic
     polynomial), as ``jnp.poly``."""
@@ -67,6 +69,7 @@ def poly(seq_of_zeros: Any) -> Any:
     return a
 
 
+@compiled_whole(static_argnames=("unroll",))
 def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
     """``p`` evaluated at ``x`` by Horner's rule (``p``'s trailing axes broadcast with ``x``), as
     ``jnp.polyval``; ``unroll`` is accepted for JAX's signature (the loop is unrolled at trace time)."""
@@ -80,6 +83,7 @@ def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
     return y
 
 
+@compiled_whole()
 def polyadd(a1: Any, a2: Any) -> Any:
     """The sum of two polynomials (the shorter padded at the front), as ``jnp.polyadd``."""
     a1, a2 = _promoted("polyadd", a1, a2)
@@ -88,6 +92,7 @@ def polyadd(a1: Any, a2: Any) -> Any:
     return scatter.at_property(a2)[a2.shape[0] - a1.shape[0]:].add(a1)
 
 
+@compiled_whole()
 def polysub(a1: Any, a2: Any) -> Any:
     """The difference of two polynomials, as ``jnp.polysub``."""
     a1, a2 = _promoted("polysub", a1, a2)
@@ -128,6 +133,7 @@ def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Any, A
     return q, u
 
 
+@compiled_whole(static_argnames=("m",))
 def polyder(p: Any, m: int = 1) -> Any:
     """The ``m``-th derivative of ``p``, as ``jnp.polyder``; a negative ``m`` is a ``ValueError``."""
     (p,) = _inexact("polyder", p)
@@ -141,6 +147,7 @@ def polyder(p: Any, m: int = 1) -> Any:
     return ufuncs.multiply(p[:n - m], asarray(coeff.astype(p.dtype)))
 
 
+@compiled_whole(static_argnames=("m",))
 def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
     """The ``m``-th antiderivative of ``p`` with integration constants ``k`` (a scalar or ``m`` values),
     as ``jnp.polyint``."""
@@ -160,6 +167,7 @@ def polyint(p: Any, m: int = 1, k: Any = None) -> Any:
     return ufuncs.true_divide(shapes.concatenate([p, k]), asarray(coeff.astype(p.dtype)))
 
 
+@compiled_whole(static_argnames=("deg", "rcond", "full", "cov"))
 def polyfit(x: Any, y: Any, deg: int, rcond: float | None = None, full: bool = False, w: Any = None,
             cov: bool | str = False) -> Any:
     """The least-squares polynomial of degree ``deg`` through ``(x, y)`` (``y`` 1-D or one column per

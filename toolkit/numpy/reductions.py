@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from toolkit.core import dtypes
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import reductions as lax_reductions
 from toolkit.lax import structural as lax_structural
@@ -307,6 +308,7 @@ argmin = _arg_reduction(lax_reductions.argmin, "argmin")
 
 # --- counting and closeness -----------------------------------------------------------------------
 
+@compiled_whole(static_argnames=("axis", "keepdims"))
 def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     """Number of non-zero elements (default integer dtype)."""
     check_arraylike("count_nonzero", a)
@@ -315,6 +317,7 @@ def count_nonzero(a: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return sum(nonzero, axis=axis, dtype=dtypes.default_int_dtype(), keepdims=keepdims)
 
 
+@compiled_whole(static_argnames=("equal_nan",))
 def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Any:
     """Whether ``isclose`` holds everywhere (a bool array of shape ())."""
     check_arraylike("allclose", a, b)
@@ -335,6 +338,7 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
 # --- cumulative -----------------------------------------------------------------------------------
 
 def _cumulative(name: str):
+    @compiled_whole(static_argnames=("axis", "dtype"))
     def fn(a: Any, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
         _no_out(name, out)
         check_arraylike(name, a)

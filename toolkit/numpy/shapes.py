@@ -21,6 +21,7 @@ import numpy as np
 
 from toolkit.core import dtypes, shape_poly
 from toolkit.core.avals import shape_size
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import ufuncs
@@ -141,6 +142,7 @@ def matrix_transpose(x: Any, /) -> Any:
     return lax_structural.transpose(x, list(range(x.ndim - 2)) + [x.ndim - 1, x.ndim - 2])
 
 
+@compiled_whole(static_argnames=("axis", "start"))
 def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
     """``axis`` moved to just before position ``start`` (numpy's older ``moveaxis``)."""
     check_arraylike("rollaxis", a)
@@ -195,18 +197,21 @@ def _at_least(name: str, arys: tuple[Any, ...], ndim: int) -> Any:
     return out[0] if len(out) == 1 else out
 
 
+@compiled_whole()
 def atleast_1d(*arys: Any) -> Any:
     """Each argument as an array of rank at least 1 (a scalar becomes shape ``(1,)``), as ``jnp.atleast_1d``:
     one argument gives an array, several a list."""
     return _at_least("atleast_1d", arys, 1)
 
 
+@compiled_whole()
 def atleast_2d(*arys: Any) -> Any:
     """Each argument as an array of rank at least 2 (new axes in front), as ``jnp.atleast_2d``: one argument
     gives an array, several a list."""
     return _at_least("atleast_2d", arys, 2)
 
 
+@compiled_whole()
 def atleast_3d(*arys: Any) -> Any:
     """Arrays viewed with at least three dimensions: ``(N,)`` becomes ``(1, N, 1)``, ``(M, N)`` ``(M, N, 1)``."""
     check_arraylike("atleast_3d", *arys)
@@ -309,6 +314,7 @@ def column_stack(tup: Sequence[Any]) -> Any:
     return concatenate(cols, 1)
 
 
+@compiled_whole(static_argnames=("axis",))
 def append(arr: Any, values: Any, axis: int | None = None) -> Any:
     """``arr`` with ``values`` appended (flattened when ``axis`` is None)."""
     if axis is None:
@@ -343,6 +349,7 @@ def _max_ndim(arrays: Any) -> int:
     return np.ndim(arrays) if not is_array(arrays) else arrays.ndim
 
 
+@compiled_whole()
 def block(arrays: Any) -> Any:
     """An array assembled from nested lists of blocks (innermost lists concatenate along the last axis)."""
     depth = _block_depth(arrays)
@@ -575,6 +582,7 @@ def flipud(m: Any) -> Any:
     return flip(m, 0)
 
 
+@compiled_whole(static_argnames=("k", "axes"))
 def rot90(m: Any, k: int = 1, axes: tuple[int, int] = (0, 1)) -> Any:
     """Rotate by 90 degrees ``k`` times in the plane of ``axes`` (from the first towards the second)."""
     check_arraylike("rot90", m)

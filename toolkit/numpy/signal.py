@@ -14,12 +14,14 @@ from typing import Any, Sequence
 import numpy as np
 
 from toolkit.core import dtypes
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import convolution as lax_convolution
 from toolkit.numpy._core import asarray, canonical_axis, check_arraylike, convert, promote_inexact, result_dtype
 from toolkit.numpy import reductions, shapes, sorting, ufuncs
 from toolkit.numpy.indexing import getitem
 
 
+@compiled_whole(static_argnames=("n", "axis"))
 def diff(a: Any, n: int = 1, axis: int = -1) -> Any:
     """``n``-th discrete difference along ``axis``: ``a[1:] - a[:-1]`` repeated ``n`` times."""
     check_arraylike("diff", a)
@@ -70,12 +72,14 @@ def _conv(x: Any, y: Any, mode: str, op: str, precision: Any, preferred_element_
     return shapes.flip(out) if reverse else out
 
 
+@compiled_whole(static_argnames=("mode", "precision", "preferred_element_type"))
 def convolve(a: Any, v: Any, mode: str = "full", *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Discrete linear convolution of two 1-D arrays."""
     check_arraylike("convolve", a, v)
     return _conv(a, v, mode, "convolve", precision, preferred_element_type)
 
 
+@compiled_whole(static_argnames=("mode", "precision", "preferred_element_type"))
 def correlate(a: Any, v: Any, mode: str = "valid", *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Cross-correlation of two 1-D arrays (``v`` conjugated)."""
     check_arraylike("correlate", a, v)
@@ -121,6 +125,7 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period
     return f
 
 
+@compiled_whole()
 def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     """Differences of consecutive elements of the flattened array, with optional prefix/suffix values."""
     check_arraylike("ediff1d", ary)
@@ -138,6 +143,7 @@ def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
     return shapes.concatenate(parts) if len(parts) > 1 else out
 
 
+@compiled_whole(static_argnames=("axis",))
 def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
     """Integral of ``y`` along ``axis`` by the trapezoidal rule (sample points ``x`` or spacing ``dx``)."""
     check_arraylike("trapezoid", y, *(() if x is None else (x,)))
@@ -163,6 +169,7 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
     return reductions.sum(ufuncs.multiply(dx_, mid), -1)
 
 
+@compiled_whole(static_argnames=("axis",))
 def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi) -> Any:
     """Phases ``p`` with jumps larger than ``discont`` (default ``period / 2``) along ``axis`` removed."""
     check_arraylike("unwrap", p)
@@ -211,6 +218,7 @@ def _gradient_along_axis(a: Any, h: Any, axis: int) -> Any:
     return shapes.concatenate([upper, inner, lower], axis=axis)
 
 
+@compiled_whole(static_argnames=("axis", "edge_order"))
 def gradient(f: Any, *varargs: Any, axis: int | Sequence[int] | None = None, edge_order: int | None = None) -> Any:
     """The gradient of the sampled ``f`` (central differences inside, one-sided at the edges) along each of
     ``axis`` (all by default), with unit, scalar or per-sample spacings ``varargs``, as ``jnp.gradient``: one

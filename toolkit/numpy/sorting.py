@@ -12,6 +12,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from toolkit.core import dtypes
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import sorting as lax_sorting
 from toolkit.lax import structural as lax_structural
@@ -21,6 +22,7 @@ from toolkit.numpy.shapes import _flatten_if_none
 from toolkit.numpy.take import take
 
 
+@compiled_whole(static_argnames=("axis", "kind", "order", "stable", "descending"))
 def sort(a: Any, axis: int | None = -1, *, kind: str | None = None, order: Any = None, stable: bool = True,
          descending: bool = False) -> Any:
     """A sorted copy of ``a`` along ``axis`` (``None``: flattened); NaNs sort last.
@@ -39,6 +41,7 @@ def sort(a: Any, axis: int | None = -1, *, kind: str | None = None, order: Any =
     return lax_structural.rev(out, (axis,)) if descending else out
 
 
+@compiled_whole(static_argnames=("axis", "kind", "order", "stable", "descending"))
 def argsort(a: Any, axis: int | None = -1, *, kind: str | None = None, order: Any = None, stable: bool = True,
             descending: bool = False) -> Any:
     """int32 indices that sort ``a`` along ``axis``; ties keep input order (also when ``descending``).
@@ -61,6 +64,7 @@ def argsort(a: Any, axis: int | None = -1, *, kind: str | None = None, order: An
     return lax_elementwise.sub(broadcast_to(np.asarray(n - 1, np.int32), idx.shape), idx)
 
 
+@compiled_whole(static_argnames=("axis",))
 def lexsort(keys: Sequence[Any], axis: int = -1) -> Any:
     """Indices sorting by several keys, the *last* key primary (numpy's convention); stable.
 
@@ -85,6 +89,7 @@ def lexsort(keys: Sequence[Any], axis: int = -1) -> Any:
     return outs[-1]
 
 
+@compiled_whole(static_argnames=("side",))
 def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
     """Insertion points of ``v`` into the sorted 1-D ``a`` (NaNs count as largest, as in numpy's sort).
 

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from toolkit.core import dtypes, tracing
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import sorting as lax_sorting
 from toolkit.lax import structural as lax_structural
@@ -106,6 +107,7 @@ def _check_args(name: str, a: Any, q: Any, out: Any, overwrite_input: bool, weig
         raise NotImplementedError(f"{name}: weights (method 'inverted_cdf') are not supported")
 
 
+@compiled_whole(static_argnames=("axis", "overwrite_input", "keepdims", "method"))
 def quantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
              method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
     """The ``q``-th quantiles (``q`` in [0, 1], scalar or 1-D; its dimension comes first) over ``axis``.
@@ -114,6 +116,7 @@ def quantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input
     return _quantile(a, q, axis, method, keepdims, False, "quantile")
 
 
+@compiled_whole(static_argnames=("axis", "overwrite_input", "keepdims", "method"))
 def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
                 method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
     """``quantile`` ignoring NaNs (NaN for an all-NaN slice)."""
@@ -128,6 +131,7 @@ def _percent(q: Any) -> Any:
     return ufuncs.true_divide(q, 100)
 
 
+@compiled_whole(static_argnames=("axis", "overwrite_input", "keepdims", "method"))
 def percentile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
                method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
     """``quantile`` with ``q`` in percent."""
@@ -135,6 +139,7 @@ def percentile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_inp
     return _quantile(a, _percent(q), axis, method, keepdims, False, "percentile")
 
 
+@compiled_whole(static_argnames=("axis", "overwrite_input", "keepdims", "method"))
 def nanpercentile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
                   method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
     """``nanquantile`` with ``q`` in percent."""
@@ -142,12 +147,14 @@ def nanpercentile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_
     return _quantile(a, _percent(q), axis, method, keepdims, True, "nanpercentile")
 
 
+@compiled_whole(static_argnames=("axis", "overwrite_input", "keepdims"))
 def median(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False, keepdims: bool = False) -> Any:
     """The median over ``axis`` (midpoint of the two middle values)."""
     check_arraylike("median", a)
     return quantile(a, 0.5, axis, out, overwrite_input, "midpoint", keepdims)
 
 
+@compiled_whole(static_argnames=("axis", "overwrite_input", "keepdims"))
 def nanmedian(a: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
               keepdims: bool = False) -> Any:
     """The median ignoring NaNs."""
@@ -231,6 +238,7 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | N
     return zeros.at[idx].add(weights, mode="drop")
 
 
+@compiled_whole(static_argnames=("right", "method"))
 def digitize(x: Any, bins: Any, right: bool = False, *, method: str | None = None) -> Any:
     """Index of the bin of each ``x`` in the monotonic 1-D ``bins`` (increasing or decreasing)."""
     check_arraylike("digitize", x, bins)

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from toolkit.core import dtypes, shape_poly
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import indexing as lax_indexing
 from toolkit.lax import structural as lax_structural
@@ -80,6 +81,7 @@ def _mode_name(mode: Any) -> str:
             lax_indexing.GatherScatterMode.PROMISE_IN_BOUNDS: "promise_in_bounds"}[mode]
 
 
+@compiled_whole(static_argnames=("axis", "mode", "fill_value"))
 def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None = None,
                     fill_value: Any = None) -> Any:
     """``arr`` indexed along ``axis`` by ``indices`` (same rank, other dimensions broadcast), e.g. with argsort.

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from toolkit.core import dtypes, sharding_types
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import linalg as lax_linalg
 from toolkit.lax import reductions as lax_reductions
 from toolkit.lax import structural as lax_structural
@@ -174,6 +175,7 @@ def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None, prefer
     return lax_reductions.reduce_sum(prod, (prod.ndim - 1,))
 
 
+@compiled_whole()
 def matvec(x1: Any, x2: Any, /) -> Any:
     """Batched matrix-vector product ``(..., n, k) x (..., k) -> (..., n)``."""
     check_arraylike("matvec", x1, x2)
@@ -184,6 +186,7 @@ def matvec(x1: Any, x2: Any, /) -> Any:
     return squeeze(out, -1)
 
 
+@compiled_whole()
 def vecmat(x1: Any, x2: Any, /) -> Any:
     """Batched vector-matrix product ``conj(x1) (..., k) x (..., k, n) -> (..., n)``."""
     check_arraylike("matvec", x1, x2)  # JAX's name for vecmat's check
@@ -194,6 +197,7 @@ def vecmat(x1: Any, x2: Any, /) -> Any:
     return squeeze(out, -2)
 
 
+@compiled_whole(static_argnames=("axisa", "axisb", "axisc", "axis"))
 def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None) -> Any:
     """Cross product of 2- or 3-vectors along ``axisa``/``axisb``, result vectors along ``axisc``."""
     check_arraylike("cross", a, b)
@@ -214,6 +218,7 @@ def cross(a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axi
     return moveaxis(c, 0, axisc)
 
 
+@compiled_whole()
 def kron(a: Any, b: Any) -> Any:
     """Kronecker product: blocks ``a[i, j] * b``."""
     check_arraylike("kron", a, b)

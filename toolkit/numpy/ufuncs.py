@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from toolkit.core import dtypes
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import control_flow as lax_control_flow
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import reductions as lax_reductions
@@ -53,6 +54,7 @@ def _dt(x: Any) -> np.dtype:
 
 
 def _unary(name: str, op: Any, *, float_only: bool = False):
+    @compiled_whole()
     def fn(x: Any) -> Any:
         if type(x) not in ARRAYLIKE_TYPES:
             check_arraylike(name, x)
@@ -135,6 +137,7 @@ def true_divide(x: Any, y: Any) -> Any:
 divide = true_divide
 
 
+@compiled_whole()
 def floor_divide(x: Any, y: Any) -> Any:
     """``x // y`` rounding towards minus infinity, as in numpy."""
     check_arraylike("floor_divide", x, y)
@@ -153,6 +156,7 @@ def floor_divide(x: Any, y: Any) -> Any:
     return lax_elementwise.floor(lax_elementwise.div(x, y))
 
 
+@compiled_whole()
 def remainder(x: Any, y: Any) -> Any:
     """``x % y`` with the sign of ``y``, as in numpy."""
     check_arraylike("remainder", x, y)
@@ -169,6 +173,7 @@ def remainder(x: Any, y: Any) -> Any:
 mod = remainder
 
 
+@compiled_whole()
 def fmod(x: Any, y: Any) -> Any:
     """The elementwise remainder of ``x / y`` with the sign of ``x`` (C's ``fmod``, as ``jnp.fmod``)."""
     check_arraylike("fmod", x, y)
@@ -221,6 +226,7 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     return lax_elementwise.select(condition, x, y)
 
 
+@compiled_whole()
 def clip(arr: Any = None, /, min: Any = None, max: Any = None) -> Any:  # noqa: A002 - JAX's names
     """``arr`` limited to ``[min, max]`` (either bound may be None), as ``jnp.clip`` (JAX 0.10's keywords)."""
     if arr is None:
@@ -294,6 +300,7 @@ def isnan(x: Any) -> Any:
     return lax_elementwise.ne(x, x) if dtypes.is_inexact(x.dtype) else asarray(np.zeros(x.shape, bool))
 
 
+@compiled_whole()
 def isinf(x: Any) -> Any:
     """Elementwise: whether ``x`` is +inf or -inf (as ``jnp.isinf``); always False for non-float types."""
     check_arraylike("isinf", x)
@@ -303,6 +310,7 @@ def isinf(x: Any) -> Any:
     return lax_elementwise.eq(lax_elementwise.abs(x), _full_like(x, np.asarray(np.inf, x.dtype)))
 
 
+@compiled_whole(static_argnames=("decimals",))
 def round(x: Any, decimals: int = 0) -> Any:
     """Round half to even, as numpy does."""
     check_arraylike("round", x)
@@ -379,6 +387,7 @@ def log10(x: Any, /) -> Any:
     return lax_elementwise.div(lax_elementwise.log(x), lax_elementwise.log(broadcast_to(np.asarray(10, x.dtype), x.shape)))
 
 
+@compiled_whole()
 def trunc(x: Any) -> Any:
     """Round towards zero (integers unchanged)."""
     check_arraylike("trunc", x)
@@ -388,6 +397,7 @@ def trunc(x: Any) -> Any:
     return where(lax_elementwise.lt(x, _const(x, 0)), lax_elementwise.ceil(x), lax_elementwise.floor(x))
 
 
+@compiled_whole()
 def rint(x: Any, /) -> Any:
     """Round half to even; integers and bools become the default float, as in JAX."""
     check_arraylike("rint", x)
@@ -414,6 +424,7 @@ def positive(x: Any, /) -> Any:
     return asarray(x)
 
 
+@compiled_whole()
 def signbit(x: Any, /) -> Any:
     """True where the sign bit is set (also for ``-0.0`` and negative NaNs)."""
     check_arraylike("signbit", x)
@@ -428,6 +439,7 @@ def signbit(x: Any, /) -> Any:
     return lax_elementwise.lt(bits, _const(bits, 0))
 
 
+@compiled_whole()
 def copysign(x1: Any, x2: Any, /) -> Any:
     """The magnitude of ``x1`` with the sign (bit) of ``x2``."""
     check_arraylike("copysign", x1, x2)
@@ -436,6 +448,7 @@ def copysign(x1: Any, x2: Any, /) -> Any:
     return where(signbit(x2), lax_elementwise.neg(lax_elementwise.abs(x1)), lax_elementwise.abs(x1))
 
 
+@compiled_whole()
 def hypot(x1: Any, x2: Any, /) -> Any:
     """``sqrt(x1**2 + x2**2)`` without intermediate overflow (infinite when either is)."""
     check_arraylike("hypot", x1, x2)
@@ -453,6 +466,7 @@ def hypot(x1: Any, x2: Any, /) -> Any:
     return where(inf, _const(out, np.inf), out)
 
 
+@compiled_whole()
 def fmax(x1: Any, x2: Any) -> Any:
     """Elementwise maximum ignoring NaNs (NaN only where both are)."""
     check_arraylike("greater", x1, x2)
@@ -460,6 +474,7 @@ def fmax(x1: Any, x2: Any) -> Any:
     return where(logical_or(greater(x1, x2), isnan(x2)), x1, x2)
 
 
+@compiled_whole()
 def fmin(x1: Any, x2: Any) -> Any:
     """Elementwise minimum ignoring NaNs (NaN only where both are)."""
     check_arraylike("less", x1, x2)
@@ -467,6 +482,7 @@ def fmin(x1: Any, x2: Any) -> Any:
     return where(logical_or(less(x1, x2), isnan(x2)), x1, x2)
 
 
+@compiled_whole()
 def heaviside(x1: Any, x2: Any, /) -> Any:
     """0 where ``x1 < 0``, 1 where ``x1 > 0``, ``x2`` where ``x1 == 0``."""
     check_arraylike("heaviside", x1, x2)
@@ -539,12 +555,14 @@ def _gcd(x1: Any, x2: Any) -> Any:
     return lax_control_flow.while_loop(cond, body, (abs(x1), abs(x2)))[0]
 
 
+@compiled_whole()
 def gcd(x1: Any, x2: Any) -> Any:
     """Greatest common divisor of integers (non-negative; ``gcd(0, 0) == 0``)."""
     check_arraylike("gcd", x1, x2)
     return _gcd(*_int_operands("gcd", x1, x2))
 
 
+@compiled_whole()
 def lcm(x1: Any, x2: Any) -> Any:
     """Least common multiple of integers (non-negative; 0 when either is 0)."""
     check_arraylike("lcm", x1, x2)
@@ -555,12 +573,14 @@ def lcm(x1: Any, x2: Any) -> Any:
         x1, lax_elementwise.div(x2, where(zero, _const(d, 1), d)))))
 
 
+@compiled_whole()
 def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:  # noqa: A001 - numpy's name
     """``(floor_divide(x1, x2), remainder(x1, x2))``."""
     check_arraylike("divmod", x1, x2)
     return floor_divide(x1, x2), remainder(x1, x2)
 
 
+@compiled_whole()
 def modf(x: Any, /, out: None = None) -> tuple[Any, Any]:
     """``(fractional part, integral part)``, both with the sign of ``x``."""
     check_arraylike("modf", x)
@@ -571,6 +591,7 @@ def modf(x: Any, /, out: None = None) -> tuple[Any, Any]:
     return lax_elementwise.sub(x, whole), whole
 
 
+@compiled_whole()
 def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None, neginf: Any = None) -> Any:
     """NaN replaced by ``nan``, infinities by ``posinf``/``neginf`` (default: the dtype's largest finite values)."""
     check_arraylike("nan_to_num", x)
@@ -590,6 +611,7 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None, ne
     return where(lax_elementwise.eq(out, _const(out, -np.inf)), asarray(neginf, x.dtype), out)
 
 
+@compiled_whole()
 def sinc(x: Any, /) -> Any:
     """``sin(pi x) / (pi x)``, 1 at 0."""
     check_arraylike("sinc", x)
@@ -646,6 +668,7 @@ def piecewise(x: Any, condlist: Any, funclist: list[Any | Callable[..., Any]], *
 
 # --- closeness ------------------------------------------------------------------------------------
 
+@compiled_whole(static_argnames=("equal_nan",))
 def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Any:
     """``|a - b| <= atol + rtol * |b|`` elementwise; infinities equal only themselves."""
     check_arraylike("isclose", a, b)

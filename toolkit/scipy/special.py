@@ -21,6 +21,7 @@ from toolkit import numpy as tnp
 from toolkit.ad.api import jvp
 from toolkit.ad.custom_derivatives import custom_jvp
 from toolkit.core import dtypes
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.nn.functions import log_softmax, logsumexp, softmax
 from toolkit.scipy._special_arguments import inexact, polyval
 from toolkit.scipy._special_error_functions import dawsn, erfcx, fresnel, wofz
@@ -70,6 +71,7 @@ def digamma(x: Any) -> Any:
     return lax.digamma(x)
 
 
+@compiled_whole()
 def gammasgn(x: Any) -> Any:
     """The sign of ``Gamma(x)``: NaN at non-positive integers and NaN, -1 where Gamma is negative (and at -0.0)."""
     (x,) = _inexact("gammasgn", x, real=True)
@@ -478,6 +480,7 @@ def i1(x: Any) -> Any:
     return lax.exp(lax.abs(x)) * lax.bessel_i1e(x)
 
 
+@compiled_whole(static_argnames=("v", "n_iter"))
 def bessel_jn(z: Any, *, v: int, n_iter: int = 50) -> Any:
     """Bessel functions of the first kind ``J_0(z) .. J_v(z)``, stacked on a new leading axis.
 

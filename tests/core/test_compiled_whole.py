@@ -1,0 +1,119 @@
+"""Library functions compiled whole when called eagerly (toolkit/core/compiled_whole.py), as JAX jits its own."""
+
+from __future__ import annotations
+
+import importlib
+
+import numpy as np
+import pytest
+
+import toolkit
+import toolkit.numpy as tnp
+from toolkit.core import compiled_whole as compiled_whole_module
+from toolkit.core.compiled_whole import compiled_whole, is_compiled_whole
+
+#: JAX's module -> toolkit's module of the same names.
+MODULES = {
+    "jax.numpy": "toolkit.numpy",
+    "jax.numpy.linalg": "toolkit.numpy.linalg",
+    "jax.nn": "toolkit.nn",
+    "jax.scipy.special": "toolkit.scipy.special",
+    "jax.lax": "toolkit.lax",
+}
+
+#: Functions JAX jits (without ``inline``) that toolkit does not compile whole, and why.
+NOT_COMPILED_WHOLE = {
+    ("jax.lax", "fft"): "one primitive (and a convert): nothing to gather",
+    ("jax.lax", "dynamic_index_in_dim"): "a slice and a reshape; lax's functions bind primitives directly",
+    ("jax.lax", "dynamic_update_index_in_dim"): "an update slice; lax's functions bind primitives directly",
+}
+
+#: Parameters toolkit makes static where JAX traces them, and why.
+EXTRA_STATIC = {
+    ("jax.numpy", "trace"): {"offset": "toolkit takes the diagonal by slicing, which needs the offset's value"},
+}
+
+
+def _jax_jitted() -> list[tuple[str, str, object]]:
+    pytest.importorskip("jax")
+    import jax.nn  # noqa: F401 - the modules whose names are read below
+    import jax.numpy.linalg  # noqa: F401
+    import jax.scipy.special  # noqa: F401
+
+    found = []
+    for jax_name in MODULES:
+        module = importlib.import_module(jax_name)
+        for name in sorted(dir(module)):
+            value = getattr(module, name)
+            if not name.startswith("_") and type(value).__name__ == "PjitFunction" and not value._jit_info.inline:
+                found.append((jax_name, name, value._jit_info))
+    return found
+
+
+def test_every_function_jax_jits_is_compiled_whole_with_jaxs_static_arguments():
+    import inspect
+
+    checked = 0
+    for jax_name, name, info in _jax_jitted():
+        function = getattr(importlib.import_module(MODULES[jax_name]), name)
+        if (jax_name, name) in NOT_COMPILED_WHOLE:
+            assert not is_compiled_whole(function), (jax_name, name)
+            continue
+        assert is_compiled_whole(function), f"{MODULES[jax_name]}.{name} is jitted in JAX but not compiled whole"
+        parameters = inspect.signature(function).parameters
+        expected = {n for n in info.static_argnames if n in parameters}  # JAX's, for the parameters toolkit has
+        expected |= set(EXTRA_STATIC.get((jax_name, name), {}))
+        assert set(function.static_argnames) == expected, (jax_name, name)
+        checked += 1
+    assert checked > 120  # 94 of jax.numpy, 22 of jax.nn, 14 of jax.numpy.linalg, 2 of jax.scipy.special
+
+
+def test_an_eager_call_compiles_one_program(compilations):
+    x = np.arange(24.0, dtype=np.float32).reshape(4, 6)
+    first = tnp.percentile(x, 30.0, axis=0)
+    assert compilations[0] == 1
+    again = tnp.percentile(x, 70.0, axis=0)  # another q: the same program
+    assert compilations[0] == 1
+    np.testing.assert_allclose(np.asarray(first), np.percentile(x, 30.0, axis=0), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(again), np.percentile(x, 70.0, axis=0), rtol=1e-6)
+    tnp.percentile(x, 30.0, axis=1)  # a static argument: another program
+    assert compilations[0] == 2
+
+
+def test_inside_a_trace_the_operations_join_the_program():
+    x = np.arange(24.0, dtype=np.float32).reshape(4, 6)
+    decorated = toolkit.jit(lambda a: tnp.median(a, axis=1)).lower(x).as_text()
+    undecorated = toolkit.jit(lambda a: tnp.median.__wrapped__(a, axis=1)).lower(x).as_text()
+    assert decorated == undecorated
+    assert "func.call" not in decorated
+    grads = toolkit.grad(lambda a: tnp.sum(toolkit.nn.log_softmax(a) ** 2))(x)
+    expected = toolkit.grad(lambda a: tnp.sum(toolkit.nn.log_softmax.__wrapped__(a) ** 2))(x)
+    np.testing.assert_array_equal(np.asarray(grads), np.asarray(expected))
+
+
+def test_results_equal_jaxs():
+    jnp = pytest.importorskip("jax.numpy")
+    x = np.random.default_rng(0).normal(size=(5, 7)).astype(np.float32)
+    for name, args, kwargs in [("percentile", (x, 25.0), {"axis": 1}), ("median", (x,), {"keepdims": True}),
+                               ("trace", (x, 1), {}), ("round", (x,), {"decimals": 2})]:
+        np.testing.assert_array_equal(np.asarray(getattr(tnp, name)(*args, **kwargs)),
+                                      np.asarray(getattr(jnp, name)(*args, **kwargs)))
+    np.testing.assert_array_equal(np.asarray(tnp.linalg.norm(x, axis=0)), np.asarray(jnp.linalg.norm(x, axis=0)))
+
+
+def test_a_static_argument_must_be_a_parameter():
+    def f(a, axis=0):
+        return a
+
+    with pytest.raises(TypeError, match=r"compiled_whole\(.*f\): no parameter named axes"):
+        compiled_whole(static_argnames=("axes",))(f)
+
+
+def test_without_an_installed_jit_an_eager_call_says_so(monkeypatch):
+    @compiled_whole()
+    def double(a):
+        return a * 2
+
+    monkeypatch.setattr(compiled_whole_module, "_jit", None)
+    with pytest.raises(RuntimeError, match="no jit installed"):
+        double(np.ones(3, np.float32))

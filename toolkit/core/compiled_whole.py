@@ -1,0 +1,81 @@
+"""Library functions that run as one compiled program when called outside a trace.
+
+JAX wraps most of its ``jax.numpy``, ``jax.numpy.linalg`` and ``jax.nn``
+functions in ``jit``: ``jnp.percentile(x, 30.0)`` called eagerly traces the
+function once per signature and runs one executable. Binding its operations one
+by one instead compiles one executable per operation (a percentile is ~15 of
+them; XLA's fixed cost per compilation is ~10-100 ms), then dispatches each.
+``@compiled_whole(static_argnames=...)`` gives a toolkit function JAX's
+behaviour, with the same static arguments JAX gives it:
+
+* outside every trace, the call goes through a ``toolkit.jit`` of the function
+  (made on the first call; its cache keys the signature as any jit's);
+* inside a trace (``jit``, ``grad``, ``vmap``, ``ensure_compile_time_eval``), the
+  function is called directly, so its operations are traced into the caller's
+  program exactly as before (JAX's ``jit(inline=True)``; for its other jitted
+  functions JAX emits a nested call that XLA inlines: toolkit's programs stay
+  flat).
+
+``toolkit.numpy`` and ``toolkit.nn`` sit below ``toolkit.stages``, so the
+``jit`` is installed here by ``toolkit.dispatch`` (:func:`install_jit`), as the
+eager handlers of :mod:`toolkit.core.tracing` are.
+``tests/core/test_compiled_whole.py`` checks that every function JAX 0.10 jits is
+compiled whole here with JAX's static argument names.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from toolkit.core import tracing
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: ``toolkit.jit``, installed by ``toolkit.dispatch.install_eager_handlers``.
+_jit: Callable[..., Any] | None = None
+
+
+def install_jit(jit: Callable[..., Any]) -> None:
+    """Compile the decorated functions' eager calls with ``jit`` (``toolkit.stages.jit``)."""
+    global _jit
+    _jit = jit
+
+
+def compiled_whole(*, static_argnames: Sequence[str] = ()) -> Callable[[F], F]:
+    """Decorate a library function: an eager call compiles and runs it as one program (JAX's ``@jit``).
+
+    ``static_argnames`` are the parameters that select the program (axes, modes,
+    sizes, dtypes): the names JAX's ``jit`` of the same function makes static.
+    Every other argument is traced (arrays, and Python scalars as weakly typed
+    values, as under ``jit``).
+    """
+    def decorate(fun: F) -> F:
+        parameters = inspect.signature(fun).parameters
+        unknown = [n for n in static_argnames if n not in parameters]
+        if unknown:
+            raise TypeError(f"compiled_whole({fun.__qualname__}): no parameter named {', '.join(unknown)}")
+        jitted: Any = None
+        state = tracing._state
+
+        @functools.wraps(fun)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            nonlocal jitted
+            if state.builders:  # inside a trace: its operations join the caller's program
+                return fun(*args, **kwargs)
+            if jitted is None:
+                if _jit is None:
+                    raise RuntimeError("no jit installed for eager library calls; import toolkit")
+                jitted = _jit(fun, static_argnames=tuple(static_argnames))
+            return jitted(*args, **kwargs)
+
+        call.static_argnames = tuple(static_argnames)  # type: ignore[attr-defined]
+        return call  # type: ignore[return-value]
+    return decorate
+
+
+def is_compiled_whole(fun: Any) -> bool:
+    """Whether ``fun`` was decorated with :func:`compiled_whole`."""
+    return hasattr(fun, "static_argnames") and hasattr(fun, "__wrapped__")
