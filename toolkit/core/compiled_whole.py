@@ -63,7 +63,9 @@ def compiled_whole(*, static_argnames: Sequence[str] = ()) -> Callable[[F], F]:
         @functools.wraps(fun)
         def call(*args: Any, **kwargs: Any) -> Any:
             nonlocal jitted
-            if state.builders:  # inside a trace: its operations join the caller's program
+            if state.builders or _any_tracer(args, kwargs):
+                # Inside a trace its operations join the caller's program; a tracer outside its trace (a leaked
+                # one) reaches the first operation, which reports it as leaked.
                 return fun(*args, **kwargs)
             if jitted is None:
                 if _jit is None:
@@ -74,6 +76,18 @@ def compiled_whole(*, static_argnames: Sequence[str] = ()) -> Callable[[F], F]:
         call.static_argnames = tuple(static_argnames)  # type: ignore[attr-defined]
         return call  # type: ignore[return-value]
     return decorate
+
+
+def _any_tracer(args: tuple, kwargs: dict) -> bool:
+    Tracer = tracing.Tracer
+    for a in args:
+        if isinstance(a, Tracer):
+            return True
+    if kwargs:
+        for a in kwargs.values():
+            if isinstance(a, Tracer):
+                return True
+    return False
 
 
 def is_compiled_whole(fun: Any) -> bool:

@@ -37,7 +37,6 @@ def _no_out(name: str, out: Any) -> None:
 
 def _nan_fold(name: str, reduce: Any, identity: int, combine: Any, doc: str):
     """``nansum``/``nanprod``: NaNs (and masked-out elements) count as the fold's identity."""
-    @compiled_whole(static_argnames=("axis", "dtype", "keepdims"))
     def fn(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
            initial: Any = None, where: Any = None) -> Any:
         _no_out(name, out)
@@ -48,7 +47,7 @@ def _nan_fold(name: str, reduce: Any, identity: int, combine: Any, doc: str):
         res = reduce(_masked(a, where, identity), axis, dtype=dtype, keepdims=keepdims)
         return res if initial is None else combine(res, asarray(initial, res.dtype))
     fn.__name__, fn.__doc__ = name, doc
-    return fn
+    return compiled_whole(static_argnames=("axis", "dtype", "keepdims"))(fn)  # named first: the jit is named after it
 
 
 nansum = _nan_fold("nansum", reductions.sum, 0, ufuncs.add, "Sum treating NaNs as zero.")
@@ -56,7 +55,6 @@ nanprod = _nan_fold("nanprod", reductions.prod, 1, ufuncs.multiply, "Product tre
 
 
 def _nan_minmax(name: str, reduce: Any, fill: float, combine: Any):
-    @compiled_whole(static_argnames=("axis", "keepdims"))
     def fn(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, initial: Any = None,
            where: Any = None) -> Any:
         _no_out(name, out)
@@ -77,7 +75,7 @@ def _nan_minmax(name: str, reduce: Any, fill: float, combine: Any):
         return ufuncs.where(all_nan, broadcast_to(np.asarray(np.nan, res.dtype), res.shape), res)
     fn.__name__ = name
     fn.__doc__ = f"{name[3:].capitalize()}imum ignoring NaNs (NaN where a slice is all NaN)."
-    return fn
+    return compiled_whole(static_argnames=("axis", "keepdims"))(fn)  # named first: the jit is named after it
 
 
 nanmax = _nan_minmax("nanmax", reductions.max, -np.inf, ufuncs.maximum)
@@ -163,7 +161,6 @@ nanargmin = _nan_arg("nanargmin", reductions.argmin, np.inf)
 
 
 def _nan_cumulative(name: str, cumulative: Any, fill: int):
-    @compiled_whole(static_argnames=("axis", "dtype"))
     def fn(a: Any, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
         _no_out(name, out)
         check_arraylike(name, a)  # a list is JAX's TypeError
@@ -173,7 +170,7 @@ def _nan_cumulative(name: str, cumulative: Any, fill: int):
         return cumulative(a, axis, dtype)
     fn.__name__ = name
     fn.__doc__ = f"Cumulative {name[6:]} treating NaNs as {fill} (``None`` axis: flattened)."
-    return fn
+    return compiled_whole(static_argnames=("axis", "dtype"))(fn)  # named first: the jit is named after it
 
 
 nancumsum = _nan_cumulative("nancumsum", reductions.cumsum, 0)

@@ -338,7 +338,6 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> Any:
 # --- cumulative -----------------------------------------------------------------------------------
 
 def _cumulative(name: str):
-    @compiled_whole(static_argnames=("axis", "dtype"))
     def fn(a: Any, axis: int | None = None, dtype: Any = None, out: None = None) -> Any:
         _no_out(name, out)
         check_arraylike(name, a)
@@ -359,7 +358,7 @@ def _cumulative(name: str):
     fn.__doc__ = (f"Cumulative {name[3:]} along ``axis`` (``None``: flattened), as ``jnp.{name}``: the input's "
                   f"dtype is kept (``int8`` stays ``int8``), bools accumulate in the default integer type."
                   f"\n\nExample::\n\n    {name}(asarray([1, 2, 3]))\n")
-    return fn
+    return compiled_whole(static_argnames=("axis", "dtype"))(fn)  # named first: the jit is named after it
 
 
 cumsum = _cumulative("cumsum")

@@ -54,7 +54,6 @@ def _dt(x: Any) -> np.dtype:
 
 
 def _unary(name: str, op: Any, *, float_only: bool = False):
-    @compiled_whole()
     def fn(x: Any) -> Any:
         if type(x) not in ARRAYLIKE_TYPES:
             check_arraylike(name, x)
@@ -259,7 +258,7 @@ arctan = _unary("arctan", lax_elementwise.atan, float_only=True)
 sinh = _unary("sinh", lax_elementwise.sinh, float_only=True)
 cosh = _unary("cosh", lax_elementwise.cosh, float_only=True)
 arcsinh = _unary("arcsinh", lax_elementwise.asinh, float_only=True)
-arccosh = _unary("arccosh", lax_elementwise.acosh, float_only=True)
+arccosh = compiled_whole()(_unary("arccosh", lax_elementwise.acosh, float_only=True))  # jitted in JAX, not inline
 arctanh = _unary("arctanh", lax_elementwise.atanh, float_only=True)
 sqrt = _unary("sqrt", lax_elementwise.sqrt, float_only=True)
 rsqrt = _unary("rsqrt", lax_elementwise.rsqrt, float_only=True)
