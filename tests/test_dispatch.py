@@ -412,3 +412,42 @@ def test_eager_ops_on_committed_arrays_run_where_they_live():
         np.testing.assert_array_equal(np.asarray(out), np.full(4, 2, np.float32))
         out = on_1 + 1
         assert out.devices() == {devices[1]}
+
+
+# --- numpy arguments of jit calls -----------------------------------------------------------------
+
+
+def test_numpy_arguments_of_their_parameter_type_are_put_directly(monkeypatch):
+    from toolkit.runtime import arrays as runtime_arrays
+
+    put = []
+    original = runtime_arrays.put_shards
+    monkeypatch.setattr(runtime_arrays, "put_shards", lambda *a, **k: put.append(a[2]) or original(*a, **k))
+    f = toolkit.jit(lambda a, b, c, d: (a + b.sum(), c * 2, d + 1))
+    exact, strided = np.arange(6, dtype=np.float32).reshape(2, 3), np.arange(12, dtype=np.float32)[::2]
+    wide, scalar = np.arange(3, dtype=np.float64), np.float32(2.5)  # float64 under x64 off: converted
+    for _ in range(2):  # compiled, then from the cache
+        put.clear()
+        a, c, d = f(exact, strided, wide, scalar)
+        np.testing.assert_array_equal(np.asarray(a), exact + strided.sum())
+        np.testing.assert_array_equal(np.asarray(c), wide.astype(np.float32) * 2)
+        assert c.dtype == np.float32 and float(d) == 3.5
+        assert sum(1 for shards in put if shards[0] is exact) == 1  # the array itself, no conversion or copy
+        assert not any(shards[0] is strided for shards in put)  # not contiguous: made so first
+
+
+@pytest.mark.parametrize("level", ["disallow", "log"])
+def test_numpy_arguments_put_directly_are_transfers_under_a_guard_as_jax(level):
+    jax = pytest.importorskip("jax")
+    x = np.ones(4, np.float32)
+    f, g = toolkit.jit(lambda a: a * 2), jax.jit(lambda a: a * 2)
+    f(x), g(x)  # compiled outside the guard
+    outcomes = []
+    for guard, fun in ((toolkit.transfer_guard, f), (jax.transfer_guard, g)):
+        with guard(level):
+            try:
+                fun(x)
+                outcomes.append("ok")
+            except Exception as error:  # jaxlib's JaxRuntimeError in both
+                outcomes.append("Disallowed host-to-device transfer" in str(error))
+    assert outcomes[0] == outcomes[1] == ("ok" if level == "log" else True)
