@@ -34,8 +34,7 @@ for name in ("HOME", "TMPDIR", "TOOLKIT_NUM_CPU_DEVICES"):
 # XLA's cheapest CPU code generation, as in the pytest run (the root conftest.py says why: most of a test's time is
 # XLA compiling; the semantics are kept), unless XLA_FLAGS names either flag already.
 xla_flags = os.environ.get("XLA_FLAGS", "")
-for flag, value in (("xla_backend_optimization_level", "0"), ("xla_cpu_use_fusion_emitters", "false"),
-                    ("xla_cpu_parallel_codegen_split_count", "1")):
+for flag, value in (("xla_backend_optimization_level", "0"), ("xla_cpu_use_fusion_emitters", "false")):
     if flag not in xla_flags:
         xla_flags = (xla_flags + f" --{flag}={value}").strip()
 config.environment["XLA_FLAGS"] = xla_flags
