@@ -37,7 +37,7 @@ from toolkit.core import compiled_whole, dtypes, pytrees, sharding_types, tracin
 from toolkit.core.config import cache_state, enable_x64, flag_value, host_to_device_unguarded
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, aval_of
 from toolkit.passes.default_pipeline import jit_pipeline_generation
-from toolkit.runtime import native_pytrees
+from toolkit.runtime import arrays as runtime_arrays, native_pytrees
 from toolkit.shard import placement
 
 #: What a fast call returns when its arguments are not laid out as compiled: take the full path.
@@ -446,10 +446,17 @@ def fast_caller(compiled: Any) -> Callable[[Sequence[Array]], Any]:
 # --- the full path: arguments placed as compiled ----------------------------------------
 
 
-def place_argument(compiled: Any, leaf: Any, i: int) -> Any:
-    """Leaf ``i`` of a call of ``compiled`` as the runtime array it takes: checked, moved or uploaded."""
+def place_argument(compiled: Any, leaf: Any, i: int, position: int) -> Any:
+    """Leaf ``i`` (the executable's parameter ``position``) of a call of ``compiled`` as the runtime array it takes:
+    checked, moved or uploaded."""
     aval = compiled._in_avals[i]
     plan = compiled._plan
+    if type(leaf) is np.ndarray and plan.num_partitions == 1 and leaf.dtype == aval.dtype \
+            and leaf.shape == aval.shape and leaf.flags.c_contiguous:
+        devices = compiled._arg_devices[position]
+        if len(devices) == 1:  # a numpy array of exactly the parameter's type, for one device: put as it is
+            # (jaxlib aliases an aligned buffer; its transfer guard applies): none of the checks below can fail.
+            return runtime_arrays.put_shards(aval, compiled._arg_runtime_shardings[position], (leaf,), devices)
     path = compiled._paths[i]
     sharding = plan.arg_sharding(i, aval)
     if type(leaf) is Array:

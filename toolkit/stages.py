@@ -549,10 +549,6 @@ class Compiled:
         self._plan = plan
         self._arg_runtime_shardings = [plan.arg_runtime_sharding(i, self._in_avals[i]) for i in self._kept]
         self._arg_devices = [list(s._device_assignment) for s in self._arg_runtime_shardings]
-        # A numpy argument of exactly its parameter's type, for a computation on one device, is put there as it
-        # is (jaxlib aliases an aligned buffer): none of place_argument's checks can fail for it.
-        self._numpy_direct = plan.num_partitions == 1 and len(plan.devices) == 1 and all(
-            len(devices) == 1 for devices in self._arg_devices)
         chosen = None
         if plan.num_partitions > 1:
             chosen = shardings_from_hlo(runtime_executable.output_shardings(executable), plan.devices,
@@ -650,14 +646,10 @@ class Compiled:
         for position, i in enumerate(self._kept):
             leaf = leaves[i]
             rsharding = self._arg_runtime_shardings[position]
-            kind = type(leaf)
-            if kind is Array and leaf._impl._sharding is rsharding:
+            if type(leaf) is Array and leaf._impl._sharding is rsharding:
                 impls.append(leaf._impl)
-            elif kind is np.ndarray and self._numpy_direct and leaf.dtype == (aval := self._in_avals[i]).dtype \
-                    and leaf.shape == aval.shape and leaf.flags.c_contiguous:
-                impls.append(runtime_arrays.put_shards(aval, rsharding, (leaf,), self._arg_devices[position]))
             else:
-                impls.append(place_argument(self, leaf, i))
+                impls.append(place_argument(self, leaf, i, position))
         outs = runtime_executable.execute(self._executable, impls, self._handlers)
         committed = self._plan.committed
         flat = [Array(impl, aval, sharding, committed)
