@@ -117,8 +117,8 @@ def signature_of(args: tuple, kwargs: dict, static_argnums: tuple[int, ...],
         try:
             static_key = (tuple(sorted(static_args.items())), tuple(sorted(static_kwargs.items())))
             hash(static_key)
-        except TypeError as exc:
-            raise ValueError(f"static arguments must be hashable: {exc}") from None
+        except TypeError:
+            raise _unhashable_static_error(list(static_args.values()) + list(static_kwargs.values())) from None
     else:
         static_key = None
     leaves, tree = pytrees.tree_flatten((args, kwargs))
@@ -614,6 +614,18 @@ class EagerExecutables:
     def run_function(self, fun: Callable[..., Any], *args: Any) -> Any:
         """A whole traceable function outside a trace (``lax`` control flow and windowed reductions): ``jit(fun)``."""
         return self._jit(fun)(*args)
+
+
+def _unhashable_static_error(values: list) -> ValueError:
+    """JAX's error, word for word, for the first static argument value that cannot be hashed."""
+    for value in values:
+        try:
+            hash(value)
+        except TypeError as exc:
+            return ValueError("Non-hashable static arguments are not supported. An error occurred while trying to "
+                              f"hash an object of type {type(value)}, {value!r}. The error was:\n"
+                              f"{type(exc).__name__}: {exc}\n")
+    return ValueError("Non-hashable static arguments are not supported.")
 
 
 def _host_scalar_values(args: Sequence[Any]) -> tuple | None:

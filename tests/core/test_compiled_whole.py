@@ -117,3 +117,17 @@ def test_without_an_installed_jit_an_eager_call_says_so(monkeypatch):
     monkeypatch.setattr(compiled_whole_module, "_jit", None)
     with pytest.raises(RuntimeError, match="no jit installed"):
         double(np.ones(3, np.float32))
+
+
+@pytest.mark.parametrize("value", [[0], {1: [2]}])
+def test_an_unhashable_static_argument_is_jaxs_error(value):
+    jax = pytest.importorskip("jax")
+    x = np.arange(6.0, dtype=np.float32).reshape(2, 3)
+    messages = []
+    for jit, fun in ((toolkit.jit, tnp.cumsum), (jax.jit, jax.numpy.cumsum)):
+        with pytest.raises(ValueError) as first:
+            fun(x, axis=value)
+        with pytest.raises(ValueError) as second:
+            jit(lambda a, b: a, static_argnums=1)(x, value)
+        messages.append((str(first.value), str(second.value)))
+    assert messages[0] == messages[1]
