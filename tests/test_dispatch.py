@@ -451,19 +451,3 @@ def test_numpy_arguments_put_directly_are_transfers_under_a_guard_as_jax(level):
             except Exception as error:  # jaxlib's JaxRuntimeError in both
                 outcomes.append("Disallowed host-to-device transfer" in str(error))
     assert outcomes[0] == outcomes[1] == ("ok" if level == "log" else True)
-
-
-def test_eager_executables_are_bounded_oldest_first(monkeypatch, compilations):
-    monkeypatch.setattr(dispatch, "EAGER_CACHE_SIZE", 3)
-    executables = dispatch.install_eager_handlers(toolkit.jit)  # a fresh cache, as toolkit installs it
-    try:
-        arrays = [toolkit.device_put(np.arange(n, dtype=np.float32)) for n in range(1, 6)]
-        for x in arrays:
-            np.testing.assert_allclose(np.asarray(toolkit.lax.sin(x)), np.sin(np.asarray(x)), rtol=1e-6)
-        assert len(executables._cache) == 3 and compilations[0] == 5
-        toolkit.lax.sin(arrays[-1])  # kept: no compilation
-        assert compilations[0] == 5
-        toolkit.lax.sin(arrays[0])  # dropped first: compiled again
-        assert compilations[0] == 6 and len(executables._cache) == 3
-    finally:
-        dispatch.install_eager_handlers(toolkit.jit)

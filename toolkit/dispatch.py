@@ -490,9 +490,6 @@ def place_argument(compiled: Any, leaf: Any, i: int, position: int) -> Any:
 CONSTANT_FAMILIES = frozenset({"elementwise", "structural"})
 #: The most bytes of results kept per such constant (1,024 of them at most).
 CONSTANT_MAX_BYTES = 4096
-#: The most eager executables kept, the oldest dropped first (JAX keeps 4,096 primitive callables): each holds
-#: ~200 KB of compiled code on CPU, and a session of eager ops on ever new shapes would otherwise keep them all.
-EAGER_CACHE_SIZE = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -598,8 +595,6 @@ class EagerExecutables:
             with enable_x64() if wide else contextlib.nullcontext():
                 compiled = wrapped.trace(*specs).lower().compile()
             if key is not None:
-                if len(self._cache) >= EAGER_CACHE_SIZE:
-                    del self._cache[next(iter(self._cache))]  # the oldest (dicts keep insertion order)
                 self._cache[key] = fast_entry(compiled, partitioner)
         # Arrays placed as compiled (the usual case): the executable's fast caller, as a jit call's.
         # (Not while jax_no_execution refuses runs: the fast caller does not check it; the full path does.)
