@@ -190,11 +190,15 @@ def _at_least(name: str, arys: tuple[Any, ...], ndim: int) -> Any:
     """JAX's ``atleast_{1,2}d``: each argument as an array of rank at least ``ndim`` (new axes in front); one
     argument gives an array, any other number a list."""
     check_arraylike(name, *arys)
-    out = []
-    for a in arys:
-        a = asarray(a)
-        out.append(reshape(a, (1,) * (ndim - a.ndim) + tuple(a.shape)) if a.ndim < ndim else a)
+    out = [_rank_at_least(a, ndim) for a in arys]
     return out[0] if len(out) == 1 else out
+
+
+def _rank_at_least(a: Any, ndim: int) -> Any:
+    """``a`` as an array of rank at least ``ndim``, new axes in front (the joining functions call this, not the
+    compiled-whole ``atleast_*d``: an array of that rank already is returned as it is, with no jit call)."""
+    a = asarray(a)
+    return reshape(a, (1,) * (ndim - a.ndim) + tuple(a.shape)) if a.ndim < ndim else a
 
 
 @compiled_whole()
@@ -276,7 +280,7 @@ def hstack(arrays: Sequence[Any]) -> Any:
     """The arrays joined column-wise: along axis 1, or axis 0 for 1-D arrays (as ``jnp.hstack``)."""
     if not _is_one_array(arrays):
         check_arraylike("hstack", *arrays)
-    arrays = [atleast_1d(a) for a in arrays]
+    arrays = [_rank_at_least(a, 1) for a in arrays]
     return concatenate(arrays, 0 if arrays[0].ndim == 1 else 1)
 
 
@@ -284,7 +288,7 @@ def vstack(arrays: Sequence[Any]) -> Any:
     """The arrays joined row-wise, 1-D ones as rows (as ``jnp.vstack``)."""
     if not _is_one_array(arrays):
         check_arraylike("vstack", *arrays)
-    return concatenate([atleast_2d(a) for a in arrays], 0)
+    return concatenate([_rank_at_least(a, 2) for a in arrays], 0)
 
 
 def dstack(tup: Sequence[Any]) -> Any:
