@@ -11,6 +11,11 @@ back-to-back calls, so each number is one call's cost):
   they cached by the function (JAX's C++ fast path is per jit object, so
   this is its Python path);
 * ``eager x+1`` — ``x + 1`` outside ``jit`` (op-by-op dispatch) on f32[8];
+* ``static``, ``keyword``, ``scalar`` — ``jit(f)`` called with a static argument
+  (``f(x, 3)``, ``static_argnums=1``), a keyword argument (``f(x, by=x)``), a
+  Python float (``f(x, 2.0)``);
+* ``eager mean``, ``eager clip`` — ``numpy.mean(x)`` and ``numpy.clip(x, 0, 1)``
+  outside ``jit``: JAX jits both whole (``mean`` through its ``_mean`` helper);
 * ``state{n}`` — an Adam-like step on a training state of ``n`` leaves (300,
   600, 1,200: a dict of params and two moment dicts of ``n/3`` f32[4] each,
   two levels deep), fed back as its next input; ``state{n}+ready`` adds
@@ -122,6 +127,12 @@ def measure(seconds: float) -> dict[str, tuple[float, float | None]]:
     def inc_tree(p):
         return {k: v + 1 for k, v in p.items()}
 
+    def scale(a, n):
+        return a * n
+
+    def scale_by(a, *, by):
+        return a * by
+
     x = toolkit.device_put(np.ones(8, np.float32))
     tree = {f"w{i}": toolkit.device_put(np.full(8, i, np.float32)) for i in range(10)}
     f = toolkit.jit(inc)
@@ -146,6 +157,19 @@ def measure(seconds: float) -> dict[str, tuple[float, float | None]]:
         CPU_ROWS["fresh jit"] = (LAST_CPU[0], LAST_CPU[1])
         rows["eager x+1"] = tuple(paired([lambda: x + 1, lambda: jx + 1], seconds))
         CPU_ROWS["eager x+1"] = (LAST_CPU[0], LAST_CPU[1])
+        # Calls with a static argument, a keyword, a Python scalar; eager library calls JAX jits whole.
+        fs, js_ = toolkit.jit(scale, static_argnums=1), jax.jit(scale, static_argnums=1)
+        fk, jk = toolkit.jit(scale_by), jax.jit(scale_by)
+        fn, jn = toolkit.jit(scale), jax.jit(scale)
+        tnp, jnp = toolkit.numpy, jax.numpy
+        for name, ours, theirs in [
+                ("static", lambda: fs(x, 3), lambda: js_(jx, 3)),
+                ("keyword", lambda: fk(x, by=x), lambda: jk(jx, by=jx)),
+                ("scalar", lambda: fn(x, 2.0), lambda: jn(jx, 2.0)),
+                ("eager mean", lambda: tnp.mean(x), lambda: jnp.mean(jx)),
+                ("eager clip", lambda: tnp.clip(x, 0, 1), lambda: jnp.clip(jx, 0, 1))]:
+            rows[name] = tuple(paired([ours, theirs], seconds))
+            CPU_ROWS[name] = (LAST_CPU[0], LAST_CPU[1])
         for leaves in STATE_LEAVES:
             ts, js = [training_state(toolkit, leaves)], [training_state(jax, leaves)]
             ts_f, js_f = toolkit.jit(adam_like), jax.jit(adam_like)
@@ -190,7 +214,7 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, float | None]]
     for name in runs[0]:
         ours = statistics.median(run[name][0] for run in runs)
         other = statistics.median(run[name][1] for run in runs) if runs[0][name][1] else None
-        label = "static jit call of x+1" if name == "poly" else "JAX eager" if name == "eager x+1" else "jax.jit"
+        label = "static jit call of x+1" if name == "poly" else "JAX eager" if name.startswith("eager") else "jax.jit"
         rows.append((f"dispatch {name}" + (" (vs static)" if name == "poly" else ""), ours, other))
         ratios = [run[name][0] / run[name][1] for run in runs if run[name][1]]
         cpu = [c[name][0] / c[name][1] for c in cpu_runs if name in c]

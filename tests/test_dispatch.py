@@ -451,3 +451,113 @@ def test_numpy_arguments_put_directly_are_transfers_under_a_guard_as_jax(level):
             except Exception as error:  # jaxlib's JaxRuntimeError in both
                 outcomes.append("Disallowed host-to-device transfer" in str(error))
     assert outcomes[0] == outcomes[1] == ("ok" if level == "log" else True)
+
+
+# --- calls with static, keyword and host scalar arguments (FastPath.call_general) -----------------
+
+
+def test_static_keyword_and_scalar_calls_are_answered_without_the_full_path(compilations, monkeypatch):
+    from toolkit import stages
+
+    f = toolkit.jit(lambda x, n, *, scale, shift=0.0: x * n * scale + shift, static_argnums=1)
+    x = toolkit.device_put(np.arange(4, dtype=np.float32))
+    expected = np.arange(4, dtype=np.float32) * 3 * 2 + 0.5
+    np.testing.assert_array_equal(np.asarray(f(x, 3, scale=2.0, shift=0.5)), expected)
+    signatures = []
+    original = stages.Wrapped._signature
+    monkeypatch.setattr(stages.Wrapped, "_signature", lambda self, a, k: signatures.append(1) or original(self, a, k))
+    for _ in range(3):  # equal calls: the general fast path, no signature
+        np.testing.assert_array_equal(np.asarray(f(x, 3, scale=2.0, shift=0.5)), expected)
+    assert not signatures and compilations[0] == 1
+    np.testing.assert_array_equal(np.asarray(f(x, 4, scale=2.0, shift=0.5)),  # another static value
+                                  np.arange(4, dtype=np.float32) * 4 * 2 + 0.5)
+    np.testing.assert_array_equal(np.asarray(f(x, 3, scale=1.0)), np.arange(4, dtype=np.float32) * 3)
+    assert compilations[0] == 3  # and the keyword set without shift is another tree
+    np.testing.assert_array_equal(np.asarray(f(x, 3, scale=2, shift=0.5)), expected)  # an int scale: another aval
+    assert compilations[0] == 4
+
+
+def test_general_fast_path_keys_the_scalar_type_the_x64_mode_and_the_pipeline(compilations):
+    f = toolkit.jit(lambda x, s: x + s)
+    x = toolkit.device_put(np.arange(3, dtype=np.int32))
+    for _ in range(2):
+        assert f(x, 1).dtype == np.int32 and f(x, 1.5).dtype == np.float32
+    with toolkit.enable_x64(True):
+        assert f(x, 1.5).dtype == np.float64  # weak float: the widest float under x64
+    assert f(x, 1.5).dtype == np.float32
+    assert f(x, True).dtype == np.int32 and np.asarray(f(x, True)).tolist() == [1, 2, 3]
+    from toolkit.passes import default_pipeline
+    saved = default_pipeline.JIT_PIPELINE
+    try:  # a new pipeline generation: the remembered calls are not used, the executable is found again
+        toolkit.passes.set_jit_pipeline(saved)
+        assert f._fast_path.call_general((x, 1), {}) is dispatch.MISS
+        np.testing.assert_array_equal(np.asarray(f(x, 1)), [1, 2, 3])
+    finally:
+        toolkit.passes.set_jit_pipeline(saved)
+    compiled = compilations[0]
+    f(x, 1), f(x, 1.5)
+    assert compilations[0] == compiled
+
+
+def test_general_fast_path_falls_back_for_unhashable_statics_and_other_devices():
+    f = toolkit.jit(lambda x, axis: x.sum(axis), static_argnames="axis")
+    x = toolkit.device_put(np.ones((2, 3), np.float32))
+    assert f(x, axis=0).shape == (3,)
+    for _ in range(2):  # never remembered: the full path's error each time
+        with pytest.raises(ValueError, match="Non-hashable static arguments"):
+            f(x, axis=[0])
+    devices = toolkit.devices()
+    if len(devices) > 1:
+        on_1 = toolkit.device_put(np.ones((2, 3), np.float32), devices[1])
+        out = f(on_1, axis=0)
+        assert out.devices() == {devices[1]}
+
+
+def test_host_scalar_arguments_are_uploaded_once_per_value(monkeypatch):
+    from toolkit.runtime import arrays as runtime_arrays
+
+    put = []
+    original = runtime_arrays.put_shards
+    monkeypatch.setattr(runtime_arrays, "put_shards", lambda *a, **k: put.append(a[2][0]) or original(*a, **k))
+    dispatch._PLACED_SCALARS.clear()
+    f = toolkit.jit(lambda x, lo, hi: toolkit.numpy.clip(x, lo, hi))
+    x = toolkit.device_put(np.linspace(-2, 2, 5, dtype=np.float32))
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(f(x, 0, 1)), np.clip(np.linspace(-2, 2, 5), 0, 1))
+    assert len(put) == 2  # 0 and 1, once each
+    g = toolkit.jit(lambda s: 1.0 / s)
+    assert np.asarray(g(0.0)) == np.inf and np.asarray(g(-0.0)) == -np.inf  # the sign is part of the value
+    assert np.asarray(g(np.float32(-0.0))) == -np.inf and np.asarray(g(np.array(0.0, np.float32))) == np.inf
+    add = toolkit.jit(lambda x, s: x + s)
+    ints = toolkit.device_put(np.ones(2, np.int32))
+    assert np.asarray(add(ints, 1)).tolist() == [2, 2]
+    for _ in range(2):  # the remembered call's executable, but the value does not fit its int32: as the full path
+        with pytest.raises(OverflowError):
+            add(ints, 2**40)
+    with pytest.raises(TypeError, match="not a valid jit argument|object"):
+        add(ints, np.array([object()] * 2))
+
+
+@pytest.mark.parametrize("level", ["disallow", "log"])
+def test_warm_host_scalar_arguments_are_transfers_under_a_guard_as_jax(level):
+    jax = pytest.importorskip("jax")
+    f, g = toolkit.jit(lambda a, s: a * s), jax.jit(lambda a, s: a * s)
+    ours, theirs = toolkit.device_put(np.ones(4, np.float32)), jax.device_put(np.ones(4, np.float32))
+    f(ours, 2.0), g(theirs, 2.0), f(ours, 2.0)  # compiled and the scalar kept, outside the guard
+    outcomes = []
+    for guard, fun, x in ((toolkit.transfer_guard, f, ours), (jax.transfer_guard, g, theirs)):
+        with guard(level):
+            try:
+                fun(x, 2.0)
+                outcomes.append("ok")
+            except Exception as error:  # jaxlib's JaxRuntimeError in both
+                outcomes.append("Disallowed host-to-device transfer" in str(error))
+    assert outcomes[0] == outcomes[1] == ("ok" if level == "log" else True)
+
+
+def test_a_donated_host_scalar_is_not_kept():
+    f = toolkit.jit(lambda s: s + 1, donate_argnums=0)
+    for _ in range(2):
+        assert float(f(np.float32(1.0))) == 2.0
+    assert not any(key[0] == np.float32(1.0).tobytes() and key[1].dtype == np.float32 and not key[1].weak_type
+                   for key in dispatch._PLACED_SCALARS)

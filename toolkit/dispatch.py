@@ -39,6 +39,7 @@ from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, aval_of
 from toolkit.passes.default_pipeline import jit_pipeline_generation
 from toolkit.runtime import arrays as runtime_arrays, native_pytrees
 from toolkit.shard import placement
+from toolkit.shard.mesh import get_mesh
 
 #: What a fast call returns when its arguments are not laid out as compiled: take the full path.
 MISS = object()
@@ -52,6 +53,16 @@ ONE_LEAF_TREE = pytrees.tree_structure((0,))
 #: Argument and result trees from this many leaves flatten and unflatten through jaxlib's C++ pytrees
 #: (``toolkit.runtime.native_pytrees``); smaller ones are quicker through toolkit's interned structures.
 NATIVE_FLATTEN_MIN_LEAVES = 16
+
+#: Leaves besides Arrays that :meth:`FastPath.call_general` takes: host values whose aval is their type and shape.
+_GENERAL_HOST_LEAVES = frozenset({int, float, bool, complex, np.ndarray,
+                                  *(t for t in np.sctypeDict.values() if issubclass(t, np.number) or t is np.bool_)})
+_PYTHON_SCALARS = frozenset({int, float, bool, complex})
+#: (Python scalar type, ``cache_state()``) -> its weakly typed aval (bool's is not weak).
+_SCALAR_AVALS: dict[tuple, ShapedArray] = {}
+#: The most :attr:`FastPath.general_entries` kept (then they start over): static arguments can take any number
+#: of values.
+GENERAL_ENTRIES_MAX = 256
 
 _environ_get = os.environ.get
 
@@ -231,12 +242,17 @@ class FastPath:
     """
 
     __slots__ = ("entries", "generation", "dict_leaf_orders", "last_single", "last_many", "keyed_on_config",
-                 "native_trees", "native_generation")
+                 "native_trees", "native_generation", "static_argnums", "static_argnames", "general_entries")
 
-    def __init__(self, keyed_on_config: bool = True) -> None:
+    def __init__(self, keyed_on_config: bool = True, static_argnums: tuple[int, ...] = (),
+                 static_argnames: tuple[str, ...] = ()) -> None:
         #: Whether what a call runs depends on the configuration (``cache_state()``: x64 on or off): a function's
         #: does (it is traced in the mode of the call), a compiled program's does not.
         self.keyed_on_config = keyed_on_config
+        self.static_argnums, self.static_argnames = static_argnums, static_argnames  # the owner's (jit's)
+        # Calls :meth:`call` does not take (keyword or static arguments, host scalar or numpy leaves), keyed by
+        # general_key: (tree, avals, static arguments, pipeline generation, config state) -> entry.
+        self.general_entries: dict[tuple, FastEntry] = {}
         self.entries: dict[tuple, FastEntry] = {}  # (tree, avals, pipeline generation, config state) -> entry
         self.generation = -1  # the jit pipeline generation of the entries
         self.dict_leaf_orders: dict[tuple, DictLeafOrder] = {}  # f(dict): its keys -> tree and leaf order
@@ -300,6 +316,97 @@ class FastPath:
             self.last_many = LastMany(tree, generation, state, avals, entry)
         return entry.compiled._call_fast(leaves)
 
+    def call_general(self, args: tuple, kwargs: dict) -> Any:
+        """A call :meth:`call` does not take, answered by an executable an equal call compiled; else :data:`MISS`.
+
+        Equal: the same tree, avals and static arguments (hashed), under the
+        same jit pipeline and configuration, no current mesh. Host scalars and
+        numpy leaves are placed as the full path places them
+        (:func:`place_argument`); Arrays must already be placed as compiled.
+        """
+        if not self.general_entries or get_mesh() is not None:
+            return MISS
+        general = self.general_key(args, kwargs)
+        if general is None:
+            return MISS
+        leaves, key = general
+        entry = self.general_entries.get(key + (jit_pipeline_generation(), cache_state() if self.keyed_on_config else ()))
+        if entry is None or not (entry.partitioner is ANY_PARTITIONER
+                                 or entry.partitioner == _environ_get(PARTITIONER_VARIABLE)):
+            return MISS
+        compiled = entry.compiled
+        if all(type(leaf) is Array for leaf in leaves):
+            return compiled._call_fast(leaves)
+        expected = compiled._arg_runtime_shardings
+        for i, leaf in enumerate(leaves):  # an Array placed elsewhere may be committed there: the full path decides
+            if type(leaf) is Array and leaf._impl._sharding is not expected[i]:
+                return MISS
+        return compiled._call_flat(leaves)
+
+    def general_key(self, args: tuple, kwargs: dict) -> tuple[list, tuple] | None:
+        """``(leaves, (tree, avals, static arguments))`` of a call, the start of its :attr:`general_entries` key
+        (the pipeline generation and config state follow); None when it cannot have one (an unhashable
+        static argument, a leaf that is not an Array, host scalar or numpy value: the full path handles those)."""
+        static: tuple = ()
+        if self.static_argnums or self.static_argnames:
+            argnums, argnames = self.static_argnums, self.static_argnames
+            static = (tuple([(i, a) for i, a in enumerate(args) if i in argnums]),
+                      tuple(sorted([(k, v) for k, v in kwargs.items() if k in argnames])))
+            if static[0]:
+                args = tuple([a for i, a in enumerate(args) if i not in argnums])
+            if static[1]:
+                kwargs = {k: v for k, v in kwargs.items() if k not in argnames}
+            try:
+                hash(static)
+            except TypeError:
+                return None
+        leaves, tree = pytrees.tree_flatten((args, kwargs))
+        avals = []
+        for leaf in leaves:
+            kind = type(leaf)
+            if kind is Array:
+                avals.append(leaf.aval)
+            elif kind in _PYTHON_SCALARS:  # its aval depends on its type and the x64 mode only: made once
+                scalar_key = (kind, cache_state())
+                aval = _SCALAR_AVALS.get(scalar_key)
+                if aval is None:
+                    aval = _SCALAR_AVALS[scalar_key] = aval_of(leaf)
+                avals.append(aval)
+            elif kind in _GENERAL_HOST_LEAVES:
+                try:
+                    avals.append(aval_of(leaf))
+                except (TypeError, ValueError):  # an array of a type jit does not take: the full path says so
+                    return None
+            else:
+                return None
+        return leaves, (tree, tuple(avals), static)
+
+    def remember_general(self, args: tuple, kwargs: dict, compiled: Any, generation: int, partitioner: Any,
+                         state: tuple) -> None:
+        """Answer later calls equal to this one (see :meth:`call_general`) with ``compiled``.
+
+        ``generation`` and ``state`` are the jit pipeline's generation and the
+        ``cache_state()`` when the call began (as for :meth:`remember`).
+        """
+        if flag_value("jax_no_execution"):  # the fast paths do not check it: keep such calls on the full path
+            return
+        general = self.general_key(args, kwargs)
+        if general is None:
+            return
+        if len(self.general_entries) >= GENERAL_ENTRIES_MAX:  # static arguments can take unboundedly many values
+            self.general_entries.clear()
+        key = general[1] + (generation, state if self.keyed_on_config else ())
+        self.general_entries[key] = fast_entry(compiled, partitioner)
+
+    def remember_call(self, args: tuple, kwargs: dict, leaves: Sequence[Any], avals: tuple[ShapedArray, ...],
+                      compiled: Any, generation: int, partitioner: Any, state: tuple) -> None:
+        """Remember a call the full path answered: :meth:`remember` for positional Arrays, else
+        :meth:`remember_general`."""
+        if kwargs or self.static_argnums or self.static_argnames or not all(type(a) is Array for a in leaves):
+            self.remember_general(args, kwargs, compiled, generation, partitioner, state)
+        else:
+            self.remember(args, len(leaves), avals, compiled, generation, partitioner, state)
+
     def remember(self, args: tuple, leaf_count: int, avals: tuple[ShapedArray, ...], compiled: Any,
                  generation: int, partitioner: Any, state: tuple) -> None:
         """Answer later calls like ``args`` (positional, ``leaf_count`` leaves of ``avals``) with ``compiled``.
@@ -343,6 +450,7 @@ class FastPath:
     def clear(self) -> None:
         """Forget every cached entry (``Wrapped.clear_cache`` calls it)."""
         self.entries.clear()
+        self.general_entries.clear()
         self.dict_leaf_orders.clear()
         self.native_trees.clear()
         self.last_single = self.last_many = None
@@ -445,13 +553,43 @@ def fast_caller(compiled: Any) -> Callable[[Sequence[Array]], Any]:
 
 # --- the full path: arguments placed as compiled ----------------------------------------
 
+#: Host scalar types :func:`place_argument` uploads once per value (numpy's scalars included; and 0-d arrays).
+_HOST_SCALARS = frozenset({int, float, bool, complex,
+                           *(t for t in np.sctypeDict.values() if issubclass(t, np.number) or t is np.bool_)})
+#: (value's bytes, aval, id of the runtime sharding) -> (that sharding, the device array holding the value):
+#: see :func:`place_argument`.
+_PLACED_SCALARS: dict[tuple, Any] = {}
+#: The most host scalars kept on devices (then they start over).
+PLACED_SCALARS_MAX = 1024
+
 
 def place_argument(compiled: Any, leaf: Any, i: int, position: int) -> Any:
     """Leaf ``i`` (the executable's parameter ``position``) of a call of ``compiled`` as the runtime array it takes:
     checked, moved or uploaded."""
     aval = compiled._in_avals[i]
     plan = compiled._plan
-    if type(leaf) is np.ndarray and plan.num_partitions == 1 and leaf.dtype == aval.dtype \
+    kind = type(leaf)
+    if (kind in _HOST_SCALARS or kind is np.ndarray and leaf.ndim == 0) and plan.num_partitions == 1 \
+            and not compiled._donated[position] and host_to_device_unguarded():
+        # A host scalar (clip(x, 0, 1)'s bounds, mean's count): uploaded once per value, type and placement and
+        # kept, as device arrays never change (a donated one would be deleted; a transfer guard must see every
+        # upload).
+        devices = compiled._arg_devices[position]
+        if len(devices) == 1:
+            value = np.asarray(leaf, dtype=aval.dtype)  # raises as below for an int its type cannot hold
+            rsharding = compiled._arg_runtime_shardings[position]
+            # The sharding by identity (kept in the entry, so its id is not reused while it is there): jaxlib's
+            # hash of a sharding can change after it is first taken (when jax is imported in the process).
+            key = (value.tobytes(), aval, id(rsharding))
+            kept = _PLACED_SCALARS.get(key)
+            if kept is not None and kept[0] is rsharding:
+                return kept[1]
+            if len(_PLACED_SCALARS) >= PLACED_SCALARS_MAX:
+                _PLACED_SCALARS.clear()
+            placed = runtime_arrays.put_shards(aval, rsharding, (value,), devices)
+            _PLACED_SCALARS[key] = (rsharding, placed)
+            return placed
+    if kind is np.ndarray and plan.num_partitions == 1 and leaf.dtype == aval.dtype \
             and leaf.shape == aval.shape and leaf.flags.c_contiguous:
         devices = compiled._arg_devices[position]
         if len(devices) == 1:  # a numpy array of exactly the parameter's type, for one device: put as it is

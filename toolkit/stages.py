@@ -104,7 +104,7 @@ class Wrapped:
         self.inline = inline  # called while tracing: inline the body instead of a `jit` call
         self.name = getattr(fun, "__name__", "fun")
         self._cache: dict[Any, Compiled] = {}  # (signature, compile settings, current mesh) -> executable
-        self._fast_path = FastPath()  # the executables of earlier calls, found without a signature
+        self._fast_path = FastPath(True, self.static_argnums, self.static_argnames)  # earlier calls' executables
         self._has_static = bool(self.static_argnums or self.static_argnames)
         functools.update_wrapper(self, fun, updated=())
 
@@ -185,10 +185,12 @@ class Wrapped:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if flag_value("jax_disable_jit"):  # toolkit.disable_jit(): run the Python body op by op, as JAX
             return self.fun(*args, **kwargs)
-        # Fast path (toolkit.dispatch.FastPath): positional pytrees of toolkit Arrays called before. Never
-        # while tracing: a nested jit call is a call of its program in the enclosing one.
-        if not kwargs and not self._has_static and not _TRACE_STATE.builders:
-            out = self._fast_path.call(args)
+        # Fast paths (toolkit.dispatch.FastPath): positional Arrays called before, then any call equal to an
+        # earlier one. Never while tracing: a nested jit call is a call of its program in the enclosing one.
+        if not _TRACE_STATE.builders:
+            out = self._fast_path.call(args) if not kwargs and not self._has_static else MISS
+            if out is MISS:
+                out = self._fast_path.call_general(args, kwargs)
             if out is not MISS:
                 return out
         if mutable_refs.has_refs(args, kwargs):  # Refs among the arguments: discharged (values in, final values out)
@@ -204,7 +206,6 @@ class Wrapped:
         context_mesh = get_mesh()
         key = (sig.tree, sig.avals, sig.shardings, sig.static_key, settings, context_mesh)
         compiled = self._cache.get(key)
-        new = compiled is None
         if compiled is None:
             # Arrays have static shapes, so their lowering compiles to a Compiled; only a ShapeDtypeStruct with
             # symbolic dimensions gives a PolymorphicCompiled, which has no values to run on.
@@ -215,12 +216,11 @@ class Wrapped:
                                 "to stage a shape-polymorphic function")
             compiled = any_compiled
             self._cache[key] = compiled
-        # Into the fast cache when new, or when the fast path missed it (a pipeline changed and back).
-        # Under a current mesh the fast path (which does not look at it) is not used.
-        if (compiled._fast_ok and not kwargs and not self._has_static and context_mesh is None
-                and (new or all(type(leaf) is Array for leaf in sig.leaves))):
-            self._fast_path.remember(args, len(sig.leaves), sig.avals, compiled, generation,
-                                     _environ_get(PARTITIONER_VARIABLE), settings[-1])
+        # Into the fast caches (again when they missed: a pipeline changed and back). Not under a current mesh,
+        # which they do not look at.
+        if compiled._fast_ok and context_mesh is None:
+            self._fast_path.remember_call(args, kwargs, sig.leaves, sig.avals, compiled, generation,
+                                          _environ_get(PARTITIONER_VARIABLE), settings[-1])
         return compiled._call_flat(sig.leaves)
 
     def _call_in_trace(self, args: tuple, kwargs: dict) -> Any:
