@@ -28,6 +28,21 @@ NOT_COMPILED_WHOLE = {
     ("jax.lax", "dynamic_update_index_in_dim"): "an update slice; lax's functions bind primitives directly",
 }
 
+#: Functions JAX writes as a plain wrapper of one jitted private helper (``jnp.sum`` of ``_reduce_sum``) that
+#: toolkit does not compile whole, and why.
+NOT_COMPILED_WHOLE_WRAPPERS = {
+    ("jax.numpy", "cumulative_sum"): "JAX's helper is the cumulative sum; toolkit's wrapper calls its compiled-whole "
+                                     "cumsum the same way and adds include_initial outside",
+    ("jax.numpy", "linspace"): "toolkit computes the values on the host from concrete bounds (numpy's rounding)",
+    ("jax.numpy", "pad"): "its options (stat_length, end_values, reflect_type) come through **kwargs, which a "
+                          "static argument name cannot reach; JAX's wrapper names them",
+    ("jax.numpy", "piecewise"): "JAX's wrapper turns the functions into a frozenset static argument of its helper",
+    ("jax.numpy", "power"): "an integer exponent is read concretely by the wrapper (integer_pow) before the helper",
+    ("jax.numpy.linalg", "lstsq"): "the helper is for numpy_resid=False only; the wrapper chooses in Python",
+    ("jax.scipy.special", "loggamma"): "the helper is for complex arguments only",
+    ("jax.scipy.special", "sph_harm_y"): "n_max defaults to max(n), read concretely by the wrapper",
+}
+
 #: Parameters toolkit makes static where JAX traces them, and why.
 EXTRA_STATIC = {
     ("jax.numpy", "trace"): {"offset": "toolkit takes the diagonal by slicing, which needs the offset's value"},
@@ -50,6 +65,25 @@ def _jax_jitted() -> list[tuple[str, str, object]]:
     return found
 
 
+def _jax_wrapped_helpers() -> list[tuple[str, str, object]]:
+    """Public functions that call exactly one jitted private helper (``jnp.mean`` calls ``_mean``): an eager call
+    is one compiled program in JAX too (the helper is jitted even when ``inline``)."""
+    pytest.importorskip("jax")
+    import types
+
+    found = []
+    for jax_name in MODULES:
+        module = importlib.import_module(jax_name)
+        for name in sorted(dir(module)):
+            value = getattr(module, name)
+            if name.startswith("_") or not isinstance(value, types.FunctionType):
+                continue
+            helpers = [n for n in value.__code__.co_names if type(value.__globals__.get(n)).__name__ == "PjitFunction"]
+            if len(helpers) == 1 and helpers[0].startswith("_"):
+                found.append((jax_name, name, value.__globals__[helpers[0]]._jit_info))
+    return found
+
+
 def test_every_function_jax_jits_is_compiled_whole_with_jaxs_static_arguments():
     import inspect
 
@@ -66,6 +100,37 @@ def test_every_function_jax_jits_is_compiled_whole_with_jaxs_static_arguments():
         assert set(function.static_argnames) == expected, (jax_name, name)
         checked += 1
     assert checked > 120  # 94 of jax.numpy, 22 of jax.nn, 14 of jax.numpy.linalg, 2 of jax.scipy.special
+
+
+def test_every_wrapper_of_a_jitted_helper_is_compiled_whole_with_its_static_arguments():
+    import inspect
+
+    checked = 0
+    for jax_name, name, info in _jax_wrapped_helpers():
+        function = getattr(importlib.import_module(MODULES[jax_name]), name)
+        if (jax_name, name) in NOT_COMPILED_WHOLE_WRAPPERS:
+            assert not is_compiled_whole(function), (jax_name, name)
+            continue
+        assert is_compiled_whole(function), f"{MODULES[jax_name]}.{name}: JAX runs it as one jitted helper"
+        parameters = inspect.signature(function).parameters
+        assert set(function.static_argnames) == {n for n in info.static_argnames if n in parameters}, (jax_name, name)
+        checked += 1
+    assert checked >= 25  # sum, mean, max, var, argmax, take, moveaxis, one_hot, ... (JAX 0.10.2: 25)
+
+
+def test_a_wrapper_takes_lists_where_jax_takes_them():
+    jnp = pytest.importorskip("jax.numpy")
+    x = np.arange(24.0, dtype=np.float32).reshape(2, 3, 4)
+    for name, args, kwargs in [("sum", (x,), {"axis": [0, 2]}), ("mean", (x, [0, 1]), {}),
+                               ("max", (x,), {"axis": [1]}), ("moveaxis", (x, [0, 1], [2, 0]), {}),
+                               ("squeeze", (x[:1],), {"axis": [0]}), ("flip", (x,), {"axis": [0, 2]}),
+                               ("var", (x,), {"axis": [0, 1], "ddof": 1}),
+                               ("std", (x, 0, None, None, 0), {"correction": 1})]:
+        np.testing.assert_allclose(np.asarray(getattr(tnp, name)(*args, **kwargs)),
+                                   np.asarray(getattr(jnp, name)(*args, **kwargs)), rtol=1e-6, err_msg=name)
+    for lib in (jnp, tnp):  # ddof and correction together: JAX's wrapper's error, on the values as given
+        with pytest.raises(ValueError, match="ddof and correction"):
+            lib.var(x, ddof=1, correction=1)
 
 
 def test_an_eager_call_compiles_one_program(compilations):

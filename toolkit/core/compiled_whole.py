@@ -44,19 +44,34 @@ def install_jit(jit: Callable[..., Any]) -> None:
     _jit = jit
 
 
-def compiled_whole(*, static_argnames: Sequence[str] = ()) -> Callable[[F], F]:
+def compiled_whole(*, static_argnames: Sequence[str] = (), lists_as_tuples: bool = False,
+                   prepare: Callable[[tuple, dict], tuple[tuple, dict]] | None = None) -> Callable[[F], F]:
     """Decorate a library function: an eager call compiles and runs it as one program (JAX's ``@jit``).
 
     ``static_argnames`` are the parameters that select the program (axes, modes,
     sizes, dtypes): the names JAX's ``jit`` of the same function makes static.
     Every other argument is traced (arrays, and Python scalars as weakly typed
     values, as under ``jit``).
+
+    ``lists_as_tuples``: for a function JAX defines as a plain wrapper of a
+    jitted helper (``jnp.sum`` of ``_reduce_sum``), whose wrapper turns list
+    arguments (``axis=[0, 1]``, ``pad_width``) into the tuples its helper's
+    static arguments must be; a static argument of a function JAX jits itself
+    must be hashable as given (``ValueError`` otherwise, as in JAX).
+
+    ``prepare(args, kwargs) -> (args, kwargs)``: what such a wrapper does with
+    the arguments as given before calling its helper (``jnp.var`` checks and
+    resolves ``ddof``/``correction`` on the values, which the helper traces).
+    Eager calls only: inside a trace the function's own code sees the values.
     """
     def decorate(fun: F) -> F:
         parameters = inspect.signature(fun).parameters
         unknown = [n for n in static_argnames if n not in parameters]
         if unknown:
             raise TypeError(f"compiled_whole({fun.__qualname__}): no parameter named {', '.join(unknown)}")
+        # The positions a static argument can be passed at (the parameters before any * or **).
+        positional = [p.name for p in parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        static_positions = tuple(i for i, name in enumerate(positional) if name in static_argnames)
         jitted: Any = None
         state = tracing._state
 
@@ -71,11 +86,29 @@ def compiled_whole(*, static_argnames: Sequence[str] = ()) -> Callable[[F], F]:
                 if _jit is None:
                     raise RuntimeError("no jit installed for eager library calls; import toolkit")
                 jitted = _jit(fun, static_argnames=tuple(static_argnames))
+            if prepare is not None:
+                args, kwargs = prepare(args, kwargs)
+            if lists_as_tuples:
+                args, kwargs = _static_lists_as_tuples(args, kwargs, static_positions, static_argnames)
             return jitted(*args, **kwargs)
 
         call.static_argnames = tuple(static_argnames)  # type: ignore[attr-defined]
         return call  # type: ignore[return-value]
     return decorate
+
+
+def _static_lists_as_tuples(args: tuple, kwargs: dict, positions: tuple[int, ...],
+                            names: Sequence[str]) -> tuple[tuple, dict]:
+    """The call's static arguments with lists (nested too) as tuples."""
+    if any(type(args[i]) is list for i in positions if i < len(args)):
+        args = tuple(_as_tuple(a) if i in positions else a for i, a in enumerate(args))
+    if kwargs and any(type(kwargs.get(name)) is list for name in names):
+        kwargs = {k: _as_tuple(v) if k in names else v for k, v in kwargs.items()}
+    return args, kwargs
+
+
+def _as_tuple(value: Any) -> Any:
+    return tuple(_as_tuple(v) for v in value) if type(value) in (list, tuple) else value
 
 
 def _any_tracer(args: tuple, kwargs: dict) -> bool:

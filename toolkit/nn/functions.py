@@ -347,6 +347,7 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, r
     return (out, sign) if return_sign else out
 
 
+@compiled_whole(static_argnames=("num_classes", "dtype", "axis"), lists_as_tuples=True)
 def one_hot(x: Any, num_classes: int, *, dtype: Any = dtypes.float32, axis: int = -1) -> Any:
     """One-hot encode integer ``x`` into ``num_classes`` classes along a new ``axis``.
 

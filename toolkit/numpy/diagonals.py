@@ -45,6 +45,7 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Any:
     return getitem(a, (Ellipsis, r, c))
 
 
+@compiled_whole(static_argnames=("k",), lists_as_tuples=True)
 def diag(v: Any, k: int = 0) -> Any:
     """1-D input: a 2-D array with ``v`` on diagonal ``k``; 2-D input: its ``k`` diagonal."""
     check_arraylike("diag", v)

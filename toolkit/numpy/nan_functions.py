@@ -153,7 +153,7 @@ def _nan_arg(name: str, reduce: Any, fill: float):
         return ufuncs.where(all_nan, broadcast_to(np.asarray(-1, res.dtype), res.shape), res)
     fn.__name__ = name
     fn.__doc__ = f"Index of the {name[6:]}imum ignoring NaNs (-1 where a slice is all NaN)."
-    return fn
+    return compiled_whole(static_argnames=("axis", "keepdims"), lists_as_tuples=True)(fn)  # named first
 
 
 nanargmax = _nan_arg("nanargmax", reductions.argmax, -np.inf)

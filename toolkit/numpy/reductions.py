@@ -133,6 +133,7 @@ def _reduction(name: str, kind: str, a: Any, axis: Any, dtype: Any, out: Any, ke
     return result if result.dtype == result_dtype else lax_elementwise.convert_element_type(result, result_dtype)
 
 
+@compiled_whole(static_argnames=("axis", "dtype", "keepdims", "promote_integers"), lists_as_tuples=True)
 def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
         initial: Any = None, where: Any = None, promote_integers: bool = True) -> Any:
     """The sum of ``a``'s elements over ``axis`` (an int, a tuple, or None for all), as ``jnp.sum``.
@@ -146,6 +147,7 @@ def sum(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims:
                       promote_integers=promote_integers, upcast=True)
 
 
+@compiled_whole(static_argnames=("axis", "dtype", "keepdims", "promote_integers"), lists_as_tuples=True)
 def prod(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False,
          initial: Any = None, where: Any = None, promote_integers: bool = True) -> Any:
     """The product of ``a``'s elements over ``axis``, as ``jnp.prod`` (arguments as :func:`sum`)."""
@@ -162,7 +164,8 @@ def _minmax(kind: str, name: str):
                   "``where`` (a boolean mask, which needs ``initial``) leaves elements out.\n\nReducing a "
                   "dimension of size 0 without ``initial`` is a ``ValueError`` (no identity); complex input is a "
                   "``TypeError``.")
-    return fn
+    # Named first: the jit is named after it. (JAX: a wrapper of its jitted _reduce_max/_reduce_min.)
+    return compiled_whole(static_argnames=("axis", "keepdims"), lists_as_tuples=True)(fn)
 
 
 max = _minmax("max", "max")
@@ -171,11 +174,13 @@ amax = _minmax("max", "amax")
 amin = _minmax("min", "amin")
 
 
+@compiled_whole(static_argnames=("axis", "keepdims"), lists_as_tuples=True)
 def any(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *, where: Any = None) -> Any:
     """Whether any element of ``a`` over ``axis`` (and ``where``) is nonzero (as ``jnp.any``); a boolean array."""
     return _reduction("any", "any", a, axis, None, out, keepdims, None, where)
 
 
+@compiled_whole(static_argnames=("axis", "keepdims"), lists_as_tuples=True)
 def all(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, *, where: Any = None) -> Any:
     """Whether every element of ``a`` over ``axis`` (and ``where``) is nonzero (as ``jnp.all``); a boolean array."""
     return _reduction("all", "all", a, axis, None, out, keepdims, None, where)
@@ -199,6 +204,7 @@ def _mean_dtype(dtype: np.dtype) -> np.dtype:
     return dtypes.canonicalize_dtype(dtypes.float64 if dtype.itemsize == 8 else dtypes.float32)
 
 
+@compiled_whole(static_argnames=("axis", "dtype", "keepdims"), lists_as_tuples=True)
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False, *,
          where: Any = None) -> Any:
     """The arithmetic mean over ``axis`` (as ``jnp.mean``): integers average in a float type, ``dtype``
@@ -234,6 +240,22 @@ def _var_types(a_dtype: np.dtype, dtype: np.dtype | None) -> tuple[np.dtype, np.
     return _upcast_low_precision(computation), dtype
 
 
+def _ddof_or_correction(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+    """JAX's var/std wrapper, on the arguments as given: ``correction`` replaces ``ddof``, which must be a
+    Python int 0 then (its helper traces the number)."""
+    correction = kwargs.get("correction")
+    if correction is None:
+        return args, kwargs
+    ddof = args[4] if len(args) > 4 else kwargs.get("ddof", 0)
+    if not isinstance(ddof, int) or ddof != 0:
+        raise ValueError("ddof and correction can't be provided simultaneously.")
+    kwargs = {k: v for k, v in kwargs.items() if k not in ("correction", "ddof")}
+    if len(args) > 4:
+        return args[:4] + (correction,) + args[5:], kwargs
+    return args, {**kwargs, "ddof": correction}
+
+
+@compiled_whole(static_argnames=("axis", "dtype", "keepdims"), lists_as_tuples=True, prepare=_ddof_or_correction)
 def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int | float = 0, keepdims: bool = False, *,
         where: Any = None, mean: Any = None, correction: int | float | None = None) -> Any:
     """The variance over ``axis`` with ``ddof`` (or ``correction``) delta degrees of freedom, as ``jnp.var``.
@@ -263,8 +285,12 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
     else:
         centered = multiply(centered, centered)
     count = _count(a, axes, keepdims, where, computation)
-    normalizer = subtract(count, np.asarray(ddof, computation)) if is_array(count) or isinstance(count, np.ndarray) \
-        else count - ddof
+    if is_array(ddof):  # traced (an eager var is compiled whole, its ddof an argument, as JAX's _var's)
+        normalizer = subtract(count, lax_elementwise.convert_element_type(ddof, computation))
+    elif is_array(count) or isinstance(count, np.ndarray):
+        normalizer = subtract(count, np.asarray(ddof, computation))
+    else:
+        normalizer = count - ddof
     total = sum(centered, axes, dtype=computation, keepdims=keepdims, where=where)
     result = true_divide(total, normalizer)
     if result.dtype != result_dtype:
@@ -280,6 +306,7 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
     return result
 
 
+@compiled_whole(static_argnames=("axis", "dtype", "keepdims"), lists_as_tuples=True, prepare=_ddof_or_correction)
 def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int | float = 0, keepdims: bool = False, *,
         where: Any = None, mean: Any = None, correction: int | float | None = None) -> Any:
     """The standard deviation, ``sqrt(var(...))`` with :func:`var`'s arguments (as ``jnp.std``)."""
@@ -299,7 +326,7 @@ def _arg_reduction(reduce: Any, name: str):
         return _keep(reduce(a, axis), a.shape, (axis,), keepdims)
     fn.__name__ = name
     fn.__doc__ = f"Index of the first {name[3:]}imum along ``axis`` (of the flattened array when None)."
-    return fn
+    return compiled_whole(static_argnames=("axis", "keepdims"), lists_as_tuples=True)(fn)  # named first
 
 
 argmax = _arg_reduction(lax_reductions.argmax, "argmax")

@@ -19,8 +19,10 @@ from toolkit.numpy import creation, reductions, scatter, shapes, sorting, statis
 from toolkit.numpy import nonzero_indices
 from toolkit.core.tracing import ConcretizationTypeError, Tracer
 from toolkit.numpy._core import asarray, check_arraylike, convert
+from toolkit.core.compiled_whole import compiled_whole
 
 
+@compiled_whole(static_argnames=("assume_unique", "invert", "method"), lists_as_tuples=True)
 def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: bool = False, *,
          method: str = "auto") -> Any:
     """True where ``element`` occurs in ``test_elements`` (all-pairs comparison)."""

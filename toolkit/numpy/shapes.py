@@ -111,6 +111,7 @@ def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
     return transpose(a, perm)
 
 
+@compiled_whole(static_argnames=("source", "destination"), lists_as_tuples=True)
 def moveaxis(a: Any, source: Any, destination: Any) -> Any:
     """``a`` with the axes ``source`` moved to the positions ``destination`` (ints or sequences of equal
     length), the others keeping their order (as ``jnp.moveaxis``).
@@ -160,6 +161,7 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> Any:
 
 # --- dimensions -----------------------------------------------------------------------------------
 
+@compiled_whole(static_argnames=("axis",), lists_as_tuples=True)
 def squeeze(a: Any, axis: Any = None) -> Any:
     """``a`` without its size-1 dimensions, or only those in ``axis`` (as ``jnp.squeeze``); naming an axis
     whose size is not 1 raises ``ValueError``.
@@ -560,6 +562,7 @@ def _repeat_slice(piece: Any, axis: int, count: int) -> Any:
 
 # --- flips, rolls, rotations ----------------------------------------------------------------------
 
+@compiled_whole(static_argnames=("axis",), lists_as_tuples=True)
 def flip(m: Any, axis: Any = None) -> Any:
     """Reverse the order of elements along ``axis`` (all axes when ``None``)."""
     check_arraylike("flip", m)
@@ -568,6 +571,7 @@ def flip(m: Any, axis: Any = None) -> Any:
     return lax_structural.rev(m, axes) if axes else m
 
 
+@compiled_whole(lists_as_tuples=True)
 def fliplr(m: Any) -> Any:
     """``m`` with its columns (axis 1) reversed (as ``jnp.fliplr``); rank below 2 raises ``ValueError``."""
     check_arraylike("fliplr", m)
@@ -577,6 +581,7 @@ def fliplr(m: Any) -> Any:
     return flip(m, 1)
 
 
+@compiled_whole(lists_as_tuples=True)
 def flipud(m: Any) -> Any:
     """``m`` with its rows (axis 0) reversed (as ``jnp.flipud``); a scalar raises ``ValueError``."""
     check_arraylike("flipud", m)

@@ -20,6 +20,7 @@ from toolkit.core.tracing import Tracer
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import creation, shapes, ufuncs
 from toolkit.numpy._core import asarray, broadcast_to, canonical_axis, check_arraylike, convert
+from toolkit.core.compiled_whole import compiled_whole
 
 
 def _static_int(value: Any, what: str) -> int:
@@ -63,6 +64,7 @@ def _to_dtype(x: Any, dtype: np.dtype) -> Any:
     return convert(x, dtype)
 
 
+@compiled_whole(static_argnames=("num", "endpoint", "dtype", "axis"), lists_as_tuples=True)
 def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: Any = 10.0, dtype: Any = None,
              axis: int = 0) -> Any:
     """``base ** linspace(start, stop, num)`` along ``axis``, as ``jnp.logspace``; ``num`` and ``axis``
@@ -76,6 +78,7 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: 
     return shapes.moveaxis(out, 0, canonical_axis(axis, out.ndim))
 
 
+@compiled_whole(static_argnames=("num", "endpoint", "dtype", "axis"), lists_as_tuples=True)
 def geomspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, dtype: Any = None,
               axis: int = 0) -> Any:
     """``num`` values from ``start`` to ``stop`` in geometric progression along ``axis``, as

@@ -162,6 +162,7 @@ def nanmedian(a: Any, axis: Any = None, out: None = None, overwrite_input: bool 
     return nanquantile(a, 0.5, axis, out, overwrite_input, "midpoint", keepdims)
 
 
+@compiled_whole(static_argnames=("axis", "returned", "keepdims"), lists_as_tuples=True)
 def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = False, keepdims: bool = False) -> Any:
     """The (``weights``-)weighted mean over ``axis``; with ``returned`` also the sum of weights.
 
@@ -201,6 +202,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     return avg
 
 
+@compiled_whole(static_argnames=("axis", "keepdims"), lists_as_tuples=True)
 def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> Any:
     """Peak to peak: ``max - min`` over ``axis``."""
     check_arraylike("ptp", a)

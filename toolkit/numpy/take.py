@@ -34,6 +34,7 @@ def _take_mode(mode: str | None):
     raise ValueError(f"take: unknown mode {mode!r}; expected 'fill', 'clip', 'wrap' or 'promise_in_bounds'")
 
 
+@compiled_whole(static_argnames=("axis", "mode", "fill_value"), lists_as_tuples=True)
 def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None, fill_value: Any = None) -> Any:
     """Elements of ``a`` at ``indices`` along ``axis`` (``None``: flattened).
 
