@@ -11,6 +11,9 @@ back-to-back calls, so each number is one call's cost):
   they cached by the function (JAX's C++ fast path is per jit object, so
   this is its Python path);
 * ``eager x+1`` — ``x + 1`` outside ``jit`` (op-by-op dispatch) on f32[8];
+* ``compiled x+1``, ``compiled tree10`` — ``jit(f).lower(...).compile()`` called
+  directly (the stages API: ``Compiled.__call__``) with ``x+1``'s and
+  ``pytree10``'s arguments;
 * ``static``, ``keyword``, ``scalar`` — ``jit(f)`` called with a static argument
   (``f(x, 3)``, ``static_argnums=1``), a keyword argument (``f(x, by=x)``), a
   Python float (``f(x, 2.0)``);
@@ -162,7 +165,11 @@ def measure(seconds: float) -> dict[str, tuple[float, float | None]]:
         fk, jk = toolkit.jit(scale_by), jax.jit(scale_by)
         fn, jn = toolkit.jit(scale), jax.jit(scale)
         tnp, jnp = toolkit.numpy, jax.numpy
+        fc, jc = toolkit.jit(inc).lower(x).compile(), jax.jit(inc).lower(jx).compile()
+        gc_, jgc = toolkit.jit(inc_tree).lower(tree).compile(), jax.jit(inc_tree).lower(jtree).compile()
         for name, ours, theirs in [
+                ("compiled x+1", lambda: fc(x), lambda: jc(jx)),
+                ("compiled tree10", lambda: gc_(tree), lambda: jgc(jtree)),
                 ("static", lambda: fs(x, 3), lambda: js_(jx, 3)),
                 ("keyword", lambda: fk(x, by=x), lambda: jk(jx, by=jx)),
                 ("scalar", lambda: fn(x, 2.0), lambda: jn(jx, 2.0)),

@@ -561,3 +561,41 @@ def test_a_donated_host_scalar_is_not_kept():
         assert float(f(np.float32(1.0))) == 2.0
     assert not any(key[0] == np.float32(1.0).tobytes() and key[1].dtype == np.float32 and not key[1].weak_type
                    for key in dispatch._PLACED_SCALARS)
+
+
+# --- Compiled.__call__ (dispatch.call_compiled) -------------------------------------------------------
+
+
+def test_a_compiled_function_answers_calls_seen_before_without_checks_and_still_rejects_others(monkeypatch):
+    from toolkit import stages
+
+    compiled = toolkit.jit(_inc_tree).lower(_params(["a", "b"])).compile()
+    params = _params(["a", "b"])
+    out = compiled(params)
+    signatures = []
+    original = stages.Wrapped._signature
+    monkeypatch.setattr(stages.Wrapped, "_signature", lambda self, a, k: signatures.append(1) or original(self, a, k))
+    for step in range(3):  # fed back: the executable's own fast path
+        out = compiled(out)
+        np.testing.assert_array_equal(np.asarray(out["b"]), np.full(8, 3 + step, np.float32))
+    assert not signatures
+    with pytest.raises(TypeError, match=r"has type f32\[2\], but it was compiled for f32\[8\]"):
+        compiled(_params(["a", "b"], shape=(2,)))
+    with pytest.raises(TypeError, match="tree structure"):
+        compiled(_params(["a", "c"]))
+    mixed = {"a": params["a"], "b": np.full(8, 5, np.float32)}  # a numpy leaf: checked and placed
+    np.testing.assert_array_equal(np.asarray(compiled(mixed)["b"]), np.full(8, 6, np.float32))
+
+
+def test_a_compiled_function_refuses_arrays_committed_elsewhere_after_warm_calls_too():
+    devices = toolkit.devices()
+    if len(devices) < 2:
+        pytest.skip("needs two devices")
+    compiled = toolkit.jit(lambda a: a * 2).lower(np.ones(4, np.float32)).compile()
+    x = toolkit.device_put(np.ones(4, np.float32))
+    compiled(x), compiled(x)  # remembered
+    elsewhere = toolkit.device_put(np.full(4, 3, np.float32), devices[1])  # not laid out as compiled: full path
+    for _ in range(2):
+        with pytest.raises(ValueError, match=r"committed to devices \[1\], but the computation runs on \[0\]"):
+            compiled(elsewhere)
+    np.testing.assert_array_equal(np.asarray(compiled(x)), np.full(4, 2, np.float32))

@@ -9,7 +9,10 @@
   toolkit Arrays is: look up the tree and avals, check the placements, execute
   (the closure :func:`fast_caller` makes). Its entries are named records
   (:class:`FastEntry`, :class:`DictLeafOrder`, :class:`LastSingle`,
-  :class:`LastMany`).
+  :class:`LastMany`). Other calls seen before (static or keyword arguments,
+  host scalars, numpy arrays) are found by :meth:`FastPath.call_general`.
+* :func:`call_compiled` is ``Compiled.__call__``: the checks against what was
+  compiled, or the executable's own fast path for a call seen before.
 * :func:`place_argument` moves a leaf where an executable expects it (the
   full call path, ``Compiled._call_flat``).
 * :func:`install_eager_handlers` makes ``toolkit.core.tracing`` run
@@ -237,8 +240,8 @@ class FastPath:
     (``x = f(x)`` feeds back outputs whose avals are the executable's own), so a
     repeated call compares identities instead of hashing. The owner asks
     :meth:`call` first (not with keyword or static arguments, nor while
-    tracing); on :data:`MISS` it takes its full path and hands what that
-    compiled to :meth:`remember`.
+    tracing), then :meth:`call_general`; on :data:`MISS` it takes its full
+    path and hands what that compiled to :meth:`remember_call`.
     """
 
     __slots__ = ("entries", "generation", "dict_leaf_orders", "last_single", "last_many", "keyed_on_config",
@@ -549,6 +552,36 @@ def fast_caller(compiled: Any) -> Callable[[Sequence[Array]], Any]:
         arrays = list(map(Array, outs, out_avals, out_shardings, out_committed))
         return build(arrays) if build is not None else pytrees.tree_unflatten(out_tree, arrays)
     return call_two if len(expected) == 2 and single else call
+
+
+def call_compiled(compiled: Any, args: tuple, kwargs: dict) -> Any:
+    """``Compiled.__call__``: ``compiled`` run on a call's arguments, checked against what it was compiled for.
+
+    A ``TypeError`` names the tree or the argument (shape or dtype) that
+    differs. Positional Arrays laid out as in an earlier call go through the
+    executable's own :class:`FastPath` (no signature, no checks: the tree and
+    avals are those of a checked call).
+    """
+    wrapped = compiled._lowered._traced._wrapped
+    positional = not kwargs and not wrapped._has_static
+    fast = compiled.__dict__.get("_own_fast_path")
+    if positional and fast is not None:
+        out = fast.call(args)
+        if out is not MISS:
+            return out
+    sig = wrapped._signature(args, kwargs)
+    if sig.tree != compiled.in_tree:
+        raise TypeError(f"the compiled function {wrapped.name} was called with arguments of tree structure "
+                        f"{sig.tree}, but it was compiled for {compiled.in_tree}")
+    for i, (given, expected) in enumerate(zip(sig.avals, compiled._in_avals)):
+        if given.shape != expected.shape or given.dtype != expected.dtype:
+            raise TypeError(f"argument {compiled._paths[i]} of the compiled function {wrapped.name} has type "
+                            f"{given.str_short()}, but it was compiled for {expected.str_short()}")
+    if positional and compiled._fast_ok and all(type(leaf) is Array for leaf in sig.leaves):
+        if fast is None:
+            fast = compiled._own_fast_path = FastPath(keyed_on_config=False)  # the program is fixed: x64 or not
+        fast.remember(args, len(sig.leaves), sig.avals, compiled, jit_pipeline_generation(), ANY_PARTITIONER, ())
+    return compiled._call_flat(sig.leaves)
 
 
 # --- the full path: arguments placed as compiled ----------------------------------------

@@ -40,7 +40,7 @@ from toolkit.core import dtypes, mutable_refs, pytrees, trace_cache, tracing
 from toolkit.core.avals import ArgInfo, ShapedArray, ShapeDtypeStruct, is_static_shape
 from toolkit.core.program import Program
 from toolkit.core.config import cache_state, flag_value
-from toolkit.dispatch import (ANY_PARTITIONER, MISS, PARTITIONER_VARIABLE, ArgumentSignature, FastPath,
+from toolkit.dispatch import (ANY_PARTITIONER, MISS, PARTITIONER_VARIABLE, ArgumentSignature, FastPath, call_compiled,
                               argument_paths, fast_caller, infer_argnums_and_argnames, install_eager_handlers,
                               place_argument, signature_of)
 from toolkit.ir.context import shared_context
@@ -620,16 +620,7 @@ class Compiled:
                                                                           self._plan.recovery_mesh()))
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        wrapped = self._lowered._traced._wrapped
-        sig = wrapped._signature(args, kwargs)
-        if sig.tree != self.in_tree:
-            raise TypeError(f"the compiled function {wrapped.name} was called with arguments of tree structure "
-                            f"{sig.tree}, but it was compiled for {self.in_tree}")
-        for i, (given, expected) in enumerate(zip(sig.avals, self._in_avals)):
-            if given.shape != expected.shape or given.dtype != expected.dtype:
-                raise TypeError(f"argument {self._paths[i]} of the compiled function {wrapped.name} has type "
-                                f"{given.str_short()}, but it was compiled for {expected.str_short()}")
-        return self._call_flat(sig.leaves)
+        return call_compiled(self, args, kwargs)  # toolkit.dispatch: checked, or a call seen before
 
     def _call_fast(self, leaves: Sequence[Array]) -> Any:
         """Call with the flat argument Arrays, already laid out as compiled; ``MISS`` when they are not.
