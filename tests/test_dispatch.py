@@ -599,3 +599,23 @@ def test_a_compiled_function_refuses_arrays_committed_elsewhere_after_warm_calls
         with pytest.raises(ValueError, match=r"committed to devices \[1\], but the computation runs on \[0\]"):
             compiled(elsewhere)
     np.testing.assert_array_equal(np.asarray(compiled(x)), np.full(4, 2, np.float32))
+
+
+def test_large_numpy_trees_called_again_flatten_in_cpp_and_follow_x64(compilations, monkeypatch):
+    from toolkit.core import pytrees
+
+    f = toolkit.jit(lambda p, *, scale: {k: v * scale for k, v in p.items()})
+    tree = {f"w{i:02d}": np.full(3, i, np.float64) for i in range(20)}  # float64: float32 with x64 off
+    for _ in range(2):
+        out = f(tree, scale=2)
+        assert out["w07"].dtype == np.float32 and np.asarray(out["w07"]).tolist() == [14.0] * 3
+    assert f._fast_path.native_trees  # the (args, kwargs) structure is known to jaxlib's flatten now
+    flattened = []
+    original = pytrees.tree_flatten
+    with monkeypatch.context() as patch:
+        patch.setattr(pytrees, "tree_flatten", lambda *a, **k: flattened.append(1) or original(*a, **k))
+        np.testing.assert_array_equal(np.asarray(f(tree, scale=2)["w19"]), np.full(3, 38, np.float32))
+    assert not flattened and compilations[0] == 1
+    with toolkit.enable_x64(True):
+        assert f(tree, scale=2)["w07"].dtype == np.float64  # another aval under x64: another executable
+    assert f(tree, scale=2)["w07"].dtype == np.float32 and compilations[0] == 2

@@ -61,8 +61,10 @@ NATIVE_FLATTEN_MIN_LEAVES = 16
 _GENERAL_HOST_LEAVES = frozenset({int, float, bool, complex, np.ndarray,
                                   *(t for t in np.sctypeDict.values() if issubclass(t, np.number) or t is np.bool_)})
 _PYTHON_SCALARS = frozenset({int, float, bool, complex})
-#: (Python scalar type, ``cache_state()``) -> its weakly typed aval (bool's is not weak).
-_SCALAR_AVALS: dict[tuple, ShapedArray] = {}
+#: (Python scalar type, ``cache_state()``) -> its weakly typed aval (bool's is not weak); (shape, dtype,
+#: ``cache_state()``) -> a numpy array's (its dtype canonicalized). At most HOST_AVALS_MAX, then they start over.
+_HOST_AVALS: dict[tuple, ShapedArray] = {}
+HOST_AVALS_MAX = 4096
 #: The most :attr:`FastPath.general_entries` kept (then they start over): static arguments can take any number
 #: of values.
 GENERAL_ENTRIES_MAX = 256
@@ -268,6 +270,8 @@ class FastPath:
 
     def call(self, args: tuple) -> Any:
         """The outputs of a remembered executable on ``args``; :data:`MISS` if there is none or they do not fit."""
+        if not self.entries:  # nothing remembered (a function called with numpy values only): no flatten
+            return MISS
         first = type(args[0]) if len(args) == 1 else None
         # The flags traces depend on (x64): one prebuilt tuple unless an override block is open somewhere.
         state = cache_state() if self.keyed_on_config else ()
@@ -332,7 +336,7 @@ class FastPath:
         general = self.general_key(args, kwargs)
         if general is None:
             return MISS
-        leaves, key = general
+        leaves, key, _ = general
         entry = self.general_entries.get(key + (jit_pipeline_generation(), cache_state() if self.keyed_on_config else ()))
         if entry is None or not (entry.partitioner is ANY_PARTITIONER
                                  or entry.partitioner == _environ_get(PARTITIONER_VARIABLE)):
@@ -346,9 +350,10 @@ class FastPath:
                 return MISS
         return compiled._call_flat(leaves)
 
-    def general_key(self, args: tuple, kwargs: dict) -> tuple[list, tuple] | None:
-        """``(leaves, (tree, avals, static arguments))`` of a call, the start of its :attr:`general_entries` key
-        (the pipeline generation and config state follow); None when it cannot have one (an unhashable
+    def general_key(self, args: tuple, kwargs: dict) -> tuple[list, tuple, tuple] | None:
+        """``(leaves, (tree, avals, static arguments), (dynamic args, dynamic kwargs))`` of a call: the start of its
+        :attr:`general_entries` key (the pipeline generation and config state follow), and what was flattened;
+        None when it cannot have one (an unhashable
         static argument, a leaf that is not an Array, host scalar or numpy value: the full path handles those)."""
         static: tuple = ()
         if self.static_argnums or self.static_argnames:
@@ -363,17 +368,32 @@ class FastPath:
                 hash(static)
             except TypeError:
                 return None
-        leaves, tree = pytrees.tree_flatten((args, kwargs))
+        dynamic = (args, kwargs)
+        # A large tree seen before flattens in C++ (see _remember_native), else in toolkit's Python.
+        native = native_pytrees.flatten(dynamic) if self.native_trees else None
+        tree = self.native_trees.get(native[1]) if native is not None else None
+        if tree is not None and self.native_generation == pytrees.registry_generation():
+            leaves = native[0]  # type: ignore[index]
+        else:
+            leaves, tree = pytrees.tree_flatten(dynamic)
         avals = []
+        state = cache_state()
         for leaf in leaves:
             kind = type(leaf)
             if kind is Array:
                 avals.append(leaf.aval)
-            elif kind in _PYTHON_SCALARS:  # its aval depends on its type and the x64 mode only: made once
-                scalar_key = (kind, cache_state())
-                aval = _SCALAR_AVALS.get(scalar_key)
+            elif kind in _PYTHON_SCALARS or kind is np.ndarray:
+                # Its aval depends on its type (an array's shape and dtype) and the x64 mode only: made once.
+                host_key = (kind, state) if kind is not np.ndarray else (leaf.shape, leaf.dtype, state)
+                aval = _HOST_AVALS.get(host_key)
                 if aval is None:
-                    aval = _SCALAR_AVALS[scalar_key] = aval_of(leaf)
+                    try:
+                        aval = aval_of(leaf)
+                    except (TypeError, ValueError):  # an array of a type jit does not take: the full path says so
+                        return None
+                    if len(_HOST_AVALS) >= HOST_AVALS_MAX:
+                        _HOST_AVALS.clear()
+                    _HOST_AVALS[host_key] = aval
                 avals.append(aval)
             elif kind in _GENERAL_HOST_LEAVES:
                 try:
@@ -382,7 +402,7 @@ class FastPath:
                     return None
             else:
                 return None
-        return leaves, (tree, tuple(avals), static)
+        return leaves, (tree, tuple(avals), static), dynamic
 
     def remember_general(self, args: tuple, kwargs: dict, compiled: Any, generation: int, partitioner: Any,
                          state: tuple) -> None:
@@ -398,8 +418,9 @@ class FastPath:
             return
         if len(self.general_entries) >= GENERAL_ENTRIES_MAX:  # static arguments can take unboundedly many values
             self.general_entries.clear()
-        key = general[1] + (generation, state if self.keyed_on_config else ())
-        self.general_entries[key] = fast_entry(compiled, partitioner)
+        leaves, key, dynamic = general
+        self.general_entries[key + (generation, state if self.keyed_on_config else ())] = fast_entry(compiled, partitioner)
+        self._remember_native(dynamic, leaves, key[0])
 
     def remember_call(self, args: tuple, kwargs: dict, leaves: Sequence[Any], avals: tuple[ShapedArray, ...],
                       compiled: Any, generation: int, partitioner: Any, state: tuple) -> None:
