@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import toolkit
-from toolkit import dispatch
+from toolkit import call_trees, dispatch
 from toolkit.numpy import _core as numpy_core
 
 
@@ -88,10 +88,10 @@ def test_flat_sequence_outputs_keep_their_type(make):
 
 def test_output_builder_handles_only_flat_containers():
     flat_dict = toolkit.tree_util.tree_structure({"b": 0, "a": 0})
-    build = dispatch.output_builder(flat_dict, 2)
+    build = call_trees.output_builder(flat_dict, 2)
     assert build(["x", "y"]) == {"a": "x", "b": "y"}
     nested = toolkit.tree_util.tree_structure({"a": (0, 0)})
-    assert dispatch.output_builder(nested, 2) is None
+    assert call_trees.output_builder(nested, 2) is None
 
 
 def test_clear_cache_forgets_the_last_hits_too():
@@ -189,12 +189,12 @@ def test_native_output_builder_only_for_large_built_in_trees():
     from toolkit.core import pytrees
 
     big = pytrees.tree_structure({"a": [0] * 20, "b": (0, None)})
-    build = dispatch.native_output_builder(big, big.num_leaves)
+    build = call_trees.native_output_builder(big, big.num_leaves)
     assert build is not None and build(list(range(21))) == {"a": list(range(20)), "b": (20, None)}
-    assert dispatch.native_output_builder(pytrees.tree_structure([0, 0]), 2) is None  # small: toolkit's own
+    assert call_trees.native_output_builder(pytrees.tree_structure([0, 0]), 2) is None  # small: toolkit's own
     import collections
     custom = pytrees.tree_structure(collections.OrderedDict(a=[0] * 20))
-    assert dispatch.native_output_builder(custom, 20) is None
+    assert call_trees.native_output_builder(custom, 20) is None
 
 
 # --- block_until_ready --------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 
 * :func:`signature_of` flattens a call's arguments into an
   :class:`ArgumentSignature` (leaves, tree, abstract values, placements, the
-  static arguments split off), checking that each leaf can be a jit argument;
-  :func:`argument_paths` names the leaves as users do (``args[1]['w']``).
+  static arguments split off), checking that each leaf can be a jit argument
+  (``toolkit.call_trees`` names the leaves as users do, ``args[1]['w']``).
 * :class:`FastPath` is what a ``Wrapped`` (or a shape-polymorphic
   ``Compiled``) remembers of earlier calls, so that a steady-state call of
   toolkit Arrays is: look up the tree and avals, check the placements, execute
@@ -27,7 +27,6 @@ handlers with its own).
 from __future__ import annotations
 
 import contextlib
-import inspect
 import operator
 import os
 from dataclasses import dataclass
@@ -36,6 +35,8 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from toolkit.array import Array
+from toolkit.call_trees import (NATIVE_FLATTEN_MIN_LEAVES, argument_paths, dict_leaf_order, native_output_builder,
+                                output_builder, unhashable_static_error)
 from toolkit.core import compiled_whole, dtypes, pytrees, sharding_types, tracing
 from toolkit.core.config import cache_state, enable_x64, flag_value, host_to_device_unguarded
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, aval_of
@@ -53,9 +54,6 @@ PARTITIONER_VARIABLE = "TOOLKIT_PARTITIONER"
 ANY_PARTITIONER = object()
 #: What ``tree_flatten`` gives for the arguments of ``f(x)`` (trees are interned: compared by identity).
 ONE_LEAF_TREE = pytrees.tree_structure((0,))
-#: Argument and result trees from this many leaves flatten and unflatten through jaxlib's C++ pytrees
-#: (``toolkit.runtime.native_pytrees``); smaller ones are quicker through toolkit's interned structures.
-NATIVE_FLATTEN_MIN_LEAVES = 16
 
 #: Leaves besides Arrays that :meth:`FastPath.call_general` takes: host values whose aval is their type and shape.
 _GENERAL_HOST_LEAVES = frozenset({int, float, bool, complex, np.ndarray,
@@ -88,29 +86,6 @@ class ArgumentSignature:
     static_kwargs: dict[str, Any]  # name -> value
 
 
-def infer_argnums_and_argnames(fun: Callable, static_argnums: Any,
-                               static_argnames: Any) -> tuple[tuple[int, ...], tuple[str, ...]]:
-    """jit's static arguments both ways: each position also by its parameter's name, and each name by position."""
-    argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums or ())
-    argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames or ())
-    if not argnums and not argnames:
-        return (), ()  # nothing to match up: skip inspect.signature (~50 µs, on every jit(f))
-    try:
-        parameters = list(inspect.signature(fun).parameters.values())
-    except (TypeError, ValueError):
-        return argnums, argnames
-    positional = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    names = set(argnames)
-    nums = set(argnums)
-    for i in argnums:
-        if 0 <= i < len(positional):
-            names.add(positional[i])
-    for name in argnames:
-        if name in positional:
-            nums.add(positional.index(name))
-    return tuple(sorted(nums)), tuple(sorted(names))
-
-
 def signature_of(args: tuple, kwargs: dict, static_argnums: tuple[int, ...],
                  static_argnames: tuple[str, ...]) -> ArgumentSignature:
     """Split off the static arguments, flatten the rest; ``TypeError`` naming a leaf that is no jit argument."""
@@ -134,7 +109,7 @@ def signature_of(args: tuple, kwargs: dict, static_argnums: tuple[int, ...],
             static_key = (tuple(sorted(static_args.items())), tuple(sorted(static_kwargs.items())))
             hash(static_key)
         except TypeError:
-            raise _unhashable_static_error(list(static_args.values()) + list(static_kwargs.values())) from None
+            raise unhashable_static_error(list(static_args.values()) + list(static_kwargs.values())) from None
     else:
         static_key = None
     leaves, tree = pytrees.tree_flatten((args, kwargs))
@@ -156,21 +131,6 @@ def _leaf_aval(leaf: Any, path: str) -> ShapedArray:
         raise TypeError(f"argument {path} of type {type(leaf).__name__} is not a valid jit argument: only arrays, "
                         "numpy values, Python scalars and ShapeDtypeStruct (or pytrees of them) are; "
                         "mark non-array arguments static with static_argnums/static_argnames") from None
-
-
-def argument_paths(tree: pytrees.PyTreeDef, static_positions: Sequence[int] = ()) -> list[str]:
-    """Key paths of the leaves of an ``(args, kwargs)`` tree as users name them: ``args[1]['w']``, ``scale``.
-
-    Positions count the user's positional arguments, static ones included.
-    """
-    dummy = pytrees.tree_unflatten(tree, list(range(tree.num_leaves)))
-    dynamic_positions = [i for i in range(len(dummy[0]) + len(static_positions)) if i not in static_positions]
-    paths = []
-    for path, _ in pytrees.tree_flatten_with_path(dummy)[0]:
-        head, first, *rest = path
-        name = f"args[{dynamic_positions[first.idx]}]" if head.idx == 0 else str(first.key)
-        paths.append(name + pytrees.keystr(tuple(rest)))
-    return paths
 
 
 def leaf_placement(leaf: Any) -> Any:
@@ -480,42 +440,6 @@ class FastPath:
         self.last_single = self.last_many = None
 
 
-def dict_leaf_order(tree: Any, count: int) -> list | None:
-    """For the tree of ``(d,)`` with ``d`` a dict of leaves: ``d``'s keys in leaf order, else None."""
-    probe = pytrees.tree_unflatten(tree, list(range(count)))
-    if type(probe) is not tuple or len(probe) != 1 or type(probe[0]) is not dict:
-        return None
-    items = probe[0]
-    if len(items) != count or not all(type(i) is int for i in items.values()):
-        return None
-    return sorted(items, key=items.__getitem__)
-
-
-def output_builder(out_tree: Any, count: int) -> Callable[[list], Any] | None:
-    """A quicker ``tree_unflatten(out_tree, leaves)`` for a flat dict, tuple or list of outputs, else None."""
-    probe = pytrees.tree_unflatten(out_tree, list(range(count)))
-    kind = type(probe)
-    if kind is dict and list(probe.values()) == list(range(count)):  # unflatten gives keys in leaf order
-        keys = tuple(probe)
-        return lambda leaves: dict(zip(keys, leaves))
-    if (kind is tuple or kind is list) and list(probe) == list(range(count)):
-        return tuple if kind is tuple else list
-    return None
-
-
-def native_output_builder(out_tree: Any, count: int) -> Callable[[list], Any] | None:
-    """``tree_unflatten(out_tree, leaves)`` through jaxlib's C++ pytrees, for a large tree of built-in nodes.
-
-    None when the tree is small (toolkit's own is as quick) or has custom nodes (only toolkit knows those).
-    """
-    if count < NATIVE_FLATTEN_MIN_LEAVES or not pytrees.is_builtin_structure(out_tree):
-        return None
-    native = native_pytrees.flatten(pytrees.tree_unflatten(out_tree, list(range(count))))
-    if native is None or native[0] != list(range(count)):
-        return None
-    return native[1].unflatten
-
-
 def fast_caller(compiled: Any) -> Callable[[Sequence[Array]], Any]:
     """``compiled``'s fast call: flat argument Arrays already placed as compiled -> outputs, else :data:`MISS`.
 
@@ -806,18 +730,6 @@ class EagerExecutables:
     def run_function(self, fun: Callable[..., Any], *args: Any) -> Any:
         """A whole traceable function outside a trace (``lax`` control flow and windowed reductions): ``jit(fun)``."""
         return self._jit(fun)(*args)
-
-
-def _unhashable_static_error(values: list) -> ValueError:
-    """JAX's error, word for word, for the first static argument value that cannot be hashed."""
-    for value in values:
-        try:
-            hash(value)
-        except TypeError as exc:
-            return ValueError("Non-hashable static arguments are not supported. An error occurred while trying to "
-                              f"hash an object of type {type(value)}, {value!r}. The error was:\n"
-                              f"{type(exc).__name__}: {exc}\n")
-    return ValueError("Non-hashable static arguments are not supported.")
 
 
 def _host_scalar_values(args: Sequence[Any]) -> tuple | None:

@@ -40,9 +40,9 @@ from toolkit.core import dtypes, mutable_refs, pytrees, trace_cache, tracing
 from toolkit.core.avals import ArgInfo, ShapedArray, ShapeDtypeStruct, is_static_shape
 from toolkit.core.program import Program
 from toolkit.core.config import cache_state, flag_value
+from toolkit.call_trees import argument_paths, infer_argnums_and_argnames
 from toolkit.dispatch import (ANY_PARTITIONER, MISS, PARTITIONER_VARIABLE, ArgumentSignature, FastPath, call_compiled,
-                              argument_paths, fast_caller, infer_argnums_and_argnames, install_eager_handlers,
-                              place_argument, signature_of)
+                              fast_caller, install_eager_handlers, place_argument, signature_of)
 from toolkit.ir.context import shared_context
 from toolkit.jit_compilation import compile_for_shapes, passes_then_xla
 from toolkit.jit_lowering import kept_inputs, lower_traced

@@ -56,7 +56,7 @@ from toolkit.core import dtypes, shape_poly, pytrees, tracing
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.families import Family
 from toolkit.core.sharding_types import NO_SHARDING_RULE
-from toolkit.dispatch import argument_paths
+from toolkit.call_trees import argument_paths
 from toolkit.export import call_batching, callee_shardings, differentiation
 from toolkit.export import calling_convention
 from toolkit.export.exported import DisabledSafetyCheck, Exported

@@ -36,7 +36,7 @@ from toolkit.export.exported import Exported
 from toolkit.export.schema import exported_generated
 from toolkit.export.serialization import deserialize
 from toolkit.ir.serialization import BYTECODE_MAGIC, probe_untrusted_binary
-from toolkit.dispatch import argument_paths as _argument_paths  # inputs named as jit's messages name them
+from toolkit.call_trees import argument_paths as _argument_paths  # inputs named as jit's messages name them
 
 
 def deserialize_untrusted(blob: bytes) -> Exported:
