@@ -557,10 +557,10 @@ def test_warm_host_scalar_arguments_are_transfers_under_a_guard_as_jax(level):
 
 def test_a_donated_host_scalar_is_not_kept():
     f = toolkit.jit(lambda s: s + 1, donate_argnums=0)
+    dispatch._PLACED_SCALARS.clear()  # (a worker's earlier tests kept theirs)
     for _ in range(2):
         assert float(f(np.float32(1.0))) == 2.0
-    assert not any(key[0] == np.float32(1.0).tobytes() and key[1].dtype == np.float32 and not key[1].weak_type
-                   for key in dispatch._PLACED_SCALARS)
+    assert not dispatch._PLACED_SCALARS
 
 
 # --- Compiled.__call__ (dispatch.call_compiled) -------------------------------------------------------
