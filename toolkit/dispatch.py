@@ -55,10 +55,11 @@ ANY_PARTITIONER = object()
 #: What ``tree_flatten`` gives for the arguments of ``f(x)`` (trees are interned: compared by identity).
 ONE_LEAF_TREE = pytrees.tree_structure((0,))
 
-#: Leaves besides Arrays that :meth:`FastPath.call_general` takes: host values whose aval is their type and shape.
-_GENERAL_HOST_LEAVES = frozenset({int, float, bool, complex, np.ndarray,
-                                  *(t for t in np.sctypeDict.values() if issubclass(t, np.number) or t is np.bool_)})
 _PYTHON_SCALARS = frozenset({int, float, bool, complex})
+#: Host scalar types (Python's and numpy's): :func:`place_argument` uploads each value once (0-d arrays too).
+_HOST_SCALARS = _PYTHON_SCALARS | {t for t in np.sctypeDict.values() if issubclass(t, np.number) or t is np.bool_}
+#: Leaves besides Arrays that :meth:`FastPath.call_general` takes: host values whose aval is their type and shape.
+_GENERAL_HOST_LEAVES = _HOST_SCALARS | {np.ndarray}
 #: (Python scalar type, ``cache_state()``) -> its weakly typed aval (bool's is not weak); (shape, dtype,
 #: ``cache_state()``) -> a numpy array's (its dtype canonicalized). At most HOST_AVALS_MAX, then they start over.
 _HOST_AVALS: dict[tuple, ShapedArray] = {}
@@ -531,9 +532,6 @@ def call_compiled(compiled: Any, args: tuple, kwargs: dict) -> Any:
 
 # --- the full path: arguments placed as compiled ----------------------------------------
 
-#: Host scalar types :func:`place_argument` uploads once per value (numpy's scalars included; and 0-d arrays).
-_HOST_SCALARS = frozenset({int, float, bool, complex,
-                           *(t for t in np.sctypeDict.values() if issubclass(t, np.number) or t is np.bool_)})
 #: (value's bytes, aval, id of the runtime sharding) -> (that sharding, the device array holding the value):
 #: see :func:`place_argument`.
 _PLACED_SCALARS: dict[tuple, Any] = {}

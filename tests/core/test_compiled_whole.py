@@ -84,38 +84,35 @@ def _jax_wrapped_helpers() -> list[tuple[str, str, object]]:
     return found
 
 
-def test_every_function_jax_jits_is_compiled_whole_with_jaxs_static_arguments():
+def _check_compiled_whole(found: list, left_out: dict, message: str) -> int:
+    """Each of JAX's ``found`` functions is compiled whole in toolkit with JAX's static names (for the parameters
+    toolkit has, plus :data:`EXTRA_STATIC`), unless ``left_out`` names it; how many were checked."""
     import inspect
 
     checked = 0
-    for jax_name, name, info in _jax_jitted():
+    for jax_name, name, info in found:
         function = getattr(importlib.import_module(MODULES[jax_name]), name)
-        if (jax_name, name) in NOT_COMPILED_WHOLE:
+        if (jax_name, name) in left_out:
             assert not is_compiled_whole(function), (jax_name, name)
             continue
-        assert is_compiled_whole(function), f"{MODULES[jax_name]}.{name} is jitted in JAX but not compiled whole"
+        assert is_compiled_whole(function), f"{MODULES[jax_name]}.{name}: {message}"
         parameters = inspect.signature(function).parameters
-        expected = {n for n in info.static_argnames if n in parameters}  # JAX's, for the parameters toolkit has
+        expected = {n for n in info.static_argnames if n in parameters}
         expected |= set(EXTRA_STATIC.get((jax_name, name), {}))
         assert set(function.static_argnames) == expected, (jax_name, name)
         checked += 1
+    return checked
+
+
+def test_every_function_jax_jits_is_compiled_whole_with_jaxs_static_arguments():
+    checked = _check_compiled_whole(_jax_jitted(), NOT_COMPILED_WHOLE, "jitted in JAX but not compiled whole")
     assert checked > 120  # 94 of jax.numpy, 22 of jax.nn, 14 of jax.numpy.linalg, 2 of jax.scipy.special
 
 
 def test_every_wrapper_of_a_jitted_helper_is_compiled_whole_with_its_static_arguments():
-    import inspect
-
-    checked = 0
-    for jax_name, name, info in _jax_wrapped_helpers():
-        function = getattr(importlib.import_module(MODULES[jax_name]), name)
-        if (jax_name, name) in NOT_COMPILED_WHOLE_WRAPPERS:
-            assert not is_compiled_whole(function), (jax_name, name)
-            continue
-        assert is_compiled_whole(function), f"{MODULES[jax_name]}.{name}: JAX runs it as one jitted helper"
-        parameters = inspect.signature(function).parameters
-        assert set(function.static_argnames) == {n for n in info.static_argnames if n in parameters}, (jax_name, name)
-        checked += 1
-    assert checked >= 25  # sum, mean, max, var, argmax, take, moveaxis, one_hot, ... (JAX 0.10.2: 25)
+    checked = _check_compiled_whole(_jax_wrapped_helpers(), NOT_COMPILED_WHOLE_WRAPPERS,
+                                    "JAX runs it as one jitted helper")
+    assert checked >= 25  # sum, mean, max, var, argmax, take, moveaxis, one_hot, ... (JAX 0.10.2: 26)
 
 
 def test_a_wrapper_takes_lists_where_jax_takes_them():
