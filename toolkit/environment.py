@@ -19,7 +19,7 @@ import numpy as np
 
 from toolkit import jit_cache
 from toolkit.array import Array
-from toolkit.core import pytrees, trace_cache
+from toolkit.core import eager_functions, pytrees, trace_cache
 from toolkit.core.config import flag_override
 from toolkit.runtime import client as runtime_client
 from toolkit.runtime import transfer_guards
@@ -68,6 +68,7 @@ def clear_caches() -> None:
     again (``jax.clear_caches``). Arrays are untouched; the persistent compilation cache on disk too."""
     trace_cache.clear_caches()
     jit_cache.NESTED_PROGRAMS.clear()
+    eager_functions.clear()
     # Each jit object keeps its executables; they are not registered centrally (that would slow jit()),
     # so find them through the collector — clearing caches is rare.
     for obj in gc.get_objects():

@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
-from toolkit.core import dtypes
+from toolkit.core import dtypes, eager_functions
 from toolkit.core.avals import ShapedArray, aval_of, leaf_avals
 from toolkit.core.program import Equation, Literal, Program, SourceInfo, Var
 from toolkit.core import pytrees
@@ -672,17 +672,17 @@ def set_eager_call_handler(handler: EagerCallHandler) -> None:
     """Install how a traceable function runs outside a trace (``toolkit.stages`` installs ``jit(fun)(*args)``).
 
     Ops whose eager form is a whole program (control flow with bodies, reductions with a computation) call
-    :func:`eager_call` instead of binding one primitive, so ``lax`` never imports ``stages``.
-    """
+    :func:`eager_call` instead of binding one primitive, so ``lax`` never imports ``stages``."""
     global _eager_call_handler
     _eager_call_handler = handler
 
 
 def eager_call(fun: Callable[..., Any], *args: Any) -> Any:
-    """Run ``fun(*args)`` outside any trace by compiling it as a whole (through the installed handler)."""
+    """Run ``fun(*args)`` outside any trace, compiled as a whole by the installed handler; a closure equal to
+    one run before is that one (``eager_functions.stable``), so its trace and executable are found again."""
     if _eager_call_handler is None:
         raise RuntimeError("no eager call handler installed; import toolkit")
-    return _eager_call_handler(fun, *args)
+    return _eager_call_handler(eager_functions.stable(fun), *args)
 
 
 def _concrete_args(args: Sequence[Any]) -> list[Any] | None:

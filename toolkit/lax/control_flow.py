@@ -200,6 +200,7 @@ def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -
     if not branches:
         raise ValueError("switch: empty branches sequence")
     if not tracing.is_tracing():
+        branches = tuple(branches)  # a closure of hashable values: the same branches compile once
         return tracing.eager_call(lambda i, ops: switch(i, branches, *ops), index, operands)
     index_aval = _leaf_aval(index, "switch's index")
     if index_aval.shape != ():

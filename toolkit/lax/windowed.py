@@ -270,7 +270,9 @@ def reduce_window(operand: Any, init_value: Any, computation: Callable[[Any, Any
     params = dict(window_dimensions=window_dimensions, window_strides=window_strides, padding=padding,
                   base_dilation=base_dilation, window_dilation=window_dilation)
     if not tracing.is_tracing():
-        return tracing.eager_call(lambda ops, inits: reduce_window(ops, inits, computation, **params), operand, init_value)
+        items = tuple(params.items())  # a closure of hashable values: the same window compiles once
+        return tracing.eager_call(lambda ops, inits: reduce_window(ops, inits, computation, **dict(items)), operand,
+                                  init_value)
     inits = [_init_as(init, aval, op) for init, aval, op in zip(flat_inits, init_avals, op_avals)]
     _check_operands_inits("reduce_window", op_avals, _operand_avals(inits, "reduce_window init values"))
     program = _trace_computation("reduce_window", computation, tree, [ShapedArray((), a.dtype) for a in op_avals])

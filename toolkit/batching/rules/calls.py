@@ -121,21 +121,24 @@ def _checkpoint_rule(axis, args, dims, **params):
 
 
 def _jit_call_rule(axis, args, dims, *, name, jaxpr):
-    in_b = [d is not None for d in dims]
-    out_b = batched_outputs(jaxpr, in_b)
+    # Tuples: `run` closes over hashable values only, so an eager vmap of the same jitted function at the same
+    # batching is one closure (toolkit.core.eager_functions) and compiles once, as JAX's does.
+    dims = tuple(dims)
+    in_b = tuple(d is not None for d in dims)
+    out_b = tuple(batched_outputs(jaxpr, list(in_b)))
 
     def run(*xs):
         xs = [bdim_at_front(x, d, axis.size) if b else x for x, d, b in zip(xs, dims, in_b)]
         # Batched once per body and batching (when it captures nothing): repeated calls share one function.
         table = _BATCHED.setdefault(jaxpr, {})
         try:
-            key = (axis, tuple(in_b), parallel.axis_context())
+            key = (axis, in_b, parallel.axis_context())
             batched = table.get(key)
         except TypeError:
             key, batched = None, None
         captured = []
         if batched is None:
-            batched, captured = batch_subprogram(jaxpr, in_b, axis, out_b)
+            batched, captured = batch_subprogram(jaxpr, list(in_b), axis, list(out_b))
             if not captured and key is not None:
                 table[key] = batched
         return list(calls.jit_call_p.bind(*xs, *captured, name=name, jaxpr=batched))
