@@ -193,3 +193,26 @@ def test_an_unhashable_static_argument_is_jaxs_error(value):
             jit(lambda a, b: a, static_argnums=1)(x, value)
         messages.append((str(first.value), str(second.value)))
     assert messages[0] == messages[1]
+
+
+def test_under_an_eager_grad_or_vmap_it_is_one_jit_equation_as_in_jax(compilations):
+    jax = pytest.importorskip("jax")
+    jnp = pytest.importorskip("jax.numpy")
+    x = np.linspace(0.1, 0.9, 6, dtype=np.float32)
+    # An eager grad of a percentile bound its ~40 operations one at a time (one executable each); as JAX's
+    # jitted function it is now one jit equation: the forward and the backward program.
+    ours = toolkit.grad(lambda v: tnp.percentile(v, 30.0))(x)
+    assert compilations[0] <= 3
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(jax.grad(lambda v: jnp.percentile(v, 30.0))(x)),
+                               rtol=1e-6)
+    before = compilations[0]
+    toolkit.grad(lambda v: tnp.percentile(v, 30.0))(x)
+    assert compilations[0] == before  # found again
+    batched = toolkit.vmap(lambda v: tnp.percentile(v, 30.0))(x.reshape(2, 3))
+    assert compilations[0] == before + 1  # the batched program, once
+    np.testing.assert_allclose(np.asarray(batched),
+                               np.asarray(jax.vmap(lambda v: jnp.percentile(v, 30.0))(x.reshape(2, 3))), rtol=1e-6)
+    # What is lowered stays flat: jit(grad(...)) inlines it, and so does make_jaxpr.
+    text = toolkit.jit(toolkit.grad(lambda v: tnp.percentile(v, 30.0))).lower(x).as_text()
+    assert "func.call" not in text and "func.func private" not in text
+    assert " jit[" not in str(toolkit.make_jaxpr(toolkit.grad(lambda v: tnp.percentile(v, 30.0)))(x))

@@ -81,7 +81,7 @@ class _TracedFunction:
                         from None
             return out_leaves + aux_leaves
 
-        self.program, captured = tracing.trace_flat(flat_fun, avals)
+        self.program, captured = tracing.trace_flat(flat_fun, avals, interpreted=True)
         self.in_tree = in_tree
         self.flat_args = list(flat_args) + list(captured)
         JVP_RULES.load_all()  # rule modules add to PREPARE_FOR_DIFFERENTIATION (shard_map's vma analysis)

@@ -186,10 +186,10 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name
             return out_leaves
 
         if axis_name is None:
-            program, captured = tracing.trace_flat(flat_fun, in_avals)
+            program, captured = tracing.trace_flat(flat_fun, in_avals, interpreted=True)
         else:
             with parallel.vmap_axis(axis_name, size):  # collectives in `fun` may name it
-                program, captured = tracing.trace_flat(flat_fun, in_avals)
+                program, captured = tracing.trace_flat(flat_fun, in_avals, interpreted=True)
         out_tree = out_tree_box[0]
         out_axes_flat = _flatten_axes("vmap out_axes", out_tree, out_axes)
         axis = AxisData(size, spmd_axis_name, axis_name)

@@ -10,11 +10,16 @@ behaviour, with the same static arguments JAX gives it:
 
 * outside every trace, the call goes through a ``toolkit.jit`` of the function
   (made on the first call; its cache keys the signature as any jit's);
-* inside a trace (``jit``, ``grad``, ``vmap``, ``ensure_compile_time_eval``), the
-  function is called directly, so its operations are traced into the caller's
-  program exactly as before (JAX's ``jit(inline=True)``; for its other jitted
-  functions JAX emits a nested call that XLA inlines: toolkit's programs stay
-  flat).
+* inside a trace that is lowered (``jit``, ``make_jaxpr``, control-flow bodies,
+  ``ensure_compile_time_eval``), the function is called directly, so its
+  operations are traced into the caller's program exactly as before (JAX's
+  ``jit(inline=True)``; for its other jitted functions JAX emits a nested call
+  that XLA inlines: toolkit's programs stay flat);
+* inside the traces of an eager ``grad``, ``vjp``, ``jvp`` or ``vmap`` (run by
+  their interpreters, an operation at a time: ``ProgramBuilder.interpreted``),
+  it is a ``jit`` equation, as JAX's jitted function is there: differentiated or
+  batched as one program and compiled once (an eager ``grad`` of a ``percentile``
+  compiled 38 programs, one per operation; now 2, as JAX).
 
 ``toolkit.numpy`` and ``toolkit.nn`` sit below ``toolkit.stages``, so the
 ``jit`` is installed here by ``toolkit.dispatch`` (:func:`install_jit`), as the
@@ -78,9 +83,16 @@ def compiled_whole(*, static_argnames: Sequence[str] = (), lists_as_tuples: bool
         @functools.wraps(fun)
         def call(*args: Any, **kwargs: Any) -> Any:
             nonlocal jitted
-            if state.builders or _any_tracer(args, kwargs):
-                # Inside a trace its operations join the caller's program; a tracer outside its trace (a leaked
-                # one) reaches the first operation, which reports it as leaked.
+            builders = state.builders
+            if builders:
+                # Inside a trace its operations join the caller's program, except where every trace is one that
+                # grad or vmap runs with their interpreter (eagerly, an operation at a time): there it is a jit
+                # equation, differentiated or batched and compiled whole, as JAX's jitted functions are.
+                inline = prepare is not None or not all(b.interpreted for b in builders)
+            else:
+                # A tracer outside its trace (a leaked one) reaches the first operation, which reports it.
+                inline = _any_tracer(args, kwargs)
+            if inline:
                 return fun(*args, **kwargs)
             if jitted is None:
                 if _jit is None:

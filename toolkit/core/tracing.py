@@ -501,8 +501,9 @@ def is_tracing() -> bool:
 class ProgramBuilder:
     """Records equations while a function is traced; ``build`` makes the ``Program``."""
 
-    def __init__(self, parent: "ProgramBuilder | None" = None):
+    def __init__(self, parent: "ProgramBuilder | None" = None, interpreted: bool = False):
         self.parent = parent
+        self.interpreted = interpreted  # the program is run by grad's or vmap's interpreter (compiled_whole reads it)
         self.root: ProgramBuilder = self if parent is None else parent.root
         #: The root's: ``id`` of the frame that runs the traced function (where source info stops
         #: collecting callers; the frame is alive while its trace records equations).
@@ -737,17 +738,15 @@ def bind(primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
     return outs if primitive.multiple_results else outs[0]
 
 
-def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray],
-               origins: Sequence[str] | None = None, *, frames_root: bool = False) -> tuple[Program, list[Tracer]]:
+def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray], origins: Sequence[str] | None = None,
+               *, frames_root: bool = False, interpreted: bool = False) -> tuple[Program, list[Tracer]]:
     """Trace ``fun(*tracers) -> flat outputs`` into a program.
 
-    Inside another trace the result is a sub-program whose trailing inputs
-    stand for the returned list of captured outer tracers. ``frames_root``
-    (a nested ``jit``'s trace): its equations' source frames stop at this
-    trace, without the frames outside it, as JAX locates a nested jit's ops.
-    The program's ``source_info`` (root traces) is where the trace started.
-    """
-    builder = ProgramBuilder(current_builder())
+    Inside another trace the result is a sub-program whose trailing inputs stand for the returned list of
+    captured outer tracers. ``frames_root`` (a nested ``jit``'s trace): its equations' source frames stop at
+    this trace, as JAX locates a nested jit's ops. ``interpreted``: an interpreter runs the program (grad's,
+    vmap's traces) instead of lowering it. The program's ``source_info`` (root traces) is where it started."""
+    builder = ProgramBuilder(current_builder(), interpreted)
     if builder.parent is None or frames_root:
         builder.entry_frame = id(sys._getframe())
         builder.frames_root = builder
