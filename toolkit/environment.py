@@ -21,6 +21,7 @@ from toolkit import jit_cache
 from toolkit.array import Array
 from toolkit.core import eager_functions, pytrees, trace_cache
 from toolkit.core.config import flag_override
+from toolkit.lax import body_traces
 from toolkit.runtime import client as runtime_client
 from toolkit.runtime import transfer_guards
 from toolkit.stages import Wrapped
@@ -69,6 +70,7 @@ def clear_caches() -> None:
     trace_cache.clear_caches()
     jit_cache.NESTED_PROGRAMS.clear()
     eager_functions.clear()
+    body_traces.clear()
     # Each jit object keeps its executables; they are not registered centrally (that would slow jit()),
     # so find them through the collector — clearing caches is rare.
     for obj in gc.get_objects():

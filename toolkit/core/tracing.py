@@ -686,7 +686,7 @@ def eager_call(fun: Callable[..., Any], *args: Any) -> Any:
     return _eager_call_handler(eager_functions.stable(fun), *args)
 
 
-def _concrete_args(args: Sequence[Any]) -> list[Any] | None:
+def concrete_args(args: Sequence[Any]) -> list[Any] | None:
     """``args`` with tracers of constants replaced by the constants; None when one is a traced value."""
     concrete = list(args)
     for i, a in enumerate(args):
@@ -726,7 +726,7 @@ def bind(primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
         return outs if primitive.multiple_results else outs[0]
     builder = builders[-1]
     if _state.compile_time_eval:
-        concrete = _concrete_args(args)
+        concrete = concrete_args(args)
         if concrete is not None:
             folding: ProgramBuilder | None = builder
             while folding is not None:  # the constants may be captured from the enclosing traces

@@ -27,7 +27,7 @@ from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.families import Family
 from toolkit.core.program import Program, Var
 from toolkit.core.shape_poly import is_symbolic_dim
-from toolkit.lax import elementwise
+from toolkit.lax import body_traces, elementwise
 from toolkit.lax import structural
 from toolkit.core import sharding_types
 
@@ -61,8 +61,17 @@ def _leaf_paths(tree: pytrees.PyTreeDef, prefix: str) -> list[str]:
 
 
 def _trace_tree_fun(fun: Callable[..., Any], in_tree: pytrees.PyTreeDef, in_avals: Sequence[ShapedArray],
-                    what: str) -> tuple[Program, list[Any], pytrees.PyTreeDef]:
-    """Trace ``fun(*args)`` where ``args`` is the tuple ``in_tree`` describes; flat outputs + their tree."""
+                    what: str, user_fun: Callable[..., Any] | None = None
+                    ) -> tuple[Program, list[Any], pytrees.PyTreeDef]:
+    """Trace ``fun(*args)`` where ``args`` is the tuple ``in_tree`` describes; flat outputs + their tree.
+
+    The trace is kept for ``user_fun`` (default ``fun``: the user's function ``fun`` wraps, if it does) and
+    found again by the next trace of it in the same context (``toolkit.lax.body_traces``)."""
+    # A wrapper's trace (scan's pair check) is its own: the same function traced plainly may differ in its output tree.
+    key = body_traces.context_key(in_tree, tuple(in_avals)) + ((what,) if user_fun is not None else ())
+    found = body_traces.find(user_fun or fun, key)
+    if found is not None:
+        return found
     out_tree_box: list[pytrees.PyTreeDef] = []
 
     def flat_fun(*tracers: Any) -> list[Any]:
@@ -78,6 +87,7 @@ def _trace_tree_fun(fun: Callable[..., Any], in_tree: pytrees.PyTreeDef, in_aval
         return leaves
 
     program, captured = tracing.trace_flat(flat_fun, list(in_avals), [f"an input of {what}"] * len(in_avals))
+    body_traces.keep(user_fun or fun, key, program, list(captured), out_tree_box[0])
     return program, list(captured), out_tree_box[0]
 
 
@@ -464,7 +474,7 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
         return tuple(out)
 
     for _ in range(2):
-        body, captured, out_tree = _trace_tree_fun(pair_f, args_tree, carry_avals + x_avals, "scan body")
+        body, captured, out_tree = _trace_tree_fun(pair_f, args_tree, carry_avals + x_avals, "scan body", f)
         carry_out_tree, ys_tree = pytrees.treedef_children(out_tree)
         num_carry = carry_out_tree.num_leaves
         problem = _carry_mismatch("scan body function carry", carry_tree, carry_out_tree, carry_avals,

@@ -55,8 +55,13 @@ def _select(which: Any, cases: Sequence[Any]) -> Any:
 # --- cond -------------------------------------------------------------------------------
 
 
+# The rules' `run` closures hold tuples, not lists: an eager vmap of the same function (its bodies kept by
+# toolkit.lax.body_traces) is then the same closure, whose batched program compiles once (core.eager_functions).
+
+
 def _cond(axis, args, dims, *, branches):
     (index, *ops), (di, *dops) = args, dims
+    dops = tuple(dops)
     if di is not None:
         def run(index: Any, *ops: Any) -> list[Any]:
             index = elementwise.clamp(np.int32(0), moveaxis(index, di, 0), np.int32(len(branches) - 1))
@@ -68,12 +73,12 @@ def _cond(axis, args, dims, *, branches):
         outs = staged(run, index, *ops)
         return outs, [0] * len(outs)
 
-    in_b = [d is not None for d in dops]
-    out_b = [any(col) for col in zip(*(batched_outputs(b, in_b) for b in branches))]
+    in_b = tuple(d is not None for d in dops)
+    out_b = tuple(any(col) for col in zip(*(batched_outputs(b, list(in_b)) for b in branches)))
 
     def run(index: Any, *operands: Any) -> list[Any]:
         ops = _front_all(axis, operands, dops, in_b)
-        traced = [batch_subprogram(b, in_b, axis, out_b) for b in branches]
+        traced = [batch_subprogram(b, list(in_b), axis, list(out_b)) for b in branches]
         programs, captured = control_flow.common_captured(traced, len(ops))
         return list(control_flow.cond_p.bind(index, *ops, *captured, branches=tuple(programs)))
 
@@ -87,7 +92,7 @@ def _cond(axis, args, dims, *, branches):
 def _while(axis, args, dims, *, cond_program, body_program, cond_nconsts, body_nconsts):
     # Operands: cond consts, body consts, carry; the programs take (carry, consts).
     nc, nb = cond_nconsts, body_nconsts
-    dc, db, dx = dims[:nc], dims[nc:nc + nb], dims[nc + nb:]
+    dc, db, dx = tuple(dims[:nc]), tuple(dims[nc:nc + nb]), tuple(dims[nc + nb:])
     cb, bb = [d is not None for d in dc], [d is not None for d in db]
     carry_b = [d is not None for d in dx]
     while True:
@@ -100,14 +105,15 @@ def _while(axis, args, dims, *, cond_program, body_program, cond_nconsts, body_n
     size = axis.size
     if pred_b:
         carry_b = [True] * len(dx)  # a batched predicate: every carry is batched
+    cb, bb, carry_b = tuple(cb), tuple(bb), tuple(carry_b)
 
     def run(*xs: Any) -> list[Any]:
         cc = _front_all(axis, xs[:nc], dc, cb)
         bc = _front_all(axis, xs[nc:nc + nb], db, bb)
         x = _front_all(axis, xs[nc + nb:], dx, carry_b)
         if not pred_b:
-            cprog, ccap = batch_subprogram(cond_program, carry_b + cb, axis, [False])
-            bprog, bcap = batch_subprogram(body_program, carry_b + bb, axis, carry_b)
+            cprog, ccap = batch_subprogram(cond_program, list(carry_b + cb), axis, [False])
+            bprog, bcap = batch_subprogram(body_program, list(carry_b + bb), axis, list(carry_b))
             return list(control_flow.while_p.bind(*cc, *ccap, *bc, *bcap, *x, cond_program=cprog, body_program=bprog,
                                         cond_nconsts=nc + len(ccap), body_nconsts=nb + len(bcap)))
         c_dims = [0 if b else None for b in cb]
@@ -144,7 +150,8 @@ def _while(axis, args, dims, *, cond_program, body_program, cond_nconsts, body_n
 
 def _scan(axis, args, dims, *, body, num_carry, num_consts, length, reverse, unroll):
     n_xs = len(args) - num_carry - num_consts
-    dcarry, dxs, dconsts = dims[:num_carry], dims[num_carry:num_carry + n_xs], dims[num_carry + n_xs:]
+    dcarry, dxs = tuple(dims[:num_carry]), tuple(dims[num_carry:num_carry + n_xs])
+    dconsts = tuple(dims[num_carry + n_xs:])
     xs_b, consts_b = [d is not None for d in dxs], [d is not None for d in dconsts]
     carry_b = [d is not None for d in dcarry]
     while True:
@@ -153,13 +160,14 @@ def _scan(axis, args, dims, *, body, num_carry, num_consts, length, reverse, unr
         if new == carry_b:
             break
         carry_b = new
-    ys_b = batched_outputs(body, carry_b + xs_b + consts_b)[num_carry:]
+    ys_b = tuple(batched_outputs(body, carry_b + xs_b + consts_b)[num_carry:])
+    in_b, carry_b, consts_b = tuple(carry_b + xs_b + consts_b), tuple(carry_b), tuple(consts_b)
 
     def run(*ins: Any) -> list[Any]:
         carry = _front_all(axis, ins[:num_carry], dcarry, carry_b)
         xs = [moveaxis(x, d, 1) if d is not None else x for x, d in zip(ins[num_carry:num_carry + n_xs], dxs)]
         consts = _front_all(axis, ins[num_carry + n_xs:], dconsts, consts_b)
-        program, captured = batch_subprogram(body, carry_b + xs_b + consts_b, axis, carry_b + ys_b)
+        program, captured = batch_subprogram(body, list(in_b), axis, list(carry_b + ys_b))
         return list(control_flow.scan_p.bind(*carry, *xs, *consts, *captured, body=program, num_carry=num_carry,
                                    num_consts=num_consts + len(captured), length=length, reverse=reverse,
                                    unroll=unroll))

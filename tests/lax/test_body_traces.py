@@ -1,0 +1,104 @@
+"""Control-flow bodies are traced once per function and context (toolkit.lax.body_traces), as JAX's are."""
+
+import jax
+import numpy as np
+
+import toolkit
+import toolkit.lax as tlax
+import toolkit.numpy as tnp
+
+XS = np.linspace(0.1, 0.9, 6, dtype=np.float32)
+WEIGHTS = np.linspace(1.0, 2.0, 6, dtype=np.float32)
+
+
+def test_an_eager_vmap_of_a_scan_compiles_once(compilations):
+    def body(c, x):
+        return c + x * WEIGHTS[0], c * x
+
+    def run(xs):
+        return tlax.scan(body, 0.0, xs)
+
+    outs, counts = [], []
+    for _ in range(4):  # one call site (a loop): the body's trace, the batched program and its executable again
+        outs.append(toolkit.vmap(run)(XS.reshape(2, 3)))
+        counts.append(compilations[0])
+    assert counts[0] >= 1 and counts[1:] == counts[:1] * 3
+    first, again = outs[0], outs[-1]
+    jax_out = jax.vmap(lambda xs: jax.lax.scan(body, 0.0, xs))(XS.reshape(2, 3))
+    for ours, same, theirs in zip(toolkit.tree.leaves(first), toolkit.tree.leaves(again), jax.tree.leaves(jax_out)):
+        np.testing.assert_array_equal(np.asarray(ours), np.asarray(same))
+        np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6)
+
+
+def test_a_body_is_traced_once_per_call_site_and_types():
+    calls = []
+
+    def body(c, x):
+        calls.append(1)
+        return c + x, None
+
+    def branch(v):
+        calls.append(1)
+        return v * 2
+
+    def f(xs):
+        total = tlax.scan(body, np.float32(0), xs)[0]
+        return total + tlax.cond(True, branch, branch, xs).sum()  # both branches one function: traced once
+
+    for n in (6, 4, 6, 4):  # new jit objects from one call site: f traced each time, its bodies once per types
+        toolkit.jit(lambda xs: f(xs))(XS[:n])
+    assert len(calls) == 1 + 2  # the scan's body sees f32[] steps at both lengths; the cond's f32[6] and f32[4]
+    toolkit.jit(lambda xs: f(xs) * 2)(XS)  # another call site: traced again (its ops name this line)
+    assert len(calls) == 3 + 2
+
+
+def test_a_body_capturing_a_traced_value_is_traced_each_time():
+    held = {}
+
+    def body(c, x):  # reads a traced value of the enclosing jit through a global
+        return c + held["w"] * x, None
+
+    def f(w, xs):
+        held["w"] = w
+        return tlax.scan(body, 0.0, xs)[0]
+
+    total = float(XS.sum())
+    np.testing.assert_allclose(float(toolkit.jit(f)(np.float32(1.0), XS)), total, rtol=1e-6)
+    np.testing.assert_allclose(float(toolkit.jit(f)(np.float32(2.0), XS[:4]) * 0 + toolkit.jit(f)(
+        np.float32(3.0), XS)), 3 * total, rtol=1e-6)
+    # Under another jit with the same argument types: a new trace of the body, with that trace's w.
+    np.testing.assert_allclose(float(toolkit.jit(lambda w, xs: f(w, xs))(np.float32(5.0), XS)), 5 * total,
+                               rtol=1e-6)
+
+
+def test_a_kept_body_captures_its_constants_again():
+    weights = tnp.asarray(WEIGHTS)
+
+    def body(c, x):
+        return c + tnp.sum(weights * x), None
+
+    def f(xs):
+        return tlax.scan(body, 0.0, xs)[0]
+
+    expected = float(np.sum(WEIGHTS[None, :] * XS[:, None]))
+    np.testing.assert_allclose(float(toolkit.jit(f)(XS)), expected, rtol=1e-5)
+    np.testing.assert_allclose(float(toolkit.jit(lambda xs: f(xs) * 2)(XS)), 2 * expected, rtol=1e-5)
+    np.testing.assert_allclose(float(toolkit.vmap(f)(XS[None])[0]), expected, rtol=1e-5)
+
+
+def test_clear_caches_forgets_them():
+    calls = []
+
+    def body(c, x):
+        calls.append(1)
+        return c + x, None
+
+    def trace_twice():
+        for k in range(2):
+            toolkit.jit(lambda xs: tlax.scan(body, np.float32(k), xs)[0])(XS)
+
+    trace_twice()
+    assert len(calls) == 1
+    toolkit.clear_caches()
+    trace_twice()
+    assert len(calls) == 2

@@ -1,0 +1,77 @@
+"""Traces of control-flow bodies, kept per body function (JAX's ``_initial_style_jaxpr`` cache).
+
+``lax.scan(f, ...)``, ``while_loop``, ``cond`` and ``switch`` trace their
+functions into sub-programs every time they are called inside a trace. An eager
+``vmap`` traces the user's function afresh on every call, so a ``scan`` inside it
+made a new body program each time, and the batched program built from it was
+compiled again (~20 ms a call) where JAX, which keeps each body's trace by
+function, compiles once.
+
+A body's trace is kept for its function, its argument tree and types, the call
+site (the user's frames that led to it, which its operations' locations name),
+the current mesh, ``shard_map`` axis context, ``out_sharding=`` overrides and
+configuration (x64), when everything it captured from outside is a constant:
+a reuse captures the same constant values again in the current trace. A body
+that uses a traced value of the enclosing trace (a closure over a ``jit``
+argument) is traced every time, as before. As in JAX, a function's Python code
+runs at its first trace only: a body reading a global changed since sees the
+value of its first trace.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable, NamedTuple
+
+from toolkit.core import pytrees, sharding_types, tracing
+from toolkit.core.config import cache_state
+from toolkit.core.program import Program
+from toolkit.lax import parallel
+from toolkit.shard.mesh import get_mesh
+
+
+class _BodyTrace(NamedTuple):
+    program: Program
+    constants: tuple  # the values its captured inputs stood for, in order
+    out_tree: pytrees.PyTreeDef
+
+
+_TRACES: "weakref.WeakKeyDictionary[Any, dict[tuple, _BodyTrace]]" = weakref.WeakKeyDictionary()
+
+
+def context_key(in_tree: pytrees.PyTreeDef, in_avals: tuple) -> tuple:
+    """What a body's trace depends on besides its function (not its role: both branches of a ``cond`` may be
+    one function, traced once). The call site is part of it: each operation's location names the user's lines
+    that led to it (``user_source_info``, interned), which another call site must not inherit."""
+    return (in_tree, in_avals, tracing.user_source_info(tracing.current_builder()), get_mesh(),
+            parallel.axis_context(), tuple(sharding_types._overrides), cache_state())
+
+
+def find(fun: Callable[..., Any], key: tuple) -> tuple[Program, list[Any], pytrees.PyTreeDef] | None:
+    """``fun``'s kept trace for ``key``: ``(program, captured tracers of the current trace, out_tree)``."""
+    try:
+        entry = _TRACES.get(fun, {}).get(key)
+    except TypeError:  # a function that cannot be weakly referenced, or an unhashable key: not kept
+        return None
+    if entry is None:
+        return None
+    builder = tracing.current_builder()
+    assert builder is not None, "bodies are traced inside a trace"
+    return entry.program, [builder.to_tracer(value) for value in entry.constants], entry.out_tree
+
+
+def keep(fun: Callable[..., Any], key: tuple, program: Program, captured: list[Any],
+         out_tree: pytrees.PyTreeDef) -> None:
+    """Keep ``fun``'s trace when every captured value is a constant (else it depends on the enclosing trace)."""
+    constants = tracing.concrete_args(captured)
+    if constants is None:
+        return
+    try:
+        _TRACES.setdefault(fun, {})[key] = _BodyTrace(program, tuple(constants), out_tree)
+    except TypeError:
+        pass  # not weakly referenceable (a builtin), or an unhashable key: traced each time
+
+
+def clear() -> None:
+    """Forget every kept trace (``toolkit.clear_caches``)."""
+    _TRACES.clear()
