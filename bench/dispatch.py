@@ -19,11 +19,12 @@ back-to-back calls, so each number is one call's cost):
   Python float (``f(x, 2.0)``);
 * ``eager mean``, ``eager clip`` — ``numpy.mean(x)`` and ``numpy.clip(x, 0, 1)``
   outside ``jit``: JAX jits both whole (``mean`` through its ``_mean`` helper);
-* ``eager scan``, ``eager vmap(jit)``, ``eager grad(pct)`` — outside
-  ``jit``: ``lax.scan`` with the same body function each call, ``vmap`` of the
-  same jitted function, ``grad`` of ``numpy.percentile`` (both libraries find
-  their executables again: toolkit traced and compiled the first two on every
-  call before ``toolkit.core.eager_functions``);
+* ``eager scan``, ``eager vmap(jit)``, ``eager vmap(scan)``, ``eager grad(pct)``
+  — outside ``jit``: ``lax.scan`` with the same body function each call,
+  ``vmap`` of the same jitted function, ``vmap`` of a function calling
+  ``lax.scan``, ``grad`` of ``numpy.percentile`` (both libraries find their
+  executables again: toolkit traced and compiled the first three on every call
+  before ``toolkit.core.eager_functions`` and ``toolkit.lax.body_traces``);
 * ``state{n}`` — an Adam-like step on a training state of ``n`` leaves (300,
   600, 1,200: a dict of params and two moment dicts of ``n/3`` f32[4] each,
   two levels deep), fed back as its next input; ``state{n}+ready`` adds
@@ -170,6 +171,8 @@ def measure(seconds: float) -> dict[str, tuple[float, float | None]]:
         CPU_ROWS["eager x+1"] = (LAST_CPU[0], LAST_CPU[1])
         # Calls with a static argument, a keyword, a Python scalar; eager library calls JAX jits whole.
         vf, jvf = toolkit.vmap(toolkit.jit(inc)), jax.vmap(jax.jit(inc))
+        vs = toolkit.vmap(lambda a: toolkit.lax.scan(scan_body, a, a))
+        jvs = jax.vmap(lambda a: jax.lax.scan(scan_body, a, a))
         gp = toolkit.grad(lambda a: toolkit.numpy.percentile(a, 30.0))
         jgp = jax.grad(lambda a: jax.numpy.percentile(a, 30.0))
         fs, js_ = toolkit.jit(scale, static_argnums=1), jax.jit(scale, static_argnums=1)
@@ -188,6 +191,7 @@ def measure(seconds: float) -> dict[str, tuple[float, float | None]]:
                 ("eager clip", lambda: tnp.clip(x, 0, 1), lambda: jnp.clip(jx, 0, 1)),
                 ("eager scan", lambda: toolkit.lax.scan(scan_body, x, x), lambda: jax.lax.scan(scan_body, jx, jx)),
                 ("eager vmap(jit)", lambda: vf(x[None]), lambda: jvf(jx[None])),
+                ("eager vmap(scan)", lambda: vs(x[None]), lambda: jvs(jx[None])),
                 ("eager grad(pct)", lambda: gp(x), lambda: jgp(jx))]:
             rows[name] = tuple(paired([ours, theirs], seconds))
             CPU_ROWS[name] = (LAST_CPU[0], LAST_CPU[1])
