@@ -1,5 +1,6 @@
 """Control-flow bodies are traced once per function and context (toolkit.lax.body_traces), as JAX's are."""
 
+import contextlib
 import jax
 import numpy as np
 
@@ -102,3 +103,16 @@ def test_clear_caches_forgets_them():
     toolkit.clear_caches()
     trace_twice()
     assert len(calls) == 2
+
+
+def test_a_body_traced_under_compute_on_is_its_own():
+    def body(c, x):
+        return c + x * 2, None
+
+    def f(xs, host):
+        with toolkit.compute_on("device_host") if host else contextlib.nullcontext():
+            return tlax.scan(body, np.float32(0), xs)[0]  # one call site for both
+
+    plain, hosted = [toolkit.jit(lambda xs: f(xs, host)).lower(XS).as_text() for host in (False, True)]
+    assert "_xla_compute_type" not in plain
+    assert '_xla_compute_type = "host"' in hosted

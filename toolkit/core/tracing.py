@@ -106,16 +106,13 @@ def render_name_stack(stack: tuple) -> str:
 def user_source_info(builder: "ProgramBuilder | None" = None) -> SourceInfo | None:
     """Where the user called us: the innermost stack frame outside toolkit itself, with its callers.
 
-    The callers are the user's frames up to the start of ``builder``'s trace
-    (the root trace, or the nearest enclosing ``jit``'s), followed, for a root
-    trace, by the user's frames outside it (where the traced function was
-    called, as JAX keeps them), at most 100 frames in all. Library frames
-    (toolkit's, the standard library's) are left out. When the trace itself
-    runs no user code (a function of toolkit's own, jitted), the user's frames
-    outside it are taken. Without a builder: the first user frame, without
-    callers. Each frame's description is cached per (code, instruction): a
-    repeated call site costs one dictionary look-up per frame.
-    """
+    The callers are the user's frames up to the start of ``builder``'s trace (the root trace, or the nearest
+    enclosing ``jit``'s), followed, for a root trace, by the user's frames outside it (where the traced
+    function was called, as JAX keeps them), at most 100 frames in all. Library frames (toolkit's, the
+    standard library's) are left out. When the trace itself runs no user code (a function of toolkit's own,
+    jitted), the user's frames outside it are taken. Without a builder: the first user frame, without
+    callers. Each frame's description is cached per (code, instruction): a repeated call site costs one
+    dictionary look-up per frame. The result is interned: equal call sites give the same object."""
     frame: FrameType | None = sys._getframe(2)
     root = builder.frames_root if builder is not None else None
     stop = root.entry_frame if root is not None else None
@@ -379,6 +376,11 @@ def compute_type_context(compute_type: str | None) -> _SourceContext:
 def current_compute_type() -> str | None:
     """The ``toolkit.compute_on`` type equations made now record (None: the default)."""
     return _state.compute_type
+
+
+def current_source_override() -> SourceInfo | None:
+    """The source equations made now record instead of the stack's (inside ``equation_context``), if any."""
+    return _state.source
 
 
 def equation_context(source: SourceInfo | None, *transforms: str) -> _SourceContext:
@@ -670,10 +672,8 @@ _eager_call_handler: EagerCallHandler | None = None
 
 
 def set_eager_call_handler(handler: EagerCallHandler) -> None:
-    """Install how a traceable function runs outside a trace (``toolkit.stages`` installs ``jit(fun)(*args)``).
-
-    Ops whose eager form is a whole program (control flow with bodies, reductions with a computation) call
-    :func:`eager_call` instead of binding one primitive, so ``lax`` never imports ``stages``."""
+    """Install how a traceable function runs outside a trace (``toolkit.stages`` installs ``jit(fun)(*args)``):
+    ops whose eager form is a whole program call :func:`eager_call`, so ``lax`` never imports ``stages``."""
     global _eager_call_handler
     _eager_call_handler = handler
 

@@ -9,13 +9,14 @@ function, compiles once.
 
 A body's trace is kept for its function, its argument tree and types, the call
 site (the user's frames that led to it, which its operations' locations name),
-the current mesh, ``shard_map`` axis context, ``out_sharding=`` overrides and
-configuration (x64), when everything it captured from outside is a constant:
-a reuse captures the same constant values again in the current trace. A body
-that uses a traced value of the enclosing trace (a closure over a ``jit``
-argument) is traced every time, as before. As in JAX, a function's Python code
-runs at its first trace only: a body reading a global changed since sees the
-value of its first trace.
+the ``compute_on`` type, the current mesh, ``shard_map`` axis context,
+``out_sharding=`` overrides and configuration (x64), when everything it
+captured from outside is a constant: a reuse captures the same constant values
+again in the current trace. A body that uses a traced value of the enclosing
+trace (a closure over a ``jit`` argument) is traced every time, as before. As
+in JAX, a function's Python code runs at its first trace only (here: from that
+call site): a body reading a global changed since sees the value of its first
+trace.
 """
 
 from __future__ import annotations
@@ -42,9 +43,11 @@ _TRACES: "weakref.WeakKeyDictionary[Any, dict[tuple, _BodyTrace]]" = weakref.Wea
 def context_key(in_tree: pytrees.PyTreeDef, in_avals: tuple) -> tuple:
     """What a body's trace depends on besides its function (not its role: both branches of a ``cond`` may be
     one function, traced once). The call site is part of it: each operation's location names the user's lines
-    that led to it (``user_source_info``, interned), which another call site must not inherit."""
-    return (in_tree, in_avals, tracing.user_source_info(tracing.current_builder()), get_mesh(),
-            parallel.axis_context(), tuple(sharding_types._overrides), cache_state())
+    that led to it (``user_source_info``, interned, or a transformation's source override), which another call
+    site must not inherit; so is the ``compute_on`` type its operations record."""
+    source = tracing.current_source_override() or tracing.user_source_info(tracing.current_builder())
+    return (in_tree, in_avals, source, tracing.current_compute_type(), get_mesh(), parallel.axis_context(),
+            tuple(sharding_types._overrides), cache_state())
 
 
 def find(fun: Callable[..., Any], key: tuple) -> tuple[Program, list[Any], pytrees.PyTreeDef] | None:
