@@ -116,3 +116,45 @@ def test_a_body_traced_under_compute_on_is_its_own():
     plain, hosted = [toolkit.jit(lambda xs: f(xs, host)).lower(XS).as_text() for host in (False, True)]
     assert "_xla_compute_type" not in plain
     assert '_xla_compute_type = "host"' in hosted
+
+
+def _rnn_step(c, x):  # one function object for every call (a function made inside _rnn is new each time)
+    return tnp.tanh(c * WEIGHTS[0] + x), c * x
+
+
+def _rnn(xs):
+    carry, ys = tlax.scan(_rnn_step, np.float32(0), xs)
+    return carry + ys.sum()
+
+
+def _branchy(xs):
+    return tnp.sum(tlax.cond(xs[0] > 0, tnp.sin, tnp.cos, xs))
+
+
+def _jax_rnn(xs):
+    def step(c, x):
+        return jax.numpy.tanh(c * WEIGHTS[0] + x), c * x
+    carry, ys = jax.lax.scan(step, np.float32(0), xs)
+    return carry + ys.sum()
+
+
+def _jax_branchy(xs):
+    return jax.numpy.sum(jax.lax.cond(xs[0] > 0, jax.numpy.sin, jax.numpy.cos, xs))
+
+
+def test_eager_gradients_of_control_flow_compile_once_from_one_call_site(compilations):
+    # The backward programs the rules derive from a kept body (scan's stacking forward body, the backward scan
+    # and cond) are kept too: the same call again finds them and their executables (JAX compiles grad(scan)
+    # and grad(cond) again on every call; vmap(grad(cond)) it finds again, as toolkit now).
+    cases = [(lambda: toolkit.grad(_rnn)(XS), lambda: jax.grad(_jax_rnn)(XS)),
+             (lambda: toolkit.grad(_branchy)(XS), lambda: jax.grad(_jax_branchy)(XS)),
+             (lambda: toolkit.vmap(toolkit.grad(_branchy))(XS.reshape(2, 3)),
+              lambda: jax.vmap(jax.grad(_jax_branchy))(XS.reshape(2, 3)))]
+    for ours, theirs in cases:
+        counts, results = [], []
+        for _ in range(3):
+            results.append(np.asarray(ours()))
+            counts.append(compilations[0])
+        assert counts[1] == counts[0] and counts[2] == counts[0]
+        np.testing.assert_array_equal(results[0], results[2])
+        np.testing.assert_allclose(results[0], np.asarray(theirs()), rtol=1e-5)

@@ -22,25 +22,23 @@ trace.
 from __future__ import annotations
 
 import weakref
-from typing import Any, Callable, NamedTuple
+from typing import Any, NamedTuple
 
 from toolkit.core import pytrees, sharding_types, tracing
 from toolkit.core.config import cache_state
-from toolkit.core.program import Program
 from toolkit.lax import parallel
 from toolkit.shard.mesh import get_mesh
 
 
-class _BodyTrace(NamedTuple):
-    program: Program
+class _Kept(NamedTuple):
+    value: Any  # a body's (program, out_tree), or what a transformation rule derived from a program
     constants: tuple  # the values its captured inputs stood for, in order
-    out_tree: pytrees.PyTreeDef
 
 
-_TRACES: "weakref.WeakKeyDictionary[Any, dict[tuple, _BodyTrace]]" = weakref.WeakKeyDictionary()
+_TRACES: "weakref.WeakKeyDictionary[Any, dict[tuple, _Kept]]" = weakref.WeakKeyDictionary()
 
 
-def context_key(in_tree: pytrees.PyTreeDef, in_avals: tuple) -> tuple:
+def context_key(in_tree: pytrees.PyTreeDef | None, in_avals: tuple) -> tuple:
     """What a body's trace depends on besides its function (not its role: both branches of a ``cond`` may be
     one function, traced once). The call site is part of it: each operation's location names the user's lines
     that led to it (``user_source_info``, interned, or a transformation's source override), which another call
@@ -50,27 +48,28 @@ def context_key(in_tree: pytrees.PyTreeDef, in_avals: tuple) -> tuple:
             tuple(sharding_types._overrides), cache_state())
 
 
-def find(fun: Callable[..., Any], key: tuple) -> tuple[Program, list[Any], pytrees.PyTreeDef] | None:
-    """``fun``'s kept trace for ``key``: ``(program, captured tracers of the current trace, out_tree)``."""
+def find(owner: Any, key: tuple) -> tuple[Any, list[Any]] | None:
+    """What was kept for ``owner`` (a function, or a program) and ``key``: ``(value, captured tracers of the
+    current trace)``, None if nothing was."""
     try:
-        entry = _TRACES.get(fun, {}).get(key)
-    except TypeError:  # a function that cannot be weakly referenced, or an unhashable key: not kept
+        entry = _TRACES.get(owner, {}).get(key)
+    except TypeError:  # an owner that cannot be weakly referenced, or an unhashable key: not kept
         return None
     if entry is None:
         return None
     builder = tracing.current_builder()
-    assert builder is not None, "bodies are traced inside a trace"
-    return entry.program, [builder.to_tracer(value) for value in entry.constants], entry.out_tree
+    if builder is None:  # outside a trace (a rule run eagerly): only what captured nothing
+        return (entry.value, []) if not entry.constants else None
+    return entry.value, [builder.to_tracer(value) for value in entry.constants]
 
 
-def keep(fun: Callable[..., Any], key: tuple, program: Program, captured: list[Any],
-         out_tree: pytrees.PyTreeDef) -> None:
-    """Keep ``fun``'s trace when every captured value is a constant (else it depends on the enclosing trace)."""
+def keep(owner: Any, key: tuple, value: Any, captured: list[Any]) -> None:
+    """Keep ``value`` when every captured value is a constant (else it depends on the enclosing trace)."""
     constants = tracing.concrete_args(captured)
     if constants is None:
         return
     try:
-        _TRACES.setdefault(fun, {})[key] = _BodyTrace(program, tuple(constants), out_tree)
+        _TRACES.setdefault(owner, {})[key] = _Kept(value, tuple(constants))
     except TypeError:
         pass  # not weakly referenceable (a builtin), or an unhashable key: traced each time
 

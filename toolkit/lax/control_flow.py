@@ -71,7 +71,8 @@ def _trace_tree_fun(fun: Callable[..., Any], in_tree: pytrees.PyTreeDef, in_aval
     key = body_traces.context_key(in_tree, tuple(in_avals)) + ((what,) if user_fun is not None else ())
     found = body_traces.find(user_fun or fun, key)
     if found is not None:
-        return found
+        (program, out_tree), captured = found
+        return program, captured, out_tree
     out_tree_box: list[pytrees.PyTreeDef] = []
 
     def flat_fun(*tracers: Any) -> list[Any]:
@@ -87,7 +88,7 @@ def _trace_tree_fun(fun: Callable[..., Any], in_tree: pytrees.PyTreeDef, in_aval
         return leaves
 
     program, captured = tracing.trace_flat(flat_fun, list(in_avals), [f"an input of {what}"] * len(in_avals))
-    body_traces.keep(user_fun or fun, key, program, list(captured), out_tree_box[0])
+    body_traces.keep(user_fun or fun, key, (program, out_tree_box[0]), list(captured))
     return program, list(captured), out_tree_box[0]
 
 
@@ -111,6 +112,9 @@ def common_captured(traced: Sequence[tuple[Program, list[Any]]],
     for (program, captured), count in zip(traced, counts):
         own = {id(t): v for t, v in zip(captured, program.invars[count:])}
         extra = [own[id(t)] if id(t) in own else Var(t.aval) for t in union]
+        if extra == program.invars[count:]:  # its inputs already: the program itself (a kept body stays one object)
+            programs.append(program)
+            continue
         programs.append(Program(program.constvars, program.consts, program.invars[:count] + extra,
                                 program.outvars, program.eqns))
     return programs, union

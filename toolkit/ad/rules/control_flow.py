@@ -18,7 +18,8 @@ VJP rules (``VJP_RULES`` in ``toolkit/ad/registry.py``):
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+import weakref
+from typing import Any, Callable, Sequence
 
 from toolkit.ad.interpret import eval_program
 from toolkit.ad.jvp import DifferentiationError, jvp_program
@@ -27,7 +28,7 @@ from toolkit.ad.values import Zero, add_any, instantiate, is_differentiable, tan
 from toolkit.ad.vjp import vjp_program
 from toolkit.core import tracing
 from toolkit.core.program import Program, Var
-from toolkit.lax import control_flow, convolution, linalg
+from toolkit.lax import body_traces, control_flow, convolution, linalg
 
 
 def _avals(values: Sequence[Any]) -> list[Any]:
@@ -46,6 +47,21 @@ def _fill(mask: Sequence[bool], given: Sequence[Any], avals: Sequence[Any]) -> l
     """Values at the ``mask`` positions from ``given``, ``Zero``s elsewhere."""
     it = iter(given)
     return [next(it) if m else Zero(tangent_aval(a)) for m, a in zip(mask, avals)]
+
+
+def _kept(owners: Sequence[Program], key: tuple, build: Callable[[], Any]) -> Any:
+    """``build()`` -> ``(value, captured)``, kept for the programs ``owners`` (by identity) and ``key`` in the
+    current context (``toolkit.lax.body_traces``): an eager ``grad`` of the same function derives the same
+    backward program again, and its executable is found again (``vmap(grad(f))`` as JAX)."""
+    full = (tuple(map(id, owners)),) + key + body_traces.context_key(None, ())
+    found = body_traces.find(owners[0], full)
+    if found is not None:
+        (refs, value), captured = found
+        if all(ref() is owner for ref, owner in zip(refs, owners)):  # ids of the same, live programs
+            return value, captured
+    value, captured = build()
+    body_traces.keep(owners[0], full, (tuple(weakref.ref(o) for o in owners), value), list(captured))
+    return value, captured
 
 
 def _unify_captures(traced: Sequence[tuple[Program, list[Any]]], num_explicit: int) -> tuple[list[Program], list[Any]]:
@@ -116,8 +132,8 @@ def _cond_vjp_backward(primals, active, cotangents, *, branches):
         return fun
 
     in_avals = _avals(operands) + _avals(cts)
-    traced = [tracing.trace_flat(branch_vjp(b), in_avals) for b in branches]
-    programs, captured = _unify_captures(traced, len(in_avals))
+    programs, captured = _kept(branches, ("cond vjp", tuple(operand_active), tuple(in_avals)), lambda: _unify_captures(
+        [tracing.trace_flat(branch_vjp(b), in_avals) for b in branches], len(in_avals)))
     results = control_flow.cond_p.bind(index, *operands, *cts, *captured, branches=tuple(programs))
     it = iter(results)
     return [None] + [next(it) if a else None for a in operand_active]
@@ -277,13 +293,20 @@ def _step_dependent_products(body: Program, num_varying: int) -> list[Var]:
     return saved
 
 
+#: body -> {number of varying inputs: (the forward body that also stacks what the backward pass reads, its vars)}
+_SAVING: "weakref.WeakKeyDictionary[Program, dict[int, tuple[Program, list[Var]]]]" = weakref.WeakKeyDictionary()
+
+
 def _scan_vjp_forward(primals, active, *, body, num_carry, num_consts, length, reverse, unroll):
     # The same loop, also stacking the carry each step starts from (the backward pass restarts there) and the
     # step's products (the backward pass reads them instead of computing them again).
     num_xs = len(primals) - num_carry - num_consts
-    saved_vars = _step_dependent_products(body, num_carry + num_xs)
-    saving = Program(body.constvars, body.consts, body.invars,
-                     body.outvars + body.invars[:num_carry] + saved_vars, body.eqns)
+    saving, saved_vars = _SAVING.setdefault(body, {}).get(num_carry + num_xs) or (None, None)
+    if saving is None:  # a function of the body alone: made once per body (its executable found again)
+        saved_vars = _step_dependent_products(body, num_carry + num_xs)
+        saving = Program(body.constvars, body.consts, body.invars,
+                         body.outvars + body.invars[:num_carry] + saved_vars, body.eqns)
+        _SAVING[body][num_carry + num_xs] = saving, saved_vars
     outs = control_flow.scan_p.bind(*primals, body=saving, num_carry=num_carry, num_consts=num_consts, length=length,
                           reverse=reverse, unroll=unroll)
     num_outs = len(body.outvars)
@@ -330,7 +353,8 @@ def _scan_vjp_backward(residuals, active, cotangents, *, body, num_carry, num_co
 
     in_avals = (_avals(ct_carry) + _avals(accumulators) + carry_avals + list(x_avals)
                 + [v.aval for v in saved_vars] + [a.update(shape=a.shape[1:]) for a in _avals(ct_ys)] + const_avals)
-    program, captured = tracing.trace_flat(step, in_avals)
+    key = ("scan vjp", tuple(body_active), tuple(ys_nonzero), tuple(in_avals), len(xs), tuple(map(id, saved_vars)))
+    program, captured = _kept([body], key, lambda: tracing.trace_flat(step, in_avals))
     num_new_carry = len(ct_carry) + len(accumulators)
     outs = control_flow.scan_p.bind(*ct_carry, *accumulators, *saved_carries, *xs, *saved_products, *ct_ys, *consts,
                           *captured, body=program, num_carry=num_new_carry, num_consts=len(consts) + len(captured),
