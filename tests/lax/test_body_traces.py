@@ -158,3 +158,24 @@ def test_eager_gradients_of_control_flow_compile_once_from_one_call_site(compila
         assert counts[1] == counts[0] and counts[2] == counts[0]
         np.testing.assert_array_equal(results[0], results[2])
         np.testing.assert_allclose(results[0], np.asarray(theirs()), rtol=1e-5)
+
+
+def test_a_function_keeps_a_bounded_number_of_traces(monkeypatch):
+    from toolkit.lax import body_traces
+    monkeypatch.setattr(body_traces, "MAX_PER_OWNER", 2)
+    calls = []
+
+    def body(c, x):
+        calls.append(1)
+        return c + x, None
+
+    def trace_at(lengths):
+        for n in lengths:  # one call site; a new carry type each length
+            toolkit.jit(lambda xs: tlax.scan(body, xs[0], xs[1:])[0])(np.ones((n, n), np.float32))
+
+    counts = []
+    for lengths in ([2, 3, 4], [4, 3], [2]):  # one call site for all (the key holds the user's frames)
+        trace_at(lengths)
+        counts.append(len(calls))
+    # Three types traced, two kept; the newest two found again; the forgotten one traced again.
+    assert counts == [3, 3, 4] and len(body_traces._TRACES[body]) == 2

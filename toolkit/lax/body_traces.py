@@ -36,6 +36,8 @@ class _Kept(NamedTuple):
 
 
 _TRACES: "weakref.WeakKeyDictionary[Any, dict[tuple, _Kept]]" = weakref.WeakKeyDictionary()
+#: How many traces one function (or program) keeps, oldest first out (each holds its program and constants).
+MAX_PER_OWNER = 64
 
 
 def context_key(in_tree: pytrees.PyTreeDef | None, in_avals: tuple) -> tuple:
@@ -69,9 +71,12 @@ def keep(owner: Any, key: tuple, value: Any, captured: list[Any]) -> None:
     if constants is None:
         return
     try:
-        _TRACES.setdefault(owner, {})[key] = _Kept(value, tuple(constants))
+        table = _TRACES.setdefault(owner, {})
+        table[key] = _Kept(value, tuple(constants))
     except TypeError:
-        pass  # not weakly referenceable (a builtin), or an unhashable key: traced each time
+        return  # not weakly referenceable (a builtin), or an unhashable key: traced each time
+    if len(table) > MAX_PER_OWNER:  # a long-lived function traced at ever new types or call sites: the oldest out
+        table.pop(next(iter(table)), None)
 
 
 def clear() -> None:
