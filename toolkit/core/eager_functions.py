@@ -34,7 +34,7 @@ MAX_ENTRIES = 256
 _functions: "OrderedDict[Hashable, Callable[..., Any]]" = OrderedDict()
 _lock = threading.Lock()
 
-# Objects whose equality is their identity, or values that cannot change: safe to key by hash and equality.
+# Cells holding these are not keyed: their contents can change after the closure was made.
 _MUTABLE = (list, dict, set, bytearray, np.ndarray)
 
 

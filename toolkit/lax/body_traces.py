@@ -17,6 +17,10 @@ trace (a closure over a ``jit`` argument) is traced every time, as before. As
 in JAX, a function's Python code runs at its first trace only (here: from that
 call site): a body reading a global changed since sees the value of its first
 trace.
+
+The reverse-mode rules of ``scan`` and ``cond`` keep what they derive from a
+body (its backward program) here too, with the body program as owner
+(``toolkit.ad.rules.control_flow``).
 """
 
 from __future__ import annotations

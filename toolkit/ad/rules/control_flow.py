@@ -301,12 +301,12 @@ def _scan_vjp_forward(primals, active, *, body, num_carry, num_consts, length, r
     # The same loop, also stacking the carry each step starts from (the backward pass restarts there) and the
     # step's products (the backward pass reads them instead of computing them again).
     num_xs = len(primals) - num_carry - num_consts
-    saving, saved_vars = _SAVING.setdefault(body, {}).get(num_carry + num_xs) or (None, None)
-    if saving is None:  # a function of the body alone: made once per body (its executable found again)
-        saved_vars = _step_dependent_products(body, num_carry + num_xs)
-        saving = Program(body.constvars, body.consts, body.invars,
-                         body.outvars + body.invars[:num_carry] + saved_vars, body.eqns)
-        _SAVING[body][num_carry + num_xs] = saving, saved_vars
+    made = _SAVING.setdefault(body, {})
+    if num_carry + num_xs not in made:  # a function of the body alone: made once per body (its executable found again)
+        saved = _step_dependent_products(body, num_carry + num_xs)
+        made[num_carry + num_xs] = (Program(body.constvars, body.consts, body.invars,
+                                            body.outvars + body.invars[:num_carry] + saved, body.eqns), saved)
+    saving, saved_vars = made[num_carry + num_xs]
     outs = control_flow.scan_p.bind(*primals, body=saving, num_carry=num_carry, num_consts=num_consts, length=length,
                           reverse=reverse, unroll=unroll)
     num_outs = len(body.outvars)

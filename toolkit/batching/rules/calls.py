@@ -125,7 +125,7 @@ def _jit_call_rule(axis, args, dims, *, name, jaxpr):
     # batching is one closure (toolkit.core.eager_functions) and compiles once, as JAX's does.
     dims = tuple(dims)
     in_b = tuple(d is not None for d in dims)
-    out_b = tuple(batched_outputs(jaxpr, list(in_b)))
+    out_b = tuple(batched_outputs(jaxpr, in_b))
 
     def run(*xs):
         xs = [bdim_at_front(x, d, axis.size) if b else x for x, d, b in zip(xs, dims, in_b)]
@@ -138,7 +138,7 @@ def _jit_call_rule(axis, args, dims, *, name, jaxpr):
             key, batched = None, None
         captured = []
         if batched is None:
-            batched, captured = batch_subprogram(jaxpr, list(in_b), axis, list(out_b))
+            batched, captured = batch_subprogram(jaxpr, in_b, axis, out_b)
             if not captured and key is not None:
                 table[key] = batched
         return list(calls.jit_call_p.bind(*xs, *captured, name=name, jaxpr=batched))

@@ -74,11 +74,11 @@ def _cond(axis, args, dims, *, branches):
         return outs, [0] * len(outs)
 
     in_b = tuple(d is not None for d in dops)
-    out_b = tuple(any(col) for col in zip(*(batched_outputs(b, list(in_b)) for b in branches)))
+    out_b = tuple(any(col) for col in zip(*(batched_outputs(b, in_b) for b in branches)))
 
     def run(index: Any, *operands: Any) -> list[Any]:
         ops = _front_all(axis, operands, dops, in_b)
-        traced = [batch_subprogram(b, list(in_b), axis, list(out_b)) for b in branches]
+        traced = [batch_subprogram(b, in_b, axis, out_b) for b in branches]
         programs, captured = control_flow.common_captured(traced, len(ops))
         return list(control_flow.cond_p.bind(index, *ops, *captured, branches=tuple(programs)))
 
@@ -112,8 +112,8 @@ def _while(axis, args, dims, *, cond_program, body_program, cond_nconsts, body_n
         bc = _front_all(axis, xs[nc:nc + nb], db, bb)
         x = _front_all(axis, xs[nc + nb:], dx, carry_b)
         if not pred_b:
-            cprog, ccap = batch_subprogram(cond_program, list(carry_b + cb), axis, [False])
-            bprog, bcap = batch_subprogram(body_program, list(carry_b + bb), axis, list(carry_b))
+            cprog, ccap = batch_subprogram(cond_program, carry_b + cb, axis, [False])
+            bprog, bcap = batch_subprogram(body_program, carry_b + bb, axis, carry_b)
             return list(control_flow.while_p.bind(*cc, *ccap, *bc, *bcap, *x, cond_program=cprog, body_program=bprog,
                                         cond_nconsts=nc + len(ccap), body_nconsts=nb + len(bcap)))
         c_dims = [0 if b else None for b in cb]
@@ -167,7 +167,7 @@ def _scan(axis, args, dims, *, body, num_carry, num_consts, length, reverse, unr
         carry = _front_all(axis, ins[:num_carry], dcarry, carry_b)
         xs = [moveaxis(x, d, 1) if d is not None else x for x, d in zip(ins[num_carry:num_carry + n_xs], dxs)]
         consts = _front_all(axis, ins[num_carry + n_xs:], dconsts, consts_b)
-        program, captured = batch_subprogram(body, list(in_b), axis, list(carry_b + ys_b))
+        program, captured = batch_subprogram(body, in_b, axis, carry_b + ys_b)
         return list(control_flow.scan_p.bind(*carry, *xs, *consts, *captured, body=program, num_carry=num_carry,
                                    num_consts=num_consts + len(captured), length=length, reverse=reverse,
                                    unroll=unroll))
