@@ -604,6 +604,9 @@ def place_argument(compiled: Any, leaf: Any, i: int, position: int) -> Any:
 CONSTANT_FAMILIES = frozenset({"elementwise", "structural"})
 #: The most bytes of results kept per such constant (1,024 of them at most).
 CONSTANT_MAX_BYTES = 4096
+#: The most executables of eager primitives kept (JAX's primitive cache keeps as many); an entry whose parameters
+#: hold programs is ~24 KB beside its executable, which toolkit.executables_by_module shares.
+EAGER_ENTRIES = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -703,12 +706,17 @@ class EagerExecutables:
                      for a, p in zip(avals, placements)]
             wrapped = self._jit(run, keep_unused=True)
             wrapped._function_cache = False  # `run` is new for every signature: kept here, never found again there
+            wrapped._executables_by_module = True  # parameters holding programs made on each call: same module
             # An array made 64-bit under x64 on keeps its type after (as in JAX): its specs must not be
             # canonicalized to 32 bits (one primitive's types do not depend on the mode otherwise).
             wide = any(a.dtype in dtypes.TO_32BIT for a in avals)
             with enable_x64() if wide else contextlib.nullcontext():
                 compiled = wrapped.trace(*specs).lower().compile()
             if key is not None:
+                if len(self._cache) >= EAGER_ENTRIES:
+                    # The oldest out: an eager loop whose ops carry programs made on each call (jvp of a cond)
+                    # adds an entry per call, and memory must not grow with the number of calls.
+                    del self._cache[next(iter(self._cache))]
                 self._cache[key] = fast_entry(compiled, partitioner)
         # Arrays placed as compiled (the usual case): the executable's fast caller, as a jit call's.
         # (Not while jax_no_execution refuses runs: the fast caller does not check it; the full path does.)
@@ -725,9 +733,21 @@ class EagerExecutables:
             return list(outs)
         return outs
 
+    def clear(self) -> None:
+        """Forget every executable and kept constant (``toolkit.clear_caches``)."""
+        self._cache.clear()
+        self._constants.clear()
+        self._last_hits.clear()
+
     def run_function(self, fun: Callable[..., Any], *args: Any) -> Any:
-        """A whole traceable function outside a trace (``lax`` control flow and windowed reductions): ``jit(fun)``."""
-        return self._jit(fun)(*args)
+        """A whole traceable function outside a trace (``lax`` control flow and windowed reductions): ``jit(fun)``.
+
+        ``fun`` is often made for this call (a closure over programs traced or transformed now): its
+        executable is found by its module when an equal one was compiled (``toolkit.executables_by_module``).
+        """
+        wrapped = self._jit(fun)
+        wrapped._executables_by_module = True
+        return wrapped(*args)
 
 
 def _host_scalar_values(args: Sequence[Any]) -> tuple | None:
@@ -759,9 +779,14 @@ def _params_key(params: dict[str, Any]) -> Any:
         return None
 
 
+#: The executables of eager execution (installed by ``toolkit.stages``, which owns ``jit``).
+EAGER_EXECUTABLES: EagerExecutables | None = None
+
+
 def install_eager_handlers(jit: Callable[..., Any]) -> EagerExecutables:
     """Make ``toolkit.core.tracing`` run primitives and functions outside a trace with ``jit``'s executables."""
-    executables = EagerExecutables(jit)
+    global EAGER_EXECUTABLES
+    executables = EAGER_EXECUTABLES = EagerExecutables(jit)
     tracing.set_eager_handler(executables.run_primitive)
     tracing.set_eager_call_handler(executables.run_function)
     compiled_whole.install_jit(jit)

@@ -17,7 +17,7 @@ from typing import Any
 import jaxlib
 import numpy as np
 
-from toolkit import jit_cache
+from toolkit import dispatch, executables_by_module, jit_cache
 from toolkit.array import Array
 from toolkit.core import eager_functions, pytrees, trace_cache
 from toolkit.core.config import flag_override
@@ -65,10 +65,13 @@ def live_arrays(platform: str | None = None) -> list[Array]:
 
 
 def clear_caches() -> None:
-    """Forget every jit trace, lowering and executable, so the next call of any jitted function traces
-    again (``jax.clear_caches``). Arrays are untouched; the persistent compilation cache on disk too."""
+    """Forget every jit trace, lowering and executable (eager ops' too), so the next call of any jitted function
+    traces again (``jax.clear_caches``). Arrays are untouched; the persistent compilation cache on disk too."""
     trace_cache.clear_caches()
     jit_cache.NESTED_PROGRAMS.clear()
+    if dispatch.EAGER_EXECUTABLES is not None:
+        dispatch.EAGER_EXECUTABLES.clear()
+    executables_by_module.EAGER.clear()
     eager_functions.clear()
     body_traces.clear()
     # Each jit object keeps its executables; they are not registered centrally (that would slow jit()),

@@ -19,7 +19,7 @@ from typing import Any, Mapping, Sequence
 
 from jaxlib.mlir import ir
 
-from toolkit import compilation_cache, monitoring
+from toolkit import compilation_cache, executables_by_module, monitoring
 from toolkit.core.config import flag_value
 from toolkit.core.avals import ShapedArray
 from toolkit.lowering.types import tensor_type
@@ -57,14 +57,26 @@ def passes_then_xla(lowered: Any, module: ir.Module, pipeline: Pipeline,
         if monitoring.logger.isEnabledFor(priority):  # JAX's pxla message before it compiles
             monitoring.logger.log(priority, "Compiling %s with global shapes and types %s.", name,
                                   list(getattr(traced, "in_avals", ())))
+        bytecode, spmd, use_shardy = buffer.getvalue(), plan.num_partitions > 1, plan.partitioner == "shardy"
+        propagate = plan.output_propagation()
+
+        def compile_module() -> Any:
+            return compilation_cache.compile_cached(  # from the persistent cache when it is on
+                module, bytecode, plan.devices, pipeline_text=str(pipeline), num_partitions=plan.num_partitions,
+                spmd=spmd, use_shardy=use_shardy, compiler_options=compiler_options,
+                propagate_output_shardings=propagate, dump_to=timeline and timeline.xla_dump_folder())
         with monitoring.timed_phase("Finished XLA compilation of {fun_name} in {elapsed_time:.9f} sec", name,
                                     monitoring.BACKEND_COMPILE_EVENT):
-            executable = compilation_cache.compile_cached(  # from the persistent cache when it is on
-                module, buffer.getvalue(), plan.devices, pipeline_text=str(pipeline),
-                num_partitions=plan.num_partitions, spmd=plan.num_partitions > 1,
-                use_shardy=plan.partitioner == "shardy", compiler_options=compiler_options,
-                propagate_output_shardings=plan.output_propagation(),
-                dump_to=timeline and timeline.xla_dump_folder())
+            if timeline is None and getattr(getattr(traced, "_wrapped", None), "_executables_by_module", False):
+                # Eager execution's jit of a function made for this call: the executable of an equal module
+                # compiled before (toolkit.executables_by_module says why it is the same).
+                settings = (plan.num_partitions, spmd, use_shardy,
+                            tuple(sorted(compiler_options.items())) if compiler_options else (),
+                            None if propagate is None else tuple(propagate))
+                executable = executables_by_module.EAGER.find_or_compile(bytecode, plan.devices, settings,
+                                                                         compile_module)
+            else:
+                executable = compile_module()
     except Exception as error:
         if timeline is not None:
             timeline.finish(module, failure=f"compilation failed: {type(error).__name__}: {error}")

@@ -86,6 +86,9 @@ class Wrapped:
     """A function wrapped by ``jit``: call it, or ``trace``/``lower`` it explicitly."""
 
     _function_cache = True  # traces and lowerings go to toolkit.core.trace_cache (see toolkit.jit_cache)
+    # Eager execution's jits (toolkit.dispatch.EagerExecutables) set this: their functions are made anew on each call,
+    # so their executables are found by the module XLA is given (toolkit.executables_by_module).
+    _executables_by_module = False
 
     def __init__(self, fun: Callable, *, static_argnums: Any = (), static_argnames: Any = (),
                  donate_argnums: Any = (), keep_unused: bool = False, in_shardings: Any = None,
