@@ -179,3 +179,45 @@ def test_a_function_keeps_a_bounded_number_of_traces(monkeypatch):
         counts.append(len(calls))
     # Three types traced, two kept; the newest two found again; the forgotten one traced again.
     assert counts == [3, 3, 4] and len(body_traces._TRACES[body]) == 2
+
+
+def _below_three(state):
+    return state[0] < 3
+
+
+def _count_step(state):
+    return state[0] + 1, tnp.sin(state[1]) * 1.5
+
+
+def _count_down(x):
+    return tlax.while_loop(_below_three, _count_step, (0, x))[1].sum()
+
+
+def _jax_count_down(x):
+    return jax.lax.while_loop(lambda s: s[0] < 3, lambda s: (s[0] + 1, jax.numpy.sin(s[1]) * 1.5), (0, x))[1].sum()
+
+
+def test_eager_forward_mode_and_batched_bodies_are_derived_once(compilations):
+    # What jvp derives from a kept body (cond's branches, while's body and condition, scan's step) and what
+    # vmap batches (jacfwd = vmap of jvp; hessian = jacfwd of jacrev) is kept with it: from one call site,
+    # the second and later calls compile nothing and add no eager executable (JAX compiles jvp and hessian
+    # of these on every call).
+    from toolkit import dispatch
+
+    ones = np.ones_like(XS)
+    cases = [(lambda: toolkit.jvp(_rnn, (XS,), (ones,))[1], lambda: jax.jvp(_jax_rnn, (XS,), (ones,))[1]),
+             (lambda: toolkit.jvp(_branchy, (XS,), (ones,))[1], lambda: jax.jvp(_jax_branchy, (XS,), (ones,))[1]),
+             (lambda: toolkit.jvp(_count_down, (XS,), (ones,))[1],
+              lambda: jax.jvp(_jax_count_down, (XS,), (ones,))[1]),
+             (lambda: toolkit.jacfwd(_count_down)(XS), lambda: jax.jacfwd(_jax_count_down)(XS)),
+             (lambda: toolkit.hessian(_rnn)(XS), lambda: jax.hessian(_jax_rnn)(XS)),
+             (lambda: toolkit.hessian(_branchy)(XS), lambda: jax.hessian(_jax_branchy)(XS))]
+    for ours, theirs in cases:
+        counts, sizes, results = [], [], []
+        for _ in range(3):
+            results.append(np.asarray(ours()))
+            counts.append(compilations[0])
+            sizes.append(len(dispatch.EAGER_EXECUTABLES._cache))
+        assert counts[2] == counts[1] == counts[0] and sizes[2] == sizes[1] == sizes[0]
+        np.testing.assert_array_equal(results[0], results[2])
+        np.testing.assert_allclose(results[0], np.asarray(theirs()), rtol=1e-5, atol=1e-6)

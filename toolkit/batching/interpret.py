@@ -28,7 +28,7 @@ from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.primitive import Primitive
 from toolkit.core.program import Equation, Literal, Program, Var, subprograms
 from toolkit.lax.parallel import vmapped_axes
-from toolkit.lax import structural
+from toolkit.lax import body_traces, structural
 from toolkit.lax.control_flow import scan_p
 
 __all__ = [
@@ -202,6 +202,18 @@ def batch_subprogram(program: Program, in_batched: Sequence[bool], axis: AxisDat
     them unbatched); the others must come out unbatched. Returns the program
     and the outer values it captured (its trailing inputs), as ``trace_flat``.
     """
+    in_batched, out_batched = tuple(in_batched), tuple(out_batched)
+    try:
+        hash(axis)
+    except TypeError:  # a symbolic or unhashable axis size: traced each time
+        return _trace_batched(program, in_batched, axis, out_batched)
+    # Kept with the program (toolkit.lax.body_traces): an eager vmap of the same function batches it once.
+    return body_traces.derived([program], ("batched", in_batched, axis, out_batched),
+                               lambda: _trace_batched(program, in_batched, axis, out_batched))
+
+
+def _trace_batched(program: Program, in_batched: Sequence[bool], axis: AxisData,
+                   out_batched: Sequence[bool]) -> tuple[Program, list[Any]]:
     avals = [batched_aval(a, axis.size, b) for a, b in zip(program.in_avals, in_batched)]
 
     def body(*xs: Any) -> list[Any]:

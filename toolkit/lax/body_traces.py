@@ -18,15 +18,17 @@ in JAX, a function's Python code runs at its first trace only (here: from that
 call site): a body reading a global changed since sees the value of its first
 trace.
 
-The reverse-mode rules of ``scan`` and ``cond`` keep what they derive from a
-body (its backward program) here too, with the body program as owner
-(``toolkit.ad.rules.control_flow``).
+The rules of the transformations keep what they derive from a body here too
+(:func:`derived`, the body program as owner): the JVPs of ``cond``, ``while`` and
+``scan`` bodies, the backward programs of ``cond`` and ``scan``
+(``toolkit.ad.rules.control_flow``), and every batched body
+(``toolkit.batching.interpret.batch_subprogram``).
 """
 
 from __future__ import annotations
 
 import weakref
-from typing import Any, NamedTuple
+from typing import Any, Callable, NamedTuple, Sequence
 
 from toolkit.core import pytrees, sharding_types, tracing
 from toolkit.core.config import cache_state
@@ -81,6 +83,25 @@ def keep(owner: Any, key: tuple, value: Any, captured: list[Any]) -> None:
         return  # not weakly referenceable (a builtin), or an unhashable key: traced each time
     if len(table) > MAX_PER_OWNER:  # a long-lived function traced at ever new types or call sites: the oldest out
         table.pop(next(iter(table)), None)
+
+
+def derived(owners: Sequence[Any], key: tuple, build: Callable[[], tuple[Any, Sequence[Any]]]) -> tuple[Any, list[Any]]:
+    """``build()`` -> ``(value, captured)``, kept for the programs ``owners`` (by identity) and ``key`` in the
+    current context (:func:`context_key`): what a transformation rule derives from a body (its JVP, its batched
+    version, its backward program) is then derived once, and its executable compiled once, for a function
+    transformed eagerly again and again (``jvp(f)``, ``vmap(grad(f))``, ``hessian(f)``).
+
+    ``key`` must hold everything else ``build`` reads (masks of nonzero tangents or batched values, types).
+    """
+    full = (tuple(map(id, owners)),) + key + context_key(None, ())
+    found = find(owners[0], full)
+    if found is not None:
+        (refs, value), captured = found
+        if all(ref() is owner for ref, owner in zip(refs, owners)):  # ids of the same, live programs
+            return value, captured
+    value, made = build()
+    keep(owners[0], full, (tuple(weakref.ref(o) for o in owners), value), list(made))
+    return value, list(made)
 
 
 def clear() -> None:

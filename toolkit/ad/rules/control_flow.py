@@ -3,7 +3,9 @@
 Forward mode re-traces each body with ``jvp_program`` into a new body that
 carries tangents next to primals (only the nonzero ones: a fixed point over
 the loop carry decides which tangents the carry needs). Reverse mode uses
-VJP rules (``VJP_RULES`` in ``toolkit/ad/registry.py``):
+VJP rules (``VJP_RULES`` in ``toolkit/ad/registry.py``). What a rule derives
+from a body is kept with it (``toolkit.lax.body_traces.derived``), so an eager
+``jvp``/``grad`` of the same function derives it, and compiles it, once:
 
 * ``cond``: the backward pass is a ``cond`` on the same index whose branches
   are the VJPs of the original branches;
@@ -19,7 +21,7 @@ VJP rules (``VJP_RULES`` in ``toolkit/ad/registry.py``):
 from __future__ import annotations
 
 import weakref
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from toolkit.ad.interpret import eval_program
 from toolkit.ad.jvp import DifferentiationError, jvp_program
@@ -47,21 +49,6 @@ def _fill(mask: Sequence[bool], given: Sequence[Any], avals: Sequence[Any]) -> l
     """Values at the ``mask`` positions from ``given``, ``Zero``s elsewhere."""
     it = iter(given)
     return [next(it) if m else Zero(tangent_aval(a)) for m, a in zip(mask, avals)]
-
-
-def _kept(owners: Sequence[Program], key: tuple, build: Callable[[], Any]) -> Any:
-    """``build()`` -> ``(value, captured)``, kept for the programs ``owners`` (by identity) and ``key`` in the
-    current context (``toolkit.lax.body_traces``): an eager ``grad`` of the same function derives the same
-    backward program again, and its executable is found again (``vmap(grad(f))`` as JAX)."""
-    full = (tuple(map(id, owners)),) + key + body_traces.context_key(None, ())
-    found = body_traces.find(owners[0], full)
-    if found is not None:
-        (refs, value), captured = found
-        if all(ref() is owner for ref, owner in zip(refs, owners)):  # ids of the same, live programs
-            return value, captured
-    value, captured = build()
-    body_traces.keep(owners[0], full, (tuple(weakref.ref(o) for o in owners), value), list(captured))
-    return value, captured
 
 
 def _unify_captures(traced: Sequence[tuple[Program, list[Any]]], num_explicit: int) -> tuple[list[Program], list[Any]]:
@@ -100,14 +87,19 @@ def _cond_jvp(primals, tangents, *, branches):
         return fun
 
     in_avals = operand_avals + [tangent_aval(a) for a in _select(operand_avals, nonzero)]
-    seen = [False] * num_out
-    for branch in branches:
-        tracing.trace_flat(branch_jvp(branch, None, seen), in_avals)
-    out_nonzero = [s and is_differentiable(a) for s, a in zip(seen, branches[0].out_avals)]
-    traced = [tracing.trace_flat(branch_jvp(b, out_nonzero, [False] * num_out), in_avals) for b in branches]
-    programs, captured = _unify_captures(traced, len(in_avals))
+
+    def derive() -> tuple[tuple[tuple[Program, ...], list[bool]], list[Any]]:
+        seen = [False] * num_out
+        for branch in branches:
+            tracing.trace_flat(branch_jvp(branch, None, seen), in_avals)
+        out_nonzero = [s and is_differentiable(a) for s, a in zip(seen, branches[0].out_avals)]
+        traced = [tracing.trace_flat(branch_jvp(b, out_nonzero, [False] * num_out), in_avals) for b in branches]
+        programs, captured = _unify_captures(traced, len(in_avals))
+        return (tuple(programs), out_nonzero), captured
+
+    (programs, out_nonzero), captured = body_traces.derived(branches, ("cond jvp", tuple(nonzero), tuple(in_avals)), derive)
     outs = control_flow.cond_p.bind(index, *operands, *_select(operand_tangents, nonzero), *captured,
-                          branches=tuple(programs))
+                                    branches=programs)
     primal_outs = outs[:num_out]
     return primal_outs, _fill(out_nonzero, outs[num_out:], _avals(primal_outs))
 
@@ -132,7 +124,7 @@ def _cond_vjp_backward(primals, active, cotangents, *, branches):
         return fun
 
     in_avals = _avals(operands) + _avals(cts)
-    programs, captured = _kept(branches, ("cond vjp", tuple(operand_active), tuple(in_avals)), lambda: _unify_captures(
+    programs, captured = body_traces.derived(branches, ("cond vjp", tuple(operand_active), tuple(in_avals)), lambda: _unify_captures(
         [tracing.trace_flat(branch_vjp(b), in_avals) for b in branches], len(in_avals)))
     results = control_flow.cond_p.bind(index, *operands, *cts, *captured, branches=tuple(programs))
     it = iter(results)
@@ -156,14 +148,37 @@ def _while_jvp(primals: list[Any], tangents: list[Any], *, cond_program: Program
     const_nonzero = [not isinstance(t, Zero) for t in body_const_t]
     carry_avals, const_avals = _avals(carry), _avals(body_consts)
     carry_nonzero = [not isinstance(t, Zero) and is_differentiable(a) for t, a in zip(carry_t, carry_avals)]
+    cond_avals = _avals(cond_consts)
+    key = ("while jvp", tuple(carry_nonzero), tuple(const_nonzero), tuple(carry_avals), tuple(const_avals),
+           tuple(cond_avals))
+    (new_body, new_cond, carry_nonzero, num_body_captured), captured = body_traces.derived(
+        [body_program, cond_program], key,
+        lambda: _derive_while_jvp(cond_program, body_program, carry_nonzero, const_nonzero, carry_avals, const_avals,
+                                  cond_avals))
+    body_captured, cond_captured = captured[:num_body_captured], captured[num_body_captured:]
+    carry_t_in = [instantiate(carry_t[i]) if not isinstance(carry_t[i], Zero) else instantiate(Zero(
+        tangent_aval(carry_avals[i]))) for i in range(len(carry)) if carry_nonzero[i]]
+    new_body_consts = list(body_consts) + _select(body_const_t, const_nonzero) + list(body_captured)
+    new_cond_consts = list(cond_consts) + list(cond_captured)
+    outs = control_flow.while_p.bind(*new_cond_consts, *new_body_consts, *carry, *carry_t_in, cond_program=new_cond,
+                                     body_program=new_body, cond_nconsts=len(new_cond_consts),
+                                     body_nconsts=len(new_body_consts))
+    primal_outs = outs[:len(carry)]
+    return primal_outs, _fill(carry_nonzero, outs[len(carry):], carry_avals)
 
+
+def _derive_while_jvp(cond_program: Program, body_program: Program, carry_nonzero: list[bool],
+                      const_nonzero: list[bool], carry_avals: list[Any], const_avals: list[Any],
+                      cond_avals: list[Any]) -> tuple[tuple[Program, Program, list[bool], int], list[Any]]:
+    """The forward-mode loop's body and condition, the carries with tangents, and what they captured."""
+    num_carry, num_consts = len(carry_avals), len(const_avals)
     while True:  # a fixed point: a carry whose tangent becomes nonzero in the body needs one throughout
         grown: list[bool] = list(carry_nonzero)
 
         def body(*args: Any, mask=list(carry_nonzero), grown=grown) -> list[Any]:
-            n, nt = len(carry), sum(mask)
+            n, nt = num_carry, sum(mask)
             c, ct = args[:n], args[n:n + nt]
-            k, kt = args[n + nt:n + nt + len(body_consts)], args[n + nt + len(body_consts):]
+            k, kt = args[n + nt:n + nt + num_consts], args[n + nt + num_consts:]
             outs, out_ts = jvp_program(body_program, list(c) + list(k),
                                        _fill(mask, ct, carry_avals) + _fill(const_nonzero, kt, const_avals))
             for i, t in enumerate(out_ts):
@@ -180,20 +195,11 @@ def _while_jvp(primals: list[Any], tangents: list[Any], *, cond_program: Program
     num_carry_t = sum(carry_nonzero)
 
     def cond(*args: Any) -> list[Any]:
-        n = len(carry)
-        return eval_program(cond_program, list(args[:n]) + list(args[n + num_carry_t:]))
+        return eval_program(cond_program, list(args[:num_carry]) + list(args[num_carry + num_carry_t:]))
 
-    cond_in = carry_avals + [tangent_aval(a) for a in _select(carry_avals, carry_nonzero)] + _avals(cond_consts)
+    cond_in = carry_avals + [tangent_aval(a) for a in _select(carry_avals, carry_nonzero)] + cond_avals
     new_cond, cond_captured = tracing.trace_flat(cond, cond_in)
-    carry_t_in = [instantiate(carry_t[i]) if not isinstance(carry_t[i], Zero) else instantiate(Zero(
-        tangent_aval(carry_avals[i]))) for i in range(len(carry)) if carry_nonzero[i]]
-    new_body_consts = list(body_consts) + _select(body_const_t, const_nonzero) + list(body_captured)
-    new_cond_consts = list(cond_consts) + list(cond_captured)
-    outs = control_flow.while_p.bind(*new_cond_consts, *new_body_consts, *carry, *carry_t_in, cond_program=new_cond,
-                           body_program=new_body, cond_nconsts=len(new_cond_consts),
-                           body_nconsts=len(new_body_consts))
-    primal_outs = outs[:len(carry)]
-    return primal_outs, _fill(carry_nonzero, outs[len(carry):], carry_avals)
+    return (new_body, new_cond, carry_nonzero, len(body_captured)), list(body_captured) + list(cond_captured)
 
 
 def _while_vjp_forward(primals, active, **params):
@@ -225,7 +231,32 @@ def _scan_jvp(primals, tangents, *, body, num_carry, num_consts, length, reverse
     consts_nonzero = [not isinstance(t, Zero) for t in consts_t]
     carry_nonzero = [not isinstance(t, Zero) and is_differentiable(a) for t, a in zip(carry_t, carry_avals)]
     num_ys = len(body.outvars) - num_carry
+    key = ("scan jvp", tuple(carry_nonzero), tuple(xs_nonzero), tuple(consts_nonzero), tuple(carry_avals),
+           tuple(const_avals))
+    (new_body, carry_nonzero, ys_nonzero), captured = body_traces.derived([body], key, lambda: _derive_scan_jvp(
+        body, num_carry, carry_nonzero, xs_nonzero, consts_nonzero, carry_avals, list(x_avals), const_avals))
+    carry_t_in = [instantiate(carry_t[i]) if not isinstance(carry_t[i], Zero) else instantiate(Zero(
+        tangent_aval(carry_avals[i]))) for i in range(num_carry) if carry_nonzero[i]]
+    operands = (list(carry) + carry_t_in + list(xs) + _select(xs_t, xs_nonzero) + list(consts)
+                + _select(consts_t, consts_nonzero) + list(captured))
+    num_carry_t = len(carry_t_in)
+    outs = control_flow.scan_p.bind(*operands, body=new_body, num_carry=num_carry + num_carry_t,
+                                    num_consts=num_consts + sum(consts_nonzero) + len(captured), length=length,
+                                    reverse=reverse, unroll=unroll)
+    carry_out = outs[:num_carry]
+    carry_out_t = outs[num_carry:num_carry + num_carry_t]
+    ys = outs[num_carry + num_carry_t:num_carry + num_carry_t + num_ys]
+    ys_t = outs[num_carry + num_carry_t + num_ys:]
+    primal_outs = list(carry_out) + list(ys)
+    return primal_outs, _fill(carry_nonzero, carry_out_t, carry_avals) + _fill(ys_nonzero, ys_t, _avals(ys))
 
+
+def _derive_scan_jvp(body: Program, num_carry: int, carry_nonzero: list[bool], xs_nonzero: list[bool],
+                     consts_nonzero: list[bool], carry_avals: list[Any], x_avals: list[Any],
+                     const_avals: list[Any]) -> tuple[tuple[Program, list[bool], list[bool]], list[Any]]:
+    """The forward-mode scan's step, the carries and outputs with tangents, and what the step captured."""
+    num_xs, num_consts = len(x_avals), len(const_avals)
+    num_ys = len(body.outvars) - num_carry
     while True:
         grown = list(carry_nonzero)
         ys_nonzero = [False] * num_ys
@@ -234,7 +265,7 @@ def _scan_jvp(primals, tangents, *, body, num_carry, num_consts, length, reverse
             args = list(step_args)
             c, args = args[:num_carry], args[num_carry:]
             ct, args = args[:sum(mask)], args[sum(mask):]
-            x, args = args[:len(xs)], args[len(xs):]
+            x, args = args[:num_xs], args[num_xs:]
             xt, args = args[:sum(xs_nonzero)], args[sum(xs_nonzero):]
             k, kt = args[:num_consts], args[num_consts:]
             outs, out_ts = jvp_program(body, c + x + k, _fill(mask, ct, carry_avals) + _fill(xs_nonzero, xt, x_avals)
@@ -247,28 +278,13 @@ def _scan_jvp(primals, tangents, *, body, num_carry, num_consts, length, reverse
             ys_t = [t for t in out_ts[num_carry:] if not isinstance(t, Zero)]
             return list(outs[:num_carry]) + carry_out_t + list(outs[num_carry:]) + ys_t
 
-        in_avals = (carry_avals + [tangent_aval(a) for a in _select(carry_avals, carry_nonzero)] + list(x_avals)
+        in_avals = (carry_avals + [tangent_aval(a) for a in _select(carry_avals, carry_nonzero)] + x_avals
                     + [tangent_aval(a) for a in _select(x_avals, xs_nonzero)] + const_avals
                     + [tangent_aval(a) for a in _select(const_avals, consts_nonzero)])
         new_body, captured = tracing.trace_flat(step, in_avals)
         if grown == carry_nonzero:
-            break
+            return (new_body, carry_nonzero, ys_nonzero), list(captured)
         carry_nonzero = grown
-
-    carry_t_in = [instantiate(carry_t[i]) if not isinstance(carry_t[i], Zero) else instantiate(Zero(
-        tangent_aval(carry_avals[i]))) for i in range(num_carry) if carry_nonzero[i]]
-    operands = (list(carry) + carry_t_in + list(xs) + _select(xs_t, xs_nonzero) + list(consts)
-                + _select(consts_t, consts_nonzero) + list(captured))
-    num_carry_t = len(carry_t_in)
-    outs = control_flow.scan_p.bind(*operands, body=new_body, num_carry=num_carry + num_carry_t,
-                          num_consts=num_consts + sum(consts_nonzero) + len(captured), length=length,
-                          reverse=reverse, unroll=unroll)
-    carry_out = outs[:num_carry]
-    carry_out_t = outs[num_carry:num_carry + num_carry_t]
-    ys = outs[num_carry + num_carry_t:num_carry + num_carry_t + num_ys]
-    ys_t = outs[num_carry + num_carry_t + num_ys:]
-    primal_outs = list(carry_out) + list(ys)
-    return primal_outs, _fill(carry_nonzero, carry_out_t, carry_avals) + _fill(ys_nonzero, ys_t, _avals(ys))
 
 
 #: Primitives whose results the forward scan stacks for the backward pass instead of letting it recompute them
@@ -354,7 +370,7 @@ def _scan_vjp_backward(residuals, active, cotangents, *, body, num_carry, num_co
     in_avals = (_avals(ct_carry) + _avals(accumulators) + carry_avals + list(x_avals)
                 + [v.aval for v in saved_vars] + [a.update(shape=a.shape[1:]) for a in _avals(ct_ys)] + const_avals)
     key = ("scan vjp", tuple(body_active), tuple(ys_nonzero), tuple(in_avals), len(xs), tuple(map(id, saved_vars)))
-    program, captured = _kept([body], key, lambda: tracing.trace_flat(step, in_avals))
+    program, captured = body_traces.derived([body], key, lambda: tracing.trace_flat(step, in_avals))
     num_new_carry = len(ct_carry) + len(accumulators)
     outs = control_flow.scan_p.bind(*ct_carry, *accumulators, *saved_carries, *xs, *saved_products, *ct_ys, *consts,
                           *captured, body=program, num_carry=num_new_carry, num_consts=len(consts) + len(captured),
