@@ -25,6 +25,12 @@ back-to-back calls, so each number is one call's cost):
   ``lax.scan``, ``grad`` of ``numpy.percentile`` (both libraries find their
   executables again: toolkit traced and compiled the first three on every call
   before ``toolkit.core.eager_functions`` and ``toolkit.lax.body_traces``);
+* ``eager jvp(scan)``, ``eager hessian(cond)``, ``eager jvp(new branches)`` —
+  outside ``jit``: ``jvp`` of a function scanning the same step, ``hessian``
+  of a function whose ``cond`` has the same branches each call, ``jvp`` of a
+  ``cond`` whose branches are lambdas made on every call (JAX compiles all
+  three on every call; toolkit finds the first two's derived programs again,
+  and the third's executable by its module: ``toolkit.executables_by_module``);
 * ``state{n}`` — an Adam-like step on a training state of ``n`` leaves (300,
   600, 1,200: a dict of params and two moment dicts of ``n/3`` f32[4] each,
   two levels deep), fed back as its next input; ``state{n}+ready`` adds
@@ -175,6 +181,16 @@ def measure(seconds: float) -> dict[str, tuple[float, float | None]]:
         jvs = jax.vmap(lambda a: jax.lax.scan(scan_body, a, a))
         gp = toolkit.grad(lambda a: toolkit.numpy.percentile(a, 30.0))
         jgp = jax.grad(lambda a: jax.numpy.percentile(a, 30.0))
+        sin_t, cos_t, sin_j, cos_j = toolkit.numpy.sin, toolkit.numpy.cos, jax.numpy.sin, jax.numpy.cos
+
+        def scanned(lib):
+            return lambda a: lib.lax.scan(scan_body, a[0], a)[0]
+
+        def branchy(lib, sin, cos):  # the same branch functions on every call
+            return lambda a: lib.lax.cond(a[0] > 0, sin, cos, a).sum()
+
+        def new_branches(lib, np_):
+            return lambda a: lib.lax.cond(a[0] > 0, lambda b: np_.sin(b) * 2, lambda b: np_.cos(b), a).sum()
         fs, js_ = toolkit.jit(scale, static_argnums=1), jax.jit(scale, static_argnums=1)
         fk, jk = toolkit.jit(scale_by), jax.jit(scale_by)
         fn, jn = toolkit.jit(scale), jax.jit(scale)
@@ -192,7 +208,13 @@ def measure(seconds: float) -> dict[str, tuple[float, float | None]]:
                 ("eager scan", lambda: toolkit.lax.scan(scan_body, x, x), lambda: jax.lax.scan(scan_body, jx, jx)),
                 ("eager vmap(jit)", lambda: vf(x[None]), lambda: jvf(jx[None])),
                 ("eager vmap(scan)", lambda: vs(x[None]), lambda: jvs(jx[None])),
-                ("eager grad(pct)", lambda: gp(x), lambda: jgp(jx))]:
+                ("eager grad(pct)", lambda: gp(x), lambda: jgp(jx)),
+                ("eager jvp(scan)", lambda: toolkit.jvp(scanned(toolkit), (x,), (x,)),
+                 lambda: jax.jvp(scanned(jax), (jx,), (jx,))),
+                ("eager hessian(cond)", lambda: toolkit.hessian(branchy(toolkit, sin_t, cos_t))(x),
+                 lambda: jax.hessian(branchy(jax, sin_j, cos_j))(jx)),
+                ("eager jvp(new branches)", lambda: toolkit.jvp(new_branches(toolkit, tnp), (x,), (x,)),
+                 lambda: jax.jvp(new_branches(jax, jnp), (jx,), (jx,)))]:
             rows[name] = tuple(paired([ours, theirs], seconds))
             CPU_ROWS[name] = (LAST_CPU[0], LAST_CPU[1])
         for leaves in STATE_LEAVES:
@@ -234,7 +256,7 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, float | None]]
         cpu_runs.append(dict(CPU_ROWS))
     load_after = os.getloadavg()[0]
     rows = []
-    print(f"{'call':<16} {'toolkit µs':>11} {'baseline µs':>12} {'ratio':>6} {'spread':>11} {'cpu ratio':>10} "
+    print(f"{'call':<24} {'toolkit µs':>11} {'baseline µs':>12} {'ratio':>6} {'spread':>11} {'cpu ratio':>10} "
           f"{'spread':>11}  baseline")
     for name in runs[0]:
         ours = statistics.median(run[name][0] for run in runs)
@@ -245,7 +267,7 @@ def main(argv: list[str] | None = None) -> list[tuple[str, float, float | None]]
         cpu = [c[name][0] / c[name][1] for c in cpu_runs if name in c]
         ratio = f"{statistics.median(ratios):6.2f} {min(ratios):5.2f}-{max(ratios):<5.2f}" if ratios else "     -" + " " * 12
         cpu_ratio = f"{statistics.median(cpu):10.2f} {min(cpu):5.2f}-{max(cpu):<5.2f}" if cpu else " " * 22
-        print(f"{name:<16} {ours * 1e6:>11.2f} {other * 1e6 if other else float('nan'):>12.2f} {ratio} {cpu_ratio}"
+        print(f"{name:<24} {ours * 1e6:>11.2f} {other * 1e6 if other else float('nan'):>12.2f} {ratio} {cpu_ratio}"
               f"  {label}")
     print(f"load average (1 min) {load_before:.1f} before, {load_after:.1f} after; {os.cpu_count()} cores")
     return rows
