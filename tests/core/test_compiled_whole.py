@@ -142,6 +142,27 @@ def test_an_eager_call_compiles_one_program(compilations):
     assert compilations[0] == 2
 
 
+def test_interp_compiles_whole_with_the_static_arguments_jax_chooses_per_call(compilations):
+    # JAX's interp jits its helper with left/right static when None or a string and period static when None
+    # (numbers and arrays there are traced): toolkit chooses the same way, one program per choice.
+    jnp = pytest.importorskip("jax.numpy")
+    x = np.linspace(-1.0, 11.0, 7, dtype=np.float32)
+    xp = np.arange(10.0, dtype=np.float32)
+    fp = xp ** 2
+    calls = [({}, 1), ({}, 1), ({"left": -1.0}, 2), ({"left": 3.0}, 2), ({"period": 10.0}, 3),
+             ({"period": 12.0}, 3), ({"left": -1.0}, 3), ({"right": -2.0}, 4)]
+    for kwargs, compiled in calls:  # (arguments, compilations so far)
+        # numpy's values: JAX 0.10.2 reuses one executable for different choices of static arguments with
+        # equal values (its cache keys _interp and the values, not which are static), so its left=-1.0 after a
+        # period gives fp[-1] everywhere (docs/differences-from-jax.md).
+        np.testing.assert_allclose(np.asarray(tnp.interp(x, xp, fp, **kwargs)), np.interp(x, xp, fp, **kwargs),
+                                   rtol=1e-5, err_msg=str(kwargs))
+        assert compilations[0] == compiled, kwargs
+    np.testing.assert_allclose(np.asarray(tnp.interp(x, xp, fp, left="extrapolate")),
+                               np.asarray(jnp.interp(x, xp, fp, left="extrapolate")), rtol=1e-5)
+    assert compilations[0] == 5
+
+
 def test_inside_a_trace_the_operations_join_the_program():
     x = np.arange(24.0, dtype=np.float32).reshape(4, 6)
     decorated = toolkit.jit(lambda a: tnp.median(a, axis=1)).lower(x).as_text()

@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import itertools
 from typing import Any, Sequence
 
 import numpy as np
@@ -89,6 +90,13 @@ def correlate(a: Any, v: Any, mode: str = "valid", *, precision: Any = None, pre
 def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: Any = None) -> Any:
     """Piecewise-linear interpolation of ``(xp, fp)`` (``xp`` increasing) at ``x``; outside, ``left``/``right``
     (default: the end values, ``'extrapolate'`` continues the end segments)."""
+    # As JAX's: a jit of the helper whose static arguments are the ends given as None or a string and a
+    # period of None (numbers and arrays there are traced), so an eager call is one compiled program.
+    static = tuple(name for name, value in (("left", left), ("right", right)) if value is None or isinstance(value, str))
+    return _INTERP[static + (("period",) if period is None else ())](x, xp, fp, left, right, period)
+
+
+def _interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period: Any = None) -> Any:
     check_arraylike("interp", x, xp, fp)
     x, xp, fp = asarray(x), asarray(xp), asarray(fp)
     if xp.shape != fp.shape or xp.ndim != 1:
@@ -123,6 +131,12 @@ def interp(x: Any, xp: Any, fp: Any, left: Any = None, right: Any = None, period
         if not isinstance(right, str):
             f = ufuncs.where(ufuncs.greater(x, xp[-1]), fp[-1] if right is None else right, f)
     return f
+
+
+#: ``_interp`` compiled whole for each set of static arguments ``interp`` may choose.
+_INTERP = {tuple(name for name, on in zip(("left", "right", "period"), flags) if on):
+           compiled_whole(static_argnames=[name for name, on in zip(("left", "right", "period"), flags) if on])(
+               _interp) for flags in itertools.product((False, True), repeat=3)}
 
 
 @compiled_whole()
