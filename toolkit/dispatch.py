@@ -180,6 +180,9 @@ class LastSingle:
     generation: int
     state: tuple  # toolkit.core.config.cache_state() when it hit (x64 on or off)
     entry: FastEntry
+    # The entry's fast caller when it runs on one device whatever the partitioner (``Wrapped.__call__`` calls it
+    # at once), else None.
+    call: Callable[[Sequence[Array]], Any] | None = None
 
 
 @dataclass(slots=True)
@@ -278,11 +281,13 @@ class FastPath:
         if entry is None or not (entry.partitioner is ANY_PARTITIONER
                                  or entry.partitioner == _environ_get(PARTITIONER_VARIABLE)):
             return MISS
+        out = entry.compiled._call_fast(leaves)  # (the first fast call makes the compiled's fast caller)
         if first is Array:
-            self.last_single = LastSingle(avals[0], generation, state, entry)
+            self.last_single = LastSingle(avals[0], generation, state, entry, entry.compiled._call_fast
+                                          if entry.partitioner is ANY_PARTITIONER else None)
         else:  # also when remembered: equal but new aval objects (outputs fed back) come again
             self.last_many = LastMany(tree, generation, state, avals, entry)
-        return entry.compiled._call_fast(leaves)
+        return out
 
     def call_general(self, args: tuple, kwargs: dict) -> Any:
         """A call :meth:`call` does not take, answered by an executable an equal call compiled; else :data:`MISS`.

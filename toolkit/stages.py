@@ -186,6 +186,18 @@ class Wrapped:
 
     # -- calling ---------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        # f(x) with x's aval object of the last hit (x = f(x), or the same x again): FastPath.call's checks,
+        # here, and the executable's fast caller at once (a call level less: ~5% of the call). The config
+        # tuple of the hit, the same object, also means disable_jit is still off: a block opened anywhere makes
+        # cache_state() a new tuple, and so does every config.update.
+        last = self._fast_path.last_single
+        if last is not None and len(args) == 1 and not kwargs:
+            x = args[0]
+            if type(x) is Array and x.aval is last.aval and last.call is not None and last.state is cache_state() \
+                    and last.generation == jit_pipeline_generation() and not _TRACE_STATE.builders:
+                out = last.call(args)
+                if out is not MISS:
+                    return out
         if flag_value("jax_disable_jit"):  # toolkit.disable_jit(): run the Python body op by op, as JAX
             return self.fun(*args, **kwargs)
         # Fast paths (toolkit.dispatch.FastPath): positional Arrays called before, then any call equal to an

@@ -108,6 +108,47 @@ def test_disable_jit_false_inside_and_the_config_flag():
         toolkit.config.update("jax_disable_jit", False)
 
 
+def test_disable_jit_turns_off_the_fast_path_of_a_call_seen_before():
+    # f(x) with x's aval object of the last call takes jit's quickest path (Wrapped.__call__); disable_jit,
+    # however it is set, still runs the Python body there.
+    import threading
+
+    f, traces = _count_traces(toolkit.jit, tnp)
+    x = tnp.linspace(0, 1, 4, dtype=np.float32)
+    for _ in range(3):
+        f(x)
+    assert len(traces) == 1
+    with toolkit.disable_jit():
+        f(x)
+    assert traces[-1] is toolkit.Array
+    toolkit.config.update("jax_disable_jit", True)
+    try:
+        f(x)
+        assert traces[-1] is toolkit.Array and len(traces) == 3
+    finally:
+        toolkit.config.update("jax_disable_jit", False)
+    f(x)
+    f(x)
+    assert len(traces) == 3  # compiled again? no: the executable of the first call
+    # A block open on another thread: this thread's calls leave the quickest path, and stay jitted.
+    opened, release = threading.Event(), threading.Event()
+
+    def other():
+        with toolkit.disable_jit():
+            opened.set()
+            release.wait(30)
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    try:
+        assert opened.wait(30)
+        np.testing.assert_allclose(np.asarray(f(x)), np.sin(np.asarray(x)) * 2, rtol=1e-6)
+        assert len(traces) == 3
+    finally:
+        release.set()
+        thread.join(30)
+
+
 def test_disable_jit_bad_argument():
     with pytest.raises(TypeError, match="disable_jit"):
         toolkit.disable_jit("yes")
