@@ -69,15 +69,12 @@ _environ_get = os.environ.get
 def _compile_settings() -> tuple:
     """What a compilation depends on beyond the arguments: the jit pipeline and the partitioner.
 
-    Part of ``Wrapped``'s executable cache key: the pipeline as printed (plus
-    the registry's generation, in case a pass name now means another class)
-    and the partitioner ``$TOOLKIT_PARTITIONER`` selects (unset and ``shardy``
-    are one key: Shardy is the default), and the configuration flags traces
-    depend on (``toolkit.core.config.cache_state()``: x64 on or off). The fast path
-    (``toolkit.dispatch.FastPath``) keys on the cheaper
-    ``jit_pipeline_generation`` instead and reads the variable only for
-    executables partitioned over several devices: with one partition the
-    partitioner changes nothing.
+    Part of ``Wrapped``'s executable cache key: the pipeline as printed (plus the registry's generation, in case
+    a pass name now means another class) and the partitioner ``$TOOLKIT_PARTITIONER`` selects (unset and
+    ``shardy`` are one key: Shardy is the default), and the configuration flags traces depend on
+    (``toolkit.core.config.cache_state()``: x64 on or off). The fast path (``toolkit.dispatch.FastPath``) keys
+    on the cheaper ``jit_pipeline_generation`` instead and reads the variable only for executables partitioned
+    over several devices: with one partition the partitioner changes nothing.
     """
     return (jit_pipeline_text(), registry_generation(), partitioner_choice(), cache_state())
 
@@ -86,9 +83,7 @@ class Wrapped:
     """A function wrapped by ``jit``: call it, or ``trace``/``lower`` it explicitly."""
 
     _function_cache = True  # traces and lowerings go to toolkit.core.trace_cache (see toolkit.jit_cache)
-    # Eager execution's jits (toolkit.dispatch.EagerExecutables) set this: their functions are made anew on each call,
-    # so their executables are found by the module XLA is given (toolkit.executables_by_module).
-    _executables_by_module = False
+    _executables_by_module = False  # eager execution's jits: toolkit.executables_by_module says why
 
     def __init__(self, fun: Callable, *, static_argnums: Any = (), static_argnames: Any = (),
                  donate_argnums: Any = (), keep_unused: bool = False, in_shardings: Any = None,
@@ -186,18 +181,15 @@ class Wrapped:
 
     # -- calling ---------------------------------------------------------------
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        # f(x) with x's aval object of the last hit (x = f(x), or the same x again): FastPath.call's checks,
-        # here, and the executable's fast caller at once (a call level less: ~5% of the call). The config
-        # tuple of the hit, the same object, also means disable_jit is still off: a block opened anywhere makes
-        # cache_state() a new tuple, and so does every config.update.
+        # f(x) with x's aval object of the last hit: FastPath.call's checks here, a call level less (~5% of it).
+        # The hit's config tuple, the same object, means disable_jit is still off (blocks and updates renew it).
         last = self._fast_path.last_single
-        if last is not None and len(args) == 1 and not kwargs:
-            x = args[0]
-            if type(x) is Array and x.aval is last.aval and last.call is not None and last.state is cache_state() \
-                    and last.generation == jit_pipeline_generation() and not _TRACE_STATE.builders:
-                out = last.call(args)
-                if out is not MISS:
-                    return out
+        if last is not None and len(args) == 1 and not kwargs and type(x := args[0]) is Array \
+                and x.aval is last.aval and last.call is not None and last.state is cache_state() \
+                and last.generation == jit_pipeline_generation() and not _TRACE_STATE.builders:
+            out = last.call(args)
+            if out is not MISS:
+                return out
         if flag_value("jax_disable_jit"):  # toolkit.disable_jit(): run the Python body op by op, as JAX
             return self.fun(*args, **kwargs)
         # Fast paths (toolkit.dispatch.FastPath): positional Arrays called before, then any call equal to an
