@@ -101,3 +101,22 @@ def test_isclose_allclose():
     assert bool(tnp.allclose(X, X + 1e-7))
     assert not bool(tnp.allclose(X, X + 1e-2))
     assert bool(tnp.array_equal(X, X)) and not bool(tnp.array_equal(X, X[:2]))
+
+
+def test_an_eager_op_that_broadcasts_or_converts_is_one_program(compilations, jnp):
+    # JAX's ufuncs are jitted: an eager x - x.max(1, keepdims=True) runs one executable. toolkit's ran a
+    # broadcast, then the subtraction; two Arrays whose shapes or dtypes differ now run as one program.
+    x = tnp.asarray(np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(3, 4))
+    m = tnp.max(x, axis=1, keepdims=True)
+    ints = tnp.arange(4)
+    before = compilations[0]
+    results = []
+    for _ in range(3):
+        results.append((x - m, x / m, x + ints, tnp.less(x, m), tnp.bitwise_and(ints, tnp.asarray([[1], [3]]))))
+    assert compilations[0] - before == 5  # one program each, compiled once
+    xj, mj, ij = jnp.asarray(np.asarray(x)), jnp.asarray(np.asarray(m)), jnp.arange(4)
+    expected = (xj - mj, xj / mj, xj + ij, jnp.less(xj, mj), jnp.bitwise_and(ij, jnp.asarray([[1], [3]])))
+    for ours, theirs in zip(results[-1], expected):
+        assert_like_jax(ours, theirs)
+    with pytest.raises(TypeError, match="bitwise_and is only defined for integer and bool"):
+        tnp.bitwise_and(x, ints)

@@ -17,7 +17,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from toolkit.core import dtypes
+from toolkit.array import Array
+from toolkit.core import dtypes, sharding_types, tracing
 from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import control_flow as lax_control_flow
 from toolkit.lax import elementwise as lax_elementwise
@@ -32,10 +33,18 @@ from toolkit.numpy._core import (
 # the eager hot path (``x + 1``) to one test per operand. Internal callers pass arrays.
 
 
+def _converts_or_broadcasts(x: Any, y: Any) -> bool:
+    """Two Arrays outside any trace whose shapes or dtypes differ: promoting and broadcasting them binds
+    operations of their own (a broadcast, a convert), each its own executable when run eagerly. JAX's ufuncs
+    are jitted, so its eager ``x - x.max(1, keepdims=True)`` is one program; such calls here run one too."""
+    if type(x) is not Array or type(y) is not Array or tracing._state.builders or sharding_types._overrides:
+        return False
+    ax, ay = x.aval, y.aval
+    return (ax.shape != ay.shape or ax.dtype != ay.dtype) and ax.sharding is None and ay.sharding is None
+
+
 def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = False):
-    def fn(x: Any, y: Any) -> Any:
-        if type(x) not in ARRAYLIKE_TYPES or type(y) not in ARRAYLIKE_TYPES:
-            check_arraylike(name, x, y)
+    def apply(x: Any, y: Any) -> Any:
         if float_only:
             dtype, weak = result_dtype(x, y)
             if not dtypes.is_inexact(dtype):
@@ -44,7 +53,15 @@ def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = Fa
         if int_only and not (dtypes.is_integer(_dt(x)) or dtypes.is_bool(_dt(x))):
             raise TypeError(f"{name} is only defined for integer and bool arrays, got {_dt(x).name}")
         return op(x, y)
-    fn.__name__ = name
+
+    def fn(x: Any, y: Any) -> Any:
+        if type(x) not in ARRAYLIKE_TYPES or type(y) not in ARRAYLIKE_TYPES:
+            check_arraylike(name, x, y)
+        if _converts_or_broadcasts(x, y):
+            return whole(x, y)
+        return apply(x, y)
+    apply.__name__ = fn.__name__ = name
+    whole = compiled_whole()(apply)
     fn.__doc__ = f"Elementwise ``{name}`` with broadcasting."
     return fn
 
@@ -125,6 +142,12 @@ def _bool(x: Any) -> Any:
 def true_divide(x: Any, y: Any) -> Any:
     """``x / y``; integer operands divide as floats, as in numpy."""
     check_arraylike("true_divide", x, y)
+    if _converts_or_broadcasts(x, y):
+        return _true_divide_whole(x, y)
+    return _true_divide(x, y)
+
+
+def _true_divide(x: Any, y: Any) -> Any:
     dtype, weak = result_dtype(x, y)
     if not dtypes.is_inexact(dtype):
         dtype = dtypes.default_float_dtype()
@@ -134,6 +157,7 @@ def true_divide(x: Any, y: Any) -> Any:
 
 
 divide = true_divide
+_true_divide_whole = compiled_whole()(_true_divide)
 
 
 @compiled_whole()
