@@ -513,6 +513,35 @@ def test_general_fast_path_falls_back_for_unhashable_statics_and_other_devices()
         assert out.devices() == {devices[1]}
 
 
+def test_the_last_static_call_is_compared_again_not_rehashed(compilations, monkeypatch):
+    # FastPath.last_general: a call equal to the last general hit (Arrays with the same aval objects, static
+    # values of the same types and equal) skips the general key; anything else takes the general path.
+    f = toolkit.jit(lambda x, n, *, axis, keepdims=False: x.sum(axis, keepdims=keepdims) * n,
+                    static_argnums=1, static_argnames=("axis", "keepdims"))
+    x = toolkit.device_put(np.arange(6, dtype=np.float32).reshape(2, 3))
+    expected = np.arange(6, dtype=np.float32).reshape(2, 3).sum(1) * 2
+    for _ in range(3):
+        np.testing.assert_array_equal(np.asarray(f(x, 2, axis=1)), expected)
+    assert f._fast_path.last_general is not None and compilations[0] == 1
+    keys = []
+    original = dispatch.FastPath.general_key
+    monkeypatch.setattr(dispatch.FastPath, "general_key", lambda self, a, k: keys.append(1) or original(self, a, k))
+    np.testing.assert_array_equal(np.asarray(f(x, 2, axis=1)), expected)
+    assert not keys  # compared with the last hit, not keyed
+    # 2.0 is not the last hit's int (another type), but an equal static value, as in JAX: the general key finds
+    # the same program.
+    np.testing.assert_array_equal(np.asarray(f(x, 2.0, axis=1)), expected)
+    assert keys and compilations[0] == 1
+    np.testing.assert_array_equal(np.asarray(f(x, 2, axis=1, keepdims=True)), expected[:, None])
+    np.testing.assert_array_equal(np.asarray(f(x, 2, axis=0)), np.arange(6, dtype=np.float32).reshape(2, 3).sum(0) * 2)
+    assert compilations[0] == 3
+    with pytest.raises(ValueError, match="Non-hashable static arguments"):  # an array where a static value was
+        f(x, np.array([2, 3]), axis=0)
+    with toolkit.enable_x64(True):  # another configuration: not the last hit's executable
+        assert f(toolkit.device_put(np.ones((2, 3), np.float64)), 2, axis=0).dtype == np.float64
+    np.testing.assert_array_equal(np.asarray(f(x, 2, axis=1)), expected)
+
+
 def test_host_scalar_arguments_are_uploaded_once_per_value(monkeypatch):
     from toolkit.runtime import arrays as runtime_arrays
 

@@ -186,6 +186,21 @@ class LastSingle:
 
 
 @dataclass(slots=True)
+class LastGeneral:
+    """The last hit of :meth:`FastPath.call_general` on Arrays and static arguments only.
+
+    Compared again position by position (an Array's aval object, a static value of the same type and equal)
+    instead of building and hashing the general key.
+    """
+
+    args: tuple  # per position: the static value, or the Array's aval
+    kwargs: dict  # static keyword arguments only
+    generation: int
+    state: tuple
+    call: Callable[[Sequence[Array]], Any]
+
+
+@dataclass(slots=True)
 class LastMany:
     """The last hit of any other call: the tree, the jit pipeline generation, the avals, the entry."""
 
@@ -211,7 +226,8 @@ class FastPath:
     """
 
     __slots__ = ("entries", "generation", "dict_leaf_orders", "last_single", "last_many", "keyed_on_config",
-                 "native_trees", "native_generation", "static_argnums", "static_argnames", "general_entries")
+                 "native_trees", "native_generation", "static_argnums", "static_argnames", "general_entries",
+                 "last_general")
 
     def __init__(self, keyed_on_config: bool = True, static_argnums: tuple[int, ...] = (),
                  static_argnames: tuple[str, ...] = ()) -> None:
@@ -227,6 +243,7 @@ class FastPath:
         self.dict_leaf_orders: dict[tuple, DictLeafOrder] = {}  # f(dict): its keys -> tree and leaf order
         self.last_single: LastSingle | None = None
         self.last_many: LastMany | None = None
+        self.last_general: LastGeneral | None = None
         # jaxlib's C++ structure of remembered arguments -> toolkit's (built-in nodes only, checked when
         # remembered): a large tree flattens in C++, ~7x faster than toolkit's Python walk.
         self.native_trees: dict[Any, pytrees.PyTreeDef] = {}
@@ -299,22 +316,73 @@ class FastPath:
         """
         if not self.general_entries or get_mesh() is not None:
             return MISS
+        generation = jit_pipeline_generation()
+        state = cache_state() if self.keyed_on_config else ()
+        last = self.last_general
+        if last is not None and last.generation == generation and last.state is state:
+            leaves = self._same_as_last(last, args, kwargs)
+            if leaves is not None:
+                return last.call(leaves)
         general = self.general_key(args, kwargs)
         if general is None:
             return MISS
         leaves, key, _ = general
-        entry = self.general_entries.get(key + (jit_pipeline_generation(), cache_state() if self.keyed_on_config else ()))
+        entry = self.general_entries.get(key + (generation, state))
         if entry is None or not (entry.partitioner is ANY_PARTITIONER
                                  or entry.partitioner == _environ_get(PARTITIONER_VARIABLE)):
             return MISS
         compiled = entry.compiled
         if all(type(leaf) is Array for leaf in leaves):
-            return compiled._call_fast(leaves)
+            out = compiled._call_fast(leaves)
+            self._remember_last_general(args, kwargs, generation, state, entry)
+            return out
         expected = compiled._arg_runtime_shardings
         for i, leaf in enumerate(leaves):  # an Array placed elsewhere may be committed there: the full path decides
             if type(leaf) is Array and leaf._impl._sharding is not expected[i]:
                 return MISS
         return compiled._call_flat(leaves)
+
+    def _same_as_last(self, last: LastGeneral, args: tuple, kwargs: dict) -> list | None:
+        """The Array leaves of a call equal to the ``last`` general hit (see :class:`LastGeneral`), else None."""
+        if len(args) != len(last.args) or len(kwargs) != len(last.kwargs):
+            return None
+        leaves = []
+        argnums = self.static_argnums
+        try:
+            for i, (given, kept) in enumerate(zip(args, last.args)):
+                if i in argnums:
+                    if type(given) is not type(kept) or not given == kept:
+                        return None
+                elif type(given) is Array and given.aval is kept:
+                    leaves.append(given)
+                else:
+                    return None
+            for name, value in kwargs.items():
+                kept = last.kwargs.get(name, MISS)
+                if type(value) is not type(kept) or not value == kept:
+                    return None
+        except Exception:  # noqa: BLE001 - a value whose == is not a bool (an array): the general path decides
+            return None
+        return leaves
+
+    def _remember_last_general(self, args: tuple, kwargs: dict, generation: int, state: tuple,
+                               entry: FastEntry) -> None:
+        """Remember a hit on Arrays (dynamic positions) and static values only, for :meth:`_same_as_last`."""
+        if entry.partitioner is not ANY_PARTITIONER:
+            return
+        for name in kwargs:
+            if name not in self.static_argnames:
+                return
+        argnums = self.static_argnums
+        kept = []
+        for i, value in enumerate(args):
+            if i in argnums:
+                kept.append(value)
+            elif type(value) is Array:
+                kept.append(value.aval)
+            else:
+                return
+        self.last_general = LastGeneral(tuple(kept), dict(kwargs), generation, state, entry.compiled._call_fast)
 
     def general_key(self, args: tuple, kwargs: dict) -> tuple[list, tuple, tuple] | None:
         """``(leaves, (tree, avals, static arguments), (dynamic args, dynamic kwargs))`` of a call: the start of its
@@ -443,7 +511,7 @@ class FastPath:
         self.general_entries.clear()
         self.dict_leaf_orders.clear()
         self.native_trees.clear()
-        self.last_single = self.last_many = None
+        self.last_single = self.last_many = self.last_general = None
 
 
 def fast_caller(compiled: Any) -> Callable[[Sequence[Array]], Any]:
