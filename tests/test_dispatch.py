@@ -542,6 +542,26 @@ def test_the_last_static_call_is_compared_again_not_rehashed(compilations, monke
     np.testing.assert_array_equal(np.asarray(f(x, 2, axis=1)), expected)
 
 
+def test_keyword_arrays_of_the_last_call_go_in_flattening_order(compilations, monkeypatch):
+    # Dynamic keyword Arrays are compared by aval object too; their leaves follow the positional ones in the
+    # order of their names (as flattening gives them), whatever order the call wrote them in.
+    f = toolkit.jit(lambda x, *, by, c: x * by + c)
+    x = toolkit.device_put(np.arange(3, dtype=np.float32))
+    two, one = toolkit.device_put(np.full(3, 2, np.float32)), toolkit.device_put(np.ones(3, np.float32))
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(f(x, c=one, by=two)), [1, 3, 5])
+    keys = []
+    original = dispatch.FastPath.general_key
+    monkeypatch.setattr(dispatch.FastPath, "general_key", lambda self, a, k: keys.append(1) or original(self, a, k))
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(f(x, c=one, by=two)), [1, 3, 5])
+        np.testing.assert_array_equal(np.asarray(f(x, by=two, c=one)), [1, 3, 5])
+    assert not keys  # answered by the last hit
+    np.testing.assert_array_equal(np.asarray(f(x, c=two, by=one)), [2, 3, 4])
+    np.testing.assert_array_equal(np.asarray(f(x, by=one, c=np.float32(5))), [5, 6, 7])  # a host scalar: keyed
+    assert compilations[0] == 2
+
+
 def test_host_scalar_arguments_are_uploaded_once_per_value(monkeypatch):
     from toolkit.runtime import arrays as runtime_arrays
 

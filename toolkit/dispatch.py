@@ -194,7 +194,8 @@ class LastGeneral:
     """
 
     args: tuple  # per position: the static value, or the Array's aval
-    kwargs: dict  # static keyword arguments only
+    kwargs: dict  # the static keyword arguments' values
+    kwarg_avals: dict  # the other keyword arguments' (Arrays') avals, by name in sorted order (flattening's)
     generation: int
     state: tuple
     call: Callable[[Sequence[Array]], Any]
@@ -344,7 +345,7 @@ class FastPath:
 
     def _same_as_last(self, last: LastGeneral, args: tuple, kwargs: dict) -> list | None:
         """The Array leaves of a call equal to the ``last`` general hit (see :class:`LastGeneral`), else None."""
-        if len(args) != len(last.args) or len(kwargs) != len(last.kwargs):
+        if len(args) != len(last.args) or len(kwargs) != len(last.kwargs) + len(last.kwarg_avals):
             return None
         leaves = []
         argnums = self.static_argnums
@@ -359,19 +360,30 @@ class FastPath:
                     return None
             for name, value in kwargs.items():
                 kept = last.kwargs.get(name, MISS)
-                if type(value) is not type(kept) or not value == kept:
+                if kept is MISS:
+                    if type(value) is not Array or value.aval is not last.kwarg_avals.get(name):
+                        return None
+                elif type(value) is not type(kept) or not value == kept:
                     return None
         except Exception:  # noqa: BLE001 - a value whose == is not a bool (an array): the general path decides
             return None
+        if last.kwarg_avals:  # flattened after the positional leaves, by name
+            leaves += [kwargs[name] for name in last.kwarg_avals]
         return leaves
 
     def _remember_last_general(self, args: tuple, kwargs: dict, generation: int, state: tuple,
                                entry: FastEntry) -> None:
-        """Remember a hit on Arrays (dynamic positions) and static values only, for :meth:`_same_as_last`."""
+        """Remember a hit on Arrays (dynamic arguments) and static values only, for :meth:`_same_as_last`."""
         if entry.partitioner is not ANY_PARTITIONER:
             return
-        for name in kwargs:
-            if name not in self.static_argnames:
+        static, kwarg_avals = {}, {}
+        for name in sorted(kwargs):
+            value = kwargs[name]
+            if name in self.static_argnames:
+                static[name] = value
+            elif type(value) is Array:
+                kwarg_avals[name] = value.aval
+            else:
                 return
         argnums = self.static_argnums
         kept = []
@@ -382,7 +394,7 @@ class FastPath:
                 kept.append(value.aval)
             else:
                 return
-        self.last_general = LastGeneral(tuple(kept), dict(kwargs), generation, state, entry.compiled._call_fast)
+        self.last_general = LastGeneral(tuple(kept), static, kwarg_avals, generation, state, entry.compiled._call_fast)
 
     def general_key(self, args: tuple, kwargs: dict) -> tuple[list, tuple, tuple] | None:
         """``(leaves, (tree, avals, static arguments), (dynamic args, dynamic kwargs))`` of a call: the start of its
