@@ -22,6 +22,13 @@
 This module sits below ``toolkit.stages``: it knows a ``Compiled`` by the
 attributes it reads, and is handed ``jit`` (``stages`` installs the eager
 handlers with its own).
+
+Why one module (over 800 lines): the three paths call executables the same
+way (``fast_caller``, ``FastEntry``, the partitioner check), and each of its
+sections needs ``toolkit.array``, which imports ``toolkit.stages`` in a
+function: a module split off (tried: eager execution alone) joins the import
+cycle array → stages → dispatch, which ``tests/test_import_layers.py`` keeps
+to five modules.
 """
 
 from __future__ import annotations
