@@ -337,7 +337,7 @@ def test_only_process_0_writes_and_never_host_callbacks(cache, monkeypatch):
     _run()
     assert cc.entries() == [] and cc.statistics()["misses"] == 1
     monkeypatch.undo()
-    monkeypatch.setattr(cc, "_HOST_CALLBACK_MARKERS", (b"sine",))  # as if sin called back into Python
+    monkeypatch.setattr(cc.host_callbacks, "HOST_CALLBACK_TARGETS", (b"sine",))  # as if sin called back
     _run()
     assert cc.entries() == []
     monkeypatch.undo()

@@ -66,6 +66,7 @@ from toolkit.core.config import FlagDefinition, config, define_flag, flag_value,
 from toolkit.passes.registry import registry_generation
 from toolkit.runtime import client as runtime_client
 from toolkit.runtime import executable as runtime_executable
+from toolkit.runtime import host_callbacks
 
 __all__ = ["CacheEntry", "CompilationCacheError", "CompilationCacheWarning", "cache_dir", "clear",
            "compile_cached", "entries", "is_enabled", "reset_statistics", "set_cache_dir", "size", "statistics"]
@@ -74,9 +75,6 @@ SUFFIX = ".tkcache"
 MAGIC = b"TKCACHE\x01"  # format version 1
 _HEADER = struct.Struct(">8s32sQd32s")  # magic, key digest, payload length, compile seconds, checksum
 _TEMPORARY_PREFIX = ".tmp-"
-#: Custom call targets of host callbacks (jax.pure_callback, debug.print in a loaded JAX module).
-_HOST_CALLBACK_MARKERS = (b"xla_python_cpu_callback", b"xla_python_gpu_callback", b"xla_ffi_python_cpu_callback",
-                          b"xla_ffi_python_gpu_callback", b"xla_ffi_partitioned_python_cpu_callback")
 _STALE_TEMPORARY_SECONDS = 3600.0  # a writer that died left it; live writers replace theirs within seconds
 
 
@@ -304,8 +302,7 @@ def compile_cached(module: ir.Module, bytecode: bytes, devices: Sequence[Any], *
     # As JAX: only process 0 of a multi-process run writes (the others compile the same program and
     # would race on shared storage), and never an executable calling back into this process (a host
     # callback's address is in its code).
-    if runtime_client.process_index(devices[0].platform) == 0 and not any(
-            marker in bytecode for marker in _HOST_CALLBACK_MARKERS):
+    if runtime_client.process_index(devices[0].platform) == 0 and not host_callbacks.calls_back(bytecode):
         _store(directory, path, key, executable, time.perf_counter() - start)
     return executable
 

@@ -26,6 +26,8 @@ import collections
 import threading
 from typing import Any, Callable, Hashable, Sequence
 
+from toolkit.runtime import host_callbacks
+
 __all__ = ["ENTRIES", "MAX_MODULE_BYTES", "ExecutablesByModule", "EAGER"]
 
 #: How many executables are kept (small eager programs: a few hundred KB each at most).
@@ -33,9 +35,6 @@ ENTRIES = 256
 #: Larger modules are compiled as before: keying on their bytes would cost more than it saves, and eager
 #: execution's programs are small.
 MAX_MODULE_BYTES = 256 * 1024
-#: Custom call targets of host callbacks (toolkit's and those of a loaded JAX module).
-_HOST_CALLBACK_MARKERS = (b"xla_python_cpu_callback", b"xla_python_gpu_callback", b"xla_ffi_python_cpu_callback",
-                          b"xla_ffi_python_gpu_callback", b"xla_ffi_partitioned_python_cpu_callback")
 
 
 class ExecutablesByModule:
@@ -55,7 +54,7 @@ class ExecutablesByModule:
         too large, calling host callbacks, or with settings that cannot be hashed is compiled and
         not kept. Compile errors propagate; nothing is kept for them.
         """
-        if len(bytecode) > self.max_module_bytes or any(marker in bytecode for marker in _HOST_CALLBACK_MARKERS):
+        if len(bytecode) > self.max_module_bytes or host_callbacks.calls_back(bytecode):
             return compile()
         key = (bytecode, tuple(devices), settings)
         try:

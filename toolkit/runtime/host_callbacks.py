@@ -24,10 +24,22 @@ from jaxlib.mlir import ir
 from toolkit.core import host_callbacks
 from toolkit.ir.context import shared_context
 
-__all__ = ["HostCallbackExecutable", "callback_indices", "compile_with_callbacks", "mentions_callbacks"]
+__all__ = ["HOST_CALLBACK_TARGETS", "HostCallbackExecutable", "callback_indices", "compile_with_callbacks",
+           "calls_back", "mentions_callbacks"]
 
 _MARKER = host_callbacks.CALLBACK_TARGET.encode()
 MARK = host_callbacks.MARK_ATTRIBUTE
+
+
+#: Custom call targets of host callbacks, toolkit's and those of a loaded JAX module (``jax.pure_callback``,
+#: ``debug.print``): an executable calling one holds this process's callbacks in its code.
+HOST_CALLBACK_TARGETS = (b"xla_python_cpu_callback", b"xla_python_gpu_callback", b"xla_ffi_python_cpu_callback",
+                         b"xla_ffi_python_gpu_callback", b"xla_ffi_partitioned_python_cpu_callback")
+
+
+def calls_back(bytecode: bytes) -> bool:
+    """Whether a module's bytecode (or text) names any host-callback target of :data:`HOST_CALLBACK_TARGETS`."""
+    return any(target in bytecode for target in HOST_CALLBACK_TARGETS)
 
 
 def mentions_callbacks(module: Any) -> bool:
