@@ -205,7 +205,7 @@ def batch_subprogram(program: Program, in_batched: Sequence[bool], axis: AxisDat
     in_batched, out_batched = tuple(in_batched), tuple(out_batched)
     try:
         hash(axis)
-    except TypeError:  # a symbolic or unhashable axis size: traced each time
+    except TypeError:  # an axis that cannot be a key (an unhashable size or name): traced each time
         return _trace_batched(program, in_batched, axis, out_batched)
     # Kept with the program (toolkit.lax.body_traces): an eager vmap of the same function batches it once.
     return body_traces.derived([program], ("batched", in_batched, axis, out_batched),
