@@ -235,7 +235,7 @@ class FastPath:
 
     __slots__ = ("entries", "generation", "dict_leaf_orders", "last_single", "last_many", "keyed_on_config",
                  "native_trees", "native_generation", "static_argnums", "static_argnames", "general_entries",
-                 "last_general")
+                 "last_general", "last_general_entry")
 
     def __init__(self, keyed_on_config: bool = True, static_argnums: tuple[int, ...] = (),
                  static_argnames: tuple[str, ...] = ()) -> None:
@@ -252,6 +252,7 @@ class FastPath:
         self.last_single: LastSingle | None = None
         self.last_many: LastMany | None = None
         self.last_general: LastGeneral | None = None
+        self.last_general_entry: FastEntry | None = None  # the entry of the last general-key hit
         # jaxlib's C++ structure of remembered arguments -> toolkit's (built-in nodes only, checked when
         # remembered): a large tree flattens in C++, ~7x faster than toolkit's Python walk.
         self.native_trees: dict[Any, pytrees.PyTreeDef] = {}
@@ -342,7 +343,11 @@ class FastPath:
         compiled = entry.compiled
         if all(type(leaf) is Array for leaf in leaves):
             out = compiled._call_fast(leaves)
-            self._remember_last_general(args, kwargs, generation, state, entry)
+            # Remembered when the same entry hits twice in a row: calls that alternate (x.sum(0), x.sum(1)) would
+            # otherwise rebuild the record on every call and never use it.
+            if entry is self.last_general_entry:
+                self._remember_last_general(args, kwargs, generation, state, entry)
+            self.last_general_entry = entry
             return out
         expected = compiled._arg_runtime_shardings
         for i, leaf in enumerate(leaves):  # an Array placed elsewhere may be committed there: the full path decides
@@ -530,7 +535,7 @@ class FastPath:
         self.general_entries.clear()
         self.dict_leaf_orders.clear()
         self.native_trees.clear()
-        self.last_single = self.last_many = self.last_general = None
+        self.last_single = self.last_many = self.last_general = self.last_general_entry = None
 
 
 def fast_caller(compiled: Any) -> Callable[[Sequence[Array]], Any]:
