@@ -83,6 +83,72 @@ def test_the_same_jit_object_traces_once_per_signature_too():
     assert traces[0] == 1
 
 
+# --- one fast path per function and jit options -------------------------------------------------
+
+
+def test_a_fresh_jit_of_a_function_called_before_takes_the_fast_path_its_calls_filled(compilations):
+    f, traces = counted()
+    x = tnp.asarray(X)
+    first = toolkit.jit(f)
+    first(x)
+    lookups = trace_cache.TRACES.hits + trace_cache.TRACES.misses
+    fresh = toolkit.jit(f)
+    np.testing.assert_allclose(np.asarray(fresh(x)), np.sin(X) * 2, rtol=1e-6)
+    # One lookup (the shared fast path); none of the trace, the lowering or the executable.
+    assert trace_cache.TRACES.hits + trace_cache.TRACES.misses == lookups + 1
+    assert fresh._fast_path is first._fast_path and traces[0] == 1 and compilations[0] == 1
+    np.testing.assert_allclose(np.asarray(toolkit.jit(f)(X)), np.sin(X) * 2, rtol=1e-6)  # numpy: the general path
+    assert traces[0] == 1 and compilations[0] == 1
+
+
+def test_other_jit_options_have_fast_paths_of_their_own():
+    f, traces = counted(lambda x, n=1: x * n)
+    plain = toolkit.jit(f)
+    plain(tnp.asarray(X))
+    others = [toolkit.jit(f, static_argnums=1), toolkit.jit(f, donate_argnums=0), toolkit.jit(f, keep_unused=True),
+              toolkit.jit(f, in_shardings=SingleDeviceSharding(toolkit.devices()[0]))]
+    for other in others:
+        np.testing.assert_allclose(np.asarray(other(tnp.asarray(X), 2)), X * 2)
+        assert other._fast_path is not plain._fast_path
+    assert toolkit.jit(f)._fast_path is not plain._fast_path  # joined at its first call, not before
+    again = toolkit.jit(f, static_argnums=1)
+    np.testing.assert_allclose(np.asarray(again(tnp.asarray(X), 3)), X * 3)  # another static value: traced
+    assert again._fast_path is others[0]._fast_path
+
+
+def test_a_shared_fast_path_keys_the_x64_mode():
+    f, traces = counted(lambda x: x.astype(float) * 2)
+    x = tnp.asarray(X)
+    assert toolkit.jit(f)(x).dtype == np.float32
+    with toolkit.enable_x64():
+        assert toolkit.jit(f)(x).dtype == np.float64
+    assert toolkit.jit(f)(x).dtype == np.float32 and traces[0] == 2
+
+
+def test_a_called_functions_shared_fast_path_does_not_keep_it_alive():
+    f, _ = counted()
+    x = tnp.asarray(X)
+    toolkit.jit(f)(x)
+    toolkit.jit(f)(X)  # a general entry too
+    toolkit.jit(f)(x)
+    alive = weakref.ref(f)
+    del f
+    gc.collect()
+    assert alive() is None  # its entries hold executables without their lowerings (dispatch.detached)
+
+
+def test_clearing_one_jit_objects_cache_leaves_the_others_right(compilations):
+    f, traces = counted()
+    x = tnp.asarray(X)
+    a, b = toolkit.jit(f), toolkit.jit(f)
+    a(x)
+    b(x)
+    b.clear_cache()  # the shared fast path too: a's next call takes jit's full path
+    np.testing.assert_allclose(np.asarray(a(x)), np.sin(X) * 2, rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(b(x)), np.sin(X) * 2, rtol=1e-6)
+    assert traces[0] == 1 and compilations[0] == 1
+
+
 # --- misses --------------------------------------------------------------------------------------
 
 

@@ -171,6 +171,18 @@ def fast_entry(compiled: Any, partitioner: str | None) -> FastEntry:
     return FastEntry(compiled, partitioner if compiled._plan.num_partitions > 1 else ANY_PARTITIONER)
 
 
+def detached(compiled: Any) -> Any:
+    """A copy of ``compiled`` without its lowering, for caches that outlive its jit object.
+
+    The lowering leads to the jit object and its function: a fast path kept by
+    function (``toolkit.jit_cache.shared_fast_path``) holding it would keep the
+    function alive. A fast path reads only what the executable was compiled for.
+    """
+    copy = compiled._copy_for(None)
+    copy.__dict__.pop("_own_fast_path", None)  # Compiled.__call__'s, whose entries hold the compiled itself
+    return copy
+
+
 @dataclass(frozen=True, slots=True)
 class DictLeafOrder:
     """For ``f(d)`` with ``d`` a flat dict of a set of keys seen before: the tree and ``d``'s keys in leaf order."""

@@ -7,7 +7,9 @@ toolkit. Traces, lowerings and executables go to
 * ``(f, trace_key(...))`` -> :class:`TraceEntry`;
 * ``(f, lowering_key(...))`` -> :class:`LoweringEntry`;
 * ``(f, compile_key(...))`` -> a ``Compiled`` template (``Lowered.compile``
-  copies it for each lowering that hits).
+  copies it for each lowering that hits);
+* ``(f, fast_path_key(...))`` -> the ``FastPath`` the jit objects of ``f``
+  with the same options share (:func:`shared_fast_path`).
 
 A jit called while tracing another function is a call of its own program,
 kept per function, signature and trace context as a :class:`NestedProgram`
@@ -24,7 +26,7 @@ import weakref
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
-from toolkit.core import pytrees, sharding_types, tracing
+from toolkit.core import pytrees, sharding_types, trace_cache, tracing
 from toolkit import monitoring
 from toolkit.core.config import cache_state, flag_value
 from toolkit.core.avals import is_static_shape
@@ -32,6 +34,7 @@ from toolkit.core.program import Program
 from toolkit.core.program_checks import check_program
 from toolkit.lax import parallel
 from toolkit.lowering.registry import LOWERINGS
+from toolkit.passes import dump as ir_dump
 from toolkit.passes.registry import registry_generation
 from toolkit.shard.mesh import get_mesh
 
@@ -126,6 +129,64 @@ def compile_key(lowered: Any, pipeline: Any, compiler_options: Mapping[str, Any]
     except TypeError:
         return None
     return ("compile", lowered._cache_key, str(pipeline), registry_generation(), options, lowered._plan.platform)
+
+
+def fast_path_key(wrapped: Any) -> tuple | None:
+    """The key of the fast path ``wrapped`` shares with the other jit objects of its function; None: not shared.
+
+    Everything of the jit object a call's executable depends on besides the
+    function and the arguments: its class, static and donated arguments,
+    ``keep_unused``, ``inline``, ``in_shardings``/``out_shardings``, and whether
+    it finds executables by module (eager execution's). Jit objects whose traces
+    are not cached by function (``_function_cache``) do not share.
+    """
+    if not wrapped._function_cache:
+        return None
+    try:
+        shardings = (hashable_shardings(wrapped.in_shardings), hashable_shardings(wrapped.out_shardings))
+    except TypeError:
+        return None
+    return ("fast path", type(wrapped), wrapped._executables_by_module, wrapped.static_argnums,
+            wrapped.static_argnames, wrapped.donate_argnums, wrapped.keep_unused, wrapped.inline, shardings)
+
+
+def shared_fast_path(wrapped: Any) -> Any:
+    """The ``toolkit.dispatch.FastPath`` of every jit object of ``wrapped.fun`` with ``wrapped``'s options.
+
+    ``jax.jit``'s caches are per function, so a fresh ``jit(f)(x)`` of a function
+    called before finds its executable without tracing; here the jit objects of
+    one function share the fast path their calls filled, and such a call costs
+    what a repeated one does. The first object's fast path is kept in ``TRACES``
+    under the function (weakly: it goes with the function, or when the cache
+    drops it). Its entries hold executables detached from their lowering
+    (``toolkit.dispatch.detached``), which leads to a jit object and would keep
+    the function alive. ``wrapped``'s own fast path when :func:`fast_path_key`
+    is None, the function cannot be held weakly, or IR dumps or pipeline reports
+    are on (each compilation of a fresh jit object writes its timeline, as each
+    of its lowerings does).
+    """
+    key = fast_path_key(wrapped)
+    if key is None or ir_dump.dump_dir() or ir_dump.report_dir():
+        return wrapped._fast_path
+    shared = trace_cache.TRACES.get(wrapped.fun, key)
+    if shared is None:
+        shared = wrapped._fast_path
+        trace_cache.TRACES.put(wrapped.fun, key, shared)
+    return shared
+
+
+def donated_leaves(wrapped: Any, sig: ArgumentSignature) -> tuple[bool, ...]:
+    """Per dynamic leaf of a call of ``wrapped`` with signature ``sig``: whether ``donate_argnums`` names its argument."""
+    if not wrapped.donate_argnums:
+        return (False,) * len(sig.avals)
+    args, kwargs = pytrees.tree_unflatten(sig.tree, list(range(len(sig.avals))))
+    donated = [False] * len(sig.avals)
+    dynamic_positions = [i for i in range(len(args) + len(sig.static_args)) if i not in sig.static_args]
+    for position, arg in zip(dynamic_positions, args):
+        if position in wrapped.donate_argnums:
+            for leaf in pytrees.tree_leaves(arg):
+                donated[leaf] = True
+    return tuple(donated)
 
 
 def hashable_shardings(tree: Any) -> Any:

@@ -42,7 +42,7 @@ from toolkit.core.program import Program
 from toolkit.core.config import cache_state, flag_value
 from toolkit.call_trees import argument_paths, infer_argnums_and_argnames
 from toolkit.dispatch import (ANY_PARTITIONER, MISS, PARTITIONER_VARIABLE, ArgumentSignature, FastPath, call_compiled,
-                              fast_caller, install_eager_handlers, place_argument, signature_of)
+                              detached, fast_caller, install_eager_handlers, place_argument, signature_of)
 from toolkit.ir.context import shared_context
 from toolkit.jit_compilation import compile_for_shapes, passes_then_xla
 from toolkit.jit_lowering import kept_inputs, lower_traced
@@ -103,6 +103,7 @@ class Wrapped:
         self.name = getattr(fun, "__name__", "fun")
         self._cache: dict[Any, Compiled] = {}  # (signature, compile settings, current mesh) -> executable
         self._fast_path = FastPath(True, self.static_argnums, self.static_argnames)  # earlier calls' executables
+        self._fast_path_joined = False  # whether the first call took the function's (jit_cache.shared_fast_path)
         self._has_static = bool(self.static_argnums or self.static_argnames)
         functools.update_wrapper(self, fun, updated=())
 
@@ -128,7 +129,7 @@ class Wrapped:
             program, out_tree, captured, paths = jit_cache.trace_on_miss(self, sig, key)
             if key is not None and not captured:
                 trace_cache.TRACES.put(self.fun, key, jit_cache.TraceEntry(program, out_tree, paths))
-        donated = self._donated_leaves(sig)
+        donated = jit_cache.donated_leaves(self, sig)
         traced = Traced(self, program, sig.tree, out_tree, sig.avals, donated, paths, sig.shardings)
         traced._trace_key = key
         return traced
@@ -159,18 +160,6 @@ class Wrapped:
                                                [f"argument {p} of {self.name}" for p in paths], frames_root=True)
         return program, out_tree_box[0], list(captured), paths
 
-    def _donated_leaves(self, sig: ArgumentSignature) -> tuple[bool, ...]:
-        if not self.donate_argnums:
-            return (False,) * len(sig.avals)
-        args, kwargs = pytrees.tree_unflatten(sig.tree, list(range(len(sig.avals))))
-        donated = [False] * len(sig.avals)
-        dynamic_positions = [i for i in range(len(args) + len(sig.static_args)) if i not in sig.static_args]
-        for position, arg in zip(dynamic_positions, args):
-            if position in self.donate_argnums:
-                for leaf in pytrees.tree_leaves(arg):
-                    donated[leaf] = True
-        return tuple(donated)
-
     def lower(self, *args: Any, **kwargs: Any) -> "Lowered":
         """Trace and lower to StableHLO for these arguments."""
         return self.trace(*args, **kwargs).lower()
@@ -195,9 +184,10 @@ class Wrapped:
         # Fast paths (toolkit.dispatch.FastPath): positional Arrays called before, then any call equal to an
         # earlier one. Never while tracing: a nested jit call is a call of its program in the enclosing one.
         if not _TRACE_STATE.builders:
-            out = self._fast_path.call(args) if not kwargs and not self._has_static else MISS
-            if out is MISS:
-                out = self._fast_path.call_general(args, kwargs)
+            out = self._fast_call(args, kwargs)
+            if out is MISS and not self._fast_path_joined:  # the first call: the function's other jit objects'
+                self._fast_path, self._fast_path_joined = jit_cache.shared_fast_path(self), True
+                out = self._fast_call(args, kwargs)
             if out is not MISS:
                 return out
         if mutable_refs.has_refs(args, kwargs):  # Refs among the arguments: discharged (values in, final values out)
@@ -226,9 +216,13 @@ class Wrapped:
         # Into the fast caches (again when they missed: a pipeline changed and back). Not under a current mesh,
         # which they do not look at.
         if compiled._fast_ok and context_mesh is None:
-            self._fast_path.remember_call(args, kwargs, sig.leaves, sig.avals, compiled, generation,
+            self._fast_path.remember_call(args, kwargs, sig.leaves, sig.avals, detached(compiled), generation,
                                           _environ_get(PARTITIONER_VARIABLE), settings[-1])
         return compiled._call_flat(sig.leaves)
+
+    def _fast_call(self, args: tuple, kwargs: dict) -> Any:
+        out = self._fast_path.call(args) if not kwargs and not self._has_static else MISS
+        return self._fast_path.call_general(args, kwargs) if out is MISS else out
 
     def _call_in_trace(self, args: tuple, kwargs: dict) -> Any:
         """A call while tracing: a ``jit`` equation (``toolkit.lax.calls.jit_call_p``) of this function's program.
