@@ -587,12 +587,40 @@ def test_host_scalar_arguments_are_uploaded_once_per_value(monkeypatch):
         add(ints, np.array([object()] * 2))
 
 
+def test_the_last_scalar_call_is_compared_again_by_type_value_and_sign(monkeypatch):
+    f = toolkit.jit(lambda x, s: x * s)
+    x = toolkit.device_put(np.ones(2, np.float32))
+    for _ in range(3):  # compiled, then found by the general key twice (then remembered)
+        np.testing.assert_array_equal(np.asarray(f(x, 2.0)), [2, 2])
+    assert f._fast_path.last_general.scalars
+    keys = []
+    original = dispatch.FastPath.general_key
+    monkeypatch.setattr(dispatch.FastPath, "general_key", lambda self, a, k: keys.append(1) or original(self, a, k))
+    np.testing.assert_array_equal(np.asarray(f(x, 2.0)), [2, 2])
+    assert not keys  # the kept upload of 2.0, without the general key
+    for value, expected in ((2, [2, 2]), (True, [1, 1]), (3.0, [3, 3]), (float("nan"), [np.nan] * 2)):
+        for _ in range(3):  # another type or value takes the general key; NaN equals nothing, every time
+            out = f(x, value)
+            np.testing.assert_array_equal(np.asarray(out), expected)
+            assert out.dtype == np.float32
+    assert len(keys) >= 4
+    g = toolkit.jit(lambda s: 1.0 / s)
+    for _ in range(3):
+        assert float(g(0.0)) == np.inf
+    assert float(g(-0.0)) == -np.inf and float(g(0.0)) == np.inf  # 0.0 == -0.0, but the sign is the value
+    with toolkit.transfer_guard("disallow"), pytest.raises(Exception, match="Disallowed host-to-device transfer"):
+        g(0.0)  # the kept upload stands in only while host transfers are unguarded, as in JAX
+    assert float(g(0.0)) == np.inf
+
+
 @pytest.mark.parametrize("level", ["disallow", "log"])
 def test_warm_host_scalar_arguments_are_transfers_under_a_guard_as_jax(level):
     jax = pytest.importorskip("jax")
     f, g = toolkit.jit(lambda a, s: a * s), jax.jit(lambda a, s: a * s)
     ours, theirs = toolkit.device_put(np.ones(4, np.float32)), jax.device_put(np.ones(4, np.float32))
-    f(ours, 2.0), g(theirs, 2.0), f(ours, 2.0)  # compiled and the scalar kept, outside the guard
+    # Compiled, the scalar kept and the call remembered (FastPath.last_general), outside the guard.
+    f(ours, 2.0), g(theirs, 2.0), f(ours, 2.0), f(ours, 2.0)
+    assert f._fast_path.last_general is not None and f._fast_path.last_general.scalars
     outcomes = []
     for guard, fun, x in ((toolkit.transfer_guard, f, ours), (jax.transfer_guard, g, theirs)):
         with guard(level):

@@ -34,6 +34,7 @@ to five modules.
 from __future__ import annotations
 
 import contextlib
+import math
 import operator
 import os
 from dataclasses import dataclass
@@ -204,20 +205,41 @@ class LastSingle:
     call: Callable[[Sequence[Array]], Any] | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class KeptScalar:
+    """A Python scalar argument of the last general hit, and the device array :func:`place_argument` keeps for it."""
+
+    kind: type  # int, float or bool
+    value: float  # (an int or a bool too)
+    array: Array
+
+    def matches(self, given: Any) -> bool:
+        """``given`` is this value: the same type, equal, and for a float zero the same sign (``0.0 == -0.0``).
+        NaN equals nothing: such calls take the general key."""
+        if type(given) is not self.kind or not given == self.value:
+            return False
+        return bool(given) or self.kind is not float or math.copysign(1.0, given) == math.copysign(1.0, self.value)
+
+
+#: Python scalars a :class:`LastGeneral` record keeps by value.
+_KEPT_SCALARS = (int, float, bool)
+
+
 @dataclass(slots=True)
 class LastGeneral:
-    """The last hit of :meth:`FastPath.call_general` on Arrays and static arguments only.
+    """The last hit of :meth:`FastPath.call_general` on Arrays, Python scalars and static arguments only.
 
-    Compared again position by position (an Array's aval object, a static value of the same type and equal)
-    instead of building and hashing the general key.
+    Compared again position by position (an Array's aval object, a scalar by :meth:`KeptScalar.matches`, a static
+    value of the same type and equal) instead of building and hashing the general key.
     """
 
-    args: tuple  # per position: the static value, or the Array's aval
+    args: tuple  # per position: the static value, the Array's aval, or a KeptScalar
     kwargs: dict  # the static keyword arguments' values
     kwarg_avals: dict  # the other keyword arguments' (Arrays') avals, by name in sorted order (flattening's)
     generation: int
     state: tuple
     call: Callable[[Sequence[Array]], Any]
+    scalars: bool = False  # whether args holds a KeptScalar (only used while host uploads are unguarded)
 
 
 @dataclass(slots=True)
@@ -365,7 +387,11 @@ class FastPath:
         for i, leaf in enumerate(leaves):  # an Array placed elsewhere may be committed there: the full path decides
             if type(leaf) is Array and leaf._impl._sharding is not expected[i]:
                 return MISS
-        return compiled._call_flat(leaves)
+        out = compiled._call_flat(leaves)
+        if entry is self.last_general_entry:  # (as above) f(x, 2.0) again: its scalar's upload is kept
+            self._remember_last_general(args, kwargs, generation, state, entry)
+        self.last_general_entry = entry
+        return out
 
     def _same_as_last(self, last: LastGeneral, args: tuple, kwargs: dict) -> list | None:
         """The Array leaves of a call equal to the ``last`` general hit (see :class:`LastGeneral`), else None."""
@@ -380,6 +406,8 @@ class FastPath:
                         return None
                 elif type(given) is Array and given.aval is kept:
                     leaves.append(given)
+                elif type(kept) is KeptScalar and kept.matches(given):
+                    leaves.append(kept.array)
                 else:
                     return None
             for name, value in kwargs.items():
@@ -390,6 +418,8 @@ class FastPath:
                 elif type(value) is not type(kept) or not value == kept:
                     return None
         except Exception:  # noqa: BLE001 - a value whose == is not a bool (an array): the general path decides
+            return None
+        if last.scalars and not host_to_device_unguarded():  # a transfer guard sees every upload, as in JAX
             return None
         if last.kwarg_avals:  # flattened after the positional leaves, by name
             leaves += [kwargs[name] for name in last.kwarg_avals]
@@ -410,15 +440,28 @@ class FastPath:
             else:
                 return
         argnums = self.static_argnums
-        kept = []
+        compiled = entry.compiled
+        kept: list = []
+        leaf = 0  # each dynamic positional argument is one leaf, flattened first
         for i, value in enumerate(args):
             if i in argnums:
                 kept.append(value)
-            elif type(value) is Array:
+                continue
+            kind = type(value)
+            if kind is Array:
                 kept.append(value.aval)
+            elif kind in _KEPT_SCALARS:
+                placed = placed_host_scalar(compiled, value, leaf, leaf)
+                if placed is None:
+                    return
+                kept.append(KeptScalar(kind, value, Array(placed, compiled._in_avals[leaf])))
             else:
                 return
-        self.last_general = LastGeneral(tuple(kept), static, kwarg_avals, generation, state, entry.compiled._call_fast)
+            leaf += 1
+        if "_call_fast" not in compiled.__dict__:  # its fast caller, made now (Compiled._call_fast makes it on a call)
+            compiled._call_fast = fast_caller(compiled)
+        self.last_general = LastGeneral(tuple(kept), static, kwarg_avals, generation, state, compiled._call_fast,
+                                        any(type(k) is KeptScalar for k in kept))
 
     def general_key(self, args: tuple, kwargs: dict) -> tuple[list, tuple, tuple] | None:
         """``(leaves, (tree, avals, static arguments), (dynamic args, dynamic kwargs))`` of a call: the start of its
@@ -648,20 +691,19 @@ _PLACED_SCALARS: dict[tuple, Any] = {}
 PLACED_SCALARS_MAX = 1024
 
 
-def place_argument(compiled: Any, leaf: Any, i: int, position: int) -> Any:
-    """Leaf ``i`` (the executable's parameter ``position``) of a call of ``compiled`` as the runtime array it takes:
-    checked, moved or uploaded."""
-    aval = compiled._in_avals[i]
-    plan = compiled._plan
+def placed_host_scalar(compiled: Any, leaf: Any, i: int, position: int) -> Any:
+    """The device array kept for host scalar ``leaf`` as leaf ``i`` (parameter ``position``) of ``compiled``,
+    uploaded on first use; None when it is not a host scalar or is not kept (see :func:`place_argument`)."""
     kind = type(leaf)
-    if (kind in _HOST_SCALARS or kind is np.ndarray and leaf.ndim == 0) and plan.num_partitions == 1 \
+    if (kind in _HOST_SCALARS or kind is np.ndarray and leaf.ndim == 0) and compiled._plan.num_partitions == 1 \
             and not compiled._donated[position] and host_to_device_unguarded():
         # A host scalar (clip(x, 0, 1)'s bounds, mean's count): uploaded once per value, type and placement and
         # kept, as device arrays never change (a donated one would be deleted; a transfer guard must see every
         # upload).
         devices = compiled._arg_devices[position]
         if len(devices) == 1:
-            value = np.asarray(leaf, dtype=aval.dtype)  # raises as below for an int its type cannot hold
+            aval = compiled._in_avals[i]
+            value = np.asarray(leaf, dtype=aval.dtype)  # raises as place_argument does for an int it cannot hold
             rsharding = compiled._arg_runtime_shardings[position]
             # The sharding by identity (kept in the entry, so its id is not reused while it is there): jaxlib's
             # hash of a sharding can change after it is first taken (when jax is imported in the process).
@@ -674,6 +716,18 @@ def place_argument(compiled: Any, leaf: Any, i: int, position: int) -> Any:
             placed = runtime_arrays.put_shards(aval, rsharding, (value,), devices)
             _PLACED_SCALARS[key] = (rsharding, placed)
             return placed
+    return None
+
+
+def place_argument(compiled: Any, leaf: Any, i: int, position: int) -> Any:
+    """Leaf ``i`` (the executable's parameter ``position``) of a call of ``compiled`` as the runtime array it takes:
+    checked, moved or uploaded."""
+    placed = placed_host_scalar(compiled, leaf, i, position)
+    if placed is not None:
+        return placed
+    aval = compiled._in_avals[i]
+    plan = compiled._plan
+    kind = type(leaf)
     if kind is np.ndarray and plan.num_partitions == 1 and leaf.dtype == aval.dtype \
             and leaf.shape == aval.shape and leaf.flags.c_contiguous:
         devices = compiled._arg_devices[position]
