@@ -108,6 +108,21 @@ def test_every_name_of_dir_is_importable_and_the_same_object():
     assert isinstance(toolkit.nn, types.ModuleType) and callable(toolkit.nn.relu)
 
 
+def test_toolkit_config_knows_every_flag_right_after_import(tmp_path):
+    # As jax.config after `import jax`: flags defined by modules that trace (the persistent cache's, debug_nans)
+    # are there at the first toolkit.config, however it is reached.
+    for reach in ("import toolkit\nconfig = toolkit.config", "from toolkit import config"):
+        found = _run(f"""
+import json
+{reach}
+config.update("jax_compilation_cache_dir", {str(tmp_path)!r})
+config.update("jax_debug_nans", True)
+config.update("jax_persistent_cache_min_compile_time_secs", 0)
+print(json.dumps([config.jax_compilation_cache_dir, config.jax_debug_nans]))
+""")
+        assert found == [str(tmp_path), True]
+
+
 def test_an_unknown_name_is_an_attribute_error_naming_it():
     with pytest.raises(AttributeError, match="no attribute 'no_such_name'"):
         toolkit.no_such_name  # noqa: B018

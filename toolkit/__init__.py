@@ -116,6 +116,10 @@ _ON_FIRST_USE = frozenset({"nn", "scipy", "image", "profiler", "distributed", "m
 #: command-line tools import the modules their path needs themselves.
 _WITHOUT_TRACING = frozenset({"core", "ir", "passes", "runtime", "shard", "errors", "version", "compute_on",
                               "monitoring", "memory", "cluster_environments", "tools"})
+#: Names whose first use loads the public names although they live in a package :data:`_WITHOUT_TRACING`:
+#: ``toolkit.config`` knows every flag after ``import toolkit``, as ``jax.config`` does after ``import jax``, and
+#: some flags are defined by modules that trace (the persistent compilation cache's, ``jax_debug_nans``).
+_LOADS_EVERYTHING = frozenset({"config"})
 
 _NOT_LOADED, _LOADING, _LOADED = 0, 1, 2
 _MISSING = object()
@@ -168,7 +172,7 @@ def _getattr(name: str) -> _typing.Any:
         if value is _MISSING:
             raise AttributeError(f"module 'toolkit' has no attribute {name!r}")
         return value
-    if target.split(":")[0].split(".")[1] not in _WITHOUT_TRACING:
+    if target.split(":")[0].split(".")[1] not in _WITHOUT_TRACING or name in _LOADS_EVERYTHING:
         _load()
     value = globals().get(name, _MISSING)
     if value is _MISSING:  # _ON_FIRST_USE, a name of a module _WITHOUT_TRACING, or one another thread is loading
