@@ -427,7 +427,8 @@ class FastPath:
 
     def _remember_last_general(self, args: tuple, kwargs: dict, generation: int, state: tuple,
                                entry: FastEntry) -> None:
-        """Remember a hit on Arrays (dynamic arguments) and static values only, for :meth:`_same_as_last`."""
+        """Remember a hit on Arrays and Python scalars (dynamic arguments) and static values only, for
+        :meth:`_same_as_last`."""
         if entry.partitioner is not ANY_PARTITIONER:
             return
         static, kwarg_avals = {}, {}
