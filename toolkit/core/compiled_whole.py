@@ -112,10 +112,17 @@ def compiled_whole(*, static_argnames: Sequence[str] = (), lists_as_tuples: bool
 def _static_lists_as_tuples(args: tuple, kwargs: dict, positions: tuple[int, ...],
                             names: Sequence[str]) -> tuple[tuple, dict]:
     """The call's static arguments with lists (nested too) as tuples."""
-    if any(type(args[i]) is list for i in positions if i < len(args)):
-        args = tuple(_as_tuple(a) if i in positions else a for i, a in enumerate(args))
-    if kwargs and any(type(kwargs.get(name)) is list for name in names):
-        kwargs = {k: _as_tuple(v) if k in names else v for k, v in kwargs.items()}
+    # Plain loops: this runs on every eager call of such a function, and a generator in any() costs more.
+    count = len(args)
+    for i in positions:
+        if i < count and type(args[i]) is list:
+            args = tuple(_as_tuple(a) if i in positions else a for i, a in enumerate(args))
+            break
+    if kwargs:
+        for name in names:
+            if type(kwargs.get(name)) is list:
+                kwargs = {k: _as_tuple(v) if k in names else v for k, v in kwargs.items()}
+                break
     return args, kwargs
 
 
