@@ -53,6 +53,32 @@ def test_floats_with_nan():
     check(lambda m: m.intersect1d(F, np.array([2.0, np.nan], np.float32)))
 
 
+@pytest.mark.parametrize("name, programs", [("intersect1d", 1), ("setdiff1d", 2), ("setxor1d", 2), ("unique", 2)])
+def test_an_eager_call_compiles_one_or_two_programs(name, programs, compilations):
+    # The size read from the data (one program where it depends on the data, none where numpy gives it), then one
+    # program at that size; bound an operation at a time they compiled up to ~70 (intersect1d; JAX: 31).
+    toolkit.clear_caches()  # (the compiled-whole jits keep what earlier tests of this process compiled)
+    args = (A,) if name == "unique" else (A, B)
+    for _ in range(2):
+        np.testing.assert_array_equal(np.asarray(getattr(tnp, name)(*args)), getattr(np, name)(*args))
+    assert compilations[0] == programs
+    values, counts = tnp.unique(F, return_counts=True, equal_nan=False)  # NaNs apart: another count program
+    np.testing.assert_array_equal(np.asarray(counts), [2, 1, 1])
+
+
+def test_eager_vmap_and_grad_of_the_sized_forms_as_jax():
+    jax = pytest.importorskip("jax")
+    rows = np.stack([A[:6], B]), np.stack([B, A[1:]])
+    for name, size in (("intersect1d", 3), ("setdiff1d", 4), ("setxor1d", 6)):
+        check(lambda m, a, b: (jax if m is not tnp else toolkit).vmap(
+            lambda x, y: getattr(m, name)(x, y, size=size))(a, b), *rows)
+    check(lambda m, a, b: (jax if m is not tnp else toolkit).vmap(
+        lambda x: m.unique(x, size=5, fill_value=-1, return_counts=True))(a), *rows)
+    x = np.array([1.0, 2.0, 3.0, 2.0], np.float32)
+    check(lambda m, a: (jax if m is not tnp else toolkit).grad(
+        lambda v: (m.intersect1d(v, np.float32([2.0, 3.0]), size=2) * np.float32([1, 10])).sum())(a), x)
+
+
 def test_errors():
     check(lambda m: m.union1d([1, 2], A))        # lists are refused
     check(lambda m: m.intersect1d(A, [1]))

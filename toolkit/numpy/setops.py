@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from toolkit.array import Array
 from toolkit.core import dtypes
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import creation, reductions, scatter, shapes, sorting, statistics, take, ufuncs
@@ -47,10 +48,22 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
         raise NotImplementedError("toolkit.numpy.unique: axis= is not supported; unique of the flattened array only")
     del sorted  # the result is always sorted, as JAX's
     flat = shapes.ravel(asarray(ar))
+    shape = tuple(ar.shape) if hasattr(ar, "shape") else np.shape(ar)
+    if type(flat) is Array and flat.shape[0]:
+        # Called eagerly: the count from one program, then the rest as one program at that size (bound an
+        # operation at a time, a first call compiled ~20 programs). In a trace, the operations join its program.
+        fill = None if size is None or fill_value is None else asarray(fill_value, flat.dtype)
+        if size is None:
+            size = int(_unique_count(flat, equal_nan))
+        return _unique_whole(flat, return_index, return_inverse, return_counts, equal_nan, size, fill, shape)
+    return _unique_flat(flat, return_index, return_inverse, return_counts, equal_nan, size, fill_value, shape)
+
+
+def _sorted_and_firsts(flat: Any, equal_nan: bool) -> tuple[Any, Any, Any]:
+    """``(perm, sorted values, mask)``: the stable sort of 1-D ``flat`` and where each distinct value starts."""
     perm = sorting.argsort(flat, stable=True)
     aux = take.take(flat, perm)
-    n = aux.shape[0]
-    if n:
+    if aux.shape[0]:
         differs = ufuncs.not_equal(aux[1:], aux[:-1])
         if equal_nan and dtypes.is_inexact(aux.dtype):
             differs = ufuncs.logical_and(differs, ufuncs.logical_not(
@@ -58,6 +71,20 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
         mask = shapes.concatenate([asarray(np.ones((1,), bool)), differs])
     else:
         mask = asarray(np.zeros((0,), bool))
+    return perm, aux, mask
+
+
+@compiled_whole(static_argnames=("equal_nan",))
+def _unique_count(flat: Any, equal_nan: bool) -> Any:
+    """How many distinct values 1-D ``flat`` holds (``unique``'s length)."""
+    return reductions.sum(_sorted_and_firsts(flat, equal_nan)[2], dtype=dtypes.default_int_dtype())
+
+
+def _unique_flat(flat: Any, return_index: bool, return_inverse: bool, return_counts: bool, equal_nan: bool,
+                 size: int | None, fill_value: Any, shape: tuple) -> Any:
+    """:func:`unique` of the flattened array ``flat`` (``shape`` the array's shape, for the inverse)."""
+    perm, aux, mask = _sorted_and_firsts(flat, equal_nan)
+    n = aux.shape[0]
     ind = nonzero_indices.nonzero(mask, size=size)[0] if n else lax_structural.iota(dtypes.default_int_dtype(), 0)
     count = ind.shape[0]
     result = take.take(aux, ind) if n else aux
@@ -75,10 +102,14 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
         group = ufuncs.subtract(reductions.cumsum(mask), np.asarray(1, dtypes.default_int_dtype())) if n else ind
         inverse = scatter.at_property(creation.zeros((n,), group.dtype))[perm].set(group) if n else ind
         if return_inverse:
-            extras.append(shapes.reshape(inverse, np.shape(ar) if not hasattr(ar, "shape") else ar.shape))
+            extras.append(shapes.reshape(inverse, shape))
         if return_counts:
             extras.append(statistics.bincount(inverse, length=count) if n else ind)
     return (result, *extras) if extras else result
+
+
+_unique_whole = compiled_whole(static_argnames=("return_index", "return_inverse", "return_counts", "equal_nan",
+                                                "size", "shape"))(_unique_flat)
 
 
 # --- the set operations of 1-D arrays: intersect1d, setdiff1d, setxor1d, union1d -------------------------------------
@@ -167,18 +198,21 @@ def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices:
     arr1, arr2 = _promoted_flat("intersect1d", ar1, ar2)
     if size is None:  # the length from the concrete values (numpy's rule is the same: NaNs never match)
         size = np.intersect1d(_host("intersect1d", arr1), _host("intersect1d", arr2), assume_unique).shape[0]
-    vals, ind1, ind2, num = _intersect1d_sized(arr1, arr2, assume_unique, _static_size("intersect1d", size))
-    vals = _fill_like_jax(vals, num, fill_value)
+    # fill_value converted here, as before: a value its dtype cannot hold is the conversion's error, not wrapped.
+    fill = None if fill_value is None else asarray(fill_value, arr1.dtype)
+    vals, ind1, ind2 = _intersect1d_sized(arr1, arr2, assume_unique, _static_size("intersect1d", size), fill)
     return (vals, ind1, ind2) if return_indices else vals
 
 
-def _intersect1d_sized(arr1: Any, arr2: Any, assume_unique: bool, size: int) -> tuple[Any, Any, Any, Any]:
+@compiled_whole(static_argnames=("assume_unique", "size"))
+def _intersect1d_sized(arr1: Any, arr2: Any, assume_unique: bool, size: int, fill_value: Any) -> tuple[Any, Any, Any]:
+    """``intersect1d`` at a static ``size``: called eagerly, one program (~70 compiled one by one before)."""
     n1, n2 = arr1.shape[0], arr2.shape[0]
     int_dtype = dtypes.default_int_dtype()
     if n1 == 0 or n2 == 0:
         zeros = creation.zeros((size,), arr1.dtype)
-        return (zeros, creation.full((size,), n1, int_dtype), creation.full((size,), n2, int_dtype),
-                asarray(np.asarray(0, int_dtype)))
+        return (_fill_like_jax(zeros, asarray(np.asarray(0, int_dtype)), fill_value),
+                creation.full((size,), n1, int_dtype), creation.full((size,), n2, int_dtype))
     u1, first1, valid1 = _sorted_unique(arr1, assume_unique)
     u2, first2, valid2 = _sorted_unique(arr2, assume_unique)
     pairs = ufuncs.logical_and(ufuncs.equal(shapes.expand_dims(u1, 1), shapes.expand_dims(u2, 0)),
@@ -191,7 +225,7 @@ def _intersect1d_sized(arr1: Any, arr2: Any, assume_unique: bool, size: int) -> 
     ind1 = ufuncs.where(found, scatter.at_property(first1)[where_].get(mode="fill", fill_value=n1), n1)
     pos2 = scatter.at_property(reductions.argmax(pairs, -1))[where_].get(mode="fill", fill_value=0)
     ind2 = ufuncs.where(found, take.take(first2, pos2), n2)
-    return vals, convert(ind1, int_dtype), convert(ind2, int_dtype), num
+    return _fill_like_jax(vals, num, fill_value), convert(ind1, int_dtype), convert(ind2, int_dtype)
 
 
 def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | None = None,
@@ -210,14 +244,26 @@ def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | No
     n1 = arr1.shape[0]
     if n1 == 0:
         return creation.full((size or 0,), fill, arr1.dtype)
+    values, mask, num = _setdiff1d_candidates(arr1, arr2, assume_unique)
+    if size is None:
+        size = _concrete_count("setdiff1d", num)
+    return _picked(values, mask, num, size, fill)
+
+
+@compiled_whole(static_argnames=("assume_unique",))
+def _setdiff1d_candidates(arr1: Any, arr2: Any, assume_unique: bool) -> tuple[Any, Any, Any]:
+    """``setdiff1d``'s candidates (non-empty ``arr1``), which of them to keep, and how many."""
     if assume_unique:
-        values, valid = arr1, asarray(np.ones((n1,), bool))
+        values, valid = arr1, asarray(np.ones((arr1.shape[0],), bool))
     else:
         values, _, valid = _sorted_unique(arr1, False)
     mask = ufuncs.logical_and(valid, isin(values, arr2, invert=True))
-    num = reductions.sum(mask, dtype=dtypes.default_int_dtype())
-    if size is None:
-        size = _concrete_count("setdiff1d", num)
+    return values, mask, reductions.sum(mask, dtype=dtypes.default_int_dtype())
+
+
+@compiled_whole(static_argnames=("size",))
+def _picked(values: Any, mask: Any, num: Any, size: int, fill: Any) -> Any:
+    """The first ``size`` of ``values`` where ``mask``, the ``num`` found then ``fill``."""
     picked = take.take(values, nonzero_indices.nonzero(mask, size=size)[0])
     return ufuncs.where(ufuncs.less(_iota(size), num), picked, fill)
 
@@ -235,6 +281,16 @@ def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | Non
         size = _static_size("setxor1d", size)
     if n1 + n2 == 0:
         return creation.zeros((size or 0,), arr1.dtype)
+    candidates, mask, num = _setxor1d_candidates(arr1, arr2, assume_unique)
+    if size is None:
+        size = _concrete_count("setxor1d", num)
+    fill = None if fill_value is None else asarray(fill_value, arr1.dtype)  # (as intersect1d's)
+    return _setxor1d_sized(candidates, mask, num, size, fill)
+
+
+@compiled_whole(static_argnames=("assume_unique",))
+def _setxor1d_candidates(arr1: Any, arr2: Any, assume_unique: bool) -> tuple[Any, Any, Any]:
+    """``setxor1d``'s sorted candidates (the inputs not both empty), which of them to keep, and how many."""
     parts, keep = [], []
     for a, b in ((arr1, arr2), (arr2, arr1)):
         if a.shape[0] == 0:
@@ -245,9 +301,12 @@ def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | Non
     candidates, mask = shapes.concatenate(parts), shapes.concatenate(keep)
     perm = sorting.argsort(candidates, stable=True)
     candidates, mask = take.take(candidates, perm), take.take(mask, perm)
-    num = reductions.sum(mask, dtype=dtypes.default_int_dtype())
-    if size is None:
-        size = _concrete_count("setxor1d", num)
+    return candidates, mask, reductions.sum(mask, dtype=dtypes.default_int_dtype())
+
+
+@compiled_whole(static_argnames=("size",))
+def _setxor1d_sized(candidates: Any, mask: Any, num: Any, size: int, fill_value: Any) -> Any:
+    """The first ``size`` of the kept ``candidates``, padded as JAX pads."""
     where_ = nonzero_indices.nonzero(mask, size=size, fill_value=candidates.shape[0])[0]
     vals = scatter.at_property(candidates)[where_].get(mode="fill", fill_value=0)
     return _fill_like_jax(vals, num, fill_value)
