@@ -90,3 +90,5 @@ def test_errors():
         tnp.setxor1d(A, B, size=2.5)
     with pytest.raises(ValueError, match="non-negative"):
         tnp.union1d(A, B, size=-1)
+    check(lambda m: m.unique(A, size=2.5))  # TypeError, as JAX (it was taken as 2)
+    check(lambda m: m.unique(A, size=[2]))

@@ -47,6 +47,8 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
     if axis is not None:
         raise NotImplementedError("toolkit.numpy.unique: axis= is not supported; unique of the flattened array only")
     del sorted  # the result is always sorted, as JAX's
+    if size is not None:
+        size = operator.index(size)  # JAX's TypeError for a float or a list
     flat = shapes.ravel(asarray(ar))
     shape = tuple(ar.shape) if hasattr(ar, "shape") else np.shape(ar)
     if type(flat) is Array and flat.shape[0]:
