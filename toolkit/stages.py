@@ -221,6 +221,7 @@ class Wrapped:
         return compiled._call_flat(sig.leaves)
 
     def _fast_call(self, args: tuple, kwargs: dict) -> Any:
+        """The fast paths' answer (positional Arrays first, then any call equal to an earlier one), else MISS."""
         out = self._fast_path.call(args) if not kwargs and not self._has_static else MISS
         return self._fast_path.call_general(args, kwargs) if out is MISS else out
 
