@@ -107,3 +107,24 @@ def test_donated_and_deleted_arrays_say_so():
     b = toolkit.device_put(np.ones(2, np.float32))
     b.delete()
     assert b.is_deleted()
+
+
+def test_numpy_values_put_without_a_target_as_jax():
+    # device_put(x) and asarray(x) of a numpy array take a short path (toolkit.array._put_host_array): what the
+    # general one gives, checked here against JAX's device_put.
+    jax = pytest.importorskip("jax")
+    values = [np.arange(6, dtype=np.float64).reshape(2, 3), np.arange(12, dtype=np.int16)[::3], np.float32(2.5),
+              np.array(7, np.uint8), np.zeros((0, 4), np.bool_), np.ones((2, 2), np.complex128).T]
+    for value in values:
+        ours, theirs = toolkit.device_put(np.asarray(value)), jax.device_put(np.asarray(value))
+        assert ours.dtype == theirs.dtype and ours.shape == theirs.shape and ours.weak_type == theirs.weak_type
+        assert not ours.committed and ours.sharding == SingleDeviceSharding(toolkit.devices()[0])
+        np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+    a, b = toolkit.numpy.asarray(np.ones(3, np.float32)), toolkit.device_put(np.zeros(3, np.float32))
+    assert a.sharding is b.sharding  # one sharding object per device (fast calls compare by identity first)
+    with toolkit.default_device(toolkit.devices()[-1]):
+        assert toolkit.device_put(np.ones(2, np.float32)).devices() == {toolkit.devices()[-1]}
+    with toolkit.transfer_guard("disallow"), pytest.raises(Exception, match="Disallowed host-to-device transfer"):
+        toolkit.numpy.asarray(np.ones(2, np.float32)) + 1  # an implicit transfer, refused as in JAX
+    with toolkit.transfer_guard("disallow"):
+        toolkit.device_put(np.ones(2, np.float32))  # explicit: allowed under "disallow", as in JAX

@@ -565,12 +565,12 @@ def test_keyword_arrays_of_the_last_call_go_in_flattening_order(compilations, mo
 def test_host_scalar_arguments_are_uploaded_once_per_value(monkeypatch):
     from toolkit.runtime import arrays as runtime_arrays
 
+    x = toolkit.device_put(np.linspace(-2, 2, 5, dtype=np.float32))
     put = []
     original = runtime_arrays.put_shards
     monkeypatch.setattr(runtime_arrays, "put_shards", lambda *a, **k: put.append(a[2][0]) or original(*a, **k))
     dispatch._PLACED_SCALARS.clear()
     f = toolkit.jit(lambda x, lo, hi: toolkit.numpy.clip(x, lo, hi))
-    x = toolkit.device_put(np.linspace(-2, 2, 5, dtype=np.float32))
     for _ in range(3):
         np.testing.assert_array_equal(np.asarray(f(x, 0, 1)), np.clip(np.linspace(-2, 2, 5), 0, 1))
     assert len(put) == 2  # 0 and 1, once each

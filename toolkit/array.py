@@ -409,7 +409,28 @@ def _in_space(x: Any, space: Space) -> Sharding:
     return SingleDeviceSharding(runtime_client.default_device(), memory_kind=space_to_kind(space))
 
 
+#: Per device, the sharding numpy values put there without a target share: its jaxlib sharding is made once, and
+#: arrays placed alike carry the same sharding object (the fast call paths compare shardings by identity first).
+_DEFAULT_SHARDINGS: dict[Any, SingleDeviceSharding] = {}
+
+
+def _put_host_array(value: np.ndarray) -> Array:
+    """``value`` (a numpy array of a canonical dtype) on the default device, uncommitted: what ``_put_one(value,
+    None)`` makes, without its general checks (every eager operation on a numpy argument comes here)."""
+    device = runtime_client.default_device()
+    sharding = _DEFAULT_SHARDINGS.get(device)
+    if sharding is None:
+        sharding = _DEFAULT_SHARDINGS.setdefault(device, SingleDeviceSharding(device))
+    aval = ShapedArray(value.shape, value.dtype)
+    impl = runtime_arrays.put_shards(aval, sharding._runtime_sharding(value.ndim),
+                                     (np.require(value, requirements="C"),), (device,))
+    return Array(impl, aval, sharding, False)
+
+
 def _put_one(x: Any, target: Any) -> Array:
+    if target is None and type(x) is np.ndarray and x.dtype.kind != "O":
+        dtype = dtypes.canonicalize_dtype(x.dtype)  # numpy's float64 is float32 with x64 off (JAX's device_put)
+        return _put_host_array(x if dtype == x.dtype else x.astype(dtype))
     committed = target is not None
     if target is None and isinstance(x, Array) and x.aval.sharding is not None:
         return x  # explicitly sharded: stays as its type says
