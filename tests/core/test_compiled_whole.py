@@ -142,6 +142,30 @@ def test_an_eager_call_compiles_one_program(compilations):
     assert compilations[0] == 2
 
 
+#: JAX's ``jit(inline=True)`` functions of several operations (``inline`` changes only a call inside another
+#: trace: called eagerly they are one program in JAX too), with arguments; the tests above skip ``inline`` ones.
+INLINE_SEVERAL_OPERATIONS = {
+    "log2": (np.float32([1, 2, 8]),), "log10": (np.float32([1, 10, 1000]),),
+    "deg2rad": (np.float32([0, 90, 180]),), "rad2deg": (np.float32([0, 1, 3]),),
+    "reciprocal": (np.float32([1, 2, 4]),), "spacing": (np.float32([0, 1, -2]),),
+    "right_shift": (np.int32([-8, 8, 64]), np.int32([1, 2, 3])), "vdot": (np.float32([1, 2]), np.float32([3, 4])),
+    "unstack": (np.arange(6, dtype=np.float32).reshape(2, 3),),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INLINE_SEVERAL_OPERATIONS))
+def test_jaxs_inline_jitted_functions_of_several_operations_compile_one_program(name, compilations):
+    jnp = pytest.importorskip("jax.numpy")
+    assert getattr(jnp, name)._jit_info.inline  # JAX's decorator, as this table says
+    toolkit.clear_caches()
+    args = INLINE_SEVERAL_OPERATIONS[name]
+    ours, theirs = getattr(tnp, name)(*args), getattr(jnp, name)(*args)
+    assert compilations[0] == 1
+    for a, b in zip(ours if name == "unstack" else [ours], theirs if name == "unstack" else [theirs]):
+        assert a.dtype == b.dtype
+        np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+
+
 def test_interp_compiles_whole_with_the_static_arguments_jax_chooses_per_call(compilations):
     # JAX's interp jits its helper with left/right static when None or a string and period static when None
     # (numbers and arrays there are traced): toolkit chooses the same way, one program per choice.

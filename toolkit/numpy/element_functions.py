@@ -108,6 +108,7 @@ def ldexp(x1: Any, x2: Any, /) -> Any:
     return ufuncs.where(ufuncs.logical_or(ufuncs.isinf(x1), ufuncs.equal(x1, 0)), x1, out)
 
 
+@compiled_whole()
 def spacing(x: Any, /) -> Any:
     """The distance from each ``x`` to the next representable value away from zero (``x``'s ulp), as
     ``jnp.spacing``; complex input is a ``ValueError``."""

@@ -415,6 +415,7 @@ def vsplit(ary: Any, indices_or_sections: Any) -> list[Any]:
     return _split(ary, indices_or_sections, 0, True, "vsplit")
 
 
+@compiled_whole(static_argnames=('axis',))
 def unstack(x: Any, /, *, axis: int = 0) -> tuple[Any, ...]:
     """The slices of ``x`` along ``axis``, as a tuple."""
     check_arraylike("unstack", x)

@@ -122,6 +122,7 @@ def dot(a: Any, b: Any, *, preferred_element_type: Any = None, out_sharding: Any
                                   preferred_element_type=preferred_element_type)
 
 
+@compiled_whole()
 def vdot(a: Any, b: Any) -> Any:
     """The dot product of ``a`` and ``b`` flattened, ``a`` conjugated first (as ``jnp.vdot``)."""
     check_arraylike("vdot", a, b)

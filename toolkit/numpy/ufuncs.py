@@ -102,6 +102,7 @@ bitwise_xor = _binary("bitwise_xor", lax_elementwise.bitwise_xor, int_only=True)
 left_shift = _binary("left_shift", lax_elementwise.shift_left, int_only=True)
 
 
+@compiled_whole()
 def right_shift(x: Any, y: Any) -> Any:
     """``x >> y`` elementwise (as ``jnp.right_shift``): logical for unsigned, arithmetic for signed integers."""
     check_arraylike("right_shift", x, y)
@@ -355,6 +356,7 @@ def square(x: Any) -> Any:
     return lax_elementwise.integer_pow(asarray(x) if not is_array(x) else x, 2)
 
 
+@compiled_whole()
 def reciprocal(x: Any) -> Any:
     """``1 / x`` elementwise (as ``jnp.reciprocal``); for integers, the floor division ``1 // x``."""
     check_arraylike("reciprocal", x)
@@ -396,6 +398,7 @@ def _no_complex(name: str, x: Any) -> None:
         raise TypeError(f"ufunc '{name}' does not support complex dtypes")
 
 
+@compiled_whole()
 def log2(x: Any, /) -> Any:
     """Base-2 logarithm, ``log(x) / log(2)`` (integers computed as floats)."""
     check_arraylike("log2", x)
@@ -403,6 +406,7 @@ def log2(x: Any, /) -> Any:
     return lax_elementwise.div(lax_elementwise.log(x), lax_elementwise.log(broadcast_to(np.asarray(2, x.dtype), x.shape)))
 
 
+@compiled_whole()
 def log10(x: Any, /) -> Any:
     """Base-10 logarithm, ``log(x) / log(10)``."""
     check_arraylike("log10", x)
@@ -516,6 +520,7 @@ def heaviside(x1: Any, x2: Any, /) -> Any:
                                      where(isnan(x1), x1, x2)))
 
 
+@compiled_whole()
 def deg2rad(x: Any, /) -> Any:
     """Degrees to radians."""
     check_arraylike("deg2rad", x)
@@ -523,6 +528,7 @@ def deg2rad(x: Any, /) -> Any:
     return lax_elementwise.mul(x, _const(x, np.pi / 180))
 
 
+@compiled_whole()
 def rad2deg(x: Any, /) -> Any:
     """Radians to degrees."""
     check_arraylike("rad2deg", x)
