@@ -414,13 +414,20 @@ def _in_space(x: Any, space: Space) -> Sharding:
 _DEFAULT_SHARDINGS: dict[Any, SingleDeviceSharding] = {}
 
 
-def _put_host_array(value: np.ndarray) -> Array:
-    """``value`` (a numpy array of a canonical dtype) on the default device, uncommitted: what ``_put_one(value,
-    None)`` makes, without its general checks (every eager operation on a numpy argument comes here)."""
+def _default_sharding() -> SingleDeviceSharding:
+    """The sharding of a value put without a target: the default device's, one object per device."""
     device = runtime_client.default_device()
     sharding = _DEFAULT_SHARDINGS.get(device)
     if sharding is None:
         sharding = _DEFAULT_SHARDINGS.setdefault(device, SingleDeviceSharding(device))
+    return sharding
+
+
+def _put_host_array(value: np.ndarray) -> Array:
+    """``value`` (a numpy array of a canonical dtype) on the default device, uncommitted: what ``_put_one(value,
+    None)`` makes, without its general checks (every eager operation on a numpy argument comes here)."""
+    sharding = _default_sharding()
+    device = sharding._device
     aval = ShapedArray(value.shape, value.dtype)
     impl = runtime_arrays.put_shards(aval, sharding._runtime_sharding(value.ndim),
                                      (np.require(value, requirements="C"),), (device,))
@@ -436,7 +443,7 @@ def _put_one(x: Any, target: Any) -> Array:
         return x  # explicitly sharded: stays as its type says
     if target is None:
         target = SingleDeviceSharding(x.sharding._device_assignment[0]) if isinstance(x, Array) \
-            else SingleDeviceSharding(runtime_client.default_device())
+            else _default_sharding()
     elif not isinstance(target, Sharding):
         if not isinstance(target, runtime_client.Device):
             raise TypeError(f"device_put expects a device or a toolkit.shard sharding, got {target!r}")

@@ -377,18 +377,17 @@ class FastPath:
         compiled = entry.compiled
         if all(type(leaf) is Array for leaf in leaves):
             out = compiled._call_fast(leaves)
-            # Remembered when the same entry hits twice in a row: calls that alternate (x.sum(0), x.sum(1)) would
-            # otherwise rebuild the record on every call and never use it.
-            if entry is self.last_general_entry:
-                self._remember_last_general(args, kwargs, generation, state, entry)
-            self.last_general_entry = entry
-            return out
-        expected = compiled._arg_runtime_shardings
-        for i, leaf in enumerate(leaves):  # an Array placed elsewhere may be committed there: the full path decides
-            if type(leaf) is Array and leaf._impl._sharding is not expected[i]:
+            if out is MISS:
                 return MISS
-        out = compiled._call_flat(leaves)
-        if entry is self.last_general_entry:  # (as above) f(x, 2.0) again: its scalar's upload is kept
+        else:
+            expected = compiled._arg_runtime_shardings
+            for i, leaf in enumerate(leaves):  # an Array placed elsewhere may be committed there: the full path
+                if type(leaf) is Array and leaf._impl._sharding is not expected[i]:  # decides
+                    return MISS
+            out = compiled._call_flat(leaves)
+        # Remembered when the same entry hits twice in a row: calls that alternate (x.sum(0), x.sum(1)) would
+        # otherwise rebuild the record on every call and never use it.
+        if entry is self.last_general_entry:
             self._remember_last_general(args, kwargs, generation, state, entry)
         self.last_general_entry = entry
         return out
