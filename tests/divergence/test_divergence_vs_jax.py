@@ -392,3 +392,65 @@ def test_int_array_with_python_float_is_a_weak_float_as_in_jax(case):
     float32 (``int32 / 2`` is not: both are ints, and the default float is strong)."""
     _, make = case
     _same(make(tnp, tnp.asarray(np.arange(1, 4, dtype=np.int32))), make(jnp, jnp.asarray(np.arange(1, 4, dtype=np.int32))))
+
+
+# --- division, remainder and booleans (found while speeding up numpy operands, 2026-11-27) ---------------------
+
+_B, _C = np.array([True, False, True, False]), np.array([True, True, False, False])
+_F = np.array([1.0, -1.0, 7.5, 0.3, 5.0, -0.0, 1.0, np.inf, 3.0, -7.0, 2.5, 0.0, -3.0], np.float32)
+_G = np.array([0.1, 0.1, -2.0, 0.1, 0.0, 3.0, np.inf, 2.0, -np.inf, 0.0, -0.5, 0.0, -0.0], np.float32)
+_I = {np.int8: (np.array([5, -5, 0, 7, -7, 3], np.int8), np.array([0, 3, 0, -2, -2, 3], np.int8)),
+      np.int32: (np.array([5, -5, 0, 7, -7, 3], np.int32), np.array([0, 3, 0, -2, -2, 3], np.int32)),
+      np.uint8: (np.array([5, 0, 7, 200, 3, 1], np.uint8), np.array([0, 0, 2, 7, 5, 1], np.uint8)),
+      np.uint32: (np.array([5, 0, 7, 200, 3, 1], np.uint32), np.array([0, 0, 2, 7, 5, 1], np.uint32))}
+_DIVISION_ARGS = {
+    "bool arrays": (_B, _C), "bool and Python bool": (_B, True), "Python bools": (True, False),
+    # 1.0 // 0.1 is 9 (numpy and JAX compute it from the remainder), not floor(1.0 / 0.1) = 10; by zero, +-0, inf
+    "floats": (_F, _G), "Python ints": (7, 2), "Python int by zero": (-7, 0), "Python floats": (7.5, -2.0),
+    "float and Python int": (_F, 2), **{f"{np.dtype(k).name} by zero": v for k, v in _I.items()},
+}
+
+
+def _outputs(value):
+    return value if isinstance(value, tuple) else (value,)
+
+
+@pytest.mark.parametrize("name", ["add", "multiply", "floor_divide", "remainder", "mod", "fmod", "divmod", "power",
+                                  "true_divide"])
+@pytest.mark.parametrize("args", list(_DIVISION_ARGS.values()), ids=list(_DIVISION_ARGS))
+def test_division_and_boolean_arithmetic_as_jax(name, args):
+    """JAX's add and multiply are or and and on booleans; floor_divide, remainder, fmod, divmod and power take
+    booleans as ints; an integer remainder by zero is 0; results of Python scalars stay weakly typed."""
+    if name == "power" and args[0] is _F:
+        pytest.skip("power's float cases are test_power_values'")
+    with np.errstate(all="ignore"):
+        ours, theirs = getattr(tnp, name)(*args), getattr(jnp, name)(*args)
+    for o, t in zip(_outputs(ours), _outputs(theirs), strict=True):
+        _same(o, t)
+        assert np.signbit(np.asarray(o)).tolist() == np.signbit(np.asarray(t)).tolist()
+
+
+@pytest.mark.parametrize("op", ["floordiv", "mod", "add", "mul"])
+def test_division_operators_under_jit_and_vmap_as_jax(op):
+    import operator
+
+    fn = getattr(operator, op)
+    x, y = (_F, _G) if op in ("floordiv", "mod") else (_B, _C)
+    with np.errstate(all="ignore"):
+        _same(toolkit.jit(fn)(x, y), jax.jit(fn)(x, y))
+        _same(toolkit.vmap(fn)(tnp.asarray(x), tnp.asarray(y)), jax.vmap(fn)(jnp.asarray(x), jnp.asarray(y)))
+
+
+def test_floor_divide_and_remainder_gradients_as_jax():
+    x = _F[:4]
+    for name in ("floor_divide", "remainder"):
+        ours = toolkit.grad(lambda a: getattr(tnp, name)(a, 0.3).sum())(x)
+        theirs = jax.grad(lambda a: getattr(jnp, name)(a, 0.3).sum())(x)
+        _same(ours, theirs)
+    _same(toolkit.grad(lambda a: tnp.divmod(a, 0.3)[1].sum())(x), jax.grad(lambda a: jnp.divmod(a, 0.3)[1].sum())(x))
+
+
+def test_complex_floor_division_refused_as_jax():
+    z = np.array([1 + 1j], np.complex64)
+    for name in ("floor_divide", "divmod"):
+        _same_error(lambda: getattr(tnp, name)(z, z), lambda: getattr(jnp, name)(z, z))

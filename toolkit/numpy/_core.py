@@ -36,7 +36,7 @@ def typed(x: Any) -> tuple[np.dtype, bool]:
     if _is_symbolic(x):
         return dtypes.default_int_dtype(), True  # a symbolic dimension acts like a Python int
     if dtypes.is_python_scalar(x):
-        return dtypes.dtype_of(x), True
+        return dtypes.dtype_of(x), type(x) is not bool  # a bool is never weakly typed (JAX)
     if is_array(x):
         return x.dtype, x.weak_type
     if isinstance(x, (np.ndarray, np.generic)):

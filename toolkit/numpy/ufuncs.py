@@ -43,7 +43,8 @@ def _converts_or_broadcasts(x: Any, y: Any) -> bool:
     return (ax.shape != ay.shape or ax.dtype != ay.dtype) and ax.sharding is None and ay.sharding is None
 
 
-def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = False):
+def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = False, bool_op: Any = None):
+    """``bool_op``: what booleans take instead (JAX's ``add`` is ``or`` on them, ``multiply`` is ``and``)."""
     def apply(x: Any, y: Any) -> Any:
         if float_only:
             dtype, weak = result_dtype(x, y)
@@ -52,6 +53,8 @@ def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = Fa
         x, y = promote_and_broadcast(x, y, fun_name=name)
         if int_only and not (dtypes.is_integer(_dt(x)) or dtypes.is_bool(_dt(x))):
             raise TypeError(f"{name} is only defined for integer and bool arrays, got {_dt(x).name}")
+        if bool_op is not None and dtypes.is_bool(_dt(x)):
+            return bool_op(x, y)
         return op(x, y)
 
     def fn(x: Any, y: Any) -> Any:
@@ -83,9 +86,9 @@ def _unary(name: str, op: Any, *, float_only: bool = False):
     return fn
 
 
-add = _binary("add", lax_elementwise.add)
+add = _binary("add", lax_elementwise.add, bool_op=lax_elementwise.bitwise_or)
 subtract = _binary("subtract", lax_elementwise.sub)
-multiply = _binary("multiply", lax_elementwise.mul)
+multiply = _binary("multiply", lax_elementwise.mul, bool_op=lax_elementwise.bitwise_and)
 maximum = _binary("maximum", lax_elementwise.max)
 minimum = _binary("minimum", lax_elementwise.min)
 arctan2 = _binary("arctan2", lax_elementwise.atan2, float_only=True)
@@ -163,34 +166,53 @@ _true_divide_whole = compiled_whole()(_true_divide)
 
 @compiled_whole()
 def floor_divide(x: Any, y: Any) -> Any:
-    """``x // y`` rounding towards minus infinity, as in numpy."""
+    """``x // y`` rounding towards minus infinity, as ``jnp.floor_divide`` (booleans divide as ints; an integer
+    division by zero is XLA's, as JAX's)."""
     check_arraylike("floor_divide", x, y)
-    x, y = promote_and_broadcast(x, y)
+    x, y = _numeric(*promote_and_broadcast(x, y))
     dtype = _dt(x)
     if dtypes.is_unsigned(dtype):
         return lax_elementwise.div(x, y)
     if dtypes.is_integer(dtype):
         quotient = lax_elementwise.div(x, y)
-        # Truncation rounds towards zero; step down when signs differ and there is a remainder.
-        remainder = lax_elementwise.rem(x, y)
-        zero = np.zeros((), dtype)
-        fix = logical_and(lax_elementwise.ne(remainder, _full_like(remainder, zero)),
-                          lax_elementwise.ne(lax_elementwise.lt(x, _full_like(x, zero)), lax_elementwise.lt(y, _full_like(y, zero))))
+        # Truncation rounds towards zero: one less where the signs differ and there is a remainder (JAX's test).
+        zero = _full_like(x, np.zeros((), dtype))
+        fix = logical_and(lax_elementwise.ne(lax_elementwise.sign(x), lax_elementwise.sign(y)),
+                          lax_elementwise.ne(lax_elementwise.rem(x, y), zero))
         return where(fix, lax_elementwise.sub(quotient, _full_like(quotient, np.ones((), dtype))), quotient)
-    return lax_elementwise.floor(lax_elementwise.div(x, y))
+    if dtypes.is_complex(dtype):
+        raise TypeError("floor_divide does not support complex-valued inputs")
+    return _float_divmod(x, y)[0]
+
+
+def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
+    """Floating ``(x // y, x % y)`` as CPython's ``float_divmod`` and JAX compute them: from the remainder, so
+    ``1.0 // 0.1`` is 9 (numpy's) where ``floor(1.0 / 0.1)`` is 10."""
+    mod = lax_elementwise.rem(x, y)
+    zero = _full_like(mod, np.zeros((), _dt(mod)))
+    # By zero: x / 0 (an infinity or NaN), not (x - NaN) / 0.
+    div = lax_elementwise.div(where(lax_elementwise.eq(y, zero), x, lax_elementwise.sub(x, mod)), y)
+    fix = logical_and(lax_elementwise.ne(mod, zero),
+                      lax_elementwise.ne(lax_elementwise.sign(y), lax_elementwise.sign(mod)))
+    mod = where(fix, lax_elementwise.add(mod, y), mod)
+    div = where(fix, lax_elementwise.sub(div, _full_like(div, np.ones((), _dt(div)))), div)
+    return lax_elementwise.round(div), mod
 
 
 @compiled_whole()
 def remainder(x: Any, y: Any) -> Any:
-    """``x % y`` with the sign of ``y``, as in numpy."""
+    """``x % y`` with the sign of ``y``, as ``jnp.remainder`` (an integer remainder by zero is 0, as JAX's)."""
     check_arraylike("remainder", x, y)
-    x, y = promote_and_broadcast(x, y)
+    x, y = _numeric(*promote_and_broadcast(x, y))
     dtype = _dt(x)
+    zero = _full_like(x, np.zeros((), dtype))
+    if dtypes.is_integer(dtype):
+        y = where(lax_elementwise.eq(y, zero), _full_like(y, np.ones((), dtype)), y)
     r = lax_elementwise.rem(x, y)
     if dtypes.is_unsigned(dtype):
         return r
-    zero = np.zeros((), dtype)
-    fix = logical_and(lax_elementwise.ne(r, _full_like(r, zero)), lax_elementwise.ne(lax_elementwise.lt(r, _full_like(r, zero)), lax_elementwise.lt(y, _full_like(y, zero))))
+    fix = logical_and(lax_elementwise.ne(r, zero),
+                      lax_elementwise.ne(lax_elementwise.lt(r, zero), lax_elementwise.lt(y, zero)))
     return where(fix, lax_elementwise.add(r, y), r)
 
 
@@ -201,11 +223,21 @@ mod = remainder
 def fmod(x: Any, y: Any) -> Any:
     """The elementwise remainder of ``x / y`` with the sign of ``x`` (C's ``fmod``, as ``jnp.fmod``)."""
     check_arraylike("fmod", x, y)
-    return lax_elementwise.rem(*promote_and_broadcast(x, y))
+    x, y = promote_and_broadcast(x, y)
+    integer = dtypes.is_integer(_dt(x))  # (booleans are not: True % False is XLA's 1, as in JAX)
+    x, y = _numeric(x, y)
+    if integer:  # an integer remainder by zero is 0, as JAX's
+        y = where(lax_elementwise.eq(y, _full_like(y, np.zeros((), _dt(y)))), _full_like(y, np.ones((), _dt(y))), y)
+    return lax_elementwise.rem(x, y)
 
 
 def _full_like(x: Any, value: np.ndarray) -> Any:
-    return broadcast_to(np.asarray(value, x.dtype), x.shape)
+    """``value`` in ``x``'s shape, dtype and weak type (JAX's ``_constant_like``: a constant does not make a weakly
+    typed result strong)."""
+    constant = np.asarray(value, x.dtype)
+    if getattr(x, "weak_type", False):
+        constant = lax_elementwise.convert_element_type(constant, x.dtype, weak_type=True)
+    return broadcast_to(constant, x.shape)
 
 
 def power(x: Any, y: Any, /) -> Any:
@@ -221,7 +253,32 @@ def power(x: Any, y: Any, /) -> Any:
         if dtypes.is_bool(x.dtype):
             x = convert(x, dtypes.default_int_dtype(), x.weak_type)  # JAX's promote_dtypes_numeric
         return lax_elementwise.integer_pow(x, exponent)
-    return lax_elementwise.pow(*promote_and_broadcast(x, y))
+    x, y = _numeric(*promote_and_broadcast(x, y))
+    if dtypes.is_integer(_dt(x)):
+        return _pow_int_int(x, y)
+    return lax_elementwise.pow(x, y)
+
+
+@compiled_whole()
+def _pow_int_int(x: Any, y: Any) -> Any:
+    """JAX's integer power: binary exponentiation over the exponent's low 6 bits (a larger exponent overflows any
+    base above 1), so a negative exponent gives what JAX's gives (numpy refuses it; XLA's ``power`` gives 0)."""
+    zero, one = _full_like(y, np.zeros((), _dt(y))), _full_like(y, np.ones((), _dt(y)))
+    acc = where(logical_and(lax_elementwise.eq(x, zero), lax_elementwise.ne(y, zero)), zero, one)
+    for _ in range(6):
+        acc = where(lax_elementwise.ne(lax_elementwise.bitwise_and(y, one), zero), lax_elementwise.mul(acc, x), acc)
+        x = lax_elementwise.mul(x, x)
+        y = lax_elementwise.shift_right_logical(y, one)
+    return acc
+
+
+def _numeric(x: Any, y: Any) -> tuple[Any, Any]:
+    """Promoted operands, booleans as the default int (JAX's ``promote_args_numeric``: ``True // False`` is an
+    int division)."""
+    if not dtypes.is_bool(_dt(x)):
+        return x, y
+    dtype = dtypes.default_int_dtype()
+    return convert(x, dtype, getattr(x, "weak_type", False)), convert(y, dtype, getattr(y, "weak_type", False))
 
 
 def _concrete_integer(y: Any) -> int | None:
@@ -604,9 +661,14 @@ def lcm(x1: Any, x2: Any) -> Any:
 
 @compiled_whole()
 def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:  # noqa: A001 - numpy's name
-    """``(floor_divide(x1, x2), remainder(x1, x2))``."""
+    """``(floor_divide(x1, x2), remainder(x1, x2))``; floats both from one remainder, as ``jnp.divmod``."""
     check_arraylike("divmod", x1, x2)
-    return floor_divide(x1, x2), remainder(x1, x2)
+    x1, x2 = _numeric(*promote_and_broadcast(x1, x2))
+    if dtypes.is_integer(_dt(x1)):
+        return floor_divide(x1, x2), remainder(x1, x2)
+    if dtypes.is_complex(_dt(x1)):
+        raise TypeError("floor_divide does not support complex-valued inputs")
+    return _float_divmod(x1, x2)
 
 
 @compiled_whole()
