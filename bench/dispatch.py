@@ -19,6 +19,8 @@ back-to-back calls, so each number is one call's cost):
   Python float (``f(x, 2.0)``);
 * ``eager mean``, ``eager clip`` — ``numpy.mean(x)`` and ``numpy.clip(x, 0, 1)``
   outside ``jit``: JAX jits both whole (``mean`` through its ``_mean`` helper);
+* ``eager x+numpy``, ``eager sin(numpy)``, ``eager sum(numpy)`` — the same
+  ops on a numpy f32[8] argument (put on the device on every call);
 * ``eager scan``, ``eager vmap(jit)``, ``eager vmap(scan)``, ``eager grad(pct)``
   — outside ``jit``: ``lax.scan`` with the same body function each call,
   ``vmap`` of the same jitted function, ``vmap`` of a function calling
@@ -195,6 +197,7 @@ def measure(seconds: float) -> dict[str, tuple[float, float | None]]:
         fk, jk = toolkit.jit(scale_by), jax.jit(scale_by)
         fn, jn = toolkit.jit(scale), jax.jit(scale)
         tnp, jnp = toolkit.numpy, jax.numpy
+        host = np.asarray(x)
         fc, jc = toolkit.jit(inc).lower(x).compile(), jax.jit(inc).lower(jx).compile()
         gc_, jgc = toolkit.jit(inc_tree).lower(tree).compile(), jax.jit(inc_tree).lower(jtree).compile()
         for name, ours, theirs in [
@@ -205,6 +208,10 @@ def measure(seconds: float) -> dict[str, tuple[float, float | None]]:
                 ("scalar", lambda: fn(x, 2.0), lambda: jn(jx, 2.0)),
                 ("eager mean", lambda: tnp.mean(x), lambda: jnp.mean(jx)),
                 ("eager clip", lambda: tnp.clip(x, 0, 1), lambda: jnp.clip(jx, 0, 1)),
+                # Eager ops on numpy arguments: each call puts the numpy value on the device first.
+                ("eager x+numpy", lambda: x + host, lambda: jx + host),
+                ("eager sin(numpy)", lambda: tnp.sin(host), lambda: jnp.sin(host)),
+                ("eager sum(numpy)", lambda: tnp.sum(host), lambda: jnp.sum(host)),
                 ("eager scan", lambda: toolkit.lax.scan(scan_body, x, x), lambda: jax.lax.scan(scan_body, jx, jx)),
                 ("eager vmap(jit)", lambda: vf(x[None]), lambda: jvf(jx[None])),
                 ("eager vmap(scan)", lambda: vs(x[None]), lambda: jvs(jx[None])),

@@ -301,6 +301,69 @@ def test_array_and_python_scalar_as_jax(op, scalar, kind):
             assert np.signbit(np.asarray(got, np.float32)).tolist() == np.signbit(np.asarray(want, np.float32)).tolist()
 
 
+# --- eager operations on numpy operands (toolkit.numpy's put of same-typed numpy arrays) ------------------------
+
+@pytest.mark.parametrize("op", ["add", "mul", "lt"])
+@pytest.mark.parametrize("left, right", [
+    ("Array float32", "numpy float32"), ("numpy float32", "Array float32"), ("numpy float32", "numpy float32"),
+    ("Array float32", "numpy float64"), ("numpy int64", "numpy int64"), ("Array int32", "numpy int64"),
+    ("Array float32", "numpy int32"), ("weak Array float32", "numpy float32"), ("Array float32", "numpy float32[]"),
+    ("numpy bool", "Array bool"), ("Array float32", "numpy float32 strided"), ("Array float32[2,3]", "numpy float32[3]"),
+])
+def test_array_and_numpy_operands_as_jax(op, left, right):
+    """Both libraries, twice (the second from the kept executables): values, dtype, weak type and shape as JAX's."""
+    jax = pytest.importorskip("jax")
+    import operator
+
+    fn = getattr(operator, op)
+
+    def make(lib, spec):
+        shape = (2, 3) if "[2,3]" in spec else (3,) if "[3]" in spec else () if "[]" in spec else (6,)
+        dtype = np.dtype(spec.split()[-1 if "strided" not in spec else -2].split("[")[0])
+        value = (np.arange(12) % 5).astype(dtype)[::2] if "strided" in spec \
+            else (np.arange(int(np.prod(shape))) % 5).astype(dtype).reshape(shape)
+        if spec.startswith("numpy"):
+            return value
+        if spec.startswith("weak"):
+            return lib.lax.full(shape, 2.0)
+        return lib.device_put(value)
+    ours, theirs = (make(toolkit, left), make(toolkit, right)), (make(jax, left), make(jax, right))
+    if type(ours[0]) is np.ndarray and type(ours[1]) is np.ndarray:  # numpy's own operators would answer
+        ours, theirs = (toolkit.numpy.asarray(ours[0]), ours[1]), (jax.numpy.asarray(theirs[0]), theirs[1])
+    for _ in range(2):
+        got, want = fn(*ours), fn(*theirs)
+        assert (got.dtype, got.weak_type, got.shape) == (want.dtype, want.weak_type, want.shape)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    for name in ("add", "multiply", "less"):  # toolkit.numpy's functions take two numpy arrays too
+        got, want = getattr(toolkit.numpy, name)(*map(np.asarray, ours)), getattr(jax.numpy, name)(*map(np.asarray, theirs))
+        assert (got.dtype, got.weak_type, got.shape) == (want.dtype, want.weak_type, want.shape)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+
+
+def test_numpy_operands_in_a_trace_stay_constants_of_the_program():
+    values = np.arange(4, dtype=np.float32)
+    f = toolkit.jit(lambda x: x + values)
+    assert "stablehlo.constant" in f.lower(toolkit.device_put(np.ones(4, np.float32))).as_text()
+    np.testing.assert_array_equal(np.asarray(f(np.ones(4, np.float32))), values + 1)
+
+
+@pytest.mark.parametrize("level", ["disallow", "log"])
+def test_numpy_operands_of_eager_operations_are_transfers_under_a_guard_as_jax(level):
+    jax = pytest.importorskip("jax")
+    x = np.ones(4, np.float32)
+    ours, theirs = toolkit.device_put(x), jax.device_put(x)
+    ours + x, theirs + x  # compiled outside the guard
+    outcomes = []
+    for guard, array in ((toolkit.transfer_guard, ours), (jax.transfer_guard, theirs)):
+        with guard(level):
+            try:
+                array + x
+                outcomes.append("ok")
+            except Exception as error:  # jaxlib's JaxRuntimeError in both
+                outcomes.append("Disallowed host-to-device transfer" in str(error))
+    assert outcomes[0] == outcomes[1] == ("ok" if level == "log" else True)
+
+
 def test_warm_eager_x_plus_1_runs_one_primitive(monkeypatch):
     from toolkit.core import tracing
     x = toolkit.device_put(np.ones(8, np.float32))
@@ -436,12 +499,32 @@ def test_numpy_arguments_of_their_parameter_type_are_put_directly(monkeypatch):
         assert not any(shards[0] is strided for shards in put)  # not contiguous: made so first
 
 
+def test_the_last_numpy_call_puts_arrays_of_the_same_type_without_the_general_key(monkeypatch):
+    f = toolkit.jit(lambda x, y, n: (x * n + y.ravel()).sum(), static_argnums=2)
+    x, y = np.arange(6, dtype=np.float32), np.ones((2, 3), np.float32)
+    for i in range(3):  # compiled, then found by the general key twice (then remembered)
+        assert float(f(x + i, y, 2)) == float(((x + i) * 2 + y.ravel()).sum())
+    assert any(type(k) is dispatch.KeptHostArray for k in f._fast_path.last_general.args)
+    keys = []
+    original = dispatch.FastPath.general_key
+    monkeypatch.setattr(dispatch.FastPath, "general_key", lambda self, a, k: keys.append(1) or original(self, a, k))
+    strided = np.arange(12, dtype=np.float32)[::2]  # not contiguous: made so on the way
+    for value in (x * 3, strided, np.zeros(6, np.float32)):  # new values, the same type: put, no general key
+        assert float(f(value, y, 2)) == float((value * 2 + y.ravel()).sum())
+    assert not keys
+    for other in (np.arange(6, dtype=np.float64), np.arange(1, dtype=np.float32), np.arange(6, dtype=np.int32),
+                  np.float32(2.0), x.view(np.matrix)):  # another dtype, shape or type: the general path decides
+        assert float(f(other, y, 2)) == pytest.approx(float((np.asarray(other, np.float32) * 2 + y.ravel()).sum()))
+    assert len(keys) >= 5
+
+
 @pytest.mark.parametrize("level", ["disallow", "log"])
 def test_numpy_arguments_put_directly_are_transfers_under_a_guard_as_jax(level):
     jax = pytest.importorskip("jax")
     x = np.ones(4, np.float32)
     f, g = toolkit.jit(lambda a: a * 2), jax.jit(lambda a: a * 2)
-    f(x), g(x)  # compiled outside the guard
+    f(x), g(x), f(x), f(x)  # compiled outside the guard, the call remembered (FastPath.last_general)
+    assert any(type(k) is dispatch.KeptHostArray for k in f._fast_path.last_general.args)
     outcomes = []
     for guard, fun in ((toolkit.transfer_guard, f), (jax.transfer_guard, g)):
         with guard(level):

@@ -423,21 +423,39 @@ def _default_sharding() -> SingleDeviceSharding:
     return sharding
 
 
+#: (shape, dtype) -> the one ``ShapedArray`` every numpy value of that shape and (canonical) dtype put without a
+#: target gets: eager ops compare their arguments' avals by identity first (``toolkit.dispatch``), so a loop over
+#: fresh numpy values hits as one over device arrays does. Bounded: cleared when full.
+_HOST_ARRAY_AVALS: dict[tuple, ShapedArray] = {}
+HOST_ARRAY_AVALS_MAX = 1024
+
+
 def _put_host_array(value: np.ndarray) -> Array:
     """``value`` (a numpy array of a canonical dtype) on the default device, uncommitted: what ``_put_one(value,
     None)`` makes, without its general checks (every eager operation on a numpy argument comes here)."""
     sharding = _default_sharding()
-    device = sharding._device
-    aval = ShapedArray(value.shape, value.dtype)
-    impl = runtime_arrays.put_shards(aval, sharding._runtime_sharding(value.ndim),
-                                     (np.require(value, requirements="C"),), (device,))
+    key = (value.shape, value.dtype)
+    aval = _HOST_ARRAY_AVALS.get(key)
+    if aval is None:
+        if len(_HOST_ARRAY_AVALS) >= HOST_ARRAY_AVALS_MAX:
+            _HOST_ARRAY_AVALS.clear()
+        aval = _HOST_ARRAY_AVALS[key] = ShapedArray(value.shape, value.dtype)
+    if not value.flags.c_contiguous:  # jaxlib copies from a C-ordered buffer
+        value = np.ascontiguousarray(value)
+    impl = runtime_arrays.put_shards(aval, sharding._runtime_sharding(value.ndim), (value,), (sharding._device,))
     return Array(impl, aval, sharding, False)
+
+
+def put_host_operand(value: np.ndarray) -> Array:
+    """A numpy array (any dtype but object) as an eager operation's operand: in its canonical dtype (numpy's
+    64-bit types are 32-bit with x64 off, as in JAX) on the default device, uncommitted."""
+    dtype = dtypes.canonicalize_dtype(value.dtype)
+    return _put_host_array(value if dtype == value.dtype else value.astype(dtype))
 
 
 def _put_one(x: Any, target: Any) -> Array:
     if target is None and type(x) is np.ndarray and x.dtype.kind != "O":
-        dtype = dtypes.canonicalize_dtype(x.dtype)  # numpy's float64 is float32 with x64 off (JAX's device_put)
-        return _put_host_array(x if dtype == x.dtype else x.astype(dtype))
+        return put_host_operand(x)  # numpy's float64 is float32 with x64 off (JAX's device_put)
     committed = target is not None
     if target is None and isinstance(x, Array) and x.aval.sharding is not None:
         return x  # explicitly sharded: stays as its type says

@@ -225,6 +225,23 @@ class KeptScalar:
 _KEPT_SCALARS = (int, float, bool)
 
 
+@dataclass(frozen=True, slots=True)
+class KeptHostArray:
+    """A numpy argument of the last general hit of exactly its parameter's type, on one device: a later numpy
+    value of the same shape and dtype is put there as :func:`place_argument` puts it (jaxlib's transfer guard
+    sees every upload)."""
+
+    shape: tuple
+    dtype: np.dtype
+    aval: ShapedArray  # the parameter's
+    rsharding: Any
+    devices: tuple
+
+    def placed(self, given: np.ndarray) -> Array:
+        value = given if given.flags.c_contiguous else np.ascontiguousarray(given)
+        return Array(runtime_arrays.put_shards(self.aval, self.rsharding, (value,), self.devices), self.aval)
+
+
 @dataclass(slots=True)
 class LastGeneral:
     """The last hit of :meth:`FastPath.call_general` on Arrays, Python scalars and static arguments only.
@@ -233,7 +250,7 @@ class LastGeneral:
     value of the same type and equal) instead of building and hashing the general key.
     """
 
-    args: tuple  # per position: the static value, the Array's aval, or a KeptScalar
+    args: tuple  # per position: the static value, the Array's aval, a KeptScalar or a KeptHostArray
     kwargs: dict  # the static keyword arguments' values
     kwarg_avals: dict  # the other keyword arguments' (Arrays') avals, by name in sorted order (flattening's)
     generation: int
@@ -407,6 +424,9 @@ class FastPath:
                     leaves.append(given)
                 elif type(kept) is KeptScalar and kept.matches(given):
                     leaves.append(kept.array)
+                elif type(given) is np.ndarray and type(kept) is KeptHostArray and given.shape == kept.shape \
+                        and given.dtype == kept.dtype:
+                    leaves.append(kept.placed(given))
                 else:
                     return None
             for name, value in kwargs.items():
@@ -426,8 +446,8 @@ class FastPath:
 
     def _remember_last_general(self, args: tuple, kwargs: dict, generation: int, state: tuple,
                                entry: FastEntry) -> None:
-        """Remember a hit on Arrays and Python scalars (dynamic arguments) and static values only, for
-        :meth:`_same_as_last`."""
+        """Remember a hit on Arrays, Python scalars and numpy arrays (dynamic arguments; a numpy array of exactly
+        its parameter's type) and static values only, for :meth:`_same_as_last`."""
         if entry.partitioner is not ANY_PARTITIONER:
             return
         static, kwarg_avals = {}, {}
@@ -455,6 +475,11 @@ class FastPath:
                 if placed is None:
                     return
                 kept.append(KeptScalar(kind, value, Array(placed, compiled._in_avals[leaf])))
+            elif kind is np.ndarray and value.ndim:
+                host = _kept_host_array(compiled, value, leaf)
+                if host is None:
+                    return
+                kept.append(host)
             else:
                 return
             leaf += 1
@@ -689,6 +714,17 @@ def call_compiled(compiled: Any, args: tuple, kwargs: dict) -> Any:
 _PLACED_SCALARS: dict[tuple, Any] = {}
 #: The most host scalars kept on devices (then they start over).
 PLACED_SCALARS_MAX = 1024
+
+
+def _kept_host_array(compiled: Any, value: np.ndarray, i: int) -> KeptHostArray | None:
+    """Numpy argument ``value`` (leaf and parameter ``i`` of ``compiled``) as a :class:`LastGeneral` record keeps it,
+    when :func:`place_argument` puts it as it is (its parameter's exact type, one device); else None."""
+    aval = compiled._in_avals[i]
+    if compiled._plan.num_partitions != 1 or value.dtype != aval.dtype or value.shape != aval.shape \
+            or len(compiled._arg_devices[i]) != 1:
+        return None
+    return KeptHostArray(value.shape, value.dtype, aval, compiled._arg_runtime_shardings[i],
+                         tuple(compiled._arg_devices[i]))
 
 
 def placed_host_scalar(compiled: Any, leaf: Any, i: int, position: int) -> Any:

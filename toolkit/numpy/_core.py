@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Sequence, SupportsIndex
 
 import numpy as np
 
-from toolkit.array import Array, _put_one
+from toolkit.array import Array, _put_one, put_host_operand
 from toolkit.core import dtypes, shape_poly, sharding_types, tracing
 from toolkit.core.config import cache_state, flag_value, host_to_device_unguarded
 from toolkit.core.tracing import Tracer
@@ -48,6 +48,8 @@ def typed(x: Any) -> tuple[np.dtype, bool]:
 
 def asarray(x: Any, dtype: Any = None) -> Any:
     """``x`` as a toolkit array (a tracer inside ``jit``), converted to ``dtype`` if given."""
+    if type(x) is np.ndarray and dtype is None and x.dtype.kind != "O" and not tracing._state.builders:
+        return put_host_operand(x)  # what the general path below does for it, without its questions
     if _is_symbolic(x):
         return lax_structural.dimension_as_value(x, dtype)
     if is_array(x):
@@ -246,9 +248,36 @@ def promote_and_broadcast(*args: Any, fun_name: str = "") -> list[Any]:
             if ax.dtype == ay.dtype and ax.shape == ay.shape and not ax.weak_type and not ay.weak_type:
                 return [x, y]
         operands = _array_and_scalar(x, y)
+        if operands is None and (type(x) is np.ndarray or type(y) is np.ndarray):
+            operands = _same_typed_host_arrays(x, y)
         if operands is not None:
             return operands
     return _promote_and_broadcast(args, fun_name)
+
+
+def _same_typed_host_arrays(x: Any, y: Any) -> list[Any] | None:
+    """``promote_and_broadcast(x, y)`` for numpy arrays (not 0-d: those stay host literals) and toolkit Arrays
+    of one strong dtype (a numpy array's canonical one) and one shape, outside any trace: the numpy ones are only
+    put on the device (``x + np_array`` in a loop). None otherwise: the general path decides."""
+    if tracing._state.builders:
+        return None  # inside a trace a numpy value is a constant of the program
+    dtype = shape = None
+    for operand in (x, y):
+        kind = type(operand)
+        if kind is Array:
+            aval = operand.aval
+            if aval.weak_type or aval.sharding is not None:
+                return None
+            operand_dtype, operand_shape = aval.dtype, aval.shape
+        elif kind is np.ndarray and operand.ndim and operand.dtype.kind != "O":
+            operand_dtype, operand_shape = dtypes.canonicalize_dtype(operand.dtype), operand.shape
+        else:
+            return None
+        if dtype is None:
+            dtype, shape = operand_dtype, operand_shape
+        elif operand_dtype != dtype or operand_shape != shape:
+            return None
+    return [put_host_operand(x) if type(x) is np.ndarray else x, put_host_operand(y) if type(y) is np.ndarray else y]
 
 
 #: ``(array dtype, weak, Python scalar type, cache_state())`` -> the ``(dtype, weak)`` they promote to.
