@@ -454,3 +454,89 @@ def test_complex_floor_division_refused_as_jax():
     z = np.array([1 + 1j], np.complex64)
     for name in ("floor_divide", "divmod"):
         _same_error(lambda: getattr(tnp, name)(z, z), lambda: getattr(jnp, name)(z, z))
+
+
+# --- complex order, complex truth, unsigned sign, one-program conversions (2026-11-27 sweep) -------------------
+
+_Z = np.array([1 + 2j, 2 + 1j, 1 + 1j, 1 + 2j, 0j, -1j, 1e-30j, np.inf + 0j], np.complex64)
+_W = np.array([2 + 1j, 1 + 2j, 1 + 2j, 1 + 2j, 0j, 1j, 0j, -np.inf + 1j], np.complex64)
+
+
+@pytest.mark.parametrize("name", ["less", "less_equal", "greater", "greater_equal", "maximum", "minimum",
+                                  "equal", "not_equal", "fmax", "fmin"])
+def test_complex_comparisons_and_extrema_are_lexicographic_as_jax(name):
+    _same(getattr(tnp, name)(_Z, _W), getattr(jnp, name)(_Z, _W))
+    _same(toolkit.jit(getattr(tnp, name))(_Z, _W), jax.jit(getattr(jnp, name))(_Z, _W))
+
+
+@pytest.mark.parametrize("name", ["lt", "le", "gt", "ge", "rem"])
+def test_lax_refuses_complex_order_and_remainder_as_jax(name):
+    # (a complex remainder reached XLA CPU, which crashed compiling it)
+    _same_error(lambda: getattr(tlax, name)(_Z, _W), lambda: getattr(jlax, name)(_Z, _W))
+
+
+@pytest.mark.parametrize("name", ["remainder", "fmod", "mod"])
+def test_numpy_refuses_complex_remainders_as_jax(name):
+    _same_error(lambda: getattr(tnp, name)(_Z, _W), lambda: getattr(jnp, name)(_Z, _W))
+
+
+def test_lax_extrema_of_complex_numbers_as_jax():
+    _same(tlax.max(_Z, _W), jlax.max(_Z, _W))
+    _same(tlax.min(_Z, _W), jlax.min(_Z, _W))
+
+
+@pytest.mark.parametrize("name", ["logical_not", "isinf", "isfinite", "isnan", "count_nonzero", "any", "all"])
+def test_a_complex_number_is_true_when_either_part_is_as_jax(name):
+    _same(getattr(tnp, name)(_Z), getattr(jnp, name)(_Z))
+
+
+def test_complex_to_bool_as_jax():
+    """``astype(bool)`` is the truth (either part nonzero); ``lax.convert_element_type`` keeps the real part."""
+    _same(tnp.asarray(_Z).astype(bool), jnp.asarray(_Z).astype(bool))
+    _same(tnp.astype(_Z, bool), jnp.astype(_Z, bool))
+    with pytest.warns(np.exceptions.ComplexWarning):  # JAX's; toolkit's convert says nothing
+        _same(tlax.convert_element_type(_Z, np.bool_), jlax.convert_element_type(_Z, np.bool_))
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint32, np.int8, np.float32])
+def test_sign_of_every_integer_kind_as_jax(dtype):
+    values = np.array([0, 1, 7, 200 if dtype != np.int8 else -7], dtype)
+    _same(tnp.sign(values), jnp.sign(values))
+    _same(tlax.sign(values), jlax.sign(values))
+
+
+@pytest.mark.parametrize("kw", [{}, {"dx": 0.5}, {"axis": 0}, {"x": np.arange(10.0) ** 2},
+                                {"x": np.arange(3.0) ** 2, "axis": 0}], ids=["plain", "dx", "axis", "x", "x-axis"])
+def test_trapezoid_rounds_as_jax(kw):
+    """JAX sums first and takes half the ends off when the spacing is constant: in ill-conditioned sums (int32
+    extremes in float32) another order of operations gives another answer (7.0 against JAX's 8.5)."""
+    extremes = np.array([0, -1, 1, 5, -7, 2**31 - 1, -2**31, 3, 2, 7], np.int32)
+    y = extremes if "axis" not in kw else np.random.RandomState(0).randn(3, 5).astype(np.float32)
+    _same(tnp.trapezoid(y, **kw), jnp.trapezoid(y, **kw))
+
+
+_F32 = np.array([0.0, -0.0, 1.5, -2.5, 3.0, np.inf, -np.inf, np.nan, 1e-30, 7.0], np.float32)
+_BOOLS = np.roll(np.array([True, False, True, False, True, True, False, False, True, False]), 3)
+
+
+@pytest.mark.parametrize("args", [(_F32, _BOOLS), (_BOOLS, _F32), (_BOOLS, 0), (_BOOLS, -2), (_BOOLS, np.inf),
+                                  (np.array([1, 0, 3]), 0.0)],
+                         ids=["f32*bool", "bool*f32", "bool,0", "bool,-2", "bool,inf", "int,0.0"])
+@pytest.mark.parametrize("name", ["multiply", "divide", "add", "subtract"])
+def test_eager_conversions_run_in_one_program_as_jax(name, args):
+    """XLA simplifies ``x * convert(bool)`` to a select (``inf * False`` is 0, not IEEE's NaN) when the
+    conversion and the operation are one program, as JAX's jitted ufuncs are; so they are here, on numpy and
+    device operands alike."""
+    if name == "subtract" and args[0] is _BOOLS and type(args[1]) is np.ndarray and args[1].dtype == bool:
+        pytest.skip("boolean subtract is an error in both")
+    with np.errstate(all="ignore"):
+        _same(getattr(tnp, name)(*args), getattr(jnp, name)(*args))
+        device = tuple(tnp.asarray(a) if isinstance(a, np.ndarray) else a for a in args)
+        _same(getattr(tnp, name)(*device), getattr(jnp, name)(*args))
+
+
+@pytest.mark.parametrize("name", ["equal", "less", "greater_equal", "not_equal"])
+@pytest.mark.parametrize("args", [(np.array([1, 2, 3], np.int32), 2.5), (2, 3), (2.0, np.array([1, 2, 3], np.int32)),
+                                  (np.array([1.0, 2.0]), np.array([2.0, 1.0]))], ids=["int-float", "ints", "float-int", "arrays"])
+def test_comparisons_of_weak_operands_are_weak_bools_as_jax(name, args):
+    _same(getattr(tnp, name)(*args), getattr(jnp, name)(*args))

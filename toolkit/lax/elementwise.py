@@ -112,18 +112,22 @@ def binary(name: str, kinds: str, *, hlo: str | None = None, derivative: Any = N
 
 
 def compare(name: str, direction: str) -> tuple[Primitive, Callable[..., Any]]:
-    """A comparison (``stablehlo.compare`` with ``direction``) giving bools, and its user function."""
+    """A comparison (``stablehlo.compare`` with ``direction``) giving bools, and its user function. Complex
+    numbers have no order: only ``eq`` and ``ne`` take them (as ``jax.lax``; ``toolkit.numpy``'s comparisons
+    order them lexicographically, as ``jax.numpy``'s)."""
     def rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
         shape = same_shapes(name, x, y)
         same_dtypes(name, x, y)
-        return ShapedArray(shape, dtypes.bool_)
+        if direction not in ("EQ", "NE"):
+            check_dtype(name, x, BOOL + NUMBER.replace("c", ""))
+        return ShapedArray(shape, dtypes.bool_, all_weak(x, y))  # weakly typed operands: a weak bool (JAX's)
     p = family.primitive(name, shape_rule=rule, kind="compare", direction=direction, derivative="zero")
     return p, _user_function(p, name, broadcasts=True)
 
 
 _H, _C = "stablehlo.", "chlo."
 neg_p, neg = unary("neg", NUMBER, hlo=_H + "negate")
-sign_p, sign = unary("sign", NUMBER, hlo=_H + "sign", derivative="zero")
+sign_p, sign = unary("sign", NUMBER, derivative="zero")  # unsigned: not stablehlo.sign's (lowering rule)
 floor_p, floor = unary("floor", FLOAT, hlo=_H + "floor", derivative="zero")
 ceil_p, ceil = unary("ceil", FLOAT, hlo=_H + "ceil", derivative="zero")
 exp_p, exp = unary("exp", INEXACT, hlo=_H + "exponential")
@@ -203,10 +207,10 @@ add_p, add = binary("add", NUMBER, hlo=_H + "add")
 sub_p, sub = binary("sub", NUMBER, hlo=_H + "subtract")
 mul_p, mul = binary("mul", NUMBER, hlo=_H + "multiply")
 div_p, div = binary("div", NUMBER, hlo=_H + "divide")
-rem_p, rem = binary("rem", NUMBER, hlo=_H + "remainder")
+rem_p, rem = binary("rem", INT + FLOAT, hlo=_H + "remainder")  # (XLA CPU crashes on a complex one)
 pow_p, pow = binary("pow", NUMBER, hlo=_H + "power")
-max_p, max = binary("max", BOOL + NUMBER, hlo=_H + "maximum")
-min_p, min = binary("min", BOOL + NUMBER, hlo=_H + "minimum")
+max_p, max = binary("max", BOOL + NUMBER)  # complex: lexicographic, as JAX's (lowering rule)
+min_p, min = binary("min", BOOL + NUMBER)
 and_p, bitwise_and = binary("and", BOOL + INT, hlo=_H + "and", derivative="zero", function="bitwise_and")
 or_p, bitwise_or = binary("or", BOOL + INT, hlo=_H + "or", derivative="zero", function="bitwise_or")
 xor_p, bitwise_xor = binary("xor", BOOL + INT, hlo=_H + "xor", derivative="zero", function="bitwise_xor")

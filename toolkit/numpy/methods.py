@@ -39,6 +39,8 @@ def _transpose(self, *axes):
 def _astype(self, dtype):
     """``a.astype(dtype)``: the values converted to ``dtype`` (``a`` itself when it already has it, strongly typed)."""
     dtype = dtypes.canonicalize_explicit_dtype(dtype, "astype")
+    if dtypes.is_complex(self.dtype) and dtype == dtypes.bool_:
+        return ufuncs.not_equal(self, 0)  # either part nonzero, as toolkit.numpy.astype (and jnp's)
     return self if self.dtype == dtype and not self.weak_type else convert_element_type(self, dtype)
 
 

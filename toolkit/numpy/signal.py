@@ -159,28 +159,28 @@ def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
 
 @compiled_whole(static_argnames=("axis",))
 def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
-    """Integral of ``y`` along ``axis`` by the trapezoidal rule (sample points ``x`` or spacing ``dx``)."""
+    """Integral of ``y`` along ``axis`` by the trapezoidal rule (sample points ``x`` or spacing ``dx``), in
+    ``jnp.trapezoid``'s order of operations (a constant spacing: ``dx * (sum(y) - (y[0] + y[-1]) / 2)``), so
+    the rounding is JAX's."""
     check_arraylike("trapezoid", y, *(() if x is None else (x,)))
     y = asarray(y)
     axis = canonical_axis(axis, y.ndim)
     if x is None:
         y, = promote_inexact(y)
-        dx_ = dx
+        spacing = asarray(dx)
+        if spacing.ndim > 0:
+            spacing = shapes.reshape(spacing, (1,) * (y.ndim - spacing.ndim) + tuple(spacing.shape))
+            spacing = shapes.moveaxis(spacing, axis, -1)
     else:
         x = asarray(x)
         y, x = promote_inexact(y, x)
-        if x.ndim == 1:
-            dx_ = diff(x)
-            shape = [1] * y.ndim
-            shape[axis] = dx_.shape[0]
-            dx_ = shapes.reshape(dx_, tuple(shape))
-        else:
-            dx_ = diff(x, axis=axis)
+        spacing = diff(x) if x.ndim == 1 else shapes.moveaxis(diff(x, axis=axis), axis, -1)
     y = shapes.moveaxis(y, axis, -1)
-    if not isinstance(dx_, (int, float)) and np.ndim(dx_) > 0:
-        dx_ = shapes.moveaxis(dx_, axis, -1)
-    mid = ufuncs.multiply(ufuncs.add(y[..., 1:], y[..., :-1]), 0.5)
-    return reductions.sum(ufuncs.multiply(dx_, mid), -1)
+    if spacing.ndim == 0 or spacing.shape[-1] == 1:  # constant along the axis
+        step = spacing if spacing.ndim == 0 else spacing[..., 0]
+        ends = ufuncs.multiply(0.5, ufuncs.add(y[..., 0], y[..., -1]))
+        return ufuncs.multiply(step, ufuncs.subtract(reductions.sum(y, -1), ends))
+    return ufuncs.multiply(0.5, reductions.sum(ufuncs.multiply(spacing, ufuncs.add(y[..., 1:], y[..., :-1])), -1))
 
 
 @compiled_whole(static_argnames=("axis",))

@@ -34,13 +34,41 @@ from toolkit.numpy._core import (
 
 
 def _converts_or_broadcasts(x: Any, y: Any) -> bool:
-    """Two Arrays outside any trace whose shapes or dtypes differ: promoting and broadcasting them binds
-    operations of their own (a broadcast, a convert), each its own executable when run eagerly. JAX's ufuncs
-    are jitted, so its eager ``x - x.max(1, keepdims=True)`` is one program; such calls here run one too."""
-    if type(x) is not Array or type(y) is not Array or tracing._state.builders or sharding_types._overrides:
+    """Operands outside any trace that promoting and broadcasting changes (Arrays or numpy arrays of different
+    shapes or dtypes; an Array a Python scalar converts: ``bool_array * 2.5``). Each conversion and broadcast
+    would be an executable of its own when run eagerly; JAX's ufuncs are jitted, so its eager
+    ``x - x.max(1, keepdims=True)`` is one program, and XLA simplifies that program as a whole
+    (``f32 * convert(bool)`` is a select there: ``inf * False`` is 0 in JAX, not IEEE's NaN). Such calls run as
+    one program here too."""
+    if tracing._state.builders or sharding_types._overrides:
         return False
-    ax, ay = x.aval, y.aval
-    return (ax.shape != ay.shape or ax.dtype != ay.dtype) and ax.sharding is None and ay.sharding is None
+    kind_x, kind_y = type(x), type(y)
+    if kind_x is Array and kind_y is Array:
+        ax, ay = x.aval, y.aval
+        return (ax.shape != ay.shape or ax.dtype != ay.dtype) and ax.sharding is None and ay.sharding is None
+    if kind_x in _SCALAR_KINDS or kind_y in _SCALAR_KINDS:  # an Array the scalar's kind converts
+        array, scalar_kind = (y, kind_x) if kind_x in _SCALAR_KINDS else (x, kind_y)
+        if type(array) is Array:
+            return array.aval.sharding is None and _KIND_RANK[array.aval.dtype.kind] < _SCALAR_KINDS[scalar_kind]
+        return type(array) is np.ndarray and array.ndim > 0 \
+            and _KIND_RANK.get(array.dtype.kind, 3) < _SCALAR_KINDS[scalar_kind]
+    if kind_x is np.ndarray or kind_y is np.ndarray:  # with an Array or another numpy array
+        shapes_dtypes = []
+        for operand, kind in ((x, kind_x), (y, kind_y)):
+            if kind is Array and operand.aval.sharding is None:
+                shapes_dtypes.append((operand.aval.shape, operand.aval.dtype))
+            elif kind is np.ndarray and operand.ndim and operand.dtype.kind != "O":
+                shapes_dtypes.append((operand.shape, dtypes.canonicalize_dtype(operand.dtype)))
+            else:
+                return False
+        return shapes_dtypes[0] != shapes_dtypes[1]
+    return False
+
+
+#: Python scalar types by the rank of their kind (bool < int < float < complex), and array dtype kinds alike:
+#: an Array whose kind ranks below its scalar operand's converts.
+_SCALAR_KINDS = {bool: 0, int: 1, float: 2, complex: 3}
+_KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "V": 2, "c": 3}
 
 
 def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = False, bool_op: Any = None):
@@ -55,6 +83,10 @@ def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = Fa
             raise TypeError(f"{name} is only defined for integer and bool arrays, got {_dt(x).name}")
         if bool_op is not None and dtypes.is_bool(_dt(x)):
             return bool_op(x, y)
+        if op in _ORDERS and dtypes.is_complex(_dt(x)):  # lexicographic: real parts, then imaginary (JAX's)
+            rx, ry = lax_elementwise.real(x), lax_elementwise.real(y)
+            return lax_elementwise.select(lax_elementwise.eq(rx, ry),
+                                          op(lax_elementwise.imag(x), lax_elementwise.imag(y)), op(rx, ry))
         return op(x, y)
 
     def fn(x: Any, y: Any) -> Any:
@@ -67,6 +99,10 @@ def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = Fa
     whole = compiled_whole()(apply)
     fn.__doc__ = f"Elementwise ``{name}`` with broadcasting."
     return fn
+
+
+#: The order comparisons (``toolkit.lax``'s refuse complex numbers; ``toolkit.numpy``'s order them).
+_ORDERS = (lax_elementwise.lt, lax_elementwise.le, lax_elementwise.gt, lax_elementwise.ge)
 
 
 def _dt(x: Any) -> np.dtype:
@@ -139,7 +175,11 @@ def logical_not(x: Any) -> Any:
 
 
 def _bool(x: Any) -> Any:
+    """The truth of ``x``: ``x != 0`` (JAX's ``_to_bool``; a complex number is true when either part is nonzero,
+    where converting it to bool looks at its real part only)."""
     x = asarray(x) if not is_array(x) else x
+    if dtypes.is_complex(x.dtype):
+        return lax_elementwise.ne(x, _full_like(x, np.zeros((), x.dtype)))
     return x if x.dtype == dtypes.bool_ else lax_elementwise.convert_element_type(x, dtypes.bool_)
 
 
@@ -383,9 +423,12 @@ def isnan(x: Any) -> Any:
 
 @compiled_whole()
 def isinf(x: Any) -> Any:
-    """Elementwise: whether ``x`` is +inf or -inf (as ``jnp.isinf``); always False for non-float types."""
+    """Elementwise: whether ``x`` is +inf or -inf (as ``jnp.isinf``; a complex number when either part is);
+    always False for integer and bool types."""
     check_arraylike("isinf", x)
     x = asarray(x) if not is_array(x) else x
+    if dtypes.is_complex(x.dtype):
+        return logical_or(isinf(lax_elementwise.real(x)), isinf(lax_elementwise.imag(x)))
     if not dtypes.is_float(x.dtype):
         return asarray(np.zeros(x.shape, bool))
     return lax_elementwise.eq(lax_elementwise.abs(x), _full_like(x, np.asarray(np.inf, x.dtype)))
@@ -515,8 +558,8 @@ def signbit(x: Any, /) -> Any:
     x = asarray(x)
     if dtypes.is_bool(x.dtype) or dtypes.is_unsigned(x.dtype):
         return broadcast_to(np.asarray(False), x.shape)
-    if dtypes.is_integer(x.dtype):
-        return lax_elementwise.lt(x, _const(x, 0))
+    if dtypes.is_integer(x.dtype):  # against a strong zero: a strong bool, as JAX's (_constant_like)
+        return lax_elementwise.lt(x, broadcast_to(np.asarray(0, x.dtype), x.shape))
     _no_complex("signbit", x)
     int_type = {2: np.int16, 4: np.int32, 8: np.int64}[x.dtype.itemsize]
     bits = lax_elementwise.bitcast_convert_type(x, int_type)

@@ -163,3 +163,33 @@ def conversions():
     print(lowered_text(lambda x: lax.bitcast_convert_type(x, np.int32), f32))
     # CHECK: stablehlo.bitcast_convert %arg0 : (tensor<2x3xf32>) -> tensor<2x3x2xui16>
     print(lowered_text(lambda x: lax.bitcast_convert_type(x, np.uint16), f32))
+
+
+@run
+def sign_of_unsigned():
+    # CHECK-LABEL: TEST: sign_of_unsigned
+    # stablehlo.sign takes no unsigned integers: x != 0, converted (JAX's).
+    # CHECK: %[[NZ:.*]] = stablehlo.compare  NE, %arg0, %{{.*}},  UNSIGNED
+    # CHECK: stablehlo.convert %[[NZ]] : (tensor<2x3xi1>) -> tensor<2x3xui8>
+    # CHECK-NOT: stablehlo.sign
+    print(lowered_text(lax.sign, u8))
+
+
+@run
+def complex_extrema():
+    # CHECK-LABEL: TEST: complex_extrema
+    # By real part, then imaginary part, as JAX lowers them.
+    # CHECK: %[[RX:.*]] = stablehlo.real %arg0
+    # CHECK: %[[RY:.*]] = stablehlo.real %arg1
+    # CHECK: %[[IX:.*]] = stablehlo.imag %arg0
+    # CHECK: %[[IY:.*]] = stablehlo.imag %arg1
+    # CHECK: %[[EQ:.*]] = stablehlo.compare  EQ, %[[RX]], %[[RY]],  FLOAT
+    # CHECK: %[[BYI:.*]] = stablehlo.compare  GT, %[[IX]], %[[IY]],  FLOAT
+    # CHECK: %[[BYR:.*]] = stablehlo.compare  GT, %[[RX]], %[[RY]],  FLOAT
+    # CHECK: %[[PICK:.*]] = stablehlo.select %[[EQ]], %[[BYI]], %[[BYR]]
+    # CHECK: stablehlo.select %[[PICK]], %arg0, %arg1 : tensor<2x3xi1>, tensor<2x3xcomplex<f32>>
+    # CHECK-NOT: stablehlo.maximum
+    print(lowered_text(lax.max, c64, c64))
+    # CHECK: stablehlo.compare  LT
+    # CHECK-NOT: stablehlo.minimum
+    print(lowered_text(lax.min, c64, c64))

@@ -34,6 +34,40 @@ def _round(ctx, x, *, rounding_method):
     return (stablehlo.RoundNearestEvenOp(x) if rounding_method == 1 else stablehlo.RoundOp(x)).result
 
 
+@register_lowering(elementwise.sign_p)
+def _sign(ctx, x):
+    # stablehlo.sign takes signed integers, floats and complex numbers; an unsigned one is x != 0 (JAX's).
+    aval = ctx.avals_in[0]
+    if not dtypes.is_unsigned(aval.dtype):
+        return stablehlo.SignOp(x).result
+    zero = ctx.broadcast(ctx.constant(0, aval.update(shape=())), aval)
+    nonzero = stablehlo.CompareOp(x, zero, stablehlo.ComparisonDirectionAttr.get("NE"),
+                                  compare_type=stablehlo.ComparisonTypeAttr.get("UNSIGNED")).result
+    return stablehlo.ConvertOp(ctx.out_type, nonzero).result
+
+
+def _extremum_rule(op, direction: str):
+    # Complex numbers by real part, then imaginary part (JAX's lowering); stablehlo's maximum/minimum order them
+    # otherwise on XLA CPU.
+    def rule(ctx, x, y):
+        if not dtypes.is_complex(ctx.avals_in[0].dtype):
+            return op(x, y).result
+        float_type = compare_type(ctx.avals_in[0].dtype)
+
+        def cmp(a, b, how):
+            return stablehlo.CompareOp(a, b, stablehlo.ComparisonDirectionAttr.get(how),
+                                       compare_type=stablehlo.ComparisonTypeAttr.get(float_type)).result
+        rx, ry = stablehlo.RealOp(x).result, stablehlo.RealOp(y).result
+        ix, iy = stablehlo.ImagOp(x).result, stablehlo.ImagOp(y).result
+        pick_x = stablehlo.SelectOp(cmp(rx, ry, "EQ"), cmp(ix, iy, direction), cmp(rx, ry, direction)).result
+        return stablehlo.SelectOp(pick_x, x, y).result
+    return rule
+
+
+register_lowering(elementwise.max_p)(_extremum_rule(stablehlo.MaxOp, "GT"))
+register_lowering(elementwise.min_p)(_extremum_rule(stablehlo.MinOp, "LT"))
+
+
 
 
 def compare_type(dtype) -> str:
@@ -108,13 +142,14 @@ def _convert(ctx, x, *, new_dtype, weak_type):
     if src == new_dtype:
         return x
     if dtypes.is_complex(src) and not dtypes.is_complex(new_dtype):
-        x = stablehlo.RealOp(x).result  # complex -> real drops the imaginary part, as numpy does
+        # complex -> real (bool too) drops the imaginary part, as numpy and JAX's convert_element_type do
+        # (toolkit.numpy's truth of a complex number, x != 0, is a comparison instead).
+        x = stablehlo.RealOp(x).result
+        src = dtypes.float32 if src == dtypes.complex64 else dtypes.float64
     if new_dtype == dtypes.bool_ and not dtypes.is_bool(src):
         # x != 0, not a truncating convert.
-        zero = ctx.constant(0, ctx.avals_in[0].update(shape=(), dtype=src if not dtypes.is_complex(src) else
-                                                      (dtypes.float32 if src == dtypes.complex64 else dtypes.float64)))
-        zero = ctx.broadcast(zero, ctx.avals_in[0].update(dtype=ctx.avals_in[0].dtype if not dtypes.is_complex(src) else
-                                                       (dtypes.float32 if src == dtypes.complex64 else dtypes.float64)))
+        zero = ctx.broadcast(ctx.constant(0, ctx.avals_in[0].update(shape=(), dtype=src)),
+                             ctx.avals_in[0].update(dtype=src))
         return stablehlo.CompareOp(x, zero, stablehlo.ComparisonDirectionAttr.get("NE"),
                                    compare_type=stablehlo.ComparisonTypeAttr.get(compare_type(src))).result
     return stablehlo.ConvertOp(ctx.out_type, x).result
