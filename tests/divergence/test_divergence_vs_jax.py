@@ -540,3 +540,61 @@ def test_eager_conversions_run_in_one_program_as_jax(name, args):
                                   (np.array([1.0, 2.0]), np.array([2.0, 1.0]))], ids=["int-float", "ints", "float-int", "arrays"])
 def test_comparisons_of_weak_operands_are_weak_bools_as_jax(name, args):
     _same(getattr(tnp, name)(*args), getattr(jnp, name)(*args))
+
+
+_ZS = np.array([0, 1 + 1j, -1j, 2.5, np.inf, np.nan, -3 + 0j, 1e-30j, 7, 1j, 0.5 + 1e-20j, 100j], np.complex64)
+
+
+@pytest.mark.parametrize("name", ["sin", "cos", "sinc", "tan", "sinh", "cosh"])
+def test_complex_sine_and_cosine_as_jax(name):
+    """stablehlo.sine on XLA CPU loses a tiny imaginary part (sin(1e-30j) was 0): JAX's formula keeps it."""
+    with np.errstate(all="ignore"):
+        _same(getattr(tnp, name)(_ZS), getattr(jnp, name)(_ZS))
+
+
+def test_complex_step_derivative_of_sine():
+    h = 1e-20
+    derivative = toolkit.jit(lambda x: tnp.sin(x + 1j * h).imag / h)(np.float32(0.5))
+    np.testing.assert_allclose(float(derivative), np.cos(0.5), rtol=1e-6)
+
+
+@pytest.mark.parametrize("value", [np.array([2, 0, -4], np.int32), np.array([True, False]), 2, 2.0,
+                                   np.array([2], np.uint8), np.array([1 + 1j], np.complex64)],
+                         ids=["int32", "bool", "python-int", "python-float", "uint8", "complex"])
+def test_reciprocal_of_integers_is_a_float_as_jax(value):
+    _same(tnp.reciprocal(value), jnp.reciprocal(value))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.bool_, np.int32, np.float16])
+def test_cumulative_sum_promotes_narrow_integers_as_jax(dtype):
+    values = np.array([100, 100, 100], dtype) if dtype != np.bool_ else np.array([True] * 3)
+    _same(tnp.cumulative_sum(values), jnp.cumulative_sum(values))
+    _same(tnp.cumulative_sum(values, include_initial=True), jnp.cumulative_sum(values, include_initial=True))
+    _same(tnp.cumulative_prod(values), jnp.cumulative_prod(values))
+
+
+def test_square_and_diff_of_booleans_as_jax():
+    b = np.array([True, False, False, True])
+    for name in ("square", "diff"):
+        _same(getattr(tnp, name)(b), getattr(jnp, name)(b))
+    _same(tnp.diff(b, n=2), jnp.diff(b, n=2))
+    _same(tnp.square(True), jnp.square(True))
+
+
+def test_the_divergence_sweep_compares_outcomes_and_prints_differences(capsys):
+    """scripts/divergence_sweep.py (the whole sweep takes minutes: run it by hand, see its docstring)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "divergence_sweep.py"
+    spec = importlib.util.spec_from_file_location("divergence_sweep", path)
+    sweep = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(sweep)
+    values = np.array([1.0, -0.0], np.float32)
+    assert sweep._difference(sweep._outputs(tnp.asarray(values)), sweep._outputs(jnp.asarray(values))) is None
+    zeros = np.array([0.0], np.float32)
+    assert "sign bits" in sweep._difference(sweep._outputs(tnp.asarray(-zeros)), sweep._outputs(jnp.asarray(zeros)))
+    assert "weak type" in sweep._difference(sweep._outputs(tnp.asarray(1.0)), sweep._outputs(jnp.float32(1.0)))
+    assert not sweep._compare("add", ("f32", "f32"), (values, values))
+    assert sweep._compare("no_such_function", ("f32",), (values,)) is False
+    assert capsys.readouterr().out == ""

@@ -392,7 +392,9 @@ cumsum = _cumulative("cumsum")
 cumprod = _cumulative("cumprod")
 
 
-def _array_api_cumulative(name: str, fn: Any, identity: int):
+def _array_api_cumulative(name: str, fn: Any, identity: int, promote_integers: bool = False):
+    """``promote_integers``: narrow integers accumulate in the default ones, as ``jnp.cumulative_sum``'s (not its
+    ``cumsum``'s, nor ``cumulative_prod``'s)."""
     def cumulative(x: Any, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False) -> Any:
         check_arraylike(name, x)
         x = asarray(x)
@@ -405,6 +407,8 @@ def _array_api_cumulative(name: str, fn: Any, identity: int):
                                  "value. The axis argument is only optional for one-dimensional arrays.")
             axis = 0
         axis = canonical_axis(axis, x.ndim)
+        if dtype is None and promote_integers and (dtypes.is_integer(x.dtype) or dtypes.is_bool(x.dtype)):
+            dtype = _promote_integers(x.dtype)
         out = fn(x, axis=axis, dtype=dtype)
         if include_initial:
             shape = list(out.shape)
@@ -418,5 +422,5 @@ def _array_api_cumulative(name: str, fn: Any, identity: int):
     return cumulative
 
 
-cumulative_sum = _array_api_cumulative("cumulative_sum", cumsum, 0)
+cumulative_sum = _array_api_cumulative("cumulative_sum", cumsum, 0, promote_integers=True)
 cumulative_prod = _array_api_cumulative("cumulative_prod", cumprod, 1)

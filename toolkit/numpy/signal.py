@@ -24,7 +24,8 @@ from toolkit.numpy.indexing import getitem
 
 @compiled_whole(static_argnames=("n", "axis"))
 def diff(a: Any, n: int = 1, axis: int = -1) -> Any:
-    """``n``-th discrete difference along ``axis``: ``a[1:] - a[:-1]`` repeated ``n`` times."""
+    """``n``-th discrete difference along ``axis``: ``a[1:] - a[:-1]`` repeated ``n`` times (for booleans
+    ``a[1:] != a[:-1]``, as numpy's and JAX's)."""
     check_arraylike("diff", a)
     a = asarray(a)
     axis = canonical_axis(axis, a.ndim)
@@ -34,7 +35,8 @@ def diff(a: Any, n: int = 1, axis: int = -1) -> Any:
         hi = [slice(None)] * a.ndim
         lo = [slice(None)] * a.ndim
         hi[axis], lo[axis] = slice(1, None), slice(None, -1)
-        a = ufuncs.subtract(getitem(a, tuple(hi)), getitem(a, tuple(lo)))
+        op = ufuncs.not_equal if dtypes.is_bool(a.dtype) else ufuncs.subtract
+        a = op(getitem(a, tuple(hi)), getitem(a, tuple(lo)))
     return a
 
 

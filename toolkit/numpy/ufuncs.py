@@ -451,16 +451,22 @@ around = round
 
 
 def square(x: Any) -> Any:
-    """``x * x`` elementwise (as ``jnp.square``), in ``x``'s dtype."""
+    """``x * x`` elementwise (as ``jnp.square``), in ``x``'s dtype; booleans as the default int (JAX's
+    ``promote_dtypes_numeric``)."""
     check_arraylike("square", x)
-    return lax_elementwise.integer_pow(asarray(x) if not is_array(x) else x, 2)
+    x = asarray(x) if not is_array(x) else x
+    if dtypes.is_bool(x.dtype):
+        x = convert(x, dtypes.default_int_dtype(), x.weak_type)
+    return lax_elementwise.integer_pow(x, 2)
 
 
 @compiled_whole()
 def reciprocal(x: Any) -> Any:
-    """``1 / x`` elementwise (as ``jnp.reciprocal``); for integers, the floor division ``1 // x``."""
+    """``1 / x`` elementwise, as ``jnp.reciprocal``: integers and booleans become the default float first
+    (``reciprocal(2)`` is 0.5, where numpy's integer reciprocal is 0)."""
     check_arraylike("reciprocal", x)
-    return true_divide(1, x) if not dtypes.is_integer(asarray(x).dtype) else floor_divide(1, x)
+    x, = promote_inexact(x)
+    return lax_elementwise.integer_pow(x, -1)
 
 
 def logaddexp(x: Any, y: Any) -> Any:

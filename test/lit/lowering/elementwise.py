@@ -193,3 +193,21 @@ def complex_extrema():
     # CHECK: stablehlo.compare  LT
     # CHECK-NOT: stablehlo.minimum
     print(lowered_text(lax.min, c64, c64))
+
+
+@run
+def complex_sine_and_cosine():
+    # CHECK-LABEL: TEST: complex_sine_and_cosine
+    # From the real parts, sinh and cosh through expm1 (JAX's formula): a tiny imaginary part survives.
+    # CHECK: %[[A:.*]] = stablehlo.real %arg0
+    # CHECK: %[[B:.*]] = stablehlo.imag %arg0
+    # CHECK: stablehlo.sine %[[A]] : tensor<2x3xf32>
+    # CHECK: stablehlo.cosine %[[A]] : tensor<2x3xf32>
+    # CHECK: stablehlo.exponential_minus_one %[[B]]
+    # CHECK: %[[ZERO:.*]] = stablehlo.compare  EQ, %[[A]]
+    # CHECK: stablehlo.select %[[ZERO]], %{{.*}}, %{{.*}} : tensor<2x3xi1>, tensor<2x3xcomplex<f32>>
+    # CHECK-NOT: stablehlo.sine %arg0
+    print(lowered_text(lax.sin, c64))
+    # CHECK: stablehlo.negate
+    # CHECK-NOT: stablehlo.cosine %arg0
+    print(lowered_text(lax.cos, c64))

@@ -46,6 +46,40 @@ def _sign(ctx, x):
     return stablehlo.ConvertOp(ctx.out_type, nonzero).result
 
 
+def _trig_rule(op, cosine: bool):
+    # A complex sine or cosine from real parts, as JAX lowers them: sinh and cosh through expm1, so a tiny
+    # imaginary part survives (sin(1e-30j) is 1e-30j; stablehlo.sine on XLA CPU gives 0, which breaks
+    # complex-step derivatives), and no NaN from inf * 0 when the real part is 0.
+    def rule(ctx, x):
+        aval = ctx.avals_in[0]
+        if not dtypes.is_complex(aval.dtype):
+            return op(x).result
+        part = aval.update(dtype=dtypes.float32 if aval.dtype == dtypes.complex64 else dtypes.float64)
+
+        def constant(value):
+            return ctx.broadcast(ctx.constant(value, part.update(shape=())), part)
+        a, b = stablehlo.RealOp(x).result, stablehlo.ImagOp(x).result
+        zero, two = constant(0), constant(2)
+        sn, cs = stablehlo.SineOp(a).result, stablehlo.CosineOp(a).result
+        e1m = stablehlo.Expm1Op(b).result
+        e2m = stablehlo.Expm1Op(stablehlo.NegOp(b).result).result
+        snh = stablehlo.DivOp(stablehlo.SubtractOp(e1m, e2m).result, two).result
+        csh = stablehlo.DivOp(stablehlo.AddOp(stablehlo.AddOp(e1m, e2m).result, two).result, two).result
+        if cosine:
+            re, im = stablehlo.MulOp(cs, csh).result, stablehlo.MulOp(stablehlo.NegOp(sn).result, snh).result
+        else:
+            re, im = stablehlo.MulOp(sn, csh).result, stablehlo.MulOp(cs, snh).result
+        a_is_zero = stablehlo.CompareOp(a, zero, stablehlo.ComparisonDirectionAttr.get("EQ"),
+                                        compare_type=stablehlo.ComparisonTypeAttr.get("FLOAT")).result
+        on_axis = stablehlo.ComplexOp(re, zero) if cosine else stablehlo.ComplexOp(zero, im)
+        return stablehlo.SelectOp(a_is_zero, on_axis.result, stablehlo.ComplexOp(re, im).result).result
+    return rule
+
+
+register_lowering(elementwise.sin_p)(_trig_rule(stablehlo.SineOp, cosine=False))
+register_lowering(elementwise.cos_p)(_trig_rule(stablehlo.CosineOp, cosine=True))
+
+
 def _extremum_rule(op, direction: str):
     # Complex numbers by real part, then imaginary part (JAX's lowering); stablehlo's maximum/minimum order them
     # otherwise on XLA CPU.
