@@ -598,3 +598,32 @@ def test_the_divergence_sweep_compares_outcomes_and_prints_differences(capsys):
     assert not sweep._compare("add", ("f32", "f32"), (values, values))
     assert sweep._compare("no_such_function", ("f32",), (values,)) is False
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("name", ["left_shift", "right_shift", "bitwise_left_shift", "bitwise_right_shift"])
+def test_shifts_take_booleans_as_ints_as_jax(name):
+    b = np.array([True, False, True])
+    for args in [(b, b), (True, b), (True, True), (b, 1), (np.array([8], np.uint8), np.array([1], np.uint8)),
+                 (np.array([-8], np.int8), 1)]:
+        _same(getattr(tnp, name)(*args), getattr(jnp, name)(*args))
+    _same_error(lambda: getattr(tnp, name)(np.array([1.5]), 1), lambda: getattr(jnp, name)(np.array([1.5]), 1))
+
+
+_X64_INEXACT_CASES = [("square", "bool"), ("floor_divide", "bool2"), ("remainder", "bool2"), ("power", "bool2"),
+                      ("left_shift", "bool2"), ("divmod", "bool2"), ("rint", "int32"), ("unwrap", "int32"),
+                      ("sin", "int32"), ("true_divide", "int32 by 2"), ("arctan2", "int32 twice"), ("sin", "3"),
+                      ("reciprocal", "int32"), ("histogram", "int32"), ("linspace", "0, 10")]
+
+
+@pytest.mark.x64
+@pytest.mark.parametrize("name, inputs", _X64_INEXACT_CASES, ids=[f"{n}-{i}" for n, i in _X64_INEXACT_CASES])
+def test_x64_result_types_as_jax(name, inputs):
+    """With x64 on, integers up to 32 bits (and bools) become float32 where a function needs a float (JAX's
+    to_inexact_dtype; 64-bit ones float64), except where JAX takes the default float (rint, unwrap); booleans
+    become int32 where a function needs a number (to_numeric_dtype)."""
+    b, i = np.array([True, False, True]), np.array([1, 2, 3], np.int32)
+    args = {"bool": (b,), "bool2": (b, b), "int32": (i,), "int32 by 2": (i, 2), "int32 twice": (i, i), "3": (3,),
+            "0, 10": (0, 10)}[inputs]
+    ours, theirs = getattr(tnp, name)(*args), getattr(jnp, name)(*args)
+    for o, t in zip(_outputs(ours), _outputs(theirs), strict=True):
+        _same(o, t, rtol=1e-6)

@@ -104,6 +104,15 @@ def default_float_dtype() -> np.dtype:
     return float64 if x64_enabled() else float32
 
 
+def to_inexact_dtype(dtype: np.dtype) -> np.dtype:
+    """The floating type a non-floating ``dtype`` becomes where a function needs one (JAX's
+    ``to_inexact_dtype``, canonicalized): bools and integers up to 32 bits float32, 64-bit integers float64
+    (float32 with x64 off); inexact types stay. With x64 on ``sin(int32_array)`` is float32, as in JAX."""
+    if is_inexact(dtype):
+        return dtype
+    return canonicalize_dtype(float64 if np.dtype(dtype).itemsize == 8 else float32)
+
+
 def default_complex_dtype() -> np.dtype:
     """The type of Python complex numbers: ``complex128`` with x64 on, else ``complex64``."""
     return complex128 if x64_enabled() else complex64

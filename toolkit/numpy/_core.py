@@ -229,8 +229,7 @@ def promote_inexact(*args: Any) -> list[Any]:
     default float when that is not floating, all weakly typed when the promotion's result is (int32 with a Python
     float is a weak float, as in JAX's lattice)."""
     dtype, weak = result_dtype(*args)
-    if not dtypes.is_inexact(dtype):
-        dtype = dtypes.default_float_dtype()
+    dtype = dtypes.to_inexact_dtype(dtype)
     return [convert(a, dtype, weak) for a in args]
 
 

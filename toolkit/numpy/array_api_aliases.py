@@ -19,7 +19,7 @@ from toolkit.core import dtypes
 from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.numpy import setops, shapes, ufuncs
-from toolkit.numpy._core import asarray, check_arraylike, convert, is_array, promote_and_broadcast
+from toolkit.numpy._core import asarray, check_arraylike, convert, is_array
 
 
 def _operand(name: str, x: Any) -> Any:
@@ -95,23 +95,15 @@ def bitwise_invert(x: Any, /) -> Any:
     return ufuncs.invert(_operand("bitwise_invert", x))
 
 
-def _numeric_pair(name: str, x: Any, y: Any) -> list[Any]:
-    check_arraylike(name, x, y)
-    out = promote_and_broadcast(x, y)
-    if not (dtypes.is_integer(out[0].dtype) or dtypes.is_bool(out[0].dtype)):
-        raise TypeError(f"{name} is only defined for integer and bool arrays, got {out[0].dtype.name}")
-    return out
-
-
 def bitwise_left_shift(x: Any, y: Any, /) -> Any:
-    """Elementwise ``x << y`` (the Array API's name of ``left_shift``)."""
-    return lax_elementwise.shift_left(*_numeric_pair("bitwise_left_shift", x, y))
+    """Elementwise ``x << y`` (the Array API's name of ``left_shift``, as JAX's: booleans shift as ints)."""
+    check_arraylike("bitwise_left_shift", x, y)
+    return ufuncs.left_shift(x, y)
 
 
 def bitwise_right_shift(x: Any, y: Any, /) -> Any:
     """Elementwise ``x >> y`` (the Array API's name of ``right_shift``): logical for unsigned integers."""
     check_arraylike("right_shift", x, y)  # JAX's bitwise_right_shift is right_shift: its name in the check
-    _numeric_pair("bitwise_right_shift", x, y)
     return ufuncs.right_shift(x, y)
 
 

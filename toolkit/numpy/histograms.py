@@ -29,7 +29,7 @@ from toolkit.numpy.spaced_values import _linspace0
 
 
 def _inexact_dtype(dtype: np.dtype) -> np.dtype:
-    return dtype if dtypes.is_inexact(dtype) else dtypes.default_float_dtype()
+    return dtypes.to_inexact_dtype(dtype)
 
 
 def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any = None) -> Any:  # noqa: A002

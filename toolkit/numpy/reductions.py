@@ -199,11 +199,6 @@ def _count(a: Any, axes: tuple, keepdims: bool, where: Any, dtype: np.dtype) -> 
     return sum(mask, axes, dtype=dtype, keepdims=keepdims)
 
 
-def _mean_dtype(dtype: np.dtype) -> np.dtype:
-    # JAX's to_inexact_dtype: a 64-bit integer gives float64 (then canonicalized), others float32.
-    return dtypes.canonicalize_dtype(dtypes.float64 if dtype.itemsize == 8 else dtypes.float32)
-
-
 @compiled_whole(static_argnames=("axis", "dtype", "keepdims"), lists_as_tuples=True)
 def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False, *,
          where: Any = None) -> Any:
@@ -215,7 +210,7 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
     where = check_where("mean", where)
     axes = canonical_axes(axis, a.ndim)
     result_dtype = dtypes.canonicalize_explicit_dtype(dtype, "mean") if dtype is not None else \
-        (a.dtype if dtypes.is_inexact(a.dtype) else _mean_dtype(a.dtype))
+        (a.dtype if dtypes.is_inexact(a.dtype) else dtypes.to_inexact_dtype(a.dtype))
     computation = _upcast_low_precision(result_dtype)
     total = sum(a, axes, dtype=computation, keepdims=keepdims, where=where)
     result = true_divide(total, _count(a, axes, keepdims, where, computation))
@@ -233,7 +228,7 @@ def _var_types(a_dtype: np.dtype, dtype: np.dtype | None) -> tuple[np.dtype, np.
                              "(as jax.numpy.var)")
         computation = dtype
     elif not dtypes.is_inexact(a_dtype):
-        dtype = computation = _mean_dtype(a_dtype)
+        dtype = computation = dtypes.to_inexact_dtype(a_dtype)
     else:
         dtype = np.array(0, a_dtype).real.dtype
         computation = a_dtype

@@ -189,7 +189,9 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
 def unwrap(p: Any, discont: Any = None, axis: int = -1, period: Any = 2 * np.pi) -> Any:
     """Phases ``p`` with jumps larger than ``discont`` (default ``period / 2``) along ``axis`` removed."""
     check_arraylike("unwrap", p)
-    p, = promote_inexact(asarray(p))
+    p = asarray(p)
+    if not dtypes.is_inexact(p.dtype):  # the default float, x64's float64 too (JAX's unwrap: not to_inexact_dtype)
+        p = convert(p, dtypes.default_float_dtype(), p.weak_type)
     if dtypes.is_complex(p.dtype):
         raise ValueError("toolkit.numpy.unwrap does not support complex inputs.")
     if p.shape[axis] == 0:

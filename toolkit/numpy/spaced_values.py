@@ -30,7 +30,7 @@ def _static_int(value: Any, what: str) -> int:
 
 
 def _inexact(dtype: np.dtype) -> np.dtype:
-    return dtype if dtypes.is_inexact(dtype) else dtypes.default_float_dtype()
+    return dtypes.to_inexact_dtype(dtype)
 
 
 def _result_dtype(name: str, start: Any, stop: Any, dtype: Any) -> tuple[np.dtype, np.dtype]:

@@ -71,14 +71,19 @@ _SCALAR_KINDS = {bool: 0, int: 1, float: 2, complex: 3}
 _KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "V": 2, "c": 3}
 
 
-def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = False, bool_op: Any = None):
-    """``bool_op``: what booleans take instead (JAX's ``add`` is ``or`` on them, ``multiply`` is ``and``)."""
+def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = False, bool_op: Any = None,
+            numeric: bool = False):
+    """``bool_op``: what booleans take instead (JAX's ``add`` is ``or`` on them, ``multiply`` is ``and``);
+    ``numeric``: booleans are the default int (JAX's ``promote_args_numeric``: ``True << True`` is 2)."""
     def apply(x: Any, y: Any) -> Any:
         if float_only:
             dtype, weak = result_dtype(x, y)
             if not dtypes.is_inexact(dtype):
-                x, y = convert(x, dtypes.default_float_dtype(), weak), convert(y, dtypes.default_float_dtype(), weak)
+                dtype = dtypes.to_inexact_dtype(dtype)
+                x, y = convert(x, dtype, weak), convert(y, dtype, weak)
         x, y = promote_and_broadcast(x, y, fun_name=name)
+        if numeric:
+            x, y = _numeric(x, y)
         if int_only and not (dtypes.is_integer(_dt(x)) or dtypes.is_bool(_dt(x))):
             raise TypeError(f"{name} is only defined for integer and bool arrays, got {_dt(x).name}")
         if bool_op is not None and dtypes.is_bool(_dt(x)):
@@ -115,7 +120,7 @@ def _unary(name: str, op: Any, *, float_only: bool = False):
             check_arraylike(name, x)
         x = asarray(x) if not is_array(x) else x
         if float_only and not dtypes.is_inexact(x.dtype):
-            x = convert(x, dtypes.default_float_dtype(), x.weak_type)
+            x = convert(x, dtypes.to_inexact_dtype(x.dtype), x.weak_type)
         return op(x)
     fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}``."
@@ -138,14 +143,14 @@ greater_equal = _binary("greater_equal", lax_elementwise.ge)
 bitwise_and = _binary("bitwise_and", lax_elementwise.bitwise_and, int_only=True)
 bitwise_or = _binary("bitwise_or", lax_elementwise.bitwise_or, int_only=True)
 bitwise_xor = _binary("bitwise_xor", lax_elementwise.bitwise_xor, int_only=True)
-left_shift = _binary("left_shift", lax_elementwise.shift_left, int_only=True)
+left_shift = _binary("left_shift", lax_elementwise.shift_left, int_only=True, numeric=True)
 
 
 @compiled_whole()
 def right_shift(x: Any, y: Any) -> Any:
     """``x >> y`` elementwise (as ``jnp.right_shift``): logical for unsigned, arithmetic for signed integers."""
     check_arraylike("right_shift", x, y)
-    x, y = promote_and_broadcast(x, y)
+    x, y = _numeric(*promote_and_broadcast(x, y))
     op = lax_elementwise.shift_right_logical if dtypes.is_unsigned(_dt(x)) else lax_elementwise.shift_right_arithmetic
     return op(x, y)
 
@@ -193,8 +198,7 @@ def true_divide(x: Any, y: Any) -> Any:
 
 def _true_divide(x: Any, y: Any) -> Any:
     dtype, weak = result_dtype(x, y)
-    if not dtypes.is_inexact(dtype):
-        dtype = dtypes.default_float_dtype()
+    dtype = dtypes.to_inexact_dtype(dtype)
     # Both take the promotion's weak type (JAX's promote_args_inexact): int32 / 2.0 is a weak float32.
     x, y = promote_and_broadcast(convert(x, dtype, weak), convert(y, dtype, weak))
     return lax_elementwise.div(x, y)
@@ -291,7 +295,7 @@ def power(x: Any, y: Any, /) -> Any:
     if exponent is not None:
         x = asarray(x) if not is_array(x) else x
         if dtypes.is_bool(x.dtype):
-            x = convert(x, dtypes.default_int_dtype(), x.weak_type)  # JAX's promote_dtypes_numeric
+            x = convert(x, dtypes.int32, x.weak_type)  # JAX's promote_dtypes_numeric: int32, x64 or not
         return lax_elementwise.integer_pow(x, exponent)
     x, y = _numeric(*promote_and_broadcast(x, y))
     if dtypes.is_integer(_dt(x)):
@@ -313,11 +317,11 @@ def _pow_int_int(x: Any, y: Any) -> Any:
 
 
 def _numeric(x: Any, y: Any) -> tuple[Any, Any]:
-    """Promoted operands, booleans as the default int (JAX's ``promote_args_numeric``: ``True // False`` is an
+    """Promoted operands, booleans as int32 (JAX's ``promote_args_numeric``, x64 or not: ``True // False`` is an
     int division)."""
     if not dtypes.is_bool(_dt(x)):
         return x, y
-    dtype = dtypes.default_int_dtype()
+    dtype = dtypes.int32  # JAX's to_numeric_dtype: int32, x64 or not
     return convert(x, dtype, getattr(x, "weak_type", False)), convert(y, dtype, getattr(y, "weak_type", False))
 
 
@@ -456,7 +460,7 @@ def square(x: Any) -> Any:
     check_arraylike("square", x)
     x = asarray(x) if not is_array(x) else x
     if dtypes.is_bool(x.dtype):
-        x = convert(x, dtypes.default_int_dtype(), x.weak_type)
+        x = convert(x, dtypes.int32, x.weak_type)  # JAX's to_numeric_dtype: int32, x64 or not
     return lax_elementwise.integer_pow(x, 2)
 
 
