@@ -338,6 +338,53 @@ def _array_and_scalar(x: Any, y: Any) -> list[Any] | None:
     return [array, operand] if array is x else [operand, array]
 
 
+def converts_or_broadcasts(x: Any, y: Any) -> bool:
+    """Operands outside any trace that promoting and broadcasting changes (Arrays or numpy arrays of different
+    shapes or dtypes; an Array a Python scalar converts: ``bool_array * 2.5``). Each conversion and broadcast
+    would be an executable of its own when run eagerly; JAX's ufuncs are jitted, so its eager
+    ``x - x.max(1, keepdims=True)`` is one program, and XLA simplifies that program as a whole
+    (``f32 * convert(bool)`` is a select there: ``inf * False`` is 0 in JAX, not IEEE's NaN). Such calls run as
+    one program here too."""
+    if tracing._state.builders or sharding_types._overrides:
+        return False
+    kind_x, kind_y = type(x), type(y)
+    if kind_x is Array and kind_y is Array:
+        ax, ay = x.aval, y.aval
+        return (ax.shape != ay.shape or ax.dtype != ay.dtype) and ax.sharding is None and ay.sharding is None
+    if kind_x in _SCALAR_KINDS or kind_y in _SCALAR_KINDS:  # an Array the scalar's kind converts
+        array, scalar_kind = (y, kind_x) if kind_x in _SCALAR_KINDS else (x, kind_y)
+        if type(array) is Array:
+            return array.aval.sharding is None and _KIND_RANK[array.aval.dtype.kind] < _SCALAR_KINDS[scalar_kind]
+        return type(array) is np.ndarray and array.ndim > 0 \
+            and _KIND_RANK.get(array.dtype.kind, 3) < _SCALAR_KINDS[scalar_kind]
+    if kind_x is np.ndarray or kind_y is np.ndarray:  # with an Array or another numpy array
+        shapes_dtypes = []
+        for operand, kind in ((x, kind_x), (y, kind_y)):
+            if kind is Array and operand.aval.sharding is None:
+                shapes_dtypes.append((operand.aval.shape, operand.aval.dtype))
+            elif kind is np.ndarray and operand.ndim and operand.dtype.kind != "O":
+                shapes_dtypes.append((operand.shape, dtypes.canonicalize_dtype(operand.dtype)))
+            else:
+                return False
+        return shapes_dtypes[0] != shapes_dtypes[1]
+    return False
+
+
+#: Python scalar types by the rank of their kind (bool < int < float < complex), and array dtype kinds alike:
+#: an Array whose kind ranks below its scalar operand's converts.
+_SCALAR_KINDS = {bool: 0, int: 1, float: 2, complex: 3}
+_KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "V": 2, "c": 3}
+
+
+def promote_numeric(x: Any, y: Any) -> tuple[Any, Any]:
+    """Promoted operands, booleans as int32 (JAX's ``promote_args_numeric``, x64 or not: ``True // False`` is an
+    int division)."""
+    if not dtypes.is_bool(x.dtype if hasattr(x, "dtype") else dtypes.dtype_of(x)):
+        return x, y
+    dtype = dtypes.int32  # JAX's to_numeric_dtype: int32, x64 or not
+    return convert(x, dtype, getattr(x, "weak_type", False)), convert(y, dtype, getattr(y, "weak_type", False))
+
+
 def _promote_and_broadcast(args: Sequence[Any], fun_name: str) -> list[Any]:
     dtype, weak = result_dtype(*args)
     shapes = [shape_of(a) for a in args]

@@ -17,15 +17,14 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from toolkit.array import Array
-from toolkit.core import dtypes, sharding_types, tracing
+from toolkit.core import dtypes
 from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import control_flow as lax_control_flow
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import reductions as lax_reductions
 from toolkit.numpy._core import (
-    ARRAYLIKE_TYPES, asarray, broadcast_shapes, broadcast_to, check_arraylike, convert, is_array, promote_and_broadcast,
-    promote_inexact, result_dtype, shape_of,
+    ARRAYLIKE_TYPES, asarray, broadcast_shapes, broadcast_to, check_arraylike, convert, converts_or_broadcasts,
+    is_array, promote_and_broadcast, promote_inexact, promote_numeric, result_dtype, shape_of,
 )
 
 # The public functions here refuse lists and tuples as JAX's do (``check_arraylike``: "sin requires ndarray or
@@ -33,48 +32,10 @@ from toolkit.numpy._core import (
 # the eager hot path (``x + 1``) to one test per operand. Internal callers pass arrays.
 
 
-def _converts_or_broadcasts(x: Any, y: Any) -> bool:
-    """Operands outside any trace that promoting and broadcasting changes (Arrays or numpy arrays of different
-    shapes or dtypes; an Array a Python scalar converts: ``bool_array * 2.5``). Each conversion and broadcast
-    would be an executable of its own when run eagerly; JAX's ufuncs are jitted, so its eager
-    ``x - x.max(1, keepdims=True)`` is one program, and XLA simplifies that program as a whole
-    (``f32 * convert(bool)`` is a select there: ``inf * False`` is 0 in JAX, not IEEE's NaN). Such calls run as
-    one program here too."""
-    if tracing._state.builders or sharding_types._overrides:
-        return False
-    kind_x, kind_y = type(x), type(y)
-    if kind_x is Array and kind_y is Array:
-        ax, ay = x.aval, y.aval
-        return (ax.shape != ay.shape or ax.dtype != ay.dtype) and ax.sharding is None and ay.sharding is None
-    if kind_x in _SCALAR_KINDS or kind_y in _SCALAR_KINDS:  # an Array the scalar's kind converts
-        array, scalar_kind = (y, kind_x) if kind_x in _SCALAR_KINDS else (x, kind_y)
-        if type(array) is Array:
-            return array.aval.sharding is None and _KIND_RANK[array.aval.dtype.kind] < _SCALAR_KINDS[scalar_kind]
-        return type(array) is np.ndarray and array.ndim > 0 \
-            and _KIND_RANK.get(array.dtype.kind, 3) < _SCALAR_KINDS[scalar_kind]
-    if kind_x is np.ndarray or kind_y is np.ndarray:  # with an Array or another numpy array
-        shapes_dtypes = []
-        for operand, kind in ((x, kind_x), (y, kind_y)):
-            if kind is Array and operand.aval.sharding is None:
-                shapes_dtypes.append((operand.aval.shape, operand.aval.dtype))
-            elif kind is np.ndarray and operand.ndim and operand.dtype.kind != "O":
-                shapes_dtypes.append((operand.shape, dtypes.canonicalize_dtype(operand.dtype)))
-            else:
-                return False
-        return shapes_dtypes[0] != shapes_dtypes[1]
-    return False
-
-
-#: Python scalar types by the rank of their kind (bool < int < float < complex), and array dtype kinds alike:
-#: an Array whose kind ranks below its scalar operand's converts.
-_SCALAR_KINDS = {bool: 0, int: 1, float: 2, complex: 3}
-_KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "V": 2, "c": 3}
-
-
 def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = False, bool_op: Any = None,
             numeric: bool = False):
     """``bool_op``: what booleans take instead (JAX's ``add`` is ``or`` on them, ``multiply`` is ``and``);
-    ``numeric``: booleans are the default int (JAX's ``promote_args_numeric``: ``True << True`` is 2)."""
+    ``numeric``: booleans are int32 (JAX's ``promote_args_numeric``: ``True << True`` is 2)."""
     def apply(x: Any, y: Any) -> Any:
         if float_only:
             dtype, weak = result_dtype(x, y)
@@ -83,7 +44,7 @@ def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = Fa
                 x, y = convert(x, dtype, weak), convert(y, dtype, weak)
         x, y = promote_and_broadcast(x, y, fun_name=name)
         if numeric:
-            x, y = _numeric(x, y)
+            x, y = promote_numeric(x, y)
         if int_only and not (dtypes.is_integer(_dt(x)) or dtypes.is_bool(_dt(x))):
             raise TypeError(f"{name} is only defined for integer and bool arrays, got {_dt(x).name}")
         if bool_op is not None and dtypes.is_bool(_dt(x)):
@@ -97,7 +58,7 @@ def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = Fa
     def fn(x: Any, y: Any) -> Any:
         if type(x) not in ARRAYLIKE_TYPES or type(y) not in ARRAYLIKE_TYPES:
             check_arraylike(name, x, y)
-        if _converts_or_broadcasts(x, y):
+        if converts_or_broadcasts(x, y):
             return whole(x, y)
         return apply(x, y)
     apply.__name__ = fn.__name__ = name
@@ -150,7 +111,7 @@ left_shift = _binary("left_shift", lax_elementwise.shift_left, int_only=True, nu
 def right_shift(x: Any, y: Any) -> Any:
     """``x >> y`` elementwise (as ``jnp.right_shift``): logical for unsigned, arithmetic for signed integers."""
     check_arraylike("right_shift", x, y)
-    x, y = _numeric(*promote_and_broadcast(x, y))
+    x, y = promote_numeric(*promote_and_broadcast(x, y))
     op = lax_elementwise.shift_right_logical if dtypes.is_unsigned(_dt(x)) else lax_elementwise.shift_right_arithmetic
     return op(x, y)
 
@@ -191,7 +152,7 @@ def _bool(x: Any) -> Any:
 def true_divide(x: Any, y: Any) -> Any:
     """``x / y``; integer operands divide as floats, as in numpy."""
     check_arraylike("true_divide", x, y)
-    if _converts_or_broadcasts(x, y):
+    if converts_or_broadcasts(x, y):
         return _true_divide_whole(x, y)
     return _true_divide(x, y)
 
@@ -213,7 +174,7 @@ def floor_divide(x: Any, y: Any) -> Any:
     """``x // y`` rounding towards minus infinity, as ``jnp.floor_divide`` (booleans divide as ints; an integer
     division by zero is XLA's, as JAX's)."""
     check_arraylike("floor_divide", x, y)
-    x, y = _numeric(*promote_and_broadcast(x, y))
+    x, y = promote_numeric(*promote_and_broadcast(x, y))
     dtype = _dt(x)
     if dtypes.is_unsigned(dtype):
         return lax_elementwise.div(x, y)
@@ -247,7 +208,7 @@ def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
 def remainder(x: Any, y: Any) -> Any:
     """``x % y`` with the sign of ``y``, as ``jnp.remainder`` (an integer remainder by zero is 0, as JAX's)."""
     check_arraylike("remainder", x, y)
-    x, y = _numeric(*promote_and_broadcast(x, y))
+    x, y = promote_numeric(*promote_and_broadcast(x, y))
     dtype = _dt(x)
     zero = _full_like(x, np.zeros((), dtype))
     if dtypes.is_integer(dtype):
@@ -269,7 +230,7 @@ def fmod(x: Any, y: Any) -> Any:
     check_arraylike("fmod", x, y)
     x, y = promote_and_broadcast(x, y)
     integer = dtypes.is_integer(_dt(x))  # (booleans are not: True % False is XLA's 1, as in JAX)
-    x, y = _numeric(x, y)
+    x, y = promote_numeric(x, y)
     if integer:  # an integer remainder by zero is 0, as JAX's
         y = where(lax_elementwise.eq(y, _full_like(y, np.zeros((), _dt(y)))), _full_like(y, np.ones((), _dt(y))), y)
     return lax_elementwise.rem(x, y)
@@ -297,7 +258,7 @@ def power(x: Any, y: Any, /) -> Any:
         if dtypes.is_bool(x.dtype):
             x = convert(x, dtypes.int32, x.weak_type)  # JAX's promote_dtypes_numeric: int32, x64 or not
         return lax_elementwise.integer_pow(x, exponent)
-    x, y = _numeric(*promote_and_broadcast(x, y))
+    x, y = promote_numeric(*promote_and_broadcast(x, y))
     if dtypes.is_integer(_dt(x)):
         return _pow_int_int(x, y)
     return lax_elementwise.pow(x, y)
@@ -314,15 +275,6 @@ def _pow_int_int(x: Any, y: Any) -> Any:
         x = lax_elementwise.mul(x, x)
         y = lax_elementwise.shift_right_logical(y, one)
     return acc
-
-
-def _numeric(x: Any, y: Any) -> tuple[Any, Any]:
-    """Promoted operands, booleans as int32 (JAX's ``promote_args_numeric``, x64 or not: ``True // False`` is an
-    int division)."""
-    if not dtypes.is_bool(_dt(x)):
-        return x, y
-    dtype = dtypes.int32  # JAX's to_numeric_dtype: int32, x64 or not
-    return convert(x, dtype, getattr(x, "weak_type", False)), convert(y, dtype, getattr(y, "weak_type", False))
 
 
 def _concrete_integer(y: Any) -> int | None:
@@ -716,7 +668,7 @@ def lcm(x1: Any, x2: Any) -> Any:
 def divmod(x1: Any, x2: Any, /) -> tuple[Any, Any]:  # noqa: A001 - numpy's name
     """``(floor_divide(x1, x2), remainder(x1, x2))``; floats both from one remainder, as ``jnp.divmod``."""
     check_arraylike("divmod", x1, x2)
-    x1, x2 = _numeric(*promote_and_broadcast(x1, x2))
+    x1, x2 = promote_numeric(*promote_and_broadcast(x1, x2))
     if dtypes.is_integer(_dt(x1)):
         return floor_divide(x1, x2), remainder(x1, x2)
     if dtypes.is_complex(_dt(x1)):
