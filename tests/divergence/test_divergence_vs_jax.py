@@ -627,3 +627,13 @@ def test_x64_result_types_as_jax(name, inputs):
     ours, theirs = getattr(tnp, name)(*args), getattr(jnp, name)(*args)
     for o, t in zip(_outputs(ours), _outputs(theirs), strict=True):
         _same(o, t, rtol=1e-6)
+
+
+@pytest.mark.x64
+@pytest.mark.parametrize("name", ["argmax", "argmin", "argsort", "nanargmax", "nanargmin", "lexsort"])
+def test_x64_indices_are_int64_as_jax(name):
+    a = np.array([3.0, 1.0, 2.0, 1.0])
+    args = ((a,),) if name == "lexsort" else (a,)
+    _same(getattr(tnp, name)(*args), getattr(jnp, name)(*args))
+    if name == "argsort":
+        _same(tnp.argsort(a, descending=True), jnp.argsort(a, descending=True))

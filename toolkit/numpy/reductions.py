@@ -315,12 +315,14 @@ def _arg_reduction(reduce: Any, name: str):
         check_arraylike(name, a)
         a = asarray(a)
         keepdims = bool(keepdims)
+        index = dtypes.default_int_dtype()  # int64 with x64 on, as JAX's
         if axis is None:  # over the flattened array
-            return _keep(reduce(ravel(a), 0), a.shape, tuple(range(a.ndim)), keepdims)
+            return _keep(reduce(ravel(a), 0, index), a.shape, tuple(range(a.ndim)), keepdims)
         axis = canonical_axis(axis, a.ndim)
-        return _keep(reduce(a, axis), a.shape, (axis,), keepdims)
+        return _keep(reduce(a, axis, index), a.shape, (axis,), keepdims)
     fn.__name__ = name
-    fn.__doc__ = f"Index of the first {name[3:]}imum along ``axis`` (of the flattened array when None)."
+    fn.__doc__ = (f"Index of the first {name[3:]}imum along ``axis`` (of the flattened array when None), in the "
+                  "default int type.")
     return compiled_whole(static_argnames=("axis", "keepdims"), lists_as_tuples=True)(fn)  # named first
 
 

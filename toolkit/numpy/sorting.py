@@ -44,7 +44,8 @@ def sort(a: Any, axis: int | None = -1, *, kind: str | None = None, order: Any =
 @compiled_whole(static_argnames=("axis", "kind", "order", "stable", "descending"))
 def argsort(a: Any, axis: int | None = -1, *, kind: str | None = None, order: Any = None, stable: bool = True,
             descending: bool = False) -> Any:
-    """int32 indices that sort ``a`` along ``axis``; ties keep input order (also when ``descending``).
+    """Indices that sort ``a`` along ``axis`` (the default int type: int64 with x64 on, as JAX's); ties keep input
+    order (also when ``descending``).
 
     Example::
 
@@ -56,12 +57,14 @@ def argsort(a: Any, axis: int | None = -1, *, kind: str | None = None, order: An
     a, axis = _flatten_if_none(a, axis)
     if a.ndim == 0:
         raise ValueError("argsort needs an array of rank at least 1 (or axis=None)")
+    index = dtypes.default_int_dtype()
     if not descending:
-        return lax_sorting.argsort(a, axis, is_stable=stable)
+        return lax_sorting.argsort(a, axis, is_stable=stable, index_dtype=index)
     # Stable descending: sort the reversed array ascending, reverse back, and map positions back.
     n = a.shape[axis]
-    idx = lax_structural.rev(lax_sorting.argsort(lax_structural.rev(a, (axis,)), axis, is_stable=stable), (axis,))
-    return lax_elementwise.sub(broadcast_to(np.asarray(n - 1, np.int32), idx.shape), idx)
+    idx = lax_structural.rev(lax_sorting.argsort(lax_structural.rev(a, (axis,)), axis, is_stable=stable,
+                                                 index_dtype=index), (axis,))
+    return lax_elementwise.sub(broadcast_to(np.asarray(n - 1, index), idx.shape), idx)
 
 
 @compiled_whole(static_argnames=("axis",))
@@ -84,7 +87,7 @@ def lexsort(keys: Sequence[Any], axis: int = -1) -> Any:
     if not shape:
         raise ValueError("lexsort needs keys of rank at least 1")
     axis = canonical_axis(axis, len(shape))
-    iota = lax_structural.broadcasted_iota(dtypes.int32, shape, axis)
+    iota = lax_structural.broadcasted_iota(dtypes.default_int_dtype(), shape, axis)  # int64 with x64 on (JAX's)
     outs = lax_sorting.sort(tuple(reversed(keys)) + (iota,), axis, is_stable=True, num_keys=len(keys))
     return outs[-1]
 
