@@ -637,3 +637,15 @@ def test_x64_indices_are_int64_as_jax(name):
     _same(getattr(tnp, name)(*args), getattr(jnp, name)(*args))
     if name == "argsort":
         _same(tnp.argsort(a, descending=True), jnp.argsort(a, descending=True))
+
+
+@pytest.mark.parametrize("name", ["log2", "log10"])
+@pytest.mark.parametrize("kind", ["complex64", "float32", "float16", "bfloat16", "int32"])
+def test_log2_and_log10_bit_for_bit_as_jax(name, kind):
+    """log10 is log(x) times 1/log(10) rounded to the type (a division rounded differently in the last bit); a
+    complex logarithm's parts are scaled each (log2(0j) was -inf+nanj)."""
+    rs = np.random.RandomState(0)
+    values = {"complex64": _ZS, "int32": np.array([1, 10, 100, 7], np.int32)}.get(
+        kind, (np.abs(rs.randn(200)) * 100).astype(ml_dtypes.bfloat16 if kind == "bfloat16" else np.dtype(kind)))
+    with np.errstate(all="ignore"):
+        _same(getattr(tnp, name)(values), getattr(jnp, name)(values))

@@ -462,18 +462,31 @@ def _no_complex(name: str, x: Any) -> None:
 
 @compiled_whole()
 def log2(x: Any, /) -> Any:
-    """Base-2 logarithm, ``log(x) / log(2)`` (integers computed as floats)."""
+    """Base-2 logarithm, ``log(x) / log(2)`` (integers computed as floats; a complex logarithm's parts are divided
+    by the real ``log(2)``, as JAX's: ``log2(0j)`` is ``-inf+0j``, not a complex division's ``-inf+nanj``)."""
     check_arraylike("log2", x)
     x, = _inexact(x)
-    return lax_elementwise.div(lax_elementwise.log(x), lax_elementwise.log(broadcast_to(np.asarray(2, x.dtype), x.shape)))
+    logarithm = lax_elementwise.log(x)
+    if not dtypes.is_complex(x.dtype):
+        return lax_elementwise.div(logarithm, lax_elementwise.log(broadcast_to(np.asarray(2, x.dtype), x.shape)))
+    real, imag = lax_elementwise.real(logarithm), lax_elementwise.imag(logarithm)
+    ln2 = lax_elementwise.log(broadcast_to(np.asarray(2, real.dtype), real.shape))
+    return lax_elementwise.complex(lax_elementwise.div(real, ln2), lax_elementwise.div(imag, ln2))
 
 
 @compiled_whole()
 def log10(x: Any, /) -> Any:
-    """Base-10 logarithm, ``log(x) / log(10)``."""
+    """Base-10 logarithm, ``log(x)`` times ``1 / log(10)`` rounded to the type, as JAX's (a division by ``log(10)``
+    rounds differently in the last bit); a complex logarithm's parts each."""
     check_arraylike("log10", x)
     x, = _inexact(x)
-    return lax_elementwise.div(lax_elementwise.log(x), lax_elementwise.log(broadcast_to(np.asarray(10, x.dtype), x.shape)))
+    logarithm = lax_elementwise.log(x)
+    part = logarithm if not dtypes.is_complex(x.dtype) else lax_elementwise.real(logarithm)
+    scale = broadcast_to(np.asarray(0.4342944819032518, part.dtype), part.shape)  # exactly 1 / log(10)
+    if not dtypes.is_complex(x.dtype):
+        return lax_elementwise.mul(logarithm, scale)
+    return lax_elementwise.complex(lax_elementwise.mul(part, scale),
+                                   lax_elementwise.mul(lax_elementwise.imag(logarithm), scale))
 
 
 @compiled_whole()
