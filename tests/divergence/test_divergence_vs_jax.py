@@ -649,3 +649,11 @@ def test_log2_and_log10_bit_for_bit_as_jax(name, kind):
         kind, (np.abs(rs.randn(200)) * 100).astype(ml_dtypes.bfloat16 if kind == "bfloat16" else np.dtype(kind)))
     with np.errstate(all="ignore"):
         _same(getattr(tnp, name)(values), getattr(jnp, name)(values))
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "nansum", "nanmax", "nanmin", "nanprod", "ptp", "amax"])
+def test_reductions_of_weak_values_are_strong_as_jax(name):
+    """JAX's reductions end in convert_element_type: ``sum(3)`` and the sum of a weakly typed array are strong."""
+    for ours, theirs in ((3, 3), (2.5, 2.5), (tlax.full((3,), 2.0), jlax.full((3,), 2.0)),
+                         (tlax.full((3,), 2), jlax.full((3,), 2))):
+        _same(getattr(tnp, name)(ours), getattr(jnp, name)(theirs))

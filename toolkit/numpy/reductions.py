@@ -130,7 +130,10 @@ def _reduction(name: str, kind: str, a: Any, axis: Any, dtype: Any, out: Any, ke
             raise ValueError(f"initial value must be a scalar. Got array of shape {init.shape}")
         result = combine(init, result)
     result = _keep(result, a.shape, axes, keepdims)
-    return result if result.dtype == result_dtype else lax_elementwise.convert_element_type(result, result_dtype)
+    if result.dtype == result_dtype and not result.weak_type:
+        return result
+    # Strongly typed, as JAX's (its _reduction ends in convert_element_type): sum(3) is a strong int32.
+    return lax_elementwise.convert_element_type(result, result_dtype, weak_type=False)
 
 
 @compiled_whole(static_argnames=("axis", "dtype", "keepdims", "promote_integers"), lists_as_tuples=True)
