@@ -657,3 +657,14 @@ def test_reductions_of_weak_values_are_strong_as_jax(name):
     for ours, theirs in ((3, 3), (2.5, 2.5), (tlax.full((3,), 2.0), jlax.full((3,), 2.0)),
                          (tlax.full((3,), 2), jlax.full((3,), 2))):
         _same(getattr(tnp, name)(ours), getattr(jnp, name)(theirs))
+
+
+@pytest.mark.x64
+@pytest.mark.parametrize("name", ["median", "percentile", "quantile", "nanmedian", "nanpercentile", "nanquantile",
+                                  "average", "nanvar", "nanstd", "nanmean", "angle"])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.bool_])
+def test_x64_statistics_result_types_as_jax(name, dtype):
+    values = np.array([1, 5, 2, 8]).astype(dtype)
+    extra = {"percentile": (30,), "nanpercentile": (30,), "quantile": (0.3,), "nanquantile": (0.3,)}.get(name, ())
+    kwargs = {"weights": np.array([1, 2, 3, 4], np.int32)} if name == "average" else {}
+    _same(getattr(tnp, name)(values, *extra, **kwargs), getattr(jnp, name)(values, *extra, **kwargs), rtol=1e-6)

@@ -112,8 +112,8 @@ def nanvar(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: 
     _no_out("nanvar", out)
     check_arraylike("nanvar", a)  # a list is JAX's TypeError
     a = asarray(a)
-    if not dtypes.is_inexact(a.dtype):
-        a = lax_elementwise.convert_element_type(a, dtypes.default_float_dtype())
+    if not dtypes.is_inexact(a.dtype):  # float32 for int32 with x64 on too, as JAX's
+        a = lax_elementwise.convert_element_type(a, dtypes.to_inexact_dtype(a.dtype))
     if dtype is not None:
         a = lax_elementwise.convert_element_type(a, dtypes.canonicalize_dtype(dtype))
     axes = canonical_axes(axis, a.ndim)

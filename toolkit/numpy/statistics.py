@@ -36,15 +36,15 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nan
             raise NotImplementedError(f"{name}: method 'inverted_cdf' is not supported")
         raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' or 'inverted_cdf'")
     a = asarray(a)
-    if not dtypes.is_inexact(a.dtype):
-        a = lax_elementwise.convert_element_type(a, dtypes.default_float_dtype(), a.weak_type)
+    if not dtypes.is_inexact(a.dtype):  # float32 for int32 with x64 on too (JAX's to_inexact_dtype)
+        a = lax_elementwise.convert_element_type(a, dtypes.to_inexact_dtype(a.dtype), a.weak_type)
     if dtypes.is_complex(a.dtype):
         raise ValueError("quantile does not support complex input, as the operation is poorly defined.")
     q = asarray(q)
     if q.ndim > 1:
         raise ValueError(f"q must be have rank <= 1, got shape {q.shape}")
     if not dtypes.is_inexact(q.dtype):
-        q = lax_elementwise.convert_element_type(q, dtypes.default_float_dtype(), q.weak_type)
+        q = lax_elementwise.convert_element_type(q, dtypes.to_inexact_dtype(q.dtype), q.weak_type)
     # Reduced axes moved last and merged into one.
     axes = canonical_axes(axis, a.ndim) if axis is not None else tuple(range(a.ndim))
     kept = [d for d in range(a.ndim) if d not in axes]
@@ -127,7 +127,7 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_in
 def _percent(q: Any) -> Any:
     q = asarray(q)
     if not dtypes.is_inexact(q.dtype):
-        q = lax_elementwise.convert_element_type(q, dtypes.default_float_dtype(), q.weak_type)
+        q = lax_elementwise.convert_element_type(q, dtypes.to_inexact_dtype(q.dtype), q.weak_type)
     return ufuncs.true_divide(q, 100)
 
 
@@ -179,8 +179,7 @@ def average(a: Any, axis: Any = None, weights: Any = None, returned: bool = Fals
     else:
         weights = asarray(weights)
         dtype, weak = result_dtype(a, weights)
-        if not dtypes.is_inexact(dtype):
-            dtype = dtypes.default_float_dtype()
+        dtype = dtypes.to_inexact_dtype(dtype)
         a, weights = convert(a, dtype, a.weak_type), convert(weights, dtype, weights.weak_type)
         if a.shape != weights.shape:
             if axis is None:
