@@ -668,3 +668,15 @@ def test_x64_statistics_result_types_as_jax(name, dtype):
     extra = {"percentile": (30,), "nanpercentile": (30,), "quantile": (0.3,), "nanquantile": (0.3,)}.get(name, ())
     kwargs = {"weights": np.array([1, 2, 3, 4], np.int32)} if name == "average" else {}
     _same(getattr(tnp, name)(values, *extra, **kwargs), getattr(jnp, name)(values, *extra, **kwargs), rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["isnan", "isinf", "isfinite", "logical_not", "isreal", "iscomplex"])
+@pytest.mark.parametrize("value", [3, 2.5, 0, True, np.array([1.5, np.nan, np.inf], np.float32),
+                                   np.array([True, False]), np.array([1, 0], np.int32), _ZS],
+                         ids=["py-int", "py-float", "py-zero", "py-bool", "float32", "bool", "int32", "complex64"])
+def test_predicates_have_jax_weak_types(name, value):
+    """isnan is x != x (weak for a Python scalar); isinf compares with a strong infinity; is_finite keeps its
+    operand's weak type; truth compares with a zero as weak as the value; isreal/iscomplex compare the imaginary
+    part with a zero of its own type (a bool array's with False)."""
+    with np.errstate(all="ignore"):
+        _same(getattr(tnp, name)(value), getattr(jnp, name)(value))

@@ -164,7 +164,7 @@ conj_p, conj = unary("conj", COMPLEX, hlo=_C + "conj")
 
 def _is_finite_rule(x: ShapedArray) -> ShapedArray:
     check_dtype("is_finite", x, FLOAT)
-    return ShapedArray(x.shape, dtypes.bool_)
+    return ShapedArray(x.shape, dtypes.bool_, x.weak_type)  # weak for a weak operand, as JAX's
 
 
 is_finite_p = family.primitive("is_finite", shape_rule=_is_finite_rule, kind="unary", hlo=_H + "is_finite",

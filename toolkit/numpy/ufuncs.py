@@ -144,9 +144,8 @@ def _bool(x: Any) -> Any:
     """The truth of ``x``: ``x != 0`` (JAX's ``_to_bool``; a complex number is true when either part is nonzero,
     where converting it to bool looks at its real part only)."""
     x = asarray(x) if not is_array(x) else x
-    if dtypes.is_complex(x.dtype):
-        return lax_elementwise.ne(x, _full_like(x, np.zeros((), x.dtype)))
-    return x if x.dtype == dtypes.bool_ else lax_elementwise.convert_element_type(x, dtypes.bool_)
+    # (against a zero as weak as x, JAX's _lax_const: a Python scalar's truth is a weak bool)
+    return x if x.dtype == dtypes.bool_ else lax_elementwise.ne(x, _full_like(x, np.zeros((), x.dtype)))
 
 
 def true_divide(x: Any, y: Any) -> Any:
@@ -371,10 +370,11 @@ abs = absolute
 
 
 def isnan(x: Any) -> Any:
-    """Elementwise: whether ``x`` is NaN (as ``jnp.isnan``); always False for integers and booleans."""
+    """Elementwise: whether ``x`` is NaN: ``x != x``, as ``jnp.isnan`` (False for integers and booleans; weakly
+    typed for a Python scalar, as JAX's)."""
     check_arraylike("isnan", x)
     x = asarray(x) if not is_array(x) else x
-    return lax_elementwise.ne(x, x) if dtypes.is_inexact(x.dtype) else asarray(np.zeros(x.shape, bool))
+    return lax_elementwise.ne(x, x)
 
 
 @compiled_whole()
@@ -387,7 +387,8 @@ def isinf(x: Any) -> Any:
         return logical_or(isinf(lax_elementwise.real(x)), isinf(lax_elementwise.imag(x)))
     if not dtypes.is_float(x.dtype):
         return asarray(np.zeros(x.shape, bool))
-    return lax_elementwise.eq(lax_elementwise.abs(x), _full_like(x, np.asarray(np.inf, x.dtype)))
+    # against a strong infinity (JAX's _constant_like): a strong bool for a Python float too
+    return lax_elementwise.eq(lax_elementwise.abs(x), broadcast_to(np.asarray(np.inf, x.dtype), x.shape))
 
 
 @compiled_whole(static_argnames=("decimals",))
