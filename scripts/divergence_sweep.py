@@ -7,7 +7,10 @@ differs (an error on one side only, the dtype, the weak type, the shape, the val
 the sign of a zero). The cases it found that are fixed are tests in ``tests/divergence/``; what it still
 prints is listed in docs/differences-from-jax.md ("What is left").
 
-    python scripts/divergence_sweep.py [x64]        # ~3 minutes on 2 cores; needs jax (the interop extra)
+    python scripts/divergence_sweep.py [x64]        # ~4 minutes alone; needs jax (the interop extra)
+
+It holds a few GB of memory by its end (both libraries keep the thousands of programs it compiles): run one at
+a time on a small machine.
 
 A process that crashes here (XLA's compiler, given a program it cannot take) is a bug too: run it under
 ``python -X faulthandler`` to see the call.

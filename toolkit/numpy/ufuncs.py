@@ -236,8 +236,9 @@ def fmod(x: Any, y: Any) -> Any:
 
 
 def _full_like(x: Any, value: np.ndarray) -> Any:
-    """``value`` in ``x``'s shape, dtype and weak type (JAX's ``_constant_like``: a constant does not make a weakly
-    typed result strong)."""
+    """``value`` in ``x``'s shape, dtype and weak type (JAX's ``lax._const``, a Python scalar for a weakly typed
+    ``x``: the constant does not make a weak result strong; JAX's ``_constant_like`` is strong, as
+    ``broadcast_to(np.asarray(value, x.dtype), x.shape)`` is here)."""
     constant = np.asarray(value, x.dtype)
     if getattr(x, "weak_type", False):
         constant = lax_elementwise.convert_element_type(constant, x.dtype, weak_type=True)
@@ -408,7 +409,7 @@ around = round
 
 
 def square(x: Any) -> Any:
-    """``x * x`` elementwise (as ``jnp.square``), in ``x``'s dtype; booleans as the default int (JAX's
+    """``x * x`` elementwise (as ``jnp.square``), in ``x``'s dtype; booleans as int32 (JAX's
     ``promote_dtypes_numeric``)."""
     check_arraylike("square", x)
     x = asarray(x) if not is_array(x) else x
@@ -419,8 +420,8 @@ def square(x: Any) -> Any:
 
 @compiled_whole()
 def reciprocal(x: Any) -> Any:
-    """``1 / x`` elementwise, as ``jnp.reciprocal``: integers and booleans become the default float first
-    (``reciprocal(2)`` is 0.5, where numpy's integer reciprocal is 0)."""
+    """``1 / x`` elementwise, as ``jnp.reciprocal``: integers and booleans become a float first (float32 up to
+    32 bits, JAX's ``to_inexact_dtype``; ``reciprocal(2)`` is 0.5, where numpy's integer reciprocal is 0)."""
     check_arraylike("reciprocal", x)
     x, = promote_inexact(x)
     return lax_elementwise.integer_pow(x, -1)
