@@ -358,16 +358,20 @@ def converts_or_broadcasts(x: Any, y: Any) -> bool:
         return type(array) is np.ndarray and array.ndim > 0 \
             and _KIND_RANK.get(array.dtype.kind, 3) < _SCALAR_KINDS[scalar_kind]
     if kind_x is np.ndarray or kind_y is np.ndarray:  # with an Array or another numpy array
-        shapes_dtypes = []
-        for operand, kind in ((x, kind_x), (y, kind_y)):
-            if kind is Array and operand.aval.sharding is None:
-                shapes_dtypes.append((operand.aval.shape, operand.aval.dtype))
-            elif kind is np.ndarray and operand.ndim and operand.dtype.kind != "O":
-                shapes_dtypes.append((operand.shape, dtypes.canonicalize_dtype(operand.dtype)))
-            else:
-                return False
-        return shapes_dtypes[0] != shapes_dtypes[1]
+        first, second = _shape_and_dtype(x, kind_x), _shape_and_dtype(y, kind_y)
+        return first is not None and second is not None and first != second
     return False
+
+
+def _shape_and_dtype(operand: Any, kind: type) -> tuple | None:
+    """An unsharded Array's or a numpy array's (not 0-d, nor of objects) shape and dtype; a numpy array's
+    canonical one (float64 is the float32 it becomes with x64 off: ``x + np.linspace(0, 1, 8)`` is only put)."""
+    if kind is Array:
+        aval = operand.aval
+        return (aval.shape, aval.dtype) if aval.sharding is None else None
+    if kind is np.ndarray and operand.ndim and operand.dtype.kind != "O":
+        return operand.shape, dtypes.canonicalize_dtype(operand.dtype)
+    return None
 
 
 #: Python scalar types by the rank of their kind (bool < int < float < complex), and array dtype kinds alike:

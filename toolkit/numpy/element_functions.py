@@ -205,21 +205,15 @@ def isneginf(x: Any, /, out: Any = None) -> Any:
 def iscomplex(x: Any) -> Any:
     """True where ``x`` has a nonzero imaginary part, as ``jnp.iscomplex``."""
     imag = ufuncs.imag(x)
-    return lax_elementwise.ne(imag, _zero_like(imag))
+    return lax_elementwise.ne(imag, ufuncs.constant_like(imag, 0))
 
 
 @compiled_whole()
 def isreal(x: Any) -> Any:
     """True where ``x``'s imaginary part is zero, as ``jnp.isreal``."""
     imag = ufuncs.imag(x)
-    return lax_elementwise.eq(imag, _zero_like(imag))
+    return lax_elementwise.eq(imag, ufuncs.constant_like(imag, 0))
 
-
-def _zero_like(x: Any) -> Any:
-    """A zero of ``x``'s type, shape and weak type (JAX's ``_lax_const``: a bool array compares with False, not
-    with a weak int 0 that would promote it)."""
-    zero = broadcast_to(np.zeros((), x.dtype), x.shape)
-    return lax_elementwise.convert_element_type(zero, x.dtype, weak_type=True) if x.weak_type else zero
 
 
 @compiled_whole()

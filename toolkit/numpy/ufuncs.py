@@ -40,8 +40,7 @@ def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = Fa
         if float_only:
             dtype, weak = result_dtype(x, y)
             if not dtypes.is_inexact(dtype):
-                dtype = dtypes.to_inexact_dtype(dtype)
-                x, y = convert(x, dtype, weak), convert(y, dtype, weak)
+                x, y = convert(x, dtypes.to_inexact_dtype(dtype), weak), convert(y, dtypes.to_inexact_dtype(dtype), weak)
         x, y = promote_and_broadcast(x, y, fun_name=name)
         if numeric:
             x, y = promote_numeric(x, y)
@@ -145,7 +144,7 @@ def _bool(x: Any) -> Any:
     where converting it to bool looks at its real part only)."""
     x = asarray(x) if not is_array(x) else x
     # (against a zero as weak as x, JAX's _lax_const: a Python scalar's truth is a weak bool)
-    return x if x.dtype == dtypes.bool_ else lax_elementwise.ne(x, _full_like(x, np.zeros((), x.dtype)))
+    return x if x.dtype == dtypes.bool_ else lax_elementwise.ne(x, constant_like(x, np.zeros((), x.dtype)))
 
 
 def true_divide(x: Any, y: Any) -> Any:
@@ -180,10 +179,10 @@ def floor_divide(x: Any, y: Any) -> Any:
     if dtypes.is_integer(dtype):
         quotient = lax_elementwise.div(x, y)
         # Truncation rounds towards zero: one less where the signs differ and there is a remainder (JAX's test).
-        zero = _full_like(x, np.zeros((), dtype))
+        zero = constant_like(x, np.zeros((), dtype))
         fix = logical_and(lax_elementwise.ne(lax_elementwise.sign(x), lax_elementwise.sign(y)),
                           lax_elementwise.ne(lax_elementwise.rem(x, y), zero))
-        return where(fix, lax_elementwise.sub(quotient, _full_like(quotient, np.ones((), dtype))), quotient)
+        return where(fix, lax_elementwise.sub(quotient, constant_like(quotient, np.ones((), dtype))), quotient)
     if dtypes.is_complex(dtype):
         raise TypeError("floor_divide does not support complex-valued inputs")
     return _float_divmod(x, y)[0]
@@ -193,13 +192,13 @@ def _float_divmod(x: Any, y: Any) -> tuple[Any, Any]:
     """Floating ``(x // y, x % y)`` as CPython's ``float_divmod`` and JAX compute them: from the remainder, so
     ``1.0 // 0.1`` is 9 (numpy's) where ``floor(1.0 / 0.1)`` is 10."""
     mod = lax_elementwise.rem(x, y)
-    zero = _full_like(mod, np.zeros((), _dt(mod)))
+    zero = constant_like(mod, np.zeros((), _dt(mod)))
     # By zero: x / 0 (an infinity or NaN), not (x - NaN) / 0.
     div = lax_elementwise.div(where(lax_elementwise.eq(y, zero), x, lax_elementwise.sub(x, mod)), y)
     fix = logical_and(lax_elementwise.ne(mod, zero),
                       lax_elementwise.ne(lax_elementwise.sign(y), lax_elementwise.sign(mod)))
     mod = where(fix, lax_elementwise.add(mod, y), mod)
-    div = where(fix, lax_elementwise.sub(div, _full_like(div, np.ones((), _dt(div)))), div)
+    div = where(fix, lax_elementwise.sub(div, constant_like(div, np.ones((), _dt(div)))), div)
     return lax_elementwise.round(div), mod
 
 
@@ -209,9 +208,9 @@ def remainder(x: Any, y: Any) -> Any:
     check_arraylike("remainder", x, y)
     x, y = promote_numeric(*promote_and_broadcast(x, y))
     dtype = _dt(x)
-    zero = _full_like(x, np.zeros((), dtype))
+    zero = constant_like(x, np.zeros((), dtype))
     if dtypes.is_integer(dtype):
-        y = where(lax_elementwise.eq(y, zero), _full_like(y, np.ones((), dtype)), y)
+        y = where(lax_elementwise.eq(y, zero), constant_like(y, np.ones((), dtype)), y)
     r = lax_elementwise.rem(x, y)
     if dtypes.is_unsigned(dtype):
         return r
@@ -231,18 +230,8 @@ def fmod(x: Any, y: Any) -> Any:
     integer = dtypes.is_integer(_dt(x))  # (booleans are not: True % False is XLA's 1, as in JAX)
     x, y = promote_numeric(x, y)
     if integer:  # an integer remainder by zero is 0, as JAX's
-        y = where(lax_elementwise.eq(y, _full_like(y, np.zeros((), _dt(y)))), _full_like(y, np.ones((), _dt(y))), y)
+        y = where(lax_elementwise.eq(y, constant_like(y, np.zeros((), _dt(y)))), constant_like(y, np.ones((), _dt(y))), y)
     return lax_elementwise.rem(x, y)
-
-
-def _full_like(x: Any, value: np.ndarray) -> Any:
-    """``value`` in ``x``'s shape, dtype and weak type (JAX's ``lax._const``, a Python scalar for a weakly typed
-    ``x``: the constant does not make a weak result strong; JAX's ``_constant_like`` is strong, as
-    ``broadcast_to(np.asarray(value, x.dtype), x.shape)`` is here)."""
-    constant = np.asarray(value, x.dtype)
-    if getattr(x, "weak_type", False):
-        constant = lax_elementwise.convert_element_type(constant, x.dtype, weak_type=True)
-    return broadcast_to(constant, x.shape)
 
 
 def power(x: Any, y: Any, /) -> Any:
@@ -268,7 +257,7 @@ def power(x: Any, y: Any, /) -> Any:
 def _pow_int_int(x: Any, y: Any) -> Any:
     """JAX's integer power: binary exponentiation over the exponent's low 6 bits (a larger exponent overflows any
     base above 1), so a negative exponent gives what JAX's gives (numpy refuses it; XLA's ``power`` gives 0)."""
-    zero, one = _full_like(y, np.zeros((), _dt(y))), _full_like(y, np.ones((), _dt(y)))
+    zero, one = constant_like(y, np.zeros((), _dt(y))), constant_like(y, np.ones((), _dt(y)))
     acc = where(logical_and(lax_elementwise.eq(x, zero), lax_elementwise.ne(y, zero)), zero, one)
     for _ in range(6):
         acc = where(lax_elementwise.ne(lax_elementwise.bitwise_and(y, one), zero), lax_elementwise.mul(acc, x), acc)
@@ -347,8 +336,7 @@ isfinite = _unary("isfinite", lambda x: lax_elementwise.is_finite(x) if dtypes.i
 real = _unary("real", lambda x: lax_elementwise.real(x) if dtypes.is_complex(x.dtype) else x)
 def _zero_imag(x: Any) -> Any:
     # JAX's lax.full_like(x, 0): +0 everywhere (x * 0 would be -0 for negatives and NaN for infinities), weak like x
-    zeros = _full_like(x, np.zeros((), x.dtype))
-    return lax_elementwise.convert_element_type(zeros, x.dtype, weak_type=True) if x.weak_type else zeros
+    return constant_like(x, 0)
 
 
 imag = _unary("imag", lambda x: lax_elementwise.imag(x) if dtypes.is_complex(x.dtype) else _zero_imag(x))
@@ -401,7 +389,7 @@ def round(x: Any, decimals: int = 0) -> Any:
         return x
     if decimals == 0:
         return lax_elementwise.round(x, 1)
-    factor = _full_like(x, np.asarray(10.0 ** decimals, x.dtype))
+    factor = constant_like(x, np.asarray(10.0 ** decimals, x.dtype))
     return lax_elementwise.div(lax_elementwise.round(lax_elementwise.mul(x, factor), 1), factor)
 
 
@@ -451,10 +439,12 @@ def _inexact(*args: Any) -> list[Any]:
     return [a if is_array(a) else asarray(a) for a in promote_and_broadcast(*promote_inexact(*args))]  # numpy scalars too
 
 
-def _const(x: Any, value: Any) -> Any:
-    """``value`` shaped and typed like ``x`` (weakly typed when ``x`` is)."""
+def constant_like(x: Any, value: Any) -> Any:
+    """``value`` shaped and typed like ``x``, weakly typed when ``x`` is (JAX's ``lax._const``, a Python scalar for
+    a weak ``x``: the constant does not make a weak result strong; JAX's strong ``_constant_like`` is
+    ``broadcast_to(np.asarray(value, x.dtype), x.shape)`` here)."""
     c = broadcast_to(np.asarray(value, x.dtype), x.shape)
-    return lax_elementwise.convert_element_type(c, x.dtype, weak_type=True) if x.weak_type else c
+    return lax_elementwise.convert_element_type(c, x.dtype, weak_type=True) if getattr(x, "weak_type", False) else c
 
 
 def _no_complex(name: str, x: Any) -> None:
@@ -498,7 +488,7 @@ def trunc(x: Any) -> Any:
     x = asarray(x)
     if not dtypes.is_inexact(x.dtype):
         return x
-    return where(lax_elementwise.lt(x, _const(x, 0)), lax_elementwise.ceil(x), lax_elementwise.floor(x))
+    return where(lax_elementwise.lt(x, constant_like(x, 0)), lax_elementwise.ceil(x), lax_elementwise.floor(x))
 
 
 @compiled_whole()
@@ -540,7 +530,7 @@ def signbit(x: Any, /) -> Any:
     _no_complex("signbit", x)
     int_type = {2: np.int16, 4: np.int32, 8: np.int64}[x.dtype.itemsize]
     bits = lax_elementwise.bitcast_convert_type(x, int_type)
-    return lax_elementwise.lt(bits, _const(bits, 0))
+    return lax_elementwise.lt(bits, constant_like(bits, 0))
 
 
 @compiled_whole()
@@ -563,11 +553,11 @@ def hypot(x1: Any, x2: Any, /) -> Any:
     x1, x2 = lax_elementwise.abs(x1), lax_elementwise.abs(x2)
     inf = logical_or(isinf(x1), isinf(x2))
     big, small = lax_elementwise.max(x1, x2), lax_elementwise.min(x1, x2)
-    zero = lax_elementwise.eq(big, _const(big, 0))
-    ratio = lax_elementwise.div(small, where(zero, _const(big, 1), big))
+    zero = lax_elementwise.eq(big, constant_like(big, 0))
+    ratio = lax_elementwise.div(small, where(zero, constant_like(big, 1), big))
     out = where(zero, big, lax_elementwise.mul(big, lax_elementwise.sqrt(
-        lax_elementwise.add(_const(big, 1), lax_elementwise.integer_pow(ratio, 2)))))
-    return where(inf, _const(out, np.inf), out)
+        lax_elementwise.add(constant_like(big, 1), lax_elementwise.integer_pow(ratio, 2)))))
+    return where(inf, constant_like(out, np.inf), out)
 
 
 @compiled_whole()
@@ -591,9 +581,9 @@ def heaviside(x1: Any, x2: Any, /) -> Any:
     """0 where ``x1 < 0``, 1 where ``x1 > 0``, ``x2`` where ``x1 == 0``."""
     check_arraylike("heaviside", x1, x2)
     x1, x2 = _inexact(x1, x2)
-    zero = _const(x1, 0)
+    zero = constant_like(x1, 0)
     return where(lax_elementwise.lt(x1, zero), zero,
-                        where(lax_elementwise.gt(x1, zero), _const(x1, 1),
+                        where(lax_elementwise.gt(x1, zero), constant_like(x1, 1),
                                      where(isnan(x1), x1, x2)))
 
 
@@ -602,7 +592,7 @@ def deg2rad(x: Any, /) -> Any:
     """Degrees to radians."""
     check_arraylike("deg2rad", x)
     x, = _inexact(x)
-    return lax_elementwise.mul(x, _const(x, np.pi / 180))
+    return lax_elementwise.mul(x, constant_like(x, np.pi / 180))
 
 
 @compiled_whole()
@@ -610,7 +600,7 @@ def rad2deg(x: Any, /) -> Any:
     """Radians to degrees."""
     check_arraylike("rad2deg", x)
     x, = _inexact(x)
-    return lax_elementwise.mul(x, _const(x, 180 / np.pi))
+    return lax_elementwise.mul(x, constant_like(x, 180 / np.pi))
 radians = deg2rad
 degrees = rad2deg
 
@@ -624,7 +614,7 @@ def logaddexp2(x1: Any, x2: Any, /) -> Any:
     delta = lax_elementwise.sub(x1, x2)
     term = lax_elementwise.mul(
         lax_elementwise.log1p(lax_elementwise.exp2(lax_elementwise.neg(lax_elementwise.abs(delta)))),
-        _const(amax, 1 / np.log(2)))
+        constant_like(amax, 1 / np.log(2)))
     return where(lax_elementwise.ne(delta, delta), lax_elementwise.add(x1, x2),
                         lax_elementwise.add(amax, term))
 
@@ -649,14 +639,14 @@ def _int_operands(name: str, x1: Any, x2: Any) -> list[Any]:
 
 def _gcd(x1: Any, x2: Any) -> Any:
     def cond(xs: Any) -> Any:
-        nonzero = not_equal(xs[1], _const(xs[1], 0))
+        nonzero = not_equal(xs[1], constant_like(xs[1], 0))
         return lax_reductions.reduce_or(nonzero, tuple(range(nonzero.ndim)))  # any(): reductions is above ufuncs
 
     def body(xs: Any) -> Any:
         a, b = xs
-        nonzero = not_equal(b, _const(b, 0))
-        safe_b = where(nonzero, b, _const(b, 1))
-        return where(nonzero, b, a), where(nonzero, lax_elementwise.rem(a, safe_b), _const(b, 0))
+        nonzero = not_equal(b, constant_like(b, 0))
+        safe_b = where(nonzero, b, constant_like(b, 1))
+        return where(nonzero, b, a), where(nonzero, lax_elementwise.rem(a, safe_b), constant_like(b, 0))
 
     return lax_control_flow.while_loop(cond, body, (abs(x1), abs(x2)))[0]
 
@@ -674,9 +664,9 @@ def lcm(x1: Any, x2: Any) -> Any:
     check_arraylike("lcm", x1, x2)
     x1, x2 = _int_operands("lcm", x1, x2)
     d = _gcd(x1, x2)
-    zero = lax_elementwise.eq(d, _const(d, 0))
-    return where(zero, _const(d, 0), abs(lax_elementwise.mul(
-        x1, lax_elementwise.div(x2, where(zero, _const(d, 1), d)))))
+    zero = lax_elementwise.eq(d, constant_like(d, 0))
+    return where(zero, constant_like(d, 0), abs(lax_elementwise.mul(
+        x1, lax_elementwise.div(x2, where(zero, constant_like(d, 1), d)))))
 
 
 @compiled_whole()
@@ -718,8 +708,8 @@ def nan_to_num(x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None, ne
     posinf = info.max if posinf is None else posinf
     neginf = info.min if neginf is None else neginf
     out = where(isnan(x), asarray(nan, x.dtype), x)
-    out = where(lax_elementwise.eq(out, _const(out, np.inf)), asarray(posinf, x.dtype), out)
-    return where(lax_elementwise.eq(out, _const(out, -np.inf)), asarray(neginf, x.dtype), out)
+    out = where(lax_elementwise.eq(out, constant_like(out, np.inf)), asarray(posinf, x.dtype), out)
+    return where(lax_elementwise.eq(out, constant_like(out, -np.inf)), asarray(neginf, x.dtype), out)
 
 
 @compiled_whole()
@@ -727,9 +717,9 @@ def sinc(x: Any, /) -> Any:
     """``sin(pi x) / (pi x)``, 1 at 0."""
     check_arraylike("sinc", x)
     x, = _inexact(x)
-    zero = lax_elementwise.eq(x, _const(x, 0))
-    pi_x = lax_elementwise.mul(_const(x, np.pi), where(zero, _const(x, 1), x))
-    return where(zero, _const(x, 1), lax_elementwise.div(lax_elementwise.sin(pi_x), pi_x))
+    zero = lax_elementwise.eq(x, constant_like(x, 0))
+    pi_x = lax_elementwise.mul(constant_like(x, np.pi), where(zero, constant_like(x, 1), x))
+    return where(zero, constant_like(x, 1), lax_elementwise.div(lax_elementwise.sin(pi_x), pi_x))
 
 
 def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0) -> Any:
