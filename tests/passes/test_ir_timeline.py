@@ -12,7 +12,7 @@ import pytest
 import toolkit
 from toolkit import passes
 from toolkit.examples.reference_programs import PROGRAMS
-from toolkit.passes import dump
+from toolkit.passes import dump, reproducer
 from toolkit.tools import opt
 
 #: A jit pipeline with a Python pattern pass, a nested pipeline of C++ passes and a module-level C++ pass.
@@ -153,6 +153,8 @@ def test_a_failed_compilation_finishes_its_timeline(failing, tmp_path, monkeypat
     """A compile error leaves the dump and the report of what ran (no XLA scratch folder) and propagates unchanged."""
     monkeypatch.setenv(dump.DUMP_ENV, str(tmp_path / "dump"))
     monkeypatch.setenv(dump.REPORT_ENV, str(tmp_path / "reports"))
+    # The failing pass writes a reproducer: here, not in the machine's temporary folder.
+    monkeypatch.setenv(reproducer.REPRODUCER_DIR_ENV, str(tmp_path / "reproducers"))
     lowered = toolkit.jit(lambda x: x * 2 + 1).lower(np.ones(3, np.float32))
     if failing == "xla":
         with pytest.raises(Exception, match="xla_no_such_option"):
@@ -167,3 +169,6 @@ def test_a_failed_compilation_finishes_its_timeline(failing, tmp_path, monkeypat
     assert not [n for n in os.listdir(folder) if n.startswith(".xla-dump-")]
     (report,) = os.listdir(tmp_path / "reports")
     assert "compilation failed" in (tmp_path / "reports" / report).read_text()
+    if failing == "pass":
+        (written,) = os.listdir(tmp_path / "reproducers")
+        assert written.startswith("jit__lambda_-toolkit-bind-shapes-") and written.endswith(".reproducer.mlir")
