@@ -159,7 +159,13 @@ erfc_p, erfc = unary("erfc", FLOAT, hlo=_C + "erfc")
 erf_inv_p, erf_inv = unary("erf_inv", FLOAT, hlo=_C + "erf_inv")
 lgamma_p, lgamma = unary("lgamma", FLOAT, hlo=_C + "lgamma")
 digamma_p, digamma = unary("digamma", FLOAT, hlo=_C + "digamma")
-conj_p, conj = unary("conj", COMPLEX, hlo=_C + "conj")
+
+def _conj_rule(x: ShapedArray) -> ShapedArray:
+    check_dtype("conj", x, COMPLEX)
+    return x
+
+
+conj_p = family.primitive("conj", shape_rule=_conj_rule, kind="unary", hlo=_C + "conj")
 
 
 def _is_finite_rule(x: ShapedArray) -> ShapedArray:
@@ -203,12 +209,31 @@ real = _user_function(real_p, "real")
 imag_p = family.primitive("imag", shape_rule=_complex_part_rule("imag"), kind="unary", hlo=_H + "imag")
 imag = _user_function(imag_p, "imag")
 
+
 add_p, add = binary("add", NUMBER, hlo=_H + "add")
 sub_p, sub = binary("sub", NUMBER, hlo=_H + "subtract")
 mul_p, mul = binary("mul", NUMBER, hlo=_H + "multiply")
 div_p, div = binary("div", NUMBER, hlo=_H + "divide")
 rem_p, rem = binary("rem", INT + FLOAT, hlo=_H + "remainder")  # (XLA CPU crashes on a complex one)
-pow_p, pow = binary("pow", NUMBER, hlo=_H + "power")
+
+
+def _pow_rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
+    # JAX's: a floating or complex base; an exponent of its dtype or of any integer dtype (the lowering
+    # converts it to the base's).
+    if dtypes.kind_of(x.dtype) not in INEXACT:
+        raise TypeError(f"pow does not accept dtype {x.dtype.name} at position 0. Accepted dtypes at position 0 are "
+                        "subtypes of floating, complexfloating.")
+    if y.dtype != x.dtype and dtypes.kind_of(y.dtype) not in INT:
+        raise TypeError("the first argument to pow must have an inexact dtype (float or complex), and the second "
+                        "argument must have an inexact or integer dtype, and two inexact dtypes must match, but got "
+                        f"{x.dtype.name} and {y.dtype.name}.")
+    return ShapedArray(same_shapes("pow", x, y), x.dtype, all_weak(x, y))
+
+
+pow_p = family.primitive("pow", shape_rule=_pow_rule, kind="binary")
+pow = _user_function(pow_p, "pow", broadcasts=True)
+
+
 max_p, max = binary("max", BOOL + NUMBER)  # complex: lexicographic, as JAX's (lowering rule)
 min_p, min = binary("min", BOOL + NUMBER)
 and_p, bitwise_and = binary("and", BOOL + INT, hlo=_H + "and", derivative="zero", function="bitwise_and")
@@ -235,6 +260,20 @@ def _complex_rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
 
 complex_p = family.primitive("complex", shape_rule=_complex_rule, kind="binary", hlo=_H + "complex")
 complex = _user_function(complex_p, "complex", broadcasts=True)
+
+
+@family.function(binds=(conj_p, complex_p))
+def conj(x: Any) -> Any:
+    """Elementwise complex conjugate. A float32 or float64 operand gives its complex type with a zero imaginary
+    part (``complex(x, 0)``, as ``jax.lax.conj`` lowers it); other real types are a ``TypeError``, as in JAX."""
+    aval = aval_of(x)
+    if dtypes.is_complex(aval.dtype):
+        return conj_p.bind(x)
+    if aval.dtype not in (dtypes.float32, dtypes.float64):
+        raise TypeError(f"conj does not accept dtype {aval.dtype.name}. Accepted dtypes are subtypes of float32, "
+                        "complexfloating, float64.")
+    from toolkit.lax.structural import full_like  # function-level: structural imports this module
+    return complex_p.bind(x, full_like(x, 0))
 
 eq_p, eq = compare("eq", "EQ")
 ne_p, ne = compare("ne", "NE")
@@ -292,6 +331,9 @@ convert_element_type_p = family.primitive("convert_element_type", shape_rule=_co
 
 
 def _bitcast_rule(x: ShapedArray, *, new_dtype: np.dtype) -> ShapedArray:
+    if x.dtype != new_dtype and any(dtypes.is_bool(d) or dtypes.is_complex(d) for d in (x.dtype, new_dtype)):
+        raise TypeError("lax.bitcast_convert_type does not support bool or complex values unless the operand and "
+                        f"destination types match. Got operand dtype={x.dtype.name}, new_dtype={new_dtype.name}.")
     old, new = dtypes.bit_width(x.dtype), dtypes.bit_width(new_dtype)
     if old == new:
         return ShapedArray(x.shape, new_dtype)

@@ -31,8 +31,8 @@ def _reduction(name: str, kinds: str) -> Primitive:
 
 reduce_sum_p = _reduction("reduce_sum", "iufc")
 reduce_prod_p = _reduction("reduce_prod", "iufc")
-reduce_max_p = _reduction("reduce_max", "biuf")
-reduce_min_p = _reduction("reduce_min", "biuf")
+reduce_max_p = _reduction("reduce_max", "biufc")  # complex: by real, then imaginary part
+reduce_min_p = _reduction("reduce_min", "biufc")
 reduce_and_p = _reduction("reduce_and", "biu")
 reduce_or_p = _reduction("reduce_or", "biu")
 reduce_xor_p = _reduction("reduce_xor", "biu")

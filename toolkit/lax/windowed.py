@@ -27,6 +27,7 @@ from toolkit.core.families import Family
 from toolkit.core.program import Program
 from toolkit.core.shape_poly import definitely_equal, is_symbolic_dim
 from toolkit.lax import elementwise
+from toolkit.lax import log_add_exp
 from toolkit.lax import reductions
 from toolkit.lax.convolution import padtype_to_pads
 from toolkit.lax.shape_rules import check_axes, dim_param, window_count
@@ -372,23 +373,16 @@ cummax = _cumulative("max", elementwise.max, "cummax")
 cummin = _cumulative("min", elementwise.min, "cummin")
 
 
-def _logaddexp(x: Any, y: Any) -> Any:
-    amax = elementwise.max(x, y)
-    delta = elementwise.sub(x, y)
-    return elementwise.select(elementwise.ne(delta, delta), elementwise.add(x, y),
-                              elementwise.add(amax, elementwise.log1p(elementwise.exp(
-                                  elementwise.neg(elementwise.abs(delta))))))
-
-
 def cumlogsumexp(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
-    """Cumulative ``log(sum(exp(operand)))`` along ``axis``, computed stably (floating operands).
+    """Cumulative ``log(sum(exp(operand)))`` along ``axis``, computed stably (floating or complex operands).
 
-    A whole-axis ``reduce_window`` of ``logaddexp``, as the static path of the other cumulative reductions.
+    A whole-axis ``reduce_window`` of JAX's ``logaddexp`` (``toolkit.lax.log_add_exp``), as the static path of
+    the other cumulative reductions.
     """
     aval = aval_of(operand)
-    if not dtypes.is_float(aval.dtype):
+    if not dtypes.is_inexact(aval.dtype):
         raise TypeError(f"cumlogsumexp does not accept dtype {aval.dtype.name}. Accepted dtypes are subtypes of "
-                        "floating.")
+                        "floating, complexfloating.")
     ndim = aval.ndim
     if ndim == 0:
         raise ValueError(f"cumlogsumexp needs an operand of rank at least 1, got {aval.str_short()}")
@@ -401,4 +395,4 @@ def cumlogsumexp(operand: Any, axis: int = 0, reverse: bool = False) -> Any:
     window, padding = [1] * ndim, [(0, 0)] * ndim
     window[axis] = size
     padding[axis] = (0, size - 1) if reverse else (size - 1, 0)
-    return reduce_window(operand, np.asarray(-np.inf, aval.dtype), _logaddexp, window, (1,) * ndim, padding)
+    return reduce_window(operand, np.asarray(-np.inf, aval.dtype), log_add_exp.logaddexp, window, (1,) * ndim, padding)

@@ -115,8 +115,6 @@ def _reduction(name: str, kind: str, a: Any, axis: Any, dtype: Any, out: Any, ke
     if kind in ("any", "all"):
         result_dtype = dtypes.bool_
     computation = _upcast_low_precision(result_dtype) if upcast and dtypes.is_inexact(result_dtype) else result_dtype
-    if kind in ("max", "min") and dtypes.is_complex(computation):
-        raise TypeError(f"{name} is not defined for complex arrays")
     if a.dtype != computation:
         a = lax_elementwise.convert_element_type(a, computation)
     if where is not None:
@@ -165,8 +163,8 @@ def _minmax(kind: str, name: str):
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"The {kind}imum of ``a`` over ``axis``, as ``jnp.{name}``; ``initial`` joins the result, "
                   "``where`` (a boolean mask, which needs ``initial``) leaves elements out.\n\nReducing a "
-                  "dimension of size 0 without ``initial`` is a ``ValueError`` (no identity); complex input is a "
-                  "``TypeError``.")
+                  "dimension of size 0 without ``initial`` is a ``ValueError`` (no identity). Complex numbers are "
+                  "ordered by real part, then imaginary part, as in JAX.")
     # Named first: the jit is named after it. (JAX: a wrapper of its jitted _reduce_max/_reduce_min.)
     return compiled_whole(static_argnames=("axis", "keepdims"), lists_as_tuples=True)(fn)
 

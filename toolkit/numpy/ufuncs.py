@@ -21,6 +21,7 @@ from toolkit.core import dtypes
 from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import control_flow as lax_control_flow
 from toolkit.lax import elementwise as lax_elementwise
+from toolkit.lax import log_add_exp
 from toolkit.lax import reductions as lax_reductions
 from toolkit.numpy._core import (
     ARRAYLIKE_TYPES, asarray, broadcast_shapes, broadcast_to, check_arraylike, convert, converts_or_broadcasts,
@@ -422,14 +423,7 @@ def logaddexp(x: Any, y: Any) -> Any:
     (``logaddexp(inf, inf) == inf``, ``logaddexp(-inf, -inf) == -inf``), as in JAX.
     """
     check_arraylike("logaddexp", x, y)
-    x, y = promote_and_broadcast(*promote_inexact(x, y))
-    m = maximum(x, y)
-    delta = lax_elementwise.sub(x, y)
-    value = lax_elementwise.add(m, log1p(exp(lax_elementwise.neg(abs(delta)))))
-    if dtypes.is_complex(x.dtype):
-        return value
-    # x - y is NaN for NaNs and for infinities of the same sign: x + y is the answer there (JAX's select).
-    return lax_elementwise.select(lax_elementwise.ne(delta, delta), lax_elementwise.add(x, y), value)
+    return log_add_exp.logaddexp(*_inexact(x, y))
 
 
 # --- more of jax.numpy's elementwise math ---------------------------------------------------------
@@ -608,15 +602,7 @@ degrees = rad2deg
 def logaddexp2(x1: Any, x2: Any, /) -> Any:
     """``log2(2**x1 + 2**x2)`` without overflow."""
     check_arraylike("logaddexp2", x1, x2)
-    x1, x2 = _inexact(x1, x2)
-    _no_complex("logaddexp2", x1)
-    amax = lax_elementwise.max(x1, x2)
-    delta = lax_elementwise.sub(x1, x2)
-    term = lax_elementwise.mul(
-        lax_elementwise.log1p(lax_elementwise.exp2(lax_elementwise.neg(lax_elementwise.abs(delta)))),
-        constant_like(amax, 1 / np.log(2)))
-    return where(lax_elementwise.ne(delta, delta), lax_elementwise.add(x1, x2),
-                        lax_elementwise.add(amax, term))
+    return log_add_exp.logaddexp2(*_inexact(x1, x2))
 
 
 def pow(x1: Any, x2: Any, /) -> Any:  # noqa: A001 - numpy's name

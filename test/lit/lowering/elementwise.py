@@ -196,6 +196,28 @@ def complex_extrema():
 
 
 @run
+def pow_of_an_integer_exponent():
+    # CHECK-LABEL: TEST: pow_of_an_integer_exponent
+    # An integer exponent (any width) is converted to the base's type, as JAX lowers lax.pow.
+    # CHECK: %[[Y:.*]] = stablehlo.convert %arg1 : (tensor<2x3xi32>) -> tensor<2x3xf32>
+    # CHECK: stablehlo.power %arg0, %[[Y]] : tensor<2x3xf32>
+    print(lowered_text(lax.pow, f32, i32))
+    # CHECK: stablehlo.convert %arg1 : (tensor<2x3xui8>) -> tensor<2x3xcomplex<f32>>
+    print(lowered_text(lax.pow, c64, spec((2, 3), "uint8")))
+
+
+@run
+def conj_of_a_real():
+    # CHECK-LABEL: TEST: conj_of_a_real
+    # A float32 operand becomes complex64 with a zero imaginary part (JAX's lowering of lax.conj).
+    # CHECK: %[[ZERO:.*]] = stablehlo.broadcast_in_dim %{{.*}}, dims = [] : (tensor<f32>) -> tensor<2x3xf32>
+    # CHECK: stablehlo.complex %arg0, %[[ZERO]] : tensor<2x3xcomplex<f32>>
+    print(lowered_text(lax.conj, f32))
+    # CHECK: chlo.conj %arg0
+    print(lowered_text(lax.conj, c64))
+
+
+@run
 def complex_sine_and_cosine():
     # CHECK-LABEL: TEST: complex_sine_and_cosine
     # From the real parts, sinh and cosh through expm1 (JAX's formula): a tiny imaginary part survives.

@@ -44,3 +44,26 @@ def argmax():
     print(lowered_text(lambda x: lax.argmax(x, 1), spec((2, 5))))
     # CHECK: stablehlo.compare  LT
     print(lowered_text(lambda x: lax.argmin(x, 0), spec((5,), "int32")))
+
+
+@run
+def complex_extrema():
+    # CHECK-LABEL: TEST: complex_extrema
+    # By real part, then imaginary part (JAX's order), from (-inf, 0) for a maximum and (inf, 0) for a minimum.
+    # CHECK: stablehlo.constant dense<(0xFF800000,0.000000e+00)> : tensor<complex<f32>>
+    # CHECK: stablehlo.reduce(%arg0 init: %{{.*}}) across dimensions = [0] : (tensor<2x3xcomplex<f32>>, tensor<complex<f32>>) -> tensor<3xcomplex<f32>>
+    # CHECK: reducer(%[[A:.*]]: tensor<complex<f32>>, %[[B:.*]]: tensor<complex<f32>>)
+    # CHECK: %[[RA:.*]] = stablehlo.real %[[A]]
+    # CHECK: %[[RB:.*]] = stablehlo.real %[[B]]
+    # CHECK: stablehlo.compare  EQ, %[[RA]], %[[RB]],  FLOAT
+    # CHECK: stablehlo.compare  GT
+    # CHECK: stablehlo.compare  GT
+    # CHECK: %[[PICK:.*]] = stablehlo.select
+    # CHECK: %[[OUT:.*]] = stablehlo.select %[[PICK]], %[[A]], %[[B]] : tensor<i1>, tensor<complex<f32>>
+    # CHECK: stablehlo.return %[[OUT]]
+    # CHECK-NOT: stablehlo.maximum
+    print(lowered_text(lambda x: lax.reduce_max(x, (0,)), spec((2, 3), "complex64")))
+    # CHECK: stablehlo.constant dense<(0x7F800000,0.000000e+00)> : tensor<complex<f32>>
+    # CHECK: stablehlo.compare  LT
+    # CHECK-NOT: stablehlo.minimum
+    print(lowered_text(lambda x: lax.reduce_min(x, (1,)), spec((2, 3), "complex64")))

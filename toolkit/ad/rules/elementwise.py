@@ -251,16 +251,21 @@ defjvp(elementwise.integer_pow_p, _integer_pow_term)
 
 
 def _pow_exponent_term(t, ans, x, y):
-    # d/dy x**y = log(x) x**y, taken as 0 where x == 0 (the limit JAX uses).
+    # d/dy x**y = log(x) x**y, with log(1) taken where x == 0: JAX's formula, so 0 * inf is NaN where JAX's is.
     safe_log = elementwise.log(tnp.where(x == 0, tnp.ones_like(x), x))
-    return t * tnp.where(x == 0, tnp.zeros_like(ans), ans * safe_log)
+    return t * (safe_log * ans)
 
 
 def _pow_base_term(t, ans, x, y):
-    # d/dx x**y = y x**(y-1), and 0 where y == 0 (also at x == 0).
-    y_minus_one = elementwise.sub(y, tnp.ones_like(y)) if hasattr(y, "aval") else tnp.asarray(y, x.dtype) - 1
-    return t * tnp.where(tnp.asarray(y) == 0, tnp.zeros_like(x), y * elementwise.pow(x, tnp.broadcast_to(
-        tnp.asarray(y_minus_one, value_aval(x).dtype), value_aval(x).shape)))
+    # d/dx x**y = y x**(y-1), as JAX's: an integer exponent (taken in the base's type, as the lowering converts
+    # it) gives 0 where it is 0; a floating one is the plain product (NaN at x == y == 0, as in JAX).
+    aval = value_aval(x)
+    integer_exponent = not dtypes.is_inexact(value_aval(y).dtype)
+    y = tnp.broadcast_to(elementwise.convert_element_type(y, aval.dtype), aval.shape)
+    jacobian = y * elementwise.pow(x, y - tnp.ones_like(y))
+    if integer_exponent:
+        jacobian = tnp.where(y == 0, tnp.zeros_like(jacobian), jacobian)
+    return t * jacobian
 
 
 defjvp(elementwise.pow_p, _pow_base_term, _pow_exponent_term)

@@ -80,21 +80,23 @@ register_lowering(elementwise.sin_p)(_trig_rule(stablehlo.SineOp, cosine=False))
 register_lowering(elementwise.cos_p)(_trig_rule(stablehlo.CosineOp, cosine=True))
 
 
-def _extremum_rule(op, direction: str):
-    # Complex numbers by real part, then imaginary part (JAX's lowering); stablehlo's maximum/minimum order them
-    # otherwise on XLA CPU.
-    def rule(ctx, x, y):
-        if not dtypes.is_complex(ctx.avals_in[0].dtype):
-            return op(x, y).result
-        float_type = compare_type(ctx.avals_in[0].dtype)
+def complex_extremum(x, y, direction: str, dtype) -> ir.Value:
+    """The larger (``direction="GT"``) or smaller (``"LT"``) of complex ``x`` and ``y`` by real part, then
+    imaginary part: JAX's order (XLA CPU's ``stablehlo.maximum``/``minimum`` order complex numbers otherwise)."""
+    float_type = stablehlo.ComparisonTypeAttr.get(compare_type(dtype))
 
-        def cmp(a, b, how):
-            return stablehlo.CompareOp(a, b, stablehlo.ComparisonDirectionAttr.get(how),
-                                       compare_type=stablehlo.ComparisonTypeAttr.get(float_type)).result
-        rx, ry = stablehlo.RealOp(x).result, stablehlo.RealOp(y).result
-        ix, iy = stablehlo.ImagOp(x).result, stablehlo.ImagOp(y).result
-        pick_x = stablehlo.SelectOp(cmp(rx, ry, "EQ"), cmp(ix, iy, direction), cmp(rx, ry, direction)).result
-        return stablehlo.SelectOp(pick_x, x, y).result
+    def cmp(a, b, how):
+        return stablehlo.CompareOp(a, b, stablehlo.ComparisonDirectionAttr.get(how), compare_type=float_type).result
+    rx, ry = stablehlo.RealOp(x).result, stablehlo.RealOp(y).result
+    ix, iy = stablehlo.ImagOp(x).result, stablehlo.ImagOp(y).result
+    pick_x = stablehlo.SelectOp(cmp(rx, ry, "EQ"), cmp(ix, iy, direction), cmp(rx, ry, direction)).result
+    return stablehlo.SelectOp(pick_x, x, y).result
+
+
+def _extremum_rule(op, direction: str):
+    def rule(ctx, x, y):
+        dtype = ctx.avals_in[0].dtype
+        return complex_extremum(x, y, direction, dtype) if dtypes.is_complex(dtype) else op(x, y).result
     return rule
 
 
@@ -118,6 +120,15 @@ def _compare_rule(direction: str):
             x, y, stablehlo.ComparisonDirectionAttr.get(direction),
             compare_type=stablehlo.ComparisonTypeAttr.get(compare_type(ctx.avals_in[0].dtype))).result
     return rule
+
+
+@register_lowering(elementwise.pow_p)
+def _pow(ctx, x, y):
+    # An integer exponent is converted to the base's type first, as JAX lowers it.
+    base, exponent = ctx.avals_in
+    if exponent.dtype != base.dtype:
+        y = stablehlo.ConvertOp(ctx.out_type, y).result  # equal shapes: the result's type
+    return stablehlo.PowOp(x, y).result
 
 
 @register_lowering(elementwise.integer_pow_p)

@@ -9,7 +9,7 @@ from jaxlib.mlir.dialects import stablehlo
 from toolkit.core import dtypes
 from toolkit.lax import reductions
 from toolkit.lowering.registry import register_lowering
-from toolkit.lowering.rules.elementwise import compare_type
+from toolkit.lowering.rules.elementwise import compare_type, complex_extremum
 from toolkit.lowering.types import tensor_type
 
 
@@ -43,7 +43,12 @@ def reduce_with(ctx, x, kind: str, axes, aval_in, out_type):
     scalar_type = tensor_type(scalar)
     block = op.body.blocks.append(scalar_type, scalar_type)
     with ir.InsertionPoint(block):
-        stablehlo.ReturnOp([_BODY_OPS[kind](*block.arguments).result])
+        if kind in ("max", "min") and dtypes.is_complex(aval_in.dtype):  # JAX's lexicographic order
+            a, b = block.arguments
+            body = complex_extremum(a, b, "GT" if kind == "max" else "LT", aval_in.dtype)
+        else:
+            body = _BODY_OPS[kind](*block.arguments).result
+        stablehlo.ReturnOp([body])
     return op.result
 
 
