@@ -1,8 +1,10 @@
 """Where toolkit.lax's primitives crash or differ from jax.lax's, per dtype: a sweep that survives crashes.
 
 Every elementwise ``lax`` function below on arrays of every dtype (unary ones on each; binary ones on two arrays
-of one dtype, as lax requires, and ``pow`` with an integer exponent of each width), the reductions, cumulative ops and sorts on each, and ``convert_element_type`` and
-``bitcast_convert_type`` between every pair, eagerly in toolkit and in JAX. It prints one line per difference:
+of one dtype, as lax requires, and ``pow`` with an integer exponent of each width), the reductions, cumulative
+ops and sorts on each, ``convert_element_type`` and ``bitcast_convert_type`` between every pair, and the ops with
+kernels of their own (``dot_general``, convolution, FFT, the LAPACK-backed ``lax.linalg``, sorts of several
+operands, padding, windows) on each dtype, eagerly in toolkit and in JAX. It prints one line per difference:
 an error on one side only, the dtype, the shape, the values beyond 2e-6 relative, or a **crash** (the process
 died: XLA given a program it cannot take, as ``rem`` of complex numbers once was).
 
@@ -22,7 +24,7 @@ import json
 import os
 import subprocess
 import sys
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 DTYPES = ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float16", "bfloat16", "float32",
           "complex64"]
@@ -33,6 +35,51 @@ erf erf_inv erfc exp exp2 expm1 floor imag is_finite lgamma log log1p logistic n
 round rsqrt sign sin sinh sqrt square tan tanh""".split()
 BINARY = """add atan2 bitwise_and bitwise_or bitwise_xor complex div eq ge gt igamma igammac le lt max min mul mulhi
 ne nextafter polygamma pow rem shift_left shift_right_arithmetic shift_right_logical sub zeta""".split()
+
+def _square(x: Any) -> Any:
+    """A 4x4 matrix of ``x``'s dtype, well conditioned where the dtype allows (a linear-algebra operand)."""
+    import numpy as np
+    flat = np.resize(x.ravel(), 16).reshape(4, 4)
+    if x.dtype.kind in "iub":
+        return flat
+    finite = np.where(np.isfinite(flat.astype(np.complex128)), flat, 0).astype(x.dtype)
+    eye = np.eye(4).astype(x.dtype)
+    return (finite * np.asarray(0.1, x.dtype) + eye * np.asarray(4, x.dtype)).astype(x.dtype)
+
+
+def _structured() -> dict[str, Callable[[Any, Any, Any], Any]]:
+    """name -> f(lax, x, np): ops whose operands are built from ``x`` (XLA's kernels and LAPACK's custom calls
+    are where an unexpected dtype can crash a process)."""
+    return {
+        "dot_general": lambda lax, x, np: lax.dot_general(x, x, (((1,), (1,)), ((), ()))),
+        "dot_general_batched": lambda lax, x, np: lax.dot_general(x[None], x[None], (((2,), (2,)), ((0,), (0,)))),
+        "conv_general_dilated": lambda lax, x, np: lax.conv_general_dilated(
+            x.reshape(1, 2, 5), x[:, :3].reshape(1, 2, 3), (1,), "VALID"),
+        "fft": lambda lax, x, np: lax.fft(x, "FFT", (5,)),
+        "rfft": lambda lax, x, np: lax.fft(x, "RFFT", (5,)),
+        "clamp": lambda lax, x, np: lax.clamp(x.flat[1], x, x.flat[4]),
+        "select_n": lambda lax, x, np: lax.select_n(np.arange(10).reshape(2, 5) % 2 == 0, x, np.roll(x, 3)),
+        "sort_two_operands": lambda lax, x, np: lax.sort((x, np.roll(x, 3)), num_keys=2),
+        "sort_key_val": lambda lax, x, np: lax.sort_key_val(x, np.roll(x, 3)),
+        "pad": lambda lax, x, np: lax.pad(x, x.flat[2], [(1, 1, 1), (0, 2, 0)]),
+        "dynamic_update_slice": lambda lax, x, np: lax.dynamic_update_slice(x, x[:, :2], (np.int32(0), np.int32(2))),
+        "reduce_window_max": lambda lax, x, np: lax.reduce_window(x, x.flat[6], lax.max, (1, 2), (1, 1)),
+        "reduce_precision": lambda lax, x, np: lax.reduce_precision(x, 5, 10),
+        "cholesky": lambda lax, x, np: lax.linalg.cholesky(_square(x)),
+        "qr": lambda lax, x, np: lax.linalg.qr(_square(x)),
+        "eigh": lambda lax, x, np: lax.linalg.eigh(_square(x)),
+        "svd": lambda lax, x, np: lax.linalg.svd(_square(x)),
+        "lu": lambda lax, x, np: lax.linalg.lu(_square(x)),
+        "triangular_solve": lambda lax, x, np: lax.linalg.triangular_solve(_square(x), _square(x), left_side=True,
+                                                                           lower=True),
+        "eig": lambda lax, x, np: lax.linalg.eig(_square(x), compute_left_eigenvectors=False,
+                                                 compute_right_eigenvectors=False),
+        "schur": lambda lax, x, np: lax.linalg.schur(_square(x), compute_schur_vectors=False),
+        "hessenberg": lambda lax, x, np: lax.linalg.hessenberg(_square(x))[0],
+        "tridiagonal": lambda lax, x, np: lax.linalg.tridiagonal(_square(x))[1:3],
+    }
+
+
 #: Reductions and scans over axis 0 of a 2-d operand, and sorts along its last axis.
 AXIS = """argmax argmin cumlogsumexp cummax cummin cumprod cumsum reduce_and reduce_max reduce_min reduce_or
 reduce_prod reduce_sum reduce_xor sort top_k""".split()
@@ -67,6 +114,8 @@ def cases(dtypes: list[str]) -> list[dict[str, Any]]:
         out += [{"op": name, "kind": "binary", "dtypes": [d]} for d in dtypes]
     for name in AXIS:
         out += [{"op": name, "kind": "axis", "dtypes": [d]} for d in dtypes]
+    for name in _structured():
+        out += [{"op": name, "kind": "structured", "dtypes": [d]} for d in dtypes]
     # lax.pow also takes an integer exponent of any width with a floating or complex base.
     out += [{"op": "pow", "kind": "binary", "dtypes": [a, b]} for a in dtypes for b in dtypes
             if a != b and not a.startswith(("int", "uint", "bool")) and b.startswith(("int", "uint"))]
@@ -79,8 +128,10 @@ def _call(lax: Any, case: dict[str, Any]) -> Any:
     import ml_dtypes
     import numpy as np
     x = _values(case["dtypes"][0])
-    fn = getattr(lax, case["op"])
     kind = case["kind"]
+    if kind == "structured":
+        return _structured()[case["op"]](lax, x, np)
+    fn = getattr(lax, case["op"])
     if kind == "unary":
         return fn(x)
     if kind == "binary":
@@ -106,6 +157,8 @@ def outcome(lax: Any, case: dict[str, Any]) -> Any:
     import numpy as np
     try:
         result = _call(lax, case)
+        while isinstance(result, (tuple, list)) and any(isinstance(p, (tuple, list)) for p in result):
+            result = [q for p in result for q in (p if isinstance(p, (tuple, list)) else (p,))]
         parts = result if isinstance(result, (tuple, list)) else (result,)
         return "ok", [(str(np.asarray(p).dtype), np.asarray(p).shape, np.asarray(p)) for p in parts]
     except Exception as error:  # noqa: BLE001 - the sweep compares failures by kind

@@ -156,6 +156,49 @@ def test_bitcast_to_or_from_bool_or_complex_is_a_type_error(source):
     _same(tlax.bitcast_convert_type(b, np.bool_), jlax.bitcast_convert_type(b, np.bool_))
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int8, np.uint8, np.bool_])
+def test_cholesky_and_eigh_of_integers_symmetrize_to_floats_as_jax(dtype):
+    """JAX's symmetrize is ``(x + x^H) / 2`` with jnp's operators: integers and booleans become floats."""
+    m = (np.eye(4) * 4 + np.eye(4, k=1)).astype(dtype)
+    ours, theirs = tlax.linalg.cholesky(m), jlax.linalg.cholesky(m)
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6)
+    (_, w_ours), (_, w_theirs) = tlax.linalg.eigh(m), jlax.linalg.eigh(m)
+    assert w_ours.dtype == w_theirs.dtype
+    np.testing.assert_allclose(np.asarray(w_ours), np.asarray(w_theirs), rtol=1e-6)
+    _same_type_error(lambda: tlax.linalg.eigh(m, symmetrize_input=False),
+                     lambda: jlax.linalg.eigh(m, symmetrize_input=False))
+
+
+@pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16])
+@pytest.mark.parametrize("options", [dict(left_side=True, lower=True), dict(left_side=True, transpose_a=True),
+                                     dict(lower=True, unit_diagonal=True)])
+def test_triangular_solve_of_half_floats_as_jax(dtype, options):
+    a = (np.tril(np.ones((4, 4))) + np.triu(np.ones((4, 4)), 1) * 0.5 + np.eye(4) * 3).astype(dtype)
+    b = np.arange(8, dtype=np.float32).reshape(4, 2).astype(dtype)
+    b = b if options.get("left_side") else b.T
+    _same(tlax.linalg.triangular_solve(a, b, **options), jlax.linalg.triangular_solve(a, b, **options))
+
+
+def test_convolution_of_booleans_as_jax():
+    rng = np.random.default_rng(0)
+    x, w = rng.random((2, 3, 9)) < 0.3, rng.random((4, 3, 3)) < 0.4
+    for options in [dict(window_strides=(1,), padding="VALID"),
+                    dict(window_strides=(2,), padding="SAME", rhs_dilation=(2,))]:
+        _same(tlax.conv_general_dilated(x, w, **options), jlax.conv_general_dilated(x, w, **options))
+
+
+@pytest.mark.x64
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64, np.int32, np.bool_])
+@pytest.mark.parametrize("kind", ["FFT", "RFFT"])
+def test_fft_of_integers_under_x64_as_jax(dtype, kind):
+    """JAX's to_complex_dtype / to_inexact_dtype: 64-bit integers transform in complex128 (float64 for RFFT)."""
+    x = np.arange(6).astype(dtype)
+    ours, theirs = tlax.fft(x, kind, (6,)), jlax.fft(x, kind, (6,))
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-12, atol=1e-12)
+
+
 # --- the sweep's machinery -----------------------------------------------------------------------------------
 
 def _sweep():

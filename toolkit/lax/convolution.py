@@ -115,7 +115,7 @@ def _conv_rule(lhs: ShapedArray, rhs: ShapedArray, *, window_strides: tuple, pad
                rhs_dilation: tuple, dimension_numbers: ConvDimensionNumbers, feature_group_count: int,
                batch_group_count: int, precision: Any, preferred_element_type: Any) -> ShapedArray:
     name = "conv_general_dilated"
-    check_dtype(name, lhs, "iufc", "lhs")
+    check_dtype(name, lhs, "biufc", "lhs")  # booleans too, as in JAX (XLA: or of ands)
     if lhs.dtype != rhs.dtype:
         raise TypeError(f"{name}: lhs and rhs must have the same dtype, got {lhs.dtype.name} and {rhs.dtype.name}")
     lhs_spec, rhs_spec, out_spec = dimension_numbers

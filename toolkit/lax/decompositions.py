@@ -70,9 +70,15 @@ def complex_dtype(dtype: np.dtype) -> np.dtype:
     return np.dtype(np.complex128 if np.dtype(dtype) in (np.float64, np.complex128) else np.complex64)
 
 
+#: The floating types XLA's own ``triangular_solve`` takes beyond LAPACK's (``stablehlo.triangular_solve``, as JAX
+#: lowers a float16/bfloat16 one on CPU).
+XLA_TRIANGULAR_SOLVE_DTYPES = (np.dtype(np.float16), np.dtype(dtypes.bfloat16))
+
+
 def _check_operand(name: str, x: ShapedArray, rank: int = 2, *, square: bool = False,
-                   dtypes_: Sequence[np.dtype] = LAPACK_DTYPES, what: str = "Input 0") -> None:
-    if x.dtype not in dtypes_:
+                   dtypes_: Sequence[np.dtype] | None = LAPACK_DTYPES, what: str = "Input 0") -> None:
+    """``x``'s dtype among ``dtypes_`` (None: any), rank at least ``rank``, square if asked."""
+    if dtypes_ is not None and x.dtype not in dtypes_:
         accepted = ", ".join(d.name for d in dtypes_)
         raise TypeError(f"{name} does not accept dtype {x.dtype.name}. Accepted dtypes are {accepted}.")
     if x.ndim < rank:
@@ -105,9 +111,16 @@ cholesky_p = family.primitive("cholesky", shape_rule=_cholesky_rule)
 
 
 def symmetrize(x: Any) -> Any:
-    """``(x + x^H) / 2`` over the last two dimensions (what :func:`cholesky` and :func:`eigh` factor)."""
+    """``(x + x^H) / 2`` over the last two dimensions (what :func:`cholesky` and :func:`eigh` factor), with
+    ``jax.numpy``'s operators as JAX's: booleans add as ``or``, and integers and booleans divide as floats (the
+    inexact type of their promotion with a Python int: float32 for int32, as ``true_divide``)."""
     xt = _H(x)
-    return elementwise.div(elementwise.add(x, xt), _full_like(x, 2))
+    dtype = aval_of(x).dtype
+    total = elementwise.bitwise_or(x, xt) if dtypes.is_bool(dtype) else elementwise.add(x, xt)
+    if not dtypes.is_inexact(dtype):
+        promoted, _ = dtypes.result_type_with_weak((dtype, False), (dtypes.default_int_dtype(), True))
+        total = elementwise.convert_element_type(total, dtypes.to_inexact_dtype(promoted))
+    return elementwise.div(total, _full_like(total, 2))
 
 
 def _T(x: Any) -> Any:
@@ -156,8 +169,8 @@ def cholesky(x: Any, *, symmetrize_input: bool = True) -> Any:
     (``symmetrize_input`` first replaces it by ``(x + x^H) / 2``). A matrix that is not
     positive definite gives NaNs. The strictly upper triangle of ``L`` is zero.
     """
-    if symmetrize_input:
-        _check_operand("cholesky", aval_of(x), square=True)
+    if symmetrize_input:  # any dtype: symmetrizing makes integers and booleans floats, as JAX's
+        _check_operand("cholesky", aval_of(x), square=True, dtypes_=None)
         x = symmetrize(x)
     return tril(cholesky_p.bind(x))
 
@@ -188,7 +201,8 @@ def eigh(x: Any, *, lower: bool = True, symmetrize_input: bool = True, sort_eige
     ``subset_by_index`` must be None or ``(0, n)`` and ``algorithm`` None or QR.
     """
     aval = aval_of(x)
-    _check_operand("eigh", aval, square=True)
+    # Symmetrizing makes integers and booleans floats (JAX's): their dtype is checked after it.
+    _check_operand("eigh", aval, square=True, dtypes_=None if symmetrize_input else LAPACK_DTYPES)
     n = aval.shape[-1]
     if subset_by_index is not None:
         subset_by_index = (int(subset_by_index[0]), int(subset_by_index[1]))
@@ -397,8 +411,8 @@ def svd(x: Any, *, full_matrices: bool = True, compute_uv: bool = True,
 
 def _triangular_solve_rule(a: ShapedArray, b: ShapedArray, *, left_side: bool, lower: bool, transpose_a: bool,
                            conjugate_a: bool, unit_diagonal: bool) -> ShapedArray:
-    _check_operand("triangular_solve", a, square=True)
-    _check_operand("triangular_solve", b, what="Input 1")
+    _check_operand("triangular_solve", a, square=True, dtypes_=LAPACK_DTYPES + XLA_TRIANGULAR_SOLVE_DTYPES)
+    _check_operand("triangular_solve", b, what="Input 1", dtypes_=LAPACK_DTYPES + XLA_TRIANGULAR_SOLVE_DTYPES)
     if a.dtype != b.dtype:
         raise TypeError(f"triangular_solve requires arguments of equal dtypes, got {a.dtype.name} and "
                         f"{b.dtype.name}")

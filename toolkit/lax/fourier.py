@@ -95,10 +95,11 @@ def fft(x: Any, fft_type: FftType | str, fft_lengths: Sequence[int]) -> Any:
     if kind == FftType.RFFT:
         if dtypes.is_complex(dtype):
             raise ValueError("only real valued inputs supported for rfft")
-        # Integers and booleans become float32 (x64 off); float16/bfloat16 stay and the shape rule refuses them.
-        x = convert_element_type(x, dtype if dtypes.is_float(dtype) else np.dtype(np.float32))
-    else:
-        x = convert_element_type(x, complex_dtype(dtype))
+        # Integers and booleans become their inexact type (JAX's to_inexact_dtype: float32, int64 -> float64 with
+        # x64); float16/bfloat16 stay and the shape rule refuses them.
+        x = convert_element_type(x, dtypes.to_inexact_dtype(dtype))
+    else:  # JAX's to_complex_dtype: of the inexact type (int64 -> complex128 with x64)
+        x = convert_element_type(x, complex_dtype(dtypes.to_inexact_dtype(dtype)))
     lengths = tuple(int(n) for n in fft_lengths)
     if not lengths:
         return x

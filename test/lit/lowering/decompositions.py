@@ -68,6 +68,19 @@ def triangular_solve_is_trsm():
 
 
 @run
+def triangular_solve_of_half_floats_is_xlas():
+    # CHECK-LABEL: TEST: triangular_solve_of_half_floats_is_xlas
+    # LAPACK has no float16/bfloat16 kernels: XLA's own triangular solve, as JAX lowers them on CPU.
+    # CHECK: "stablehlo.triangular_solve"(%arg0, %arg1) <{left_side = true, lower = true, transpose_a = #stablehlo<transpose TRANSPOSE>, unit_diagonal = false}> : (tensor<3x3xf16>, tensor<3x2xf16>) -> tensor<3x2xf16>
+    # CHECK-NOT: lapack
+    print(lowered_text(lambda a, b: linalg.triangular_solve(a, b, left_side=True, lower=True, transpose_a=True),
+                       spec((3, 3), "float16"), spec((3, 2), "float16")))
+    # CHECK: transpose_a = #stablehlo<transpose NO_TRANSPOSE>, unit_diagonal = true}> : (tensor<3x3xbf16>, tensor<2x3xbf16>) -> tensor<2x3xbf16>
+    print(lowered_text(lambda a, b: linalg.triangular_solve(a, b, unit_diagonal=True),
+                       spec((3, 3), "bfloat16"), spec((2, 3), "bfloat16")))
+
+
+@run
 def eig_of_a_real_matrix():
     # CHECK-LABEL: TEST: eig_of_a_real_matrix
     # Real input: separate real and imaginary eigenvalue parts, joined by stablehlo.complex.

@@ -355,6 +355,10 @@ def _lu(ctx, x):
 @register_lowering(dec.triangular_solve_p, platforms=("cpu",))
 def _triangular_solve(ctx, a, b, *, left_side, lower, transpose_a, conjugate_a, unit_diagonal):
     a_aval, b_aval = ctx.avals_in
+    if a_aval.dtype not in dec.LAPACK_DTYPES:  # float16/bfloat16: XLA's own, as JAX lowers them (real: no conjugate)
+        transpose = stablehlo.TransposeAttr.get("TRANSPOSE" if transpose_a else "NO_TRANSPOSE")
+        return stablehlo.TriangularSolveOp(a, b, ir.BoolAttr.get(left_side), ir.BoolAttr.get(lower),
+                                           ir.BoolAttr.get(unit_diagonal), transpose).result
     if conjugate_a and not transpose_a:
         a = _conj(a)
         conjugate_a = False
