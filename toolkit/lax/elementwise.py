@@ -1,6 +1,6 @@
 """Elementwise primitives. Operands have equal shapes and dtypes (``toolkit.numpy``
 broadcasts and promotes before it gets here); the result is weakly typed only
-when every operand is. ``square`` and ``reciprocal`` are ``jax.lax``'s wrappers over ``integer_pow``.
+when every operand is. ``reciprocal`` is ``jax.lax``'s wrapper over ``integer_pow``.
 
 Each op is declared once, on one line: :func:`unary`, :func:`binary` and :func:`compare` make the
 primitive and its user function, and record the traits its other interpretations are derived from
@@ -213,6 +213,9 @@ imag = _user_function(imag_p, "imag")
 add_p, add = binary("add", NUMBER, hlo=_H + "add")
 sub_p, sub = binary("sub", NUMBER, hlo=_H + "subtract")
 mul_p, mul = binary("mul", NUMBER, hlo=_H + "multiply")
+# jax.lax.square is a primitive of its own: chlo.square for floats and complex numbers (for a complex one,
+# (a - b)(a + b) + 2abi, which rounds unlike x * x), a multiply for integers (lowering rule). JAX's JVP: t * (2 * x).
+square_p, square = unary("square", NUMBER, derivative=lambda x: mul(np.asarray(2, aval_of(x).dtype), x))
 div_p, div = binary("div", NUMBER, hlo=_H + "divide")
 rem_p, rem = binary("rem", INT + FLOAT, hlo=_H + "remainder")  # (XLA CPU crashes on a complex one)
 
@@ -397,12 +400,6 @@ def bitcast_convert_type(x: Any, new_dtype: Any) -> Any:
 
 
 # --- jax.lax's wrappers over these primitives (user functions that bind no primitive of their own) ----------
-
-@family.function
-def square(x: Any) -> Any:
-    """Elementwise ``x * x``."""
-    return integer_pow(x, 2)
-
 
 @family.function
 def reciprocal(x: Any) -> Any:

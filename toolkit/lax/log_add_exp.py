@@ -20,8 +20,12 @@ from toolkit.lax import structural
 
 
 def _const(x: Any, value: float) -> Any:
-    """``value`` shaped and typed like ``x``, weak when ``x`` is (JAX's ``lax._const``)."""
-    return structural.full_like(x, value)
+    """``value`` typed like ``x``, as JAX's ``lax._const``: weak only for a weak scalar ``x`` (a weak array's
+    constant is strong, so ``logaddexp2(2.5, int_array)`` is strong, as in JAX)."""
+    aval = aval_of(x)
+    if aval.weak_type and not aval.shape:
+        return structural.full_like(x, value)
+    return np.asarray(value, aval.dtype)  # 0-d: lax's binary functions broadcast it
 
 
 def _wrap_between(x: Any, bound: float) -> Any:

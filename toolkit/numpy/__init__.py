@@ -5,7 +5,7 @@ are weakly typed, see ``toolkit.core.dtypes``).
 
 The modules are layered, each importing only modules before it in this list:
 ``_core`` (arrays from inputs, promotion, broadcasting, joining), ``ufuncs``,
-``creation``, ``indexing`` (``x[idx]``), ``scatter`` (``x.at[idx]``),
+``rounding``, ``creation``, ``indexing`` (``x[idx]``), ``scatter`` (``x.at[idx]``),
 ``shapes``, ``take``, ``reductions``, ``sorting``, ``diagonals``, ``einsum``,
 ``tensor_contractions``, ``index_tricks``, ``nan_functions``, ``statistics``,
 ``signal``, ``nonzero_indices``, ``setops``, ``scalar_types`` (``float32(1.5)``), ``fft`` (``toolkit.numpy.fft``) and ``methods`` (operators and array methods).
@@ -60,15 +60,16 @@ from toolkit.numpy.tensor_contractions import (  # noqa: F401
     cross, dot, inner, kron, matmul, matvec, outer, tensordot, vdot, vecdot, vecmat,
 )
 from toolkit.numpy.ufuncs import (  # noqa: F401
-    abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, around, bitwise_and,
+    abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, bitwise_and,
     bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clip, conj, conjugate, copysign, cos, cosh, deg2rad, degrees,
     divide, divmod, equal, exp, exp2, expm1, fabs, float_power, floor, floor_divide, fmax, fmin, fmod, gcd, greater,
     greater_equal, heaviside, hypot, imag, invert, isclose, isfinite, isinf, isnan, lcm, left_shift, less,
     less_equal, log, log1p, log2, log10, logaddexp, logaddexp2, logical_and, logical_not, logical_or, logical_xor,
     maximum, minimum, mod, modf, multiply, nan_to_num, negative, nextafter, not_equal, piecewise, positive, pow,
-    power, rad2deg, radians, real, reciprocal, remainder, right_shift, rint, round, rsqrt, select, sign, signbit,
+    power, rad2deg, radians, real, reciprocal, remainder, right_shift, rsqrt, select, sign, signbit,
     sin, sinc, sinh, sqrt, square, subtract, tan, tanh, true_divide, trunc,
 )
+from toolkit.numpy.rounding import around, rint, round  # noqa: F401
 from toolkit.numpy.array_api_aliases import (  # noqa: F401
     acos, acosh, asin, asinh, astype, atan, atan2, atanh, bitwise_count, bitwise_invert, bitwise_left_shift,
     bitwise_right_shift, concat, isdtype, unique_all, unique_counts, unique_inverse, unique_values,

@@ -363,6 +363,24 @@ def converts_or_broadcasts(x: Any, y: Any) -> bool:
     return False
 
 
+def divides_by_a_scalar(x: Any, y: Any) -> bool:
+    """``x / y`` outside any trace with ``x`` an unsharded array (an Array or numpy array, not 0-d) and ``y`` a
+    scalar (Python's, numpy's, a 0-d numpy array). JAX's jitted ``true_divide`` broadcasts such a divisor inside
+    its program, and XLA turns ``x / broadcast(y)`` into ``x * broadcast(1 / y)``, which rounds differently from a
+    division of two arrays (1 ulp on about a third of float32 quotients): such calls run as one program here
+    too, so an eager ``x / 3`` is JAX's (and toolkit's jitted one) bit for bit."""
+    if tracing._state.builders or sharding_types._overrides:
+        return False
+    kind_x = type(x)
+    if kind_x is Array:
+        if x.aval.sharding is not None or not x.aval.shape:
+            return False
+    elif kind_x is not np.ndarray or not x.ndim:
+        return False
+    kind_y = type(y)
+    return kind_y in _SCALAR_KINDS or isinstance(y, np.generic) or (kind_y is np.ndarray and not y.ndim)
+
+
 def _shape_and_dtype(operand: Any, kind: type) -> tuple | None:
     """An unsharded Array's or a numpy array's (not 0-d, nor of objects) shape and dtype; a numpy array's
     canonical one (float64 is the float32 it becomes with x64 off: ``x + np.linspace(0, 1, 8)`` is only put)."""

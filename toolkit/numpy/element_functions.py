@@ -21,6 +21,9 @@ import numpy as np
 from toolkit.core import dtypes
 from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
+from toolkit.lax import autodiff as lax_autodiff
+from toolkit.lax import special_functions as lax_special_functions
+from toolkit.lax import structural as lax_structural
 from toolkit.numpy import sorting, ufuncs
 from toolkit.numpy._core import (
     asarray, broadcast_to, canonical_axes, check_arraylike, convert, is_array, promote_inexact,
@@ -125,58 +128,19 @@ def spacing(x: Any, /) -> Any:
     return ufuncs.where(ufuncs.equal(result, 0), smallest, result)
 
 
-# Cephes' Chebyshev coefficients of exp(-x) I0(x) on [0, 8] and of exp(-x) sqrt(x) I0(x) on (8, inf).
-_I0E_A = (
-    -4.41534164647933937950e-18, 3.33079451882223809783e-17, -2.43127984654795469359e-16,
-    1.71539128555513303061e-15, -1.16853328779934516808e-14, 7.67618549860493561688e-14,
-    -4.85644678311192946090e-13, 2.95505266312963983461e-12, -1.72682629144155570723e-11,
-    9.67580903537323691224e-11, -5.18979560163526290666e-10, 2.65982372468238665035e-09,
-    -1.30002500998624804212e-08, 6.04699502254191894932e-08, -2.67079385394061173391e-07,
-    1.11738753912010371815e-06, -4.41673835845875056359e-06, 1.64484480707288970893e-05,
-    -5.75419501008210370398e-05, 1.88502885095841655729e-04, -5.76375574538582365885e-04,
-    1.63947561694133579842e-03, -4.32430999505057594430e-03, 1.05464603945949983183e-02,
-    -2.37374148058994688156e-02, 4.93052842396707084878e-02, -9.49010970480476444210e-02,
-    1.71620901522208775349e-01, -3.04682672343198398683e-01, 6.76795274409476084995e-01,
-)
-_I0E_B = (
-    -7.23318048787475395456e-18, -4.83050448594418207126e-18, 4.46562142029675999901e-17,
-    3.46122286769746109310e-17, -2.82762398051658348494e-16, -3.42548561967721913462e-16,
-    1.77256013305652638360e-15, 3.81168066935262242075e-15, -9.55484669882830764870e-15,
-    -4.15056934728722208663e-14, 1.54008621752140982691e-14, 3.85277838274214270114e-13,
-    7.18012445138366623367e-13, -1.79417853150680611778e-12, -1.32158118404477131188e-11,
-    -3.14991652796324136454e-11, 1.18891471078464383424e-11, 4.94060238822496958910e-10,
-    3.39623202570838634515e-09, 2.26666899049817806459e-08, 2.04891858946906374183e-07,
-    2.89137052083475648297e-06, 6.88975834691682398426e-05, 3.36911647825569408990e-03,
-    8.04490411014108831608e-01,
-)
-
-
-def _chebyshev(y: Any, coefficients: Sequence[float]) -> Any:
-    dt = y.dtype
-    b0, b1 = _full(y, np.asarray(coefficients[0], dt)), _full(y, np.asarray(0, dt))
-    b2 = b1
-    for c in coefficients[1:]:
-        b2, b1 = b1, b0
-        b0 = ufuncs.add(ufuncs.subtract(ufuncs.multiply(y, b1), b2), np.asarray(c, dt))
-    return ufuncs.multiply(np.asarray(0.5, dt), ufuncs.subtract(b0, b2))
-
-
 @compiled_whole()
 def i0(x: Any) -> Any:
-    """The modified Bessel function of the first kind of order 0, elementwise, as ``jnp.i0``
-    (``exp(|x|) * i0e(|x|)`` by Cephes' Chebyshev series); complex input is a ``ValueError``."""
+    """The modified Bessel function of the first kind of order 0, elementwise, as ``jnp.i0``:
+    ``exp(|x|) * bessel_i0e(|x|)`` with ``toolkit.lax.bessel_i0e`` (JAX's formula, bit for bit); complex input is
+    a ``ValueError``."""
     x = _inexact_operand("i0", x)
-    weak = bool(getattr(x, "weak_type", False))
     if not dtypes.is_float(x.dtype):
         raise ValueError(f"Unsupported input type to jax.numpy.i0: {x.dtype}")
-    compute = np.dtype(np.float32) if x.dtype in (np.float16, np.dtype(ml_dtypes.bfloat16)) else x.dtype
-    a = ufuncs.absolute(convert(x, compute))
-    small = _chebyshev(ufuncs.subtract(ufuncs.multiply(a, np.asarray(0.5, compute)), np.asarray(2, compute)), _I0E_A)
-    safe = ufuncs.where(ufuncs.greater(a, 8), a, np.asarray(8, compute))  # no division by 0 in the unused branch
-    large = ufuncs.divide(_chebyshev(ufuncs.subtract(ufuncs.divide(np.asarray(32, compute), safe),
-                                                     np.asarray(2, compute)), _I0E_B), ufuncs.sqrt(safe))
-    i0e = ufuncs.where(ufuncs.greater(a, 8), large, small)
-    return convert(ufuncs.multiply(ufuncs.exp(a), i0e), x.dtype, weak)
+    # JAX's custom JVP makes the derivative 0 at x == 0 (abs's is 1 there, i0's is 0): |x| without a derivative
+    # at 0 does the same here (the same value either way).
+    magnitude = lax_elementwise.select(lax_elementwise.eq(x, lax_structural.full_like(x, 0)),
+                                       lax_autodiff.stop_gradient(x), lax_elementwise.abs(x))
+    return lax_elementwise.mul(lax_elementwise.exp(magnitude), lax_special_functions.bessel_i0e(magnitude))
 
 
 def _isposneginf(name: str, infinity: float, x: Any, out: Any) -> Any:

@@ -10,7 +10,7 @@ import numpy as np
 from toolkit.core import dtypes
 from toolkit.core.tracing import Tracer
 from toolkit.lax.elementwise import bitcast_convert_type, convert_element_type
-from toolkit.numpy import diagonals, indexing, reductions, scatter, shapes, sorting, tensor_contractions, ufuncs
+from toolkit.numpy import diagonals, indexing, reductions, rounding, scatter, shapes, sorting, tensor_contractions, ufuncs
 from toolkit.numpy.take import take
 
 
@@ -82,7 +82,7 @@ def _view(self, dtype=None, type=None):
 
 def _operator_round(number, ndigits=None):
     # round(x) gives integers as Python's round of a float does; round(x, n) keeps the dtype (as JAX).
-    out = ufuncs.round(number, ndigits or 0)
+    out = rounding.round(number, ndigits or 0)
     return _astype(out, int) if ndigits is None else out
 
 
@@ -127,7 +127,7 @@ METHODS = {
     "mean": reductions.mean, "var": reductions.var, "std": reductions.std, "any": reductions.any,
     "all": reductions.all, "argmax": reductions.argmax, "argmin": reductions.argmin,
     "squeeze": shapes.squeeze, "swapaxes": shapes.swapaxes, "ravel": shapes.ravel, "flatten": shapes.ravel,
-    "clip": ufuncs.clip, "round": ufuncs.round, "dot": tensor_contractions.dot,
+    "clip": ufuncs.clip, "round": rounding.round, "dot": tensor_contractions.dot,
     "at": property(scatter.at_property),
     "sort": sorting.sort, "argsort": sorting.argsort, "cumsum": reductions.cumsum, "cumprod": reductions.cumprod,
     "take": take, "diagonal": diagonals.diagonal, "trace": diagonals.trace, "repeat": shapes.repeat,

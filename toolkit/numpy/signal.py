@@ -143,12 +143,16 @@ _INTERP = {tuple(name for name, on in zip(("left", "right", "period"), flags) if
 
 @compiled_whole()
 def ediff1d(ary: Any, to_end: Any = None, to_begin: Any = None) -> Any:
-    """Differences of consecutive elements of the flattened array, with optional prefix/suffix values."""
+    """Differences of consecutive elements of the flattened array, with optional prefix/suffix values (booleans
+    are a ``TypeError``, as in JAX)."""
     check_arraylike("ediff1d", ary)
     for extra in (to_begin, to_end):
         if extra is not None:
             check_arraylike("ediff1d", extra)  # each at position 0, as JAX's
     flat = shapes.ravel(asarray(ary))
+    if dtypes.is_bool(flat.dtype):  # JAX subtracts with lax.sub, which refuses booleans (diff compares them)
+        raise TypeError("sub does not accept dtype bool at position 0. Accepted dtypes at position 0 are subtypes "
+                        "of integer, floating, complexfloating.")
     out = diff(flat)
     parts = []
     if to_begin is not None:

@@ -131,8 +131,11 @@ def vdot(a: Any, b: Any) -> Any:
 
 
 def inner(a: Any, b: Any) -> Any:
-    """The sum over the last axes of ``a`` and ``b`` (as ``jnp.inner``); their sizes must match."""
+    """The sum over the last axes of ``a`` and ``b`` (as ``jnp.inner``); their sizes must match. A scalar
+    operand multiplies the other, as in JAX and numpy."""
     check_arraylike("inner", a, b)
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
+        return ufuncs.multiply(a if is_array(a) else asarray(a), b if is_array(b) else asarray(b))
     a, b = _promoted(a, b)
     return lax_linalg.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), ((), ())))
 

@@ -1,7 +1,7 @@
 """Elementwise functions (numpy's ufuncs and the elementwise helpers around them)
 with numpy broadcasting and JAX's dtype promotion and weak types: arithmetic,
 comparisons, logic and bits, exponents and logarithms (also in bases 2 and
-10), trigonometry, rounding (``round``, ``trunc``, ``rint``), signs,
+10), trigonometry, ``trunc`` (``round`` and ``rint``: ``toolkit.numpy.rounding``), signs,
 NaN-aware ``fmax``/``fmin``, angle conversion, integer ``gcd``/``lcm``,
 ``divmod``/``modf``, ``nan_to_num``, ``sinc``, ``isclose`` and the
 selections ``where``, ``select``, ``piecewise``. Example::
@@ -25,7 +25,7 @@ from toolkit.lax import log_add_exp
 from toolkit.lax import reductions as lax_reductions
 from toolkit.numpy._core import (
     ARRAYLIKE_TYPES, asarray, broadcast_shapes, broadcast_to, check_arraylike, convert, converts_or_broadcasts,
-    is_array, promote_and_broadcast, promote_inexact, promote_numeric, result_dtype, shape_of,
+    divides_by_a_scalar, is_array, promote_and_broadcast, promote_inexact, promote_numeric, result_dtype, shape_of,
 )
 
 # The public functions here refuse lists and tuples as JAX's do (``check_arraylike``: "sin requires ndarray or
@@ -119,19 +119,19 @@ def right_shift(x: Any, y: Any) -> Any:
 def logical_and(x: Any, y: Any) -> Any:
     """Elementwise ``x and y`` of the operands' truth values (as ``jnp.logical_and``); a boolean array."""
     check_arraylike("logical_and", x, y)
-    return lax_elementwise.bitwise_and(*promote_and_broadcast(_bool(x), _bool(y)))
+    return lax_elementwise.bitwise_and(*map(_bool, promote_and_broadcast(x, y)))  # promoted first, as JAX's
 
 
 def logical_or(x: Any, y: Any) -> Any:
     """Elementwise ``x or y`` of the operands' truth values (as ``jnp.logical_or``); a boolean array."""
     check_arraylike("logical_or", x, y)
-    return lax_elementwise.bitwise_or(*promote_and_broadcast(_bool(x), _bool(y)))
+    return lax_elementwise.bitwise_or(*map(_bool, promote_and_broadcast(x, y)))  # promoted first, as JAX's
 
 
 def logical_xor(x: Any, y: Any) -> Any:
     """Elementwise ``x != y`` of the operands' truth values (as ``jnp.logical_xor``); a boolean array."""
     check_arraylike("logical_xor", x, y)
-    return lax_elementwise.bitwise_xor(*promote_and_broadcast(_bool(x), _bool(y)))
+    return lax_elementwise.bitwise_xor(*map(_bool, promote_and_broadcast(x, y)))  # promoted first, as JAX's
 
 
 def logical_not(x: Any) -> Any:
@@ -144,14 +144,15 @@ def _bool(x: Any) -> Any:
     """The truth of ``x``: ``x != 0`` (JAX's ``_to_bool``; a complex number is true when either part is nonzero,
     where converting it to bool looks at its real part only)."""
     x = asarray(x) if not is_array(x) else x
-    # (against a zero as weak as x, JAX's _lax_const: a Python scalar's truth is a weak bool)
-    return x if x.dtype == dtypes.bool_ else lax_elementwise.ne(x, constant_like(x, np.zeros((), x.dtype)))
+    # (against JAX's _lax_const zero: weak for a weak scalar, so a Python scalar's truth is a weak bool, and
+    # strong for an array, weak or not)
+    return x if x.dtype == dtypes.bool_ else lax_elementwise.ne(x, lax_constant_like(x, 0))
 
 
 def true_divide(x: Any, y: Any) -> Any:
     """``x / y``; integer operands divide as floats, as in numpy."""
     check_arraylike("true_divide", x, y)
-    if converts_or_broadcasts(x, y):
+    if converts_or_broadcasts(x, y) or divides_by_a_scalar(x, y):
         return _true_divide_whole(x, y)
     return _true_divide(x, y)
 
@@ -248,6 +249,14 @@ def power(x: Any, y: Any, /) -> Any:
         if dtypes.is_bool(x.dtype):
             x = convert(x, dtypes.int32, x.weak_type)  # JAX's promote_dtypes_numeric: int32, x64 or not
         return lax_elementwise.integer_pow(x, exponent)
+    if dtypes.is_inexact(_dt(x)) and dtypes.is_integer(_dt(y)):
+        # JAX's case for an integer exponent of a floating or complex base: lax.pow of the two unpromoted (so the
+        # result's weak type is the base's and the derivative at 0 is JAX's), shapes broadcast, dtypes kept.
+        x = asarray(x) if not is_array(x) else x
+        y = asarray(y) if not is_array(y) else y
+        shape = broadcast_shapes(x.shape, y.shape)
+        x, y = (a if a.shape in ((), shape) else broadcast_to(a, shape) for a in (x, y))
+        return lax_elementwise.pow(x, y)
     x, y = promote_numeric(*promote_and_broadcast(x, y))
     if dtypes.is_integer(_dt(x)):
         return _pow_int_int(x, y)
@@ -258,7 +267,8 @@ def power(x: Any, y: Any, /) -> Any:
 def _pow_int_int(x: Any, y: Any) -> Any:
     """JAX's integer power: binary exponentiation over the exponent's low 6 bits (a larger exponent overflows any
     base above 1), so a negative exponent gives what JAX's gives (numpy refuses it; XLA's ``power`` gives 0)."""
-    zero, one = constant_like(y, np.zeros((), _dt(y))), constant_like(y, np.ones((), _dt(y)))
+    # JAX's strong _constant_like: the accumulator, and so the result, is strong (power(3, np.True_) too)
+    zero, one = (broadcast_to(np.asarray(v, _dt(y)), shape_of(y)) for v in (0, 1))
     acc = where(logical_and(lax_elementwise.eq(x, zero), lax_elementwise.ne(y, zero)), zero, one)
     for _ in range(6):
         acc = where(lax_elementwise.ne(lax_elementwise.bitwise_and(y, one), zero), lax_elementwise.mul(acc, x), acc)
@@ -269,7 +279,7 @@ def _pow_int_int(x: Any, y: Any) -> Any:
 
 def _concrete_integer(y: Any) -> int | None:
     """``y`` as a Python int when it is a concrete integer scalar (JAX's ``operator.index`` on a concrete value)."""
-    if isinstance(y, bool) or isinstance(y, np.bool_):
+    if isinstance(y, np.bool_):  # no __index__ (a Python bool has one: power(x, True) is x ** 1, as in JAX)
         return None
     if isinstance(y, (int, np.integer)):
         return int(y)
@@ -381,22 +391,6 @@ def isinf(x: Any) -> Any:
     return lax_elementwise.eq(lax_elementwise.abs(x), broadcast_to(np.asarray(np.inf, x.dtype), x.shape))
 
 
-@compiled_whole(static_argnames=("decimals",))
-def round(x: Any, decimals: int = 0) -> Any:
-    """Round half to even, as numpy does."""
-    check_arraylike("round", x)
-    x = asarray(x) if not is_array(x) else x
-    if not dtypes.is_inexact(x.dtype):
-        return x
-    if decimals == 0:
-        return lax_elementwise.round(x, 1)
-    factor = constant_like(x, np.asarray(10.0 ** decimals, x.dtype))
-    return lax_elementwise.div(lax_elementwise.round(lax_elementwise.mul(x, factor), 1), factor)
-
-
-around = round
-
-
 def square(x: Any) -> Any:
     """``x * x`` elementwise (as ``jnp.square``), in ``x``'s dtype; booleans as int32 (JAX's
     ``promote_dtypes_numeric``)."""
@@ -404,7 +398,7 @@ def square(x: Any) -> Any:
     x = asarray(x) if not is_array(x) else x
     if dtypes.is_bool(x.dtype):
         x = convert(x, dtypes.int32, x.weak_type)  # JAX's to_numeric_dtype: int32, x64 or not
-    return lax_elementwise.integer_pow(x, 2)
+    return lax_elementwise.square(x)  # JAX's lax.square: chlo.square, which rounds a complex square unlike x * x
 
 
 @compiled_whole()
@@ -416,6 +410,7 @@ def reciprocal(x: Any) -> Any:
     return lax_elementwise.integer_pow(x, -1)
 
 
+@compiled_whole()  # JAX's ufunc object calls a jit of it: one program, XLA's fusion alike
 def logaddexp(x: Any, y: Any) -> Any:
     """``log(exp(x) + exp(y))`` elementwise, computed without overflow (as ``jnp.logaddexp``).
 
@@ -434,11 +429,20 @@ def _inexact(*args: Any) -> list[Any]:
 
 
 def constant_like(x: Any, value: Any) -> Any:
-    """``value`` shaped and typed like ``x``, weakly typed when ``x`` is (JAX's ``lax._const``, a Python scalar for
-    a weak ``x``: the constant does not make a weak result strong; JAX's strong ``_constant_like`` is
-    ``broadcast_to(np.asarray(value, x.dtype), x.shape)`` here)."""
+    """``value`` shaped and typed like ``x``, weakly typed when ``x`` is: what JAX's Python-scalar operands and
+    ``lax._ones``/``full_like`` give (``div - 1.0``), so the constant does not make a weak result strong. (JAX's
+    ``lax._const`` is weak only for a weak 0-d ``x``: functions that use it, such as ``logaddexp2``, make their
+    constants as it does; its strong ``_constant_like`` is ``broadcast_to(np.asarray(value, x.dtype), x.shape)``.)"""
     c = broadcast_to(np.asarray(value, x.dtype), x.shape)
     return lax_elementwise.convert_element_type(c, x.dtype, weak_type=True) if getattr(x, "weak_type", False) else c
+
+
+def lax_constant_like(x: Any, value: Any) -> Any:
+    """``value`` shaped and typed like ``x`` as JAX's ``lax._const`` makes it: weak only for a weak 0-d ``x``, so
+    a weak array's result through it is strong (``hypot(2.5, int_array)``, as in JAX)."""
+    c = broadcast_to(np.asarray(value, x.dtype), x.shape)
+    weak = getattr(x, "weak_type", False) and not np.ndim(x)
+    return lax_elementwise.convert_element_type(c, x.dtype, weak_type=True) if weak else c
 
 
 def _no_complex(name: str, x: Any) -> None:
@@ -483,19 +487,6 @@ def trunc(x: Any) -> Any:
     if not dtypes.is_inexact(x.dtype):
         return x
     return where(lax_elementwise.lt(x, constant_like(x, 0)), lax_elementwise.ceil(x), lax_elementwise.floor(x))
-
-
-@compiled_whole()
-def rint(x: Any, /) -> Any:
-    """Round half to even; integers and bools become the default float, as in JAX."""
-    check_arraylike("rint", x)
-    x = asarray(x)
-    if not dtypes.is_inexact(x.dtype):
-        return lax_elementwise.convert_element_type(x, dtypes.default_float_dtype())
-    if dtypes.is_complex(x.dtype):
-        return lax_elementwise.complex(lax_elementwise.round(lax_elementwise.real(x), 1),
-                                       lax_elementwise.round(lax_elementwise.imag(x), 1))
-    return lax_elementwise.round(x, 1)
 
 
 def fabs(x: Any, /) -> Any:
@@ -551,7 +542,7 @@ def hypot(x1: Any, x2: Any, /) -> Any:
     ratio = lax_elementwise.div(small, where(zero, constant_like(big, 1), big))
     out = where(zero, big, lax_elementwise.mul(big, lax_elementwise.sqrt(
         lax_elementwise.add(constant_like(big, 1), lax_elementwise.integer_pow(ratio, 2)))))
-    return where(inf, constant_like(out, np.inf), out)
+    return where(inf, lax_constant_like(out, np.inf), out)  # JAX's _lax_const
 
 
 @compiled_whole()
@@ -599,6 +590,7 @@ radians = deg2rad
 degrees = rad2deg
 
 
+@compiled_whole()  # JAX's ufunc object calls a jit of it: one program, XLA's fusion alike
 def logaddexp2(x1: Any, x2: Any, /) -> Any:
     """``log2(2**x1 + 2**x2)`` without overflow."""
     check_arraylike("logaddexp2", x1, x2)

@@ -207,6 +207,18 @@ def pow_of_an_integer_exponent():
 
 
 @run
+def square():
+    # CHECK-LABEL: TEST: square
+    # jax.lax.square's lowering: chlo.square for floats and complex numbers, a multiply for integers.
+    # CHECK: chlo.square %arg0 : tensor<2x3xcomplex<f32>> -> tensor<2x3xcomplex<f32>>
+    print(lowered_text(lax.square, c64))
+    # CHECK: chlo.square %arg0 : tensor<2x3xf32> -> tensor<2x3xf32>
+    print(lowered_text(lax.square, f32))
+    # CHECK: stablehlo.multiply %arg0, %arg0 : tensor<2x3xi32>
+    print(lowered_text(lax.square, i32))
+
+
+@run
 def conj_of_a_real():
     # CHECK-LABEL: TEST: conj_of_a_real
     # A float32 operand becomes complex64 with a zero imaginary part (JAX's lowering of lax.conj).

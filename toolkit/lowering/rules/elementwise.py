@@ -131,6 +131,17 @@ def _pow(ctx, x, y):
     return stablehlo.PowOp(x, y).result
 
 
+@register_lowering(elementwise.square_p)
+def _square(ctx, x):
+    # JAX's: a multiply for integers, chlo.square otherwise (a complex square rounds as (a - b)(a + b) + 2abi).
+    if dtypes.is_integer(ctx.avals_in[0].dtype):
+        return stablehlo.MulOp(x, x).result
+    return _chlo_square(ctx, x)
+
+
+_chlo_square = _one_to_one("chlo.square")
+
+
 @register_lowering(elementwise.integer_pow_p)
 def _integer_pow(ctx, x, *, y):
     # Square-and-multiply, as JAX does: log2(y) multiplies.
