@@ -274,9 +274,9 @@ def compile_cached(module: ir.Module, bytecode: bytes, devices: Sequence[Any], *
     def compile_now() -> Any:
         _count("xla_compiles")
         return runtime_executable.compile_module(
-            bytecode, devices, num_partitions=num_partitions, spmd=spmd, use_shardy=use_shardy,
+            module, devices, num_partitions=num_partitions, spmd=spmd, use_shardy=use_shardy,
             compiler_options=compiler_options, propagate_output_shardings=propagate_output_shardings,
-            dump_to=dump_to)
+            dump_to=dump_to, serialized=bytecode)
 
     directory = _active_dir()
     if directory is None or dump_to is not None:
