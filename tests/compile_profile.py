@@ -91,6 +91,8 @@ def _text_without_locations(module: Any) -> str:
 
 
 def _toolkit_key(module: Any, devices: Any, **options: Any) -> str:
+    # `serialized` is the same module's bytecode (with its locations): keying on it would split equal programs.
+    options.pop("serialized", None)
     return _digest(_text_without_locations(module), len(devices), sorted((k, repr(v)) for k, v in options.items()))
 
 
