@@ -55,6 +55,18 @@ def test_gcd_lcm(xy, jnp):
     compare_with_jax("lcm", *xy)
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int8])
+def test_gcd_lcm_of_the_most_negative_integer_end_with_numpys_answer(dtype):
+    """abs() of the most negative integer is itself, so Euclid's remainders can go negative: JAX's loop never ends
+    there (the divergence sweep skips it); toolkit's ends with numpy's answer, non-negative where it can be."""
+    low = np.iinfo(dtype).min
+    x = np.array([low, low, 6, 0, low, -12], dtype)
+    y = np.array([6, 0, low, low, low, 18], dtype)
+    np.testing.assert_array_equal(np.asarray(tnp.gcd(x, y)), np.gcd(x, y))
+    np.testing.assert_array_equal(np.asarray(tnp.lcm(x, y)), np.lcm(x, y))
+    assert np.asarray(toolkit.jit(tnp.gcd)(x, y)).tolist()[0] == 2
+
+
 def test_modf_and_errors(jnp):
     compare_with_jax("modf", F, tol=1e-6)
     compare_with_jax("modf", XI)

@@ -75,9 +75,8 @@ def polyval(p: Any, x: Any, *, unroll: int = 16) -> Any:
     ``jnp.polyval``; ``unroll`` is accepted for JAX's signature (the loop is unrolled at trace time)."""
     p, x = _promoted("polyval", p, x)
     shape = tuple(np.broadcast_shapes(tuple(p.shape[1:]), tuple(x.shape)))
+    # JAX's accumulator: full_like(x, 0, dtype=x.dtype), strong even for a weak x, so the result is never weak.
     y = creation.zeros(shape, x.dtype)
-    if x.weak_type:
-        y = convert(y, x.dtype, True)
     for k in range(p.shape[0]):
         y = ufuncs.add(ufuncs.multiply(y, x), p[k])
     return y

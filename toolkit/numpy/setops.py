@@ -15,11 +15,12 @@ import numpy as np
 
 from toolkit.array import Array
 from toolkit.core import dtypes
+from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import creation, reductions, scatter, shapes, sorting, statistics, take, ufuncs
 from toolkit.numpy import nonzero_indices
 from toolkit.core.tracing import ConcretizationTypeError, Tracer
-from toolkit.numpy._core import asarray, check_arraylike, convert
+from toolkit.numpy._core import asarray, check_arraylike, convert, result_dtype
 from toolkit.core.compiled_whole import compiled_whole
 
 
@@ -174,8 +175,18 @@ def _fill_like_jax(vals: Any, num: Any, fill_value: Any) -> Any:
 
 def _promoted_flat(name: str, ar1: Any, ar2: Any) -> tuple[Any, Any]:
     check_arraylike(name, ar1, ar2)
-    dtype = dtypes.result_type(ar1, ar2)
-    return shapes.ravel(asarray(ar1, dtype)), shapes.ravel(asarray(ar2, dtype))
+    # JAX's promote_dtypes: a weak type is kept (intersect1d(int_array, 2.5) is a weak float) and a Python int
+    # converts as it does everywhere (uint8 with -2 is 254).
+    dtype, weak = result_dtype(ar1, ar2)
+    return shapes.ravel(asarray(convert(ar1, dtype, weak))), shapes.ravel(asarray(convert(ar2, dtype, weak)))
+
+
+def _weak_as(out: Any, arr: Any) -> Any:
+    """``out`` weakly typed when ``arr`` (the promoted input it holds values of) is, as JAX's set functions keep
+    their input's weak type (``intersect1d(int_array, 2.5)`` is a weak float)."""
+    if getattr(arr, "weak_type", False) and not out.weak_type:
+        return lax_elementwise.convert_element_type(out, out.dtype, weak_type=True)
+    return out
 
 
 def _static_size(name: str, size: Any) -> int:
@@ -203,6 +214,7 @@ def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices:
     # fill_value converted here, as before: a value its dtype cannot hold is the conversion's error, not wrapped.
     fill = None if fill_value is None else asarray(fill_value, arr1.dtype)
     vals, ind1, ind2 = _intersect1d_sized(arr1, arr2, assume_unique, _static_size("intersect1d", size), fill)
+    vals = _weak_as(vals, arr1)
     return (vals, ind1, ind2) if return_indices else vals
 
 
@@ -249,7 +261,7 @@ def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | No
     values, mask, num = _setdiff1d_candidates(arr1, arr2, assume_unique)
     if size is None:
         size = _concrete_count("setdiff1d", num)
-    return _picked(values, mask, num, size, fill)
+    return _weak_as(_picked(values, mask, num, size, fill), arr1)
 
 
 @compiled_whole(static_argnames=("assume_unique",))
@@ -287,7 +299,7 @@ def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | Non
     if size is None:
         size = _concrete_count("setxor1d", num)
     fill = None if fill_value is None else asarray(fill_value, arr1.dtype)  # (as intersect1d's)
-    return _setxor1d_sized(candidates, mask, num, size, fill)
+    return _weak_as(_setxor1d_sized(candidates, mask, num, size, fill), arr1)
 
 
 @compiled_whole(static_argnames=("assume_unique",))

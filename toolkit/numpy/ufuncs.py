@@ -565,10 +565,14 @@ def fmin(x1: Any, x2: Any) -> Any:
 def heaviside(x1: Any, x2: Any, /) -> Any:
     """0 where ``x1 < 0``, 1 where ``x1 > 0``, ``x2`` where ``x1 == 0``."""
     check_arraylike("heaviside", x1, x2)
+    scalar = np.ndim(x1) == 0
     x1, x2 = _inexact(x1, x2)
-    zero = constant_like(x1, 0)
+    # JAX's lax._const constants (of x1 promoted, not broadcast): weak only for a weak scalar x1, so
+    # heaviside(bool_array, 0.5) is strong and heaviside(0.5, bool_array) weak.
+    const = constant_like if scalar else lax_constant_like
+    zero = const(x1, 0)
     return where(lax_elementwise.lt(x1, zero), zero,
-                        where(lax_elementwise.gt(x1, zero), constant_like(x1, 1),
+                        where(lax_elementwise.gt(x1, zero), const(x1, 1),
                                      where(isnan(x1), x1, x2)))
 
 
@@ -626,7 +630,13 @@ def _gcd(x1: Any, x2: Any) -> Any:
         safe_b = where(nonzero, b, constant_like(b, 1))
         return where(nonzero, b, a), where(nonzero, lax_elementwise.rem(a, safe_b), constant_like(b, 0))
 
-    return lax_control_flow.while_loop(cond, body, (abs(x1), abs(x2)))[0]
+    # abs() again at the end: the most negative integer is its own abs(), so remainders can go negative (numpy's
+    # gcd(-2**31, 6) is 2). JAX's loop does not end on such inputs; this one does, with numpy's answer.
+    out = abs(lax_control_flow.while_loop(cond, body, (abs(x1), abs(x2)))[0])
+    if getattr(out, "weak_type", False) and out.ndim:
+        # JAX's loop body makes its zero with lax._const, strong for an array: only two weak scalars stay weak.
+        out = lax_elementwise.convert_element_type(out, out.dtype, weak_type=False)
+    return out
 
 
 @compiled_whole()
@@ -751,12 +761,12 @@ def piecewise(x: Any, condlist: Any, funclist: list[Any | Callable[..., Any]], *
 def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Any:
     """``|a - b| <= atol + rtol * |b|`` elementwise; infinities equal only themselves."""
     check_arraylike("isclose", a, b)
+    # JAX's two steps: the common dtype first (uint32 with -2 is uint32 4294967294, as in JAX), then a float.
     dtype, weak = result_dtype(a, b)
+    a, b = convert(a, dtype, weak), convert(b, dtype, weak)
     if not dtypes.is_inexact(dtype):
         dtype = dtypes.default_float_dtype()
     a, b = asarray(convert(a, dtype, weak)), asarray(convert(b, dtype, weak))
-    if not dtypes.is_inexact(a.dtype):
-        return equal(a, b)
     diff_ = absolute(subtract(a, b))
     tol = add(atol, multiply(rtol, absolute(b)))
     finite_close = less_equal(diff_, tol)
@@ -765,4 +775,5 @@ def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan:
     out = where(both_inf, same, logical_and(finite_close, logical_and(isfinite(a), isfinite(b))))
     if equal_nan:
         out = logical_or(out, logical_and(isnan(a), isnan(b)))
-    return out
+    # JAX's result is a strong bool even for two Python scalars (its lax comparisons of converted operands).
+    return lax_elementwise.convert_element_type(out, dtypes.bool_, weak_type=False) if out.weak_type else out
