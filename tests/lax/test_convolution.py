@@ -134,3 +134,22 @@ def test_conv_errors():
         lax.conv(x, f32(4, 3, 3, 3), (0, 1), "VALID")
     with pytest.raises(ValueError, match="unknown precision"):
         lax.conv(x, f32(4, 3, 3, 3), (1, 1), "VALID", precision="ultra")
+
+
+@pytest.mark.parametrize("preferred", [None, np.complex64])
+def test_complex_conv_is_jaxs_three_real_convs_bit_for_bit(preferred):
+    """On CPU JAX lowers a complex convolution to three real ones (Gauss's trick): toolkit does too, so the bits
+    are JAX's, and an infinity spreads NaN as in JAX (numpy's loop keeps the other outputs finite)."""
+    jax = pytest.importorskip("jax")
+    x = (f32(2, 3, 9, 9) + 1j * f32(2, 3, 9, 9)).astype(np.complex64)
+    w = (f32(4, 3, 3, 3) + 1j * f32(4, 3, 3, 3)).astype(np.complex64)
+    ours = lax.conv_general_dilated(x, w, (1, 2), "SAME", preferred_element_type=preferred)
+    theirs = jax.lax.conv_general_dilated(x, w, (1, 2), "SAME", preferred_element_type=preferred)
+    assert ours.dtype == theirs.dtype == np.complex64
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+    signal = np.array([0, 1 + 1j, -1j, 2.5, np.inf, 4, -3, 1e-30j, 7, 1j], np.complex64)
+    np.testing.assert_array_equal(np.asarray(tnp.convolve(np.arange(10, dtype=np.float32), signal)),
+                                  np.asarray(jax.numpy.convolve(np.arange(10, dtype=np.float32), signal)))
+    grads = [np.asarray(m.grad(lambda v: m.numpy.abs(m.lax.conv_general_dilated(v, w, (1, 1), "VALID")).sum())(x))
+             for m in (toolkit, jax)]
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-5)

@@ -1,7 +1,9 @@
 # RUN: %PYTHON %s | filecheck %s
-# Golden lowering of toolkit/lax/convolution.py: `stablehlo.convolution`.
+# Golden lowering of toolkit/lax/convolution.py: `stablehlo.convolution` (a complex one on CPU: three real ones).
 
-from toolkit import lax
+import numpy as np
+
+from toolkit import export, jit, lax
 from toolkit.testing import lowered_text, run, spec
 
 
@@ -33,3 +35,36 @@ def conv_transposed_lhs_dilation():
     # CHECK-SAME: -> tensor<1x1x9xf32>
     print(lowered_text(lambda x, w: lax.conv_general_dilated(x, w, (1,), ((1, 1),), lhs_dilation=(2,)),
                        spec((1, 1, 5)), spec((1, 1, 3))))
+
+
+@run
+def conv_complex_on_cpu_is_three_real_convs():
+    # JAX's CPU/GPU lowering (Gauss's trick): k1 = conv(re x + im x, re w), k2 = conv(re x, im w - re w),
+    # k3 = conv(im x, re w + im w); the result is complex(k1 - k3, k1 + k2).
+    # CHECK-LABEL: TEST: conv_complex_on_cpu_is_three_real_convs
+    # CHECK: %[[XR:.*]] = stablehlo.real %arg0
+    # CHECK: %[[XI:.*]] = stablehlo.imag %arg0
+    # CHECK: %[[WR:.*]] = stablehlo.real %arg1
+    # CHECK: %[[WI:.*]] = stablehlo.imag %arg1
+    # CHECK: %[[S:.*]] = stablehlo.add %[[XR]], %[[XI]]
+    # CHECK: %[[K1:.*]] = stablehlo.convolution(%[[S]], %[[WR]]) {{.*}} -> tensor<1x1x3xf32>
+    # CHECK: %[[D:.*]] = stablehlo.subtract %[[WI]], %[[WR]]
+    # CHECK: %[[K2:.*]] = stablehlo.convolution(%[[XR]], %[[D]])
+    # CHECK: %[[T:.*]] = stablehlo.add %[[WR]], %[[WI]]
+    # CHECK: %[[K3:.*]] = stablehlo.convolution(%[[XI]], %[[T]])
+    # CHECK: %[[RE:.*]] = stablehlo.subtract %[[K1]], %[[K3]]
+    # CHECK: %[[IM:.*]] = stablehlo.add %[[K1]], %[[K2]]
+    # CHECK: stablehlo.complex %[[RE]], %[[IM]] : tensor<1x1x3xcomplex<f32>>
+    # CHECK-NOT: stablehlo.convolution
+    print(lowered_text(lambda x, w: lax.conv_general_dilated(x, w, (1,), "VALID"),
+                       spec((1, 1, 5), np.complex64), spec((1, 1, 3), np.complex64)))
+
+
+@run
+def conv_complex_on_tpu_stays_one():
+    # CHECK-LABEL: TEST: conv_complex_on_tpu_stays_one
+    # CHECK: stablehlo.convolution(%arg0, %arg1) {{.*}} -> tensor<1x1x3xcomplex<f32>>
+    # CHECK-NOT: stablehlo.convolution
+    f = jit(lambda x, w: lax.conv_general_dilated(x, w, (1,), "VALID"))
+    print(export.export(f, platforms=["tpu"])(np.zeros((1, 1, 5), np.complex64),
+                                              np.zeros((1, 1, 3), np.complex64)).mlir_module())
