@@ -1,4 +1,4 @@
-"""toolkit.numpy's logspace, geomspace, empty_like, copy and from_dlpack against jax.numpy 0.10.2."""
+"""toolkit.numpy's linspace, logspace, geomspace, empty_like, copy and from_dlpack against jax.numpy 0.10.2."""
 
 import numpy as np
 import pytest
@@ -6,6 +6,42 @@ import pytest
 import toolkit
 import toolkit.numpy as tnp
 from tests.numpy._jax_oracle import check
+
+
+def _bits(ours, theirs):
+    ours, theirs = (ours, theirs) if isinstance(ours, tuple) else ((ours,), (theirs,))
+    for a, b in zip(ours, theirs, strict=True):
+        assert (a.dtype, a.shape, bool(a.weak_type)) == (b.dtype, b.shape, bool(b.aval.weak_type))
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.parametrize("args, kwargs", [
+    ((0, 10), {}), ((-0.5, 0.5, 11), {}), ((0.0, 1.0, 7), {"endpoint": False}), ((3, -2.5, 12), {}),
+    ((np.zeros(3), np.arange(3.0), 5), {"axis": 1}), ((np.zeros(3), np.arange(3.0), 5), {"axis": -1, "retstep": True}),
+    ((1, 100, 9), {"dtype": np.int32}), ((0, 1, 1), {"retstep": True}), ((0, 1, 1), {"retstep": True, "endpoint": False}),
+    ((0, 1, 0), {"retstep": True}), ((np.float16(0), np.float16(3), 7), {}), ((0, 2 + 1j, 4), {}),
+    ((np.int8(3), 200, 6), {}), ((np.array([0.0, 1.0]), np.array([[2.0], [3.0]]), 4), {"axis": 2}),
+])
+def test_linspace_is_jaxs_bit_for_bit(args, kwargs):
+    """JAX computes start * (1 - t) + stop * t in the result's precision, in a jit of its own; toolkit rounded
+    numpy's float64 values to float32 (1 ulp off for some, so histogram(0) put 0 in another bin) and took neither
+    array nor traced bounds, ``retstep`` nor ``axis``."""
+    jnp = pytest.importorskip("jax.numpy")
+    _bits(tnp.linspace(*args, **kwargs), jnp.linspace(*args, **kwargs))
+
+
+def test_linspace_of_traced_bounds_and_its_errors():
+    jax = pytest.importorskip("jax")
+    f = lambda m: lambda a, b: m.linspace(a, b, 13, retstep=True)  # noqa: E731
+    _bits(toolkit.jit(f(tnp))(np.float32(-1.3), np.float32(2.1)), jax.jit(f(jax.numpy))(np.float32(-1.3), np.float32(2.1)))
+    _bits(tnp.histogram(0)[1], jax.numpy.histogram(0)[1])
+    assert np.asarray(tnp.histogram(0)[0]).tolist() == np.asarray(jax.numpy.histogram(0)[0]).tolist()
+    _bits(tnp.mgrid[0:1:7j], jax.numpy.mgrid[0:1:7j])
+    check(lambda m: m.linspace(0, 1, -1))
+    with pytest.raises(TypeError, match="num argument"):
+        toolkit.jit(lambda n: tnp.linspace(0.0, 1.0, n))(3)
+    with pytest.raises(NotImplementedError, match="device="):
+        tnp.linspace(0, 1, 3, device="cpu")
 
 
 def test_logspace():

@@ -9,10 +9,10 @@ The modules are layered, each importing only modules before it in this list:
 ``shapes``, ``take``, ``reductions``, ``sorting``, ``diagonals``, ``einsum``,
 ``tensor_contractions``, ``index_tricks``, ``nan_functions``, ``statistics``,
 ``signal``, ``nonzero_indices``, ``setops``, ``scalar_types`` (``float32(1.5)``), ``fft`` (``toolkit.numpy.fft``) and ``methods`` (operators and array methods).
-Above them (each importing only the lists' earlier modules): ``array_api_aliases``, ``index_expressions``
-(``r_``, ``mgrid``), ``element_functions`` (``frexp``, ``i0``, type predicates), ``array_editing``
-(``delete``, ``insert``, ``put``, ``partition``), ``windows``, ``printing``, ``spaced_values``
-(``logspace``, ``geomspace``), ``vectorization`` (``vectorize`` on ``toolkit.vmap``), ``bit_packing``, ``polynomials`` and ``histograms`` (with ``cov``/``corrcoef``).
+Above them (each importing only the lists' earlier modules): ``array_api_aliases``, ``spaced_values``
+(``linspace``, ``logspace``, ``geomspace``), ``index_expressions`` (``r_``, ``mgrid``), ``element_functions``
+(``frexp``, ``i0``, type predicates), ``array_editing`` (``delete``, ``insert``, ``put``, ``partition``),
+``windows``, ``printing``, ``vectorization`` (``vectorize`` on ``toolkit.vmap``), ``bit_packing``, ``polynomials`` and ``histograms`` (with ``cov``/``corrcoef``).
 """
 
 from toolkit.core.dtypes import finfo, iinfo, promote_types, result_type  # noqa: F401
@@ -26,7 +26,7 @@ from toolkit.numpy.scalar_types import (  # noqa: F401
 from toolkit.numpy.scalar_types import bool_ as bool  # noqa: F401,A004  (jnp.bool, numpy 2's name)
 from toolkit.numpy._core import asarray, broadcast_shapes  # noqa: F401
 from toolkit.numpy.creation import (  # noqa: F401
-    arange, array, copy, empty, empty_like, eye, from_dlpack, full, full_like, identity, linspace, ones, ones_like, tri,
+    arange, array, copy, empty, empty_like, eye, from_dlpack, full, full_like, identity, ones, ones_like, tri,
     tril, triu, vander, zeros, zeros_like,
 )
 from toolkit.numpy.diagonals import diag, diagonal, trace  # noqa: F401
@@ -85,7 +85,7 @@ from toolkit.numpy.array_editing import (  # noqa: F401
 )
 from toolkit.numpy.windows import bartlett, blackman, hamming, hanning, kaiser  # noqa: F401
 from toolkit.numpy.printing import array_repr, array_str, get_printoptions, printoptions, set_printoptions  # noqa: F401
-from toolkit.numpy.spaced_values import geomspace, logspace  # noqa: F401
+from toolkit.numpy.spaced_values import geomspace, linspace, logspace  # noqa: F401
 from toolkit.numpy.vectorization import apply_along_axis, apply_over_axes, fromfunction, vectorize  # noqa: F401
 from toolkit.numpy.bit_packing import packbits, unpackbits  # noqa: F401
 from toolkit.numpy.polynomials import (  # noqa: F401

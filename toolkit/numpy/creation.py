@@ -178,31 +178,6 @@ def _symbolic_arange(start: Any, stop: Any, step: Any, dtype: np.dtype) -> Any:
     return values
 
 
-def linspace(start: float, stop: float, num: int = 50, endpoint: bool = True, dtype: Any = None) -> Any:
-    """``num`` evenly spaced values from ``start`` to ``stop`` (concrete bounds; ``num`` may be symbolic)."""
-    check_arraylike("linspace", start, stop)
-    dtype = dtypes.default_float_dtype() if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "linspace")
-    if shape_poly.is_symbolic_dim(num):
-        return _symbolic_linspace(float(start), float(stop), num, endpoint, dtype)
-    return asarray(np.linspace(start, stop, num, endpoint=endpoint).astype(dtype))
-
-
-def _symbolic_linspace(start: float, stop: float, num: Any, endpoint: bool, dtype: np.dtype) -> Any:
-    """numpy's formula ``start + i * (stop - start) / div`` with the last value exactly ``stop`` (when
-    ``endpoint`` and ``num > 1``), computed in float32 at run time."""
-    f32 = np.float32
-    positions = lax_structural.iota(np.int32, num)
-    count = lax_structural.dimension_as_value(num, np.int32)
-    div = ufuncs.subtract(count, np.int32(1)) if endpoint else count
-    step = ufuncs.divide(np.asarray(stop - start, f32), lax_elementwise.convert_element_type(ufuncs.maximum(div, np.int32(1)), f32))
-    values = ufuncs.add(ufuncs.multiply(lax_elementwise.convert_element_type(positions, f32), step), np.asarray(start, f32))
-    if endpoint:
-        last = ufuncs.equal(positions, ufuncs.subtract(count, np.int32(1)))
-        last = ufuncs.logical_and(last, ufuncs.greater(count, np.int32(1)))
-        values = ufuncs.where(last, np.asarray(stop, f32), values)
-    return lax_elementwise.convert_element_type(values, dtype)
-
-
 def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     """A 2-D array with ones on the ``k``-th diagonal."""
     M = N if M is None else M

@@ -25,7 +25,7 @@ from toolkit.numpy import (
     ufuncs,
 )
 from toolkit.numpy._core import asarray, check_arraylike, convert, is_array, promote_inexact
-from toolkit.numpy.spaced_values import _linspace0
+from toolkit.numpy.spaced_values import linspace
 
 
 def _inexact_dtype(dtype: np.dtype) -> np.dtype:
@@ -54,7 +54,7 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any 
     empty = ufuncs.equal(statistics.ptp(lo_hi), 0)
     lo = ufuncs.where(empty, ufuncs.subtract(lo_hi[0], np.asarray(0.5, dtype)), lo_hi[0])
     hi = ufuncs.where(empty, ufuncs.add(lo_hi[1], np.asarray(0.5, dtype)), lo_hi[1])
-    return _linspace0(lo, hi, n + 1, True, dtype)
+    return linspace(lo, hi, n + 1, dtype=dtype)  # JAX's: its jitted linspace, so its bits
 
 
 def histogram(a: Any, bins: Any = 10, range: Any = None, weights: Any = None,  # noqa: A002

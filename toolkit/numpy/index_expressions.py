@@ -17,7 +17,7 @@ import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.core.tracing import Tracer
-from toolkit.numpy import creation, index_tricks, nonzero_indices, shapes
+from toolkit.numpy import creation, index_tricks, nonzero_indices, shapes, spaced_values
 from toolkit.numpy._core import asarray, convert, stack
 
 #: numpy's ``s_`` and ``index_exp``: ``s_[1:3, ::2]`` is ``(slice(1, 3), slice(None, None, 2))`` (JAX's are numpy's).
@@ -36,7 +36,7 @@ def _grid_from_slice(s: slice, op_name: str) -> Any:
     stop = _static(s.stop, "slice stop", op_name)
     step = _static(s.step, "slice step", op_name) or 1
     if np.iscomplex(step):  # numpy's rule: an imaginary step is the number of points, stop included
-        return creation.linspace(start, stop, int(abs(step)))
+        return spaced_values.linspace(start, stop, int(abs(step)))
     return creation.arange(start, stop, step)
 
 
