@@ -67,6 +67,17 @@ def test_searchsorted(side):
           np.searchsorted(np.array([3, 1, 2]), [2], side, sorter=[1, 2, 0]))
 
 
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_complex_in_jaxs_order(side, jnp):
+    """Complex values sort by real part, then imaginary part, NaNs last: JAX's searchsorted and digitize take
+    them (toolkit's refused them: lt has no complex comparison)."""
+    a = np.sort(np.array([0, 1 + 1j, -1j, 2.5, np.inf, np.nan, -3, 1e-30j, 7, 1j, 1 - 1j, 1 + 1j], np.complex64))
+    v = np.array([[1 + 0j, 1 + 1j, np.nan], [-1j, 0, 7 + 1j]], np.complex64)
+    same_values(tnp.searchsorted(a, v, side), jnp.searchsorted(a, v, side))
+    same_values(toolkit.jit(tnp.searchsorted, static_argnums=2)(a, v, side), jnp.searchsorted(a, v, side))
+    same_values(tnp.digitize(v, a[:-1], right=side == "left"), jnp.digitize(v, a[:-1], right=side == "left"))
+
+
 def test_searchsorted_errors():
     with pytest.raises(ValueError, match="side must be"):
         tnp.searchsorted(np.arange(3), 1, side="middle")

@@ -118,7 +118,14 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
 
 
 def _sort_less(x: Any, y: Any) -> Any:
-    """``x < y`` in sort order: NaN is largest."""
+    """``x < y`` in sort order: NaN is largest; complex numbers by real part, then imaginary part (JAX's sort
+    keys)."""
+    if dtypes.is_complex(x.dtype):
+        xr, yr = lax_elementwise.real(x), lax_elementwise.real(y)
+        real_equal = lax_elementwise.bitwise_or(
+            lax_elementwise.eq(xr, yr), lax_elementwise.bitwise_and(lax_elementwise.ne(xr, xr), lax_elementwise.ne(yr, yr)))
+        return lax_elementwise.bitwise_or(_sort_less(xr, yr), lax_elementwise.bitwise_and(
+            real_equal, _sort_less(lax_elementwise.imag(x), lax_elementwise.imag(y))))
     if not dtypes.is_inexact(x.dtype):
         return lax_elementwise.lt(x, y)
     x_nan, y_nan = lax_elementwise.ne(x, x), lax_elementwise.ne(y, y)
