@@ -7,14 +7,14 @@ differs (an error on one side only, the dtype, the weak type, the shape, the val
 the sign of a zero). The cases it found that are fixed are tests in ``tests/divergence/``; what it still
 prints is listed in docs/differences-from-jax.md ("What is left").
 
-    python scripts/divergence_sweep.py [x64] [--from NAME]   # ~20 minutes alone; needs jax (the interop extra)
+    python scripts/divergence_sweep.py [x64] [--from NAME]   # ~8 minutes alone; needs jax (the interop extra)
 
 ``--from NAME`` starts at that function of the lists below (to resume a sweep that was stopped).
 ``gcd`` and ``lcm`` skip the arrays holding the most negative integer: JAX's Euclid loop never ends on them
 (``abs`` of that integer is itself; toolkit's ends with numpy's answer, ``tests/numpy/test_numpy_ufuncs.py``);
 ``bincount`` skips int32's and uint32's largest values (8-16 GB arrays).
 
-It holds a few GB of memory by its end (both libraries keep the thousands of programs it compiles): run one at
+It holds ~5 GB of memory by its end (both libraries keep the thousands of programs it compiles): run one at
 a time on a small machine.
 
 A process that crashes here (XLA's compiler, given a program it cannot take) is a bug too: run it under
