@@ -348,9 +348,10 @@ def dtype_of(x: Any) -> np.dtype:
 
 
 def is_weakly_typed(x: Any) -> bool:
-    """Python scalars and values derived only from them are weakly typed."""
+    """Python scalars and values derived only from them are weakly typed; a Python bool is not (JAX's
+    ``dtypes.is_weakly_typed``: ``full((2,), True)`` is a strong bool)."""
     if is_python_scalar(x):
-        return True
+        return type(x) is not bool
     return bool(getattr(x, "weak_type", False))
 
 

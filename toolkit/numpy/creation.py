@@ -147,18 +147,42 @@ def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *,
         size = len(np.arange(lo, hi, 1 if step is None else step))
         return _with_out_sharding(arange, {"start": start, "stop": stop, "step": step, "dtype": dtype},
                                   out_sharding, "toolkit.numpy.arange", (size,), "iota")
+    if dtype is not None:
+        dtype = dtypes.canonicalize_explicit_dtype(dtype, "arange")
+    if any(shape_poly.is_symbolic_dim(v) for v in (start, stop, step)):
+        start, stop = (0, start) if stop is None else (start, stop)
+        return _symbolic_arange(start, stop, 1 if step is None else step, dtype or dtypes.default_int_dtype())
+    start_name = "stop" if stop is None and step is None else "start"  # JAX's names: arange(n)'s n is the stop
+    for name, v in ((start_name, start), ("stop", stop), ("step", step)):
+        if v is not None and np.ndim(v) != 0:
+            raise ValueError(f"jax.numpy.arange: arguments must be scalars; got {name}={v}")
+    given = [v for v in (start, stop, step) if v is not None]
+    if dtype is None:  # JAX's: the arguments' type (np.int8(5) gives int8, a Python float the default float)
+        dtype = dtypes.canonicalize_dtype(dtypes.result_type(*given))
+    if any(np.iscomplexobj(v) for v in given):
+        raise ValueError("Passing complex start/stop/step to jnp.arange is no longer supported starting in JAX "
+                         "v0.10.0.")
+    start, stop, step = (np.asarray(v)[()] if is_array(v) else v for v in (start, stop, step))
     if stop is None:
         start, stop = 0, start
-    step = 1 if step is None else step
-    all_int = all(isinstance(v, (int, np.integer)) or shape_poly.is_symbolic_dim(v) for v in (start, stop, step))
-    if dtype is None:
-        dtype = dtypes.default_int_dtype() if all_int else dtypes.default_float_dtype()
-    dtype = dtypes.canonicalize_explicit_dtype(dtype, "arange")
-    if any(shape_poly.is_symbolic_dim(v) for v in (start, stop, step)):
-        return _symbolic_arange(start, stop, step, dtype)
-    if all_int and step == 1 and start == 0:
-        return lax_structural.iota(dtype, max(int(stop), 0))
-    return asarray(np.arange(start, stop, step).astype(dtype))
+    # JAX's arithmetic, so its values bit for bit: start + step * iota in the result type (float32 for a narrower
+    # float), not numpy's float64 values rounded.
+    if step is not None:
+        working = dtypes.float32 if dtypes.is_float(dtype) and dtypes.finfo(dtype).bits < 32 else dtype
+        size = max(0, int(np.ceil((stop - start) / step)))
+        values = lax_elementwise.add(_scalar(start, working),
+                                     lax_elementwise.mul(_scalar(step, working), lax_structural.iota(working, size)))
+        return lax_elementwise.convert_element_type(values, dtype)
+    if start == 0:
+        return lax_structural.iota(dtype, max(0, int(np.ceil(stop))))
+    size = max(0, int(np.ceil(stop - start)))
+    return lax_elementwise.add(_scalar(start, dtype), lax_structural.iota(dtype, size))
+
+
+def _scalar(value: Any, dtype: np.dtype) -> Any:
+    """A concrete scalar converted as JAX's ``lax.convert_element_type`` converts it (a float to an int truncates),
+    broadcast by the lax operation it meets."""
+    return lax_elementwise.convert_element_type(np.asarray(value), dtype)
 
 
 def _symbolic_arange(start: Any, stop: Any, step: Any, dtype: np.dtype) -> Any:
@@ -196,7 +220,8 @@ def identity(n: int, dtype: Any = None) -> Any:
 def tri(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
     """An ``N`` x ``M`` (default ``N``) array with ones at and below diagonal ``k``, zeros above (as ``jnp.tri``)."""
     M = N if M is None else M
-    dtype = dtypes.default_float_dtype() if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "tri")
+    # float32 by default even with x64 on: JAX's ("a strange default", its source says).
+    dtype = dtypes.float32 if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "tri")
     rows = lax_structural.broadcasted_iota(dtypes.int32, (N, M), 0)
     cols = lax_structural.broadcasted_iota(dtypes.int32, (N, M), 1)
     offset = broadcast_to(asarray(np.asarray(k, np.int32)), (N, M))
