@@ -37,6 +37,18 @@ def test_record_round_trips_and_jax_ignores_it():
     assert "jax.export" in provenance.infer(rewritten)["producer"]
 
 
+def test_source_date_epoch_makes_an_export_reproducible(monkeypatch):
+    """The reproducible-builds convention: with SOURCE_DATE_EPOCH set the creation time is that moment, so two
+    exports of one function (a second apart or in two processes) are the same bytes; a bad value is named."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1767225600")
+    first, second = (bytes(_exp().serialize()) for _ in range(2))  # one call site: the same source locations
+    assert provenance.get(export.deserialize(first))["created"] == "2026-01-01T00:00:00Z"
+    assert second == first
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "yesterday")
+    with pytest.raises(ValueError, match="SOURCE_DATE_EPOCH must be a whole number of seconds.*'yesterday'"):
+        _exp()
+
+
 def test_exported_without_record_keeps_jax_bytes():
     import dataclasses
     exp = dataclasses.replace(_exp())  # replace drops the record

@@ -33,6 +33,7 @@ from __future__ import annotations
 import datetime
 import functools
 import json
+import os
 from importlib import metadata
 from typing import Any
 
@@ -59,15 +60,30 @@ def _jaxlib_version() -> str:
         return jaxlib.version.__version__
 
 
+def _created() -> str:
+    """Now, or ``SOURCE_DATE_EPOCH`` when set (the reproducible-builds convention: the same export made twice,
+    or by two processes, is then the same bytes). A value that is not a whole number of seconds is named."""
+    epoch = os.environ.get("SOURCE_DATE_EPOCH")
+    if epoch is None:
+        moment = datetime.datetime.now(datetime.timezone.utc)
+    else:
+        try:
+            moment = datetime.datetime.fromtimestamp(int(epoch), datetime.timezone.utc)
+        except (ValueError, OverflowError, OSError) as error:
+            raise ValueError(f"SOURCE_DATE_EPOCH must be a whole number of seconds since 1970, got {epoch!r}") \
+                from error
+    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
 def current(**extra: Any) -> dict[str, Any]:
-    """A fresh record for an artifact toolkit writes now."""
+    """A fresh record for an artifact toolkit writes now (``created``: ``SOURCE_DATE_EPOCH`` when set)."""
     record = {
         "producer": "toolkit",
         "producer_version": __version__,
         "jaxlib": _jaxlib_version(),
         "stablehlo": str(stablehlo.get_current_version()),
         "stablehlo_target": portable_artifact_target(),
-        "created": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "created": _created(),
     }
     record.update(extra)
     return record
