@@ -96,13 +96,13 @@ def nanmean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepd
     _no_out("nanmean", out)
     check_arraylike("nanmean", a)  # a list is JAX's TypeError
     a = asarray(a)
-    if not dtypes.is_inexact(a.dtype):
-        if where is None:
-            return reductions.mean(a, axis, dtype=dtype, keepdims=keepdims)
-        a = lax_elementwise.convert_element_type(a, dtypes.default_float_dtype() if dtype is None else dtype)
+    if not dtypes.is_inexact(a.dtype):  # JAX's: integers and booleans are mean()'s
+        return reductions.mean(a, axis, dtype=dtype, keepdims=keepdims, where=where)
+    # JAX's: the non-NaN sum divided by their count, both in dtype (an integer dtype divides as integers)
+    dtype = dtypes.to_inexact_dtype(a.dtype) if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "mean")
     total = nansum(a, axis, dtype=dtype, keepdims=keepdims, where=where)
-    count = _count(a, axis, keepdims, where)
-    return ufuncs.true_divide(total, lax_elementwise.convert_element_type(count, total.dtype))
+    count = reductions.sum(ufuncs.logical_not(ufuncs.isnan(a)), axis, dtype=dtype, keepdims=keepdims, where=where)
+    return lax_elementwise.div(total, count)
 
 
 @compiled_whole(static_argnames=("axis", "dtype", "keepdims"))

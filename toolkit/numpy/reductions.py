@@ -18,8 +18,10 @@ from toolkit.lax import windowed as lax_windowed
 from toolkit.numpy._core import asarray, canonical_axes, canonical_axis, check_arraylike, is_array
 from toolkit.numpy.shapes import _flatten_if_none, concatenate, ravel
 from toolkit.numpy.ufuncs import (
-    conj, equal, isclose, isnan, logical_and, logical_or, multiply, not_equal, real, sqrt, subtract, true_divide,
+    conj, equal, greater, isclose, isnan, logical_and, logical_or, multiply, not_equal, real, sqrt, subtract,
+    true_divide,
 )
+from toolkit.numpy.ufuncs import where as where_  # (the reductions' where= arguments take the plain name)
 
 
 def _keep(result: Any, shape: tuple, axes: tuple, keepdims: bool) -> Any:
@@ -114,9 +116,13 @@ def _reduction(name: str, kind: str, a: Any, axis: Any, dtype: Any, out: Any, ke
         result_dtype = dtypes.canonicalize_explicit_dtype(dtype, name)
     if kind in ("any", "all"):
         result_dtype = dtypes.bool_
-    computation = _upcast_low_precision(result_dtype) if upcast and dtypes.is_inexact(result_dtype) else result_dtype
+    # JAX upcasts float16/bfloat16 only when no dtype is asked for (sum(x, dtype=float16) adds in float16).
+    computation = _upcast_low_precision(result_dtype) \
+        if upcast and dtype is None and dtypes.is_inexact(result_dtype) else result_dtype
     if a.dtype != computation:
         a = lax_elementwise.convert_element_type(a, computation)
+    if dtypes.is_bool(computation) and kind in ("sum", "prod"):
+        kind = "any" if kind == "sum" else "all"  # JAX's bool_op: a sum of booleans is their or, a product their and
     if where is not None:
         a = _masked(a, where, kind)
     reducer, combine = _REDUCERS[kind]
@@ -212,9 +218,14 @@ def mean(a: Any, axis: Any = None, dtype: Any = None, out: None = None, keepdims
     axes = canonical_axes(axis, a.ndim)
     result_dtype = dtypes.canonicalize_explicit_dtype(dtype, "mean") if dtype is not None else \
         (a.dtype if dtypes.is_inexact(a.dtype) else dtypes.to_inexact_dtype(a.dtype))
-    computation = _upcast_low_precision(result_dtype)
+    # As JAX: float16/bfloat16 averaged in float32 only without a dtype; an integer dtype divides as integers.
+    computation = _upcast_low_precision(result_dtype) if dtype is None else result_dtype
     total = sum(a, axes, dtype=computation, keepdims=keepdims, where=where)
-    result = true_divide(total, _count(a, axes, keepdims, where, computation))
+    count = _count(a, axes, keepdims, where, computation)
+    if dtypes.is_inexact(computation):
+        result = true_divide(total, count)
+    else:
+        result = lax_elementwise.div(total, count if is_array(count) else asarray(count, computation))
     return result if result.dtype == result_dtype else lax_elementwise.convert_element_type(result, result_dtype)
 
 
@@ -293,6 +304,8 @@ def var(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
         result = lax_elementwise.convert_element_type(result, result_dtype)
     if isinstance(normalizer, np.ndarray) and normalizer > 0:
         return result
+    if not dtypes.is_inexact(result.dtype):  # JAX's where(normalizer > 0, result, nan): an integer dtype's
+        return where_(greater(normalizer, 0), result, np.nan)  # result becomes a float
     if is_array(normalizer) or isinstance(normalizer, np.ndarray):  # N - ddof <= 0: NaN, as in JAX
         positive = lax_elementwise.gt(normalizer, np.zeros((), normalizer.dtype))
         nan = lax_structural.broadcast_in_dim(np.asarray(np.nan, result.dtype), result.shape, ())
@@ -307,6 +320,8 @@ def std(a: Any, axis: Any = None, dtype: Any = None, out: None = None, ddof: int
         where: Any = None, mean: Any = None, correction: int | float | None = None) -> Any:
     """The standard deviation, ``sqrt(var(...))`` with :func:`var`'s arguments (as ``jnp.std``)."""
     check_arraylike("std", a)
+    if dtype is not None and not dtypes.is_inexact(dtypes.canonicalize_explicit_dtype(dtype, "std")):
+        raise ValueError(f"dtype argument to jnp.std must be inexact; got {np.dtype(dtype)}")  # JAX's
     return sqrt(var(a, axis, dtype, out, ddof, keepdims, where=where, mean=mean, correction=correction))
 
 
@@ -371,6 +386,8 @@ def _cumulative(name: str):
         # integer type; a bool dtype accumulates in it too and is converted back.
         requested = dtypes.canonicalize_explicit_dtype(dtype, name) if dtype is not None else None
         target = a.dtype if requested is None else requested
+        if requested is not None and dtypes.is_bool(requested) and not dtypes.is_bool(a.dtype):
+            a = not_equal(a, 0)  # JAX's a != 0 first (-1j is True; [-1, 1] must not cancel)
         if dtypes.is_bool(target):
             target = _promote_integers(target)
         if a.dtype != target:
