@@ -64,6 +64,10 @@ def asarray(x: Any, dtype: Any = None) -> Any:
             _check_python_int(x, dtypes.default_int_dtype(), "Python int {} too large to convert to {}")
         value = np.asarray(x, dtypes.dtype_of(x))
         return _to_device_or_constant(value, weak=type(x) is not bool)  # a bool is never weakly typed (JAX)
+    if dtype is None and isinstance(x, (list, tuple)) and any(isinstance(e, (np.ndarray, np.generic)) for e in _flat(x)):
+        # JAX types a list holding numpy values by its own lattice, not numpy's: [float16 array, int32 array] is
+        # float16 (numpy: float32), a Python float beside a float16 stays float16.
+        dtype = dtypes.canonicalize_dtype(dtypes.result_type(*_flat(x)))
     value = np.asarray(x) if dtype is None else np.asarray(x, dtype=dtypes.canonicalize_explicit_dtype(dtype, "asarray"))
     if dtype is None and isinstance(x, (list, tuple)) and value.dtype in (np.int64, np.uint64, object):
         # Python ints in lists take the default int type; one outside it is an OverflowError, as in JAX

@@ -13,7 +13,7 @@ from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import ufuncs
-from toolkit.numpy._core import asarray, broadcast_to, check_arraylike, is_array, stack
+from toolkit.numpy._core import asarray, broadcast_to, check_arraylike, convert, is_array, stack
 
 
 def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
@@ -37,7 +37,12 @@ def _full(shape: Any, fill_value: Any, dtype: Any, out_sharding: Any, what: str)
         dtype = fill_value.dtype if is_array(fill_value) else dtypes.dtype_of(fill_value)
     else:  # with x64 off a 64-bit request is truncated, with JAX's warning
         dtype = dtypes.canonicalize_explicit_dtype(dtype, what.removeprefix("toolkit.numpy."))
-    value = asarray(fill_value, dtype) if is_array(fill_value) else np.asarray(fill_value, dtype)
+    if is_array(fill_value):
+        value = asarray(fill_value, dtype)
+    elif type(fill_value) is int and np.dtype(dtype).kind in "iu":
+        value = convert(fill_value, dtype)  # JAX's conversion: full_like(uint8_array, -2) holds 254
+    else:
+        value = np.asarray(fill_value, dtype)
     out = broadcast_to(value if is_array(value) else asarray(value), shape)
     if weak != bool(out.weak_type):
         out = lax_elementwise.convert_element_type(out, out.dtype, weak_type=weak)

@@ -13,6 +13,7 @@ selections ``where``, ``select``, ``piecewise``. Example::
 
 from __future__ import annotations
 
+import builtins
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -309,6 +310,12 @@ def clip(arr: Any = None, /, min: Any = None, max: Any = None) -> Any:  # noqa: 
     if arr is None:
         raise ValueError("toolkit.numpy.clip needs an array to clip")
     check_arraylike("clip", arr)
+    if builtins.any(t is not None and (dtypes.is_complex(t.dtype) if is_array(t) else np.iscomplexobj(t))
+                    for t in (arr, min, max)):
+        raise ValueError(  # JAX's (0.10): complex numbers have no order
+            "Clip received a complex value either through the input or the min/max keywords. Complex values have "
+            "no ordering and cannot be clipped. Please convert to a real value or array by taking the real or "
+            "imaginary components via jax.numpy.real/imag respectively.")
     x = arr
     if min is not None:
         x = maximum(min, x)  # bounds first, as JAX's: a list bound is maximum's refusal at position 0
