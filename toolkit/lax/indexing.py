@@ -190,6 +190,10 @@ def gather(operand: Any, start_indices: Any, dimension_numbers: GatherDimensionN
     if fill_value is not None and mode is not GatherScatterMode.FILL_OR_DROP:
         raise ValueError("gather: fill_value is only meaningful with mode='fill'")
     if fill_value is not None:
+        kind = np.dtype(dtypes.dtype_of(operand)).kind
+        if type(fill_value) is int and kind in "iu":
+            # JAX's conversion of a Python int: through the default int type, wrapping (-2 fills uint8 with 254)
+            fill_value = np.asarray(fill_value, dtypes.default_int_dtype()).astype(dtypes.dtype_of(operand))
         fill_value = np.asarray(fill_value).item()
     return gather_p.bind(operand, start_indices, dimension_numbers=_canonical_dnums(GatherDimensionNumbers,
                                                                                   dimension_numbers),

@@ -29,7 +29,7 @@ from toolkit.lax import indexing as lax_indexing
 from toolkit.lax import reductions as lax_reductions
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import creation, ufuncs
-from toolkit.numpy._core import asarray, broadcast_shapes, broadcast_to, convert, is_array
+from toolkit.numpy._core import asarray, broadcast_shapes, broadcast_to, convert, is_array, result_dtype
 from toolkit.numpy.indexing import (
     dynamic_window,
     _E, _adjacent, _getitem, _int_index, _known_empty, _parse, _prepare_indices,
@@ -91,6 +91,20 @@ class _IndexUpdateRef:
 
     def _update(self, values: Any, op: str, what: str, mode: Any, indices_are_sorted: bool, unique_indices: bool,
                 out_sharding: Any) -> Any:
+        x = self.array if is_array(self.array) else asarray(self.array)
+        promoted, promoted_weak = result_dtype(x, values)
+        if op in ("add", "mul") and dtypes.is_bool(promoted):
+            raise TypeError(f"{op} does not accept dtype bool at position 0. Accepted dtypes at position 0 are "
+                            "subtypes of integer, floating, complexfloating.")  # JAX's (lax.scatter_add/mul)
+        # (A real array's min/max with a complex update: JAX's complex min keeps the real part's order, so
+        # taking the update's real part first, as below, gives its result without a complex scatter.)
+        if promoted != x.dtype and not (op in ("min", "max") and dtypes.is_complex(promoted)):
+            # JAX's _scatter_impl: the array and the update are promoted together, scattered, converted back, so
+            # ints.at[i].add(2.5) adds 2.5 before truncating and uint8's 255 + 2.5 saturates at 255.
+            out = _IndexUpdateRef(convert(x, promoted, promoted_weak), self.index)._update(
+                convert(values, promoted, promoted_weak), op, what, mode, indices_are_sorted, unique_indices,
+                out_sharding)
+            return lax_elementwise.convert_element_type(out, x.dtype, weak_type=bool(x.weak_type))
         if out_sharding is not None:
             return _with_index_out_sharding(_scatter_call, self.array, self.index, (values,), out_sharding, what,
                                             op=op, mode=mode, indices_are_sorted=indices_are_sorted,
