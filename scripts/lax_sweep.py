@@ -222,10 +222,12 @@ def run(case_list: list[dict[str, Any]], x64: bool, *, command: list[str] | None
         assert process.stdin is not None and process.stdout is not None
         lines: queue.Queue[str | None] = queue.Queue()
 
-        def read(stream: Any = process.stdout) -> None:
+        # The queue is bound now: a killed worker's reader may still be draining its pipe when the next worker
+        # starts, and must not put its lines (or its end) into the next worker's queue.
+        def read(stream: Any = process.stdout, into: queue.Queue[str | None] = lines) -> None:
             for out_line in stream:
-                lines.put(out_line)
-            lines.put(None)
+                into.put(out_line)
+            into.put(None)
         threading.Thread(target=read, daemon=True).start()
         try:
             for i in range(start, len(case_list)):

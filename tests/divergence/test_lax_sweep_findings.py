@@ -233,6 +233,31 @@ def test_the_sweep_reports_a_crash_and_a_hang_and_goes_on():
     assert sweep.describe(cases[0]) == "same(float32)"
 
 
+# A worker whose hung case leaves a child holding its output pipe for a while after the worker is killed, and whose
+# "slow" case answers after 1.5 s (within the 2 s timeout): the pipe's end arrives while the next worker runs it.
+_PIPE_HOLDING_WORKER = """
+import json, subprocess, sys, time
+for line in sys.stdin:
+    index, case = json.loads(line)
+    print(f"START {index}", flush=True)
+    if case["op"] == "hang":
+        subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3)"])  # inherits stdout
+        time.sleep(60)
+    if case["op"] == "slow":
+        time.sleep(1.5)
+    print(json.dumps([index, "it differs" if case["op"] != "same" else None]), flush=True)
+"""
+
+
+def test_a_killed_workers_late_output_is_not_read_as_the_next_workers():
+    """The killed worker's reader used to put the end of its pipe into the next worker's queue (a closure over the
+    loop's queue): the next worker's case was then reported as a crash (found by a run on a loaded machine)."""
+    sweep = _sweep()
+    cases = [{"op": n, "kind": "unary", "dtypes": ["float32"]} for n in ("hang", "slow", "same")]
+    found = list(sweep.run(cases, False, command=[sys.executable, "-c", _PIPE_HOLDING_WORKER], timeout=2))
+    assert [(c["op"], v.split(" (")[0]) for c, v in found] == [("hang", "HANG"), ("slow", "it differs")]
+
+
 def test_the_sweep_agrees_on_a_few_real_cases():
     """The real worker (this script, jax and toolkit) on a handful of the cases fixed above: no differences."""
     sweep = _sweep()
