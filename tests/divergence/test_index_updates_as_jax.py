@@ -1,6 +1,7 @@
 """``x.at[idx]`` updates and fills with values of another type, against JAX in this process (a pass of 11
 index updates over the divergence sweep's inputs found these): JAX promotes the array and the update together,
-scatters, and converts back; refuses add/multiply of booleans; wraps a Python int fill value."""
+scatters, and converts back; refuses add/multiply of booleans; wraps a Python int fill value; orders complex
+numbers in min/max updates (real part, then imaginary part)."""
 
 from __future__ import annotations
 
@@ -52,3 +53,30 @@ def test_a_python_int_fill_value_wraps_as_jax(dtype):
     _same(tnp.asarray(x).at[5].get(mode="fill", fill_value=-2), jnp.asarray(x).at[5].get(mode="fill", fill_value=-2))
     _same(tnp.take(x, np.array([1, 7]), mode="fill", fill_value=-2),
           jnp.take(x, np.array([1, 7]), mode="fill", fill_value=-2))
+
+
+COMPLEX = np.array([0, 1 + 1j, -1j, 2.5, np.inf, np.nan, -3 + 0j, 1e-30j, 7, 1j], np.complex64)
+
+
+@pytest.mark.parametrize("update", ["min", "max"])
+@pytest.mark.parametrize("value", [np.complex64(1 + 2j), np.complex64(1 - 2j), 2.5, np.complex64(complex(np.nan, 1)),
+                                   np.float32(-np.inf)], ids=repr)
+def test_min_max_updates_of_complex_arrays_order_as_jax(update, value):
+    """Each index meets the update once, and index 1 three times (duplicates combine in order-free min/max)."""
+    index = np.array([0, 1, 1, 2, 4, 5, 1, 9])
+    ours = getattr(tnp.asarray(COMPLEX).at[index], update)(value)
+    theirs = getattr(jnp.asarray(COMPLEX).at[index], update)(value)
+    _same(ours, theirs)
+
+
+def test_lax_scatter_min_max_of_complex_values_as_jax():
+    from toolkit import lax
+
+    dnums = dict(update_window_dims=(), inserted_window_dims=(0,), scatter_dims_to_operand_dims=(0,))
+    index = np.array([[1], [3], [1]])
+    updates = np.array([1 + 1j, 1 - 1j, 1 + 5j], np.complex64)
+    x = COMPLEX[:5]
+    for name in ("scatter_min", "scatter_max"):
+        ours = getattr(lax, name)(x, index, updates, lax.ScatterDimensionNumbers(**dnums))
+        theirs = getattr(jax.lax, name)(x, index, updates, jax.lax.ScatterDimensionNumbers(**dnums))
+        np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))

@@ -150,7 +150,5 @@ def test_scatter_errors():
         lax.scatter_add(X, np.zeros((3, 1), np.int32), upd, ROW_UPDATES)
     with pytest.raises(TypeError, match="update window dimension 1 of size 5 exceeds operand dimension 1"):
         lax.scatter_add(X, idx, np.zeros((2, 5), np.float32), ROW_UPDATES)
-    with pytest.raises(TypeError, match="scatter_min is not defined for complex"):
-        lax.scatter_min(X.astype(np.complex64), idx, upd.astype(np.complex64), ROW_UPDATES)
     with pytest.raises(ValueError, match="inserted_window_dims .* has 2, out of bounds for rank 2"):
         lax.scatter(X, idx, upd, SDN((1,), (2,), (0,)))

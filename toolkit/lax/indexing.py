@@ -212,8 +212,6 @@ def _scatter_rule(name: str):
         if updates.dtype != operand.dtype:
             raise TypeError(f"{name}: updates dtype {updates.dtype.name} differs from the operand's "
                             f"{operand.dtype.name}")
-        if name in ("scatter_min", "scatter_max") and dtypes.is_complex(operand.dtype):
-            raise TypeError(f"{name} is not defined for complex operands")
         _check_dims(name, "update_window_dims", dn.update_window_dims, updates.ndim)
         _check_dims(name, "inserted_window_dims", dn.inserted_window_dims, operand.ndim)
         _check_dims(name, "operand_batching_dims", dn.operand_batching_dims, operand.ndim)

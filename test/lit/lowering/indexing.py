@@ -50,6 +50,31 @@ def scatter_variants():
 
 
 @run
+def scatter_min_max_of_complex_values():
+    # JAX's order of complex numbers in the update region: real parts, then imaginary parts on a tie.
+    # CHECK-LABEL: TEST: scatter_min_max_of_complex_values
+    # CHECK: "stablehlo.scatter"(%arg0, %arg1, %arg2)
+    # CHECK-NEXT: ^bb0(%[[A:.*]]: tensor<complex<f32>>, %[[B:.*]]: tensor<complex<f32>>):
+    # CHECK-DAG: %[[RA:.*]] = stablehlo.real %[[A]]
+    # CHECK-DAG: %[[RB:.*]] = stablehlo.real %[[B]]
+    # CHECK-DAG: %[[IA:.*]] = stablehlo.imag %[[A]]
+    # CHECK-DAG: %[[IB:.*]] = stablehlo.imag %[[B]]
+    # CHECK-DAG: %[[EQ:.*]] = stablehlo.compare EQ, %[[RA]], %[[RB]], FLOAT
+    # CHECK-DAG: %[[LTI:.*]] = stablehlo.compare LT, %[[IA]], %[[IB]], FLOAT
+    # CHECK-DAG: %[[LTR:.*]] = stablehlo.compare LT, %[[RA]], %[[RB]], FLOAT
+    # CHECK: %[[PICK:.*]] = stablehlo.select %[[EQ]], %[[LTI]], %[[LTR]]
+    # CHECK: %[[MIN:.*]] = stablehlo.select %[[PICK]], %[[A]], %[[B]]
+    # CHECK-NEXT: stablehlo.return %[[MIN]]
+    # CHECK-NOT: stablehlo.minimum
+    # CHECK: "stablehlo.scatter"
+    # CHECK: stablehlo.compare GT
+    # CHECK-NOT: stablehlo.maximum
+    for fn in (lax.scatter_min, lax.scatter_max):
+        print(lowered_text(lambda x, i, u: fn(x, i, u, ROW_UPDATES), spec((4, 3), "complex64"), spec((2, 1), "int32"),
+                           spec((2, 3), "complex64")))
+
+
+@run
 def scatter_clip_clamps_indices():
     # CHECK-LABEL: TEST: scatter_clip_clamps_indices
     # CHECK: %[[C:.*]] = stablehlo.clamp {{.*}}, %arg1, {{.*}} : tensor<2x1xi32>

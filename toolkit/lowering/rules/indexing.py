@@ -16,7 +16,7 @@ from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray, is_static_shape
 from toolkit.lax import indexing
 from toolkit.lowering.registry import register_lowering
-from toolkit.lowering.rules.elementwise import compare_type
+from toolkit.lowering.rules.elementwise import compare_type, complex_extremum
 from toolkit.lowering.rules.structural import assert_dim_at_least
 from toolkit.lowering.types import tensor_type
 
@@ -125,6 +125,10 @@ def _scatter_rule(combiner):
             elif combiner in (stablehlo.AddOp, stablehlo.MulOp) and dtypes.is_bool(operand_aval.dtype):
                 stablehlo.ReturnOp([(stablehlo.OrOp if combiner is stablehlo.AddOp else stablehlo.AndOp)(
                     current, update).result])
+            elif combiner in (stablehlo.MinOp, stablehlo.MaxOp) and dtypes.is_complex(operand_aval.dtype):
+                # JAX's order of complex numbers (real part, then imaginary part), as lax.min/max
+                direction = "LT" if combiner is stablehlo.MinOp else "GT"
+                stablehlo.ReturnOp([complex_extremum(current, update, direction, operand_aval.dtype)])
             else:
                 stablehlo.ReturnOp([combiner(current, update).result])
         return op.results[0]
