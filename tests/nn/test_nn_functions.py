@@ -111,8 +111,11 @@ def test_standardize_is_layer_norm():
     np.testing.assert_allclose(nn.standardize(X), want, rtol=1e-4, atol=1e-5)
 
 
-def test_integer_input_becomes_float_and_bfloat16_stays():
-    assert nn.sigmoid(np.array([0, 1], np.int32)).dtype == np.float32
+def test_integer_input_and_bfloat16_as_jax():
+    # As jax.nn.sigmoid (lax.logistic): integers are refused, not converted.
+    with pytest.raises(TypeError, match="logistic requires a floating or complex operand, got int32"):
+        nn.sigmoid(np.array([0, 1], np.int32))
+    assert nn.relu6(np.array([0, 9], np.int32)).dtype == np.float32  # min(max(x, 0), 6.0)
     xb = X.astype(ml_dtypes.bfloat16)
     for fn in (nn.gelu, nn.softmax, nn.silu, nn.log_softmax):
         out = fn(xb)

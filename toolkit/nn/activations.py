@@ -12,16 +12,10 @@ import numpy as np
 from toolkit.core.compiled_whole import compiled_whole
 import toolkit.numpy as tnp
 from toolkit.ad.custom_derivatives import custom_jvp
-from toolkit.nn.functions import hard_sigmoid, logsumexp, softplus
+from toolkit.nn.functions import _arraylike as _array, hard_sigmoid, logsumexp, softplus
 from toolkit.numpy._core import canonical_axes
 
 tanh = tnp.tanh  # jax.nn.tanh is jax.numpy.tanh
-
-
-def _array(name: str, x: Any) -> Any:
-    if isinstance(x, (list, tuple)):
-        raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x).__name__} at position 0.")
-    return tnp.asarray(x)
 
 
 @compiled_whole()

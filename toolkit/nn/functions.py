@@ -13,11 +13,16 @@ from toolkit.ad.custom_derivatives import custom_jvp
 from toolkit.core import dtypes
 from toolkit.core.config import flag_value
 from toolkit.core.compiled_whole import compiled_whole
-from toolkit.numpy._core import canonical_axes, canonical_axis
+from toolkit.numpy._core import canonical_axes, canonical_axis, promote_inexact
 
 __all__ = ["relu", "relu6", "gelu", "silu", "swish", "sigmoid", "log_sigmoid", "softplus", "soft_sign", "elu",
            "celu", "selu", "leaky_relu", "hard_tanh", "hard_sigmoid", "hard_swish", "glu", "softmax",
            "log_softmax", "logsumexp", "one_hot", "standardize"]
+
+
+# The activations follow JAX 0.10.2's definitions (jax/_src/nn/functions.py) operation for operation, so that their
+# dtypes and weak types come from the same promotions as JAX's: elu of an int32 array is a weakly typed float32
+# (``where(x > 0, 0.0, x)``), sigmoid of integers is lax.logistic's TypeError, relu6 of integers is float32.
 
 
 def _inexact(x: Any) -> Any:
@@ -26,6 +31,13 @@ def _inexact(x: Any) -> Any:
     if not dtypes.is_inexact(x.dtype):
         x = lax.convert_element_type(x, dtypes.DEFAULT_FLOAT)
     return x
+
+
+def _arraylike(name: str, x: Any) -> Any:
+    """``x`` as an array; a list or tuple is JAX's ``ensure_arraylike`` TypeError."""
+    if isinstance(x, (list, tuple)):
+        raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x).__name__} at position 0.")
+    return tnp.asarray(x)
 
 
 @custom_jvp
@@ -43,24 +55,29 @@ def relu(x: Any) -> Any:
 relu.defjvps(lambda g, ans, x: lax.select(tnp.asarray(x) > 0, g, tnp.zeros_like(g)))
 
 
+@custom_jvp
 def relu6(x: Any) -> Any:
-    """``min(max(x, 0), 6)``.
+    """``min(max(x, 0), 6.0)`` (a float for integer ``x``, as JAX's), with JAX's derivative: 0 at 0 and at 6.
 
     Example::
 
         relu6(np.array([-1.0, 3.0, 9.0]))  # [0., 3., 6.]
     """
-    return tnp.minimum(tnp.maximum(x, 0), 6)
+    return tnp.minimum(tnp.maximum(x, 0), 6.0)
+
+
+# JAX's custom JVP: the gradient is 0 at both kinks (minimum's and maximum's tie rules would give 0.5).
+relu6.defjvps(lambda g, ans, x: lax.select((tnp.asarray(x) > 0) & (tnp.asarray(x) < 6), g, tnp.zeros_like(g)))
 
 
 def sigmoid(x: Any) -> Any:
-    """The logistic function ``1 / (1 + exp(-x))``.
+    """The logistic function ``1 / (1 + exp(-x))`` (``lax.logistic``: floating or complex ``x``, as JAX's).
 
     Example::
 
         sigmoid(0.0)  # 0.5
     """
-    return lax.logistic(_inexact(x))
+    return lax.logistic(x)
 
 
 @compiled_whole()
@@ -71,7 +88,7 @@ def log_sigmoid(x: Any) -> Any:
 
         log_sigmoid(np.array([0.0]))  # [-0.6931]
     """
-    return -softplus(-_inexact(x))
+    return -softplus(-_arraylike("log_sigmoid", x))
 
 
 @compiled_whole()
@@ -82,7 +99,7 @@ def softplus(x: Any) -> Any:
 
         softplus(0.0)  # 0.6931
     """
-    return tnp.logaddexp(_inexact(x), 0)
+    return tnp.logaddexp(x, 0)
 
 
 @compiled_whole()
@@ -93,7 +110,7 @@ def soft_sign(x: Any) -> Any:
 
         soft_sign(np.array([1.0]))  # [0.5]
     """
-    x = _inexact(x)
+    x = _arraylike("soft_sign", x)
     return x / (tnp.abs(x) + 1)
 
 
@@ -105,7 +122,7 @@ def silu(x: Any) -> Any:
 
         silu(np.array([1.0]))  # [0.7311]
     """
-    x = _inexact(x)
+    x = _arraylike("silu", x)
     return x * sigmoid(x)
 
 
@@ -119,11 +136,14 @@ def gelu(x: Any, approximate: bool = True) -> Any:
 
         gelu(np.array([1.0]), approximate=False)  # [0.8413]
     """
-    x = _inexact(x)
+    [x] = promote_inexact(x)
     if approximate:
-        c = np.sqrt(2 / np.pi).astype(x.dtype) if x.dtype != dtypes.bfloat16 else float(np.sqrt(2 / np.pi))
-        return 0.5 * x * (1 + tnp.tanh(c * (x + 0.044715 * (x * x * x))))
-    return x * (lax.erf(x * float(1 / np.sqrt(2))) + 1) / 2
+        sqrt_2_over_pi = np.sqrt(2 / np.pi).astype(x.dtype)
+        cdf = 0.5 * (1.0 + tnp.tanh(sqrt_2_over_pi * (x + 0.044715 * (x ** 3))))
+        return x * cdf
+    # erfc(-x/√2)/2, not (1 + erf(x/√2))/2: for negative x the latter cancels (float16's gelu(-2.5) was 2% off).
+    sqrt_half = np.sqrt(0.5).astype(x.dtype)
+    return tnp.array(0.5 * x * lax.erfc(-x * sqrt_half), dtype=x.dtype)
 
 
 @compiled_whole()
@@ -134,9 +154,8 @@ def elu(x: Any, alpha: float = 1.0) -> Any:
 
         elu(np.array([-1.0, 1.0]))  # [-0.6321, 1.]
     """
-    x = _inexact(x)
-    safe = tnp.where(x > 0, 0, x)
-    return tnp.where(x > 0, x, alpha * tnp.expm1(safe))
+    x = _arraylike("elu", x)
+    return tnp.where(x > 0, x, alpha * tnp.expm1(tnp.where(x > 0, 0.0, x)))
 
 
 @compiled_whole()
@@ -147,7 +166,6 @@ def celu(x: Any, alpha: float = 1.0) -> Any:
 
         celu(np.array([-1.0]))  # [-0.6321]
     """
-    x = _inexact(x)
     return tnp.maximum(x, 0.0) + alpha * tnp.expm1(tnp.minimum(x, 0.0) / alpha)
 
 
@@ -159,8 +177,8 @@ def selu(x: Any) -> Any:
 
         selu(np.array([1.0]))  # [1.0507]
     """
-    alpha = 1.6732632423543772848170429916717
-    scale = 1.0507009873554804934193349852946
+    alpha = 1.6732632423543772
+    scale = 1.0507009873554805
     return scale * elu(x, alpha)
 
 
@@ -172,19 +190,20 @@ def leaky_relu(x: Any, negative_slope: float = 1e-2) -> Any:
 
         leaky_relu(np.array([-1.0]))  # [-0.01]
     """
-    x = _inexact(x)
+    x = _arraylike("leaky_relu", x)
     return tnp.where(x >= 0, x, negative_slope * x)
 
 
 @compiled_whole()
 def hard_tanh(x: Any) -> Any:
-    """``clip(x, -1, 1)``.
+    """``clip(x, -1, 1)``, as JAX's ``where(x > 1, 1, where(x < -1, -1, x))`` (complex ``x`` compares by real part).
 
     Example::
 
         hard_tanh(np.array([-3.0, 0.5]))  # [-1., 0.5]
     """
-    return tnp.clip(x, -1, 1)
+    x = _arraylike("hard_tanh", x)
+    return tnp.where(x > 1, 1, tnp.where(x < -1, -1, x))
 
 
 @compiled_whole()
@@ -195,7 +214,7 @@ def hard_sigmoid(x: Any) -> Any:
 
         hard_sigmoid(np.array([0.0]))  # [0.5]
     """
-    return relu6(_inexact(x) + 3.0) / 6.0
+    return relu6(x + 3.0) / 6.0
 
 
 @compiled_whole()
@@ -206,7 +225,7 @@ def hard_swish(x: Any) -> Any:
 
         hard_swish(np.array([1.0]))  # [0.6667]
     """
-    x = _inexact(x)
+    x = _arraylike("hard_swish", x)
     return x * hard_sigmoid(x)
 
 
@@ -218,7 +237,7 @@ def glu(x: Any, axis: int = -1) -> Any:
 
         glu(np.ones((2, 4)))  # shape (2, 2)
     """
-    x = _inexact(x)
+    x = _arraylike("glu", x)
     axis = canonical_axis(axis, x.ndim)
     size = x.shape[axis]
     if size % 2:
