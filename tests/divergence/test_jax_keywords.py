@@ -102,3 +102,34 @@ def test_nonzero_under_vmap_with_size():
     batch = np.array([[0, 1, 2, 0], [3, 0, 0, 4]])
     _same(toolkit.vmap(lambda r: tnp.nonzero(r, size=3, fill_value=-1))(batch),
           jax.vmap(lambda r: jnp.nonzero(r, size=3, fill_value=-1))(batch))
+
+
+# --- precision= and preferred_element_type= on the products (a probe of JAX's signatures found them missing) ---
+
+_PRODUCTS = {
+    "dot": lambda m, a, **kw: m.dot(a, a.T, **kw), "matmul": lambda m, a, **kw: m.matmul(a, a.T, **kw),
+    "vdot": lambda m, a, **kw: m.vdot(a, a, **kw), "inner": lambda m, a, **kw: m.inner(a, a, **kw),
+    "tensordot": lambda m, a, **kw: m.tensordot(a, a, **kw), "vecdot": lambda m, a, **kw: m.vecdot(a, a[0], **kw),
+    "linalg.matmul": lambda m, a, **kw: m.linalg.matmul(a, a.T, **kw),
+    "linalg.tensordot": lambda m, a, **kw: m.linalg.tensordot(a, a.T, axes=1, **kw),
+    "linalg.vecdot": lambda m, a, **kw: m.linalg.vecdot(a, a, **kw),
+}
+_OPERANDS = {"f16": X.astype(np.float16) / 4, "f32": X, "i8": X.astype(np.int8), "bool": MASK}
+
+
+@pytest.mark.parametrize("key", sorted(_OPERANDS))
+@pytest.mark.parametrize("name", sorted(_PRODUCTS))
+def test_products_take_precision_and_preferred_element_type(name, key):
+    a = _OPERANDS[key]
+    for kwargs in ({"precision": "highest"}, {"precision": ("default", "high")},
+                   {"precision": "highest", "preferred_element_type": np.float32}):
+        _same(_PRODUCTS[name](tnp, a, **kwargs), _PRODUCTS[name](jnp, a, **kwargs))
+    _same(_PRODUCTS[name](tnp, a, precision=toolkit.lax.Precision.HIGH),
+          _PRODUCTS[name](jnp, a, precision=jax.lax.Precision.HIGH))
+
+
+def test_precision_reaches_the_dot_general():
+    text = toolkit.jit(lambda a: tnp.dot(a, a.T, precision="highest")).lower(X).as_text()
+    assert "precision = [HIGHEST, HIGHEST]" in text
+    text = toolkit.jit(lambda a: tnp.vecdot(a, a, precision="high")).lower(X).as_text()
+    assert "stablehlo.dot_general" in text and "precision = [HIGH, HIGH]" in text

@@ -651,19 +651,17 @@ def matrix_norm(x: Any, /, *, keepdims: bool = False, ord: str | int = "fro") ->
 
 
 def matmul(x1: Any, x2: Any, /, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """``x1 @ x2`` (``toolkit.numpy.matmul``); ``precision`` is accepted and has no effect on CPU."""
+    """``x1 @ x2`` (``toolkit.numpy.matmul``)."""
     check_arraylike("jnp.linalg.matmul", x1, x2)
-    del precision
-    return tensor_contractions.matmul(x1, x2, preferred_element_type=preferred_element_type)
+    return tensor_contractions.matmul(x1, x2, precision=precision, preferred_element_type=preferred_element_type)
 
 
 def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
               preferred_element_type: Any = None) -> Any:
     """``toolkit.numpy.tensordot`` with the array API's keyword ``axes`` (default 2)."""
     check_arraylike("jnp.linalg.tensordot", x1, x2)
-    del precision
-    out = tensor_contractions.tensordot(x1, x2, axes=axes)
-    return out if preferred_element_type is None else out.astype(preferred_element_type)
+    return tensor_contractions.tensordot(x1, x2, axes=axes, precision=precision,
+                                         preferred_element_type=preferred_element_type)
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None, preferred_element_type: Any = None) -> Any:

@@ -18,7 +18,6 @@ import numpy as np
 from toolkit.core import dtypes, sharding_types
 from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import linalg as lax_linalg
-from toolkit.lax import reductions as lax_reductions
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import ufuncs
 from toolkit.numpy._core import (
@@ -52,15 +51,19 @@ def _with_out_sharding(fun: Any, a: Any, b: Any, out_sharding: Any, **kwargs: An
                              how="direct" if direct else "replicated")
 
 
-def matmul(a: Any, b: Any, *, preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
+def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None,
+           out_sharding: Any = None) -> Any:
     """numpy's ``a @ b``: batch dimensions broadcast, 1-D operands are promoted and squeezed.
+
+    ``precision`` and ``preferred_element_type``: as ``lax.dot_general``'s (JAX's names and values).
 
     ``out_sharding`` (a sharding, or a ``PartitionSpec`` under ``toolkit.set_mesh``) is the
     result's sharding on Explicit mesh axes, for products JAX's rules find ambiguous.
     """
     check_arraylike("matmul", a, b)
     if out_sharding is not None:
-        return _with_out_sharding(matmul, a, b, out_sharding, preferred_element_type=preferred_element_type)
+        return _with_out_sharding(matmul, a, b, out_sharding, precision=precision,
+                                  preferred_element_type=preferred_element_type)
     a, b = _promoted(a, b)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError(f"matmul does not take 0-d operands (shapes {a.shape} and {b.shape}); use multiply")
@@ -73,7 +76,7 @@ def matmul(a: Any, b: Any, *, preferred_element_type: Any = None, out_sharding: 
             raise TypeError(f"matmul: the contracted dimensions differ: {a.shape[-1]} (last of {a.shape}) vs "
                             f"{b.shape[b_contract]} (of {b.shape})")
         return lax_linalg.dot_general(a, b, (((a.ndim - 1,), (b_contract,)), ((), ())),
-                                      preferred_element_type=preferred_element_type)
+                                      precision=precision, preferred_element_type=preferred_element_type)
     if a_vec:
         a = expand_dims(a, 0)
     if b_vec:
@@ -86,11 +89,11 @@ def matmul(a: Any, b: Any, *, preferred_element_type: Any = None, out_sharding: 
         # (..., m, k) @ (k, n): contract directly; broadcasting b over the batch would make XLA
         # run a batched product of copies (what JAX avoids too).
         out = lax_linalg.dot_general(a, b, (((a.ndim - 1,), (0,)), ((), ())),
-                                     preferred_element_type=preferred_element_type)
+                                     precision=precision, preferred_element_type=preferred_element_type)
     elif a.ndim == 2:
         # (m, k) @ (..., k, n) gives (m, ..., n): move m next to n.
         out = lax_linalg.dot_general(a, b, (((1,), (b.ndim - 2,)), ((), ())),
-                                     preferred_element_type=preferred_element_type)
+                                     precision=precision, preferred_element_type=preferred_element_type)
         out = transpose(out, tuple(range(1, b.ndim - 1)) + (0, b.ndim - 1))
     else:
         batch = broadcast_shapes(a.shape[:-2], b.shape[:-2])
@@ -98,7 +101,7 @@ def matmul(a: Any, b: Any, *, preferred_element_type: Any = None, out_sharding: 
         b = broadcast_to(b, batch + tuple(b.shape[-2:]))
         nb = len(batch)
         out = lax_linalg.dot_general(a, b, (((nb + 1,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
-                                     preferred_element_type=preferred_element_type)
+                                     precision=precision, preferred_element_type=preferred_element_type)
     if a_vec:
         out = squeeze(out, -2)
     if b_vec:
@@ -106,38 +109,40 @@ def matmul(a: Any, b: Any, *, preferred_element_type: Any = None, out_sharding: 
     return out
 
 
-def dot(a: Any, b: Any, *, preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
+def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
     """numpy's ``dot``: contracts the last axis of ``a`` with the second-to-last of ``b``.
 
-    ``out_sharding``: as for :func:`matmul`.
+    ``precision``, ``preferred_element_type`` and ``out_sharding``: as for :func:`matmul`.
     """
     check_arraylike("dot", a, b)
     if out_sharding is not None:
-        return _with_out_sharding(dot, a, b, out_sharding, preferred_element_type=preferred_element_type)
+        return _with_out_sharding(dot, a, b, out_sharding, precision=precision,
+                                  preferred_element_type=preferred_element_type)
     a, b = _promoted(a, b)
     if a.ndim == 0 or b.ndim == 0:
         return ufuncs.multiply(a, b)
     contract_b = 0 if b.ndim == 1 else b.ndim - 2
-    return lax_linalg.dot_general(a, b, (((a.ndim - 1,), (contract_b,)), ((), ())),
+    return lax_linalg.dot_general(a, b, (((a.ndim - 1,), (contract_b,)), ((), ())), precision=precision,
                                   preferred_element_type=preferred_element_type)
 
 
-@compiled_whole()
-def vdot(a: Any, b: Any) -> Any:
+@compiled_whole(static_argnames=("precision", "preferred_element_type"))
+def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """The dot product of ``a`` and ``b`` flattened, ``a`` conjugated first (as ``jnp.vdot``)."""
     check_arraylike("vdot", a, b)
     a, b = _promoted(a, b)
-    return dot(ufuncs.conj(ravel(a)), ravel(b))
+    return dot(ufuncs.conj(ravel(a)), ravel(b), precision=precision, preferred_element_type=preferred_element_type)
 
 
-def inner(a: Any, b: Any) -> Any:
+def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """The sum over the last axes of ``a`` and ``b`` (as ``jnp.inner``); their sizes must match. A scalar
     operand multiplies the other, as in JAX and numpy."""
     check_arraylike("inner", a, b)
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         return ufuncs.multiply(a if is_array(a) else asarray(a), b if is_array(b) else asarray(b))
     a, b = _promoted(a, b)
-    return lax_linalg.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), ((), ())))
+    return lax_linalg.dot_general(a, b, (((a.ndim - 1,), (b.ndim - 1,)), ((), ())), precision=precision,
+                                  preferred_element_type=preferred_element_type)
 
 
 def outer(a: Any, b: Any) -> Any:
@@ -147,7 +152,7 @@ def outer(a: Any, b: Any) -> Any:
     return lax_linalg.dot_general(ravel(a), ravel(b), (((), ()), ((), ())))
 
 
-def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
+def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """Sum products over ``axes`` (an int N: last N of ``a`` with first N of ``b``; or two axis lists)."""
     check_arraylike("tensordot", a, b)
     a, b = _promoted(a, b)
@@ -162,21 +167,27 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Any:
         b_given = (b_given,) if isinstance(b_given, (int, np.integer)) else tuple(b_given)
         a_axes = tuple(x % a.ndim for x in a_given)
         b_axes = tuple(x % b.ndim for x in b_given)
-    return lax_linalg.dot_general(a, b, ((a_axes, b_axes), ((), ())))
+    return lax_linalg.dot_general(a, b, ((a_axes, b_axes), ((), ())), precision=precision,
+                                  preferred_element_type=preferred_element_type)
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """``sum(conj(x1) * x2, axis)`` with the batch dimensions broadcast."""
+    """``sum(conj(x1) * x2, axis)`` with the batch dimensions broadcast.
+
+    As JAX's (``vdot`` vectorized): one batched ``dot_general``, so a float16 product accumulates as XLA's dot
+    does, booleans give a boolean, and ``precision`` is the dot's.
+    """
     check_arraylike("jnp.vecdot", x1, x2)  # JAX's name for the check
     x1, x2 = asarray(x1), asarray(x2)
     if x1.shape[axis] != x2.shape[axis]:
         raise ValueError(f"axes must match; got shapes {x1.shape} and {x2.shape} with axis={axis}")
-    x1, x2 = moveaxis(x1, axis, -1), moveaxis(x2, axis, -1)
-    x1, x2 = promote_and_broadcast(ufuncs.conj(x1), x2)
-    prod = ufuncs.multiply(x1, x2)
-    if preferred_element_type is not None:
-        prod = asarray(prod, dtypes.canonicalize_dtype(preferred_element_type))
-    return lax_reductions.reduce_sum(prod, (prod.ndim - 1,))
+    x1, x2 = _promoted(moveaxis(x1, axis, -1), moveaxis(x2, axis, -1))
+    batch = broadcast_shapes(x1.shape[:-1], x2.shape[:-1])
+    x1 = broadcast_to(ufuncs.conj(x1) if dtypes.is_complex(x1.dtype) else x1, batch + tuple(x1.shape[-1:]))
+    x2 = broadcast_to(x2, batch + tuple(x2.shape[-1:]))
+    nb = len(batch)
+    return lax_linalg.dot_general(x1, x2, (((nb,), (nb,)), (tuple(range(nb)), tuple(range(nb)))),
+                                  precision=precision, preferred_element_type=preferred_element_type)
 
 
 @compiled_whole()
