@@ -133,3 +133,54 @@ def test_precision_reaches_the_dot_general():
     assert "precision = [HIGHEST, HIGHEST]" in text
     text = toolkit.jit(lambda a: tnp.vecdot(a, a, precision="high")).lower(X).as_text()
     assert "stablehlo.dot_general" in text and "precision = [HIGH, HIGH]" in text
+
+
+# --- the other keywords the signature comparison found missing ---------------------------------------------------
+
+_W = np.array([[True, False, True, True], [True, True, False, False], [False, False, False, False]])
+_KEYWORD_CASES = {
+    "take_positional": lambda m: m.take(X, np.array([0, 2, 5, -1]), 1, None, "clip"),
+    "take_hints": lambda m: m.take(X, np.array([0, 2, 5]), axis=1, mode="fill", unique_indices=True,
+                                   indices_are_sorted=True, fill_value=-1),
+    "diff_prepend_scalar": lambda m: m.diff(X, prepend=0),
+    "diff_both": lambda m: m.diff(X, axis=0, append=X[:1], prepend=-1.5),
+    "diff_twice_int_prepend": lambda m: m.diff(X, 2, prepend=np.zeros((3, 2), np.int32)),
+    "diff_bool": lambda m: m.diff(np.array([True, False, False]), prepend=True),
+    "diff_order_0": lambda m: m.diff(X, 0, prepend=1),
+    "concatenate_dtype": lambda m: m.concatenate([X, INTS.reshape(3, 2)], axis=1, dtype=np.int8),
+    "concatenate_flat_dtype": lambda m: m.concatenate([X, X], axis=None, dtype=np.float16),
+    "concatenate_array_dtype": lambda m: m.concatenate(X, dtype=np.int32),
+    "stack_dtype": lambda m: m.stack([X, X], 1, dtype=np.int32),
+    "stack_array_dtype": lambda m: m.stack(X, dtype=np.int32),
+    "hstack_dtype": lambda m: m.hstack([X, X], dtype=np.complex64),
+    "vstack_dtype": lambda m: m.vstack([X[0], X[1]], dtype=bool),
+    "dstack_dtype": lambda m: m.dstack([X, X], dtype=np.uint8),
+    "logsumexp_where": lambda m: m.logsumexp(X, axis=1, where=_W),
+    "logsumexp_where_all": lambda m: m.logsumexp(X, where=_W),
+    "logsumexp_where_b_sign": lambda m: m.logsumexp(X, axis=1, b=np.array([1., -2., .5, 1.], np.float32), where=_W,
+                                                     return_sign=True),
+    "logsumexp_where_complex": lambda m: m.logsumexp((X + 1j).astype(np.complex64), axis=1, where=_W),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_KEYWORD_CASES))
+def test_missing_keywords_now_as_jax(name):
+    if name.startswith("logsumexp"):
+        import jax.nn
+        import jax.scipy.special
+
+        import toolkit.nn
+        import toolkit.scipy.special
+        _same(_KEYWORD_CASES[name](toolkit.nn), _KEYWORD_CASES[name](jax.nn))
+        _same(_KEYWORD_CASES[name](toolkit.scipy.special), _KEYWORD_CASES[name](jax.scipy.special))
+    else:
+        _same(_KEYWORD_CASES[name](tnp), _KEYWORD_CASES[name](jnp))
+
+
+def test_out_arguments_are_jaxs_errors():
+    for fn in (lambda m: m.take(X, np.array([0]), out=np.zeros(1)), lambda m: m.stack([X, X], out=np.zeros(1))):
+        with pytest.raises(NotImplementedError) as theirs:
+            fn(jnp)
+        with pytest.raises(NotImplementedError) as ours:
+            fn(tnp)
+        assert str(ours.value) == str(theirs.value)

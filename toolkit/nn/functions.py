@@ -252,10 +252,11 @@ def glu(x: Any, axis: int = -1) -> Any:
     return a * sigmoid(b)
 
 
-def _max_stopped(x: Any, axes: tuple) -> Any:
+def _max_stopped(x: Any, axes: tuple, where: Any = None) -> Any:
     # The shift only needs to be finite where some element is; an all--inf row keeps a zero shift.
     # Its gradient is zero in exact arithmetic (the shift cancels), so it is not differentiated (as JAX).
-    m = tnp.max(x, axis=axes, keepdims=True)
+    m = tnp.max(x, axis=axes, keepdims=True) if where is None else \
+        tnp.max(tnp.real(x), axis=axes, keepdims=True, where=where, initial=-np.inf)
     return lax.stop_gradient(tnp.where(tnp.isfinite(m), m, tnp.zeros_like(m)))
 
 
@@ -332,26 +333,30 @@ def log_softmax(x: Any, axis: Any = -1, where: Any = None) -> Any:
     return out if where is None else tnp.where(where, out, -np.inf)
 
 
-def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False) -> Any:
+def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, return_sign: bool = False,
+              where: Any = None) -> Any:
     """``log(sum(b * exp(a), axis))`` without overflow (``jax.nn.logsumexp`` semantics).
 
     With ``return_sign=True`` returns ``(log|sum|, sign(sum))``, allowing
-    negative weights ``b``.
+    negative weights ``b``. ``where`` (a mask broadcast against ``a``): only its
+    true elements are summed (JAX's; a row with none is ``-inf``).
 
     Example::
 
         logsumexp(np.array([1000.0, 1000.0]))  # 1000.6931
     """
+    if where is not None:
+        a = tnp.where(where, a, 0)
     a = _inexact(a)
     if b is not None:
         a, b = tnp.broadcast_arrays(a, tnp.asarray(b, a.dtype) if not hasattr(b, "dtype") else b)
         a = _inexact(a)
     axes = canonical_axes(axis, a.ndim)
-    shift = _max_stopped(a, axes)
-    exp_a = tnp.exp(a - shift)
+    shift = _max_stopped(a, axes, where)
+    exp_a = tnp.exp(a - shift.astype(a.dtype))
     if b is not None:
         exp_a = exp_a * b
-    total = tnp.sum(exp_a, axis=axes, keepdims=True)
+    total = tnp.sum(exp_a, axis=axes, keepdims=True, where=where)
     sign = tnp.sign(total)
     if not return_sign:
         total = tnp.abs(total) if b is not None else total

@@ -253,12 +253,20 @@ def broadcast_arrays(*args: Any) -> list[Any]:
 
 # --- joining --------------------------------------------------------------------------------------
 
-def concatenate(arrays: Sequence[Any], axis: int | None = 0) -> Any:
-    """Join arrays along an existing axis (``axis=None`` flattens first)."""
+def _as_dtype(arrays: Sequence[Any], dtype: Any) -> Sequence[Any]:
+    """The joining functions' ``dtype=``: each array converted to it before the join (as JAX's ``asarray``)."""
+    if dtype is None:
+        return arrays
+    return asarray(arrays, dtype) if _is_one_array(arrays) else [asarray(a, dtype) for a in arrays]
+
+
+def concatenate(arrays: Sequence[Any], axis: int | None = 0, dtype: Any = None) -> Any:
+    """Join arrays along an existing axis (``axis=None`` flattens first); ``dtype`` converts them first."""
     if not _is_one_array(arrays):
         check_arraylike("concatenate", *arrays)
     if not len(arrays):
         raise ValueError("concatenate needs at least one array")
+    arrays = _as_dtype(arrays, dtype)
     if axis is None:
         arrays = [ravel(a) for a in arrays]
         axis = 0
@@ -271,29 +279,31 @@ def _is_one_array(arrays: Any) -> bool:
     return is_array(arrays) or isinstance(arrays, np.ndarray)
 
 
-def stack(arrays: Sequence[Any], axis: int = 0) -> Any:
-    """Join arrays along a new axis (as ``jnp.stack``); the arrays must have one shape."""
+def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = None) -> Any:
+    """Join arrays along a new axis (as ``jnp.stack``); the arrays must have one shape, ``dtype`` converts them."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.stack is not supported.")
     if not _is_one_array(arrays):
         check_arraylike("stack", *arrays)
-    return _core.stack(arrays, axis)  # in _core: asarray stacks nested lists of arrays with it
+    return _core.stack(_as_dtype(arrays, dtype), axis)  # in _core: asarray stacks nested lists of arrays with it
 
 
-def hstack(arrays: Sequence[Any]) -> Any:
+def hstack(tup: Sequence[Any], dtype: Any = None) -> Any:
     """The arrays joined column-wise: along axis 1, or axis 0 for 1-D arrays (as ``jnp.hstack``)."""
-    if not _is_one_array(arrays):
-        check_arraylike("hstack", *arrays)
-    arrays = [_rank_at_least(a, 1) for a in arrays]
-    return concatenate(arrays, 0 if arrays[0].ndim == 1 else 1)
+    if not _is_one_array(tup):
+        check_arraylike("hstack", *tup)
+    arrays = [_rank_at_least(a, 1) for a in tup]
+    return concatenate(arrays, 0 if arrays[0].ndim == 1 else 1, dtype=dtype)
 
 
-def vstack(arrays: Sequence[Any]) -> Any:
+def vstack(tup: Sequence[Any], dtype: Any = None) -> Any:
     """The arrays joined row-wise, 1-D ones as rows (as ``jnp.vstack``)."""
-    if not _is_one_array(arrays):
-        check_arraylike("vstack", *arrays)
-    return concatenate([_rank_at_least(a, 2) for a in arrays], 0)
+    if not _is_one_array(tup):
+        check_arraylike("vstack", *tup)
+    return concatenate([_rank_at_least(a, 2) for a in tup], 0, dtype=dtype)
 
 
-def dstack(tup: Sequence[Any]) -> Any:
+def dstack(tup: Sequence[Any], dtype: Any = None) -> Any:
     """Stack along the third axis (1-D and 2-D inputs are promoted to 3-D first)."""
     if not _is_one_array(tup):
         check_arraylike("dstack", *tup)
@@ -306,7 +316,7 @@ def dstack(tup: Sequence[Any]) -> Any:
         if a.ndim == 2:
             return reshape(a, tuple(a.shape) + (1,))
         return a
-    return concatenate([to3(a) for a in tup], 2)
+    return concatenate([to3(a) for a in tup], 2, dtype=dtype)
 
 
 def column_stack(tup: Sequence[Any]) -> Any:

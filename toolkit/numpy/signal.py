@@ -23,14 +23,28 @@ from toolkit.numpy.indexing import getitem
 
 
 @compiled_whole(static_argnames=("n", "axis"))
-def diff(a: Any, n: int = 1, axis: int = -1) -> Any:
+def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = None) -> Any:
     """``n``-th discrete difference along ``axis``: ``a[1:] - a[:-1]`` repeated ``n`` times (for booleans
-    ``a[1:] != a[:-1]``, as numpy's and JAX's)."""
+    ``a[1:] != a[:-1]``, as numpy's and JAX's). ``prepend``/``append`` are joined to ``a`` along ``axis`` first
+    (a scalar as one slice)."""
     check_arraylike("diff", a)
     a = asarray(a)
+    if n == 0:
+        return a
     axis = canonical_axis(axis, a.ndim)
     if n < 0:
         raise ValueError(f"diff: order n={n} must be non-negative")
+    if prepend is not None or append is not None:
+        slice_shape = tuple(1 if d == axis else size for d, size in enumerate(a.shape))
+        ends = []
+        for end in (prepend, append):
+            if end is not None:
+                check_arraylike("diff", end)
+                end = asarray(end)
+                ends.append(shapes.broadcast_to(end, slice_shape) if end.ndim == 0 else end)
+            else:
+                ends.append(None)
+        a = shapes.concatenate([part for part in (ends[0], a, ends[1]) if part is not None], axis)
     for _ in range(n):
         hi = [slice(None)] * a.ndim
         lo = [slice(None)] * a.ndim

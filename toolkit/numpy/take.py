@@ -34,15 +34,21 @@ def _take_mode(mode: str | None):
     raise ValueError(f"take: unknown mode {mode!r}; expected 'fill', 'clip', 'wrap' or 'promise_in_bounds'")
 
 
-@compiled_whole(static_argnames=("axis", "mode", "fill_value"), lists_as_tuples=True)
-def take(a: Any, indices: Any, axis: int | None = None, mode: str | None = None, fill_value: Any = None) -> Any:
-    """Elements of ``a`` at ``indices`` along ``axis`` (``None``: flattened).
+@compiled_whole(static_argnames=("axis", "mode", "unique_indices", "indices_are_sorted", "fill_value"),
+                lists_as_tuples=True)
+def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: str | None = None,
+         unique_indices: bool = False, indices_are_sorted: bool = False, fill_value: Any = None) -> Any:
+    """Elements of ``a`` at ``indices`` along ``axis`` (``None``: flattened); JAX's parameters, in its order.
 
     Out-of-range indices follow ``mode`` (as in JAX): ``"fill"`` (default;
     negative indices wrap once, the rest give NaN for floats, see ``lax.gather``),
     ``"clip"`` (clamped into ``[0, n-1]``, negative ones to 0, as numpy does),
-    ``"wrap"`` (modulo ``n``) or ``"promise_in_bounds"``.
+    ``"wrap"`` (modulo ``n``) or ``"promise_in_bounds"``. ``unique_indices`` and
+    ``indices_are_sorted`` are promises JAX hands XLA's gather; toolkit's gather is
+    correct without them, so they are accepted and change nothing.
     """
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.take is not supported.")
     check_arraylike("take", a, indices)
     a, axis = _flatten_if_none(a, axis)
     gather_mode = _take_mode(mode)
@@ -72,9 +78,9 @@ def _is_nd_index(indices: Any) -> bool:
 
 def _take_scalar(a: Any, axis: int, index: Any, mode: Any, fill_value: Any) -> Any:
     # A 0-d index removes the axis; route it through the gather path so `mode` applies.
-    out = take(a, index.reshape(1) if isinstance(index, np.ndarray) else reshape(index, (1,)), axis,
-               _mode_name(mode), fill_value)
-    return squeeze(out, axis)
+    taken = take(a, index.reshape(1) if isinstance(index, np.ndarray) else reshape(index, (1,)), axis,
+                 mode=_mode_name(mode), fill_value=fill_value)
+    return squeeze(taken, axis)
 
 
 def _mode_name(mode: Any) -> str:
