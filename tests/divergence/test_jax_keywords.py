@@ -184,3 +184,22 @@ def test_out_arguments_are_jaxs_errors():
         with pytest.raises(NotImplementedError) as ours:
             fn(tnp)
         assert str(ours.value) == str(theirs.value)
+
+
+def test_array_and_asarray_copy_order_ndmin_as_jax():
+    import numpy.testing as npt
+
+    for m in (tnp, jnp):
+        x = m.ones(3)
+        copies = [m.array(x), m.asarray(x, copy=True)]
+        jit = toolkit.jit if m is tnp else jax.jit
+        jit(lambda a: a * 2, donate_argnums=0)(x)  # donated: the copies stay alive (as JAX's)
+        for c in copies:
+            npt.assert_array_equal(np.asarray(c), np.ones(3))
+        with pytest.raises(NotImplementedError, match="Only implemented for order='K'"):
+            m.asarray(np.ones(2), order="F")
+        with pytest.raises(NotImplementedError, match="Only implemented for order='K'"):
+            m.array(np.ones(2), order="C")
+    for obj, ndmin in ((np.ones(2), 3), (np.ones(2), 1), (3.0, 2), ([1, 2], 2)):
+        _same(tnp.array(obj, ndmin=ndmin), jnp.array(obj, ndmin=ndmin))
+    _same(toolkit.jit(lambda a: tnp.array(a, ndmin=3))(np.ones(2)), jax.jit(lambda a: jnp.array(a, ndmin=3))(np.ones(2)))

@@ -129,6 +129,7 @@ def silu(x: Any) -> Any:
 swish = silu
 
 
+@compiled_whole(static_argnames=("approximate",))
 def gelu(x: Any, approximate: bool = True) -> Any:
     """The Gaussian error linear unit; ``approximate=True`` uses the tanh form (JAX's default).
 

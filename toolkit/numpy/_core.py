@@ -46,10 +46,20 @@ def typed(x: Any) -> tuple[np.dtype, bool]:
     raise TypeError(f"a value of type {type(x).__name__} is not array-like: {x!r}")
 
 
-def asarray(x: Any, dtype: Any = None) -> Any:
-    """``x`` as a toolkit array (a tracer inside ``jit``), converted to ``dtype`` if given."""
-    if type(x) is np.ndarray and dtype is None and x.dtype.kind != "O" and not tracing._state.builders:
+def asarray(x: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None) -> Any:
+    """``x`` as a toolkit array (a tracer inside ``jit``), converted to ``dtype`` if given.
+
+    As ``jnp.asarray``: ``copy=True`` gives a new array even for a toolkit array (``None``/``False``: only when
+    needed); ``order`` other than ``None``/``"K"`` is JAX's ``NotImplementedError``.
+    """
+    if type(x) is np.ndarray and dtype is None and x.dtype.kind != "O" and not tracing._state.builders \
+            and copy is None and order is None:
         return put_host_operand(x)  # what the general path below does for it, without its questions
+    if copy is not None or order is not None:
+        if order is not None and order != "K":
+            raise NotImplementedError("Only implemented for order='K'")
+        out = asarray(x, dtype)
+        return out.copy() if copy and out is x else out
     if _is_symbolic(x):
         return lax_structural.dimension_as_value(x, dtype)
     if is_array(x):

@@ -16,9 +16,21 @@ from toolkit.numpy import ufuncs
 from toolkit.numpy._core import asarray, broadcast_to, check_arraylike, convert, is_array, stack
 
 
-def array(obj: Any, dtype: Any = None, copy: bool = True) -> Any:
-    """A toolkit array from array-like data (``copy`` is accepted for numpy compatibility)."""
-    return asarray(obj, None if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "array"))
+def array(obj: Any, dtype: Any = None, copy: bool = True, order: str | None = "K", ndmin: int = 0) -> Any:
+    """A toolkit array from array-like data, as ``jnp.array``.
+
+    ``copy=True`` (the default) gives a new array even for a toolkit array ``obj`` (JAX's: donating ``obj`` to a
+    jit call afterwards leaves the copy alive); ``ndmin`` adds leading dimensions of size 1 up to that rank;
+    ``order`` other than ``"K"`` is JAX's ``NotImplementedError``.
+    """
+    if order is not None and order != "K":
+        raise NotImplementedError("Only implemented for order='K'")
+    out = asarray(obj, None if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "array"))
+    if copy and out is obj:
+        out = out.copy()
+    if ndmin > out.ndim:
+        out = lax_structural.reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
+    return out
 
 
 def _with_out_sharding(fun: Any, kwargs: dict, out_sharding: Any, what: str, shape: tuple, primitive: str) -> Any:
