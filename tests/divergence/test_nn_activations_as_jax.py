@@ -73,3 +73,35 @@ def test_relu6_derivative_is_zero_at_both_kinks_as_jax():
 
     for x in (0.0, 6.0, 3.0, -1.0, 7.0):
         assert float(toolkit.grad(tnn.relu6)(x)) == float(jax.grad(jnn.relu6)(x)), x
+
+
+_DEFAULT_FLOAT_CASES = {
+    "one_hot": lambda m, x: m.one_hot(np.array([0, 2, 5]), 4),
+    "logsumexp_int": lambda m, x: m.logsumexp(x.astype(np.int32)),
+    "logsumexp_int_b": lambda m, x: m.logsumexp(x.astype(np.int32), b=2.0),
+    "logsumexp_python": lambda m, x: m.logsumexp(3),
+    "softplus_int": lambda m, x: m.softplus(x.astype(np.int32)),
+    "gelu_int": lambda m, x: m.gelu(x.astype(np.int32)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_DEFAULT_FLOAT_CASES))
+@pytest.mark.parametrize("x64", [False, pytest.param(True, marks=pytest.mark.x64)], ids=["x32", "x64"])
+def test_the_default_float_as_jax(name, x64):
+    """one_hot's default dtype and the float integers become are the default float: float64 under x64."""
+    x = np.array([0.5, -1.0, 3.0])
+    ours, theirs = _outcome(_DEFAULT_FLOAT_CASES[name], tnn, x), _outcome(_DEFAULT_FLOAT_CASES[name], jnn, x)
+    assert divergence_sweep._difference(ours, theirs) is None
+
+
+@pytest.mark.parametrize("x64", [False, pytest.param(True, marks=pytest.mark.x64)], ids=["x32", "x64"])
+def test_fft_frequencies_and_norm_zero_dtypes_as_jax(x64):
+    import toolkit.numpy as tnp
+
+    jnp = jax.numpy
+    cases = [lambda m: m.fft.fftfreq(5, 0.5), lambda m: m.fft.rfftfreq(6), lambda m: m.fft.fftfreq(4, dtype=np.float16),
+             lambda m: m.linalg.norm(np.array([0, 1.5, 0], np.float16), 0),
+             lambda m: m.linalg.vector_norm(np.array([[0, 1.5], [2, 0]], np.float16), ord=0),
+             lambda m: m.linalg.vector_norm(np.array([0, 1 + 1j], np.complex64), ord=0)]
+    for case in cases:
+        assert divergence_sweep._difference(_outcome(case, tnp), _outcome(case, jnp)) is None

@@ -26,10 +26,9 @@ __all__ = ["relu", "relu6", "gelu", "silu", "swish", "sigmoid", "log_sigmoid", "
 
 
 def _inexact(x: Any) -> Any:
-    """``x`` as an array of a floating dtype (integers and bools become the default float)."""
-    x = tnp.asarray(x)
-    if not dtypes.is_inexact(x.dtype):
-        x = lax.convert_element_type(x, dtypes.DEFAULT_FLOAT)
+    """``x`` as an array of a floating dtype, as JAX's ``promote_args_inexact`` (integers and bools become the
+    default float, float64 under x64; a Python scalar stays weakly typed)."""
+    [x] = promote_inexact(x)
     return x
 
 
@@ -348,9 +347,10 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, r
     """
     if where is not None:
         a = tnp.where(where, a, 0)
-    a = _inexact(a)
     if b is not None:
-        a, b = tnp.broadcast_arrays(a, tnp.asarray(b, a.dtype) if not hasattr(b, "dtype") else b)
+        a, b = promote_inexact(a, b)  # together, as JAX's promote_args_inexact
+        a, b = tnp.broadcast_arrays(a, b)
+    else:
         a = _inexact(a)
     axes = canonical_axes(axis, a.ndim)
     shift = _max_stopped(a, axes, where)
@@ -373,8 +373,9 @@ def logsumexp(a: Any, axis: Any = None, b: Any = None, keepdims: bool = False, r
 
 
 @compiled_whole(static_argnames=("num_classes", "dtype", "axis"), lists_as_tuples=True)
-def one_hot(x: Any, num_classes: int, *, dtype: Any = dtypes.float32, axis: int = -1) -> Any:
-    """One-hot encode integer ``x`` into ``num_classes`` classes along a new ``axis``.
+def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> Any:
+    """One-hot encode integer ``x`` into ``num_classes`` classes along a new ``axis`` (``dtype``: the default
+    float, float64 under x64, as JAX's ``jnp.float_``).
 
     Out-of-range indices give an all-zero vector.
 
@@ -396,7 +397,7 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = dtypes.float32, axis: int 
     shape = list(x.shape)
     shape.insert(axis, num_classes)
     classes = lax.broadcasted_iota(x.dtype if dtypes.is_integer(x.dtype) else dtypes.int32, tuple(shape), axis)
-    return tnp.equal(expanded, classes).astype(dtype)
+    return tnp.equal(expanded, classes).astype(dtypes.default_float_dtype() if dtype is None else dtype)
 
 
 @compiled_whole(static_argnames=("axis",))

@@ -205,7 +205,7 @@ def _frequency_arguments(name: str, n: Any, d: Any) -> None:
 def fftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None) -> Any:
     """The sample frequencies of an ``n``-point FFT with sample spacing ``d``: ``[0, 1, ..., -1] / (d * n)``."""
     _frequency_arguments("fftfreq", n, d)
-    out_dtype = dtypes.canonicalize_dtype(dtype or dtypes.float32)
+    out_dtype = dtypes.canonicalize_dtype(dtype or dtypes.default_float_dtype())  # float64 under x64, as JAX's
     compute = out_dtype if dtypes.is_float(out_dtype) else np.dtype(np.float32)
     k = (arange(n, dtype=compute) + n // 2) % n - n // 2
     return (k / asarray(d * n, compute)).astype(out_dtype)
@@ -214,7 +214,7 @@ def fftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None) -> A
 def rfftfreq(n: int, d: Any = 1.0, *, dtype: Any = None, device: Any = None) -> Any:
     """The sample frequencies of :func:`rfft`: ``[0, 1, ..., n // 2] / (d * n)``."""
     _frequency_arguments("rfftfreq", n, d)
-    out_dtype = dtypes.canonicalize_dtype(dtype or dtypes.float32)
+    out_dtype = dtypes.canonicalize_dtype(dtype or dtypes.default_float_dtype())  # float64 under x64, as JAX's
     return arange(0, n // 2 + 1, dtype=out_dtype) / asarray(d * n, out_dtype)
 
 

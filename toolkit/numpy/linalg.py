@@ -580,7 +580,10 @@ def vector_norm(x: Any, /, *, axis: int | tuple[int, ...] | None = None, keepdim
     if ord == -np.inf:
         return reductions.min(ufuncs.abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:
-        float_dtype = dec_real(x.dtype) if dtypes.is_inexact(x.dtype) else dtypes.default_float_dtype()
+        # JAX counts in finfo(x.dtype).dtype: float16 counts in float16 (complex64 in float32). Integers and bools,
+        # which JAX refuses there (finfo of an integer type), count in the default float, as numpy's norm does.
+        float_dtype = np.dtype(dtypes.finfo(x.dtype).dtype) if dtypes.is_inexact(x.dtype) else \
+            dtypes.default_float_dtype()
         return reductions.sum(x != 0, dtype=float_dtype, axis=axis, keepdims=keepdims)
     if ord == 1:
         return reductions.sum(ufuncs.abs(x), axis=axis, keepdims=keepdims)
