@@ -119,3 +119,36 @@ def test_full_like(case):
 def test_full_like_traced():
     ours = toolkit.jit(lambda x: tl.full_like(x, 4))(np.ones((2, 2), np.int16))
     _same(ours, jl.full_like(np.ones((2, 2), np.int16), 4))
+
+
+# lax.dynamic_slice / dynamic_update_slice themselves wrap negative starts, as JAX's (allow_negative_indices=True by
+# default): they clamped them to 0 before, a silently different slice for JAX code with x[-k:]-style starts.
+@pytest.mark.parametrize("starts", [(0, 1, 2), (-1, -2, -3), (-3, 7, -9), (np.int32(-1), 0, np.int32(1)),
+                                    (np.uint32(1), np.uint32(0), np.uint32(4))])
+def test_dynamic_slice_and_update_wrap_negative_starts_as_jax(starts):
+    _same(tl.dynamic_slice(X, starts, (2, 2, 2)), jl.dynamic_slice(X, starts, (2, 2, 2)))
+    upd = np.full((2, 2, 2), 7.0, np.float32)
+    _same(tl.dynamic_update_slice(X, upd, starts), jl.dynamic_update_slice(X, upd, starts))
+    traced = [np.asarray(s) for s in starts]
+    _same(toolkit.jit(lambda x, *s: tl.dynamic_slice(x, s, (2, 2, 2)))(X, *traced),
+          jax.jit(lambda x, *s: jl.dynamic_slice(x, s, (2, 2, 2)))(X, *traced))
+    _same(toolkit.jit(lambda x, u, *s: tl.dynamic_update_slice(x, u, s))(X, upd, *traced),
+          jax.jit(lambda x, u, *s: jl.dynamic_update_slice(x, u, s))(X, upd, *traced))
+
+
+def test_dynamic_slice_allow_negative_indices_per_dimension_and_errors_as_jax():
+    starts = (np.int32(-1), np.int32(-1), np.int32(-1))
+    for allow in (False, (True, False, True)):
+        _same(toolkit.jit(lambda x, *s: tl.dynamic_slice(x, s, (1, 2, 2), allow_negative_indices=allow))(X, *starts),
+              jax.jit(lambda x, *s: jl.dynamic_slice(x, s, (1, 2, 2), allow_negative_indices=allow))(X, *starts))
+    raises_like(lambda: tl.dynamic_slice(X, (-1, 0, 0), (1, 2, 2), allow_negative_indices=False),
+                lambda: jl.dynamic_slice(X, (-1, 0, 0), (1, 2, 2), allow_negative_indices=False))
+    raises_like(lambda: tl.dynamic_slice(X, (0, 0), (1, 2, 2)), lambda: jl.dynamic_slice(X, (0, 0), (1, 2, 2)))
+
+
+def test_gradient_through_a_negative_dynamic_slice_as_jax():
+    def f(m):
+        return lambda x, i: m.dynamic_slice(x, (i, 0, 1), (2, 3, 2)).sum() * 3.0
+    ours = toolkit.grad(f(tl))(X, np.int32(-2))
+    theirs = jax.grad(f(jl))(X, np.int32(-2))
+    _same(ours, theirs)

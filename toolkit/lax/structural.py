@@ -307,10 +307,36 @@ def _dynamic_slice_rule(x: ShapedArray, *indices: ShapedArray, slice_sizes: tupl
 dynamic_slice_p = family.primitive("dynamic_slice", shape_rule=_dynamic_slice_rule)
 
 
-@family.function(binds=(dynamic_slice_p,))
-def dynamic_slice(x: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Any:
-    """``x[start:start+size]`` per dimension, starts clamped into bounds (as XLA does)."""
+def clamped_dynamic_slice(x: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int]) -> Any:
+    """The ``dynamic_slice`` primitive itself: starts clamped into bounds (a negative start to 0, as XLA does).
+
+    For toolkit's own rules and library code, whose starts are computed (JAX's rules bind the primitive too);
+    :func:`dynamic_slice` is the API, whose negative starts count from the end.
+    """
     return dynamic_slice_p.bind(x, *start_indices, slice_sizes=tuple(dim_param(s) for s in slice_sizes))
+
+
+def _wrapped_starts(shape: tuple, start_indices: Sequence[Any], allow_negative_indices: bool | Sequence[bool],
+                    what: str) -> list[Any]:
+    """JAX's ``_dynamic_slice_indices``: each signed start, if negative, plus its dimension's size."""
+    if len(start_indices) != len(shape):
+        raise ValueError(f"Length of slice indices must match number of operand dimensions ({len(start_indices)} "
+                         f"vs {shape})")
+    allowed = [allow_negative_indices] * len(shape) if isinstance(allow_negative_indices, bool) \
+        else list(allow_negative_indices)
+    if len(allowed) != len(shape):
+        raise ValueError(f"{what}: allow_negative_indices has {len(allowed)} entries for {len(shape)} dimensions")
+    return [_start_index(i, d, allow) for i, d, allow in zip(start_indices, shape, allowed)]
+
+
+@family.function(binds=(dynamic_slice_p,))
+def dynamic_slice(x: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int], *,
+                  allow_negative_indices: bool | Sequence[bool] = True) -> Any:
+    """``x[start:start+size]`` per dimension (as ``jax.lax.dynamic_slice``): a negative start counts from the end
+    (``allow_negative_indices``, per dimension or for all; ``False`` makes a negative Python int a ``ValueError``),
+    then starts are clamped into bounds, as XLA does."""
+    starts = _wrapped_starts(_shape(x), start_indices, allow_negative_indices, "dynamic_slice")
+    return clamped_dynamic_slice(x, starts, slice_sizes)
 
 
 def _dynamic_update_slice_rule(x: ShapedArray, update: ShapedArray, *indices: ShapedArray) -> ShapedArray:
@@ -332,14 +358,25 @@ def _dynamic_update_slice_rule(x: ShapedArray, update: ShapedArray, *indices: Sh
 dynamic_update_slice_p = family.primitive("dynamic_update_slice", shape_rule=_dynamic_update_slice_rule)
 
 
-@family.function(binds=(dynamic_update_slice_p,))
-def dynamic_update_slice(x: Any, update: Any, start_indices: Sequence[Any]) -> Any:
-    """``x`` with ``update`` written at the (traced) ``start_indices`` (as ``jax.lax.dynamic_update_slice``).
+def clamped_dynamic_update_slice(x: Any, update: Any, start_indices: Sequence[Any]) -> Any:
+    """The ``dynamic_update_slice`` primitive itself: starts clamped so the update fits (a negative one to 0).
 
-    One integer scalar index per dimension; indices are clamped so the update fits, as in XLA. ``update`` must
-    have ``x``'s dtype and rank and fit inside it (else ``TypeError``).
+    For toolkit's own rules and library code; :func:`dynamic_update_slice` is the API.
     """
     return dynamic_update_slice_p.bind(x, update, *start_indices)
+
+
+@family.function(binds=(dynamic_update_slice_p,))
+def dynamic_update_slice(x: Any, update: Any, start_indices: Sequence[Any], *,
+                         allow_negative_indices: bool | Sequence[bool] = True) -> Any:
+    """``x`` with ``update`` written at the (traced) ``start_indices`` (as ``jax.lax.dynamic_update_slice``).
+
+    One integer scalar index per dimension; a negative one counts from the end (``allow_negative_indices``, as
+    JAX's), then indices are clamped so the update fits, as in XLA. ``update`` must have ``x``'s dtype and rank
+    and fit inside it (else ``TypeError``).
+    """
+    starts = _wrapped_starts(_shape(x), start_indices, allow_negative_indices, "dynamic_update_slice")
+    return clamped_dynamic_update_slice(x, update, starts)
 
 
 def _dimension_size_rule(*, dimension: Any, dtype: np.dtype) -> ShapedArray:
@@ -511,7 +548,7 @@ def dynamic_slice_in_dim(operand: Any, start_index: Any, slice_size: int, axis: 
     axis = int(axis)
     sizes = list(shape)
     sizes[axis] = slice_size
-    return dynamic_slice(operand, _starts(shape, axis, start_index, allow_negative_indices), sizes)
+    return clamped_dynamic_slice(operand, _starts(shape, axis, start_index, allow_negative_indices), sizes)
 
 
 def dynamic_index_in_dim(operand: Any, index: Any, axis: int = 0, keepdims: bool = True, *,
@@ -526,7 +563,7 @@ def dynamic_update_slice_in_dim(operand: Any, update: Any, start_index: Any, axi
     """``operand`` with ``update`` written along ``axis`` from the (traced) ``start_index``."""
     shape = _shape(operand)
     axis = int(axis)
-    return dynamic_update_slice(operand, update, _starts(shape, axis, start_index, allow_negative_indices))
+    return clamped_dynamic_update_slice(operand, update, _starts(shape, axis, start_index, allow_negative_indices))
 
 
 def dynamic_update_index_in_dim(operand: Any, update: Any, index: Any, axis: int, *,

@@ -358,7 +358,7 @@ def _cumulative_symbolic(kind: str, computation: Callable[[Any, Any], Any], oper
         k = elementwise.shift_left(np.ones((), np.int32), step)
         padded = structural.concatenate([identity, y], axis)
         starts = [elementwise.sub(size, k) if d == axis else zero for d in range(ndim)]
-        shifted = structural.dynamic_slice(padded, starts, shape)
+        shifted = structural.clamped_dynamic_slice(padded, starts, shape)
         return computation(shifted, y)
 
     # ceil(log2 n) steps, as a counted loop: XLA's trip-count analysis crashes on a doubling induction variable.

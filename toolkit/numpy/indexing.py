@@ -341,7 +341,7 @@ def dynamic_window(x: Any, idx: Any) -> "tuple[Any, tuple, list] | None":
             item = slice(None, None, item.stride)
         dim += width
         inner.append(item)
-    window = lax_structural.dynamic_slice(x, starts, sizes)
+    window = lax_structural.clamped_dynamic_slice(x, starts, sizes)
     return window, tuple(inner), starts
 
 
@@ -411,7 +411,7 @@ def _basic(x: Any, entries: Sequence[_E]) -> Any:
                          dynamic[d].dtype != index_dtype else dynamic.get(d, np.asarray(0, index_dtype))
                          for d in range(ndim)]
         sizes = [1 if d in dynamic else x.shape[d] for d in range(ndim)]
-        x = lax_structural.dynamic_slice(x, start_indices, sizes)
+        x = lax_structural.clamped_dynamic_slice(x, start_indices, sizes)
     if tuple(x.shape) != tuple(out_shape):
         x = lax_structural.reshape(x, tuple(out_shape))
     return x

@@ -296,7 +296,7 @@ def _scatter(x: Any, idx: Any, values: Any, op: str, mode: Any, indices_are_sort
     if window is not None:  # ds(i, n) items: update the dynamic_slice window, write it back (as JAX's)
         part, inner, starts = window
         updated = _scatter(part, inner, values, op, mode, indices_are_sorted, unique_indices)
-        result = lax_structural.dynamic_update_slice(x, updated, starts)
+        result = lax_structural.clamped_dynamic_update_slice(x, updated, starts)
         if lax_indexing.GatherScatterMode.from_any(mode) is lax_indexing.GatherScatterMode.FILL_OR_DROP:
             # JAX's scatter drops a ds window that does not fit (XLA skips it whole); the write above clamped.
             fits: Any = True

@@ -658,7 +658,7 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
             doubled = lax_structural.concatenate([a, a], ax)
             starts = [np.int32(0)] * a.ndim
             starts[ax] = start
-            a = lax_structural.dynamic_slice(doubled, starts, a.shape)
+            a = lax_structural.clamped_dynamic_slice(doubled, starts, a.shape)
     return a
 
 

@@ -46,11 +46,29 @@ def concatenate_iota():
 @run
 def dynamic_slices():
     # CHECK-LABEL: TEST: dynamic_slices
-    # CHECK: stablehlo.dynamic_slice %arg0, %arg1, %arg2, sizes = [2, 2] : (tensor<4x5xf32>, tensor<i32>, tensor<i32>) -> tensor<2x2xf32>
+    # A negative start counts from the end, as JAX's (allow_negative_indices): start + size where start < 0.
+    # CHECK: %[[ZERO:.*]] = stablehlo.constant dense<0> : tensor<i32>
+    # CHECK: %[[NEG_I:.*]] = stablehlo.compare LT, %arg1, %[[ZERO]], SIGNED
+    # CHECK: %[[FOUR:.*]] = stablehlo.constant dense<4> : tensor<i32>
+    # CHECK: %[[WRAPPED_I:.*]] = stablehlo.add %arg1, %[[FOUR]]
+    # CHECK: %[[I:.*]] = stablehlo.select %[[NEG_I]], %[[WRAPPED_I]], %arg1
+    # CHECK: %[[NEG_J:.*]] = stablehlo.compare LT, %arg2, %[[ZERO]], SIGNED
+    # CHECK: %[[FIVE:.*]] = stablehlo.constant dense<5> : tensor<i32>
+    # CHECK: %[[WRAPPED_J:.*]] = stablehlo.add %arg2, %[[FIVE]]
+    # CHECK: %[[J:.*]] = stablehlo.select %[[NEG_J]], %[[WRAPPED_J]], %arg2
+    # CHECK: stablehlo.dynamic_slice %arg0, %[[I]], %[[J]], sizes = [2, 2] : (tensor<4x5xf32>, tensor<i32>, tensor<i32>) -> tensor<2x2xf32>
     print(lowered_text(lambda x, i, j: lax.dynamic_slice(x, (i, j), (2, 2)), spec((4, 5)), spec((), "int32"),
                        spec((), "int32")))
-    # CHECK: stablehlo.dynamic_update_slice %arg0, %arg1, %arg2 : (tensor<4xf32>, tensor<2xf32>, tensor<i32>) -> tensor<4xf32>
+    # CHECK: %[[NEG:.*]] = stablehlo.compare LT, %arg2
+    # CHECK: %[[WRAPPED:.*]] = stablehlo.add %arg2
+    # CHECK: %[[K:.*]] = stablehlo.select %[[NEG]], %[[WRAPPED]], %arg2
+    # CHECK: stablehlo.dynamic_update_slice %arg0, %arg1, %[[K]] : (tensor<4xf32>, tensor<2xf32>, tensor<i32>) -> tensor<4xf32>
     print(lowered_text(lambda x, u, i: lax.dynamic_update_slice(x, u, (i,)), spec((4,)), spec((2,)),
+                       spec((), "int32")))
+    # allow_negative_indices=False: the start as given (XLA clamps it).
+    # CHECK-NOT: stablehlo.select
+    # CHECK: stablehlo.dynamic_slice %arg0, %arg1, sizes = [2] : (tensor<4xf32>, tensor<i32>) -> tensor<2xf32>
+    print(lowered_text(lambda x, i: lax.dynamic_slice(x, (i,), (2,), allow_negative_indices=False), spec((4,)),
                        spec((), "int32")))
 
 

@@ -100,24 +100,24 @@ def _dynamic_slice_jvp(primals, tangents, *, slice_sizes):
 def _dynamic_slice_transpose(ct, x, *indices, slice_sizes):
     if isinstance(ct, Zero):
         return [None] * (1 + len(indices))
-    return [structural.dynamic_update_slice(zeros(x.aval), ct, indices)] + [None] * len(indices)
+    return [structural.clamped_dynamic_update_slice(zeros(x.aval), ct, indices)] + [None] * len(indices)
 
 
 def _dynamic_update_slice_jvp(primals, tangents):
     x, update, *indices = primals
-    out = structural.dynamic_update_slice(x, update, indices)
+    out = structural.clamped_dynamic_update_slice(x, update, indices)
     tx, tu = tangents[0], tangents[1]
     if isinstance(tx, Zero) and isinstance(tu, Zero):
         return out, Zero(tangent_aval(value_aval(out)))
-    return out, structural.dynamic_update_slice(instantiate(tx), instantiate(tu), indices)
+    return out, structural.clamped_dynamic_update_slice(instantiate(tx), instantiate(tu), indices)
 
 
 def _dynamic_update_slice_transpose(ct, x, update, *indices):
     if isinstance(ct, Zero):
         return [None] * (2 + len(indices))
     update_aval = value_aval(update)
-    ct_x = structural.dynamic_update_slice(ct, zeros(update_aval), indices) if is_undefined(x) else None
-    ct_update = structural.dynamic_slice(ct, indices, update_aval.shape) if is_undefined(update) else None
+    ct_x = structural.clamped_dynamic_update_slice(ct, zeros(update_aval), indices) if is_undefined(x) else None
+    ct_update = structural.clamped_dynamic_slice(ct, indices, update_aval.shape) if is_undefined(update) else None
     return [ct_x, ct_update] + [None] * len(indices)
 
 

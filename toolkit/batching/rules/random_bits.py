@@ -24,7 +24,7 @@ def _rng_bit_generator(axis, args, dims, *, shape, dtype, algorithm):
     new_key, bits = random_bits.rng_bit_generator_p.bind(key, shape=(axis.size,) + tuple(shape), dtype=dtype,
                                                          algorithm=algorithm)
     zero = np.zeros((), np.int32)
-    new_keys = structural.dynamic_update_slice(keys, structural.reshape(new_key, (1, key_len)), (zero, zero))
+    new_keys = structural.clamped_dynamic_update_slice(keys, structural.reshape(new_key, (1, key_len)), (zero, zero))
     return [new_keys, bits], [0, 0]
 
 
