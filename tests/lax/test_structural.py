@@ -152,3 +152,10 @@ def test_gradient_through_a_negative_dynamic_slice_as_jax():
     ours = toolkit.grad(f(tl))(X, np.int32(-2))
     theirs = jax.grad(f(jl))(X, np.int32(-2))
     _same(ours, theirs)
+
+
+@pytest.mark.parametrize("dimensions", [None, (0, 1, 2), (2, 0, 1), (1, 0, 2)])
+def test_reshape_with_dimensions_as_jax(dimensions):
+    _same(tl.reshape(X, (5, 12), dimensions), jl.reshape(X, (5, 12), dimensions))
+    _same(toolkit.jit(lambda x: tl.reshape(x, (60,), dimensions=dimensions))(X),
+          jax.jit(lambda x: jl.reshape(x, (60,), dimensions=dimensions))(X))

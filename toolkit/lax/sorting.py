@@ -15,10 +15,13 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
+import numpy as np
+
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.families import Family
 from toolkit.lax.shape_rules import known_false, same_shapes
+from toolkit.lax import structural
 from toolkit.lax.structural import broadcasted_iota
 
 #: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
@@ -96,8 +99,8 @@ top_k_p = family.primitive("top_k", shape_rule=_top_k_rule, multiple_results=Tru
 
 
 @family.function(binds=(top_k_p,))
-def top_k(operand: Any, k: int) -> tuple[Any, Any]:
-    """The ``k`` largest entries along the last axis, in descending order, and their int32 indices.
+def top_k(operand: Any, k: int, *, axis: int = -1) -> tuple[Any, Any]:
+    """The ``k`` largest entries along ``axis`` (the last by default), in descending order, and their int32 indices.
 
     Example::
 
@@ -105,4 +108,14 @@ def top_k(operand: Any, k: int) -> tuple[Any, Any]:
     """
     if not isinstance(k, int) or isinstance(k, bool):
         raise TypeError(f"top_k: k must be a Python int, got {k!r}")
-    return tuple(top_k_p.bind(operand, k=k))
+    if k < 0:
+        raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
+    ndim = np.ndim(operand)
+    axis = structural.canonicalize_axis(axis, ndim)
+    if axis == ndim - 1:
+        return tuple(top_k_p.bind(operand, k=k))
+    # Along another axis: that axis moved last and back (what JAX's lowering of its axis parameter does).
+    order = tuple(d for d in range(ndim) if d != axis) + (axis,)
+    back = tuple(int(i) for i in np.argsort(order))
+    values, indices = top_k_p.bind(structural.transpose(operand, order), k=k)
+    return structural.transpose(values, back), structural.transpose(indices, back)

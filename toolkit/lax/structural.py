@@ -93,13 +93,17 @@ reshape_p = family.primitive("reshape", shape_rule=_reshape_rule)
 
 
 @family.function(binds=(reshape_p,))
-def reshape(x: Any, new_sizes: Sequence[int], *, out_sharding: Any = None) -> Any:
+def reshape(x: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None, *,
+            out_sharding: Any = None) -> Any:
     """``x`` with shape ``new_sizes`` (same number of elements, row-major order).
 
+    ``dimensions`` (as JAX's): the order in which ``x``'s dimensions are read, i.e. ``x`` transposed by it first.
     ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``toolkit.set_mesh``) is the
     result's type on Explicit mesh axes, as in JAX: needed for reshapes whose sharding the rule cannot infer.
     """
     new_sizes = canonicalize_shape(new_sizes)
+    if dimensions is not None and tuple(int(d) for d in dimensions) != tuple(range(len(_shape(x)))):
+        x = transpose(x, tuple(int(d) for d in dimensions))
     if out_sharding is not None:
         return sharding_types.with_out_sharding(reshape, (x,), {"new_sizes": new_sizes}, out_sharding, "reshape", new_sizes,
                                  primitive="reshape")
