@@ -203,3 +203,15 @@ def test_array_and_asarray_copy_order_ndmin_as_jax():
     for obj, ndmin in ((np.ones(2), 3), (np.ones(2), 1), (3.0, 2), ([1, 2], 2)):
         _same(tnp.array(obj, ndmin=ndmin), jnp.array(obj, ndmin=ndmin))
     _same(toolkit.jit(lambda a: tnp.array(a, ndmin=3))(np.ones(2)), jax.jit(lambda a: jnp.array(a, ndmin=3))(np.ones(2)))
+
+
+@pytest.mark.parametrize("method", ["scan", "scan_unrolled", "sort", "compare_all"])
+def test_searchsorted_takes_jaxs_methods(method):
+    a, v = np.array([0, 1.5, 1.5, 3, np.nan], np.float32), np.array([1.5, -1, 9, np.nan, 0], np.float32)
+    for side in ("left", "right"):
+        _same(tnp.searchsorted(a, v, side, method=method), jnp.searchsorted(a, v, side, method=method))
+    with pytest.raises(ValueError) as theirs:
+        jnp.searchsorted(a, v, method="bogus")
+    with pytest.raises(ValueError) as ours:
+        tnp.searchsorted(a, v, method="bogus")
+    assert str(ours.value) == str(theirs.value)

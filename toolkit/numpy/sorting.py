@@ -92,12 +92,19 @@ def lexsort(keys: Sequence[Any], axis: int = -1) -> Any:
     return outs[-1]
 
 
-@compiled_whole(static_argnames=("side",))
-def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None) -> Any:
+_SEARCH_METHODS = ("compare_all", "scan", "scan_unrolled", "sort")
+
+
+@compiled_whole(static_argnames=("side", "method"))
+def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *, method: str = "scan") -> Any:
     """Insertion points of ``v`` into the sorted 1-D ``a`` (NaNs count as largest, as in numpy's sort).
 
-    Lowered as one comparison of every ``v`` with every ``a`` and a count (O(len(a) * v.size)).
+    Lowered as one comparison of every ``v`` with every ``a`` and a count (O(len(a) * v.size)), JAX's
+    ``method="compare_all"``. ``method`` (JAX's names) chooses JAX's algorithm; every method gives the same
+    indices, so toolkit takes each name and computes them this one way.
     """
+    if method not in _SEARCH_METHODS:
+        raise ValueError(f"invalid argument method={method!r}, expected one of {sorted(_SEARCH_METHODS)}")
     check_arraylike("searchsorted", a, v, *(() if sorter is None else (sorter,)))
     if side not in ("left", "right"):
         raise ValueError(f"searchsorted: side must be 'left' or 'right', got {side!r}")
