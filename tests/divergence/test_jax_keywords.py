@@ -215,3 +215,14 @@ def test_searchsorted_takes_jaxs_methods(method):
     with pytest.raises(ValueError) as ours:
         tnp.searchsorted(a, v, method="bogus")
     assert str(ours.value) == str(theirs.value)
+
+
+@pytest.mark.parametrize("mode", [None, "fill", "clip"])
+@pytest.mark.parametrize("wrap", [None, True, False])
+def test_take_along_axis_wrap_negative_indices_as_jax(mode, wrap):
+    x, i = np.arange(12., dtype=np.float32).reshape(3, 4), np.array([[0, -1], [3, -4], [1, 2]])
+
+    def case(m, a, j):
+        return m.take_along_axis(a, j, 1, mode=mode, wrap_negative_indices=wrap)
+    _same(case(tnp, x, i), case(jnp, x, i))
+    _same(toolkit.jit(lambda a, j: case(tnp, a, j))(x, i), jax.jit(lambda a, j: case(jnp, a, j))(x, i))

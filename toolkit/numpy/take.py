@@ -88,13 +88,14 @@ def _mode_name(mode: Any) -> str:
             lax_indexing.GatherScatterMode.PROMISE_IN_BOUNDS: "promise_in_bounds"}[mode]
 
 
-@compiled_whole(static_argnames=("axis", "mode", "fill_value"))
+@compiled_whole(static_argnames=("axis", "mode", "fill_value", "wrap_negative_indices"))
 def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None = None,
-                    fill_value: Any = None) -> Any:
+                    fill_value: Any = None, *, wrap_negative_indices: bool | None = None) -> Any:
     """``arr`` indexed along ``axis`` by ``indices`` (same rank, other dimensions broadcast), e.g. with argsort.
 
-    Negative indices wrap once; then out-of-range ones follow ``mode`` (``"fill"``
-    by default, or ``"clip"``/``"promise_in_bounds"``), as in JAX.
+    Negative indices wrap once (``wrap_negative_indices``; JAX's default: unless ``mode="promise_in_bounds"``);
+    then out-of-range ones follow ``mode`` (``"fill"`` by default, or ``"clip"``/``"promise_in_bounds"``), as in
+    JAX.
 
     Example::
 
@@ -119,7 +120,9 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
     out_shape = broadcast_shapes(idx_shape, arr_shape)
     if definitely_equal(axis_size, 0) or any(type(d) is int and d == 0 for d in out_shape):
         return zeros(out_shape, arr.dtype)
-    indices = _along_axis_indices(indices, axis_size)
+    if wrap_negative_indices is None:
+        wrap_negative_indices = gather_mode is not lax_indexing.GatherScatterMode.PROMISE_IN_BOUNDS
+    indices = _along_axis_indices(indices, axis_size, wrap_negative_indices)
     index_dims = [i for i, d in enumerate(idx_shape) if i == axis or not definitely_equal(d, 1)]
     gather_index_shape = tuple(out_shape[i] for i in index_dims) + (1,)
     if isinstance(indices, np.ndarray):
@@ -158,15 +161,16 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
     return lax_indexing.gather(arr, indices, dnums, tuple(slice_sizes), mode=gather_mode, fill_value=fill_value)
 
 
-def _along_axis_indices(indices: Any, n: Any) -> Any:
-    """take_along_axis's indices as int32 (int64 for 64-bit traced ones) with negative entries wrapped once by ``n``."""
+def _along_axis_indices(indices: Any, n: Any, wrap: bool = True) -> Any:
+    """take_along_axis's indices as int32 (int64 for 64-bit traced ones), negative entries wrapped once by ``n``
+    when ``wrap``."""
     if isinstance(indices, np.ndarray):
-        if type(n) is int or not (indices < 0).any():
+        if not wrap or type(n) is int or not (indices < 0).any():
             v = indices.astype(np.int64)
-            v = np.where(v < 0, v + n, v) if type(n) is int else v
+            v = np.where(v < 0, v + n, v) if wrap and type(n) is int else v
             return np.clip(v, -_INT32_MAX - 1, _INT32_MAX).astype(np.int32)
         indices = asarray(indices.astype(np.int32))  # negative entries wrap by a symbolic size: at run time
     index_dtype = _common_index_dtype([indices])
     if indices.dtype != index_dtype or indices.weak_type:
         indices = lax_elementwise.convert_element_type(indices, index_dtype)
-    return _normalize_dynamic(indices, n)
+    return _normalize_dynamic(indices, n) if wrap else indices
