@@ -13,7 +13,7 @@ from toolkit.ad.custom_derivatives import custom_jvp
 from toolkit.core import dtypes
 from toolkit.core.config import flag_value
 from toolkit.core.compiled_whole import compiled_whole
-from toolkit.numpy._core import canonical_axes, canonical_axis, promote_inexact
+from toolkit.numpy._core import canonical_axes, canonical_axis, check_arraylike, promote_inexact
 
 __all__ = ["relu", "relu6", "gelu", "silu", "swish", "sigmoid", "log_sigmoid", "softplus", "soft_sign", "elu",
            "celu", "selu", "leaky_relu", "hard_tanh", "hard_sigmoid", "hard_swish", "glu", "softmax",
@@ -33,9 +33,8 @@ def _inexact(x: Any) -> Any:
 
 
 def _arraylike(name: str, x: Any) -> Any:
-    """``x`` as an array; a list or tuple is JAX's ``ensure_arraylike`` TypeError."""
-    if isinstance(x, (list, tuple)):
-        raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x).__name__} at position 0.")
+    """``x`` as an array, as JAX's ``ensure_arraylike``: a list or tuple is its ``TypeError``."""
+    check_arraylike(name, x)
     return tnp.asarray(x)
 
 
@@ -136,7 +135,7 @@ def gelu(x: Any, approximate: bool = True) -> Any:
 
         gelu(np.array([1.0]), approximate=False)  # [0.8413]
     """
-    [x] = promote_inexact(x)
+    x = _inexact(x)
     if approximate:
         sqrt_2_over_pi = np.sqrt(2 / np.pi).astype(x.dtype)
         cdf = 0.5 * (1.0 + tnp.tanh(sqrt_2_over_pi * (x + 0.044715 * (x ** 3))))

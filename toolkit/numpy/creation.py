@@ -23,11 +23,8 @@ def array(obj: Any, dtype: Any = None, copy: bool = True, order: str | None = "K
     jit call afterwards leaves the copy alive); ``ndmin`` adds leading dimensions of size 1 up to that rank;
     ``order`` other than ``"K"`` is JAX's ``NotImplementedError``.
     """
-    if order is not None and order != "K":
-        raise NotImplementedError("Only implemented for order='K'")
-    out = asarray(obj, None if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "array"))
-    if copy and out is obj:
-        out = out.copy()
+    out = asarray(obj, None if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "array"), order,
+                  copy=bool(copy))
     if ndmin > out.ndim:
         out = lax_structural.reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
     return out

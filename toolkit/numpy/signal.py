@@ -36,15 +36,14 @@ def diff(a: Any, n: int = 1, axis: int = -1, prepend: Any = None, append: Any = 
         raise ValueError(f"diff: order n={n} must be non-negative")
     if prepend is not None or append is not None:
         slice_shape = tuple(1 if d == axis else size for d, size in enumerate(a.shape))
-        ends = []
-        for end in (prepend, append):
-            if end is not None:
-                check_arraylike("diff", end)
-                end = asarray(end)
-                ends.append(shapes.broadcast_to(end, slice_shape) if end.ndim == 0 else end)
-            else:
-                ends.append(None)
-        a = shapes.concatenate([part for part in (ends[0], a, ends[1]) if part is not None], axis)
+
+        def as_slices(end: Any) -> Any:  # a scalar end is one slice along axis
+            check_arraylike("diff", end)
+            end = asarray(end)
+            return shapes.broadcast_to(end, slice_shape) if end.ndim == 0 else end
+        parts = ([as_slices(prepend)] if prepend is not None else []) + [a] + \
+            ([as_slices(append)] if append is not None else [])
+        a = shapes.concatenate(parts, axis)
     for _ in range(n):
         hi = [slice(None)] * a.ndim
         lo = [slice(None)] * a.ndim
