@@ -66,9 +66,14 @@ def test_peer_killed_during_collective_fails_the_computation_at_once():
 def test_peer_killed_while_waiting_at_a_barrier_fails_within_the_heartbeat_timeout():
     survivor = _survivor(launch(KILLED, 2, timeout=60, args=["barrier"]))
     out = survivor.output
-    assert out is not None and out["error"] is not None, survivor.describe()
-    assert "after-death" in out["error"] and "Task 1 heartbeat timeout" in out["error"], out
-    assert out["seconds"] < 5 + 10  # heartbeat_timeout, plus slack for a loaded machine
+    # The service's one heartbeat timeout both fails the barrier and tells XLA's error poller,
+    # which ends the process: on a loaded machine the poller can win before Python sees the error.
+    if out is not None:
+        assert out["error"] is not None, survivor.describe()
+        assert "after-death" in out["error"] and "Task 1 heartbeat timeout" in out["error"], out
+        assert out["seconds"] < 5 + 10  # heartbeat_timeout, plus slack for a loaded machine
+    else:
+        assert "stopped sending heartbeats" in survivor.stderr, survivor.describe()
     assert survivor.returncode != 0 and survivor.elapsed < 60
     assert "detected fatal errors" in survivor.stderr, survivor.describe()
 
