@@ -12,7 +12,8 @@ The modules are layered, each importing only modules before it in this list:
 Above them (each importing only the lists' earlier modules): ``array_api_aliases``, ``spaced_values``
 (``linspace``, ``logspace``, ``geomspace``), ``index_expressions`` (``r_``, ``mgrid``), ``element_functions``
 (``frexp``, ``i0``, type predicates), ``array_editing`` (``delete``, ``insert``, ``put``, ``partition``),
-``windows``, ``printing``, ``vectorization`` (``vectorize`` on ``toolkit.vmap``), ``bit_packing``, ``polynomials`` and ``histograms`` (with ``cov``/``corrcoef``).
+``windows``, ``printing``, ``vectorization`` (``vectorize`` on ``toolkit.vmap``), ``universal_functions``
+(JAX's ``ufunc`` objects: ``add.reduce``, ``multiply.outer``), ``bit_packing``, ``polynomials`` and ``histograms`` (with ``cov``/``corrcoef``).
 """
 
 from toolkit.core.dtypes import finfo, iinfo, promote_types, result_type  # noqa: F401
@@ -59,15 +60,18 @@ from toolkit.numpy.take import take, take_along_axis  # noqa: F401
 from toolkit.numpy.tensor_contractions import (  # noqa: F401
     cross, dot, inner, kron, matmul, matvec, outer, tensordot, vdot, vecdot, vecmat,
 )
-from toolkit.numpy.ufuncs import (  # noqa: F401
-    abs, absolute, add, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, bitwise_and,
-    bitwise_not, bitwise_or, bitwise_xor, cbrt, ceil, clip, conj, conjugate, copysign, cos, cosh, deg2rad, degrees,
-    divide, divmod, equal, exp, exp2, expm1, fabs, float_power, floor, floor_divide, fmax, fmin, fmod, gcd, greater,
-    greater_equal, heaviside, hypot, imag, invert, isclose, isfinite, isinf, isnan, lcm, left_shift, less,
-    less_equal, log, log1p, log2, log10, logaddexp, logaddexp2, logical_and, logical_not, logical_or, logical_xor,
-    maximum, minimum, mod, modf, multiply, nan_to_num, negative, nextafter, not_equal, piecewise, positive, pow,
-    power, rad2deg, radians, real, reciprocal, remainder, right_shift, rsqrt, select, sign, signbit,
-    sin, sinc, sinh, sqrt, square, subtract, tan, tanh, true_divide, trunc,
+from toolkit.numpy.ufuncs import (  # noqa: F401  (add, multiply, ...: the ufunc objects below)
+    abs, absolute, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, bitwise_not, cbrt, ceil, clip, conj,
+    conjugate, copysign, cos, cosh, deg2rad, degrees, divide, divmod, equal, exp, exp2, expm1, fabs, float_power,
+    floor, floor_divide, fmax, fmin, fmod, gcd, greater, greater_equal, heaviside, hypot, imag, invert, isclose,
+    isfinite, isinf, isnan, lcm, left_shift, less, less_equal, log, log1p, log2, log10, logical_not, mod, modf,
+    nan_to_num, nextafter, not_equal, piecewise, positive, pow, power, rad2deg, radians, real, reciprocal,
+    remainder, right_shift, rsqrt, select, sign, signbit, sin, sinc, sinh, sqrt, square, tan, tanh, true_divide,
+    trunc,
+)
+from toolkit.numpy.universal_functions import (  # noqa: F401  (JAX's ufunc objects)
+    add, bitwise_and, bitwise_or, bitwise_xor, frompyfunc, logaddexp, logaddexp2, logical_and, logical_or,
+    logical_xor, maximum, minimum, multiply, negative, subtract, ufunc,
 )
 from toolkit.numpy.rounding import around, rint, round  # noqa: F401
 from toolkit.numpy.array_api_aliases import (  # noqa: F401

@@ -72,7 +72,9 @@ def _identity(kind: str, dtype: np.dtype) -> np.ndarray:
             info = np.iinfo(dtype)
             return np.asarray(info.min if kind == "max" else info.max, dtype)
         return np.asarray(sign * np.inf, dtype)
-    return np.asarray({"sum": 0, "prod": 1, "any": False, "all": True}[kind], dtype)
+    if kind == "and":
+        return np.asarray(-1).astype(dtype)  # every bit set (True for booleans)
+    return np.asarray({"sum": 0, "prod": 1, "any": False, "all": True, "or": 0, "xor": 0}[kind], dtype)
 
 
 def _masked(a: Any, where: Any, kind: str) -> Any:
@@ -89,13 +91,19 @@ _REDUCERS = {"sum": (lax_reductions.reduce_sum, lax_elementwise.add),
              "max": (lax_reductions.reduce_max, lax_elementwise.max),
              "min": (lax_reductions.reduce_min, lax_elementwise.min),
              "any": (lax_reductions.reduce_or, lax_elementwise.bitwise_or),
-             "all": (lax_reductions.reduce_and, lax_elementwise.bitwise_and)}
+             "all": (lax_reductions.reduce_and, lax_elementwise.bitwise_and),
+             # the bitwise ones (``bitwise_and.reduce``, ``logical_xor.reduce``: toolkit.numpy.universal_functions)
+             "and": (lax_reductions.reduce_and, lax_elementwise.bitwise_and),
+             "or": (lax_reductions.reduce_or, lax_elementwise.bitwise_or),
+             "xor": (lax_reductions.reduce_xor, lax_elementwise.bitwise_xor)}
 
 
 def _reduction(name: str, kind: str, a: Any, axis: Any, dtype: Any, out: Any, keepdims: bool, initial: Any,
-               where: Any, *, promote_integers: bool = False, upcast: bool = False) -> Any:
+               where: Any, *, promote_integers: bool = False, upcast: bool = False,
+               preproc: Any = None) -> Any:
     """JAX's ``_reduction``: ``where`` masks with the identity, ``initial`` joins the result, float16/bfloat16
-    compute in float32 when ``upcast`` (the result keeps the input's type)."""
+    compute in float32 when ``upcast`` (the result keeps the input's type); ``preproc`` checks or converts the
+    array first (JAX's: booleans for ``logical_and.reduce``, integers only for ``bitwise_and.reduce``)."""
     _no_out(name, out)
     check_arraylike(name, a)
     a = asarray(a)
@@ -104,6 +112,8 @@ def _reduction(name: str, kind: str, a: Any, axis: Any, dtype: Any, out: Any, ke
     if initial is None and not has_identity and where is not None:
         raise ValueError(f"reduction operation {name} does not have an identity, so to use a where mask one has "
                          "to specify 'initial'")
+    if preproc is not None:
+        a = preproc(a)
     axes = canonical_axes(axis, a.ndim)
     if initial is None and not has_identity:
         for x in axes:
