@@ -54,6 +54,7 @@ PUBLIC_MODULES = {"shard_map": toolkit, "call_exported": toolkit.export, "decomp
 NO_USER_FUNCTION = {
     "call_exported": "bound by Exported.call (a method of the export, not a function of the family)",
     "jit": "bound by toolkit.jit when a jitted function is called inside a trace (toolkit/stages.py)",
+    "device_put": "bound by toolkit.device_put of a traced value (toolkit/array.py, above lax)",
     "checkpoint": "bound by toolkit.checkpoint / remat (toolkit/ad/remat.py)",
     "custom_jvp_call": "bound by calling a toolkit.custom_jvp function (toolkit/ad/custom_derivatives.py)",
     "custom_vjp_call": "bound by calling a toolkit.custom_vjp function (toolkit/ad/custom_derivatives.py)",

@@ -18,8 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from toolkit.core import dtypes, pytrees
+from toolkit.core import dtypes, pytrees, tracing
 from toolkit.core.avals import ShapedArray
+from toolkit.lax.sharding import device_put_p
 from toolkit.memory import Space, space_to_kind
 from toolkit.runtime import arrays as runtime_arrays
 from toolkit.runtime import client as runtime_client
@@ -375,26 +376,68 @@ def block_until_ready_tree(x: Any) -> Any:
     return x
 
 
-def device_put(x: Any, device_or_sharding: Any = None) -> Any:
-    """Put ``x`` (a pytree of arrays) on a device or lay it out by a sharding.
+def device_put(x: Any, device: Any = None, *, src: Any = None, donate: Any = False, may_alias: Any = None) -> Any:
+    """Put ``x`` (a pytree of arrays) on a device or lay it out by a sharding (JAX's ``jax.device_put``).
 
-    ``device_or_sharding`` is a device from ``toolkit.devices()``, a
-    ``toolkit.shard`` sharding, a ``PartitionSpec`` (under ``toolkit.set_mesh``),
-    ``None`` for the default device, a ``toolkit.memory.Space`` (the array's own sharding in that memory, as
-    JAX's; concrete values only), or a pytree prefix of ``x`` holding those.
+    ``device`` is a device from ``toolkit.devices()``, a ``toolkit.shard`` sharding, a ``PartitionSpec`` (under
+    ``toolkit.set_mesh``), ``None`` for the default device, a ``toolkit.memory.Space`` (the array's own sharding
+    in that memory, as JAX's; concrete values only), or a pytree prefix of ``x`` holding those.
     On a mesh with Explicit axes the sharding becomes part of the array's type
     (``toolkit.typeof(x)`` prints ``float32[8@x,4]``).
+
+    ``donate`` (a bool, or a pytree prefix of bools): the input may be consumed, and is deleted when it is a
+    toolkit array (toolkit always copies, so the input is deleted after the copy). ``may_alias``: ``False``
+    always makes a new buffer; ``True`` or ``None`` (unless donating) returns ``x`` itself when it is already
+    placed so. Both true is a ``ValueError``, as JAX's. ``src`` (where ``x`` is) is accepted and not needed:
+    toolkit arrays know their placement.
+
+    Inside ``jit`` (a traced ``x``) it is JAX's: the value is unchanged (XLA places the program's results; an
+    Explicit mesh's sharding becomes the value's type, as ``reshard``), after JAX's check that the sharding
+    divides the shape; a memory other than the device's is refused there (``NotImplementedError``).
     """
     leaves, tree = pytrees.tree_flatten(x)
     kinds = (Sharding, PartitionSpec, runtime_client.Device, Space)
-    if device_or_sharding is None or isinstance(device_or_sharding, kinds):
-        targets = [device_or_sharding] * len(leaves)
+    if device is None or isinstance(device, kinds):
+        targets = [device] * len(leaves)
     else:
-        targets = pytrees.broadcast_prefix(device_or_sharding, x, is_leaf=lambda t: t is None or isinstance(t, kinds))
+        targets = pytrees.broadcast_prefix(device, x, is_leaf=lambda t: t is None or isinstance(t, kinds))
+    semantics = list(zip(_per_leaf(donate, x, leaves, "donate"), _per_leaf(may_alias, x, leaves, "may_alias")))
+    for donating, aliasing in semantics:
+        if donating and aliasing:
+            raise ValueError("may_alias and donate cannot be True at the same time.")
     targets = [resolve_sharding(t, "device_put") if isinstance(t, PartitionSpec) else t for t in targets]
+    if any(isinstance(leaf, tracing.Tracer) for leaf in leaves):
+        return pytrees.tree_unflatten(tree, [_put_traced(leaf, t) if isinstance(leaf, tracing.Tracer)
+                                             else _put_one(leaf, t) for leaf, t in zip(leaves, targets)])
     targets = [_in_space(leaf, t) if isinstance(t, Space) else t for leaf, t in zip(leaves, targets)]
     with transfer_guards.explicit_device_put():  # explicit: only the *_explicit guard levels refuse it (JAX)
-        return pytrees.tree_unflatten(tree, [_put_one(leaf, t) for leaf, t in zip(leaves, targets)])
+        out = [_put_one(leaf, t) for leaf, t in zip(leaves, targets)]
+    for i, (leaf, (donating, aliasing)) in enumerate(zip(leaves, semantics)):
+        if (donating or aliasing is False) and out[i] is leaf:
+            out[i] = leaf._device_copy()
+        if donating and isinstance(leaf, Array):
+            leaf.delete()
+    return pytrees.tree_unflatten(tree, out)
+
+
+def _per_leaf(flags: Any, x: Any, leaves: list, what: str) -> list:
+    """``donate=``/``may_alias=``: one value for every leaf, or a pytree prefix of ``x`` holding them."""
+    if flags is None or isinstance(flags, bool):
+        return [flags] * len(leaves)
+    return pytrees.broadcast_prefix(flags, x, is_leaf=lambda f: f is None or isinstance(f, bool))
+
+
+def _put_traced(x: Any, target: Any) -> Any:
+    """JAX's ``device_put`` of a traced value: its primitive (``toolkit.lax.sharding.device_put_p``)."""
+    if isinstance(target, Space) or (isinstance(target, Sharding) and target.memory_kind not in (None, "device")):
+        raise NotImplementedError(
+            f"device_put of a traced value to memory {target!r} is not supported yet; put the argument in that "
+            "memory before the jit call")
+    if target is None:
+        return x
+    if not isinstance(target, (Sharding, runtime_client.Device)):
+        raise TypeError(f"device_put expects a device or a toolkit.shard sharding, got {target!r}")
+    return device_put_p.bind(x, device=target)
 
 
 def _in_space(x: Any, space: Space) -> Sharding:

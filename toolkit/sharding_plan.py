@@ -245,13 +245,18 @@ def plan_shardings(traced: Any) -> ShardingPlan:
                     f"received incompatible devices for jitted computation {wrapped.name}: argument {first_path} is "
                     f"on devices {sorted(d.id for d in first._device_assignment)} and argument {path} on devices "
                     f"{sorted(d.id for d in s._device_assignment)}")
+    constraints = [_body_sharding(eqn) for eqn in traced.program.walk()
+                   if eqn.primitive.name in ("sharding_constraint", "shard_map")]
+    # A traced device_put's sharding places the computation too (JAX's get_intermediate_shardings; a device does
+    # not), and its mesh is one the results' shardings are recovered over, as a constraint's.
+    constraints += [(eqn.params["device"], eqn.inputs[0].aval.ndim) for eqn in traced.program.walk()
+                    if eqn.primitive.name == "device_put" and isinstance(eqn.params["device"], Sharding)]
     out_spec = resolve_tree(wrapped.out_shardings, "jit's out_shardings")
-    explicit_outs = _explicit_out_shardings(traced, arg_shardings, out_spec)
+    explicit_outs = _explicit_out_shardings(traced, arg_shardings, out_spec,
+                                            [s.mesh for s, _ in constraints if isinstance(s, NamedSharding)])
     out_explicit = [s for s in explicit_outs or () if s is not None]
     if out_spec is not None:
         out_explicit += [s for s in _flatten_prefix(out_spec, traced.out_tree, "out_shardings") if s is not None]
-    constraints = [_body_sharding(eqn) for eqn in traced.program.walk()
-                   if eqn.primitive.name in ("sharding_constraint", "shard_map")]
     constraint_shardings = [s for s, _ in constraints]
     all_explicit = explicit + out_explicit + constraint_shardings
     if all_explicit:
@@ -271,16 +276,18 @@ def plan_shardings(traced: Any) -> ShardingPlan:
     return plan
 
 
-def _explicit_out_shardings(traced: Any, arg_shardings: list[Any], out_spec: Any) -> list[Any] | None:
+def _explicit_out_shardings(traced: Any, arg_shardings: list[Any], out_spec: Any,
+                            body_meshes: Sequence[Any] = ()) -> list[Any] | None:
     """Per flat output, the concrete ``NamedSharding`` its explicitly sharded type asks for (None if untyped).
 
-    Inputs typed explicitly but given no sharding get theirs here too. None when nothing is typed.
+    Inputs typed explicitly but given no sharding get theirs here too. None when nothing is typed. The concrete
+    mesh is the current one, else an argument's, else one the body names (a ``device_put``'s sharding).
     """
     out_avals = traced.program.out_avals
     typed_in = [i for i, a in enumerate(traced.in_avals) if a.sharding is not None]
     if not typed_in and all(a.sharding is None for a in out_avals):
         return None
-    meshes = [s.mesh for s in arg_shardings if isinstance(s, NamedSharding)]
+    meshes = [s.mesh for s in arg_shardings if isinstance(s, NamedSharding)] + list(body_meshes)
     for i in typed_in:
         if arg_shardings[i] is None:
             arg_shardings[i] = concrete_sharding(traced.in_avals[i].sharding, meshes)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from toolkit.core import sharding_types, pytrees
-from toolkit.core.avals import ShapedArray
+from toolkit.core.avals import ShapedArray, is_static_shape
 from toolkit.core.families import Family
 from toolkit.shard.resolve import is_sharding_leaf, resolve_sharding
 from toolkit.shard.sharding import Sharding
@@ -27,6 +27,21 @@ def _constraint_rule(x: ShapedArray, *, sharding: Any) -> ShapedArray:
 
 
 sharding_constraint_p = family.primitive("sharding_constraint", shape_rule=_constraint_rule)
+
+
+def _device_put_rule(x: ShapedArray, *, device: Any) -> ShapedArray:
+    if not isinstance(device, Sharding):
+        return x  # a device: the value's type says nothing of devices
+    if is_static_shape(x.shape):
+        device.shard_shape(x.shape)  # JAX's check that the sharding divides the shape (a ValueError)
+    typed = sharding_types.type_sharding(device, len(x.shape))
+    return x if typed is None else x.update(sharding=typed)
+
+
+#: ``toolkit.device_put`` of a traced value (JAX's ``device_put_p`` inside ``jit``): the value itself — it lowers
+#: to nothing, as JAX's does with the device's memory — but a sharding's devices join the computation's device
+#: assignment (``toolkit/sharding_plan.py``), and on an Explicit mesh its sharding becomes the value's type.
+device_put_p = family.primitive("device_put", shape_rule=_device_put_rule)
 
 
 @family.function(binds=(sharding_constraint_p,))

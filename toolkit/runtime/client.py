@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 from typing import Any
 
 from jaxlib import _jax, xla_client
@@ -107,34 +108,59 @@ def backend(platform: str | None = None) -> Any:
     return client
 
 
-def devices(platform: str | None = None) -> list[Device]:
-    """Every process's devices of ``platform`` (default: the default platform's), in id order."""
-    return list(backend(platform).devices())
+def _client_of(backend_: Any) -> Any:
+    """The PJRT client a ``backend=`` argument names: a platform name (``"cpu"``, ``"gpu"``), None for the
+    default platform's, or a client itself (as JAX's ``jax.devices(backend=client)``)."""
+    if backend_ is None or isinstance(backend_, str):
+        return backend(backend_)
+    if hasattr(backend_, "devices") and hasattr(backend_, "process_index"):
+        return backend_
+    raise TypeError(f"backend must be a platform name such as 'cpu' or a PJRT client, got {backend_!r}")
 
 
-def local_devices(platform: str | None = None) -> list[Device]:
-    """This process's own (addressable) devices of ``platform`` (default: the default platform's)."""
-    return list(backend(platform).local_devices())
+def devices(backend: str | Any | None = None) -> list[Device]:
+    """Every process's devices of ``backend`` (a platform name such as ``"cpu"``, or a client; default: the
+    default platform's), in id order."""
+    return list(_client_of(backend).devices())
 
 
-def device_count(platform: str | None = None) -> int:
+def local_devices(process_index: int | None = None, backend: str | Any | None = None,
+                  host_id: int | None = None) -> list[Device]:
+    """The devices of process ``process_index`` (default: this one's own, addressable devices) of ``backend``.
+
+    ``host_id`` is JAX's old name for ``process_index`` (with JAX's warning); an index that is not a process's is
+    a ``ValueError``.
+    """
+    if host_id is not None:
+        warnings.warn("The argument to jax.local_devices has been renamed from `host_id` to `process_index`. This "
+                      "alias will eventually be removed; please update your code.", stacklevel=2)
+        process_index = host_id
+    client = _client_of(backend)
+    if process_index is None or process_index == client.process_index():
+        return list(client.local_devices())
+    if not 0 <= process_index < process_count(client):
+        raise ValueError(f"Unknown process_index {process_index}")
+    return [d for d in client.devices() if d.process_index == process_index]
+
+
+def device_count(backend: str | Any | None = None) -> int:
     """How many devices every process together has."""
-    return backend(platform).device_count()
+    return _client_of(backend).device_count()
 
 
-def local_device_count(platform: str | None = None) -> int:
+def local_device_count(backend: str | Any | None = None) -> int:
     """How many devices this process has."""
-    return backend(platform).local_device_count()
+    return _client_of(backend).local_device_count()
 
 
-def process_index(platform: str | None = None) -> int:
+def process_index(backend: str | Any | None = None) -> int:
     """This process's index (0 when single-process)."""
-    return backend(platform).process_index()
+    return _client_of(backend).process_index()
 
 
-def process_count(platform: str | None = None) -> int:
+def process_count(backend: str | Any | None = None) -> int:
     """How many processes take part (1 when single-process)."""
-    return 1 + max(d.process_index for d in backend(platform).devices())
+    return 1 + max(d.process_index for d in _client_of(backend).devices())
 
 
 def default_device() -> Device:

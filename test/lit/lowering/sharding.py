@@ -27,3 +27,23 @@ def jit_shardings():
     # CHECK-SAME: -> (tensor<8x8xf32> {jax.result_info = "result", mhlo.sharding = "{devices=[1,4,2]<=[2,4]T(1,0) last_tile_dim_replicate}"})
     print(lowered_text(lambda x: x + 1, spec((8, 8)), in_shardings=NamedSharding(mesh, P("x")),
                        out_shardings=NamedSharding(mesh, P(None, "y"))))
+
+
+@run
+def device_put_inside_jit():
+    # As JAX's: a traced device_put lowers to nothing; its sharding's devices are the computation's.
+    # CHECK-LABEL: TEST: device_put_inside_jit
+    # CHECK: mhlo.num_partitions = 8 : i32
+    # CHECK: %[[X:.*]] = stablehlo.multiply %arg0
+    # CHECK-NEXT: return %[[X]] : tensor<8x8xf32>
+    print(lowered_text(lambda x: toolkit.device_put(x * 2, NamedSharding(mesh, P("x", "y"))), spec((8, 8))))
+
+
+@run
+def device_put_to_a_device_inside_jit():
+    # A device does not place the computation (JAX's neither): one partition, nothing in the module.
+    # CHECK-LABEL: TEST: device_put_to_a_device_inside_jit
+    # CHECK: mhlo.num_partitions = 1 : i32
+    # CHECK: %[[X:.*]] = stablehlo.multiply %arg0
+    # CHECK-NEXT: return %[[X]] : tensor<8x8xf32>
+    print(lowered_text(lambda x: toolkit.device_put(x * 2, toolkit.devices()[3]), spec((8, 8))))

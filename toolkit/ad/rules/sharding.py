@@ -12,3 +12,10 @@ def _constraint_transpose(ct, x, *, sharding):
 
 
 deflinear(sharding_family.sharding_constraint_p, _constraint_transpose)
+
+
+def _device_put_transpose(ct, x, *, device):
+    return [None if isinstance(ct, Zero) else ct]  # JAX's puts the cotangent back where x was: nothing in a program
+
+
+deflinear(sharding_family.device_put_p, _device_put_transpose)

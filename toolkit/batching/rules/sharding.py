@@ -28,3 +28,19 @@ def _constraint(axis, args, dims, *, sharding):
 
 
 register_batching(lax_sharding.sharding_constraint_p, _constraint)
+
+
+def _device_put(axis, args, dims, *, device):
+    (x,), (d,) = args, dims
+    if isinstance(device, NamedSharding):
+        spec = batched_spec(device.spec, ndim_of(x) - 1, d, axis.spmd_axis_name)
+        device = NamedSharding(device.mesh, spec, memory_kind=getattr(device, "_memory_kind", None))
+    elif not isinstance(device, lax_sharding.Sharding) or device.is_fully_replicated:
+        return lax_sharding.device_put_p.bind(x, device=device), d  # a device, or every device holding it all
+    else:
+        raise NotImplementedError(f"toolkit.vmap: a device_put to a {type(device).__name__} cannot be batched "
+                                  "(only NamedSharding says where a new dimension goes)")
+    return lax_sharding.device_put_p.bind(x, device=device), d
+
+
+register_batching(lax_sharding.device_put_p, _device_put)

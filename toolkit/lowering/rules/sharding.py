@@ -7,7 +7,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import sdy, stablehlo
 
 from toolkit.core.avals import is_static_shape
-from toolkit.lax.sharding import sharding_constraint_p
+from toolkit.lax.sharding import device_put_p, sharding_constraint_p
 from toolkit.lowering.registry import register_lowering
 from toolkit.shard import shardy_mesh_for, shardy_sharding_text
 
@@ -29,3 +29,10 @@ def _sharding_constraint(ctx, x, *, sharding):
     op = stablehlo.CustomCallOp([ctx.out_type], [x], "Sharding")
     op.attributes["mhlo.sharding"] = ir.StringAttr.get(str(sharding._to_xla_hlo_sharding(ndim)))
     return op.result
+
+
+@register_lowering(device_put_p)
+def _device_put(ctx, x, *, device):
+    # As JAX's with the device's own memory: nothing in the module (the devices are the plan's, see
+    # toolkit/sharding_plan.py); another memory is refused before tracing gets here (toolkit.device_put).
+    return x
