@@ -226,3 +226,68 @@ def test_take_along_axis_wrap_negative_indices_as_jax(mode, wrap):
         return m.take_along_axis(a, j, 1, mode=mode, wrap_negative_indices=wrap)
     _same(case(tnp, x, i), case(jnp, x, i))
     _same(toolkit.jit(lambda a, j: case(tnp, a, j))(x, i), jax.jit(lambda a, j: case(jnp, a, j))(x, i))
+
+
+_STD = np.random.default_rng(0).normal(size=(3, 5)).astype(np.float32) * 3 + 2
+_STD_MASK = np.array([True, False, True, True, False])
+_MORE_KEYWORD_CASES = {
+    "argsort-dtype": lambda m, nn: m.argsort(m.arange(4)[::-1], dtype=m.int8),
+    "argsort-dtype-descending": lambda m, nn: m.argsort(m.asarray([2, 1, 2, 0]), dtype=m.int16, descending=True),
+    "argsort-float-indices": lambda m, nn: m.argsort(m.arange(3)[::-1], dtype=m.float32),  # JAX allows it
+    "ravel-F-int8": lambda m, nn: m.ravel_multi_index((m.asarray([1, 2]), m.asarray([0, 3])), (3, 4), order="F",
+                                                      dtype=m.int8),
+    "ravel-ignore": lambda m, nn: m.ravel_multi_index((m.asarray([1, 7]), m.asarray([0, 9])), (3, 4),
+                                                      mode="ignore"),
+    "ravel-wrap": lambda m, nn: m.ravel_multi_index((m.asarray([1, 7]), m.asarray([0, -9])), (3, 4), mode="wrap"),
+    "ravel-clip": lambda m, nn: m.ravel_multi_index((m.asarray([1, 7]), m.asarray([0, -9])), (3, 4), mode="clip"),
+    "ravel-scalars": lambda m, nn: m.ravel_multi_index((1, 2), (3, 4)),
+    "ravel-narrow-ints": lambda m, nn: m.ravel_multi_index((m.asarray([1, 2], m.uint8), m.asarray([0, 1], m.int8)),
+                                                           (3, 4)),
+    "standardize-fast": lambda m, nn: nn.standardize(m.asarray(_STD)),
+    "standardize-stable": lambda m, nn: nn.standardize(m.asarray(_STD), algorithm="stable"),
+    "standardize-where": lambda m, nn: nn.standardize(m.asarray(_STD), axis=0, where=_STD_MASK[:3, None]),
+    "standardize-where-stable": lambda m, nn: nn.standardize(m.asarray(_STD), where=_STD_MASK, algorithm="stable"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_MORE_KEYWORD_CASES))
+def test_argsort_ravel_multi_index_standardize_keywords_as_jax(name):
+    case = _MORE_KEYWORD_CASES[name]
+    _same(case(tnp, toolkit.nn), case(jnp, jax.nn))
+    if not name.startswith("ravel") or "ignore" in name or "wrap" in name or "clip" in name:
+        _same(toolkit.jit(lambda: case(tnp, toolkit.nn))(), jax.jit(lambda: case(jnp, jax.nn))())
+
+
+@pytest.mark.parametrize("case,error,message", [
+    (lambda m, nn: m.argsort(m.arange(3), kind="stable"), TypeError, "'kind' argument to argsort is not supported"),
+    (lambda m, nn: m.argsort(m.arange(3), order=1), TypeError, "'order' argument to argsort is not supported."),
+    (lambda m, nn: m.ravel_multi_index((m.asarray([1, 5]), m.asarray([0, 1])), (3, 4)), ValueError,
+     "invalid entry in coordinates array"),
+    (lambda m, nn: m.ravel_multi_index((m.asarray([1]), m.asarray([0])), (3, 4), dtype=m.float32), ValueError,
+     "dtype=dtype('float32') is not an integer type."),
+    (lambda m, nn: m.ravel_multi_index((m.asarray([1.]), m.asarray([0])), (3, 4)), ValueError,
+     "is not an integer type"),
+    (lambda m, nn: m.ravel_multi_index((m.asarray([1]), m.asarray([0])), (300, 400), dtype=m.int8), ValueError,
+     "not large enough to hold flattened index for dims=(300, 400)"),
+    (lambda m, nn: m.ravel_multi_index((m.asarray([1]), m.asarray([0])), (3, 4), mode="bad"), ValueError,
+     "invalid mode='bad'. Expected 'raise', 'wrap', 'clip', or 'ignore'."),
+    (lambda m, nn: m.ravel_multi_index((m.asarray([1]), m.asarray([0])), (3, 4), order="X"), ValueError,
+     "invalid order='X'. Expected 'C' or 'F'"),
+    (lambda m, nn: nn.standardize(m.arange(4.), algorithm="x"), ValueError,
+     "Unknown algorithm 'x'. Expected 'fast' or 'stable'."),
+    (lambda m, nn: nn.standardize([1., 2.]), TypeError, "requires ndarray or scalar arguments"),
+], ids=lambda v: v if isinstance(v, str) else "")
+def test_argsort_ravel_multi_index_standardize_errors_as_jax(case, error, message):
+    for m, nn in ((tnp, toolkit.nn), (jnp, jax.nn)):
+        with pytest.raises(error) as info:
+            case(m, nn)
+        assert message in str(info.value), (m.__name__, info.value)
+
+
+def test_ravel_multi_index_raise_mode_needs_concrete_indices_as_jax():
+    # JAX's mode="raise" checks the values, so under jit it is a concretization error, not a silent clip.
+    from toolkit.core.tracing import ConcretizationTypeError
+    with pytest.raises(ConcretizationTypeError, match="Use mode='wrap' or mode='clip' instead"):
+        toolkit.jit(lambda a: tnp.ravel_multi_index((a, a), (3, 4)))(np.array([1]))
+    with pytest.raises(jax.errors.ConcretizationTypeError):
+        jax.jit(lambda a: jnp.ravel_multi_index((a, a), (3, 4)))(np.array([1]))

@@ -399,21 +399,32 @@ def one_hot(x: Any, num_classes: int, *, dtype: Any = None, axis: int = -1) -> A
     return tnp.equal(expanded, classes).astype(dtypes.default_float_dtype() if dtype is None else dtype)
 
 
-@compiled_whole(static_argnames=("axis",))
+@compiled_whole(static_argnames=("axis", "algorithm"))
 def standardize(x: Any, axis: Any = -1, mean: Any = None, variance: Any = None, epsilon: float = 1e-5,
-                where: Any = None) -> Any:
-    """``(x - mean) / sqrt(variance + epsilon)`` over ``axis`` (layer normalization without scale/offset).
+                where: Any = None, *, algorithm: str = "fast") -> Any:
+    """``(x - mean) / sqrt(variance + epsilon)`` over ``axis`` (layer normalization without scale/offset), as
+    ``jax.nn.standardize``.
+
+    The variance is ``algorithm="fast"``'s (JAX's default: ``mean(x**2) - mean(x)**2``, clipped at 0; one pass)
+    or ``"stable"``'s (``mean((x - mean)**2)``). ``where`` (a mask broadcast against ``x``) takes the mean and
+    variance over its true elements only.
 
     Example::
 
         standardize(np.array([1.0, 2.0, 3.0]))  # [-1.2247, 0., 1.2247]
     """
+    check_arraylike("standardize", x, *(v for v in (mean, variance, where) if v is not None))
     x = _inexact(x)
     axes = canonical_axes(axis, x.ndim)
-    if where is not None:
-        raise NotImplementedError("standardize: `where` is not supported yet")
     if mean is None:
-        mean = tnp.mean(x, axis=axes, keepdims=True)
+        mean = tnp.mean(x, axis=axes, keepdims=True, where=where)
     if variance is None:
-        variance = tnp.mean(tnp.square(x - mean), axis=axes, keepdims=True)
-    return (x - mean) * lax.rsqrt(variance + epsilon)
+        if algorithm == "stable":
+            variance = tnp.mean(tnp.square(tnp.subtract(x, mean)), axis=axes, keepdims=True, where=where)
+        elif algorithm == "fast":
+            # One pass, as JAX's default; it can go slightly negative, which rsqrt must not see.
+            variance = tnp.mean(tnp.square(x), axis=axes, keepdims=True, where=where) - tnp.square(mean)
+            variance = tnp.clip(variance, 0)
+        else:
+            raise ValueError(f"Unknown algorithm '{algorithm}'. Expected 'fast' or 'stable'.")
+    return tnp.subtract(x, mean) * lax.rsqrt(variance + epsilon)

@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from toolkit.core import dtypes, shape_poly
+from toolkit.core.tracing import ConcretizationTypeError, Tracer
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import ufuncs
 from toolkit.numpy._core import asarray, check_arraylike, is_array
@@ -97,20 +98,59 @@ def unravel_index(indices: Any, shape: Sequence[int]) -> tuple[Any, ...]:
     return tuple(reversed(coords))
 
 
-def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str = "raise") -> Any:
-    """Coordinate arrays to flat indices (``mode``: ``"clip"`` or ``"wrap"``; ``"raise"`` behaves like clip)."""
-    check_arraylike("ravel_multi_index", *multi_index)
-    dims = tuple(d if shape_poly.is_symbolic_dim(d) else int(d) for d in dims)
+def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str = "raise", order: str = "C", *,
+                      dtype: Any = None) -> Any:
+    """Coordinate arrays to flat indices into an array of shape ``dims`` (``jnp.ravel_multi_index``).
+
+    ``mode``: ``"raise"`` checks the coordinates (concrete values only: under ``jit`` use another mode), ``"clip"``
+    or ``"wrap"`` bring them into range, ``"ignore"`` trusts them. ``order``: ``"C"`` (row-major) or ``"F"``.
+    ``dtype``: the result's integer type (default: the indices' promoted with the default int).
+    """
     if len(multi_index) != len(dims):
-        raise ValueError(f"ravel_multi_index: {len(multi_index)} index arrays for {len(dims)} dimensions")
-    if mode not in ("raise", "clip", "wrap"):
-        raise ValueError(f"ravel_multi_index: unknown mode {mode!r}")
-    flat = None
-    for idx, d in zip(multi_index, dims):
-        idx = asarray(idx)
-        idx = ufuncs.remainder(idx, d) if mode == "wrap" else ufuncs.clip(idx, 0, d - 1)
-        flat = idx if flat is None else ufuncs.add(ufuncs.multiply(flat, d), idx)
-    return flat
+        raise ValueError(f"len(multi_index)={len(multi_index)} != len(dims)={len(dims)}")
+    dims = tuple(d if shape_poly.is_symbolic_dim(d) else int(d) for d in dims)
+    check_arraylike("ravel_multi_index", *multi_index)
+    indices = [asarray(i) for i in multi_index]
+    if dtype is None:
+        dtype = dtypes.result_type(0, *indices)  # a weak int: int8 and uint8 indices give int16, as JAX's
+    else:
+        dtype = dtypes.canonicalize_explicit_dtype(dtype, "ravel_multi_index")
+    if not dtypes.is_integer(dtype):
+        raise ValueError(f"dtype={dtype!r} is not an integer type.")
+    size = int(np.prod([d for d in dims if isinstance(d, int)], dtype=object))
+    if size - 1 > np.iinfo(dtype).max:
+        raise ValueError(f"toolkit.numpy.ravel_multi_index: dtype={dtype!r} not large enough to hold flattened index "
+                         f"for dims={dims}. Use the dtype argument to pass a suitable dtype (e.g. "
+                         "dtype=np.min_scalar_type(prod(dims))).")
+    for index in indices:
+        if mode == "raise" and isinstance(index, Tracer):
+            raise ConcretizationTypeError(
+                "ravel_multi_index with mode='raise' needs concrete indices (it checks them): the error occurred "
+                "because ravel_multi_index was jit-compiled with mode='raise'. Use mode='wrap' or mode='clip' "
+                "instead.")
+        if not dtypes.is_integer(index.dtype):
+            raise TypeError("only int indices permitted")
+    if mode == "raise":
+        for index, d in zip(indices, dims):
+            values = np.asarray(index)
+            if np.any((values < 0) | (values >= d)):
+                raise ValueError("invalid entry in coordinates array")
+    elif mode == "clip":
+        indices = [ufuncs.clip(i, 0, d - 1) for i, d in zip(indices, dims)]
+    elif mode == "wrap":
+        indices = [ufuncs.remainder(i, d) for i, d in zip(indices, dims)]
+    elif mode != "ignore":
+        raise ValueError(f"invalid mode={mode!r}. Expected 'raise', 'wrap', 'clip', or 'ignore'.")
+    if order == "F":
+        strides = [int(np.prod(dims[:k], dtype=object)) for k in range(len(dims))]
+    elif order == "C":
+        strides = [int(np.prod(dims[k + 1:], dtype=object)) for k in range(len(dims))]
+    else:
+        raise ValueError(f"invalid order={order!r}. Expected 'C' or 'F'")
+    result = asarray(np.zeros((), dtype))
+    for index, stride in zip(indices, strides):
+        result = ufuncs.add(result, ufuncs.multiply(index.astype(dtype), stride))
+    return result
 
 
 def _tri_indices(n: int, k: int, m: int | None, lower: bool) -> tuple[Any, Any]:

@@ -41,23 +41,27 @@ def sort(a: Any, axis: int | None = -1, *, kind: str | None = None, order: Any =
     return lax_structural.rev(out, (axis,)) if descending else out
 
 
-@compiled_whole(static_argnames=("axis", "kind", "order", "stable", "descending"))
+@compiled_whole(static_argnames=("axis", "kind", "order", "stable", "descending", "dtype"))
 def argsort(a: Any, axis: int | None = -1, *, kind: str | None = None, order: Any = None, stable: bool = True,
-            descending: bool = False) -> Any:
-    """Indices that sort ``a`` along ``axis`` (the default int type: int64 with x64 on, as JAX's); ties keep input
-    order (also when ``descending``).
+            descending: bool = False, dtype: Any = None) -> Any:
+    """Indices that sort ``a`` along ``axis``, as ``dtype`` (default: the default int type, int64 with x64 on, as
+    JAX's); ties keep input order (also when ``descending``). ``kind`` and ``order`` are JAX's ``TypeError``s
+    (``stable`` chooses the stability).
 
     Example::
 
         argsort(asarray([3, 1, 2]))   # [1, 2, 0]
     """
     check_arraylike("argsort", a)
+    if kind is not None:
+        raise TypeError("'kind' argument to argsort is not supported. Use stable=True or stable=False to specify "
+                        "sort stability.")
     if order is not None:
-        raise NotImplementedError("argsort: `order` (structured arrays) is not supported")
+        raise TypeError("'order' argument to argsort is not supported.")
     a, axis = _flatten_if_none(a, axis)
     if a.ndim == 0:
-        raise ValueError("argsort needs an array of rank at least 1 (or axis=None)")
-    index = dtypes.default_int_dtype()
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension 0")
+    index = dtypes.default_int_dtype() if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "argsort")
     if not descending:
         return lax_sorting.argsort(a, axis, is_stable=stable, index_dtype=index)
     # Stable descending: sort the reversed array ascending, reverse back, and map positions back.
