@@ -136,7 +136,7 @@ def fast_path_key(wrapped: Any) -> tuple | None:
 
     Everything of the jit object a call's executable depends on besides the
     function and the arguments: its class, static and donated arguments,
-    ``keep_unused``, ``inline``, ``in_shardings``/``out_shardings``, and whether
+    ``keep_unused``, ``inline``, ``in_shardings``/``out_shardings``, its XLA ``compiler_options``, and whether
     it finds executables by module (eager execution's). Jit objects whose traces
     are not cached by function (``_function_cache``) do not share.
     """
@@ -146,8 +146,13 @@ def fast_path_key(wrapped: Any) -> tuple | None:
         shardings = (hashable_shardings(wrapped.in_shardings), hashable_shardings(wrapped.out_shardings))
     except TypeError:
         return None
+    options = tuple(sorted(wrapped.compiler_options.items())) if wrapped.compiler_options else ()
+    try:
+        hash(options)
+    except TypeError:
+        return None
     return ("fast path", type(wrapped), wrapped._executables_by_module, wrapped.static_argnums,
-            wrapped.static_argnames, wrapped.donate_argnums, wrapped.keep_unused, wrapped.inline, shardings)
+            wrapped.static_argnames, wrapped.donate_argnums, wrapped.keep_unused, wrapped.inline, shardings, options)
 
 
 def shared_fast_path(wrapped: Any) -> Any:
