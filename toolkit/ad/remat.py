@@ -19,6 +19,7 @@ Example::
 from __future__ import annotations
 
 import functools
+import inspect
 from typing import Any, Callable, Sequence
 
 from toolkit.core import tracing, pytrees
@@ -28,24 +29,37 @@ __all__ = ["checkpoint", "remat", "checkpoint_name"]
 
 
 def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool = True, policy: Callable[..., bool] | None = None,
-               static_argnums: int | Sequence[int] = ()) -> Callable[..., Any]:
+               static_argnums: int | Sequence[int] = (), static_argnames: str | Sequence[str] = ()
+               ) -> Callable[..., Any]:
     """``fun`` whose intermediate values reverse mode recomputes rather than saves (``jax.checkpoint``).
 
     ``policy(prim, *avals, **params) -> bool`` says which equations' results may
-    be saved (``None``: none); ``static_argnums`` are positional arguments that
-    are Python values, not arrays.
+    be saved (``None``: none); ``static_argnums`` and ``static_argnames`` are the
+    arguments (by position, by name) that are Python values, not arrays.
     """
     if not callable(fun):
         raise TypeError(f"checkpoint: expected a callable function, got {type(fun).__name__}")
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
+    names = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
     name = getattr(fun, "__name__", "fun")
+    if names:  # a static name passed by position is static too (JAX's resolve_argnums)
+        try:
+            parameters = list(inspect.signature(fun).parameters.values())
+        except (TypeError, ValueError):
+            parameters = []
+        static += tuple(i for i, p in enumerate(parameters) if p.name in names and i not in static
+                        and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD))
 
     @functools.wraps(fun)
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         if not tracing.is_tracing():
             return fun(*args, **kwargs)
+        body = fun
+        if names and any(k in names for k in kwargs):
+            body = functools.partial(fun, **{k: v for k, v in kwargs.items() if k in names})
+            kwargs = {k: v for k, v in kwargs.items() if k not in names}
         program, out_tree, captured, leaves = tracing.trace_with_static_args(
-            fun, args, kwargs, static, f"checkpoint of {name}")
+            body, args, kwargs, [i for i in static if i < len(args)], f"checkpoint of {name}")
         outs = calls.checkpoint_p.bind(*leaves, *captured, jaxpr=program, prevent_cse=bool(prevent_cse),
                                        differentiated=False, policy=policy)
         return pytrees.tree_unflatten(out_tree, list(outs))
