@@ -518,3 +518,14 @@ def test_jit_of_two_scopes_explains_the_scopes_not_the_sizes():
                                               ShapeDtypeStruct(second, np.float32))
     assert str(info.value).count("created at") == 2
     assert "differ" not in str(info.value)
+
+
+def test_max_and_min_with_a_constant_first_keep_jaxs_operand_where_both_hold():
+    # Found by test_matches_jax_printing_and_decisions: floordiv(-1, a) is -1 for every a >= 1, so both operands
+    # answer max(-1, floordiv(-1, a)); JAX's rmax asks the symbolic operand first and keeps it (min: the constant).
+    jax_export = pytest.importorskip("jax.export")
+    from jax._src import core as jax_core
+    (a,), (ja,) = symbolic_shape("a"), jax_export.symbolic_shape("a")
+    for ours, theirs in ((shape_poly.max_dim, jax_core.max_dim), (shape_poly.min_dim, jax_core.min_dim)):
+        assert str(ours(-1, (-1) // a)) == str(theirs(-1, (-1) // ja)) == ("floordiv(- 1, a)" if ours is shape_poly.max_dim else "-1")
+        assert str(ours((-1) // a, -1)) == str(theirs((-1) // ja, -1))
