@@ -40,7 +40,7 @@ def test_linspace_of_traced_bounds_and_its_errors():
     check(lambda m: m.linspace(0, 1, -1))
     with pytest.raises(TypeError, match="num argument"):
         toolkit.jit(lambda n: tnp.linspace(0.0, 1.0, n))(3)
-    with pytest.raises(NotImplementedError, match="device="):
+    with pytest.raises(ValueError, match="must be a device or a toolkit.shard Sharding"):
         tnp.linspace(0, 1, 3, device="cpu")
 
 

@@ -141,3 +141,39 @@ def test_device_queries_take_jax_keywords(jx):
             query(3)
     with pytest.raises(TypeError, match="platform name such as 'cpu' or a PJRT client"):
         toolkit.devices(backend=3)
+
+
+CREATION = {
+    "zeros": lambda m, d: m.zeros((8, 4), device=d), "ones": lambda m, d: m.ones(8, m.int32, device=d),
+    "full": lambda m, d: m.full(8, 3.0, device=d), "empty": lambda m, d: m.empty((8,), device=d),
+    "zeros_like": lambda m, d: m.zeros_like(X, device=d), "ones_like": lambda m, d: m.ones_like(X, device=d),
+    "full_like": lambda m, d: m.full_like(X, 2, device=d), "empty_like": lambda m, d: m.empty_like(X, device=d),
+    "arange": lambda m, d: m.arange(8, device=d), "eye": lambda m, d: m.eye(8, device=d),
+    "array": lambda m, d: m.array(X, device=d), "asarray": lambda m, d: m.asarray(X, device=d),
+    "astype": lambda m, d: m.astype(m.asarray(X), m.int32, device=d),
+    "linspace": lambda m, d: m.linspace(0, 1, 8, device=d),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CREATION))
+def test_creation_functions_take_device_as_jax(jx, meshes, name):
+    from jax.sharding import NamedSharding as JNamedSharding, PartitionSpec as JP
+    tm, jm = meshes(AxisType.Auto)
+    case = CREATION[name]
+    _same_placement(case(toolkit.numpy, toolkit.devices()[5]), case(jx.numpy, jx.devices()[5]))
+    _same_placement(case(toolkit.numpy, NamedSharding(tm, P("x"))), case(jx.numpy, JNamedSharding(jm, JP("x"))))
+    # Inside jit the values are JAX's, and the computation stays where JAX's does.
+    _same_placement(toolkit.jit(lambda: case(toolkit.numpy, toolkit.devices()[5]))(),
+                    jx.jit(lambda: case(jx.numpy, jx.devices()[5]))())
+
+
+def test_creation_device_errors_as_jax(jx, meshes):
+    tm, jm = meshes(AxisType.Explicit)
+    for m, devices, mesh in ((toolkit, toolkit.devices(), tm), (jx, jx.devices(), jm)):
+        with pytest.raises(ValueError, match="Only one of `device` or `out_sharding` can be set"):
+            m.numpy.zeros(8, device=devices[0], out_sharding=m.sharding.NamedSharding(mesh, m.sharding.PartitionSpec()))
+        with pytest.raises(ValueError if m is toolkit else AttributeError):  # JAX's: 'str' has no _is_concrete
+            m.numpy.zeros(8, device="cpu")
+    with toolkit.set_mesh(tm):
+        explicit = toolkit.numpy.asarray(X, out_sharding=P("x"))
+    assert str(toolkit.typeof(explicit)) == "float32[8@x,4]"

@@ -10,12 +10,15 @@ from typing import TYPE_CHECKING, Any, Sequence, SupportsIndex
 
 import numpy as np
 
-from toolkit.array import Array, _put_one, put_host_operand
+from toolkit.array import Array, _put_one, device_put, put_host_operand
 from toolkit.core import dtypes, shape_poly, sharding_types, tracing
 from toolkit.core.config import cache_state, flag_value, host_to_device_unguarded
 from toolkit.core.tracing import Tracer
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
+from toolkit.runtime.client import Device
+from toolkit.shard import Sharding, SingleDeviceSharding
+from toolkit.shard.explicit import canonicalize_out_sharding
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
@@ -46,15 +49,43 @@ def typed(x: Any) -> tuple[np.dtype, bool]:
     raise TypeError(f"a value of type {type(x).__name__} is not array-like: {x!r}")
 
 
-def asarray(x: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None) -> Any:
+def placed(out: Any, device: Any, out_sharding: Any, what: str, *, in_trace: bool = True) -> Any:
+    """JAX's ``device=``/``out_sharding=`` of a creation function: ``out`` put there (``device_put``: committed).
+
+    Inside a trace: with ``in_trace``, a traced ``device_put`` to the device's sharding, which places the
+    computation as JAX's ``array``/``arange``/``astype`` do (they make the device a ``SingleDeviceSharding``
+    first); without, nothing, as JAX's ``full``/``zeros``/``eye`` there.
+    """
+    if device is not None and out_sharding is not None:
+        raise ValueError(f"Only one of `device` or `out_sharding` can be set. Got device={device!r} and "
+                         f"out_sharding={out_sharding!r}")
+    if out_sharding is not None:
+        device = canonicalize_out_sharding(out_sharding, what)
+    elif device is not None and not isinstance(device, (Device, Sharding)):
+        raise ValueError(f"{what}: device={device!r} must be a device or a toolkit.shard Sharding")  # JAX: ValueError
+    if device is None:
+        return out
+    if isinstance(out, Tracer):
+        if not in_trace:
+            return out
+        if isinstance(device, Device):
+            device = SingleDeviceSharding(device)
+    return device_put(out, device)
+
+
+def asarray(x: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None, device: Any = None,
+            out_sharding: Any = None) -> Any:
     """``x`` as a toolkit array (a tracer inside ``jit``), converted to ``dtype`` if given.
 
     As ``jnp.asarray``: ``copy=True`` gives a new array even for a toolkit array (``None``/``False``: only when
-    needed); ``order`` other than ``None``/``"K"`` is JAX's ``NotImplementedError``.
+    needed); ``order`` other than ``None``/``"K"`` is JAX's ``NotImplementedError``; ``device`` (a device or
+    sharding) or ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``set_mesh``) places the result.
     """
     if type(x) is np.ndarray and dtype is None and x.dtype.kind != "O" and not tracing._state.builders \
-            and copy is None and order is None:
+            and copy is None and order is None and device is None and out_sharding is None:
         return put_host_operand(x)  # what the general path below does for it, without its questions
+    if device is not None or out_sharding is not None:
+        return placed(asarray(x, dtype, order, copy=copy), device, out_sharding, "jnp.asarray")
     if copy is not None or order is not None:
         if order is not None and order != "K":
             raise NotImplementedError("Only implemented for order='K'")

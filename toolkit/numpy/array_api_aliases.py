@@ -19,7 +19,7 @@ from toolkit.core import dtypes
 from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.numpy import setops, shapes, ufuncs
-from toolkit.numpy._core import asarray, check_arraylike, convert, is_array
+from toolkit.numpy._core import asarray, check_arraylike, convert, is_array, placed
 
 
 def _operand(name: str, x: Any) -> Any:
@@ -67,16 +67,16 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = False, device: Any = None) -> 
     """``x`` converted to ``dtype`` (``None``: the default float type), strongly typed, as ``jnp.astype``.
 
     A complex ``x`` converted to ``bool`` is ``x != 0`` (a plain conversion would look at the real part only).
-    ``device`` is not supported (``NotImplementedError``); ``copy`` has no effect on immutable arrays.
+    ``device`` (a device or sharding) places the result; ``copy`` has no effect on immutable arrays.
     """
     x = _operand("astype", x)
-    if device is not None:
-        raise NotImplementedError("toolkit.numpy.astype: device= is not supported; use toolkit.device_put")
     del copy  # arrays are immutable: a converted array is as good as a copy
     target = dtypes.default_float_dtype() if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "astype")
     if dtypes.is_complex(x.dtype) and target == np.dtype(bool):
-        return ufuncs.not_equal(x, 0)
-    return lax_elementwise.convert_element_type(x, target, weak_type=False)
+        out = ufuncs.not_equal(x, 0)
+    else:
+        out = lax_elementwise.convert_element_type(x, target, weak_type=False)
+    return out if device is None else placed(out, device, None, "astype")
 
 
 @compiled_whole()

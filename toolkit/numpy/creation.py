@@ -13,21 +13,23 @@ from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import ufuncs
-from toolkit.numpy._core import asarray, broadcast_to, check_arraylike, convert, is_array, stack
+from toolkit.numpy._core import asarray, broadcast_to, check_arraylike, convert, is_array, placed, stack
 
 
-def array(obj: Any, dtype: Any = None, copy: bool = True, order: str | None = "K", ndmin: int = 0) -> Any:
+def array(obj: Any, dtype: Any = None, copy: bool = True, order: str | None = "K", ndmin: int = 0, *,
+          device: Any = None, out_sharding: Any = None) -> Any:
     """A toolkit array from array-like data, as ``jnp.array``.
 
     ``copy=True`` (the default) gives a new array even for a toolkit array ``obj`` (JAX's: donating ``obj`` to a
     jit call afterwards leaves the copy alive); ``ndmin`` adds leading dimensions of size 1 up to that rank;
-    ``order`` other than ``"K"`` is JAX's ``NotImplementedError``.
+    ``order`` other than ``"K"`` is JAX's ``NotImplementedError``; ``device`` (a device or sharding) or
+    ``out_sharding`` places the result (at most one of them).
     """
     out = asarray(obj, None if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "array"), order,
                   copy=bool(copy))
     if ndmin > out.ndim:
         out = lax_structural.reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))
-    return out
+    return placed(out, device, out_sharding, "jnp.array")
 
 
 def _with_out_sharding(fun: Any, kwargs: dict, out_sharding: Any, what: str, shape: tuple, primitive: str) -> Any:
@@ -61,30 +63,36 @@ def _full(shape: Any, fill_value: Any, dtype: Any, out_sharding: Any, what: str)
 # out_sharding= (a NamedSharding, or a PartitionSpec under toolkit.set_mesh): the created array's type on
 # Explicit mesh axes, as in JAX; eagerly the array is placed so. Each names itself in errors as JAX's does.
 
-def full(shape: Any, fill_value: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+def full(shape: Any, fill_value: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None) -> Any:
     """An array of ``shape`` filled with ``fill_value`` (as ``jnp.full``); ``dtype`` defaults to ``fill_value``'s.
 
     ``out_sharding`` lays the result out (a ``Sharding`` or, under ``set_mesh``, a ``PartitionSpec``).
     """
     check_arraylike("full", fill_value)
+    if device is not None:
+        return placed(full(shape, fill_value, dtype), device, out_sharding, "jnp.full", in_trace=False)
     return _full(shape, fill_value, dtype, out_sharding, "full")
 
 
-def zeros(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+def zeros(shape: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None) -> Any:
     """An array of ``shape`` filled with 0 (as ``jnp.zeros``); ``dtype`` defaults to the default float type
     (float32, float64 under x64). A negative or non-integer dimension raises.
     """
+    if device is not None:
+        return placed(zeros(shape, dtype), device, out_sharding, "jnp.zeros", in_trace=False)
     return _full(shape, 0, dtypes.default_float_dtype() if dtype is None else dtype, out_sharding, "toolkit.numpy.zeros")
 
 
-def ones(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+def ones(shape: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None) -> Any:
     """An array of ``shape`` filled with 1 (as ``jnp.ones``); ``dtype`` defaults to the default float type."""
+    if device is not None:
+        return placed(ones(shape, dtype), device, out_sharding, "jnp.ones", in_trace=False)
     return _full(shape, 1, dtypes.default_float_dtype() if dtype is None else dtype, out_sharding, "toolkit.numpy.ones")
 
 
-def empty(shape: Any, dtype: Any = None, *, out_sharding: Any = None) -> Any:
+def empty(shape: Any, dtype: Any = None, *, device: Any = None, out_sharding: Any = None) -> Any:
     """Same as :func:`zeros` (as ``jnp.empty``: XLA has no uninitialized arrays)."""
-    return zeros(shape, dtype, out_sharding=out_sharding)
+    return zeros(shape, dtype, device=device, out_sharding=out_sharding)
 
 
 def _full_like(a: Any, fill_value: Any, dtype: Any, shape: Any, out_sharding: Any, what: str) -> Any:
@@ -98,30 +106,36 @@ def _full_like(a: Any, fill_value: Any, dtype: Any, shape: Any, out_sharding: An
     return out
 
 
-def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, out_sharding: Any = None) -> Any:
+def zeros_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None, out_sharding: Any = None) -> Any:
     """Zeros with ``a``'s shape and dtype, or the ``shape``/``dtype`` given (as ``jnp.zeros_like``)."""
+    if device is not None:
+        return placed(zeros_like(a, dtype, shape), device, out_sharding, "zeros_like", in_trace=False)
     return _full_like(a, 0, dtype, shape, out_sharding, "toolkit.numpy.zeros_like")
 
 
-def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, out_sharding: Any = None) -> Any:
+def ones_like(a: Any, dtype: Any = None, shape: Any = None, *, device: Any = None, out_sharding: Any = None) -> Any:
     """Ones with ``a``'s shape and dtype, or the ``shape``/``dtype`` given (as ``jnp.ones_like``)."""
+    if device is not None:
+        return placed(ones_like(a, dtype, shape), device, out_sharding, "ones_like", in_trace=False)
     return _full_like(a, 1, dtype, shape, out_sharding, "toolkit.numpy.ones_like")
 
 
-def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, out_sharding: Any = None) -> Any:
+def full_like(a: Any, fill_value: Any, dtype: Any = None, shape: Any = None, *, device: Any = None,
+              out_sharding: Any = None) -> Any:
     """``fill_value`` with ``a``'s shape and dtype, or the ``shape``/``dtype`` given (as ``jnp.full_like``)."""
     # JAX's check: ``a`` itself only when it is not array-like by duck typing.
     check_arraylike("full_like", 0 if hasattr(a, "dtype") and hasattr(a, "shape") else a, fill_value)
+    if device is not None:
+        return placed(full_like(a, fill_value, dtype, shape), device, out_sharding, "full_like", in_trace=False)
     return _full_like(a, fill_value, dtype, shape, out_sharding, "full_like")
 
 
 def empty_like(prototype: Any, dtype: Any = None, shape: Any = None, *, device: Any = None) -> Any:
     """An array with ``prototype``'s shape and dtype (or those given), as ``jnp.empty_like``: zeros, since
-    XLA arrays are always initialized; ``device`` is not supported (``NotImplementedError``)."""
-    if device is not None:
-        raise NotImplementedError("toolkit.numpy.empty_like: device= is not supported; use toolkit.device_put")
+    XLA arrays are always initialized; ``device`` (a device or sharding) places it."""
     check_arraylike("ones_like", prototype)  # JAX's name for empty_like's check
-    return _full_like(prototype, 0, dtype, shape, None, "toolkit.numpy.empty_like")
+    out = _full_like(prototype, 0, dtype, shape, None, "toolkit.numpy.empty_like")
+    return placed(out, device, None, "empty_like", in_trace=False)
 
 
 def copy(a: Any, order: str | None = None) -> Any:
@@ -148,8 +162,12 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
     return asarray(np.from_dlpack(x))
 
 
-def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *, out_sharding: Any = None) -> Any:
-    """Evenly spaced values; bounds must be concrete (not traced). ``out_sharding``: the result's type, as in JAX."""
+def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *, device: Any = None,
+           out_sharding: Any = None) -> Any:
+    """Evenly spaced values; bounds must be concrete (not traced). ``out_sharding``: the result's type, as in JAX;
+    ``device`` (a device or sharding) places it."""
+    if device is not None:
+        return placed(arange(start, stop, step, dtype), device, out_sharding, "jnp.arange")
     for name, v in (("start", start), ("stop", stop), ("step", step)):
         if is_array(v) and not hasattr(v, "_impl"):
             raise TypeError(f"arange: {name} must be a concrete value, not a traced one; the result's size must be "
@@ -216,8 +234,10 @@ def _symbolic_arange(start: Any, stop: Any, step: Any, dtype: np.dtype) -> Any:
     return values
 
 
-def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None) -> Any:
-    """A 2-D array with ones on the ``k``-th diagonal."""
+def eye(N: int, M: int | None = None, k: int = 0, dtype: Any = None, *, device: Any = None) -> Any:
+    """A 2-D array with ones on the ``k``-th diagonal (placed on ``device``, a device or sharding, if given)."""
+    if device is not None:
+        return placed(eye(N, M, k, dtype), device, None, "jnp.eye", in_trace=False)
     M = N if M is None else M
     dtype = dtypes.default_float_dtype() if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "eye")
     rows = lax_structural.broadcasted_iota(dtypes.int32, (N, M), 0)

@@ -23,7 +23,7 @@ from toolkit.core.tracing import Tracer
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import creation, shapes, ufuncs
-from toolkit.numpy._core import asarray, broadcast_to, canonical_axis, check_arraylike, convert
+from toolkit.numpy._core import asarray, broadcast_to, canonical_axis, check_arraylike, convert, placed
 from toolkit.core.compiled_whole import compiled_whole
 
 
@@ -72,9 +72,13 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
              axis: int = 0, *, device: Any = None) -> Any:
     """``num`` evenly spaced values from ``start`` to ``stop`` (arrays broadcast; the new axis at ``axis``), as
     ``jnp.linspace``: with ``retstep`` also the step. ``num`` and ``axis`` are static; a symbolic ``num`` (shape
-    polymorphism) takes Python-number bounds and neither ``retstep`` nor ``axis``."""
+    polymorphism) takes Python-number bounds and neither ``retstep`` nor ``axis``. ``device`` (a device or sharding)
+    places the values (not the step), as JAX's."""
     if device is not None:
-        raise NotImplementedError("toolkit.numpy.linspace: device= is not supported; use toolkit.device_put")
+        out = linspace(start, stop, num, endpoint, retstep, dtype, axis)
+        if retstep:
+            return placed(out[0], device, None, "linspace"), out[1]
+        return placed(out, device, None, "linspace")
     if shape_poly.is_symbolic_dim(num):
         check_arraylike("linspace", start, stop)
         if retstep or axis != 0:
