@@ -30,6 +30,14 @@ from toolkit.runtime import debug_checks
 from toolkit.runtime import executable as runtime_executable
 
 
+def checked_compiler_options(options: Any) -> Mapping[str, Any] | None:
+    """``options`` (``jit(compiler_options=)``, ``Lowered.compile(options)``) if None or a mapping, else a
+    ``TypeError``; XLA itself names an unknown option when compiling."""
+    if options is not None and not isinstance(options, Mapping):
+        raise TypeError(f"compiler_options must be a dict of XLA option names to values, got {type(options).__name__}")
+    return options
+
+
 def passes_then_xla(lowered: Any, module: ir.Module, pipeline: Pipeline,
                     compiler_options: Mapping[str, Any] | None, timeline: Any) -> Any:
     """Run ``pipeline`` on ``module`` (a private copy), then compile it with XLA for ``lowered``'s plan.

@@ -16,6 +16,7 @@ attributes (Shardy, see :func:`partitioner_choice`).
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Any, Sequence
 
 from toolkit.array import Array
@@ -330,3 +331,25 @@ def with_chosen_inputs(plan: Any, parameter_shardings: Any, in_avals: Sequence[S
     for i, sharding in zip(kept, chosen):
         copy._arg_shardings[i] = sharding
     return copy
+
+
+def device_or_backend_shardings(device: Any, backend: str | None, in_shardings: Any,
+                                out_shardings: Any) -> tuple[Any, Any]:
+    """JAX's deprecated ``jit(device=)``/``jit(backend=)``, with its warning and errors: the one device's sharding
+    for the inputs and results (``backend``: its first device)."""
+    warnings.warn('backend and device argument on jit is deprecated. You can use '
+                  '`jax.device_put(..., jax.local_devices(backend="cpu")[0])` on the inputs to the jitted function to '
+                  'get the same behavior.', DeprecationWarning, stacklevel=3)
+    if device is not None and backend is not None:
+        raise ValueError(f"can't specify both a device and a backend for jit, got device={device!r} and "
+                         f"backend={backend!r}")
+    if in_shardings is not None:
+        raise ValueError("If backend or device is specified on jit, then in_shardings should not be specified.")
+    if out_shardings is not None:
+        raise ValueError("If backend or device is specified on jit, then out_shardings should not be specified.")
+    if device is None:
+        device = runtime_client.local_devices(backend=backend)[0]
+    elif not isinstance(device, runtime_client.Device):
+        raise TypeError(f"jit's device must be a device from toolkit.devices(), got {device!r}")
+    sharding = SingleDeviceSharding(device)
+    return sharding, sharding

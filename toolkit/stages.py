@@ -29,7 +29,6 @@ from __future__ import annotations
 import functools
 import io
 import os
-import warnings
 from typing import Any, Callable, Mapping, Sequence
 
 import numpy as np
@@ -45,7 +44,7 @@ from toolkit.call_trees import argument_paths, infer_argnums_and_argnames
 from toolkit.dispatch import (ANY_PARTITIONER, MISS, PARTITIONER_VARIABLE, ArgumentSignature, FastPath, call_compiled,
                               detached, fast_caller, install_eager_handlers, place_argument, signature_of)
 from toolkit.ir.context import shared_context
-from toolkit.jit_compilation import compile_for_shapes, passes_then_xla
+from toolkit.jit_compilation import checked_compiler_options, compile_for_shapes, passes_then_xla
 from toolkit.jit_lowering import kept_inputs, lower_traced
 from toolkit.lax.calls import jit_call_p
 from toolkit.lax.sharding import with_sharding_constraint
@@ -53,12 +52,11 @@ from toolkit.passes import dump as ir_dump
 from toolkit.passes.default_pipeline import jit_pipeline, jit_pipeline_generation, jit_pipeline_text
 from toolkit.passes.pipeline import Pipeline, parse_pipeline
 from toolkit.passes.registry import registry_generation
-from toolkit.runtime import arrays as runtime_arrays, client as runtime_client, executable as runtime_executable
+from toolkit.runtime import arrays as runtime_arrays, executable as runtime_executable
 from toolkit.shard.mesh import get_mesh
-from toolkit.shard.single_device import SingleDeviceSharding
 from toolkit.shard.resolve import resolve_tree
-from toolkit.sharding_plan import (_flatten_prefix, partitioner_choice, plan_shardings, shardings_from_hlo,
-                                   with_chosen_inputs)
+from toolkit.sharding_plan import (_flatten_prefix, device_or_backend_shardings, partitioner_choice, plan_shardings,
+                                   shardings_from_hlo, with_chosen_inputs)
 
 CompilerOptions = dict[str, str | bool]  # jax.stages.CompilerOptions: the XLA options Lowered.compile() takes
 _TRACE_STATE = tracing._state
@@ -92,11 +90,7 @@ class Wrapped:
                  out_shardings: Any = None, inline: bool = False, compiler_options: Mapping[str, Any] | None = None):
         if not callable(fun):
             raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
-        if compiler_options is not None and not isinstance(compiler_options, Mapping):
-            raise TypeError(f"compiler_options must be a dict of XLA option names to values, got "
-                            f"{type(compiler_options).__name__}")
-        #: XLA options of every compilation of the function (``jit(compiler_options=)``); None: XLA's defaults.
-        self.compiler_options = dict(compiler_options) if compiler_options else None
+        self.compiler_options = dict(checked_compiler_options(compiler_options) or {}) or None  # for every compile
         self.fun = fun
         self.static_argnums, self.static_argnames = infer_argnums_and_argnames(fun, static_argnums, static_argnames)
         self.donate_argnums = (donate_argnums,) if isinstance(donate_argnums, int) else tuple(donate_argnums or ())
@@ -287,10 +281,8 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = ()
     program, lowered to a ``func.call`` of a private function named after it (as
     JAX does); ``inline=True`` traces its body into the caller's program instead.
 
-    ``compiler_options`` (XLA option names to values, e.g. ``{"xla_cpu_enable_fast_math": True}``) apply to every
-    compilation of the function, before those given to ``Lowered.compile``. ``device``/``backend`` are JAX's
-    deprecated ways to run on one device (with JAX's ``DeprecationWarning``): the inputs and results are placed
-    on ``device``, or on ``backend``'s first device.
+    ``compiler_options`` (XLA option names to values) apply to every compilation, under ``Lowered.compile``'s
+    own; ``device``/``backend`` are JAX's deprecated one-device placement (with its ``DeprecationWarning``).
 
     Example::
 
@@ -304,32 +296,12 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Sequence[int] = ()
                                  keep_unused=keep_unused, in_shardings=in_shardings, out_shardings=out_shardings,
                                  device=device, backend=backend, inline=inline, compiler_options=compiler_options)
     if device is not None or backend is not None:
-        in_shardings, out_shardings = _device_or_backend(device, backend, in_shardings, out_shardings)
+        in_shardings, out_shardings = device_or_backend_shardings(device, backend, in_shardings, out_shardings)
     if donate_argnames:  # JAX's donate_argnames, as positions: an argument passed by keyword is not donated
         donate_argnums = infer_argnums_and_argnames(fun, donate_argnums, donate_argnames)[0]
     return Wrapped(fun, static_argnums=static_argnums, static_argnames=static_argnames,
                    donate_argnums=donate_argnums, keep_unused=keep_unused, in_shardings=in_shardings,
                    out_shardings=out_shardings, inline=inline, compiler_options=compiler_options)
-
-
-def _device_or_backend(device: Any, backend: str | None, in_shardings: Any, out_shardings: Any) -> tuple[Any, Any]:
-    """JAX's deprecated ``jit(device=)``/``jit(backend=)``: the one device's sharding for inputs and results."""
-    warnings.warn('backend and device argument on jit is deprecated. You can use '
-                  '`jax.device_put(..., jax.local_devices(backend="cpu")[0])` on the inputs to the jitted function to '
-                  'get the same behavior.', DeprecationWarning, stacklevel=3)
-    if device is not None and backend is not None:
-        raise ValueError(f"can't specify both a device and a backend for jit, got device={device!r} and "
-                         f"backend={backend!r}")
-    if in_shardings is not None:
-        raise ValueError("If backend or device is specified on jit, then in_shardings should not be specified.")
-    if out_shardings is not None:
-        raise ValueError("If backend or device is specified on jit, then out_shardings should not be specified.")
-    if device is None:
-        device = runtime_client.local_devices(backend=backend)[0]
-    elif not isinstance(device, runtime_client.Device):
-        raise TypeError(f"jit's device must be a device from toolkit.devices(), got {device!r}")
-    sharding = SingleDeviceSharding(device)
-    return sharding, sharding
 
 
 class Traced:
@@ -521,12 +493,9 @@ class Lowered:
         """
         if pipeline is not None:
             return self._with_passes(pipeline).compile(compiler_options)
-        if compiler_options is not None and not isinstance(compiler_options, Mapping):
-            raise TypeError(f"compiler_options must be a dict of XLA option names to values, got "
-                            f"{type(compiler_options).__name__}")
-        jit_options = self._traced._wrapped.compiler_options
-        if jit_options:  # jit's options first, this call's over them (as JAX's compile arguments)
-            compiler_options = {**jit_options, **(compiler_options or {})}
+        # jit's options first, this call's over them (as JAX appends them to its compile arguments)
+        compiler_options = {**(self._traced._wrapped.compiler_options or {}),
+                            **(checked_compiler_options(compiler_options) or {})} or None
         if not all(is_static_shape(a.shape) for a in self._traced.in_avals):
             return PolymorphicCompiled(self, compiler_options)
         pipeline = self._platform_pipeline() + self.pipeline
