@@ -34,3 +34,13 @@ from toolkit.random.continuous import (  # noqa: F401
     orthogonal, pareto, rayleigh, t, triangular, wald, weibull_min,
 )
 from toolkit.random.discrete import binomial, geometric, multinomial, poisson  # noqa: F401
+from toolkit.random.sample_placement import taking_out_sharding as _taking_out_sharding
+
+# JAX's samplers that take out_sharding= (the others, choice, shuffle, binomial, multinomial, ..., do not in JAX).
+(ball, bernoulli, beta, bits, categorical, cauchy, chisquare, dirichlet, exponential, f, gamma, generalized_normal,
+ geometric, gumbel, laplace, loggamma, logistic, lognormal, maxwell, multivariate_normal, normal, orthogonal, pareto,
+ permutation, poisson, rademacher, randint, rayleigh, t, triangular, truncated_normal, uniform, wald) = map(
+    _taking_out_sharding,
+    (ball, bernoulli, beta, bits, categorical, cauchy, chisquare, dirichlet, exponential, f, gamma, generalized_normal,
+     geometric, gumbel, laplace, loggamma, logistic, lognormal, maxwell, multivariate_normal, normal, orthogonal,
+     pareto, permutation, poisson, rademacher, randint, rayleigh, t, triangular, truncated_normal, uniform, wald))
