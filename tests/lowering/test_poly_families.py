@@ -192,7 +192,7 @@ FAMILIES = {
                                        tnp.arange(x.shape[0], 0, -1), tnp.linspace(0, 1, x.shape[0]),
                                        tnp.linspace(-1, 1, x.shape[0], endpoint=False)), "b, 4", _B),
         ("unravel_ravel", lambda x: (tnp.unravel_index(tnp.argmax(x), x.shape),
-                                     tnp.ravel_multi_index((tnp.argmax(x, 0), tnp.arange(4)), (x.shape[0], 4))),
+                                     tnp.ravel_multi_index((tnp.argmax(x, 0), tnp.arange(4)), (x.shape[0], 4), mode="clip")),
          "b, 4", _B),
         ("stacking", lambda x, y: (tnp.vstack([x, y]), tnp.hstack([x, x]), tnp.append(x, y, axis=0)),
          ("b, 4", "c, 4"), _BC),
