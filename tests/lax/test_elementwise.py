@@ -29,3 +29,19 @@ def test_square_and_reciprocal(dtype):
 ])
 def test_errors_match_jax(bad):
     raises_like(lambda: bad(tl), lambda: bad(jl))
+
+
+def test_clamp_is_weak_only_when_all_three_operands_are():
+    # Found by the scipy.stats comparison: gamma.cdf(np.arange(4), 2.0) was weakly typed where JAX's is not.
+    import toolkit
+    strong = np.float32(0.5)
+    cases = [
+        lambda m, lax: lax.clamp(0.0, lax.mul(2.0, 3.0), 1.0),  # all weak
+        lambda m, lax: lax.clamp(strong, lax.mul(2.0, 3.0), strong + 1),  # a weak x between strong bounds
+        lambda m, lax: lax.clamp(0.0, strong * np.ones(3, np.float32), 1.0),  # weak bounds, strong x
+    ]
+    for case in cases:
+        ours, theirs = case(toolkit.numpy, tl), case(jnp, jl)
+        _same(ours, theirs)
+        assert _weak(ours) == _weak(theirs)
+        _same(toolkit.jit(lambda: case(toolkit.numpy, tl))(), jax.jit(lambda: case(jnp, jl))())

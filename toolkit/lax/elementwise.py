@@ -320,7 +320,8 @@ def _clamp_rule(lo: ShapedArray, x: ShapedArray, hi: ShapedArray) -> ShapedArray
             raise TypeError(f"clamp: the {name} bound's dtype {bound.dtype.name} differs from the operand's {x.dtype.name}")
         if bound.shape not in ((), x.shape):
             raise TypeError(f"clamp: the {name} bound's shape {bound.shape} must be () or the operand's {x.shape}")
-    return x
+    weak = all_weak(lo, x, hi)  # JAX's: weak only when all three are (a weak x between strong bounds is strong)
+    return x if x.weak_type == weak else ShapedArray(x.shape, x.dtype, weak)
 
 
 clamp_p = family.primitive("clamp", shape_rule=_clamp_rule)
