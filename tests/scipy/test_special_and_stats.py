@@ -74,6 +74,18 @@ def test_gradients_match_jax():
         _close(toolkit.grad(ours)(values), jax.grad(theirs)(values), rtol=1e-4, atol=1e-5)
 
 
+def test_xlogy_and_xlog1py_derivatives_at_zero_are_jaxs():
+    # JAX's custom_jvp: d/dx at x == 0 is log(y) (log1p(y)), where differentiating the where would give 0.
+    x, y = np.zeros(3, np.float32), np.array([0.5, 2.0, 3.0], np.float32)
+    for name in ("xlogy", "xlog1py"):
+        for argnums in (0, 1, (0, 1)):
+            ours = toolkit.grad(lambda a, b: getattr(special, name)(a, b).sum(), argnums)(x, y)
+            theirs = jax.grad(lambda a, b: getattr(jsp, name)(a, b).sum(), argnums)(x, y)
+            _close(ours, theirs)
+    _close(toolkit.jvp(special.xlogy, (x, y), (np.ones(3, np.float32), np.ones(3, np.float32))),
+           jax.jvp(jsp.xlogy, (x, y), (np.ones(3, np.float32), np.ones(3, np.float32))))
+
+
 @pytest.mark.parametrize("name", ["logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"])
 def test_norm(name):
     _close(getattr(stats.norm, name)(X32[:19], 0.5, 2.0), getattr(jstats.norm, name)(X32[:19], 0.5, 2.0),

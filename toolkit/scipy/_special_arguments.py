@@ -10,7 +10,7 @@ import numpy as np
 
 from toolkit import numpy as tnp
 from toolkit.core import dtypes
-from toolkit.numpy._core import promote_and_broadcast, promote_inexact
+from toolkit.numpy._core import check_arraylike, promote_and_broadcast, promote_inexact
 
 
 def inexact(name: str, *args: Any, real: bool = False) -> list[Any]:
@@ -18,13 +18,10 @@ def inexact(name: str, *args: Any, real: bool = False) -> list[Any]:
 
     Lists and tuples are JAX's ``TypeError``; ``real=True`` refuses complex values with JAX's ``ValueError``.
     """
-    for i, a in enumerate(args):
-        if isinstance(a, (list, tuple)):
-            raise TypeError(f"toolkit.scipy.special.{name} requires ndarray or scalar arguments, got "
-                            f"{type(a).__name__} at position {i}.")
+    check_arraylike(name, *args)  # JAX's TypeError and message for a list or tuple
     out = promote_inexact(*args)
     if len(out) > 1:
-        out = promote_and_broadcast(*out)
+        out = promote_and_broadcast(*out, fun_name=name)
     out = [tnp.asarray(a) for a in out]
     if real and dtypes.is_complex(out[0].dtype):
         raise ValueError(f"{name} does not support complex-valued inputs.")

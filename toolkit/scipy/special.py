@@ -127,16 +127,33 @@ def multigammaln(a: Any, d: int) -> Any:
     return tnp.sum(terms, axis=-1) + constant
 
 
+@custom_jvp
 def xlogy(x: Any, y: Any) -> Any:
-    """``x * log(y)``, 0 where ``x == 0`` (unless ``y`` is NaN, as scipy)."""
+    """``x * log(y)``, 0 where ``x == 0`` (unless ``y`` is NaN, as scipy); JAX's derivative, defined at ``x == 0``
+    too (``log(y)`` in ``x``: the product rule, not the ``where``'s 0)."""
     x, y = _inexact("xlogy", x, y)
     return tnp.where((x != 0) | tnp.isnan(y), x * lax.log(y), tnp.zeros_like(x))
 
 
+@xlogy.defjvp
+def _xlogy_jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+    (x, y), (x_dot, y_dot) = primals, tangents
+    result = xlogy(x, y)
+    return result, (x_dot * lax.log(y) + y_dot * x / y).astype(result.dtype)
+
+
+@custom_jvp
 def xlog1py(x: Any, y: Any) -> Any:
-    """``x * log1p(y)``, 0 where ``x == 0`` (unless ``y`` is NaN)."""
+    """``x * log1p(y)``, 0 where ``x == 0`` (unless ``y`` is NaN); JAX's derivative (``log1p(y)`` in ``x``)."""
     x, y = _inexact("xlog1py", x, y)
     return tnp.where((x != 0) | tnp.isnan(y), x * lax.log1p(y), tnp.zeros_like(x))
+
+
+@xlog1py.defjvp
+def _xlog1py_jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+    (x, y), (x_dot, y_dot) = primals, tangents
+    result = xlog1py(x, y)
+    return result, (x_dot * lax.log1p(y) + y_dot * x / (1 + y)).astype(result.dtype)
 
 
 def _xlogx(x: Any) -> Any:
@@ -216,7 +233,7 @@ def log_ndtr(x: Any, series_order: int = 3) -> Any:
 
 
 def _log_ndtr_lower(x: Any, series_order: int) -> Any:
-    log_scale = -0.5 * x * x - lax.log(-x) - np.asarray(0.5 * np.log(2.0 * np.pi), x.dtype)
+    log_scale = -0.5 * lax.square(x) - lax.log(-x) - np.asarray(0.5 * np.log(2.0 * np.pi), x.dtype)  # JAX's square
     return log_scale + lax.log(_log_ndtr_series(x, series_order))
 
 
@@ -224,7 +241,7 @@ def _log_ndtr_series(x: Any, series_order: int) -> Any:
     # 1 + sum_{n>=1} (-1)^n (2n-1)!! / x^(2n)
     if series_order <= 0:
         return tnp.ones_like(x)
-    x_2 = x * x
+    x_2 = lax.square(x)
     even_sum = tnp.zeros_like(x)
     odd_sum = tnp.zeros_like(x)
     x_2n = x_2
