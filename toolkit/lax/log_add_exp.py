@@ -19,20 +19,11 @@ from toolkit.lax import elementwise as lax
 from toolkit.lax import structural
 
 
-def _const(x: Any, value: float) -> Any:
-    """``value`` typed like ``x``, as JAX's ``lax._const``: weak only for a weak scalar ``x`` (a weak array's
-    constant is strong, so ``logaddexp2(2.5, int_array)`` is strong, as in JAX)."""
-    aval = aval_of(x)
-    if aval.weak_type and not aval.shape:
-        return structural.full_like(x, value)
-    return np.asarray(value, aval.dtype)  # 0-d: lax's binary functions broadcast it
-
-
 def _wrap_between(x: Any, bound: float) -> Any:
     """``x`` wrapped into ``[-bound, bound]`` (JAX's ``_wrap_between``)."""
-    shifted = lax.rem(lax.add(x, _const(x, bound)), _const(x, 2 * bound))
-    shifted = lax.select(lax.lt(shifted, _const(x, 0)), lax.add(shifted, _const(x, 2 * bound)), shifted)
-    return lax.sub(shifted, _const(x, bound))
+    shifted = lax.rem(lax.add(x, structural.typed_scalar(x, bound)), structural.typed_scalar(x, 2 * bound))
+    shifted = lax.select(lax.lt(shifted, structural.typed_scalar(x, 0)), lax.add(shifted, structural.typed_scalar(x, 2 * bound)), shifted)
+    return lax.sub(shifted, structural.typed_scalar(x, bound))
 
 
 def _checked(name: str, x: Any, y: Any) -> np.dtype:
@@ -52,7 +43,7 @@ def logaddexp(x: Any, y: Any) -> Any:
         delta = lax.sub(x, y)
         return lax.select(lax.ne(delta, delta), lax.add(x, y),
                           lax.add(amax, lax.log1p(lax.exp(lax.neg(lax.abs(delta))))))
-    delta = lax.sub(lax.add(x, y), lax.mul(amax, _const(amax, 2)))
+    delta = lax.sub(lax.add(x, y), lax.mul(amax, structural.typed_scalar(amax, 2)))
     out = lax.add(amax, lax.log1p(lax.exp(delta)))
     return lax.complex(lax.real(out), _wrap_between(lax.imag(out), np.pi))
 
@@ -61,11 +52,11 @@ def logaddexp2(x: Any, y: Any) -> Any:
     """``log2(exp2(x) + exp2(y))`` of two operands of one floating or complex dtype."""
     dtype = _checked("logaddexp2", x, y)
     amax = lax.max(x, y)
-    inverse_log2 = _const(amax, 1 / np.log(2))
+    inverse_log2 = structural.typed_scalar(amax, 1 / np.log(2))
     if not dtypes.is_complex(dtype):
         delta = lax.sub(x, y)
         return lax.select(lax.ne(delta, delta), lax.add(x, y),
                           lax.add(amax, lax.mul(inverse_log2, lax.log1p(lax.exp2(lax.neg(lax.abs(delta)))))))
-    delta = lax.sub(lax.add(x, y), lax.mul(amax, _const(amax, 2)))
+    delta = lax.sub(lax.add(x, y), lax.mul(amax, structural.typed_scalar(amax, 2)))
     out = lax.add(amax, lax.mul(inverse_log2, lax.log1p(lax.exp2(delta))))
     return lax.complex(lax.real(out), _wrap_between(lax.imag(out), np.pi / np.log(2)))

@@ -485,6 +485,16 @@ def full_like(x: Any, fill_value: Any, dtype: Any = None, shape: Any = None, sha
     return full(fill_shape, fill, sharding=sharding)
 
 
+def typed_scalar(x: Any, value: float) -> Any:
+    """``value`` typed like ``x`` for a binary operation with it, as JAX's ``lax._const``: a weakly typed 0-d value
+    for a weak scalar ``x``, else a strong 0-d array of ``x``'s dtype (a weak array's constant is strong, so
+    ``logaddexp2(2.5, int_array)`` is strong, as in JAX). lax's binary functions broadcast it."""
+    aval = aval_of(x)
+    if aval.weak_type and not aval.shape:
+        return full_like(x, value)
+    return np.asarray(value, aval.dtype)
+
+
 # Slicing along one axis; the dynamic variants wrap negative indices like JAX's ``allow_negative_indices=True``.
 
 def slice_in_dim(operand: Any, start_index: int | None, limit_index: int | None, stride: int = 1,
