@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
+import types
+
 import numpy as np
 import pytest
 
@@ -120,3 +123,15 @@ def test_errors_match_jax():
             module.entr(np.ones(2, np.complex64))
         with pytest.raises(TypeError, match="requires ndarray or scalar arguments"):
             module.xlogy([1.0], 2.0)
+
+
+@pytest.mark.parametrize("name", sorted(n for n in dir(jstats) if isinstance(getattr(jstats, n), types.ModuleType)
+                                        and not n.startswith("_")))
+def test_every_distribution_has_jaxs_functions_and_signatures(name):
+    ours, theirs = getattr(stats, name), getattr(jstats, name)
+    public = sorted(n for n in dir(theirs) if not n.startswith("_") and callable(getattr(theirs, n)))
+    assert sorted(ours.__all__) == public
+    for function in public:
+        shapes = [[(p.name, p.kind, p.default) for p in inspect.signature(getattr(m, function)).parameters.values()]
+                  for m in (ours, theirs)]
+        assert shapes[0] == shapes[1], (name, function)

@@ -28,6 +28,15 @@ def inexact(name: str, *args: Any, real: bool = False) -> list[Any]:
     return out
 
 
+def promote_dtypes_inexact(*args: Any) -> list[Any]:
+    """JAX's ``promote_dtypes_inexact``: the arguments as arrays of their common inexact dtype, not broadcast;
+    lists and tuples have no dtype there (JAX's ``TypeError``)."""
+    for a in args:
+        if isinstance(a, (list, tuple)):
+            raise TypeError(f"Cannot determine dtype of {a}")
+    return [tnp.asarray(a) for a in promote_inexact(*args)]
+
+
 def polyval(coefficients: Sequence[float] | np.ndarray, x: Any) -> Any:
     """``sum c[i] x**(n-1-i)`` by Horner's rule, highest degree first (``jnp.polyval`` of constant coefficients)."""
     dtype = tnp.asarray(x).dtype

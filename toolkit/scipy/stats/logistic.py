@@ -35,13 +35,13 @@ def sf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
     return expit(-((x - loc) / scale))
 
 
-def ppf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    """The quantile function, ``logit(q) * scale + loc``."""
-    q, loc, scale = _inexact("logistic.ppf", q, loc, scale)
-    return logit(q) * scale + loc
+def ppf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """The quantile function at probability ``x`` (JAX's name for it), ``logit(x) * scale + loc``."""
+    x, loc, scale = _inexact("logistic.ppf", x, loc, scale)
+    return logit(x) * scale + loc
 
 
-def isf(q: Any, loc: Any = 0, scale: Any = 1) -> Any:
-    """The inverse survival function, ``-logit(q) * scale + loc``."""
-    q, loc, scale = _inexact("logistic.isf", q, loc, scale)
-    return -logit(q) * scale + loc
+def isf(x: Any, loc: Any = 0, scale: Any = 1) -> Any:
+    """The inverse survival function at probability ``x`` (JAX's name for it), ``-logit(x) * scale + loc``."""
+    x, loc, scale = _inexact("logistic.isf", x, loc, scale)
+    return -logit(x) * scale + loc
