@@ -16,6 +16,8 @@ Nothing here looks at arrays: the trees come from ``toolkit.core.pytrees``.
 
 from __future__ import annotations
 
+import re
+
 import inspect
 from typing import Any, Callable, Sequence
 
@@ -62,24 +64,33 @@ def unhashable_static_error(values: list) -> ValueError:
     return ValueError("Non-hashable static arguments are not supported.")
 
 
+_FLAT_INDEX = re.compile(r"<flat index ([^>]+)>")
+
+
+def path_name(path: pytrees.KeyPath) -> str:
+    """A key path as JAX writes it in argument names and ``jax.result_info``: ``keystr``, with a flattened index
+    (a custom node registered without keys) as ``[0]`` rather than ``[<flat index 0>]``."""
+    return _FLAT_INDEX.sub(r"\1", pytrees.keystr(path))
+
+
 def argument_paths(tree: pytrees.PyTreeDef, static_positions: Sequence[int] = ()) -> list[str]:
     """Key paths of the leaves of an ``(args, kwargs)`` tree as users name them: ``args[1]['w']``, ``scale``.
 
     Positions count the user's positional arguments, static ones included.
     """
-    dummy = pytrees.tree_unflatten(tree, list(range(tree.num_leaves)))
+    dummy = pytrees.structure_of(tree, list(range(tree.num_leaves)))
     dynamic_positions = [i for i in range(len(dummy[0]) + len(static_positions)) if i not in static_positions]
     paths = []
     for path, _ in pytrees.tree_flatten_with_path(dummy)[0]:
         head, first, *rest = path
         name = f"args[{dynamic_positions[first.idx]}]" if head.idx == 0 else str(first.key)
-        paths.append(name + pytrees.keystr(tuple(rest)))
+        paths.append(name + path_name(tuple(rest)))
     return paths
 
 
 def dict_leaf_order(tree: Any, count: int) -> list | None:
     """For the tree of ``(d,)`` with ``d`` a dict of leaves: ``d``'s keys in leaf order, else None."""
-    probe = pytrees.tree_unflatten(tree, list(range(count)))
+    probe = pytrees.structure_of(tree, list(range(count)))
     if type(probe) is not tuple or len(probe) != 1 or type(probe[0]) is not dict:
         return None
     items = probe[0]
@@ -90,7 +101,7 @@ def dict_leaf_order(tree: Any, count: int) -> list | None:
 
 def output_builder(out_tree: Any, count: int) -> Callable[[list], Any] | None:
     """A quicker ``tree_unflatten(out_tree, leaves)`` for a flat dict, tuple or list of outputs, else None."""
-    probe = pytrees.tree_unflatten(out_tree, list(range(count)))
+    probe = pytrees.structure_of(out_tree, list(range(count)))
     kind = type(probe)
     if kind is dict and list(probe.values()) == list(range(count)):  # unflatten gives keys in leaf order
         keys = tuple(probe)

@@ -184,7 +184,7 @@ def donated_leaves(wrapped: Any, sig: ArgumentSignature) -> tuple[bool, ...]:
     """Per dynamic leaf of a call of ``wrapped`` with signature ``sig``: whether ``donate_argnums`` names its argument."""
     if not wrapped.donate_argnums:
         return (False,) * len(sig.avals)
-    args, kwargs = pytrees.tree_unflatten(sig.tree, list(range(len(sig.avals))))
+    args, kwargs = pytrees.structure_of(sig.tree, list(range(len(sig.avals))))
     donated = [False] * len(sig.avals)
     dynamic_positions = [i for i in range(len(args) + len(sig.static_args)) if i not in sig.static_args]
     for position, arg in zip(dynamic_positions, args):

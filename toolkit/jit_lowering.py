@@ -17,6 +17,7 @@ from typing import Any, Sequence
 from jaxlib.mlir import ir
 
 from toolkit import lowering, monitoring
+from toolkit.call_trees import path_name
 from toolkit.core import pytrees
 from toolkit.core.avals import ShapedArray, is_static_shape
 from toolkit.core.program import Program
@@ -172,5 +173,5 @@ def _find_alias(aval: ShapedArray, out_avals: Sequence[ShapedArray], taken: set[
 
 
 def _output_paths(out_tree: pytrees.PyTreeDef) -> list[str]:
-    dummy = pytrees.tree_unflatten(out_tree, list(range(out_tree.num_leaves)))
-    return ["result" + pytrees.keystr(path) for path, _ in pytrees.tree_flatten_with_path(dummy)[0]]
+    dummy = pytrees.structure_of(out_tree, list(range(out_tree.num_leaves)))
+    return ["result" + path_name(path) for path, _ in pytrees.tree_flatten_with_path(dummy)[0]]

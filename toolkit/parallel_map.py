@@ -204,7 +204,7 @@ def _build_pmap(fun: Callable[..., Any], static_vals: tuple, tree: pytrees.PyTre
     # donate_argnums count positional arguments: the flat leaves of the donated dynamic ones.
     flat_donate: list[int] = []
     if donate:
-        dyn_args_tree = pytrees.tree_unflatten(tree, list(range(tree.num_leaves)))[0]
+        dyn_args_tree = pytrees.structure_of(tree, list(range(tree.num_leaves)))[0]
         for pos, argnum in enumerate(dyn_argnums):
             if argnum in donate:
                 flat_donate.extend(pytrees.tree_leaves(dyn_args_tree[pos]))

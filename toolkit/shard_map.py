@@ -292,7 +292,7 @@ def _fun_name(f: Any) -> str:
 
 def _broadcast_specs(specs: Any, tree: pytrees.PyTreeDef, what: str, fname: str) -> list[PartitionSpec]:
     is_leaf = lambda s: s is None or isinstance(s, PartitionSpec)  # noqa: E731
-    dummy = pytrees.tree_unflatten(tree, [0] * tree.num_leaves)
+    dummy = pytrees.structure_of(tree, [0] * tree.num_leaves)
     try:
         flat = pytrees.broadcast_prefix(specs, dummy, is_leaf=is_leaf)
     except ValueError as exc:
@@ -437,5 +437,5 @@ def _shard_map_call(f: Callable[..., Any], args: tuple, mesh: Mesh, in_specs: An
 
 
 def _leaf_paths(tree: pytrees.PyTreeDef) -> list:
-    dummy = pytrees.tree_unflatten(tree, [0] * tree.num_leaves)
+    dummy = pytrees.structure_of(tree, [0] * tree.num_leaves)
     return [path for path, _ in pytrees.tree_flatten_with_path(dummy)[0]]

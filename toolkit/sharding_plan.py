@@ -57,7 +57,7 @@ def _flatten_prefix(prefix: Any, tree: pytrees.PyTreeDef, what: str) -> list[Any
     """Broadcast a pytree prefix of shardings over the leaves of ``tree``."""
     if prefix is None or isinstance(prefix, Sharding):
         return [prefix] * tree.num_leaves
-    dummy = pytrees.tree_unflatten(tree, [0] * tree.num_leaves)
+    dummy = pytrees.structure_of(tree, [0] * tree.num_leaves)
     try:
         return pytrees.broadcast_prefix(prefix, dummy, is_leaf=lambda x: x is None or isinstance(x, Sharding))
     except ValueError as exc:

@@ -49,7 +49,7 @@ def _check_axes_tree(axes: Any, what: str) -> None:
 
 
 def _flatten_axes(what: str, tree: pytrees.PyTreeDef, axes: Any) -> list[Any]:
-    dummy = pytrees.tree_unflatten(tree, [0] * tree.num_leaves)
+    dummy = pytrees.structure_of(tree, [0] * tree.num_leaves)
     try:
         return pytrees.broadcast_prefix(axes, dummy, is_leaf=_is_none)
     except ValueError as error:
@@ -201,7 +201,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name
             if dst is None:
                 if d is not None:
                     if paths is None:
-                        dummy = pytrees.tree_unflatten(out_tree, [0] * out_tree.num_leaves)
+                        dummy = pytrees.structure_of(out_tree, [0] * out_tree.num_leaves)
                         paths = [pytrees.keystr(p) for p, _ in pytrees.tree_flatten_with_path(dummy)[0]]
                     raise ValueError(f"at vmap out_axes{paths[i]}, got axis spec None but output was batched on "
                                      f"axis {d}")

@@ -893,8 +893,13 @@ def _flatten_into(tree: Any, leaves: list, is_leaf) -> PyTreeDef:
         leaves.append(tree)
         return _LEAF_DEF
     kind = handler.kind
-    if kind is _TUPLE or kind is _LIST or kind is _NAMEDTUPLE:
+    if kind is _TUPLE or kind is _LIST:
         children = tree
+        aux = None
+    elif kind is _NAMEDTUPLE:
+        # The fields as a plain tuple: a named tuple may override len()/iter() (a single spatial Rotation refuses
+        # len(), as SciPy's), where JAX's C++ reads the tuple itself.
+        children = tuple.__getitem__(tree, slice(None))
         aux = None
     elif kind is _DICT:
         if not tree:
@@ -1009,6 +1014,43 @@ def tree_structure(tree: Any, is_leaf: Callable[[Any], bool] | None = None) -> P
     PyTreeDef((*, {'a': *}))
     """
     return tree_flatten(tree, is_leaf)[1]
+
+
+class StructureOnly:
+    """A custom node's stand-in in :func:`structure_of`: its class (``node_type``) and its children."""
+
+    __slots__ = ("node_type", "children")
+
+    def __init__(self, node_type: type, children: list) -> None:
+        self.node_type, self.children = node_type, children
+
+    def __repr__(self) -> str:
+        return f"StructureOnly({self.node_type.__name__}, {self.children!r})"
+
+
+def structure_of(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
+    """``treedef`` unflattened from placeholder ``leaves`` (ints, zeros) to read its structure: argument key paths,
+    prefix broadcasting, output layouts. As :func:`tree_unflatten`, except that a custom node whose unflatten refuses
+    the placeholders (a class whose constructor checks its arrays: JAX calls it with real values, so such classes
+    work there) becomes a :class:`StructureOnly` holding its children, whose key paths are flattened indices."""
+    leaves = list(leaves)
+    if len(leaves) != treedef.num_leaves:
+        raise ValueError(f"structure_of: {len(leaves)} leaves for a treedef of {treedef.num_leaves}")
+    return _structure_of(treedef, iter(leaves))
+
+
+def _structure_of(treedef: PyTreeDef, leaves_iter: Any) -> Any:
+    if treedef._kind is _LEAF:
+        return next(leaves_iter)
+    children = [_structure_of(child, leaves_iter) for child in treedef._children]
+    handler = treedef._handler
+    assert handler is not None  # every node but a leaf has a handler
+    if treedef._kind is not _CUSTOM:
+        return handler.unflatten(treedef._aux, children)
+    try:
+        return handler.unflatten(treedef._aux, children)
+    except Exception:  # noqa: BLE001 - whatever the user's class raises for placeholders
+        return StructureOnly(handler.node_type, children)
 
 
 def tree_unflatten(treedef: PyTreeDef, leaves: Iterable[Any]) -> Any:
@@ -1277,3 +1319,9 @@ def broadcast_prefix(prefix_tree: Any, full_tree: Any, is_leaf: Callable[[Any], 
     for value, subtree in zip(prefix_leaves, subtrees):
         result.extend([value] * len(tree_leaves(subtree)))
     return result
+
+
+_register(StructureOnly, _NodeHandler(
+    _CUSTOM, StructureOnly, lambda s: (s.children, s.node_type),
+    lambda s: ([(FlattenedIndexKey(i), c) for i, c in enumerate(s.children)], s.node_type),
+    lambda node_type, children: StructureOnly(node_type, list(children))))

@@ -93,7 +93,7 @@ class _ByIdentity:
 
 def _arg_names(tree: pytrees.PyTreeDef) -> list[str]:
     """Flat inputs named as JAX names them in shape messages: ``args[0]``, ``args[1]['w']``, ``kwargs['x']``."""
-    dummy = pytrees.tree_unflatten(tree, list(range(tree.num_leaves)))
+    dummy = pytrees.structure_of(tree, list(range(tree.num_leaves)))
     names = []
     for path, _ in pytrees.tree_flatten_with_path(dummy)[0]:
         head, *rest = path

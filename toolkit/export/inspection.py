@@ -84,7 +84,7 @@ def input_paths(exp: Exported) -> list[str]:
 
 def result_paths(exp: Exported) -> list[str]:
     """The flat outputs' key paths: ``result``, ``result[0]``, ``result['s']``."""
-    dummy = pytrees.tree_unflatten(exp.out_tree, list(range(exp.out_tree.num_leaves)))
+    dummy = pytrees.structure_of(exp.out_tree, list(range(exp.out_tree.num_leaves)))
     return ["result" + pytrees.keystr(path) for path, _ in pytrees.tree_flatten_with_path(dummy)[0]]
 
 

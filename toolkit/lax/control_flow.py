@@ -56,7 +56,7 @@ def _types_match(a: ShapedArray, b: ShapedArray) -> bool:
 
 def _leaf_paths(tree: pytrees.PyTreeDef, prefix: str) -> list[str]:
     """``prefix`` plus the key path of every leaf of ``tree`` (for error messages)."""
-    dummy = pytrees.tree_unflatten(tree, [0] * tree.num_leaves)
+    dummy = pytrees.structure_of(tree, [0] * tree.num_leaves)
     return [prefix + pytrees.keystr(path) for path, _ in pytrees.tree_flatten_with_path(dummy)[0]]
 
 
