@@ -123,16 +123,8 @@ class RegularGridInterpolator:
 
 def _unflatten(aux: Any, children: Any) -> RegularGridInterpolator:
     grid, values, fill_value = children
-    leaves = [*grid, values, fill_value]
-    if all(type(leaf) is int for leaf in leaves if leaf is not None):
-        # toolkit's jit names argument leaves by unflattening their indices: a placeholder tree, built without
-        # the constructor's checks (which need arrays). Any other leaves are rebuilt by the constructor, as JAX's.
-        placeholder = object.__new__(RegularGridInterpolator)
-        placeholder.method, placeholder.bounds_error = aux
-        placeholder.grid, placeholder.values, placeholder.fill_value = tuple(grid), values, fill_value
-        return placeholder
     method, bounds_error = aux
-    return RegularGridInterpolator(grid, values, method, bounds_error, fill_value)
+    return RegularGridInterpolator(grid, values, method, bounds_error, fill_value)  # JAX's: the constructor
 
 
 register_pytree_node(

@@ -18,7 +18,6 @@ import numpy as np
 from toolkit import numpy as tnp
 from toolkit.core.config import numpy_rank_promotion
 from toolkit.numpy import linalg as np_linalg
-from toolkit.tree_util import GetAttrKey, register_pytree_with_keys
 
 __all__ = ["Rotation", "Slerp"]
 
@@ -209,16 +208,6 @@ class Slerp(typing.NamedTuple):
         if single_time:
             return result[0]
         return result
-
-
-# Rotation's own registration, with a named tuple's children and key paths: the generic named-tuple flattening
-# takes len() of the node, which a single Rotation refuses (its __len__ is SciPy's, TypeError).
-register_pytree_with_keys(
-    Rotation,
-    lambda r: (((GetAttrKey("quat"), r.quat),), None),
-    lambda _, children: Rotation(*children),
-    lambda r: ((r.quat,), None),
-)
 
 
 def _vectorized(signature: str) -> Any:
