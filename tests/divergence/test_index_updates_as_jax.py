@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+import toolkit
 import toolkit.numpy as tnp
 
 jax = pytest.importorskip("jax")
@@ -80,3 +81,24 @@ def test_lax_scatter_min_max_of_complex_values_as_jax():
         ours = getattr(lax, name)(x, index, updates, lax.ScatterDimensionNumbers(**dnums))
         theirs = getattr(jax.lax, name)(x, index, updates, jax.lax.ScatterDimensionNumbers(**dnums))
         np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+
+
+def test_multiply_updates_are_differentiable_as_jax():
+    # scatter_mul had no JVP rule: jax's x.at[i].multiply(v) differentiates (in x always, in v with unique indices).
+    x, v = np.arange(1.0, 6.0, dtype=np.float32), np.array([2.0, 3.0, 4.0], np.float32)
+    repeated, unique = np.array([0, 2, 2]), np.array([0, 2, 4])
+    cases = [
+        lambda m, ad: ad.grad(lambda x: (m.asarray(x).at[repeated].multiply(v) ** 2).sum())(x),
+        lambda m, ad: ad.jit(ad.grad(lambda x: (m.asarray(x).at[repeated].multiply(3.0) * x).sum()))(x),
+        lambda m, ad: ad.grad(lambda x, v: (m.asarray(x).at[unique].multiply(v, unique_indices=True) * x).sum(),
+                              (0, 1))(x, v),
+        lambda m, ad: ad.jvp(lambda x, v: m.asarray(x).at[unique].multiply(v, unique_indices=True), (x, v),
+                             (np.ones(5, np.float32), np.ones(3, np.float32))),
+    ]
+    for case in cases:
+        ours, theirs = case(tnp, toolkit), case(jnp, jax)
+        for a, b in zip(jax.tree_util.tree_leaves(ours), jax.tree_util.tree_leaves(theirs)):
+            np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-6)
+    for m, ad in ((tnp, toolkit), (jnp, jax)):
+        with pytest.raises(NotImplementedError, match="only implemented if `unique_indices=True`"):
+            ad.grad(lambda v: (m.asarray(x).at[repeated].multiply(v) ** 2).sum())(v)

@@ -429,13 +429,9 @@ def _spectral_helper(x: Any, y: Any, fs: Any = 1.0, window: Any = "hann", nperse
         result = tnp.conjugate(result) * result
     result *= scale
     if sides == "onesided" and mode == "psd":
-        # Doubles the frequencies with a negative twin (all but 0 and, for even nfft, Nyquist). A static mask rather
-        # than JAX's .at[].mul: the same values, and differentiable (toolkit's scatter_mul has no JVP).
-        doubled = np.ones(result.shape[-1], bool)
-        doubled[0] = False
-        if not nfft_int % 2:
-            doubled[-1] = False
-        result = tnp.where(doubled, result * 2, result)
+        # Doubles the frequencies with a negative twin (all but 0 and, for even nfft, Nyquist), as JAX's.
+        end = None if nfft_int % 2 else -1
+        result = result.at[..., 1:end].multiply(2)
 
     time = tnp.arange(nperseg_n / 2, x.shape[-1] - nperseg_n / 2 + 1, nperseg_n - noverlap_int,
                       dtype=freq_dtype) / fs

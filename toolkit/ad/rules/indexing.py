@@ -5,14 +5,15 @@ Indices are never differentiated. A gather's tangent is gathered with a fill
 value of 0 (out-of-bounds rows of a ``fill`` gather have zero derivative).
 ``scatter`` with duplicate indices assumes the tangent scatter picks the
 same winner as the primal one (XLA's deterministic CPU/GPU order);
-``scatter_mul/min/max`` have no rules.
+``scatter_mul`` is JAX's: linear in the operand (transposed by the same multiplication), and differentiable in the
+updates only with ``unique_indices`` (JAX's ``NotImplementedError`` otherwise); ``scatter_min/max`` have no rules.
 """
 
 from __future__ import annotations
 
 from toolkit.ad.registry import JVP_RULES, NO_JVP, TRANSPOSE_RULES
 from toolkit.ad.values import Zero, instantiate, is_undefined, tangent_aval, value_aval, zeros
-from toolkit.lax import indexing
+from toolkit.lax import elementwise, indexing
 
 
 def _gather_jvp(primals, tangents, **params):
@@ -105,6 +106,42 @@ TRANSPOSE_RULES[indexing.scatter_add_p] = _scatter_add_transpose
 JVP_RULES[indexing.scatter_p] = _scatter_linear_jvp(indexing.scatter_p)
 TRANSPOSE_RULES[indexing.scatter_p] = _scatter_transpose
 
-for _primitive in (indexing.scatter_mul_p, indexing.scatter_min_p, indexing.scatter_max_p):
-    NO_JVP[_primitive] = ("not yet: JAX has a JVP for scatter_mul with unique indices and for scatter_min/max "
-                          "(through the inverse gather); scatter and scatter_add have rules")
+_UNIQUE_ONLY = "scatter_mul gradients are only implemented if `unique_indices=True`"
+
+
+def _scatter_mul_jvp(primals, tangents, **params):
+    x, indices, updates = primals
+    out = indexing.scatter_mul_p.bind(x, indices, updates, **params)
+    tx, tu = tangents[0], tangents[2]
+    tangent = None
+    if not isinstance(tx, Zero):  # linear in the operand: the same multiplication of its tangent
+        tangent = indexing.scatter_mul_p.bind(tx, indices, updates, **params)
+    if not isinstance(tu, Zero):
+        if not params["unique_indices"]:
+            raise NotImplementedError(_UNIQUE_ONLY)
+        # Each written element is x * u: its derivative in u is x there (JAX's mul of a scatter_add of the tangent).
+        spread = indexing.scatter_add_p.bind(zeros(value_aval(x)), indices, tu, **params)
+        part = elementwise.mul(x, spread)
+        tangent = part if tangent is None else elementwise.add(tangent, part)
+    if tangent is None:
+        return out, Zero(tangent_aval(value_aval(out)))
+    return out, tangent
+
+
+def _scatter_mul_transpose(ct, x, indices, updates, *, dimension_numbers, indices_are_sorted, unique_indices, mode):
+    if isinstance(ct, Zero):
+        return [None, None, None]
+    if is_undefined(updates):  # the JVP above keeps the updates primal; nothing linear in them reaches here
+        raise NotImplementedError(_UNIQUE_ONLY)
+    ct_x = indexing.scatter_mul_p.bind(ct, indices, updates, dimension_numbers=dimension_numbers,
+                                       indices_are_sorted=indices_are_sorted, unique_indices=unique_indices,
+                                       mode=mode) if is_undefined(x) else None
+    return [ct_x, None, None]
+
+
+JVP_RULES[indexing.scatter_mul_p] = _scatter_mul_jvp
+TRANSPOSE_RULES[indexing.scatter_mul_p] = _scatter_mul_transpose
+
+for _primitive in (indexing.scatter_min_p, indexing.scatter_max_p):
+    NO_JVP[_primitive] = ("not yet: JAX has a JVP for scatter_min/max (through the inverse gather); scatter, "
+                          "scatter_add and scatter_mul have rules")
