@@ -102,3 +102,14 @@ def test_multiply_updates_are_differentiable_as_jax():
     for m, ad in ((tnp, toolkit), (jnp, jax)):
         with pytest.raises(NotImplementedError, match="only implemented if `unique_indices=True`"):
             ad.grad(lambda v: (m.asarray(x).at[repeated].multiply(v) ** 2).sum())(v)
+
+
+def test_a_sequence_of_traced_values_as_updates_as_jax():
+    # convert() went through numpy for a list or tuple, so x.at[0:2].set((a, b)) failed under jit.
+    def case(m, x, a, b):
+        return x.at[0:2].set((a, b)), x.at[1:3].add([a, 3.0]), x.astype("int32").at[0:2].multiply((2, b.astype("int32")))
+    args = (np.zeros(3, np.float32), np.float32(1.5), np.float32(2.0))
+    ours, theirs = toolkit.jit(lambda *a: case(tnp, *a))(*args), jax.jit(lambda *a: case(jnp, *a))(*args)
+    for a, b in zip(ours, theirs):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))

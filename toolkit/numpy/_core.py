@@ -197,8 +197,10 @@ def convert(x: Any, dtype: DTypeLike, weak: bool = False) -> Any:
         x = np.asarray(x, default).astype(dtype)
     if dtypes.is_python_scalar(x) or isinstance(x, np.generic) or (isinstance(x, np.ndarray) and x.ndim == 0):
         return np.asarray(x, dtype) if not weak else lax_elementwise.convert_element_type(np.asarray(x, dtype), dtype, True)
-    if isinstance(x, (np.ndarray, list, tuple)):
-        x = asarray(np.asarray(x))
+    if isinstance(x, (list, tuple)):
+        x = asarray(x)  # as JAX's asarray: a sequence of traced scalars is stacked (x.at[0:2].set((a, b)) in jit)
+    elif isinstance(x, np.ndarray):
+        x = asarray(x)
     if x.dtype != dtype or x.weak_type != weak:
         return lax_elementwise.convert_element_type(x, dtype, weak_type=weak)
     return x

@@ -287,8 +287,7 @@ def _apply_givens_rotations(H_row: Any, givens: Any, k: Any) -> tuple[Any, Any]:
     that zeroes its element ``k + 1``."""
     R_row = lax.fori_loop(0, k, lambda i, row: _rotate_vectors(row, i, *givens[i, :]), H_row)
     factors = _givens_rotation(R_row[k], R_row[k + 1])
-    # stacked here: toolkit's ``.at[].set`` takes an array, not a tuple of traced scalars
-    givens = givens.at[k, :].set(tnp.stack(factors))
+    givens = givens.at[k, :].set(factors)
     return _rotate_vectors(R_row, k, *factors), givens
 
 
