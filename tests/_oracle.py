@@ -29,3 +29,14 @@ def assert_same(ours, theirs, rtol=0.0, atol=0.0):
 def is_weak(x):
     """Whether ``x`` (a toolkit or JAX array, or a Python scalar) is weakly typed."""
     return bool(getattr(x, "weak_type", False))
+
+
+def assert_same_typed(ours, theirs, rtol=0.0, atol=0.0, what=""):
+    """``ours`` (a toolkit array) has the shape, dtype, weak type and values of ``theirs`` (JAX's): exact, or within
+    ``rtol``/``atol``; NaN where JAX's is NaN, infinities of its sign. ``what`` names the case in failures."""
+    assert type(ours).__module__.startswith("toolkit"), (what, type(ours))
+    assert (ours.shape, ours.dtype) == (theirs.shape, theirs.dtype), (what, ours.shape, ours.dtype, theirs.shape,
+                                                                      theirs.dtype)
+    assert ours.aval.weak_type == theirs.aval.weak_type, (what, ours.aval.weak_type)
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=rtol, atol=atol, equal_nan=True,
+                               err_msg=str(what))

@@ -13,6 +13,8 @@ import inspect
 import numpy as np
 import pytest
 
+from _oracle import assert_same_typed
+
 import toolkit
 import toolkit.numpy as tnp
 from toolkit.scipy import cluster as tcluster
@@ -35,14 +37,7 @@ ONE_AXIS = ["dct", "idct"]
 MANY_AXES = ["dctn", "idctn"]
 
 
-def _same(ours, theirs, rtol=0.0, atol=0.0, what=""):
-    """Same shape, dtype, weak type and values (exact by default)."""
-    assert isinstance(ours, toolkit.Array), (what, type(ours))
-    assert (ours.shape, ours.dtype) == (theirs.shape, theirs.dtype), (what, ours.shape, ours.dtype, theirs.shape,
-                                                                      theirs.dtype)
-    assert ours.aval.weak_type == theirs.aval.weak_type, (what, ours.aval.weak_type)
-    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=rtol, atol=atol, equal_nan=True,
-                               err_msg=str(what))
+_same = assert_same_typed  # exact unless a tolerance is given
 
 
 def _same_error(ours, theirs, what=""):

@@ -9,6 +9,8 @@ import importlib
 import numpy as np
 import pytest
 
+from _oracle import assert_same_typed
+
 import toolkit
 
 jax = pytest.importorskip("jax")
@@ -44,14 +46,7 @@ def _module(name):
     return importlib.import_module(f"toolkit.scipy.stats.{name}")
 
 
-def _same(ours, theirs, rtol=2e-6, atol=1e-6, what=""):
-    """Same shape, dtype, weak type and values (NaN where JAX's is NaN, infinities of its sign)."""
-    assert isinstance(ours, toolkit.Array), (what, type(ours))
-    assert (ours.shape, ours.dtype) == (theirs.shape, theirs.dtype), (what, ours.shape, ours.dtype, theirs.shape,
-                                                                      theirs.dtype)
-    assert ours.aval.weak_type == theirs.aval.weak_type, (what, ours.aval.weak_type)
-    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=rtol, atol=atol, equal_nan=True,
-                               err_msg=what)
+_same = assert_same_typed  # exact unless a tolerance is given
 
 
 #: Per distribution: (function, arguments) cases over the arrays above, with a loc where the function has one.

@@ -9,10 +9,14 @@ promotion is checked abstractly (``eval_shape``) for every function and eagerly 
 
 from __future__ import annotations
 
+import functools
+
 import importlib
 
 import numpy as np
 import pytest
+
+from _oracle import assert_same_typed
 
 import toolkit
 
@@ -68,14 +72,7 @@ def _module(name):
     return importlib.import_module(f"toolkit.scipy.stats.{name}")
 
 
-def _same(ours, theirs, rtol=0.0, atol=0.0, what=""):
-    """Same shape, dtype, weak type and values (NaN where JAX's is NaN, infinities of its sign)."""
-    assert isinstance(ours, toolkit.Array), (what, type(ours))
-    assert (ours.shape, ours.dtype) == (theirs.shape, theirs.dtype), (what, ours.shape, ours.dtype, theirs.shape,
-                                                                      theirs.dtype)
-    assert ours.aval.weak_type == theirs.aval.weak_type, (what, ours.aval.weak_type)
-    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=rtol, atol=atol, equal_nan=True,
-                               err_msg=what)
+_same = functools.partial(assert_same_typed, rtol=2e-6, atol=1e-6)
 
 
 def _tolerance(name, jitted=False):
