@@ -401,7 +401,7 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: Any = Fal
         targets = [device] * len(leaves)
     else:
         targets = pytrees.broadcast_prefix(device, x, is_leaf=lambda t: t is None or isinstance(t, kinds))
-    semantics = list(zip(_per_leaf(donate, x, leaves, "donate"), _per_leaf(may_alias, x, leaves, "may_alias")))
+    semantics = list(zip(_per_leaf(donate, x, leaves), _per_leaf(may_alias, x, leaves)))
     for donating, aliasing in semantics:
         if donating and aliasing:
             raise ValueError("may_alias and donate cannot be True at the same time.")
@@ -420,7 +420,7 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: Any = Fal
     return pytrees.tree_unflatten(tree, out)
 
 
-def _per_leaf(flags: Any, x: Any, leaves: list, what: str) -> list:
+def _per_leaf(flags: Any, x: Any, leaves: list) -> list:
     """``donate=``/``may_alias=``: one value for every leaf, or a pytree prefix of ``x`` holding them."""
     if flags is None or isinstance(flags, bool):
         return [flags] * len(leaves)
