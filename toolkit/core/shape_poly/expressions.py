@@ -694,22 +694,16 @@ def _max_min(operation: str, d1: DimSize, d2: DimSize) -> DimSize:
     scope = d1._scope if isinstance(d1, DimExpr) else d2._scope
     if isinstance(d1, DimExpr) and isinstance(d2, DimExpr):
         scope._check_same_scope(d2, f"in {operation}")
-    if not isinstance(d1, DimExpr):
-        # JAX's rmax/rmin: the symbolic operand decides, so where both answers hold (max(-1, floordiv(-1, a)) with
-        # a >= 1) the same one is kept: max keeps the expression, min the constant.
-        d1 = operator.index(d1)
-        lb, ub = _DECISION.sign_bounds(d2 - d1)
-        if lb >= 0:
-            return d2 if operation == _MAX else d1
-        if ub <= 0:
-            return d1 if operation == _MAX else d2
-        return DimExpr._from_operation(operation, (d1, d2), scope)
+    d1 = d1 if isinstance(d1, DimExpr) else operator.index(d1)
     d2 = d2 if isinstance(d2, DimExpr) else operator.index(d2)
-    lb, ub = _DECISION.sign_bounds(d1 - d2)
+    # JAX asks the symbolic operand first (rmax/rmin when the constant comes first), so where both answers hold
+    # (max(-1, floordiv(-1, a)) with a >= 1) the same one is kept: max keeps the expression, min the constant.
+    first, second = (d1, d2) if isinstance(d1, DimExpr) else (d2, d1)
+    lb, ub = _DECISION.sign_bounds(first - second)
     if lb >= 0:
-        return d1 if operation == _MAX else d2
+        return first if operation == _MAX else second
     if ub <= 0:
-        return d2 if operation == _MAX else d1
+        return second if operation == _MAX else first
     return DimExpr._from_operation(operation, (d1, d2), scope)
 
 
