@@ -291,8 +291,7 @@ def compile_cached(module: ir.Module, bytecode: bytes, devices: Sequence[Any], *
         _problem(f"cannot compute the compilation cache key ({type(error).__name__}: {error}); compiling")
         return compile_now()
     path = os.path.join(directory, key + SUFFIX)
-    # LAPACK's kernels are custom calls the module names: a module without one loads without them.
-    executable = _load(path, key, devices, options, custom_calls=b"lapack_" in bytecode)
+    executable = _load(path, key, devices, options)
     if executable is not None:
         _count("hits")
         return executable
@@ -396,7 +395,7 @@ def _checksum(key_digest: bytes, payload: bytes, seconds: float) -> bytes:
     return digest.digest()
 
 
-def _load(path: str, key: str, devices: Sequence[Any], options: Any, custom_calls: bool) -> Any | None:
+def _load(path: str, key: str, devices: Sequence[Any], options: Any) -> Any | None:
     """The executable in entry ``path``, or None (missing; or damaged, warned about once)."""
     try:
         with open(path, "rb") as file:
@@ -408,7 +407,7 @@ def _load(path: str, key: str, devices: Sequence[Any], options: Any, custom_call
         return None
     try:
         payload, seconds = decode_entry(data, key)
-        executable = runtime_executable.deserialize_executable(payload, devices, options, custom_calls=custom_calls)
+        executable = runtime_executable.deserialize_executable(payload, devices, options)
     except ValueError as error:
         _problem(f"compilation cache entry {path} is damaged ({error}); compiling again and rewriting it")
         return None

@@ -17,21 +17,47 @@ from toolkit.runtime.shardings import HloSharding
 RuntimeError_ = _jax.JaxRuntimeError
 
 
-def _register_cpu_custom_calls() -> None:
-    """Register jaxlib's LAPACK CPU kernels, which StableHLO custom calls name."""
-    global _registered
-    if _registered:
-        return
-    _registered = True
-    from jaxlib import lapack  # lazy: it loads scipy's LAPACK, wanted only once something compiles
-    # The kernels call LAPACK through function pointers filled in here (from scipy); without it they crash.
+def _register_cpu_custom_calls(program: str | bytes | None = None) -> None:
+    """Register jaxlib's LAPACK CPU kernels, which StableHLO custom calls name; ready them if ``program`` calls one.
+
+    Registering is cheap and happens once. The kernels call LAPACK through function pointers that
+    ``initialize()`` fills in from scipy, which costs ~0.2 s of CPU (a third of a small script's first
+    jit): it waits until a program naming a kernel (module text or bytecode, or an executable's
+    bytes, which carry its HLO) is compiled or loaded. ``program=None`` readies them unconditionally.
+    """
+    global _kernel_names
+    if _kernel_names is None:
+        from jaxlib import lapack  # lazy: wanted only once something compiles
+        names = []
+        for platform, targets in lapack.registrations().items():
+            for name, capsule, api_version in targets:
+                xla_client.register_custom_call_target(name, capsule, platform=platform, api_version=api_version)
+                names.append(name)
+        # "lapack_" covers every kernel but a few (tridiagonal_solve_perturbed_ffi): those by full name.
+        _kernel_names = (b"lapack_", *sorted({n.encode() for n in names if not n.startswith("lapack_")}))
+    if not _lapack_ready and (program is None or names_lapack_kernel(program)):
+        _ready_lapack()
+
+
+def names_lapack_kernel(program: str | bytes) -> bool:
+    """Whether ``program`` (module text or bytecode, serialized executable) names a jaxlib LAPACK kernel."""
+    if _kernel_names is None:
+        _register_cpu_custom_calls(b"")
+    assert _kernel_names is not None
+    data = program.encode() if isinstance(program, str) else bytes(program)
+    return any(name in data for name in _kernel_names)
+
+
+def _ready_lapack() -> None:
+    global _lapack_ready
+    from jaxlib import lapack
+    # Without this the kernels call through null pointers: the process crashes at the first call.
     lapack._lapack.initialize()
-    for platform, targets in lapack.registrations().items():
-        for name, capsule, api_version in targets:
-            xla_client.register_custom_call_target(name, capsule, platform=platform, api_version=api_version)
+    _lapack_ready = True
 
 
-_registered = False
+_kernel_names: tuple[bytes, ...] | None = None
+_lapack_ready = False
 
 
 def compile_module(module: Any, devices: Sequence[Any], *, num_partitions: int = 1,
@@ -52,7 +78,11 @@ def compile_module(module: Any, devices: Sequence[Any], *, num_partitions: int =
     ``dump_to``: a folder where XLA dumps its HLO as text before optimizations, after
     every pass that changed it, and optimized (``xla_dump_to``, ``xla_dump_hlo_pass_re=.*``).
     """
-    _register_cpu_custom_calls()
+    if isinstance(module, (str, bytes)) or serialized is not None:
+        program = serialized if serialized is not None else module
+    else:  # an ir.Module: its bytecode (what the host-callback check below reads as well)
+        program = serialized = module.operation.get_asm(binary=True)
+    _register_cpu_custom_calls(program)
     options = compile_options(devices, num_partitions=num_partitions, num_replicas=num_replicas, spmd=spmd,
                               use_shardy=use_shardy, compiler_options=compiler_options,
                               propagate_output_shardings=propagate_output_shardings, dump_to=dump_to)
@@ -102,17 +132,15 @@ def serialize_executable(executable: LoadedExecutable) -> bytes:
     return bytes(executable.serialize())
 
 
-def deserialize_executable(data: bytes, devices: Sequence[Any], options: Any, *,
-                           custom_calls: bool = True) -> LoadedExecutable:
+def deserialize_executable(data: bytes, devices: Sequence[Any], options: Any) -> LoadedExecutable:
     """Load bytes of :func:`serialize_executable` onto ``devices``; ``ValueError`` when jaxlib cannot parse them.
 
     jaxlib's warning holds: loading an executable may run its code, so pass only bytes you
     produced (the container of ``toolkit.deserialize_compiled`` checks a checksum first).
-    ``custom_calls=False`` (for an executable known to call no LAPACK kernel) skips
-    registering them, which loads scipy (~1 s) in a process that has not compiled yet.
+    The bytes carry the executable's HLO, custom call targets by name: LAPACK's kernels are
+    readied only when it calls one.
     """
-    if custom_calls:
-        _register_cpu_custom_calls()
+    _register_cpu_custom_calls(data)
     client = backend(devices[0].platform)
     try:
         return client.deserialize_executable(bytes(data), xla_client.DeviceList(tuple(devices)), options)
