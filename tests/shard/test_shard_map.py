@@ -171,6 +171,27 @@ def test_all_to_all(libs, partitioner, split, concat, tiled):
     run_both(libs, build, x)
 
 
+def test_pshuffle_and_pswapaxes(libs):
+    """JAX's wrappers: pshuffle's perm[i] is the source of position i; pswapaxes is all_to_all(x, name, a, a)."""
+    def build(L):
+        def body(a):  # block (4, 2); the axis "y" has 4 devices, the size of the block's axis 0
+            return (L.lax.pshuffle(a, "y", [1, 3, 0, 2]), L.lax.pswapaxes(a, "y", 0),
+                    L.lax.pshuffle({"t": a[:, :1]}, ("x", "y"), [7, 6, 5, 4, 3, 2, 1, 0]))
+        return L.shard_map(body, mesh=L.mesh, in_specs=L.P("x", "y"),
+                           out_specs=(L.P("x", "y"), L.P("x", "y"), {"t": L.P("x", "y")}))
+    run_both(libs, build, X)
+    tk, _ = libs
+    for L in libs:
+        bad = L.shard_map(lambda a: L.lax.pshuffle(a, "y", [0, 0, 1, 2]), mesh=L.mesh, in_specs=L.P("x", "y"),
+                          out_specs=L.P("x", "y"))
+        with pytest.raises(ValueError, match="does not represent a permutation"):
+            (toolkit.jit if L is tk else jax.jit)(bad)(X)
+    grouped = tk.shard_map(lambda a: tk.lax.pswapaxes(a, "y", 0, axis_index_groups=[[0, 1], [2, 3]]),
+                           mesh=tk.mesh, in_specs=tk.P("x", "y"), out_specs=tk.P("x", "y"))
+    with pytest.raises(NotImplementedError, match="axis_index_groups"):
+        toolkit.jit(grouped)(X)
+
+
 def test_axis_index_and_size(libs):
     def build(L):
         def body(a):

@@ -28,7 +28,8 @@ from toolkit.lax.random_bits import RandomAlgorithm, rng_bit_generator  # noqa: 
 from toolkit.lax.convolution import Precision  # noqa: F401,E402  (jax.lax.Precision: dot and conv precision)
 from toolkit.lax.custom_call import custom_call  # noqa: F401
 from toolkit.lax.parallel import (  # noqa: F401,E402
-    all_gather, all_to_all, axis_index, axis_size, pcast, pmax, pmean, pmin, ppermute, psum, psum_scatter, pvary,
+    all_gather, all_to_all, axis_index, axis_size, pcast, pmax, pmean, pmin, ppermute, pshuffle, psum, psum_scatter,
+    pswapaxes, pvary,
 )
 # jax.lax's wrappers over the primitives, each in its family's file (square, reciprocal: the elementwise star)
 from toolkit.lax.structural import (  # noqa: F401,E402

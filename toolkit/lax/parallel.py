@@ -12,6 +12,8 @@ the devices along named mesh axes:
 ``psum_scatter``   sum, then keep this device's block (``reduce_scatter``)
 ``ppermute``       send to another device by a permutation (``collective_permute``)
 ``all_to_all``     split one dimension, exchange, concatenate another
+``pshuffle``       ``ppermute`` by the source of each position (``perm[i]`` goes to ``i``)
+``pswapaxes``      ``all_to_all`` with the split and concatenated axis the same
 ``axis_index``     this device's position along the axes (``partition_id`` arithmetic)
 ``axis_size``      the number of devices along the axes (a Python int)
 =================  =========================================================
@@ -58,8 +60,8 @@ from toolkit.lax import structural
 #: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
 family = Family("parallel")
 
-__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "all_to_all",
-           "axis_index", "axis_size", "pvary", "pcast", "AxisEnv", "vmap_axis", "vmapped_axes"]
+__all__ = ["psum", "pmean", "pmax", "pmin", "all_gather", "psum_scatter", "ppermute", "all_to_all", "pshuffle",
+           "pswapaxes", "axis_index", "axis_size", "pvary", "pcast", "AxisEnv", "vmap_axis", "vmapped_axes"]
 
 
 # --- the axis environment -----------------------------------------------------------
@@ -471,6 +473,26 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *, til
         return out
 
     return pytrees.tree_map(one, x)
+
+
+@family.function(binds=(ppermute_p,))
+def pshuffle(x: Any, axis_name: Any, perm: Sequence[int]) -> Any:
+    """``ppermute`` with JAX's other encoding: position ``i`` receives the value of position ``perm[i]``
+    (``perm`` a permutation of ``range(axis size)``)."""
+    perm = [int(p) for p in perm]
+    if set(perm) != set(range(len(perm))):
+        raise ValueError(f"`perm` does not represent a permutation: {perm}")
+    return ppermute(x, axis_name, list(zip(perm, range(len(perm)))))
+
+
+@family.function(binds=(all_to_all_p,))
+def pswapaxes(x: Any, axis_name: Any, axis: int, *, axis_index_groups: Any = None) -> Any:
+    """Swap the manual axis ``axis_name`` with ``x``'s axis ``axis`` (of the axis' size): ``all_to_all(x,
+    axis_name, axis, axis)``. ``axis_index_groups`` is not supported (no collective of toolkit's takes it)."""
+    if axis_index_groups is not None:
+        raise NotImplementedError("toolkit's collectives do not take axis_index_groups (pswapaxes got "
+                                  f"{axis_index_groups!r}); use a mesh axis per group instead")
+    return all_to_all(x, axis_name, axis, axis)
 
 
 def axis_size(axis_name: Any) -> int:
