@@ -6,7 +6,7 @@ import pytest
 import toolkit
 from toolkit import lax
 
-from _oracle import assert_same
+from _oracle import assert_same, assert_same_typed
 
 jax = pytest.importorskip("jax")
 jlax = jax.lax
@@ -208,3 +208,24 @@ def test_tile_errors_and_lowering():
         lax.tile(np.zeros((2,)), (-1,))
     text = toolkit.jit(lambda v: lax.tile(v, (2, 3))).lower(np.zeros((2, 2), np.float32)).as_text()
     assert "tensor<2x2x3x2xf32>" in text  # JAX's reshape, broadcast_in_dim, reshape
+
+
+@pytest.mark.parametrize("value", [2.0, 3, True, np.float64(2.5), np.int8(3), np.arange(3.0), np.ones((2, 2), np.int16)])
+def test_stage_eagerly_keeps_dtype_and_weak_type(value):
+    assert_same_typed(lax.stage(value), jlax.stage(value))
+    assert isinstance(lax.stage(value), toolkit.Array)
+
+
+def test_stage_in_traces_is_a_constant_or_the_value_itself():
+    x = np.ones(2, np.float32)
+    ours = toolkit.jit(lambda v: lax.stage(np.ones(2, np.float32)) * v).lower(x).as_text()
+    theirs = jax.jit(lambda v: jlax.stage(np.ones(2, np.float32)) * v).lower(x).as_text()
+    assert ours.replace("jit__lambda_", "jit__lambda") == theirs  # JAX folds a staged constant into a constant
+    assert_same(toolkit.jit(lambda v: lax.stage(v) + lax.stage(1.0))(x), jax.jit(lambda v: jlax.stage(v) + 1.0)(x))
+    assert_same(toolkit.vmap(lax.stage)(np.ones((2, 3))), jax.vmap(jlax.stage)(np.ones((2, 3))))
+    assert_same(toolkit.grad(lambda v: lax.stage(v) * 2.0)(3.0), jax.grad(lambda v: jlax.stage(v) * 2.0)(3.0))
+    for bad in ([1, 2], (1.0,), "a", None):
+        with pytest.raises(TypeError, match="interpreting argument to stage"):
+            lax.stage(bad)
+        with pytest.raises(TypeError, match="interpreting argument to stage"):
+            jlax.stage(bad)

@@ -45,7 +45,7 @@ from toolkit.lax.structural import split  # noqa: F401,E402  (jax.lax.split: one
 # jax.lax names issue 23 added: array helpers, compiler controls, convolution shapes (toolkit/lax/<topic>.py)
 from toolkit.lax.array_helpers import (  # noqa: F401,E402
     RoundingMethod, broadcast_like, broadcast_shapes, dtype, empty, index_take, scatter_apply, scatter_sub,
-    shape_as_value, stack, tile, unstack,
+    shape_as_value, stack, stage, tile, unstack,
 )
 from toolkit.lax.compiler_controls import optimization_barrier, reduce_precision, rng_uniform  # noqa: F401,E402
 from toolkit.lax.convolution_shapes import (  # noqa: F401,E402

@@ -7,6 +7,7 @@ the same. ``scatter_sub`` is ``scatter_add`` of the negated updates (equal value
 and ``x + (-u)`` are the same IEEE and two's-complement result), ``scatter_apply`` applies
 its function as many times as an element is hit, and ``empty`` is zeros (what JAX's CPU lowering
 gives). Shape arithmetic (``broadcast_shapes``, ``shape_as_value``) and ``dtype`` are host-side.
+``stage`` lifts a value into the active trace (a constant of the program, as JAX's folds it).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from toolkit.core import dtypes
+from toolkit.core import dtypes, tracing
 from toolkit.core.avals import aval_of
 from toolkit.lax import elementwise
 from toolkit.lax.control_flow import fori_loop
@@ -30,7 +31,7 @@ from toolkit.lax.structural import (
 
 __all__ = [
     "RoundingMethod", "broadcast_like", "broadcast_shapes", "dtype", "empty", "index_take", "scatter_apply",
-    "scatter_sub", "shape_as_value", "stack", "tile", "unstack",
+    "scatter_sub", "shape_as_value", "stack", "stage", "tile", "unstack",
 ]
 
 
@@ -253,3 +254,24 @@ def tile(operand: Any, reps: Sequence[int]) -> Any:
     x = reshape(operand, expanded)
     x = broadcast_in_dim(x, tuple(k for pair in zip(reps, shape) for k in pair), tuple(range(2 * len(shape))))
     return reshape(x, tuple(r * d for r, d in zip(reps, shape)))
+
+
+def stage(x: Any, /) -> Any:
+    """``x`` (an array or a scalar) lifted into the active trace: the identity on values (``jax.lax.stage``).
+
+    Inside a trace a host value becomes a constant of the program (JAX folds its ``stage_p`` of a constant
+    the same way) and a traced value is itself; outside any trace the result is a toolkit array. The dtype
+    and weak type are the value's (a Python float stays weakly typed, a float64 is float32 with x64 off).
+    """
+    if not (isinstance(x, (np.ndarray, np.generic, bool, int, float, complex)) or hasattr(x, "aval")
+            or hasattr(x, "__toolkit_array__")):
+        raise TypeError("Error interpreting argument to stage as a JAX value. The problematic value is of type "
+                        f"{type(x)} and was passed to stage at position 0.")
+    builder = tracing.current_builder()
+    if builder is None:
+        return tracing.eager_call(_identity, x)
+    return builder.to_tracer(x)
+
+
+def _identity(x: Any) -> Any:
+    return x
