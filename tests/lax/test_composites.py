@@ -44,6 +44,31 @@ def test_lowering_matches_jax():
     assert _composite_lines(ours) == _composite_lines(theirs)
 
 
+ATTRIBUTES = {
+    "tuple": (1, 2), "nested": (((1,), (0,)), ((), ())), "list": [1.5, "x"], "empty": [], "dict": {"k": 3, "a": (1.5,)},
+    "f32": np.float32(2), "int": 3, "bool": True, "np_bool": np.bool_(True), "dtype": np.dtype(np.float32),
+    "bf16": np.dtype(jnp.bfloat16), "zero_d": np.array(2.0, np.float32), "array": np.arange(3, dtype=np.int32),
+    "bytes": b"xy",
+}
+
+
+@pytest.mark.parametrize("kind", sorted(ATTRIBUTES))
+def test_attribute_kinds_lower_as_jax(kind):
+    """JAX's attribute table: sequences are array attributes, dicts dictionaries, dtypes types, 0-d arrays dense."""
+    texts = []
+    for L, jit in ((lax, toolkit.jit), (jax.lax, jax.jit)):
+        op = L.composite(lambda a, **attributes: a, name="my.attr")
+        texts.append(_composite_lines(jit(lambda a: op(a, value=ATTRIBUTES[kind])).lower(X).as_text()))
+    assert texts[0] == texts[1]
+
+
+def test_complex_attributes_are_refused_like_jax():
+    for L, jit in ((lax, toolkit.jit), (jax.lax, jax.jit)):
+        op = L.composite(lambda a, **attributes: a, name="my.attr")
+        with pytest.raises(TypeError, match="Unsupported scalar attribute type"):
+            jit(lambda a: op(a, value=1j)).lower(X)
+
+
 def test_values_and_vmap():
     assert_same(toolkit.jit(_ops(lax, tnp))(X), jax.jit(_ops(jax.lax, jnp))(X), rtol=1e-6)
     assert_same(_ops(lax, tnp)(X), jax.jit(_ops(jax.lax, jnp))(X), rtol=1e-6)

@@ -67,9 +67,10 @@ def _attribute_leaves(name: str, key: str, value: Any) -> tuple[str, tuple, Any]
                 "use numpy arrays instead.")
         if isinstance(leaf, np.ndarray):
             leaf = HashableArray(leaf)
-        elif not isinstance(leaf, (bool, int, float, str, np.generic)):
+        elif not isinstance(leaf, (bool, int, float, complex, str, bytes, np.generic, np.dtype)):
             raise TypeError(f"composite '{name}': attribute {key!r} holds a {type(leaf).__name__}; attributes are "
-                            "Python or NumPy scalars, strings, NumPy arrays, or pytrees of them")
+                            "Python or NumPy scalars, strings, dtypes, NumPy arrays, or lists, tuples and dicts "
+                            "of them")
         out.append(leaf)
     return key, tuple(out), tree
 

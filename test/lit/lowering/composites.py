@@ -20,3 +20,13 @@ def tanh_and_scale():
     tanh = lax.composite(lambda x: tnp.tanh(x), name="my.tanh")
     scale = lax.composite(lambda x, *, factor, axis: x * factor, name="my.scale", version=2)
     print(lowered_text(lambda x: scale(tanh(x), factor=2.0, axis=np.int32(1)), spec((3,))))
+
+
+@run
+def attribute_kinds():
+    # JAX's attribute table: a tuple is an array attribute, a dict a dictionary, a dtype a type, a 0-d array dense.
+    # CHECK-LABEL: TEST: attribute_kinds
+    # CHECK: stablehlo.composite "my.attrs" %arg0 {composite_attributes = {dims = [{{\[}}[1], [0]], {{\[}}[], []]], dtype = bf16, scale = dense<2.000000e+00> : tensor<f32>, table = {k = 3 : i64}}, decomposition = @my.attrs}
+    attrs = lax.composite(lambda x, **attributes: x, name="my.attrs")
+    print(lowered_text(lambda x: attrs(x, dims=(((1,), (0,)), ((), ())), dtype=np.dtype(tnp.bfloat16),
+                                       scale=np.array(2.0, np.float32), table={"k": 3}), spec((3,))))
