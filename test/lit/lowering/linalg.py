@@ -25,12 +25,17 @@ def batched():
 @run
 def preferred_element_type():
     # CHECK-LABEL: TEST: preferred_element_type
-    # Mixed operands are converted to the result type first.
-    # CHECK: stablehlo.convert %arg0 : (tensor<2x3xi8>) -> tensor<2x3xi32>
-    # CHECK: stablehlo.convert %arg1 : (tensor<3xi8>) -> tensor<3xi32>
-    # CHECK: stablehlo.dot_general {{.*}} -> tensor<2xi32>
+    # Operands of one type go to XLA as they are, whatever the result type (JAX's rule); operands of two types
+    # are both converted to the result type first, an identity convert included.
+    # CHECK-NOT: stablehlo.convert
+    # CHECK: stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] : (tensor<2x3xi8>, tensor<3xi8>) -> tensor<2xi32>
     print(lowered_text(lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type=np.int32),
                        spec((2, 3), "int8"), spec((3,), "int8")))
+    # CHECK: stablehlo.convert %arg0 : (tensor<2x3xf16>) -> tensor<2x3xf32>
+    # CHECK-NEXT: stablehlo.convert %arg1 : tensor<3xf32>
+    # CHECK-NEXT: stablehlo.dot_general {{.*}} -> tensor<2xf32>
+    print(lowered_text(lambda a, b: lax.dot_general(a, b, (((1,), (0,)), ((), ())), preferred_element_type=np.float32),
+                       spec((2, 3), "float16"), spec((3,), "float32")))
 
 
 @run

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import stablehlo
@@ -13,6 +14,11 @@ from toolkit.lowering.rules.convolution import precision_config
 from toolkit.lowering.types import element_type, tensor_type
 
 
+# JAX's list for mixed float8 operands, which XLA multiplies without converting them.
+_FLOAT8 = frozenset(np.dtype(getattr(ml_dtypes, name)) for name in (
+    "float8_e4m3fn", "float8_e5m2", "float8_e5m2fnuz", "float8_e4m3fnuz", "float8_e3m4", "float8_e4m3", "float8_e8m0fnu"))
+
+
 @register_lowering(linalg.dot_general_p)
 def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_element_type):
     if isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)):
@@ -20,10 +26,11 @@ def _dot_general(ctx, lhs, rhs, *, dimension_numbers, precision, preferred_eleme
     (lc, rc), (lb, rb) = dimension_numbers
     lhs_aval, rhs_aval = ctx.avals_in
     out_dtype = ctx.avals_out[0].dtype
-    # XLA wants equal operand types; mixed inputs are converted to the result type first.
-    if lhs_aval.dtype != out_dtype:
+    # XLA wants equal operand types: operands of two types are both converted to the result type first (JAX's
+    # rule on CPU and GPU, identity converts included; not two float8 types, which XLA takes as they are).
+    # Operands of one type stay as they are whatever the result type (int8 x int8 -> int32, bf16 x bf16 -> f32).
+    if lhs_aval.dtype != rhs_aval.dtype and not (lhs_aval.dtype in _FLOAT8 and rhs_aval.dtype in _FLOAT8):
         lhs = stablehlo.ConvertOp(_retyped(ctx, 0, out_dtype), lhs).result
-    if rhs_aval.dtype != out_dtype:
         rhs = stablehlo.ConvertOp(_retyped(ctx, 1, out_dtype), rhs).result
     dn = stablehlo.DotDimensionNumbers.get(lhs_batching_dimensions=list(lb), rhs_batching_dimensions=list(rb),
                                            lhs_contracting_dimensions=list(lc), rhs_contracting_dimensions=list(rc))
