@@ -64,5 +64,5 @@ from toolkit.lax.custom_solves import custom_linear_solve, custom_root  # noqa: 
 from toolkit.lax.platform_dispatch import platform_dependent  # noqa: F401,E402
 from toolkit.lax.composites import composite  # noqa: F401,E402
 from toolkit.lax.approximate_top_k import approx_max_k, approx_min_k  # noqa: F401,E402
-from toolkit.lax.ragged_dot import ragged_dot  # noqa: F401,E402
+from toolkit.lax.ragged_dot import ragged_dot, ragged_dot_general  # noqa: F401,E402
 from toolkit.lax.scaled_dot import scaled_dot  # noqa: F401,E402

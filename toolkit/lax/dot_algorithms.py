@@ -177,7 +177,7 @@ DotDimensionNumbers = tuple[tuple[Sequence[int], Sequence[int]], tuple[Sequence[
 
 @dataclasses.dataclass(frozen=True)
 class RaggedDotDimensionNumbers:
-    """Dimension numbers of a ragged dot (``jax.lax.RaggedDotDimensionNumbers``; toolkit has no ragged dot yet).
+    """Dimension numbers of a ragged dot (``jax.lax.RaggedDotDimensionNumbers``; what ``ragged_dot_general`` takes).
 
     The sequences are stored as tuples (hashable, as JAX's frozen dataclass).
     """
