@@ -1,6 +1,7 @@
 """``take`` and ``take_along_axis``: elements at integer indices along one
 axis, lowered to one ``gather``, with JAX's modes for out-of-range indices
-(``"fill"``, ``"clip"``, ``"wrap"``, ``"promise_in_bounds"``). Example::
+(``"fill"``, ``"clip"``, ``"wrap"``, ``"promise_in_bounds"``; ``take_along_axis`` also JAX's
+``"one_hot"``, a one-hot contraction instead of the gather). Example::
 
     tnp.take(x, idx, axis=1, mode="clip")
     tnp.take_along_axis(x, tnp.argsort(x, axis=1), axis=1)   # == sort(x, axis=1)
@@ -8,6 +9,7 @@ axis, lowered to one ``gather``, with JAX's modes for out-of-range indices
 
 from __future__ import annotations
 
+import string
 from typing import Any
 
 import numpy as np
@@ -17,6 +19,7 @@ from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import indexing as lax_indexing
 from toolkit.lax import structural as lax_structural
+from toolkit.lax.convolution import Precision
 from toolkit.numpy import ufuncs
 from toolkit.numpy._core import asarray, broadcast_shapes, check_arraylike, is_array
 from toolkit.numpy.creation import zeros
@@ -95,20 +98,27 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
 
     Negative indices wrap once (``wrap_negative_indices``; JAX's default: unless ``mode="promise_in_bounds"``);
     then out-of-range ones follow ``mode`` (``"fill"`` by default, or ``"clip"``/``"promise_in_bounds"``), as in
-    JAX.
+    JAX. ``mode="one_hot"`` computes JAX's way without a gather: a contraction of the array with the indices'
+    boolean one-hot encoding (an ``einsum`` in the array's dtype), so an out-of-range index gives 0, and a NaN
+    or infinity anywhere along ``axis`` of a row makes every element taken from that row NaN (0 * inf);
+    ``fill_value`` is ignored there.
 
     Example::
 
         take_along_axis(x, argsort(x, axis=1), axis=1)   # == sort(x, axis=1)
     """
     check_arraylike("take_along_axis", arr, indices)
-    arr, axis = _flatten_if_none(arr, axis)
     indices = indices if is_array(indices) else np.asarray(indices)
+    if not dtypes.is_integer(indices.dtype):  # JAX's order of checks: the dtype, the ranks, then the axis
+        raise TypeError(f"take_along_axis: indices must be integers, got {np.dtype(indices.dtype).name}")
+    requested_axis = axis
+    arr, axis = _flatten_if_none(arr, axis)
     if indices.ndim != arr.ndim:
         raise ValueError(f"take_along_axis: indices of rank {indices.ndim} must match the array's rank {arr.ndim}")
-    if not dtypes.is_integer(indices.dtype):
-        raise TypeError(f"take_along_axis: indices must be integers, got {np.dtype(indices.dtype).name}")
-    gather_mode = _take_mode(mode)
+    if arr.ndim == 0:  # canonical_axis lets axis 0 of a scalar through; a scalar has no axis to take along
+        raise ValueError(f"take_along_axis: axis {requested_axis} is out of bounds for an array of rank 0")
+    one_hot = isinstance(mode, str) and mode == "one_hot"
+    gather_mode = None if one_hot else _take_mode(mode)
     if gather_mode == "wrap":
         raise ValueError("take_along_axis: mode 'wrap' is not supported")
     # JAX's gather: the dimensions where array and indices agree are gather batching dimensions (so a sharded
@@ -123,6 +133,8 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
     if wrap_negative_indices is None:
         wrap_negative_indices = gather_mode is not lax_indexing.GatherScatterMode.PROMISE_IN_BOUNDS
     indices = _along_axis_indices(indices, axis_size, wrap_negative_indices)
+    if one_hot:
+        return _take_along_axis_one_hot(arr, asarray(indices), axis)
     index_dims = [i for i, d in enumerate(idx_shape) if i == axis or not definitely_equal(d, 1)]
     gather_index_shape = tuple(out_shape[i] for i in index_dims) + (1,)
     if isinstance(indices, np.ndarray):
@@ -161,16 +173,62 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None, mode: str | None =
     return lax_indexing.gather(arr, indices, dnums, tuple(slice_sizes), mode=gather_mode, fill_value=fill_value)
 
 
+#: The einsum labels the one-hot contraction names the dimensions before ``axis`` with (two more are needed for
+#: the index and one-hot dimensions): JAX's limit on ``axis``.
+_ONE_HOT_MAX_LEADING_DIMS = len(string.ascii_letters) - 2
+
+
+def _take_along_axis_one_hot(arr: Any, indices: Any, axis: int) -> Any:
+    """JAX's ``mode="one_hot"``: ``hot[..., k] = (indices == k)`` contracted with ``arr`` along ``axis``.
+
+    The leading dimensions (before ``axis``) are einsum batch labels and the trailing ones its ``...``, so both
+    broadcast between ``indices`` and ``arr`` as in the gather path. The einsum and its precision (default for
+    1-D, ``HIGHEST`` otherwise) are JAX's, so results agree bit for bit."""
+    from toolkit.numpy.einsum import einsum  # function-level: einsum is a layer above take in toolkit.numpy
+
+    axis_size = arr.shape[axis]
+    iota_shape = (1,) * indices.ndim + (axis_size,)
+    classes = lax_structural.broadcasted_iota(indices.dtype, iota_shape, indices.ndim)
+    hot = ufuncs.equal(lax_structural.expand_dims(indices, (indices.ndim,)), classes)
+    if arr.ndim == 1:
+        taken = einsum("...b,b->...", hot, arr, preferred_element_type=arr.dtype)
+    else:
+        if axis > _ONE_HOT_MAX_LEADING_DIMS:
+            raise ValueError("One Hot indexing is only supported for up to 50 leading dimensions.")
+        leading = string.ascii_letters[:axis]
+        subscripts = f"{leading}y...z,{leading}z...->{leading}y..."
+        taken = einsum(subscripts, hot, arr, precision=Precision.HIGHEST, preferred_element_type=arr.dtype)
+    # JAX's einsum with a preferred_element_type gives a strongly typed result even for a weakly typed arr
+    # (toolkit's einsum keeps the weak type): the result is JAX's type either way.
+    if taken.weak_type:
+        taken = lax_elementwise.convert_element_type(taken, arr.dtype, weak_type=False)
+    return taken
+
+
 def _along_axis_indices(indices: Any, n: Any, wrap: bool = True) -> Any:
-    """take_along_axis's indices as int32 (int64 for 64-bit traced ones), negative entries wrapped once by ``n``
-    when ``wrap``."""
+    """take_along_axis's indices for the gather (or the one-hot encoding).
+
+    With ``wrap``, JAX's: converted to the index type of an axis of size ``n`` (int32 unless ``n`` exceeds int32's
+    range; the default integer type for a symbolic ``n``), wrapping modulo 2**32 as XLA's conversion does (so
+    under x64 an int64 index 2**32 + 1 takes element 1, and a uint32 2**32 - 1 is -1, the last element), then
+    negative entries wrapped once by ``n``. Without, int32 (int64 for 64-bit traced ones), numpy values clamped
+    into int32's range, which changes no result: such an index is out of bounds either way."""
+    if wrap:
+        symbolic = type(n) is not int
+        index_dtype = dtypes.default_int_dtype() if symbolic else np.dtype(np.int64 if n > _INT32_MAX else np.int32)
+        if isinstance(indices, np.ndarray):
+            v = indices.astype(index_dtype)  # numpy's cast wraps as XLA's convert does
+            if not symbolic:
+                return np.where(v < 0, v + index_dtype.type(n), v)
+            if not (v < 0).any():
+                return v
+            indices = asarray(v)  # negative entries wrap by a symbolic size: at run time
+        elif indices.dtype != index_dtype or indices.weak_type:
+            indices = lax_elementwise.convert_element_type(indices, index_dtype)
+        return _normalize_dynamic(indices, n)
     if isinstance(indices, np.ndarray):
-        if not wrap or type(n) is int or not (indices < 0).any():
-            v = indices.astype(np.int64)
-            v = np.where(v < 0, v + n, v) if wrap and type(n) is int else v
-            return np.clip(v, -_INT32_MAX - 1, _INT32_MAX).astype(np.int32)
-        indices = asarray(indices.astype(np.int32))  # negative entries wrap by a symbolic size: at run time
+        return np.clip(indices.astype(np.int64), -_INT32_MAX - 1, _INT32_MAX).astype(np.int32)
     index_dtype = _common_index_dtype([indices])
     if indices.dtype != index_dtype or indices.weak_type:
         indices = lax_elementwise.convert_element_type(indices, index_dtype)
-    return _normalize_dynamic(indices, n) if wrap else indices
+    return indices
