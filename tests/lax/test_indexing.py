@@ -34,10 +34,26 @@ def test_gather_clip_and_fill_modes():
 def test_gather_fill_defaults_per_dtype():
     ints = np.arange(4, dtype=np.int32)
     dn = GDN((), (0,), (0,))
-    out = np.asarray(lax.gather(ints, np.array([[9]], np.int32), dn, (1,)))
+    out = np.asarray(lax.gather(ints, np.array([[9]], np.int32), dn, (1,), mode="fill"))
     assert out[0] == np.iinfo(np.int32).min
     u = np.arange(4, dtype=np.uint8)
-    assert np.asarray(lax.gather(u, np.array([[9]], np.int32), dn, (1,)))[0] == 255
+    assert np.asarray(lax.gather(u, np.array([[9]], np.int32), dn, (1,), mode="fill"))[0] == 255
+
+
+def test_gather_defaults_are_jaxs():
+    """lax.gather without a mode promises in-bounds indices (XLA clamps), and fill_value counts only with "fill",
+    as JAX's; so lax.index_take, which passes no mode, clamps too."""
+    jax = pytest.importorskip("jax")
+    idx = np.array([[1], [5], [-2]], np.int32)
+    jdn = jax.lax.GatherDimensionNumbers(offset_dims=(1,), collapsed_slice_dims=(0,), start_index_map=(0,))
+    for kwargs in ({}, {"mode": "clip", "fill_value": 0.0}, {"mode": "promise_in_bounds", "fill_value": 7.0},
+                   {"mode": "fill", "fill_value": 7.0}):
+        ours = toolkit.jit(lambda x, i: lax.gather(x, i, ROWS, (1, 3), **kwargs))(X, idx)
+        theirs = jax.jit(lambda x, i: jax.lax.gather(x, i, jdn, (1, 3), **kwargs))(X, idx)
+        np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs), err_msg=str(kwargs))
+    take_idx = (np.array([1, 6, 3], np.int32),)
+    np.testing.assert_array_equal(np.asarray(lax.index_take(X, take_idx, (0,))),
+                                  np.asarray(jax.lax.index_take(X, take_idx, (0,))))
 
 
 def test_gather_windows_and_2d_index_vectors():
@@ -135,8 +151,6 @@ def test_gather_errors():
         lax.gather(X, idx, ROWS, (2, 3))
     with pytest.raises(TypeError, match="offset_dims"):
         lax.gather(X, idx, GDN((), (0,), (0,)), (1, 3))
-    with pytest.raises(ValueError, match="fill_value is only meaningful"):
-        lax.gather(X, idx, ROWS, (1, 3), mode="clip", fill_value=0)
     with pytest.raises(TypeError, match="dimension_numbers must be a GatherDimensionNumbers"):
         lax.gather(X, idx, ((1,), (0,), (0,)), (1, 3))
 

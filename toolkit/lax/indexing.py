@@ -6,10 +6,10 @@ name the operand dimensions that are sliced, collapsed or written; a ``mode``
 says what out-of-bounds indices do:
 
 * ``"clip"`` — indices are clamped so the whole slice/window is in bounds;
-* ``"fill"`` / ``"drop"`` (the default) — a gather returns ``fill_value`` for
+* ``"fill"`` / ``"drop"`` (a scatter's default) — a gather returns ``fill_value`` for
   slices that are not fully in bounds, a scatter drops such updates;
-* ``"promise_in_bounds"`` — the caller promises in-bounds indices (XLA's
-  native behaviour: gather clamps, scatter skips).
+* ``"promise_in_bounds"`` (``lax.gather``'s default, as JAX's) — the caller promises in-bounds
+  indices (XLA's native behaviour: gather clamps, scatter skips).
 
 Example::
 
@@ -182,13 +182,18 @@ def gather(operand: Any, start_indices: Any, dimension_numbers: GatherDimensionN
            mode: "str | GatherScatterMode | None" = None, fill_value: Any = None) -> Any:
     """XLA's gather: one slice of ``slice_sizes`` per index vector (the last dimension of ``start_indices``).
 
+    ``mode`` None is ``"promise_in_bounds"`` (JAX's default here: an out-of-bounds start is clamped);
+    ``fill_value`` (NaN, the minimum or maximum integer, or True by default) only counts with ``"fill"``.
+
     Example (``x[idx]`` for a 2-D ``x`` and a 1-D ``idx``)::
 
         gather(x, idx[:, None], GatherDimensionNumbers((1,), (0,), (0,)), (1, x.shape[1]))
     """
-    mode = GatherScatterMode.from_any(mode)
-    if fill_value is not None and mode is not GatherScatterMode.FILL_OR_DROP:
-        raise ValueError("gather: fill_value is only meaningful with mode='fill'")
+    # JAX's lax.gather: no mode is PROMISE_IN_BOUNDS (XLA clamps), unlike the scatters and GatherScatterMode's
+    # own default; a fill_value is ignored unless the mode fills, as JAX documents.
+    mode = GatherScatterMode.PROMISE_IN_BOUNDS if mode is None else GatherScatterMode.from_any(mode)
+    if mode is not GatherScatterMode.FILL_OR_DROP:
+        fill_value = None
     if fill_value is not None:
         kind = np.dtype(dtypes.dtype_of(operand)).kind
         if type(fill_value) is int and kind in "iu":
