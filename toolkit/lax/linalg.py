@@ -87,3 +87,5 @@ from toolkit.lax.decompositions import (  # noqa: E402,F401
     symmetric_product_p, symmetrize, triangular_solve,
     triangular_solve_p, tridiagonal, tridiagonal_p, tridiagonal_solve, tridiagonal_solve_p,
 )
+# QDWH polar decomposition: its own module (toolkit/lax/qdwh.py imports dot_general from here inside a function).
+from toolkit.lax.qdwh import qdwh  # noqa: E402,F401

@@ -10,15 +10,23 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 
+from toolkit import lax
 from toolkit import numpy as tnp
+from toolkit import random
+from toolkit.core import dtypes
+from toolkit.core.avals import ShapeDtypeStruct
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import linalg as lax_linalg
+from toolkit.lax.convolution import Precision
 from toolkit.lax.decompositions import complex_dtype
+from toolkit.lax.qdwh import qdwh
 from toolkit.numpy import linalg as np_linalg
 from toolkit.numpy._core import broadcast_shapes, promote_inexact
 
-__all__ = ["cho_factor", "cho_solve", "cholesky", "det", "eigh", "hessenberg", "inv", "lu", "lu_factor", "lu_solve", "qr",
-           "schur", "solve", "solve_triangular", "svd"]
+__all__ = ["cho_factor", "cho_solve", "cholesky", "det", "eigh", "eigh_tridiagonal", "hessenberg", "inv", "lu",
+           "lu_factor", "lu_solve", "polar", "qr", "qr_multiply", "schur", "solve", "solve_triangular", "svd"]
 
 
 def _inexact(name: str, *args: Any) -> list[Any]:
@@ -232,4 +240,324 @@ def hessenberg(a: Any, *, calc_q: bool = False, overwrite_a: bool = False, check
     return h, q
 
 
-# --- expm: JAX's Pade approximant with scaling and squaring ---------------------------------
+
+def qr_multiply(a: Any, c: Any, mode: str = "right", pivoting: bool = False, conjugate: bool = False,
+                overwrite_a: bool = False, overwrite_c: bool = False) -> tuple[Any, Any]:
+    """The QR decomposition ``a = Q R`` (``a``: ``[..., M, N]``, ``K = min(M, N)``) with ``Q`` applied to ``c``
+    without forming it (LAPACK's ``geqrf`` then ``ormqr``): ``(Q @ c, R)`` for ``mode='left'`` (``c``:
+    ``[..., K, P]``, result ``[..., M, P]``), ``(c @ Q, R)`` for ``mode='right'`` (``c``: ``[..., P, M]``,
+    result ``[..., P, K]``); ``conjugate`` uses ``conj(Q)``. ``R`` is ``[..., K, N]``. A 1-D ``c`` is a column
+    (``'left'``) or a row (``'right'``) and the result is raveled. Batch dimensions broadcast.
+
+    Column pivoting (``pivoting=True``, LAPACK's ``geqp3``) is not available: a ``NotImplementedError``.
+    """
+    del overwrite_a, overwrite_c
+    a, c = _inexact("qr_multiply", a, c)
+    if mode not in ("right", "left"):
+        raise ValueError(f"mode must be 'right' or 'left', got {mode!r}")
+    onedim = c.ndim == 1
+    if onedim:
+        c = c[:, None] if mode == "left" else c[None, :]
+    if a.ndim < 2:
+        raise ValueError(f"qr_multiply: a must have shape [..., M, N], got {tuple(a.shape)}")
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    if mode == "left":
+        if c.shape[-2] != k:
+            raise ValueError(f"Array shapes are not compatible for Q @ c operation: a has shape {tuple(a.shape)} "
+                             f"so Q has {k} columns, but c has {c.shape[-2]} rows (expected {k}).")
+    elif c.shape[-1] != m:
+        raise ValueError(f"Array shapes are not compatible for c @ Q operation: a has shape {tuple(a.shape)} "
+                         f"so Q has {m} rows, but c has {c.shape[-1]} columns (expected {m}).")
+    if pivoting:
+        raise NotImplementedError("qr_multiply(pivoting=True) is not implemented in toolkit (LAPACK's geqp3)")
+    batch = broadcast_shapes(a.shape[:-2], c.shape[:-2])
+    a = tnp.broadcast_to(a, (*batch, *a.shape[-2:]))
+    c = tnp.broadcast_to(c, (*batch, *c.shape[-2:]))
+    r, taus = lax_linalg.geqrf(a)
+    if m > n and mode == "left":
+        # Q is M x M for ormqr: c's missing rows multiply Q's columns beyond K, which the economic Q lacks.
+        c = tnp.concatenate([c, tnp.zeros((*c.shape[:-2], m - k, c.shape[-1]), dtype=c.dtype)], axis=-2)
+    if conjugate:
+        # c conj(Q) = (Q^H c^T)^T: transposing c (free under jit) turns the conjugate into LAPACK's adjoint,
+        # and swaps the side Q multiplies from.
+        c = tnp.swapaxes(c, -1, -2)
+    product = lax_linalg.ormqr(r, taus, c, left=(mode == "left") != conjugate, transpose=conjugate)
+    if conjugate:
+        product = tnp.swapaxes(product, -1, -2)
+    if mode == "right":
+        product = product[..., :k]
+    if onedim:
+        product = tnp.ravel(product)
+    return product, tnp.triu(r[..., :k, :])
+
+
+# --- polar: QDWH (toolkit.lax.qdwh) or the SVD ----------------------------------------------------------
+
+
+def _matmul_highest(a: Any, b: Any) -> Any:
+    # JAX runs _polar_2d under default_matmul_precision("float32"): its products are Precision.HIGHEST.
+    return tnp.matmul(a, b, precision=Precision.HIGHEST)
+
+
+def _polar_matrix(a: Any, side: str, method: str, eps: float | None) -> tuple[Any, Any]:
+    """The polar factors ``(unitary, posdef)`` of one matrix ``a`` (``m x n``)."""
+    m, n = a.shape
+    if method == "qdwh":
+        if m >= n and side == "right":
+            unitary, posdef, _, _ = qdwh(a, is_hermitian=False, eps=eps)
+        elif m < n and side == "left":
+            # a^H = u' h' is a right decomposition of the tall a^H: a = h'^H u'^H.
+            unitary, posdef, _, _ = qdwh(tnp.conj(a.T), is_hermitian=False, eps=eps)
+            unitary, posdef = tnp.conj(unitary.T), tnp.conj(posdef.T)
+        else:
+            raise NotImplementedError("method='qdwh' only supports mxn matrices where m < n where side='right' "
+                                      f"and m >= n side='left', got {tuple(a.shape)} with side={side!r}")
+    elif method == "svd":
+        u_svd, s_svd, vh_svd = lax_linalg.svd(a, full_matrices=False)
+        s_svd = s_svd.astype(u_svd.dtype)
+        unitary = _matmul_highest(u_svd, vh_svd)
+        if side == "right":
+            posdef = _matmul_highest(tnp.conj(vh_svd.T) * s_svd[None, :], vh_svd)
+        else:
+            posdef = _matmul_highest(u_svd * s_svd[None, :], tnp.conj(u_svd.T))
+    else:
+        raise ValueError(f"Unknown polar decomposition method {method}.")
+    return unitary, posdef
+
+
+@compiled_whole(static_argnames=("side", "method", "eps"))
+def polar(a: Any, side: str = "right", *, method: str = "qdwh", eps: float | None = None,
+          max_iterations: int | None = None) -> tuple[Any, Any]:
+    """The polar decomposition of ``a`` (``[..., m, n]``): ``(u, p)`` with ``a = u p`` (``side='right'``,
+    ``p`` is ``n x n``) or ``a = p u`` (``side='left'``, ``p`` is ``m x m``), ``p`` Hermitian positive
+    semidefinite and ``u`` with orthonormal columns (rows when ``n > m``): ``u = u_svd vh_svd`` for the
+    SVD ``a = u_svd s vh_svd``.
+
+    ``method='qdwh'`` (default) runs :func:`toolkit.lax.qdwh.qdwh`, which needs ``m >= n`` for
+    ``side='right'`` and ``m < n`` for ``side='left'`` (``NotImplementedError`` otherwise, as JAX's);
+    ``eps`` is its tolerance. ``method='svd'`` forms the factors from the SVD. As in JAX 0.10.2,
+    ``max_iterations`` is accepted but not passed on: QDWH runs to its default limit of 10 steps.
+    """
+    del max_iterations  # JAX's _polar_2d takes it and does not pass it to qdwh; results agree with JAX's
+    arr = tnp.asarray(a)
+    if arr.ndim < 2:
+        raise ValueError("The input `a` must be at least a 2-D array.")
+    if side not in ["right", "left"]:
+        raise ValueError("The argument `side` must be either 'right' or 'left'.")
+    signature = "(m,n)->(m,n),(n,n)" if side == "right" else "(m,n)->(m,n),(m,m)"
+    return tnp.vectorize(lambda matrix: _polar_matrix(matrix, side, method, eps), signature=signature)(arr)
+
+
+# --- eigh_tridiagonal: bisection on Sturm counts, then inverse iteration -------------------------------
+
+
+def _sturm_counts(alpha: Any, beta_sq: Any, pivmin: Any, alpha0_perturbation: Any, x: Any) -> Any:
+    """For each shift in ``x``, how many eigenvalues of the symmetric tridiagonal matrix (diagonal ``alpha``,
+    squared off-diagonal ``beta_sq``) are below it: the negative pivots of the LDL^T factorization of
+    ``T - x I`` (Sturm's sequence), with pivots kept at least ``pivmin`` away from 0 to avoid overflow."""
+    n = alpha.shape[0]
+
+    # The first pivot: exactly 0 when x is alpha[0], which is replaced by a tiny perturbation.
+    q = alpha[0] - x
+    count = tnp.where(q < 0, tnp.ones(x.shape, dtype=np.int32), tnp.zeros(x.shape, dtype=np.int32))
+    q = tnp.where(alpha[0] == x, alpha0_perturbation, q)
+
+    def sturm_step(i: Any, q: Any, count: Any) -> tuple[Any, Any]:
+        q = alpha[i] - beta_sq[i - 1] / q - x
+        count = tnp.where(q <= pivmin, count + 1, count)
+        q = tnp.where(q <= pivmin, tnp.minimum(q, -pivmin), q)
+        return q, count
+
+    # (n - 1) % 16 steps unrolled ahead, then the loop in blocks of 16 unrolled steps (JAX's shape of it).
+    blocksize = 16
+
+    def steps(unroll: int) -> Any:
+        def run(state: tuple[Any, Any, Any]) -> tuple[Any, Any, Any]:
+            start, q, count = state
+            for j in range(unroll):
+                q, count = sturm_step(start + j, q, count)
+            return start + unroll, q, count
+        return run
+
+    state = steps((n - 1) % blocksize)((1, q, count))
+    _, _, count = lax.while_loop(lambda state: tnp.less(state[0], n), steps(blocksize), state)
+    return count
+
+
+def _tridiagonal_solve_perturbed(dl: Any, d: Any, du: Any, b: Any) -> Any:
+    """``jax.lax.linalg.tridiagonal_solve(dl, d, du, b, perturb_singular=True)`` on CPU: jaxlib's
+    ``tridiagonal_solve_perturbed_ffi`` kernel (Gaussian elimination whose zero pivots are perturbed, so a
+    singular system still gives a finite solution), called as JAX's lowering calls it."""
+    # toolkit.lax.linalg.tridiagonal_solve does not take perturb_singular yet (it raises NotImplementedError).
+    rank = b.ndim
+    diagonal_layout = tuple(range(rank - 2, -1, -1))
+    matrix_layout = (rank - 2, rank - 1, *range(rank - 3, -1, -1))
+    return lax.custom_call("tridiagonal_solve_perturbed_ffi", ShapeDtypeStruct(b.shape, b.dtype), dl, d, du, b,
+                           api_version=4, backend_config={}, operand_layouts=[diagonal_layout] * 3 + [matrix_layout],
+                           result_layouts=[matrix_layout])
+
+
+def _tridiagonal_eigenvectors(alpha: Any, beta: Any, eigvals: Any, key: Any) -> Any:
+    """The eigenvectors (rows) for ``eigvals`` (ascending) by inverse iteration from random vectors, those of
+    eigenvalues closer than ``sqrt(eps) |T|`` orthonormalized together (by QR) after every step."""
+    n = alpha.shape[0]
+    k = eigvals.shape[0]
+    dl = tnp.pad(tnp.conj(beta), (1, 0))
+    du = tnp.pad(beta, (0, 1))
+
+    # Clusters of close eigenvalues: their eigenvectors are not unique (their span is), so they are kept
+    # mutually orthogonal explicitly. A cluster is a run [start, end) of neighbours closer than gaptol.
+    gap = eigvals[1:] - eigvals[:-1]
+    eps = np.finfo(eigvals.dtype).eps
+    t_norm = tnp.maximum(tnp.abs(eigvals[0]), tnp.abs(eigvals[-1]))
+    gaptol = tnp.sqrt(eps) * t_norm
+    close = gap < gaptol
+    left_neighbor_close = tnp.pad(close, (1, 0), constant_values=False)
+    right_neighbor_close = tnp.pad(close, (0, 1), constant_values=False)
+    cluster_start = tnp.logical_and(tnp.logical_not(left_neighbor_close), right_neighbor_close)
+    cluster_end = tnp.logical_and(left_neighbor_close, tnp.logical_not(right_neighbor_close))
+    max_clusters = k // 2 + 1
+    starts = tnp.nonzero(cluster_start, size=max_clusters)[0]
+    ends = tnp.nonzero(cluster_end, size=max_clusters)[0] + 1
+    num_clusters = tnp.sum(cluster_start)
+    arange_k = tnp.arange(k)
+
+    solve_dtype = np.result_type(alpha.dtype, beta.dtype)
+    base_dtype = np.finfo(solve_dtype).dtype
+    v = random.normal(key, (k, n), dtype=base_dtype).astype(solve_dtype)
+    v = v / np_linalg.norm(v, axis=-1, keepdims=True).astype(solve_dtype)
+
+    def orthogonalize_close_eigenvectors(ev: Any) -> Any:
+        def orthogonalize_cluster(i: Any, ev: Any) -> Any:
+            start, end = starts[i], ends[i]
+            # The cluster's rows as the first (end - start) rows of a k x n block, the rest zeroed.
+            block = lax.dynamic_slice(tnp.pad(ev, ((0, k), (0, 0))), (start, 0), (k, n))
+            mask = (arange_k < end - start).astype(ev.dtype)
+            q, _ = np_linalg.qr((block * mask[:, None]).T)
+            update = lax.dynamic_update_slice(tnp.zeros((2 * k, n), dtype=ev.dtype), q.T * mask[:, None],
+                                              (start, 0))[:k, :]
+            in_cluster = (arange_k >= start) & (arange_k < end)
+            return tnp.where(in_cluster[:, None], update, ev)
+
+        return lax.fori_loop(0, num_clusters, orthogonalize_cluster, ev)
+
+    # The k shifted systems (T - eigvals[i] I) x_i = v_i, solved together as a batch.
+    alpha_shifted = (alpha[None, :] - eigvals[:, None]).astype(solve_dtype)
+    dl_batched = tnp.broadcast_to(dl[None, :], (k, n)).astype(solve_dtype)
+    du_batched = tnp.broadcast_to(du[None, :], (k, n)).astype(solve_dtype)
+
+    def inverse_iteration_step(state: tuple[Any, Any, Any, Any]) -> tuple[Any, Any, Any, Any]:
+        i, v, norm_v, _ = state
+        v_new = _tridiagonal_solve_perturbed(dl_batched, alpha_shifted, du_batched, v[:, :, None].astype(solve_dtype))
+        v_new = tnp.squeeze(v_new, axis=-1)
+        norm_v_new = np_linalg.norm(v_new, axis=-1, keepdims=True)
+        v_new = v_new / norm_v_new.astype(v_new.dtype)
+        v_new = orthogonalize_close_eigenvectors(v_new)
+        return i + 1, v_new, tnp.squeeze(norm_v_new, axis=-1), norm_v
+
+    def norms_still_growing(state: tuple[Any, Any, Any, Any]) -> Any:
+        # At most 5 steps (LAPACK's xSTEIN), while some vector's norm still grows by 10% or more.
+        i, _, norm_v, norm_v_old = state
+        return tnp.logical_and(i < 5, tnp.any(norm_v >= 1.1 * norm_v_old))
+
+    _, vectors, _, _ = lax.while_loop(norms_still_growing, inverse_iteration_step,
+                                      (0, v, tnp.ones(k, dtype=eigvals.dtype), tnp.zeros(k, dtype=eigvals.dtype)))
+    return vectors
+
+
+@compiled_whole(static_argnames=("eigvals_only", "select", "select_range"))
+def eigh_tridiagonal(d: Any, e: Any, *, eigvals_only: bool = False, select: str = "a",
+                     select_range: tuple[float, float] | None = None, tol: float | None = None,
+                     key: Any = None) -> Any:
+    """The eigenvalues (ascending), and unless ``eigvals_only`` the eigenvectors (columns), of the real
+    symmetric (or complex Hermitian) tridiagonal matrix with diagonal ``d`` (``(N,)``) and off-diagonal ``e``
+    (``(N - 1,)``), as JAX computes them: bisection on Sturm counts for all the wanted eigenvalues at once,
+    from the Gershgorin interval, to an absolute tolerance ``max(tol, eps |T|)``; then inverse iteration
+    from random vectors drawn with ``key`` (default ``random.key(42)``).
+
+    ``select='a'``: all eigenvalues; ``'i'``: those of indices ``select_range[0] <= i <= select_range[1]``.
+    ``select='v'`` (by value) is not implemented (``NotImplementedError``, as in JAX). ``d`` and ``e`` must have
+    the same dtype, float32/float64 (complex too: the eigenvalues are real, the eigenvectors complex).
+    """
+    if not eigvals_only and key is None:
+        key = random.key(42)
+    alpha = tnp.asarray(d)
+    beta = tnp.asarray(e)
+    supported_dtypes = (np.float32, np.float64, np.complex64, np.complex128)
+    if alpha.dtype != beta.dtype:
+        raise TypeError("diagonal and off-diagonal values must have same dtype, "
+                        f"got {alpha.dtype} and {beta.dtype}")
+    if alpha.dtype not in supported_dtypes or beta.dtype not in supported_dtypes:
+        raise TypeError("Only float32 and float64 inputs are supported as inputs to "
+                        f"toolkit.scipy.linalg.eigh_tridiagonal, got {alpha.dtype} and {beta.dtype}")
+    n = alpha.shape[0]
+    if n <= 1:
+        if eigvals_only:
+            return tnp.real(alpha)
+        return tnp.real(alpha), tnp.eye(n, dtype=alpha.dtype)
+
+    if dtypes.is_complex(alpha.dtype):
+        alpha = tnp.real(alpha)
+        beta_sq = tnp.real(beta * tnp.conj(beta))
+        beta_abs = tnp.sqrt(beta_sq)
+    else:
+        beta_abs = tnp.abs(beta)
+        beta_sq = tnp.square(beta)
+
+    # Gershgorin's circles bound the spectrum: [lambda_est_min, lambda_est_max], and |T|_2 <= t_norm.
+    off_diag_abs_row_sum = tnp.concatenate([beta_abs[:1], beta_abs[:-1] + beta_abs[1:], beta_abs[-1:]], axis=0)
+    lambda_est_max = tnp.amax(alpha + off_diag_abs_row_sum)
+    lambda_est_min = tnp.amin(alpha - off_diag_abs_row_sum)
+    t_norm = tnp.maximum(tnp.abs(lambda_est_min), tnp.abs(lambda_est_max))
+
+    # The smallest pivot allowed in the Sturm sequence (LAPACK's safe minimum, scaled), against overflow.
+    finfo = np.finfo(alpha.dtype)
+    one = np.ones([], dtype=alpha.dtype)
+    safemin = np.maximum(one / finfo.max, (one + finfo.eps) * finfo.tiny)
+    pivmin = safemin * tnp.maximum(1, tnp.amax(beta_sq))
+    alpha0_perturbation = tnp.square(finfo.eps * beta_abs[0])
+    abs_tol = finfo.eps * t_norm
+    if tol is not None:
+        abs_tol = tnp.maximum(tol, abs_tol)
+    # Each bisection step halves the interval: from |T| to eps |T| takes at most the mantissa's bits plus one.
+    max_it = finfo.nmant + 1
+
+    if select == "a":
+        target_counts = tnp.arange(n, dtype=np.int32)
+    elif select == "i":
+        if select_range is None:
+            raise ValueError("for select='i', select_range must be specified.")
+        if select_range[0] > select_range[1]:
+            raise ValueError("Got empty index range in select_range.")
+        target_counts = tnp.arange(select_range[0], select_range[1] + 1, dtype=np.int32)
+    elif select == "v":
+        raise NotImplementedError("eigh_tridiagonal(..., select='v') is not implemented")
+    else:
+        raise ValueError("'select must have a value in {'a', 'i', 'v'}.")
+
+    # Bisection for every wanted eigenvalue at once, from the Gershgorin interval slightly widened.
+    fudge = 2.1
+    norm_slack = tnp.array(n, alpha.dtype) * fudge * finfo.eps * t_norm
+    target_shape = target_counts.shape
+    lower = tnp.broadcast_to(lambda_est_min - norm_slack - 2 * fudge * pivmin, target_shape)
+    upper = tnp.broadcast_to(lambda_est_max + norm_slack + fudge * pivmin, target_shape)
+    mid = 0.5 * (upper + lower)
+    pivmin = tnp.broadcast_to(pivmin, target_shape)
+    alpha0_perturbation = tnp.broadcast_to(alpha0_perturbation, target_shape)
+
+    def wider_than_tolerance(state: tuple[Any, Any, Any, Any]) -> Any:
+        i, lower, _, upper = state
+        return tnp.logical_and(tnp.less(i, max_it), tnp.less(abs_tol, tnp.amax(upper - lower)))
+
+    def bisect(state: tuple[Any, Any, Any, Any]) -> tuple[Any, Any, Any, Any]:
+        i, lower, mid, upper = state
+        counts = _sturm_counts(alpha, beta_sq, pivmin, alpha0_perturbation, mid)
+        lower = tnp.where(counts <= target_counts, mid, lower)
+        upper = tnp.where(counts > target_counts, mid, upper)
+        return i + 1, lower, 0.5 * (lower + upper), upper
+
+    _, _, mid, _ = lax.while_loop(wider_than_tolerance, bisect, (0, lower, mid, upper))
+    if eigvals_only:
+        return mid
+    return mid, _tridiagonal_eigenvectors(alpha, beta, mid, key).T
