@@ -83,3 +83,14 @@ def test_einsum_matches_jax(jnp):
     a = np.random.default_rng(0).standard_normal((2, 3, 4)).astype(np.float32)
     np.testing.assert_allclose(np.asarray(tnp.einsum("bij,bkj->bik", a, a)),
                                np.asarray(jnp.einsum("bij,bkj->bik", a, a)), rtol=1e-5, atol=1e-5)
+
+
+def test_preferred_element_type_makes_the_result_strong_as_jax(jnp):
+    """JAX's einsum: weak operands give a weak result, unless a preferred_element_type is given."""
+    import jax
+    ours_weak, theirs_weak = toolkit.lax.full((3,), 2.0), jax.lax.full((3,), 2.0)
+    for spec in ("i,i->i", "i,i->"):
+        for pref in (None, np.float32):
+            ours = tnp.einsum(spec, ours_weak, ours_weak, preferred_element_type=pref)
+            theirs = jnp.einsum(spec, theirs_weak, theirs_weak, preferred_element_type=pref)
+            assert (ours.dtype, ours.weak_type) == (theirs.dtype, theirs.weak_type), (spec, pref)

@@ -215,7 +215,8 @@ def _einsum(*arrays: Any, subscripts: str, preferred_element_type: Any, out_type
             out = lax_linalg.dot_general(lhs, rhs, dims, preferred_element_type=pref if len(ops) == 2 else None)
         ops = [op for k, op in enumerate(ops) if k not in (i, j)] + [(out, batch + free)]
     result, res_labels = ops[0]
-    if pref is not None and result.dtype != pref:
+    if pref is not None and (result.dtype != pref or result.weak_type):
+        # JAX's: a preferred_element_type makes the result strongly typed even when the operands were weak.
         result = lax_elementwise.convert_element_type(result, pref)
     perm = [res_labels.index(lab) for lab in output]
     return transpose(result, perm) if perm != list(range(len(perm))) else result

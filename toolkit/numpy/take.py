@@ -198,11 +198,7 @@ def _take_along_axis_one_hot(arr: Any, indices: Any, axis: int) -> Any:
         leading = string.ascii_letters[:axis]
         subscripts = f"{leading}y...z,{leading}z...->{leading}y..."
         taken = einsum(subscripts, hot, arr, precision=Precision.HIGHEST, preferred_element_type=arr.dtype)
-    # JAX's einsum with a preferred_element_type gives a strongly typed result even for a weakly typed arr
-    # (toolkit's einsum keeps the weak type): the result is JAX's type either way.
-    if taken.weak_type:
-        taken = lax_elementwise.convert_element_type(taken, arr.dtype, weak_type=False)
-    return taken
+    return taken  # strongly typed, as JAX's (an einsum with a preferred_element_type)
 
 
 def _along_axis_indices(indices: Any, n: Any, wrap: bool = True) -> Any:
