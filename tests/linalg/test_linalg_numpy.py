@@ -82,6 +82,23 @@ def test_norm():
     all_close([str(c) for c in cases], ours, theirs)
 
 
+def test_norms_of_empty_arrays_as_jax():
+    """JAX's max-based norms start from 0 (an empty array's norm is 0, so expm of a 0x0 matrix works); its
+    min-based ones (-1, -2, -inf) have no identity and raise."""
+    for shape in ((0, 0), (0, 3), (3, 0)):
+        x = np.zeros(shape, np.float32)
+        for order in (None, "fro", "nuc", 1, 2, np.inf, -1, -2, -np.inf):
+            try:
+                theirs = jnp.linalg.norm(x, order)
+            except ValueError:  # a min over an empty axis
+                with pytest.raises(ValueError, match="zero-size array"):
+                    tnp.linalg.norm(x, order)
+                continue
+            close(tnp.linalg.norm(x, order), theirs)
+    close(tnp.linalg.norm(np.zeros(0, np.float32), np.inf), jnp.linalg.norm(np.zeros(0, np.float32), np.inf))
+    assert toolkit.scipy.linalg.expm(np.zeros((0, 0), np.float32)).shape == (0, 0)
+
+
 def test_vector_and_matrix_norm():
     close(tnp.linalg.vector_norm(BATCH, axis=(1, 2), ord=1), jnp.linalg.vector_norm(BATCH, axis=(1, 2), ord=1))
     close(tnp.linalg.matrix_norm(BATCH, ord="nuc"), jnp.linalg.matrix_norm(BATCH, ord="nuc"))

@@ -576,7 +576,7 @@ def vector_norm(x: Any, /, *, axis: int | tuple[int, ...] | None = None, keepdim
             msg += "Use '-toolkit.numpy.inf' instead."
         raise ValueError(msg)
     if ord == np.inf:
-        return reductions.max(ufuncs.abs(x), axis=axis, keepdims=keepdims)
+        return reductions.max(ufuncs.abs(x), axis=axis, keepdims=keepdims, initial=0)  # JAX's: 0 when empty
     if ord == -np.inf:
         return reductions.min(ufuncs.abs(x), axis=axis, keepdims=keepdims)
     if ord == 0:
@@ -620,20 +620,23 @@ def norm(x: Any, ord: int | str | None = None, axis: None | tuple[int, ...] | in
     if ord in (1, -1):
         if not keepdims and col_axis > row_axis:
             col_axis -= 1
-        reduce = reductions.max if ord == 1 else reductions.min
-        return reduce(reductions.sum(ufuncs.abs(x), axis=row_axis, keepdims=keepdims), axis=col_axis,
-                      keepdims=keepdims)
+        column_sums = reductions.sum(ufuncs.abs(x), axis=row_axis, keepdims=keepdims)
+        # JAX's max starts from 0 (an empty matrix's norm is 0); its min has no identity (an empty one raises).
+        if ord == 1:
+            return reductions.max(column_sums, axis=col_axis, keepdims=keepdims, initial=0)
+        return reductions.min(column_sums, axis=col_axis, keepdims=keepdims)
     if ord in (np.inf, -np.inf):
         if not keepdims and row_axis > col_axis:
             row_axis -= 1
-        reduce = reductions.max if ord == np.inf else reductions.min
-        return reduce(reductions.sum(ufuncs.abs(x), axis=col_axis, keepdims=keepdims), axis=row_axis,
-                      keepdims=keepdims)
+        row_sums = reductions.sum(ufuncs.abs(x), axis=col_axis, keepdims=keepdims)
+        if ord == np.inf:
+            return reductions.max(row_sums, axis=row_axis, keepdims=keepdims, initial=0)
+        return reductions.min(row_sums, axis=row_axis, keepdims=keepdims)
     if ord in ("nuc", 2, -2):
         x = shapes.moveaxis(x, axes, (-2, -1))
         s = svd(x, compute_uv=False)
         if ord == 2:
-            y = reductions.max(s, axis=-1)
+            y = reductions.max(s, axis=-1, initial=0)
         elif ord == -2:
             y = reductions.min(s, axis=-1)
         else:
