@@ -499,15 +499,16 @@ tridiagonal_solve_p = family.primitive("tridiagonal_solve", shape_rule=_tridiago
 
 @family.function(binds=(tridiagonal_solve_p,))
 def tridiagonal_solve(dl: Any, d: Any, du: Any, b: Any, *, perturb_singular: bool = False) -> Any:
-    """Solve tridiagonal systems (``jax.lax.linalg.tridiagonal_solve``, LAPACK's ``gtsv``).
+    """Solve tridiagonal systems ``A X = B`` (``jax.lax.linalg.tridiagonal_solve``).
 
     ``dl``, ``d``, ``du``: ``[..., m]`` sub-diagonal (``dl[..., 0]`` unused), diagonal and
-    super-diagonal (``du[..., -1]`` unused); ``b``: ``[..., m, n]``. ``perturb_singular``
-    is not available on CPU in toolkit (a ``NotImplementedError``).
+    super-diagonal (``du[..., -1]`` unused); ``b``: ``[..., m, n]``. By default LAPACK's ``gtsv``
+    (NaNs for a singular system). ``perturb_singular=True`` is jaxlib's
+    ``tridiagonal_solve_perturbed_ffi`` kernel instead: LU with partial pivoting whose tiny pivots
+    are replaced by ``eps * max |U(i, j)|``-sized ones, so a (numerically) singular system still
+    has a finite solution — what inverse iteration for eigenvectors needs.
     """
-    if perturb_singular:
-        raise NotImplementedError("tridiagonal_solve(perturb_singular=True) is not implemented in toolkit")
-    return tridiagonal_solve_p.bind(dl, d, du, b, perturb_singular=False)
+    return tridiagonal_solve_p.bind(dl, d, du, b, perturb_singular=bool(perturb_singular))
 
 
 # --- Hessenberg and Schur (CPU only in JAX too) ----------------------------------

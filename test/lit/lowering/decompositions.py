@@ -96,3 +96,20 @@ def numpy_solve_is_getrf_and_two_trsm():
     # CHECK: @lapack_strsm_ffi{{.*}}diag = 85 : ui8
     # CHECK: @lapack_strsm_ffi{{.*}}diag = 78 : ui8
     print(lowered_text(lambda a, b: tnp.linalg.solve(a, b), spec((3, 3)), spec((3,))))
+
+
+@run
+def tridiagonal_solve_perturbed_is_jaxlibs_kernel():
+    # CHECK-LABEL: TEST: tridiagonal_solve_perturbed_is_jaxlibs_kernel
+    # perturb_singular=True: jaxlib's own kernel (not lapack_sgtsv_ffi), which never fails: no info result, no NaN
+    # select and no alias. The diagonals are batch-major, b's matrices column-major.
+    # CHECK: %[[X:.*]] = stablehlo.custom_call @tridiagonal_solve_perturbed_ffi(%arg0, %arg1, %arg2, %arg3) {backend_config = "", mhlo.backend_config = {}, mhlo.frontend_attributes = {num_batch_dims = "1"}, operand_layouts = [dense<[1, 0]> : tensor<2xindex>, dense<[1, 0]> : tensor<2xindex>, dense<[1, 0]> : tensor<2xindex>, dense<[1, 2, 0]> : tensor<3xindex>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>]} : (tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4xf32>, tensor<2x4x3xf32>) -> tensor<2x4x3xf32>
+    # CHECK-NOT: output_operand_aliases
+    # CHECK-NOT: stablehlo.select
+    # CHECK: return %[[X]] : tensor<2x4x3xf32>
+    print(lowered_text(lambda dl, d, du, b: linalg.tridiagonal_solve(dl, d, du, b, perturb_singular=True),
+                       spec((2, 4)), spec((2, 4)), spec((2, 4)), spec((2, 4, 3))))
+    # CHECK: stablehlo.custom_call @lapack_sgtsv_ffi
+    # CHECK: stablehlo.select
+    print(lowered_text(lambda dl, d, du, b: linalg.tridiagonal_solve(dl, d, du, b),
+                       spec((4,)), spec((4,)), spec((4,)), spec((4, 3))))

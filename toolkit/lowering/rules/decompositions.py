@@ -388,6 +388,11 @@ def _tridiagonal(ctx, a, *, lower):
 @register_lowering(dec.tridiagonal_solve_p, platforms=("cpu",))
 def _tridiagonal_solve(ctx, dl, d, du, b, *, perturb_singular):
     b_aval = ctx.avals_in[-1]
+    if perturb_singular:
+        # jaxlib's own kernel (not a LAPACK routine): it never fails, so no info and no NaN select; the
+        # result is a new buffer (no alias), as in JAX's lowering.
+        (x,) = ffi_call(ctx, "tridiagonal_solve_perturbed_ffi", [dl, d, du, b], list(ctx.avals_in), [b_aval])
+        return x
     batch = tuple(b_aval.shape[:-2])
     info_aval = ShapedArray(batch, np.int32)
     *_, b_out, info = ffi_call(ctx, _target("gtsv_ffi", b_aval.dtype), [dl, d, du, b], list(ctx.avals_in),

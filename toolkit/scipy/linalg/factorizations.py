@@ -16,7 +16,6 @@ from toolkit import lax
 from toolkit import numpy as tnp
 from toolkit import random
 from toolkit.core import dtypes
-from toolkit.core.avals import ShapeDtypeStruct
 from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import linalg as lax_linalg
 from toolkit.lax.convolution import Precision
@@ -385,19 +384,6 @@ def _sturm_counts(alpha: Any, beta_sq: Any, pivmin: Any, alpha0_perturbation: An
     return count
 
 
-def _tridiagonal_solve_perturbed(dl: Any, d: Any, du: Any, b: Any) -> Any:
-    """``jax.lax.linalg.tridiagonal_solve(dl, d, du, b, perturb_singular=True)`` on CPU: jaxlib's
-    ``tridiagonal_solve_perturbed_ffi`` kernel (Gaussian elimination whose zero pivots are perturbed, so a
-    singular system still gives a finite solution), called as JAX's lowering calls it."""
-    # toolkit.lax.linalg.tridiagonal_solve does not take perturb_singular yet (it raises NotImplementedError).
-    rank = b.ndim
-    diagonal_layout = tuple(range(rank - 2, -1, -1))
-    matrix_layout = (rank - 2, rank - 1, *range(rank - 3, -1, -1))
-    return lax.custom_call("tridiagonal_solve_perturbed_ffi", ShapeDtypeStruct(b.shape, b.dtype), dl, d, du, b,
-                           api_version=4, backend_config={}, operand_layouts=[diagonal_layout] * 3 + [matrix_layout],
-                           result_layouts=[matrix_layout])
-
-
 def _tridiagonal_eigenvectors(alpha: Any, beta: Any, eigvals: Any, key: Any) -> Any:
     """The eigenvectors (rows) for ``eigvals`` (ascending) by inverse iteration from random vectors, those of
     eigenvalues closer than ``sqrt(eps) |T|`` orthonormalized together (by QR) after every step."""
@@ -449,7 +435,9 @@ def _tridiagonal_eigenvectors(alpha: Any, beta: Any, eigvals: Any, key: Any) -> 
 
     def inverse_iteration_step(state: tuple[Any, Any, Any, Any]) -> tuple[Any, Any, Any, Any]:
         i, v, norm_v, _ = state
-        v_new = _tridiagonal_solve_perturbed(dl_batched, alpha_shifted, du_batched, v[:, :, None].astype(solve_dtype))
+        # Perturbed pivots: each shifted matrix is (nearly) singular by construction, its solution still finite.
+        v_new = lax_linalg.tridiagonal_solve(dl_batched, alpha_shifted, du_batched, v[:, :, None].astype(solve_dtype),
+                                             perturb_singular=True)
         v_new = tnp.squeeze(v_new, axis=-1)
         norm_v_new = np_linalg.norm(v_new, axis=-1, keepdims=True)
         v_new = v_new / norm_v_new.astype(v_new.dtype)
