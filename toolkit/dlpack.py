@@ -3,8 +3,8 @@
 :func:`from_dlpack` takes any object with ``__dlpack__`` and ``__dlpack_device__`` (numpy arrays, PyTorch
 CPU tensors, toolkit and JAX arrays) and returns a toolkit ``Array``; toolkit Arrays give a capsule back
 through ``Array.__dlpack__``. toolkit reads the tensor on the host (numpy's DLPack import) and copies it
-into a device buffer: ``copy=False`` — which asks for no copy — is refused rather than silently copied.
-Only CPU tensors can be read (toolkit runs on CPU).
+into a device buffer, committed to the tensor's device or to ``device=``: ``copy=False`` — which asks for
+no copy — is refused rather than silently copied. Only CPU tensors can be read (toolkit runs on CPU).
 
 Example::
 
@@ -18,18 +18,13 @@ from typing import Any
 
 import numpy as np
 
-from toolkit.array import Array, device_put
-from toolkit.core import dtypes
-from toolkit.shard.sharding import Sharding
+from toolkit.array import Array
+from toolkit.numpy import creation
 
 __all__ = ["SUPPORTED_DTYPES", "from_dlpack", "is_supported_dtype"]
 
 #: The dtypes a DLPack tensor may have (JAX's list).
-SUPPORTED_DTYPES: frozenset[np.dtype] = frozenset(np.dtype(d) for d in (
-    np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float16,
-    dtypes.bfloat16, np.float32, np.float64, np.complex64, np.complex128, np.bool_))
-
-_DL_CPU = 1
+SUPPORTED_DTYPES: frozenset[np.dtype] = creation.DLPACK_DTYPES
 
 
 def is_supported_dtype(dtype: Any) -> bool:
@@ -42,28 +37,9 @@ def is_supported_dtype(dtype: Any) -> bool:
 def from_dlpack(external_array: Any, device: Any = None, copy: bool | None = None) -> Array:
     """A toolkit ``Array`` with the value of the DLPack tensor ``external_array`` (``jax.dlpack.from_dlpack``).
 
-    ``device`` (a device or a single-device sharding) places it; ``None`` keeps the default device.
-    ``copy=False`` raises ``ValueError`` (toolkit always copies into its own buffer); a tensor on a device
-    other than the CPU, or of a dtype DLPack does not carry, is a ``TypeError``.
+    ``device`` (a device or a single-device sharding) places it and commits it there; ``None`` commits it to
+    the tensor's own device. ``copy=False`` raises ``ValueError`` (toolkit always copies into its own buffer);
+    a tensor on a device other than the CPU, or of a dtype DLPack does not carry, is a ``TypeError``.
+    (``toolkit.numpy.from_dlpack`` is the implementation.)
     """
-    if isinstance(device, Sharding):
-        device_set = device.device_set
-        if len(device_set) > 1:
-            raise ValueError("from_dlpack can only unpack a dlpack tensor onto a singular device, but a Sharding "
-                             f"with {len(device_set)} devices was provided.")
-    if not hasattr(external_array, "__dlpack__") or not hasattr(external_array, "__dlpack_device__"):
-        raise TypeError("The array passed to from_dlpack must have __dlpack__ and __dlpack_device__ methods.")
-    device_type, _ = external_array.__dlpack_device__()
-    if int(device_type) != _DL_CPU:
-        raise TypeError(f"Array passed to from_dlpack is on unsupported device type (DLDeviceType: {device_type}, "
-                        f"array: {external_array}); toolkit reads CPU tensors only")
-    if copy is False:
-        raise ValueError("from_dlpack(copy=False): toolkit cannot wrap an external buffer without copying it "
-                         "(it copies the tensor into its own device buffer); pass copy=None or copy=True")
-    if isinstance(external_array, Array):
-        host = np.asarray(external_array)
-    else:
-        host = np.from_dlpack(external_array)
-    if host.dtype not in SUPPORTED_DTYPES:
-        raise TypeError(f"from_dlpack: dtype {host.dtype} is not supported by DLPack in toolkit")
-    return device_put(host, device)
+    return creation.from_dlpack(external_array, device=device, copy=copy)

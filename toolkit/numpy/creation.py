@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from toolkit.array import Array, device_put
 from toolkit.core import dtypes, shape_poly, sharding_types
 from toolkit.core.avals import canonicalize_shape
 from toolkit.core.compiled_whole import compiled_whole
@@ -14,6 +15,9 @@ from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import ufuncs
 from toolkit.numpy._core import asarray, broadcast_to, check_arraylike, convert, is_array, placed, stack
+from toolkit.runtime import client as runtime_client
+from toolkit.runtime.client import Device
+from toolkit.shard import Sharding
 
 
 def array(obj: Any, dtype: Any = None, copy: bool = True, order: str | None = "K", ndmin: int = 0, *,
@@ -149,17 +153,58 @@ def copy(a: Any, order: str | None = None) -> Any:
     return asarray(a)
 
 
+#: The dtypes a DLPack tensor may have (JAX's ``jax.dlpack.SUPPORTED_DTYPES``); ``toolkit.dlpack`` exports them.
+DLPACK_DTYPES: frozenset[np.dtype] = frozenset(np.dtype(d) for d in (
+    np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64, np.float16,
+    dtypes.bfloat16, np.float32, np.float64, np.complex64, np.complex128, np.bool_))
+
+_DL_CPU = 1  # DLPack's DLDeviceType.kDLCPU
+
+
+def _copy_needed_error(device: Any, source: Any) -> ValueError:
+    return ValueError(f"Specified {device=} which requires a copy since the source device is {source!r}, however "
+                      "copy=False. Set copy=True or copy=None to perform the requested operation.")
+
+
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Any:
-    """An array holding the values of ``x``, an object with ``__dlpack__`` (numpy, torch, JAX, toolkit
-    arrays on the CPU), as ``jnp.from_dlpack``. The values are always copied to the device; ``copy=False``
-    is therefore a ``ValueError`` and ``device`` is not supported (``NotImplementedError``)."""
-    if device is not None:
-        raise NotImplementedError("toolkit.numpy.from_dlpack: device= is not supported; use toolkit.device_put")
+    """An array holding the values of ``x``, an object with ``__dlpack__`` and ``__dlpack_device__`` (numpy, torch,
+    JAX, toolkit arrays on the CPU), as ``jnp.from_dlpack`` / ``jax.dlpack.from_dlpack``.
+
+    The result is committed to ``device`` (a device, or a sharding over one device: that device) if given, else
+    to the device the tensor reports (``__dlpack_device__``; JAX and toolkit arrays report the CPU device 0 whatever
+    device they are on, as JAX's do). 64-bit values become 32-bit with x64 off, as JAX canonicalizes them.
+
+    toolkit always copies the tensor into its own device buffer, so ``copy=False`` is a ``ValueError`` — JAX's
+    own error when ``device`` differs from the tensor's device, and toolkit's (JAX would share the memory) when not.
+    """
+    if isinstance(device, Sharding):
+        device_set = device.device_set
+        if len(device_set) > 1:
+            raise ValueError("from_dlpack can only unpack a dlpack tensor onto a singular device, but a Sharding "
+                             f"with {len(device_set)} devices was provided.")
+        (device,) = device_set
+    if not hasattr(x, "__dlpack__") or not hasattr(x, "__dlpack_device__"):
+        raise TypeError("The array passed to from_dlpack must have __dlpack__ and __dlpack_device__ methods.")
+    device_type, device_id = x.__dlpack_device__()
+    if int(device_type) != _DL_CPU:
+        raise TypeError(f"Array passed to from_dlpack is on unsupported device type (DLDeviceType: {device_type}, "
+                        f"array: {x}); toolkit reads CPU tensors only")
+    source = runtime_client.backend("cpu").device_from_local_hardware_id(int(device_id))
+    moves = device is not None and device != source
+    if moves and copy is False:
+        raise _copy_needed_error(device, source)
+    if moves and not isinstance(device, Device):
+        # JAX's device_put refuses it with a ValueError (toolkit's device_put would say TypeError).
+        raise ValueError(f"from_dlpack: device={device!r} must be a device or a toolkit.shard Sharding")
     if copy is False:
-        raise ValueError("toolkit.numpy.from_dlpack: copy=False is not possible, the values are copied to the device")
-    if not hasattr(x, "__dlpack__"):
-        raise TypeError(f"from_dlpack needs an object with __dlpack__, got {type(x).__name__}")
-    return asarray(np.from_dlpack(x))
+        raise ValueError("from_dlpack(copy=False): toolkit cannot wrap an external buffer without copying it "
+                         "(it copies the tensor into its own device buffer); pass copy=None or copy=True")
+    host = np.asarray(x) if isinstance(x, Array) else np.from_dlpack(x)
+    if host.dtype not in DLPACK_DTYPES:
+        raise TypeError(f"from_dlpack: dtype {host.dtype} is not supported by DLPack in toolkit")
+    # device_put canonicalizes the dtype (float64 is float32 with x64 off) and commits the result, as JAX's
+    # from_dlpack does to the tensor's own device or to ``device``.
+    return device_put(host, device if moves else source)
 
 
 def arange(start: Any, stop: Any = None, step: Any = None, dtype: Any = None, *, device: Any = None,
