@@ -180,16 +180,12 @@ def test_pshuffle_and_pswapaxes(libs):
         return L.shard_map(body, mesh=L.mesh, in_specs=L.P("x", "y"),
                            out_specs=(L.P("x", "y"), L.P("x", "y"), {"t": L.P("x", "y")}))
     run_both(libs, build, X)
-    tk, _ = libs
+    tk, _ = libs  # (axis_index_groups: tests/shard/test_axis_index_groups_as_jax.py)
     for L in libs:
         bad = L.shard_map(lambda a: L.lax.pshuffle(a, "y", [0, 0, 1, 2]), mesh=L.mesh, in_specs=L.P("x", "y"),
                           out_specs=L.P("x", "y"))
         with pytest.raises(ValueError, match="does not represent a permutation"):
             (toolkit.jit if L is tk else jax.jit)(bad)(X)
-    grouped = tk.shard_map(lambda a: tk.lax.pswapaxes(a, "y", 0, axis_index_groups=[[0, 1], [2, 3]]),
-                           mesh=tk.mesh, in_specs=tk.P("x", "y"), out_specs=tk.P("x", "y"))
-    with pytest.raises(NotImplementedError, match="axis_index_groups"):
-        toolkit.jit(grouped)(X)
 
 
 def test_axis_index_and_size(libs):

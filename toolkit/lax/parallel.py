@@ -28,6 +28,18 @@ Every collective equation records the mesh shape (``AxisEnv``) so its
 lowering can compute the replica groups (device positions in the mesh,
 ``use_global_device_ids``) without any lowering context.
 
+``axis_index_groups`` (``psum``, ``pmean``, ``pmax``, ``pmin``,
+``all_gather``, ``psum_scatter``, ``all_to_all``, ``pswapaxes``) splits the
+positions along ``axis_name`` (row-major over a tuple of axes) into groups,
+e.g. ``[[0, 1], [2, 3]]`` for an axis of size 4; the collective then runs
+within each group, and its size is the first group's. As JAX: the groups
+must cover ``range(total)`` exactly once (``ValueError`` at the call), the
+lowering combines them with the mesh's groups (``AxisEnv.groups``) and
+refuses groups that do not cover the axes; ``psum``/``pmean`` with groups
+are refused under ``check_vma=True`` and every collective over a vmapped
+axis refuses them (``NotImplementedError``). The equation carries the
+groups as ``axis_index_groups`` only when they are given.
+
 Varying manual axes (``check_vma=True``): ``pvary`` marks a value as varying
 over axes (a no-op on values; its transpose is a ``psum``), and
 ``psum_invariant`` is ``psum`` whose transpose is ``pvary`` — the pair JAX
@@ -45,6 +57,7 @@ Example::
 from __future__ import annotations
 
 import math
+import operator
 import threading
 from typing import Any, NamedTuple, Sequence
 
@@ -97,6 +110,28 @@ class AxisEnv(NamedTuple):
         positions = [self.names.index(a) for a in axes]
         moved = np.moveaxis(iota, positions, list(range(len(positions))))
         return moved.reshape(self.size(axes), -1).T.tolist()
+
+    def index_groups(self, axes: Sequence[Any], axis_index_groups: Sequence[Sequence[int]] | None
+                     ) -> list[list[int]]:
+        """Replica groups of a collective over ``axes`` restricted to ``axis_index_groups`` (JAX's
+        ``_replica_groups``): each mesh group splits into one group per index group, in that order.
+
+        ``IndexError`` for an index past the axes' size and ``ValueError`` for groups that do not
+        cover every index of the axes: the two ways JAX's lowering fails on such groups.
+        """
+        mesh_groups = self.groups(axes)
+        if axis_index_groups is None:
+            return mesh_groups
+        size = len(mesh_groups[0])
+        past = [i for g in axis_index_groups for i in g if i >= size]
+        if past:
+            raise IndexError(f"axis_index_groups {list(map(list, axis_index_groups))} name the index {past[0]}, "
+                             f"but the axes {tuple(axes)} have only {size} positions")
+        covered = sum(len(g) for g in axis_index_groups)
+        if covered != size:
+            raise ValueError(f"axis_index_groups {list(map(list, axis_index_groups))} cover {covered} of the {size} "
+                             f"positions of the axes {tuple(axes)}; they must cover every position")
+        return [[mesh_group[i] for i in g] for mesh_group in mesh_groups for g in axis_index_groups]
 
 
 class _Frame(NamedTuple):
@@ -227,6 +262,46 @@ def _axis(axis: int, ndim: int, api: str, what: str, rank: int | None = None) ->
     return axis % ndim
 
 
+def _index_groups(axis_index_groups: Any, axis_name: Any) -> tuple[tuple[int, ...], ...] | None:
+    """``axis_index_groups`` as a tuple of int tuples, checked as JAX checks them at the call: only with
+    named axes, and covering ``range(total)`` exactly once (that they cover the axes is the lowering's)."""
+    if axis_index_groups is None:
+        return None
+    if any(isinstance(a, int) for a in _axes_tuple(axis_name)):
+        raise ValueError("axis_index_groups only supported for sums over just named axes")
+    try:
+        groups = tuple(tuple(operator.index(i) for i in g) for g in axis_index_groups)
+    except TypeError:
+        raise TypeError(f"axis_index_groups must be a list of lists of ints, got {axis_index_groups!r}") from None
+    if {i for g in groups for i in g} != set(range(sum(len(g) for g in groups))):
+        raise ValueError("axis_index_groups must cover all indices exactly once")
+    return groups
+
+
+def _group_size(groups: tuple[tuple[int, ...], ...]) -> int:
+    """The size a grouped collective runs over: the first group's, as JAX's ``_axis_size``."""
+    if not groups:
+        raise IndexError("axis_index_groups is empty: it must list at least one group")
+    return len(groups[0])
+
+
+def _collective_size(env: AxisEnv, axes: tuple, groups: tuple | None) -> int:
+    """How many devices take part in one instance of the collective: the group's or the axes' size."""
+    return env.size(axes) if groups is None else _group_size(groups)
+
+
+def _groups_param(groups: tuple | None) -> dict:
+    """The equation parameter carrying the groups; absent (not None) for a collective over whole axes."""
+    return {} if groups is None else {"axis_index_groups": groups}
+
+
+def _refuse_groups_over_vmap(groups: tuple | None, axes: tuple, env: AxisEnv, api: str) -> None:
+    """As JAX's batching rules: no ``axis_index_groups`` over an axis a vmap binds."""
+    if groups is not None and any(a in env.vmapped for a in axes):
+        raise NotImplementedError(f"{api}: axis_index_groups not supported in vmap collectives (the axis "
+                                  f"{next(a for a in axes if a in env.vmapped)!r} is a vmap's)")
+
+
 # --- primitives ----------------------------------------------------------------------
 
 
@@ -245,8 +320,8 @@ pvary_p = family.primitive("pvary", shape_rule=_same)
 ppermute_p = family.primitive("ppermute", shape_rule=_same)
 
 
-def _all_gather_rule(x: ShapedArray, *, axes, env, axis, tiled) -> ShapedArray:
-    n = env.size(axes)
+def _all_gather_rule(x: ShapedArray, *, axes, env, axis, tiled, axis_index_groups=None) -> ShapedArray:
+    n = _collective_size(env, axes, axis_index_groups)
     shape = list(x.shape)
     if tiled:
         shape[axis] = shape[axis] * n
@@ -258,8 +333,9 @@ def _all_gather_rule(x: ShapedArray, *, axes, env, axis, tiled) -> ShapedArray:
 all_gather_p = family.primitive("all_gather", shape_rule=_all_gather_rule)
 
 
-def _psum_scatter_rule(x: ShapedArray, *, axes, env, scatter_dimension, tiled) -> ShapedArray:
-    n = env.size(axes)
+def _psum_scatter_rule(x: ShapedArray, *, axes, env, scatter_dimension, tiled,
+                       axis_index_groups=None) -> ShapedArray:
+    n = _collective_size(env, axes, axis_index_groups)
     shape = list(x.shape)
     size = shape[scatter_dimension]
     if tiled:
@@ -278,8 +354,9 @@ def _psum_scatter_rule(x: ShapedArray, *, axes, env, scatter_dimension, tiled) -
 psum_scatter_p = family.primitive("psum_scatter", shape_rule=_psum_scatter_rule)
 
 
-def _all_to_all_rule(x: ShapedArray, *, axes, env, split_axis, concat_axis) -> ShapedArray:
-    n = env.size(axes)
+def _all_to_all_rule(x: ShapedArray, *, axes, env, split_axis, concat_axis,
+                     axis_index_groups=None) -> ShapedArray:
+    n = _collective_size(env, axes, axis_index_groups)
     shape = list(x.shape)
     if shape[split_axis] % n:
         raise ValueError(f"all_to_all: split_axis {split_axis} of size {shape[split_axis]} is not divisible by the "
@@ -317,34 +394,44 @@ def _is_concrete(x: Any) -> bool:
 
 
 @family.function(binds=(psum_p, psum_invariant_p,))
-def psum(x: Any, axis_name: Any) -> Any:
-    """Sum of ``x`` (a pytree) over the devices of ``axis_name``; bool values are summed as int32."""
+def psum(x: Any, axis_name: Any, *, axis_index_groups: Sequence[Sequence[int]] | None = None) -> Any:
+    """Sum of ``x`` (a pytree) over the devices of ``axis_name``; bool values are summed as int32.
+
+    With ``axis_index_groups`` each device sums over its group only (not under ``shard_map(check_vma=True)``,
+    as JAX: ``NotImplementedError``; a constant is multiplied by the first group's size)."""
+    groups = _index_groups(axis_index_groups, axis_name)
     axes, frame = _bound(axis_name, "psum")
     if not axes:  # no axis: the value itself, as JAX's collectives return it
         return x
-    n = frame.env.size(axes)
 
     def one(leaf: Any) -> Any:
         aval = _aval(leaf, "psum")
         if aval.dtype == dtypes.bool_:
             leaf = elementwise.convert_element_type(leaf, dtypes.int32)
         if _is_concrete(leaf):  # a constant is the same on every device
-            return elementwise.mul(_full_like(leaf, n), leaf)
+            return elementwise.mul(_full_like(leaf, _collective_size(frame.env, axes, groups)), leaf)
+        if groups is not None:
+            if frame.check_vma:  # JAX's psum_invariant takes no groups
+                raise NotImplementedError("psum with axis_index_groups is not supported under "
+                                          "shard_map(check_vma=True) (as in JAX); pass check_vma=False")
+            return psum_p.bind(leaf, axes=axes, env=frame.env, axis_index_groups=groups)
         prim = psum_invariant_p if frame.check_vma else psum_p
         return prim.bind(leaf, axes=axes, env=frame.env)
 
     return pytrees.tree_map(one, x)
 
 
-def pmean(x: Any, axis_name: Any) -> Any:
-    """Mean of ``x`` over the devices of ``axis_name``."""
+def pmean(x: Any, axis_name: Any, *, axis_index_groups: Sequence[Sequence[int]] | None = None) -> Any:
+    """Mean of ``x`` over the devices of ``axis_name`` (of each group with ``axis_index_groups``: the
+    sum divided by the first group's size, as JAX)."""
+    groups = _index_groups(axis_index_groups, axis_name)
     axes, frame = _bound(axis_name, "pmean")
     if not axes:  # no axis: the value itself, as JAX's collectives return it
         return x
-    n = frame.env.size(axes)
 
     def one(leaf: Any) -> Any:
-        total = psum(leaf, axes)
+        total = psum(leaf, axes, axis_index_groups=groups)
+        n = _collective_size(frame.env, axes, groups)
         if not dtypes.is_inexact(aval_of(total).dtype):  # true division, as jnp's `/` in JAX's pmean
             total = elementwise.convert_element_type(total, dtypes.DEFAULT_FLOAT)
         return elementwise.div(total, _full_like(total, n))
@@ -352,7 +439,8 @@ def pmean(x: Any, axis_name: Any) -> Any:
     return pytrees.tree_map(one, x)
 
 
-def _reduce(prim: Primitive, api: str, x: Any, axis_name: Any) -> Any:
+def _reduce(prim: Primitive, api: str, x: Any, axis_name: Any, axis_index_groups: Any) -> Any:
+    groups = _index_groups(axis_index_groups, axis_name)
     axes, frame = _bound(axis_name, api)
     if not axes:  # no axis: the value itself, as JAX's collectives return it
         return x
@@ -360,22 +448,24 @@ def _reduce(prim: Primitive, api: str, x: Any, axis_name: Any) -> Any:
     def one(leaf: Any) -> Any:
         _aval(leaf, api)
         if _is_concrete(leaf):
+            # JAX binds even a constant, and its vmap rule refuses groups over the vmapped axis.
+            _refuse_groups_over_vmap(groups, axes, frame.env, api)
             return leaf
-        return prim.bind(leaf, axes=axes, env=frame.env)
+        return prim.bind(leaf, axes=axes, env=frame.env, **_groups_param(groups))
 
     return pytrees.tree_map(one, x)
 
 
 @family.function(binds=(pmax_p,))
-def pmax(x: Any, axis_name: Any) -> Any:
-    """Elementwise maximum of ``x`` over the devices of ``axis_name``."""
-    return _reduce(pmax_p, "pmax", x, axis_name)
+def pmax(x: Any, axis_name: Any, *, axis_index_groups: Sequence[Sequence[int]] | None = None) -> Any:
+    """Elementwise maximum of ``x`` over the devices of ``axis_name`` (of each group with ``axis_index_groups``)."""
+    return _reduce(pmax_p, "pmax", x, axis_name, axis_index_groups)
 
 
 @family.function(binds=(pmin_p,))
-def pmin(x: Any, axis_name: Any) -> Any:
-    """Elementwise minimum of ``x`` over the devices of ``axis_name``."""
-    return _reduce(pmin_p, "pmin", x, axis_name)
+def pmin(x: Any, axis_name: Any, *, axis_index_groups: Sequence[Sequence[int]] | None = None) -> Any:
+    """Elementwise minimum of ``x`` over the devices of ``axis_name`` (of each group with ``axis_index_groups``)."""
+    return _reduce(pmin_p, "pmin", x, axis_name, axis_index_groups)
 
 
 @family.function(binds=(pvary_p,))
@@ -393,31 +483,42 @@ def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
 
 
 @family.function(binds=(all_gather_p,))
-def all_gather(x: Any, axis_name: Any, *, axis: int = 0, tiled: bool = False) -> Any:
-    """Every device's ``x`` gathered along ``axis``: stacked as a new axis, or concatenated when ``tiled``."""
+def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Sequence[Sequence[int]] | None = None, axis: int = 0,
+               tiled: bool = False) -> Any:
+    """Every device's ``x`` gathered along ``axis``: stacked as a new axis, or concatenated when ``tiled``
+    (with ``axis_index_groups``, the devices of this one's group, in the group's order)."""
+    groups = _index_groups(axis_index_groups, axis_name)
     axes, frame = _bound(axis_name, "all_gather")
     if not axes:  # no axis: the value itself, as JAX's collectives return it
         return x
+    if groups is not None:
+        _group_size(groups)  # JAX sizes the result before binding: empty groups fail here
 
     def one(leaf: Any) -> Any:
         aval = _aval(leaf, "all_gather")
         d = _axis(axis, aval.ndim + (0 if tiled else 1), "all_gather", "axis", aval.ndim)
-        return all_gather_p.bind(leaf, axes=axes, env=frame.env, axis=d, tiled=bool(tiled))
+        return all_gather_p.bind(leaf, axes=axes, env=frame.env, axis=d, tiled=bool(tiled), **_groups_param(groups))
 
     return pytrees.tree_map(one, x)
 
 
 @family.function(binds=(psum_scatter_p,))
-def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0, tiled: bool = False) -> Any:
-    """``psum`` of ``x`` of which each device keeps its block of ``scatter_dimension``."""
+def psum_scatter(x: Any, axis_name: Any, *, scatter_dimension: int = 0,
+                 axis_index_groups: Sequence[Sequence[int]] | None = None, tiled: bool = False) -> Any:
+    """``psum`` of ``x`` of which each device keeps its block of ``scatter_dimension`` (with
+    ``axis_index_groups``: the sum over its group, and the block of its position in the group)."""
+    groups = _index_groups(axis_index_groups, axis_name)
     axes, frame = _bound(axis_name, "psum_scatter")
     if not axes:  # no axis: the value itself, as JAX's collectives return it
         return x
+    if groups is not None:
+        _group_size(groups)  # JAX sizes the result before binding: empty groups fail here
 
     def one(leaf: Any) -> Any:
         aval = _aval(leaf, "psum_scatter")
         d = _axis(scatter_dimension, aval.ndim, "psum_scatter", "scatter_dimension")
-        return psum_scatter_p.bind(leaf, axes=axes, env=frame.env, scatter_dimension=d, tiled=bool(tiled))
+        return psum_scatter_p.bind(leaf, axes=axes, env=frame.env, scatter_dimension=d, tiled=bool(tiled),
+                                   **_groups_param(groups))
 
     return pytrees.tree_map(one, x)
 
@@ -438,17 +539,21 @@ def ppermute(x: Any, axis_name: Any, perm: Sequence[tuple[int, int]]) -> Any:
 
 
 @family.function(binds=(all_to_all_p,))
-def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *, tiled: bool = False) -> Any:
+def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *,
+               axis_index_groups: Sequence[Sequence[int]] | None = None, tiled: bool = False) -> Any:
     """Split ``split_axis`` into one block per device, send block ``i`` to device ``i`` and
     concatenate the received blocks along ``concat_axis`` (untiled: the split axis, of the
-    axes' size, is removed and a new one of that size inserted at ``concat_axis``)."""
+    axes' size, is removed and a new one of that size inserted at ``concat_axis``). With
+    ``axis_index_groups`` the exchange is within each group: block ``i`` goes to the group's
+    ``i``-th device and the sizes are the group's."""
+    groups = _index_groups(axis_index_groups, axis_name)
     axes, frame = _bound(axis_name, "all_to_all")
 
     def one(leaf: Any) -> Any:
         aval = _aval(leaf, "all_to_all")
         split = _axis(split_axis, aval.ndim, "all_to_all", "split_axis")
         concat = _axis(concat_axis, aval.ndim, "all_to_all", "concat_axis")
-        n = frame.env.size(axes)
+        n = _collective_size(frame.env, axes, groups)
         if tiled:
             if aval.shape[split] % n:
                 raise ValueError(f"The size of all_to_all split_axis ({aval.shape[split]}) has to be divisible by "
@@ -466,7 +571,8 @@ def all_to_all(x: Any, axis_name: Any, split_axis: int, concat_axis: int, *, til
             shape.insert(concat, 1)
             kept = [i for i in range(len(shape)) if i != concat]
             leaf = structural.broadcast_in_dim(leaf, tuple(shape), tuple(kept))
-        out = all_to_all_p.bind(leaf, axes=axes, env=frame.env, split_axis=split, concat_axis=concat)
+        out = all_to_all_p.bind(leaf, axes=axes, env=frame.env, split_axis=split, concat_axis=concat,
+                                **_groups_param(groups))
         if not tiled and split != concat:
             shape = [d for i, d in enumerate(aval_of(out).shape) if i != split]
             out = structural.reshape(out, tuple(shape))
@@ -486,13 +592,11 @@ def pshuffle(x: Any, axis_name: Any, perm: Sequence[int]) -> Any:
 
 
 @family.function(binds=(all_to_all_p,))
-def pswapaxes(x: Any, axis_name: Any, axis: int, *, axis_index_groups: Any = None) -> Any:
-    """Swap the manual axis ``axis_name`` with ``x``'s axis ``axis`` (of the axis' size): ``all_to_all(x,
-    axis_name, axis, axis)``. ``axis_index_groups`` is not supported (no collective of toolkit's takes it)."""
-    if axis_index_groups is not None:
-        raise NotImplementedError("toolkit's collectives do not take axis_index_groups (pswapaxes got "
-                                  f"{axis_index_groups!r}); use a mesh axis per group instead")
-    return all_to_all(x, axis_name, axis, axis)
+def pswapaxes(x: Any, axis_name: Any, axis: int, *,
+              axis_index_groups: Sequence[Sequence[int]] | None = None) -> Any:
+    """Swap the manual axis ``axis_name`` with ``x``'s axis ``axis`` (of the axis' size, or the group's with
+    ``axis_index_groups``): ``all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)``."""
+    return all_to_all(x, axis_name, axis, axis, axis_index_groups=axis_index_groups)
 
 
 def axis_size(axis_name: Any) -> int:

@@ -4,6 +4,7 @@ Collectives are linear; their transposes are JAX's: ``all_gather`` <->
 ``psum_scatter``, ``ppermute`` -> the inverse permutation, ``all_to_all`` ->
 ``all_to_all`` with split and concat swapped, ``pvary`` -> ``psum_invariant``
 -> ``pvary`` (``check_vma=True``), and ``psum`` -> ``psum`` (``check_vma=False``).
+A transpose keeps the equation's ``axis_index_groups``.
 """
 
 from __future__ import annotations
@@ -22,19 +23,40 @@ def _zero_or(ct: Any, fun) -> Any:
     return None if isinstance(ct, Zero) else fun(ct)
 
 
-deflinear(parallel.psum_p, lambda ct, x, *, axes, env: [_zero_or(ct, lambda c: parallel.psum_p.bind(c, axes=axes, env=env))])
+def _groups(params: dict) -> dict:
+    """The ``axis_index_groups`` parameter, carried over to the transpose when the equation has it."""
+    return {"axis_index_groups": params["axis_index_groups"]} if "axis_index_groups" in params else {}
+
+
+def _psum_transpose(ct, x, *, axes, env, **params):
+    return [_zero_or(ct, lambda c: parallel.psum_p.bind(c, axes=axes, env=env, **_groups(params)))]
+
+
+def _all_gather_transpose(ct, x, *, axes, env, axis, tiled, **params):
+    return [_zero_or(ct, lambda c: parallel.psum_scatter_p.bind(c, axes=axes, env=env, scatter_dimension=axis,
+                                                                tiled=tiled, **_groups(params)))]
+
+
+def _psum_scatter_transpose(ct, x, *, axes, env, scatter_dimension, tiled, **params):
+    return [_zero_or(ct, lambda c: parallel.all_gather_p.bind(c, axes=axes, env=env, axis=scatter_dimension,
+                                                              tiled=tiled, **_groups(params)))]
+
+
+def _all_to_all_transpose(ct, x, *, axes, env, split_axis, concat_axis, **params):
+    return [_zero_or(ct, lambda c: parallel.all_to_all_p.bind(c, axes=axes, env=env, split_axis=concat_axis,
+                                                              concat_axis=split_axis, **_groups(params)))]
+
+
+deflinear(parallel.psum_p, _psum_transpose)
 deflinear(parallel.psum_invariant_p,
           lambda ct, x, *, axes, env: [_zero_or(ct, lambda c: parallel.pvary_p.bind(c, axes=axes, env=env))])
 deflinear(parallel.pvary_p,
           lambda ct, x, *, axes, env: [_zero_or(ct, lambda c: parallel.psum_invariant_p.bind(c, axes=axes, env=env))])
-deflinear(parallel.all_gather_p, lambda ct, x, *, axes, env, axis, tiled: [_zero_or(
-    ct, lambda c: parallel.psum_scatter_p.bind(c, axes=axes, env=env, scatter_dimension=axis, tiled=tiled))])
-deflinear(parallel.psum_scatter_p, lambda ct, x, *, axes, env, scatter_dimension, tiled: [_zero_or(
-    ct, lambda c: parallel.all_gather_p.bind(c, axes=axes, env=env, axis=scatter_dimension, tiled=tiled))])
+deflinear(parallel.all_gather_p, _all_gather_transpose)
+deflinear(parallel.psum_scatter_p, _psum_scatter_transpose)
 deflinear(parallel.ppermute_p, lambda ct, x, *, axes, env, perm: [_zero_or(
     ct, lambda c: parallel.ppermute_p.bind(c, axes=axes, env=env, perm=tuple((d, s) for s, d in perm)))])
-deflinear(parallel.all_to_all_p, lambda ct, x, *, axes, env, split_axis, concat_axis: [_zero_or(
-    ct, lambda c: parallel.all_to_all_p.bind(c, axes=axes, env=env, split_axis=concat_axis, concat_axis=split_axis))])
+deflinear(parallel.all_to_all_p, _all_to_all_transpose)
 
 
 def _pmax_pmin_jvp(primals, tangents, **params):

@@ -18,6 +18,11 @@ is sent) and ``all_to_all`` exchanges blocks between elements. A reduction
 over the vmapped axis *and* mesh axes reduces the batch, then runs the
 collective over the mesh axes; the other collectives over a mix raise
 ``NotImplementedError``.
+
+``axis_index_groups`` (the equation parameter, present only when given) is
+kept by the rules over mesh axes; over the vmapped axis every collective
+refuses it with ``NotImplementedError``, and ``all_to_all`` refuses it under
+any vmap, as JAX's rules do.
 """
 
 from __future__ import annotations
@@ -43,10 +48,16 @@ def _same_dim(prim):
     return rule
 
 
-def _over_batch(mesh_rule, batch_rule):
+#: What JAX's batching rules say when a collective over the vmapped axis has ``axis_index_groups``.
+_NO_GROUPS_OVER_BATCH = "axis_index_groups not supported in vmap collectives. Please open a feature request!"
+
+
+def _over_batch(mesh_rule, batch_rule, no_groups_message=_NO_GROUPS_OVER_BATCH):
     """``batch_rule`` when the collective names this vmap's axis, else ``mesh_rule`` (mesh axes, outer vmaps)."""
     def rule(batch_axis, args, dims, **params):
         if batch_axis.name is not None and batch_axis.name in parallel.vmapped_axes(params):
+            if params.get("axis_index_groups") is not None:
+                raise NotImplementedError(no_groups_message)
             return batch_rule(batch_axis, args, dims, **params)
         return mesh_rule(batch_axis, args, dims, **params)
     rule.__name__ = getattr(batch_rule, "__name__", "rule")
@@ -130,6 +141,9 @@ def _psum_scatter(batch_axis, args, dims, **params):
 
 
 def _all_to_all(batch_axis, args, dims, **params):
+    if params.get("axis_index_groups") is not None:  # JAX's all_to_all rule refuses groups under any vmap
+        raise NotImplementedError("all_to_all with axis_index_groups is not supported under vmap (as in JAX: "
+                                  "'Please open a feature request!')")
     x = moveaxis(args[0], dims[0], 0)
     return parallel.all_to_all_p.bind(x, **dict(params, split_axis=params["split_axis"] + 1,
                                            concat_axis=params["concat_axis"] + 1)), 0
@@ -193,7 +207,11 @@ def _axis_index_over_batch(batch_axis, args, dims, *, axes, env):
     return structural.iota(dtypes.int32, batch_axis.size), 0
 
 
-register_batching(parallel.all_gather_p, _over_batch(_all_gather, _all_gather_over_batch))
-register_batching(parallel.psum_scatter_p, _over_batch(_psum_scatter, _psum_scatter_over_batch))
-register_batching(parallel.all_to_all_p, _over_batch(_all_to_all, _all_to_all_over_batch))
+register_batching(parallel.all_gather_p, _over_batch(_all_gather, _all_gather_over_batch,
+                                                     "axis_index_groups not supported in vmap"))
+register_batching(parallel.psum_scatter_p, _over_batch(_psum_scatter, _psum_scatter_over_batch,
+                                                       "axis_index_groups not supported in vmap"))
+register_batching(parallel.all_to_all_p, _over_batch(_all_to_all, _all_to_all_over_batch,
+                                                     "all_to_all with axis_index_groups is not supported under vmap "
+                                                     "(as in JAX: 'Please open a feature request!')"))
 register_batching(parallel.axis_index_p, _over_batch(_axis_index, _axis_index_over_batch))

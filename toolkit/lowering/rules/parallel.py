@@ -3,6 +3,12 @@
 Collectives use device positions in the mesh (``AxisEnv.groups``), a
 ``channel_handle`` (handle 1, device-to-device) and ``use_global_device_ids``
 where JAX sets it; ``axis_index`` is ``partition_id / stride % size``.
+
+With ``axis_index_groups`` the replica groups are JAX's ``_replica_groups``
+(``AxisEnv.index_groups``): every mesh group split by the index groups.
+Unequal groups are padded with ``-1`` as JAX pads them; only ``all_reduce``
+accepts that (on CPU/GPU: JAX refuses them for TPU), so ``all_gather``,
+``reduce_scatter`` and ``all_to_all`` raise ``ValueError`` for them.
 """
 
 from __future__ import annotations
@@ -27,8 +33,20 @@ def _channel() -> ir.Attribute:
 
 
 def _groups_attr(groups: list[list[int]]) -> ir.DenseElementsAttr:
-    array = np.asarray(groups, dtype=np.int64)
+    """The ``replica_groups`` attribute; shorter groups are padded with ``-1`` (as JAX's ``_replica_groups_hlo``)."""
+    width = max((len(g) for g in groups), default=0)
+    array = np.asarray([list(g) + [-1] * (width - len(g)) for g in groups], dtype=np.int64).reshape(len(groups), width)
     return ir.DenseElementsAttr.get(array, type=ir.IntegerType.get_signless(64), shape=list(array.shape))
+
+
+def _replica_groups(env, axes, axis_index_groups, api: str, equal: bool = False) -> list[list[int]]:
+    """The device groups of a collective over ``axes`` (within ``axis_index_groups`` when given); ``equal``
+    refuses groups of different sizes, which the collective's op cannot express."""
+    groups = env.index_groups(axes, axis_index_groups)
+    if equal and axis_index_groups is not None and len({len(g) for g in axis_index_groups}) > 1:
+        raise ValueError(f"{api}: axis_index_groups must all be the same size (replica groups must be equally "
+                         f"sized), got sizes {[len(g) for g in axis_index_groups]}")
+    return groups
 
 
 def mesh_symbol(mctx, mesh) -> str:
@@ -47,9 +65,13 @@ def _reducer_region(op, aval: ShapedArray, combine) -> None:
         stablehlo.ReturnOp([combine(*block.arguments).result])
 
 
-def _all_reduce(ctx, x, axes, env, combine):
+def _all_reduce(ctx, x, axes, env, combine, axis_index_groups=None):
     aval = ctx.avals_in[0]
-    op = stablehlo.AllReduceOp([tensor_type(aval)], [x], _groups_attr(env.groups(axes)), channel_handle=_channel(),
+    if (axis_index_groups is not None and "tpu" in ctx.module_context.platforms
+            and len({len(g) for g in axis_index_groups}) > 1):
+        raise ValueError("axis_index_groups must all be the same size for TPU lowering")
+    groups = _replica_groups(env, axes, axis_index_groups, "psum")
+    op = stablehlo.AllReduceOp([tensor_type(aval)], [x], _groups_attr(groups), channel_handle=_channel(),
                                use_global_device_ids=True)
     _reducer_region(op, aval, combine)
     return op.results[0]
@@ -75,18 +97,18 @@ def _or_for_bool(aval, combine):
 
 @register_lowering(parallel.psum_p)
 @register_lowering(parallel.psum_invariant_p)
-def _psum(ctx, x, *, axes, env):
-    return _all_reduce(ctx, x, axes, env, _or_for_bool(ctx.avals_in[0], _combine_add))
+def _psum(ctx, x, *, axes, env, axis_index_groups=None):
+    return _all_reduce(ctx, x, axes, env, _or_for_bool(ctx.avals_in[0], _combine_add), axis_index_groups)
 
 
 @register_lowering(parallel.pmax_p)
-def _pmax(ctx, x, *, axes, env):
-    return _all_reduce(ctx, x, axes, env, _or_for_bool(ctx.avals_in[0], _combine_max))
+def _pmax(ctx, x, *, axes, env, axis_index_groups=None):
+    return _all_reduce(ctx, x, axes, env, _or_for_bool(ctx.avals_in[0], _combine_max), axis_index_groups)
 
 
 @register_lowering(parallel.pmin_p)
-def _pmin(ctx, x, *, axes, env):
-    return _all_reduce(ctx, x, axes, env, _or_for_bool(ctx.avals_in[0], _combine_min))
+def _pmin(ctx, x, *, axes, env, axis_index_groups=None):
+    return _all_reduce(ctx, x, axes, env, _or_for_bool(ctx.avals_in[0], _combine_min), axis_index_groups)
 
 
 @register_lowering(parallel.pvary_p)
@@ -95,28 +117,30 @@ def _pvary(ctx, x, *, axes, env):
 
 
 @register_lowering(parallel.all_gather_p)
-def _all_gather(ctx, x, *, axes, env, axis, tiled):
+def _all_gather(ctx, x, *, axes, env, axis, tiled, axis_index_groups=None):
     aval = ctx.avals_in[0]
+    groups = _replica_groups(env, axes, axis_index_groups, "all_gather", equal=True)
     if not tiled:  # as JAX: insert the new axis with size 1, then gather along it
         shape = list(aval.shape)
         shape.insert(axis, 1)
         expanded = aval.update(shape=tuple(shape))
         x = stablehlo.BroadcastInDimOp(tensor_type(expanded), x,
                                        [i for i in range(len(shape)) if i != axis]).result
-    op = stablehlo.AllGatherOp([ctx.out_type], [x], axis, _groups_attr(env.groups(axes)), channel_handle=_channel(),
+    op = stablehlo.AllGatherOp([ctx.out_type], [x], axis, _groups_attr(groups), channel_handle=_channel(),
                                use_global_device_ids=True)
     return op.results[0]
 
 
 @register_lowering(parallel.psum_scatter_p)
-def _psum_scatter(ctx, x, *, axes, env, scatter_dimension, tiled):
+def _psum_scatter(ctx, x, *, axes, env, scatter_dimension, tiled, axis_index_groups=None):
     aval, out = ctx.avals_in[0], ctx.avals_out[0]
+    groups = _replica_groups(env, axes, axis_index_groups, "psum_scatter", equal=True)
     scattered = out
     if not tiled:
         shape = list(out.shape)
         shape.insert(scatter_dimension, 1)
         scattered = out.update(shape=tuple(shape))
-    op = stablehlo.ReduceScatterOp(tensor_type(scattered), x, scatter_dimension, _groups_attr(env.groups(axes)),
+    op = stablehlo.ReduceScatterOp(tensor_type(scattered), x, scatter_dimension, _groups_attr(groups),
                                    channel_handle=_channel(), use_global_device_ids=True)
     _reducer_region(op, aval, _or_for_bool(aval, _combine_add))
     result = op.result
@@ -138,10 +162,13 @@ def _ppermute(ctx, x, *, axes, env, perm):
 
 
 @register_lowering(parallel.all_to_all_p)
-def _all_to_all(ctx, x, *, axes, env, split_axis, concat_axis):
-    groups = env.groups(axes)
-    if len(groups[0]) == 1:
+def _all_to_all(ctx, x, *, axes, env, split_axis, concat_axis, axis_index_groups=None):
+    groups = _replica_groups(env, axes, axis_index_groups, "all_to_all")
+    if len(groups[0]) == 1:  # nothing to exchange (JAX returns the operand before checking the group sizes)
         return x
+    if len({len(g) for g in groups}) > 1:
+        raise ValueError(f"all_to_all: replica groups must be equally sized, got axis_index_groups of sizes "
+                         f"{[len(g) for g in axis_index_groups or ()]}")
     op = stablehlo.AllToAllOp([x], split_axis, concat_axis, len(groups[0]), _groups_attr(groups),
                               channel_handle=_channel())
     return op.results[0]
