@@ -288,8 +288,12 @@ class Array:
                    copy: Any = None) -> Any:
         """A DLPack capsule of the value (CPU arrays on one device; made from the host copy)."""
         self._check_dlpack()
-        return np.asarray(self).__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device,
-                                           copy=copy)
+        host = np.asarray(self)  # read-only: jaxlib's host buffer
+        if max_version is None or tuple(max_version) < (1, 0):
+            # DLPack before 1.0 cannot mark a tensor read-only (numpy refuses to export one that way), and
+            # consumers such as jax.numpy.from_dlpack ask for that format: export a writable copy.
+            host = np.array(host)
+        return host.__dlpack__(stream=stream, max_version=max_version, dl_device=dl_device, copy=copy)
 
     def __dlpack_device__(self) -> tuple:
         """``(kDLCPU, 0)`` for a CPU array on one device (DLPack's device type 1)."""

@@ -119,3 +119,13 @@ def test_copy_false_on_the_same_device_is_refused():
     for device in (None, toolkit.devices()[0]):
         with pytest.raises(ValueError, match="copy=False"):
             tnp.from_dlpack(X, device=device, copy=False)
+
+
+def test_jax_and_numpy_read_toolkit_arrays():
+    """jax.numpy.from_dlpack asks for the pre-1.0 DLPack format, which cannot say read-only: toolkit exports a
+    writable copy there (it raised BufferError); numpy's versioned request gets the read-only host view."""
+    x = tnp.arange(6.0).reshape(2, 3)
+    assert_same(jnp.from_dlpack(x), np.arange(6.0, dtype=np.float32).reshape(2, 3))
+    view = np.from_dlpack(x)
+    assert not view.flags.writeable
+    np.testing.assert_array_equal(view, np.arange(6.0, dtype=np.float32).reshape(2, 3))
