@@ -24,6 +24,7 @@ from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.families import Family
 from toolkit.core.primitive import Primitive
+from toolkit.lax.dot_algorithms import AccuracyMode, Tolerance
 from toolkit.lax.shape_rules import all_weak, check_dtype, same_dtypes, same_shapes
 
 #: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
@@ -46,6 +47,31 @@ def _user_function(p: Primitive, name: str, broadcasts: bool = False) -> Callabl
         doc = "operands of equal shapes and dtypes"
     apply.__name__ = apply.__qualname__ = name
     apply.__doc__ = f"Elementwise ``{p.name}`` ({doc})."
+    return family.function(apply, binds=(p,))
+
+
+def _user_function_with_accuracy(p: Primitive, name: str) -> Callable[..., Any]:
+    # jax.lax's transcendental functions take ``accuracy=``, a parameter of the primitive. JAX binds it always
+    # (None by default) and leaves a None out when printing; here it is bound only when given, so a program
+    # without it prints, caches and lowers as before.
+    def apply(x: Any, *, accuracy: Tolerance | AccuracyMode | None = None) -> Any:
+        if accuracy is None:
+            return p.bind(x)
+        try:
+            hash(accuracy)
+        except TypeError:
+            # JAX's TypeError (its parameters must be hashable: jit's caches key on them)
+            raise TypeError("parameters to primitives must have __hash__ and __eq__ methods. In a call to "
+                            f"primitive {p.name}, the value of parameter accuracy was not hashable: {accuracy!r}"
+                            ) from None
+        return p.bind(x, accuracy=accuracy)
+    apply.__name__ = apply.__qualname__ = name
+    apply.__doc__ = (
+        f"Elementwise ``{p.name}``.\n\n"
+        "``accuracy``: None (the default: StableHLO's implementation), a :class:`toolkit.lax.AccuracyMode` or a\n"
+        ":class:`toolkit.lax.Tolerance`, written on the op as StableHLO's ``result_accuracy`` attribute, as\n"
+        "``jax.lax`` writes it (the compiler picks an implementation meeting it; XLA:CPU has one and ignores it).\n"
+        "Another value is JAX's ``NotImplementedError`` when the op is lowered.")
     return family.function(apply, binds=(p,))
 
 
@@ -84,18 +110,23 @@ def _broadcast_operands(name: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
 
 
 def unary(name: str, kinds: str, *, hlo: str | None = None, derivative: Any = None,
-          function: str | None = None) -> tuple[Primitive, Callable[..., Any]]:
+          function: str | None = None, accuracy: bool = False) -> tuple[Primitive, Callable[..., Any]]:
     """A unary primitive whose result has its operand's type, and its user function (``function`` or ``name``).
 
     Traits the interpretations derive rules from: ``hlo``, the StableHLO/CHLO op it lowers to one to one;
     ``derivative``, ``"zero"`` for a piecewise-constant op or ``f(x) -> df/dx`` written with ``toolkit.lax``
     (the JVP is ``t * f(x)``); without it, ``toolkit/ad/rules/elementwise.py`` registers the JVP beside.
+    ``accuracy``: the user function takes jax.lax's ``accuracy=`` keyword, bound as the primitive's parameter
+    ``accuracy`` when given (the lowering writes it as ``result_accuracy``).
     Batching keeps the batch dimension where it is; the sharding rule keeps the operand's spec.
     """
-    def rule(x: ShapedArray) -> ShapedArray:
+    def rule(x: ShapedArray, *, accuracy: Any = None) -> ShapedArray:
         check_dtype(name, x, kinds)
         return x
-    p = family.primitive(name, shape_rule=rule, kind="unary", hlo=hlo, derivative=derivative)
+    traits = {"accuracy": True} if accuracy else {}
+    p = family.primitive(name, shape_rule=rule, kind="unary", hlo=hlo, derivative=derivative, **traits)
+    if accuracy:
+        return p, _user_function_with_accuracy(p, function or name)
     return p, _user_function(p, function or name)
 
 
@@ -130,16 +161,16 @@ neg_p, neg = unary("neg", NUMBER, hlo=_H + "negate")
 sign_p, sign = unary("sign", NUMBER, derivative="zero")  # unsigned: not stablehlo.sign's (lowering rule)
 floor_p, floor = unary("floor", FLOAT, hlo=_H + "floor", derivative="zero")
 ceil_p, ceil = unary("ceil", FLOAT, hlo=_H + "ceil", derivative="zero")
-exp_p, exp = unary("exp", INEXACT, hlo=_H + "exponential")
-exp2_p, exp2 = unary("exp2", INEXACT)
-log_p, log = unary("log", INEXACT, hlo=_H + "log")
-log1p_p, log1p = unary("log1p", INEXACT, hlo=_H + "log_plus_one")
-expm1_p, expm1 = unary("expm1", INEXACT, hlo=_H + "exponential_minus_one")
-tanh_p, tanh = unary("tanh", INEXACT, hlo=_H + "tanh")
-logistic_p, logistic = unary("logistic", INEXACT, hlo=_H + "logistic")
-sin_p, sin = unary("sin", INEXACT)  # complex: JAX's formula (lowering rule), real: stablehlo.sine
-cos_p, cos = unary("cos", INEXACT)
-tan_p, tan = unary("tan", INEXACT, hlo=_H + "tan")
+exp_p, exp = unary("exp", INEXACT, hlo=_H + "exponential", accuracy=True)
+exp2_p, exp2 = unary("exp2", INEXACT, accuracy=True)
+log_p, log = unary("log", INEXACT, hlo=_H + "log", accuracy=True)
+log1p_p, log1p = unary("log1p", INEXACT, hlo=_H + "log_plus_one", accuracy=True)
+expm1_p, expm1 = unary("expm1", INEXACT, hlo=_H + "exponential_minus_one", accuracy=True)
+tanh_p, tanh = unary("tanh", INEXACT, hlo=_H + "tanh", accuracy=True)
+logistic_p, logistic = unary("logistic", INEXACT, hlo=_H + "logistic", accuracy=True)
+sin_p, sin = unary("sin", INEXACT, accuracy=True)  # complex: JAX's formula (lowering rule), real: stablehlo.sine
+cos_p, cos = unary("cos", INEXACT, accuracy=True)
+tan_p, tan = unary("tan", INEXACT, hlo=_H + "tan", accuracy=True)
 asin_p, asin = unary("asin", INEXACT, hlo=_C + "asin")
 acos_p, acos = unary("acos", INEXACT, hlo=_C + "acos")
 atan_p, atan = unary("atan", INEXACT, hlo=_C + "atan")
@@ -148,9 +179,9 @@ cosh_p, cosh = unary("cosh", INEXACT, hlo=_C + "cosh")
 asinh_p, asinh = unary("asinh", INEXACT, hlo=_C + "asinh")
 acosh_p, acosh = unary("acosh", INEXACT, hlo=_C + "acosh")
 atanh_p, atanh = unary("atanh", INEXACT, hlo=_C + "atanh")
-sqrt_p, sqrt = unary("sqrt", INEXACT, hlo=_H + "sqrt")
-rsqrt_p, rsqrt = unary("rsqrt", INEXACT, hlo=_H + "rsqrt")
-cbrt_p, cbrt = unary("cbrt", FLOAT, hlo=_H + "cbrt")
+sqrt_p, sqrt = unary("sqrt", INEXACT, hlo=_H + "sqrt", accuracy=True)
+rsqrt_p, rsqrt = unary("rsqrt", INEXACT, hlo=_H + "rsqrt", accuracy=True)
+cbrt_p, cbrt = unary("cbrt", FLOAT, hlo=_H + "cbrt", accuracy=True)
 not_p, bitwise_not = unary("not", BOOL + INT, hlo=_H + "not", derivative="zero", function="bitwise_not")
 population_count_p, population_count = unary("population_count", INT, hlo=_H + "popcnt", derivative="zero")
 clz_p, clz = unary("clz", INT, hlo=_H + "count_leading_zeros", derivative="zero")

@@ -17,6 +17,7 @@ from toolkit.ad.values import Zero, instantiate, is_undefined, tangent_aval, val
 from toolkit.core import dtypes
 from toolkit.lax import elementwise
 from toolkit.lax import special_functions
+from toolkit.lax.dot_algorithms import AccuracyMode
 
 # --- derived from the family's ``derivative`` traits --------------------------------------
 
@@ -199,16 +200,44 @@ TRANSPOSE_RULES[elementwise.conj_p] = _conj_transpose
 
 # --- nonlinear unary: d/dx written next to each primitive --------------------------------
 
-defjvp(elementwise.exp_p, lambda t, ans, x: t * ans)
-defjvp(elementwise.exp2_p, lambda t, ans, x: t * (ans * math.log(2.0)))
-defjvp(elementwise.log_p, lambda t, ans, x: t / x)
-defjvp(elementwise.log1p_p, lambda t, ans, x: t / (1.0 + x))
-defjvp(elementwise.expm1_p, lambda t, ans, x: t * (ans + 1.0))
-defjvp(elementwise.tanh_p, lambda t, ans, x: t * (1.0 - ans * ans))
-defjvp(elementwise.logistic_p, lambda t, ans, x: t * (ans * (1.0 - ans)))
-defjvp(elementwise.sin_p, lambda t, ans, x: t * elementwise.cos(x))
-defjvp(elementwise.cos_p, lambda t, ans, x: t * elementwise.neg(elementwise.sin(x)))
-defjvp(elementwise.tan_p, lambda t, ans, x: t * (1.0 + ans * ans))
+# The ops taking ``accuracy=`` (a parameter only when given): JAX's terms. exp, exp2, log, log1p, tan, sqrt,
+# rsqrt and cbrt drop it; sin and cos pass it to the cos/sin of their tangent; expm1, tanh and logistic take
+# another formula under AccuracyMode.HIGHEST (expm1's and tanh's pass the accuracy on; logistic's does not).
+def _highest(accuracy: Any) -> bool:
+    return accuracy is AccuracyMode.HIGHEST
+
+
+def _expm1_term(t, ans, x, *, accuracy=None):
+    if _highest(accuracy):
+        return t * elementwise.exp(x, accuracy=accuracy)
+    return t * (ans + 1.0)
+
+
+def _tanh_term(t, ans, x, *, accuracy=None):
+    if _highest(accuracy):
+        # 1 - tanh(x)**2 = 4 logistic(2x) logistic(-2x), without the cancellation near |x| large
+        logistic_product = (elementwise.logistic(2.0 * x, accuracy=accuracy)
+                            * elementwise.logistic(-2.0 * x, accuracy=accuracy))
+        return t * (4.0 * logistic_product)
+    return (t + t * ans) * (1.0 - ans)
+
+
+def _logistic_term(t, ans, x, *, accuracy=None):
+    if _highest(accuracy):
+        return t * (ans * elementwise.logistic(elementwise.neg(x)))
+    return t * (ans * (1.0 - ans))
+
+
+defjvp(elementwise.exp_p, lambda t, ans, x, **_: t * ans)
+defjvp(elementwise.exp2_p, lambda t, ans, x, **_: math.log(2.0) * (t * ans))
+defjvp(elementwise.log_p, lambda t, ans, x, **_: t / x)
+defjvp(elementwise.log1p_p, lambda t, ans, x, **_: t / (x + 1.0))
+defjvp(elementwise.expm1_p, _expm1_term)
+defjvp(elementwise.tanh_p, _tanh_term)
+defjvp(elementwise.logistic_p, _logistic_term)
+defjvp(elementwise.sin_p, lambda t, ans, x, accuracy=None: t * elementwise.cos(x, accuracy=accuracy))
+defjvp(elementwise.cos_p, lambda t, ans, x, accuracy=None: elementwise.neg(t * elementwise.sin(x, accuracy=accuracy)))
+defjvp(elementwise.tan_p, lambda t, ans, x, **_: t * (1.0 + ans * ans))
 defjvp(elementwise.asin_p, lambda t, ans, x: t * elementwise.rsqrt(1.0 - x * x))
 defjvp(elementwise.acos_p, lambda t, ans, x: t * elementwise.neg(elementwise.rsqrt(1.0 - x * x)))
 defjvp(elementwise.atan_p, lambda t, ans, x: t / (1.0 + x * x))
@@ -217,9 +246,9 @@ defjvp(elementwise.cosh_p, lambda t, ans, x: t * elementwise.sinh(x))
 defjvp(elementwise.asinh_p, lambda t, ans, x: t * elementwise.rsqrt(x * x + 1.0))
 defjvp(elementwise.acosh_p, lambda t, ans, x: t * elementwise.rsqrt((x - 1.0) * (x + 1.0)))
 defjvp(elementwise.atanh_p, lambda t, ans, x: t / ((1.0 - x) * (1.0 + x)))
-defjvp(elementwise.sqrt_p, lambda t, ans, x: t / (2.0 * ans))
-defjvp(elementwise.rsqrt_p, lambda t, ans, x: t * (-0.5 * ans / x))
-defjvp(elementwise.cbrt_p, lambda t, ans, x: t / (3.0 * ans * ans))
+defjvp(elementwise.sqrt_p, lambda t, ans, x, **_: t * (0.5 / ans))
+defjvp(elementwise.rsqrt_p, lambda t, ans, x, **_: t * (-0.5 * (ans / x)))
+defjvp(elementwise.cbrt_p, lambda t, ans, x, **_: t * ((1.0 / 3.0) * elementwise.integer_pow(ans, -2)))
 defjvp(elementwise.erf_p, lambda t, ans, x: t * ((2.0 / math.sqrt(math.pi)) * elementwise.exp(elementwise.neg(x * x))))
 defjvp(elementwise.erfc_p, lambda t, ans, x: t * ((-2.0 / math.sqrt(math.pi)) * elementwise.exp(elementwise.neg(x * x))))
 defjvp(elementwise.erf_inv_p, lambda t, ans, x: t * ((math.sqrt(math.pi) / 2.0) * elementwise.exp(ans * ans)))

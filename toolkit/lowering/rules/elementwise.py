@@ -9,7 +9,29 @@ from jaxlib.mlir.dialects import stablehlo
 
 from toolkit.core import dtypes
 from toolkit.lax import elementwise
+from toolkit.lax.dot_algorithms import AccuracyMode, Tolerance
 from toolkit.lowering.registry import register_lowering
+
+
+def accuracy_attribute(accuracy: object) -> ir.Attribute | None:
+    """StableHLO's ``result_accuracy`` for a unary op's ``accuracy`` parameter, as JAX's ``accuracy_attr``: none
+    for None; a mode (``HIGHEST``, ``DEFAULT``) with zero tolerances; a :class:`Tolerance` as mode ``TOLERANCE``.
+    Anything else is JAX's ``NotImplementedError``."""
+    if accuracy is None:
+        return None
+    if isinstance(accuracy, AccuracyMode):
+        return stablehlo.ResultAccuracyAttr.get(0.0, 0.0, 0, accuracy.name)
+    if isinstance(accuracy, Tolerance):
+        return stablehlo.ResultAccuracyAttr.get(atol=accuracy.atol, rtol=accuracy.rtol, ulps=accuracy.ulps,
+                                                mode="TOLERANCE")
+    raise NotImplementedError(f"Accuracy {accuracy} not supported")
+
+
+def _with_accuracy(op: ir.OpView, accuracy: object) -> ir.Value:
+    # JAX writes the attribute only for a truthy accuracy (so 0 is no accuracy, not an error: JAX's quirk).
+    if accuracy:
+        op.operation.attributes["result_accuracy"] = accuracy_attribute(accuracy)
+    return op.result
 
 
 def _one_to_one(op_name: str):
@@ -21,12 +43,31 @@ def _one_to_one(op_name: str):
     return rule
 
 
+def _one_to_one_with_accuracy(op_name: str):
+    # A unary op taking ``accuracy=`` (the primitive's parameter, present only when given).
+    def rule(ctx, x, *, accuracy=None):
+        return _with_accuracy(ir.Operation.create(op_name, results=[ctx.out_type], operands=[x]).opview, accuracy)
+    rule.__name__ = f"lower_{op_name.replace('.', '_')}"
+    return rule
+
+
 @register_lowering(elementwise.exp2_p)
-def _exp2(ctx, x):
-    # 2**x = exp(x * ln 2)
+def _exp2(ctx, x, *, accuracy=None):
+    # 2**x = exp(x * ln 2); JAX converts accuracy unconditionally here (a falsy non-None value is its error too).
     ln2 = ctx.constant(math.log(2.0), ctx.avals_in[0].update(shape=()))
     ln2 = ctx.broadcast(ln2, ctx.avals_out[0])
-    return stablehlo.ExpOp(stablehlo.MulOp(x, ln2).result).result
+    exp = stablehlo.ExpOp(stablehlo.MulOp(x, ln2).result)
+    attribute = accuracy_attribute(accuracy)
+    if attribute is not None:
+        exp.operation.attributes["result_accuracy"] = attribute
+    return exp.result
+
+
+@register_lowering(elementwise.logistic_p)
+def _logistic(ctx, x, *, accuracy=None):
+    # JAX lowers logistic as 1 / (1 + exp(-x)) and drops accuracy: no attribute, and no value is an error.
+    del accuracy
+    return stablehlo.LogisticOp(x).result
 
 
 @register_lowering(elementwise.round_p)
@@ -50,10 +91,11 @@ def _trig_rule(op, cosine: bool):
     # A complex sine or cosine from real parts, as JAX lowers them: sinh and cosh through expm1, so a tiny
     # imaginary part survives (sin(1e-30j) is 1e-30j; stablehlo.sine on XLA CPU gives 0, which breaks
     # complex-step derivatives), and no NaN from inf * 0 when the real part is 0.
-    def rule(ctx, x):
+    def rule(ctx, x, *, accuracy=None):
+        # A real operand's op takes accuracy (result_accuracy); JAX's complex formula drops it.
         aval = ctx.avals_in[0]
         if not dtypes.is_complex(aval.dtype):
-            return op(x).result
+            return _with_accuracy(op(x), accuracy)
         part = aval.update(dtype=dtypes.float32 if aval.dtype == dtypes.complex64 else dtypes.float64)
 
         def constant(value):
@@ -220,7 +262,10 @@ def _bitcast(ctx, x, *, new_dtype):
 def _derive(primitive) -> None:
     """Every op declared with ``hlo=`` lowers to that op; every comparison to ``stablehlo.compare``."""
     traits = primitive.traits
-    if traits.get("hlo"):
+    if traits.get("hlo") and traits.get("accuracy"):
+        if primitive is not elementwise.logistic_p:  # its own rule above
+            register_lowering(primitive)(_one_to_one_with_accuracy(traits["hlo"]))
+    elif traits.get("hlo"):
         register_lowering(primitive)(_one_to_one(traits["hlo"]))
     elif traits.get("kind") == "compare":
         register_lowering(primitive)(_compare_rule(traits["direction"]))
