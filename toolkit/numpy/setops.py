@@ -8,6 +8,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -16,6 +17,7 @@ import numpy as np
 from toolkit.array import Array
 from toolkit.core import dtypes
 from toolkit.lax import elementwise as lax_elementwise
+from toolkit.lax import sorting as lax_sorting
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import creation, reductions, scatter, shapes, sorting, statistics, take, ufuncs
 from toolkit.numpy import nonzero_indices
@@ -42,12 +44,17 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
 
     Without ``size`` the array must be concrete (the count depends on the data); under ``jit`` pass a static
     ``size``: the first ``size`` unique values, padded with ``fill_value`` (by default the smallest value).
-    NaNs count as one value when ``equal_nan``. ``axis`` is not supported (``NotImplementedError``).
+    NaNs count as one value when ``equal_nan``.
+
+    With ``axis``, the unique slices along ``axis`` (``(*ar.shape[:axis], n_unique, *ar.shape[axis + 1:])``),
+    sorted lexicographically; the indices, inverse and counts are 1-D along that axis (the inverse has
+    ``ar.shape[axis]`` entries, not ``ar``'s shape), as JAX's. ``sorted`` is unused, as in JAX.
     """
     check_arraylike("unique", ar)
-    if axis is not None:
-        raise NotImplementedError("toolkit.numpy.unique: axis= is not supported; unique of the flattened array only")
     del sorted  # the result is always sorted, as JAX's
+    if axis is not None:
+        return _unique_along(asarray(ar), return_index, return_inverse, return_counts, axis, equal_nan, size,
+                             fill_value)
     if size is not None:
         size = operator.index(size)  # JAX's TypeError for a float or a list
     flat = shapes.ravel(asarray(ar))
@@ -64,6 +71,9 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
 
 def _sorted_and_firsts(flat: Any, equal_nan: bool) -> tuple[Any, Any, Any]:
     """``(perm, sorted values, mask)``: the stable sort of 1-D ``flat`` and where each distinct value starts."""
+    if dtypes.is_complex(flat.dtype):
+        # JAX's workaround: a NaN in either part becomes nan+0j, so such values sort (and compare) as one NaN.
+        flat = ufuncs.where(ufuncs.isnan(flat), asarray(np.asarray(np.nan, flat.dtype)), flat)
     perm = sorting.argsort(flat, stable=True)
     aux = take.take(flat, perm)
     if aux.shape[0]:
@@ -113,6 +123,124 @@ def _unique_flat(flat: Any, return_index: bool, return_inverse: bool, return_cou
 
 _unique_whole = compiled_whole(static_argnames=("return_index", "return_inverse", "return_counts", "equal_nan",
                                                 "size", "shape"))(_unique_flat)
+
+
+# --- unique along an axis: JAX's _unique_sorted_mask and _unique, the slices sorted by a multi-operand lax.sort ---
+
+_UNIQUE_SIZE_HINT = ("To make jnp.unique() compatible with JIT and other transforms, you can specify a concrete value "
+                     "for the size argument, which will determine the output size.")
+
+
+def _unique_along(arr: Any, return_index: bool, return_inverse: bool, return_counts: bool, axis: Any,
+                  equal_nan: bool, size: Any, fill_value: Any) -> Any:
+    """:func:`unique` with ``axis``: JAX's checks in its order, then one program (eagerly: one to count the
+    unique slices, one at that size, as the flattened form)."""
+    if size is None:
+        if isinstance(arr, Tracer):
+            raise ConcretizationTypeError(
+                f"Abstract tracer value encountered where concrete value is expected: traced array with shape "
+                f"{np.dtype(arr.dtype).name}[{','.join(map(str, arr.shape))}].\nThe error arose for the first argument of jnp.unique(). "
+                + _UNIQUE_SIZE_HINT)
+    else:
+        if isinstance(size, Tracer):
+            raise ConcretizationTypeError(
+                "The error arose for the size argument of jnp.unique(). " + _UNIQUE_SIZE_HINT)
+        size = operator.index(size)  # JAX's TypeError for a float
+    axis = operator.index(axis)  # a float or a tuple: Python's TypeError, as JAX's
+    if not -arr.ndim <= axis < arr.ndim:
+        raise ValueError(f"axis {axis} is out of bounds for array of dimension {arr.ndim}")
+    axis %= arr.ndim
+    if arr.shape[axis] == 0 and size and fill_value is None:
+        raise ValueError("jnp.unique: for zero-sized input with nonzero size argument, fill_value must be specified")
+    fill = None if size is None or fill_value is None else fill_value
+    if size is None:
+        # The count from the concrete data; at that size JAX's size=None results are computed exactly (no padding).
+        size = int(_unique_slices_count(arr, axis, equal_nan))
+    return _unique_along_sized(arr, return_index, return_inverse, return_counts, axis, equal_nan, size, fill)
+
+
+def _unique_sorted_mask(ar: Any, axis: int, equal_nan: bool) -> tuple[Any, Any, Any]:
+    """``(sorted slices, mask, perm)``: ``ar``'s slices along ``axis`` moved first and sorted lexicographically
+    (stable), where each distinct slice starts, and the permutation that sorts them (JAX's ``_unique_sorted_mask``).
+
+    Slices of no elements: one slice, ``perm == [0]``, as in JAX (the unique result then has one empty slice)."""
+    aux = shapes.moveaxis(ar, axis, 0)
+    if dtypes.is_complex(aux.dtype):
+        # JAX's workaround: a NaN in either part becomes nan+0j, so such values sort (and compare) as one NaN.
+        aux = ufuncs.where(ufuncs.isnan(aux), asarray(np.asarray(np.nan, aux.dtype)), aux)
+    n, *slice_shape = aux.shape
+    int_dtype = dtypes.default_int_dtype()
+    if math.prod(slice_shape) == 0:
+        n = 1
+        perm = creation.zeros((1,), int_dtype)
+        aux = creation.zeros((1, *slice_shape), aux.dtype)  # aux[perm] of no elements
+    else:
+        # JAX's lexsort of the slices' columns, the first column primary: one sort with every column a key.
+        rows = shapes.reshape(aux, (n, math.prod(slice_shape)))
+        columns = [rows[:, j] for j in range(rows.shape[1])]
+        perm = lax_sorting.sort((*columns, lax_structural.iota(int_dtype, n)), 0, is_stable=True,
+                                num_keys=len(columns))[-1]
+        aux = take.take(aux, perm, axis=0)
+    if aux.size:
+        later, earlier = aux[1:], aux[:-1]
+        differs = ufuncs.not_equal(later, earlier)
+        if equal_nan and dtypes.is_inexact(aux.dtype):
+            # numpy's documented rule (complex too): two NaNs are one value.
+            differs = ufuncs.logical_and(differs, ufuncs.logical_not(
+                ufuncs.logical_and(ufuncs.isnan(later), ufuncs.isnan(earlier))))
+        differs = reductions.any(differs, tuple(range(1, aux.ndim)))
+        mask = shapes.concatenate([asarray(np.ones((1,), bool)), differs])
+    else:
+        mask = creation.zeros((n,), bool)
+    return aux, mask, perm
+
+
+@compiled_whole(static_argnames=("axis", "equal_nan"))
+def _unique_slices_count(ar: Any, axis: int, equal_nan: bool) -> Any:
+    """How many distinct slices ``ar`` has along ``axis`` (unique's length without ``size``)."""
+    return reductions.sum(_unique_sorted_mask(ar, axis, equal_nan)[1], dtype=dtypes.default_int_dtype())
+
+
+@compiled_whole(static_argnames=("return_index", "return_inverse", "return_counts", "axis", "equal_nan", "size"))
+def _unique_along_sized(ar: Any, return_index: bool, return_inverse: bool, return_counts: bool, axis: int,
+                        equal_nan: bool, size: int, fill_value: Any) -> Any:
+    """:func:`unique` along ``axis`` at a static ``size`` (JAX's ``_unique``): the first ``size`` unique slices,
+    padded with ``fill_value`` when given (else with the first one: index 0 pads ``nonzero``)."""
+    aux, mask, perm = _unique_sorted_mask(ar, axis, equal_nan)
+    int_dtype = dtypes.default_int_dtype()
+    if mask.shape[0]:
+        ind = nonzero_indices.nonzero(mask, size=size)[0]
+    else:  # no slices: nonzero's padding alone (its index arithmetic would divide by the zero length)
+        ind = creation.zeros((size,), int_dtype)
+    result = take.take(aux, ind, axis=0) if aux.size else aux
+    if fill_value is not None:
+        fill = lax_elementwise.convert_element_type(asarray(fill_value), result.dtype)  # JAX's .astype
+        if result.shape[0]:
+            valid = ufuncs.less(_iota(size), reductions.sum(mask))
+            result = ufuncs.where(shapes.expand_dims(valid, tuple(range(1, result.ndim))), result, fill)
+        else:
+            result = creation.full((size, *result.shape[1:]), fill, result.dtype)
+    outs = [shapes.moveaxis(result, 0, axis)]
+    if return_index:
+        outs.append(take.take(perm, ind) if aux.size else perm)
+    if return_inverse:
+        if aux.size:
+            group = ufuncs.subtract(reductions.cumsum(mask), np.asarray(1, int_dtype))
+            outs.append(scatter.at_property(creation.zeros(mask.shape, int_dtype))[perm].set(group))
+        else:
+            outs.append(creation.zeros((ar.shape[axis],), int_dtype))
+    if return_counts:
+        if aux.size:
+            # The distances between the starts of the groups, the last one's end the number of slices.
+            starts = nonzero_indices.nonzero(mask, size=size + 1)[0]
+            n = mask.shape[0]
+            starts = shapes.concatenate([starts[:1], ufuncs.where(starts[1:], starts[1:], np.asarray(n, int_dtype))])
+            outs.append(ufuncs.subtract(starts[1:], starts[:-1]))
+        elif ar.shape[axis]:
+            outs.append(creation.full((1,), ar.shape[axis], int_dtype))
+        else:
+            outs.append(creation.zeros((0,), int_dtype))
+    return tuple(outs) if len(outs) > 1 else outs[0]
 
 
 # --- the set operations of 1-D arrays: intersect1d, setdiff1d, setxor1d, union1d -------------------------------------
