@@ -45,6 +45,7 @@ from toolkit.ad.values import Zero, instantiate, tangent_aval, value_aval
 from toolkit.core import tracing, pytrees
 from toolkit.core.avals import ShapedArray, aval_of, leaf_avals
 from toolkit.lax import calls, control_flow
+from toolkit.lax.calls import JVPRule
 from toolkit.ad.values import zeros
 from toolkit.lax import elementwise
 
@@ -176,18 +177,6 @@ def _same_type(a: ShapedArray, b: ShapedArray) -> bool:
 
 
 # --- custom_jvp ----------------------------------------------------------------------------------
-
-
-class JVPRule:
-    """The JVP rule a ``custom_jvp_call`` carries: a traced program, or the user's function (symbolic zeros)."""
-
-    def __init__(self, name: str, program: Any, fun: Callable[..., Any] | None):
-        self.__name__ = name
-        self.program = program          # (*args, *tangents, *consts) -> (*outs, *out_tangents)
-        self.fun = fun                  # (arg_values, tangents with Zero) -> (outs, out_tangents), lazily
-
-    def __repr__(self) -> str:
-        return self.__name__
 
 
 class custom_jvp:

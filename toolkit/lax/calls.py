@@ -37,7 +37,7 @@ and of ``toolkit.jit(lambda x: toolkit.jit(g)(x))`` with ``g = lambda x: sin(x)`
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from toolkit.core.avals import ShapedArray
 from toolkit.core.families import Family
@@ -46,7 +46,21 @@ from toolkit.core.program import Program
 #: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
 family = Family("calls")
 
-__all__ = ["custom_jvp_call_p", "custom_vjp_call_p", "checkpoint_p", "name_p", "jit_call_p"]
+__all__ = ["custom_jvp_call_p", "custom_vjp_call_p", "checkpoint_p", "name_p", "jit_call_p", "JVPRule"]
+
+
+class JVPRule:
+    """The JVP rule a ``custom_jvp_call`` carries (its ``jvp`` parameter): a traced program, or the user's
+    function (symbolic zeros). Here beside the primitive so that lax's own custom-JVP functions (``logaddexp``)
+    make it as ``toolkit.ad.custom_jvp`` does."""
+
+    def __init__(self, name: str, program: Any, fun: Callable[..., Any] | None):
+        self.__name__ = name
+        self.program = program          # (*args, *tangents, *consts) -> (*outs, *out_tangents)
+        self.fun = fun                  # (arg_values, tangents with Zero) -> (outs, out_tangents), lazily
+
+    def __repr__(self) -> str:
+        return self.__name__
 
 
 def _check_operands(what: str, operands: tuple[ShapedArray, ...], program: Program) -> None:

@@ -422,7 +422,8 @@ def logaddexp(x: Any, y: Any) -> Any:
     """``log(exp(x) + exp(y))`` elementwise, computed without overflow (as ``jnp.logaddexp``).
 
     Integers (Python ints included) are promoted to the default float; equal infinities give that infinity
-    (``logaddexp(inf, inf) == inf``, ``logaddexp(-inf, -inf) == -inf``), as in JAX.
+    (``logaddexp(inf, inf) == inf``, ``logaddexp(-inf, -inf) == -inf``), as in JAX. Its derivative is JAX's
+    custom JVP (``toolkit.lax.log_add_exp``): defined at infinities (``grad`` at ``(inf, inf)`` is ``(1, 1)``).
     """
     check_arraylike("logaddexp", x, y)
     return log_add_exp.logaddexp(*_inexact(x, y))
@@ -603,7 +604,7 @@ degrees = rad2deg
 
 @compiled_whole()  # JAX's ufunc object calls a jit of it: one program, XLA's fusion alike
 def logaddexp2(x1: Any, x2: Any, /) -> Any:
-    """``log2(2**x1 + 2**x2)`` without overflow."""
+    """``log2(2**x1 + 2**x2)`` without overflow; its derivative is JAX's custom JVP, as :func:`logaddexp`'s."""
     check_arraylike("logaddexp2", x1, x2)
     return log_add_exp.logaddexp2(*_inexact(x1, x2))
 

@@ -30,13 +30,14 @@ from toolkit.batching.interpret import (
     staged,
     unbatched_aval,
 )
-from toolkit.ad.custom_derivatives import JVPRule, VJPFunctions
+from toolkit.ad.custom_derivatives import VJPFunctions
 from toolkit.ad.values import Zero, instantiate
 from toolkit.batching.api import vmap
 from toolkit.batching.registry import register_batching
 from toolkit.core import pytrees
 from toolkit.core.avals import aval_of
 from toolkit.lax import calls, parallel, reductions
+from toolkit.lax.calls import JVPRule
 from toolkit.lax.control_flow import common_captured
 
 #: nested jit body -> {(axis, batched inputs): batched body}
