@@ -174,18 +174,35 @@ def _trace_branches(branches: Sequence[Callable[..., Any]], names: Sequence[str]
     return [tuple(programs), leaves + captured], out_trees[0]
 
 
+#: ``operand=`` not given (JAX's sentinel: None is an operand like any other).
+_NO_OPERAND: Any = object()
+
+
+def _keyword_operand(operands: tuple, operand: Any) -> tuple:
+    """The operands of ``cond``/``switch`` given JAX's backward-compatible ``operand=`` keyword."""
+    if operand is _NO_OPERAND:
+        return operands
+    if operands:
+        raise TypeError("if 'operand' keyword is passed then no positional operands can be passed, got "
+                        f"operand={operand!r} and positional operands {operands}")
+    return (operand,)
+
+
 @family.function(binds=(cond_p,))
-def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any) -> Any:
+def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any], *operands: Any,
+         operand: Any = _NO_OPERAND) -> Any:
     """``true_fun(*operands)`` if ``pred`` else ``false_fun(*operands)``, decided at run time.
 
     ``pred`` is a boolean (or number, compared with 0) scalar. Both branches are
     traced and must return pytrees of identical structure, shapes and dtypes.
-    Lowers to ``stablehlo.case``.
+    Lowers to ``stablehlo.case``. ``operand=``: JAX's older calling convention, one (pytree) operand by
+    keyword, the same as passing it positionally (with positional operands too, JAX's ``TypeError``).
 
     Example::
 
         y = toolkit.lax.cond(x.sum() > 0, lambda v: v * 2, lambda v: -v, x)
     """
+    operands = _keyword_operand(operands, operand)
     if not tracing.is_tracing():
         return tracing.eager_call(lambda p, ops: cond(p, true_fun, false_fun, *ops), pred, operands)
     pred_aval = _leaf_aval(pred, "cond's pred")
@@ -203,13 +220,16 @@ def cond(pred: Any, true_fun: Callable[..., Any], false_fun: Callable[..., Any],
 
 
 @family.function(binds=(cond_p,))
-def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any) -> Any:
+def switch(index: Any, branches: Sequence[Callable[..., Any]], *operands: Any, operand: Any = _NO_OPERAND) -> Any:
     """``branches[index](*operands)``, with ``index`` clamped into ``[0, len(branches) - 1]``.
+
+    ``operand=``: as :func:`cond`'s (JAX's older convention: one operand by keyword).
 
     Example::
 
         y = toolkit.lax.switch(k, [jnp.sin, jnp.cos, jnp.tanh], x)
     """
+    operands = _keyword_operand(operands, operand)
     branches = list(branches)
     if not branches:
         raise ValueError("switch: empty branches sequence")

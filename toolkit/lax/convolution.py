@@ -15,9 +15,9 @@ from __future__ import annotations
 import enum
 from typing import Any, NamedTuple, Sequence
 
-from toolkit.core import dtypes
+from toolkit.core import dtypes, sharding_types
 from toolkit.core.config import flag_value
-from toolkit.core.avals import ShapedArray
+from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.shape_poly import max_dim
 from toolkit.core.families import Family
 from toolkit.lax.dot_algorithms import DotAlgorithm, DotAlgorithmPreset
@@ -230,18 +230,22 @@ def _canonical_precision(precision: Any) -> Any:
 def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: Any,
                          lhs_dilation: Sequence[int] | None = None, rhs_dilation: Sequence[int] | None = None,
                          dimension_numbers: Any = None, feature_group_count: int = 1, batch_group_count: int = 1,
-                         precision: Any = None, preferred_element_type: Any = None) -> Any:
+                         precision: Any = None, preferred_element_type: Any = None,
+                         out_sharding: Any = None) -> Any:
     """A general n-d convolution with strides, padding, dilations and groups (``stablehlo.convolution``).
 
     ``padding`` is ``'SAME'``, ``'SAME_LOWER'``, ``'VALID'`` or one ``(low, high)``
     pair per spatial dimension. ``lhs_dilation`` > 1 is a transposed
     convolution's input dilation; ``rhs_dilation`` is atrous dilation.
+    ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``toolkit.set_mesh``) is the result's
+    type on Explicit mesh axes, as JAX's: it replaces the sharding rule's (which refuses a sharded kernel or
+    feature dimension); JAX checks it under the name ``dot_general``, and so do the messages here.
 
     Example::
 
         out = conv_general_dilated(x_nchw, w_oihw, (1, 1), "VALID")
     """
-    lhs_shape, rhs_shape = tuple(lhs.shape), tuple(rhs.shape)
+    lhs_shape, rhs_shape = tuple(aval_of(lhs).shape), tuple(aval_of(rhs).shape)
     dnums = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
     nspatial = len(lhs_shape) - 2
     window_strides = tuple(int(s) for s in window_strides)
@@ -260,11 +264,19 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
         raise TypeError(f"conv_general_dilated: padding must be a string or (low, high) pairs, got {padding!r}") \
             from None
     preferred = None if preferred_element_type is None else dtypes.canonicalize_dtype(preferred_element_type)
-    return conv_general_dilated_p.bind(
-        lhs, rhs, window_strides=window_strides, padding=padding, lhs_dilation=lhs_dilation,
-        rhs_dilation=rhs_dilation, dimension_numbers=dnums, feature_group_count=int(feature_group_count),
-        batch_group_count=int(batch_group_count), precision=_canonical_precision(precision),
-        preferred_element_type=preferred)
+    params = dict(window_strides=window_strides, padding=padding, lhs_dilation=lhs_dilation,
+                  rhs_dilation=rhs_dilation, dimension_numbers=dnums, feature_group_count=int(feature_group_count),
+                  batch_group_count=int(batch_group_count), precision=_canonical_precision(precision),
+                  preferred_element_type=preferred)
+    if out_sharding is not None:
+        shape = _conv_rule(aval_of(lhs), aval_of(rhs), **params).shape  # the shape errors come first, as JAX's
+        return sharding_types.with_out_sharding(_bind_conv, (lhs, rhs), params, out_sharding, "dot_general", shape,
+                                                primitive="conv_general_dilated")
+    return conv_general_dilated_p.bind(lhs, rhs, **params)
+
+
+def _bind_conv(lhs: Any, rhs: Any, **params: Any) -> Any:
+    return conv_general_dilated_p.bind(lhs, rhs, **params)
 
 
 def conv(lhs: Any, rhs: Any, window_strides: Sequence[int], padding: Any, precision: Any = None,

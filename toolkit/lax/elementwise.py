@@ -35,16 +35,21 @@ NUMBER = "iufc"
 INEXACT = "fc"
 
 
-def _user_function(p: Primitive, name: str, broadcasts: bool = False) -> Callable[..., Any]:
-    if broadcasts:
-        def apply(*args: Any) -> Any:
-            return p.bind(*_broadcast_operands(name, args))
-        doc = ("operands of equal dtypes and equal shapes, but for scalars and size-1 dimensions, which "
-               "broadcast as in ``jax.lax``")
+def _user_function(p: Primitive, name: str, broadcasts: bool = False, numbered: bool = False) -> Callable[..., Any]:
+    """``name``'s user function with ``jax.lax``'s parameter names, so calls by keyword work: ``name(x)`` for a
+    unary ``p``, ``name(x, y)`` for a binary one (``numbered``: ``name(x1, x2)``, as ``jax.lax.nextafter``)."""
+    apply: Callable[..., Any]
+    if broadcasts and numbered:
+        def apply(x1: Any, x2: Any) -> Any:
+            return p.bind(*_broadcast_operands(name, (x1, x2)))
+    elif broadcasts:
+        def apply(x: Any, y: Any) -> Any:
+            return p.bind(*_broadcast_operands(name, (x, y)))
     else:
-        def apply(*args: Any) -> Any:
-            return p.bind(*args)
-        doc = "operands of equal shapes and dtypes"
+        def apply(x: Any) -> Any:
+            return p.bind(x)
+    doc = ("operands of equal dtypes and equal shapes, but for scalars and size-1 dimensions, which broadcast as "
+           "in ``jax.lax``") if broadcasts else "operands of equal shapes and dtypes"
     apply.__name__ = apply.__qualname__ = name
     apply.__doc__ = f"Elementwise ``{p.name}`` ({doc})."
     return family.function(apply, binds=(p,))
@@ -131,15 +136,16 @@ def unary(name: str, kinds: str, *, hlo: str | None = None, derivative: Any = No
 
 
 def binary(name: str, kinds: str, *, hlo: str | None = None, derivative: Any = None,
-           function: str | None = None) -> tuple[Primitive, Callable[..., Any]]:
-    """A binary primitive over operands of equal shapes and dtypes, and its user function; traits as :func:`unary`."""
+           function: str | None = None, numbered: bool = False) -> tuple[Primitive, Callable[..., Any]]:
+    """A binary primitive over operands of equal shapes and dtypes, and its user function (parameters ``x, y``,
+    or ``x1, x2`` when ``numbered``, JAX's names); traits as :func:`unary`."""
     def rule(x: ShapedArray, y: ShapedArray) -> ShapedArray:
         shape = same_shapes(name, x, y)
         dtype = same_dtypes(name, x, y)
         check_dtype(name, x, kinds)
         return ShapedArray(shape, dtype, all_weak(x, y))
     p = family.primitive(name, shape_rule=rule, kind="binary", hlo=hlo, derivative=derivative)
-    return p, _user_function(p, function or name, broadcasts=True)
+    return p, _user_function(p, function or name, broadcasts=True, numbered=numbered)
 
 
 def compare(name: str, direction: str) -> tuple[Primitive, Callable[..., Any]]:
@@ -243,7 +249,34 @@ imag = _user_function(imag_p, "imag")
 
 add_p, add = binary("add", NUMBER, hlo=_H + "add")
 sub_p, sub = binary("sub", NUMBER, hlo=_H + "subtract")
-mul_p, mul = binary("mul", NUMBER, hlo=_H + "multiply")
+mul_p, _mul_same_dtypes = binary("mul", NUMBER, hlo=_H + "multiply")
+
+
+@family.function(name="mul")  # replaces the plain user function binary() recorded (binds mul_p, as that one)
+def mul(x: Any, y: Any, *, out_dtype: Any = None) -> Any:
+    """Elementwise ``x * y``.
+
+    ``out_dtype`` (``jax.lax.mul``'s): None, or the result's dtype; then the operands, of any numeric dtypes
+    (not necessarily equal), are converted to it before multiplying — the ``stablehlo.convert``s and
+    ``stablehlo.multiply`` JAX's lowering writes. The result is weakly typed only when both operands are.
+    JAX binds ``mul`` with an ``out_dtype`` parameter; here the conversions are equations of their own, so a
+    gradient's products run in the operand's dtype after the cotangent is rounded (JAX converts both
+    factors to the operand's dtype first; equal when ``out_dtype`` is the operands' dtype).
+    """
+    if out_dtype is None:
+        return _mul_same_dtypes(x, y)
+    dtype = dtypes.canonicalize_dtype(out_dtype)  # JAX's input_dtype rule: canonicalized, without a warning
+    avals = [aval_of(x), aval_of(y)]
+    for position, aval in enumerate(avals):
+        if dtypes.kind_of(aval.dtype) not in NUMBER:
+            # JAX's dtype rule checks the operands (both numeric) even when out_dtype is given
+            raise TypeError(f"mul does not accept dtype {aval.dtype.name} at position {position}. Accepted dtypes "
+                            f"at position {position} are subtypes of integer, floating, complexfloating.")
+    weak = all_weak(*avals)
+    x, y = (convert_element_type(a, dtype, weak_type=weak) for a in (x, y))
+    if dtypes.is_bool(dtype):  # stablehlo.multiply of i1 values is their logical and
+        return bitwise_and(x, y)
+    return _mul_same_dtypes(x, y)
 # jax.lax.square is a primitive of its own: chlo.square for floats and complex numbers (for a complex one,
 # (a - b)(a + b) + 2abi, which rounds unlike x * x), a multiply for integers (lowering rule). JAX's JVP: t * (2 * x).
 square_p, square = unary("square", NUMBER, derivative=lambda x: mul(np.asarray(2, aval_of(x).dtype), x))
@@ -274,7 +307,7 @@ and_p, bitwise_and = binary("and", BOOL + INT, hlo=_H + "and", derivative="zero"
 or_p, bitwise_or = binary("or", BOOL + INT, hlo=_H + "or", derivative="zero", function="bitwise_or")
 xor_p, bitwise_xor = binary("xor", BOOL + INT, hlo=_H + "xor", derivative="zero", function="bitwise_xor")
 atan2_p, atan2 = binary("atan2", INEXACT, hlo=_H + "atan2")
-nextafter_p, nextafter = binary("nextafter", FLOAT, hlo=_C + "next_after", derivative="zero")
+nextafter_p, nextafter = binary("nextafter", FLOAT, hlo=_C + "next_after", derivative="zero", numbered=True)
 shift_left_p, shift_left = binary("shift_left", INT, hlo=_H + "shift_left", derivative="zero")
 shift_right_arithmetic_p, shift_right_arithmetic = binary("shift_right_arithmetic", INT,
                                                           hlo=_H + "shift_right_arithmetic", derivative="zero")
@@ -412,23 +445,24 @@ def select(pred: Any, on_true: Any, on_false: Any) -> Any:
 
 
 @family.function(binds=(clamp_p,))
-def clamp(lo: Any, x: Any, hi: Any) -> Any:
-    """``x`` limited to ``[lo, hi]`` (bounds of ``x``'s shape, or scalars)."""
-    return clamp_p.bind(lo, x, hi)
+def clamp(min: Any, x: Any, max: Any) -> Any:
+    """``x`` limited to ``[min, max]`` (bounds of ``x``'s shape, or scalars; JAX's parameter names)."""
+    return clamp_p.bind(min, x, max)
 
 
 @family.function(binds=(convert_element_type_p,))
-def convert_element_type(x: Any, new_dtype: Any, weak_type: bool = False) -> Any:
-    """``x`` converted to ``new_dtype``."""
+def convert_element_type(operand: Any, new_dtype: Any, weak_type: bool = False) -> Any:
+    """``operand`` converted to ``new_dtype`` (``weak_type``, toolkit's: the result is weakly typed)."""
     # With x64 off a 64-bit new_dtype is truncated to 32 bits, with JAX's warning.
     new_dtype = dtypes.canonicalize_explicit_dtype(new_dtype, "convert_element_type")
-    return convert_element_type_p.bind(x, new_dtype=new_dtype, weak_type=bool(weak_type))
+    return convert_element_type_p.bind(operand, new_dtype=new_dtype, weak_type=bool(weak_type))
 
 
 @family.function(binds=(bitcast_convert_type_p,))
-def bitcast_convert_type(x: Any, new_dtype: Any) -> Any:
-    """Reinterpret the bits of ``x`` as ``new_dtype`` (adding or removing a last dimension when widths differ)."""
-    return bitcast_convert_type_p.bind(x, new_dtype=dtypes.canonicalize_dtype(new_dtype))
+def bitcast_convert_type(operand: Any, new_dtype: Any) -> Any:
+    """Reinterpret the bits of ``operand`` as ``new_dtype`` (adding or removing a last dimension when widths
+    differ)."""
+    return bitcast_convert_type_p.bind(operand, new_dtype=dtypes.canonicalize_dtype(new_dtype))
 
 
 # --- jax.lax's wrappers over these primitives (user functions that bind no primitive of their own) ----------

@@ -6,9 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from toolkit.core import dtypes
+from toolkit.core import dtypes, sharding_types
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.families import Family
+from toolkit.core.shape_poly import definitely_equal
 from toolkit.lax.convolution import _canonical_precision  # JAX's precision names
 from toolkit.lax.shape_rules import check_axes
 
@@ -47,23 +48,46 @@ dot_general_p = family.primitive("dot_general", shape_rule=_dot_general_rule)
 
 @family.function(binds=(dot_general_p,))
 def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = None,
-                preferred_element_type: Any = None) -> Any:
+                preferred_element_type: Any = None, *, out_sharding: Any = None) -> Any:
     """XLA's DotGeneral: ``dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``.
 
-    The result's dimensions are batch, then lhs free, then rhs free.
+    The result's dimensions are batch, then lhs free, then rhs free. ``out_sharding`` (a ``NamedSharding``,
+    or a ``PartitionSpec`` under ``toolkit.set_mesh``) is the result's type on Explicit mesh axes, as JAX's:
+    it replaces what the sharding rule infers, and decides the products it finds ambiguous (contracting
+    dimensions sharded on both sides).
     """
     (lc, rc), (lb, rb) = dimension_numbers
     dn = ((tuple(int(a) for a in lc), tuple(int(a) for a in rc)), (tuple(int(a) for a in lb), tuple(int(a) for a in rb)))
     pet = None if preferred_element_type is None else dtypes.canonicalize_dtype(preferred_element_type)
-    return dot_general_p.bind(lhs, rhs, dimension_numbers=dn, precision=_canonical_precision(precision),
-                              preferred_element_type=pet)
+    params = dict(dimension_numbers=dn, precision=_canonical_precision(precision), preferred_element_type=pet)
+    if out_sharding is not None:
+        shape = _dot_general_rule(aval_of(lhs), aval_of(rhs), **params).shape  # also JAX's shape errors first
+        return sharding_types.with_out_sharding(_bind_dot_general, (lhs, rhs), params, out_sharding, "dot_general",
+                                                shape, primitive="dot_general")
+    return dot_general_p.bind(lhs, rhs, **params)
 
 
-def dot(lhs: Any, rhs: Any, precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """Vector/matrix products for ranks 1 and 2 (``lhs @ rhs``)."""
-    if lhs.ndim not in (1, 2) or rhs.ndim not in (1, 2):
-        raise TypeError(f"dot takes rank-1 or rank-2 operands, got shapes {lhs.shape} and {rhs.shape}")
-    return dot_general(lhs, rhs, (((lhs.ndim - 1,), (0,)), ((), ())), precision, preferred_element_type)
+def _bind_dot_general(lhs: Any, rhs: Any, **params: Any) -> Any:
+    return dot_general_p.bind(lhs, rhs, **params)
+
+
+def dot(lhs: Any, rhs: Any, *, dimension_numbers: Any = None, precision: Any = None,
+        preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
+    """``dot_general`` of ``lhs`` and ``rhs`` over ``dimension_numbers``, as ``jax.lax.dot``.
+
+    Without ``dimension_numbers``, the vector/matrix products of ranks 1 and 2 (``lhs @ rhs``: the last
+    dimension of ``lhs`` with the first of ``rhs``); other shapes are JAX's ``ValueError``. ``precision``,
+    ``preferred_element_type`` and ``out_sharding``: as :func:`dot_general`'s.
+    """
+    lhs_shape, rhs_shape = aval_of(lhs).shape, aval_of(rhs).shape
+    if dimension_numbers is None:
+        if 1 <= len(lhs_shape) <= 2 and 1 <= len(rhs_shape) <= 2 and definitely_equal(lhs_shape[-1], rhs_shape[0]):
+            dimension_numbers = (((len(lhs_shape) - 1,), (0,)), ((), ()))
+        else:
+            raise ValueError("jax.lax.dot: dimension_numbers must be specified when not performing simple "
+                             "un-batched matrix-matrix, matrix-vector, or vector-vector products; got "
+                             f"lhs_shape={tuple(lhs_shape)} rhs_shape={tuple(rhs_shape)}")
+    return dot_general(lhs, rhs, dimension_numbers, precision, preferred_element_type, out_sharding=out_sharding)
 
 
 def batch_matmul(lhs: Any, rhs: Any, precision: Any = None) -> Any:

@@ -484,9 +484,24 @@ def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
 
 @family.function(binds=(all_gather_p,))
 def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Sequence[Sequence[int]] | None = None, axis: int = 0,
-               tiled: bool = False) -> Any:
+               tiled: bool = False, to: str = "varying") -> Any:
     """Every device's ``x`` gathered along ``axis``: stacked as a new axis, or concatenated when ``tiled``
-    (with ``axis_index_groups``, the devices of this one's group, in the group's order)."""
+    (with ``axis_index_groups``, the devices of this one's group, in the group's order).
+
+    ``to``: the result's type over the manual axes ``axis_name``, as JAX's: ``"varying"`` (the default, the
+    only one here), ``"invarying"`` (JAX's ``all_gather_invariant``) or ``"reduced"``. Another value is
+    JAX's ``ValueError``; the other two with ``axis_index_groups`` are JAX's bare ``NotImplementedError``,
+    without them toolkit's (its varying-axes analysis has no invariant or reduced gather).
+    """
+    allowed = {"varying", "reduced", "invarying"}  # JAX's set display: printed in the order JAX's prints
+    if to not in allowed:
+        raise ValueError(f"Got unexpected `to` value for `jax.lax.all_gather`. Allowed `to` values are: {allowed}")
+    if to != "varying":
+        if axis_index_groups is not None:
+            raise NotImplementedError  # JAX's, bare
+        raise NotImplementedError(f"all_gather(to={to!r}) is not supported by toolkit (JAX's "
+                                  f"{'all_gather_invariant' if to == 'invarying' else 'all_gather_reduced'}): "
+                                  "only to='varying'")
     groups = _index_groups(axis_index_groups, axis_name)
     axes, frame = _bound(axis_name, "all_gather")
     if not axes:  # no axis: the value itself, as JAX's collectives return it

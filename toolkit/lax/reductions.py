@@ -6,8 +6,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from toolkit.core import dtypes
-from toolkit.core.avals import ShapedArray
+from toolkit.core import dtypes, sharding_types
+from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.config import flag_value
 from toolkit.core.families import Family
 from toolkit.core.primitive import Primitive
@@ -39,15 +39,35 @@ reduce_xor_p = _reduction("reduce_xor", "biu")
 
 
 def _make(p: Primitive):
-    def reduce(x: Any, axes: Sequence[int]) -> Any:
-        return p.bind(x, axes=tuple(sorted(int(a) for a in axes)))
+    def reduce(operand: Any, axes: Sequence[int]) -> Any:
+        return p.bind(operand, axes=tuple(sorted(int(a) for a in axes)))
     reduce.__name__ = p.name
-    reduce.__doc__ = f"``{p.name}`` of ``x`` over ``axes``."
+    reduce.__doc__ = f"``{p.name}`` of ``operand`` over ``axes``."
     return family.function(reduce, binds=(p,))
 
 
-reduce_sum, reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor = map(
-    _make, (reduce_sum_p, reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p, reduce_xor_p))
+reduce_prod, reduce_max, reduce_min, reduce_and, reduce_or, reduce_xor = map(
+    _make, (reduce_prod_p, reduce_max_p, reduce_min_p, reduce_and_p, reduce_or_p, reduce_xor_p))
+
+
+@family.function(binds=(reduce_sum_p,))
+def reduce_sum(operand: Any, axes: Sequence[int], *, out_sharding: Any = None) -> Any:
+    """The sum of ``operand`` over ``axes`` (in its dtype: narrow types are not widened, as in JAX).
+
+    ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``toolkit.set_mesh``): the result's
+    type on Explicit mesh axes, as JAX's (it replaces what the sharding rule infers, e.g. a dimension
+    sharded after the sum).
+    """
+    axes = tuple(sorted(int(a) for a in axes))
+    if out_sharding is not None:
+        shape = tuple(d for i, d in enumerate(aval_of(operand).shape) if i not in axes)
+        return sharding_types.with_out_sharding(_reduce_sum, (operand,), {"axes": axes}, out_sharding,
+                                                "reduce_sum", shape, primitive="reduce_sum")
+    return reduce_sum_p.bind(operand, axes=axes)
+
+
+def _reduce_sum(operand: Any, axes: tuple[int, ...]) -> Any:
+    return reduce_sum_p.bind(operand, axes=axes)
 
 
 def _arg_rule(name: str):
@@ -65,12 +85,12 @@ argmin_p = family.primitive("argmin", shape_rule=_arg_rule("argmin"))
 
 
 @family.function(binds=(argmax_p,))
-def argmax(x: Any, axis: int, index_dtype: Any = dtypes.int32) -> Any:
+def argmax(operand: Any, axis: int, index_dtype: Any = dtypes.int32) -> Any:
     """Index of the first maximum along ``axis`` (NaN counts as the maximum, as in numpy)."""
-    return argmax_p.bind(x, axis=int(axis), index_dtype=dtypes.canonicalize_dtype(index_dtype))
+    return argmax_p.bind(operand, axis=int(axis), index_dtype=dtypes.canonicalize_dtype(index_dtype))
 
 
 @family.function(binds=(argmin_p,))
-def argmin(x: Any, axis: int, index_dtype: Any = dtypes.int32) -> Any:
+def argmin(operand: Any, axis: int, index_dtype: Any = dtypes.int32) -> Any:
     """Index of the first minimum along ``axis`` (NaN counts as the minimum, as in numpy)."""
-    return argmin_p.bind(x, axis=int(axis), index_dtype=dtypes.canonicalize_dtype(index_dtype))
+    return argmin_p.bind(operand, axis=int(axis), index_dtype=dtypes.canonicalize_dtype(index_dtype))

@@ -42,16 +42,28 @@ broadcast_in_dim_p = family.primitive("broadcast_in_dim", shape_rule=_broadcast_
 
 
 @family.function(binds=(broadcast_in_dim_p,))
-def broadcast_in_dim(x: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int]) -> Any:
-    """Broadcast ``x`` to ``shape``; operand dimension ``i`` maps to ``broadcast_dimensions[i]``."""
-    return broadcast_in_dim_p.bind(x, shape=canonicalize_shape(shape), broadcast_dimensions=tuple(broadcast_dimensions))
+def broadcast_in_dim(operand: Any, shape: Sequence[int], broadcast_dimensions: Sequence[int], *,
+                     out_sharding: Any = None) -> Any:
+    """Broadcast ``operand`` to ``shape``; operand dimension ``i`` maps to ``broadcast_dimensions[i]``.
+
+    ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``toolkit.set_mesh``) is the result's
+    type on Explicit mesh axes, as JAX's (instead of the operand's spec carried to its dimensions).
+    """
+    shape = canonicalize_shape(shape)
+    broadcast_dimensions = tuple(int(d) for d in broadcast_dimensions)
+    if out_sharding is not None:
+        return sharding_types.with_out_sharding(
+            broadcast_in_dim, (operand,), {"shape": shape, "broadcast_dimensions": broadcast_dimensions},
+            out_sharding, "broadcast_in_dim", shape, primitive="broadcast_in_dim")
+    return broadcast_in_dim_p.bind(operand, shape=shape, broadcast_dimensions=broadcast_dimensions)
 
 
-def broadcast(x: Any, sizes: Sequence[int]) -> Any:
-    """Add leading dimensions of ``sizes`` to ``x``."""
-    ndim = np.ndim(x) if not hasattr(x, "ndim") else x.ndim
+def broadcast(operand: Any, sizes: Sequence[int], *, out_sharding: Any = None) -> Any:
+    """Add leading dimensions of ``sizes`` to ``operand``; ``out_sharding``: as :func:`broadcast_in_dim`'s."""
+    operand_shape = _shape(operand)
     sizes = tuple(sizes)
-    return broadcast_in_dim(x, sizes + tuple(x.shape), tuple(range(len(sizes), len(sizes) + ndim)))
+    return broadcast_in_dim(operand, sizes + operand_shape, tuple(range(len(sizes), len(sizes) + len(operand_shape))),
+                            out_sharding=out_sharding)
 
 
 def full(shape: Sequence[int], fill_value: Any, dtype: Any = None, *, sharding: Any = None) -> Any:
@@ -93,21 +105,21 @@ reshape_p = family.primitive("reshape", shape_rule=_reshape_rule)
 
 
 @family.function(binds=(reshape_p,))
-def reshape(x: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None, *,
+def reshape(operand: Any, new_sizes: Sequence[int], dimensions: Sequence[int] | None = None, *,
             out_sharding: Any = None) -> Any:
-    """``x`` with shape ``new_sizes`` (same number of elements, row-major order).
+    """``operand`` with shape ``new_sizes`` (same number of elements, row-major order).
 
-    ``dimensions`` (as JAX's): the order in which ``x``'s dimensions are read, i.e. ``x`` transposed by it first.
+    ``dimensions`` (as JAX's): the order in which ``operand``'s dimensions are read, i.e. ``operand`` transposed by it first.
     ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``toolkit.set_mesh``) is the
     result's type on Explicit mesh axes, as in JAX: needed for reshapes whose sharding the rule cannot infer.
     """
     new_sizes = canonicalize_shape(new_sizes)
-    if dimensions is not None and tuple(int(d) for d in dimensions) != tuple(range(len(_shape(x)))):
-        x = transpose(x, tuple(int(d) for d in dimensions))
+    if dimensions is not None and tuple(int(d) for d in dimensions) != tuple(range(len(_shape(operand)))):
+        operand = transpose(operand, tuple(int(d) for d in dimensions))
     if out_sharding is not None:
-        return sharding_types.with_out_sharding(reshape, (x,), {"new_sizes": new_sizes}, out_sharding, "reshape", new_sizes,
+        return sharding_types.with_out_sharding(reshape, (operand,), {"new_sizes": new_sizes}, out_sharding, "reshape", new_sizes,
                                  primitive="reshape")
-    return reshape_p.bind(x, new_sizes=new_sizes)
+    return reshape_p.bind(operand, new_sizes=new_sizes)
 
 
 def _transpose_rule(x: ShapedArray, *, permutation: tuple) -> ShapedArray:
@@ -121,11 +133,11 @@ transpose_p = family.primitive("transpose", shape_rule=_transpose_rule)
 
 
 @family.function(binds=(transpose_p,))
-def transpose(x: Any, permutation: Sequence[int]) -> Any:
-    """Permute the dimensions of ``x`` (as ``jax.lax.transpose``): result dimension ``i`` is ``x``'s
-    ``permutation[i]``. A ``permutation`` that is not a permutation of ``range(x.ndim)`` raises ``TypeError``.
+def transpose(operand: Any, permutation: Sequence[int]) -> Any:
+    """Permute the dimensions of ``operand`` (as ``jax.lax.transpose``): result dimension ``i`` is ``operand``'s
+    ``permutation[i]``. A ``permutation`` that is not a permutation of ``range(operand.ndim)`` raises ``TypeError``.
     """
-    return transpose_p.bind(x, permutation=tuple(int(p) for p in permutation))
+    return transpose_p.bind(operand, permutation=tuple(int(p) for p in permutation))
 
 
 def _slice_rule(x: ShapedArray, *, start_indices: tuple, limit_indices: tuple, strides: tuple | None) -> ShapedArray:
@@ -145,14 +157,14 @@ slice_p = family.primitive("slice", shape_rule=_slice_rule)
 
 
 @family.function(binds=(slice_p,))
-def slice(x: Any, start_indices: Sequence[int], limit_indices: Sequence[int],
+def slice(operand: Any, start_indices: Sequence[int], limit_indices: Sequence[int],
           strides: Sequence[int] | None = None) -> Any:
-    """The static slice ``x[start:limit:stride]`` in every dimension (as ``jax.lax.slice``).
+    """The static slice ``operand[start:limit:stride]`` in every dimension (as ``jax.lax.slice``).
 
     ``start_indices`` and ``limit_indices`` (and ``strides``, default 1) need one entry per dimension, with
     ``0 <= start <= limit <= size`` and ``stride >= 1``; otherwise ``TypeError`` naming the dimension.
     """
-    return slice_p.bind(x, start_indices=tuple(start_indices), limit_indices=tuple(limit_indices),
+    return slice_p.bind(operand, start_indices=tuple(start_indices), limit_indices=tuple(limit_indices),
                         strides=None if strides is None else tuple(strides))
 
 
@@ -177,13 +189,13 @@ pad_p = family.primitive("pad", shape_rule=_pad_rule)
 
 
 @family.function(binds=(pad_p,))
-def pad(x: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Any:
-    """Pad ``x`` with the scalar ``padding_value`` (as ``jax.lax.pad``).
+def pad(operand: Any, padding_value: Any, padding_config: Sequence[tuple[int, int, int]]) -> Any:
+    """Pad ``operand`` with the scalar ``padding_value`` (as ``jax.lax.pad``).
 
     ``padding_config`` has one ``(low, high, interior)`` triple per dimension; ``low``/``high`` may be negative
-    (they crop), ``interior`` may not. The padding value must be a scalar of ``x``'s dtype (else ``TypeError``).
+    (they crop), ``interior`` may not. The padding value must be a scalar of ``operand``'s dtype (else ``TypeError``).
     """
-    return pad_p.bind(x, padding_value, padding_config=tuple(tuple(dim_param(v) for v in c) for c in padding_config))
+    return pad_p.bind(operand, padding_value, padding_config=tuple(tuple(dim_param(v) for v in c) for c in padding_config))
 
 
 
@@ -265,9 +277,9 @@ rev_p = family.primitive("rev", shape_rule=_rev_rule)
 
 
 @family.function(binds=(rev_p,))
-def rev(x: Any, dimensions: Sequence[int]) -> Any:
-    """Reverse ``x`` along each of ``dimensions`` (as ``jax.lax.rev``); a dimension out of range is a ``ValueError``."""
-    return rev_p.bind(x, dimensions=tuple(dimensions))
+def rev(operand: Any, dimensions: Sequence[int]) -> Any:
+    """Reverse ``operand`` along each of ``dimensions`` (as ``jax.lax.rev``); a dimension out of range is a ``ValueError``."""
+    return rev_p.bind(operand, dimensions=tuple(dimensions))
 
 
 def _iota_rule(*, dtype: np.dtype, shape: tuple, dimension: int) -> ShapedArray:
@@ -334,13 +346,13 @@ def _wrapped_starts(shape: tuple, start_indices: Sequence[Any], allow_negative_i
 
 
 @family.function(binds=(dynamic_slice_p,))
-def dynamic_slice(x: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int], *,
+def dynamic_slice(operand: Any, start_indices: Sequence[Any], slice_sizes: Sequence[int], *,
                   allow_negative_indices: bool | Sequence[bool] = True) -> Any:
-    """``x[start:start+size]`` per dimension (as ``jax.lax.dynamic_slice``): a negative start counts from the end
+    """``operand[start:start+size]`` per dimension (as ``jax.lax.dynamic_slice``): a negative start counts from the end
     (``allow_negative_indices``, per dimension or for all; ``False`` makes a negative Python int a ``ValueError``),
     then starts are clamped into bounds, as XLA does."""
-    starts = _wrapped_starts(_shape(x), start_indices, allow_negative_indices, "dynamic_slice")
-    return clamped_dynamic_slice(x, starts, slice_sizes)
+    starts = _wrapped_starts(_shape(operand), start_indices, allow_negative_indices, "dynamic_slice")
+    return clamped_dynamic_slice(operand, starts, slice_sizes)
 
 
 def _dynamic_update_slice_rule(x: ShapedArray, update: ShapedArray, *indices: ShapedArray) -> ShapedArray:
@@ -371,16 +383,16 @@ def clamped_dynamic_update_slice(x: Any, update: Any, start_indices: Sequence[An
 
 
 @family.function(binds=(dynamic_update_slice_p,))
-def dynamic_update_slice(x: Any, update: Any, start_indices: Sequence[Any], *,
+def dynamic_update_slice(operand: Any, update: Any, start_indices: Sequence[Any], *,
                          allow_negative_indices: bool | Sequence[bool] = True) -> Any:
-    """``x`` with ``update`` written at the (traced) ``start_indices`` (as ``jax.lax.dynamic_update_slice``).
+    """``operand`` with ``update`` written at the (traced) ``start_indices`` (as ``jax.lax.dynamic_update_slice``).
 
     One integer scalar index per dimension; a negative one counts from the end (``allow_negative_indices``, as
-    JAX's), then indices are clamped so the update fits, as in XLA. ``update`` must have ``x``'s dtype and rank
+    JAX's), then indices are clamped so the update fits, as in XLA. ``update`` must have ``operand``'s dtype and rank
     and fit inside it (else ``TypeError``).
     """
-    starts = _wrapped_starts(_shape(x), start_indices, allow_negative_indices, "dynamic_update_slice")
-    return clamped_dynamic_update_slice(x, update, starts)
+    starts = _wrapped_starts(_shape(operand), start_indices, allow_negative_indices, "dynamic_update_slice")
+    return clamped_dynamic_update_slice(operand, update, starts)
 
 
 def _dimension_size_rule(*, dimension: Any, dtype: np.dtype) -> ShapedArray:

@@ -149,14 +149,32 @@ def _monoid_reducer(computation: Any, init: Any, aval: ShapedArray) -> Callable[
     return reducer if same else None
 
 
+def _is_bitwise_monoid(computation: Any, init: Any) -> bool:
+    """Whether JAX's ``reduce`` sees a bitwise or/and/xor of integers or bools from its identity (a monoid it
+    reduces with ``reduce_or``/``reduce_and``/``reduce_xor``; toolkit runs it as a general ``reduce``)."""
+    if computation not in (elementwise.bitwise_or, elementwise.bitwise_and, elementwise.bitwise_xor):
+        return False
+    if isinstance(init, tracing.Tracer) or np.shape(init) != ():
+        return False
+    dtype = aval_of(init).dtype
+    if not (dtypes.is_integer(dtype) or dtypes.is_bool(dtype)):
+        return False
+    identity = np.array(-1).astype(dtype) if computation is elementwise.bitwise_and else np.zeros((), dtype)
+    return bool(np.equal(np.asarray(init), identity))
+
+
 @family.function(binds=(reduce_p,))
 def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], Any],
-           dimensions: Sequence[int]) -> Any:
+           dimensions: Sequence[int], out_sharding: Any = None) -> Any:
     """Reduce ``operands`` over ``dimensions`` with ``computation(accumulator, element)``.
 
     ``operands`` and ``init_values`` are matching pytrees (one scalar init per
     operand). A monoid (``lax.add``/``mul``/``max``/``min`` with its identity
     as init) becomes the corresponding ``reduce_*`` primitive.
+
+    ``out_sharding``, as JAX 0.10.2's: a sum (``lax.add`` from 0) passes it to ``reduce_sum`` (the result's
+    type on Explicit mesh axes); another monoid JAX recognizes (product, max, min, and the bitwise ones on
+    integers) raises ``NotImplementedError``; any other reduction ignores it.
 
     Example::
 
@@ -175,6 +193,11 @@ def reduce(operands: Any, init_values: Any, computation: Callable[[Any, Any], An
     init_avals = _operand_avals(flat_inits, "reduce init values")
     if len(flat_ops) == 1:
         reducer = _monoid_reducer(computation, flat_inits[0], init_avals[0].update(dtype=op_avals[0].dtype))
+        sums = reducer is reductions.reduce_sum
+        if out_sharding is not None and sums:
+            return pytrees.tree_unflatten(tree, [reductions.reduce_sum(flat_ops[0], dims, out_sharding=out_sharding)])
+        if out_sharding is not None and (reducer is not None or _is_bitwise_monoid(computation, flat_inits[0])):
+            raise NotImplementedError  # JAX's, bare: out_sharding of a monoid reduction other than a sum
         if reducer is not None:
             return pytrees.tree_unflatten(tree, [reducer(flat_ops[0], dims)])
     if not tracing.is_tracing():
