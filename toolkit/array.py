@@ -409,7 +409,7 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: Any = Fal
     for donating, aliasing in semantics:
         if donating and aliasing:
             raise ValueError("may_alias and donate cannot be True at the same time.")
-    targets = [resolve_sharding(t, "device_put") if isinstance(t, PartitionSpec) else t for t in targets]
+    targets = [resolve_sharding(t, "device_put", ValueError) if isinstance(t, PartitionSpec) else t for t in targets]
     if any(isinstance(leaf, tracing.Tracer) for leaf in leaves):
         return pytrees.tree_unflatten(tree, [_put_traced(leaf, t) if isinstance(leaf, tracing.Tracer)
                                              else _put_one(leaf, t) for leaf, t in zip(leaves, targets)])

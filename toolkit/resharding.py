@@ -66,7 +66,7 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
     sharding constraint, outside a transfer.
     """
     def one(x: Any, s: Any) -> Any:
-        sharding = resolve_sharding(s, "reshard")
+        sharding = resolve_sharding(s, "reshard", ValueError)
         if sharding is None:
             raise TypeError("reshard needs a sharding or PartitionSpec for every leaf, got None")
         return _bind_constraint(x, sharding)

@@ -101,5 +101,5 @@ def test_out_sharding_errors_as_jax(jx, meshes):
     auto = toolkit.make_mesh((2, 4), ("x", "y"), (AxisType.Auto,) * 2)
     with pytest.raises(ValueError, match="cannot contain axis names that are of type Auto or Manual"):
         toolkit.random.normal(toolkit.random.key(0), SHAPE, out_sharding=NamedSharding(auto, P("x")))
-    with pytest.raises(RuntimeError, match="needs a mesh in context"):
+    with pytest.raises(ValueError, match="needs a mesh in context"):  # JAX: a ValueError too
         toolkit.random.normal(toolkit.random.key(0), SHAPE, out_sharding=P("x"))

@@ -147,7 +147,7 @@ def canonicalize_out_sharding(out_sharding: Any, what: str) -> NamedSharding | N
                 raise ValueError(f"PartitionSpec passed to {what} cannot contain axis names that are of type Auto "
                                  f"or Manual. Got PartitionSpec: {_jax_spec_text(spec)} with axis name: {n} of "
                                  f"type: {types[n]}.")
-    return resolve_sharding(out_sharding, what)
+    return resolve_sharding(out_sharding, what, ValueError)
 
 
 def out_type_sharding(sharding: NamedSharding, shape: tuple) -> NamedSharding | None:

@@ -29,19 +29,22 @@ def is_sharding_leaf(x: Any) -> bool:
     return x is None or isinstance(x, (Sharding, PartitionSpec))
 
 
-def resolve_sharding(spec_or_sharding: Any, what: str) -> Any:
+def resolve_sharding(spec_or_sharding: Any, what: str, no_mesh_error: type[Exception] = RuntimeError) -> Any:
     """``spec_or_sharding`` as a ``Sharding`` (None stays None).
 
     A ``PartitionSpec`` becomes a ``NamedSharding`` over the current mesh; a
     ``NamedSharding`` over an ``AbstractMesh`` gets the current mesh's devices.
-    ``what`` names the caller in errors (``"device_put"``, ``"in_shardings"``...).
+    ``what`` names the caller in errors (``"device_put"``, ``"in_shardings"``...). A bare
+    ``PartitionSpec`` without a mesh raises ``no_mesh_error``: JAX's type for the caller (``RuntimeError``
+    for jit's shardings and ``with_sharding_constraint``, ``ValueError`` for ``device_put``, ``reshard``
+    and ``out_sharding=``).
     """
     if spec_or_sharding is None:
         return None
     if isinstance(spec_or_sharding, PartitionSpec):
         mesh = get_mesh()
         if mesh is None or mesh.empty:
-            raise RuntimeError(
+            raise no_mesh_error(
                 f"{what} was given the PartitionSpec {spec_or_sharding}, which needs a mesh in context: set one with "
                 "`with toolkit.set_mesh(mesh):` (or pass a NamedSharding instead of a bare PartitionSpec)")
         return NamedSharding(mesh, spec_or_sharding)
