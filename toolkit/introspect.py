@@ -30,6 +30,7 @@ from typing import Any, Callable, Sequence
 from toolkit.core import tracing, pytrees
 from toolkit.core.avals import ShapeDtypeStruct
 from toolkit.core.program import Program
+from toolkit.lax import parallel
 
 __all__ = ["make_jaxpr", "eval_shape", "ClosedProgram"]
 
@@ -69,12 +70,15 @@ def _trace(fun: Callable[..., Any], args: tuple, kwargs: dict, static: tuple[int
 
 
 def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = (),
+               axis_env: Sequence[tuple[Any, int]] | None = None,
                return_shape: bool = False) -> Callable[..., Any]:
     """A function returning the traced program of ``fun`` at the given arguments (``jax.make_jaxpr``).
 
     Arguments may be arrays, numpy values, Python scalars or ``ShapeDtypeStruct``s.
     With ``return_shape=True`` it returns ``(program, output ShapeDtypeStructs)``.
     Values ``fun`` closes over from an enclosing trace become trailing inputs.
+    ``axis_env``: ``(name, size)`` pairs binding axis names while ``fun`` is traced, so that its collectives
+    (``lax.psum(x, name)``, ``axis_index``, ``axis_size``...) trace as inside a ``shard_map`` over such axes.
     """
     if not callable(fun):
         raise TypeError(f"make_jaxpr: expected a callable function, got {type(fun).__name__}")
@@ -82,7 +86,13 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
 
     @functools.wraps(fun)
     def make(*args: Any, **kwargs: Any) -> Any:
-        program, out_tree, _ = _trace(fun, args, kwargs, static, "make_jaxpr")
+        if axis_env:
+            # JAX's extend_axis_env_nd: the names are bound (as a shard_map body's manual axes) for the trace only.
+            names, sizes = zip(*((name, size) for name, size in axis_env))
+            with parallel.axis_frame(parallel.AxisEnv(tuple(names), tuple(sizes), tuple(names)), False):
+                program, out_tree, _ = _trace(fun, args, kwargs, static, "make_jaxpr")
+        else:
+            program, out_tree, _ = _trace(fun, args, kwargs, static, "make_jaxpr")
         closed = ClosedProgram(program)
         if not return_shape:
             return closed

@@ -170,7 +170,8 @@ def linearize(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> 
     return (out, f_jvp, aux) if has_aux else (out, f_jvp)
 
 
-def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[Any, ...]:
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False, reduce_axes: Sequence[Any] = ()
+        ) -> tuple[Any, ...]:
     """``(fun(*primals), f_vjp)`` where ``f_vjp(cotangent)`` returns one cotangent per primal (a tuple).
 
     The cotangent has the structure, shapes and dtypes of ``fun``'s output.
@@ -180,7 +181,11 @@ def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> tuple[
 
         y, f_vjp = toolkit.vjp(lambda x, w: x @ w, x, w)
         dx, dw = f_vjp(np.ones_like(y))
+
+    ``reduce_axes``: removed from JAX; anything but empty is JAX's ``NotImplementedError``.
     """
+    if reduce_axes:
+        raise NotImplementedError("reduce_axes argument to vjp is deprecated")
     traced = _TracedFunction(fun, primals, has_aux, "vjp")
     active = [i < traced.num_explicit for i in range(len(traced.flat_args))]
     outs, backward = vjp_program(traced.program, traced.flat_args, active, transform_names=True)
@@ -236,7 +241,8 @@ def _as_array(value: Any) -> Any:
 
 
 def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
-                   holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
+                   holomorphic: bool = False, allow_int: bool = False, reduce_axes: Sequence[Any] = ()
+                   ) -> Callable[..., Any]:
     """A function returning ``(fun(*args), gradient)`` (``((value, aux), gradient)`` with ``has_aux``).
 
     ``fun`` must return a real scalar. The gradient is taken with respect to
@@ -246,7 +252,11 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, ha
     Example::
 
         loss, grads = toolkit.value_and_grad(loss_fn)(params, batch)
+
+    ``reduce_axes``: removed from JAX; anything but empty is JAX's ``NotImplementedError``.
     """
+    if reduce_axes:
+        raise NotImplementedError("reduce_axes argument to grad is deprecated")
     if not callable(fun):
         raise TypeError(f"value_and_grad: expected a callable function, got {type(fun).__name__}")
     if holomorphic:
@@ -297,7 +307,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, ha
 
 
 def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
-         holomorphic: bool = False, allow_int: bool = False) -> Callable[..., Any]:
+         holomorphic: bool = False, allow_int: bool = False, reduce_axes: Sequence[Any] = ()) -> Callable[..., Any]:
     """The gradient of the real scalar function ``fun`` with respect to its arguments ``argnums``.
 
     Returns ``gradient`` (or ``(gradient, aux)`` with ``has_aux``), with the
@@ -308,7 +318,11 @@ def grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: boo
         df = toolkit.grad(lambda x: tnp.sum(x ** 2))
         df(np.arange(3.0, dtype=np.float32))   # [0, 2, 4]
         toolkit.jit(toolkit.grad(df_scalar))   # transformations compose
+
+    ``reduce_axes``: removed from JAX; anything but empty is JAX's ``NotImplementedError``.
     """
+    if reduce_axes:
+        raise NotImplementedError("reduce_axes argument to grad is deprecated")
     value_and_grad_fun = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:

@@ -28,15 +28,31 @@ from toolkit.lax import calls
 __all__ = ["checkpoint", "remat", "checkpoint_name"]
 
 
+class _Removed:
+    """The default of a keyword JAX removed: any value passed for it, even ``False``, is refused (JAX's DeprecatedArg)."""
+
+    def __repr__(self) -> str:
+        return "DeprecatedArg"
+
+
+_REMOVED = _Removed()
+
+
 def checkpoint(fun: Callable[..., Any], *, prevent_cse: bool = True, policy: Callable[..., bool] | None = None,
-               static_argnums: int | Sequence[int] = (), static_argnames: str | Sequence[str] = ()
-               ) -> Callable[..., Any]:
+               static_argnums: int | Sequence[int] = (), static_argnames: str | Sequence[str] = (),
+               concrete: Any = _REMOVED) -> Callable[..., Any]:
     """``fun`` whose intermediate values reverse mode recomputes rather than saves (``jax.checkpoint``).
 
     ``policy(prim, *avals, **params) -> bool`` says which equations' results may
     be saved (``None``: none); ``static_argnums`` and ``static_argnames`` are the
     arguments (by position, by name) that are Python values, not arrays.
+    ``concrete`` was removed in JAX 0.10: passing it at all is JAX's ``NotImplementedError``.
     """
+    if concrete is not _REMOVED:
+        raise NotImplementedError(
+            "The `concrete` option to `jax.checkpoint` was deprecated in JAX v0.8.2, and removed in JAX v0.10.0. "
+            "In its place please use `static_argnums`; for details refer to "
+            "https://docs.jax.dev/en/latest/jep/11830-new-remat-checkpoint.html.")
     if not callable(fun):
         raise TypeError(f"checkpoint: expected a callable function, got {type(fun).__name__}")
     static = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)

@@ -33,6 +33,7 @@ from toolkit.batching.interpret import (
 from toolkit.core import tracing, pytrees
 from toolkit.core.avals import aval_of
 from toolkit.lax import control_flow, parallel
+from toolkit.numpy import reductions
 
 __all__ = ["vmap"]
 
@@ -117,7 +118,7 @@ def _mapped_axis_size(fun: Callable[..., Any], tree: pytrees.PyTreeDef, leaves: 
 
 
 def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name: Any = None,
-         axis_size: int | None = None, spmd_axis_name: Any = None) -> Callable[..., Any]:
+         axis_size: int | None = None, spmd_axis_name: Any = None, sum_match: bool = False) -> Callable[..., Any]:
     """Vectorize ``fun`` over an axis of its arguments (``jax.vmap``'s meaning).
 
     ``in_axes``: an int, ``None`` or a tuple with one entry per positional
@@ -134,7 +135,9 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name
     (every element gets the total), ``pmean``/``pmax``/``pmin`` likewise,
     ``axis_index(name)`` is the element's position, ``axis_size(name)`` the
     batch size, ``all_gather``, ``psum_scatter``, ``ppermute`` and
-    ``all_to_all`` move data between elements, as in JAX.
+    ``all_to_all`` move data between elements, as in JAX. ``sum_match=True``: an output whose ``out_axes``
+    is ``None`` but that depends on the mapped axis is summed over it (``jnp.sum``'s types) instead of being
+    an error, as JAX's.
 
     Example::
 
@@ -199,6 +202,9 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name
         paths = None
         for i, (x, d, dst) in enumerate(zip(outs, dims, out_axes_flat)):
             if dst is None:
+                if d is not None and sum_match:
+                    result.append(reductions.sum(x, axis=d))
+                    continue
                 if d is not None:
                     if paths is None:
                         dummy = pytrees.structure_of(out_tree, [0] * out_tree.num_leaves)

@@ -73,14 +73,15 @@ def placed(out: Any, device: Any, out_sharding: Any, what: str, *, in_trace: boo
     return device_put(out, device)
 
 
-def asarray(x: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None, device: Any = None,
+def asarray(a: Any, dtype: Any = None, order: str | None = None, *, copy: bool | None = None, device: Any = None,
             out_sharding: Any = None) -> Any:
-    """``x`` as a toolkit array (a tracer inside ``jit``), converted to ``dtype`` if given.
+    """``a`` as a toolkit array (a tracer inside ``jit``), converted to ``dtype`` if given.
 
     As ``jnp.asarray``: ``copy=True`` gives a new array even for a toolkit array (``None``/``False``: only when
     needed); ``order`` other than ``None``/``"K"`` is JAX's ``NotImplementedError``; ``device`` (a device or
     sharding) or ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``set_mesh``) places the result.
     """
+    x = a  # JAX's parameter name is ``a``
     if type(x) is np.ndarray and dtype is None and x.dtype.kind != "O" and not tracing._state.builders \
             and copy is None and order is None and device is None and out_sharding is None:
         return put_host_operand(x)  # what the general path below does for it, without its questions

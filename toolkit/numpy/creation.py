@@ -20,16 +20,16 @@ from toolkit.runtime.client import Device
 from toolkit.shard import Sharding
 
 
-def array(obj: Any, dtype: Any = None, copy: bool = True, order: str | None = "K", ndmin: int = 0, *,
+def array(object: Any, dtype: Any = None, copy: bool = True, order: str | None = "K", ndmin: int = 0, *,
           device: Any = None, out_sharding: Any = None) -> Any:
     """A toolkit array from array-like data, as ``jnp.array``.
 
-    ``copy=True`` (the default) gives a new array even for a toolkit array ``obj`` (JAX's: donating ``obj`` to a
+    ``copy=True`` (the default) gives a new array even for a toolkit array ``object`` (JAX's: donating ``object`` to a
     jit call afterwards leaves the copy alive); ``ndmin`` adds leading dimensions of size 1 up to that rank;
     ``order`` other than ``"K"`` is JAX's ``NotImplementedError``; ``device`` (a device or sharding) or
     ``out_sharding`` places the result (at most one of them).
     """
-    out = asarray(obj, None if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "array"), order,
+    out = asarray(object, None if dtype is None else dtypes.canonicalize_explicit_dtype(dtype, "array"), order,
                   copy=bool(copy))
     if ndmin > out.ndim:
         out = lax_structural.reshape(out, (1,) * (ndmin - out.ndim) + tuple(out.shape))

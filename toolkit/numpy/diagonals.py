@@ -66,7 +66,9 @@ def diag(v: Any, k: int = 0) -> Any:
 
 # offset static too (JAX traces it): toolkit takes the diagonal by slicing, which needs its value.
 @compiled_whole(static_argnames=("offset", "axis1", "axis2", "dtype"))
-def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Any:
-    """Sum along a diagonal (see ``diagonal``)."""
+def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None, out: None = None) -> Any:
+    """Sum along a diagonal (see ``diagonal``). ``out``: JAX accepts only None (``NotImplementedError``)."""
     check_arraylike("trace", a)
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.trace is not supported.")
     return reductions.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)

@@ -102,7 +102,7 @@ def _take_diagonal_label(x: Any, labels: list[str]) -> tuple[Any, list[str]]:
     return x, labels
 
 
-def einsum(subscripts: str, *operands: Any, optimize: Any = None, precision: Any = None,
+def einsum(subscripts: str, *operands: Any, out: None = None, optimize: Any = None, precision: Any = None,
            preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
     """Einstein summation, lowered to ``dot_general`` (pairs chosen greedily), reductions and transposes.
 
@@ -120,8 +120,10 @@ def einsum(subscripts: str, *operands: Any, optimize: Any = None, precision: Any
     ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``toolkit.set_mesh``) is the result's
     type on Explicit mesh axes, as in JAX: for two operands the product is typed so (contractions over
     sharded dimensions are ambiguous without it), for one the reduction; more operands are contracted
-    with the Explicit axes Auto and the result resharded.
+    with the Explicit axes Auto and the result resharded. ``out``: JAX accepts only None (``NotImplementedError``).
     """
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.einsum is not supported.")
     if isinstance(subscripts, str):
         check_arraylike("einsum", *operands)  # positions among the operands, as JAX's
     if not operands:

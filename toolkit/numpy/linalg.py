@@ -663,11 +663,11 @@ def matmul(x1: Any, x2: Any, /, *, precision: Any = None, preferred_element_type
 
 
 def tensordot(x1: Any, x2: Any, /, *, axes: Any = 2, precision: Any = None,
-              preferred_element_type: Any = None) -> Any:
-    """``toolkit.numpy.tensordot`` with the array API's keyword ``axes`` (default 2)."""
+              preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
+    """``toolkit.numpy.tensordot`` with the array API's keyword ``axes`` (default 2); ``out_sharding`` as its."""
     check_arraylike("jnp.linalg.tensordot", x1, x2)
     return tensor_contractions.tensordot(x1, x2, axes=axes, precision=precision,
-                                         preferred_element_type=preferred_element_type)
+                                         preferred_element_type=preferred_element_type, out_sharding=out_sharding)
 
 
 def vecdot(x1: Any, x2: Any, /, *, axis: int = -1, precision: Any = None, preferred_element_type: Any = None) -> Any:

@@ -17,14 +17,16 @@ from toolkit.numpy.ufuncs import constant_like
 
 
 @compiled_whole(static_argnames=("decimals",))
-def round(x: Any, decimals: int = 0) -> Any:
+def round(a: Any, decimals: int = 0, out: None = None) -> Any:
     """Round half to even to ``decimals`` places, as ``jnp.round``: integers are returned as they are (negative
     ``decimals`` on them is JAX's ``NotImplementedError``), booleans are JAX's ``ValueError``, complex numbers
     round their real and imaginary parts, float16 scales in float32, and ``decimals`` beyond the type's range is
-    a no-op (not ``inf / inf``)."""
-    check_arraylike("round", x)
+    a no-op (not ``inf / inf``). ``out`` is numpy's; JAX accepts only None (``NotImplementedError`` otherwise)."""
+    check_arraylike("round", a)
     decimals = operator.index(decimals)
-    x = asarray(x) if not is_array(x) else x
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.round is not supported.")
+    x = asarray(a) if not is_array(a) else a
     if dtypes.is_integer(x.dtype):
         if decimals < 0:
             raise NotImplementedError("integer np.round not implemented for decimals < 0")
@@ -48,7 +50,10 @@ def round(x: Any, decimals: int = 0) -> Any:
     return round_real(x)
 
 
-around = round
+@compiled_whole(static_argnames=("decimals",))
+def around(a: Any, decimals: int = 0, out: None = None) -> Any:
+    """Alias of :func:`round` (``jnp.around``; its ``out`` error names ``jnp.round``, as JAX's)."""
+    return round(a, decimals, out)
 
 
 @compiled_whole()

@@ -19,9 +19,10 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from toolkit.core import dtypes, shape_poly
-from toolkit.core.avals import shape_size
+from toolkit.core import dtypes, shape_poly, sharding_types
+from toolkit.core.avals import aval_of, format_sharded_shape, shape_size
 from toolkit.core.compiled_whole import compiled_whole
+from toolkit.core.sharding_types import spec_of
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import ufuncs
@@ -30,6 +31,9 @@ from toolkit.numpy._core import (
     asarray, broadcast_shapes, canonical_axes, canonical_axis, check_arraylike, convert, is_array, join,
 )
 from toolkit.numpy.indexing import getitem
+from toolkit.shard.explicit import canonicalize_out_sharding, out_type_sharding
+from toolkit.shard.mesh import get_abstract_mesh
+from toolkit.shard.partition_spec import PartitionSpec
 
 
 # --- shape and axes -------------------------------------------------------------------------------
@@ -234,12 +238,38 @@ def atleast_3d(*arys: Any) -> Any:
     return out[0] if len(out) == 1 else out
 
 
-def broadcast_to(array: Any, shape: Sequence[Any]) -> Any:
-    """``array`` broadcast to ``shape`` (as ``jnp.broadcast_to``); a shape it cannot broadcast to raises
-    ``ValueError``, a list or tuple ``array`` JAX's ``TypeError``.
+def broadcast_to(array: Any, shape: Any, *, out_sharding: Any = None) -> Any:
+    """``array`` broadcast to ``shape`` (as ``jnp.broadcast_to``; an int is a 1-D shape); a shape it cannot
+    broadcast to raises ``ValueError``, a list or tuple ``array`` JAX's ``TypeError``.
+
+    ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``toolkit.set_mesh``): the result's type
+    on Explicit mesh axes, as JAX's ``lax.broadcast_to(sharding=)``: each dimension of ``array`` sharded must
+    keep its axes in the result (``ValueError`` naming both types otherwise); new or size-1 dimensions may be
+    sharded anew.
     """
     check_arraylike("broadcast_to", array)
-    return _core.broadcast_to(array, shape)
+    if not isinstance(shape, tuple) and np.ndim(shape) == 0:
+        shape = (shape,)
+    if out_sharding is None:
+        return _core.broadcast_to(array, shape)
+    return _broadcast_to_typed(asarray(array), tuple(shape), out_sharding)
+
+
+def _broadcast_to_typed(x: Any, shape: tuple, out_sharding: Any) -> Any:
+    """:func:`broadcast_to` whose ``broadcast_in_dim`` is typed by ``out_sharding`` (JAX's ``lax.broadcast_to``)."""
+    sharding = canonicalize_out_sharding(out_sharding, "jnp.broadcast_to")
+    typed = None if sharding is None else out_type_sharding(sharding, shape)
+    if typed is not None:
+        aval = aval_of(x)
+        lead = len(shape) - aval.ndim
+        out_spec = tuple(typed.spec) + (None,) * (len(shape) - len(typed.spec))
+        if lead >= 0 and not all(s is None or s == o for s, o in zip(spec_of(aval), out_spec[lead:])):
+            # JAX's check: broadcasting never moves or drops the axes a dimension is split over.
+            requested = f"{aval.dtype.name}[{format_sharded_shape(shape, out_spec)}]"
+            raise ValueError(f"Incompatible types for broadcasting: input type={aval} and "
+                             f"requested type={requested}")
+    return sharding_types.with_out_sharding(_core.broadcast_to, (x,), {"shape": shape}, out_sharding,
+                                            "jnp.broadcast_to", shape, primitive="broadcast_in_dim")
 
 
 def broadcast_arrays(*args: Any) -> list[Any]:
@@ -689,28 +719,74 @@ def tile(A: Any, reps: Any) -> Any:
     return reshape(out, tuple(r * d for r, d in zip(reps, shape)))
 
 
-def repeat(a: Any, repeats: Any, axis: int | None = None, *, total_repeat_length: int | None = None) -> Any:
-    """Repeat each element ``repeats`` times (an int, or one static count per element)."""
+def repeat(a: Any, repeats: Any, axis: int | None = None, *, total_repeat_length: int | None = None,
+           out_sharding: Any = None) -> Any:
+    """Repeat each element ``repeats`` times (an int, or one static count per element), as ``jnp.repeat``.
+
+    ``total_repeat_length``: the result's length along ``axis``; a longer repetition is cut there, a shorter one
+    is padded with the axis's last element (JAX's). ``out_sharding`` (a ``NamedSharding``, or a
+    ``PartitionSpec`` under ``toolkit.set_mesh``): the result's type on Explicit mesh axes; it is computed with
+    those axes Auto and resharded, as JAX's. Under a mesh with Explicit axes and no ``out_sharding``, ``a``'s
+    type is kept, and repeating along a sharded dimension is JAX's ``ValueError``.
+    """
     if shape_poly.is_symbolic_dim(repeats) or isinstance(repeats, (int, np.integer)):
         check_arraylike("repeat", a)
     else:
         check_arraylike("repeat", a, repeats)  # a list of counts is refused too, as in JAX
     a, axis = _flatten_if_none(a, axis)
-    n = a.shape[axis]
     if is_array(repeats):
         raise TypeError("repeat: repeats must be static (a Python int or a sequence of ints), not a traced array")
+    if not shape_poly.is_symbolic_dim(repeats):
+        counts = np.asarray(repeats)
+        if counts.dtype.kind not in "iu":
+            raise TypeError(f"repeat: repeats must be integers, got {repeats!r}")
+        repeats = int(counts) if counts.ndim == 0 else tuple(int(c) for c in counts.ravel())
+    if out_sharding is None:
+        context = get_abstract_mesh()
+        if context is not None and context.explicit_axes:
+            # JAX's: the result keeps a's type, computed with the Explicit axes Auto; the axis repeated along
+            # must not be sharded (its pieces would change size).
+            spec = spec_of(aval_of(a))
+            if spec[axis] is not None:
+                raise ValueError("Please pass sharding to `jnp.repeat` via `out_sharding` parameter.")
+            out_sharding = PartitionSpec(*spec)
+    if out_sharding is None:
+        return _repeat(a, repeats=repeats, axis=axis, total_repeat_length=total_repeat_length)
+    if shape_poly.is_symbolic_dim(repeats):
+        length = a.shape[axis] * repeats
+    elif total_repeat_length is not None:
+        length = int(total_repeat_length)
+    else:
+        length = repeats * a.shape[axis] if isinstance(repeats, int) else sum(repeats)
+    shape = tuple(a.shape[:axis]) + (length,) + tuple(a.shape[axis + 1:])
+    return sharding_types.with_out_sharding(
+        _repeat, (a,), {"repeats": repeats, "axis": axis, "total_repeat_length": total_repeat_length},
+        out_sharding, "repeat", shape, how="auto")
+
+
+def _repeat(a: Any, *, repeats: Any, axis: int, total_repeat_length: int | None) -> Any:
+    """:func:`repeat` of an array along a canonical ``axis``; ``repeats`` an int, a tuple or a symbolic size."""
+    n = a.shape[axis]
     if shape_poly.is_symbolic_dim(repeats):
         return _repeat_each(a, axis, repeats)
     counts = np.asarray(repeats)
-    if counts.dtype.kind not in "iu":
-        raise TypeError(f"repeat: repeats must be integers, got {repeats!r}")
     if (counts < 0).any():
         raise ValueError("repeat: repeats may not be negative")
-    if counts.ndim == 0:
+    if counts.ndim == 0 and (total_repeat_length is None or total_repeat_length == n * int(counts)):
         return _repeat_each(a, axis, int(counts))
-    if counts.shape != (n,):
+    if counts.ndim == 0:
+        counts = np.full(n, int(counts))
+    elif counts.shape != (n,) and counts.size != 1:
         raise ValueError(f"repeat: {counts.size} repeat counts for axis {axis} of size {n}")
-    positions = np.repeat(np.arange(n), counts)
+    positions = np.repeat(np.arange(n), np.broadcast_to(counts, (n,)))
+    if total_repeat_length is not None:
+        # JAX's: cut at the length, or pad with the last element (its gather index runs out at n - 1).
+        total = int(total_repeat_length)
+        if n == 0:
+            return a
+        if total == 0:  # JAX's: a new empty array (never weakly typed)
+            return asarray(np.zeros(tuple(a.shape[:axis]) + (0,) + tuple(a.shape[axis + 1:]), a.dtype))
+        positions = np.concatenate([positions[:total], np.full(max(0, total - positions.size), n - 1)])
     index: list[slice | np.ndarray] = [slice(None)] * a.ndim
     index[axis] = positions
     return getitem(a, tuple(index))

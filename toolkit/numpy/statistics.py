@@ -16,8 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from toolkit.core import dtypes, tracing
+from toolkit.core import dtypes, sharding_types, tracing
+from toolkit.core.avals import aval_of
 from toolkit.core.compiled_whole import compiled_whole
+from toolkit.core.sharding_types import ShardingTypeError
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import sorting as lax_sorting
 from toolkit.lax import structural as lax_structural
@@ -26,6 +28,9 @@ from toolkit.numpy._core import (
 )
 from toolkit.numpy import reductions, shapes, sorting, ufuncs
 from toolkit.numpy.take import take_along_axis
+from toolkit.shard.explicit import canonicalize_out_sharding
+from toolkit.shard.named_sharding import NamedSharding
+from toolkit.shard.partition_spec import PartitionSpec
 
 _METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
 
@@ -131,12 +136,27 @@ def _percent(q: Any) -> Any:
     return ufuncs.true_divide(q, 100)
 
 
-@compiled_whole(static_argnames=("axis", "overwrite_input", "keepdims", "method"))
+@compiled_whole(static_argnames=("axis", "overwrite_input", "keepdims", "method", "out_sharding"))
 def percentile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input: bool = False,
-               method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
-    """``quantile`` with ``q`` in percent."""
+               method: str = "linear", keepdims: bool = False, *, weights: Any = None,
+               out_sharding: Any = None) -> Any:
+    """``quantile`` with ``q`` in percent.
+
+    ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``toolkit.set_mesh``): the result's type
+    on Explicit mesh axes; the quantile is computed with those axes Auto and resharded, as JAX's."""
     _check_args("percentile", a, q, out, overwrite_input, weights)
-    return _quantile(a, _percent(q), axis, method, keepdims, False, "percentile")
+    if out_sharding is None:
+        return _quantile(a, _percent(q), axis, method, keepdims, False, "percentile")
+    # JAX asserts the kind before anything (AssertionError), then checks it as every out_sharding.
+    assert isinstance(out_sharding, (NamedSharding, PartitionSpec))
+    a, q = asarray(a), asarray(q)
+    axes = canonical_axes(axis, a.ndim)
+    kept = tuple(1 if d in axes else n for d, n in enumerate(a.shape)) if keepdims else \
+        tuple(n for d, n in enumerate(a.shape) if d not in axes)
+    return sharding_types.with_out_sharding(
+        _quantile, (a, _percent(q)), {"axis": axis, "method": method, "keepdims": keepdims, "squash_nans": False,
+                                      "name": "percentile"},
+        out_sharding, "jnp.percentile", tuple(q.shape) + kept, how="auto")
 
 
 @compiled_whole(static_argnames=("axis", "overwrite_input", "keepdims", "method"))
@@ -210,11 +230,14 @@ def ptp(a: Any, axis: Any = None, out: None = None, keepdims: bool = False) -> A
     return ufuncs.subtract(reductions.max(a, axis, keepdims=keepdims), reductions.min(a, axis, keepdims=keepdims))
 
 
-def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | None = None) -> Any:
+def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | None = None,
+             out_sharding: Any = None) -> Any:
     """Counts (or summed ``weights``) of each non-negative integer in 1-D ``x``.
 
     Under ``jit`` the output size must be static: pass ``length`` (values at or
-    past it are dropped, negative values count as 0, as JAX's)."""
+    past it are dropped, negative values count as 0, as JAX's). ``out_sharding`` (a ``NamedSharding``, or a
+    ``PartitionSpec`` under ``toolkit.set_mesh``): the result's type, which must be replicated (JAX's
+    ``ShardingTypeError`` otherwise: the counts of every shard add up into every bin)."""
     check_arraylike("bincount", x)
     x = asarray(x)
     if not (dtypes.is_integer(x.dtype) or dtypes.is_bool(x.dtype)):
@@ -232,11 +255,18 @@ def bincount(x: Any, weights: Any = None, minlength: int = 0, *, length: int | N
         weights = broadcast_to(np.asarray(1, dtypes.default_int_dtype()), x.shape)
     else:
         weights = asarray(weights)
-        if weights.shape != x.shape:
-            raise ValueError("shape of weights must match shape of x.")
+        x_type, w_type = aval_of(x), aval_of(weights)
+        if weights.shape != x.shape or (x_type.sharding is not None and w_type.sharding is not None
+                                        and x_type.sharding != w_type.sharding):
+            raise ValueError(f"type of weights must match type of x. Got typeof(x)={x_type} and "
+                             f"typeof(weights)={w_type}")
+    sharding = canonicalize_out_sharding(out_sharding, "jnp.bincount")
+    if sharding is not None and any(e is not None for e in sharding.spec):
+        raise ShardingTypeError("out_sharding passed to `jnp.bincount` can only be fully replicated or fully "
+                                "unreduced along all mesh axes")
     idx = ufuncs.maximum(convert(x, np.int32), 0)
     zeros = broadcast_to(np.asarray(0, weights.dtype), (length,))
-    return zeros.at[idx].add(weights, mode="drop")
+    return zeros.at[idx].add(weights, mode="drop", out_sharding=sharding)
 
 
 @compiled_whole(static_argnames=("right", "method"))

@@ -145,15 +145,24 @@ def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any 
                                   preferred_element_type=preferred_element_type)
 
 
-def outer(a: Any, b: Any) -> Any:
-    """The outer product of ``a`` and ``b`` flattened: shape ``(a.size, b.size)`` (as ``jnp.outer``)."""
+def outer(a: Any, b: Any, out: None = None) -> Any:
+    """The outer product of ``a`` and ``b`` flattened: shape ``(a.size, b.size)`` (as ``jnp.outer``).
+
+    ``out``: JAX accepts only None (``NotImplementedError`` otherwise)."""
+    if out is not None:
+        raise NotImplementedError("The 'out' argument to jnp.outer is not supported.")
     check_arraylike("outer", a, b)
     a, b = _promoted(a, b)
     return lax_linalg.dot_general(ravel(a), ravel(b), (((), ()), ((), ())))
 
 
-def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
-    """Sum products over ``axes`` (an int N: last N of ``a`` with first N of ``b``; or two axis lists)."""
+def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None, preferred_element_type: Any = None,
+              out_sharding: Any = None) -> Any:
+    """Sum products over ``axes`` (an int N: last N of ``a`` with first N of ``b``; or two axis lists).
+
+    ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``toolkit.set_mesh``): the result's
+    type on Explicit mesh axes, given to its ``dot_general`` as JAX's ``lax.dot_general(out_sharding=)``.
+    """
     check_arraylike("tensordot", a, b)
     a, b = _promoted(a, b)
     if isinstance(axes, (int, np.integer)):
@@ -167,6 +176,14 @@ def tensordot(a: Any, b: Any, axes: Any = 2, *, precision: Any = None, preferred
         b_given = (b_given,) if isinstance(b_given, (int, np.integer)) else tuple(b_given)
         a_axes = tuple(x % a.ndim for x in a_given)
         b_axes = tuple(x % b.ndim for x in b_given)
+    if out_sharding is not None:
+        # The result's dimensions are a's free ones then b's: the product itself is typed (JAX's rule input).
+        shape = tuple(n for i, n in enumerate(a.shape) if i not in a_axes) + \
+            tuple(n for i, n in enumerate(b.shape) if i not in b_axes)
+        return sharding_types.with_out_sharding(
+            tensordot, (a, b), {"axes": (a_axes, b_axes), "precision": precision,
+                                "preferred_element_type": preferred_element_type},
+            out_sharding, "dot_general", shape, primitive="dot_general", how="direct")
     return lax_linalg.dot_general(a, b, ((a_axes, b_axes), ((), ())), precision=precision,
                                   preferred_element_type=preferred_element_type)
 

@@ -192,7 +192,7 @@ def _seed_data(ctor_name: str, seed: Any) -> Any:
     return threefry.threefry_seed(seed)
 
 
-def PRNGKey(seed: Any) -> Any:
+def PRNGKey(seed: Any, *, impl: Any = None) -> Any:
     """A legacy raw key, ``uint32[2]``, from an integer seed (``jax.random.PRNGKey``).
 
     As JAX in its default 32-bit mode the key is ``[0, seed mod 2**32]``.
@@ -202,7 +202,9 @@ def PRNGKey(seed: Any) -> Any:
         k = toolkit.random.PRNGKey(0)       # Array([0, 0], dtype=uint32)
 
     With ``jax_enable_custom_prng`` on (``toolkit.enable_custom_prng``) it is a typed key, as JAX's.
+    ``impl``: the implementation, as for :func:`key` (only ``"threefry2x32"``, its ``key_dtype()`` or None).
     """
+    _check_impl(impl)
     if flag_value("jax_enable_custom_prng"):
         return PRNGKeyArray(_seed_data("PRNGKey", seed))
     return _seed_data("PRNGKey", seed)
@@ -221,17 +223,28 @@ def key(seed: Any, *, impl: Any = None, dtype: Any = None) -> PRNGKeyArray:
     return PRNGKeyArray(_seed_data("key", seed))
 
 
+#: The implementations JAX 0.10.2 has besides threefry2x32 (``jax._src.random.prng.prngs``); toolkit has none of them.
+_JAX_ONLY_IMPLS = ("philox2x32", "philox4x32", "rbg", "unsafe_rbg", "threefry4x32")
+
+
 def _check_impl(impl: Any) -> None:
-    if impl is None or impl == IMPL_NAME or isinstance(impl, KeyTy):
+    """Accept what names threefry2x32 (None: the default); refuse others as JAX's ``resolve_prng_impl``."""
+    if impl is None or isinstance(impl, KeyTy):
         return
-    if isinstance(impl, str):
-        raise ValueError(f'unrecognized PRNG implementation "{impl}". toolkit.random has only "{IMPL_NAME}".')
+    if type(impl) is str:
+        if impl == IMPL_NAME:
+            return
+        if impl in _JAX_ONLY_IMPLS:
+            # JAX has it; toolkit has threefry keys only (docs/differences-from-jax.md, default_prng_impl).
+            raise ValueError(f'unrecognized PRNG implementation "{impl}": toolkit.random has only '
+                             f'"{IMPL_NAME}" (JAX\'s "{impl}" keys are not implemented).')
+        raise ValueError(f'unrecognized PRNG implementation "{impl}". Did you mean one of: "{IMPL_NAME}"?')
     raise TypeError(f"unrecognized type {type(impl)} for specifying PRNG implementation.")
 
 
-def key_dtype(impl: Any = None) -> KeyTy:
-    """The dtype of typed keys of ``impl`` (``jax.random.key_dtype``): ``key<fry>``, the only one toolkit has."""
-    _check_impl(impl)
+def key_dtype(impl_spec: Any = None) -> KeyTy:
+    """The dtype of typed keys of ``impl_spec`` (``jax.random.key_dtype``): ``key<fry>``, the only one toolkit has."""
+    _check_impl(impl_spec)
     return KEY_DTYPE
 
 
