@@ -104,6 +104,16 @@ def test_nonzero_under_vmap_with_size():
           jax.vmap(lambda r: jnp.nonzero(r, size=3, fill_value=-1))(batch))
 
 
+@pytest.mark.parametrize("shape,kwargs", [((3, 0), {"size": 2}), ((3, 0), {"size": 2, "fill_value": 7}),
+                                          ((0,), {"size": 3}), ((2, 2), {"size": 0})])
+def test_nonzero_of_an_empty_array_is_zeros_as_jax(shape, kwargs):
+    """JAX's nonzero of an empty array gives `size` zeros per axis, fill_value or not (toolkit's divided by a
+    zero stride: [2, 2] where JAX has [0, 0])."""
+    x = np.zeros(shape, np.float32)
+    _same(tnp.nonzero(x, **kwargs), jnp.nonzero(x, **kwargs))
+    _same(toolkit.jit(lambda a: tnp.nonzero(a, **kwargs))(x), jax.jit(lambda a: jnp.nonzero(a, **kwargs))(x))
+
+
 # --- precision= and preferred_element_type= on the products (a probe of JAX's signatures found them missing) ---
 
 _PRODUCTS = {

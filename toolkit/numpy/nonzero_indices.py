@@ -42,8 +42,9 @@ def _nonzero(name: str, a: Any, size: int | None, fill_value: Any) -> tuple[Any,
     mask = arr if dtypes.is_bool(arr.dtype) else ufuncs.not_equal(arr, np.zeros((), arr.dtype))
     size = _static_size(name, mask) if size is None else int(size)
     index_dtype = dtypes.default_int_dtype()
-    if size == 0:
-        return tuple(lax_structural.iota(index_dtype, 0) for _ in arr.shape)
+    if size == 0 or arr.size == 0:
+        # JAX's: an empty array (or size 0) gives `size` zeros per axis, whatever fill_value says.
+        return tuple(lax_structural.full((size,), 0, index_dtype) for _ in arr.shape)
     flat_mask = shapes.ravel(mask)
     # JAX's construction: the k-th entry counts the positions whose running count of nonzeros is at most k,
     # which is the flat index of the (k+1)-th nonzero element (the array's size past the last one).
