@@ -6,7 +6,7 @@ are weakly typed, see ``toolkit.core.dtypes``).
 The modules are layered, each importing only modules before it in this list:
 ``_core`` (arrays from inputs, promotion, broadcasting, joining), ``ufuncs``,
 ``rounding``, ``creation``, ``indexing`` (``x[idx]``), ``scatter`` (``x.at[idx]``),
-``shapes``, ``take``, ``reductions``, ``sorting``, ``diagonals``, ``einsum``,
+``shapes``, ``padding``, ``take``, ``reductions``, ``sorting``, ``diagonals``, ``einsum``,
 ``tensor_contractions``, ``index_tricks``, ``nan_functions``, ``statistics``,
 ``signal``, ``nonzero_indices``, ``setops``, ``scalar_types`` (``float32(1.5)``), ``fft`` (``toolkit.numpy.fft``) and ``methods`` (operators and array methods).
 Above them (each importing only the lists' earlier modules): ``array_api_aliases``, ``spaced_values``
@@ -48,9 +48,10 @@ from toolkit.numpy.setops import intersect1d, isin, setdiff1d, setxor1d, union1d
 from toolkit.numpy.shapes import (  # noqa: F401
     append, array_split, atleast_1d, atleast_2d, atleast_3d, block, broadcast_arrays, broadcast_to, column_stack,
     concatenate,
-    dstack, expand_dims, flip, fliplr, flipud, hsplit, hstack, matrix_transpose, moveaxis, pad, permute_dims, ravel,
+    dstack, expand_dims, flip, fliplr, flipud, hsplit, hstack, matrix_transpose, moveaxis, permute_dims, ravel,
     repeat, reshape, roll, rollaxis, rot90, split, squeeze, stack, swapaxes, tile, transpose, unstack, vsplit, vstack,
 )
+from toolkit.numpy.padding import pad  # noqa: F401
 from toolkit.numpy.signal import convolve, correlate, diff, ediff1d, gradient, interp, trapezoid, unwrap  # noqa: F401
 from toolkit.numpy.sorting import argsort, lexsort, searchsorted, sort  # noqa: F401
 from toolkit.numpy.statistics import (  # noqa: F401

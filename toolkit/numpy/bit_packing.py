@@ -16,7 +16,7 @@ import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.core.compiled_whole import compiled_whole
-from toolkit.numpy import reductions, shapes, ufuncs
+from toolkit.numpy import padding, reductions, shapes, ufuncs
 from toolkit.numpy._core import asarray, check_arraylike, convert, is_array
 
 
@@ -45,7 +45,7 @@ def packbits(a: Any, axis: int | None = None, bitorder: str = "big") -> Any:
     arr = shapes.swapaxes(arr, axis, -1)
     remainder = arr.shape[-1] % 8
     if remainder:
-        arr = shapes.pad(arr, [(0, 0)] * (arr.ndim - 1) + [(0, 8 - remainder)])
+        arr = padding.pad(arr, [(0, 0)] * (arr.ndim - 1) + [(0, 8 - remainder)])
     arr = shapes.reshape(arr, tuple(arr.shape[:-1]) + (arr.shape[-1] // 8, 8))
     packed = convert(reductions.sum(ufuncs.left_shift(arr, _bits(bitorder)), -1), np.uint8)
     return shapes.swapaxes(packed, axis, -1)
@@ -67,7 +67,7 @@ def unpackbits(a: Any, axis: int | None = None, count: int | None = None, bitord
     bits = shapes.reshape(bits, tuple(bits.shape[:-2]) + (bits.shape[-2] * 8,))
     if count is not None:
         if count > bits.shape[-1]:
-            bits = shapes.pad(bits, [(0, 0)] * (bits.ndim - 1) + [(0, count - bits.shape[-1])])
+            bits = padding.pad(bits, [(0, 0)] * (bits.ndim - 1) + [(0, count - bits.shape[-1])])
         else:
             bits = bits[..., :count]
     return shapes.swapaxes(bits, axis, -1)

@@ -21,7 +21,8 @@ from toolkit.lax import fourier as lax_fft
 from toolkit.lax.fourier import FftType
 from toolkit.numpy._core import asarray, check_arraylike
 from toolkit.numpy.creation import arange
-from toolkit.numpy.shapes import moveaxis, pad, roll
+from toolkit.numpy.padding import pad
+from toolkit.numpy.shapes import moveaxis, roll
 from toolkit.numpy.ufuncs import conj
 
 __all__ = ["fft", "fft2", "fftfreq", "fftn", "fftshift", "hfft", "ifft", "ifft2", "ifftn", "ifftshift", "ihfft",
