@@ -88,6 +88,8 @@ def test_constants_become_program_constants():
 def test_shape_errors_name_the_operands():
     with pytest.raises(ValueError, match="cannot be broadcast together"):
         toolkit.jit(lambda x, y: x + y).trace(f32, toolkit.ShapeDtypeStruct((4,), np.float32))
+    operands = (toolkit.ShapeDtypeStruct((2, 3), np.float32), toolkit.ShapeDtypeStruct((4, 5), np.float32))
     with pytest.raises(TypeError, match="dot_general: contracting dimension"):
-        toolkit.jit(lambda x, y: toolkit.lax.dot(x, y)).trace(
-            toolkit.ShapeDtypeStruct((2, 3), np.float32), toolkit.ShapeDtypeStruct((4, 5), np.float32))
+        toolkit.jit(lambda x, y: toolkit.lax.dot_general(x, y, (((1,), (0,)), ((), ())))).trace(*operands)
+    with pytest.raises(ValueError, match="dimension_numbers must be specified"):  # lax.dot's check, as JAX's
+        toolkit.jit(lambda x, y: toolkit.lax.dot(x, y)).trace(*operands)
