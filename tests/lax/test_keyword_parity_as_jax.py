@@ -184,6 +184,71 @@ def test_mul_out_dtype_gradient_and_vmap():
     assert_same_typed(ours, theirs)
 
 
+BF_X = np.linspace(-3.1, 2.9, 24, dtype=np.float32).astype(jax.numpy.bfloat16)
+BF_Y = np.linspace(1.7, -0.3, 24, dtype=np.float32).astype(jax.numpy.bfloat16)
+F16 = np.linspace(-2.3, 5.1, 24, dtype=np.float16)
+F32 = np.linspace(0.11, 9.7, 24, dtype=np.float32)
+I8_24 = np.arange(-12, 12, dtype=np.int8) * 9
+
+# name -> (loss of L, its float operands' arguments); every loss scales the product by 1.37, so the cotangent
+# is not a power of two and JAX's transpose (ct and the coefficient converted to the operand's dtype, then one
+# rounding) differs from converting then multiplying in the operand's dtype.
+MUL_GRAD_CASES = {
+    "bf16_to_f32": (lambda L: lambda a, b: L.mul(a, b, out_dtype=np.float32), (BF_X, BF_Y)),
+    "f16_by_f32_to_f32": (lambda L: lambda a, b: L.mul(a, b, out_dtype=np.float32), (F16, F32)),
+    "f32_to_bf16": (lambda L: lambda a, b: L.mul(a, b, out_dtype=jax.numpy.bfloat16), (F32, F32[::-1].copy())),
+    "bf16_by_int8_to_f32": (lambda L: lambda a: L.mul(a, I8_24, out_dtype=np.float32), (BF_X,)),
+}
+
+
+def _assert_same_bits(ours, theirs, what):
+    ours, theirs = np.asarray(ours), np.asarray(theirs)
+    assert ours.dtype == theirs.dtype and ours.shape == theirs.shape, (what, ours.dtype, theirs.dtype)
+    assert ours.tobytes() == theirs.tobytes(), (what, ours, theirs)
+
+
+def test_mul_out_dtype_gradients_are_jax_bit_for_bit():
+    """JAX's JVP (mul of the tangent with out_dtype) and transpose (mul with out_dtype the operand's dtype):
+    gradients, JVPs and vmapped gradients bit-identical, in one jit each."""
+    def everything(L, grad, jvp, vmap):
+        def run(*args):
+            out = {}
+            at = 0
+            for name, (product, operands) in MUL_GRAD_CASES.items():
+                xs = args[at:at + len(operands)]
+                at += len(operands)
+                loss = (lambda f: lambda *a: L.reduce_sum(f(*a).astype(np.float32) * np.float32(1.37), (0,)))(
+                    product(L))
+                out[name + "/grad"] = grad(loss, argnums=tuple(range(len(xs))))(*xs)
+                out[name + "/jvp"] = jvp(product(L), xs, tuple(x[::-1] for x in xs))
+                out[name + "/vmap_grad"] = vmap(grad(lambda *a: L.reduce_sum(
+                    L.mul(*a, out_dtype=np.float32) * np.float32(1.37), (0,))))(
+                    *(x.reshape(4, 6) for x in xs), *([] if len(xs) == 2 else [I8_24.reshape(4, 6)]))
+            return out
+        return run
+    args = [x for _, operands in MUL_GRAD_CASES.values() for x in operands]
+    ours = toolkit.jit(everything(lax, toolkit.grad, toolkit.jvp, toolkit.vmap))(*args)
+    theirs = jax.jit(everything(jlax, jax.grad, jax.jvp, jax.vmap))(*args)
+    ours_leaves, ours_tree = toolkit.tree_util.tree_flatten(ours)
+    theirs_leaves, theirs_tree = jax.tree_util.tree_flatten(theirs)
+    assert len(ours_leaves) == len(theirs_leaves)
+    for i, (o, t) in enumerate(zip(ours_leaves, theirs_leaves)):
+        _assert_same_bits(o, t, what=i)
+
+
+def test_mul_out_dtype_lowers_as_jax():
+    # out_dtype is a parameter of mul: a convert of each operand (even to its own type), then the multiply
+    def product(L, dtype):
+        def mul_out(x, y):
+            return L.mul(x, y, out_dtype=dtype)
+        return mul_out
+    for x, y, dtype in ((BF_X, BF_Y, np.float32), (I8_24, F32, np.int32), (F32, F32, np.float32),
+                        (I8_24, F32, np.bool_)):
+        ours = toolkit.jit(product(lax, dtype)).lower(x, y).as_text()
+        theirs = jax.jit(product(jlax, dtype)).lower(x, y).as_text()
+        assert ours == theirs, (dtype, ours, theirs)
+
+
 def test_mul_out_dtype_errors_are_jax():
     raises_like(lambda: lax.mul(np.array([True]), W[:1], out_dtype=np.float32),
                 lambda: jlax.mul(np.array([True]), W[:1], out_dtype=np.float32))

@@ -249,34 +249,52 @@ imag = _user_function(imag_p, "imag")
 
 add_p, add = binary("add", NUMBER, hlo=_H + "add")
 sub_p, sub = binary("sub", NUMBER, hlo=_H + "subtract")
-mul_p, _mul_same_dtypes = binary("mul", NUMBER, hlo=_H + "multiply")
 
 
-@family.function(name="mul")  # replaces the plain user function binary() recorded (binds mul_p, as that one)
+def _check_mul_operands(*avals: ShapedArray) -> None:
+    # JAX's naryop dtype rule checks each operand (numeric) even when out_dtype is given
+    for position, aval in enumerate(avals):
+        if dtypes.kind_of(aval.dtype) not in NUMBER:
+            raise TypeError(f"mul does not accept dtype {aval.dtype.name} at position {position}. Accepted dtypes "
+                            f"at position {position} are subtypes of integer, floating, complexfloating.")
+
+
+def _mul_rule(x: ShapedArray, y: ShapedArray, *, out_dtype: np.dtype | None = None) -> ShapedArray:
+    # JAX's mul_p: operands of one numeric dtype, or, with the parameter out_dtype, of any numeric dtypes
+    # (each checked by JAX's naryop dtype rule) and a result of out_dtype. Weak only when both operands are.
+    shape = same_shapes("mul", x, y)
+    if out_dtype is None:
+        dtype = same_dtypes("mul", x, y)
+        check_dtype("mul", x, NUMBER)
+        return ShapedArray(shape, dtype, all_weak(x, y))
+    _check_mul_operands(x, y)
+    return ShapedArray(shape, out_dtype, all_weak(x, y))
+
+
+# The parameter out_dtype is present only when the user gave one (JAX binds None otherwise), so programs
+# without it print, cache and lower as before; the lowering converts both operands to it, then multiplies.
+mul_p = family.primitive("mul", shape_rule=_mul_rule, kind="binary", hlo=_H + "multiply")
+_mul_same_dtypes = _user_function(mul_p, "mul", broadcasts=True)
+
+
+@family.function(name="mul")  # replaces the plain user function above (binds mul_p, as that one)
 def mul(x: Any, y: Any, *, out_dtype: Any = None) -> Any:
     """Elementwise ``x * y``.
 
     ``out_dtype`` (``jax.lax.mul``'s): None, or the result's dtype; then the operands, of any numeric dtypes
-    (not necessarily equal), are converted to it before multiplying — the ``stablehlo.convert``s and
-    ``stablehlo.multiply`` JAX's lowering writes. The result is weakly typed only when both operands are.
-    JAX binds ``mul`` with an ``out_dtype`` parameter; here the conversions are equations of their own, so a
-    gradient's products run in the operand's dtype after the cotangent is rounded (JAX converts both
-    factors to the operand's dtype first; equal when ``out_dtype`` is the operands' dtype).
+    (not necessarily equal), are bound with the primitive's parameter ``out_dtype`` (canonicalized), which
+    lowers as JAX's: a ``stablehlo.convert`` of each operand to it, then ``stablehlo.multiply`` (for bool,
+    multiply of ``i1``, a logical and). The result is weakly typed only when both operands are. Its
+    gradient multiplies the cotangent by the other operand with ``out_dtype`` the operand's dtype, as JAX's
+    transpose rule, so both factors are converted before the product is rounded.
     """
     if out_dtype is None:
         return _mul_same_dtypes(x, y)
     dtype = dtypes.canonicalize_dtype(out_dtype)  # JAX's input_dtype rule: canonicalized, without a warning
-    avals = [aval_of(x), aval_of(y)]
-    for position, aval in enumerate(avals):
-        if dtypes.kind_of(aval.dtype) not in NUMBER:
-            # JAX's dtype rule checks the operands (both numeric) even when out_dtype is given
-            raise TypeError(f"mul does not accept dtype {aval.dtype.name} at position {position}. Accepted dtypes "
-                            f"at position {position} are subtypes of integer, floating, complexfloating.")
-    weak = all_weak(*avals)
-    x, y = (convert_element_type(a, dtype, weak_type=weak) for a in (x, y))
-    if dtypes.is_bool(dtype):  # stablehlo.multiply of i1 values is their logical and
-        return bitwise_and(x, y)
-    return _mul_same_dtypes(x, y)
+    _check_mul_operands(aval_of(x), aval_of(y))  # before broadcasting, as JAX's
+    return mul_p.bind(*_broadcast_operands("mul", (x, y)), out_dtype=dtype)
+
+
 # jax.lax.square is a primitive of its own: chlo.square for floats and complex numbers (for a complex one,
 # (a - b)(a + b) + 2abi, which rounds unlike x * x), a multiply for integers (lowering rule). JAX's JVP: t * (2 * x).
 square_p, square = unary("square", NUMBER, derivative=lambda x: mul(np.asarray(2, aval_of(x).dtype), x))

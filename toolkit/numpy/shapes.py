@@ -3,7 +3,8 @@ removing dimensions, joining and splitting, flips, rolls and rotations,
 tiling and repetition (padding is ``padding.py``).
 
 Shapes are static: repeat counts, split points, pad widths and (static) roll
-shifts are Python ints or symbolic dimensions. ``expand_dims``, ``stack`` and
+shifts are Python ints or symbolic dimensions (``repeat``'s counts may be a
+traced array when ``total_repeat_length`` fixes the result's length). ``expand_dims``, ``stack`` and
 the joining under ``concatenate`` are in ``_core`` (``asarray`` stacks nested
 lists of arrays with them) and are named here too. Example::
 
@@ -14,6 +15,7 @@ lists of arrays with them) and are named here too. Example::
 
 from __future__ import annotations
 
+import operator
 from typing import Any, Sequence
 
 import numpy as np
@@ -24,7 +26,8 @@ from toolkit.core.compiled_whole import compiled_whole
 from toolkit.core.sharding_types import spec_of
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
-from toolkit.numpy import ufuncs
+from toolkit.core.tracing import ConcretizationTypeError, Tracer
+from toolkit.numpy import creation, scatter, ufuncs
 from toolkit.numpy import _core
 from toolkit.numpy._core import (
     asarray, broadcast_shapes, canonical_axes, canonical_axis, check_arraylike, is_array, join,
@@ -594,22 +597,40 @@ def tile(A: Any, reps: Any) -> Any:
 
 def repeat(a: Any, repeats: Any, axis: int | None = None, *, total_repeat_length: int | None = None,
            out_sharding: Any = None) -> Any:
-    """Repeat each element ``repeats`` times (an int, or one static count per element), as ``jnp.repeat``.
+    """Repeat each element ``repeats`` times (an int, or one count per element), as ``jnp.repeat``.
 
     ``total_repeat_length``: the result's length along ``axis``; a longer repetition is cut there, a shorter one
-    is padded with the axis's last element (JAX's). ``out_sharding`` (a ``NamedSharding``, or a
-    ``PartitionSpec`` under ``toolkit.set_mesh``): the result's type on Explicit mesh axes; it is computed with
-    those axes Auto and resharded, as JAX's. Under a mesh with Explicit axes and no ``out_sharding``, ``a``'s
-    type is kept, and repeating along a sharded dimension is JAX's ``ValueError``.
+    is padded with the axis's last element (JAX's). ``repeats`` may be a traced integer array (one count, or one
+    per element) only when ``total_repeat_length`` is given, which fixes the result's shape: JAX's algorithm
+    (:func:`_repeat_by_array`) then finds each output position's source element at run time; without it a
+    traced ``repeats`` is JAX's ``ConcretizationTypeError``. A 0-d ``a`` with an ``axis`` gives a 1-d result
+    of ``a`` (any axis, as JAX's). ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under
+    ``toolkit.set_mesh``): the result's type on Explicit mesh axes; it is computed with those axes Auto and
+    resharded, as JAX's. Under a mesh with Explicit axes and no ``out_sharding``, ``a``'s type is kept, and
+    repeating along a sharded dimension is JAX's ``ValueError``.
     """
     if shape_poly.is_symbolic_dim(repeats) or isinstance(repeats, (int, np.integer)):
         check_arraylike("repeat", a)
     else:
         check_arraylike("repeat", a, repeats)  # a list of counts is refused too, as in JAX
-    a, axis = _flatten_if_none(a, axis)
-    if is_array(repeats):
-        raise TypeError("repeat: repeats must be static (a Python int or a sequence of ints), not a traced array")
-    if not shape_poly.is_symbolic_dim(repeats):
+    if axis is not None and np.ndim(a) == 0:
+        a, axis = asarray(a), operator.index(axis)  # JAX's: a scalar's axis is not checked against its rank
+    else:
+        a, axis = _flatten_if_none(a, axis)
+    by_array = is_array(repeats) and total_repeat_length is not None
+    if is_array(repeats) and not by_array:
+        if isinstance(repeats, Tracer):
+            aval = aval_of(repeats)
+            raise ConcretizationTypeError(
+                "Abstract tracer value encountered where concrete value is expected: traced array with shape "
+                f"{aval.dtype.name}{list(aval.shape)}\nWhen jit-compiling toolkit.numpy.repeat, the total number of "
+                "repeats must be static. To fix this, either specify a static value for `repeats`, or pass a static "
+                "value to `total_repeat_length`.")
+        repeats = np.asarray(repeats)  # a concrete array: static counts, as JAX's concrete_or_error
+    if shape_poly.is_symbolic_dim(repeats) and total_repeat_length is not None:
+        raise ValueError("jnp.repeat with a non-constant `repeats` is supported only when `total_repeat_length` "
+                         f"is None. ({repeats=} {total_repeat_length=})")
+    if not by_array and not shape_poly.is_symbolic_dim(repeats):
         counts = np.asarray(repeats)
         if counts.dtype.kind not in "iu":
             raise TypeError(f"repeat: repeats must be integers, got {repeats!r}")
@@ -623,6 +644,14 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *, total_repeat_length
             if spec[axis] is not None:
                 raise ValueError("Please pass sharding to `jnp.repeat` via `out_sharding` parameter.")
             out_sharding = PartitionSpec(*spec)
+    if by_array:
+        total = operator.index(total_repeat_length)  # type: ignore[arg-type]  # not None: by_array
+        if out_sharding is None:
+            return _repeat_by_array(a, repeats, axis=axis, total_repeat_length=total)
+        shape = tuple(a.shape[:axis]) + (total,) + tuple(a.shape[axis + 1:])
+        return sharding_types.with_out_sharding(
+            _repeat_by_array, (a, repeats), {"axis": axis, "total_repeat_length": total}, out_sharding, "repeat",
+            shape, how="auto")
     if out_sharding is None:
         return _repeat(a, repeats=repeats, axis=axis, total_repeat_length=total_repeat_length)
     if shape_poly.is_symbolic_dim(repeats):
@@ -639,6 +668,12 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *, total_repeat_length
 
 def _repeat(a: Any, *, repeats: Any, axis: int, total_repeat_length: int | None) -> Any:
     """:func:`repeat` of an array along a canonical ``axis``; ``repeats`` an int, a tuple or a symbolic size."""
+    if a.ndim == 0:  # JAX's: one count, the scalar that many times (or total_repeat_length times)
+        counts = np.ravel(repeats)
+        if counts.shape != (1,):
+            raise ValueError("`repeat` with a scalar parameter `a` is only implemented for scalar values of the "
+                             "parameter `repeats`.")
+        return creation.full([int(counts[0]) if total_repeat_length is None else total_repeat_length], a)
     n = a.shape[axis]
     if shape_poly.is_symbolic_dim(repeats):
         return _repeat_each(a, axis, repeats)
@@ -657,14 +692,48 @@ def _repeat(a: Any, *, repeats: Any, axis: int, total_repeat_length: int | None)
         total = int(total_repeat_length)
         if n == 0:
             return a
-        if total == 0:  # JAX's: a new empty array (never weakly typed)
-            return asarray(np.zeros(tuple(a.shape[:axis]) + (0,) + tuple(a.shape[axis + 1:]), a.dtype))
+        if total == 0:
+            return _empty_repeat(a, axis)
         positions = np.concatenate([positions[:total], np.full(max(0, total - positions.size), n - 1)])
     index: list[slice | np.ndarray] = [slice(None)] * a.ndim
     index[axis] = positions
     return getitem(a, tuple(index))
 
 
+def _empty_repeat(a: Any, axis: int) -> Any:
+    # JAX's total_repeat_length=0: a new empty array of a's dtype (never weakly typed)
+    return asarray(np.zeros(tuple(a.shape[:axis]) + (0,) + tuple(a.shape[axis + 1:]), a.dtype))
+
+
+def _repeat_by_array(a: Any, repeats: Any, *, axis: int, total_repeat_length: int) -> Any:
+    """:func:`repeat` by a traced ``repeats`` (one count, or one per element along ``axis``) to a static length:
+    JAX's algorithm, which needs no intermediate of size ``sum(repeats)``.
+
+    The exclusive cumulative sum of the counts is where each element's run starts ([1, 2, 0, 5] -> [0, 1, 3, 3]);
+    a 1 is added at each start that falls inside the result (later starts are dropped, as a scatter drops
+    out-of-range indices), and the inclusive cumulative sum of those marks, less one, is each output position's
+    source element ([1, 1, 0, 2, 0, ...] -> [0, 1, 1, 3, 3, ...]): positions past ``sum(repeats)`` get the last
+    element, and a longer repetition is cut. The gather's transpose gives the gradient with respect to ``a``.
+    """
+    # function-level: reductions (cumsum) and take sit above this module in toolkit.numpy and import it
+    from toolkit.numpy.reductions import cumsum
+    from toolkit.numpy.take import take
+    repeats = ravel(repeats)
+    if a.ndim != 0:
+        repeats = _core.broadcast_to(repeats, (a.shape[axis],))
+    if a.ndim == 0:
+        if repeats.shape != (1,):
+            raise ValueError("`repeat` with a scalar parameter `a` is only implemented for scalar values of the "
+                             "parameter `repeats`.")
+        return creation.full([total_repeat_length], a)
+    if total_repeat_length == 0:
+        return _empty_repeat(a, axis)
+    if a.shape[axis] == 0:
+        return a
+    exclusive_repeats = scatter.at_property(roll(repeats, 1))[0].set(0)
+    run_starts = cumsum(exclusive_repeats)
+    marks = scatter.at_property(creation.zeros([total_repeat_length], dtype="int32"))[run_starts].add(1)
+    return take(a, ufuncs.subtract(cumsum(marks), 1), axis=axis)
 def _repeat_each(a: Any, axis: int, r: Any) -> Any:
     """Every element ``r`` times along ``axis`` (``r`` an int or a symbolic size): broadcast, then merge."""
     shape = list(a.shape)

@@ -101,6 +101,29 @@ def binary():
 
 
 @run
+def mul_out_dtype():
+    # CHECK-LABEL: TEST: mul_out_dtype
+    # jax.lax.mul's out_dtype, a parameter of mul as JAX's: each operand converted to it, then the multiply.
+    # CHECK: %0 = stablehlo.convert %arg0 : (tensor<2x3xbf16>) -> tensor<2x3xf32>
+    # CHECK: %1 = stablehlo.convert %arg1 : (tensor<2x3xbf16>) -> tensor<2x3xf32>
+    # CHECK: %2 = stablehlo.multiply %0, %1 : tensor<2x3xf32>
+    print(lowered_text(lambda x, y: lax.mul(x, y, out_dtype=np.float32), spec((2, 3), "bfloat16"),
+                       spec((2, 3), "bfloat16")))
+    # Written even when the operand has the type already; int8 * float32 -> int32.
+    # CHECK: %0 = stablehlo.convert %arg0 : (tensor<2x3xi8>) -> tensor<2x3xi32>
+    # CHECK: %1 = stablehlo.convert %arg1 : (tensor<2x3xf32>) -> tensor<2x3xi32>
+    # CHECK: %2 = stablehlo.multiply %0, %1 : tensor<2x3xi32>
+    print(lowered_text(lambda x, y: lax.mul(x, y, out_dtype=np.int32), spec((2, 3), "int8"), f32))
+    # CHECK: %0 = stablehlo.convert %arg0 : tensor<2x3xf32>
+    # CHECK: stablehlo.multiply %0, %1 : tensor<2x3xf32>
+    print(lowered_text(lambda x, y: lax.mul(x, y, out_dtype=np.float32), f32, f32))
+    # bool: a multiply of i1 values (their logical and), as JAX lowers it.
+    # CHECK: stablehlo.convert %arg0 : (tensor<2x3xi8>) -> tensor<2x3xi1>
+    # CHECK: stablehlo.multiply %0, %1 : tensor<2x3xi1>
+    print(lowered_text(lambda x, y: lax.mul(x, y, out_dtype=np.bool_), spec((2, 3), "int8"), f32))
+
+
+@run
 def comparisons():
     # CHECK-LABEL: TEST: comparisons
     # CHECK: stablehlo.compare  LT, %arg0, %arg1,  FLOAT : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xi1>

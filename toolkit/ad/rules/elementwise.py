@@ -97,18 +97,29 @@ JVP_RULES[elementwise.sub_p] = _sub_jvp
 TRANSPOSE_RULES[elementwise.sub_p] = _sub_transpose
 
 
-def _mul_transpose(ct, x, y):
-    # Bilinear: transposable in exactly one operand, the other is a known coefficient.
+def _mul_transpose(ct, x, y, *, out_dtype=None):
+    # Bilinear: transposable in exactly one operand, the other is a known coefficient. With out_dtype, JAX's
+    # rule: the cotangent times the coefficient with out_dtype the linear operand's dtype (both factors
+    # converted to it, one rounding of the product), not the product rounded from out_dtype.
     if is_undefined(x) and is_undefined(y):
         raise ValueError("mul is not linear in both operands at once")
     if isinstance(ct, Zero):
         return [None, None]
     if is_undefined(x):
-        return [ct * y, None]
-    return [None, x * ct]
+        return [ct * y if out_dtype is None else elementwise.mul(ct, y, out_dtype=x.aval.dtype), None]
+    return [None, x * ct if out_dtype is None else elementwise.mul(x, ct, out_dtype=y.aval.dtype)]
 
 
-defjvp(elementwise.mul_p, lambda t, ans, x, y: t * y, lambda t, ans, x, y: x * t)
+# Each operand's JVP term puts the tangent in that operand's place, passing out_dtype on (JAX's rule).
+def _mul_jvp_x(t, ans, x, y, *, out_dtype=None):
+    return t * y if out_dtype is None else elementwise.mul(t, y, out_dtype=out_dtype)
+
+
+def _mul_jvp_y(t, ans, x, y, *, out_dtype=None):
+    return x * t if out_dtype is None else elementwise.mul(x, t, out_dtype=out_dtype)
+
+
+defjvp(elementwise.mul_p, _mul_jvp_x, _mul_jvp_y)
 TRANSPOSE_RULES[elementwise.mul_p] = _mul_transpose
 
 

@@ -70,6 +70,15 @@ def _logistic(ctx, x, *, accuracy=None):
     return stablehlo.LogisticOp(x).result
 
 
+@register_lowering(elementwise.mul_p)
+def _mul(ctx, x, y, *, out_dtype=None):
+    # JAX's: with out_dtype, a stablehlo.convert of each operand to the result's type (written even when the
+    # operand has it already), then the multiply (of i1 values for bool: their logical and).
+    if out_dtype is not None:
+        x, y = (stablehlo.ConvertOp(ctx.out_type, operand).result for operand in (x, y))
+    return stablehlo.MulOp(x, y).result
+
+
 @register_lowering(elementwise.round_p)
 def _round(ctx, x, *, rounding_method):
     return (stablehlo.RoundNearestEvenOp(x) if rounding_method == 1 else stablehlo.RoundOp(x)).result
@@ -265,7 +274,7 @@ def _derive(primitive) -> None:
     if traits.get("hlo") and traits.get("accuracy"):
         if primitive is not elementwise.logistic_p:  # its own rule above
             register_lowering(primitive)(_one_to_one_with_accuracy(traits["hlo"]))
-    elif traits.get("hlo"):
+    elif traits.get("hlo") and primitive is not elementwise.mul_p:  # mul: its own rule above (out_dtype)
         register_lowering(primitive)(_one_to_one(traits["hlo"]))
     elif traits.get("kind") == "compare":
         register_lowering(primitive)(_compare_rule(traits["direction"]))
