@@ -15,9 +15,9 @@ body ``Program``; it lowers to Shardy's ``sdy.manual_computation`` (or, with
 
 Varying manual axes (``check_vma=True``, JAX's default): after tracing, the
 body is analysed for the manual axes each value varies over (inputs: the
-axes their spec mentions; ``psum`` removes its axes, ``axis_index`` adds
-them, everything else takes the union of its operands, loops to a fixed
-point). An output whose ``out_specs`` leaves out an axis it varies over is
+axes their spec mentions; ``psum`` and ``all_gather(to="invarying")`` remove
+their axes, ``axis_index`` adds them, everything else takes the union of its
+operands, loops to a fixed point). An output whose ``out_specs`` leaves out an axis it varies over is
 refused, as JAX does; explicit ``pvary`` equations are inserted where an
 invariant value meets a varying one, so reverse mode sums the cotangents of
 replicated values exactly where JAX does (``pvary`` transposes to ``psum``,
@@ -162,7 +162,8 @@ class _Rewriter:
             return Equation(prim, inputs, eqn.outputs, new_params if new_params is not None else params,
                             eqn.source_info)
 
-        if prim in (parallel.psum_invariant_p, parallel.pmax_p, parallel.pmin_p):
+        if prim in (parallel.psum_invariant_p, parallel.pmax_p, parallel.pmin_p, parallel.all_gather_invariant_p):
+            # Varying -> invariant over the axes: the operand is made to vary over them first (JAX's pvary).
             axes = frozenset(params["axes"])
             lift([0], axes)
             return rebuilt(), [in_vmas[0] - axes]

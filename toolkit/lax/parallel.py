@@ -8,7 +8,9 @@ the devices along named mesh axes:
 ``psum``           sum over the axes (``stablehlo.all_reduce`` with ``add``)
 ``pmean``          ``psum`` divided by the number of devices over the axes
 ``pmax``/``pmin``  ``all_reduce`` with ``maximum``/``minimum``
-``all_gather``     concatenate (``tiled``) or stack the shards (``all_gather``)
+``all_gather``     concatenate (``tiled``) or stack the shards (``all_gather``); with
+                   ``to="invarying"`` the result is the same on every device of the
+                   axes (``all_gather_invariant``: same op, other type and transpose)
 ``psum_scatter``   sum, then keep this device's block (``reduce_scatter``)
 ``ppermute``       send to another device by a permutation (``collective_permute``)
 ``all_to_all``     split one dimension, exchange, concatenate another
@@ -46,6 +48,11 @@ over axes (a no-op on values; its transpose is a ``psum``), and
 uses so that gradients of replicated values are summed exactly once.
 ``toolkit.shard_map`` inserts them (see ``toolkit/shard_map.py``); with
 ``check_vma=False`` plain ``psum`` (its own transpose) is used.
+``all_gather(..., to="invarying")`` binds ``all_gather_invariant`` (in both
+modes, as JAX): the same ``stablehlo.all_gather`` as the varying gather, but
+its result is invariant over the gathered axes (``out_specs`` may leave them
+out) and its transpose is this device's block of the cotangent (a
+``dynamic_slice`` at ``axis_index``), not a ``psum_scatter``.
 
 Example::
 
@@ -331,6 +338,9 @@ def _all_gather_rule(x: ShapedArray, *, axes, env, axis, tiled, axis_index_group
 
 
 all_gather_p = family.primitive("all_gather", shape_rule=_all_gather_rule)
+#: JAX's ``all_gather_invariant``: the gather whose result does not vary over ``axes`` (no ``axis_index_groups``;
+#: transpose: this device's block of the cotangent, not ``psum_scatter``).
+all_gather_invariant_p = family.primitive("all_gather_invariant", shape_rule=_all_gather_rule)
 
 
 def _psum_scatter_rule(x: ShapedArray, *, axes, env, scatter_dimension, tiled,
@@ -376,8 +386,8 @@ def _axis_index_rule(*, axes, env) -> ShapedArray:
 
 axis_index_p = family.primitive("axis_index", shape_rule=_axis_index_rule)
 
-COLLECTIVES = (psum_p, psum_invariant_p, pmax_p, pmin_p, pvary_p, ppermute_p, all_gather_p, psum_scatter_p,
-               all_to_all_p, axis_index_p)
+COLLECTIVES = (psum_p, psum_invariant_p, pmax_p, pmin_p, pvary_p, ppermute_p, all_gather_p, all_gather_invariant_p,
+               psum_scatter_p, all_to_all_p, axis_index_p)
 
 
 # --- user functions --------------------------------------------------------------------
@@ -482,26 +492,30 @@ def pcast(x: Any, axis_name: Any, *, to: str) -> Any:
     return pvary(x, axis_name)
 
 
-@family.function(binds=(all_gather_p,))
+@family.function(binds=(all_gather_p, all_gather_invariant_p))
 def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Sequence[Sequence[int]] | None = None, axis: int = 0,
                tiled: bool = False, to: str = "varying") -> Any:
     """Every device's ``x`` gathered along ``axis``: stacked as a new axis, or concatenated when ``tiled``
     (with ``axis_index_groups``, the devices of this one's group, in the group's order).
 
-    ``to``: the result's type over the manual axes ``axis_name``, as JAX's: ``"varying"`` (the default, the
-    only one here), ``"invarying"`` (JAX's ``all_gather_invariant``) or ``"reduced"``. Another value is
-    JAX's ``ValueError``; the other two with ``axis_index_groups`` are JAX's bare ``NotImplementedError``,
-    without them toolkit's (its varying-axes analysis has no invariant or reduced gather).
+    ``to``: the result's type over the manual axes ``axis_name``, as JAX's: ``"varying"`` (the default),
+    ``"invarying"`` (JAX's ``all_gather_invariant``: the same values, typed as the same on every device of
+    ``axis_name``, so ``shard_map``'s ``out_specs`` may leave those axes out; its transpose takes this
+    device's block of the cotangent instead of a ``psum_scatter``) or ``"reduced"`` (not supported:
+    ``NotImplementedError``). Another value is JAX's ``ValueError``; ``"invarying"``/``"reduced"`` with
+    ``axis_index_groups`` are JAX's bare ``NotImplementedError``. ``"invarying"`` over an axis a ``vmap``
+    binds is a ``ValueError`` (JAX fails there too: its gather needs a ``shard_map``'s manual axis).
     """
     allowed = {"varying", "reduced", "invarying"}  # JAX's set display: printed in the order JAX's prints
     if to not in allowed:
         raise ValueError(f"Got unexpected `to` value for `jax.lax.all_gather`. Allowed `to` values are: {allowed}")
-    if to != "varying":
-        if axis_index_groups is not None:
-            raise NotImplementedError  # JAX's, bare
-        raise NotImplementedError(f"all_gather(to={to!r}) is not supported by toolkit (JAX's "
-                                  f"{'all_gather_invariant' if to == 'invarying' else 'all_gather_reduced'}): "
-                                  "only to='varying'")
+    if to != "varying" and axis_index_groups is not None:
+        raise NotImplementedError  # JAX's, bare
+    if to == "reduced":
+        raise NotImplementedError(f"all_gather(to={to!r}) is not supported by toolkit (JAX's all_gather_reduced): "
+                                  "to='varying' and to='invarying' are")
+    if to == "invarying":
+        return _all_gather_invariant(x, axis_name, axis=axis, tiled=tiled)
     groups = _index_groups(axis_index_groups, axis_name)
     axes, frame = _bound(axis_name, "all_gather")
     if not axes:  # no axis: the value itself, as JAX's collectives return it
@@ -513,6 +527,28 @@ def all_gather(x: Any, axis_name: Any, *, axis_index_groups: Sequence[Sequence[i
         aval = _aval(leaf, "all_gather")
         d = _axis(axis, aval.ndim + (0 if tiled else 1), "all_gather", "axis", aval.ndim)
         return all_gather_p.bind(leaf, axes=axes, env=frame.env, axis=d, tiled=bool(tiled), **_groups_param(groups))
+
+    return pytrees.tree_map(one, x)
+
+
+def _all_gather_invariant(x: Any, axis_name: Any, *, axis: int, tiled: bool) -> Any:
+    """JAX's ``all_gather_invariant``: ``all_gather_invariant_p`` on each leaf, under either ``check_vma`` (the
+    varying-axes analysis of ``toolkit/shard_map.py`` makes the operand vary over the axes, as JAX's
+    automatic ``pvary``, and takes the axes off the result)."""
+    axes, frame = _bound(axis_name, "all_gather")
+    if not axes:  # no axis: the value itself, as JAX's all_gather_invariant returns it
+        return x
+    vmapped = [a for a in axes if a in frame.env.vmapped]
+    if vmapped:
+        # JAX makes the operand vary over the axes with pvary, which exists only for a shard_map's manual axes.
+        raise ValueError(f"all_gather(to='invarying') over the axis {vmapped[0]!r}, which a vmap binds, is not "
+                         "supported (as in JAX, whose all_gather_invariant needs a shard_map's manual axis: 'pvary "
+                         "should be called under jax.shard_map.'); use to='varying'")
+
+    def one(leaf: Any) -> Any:
+        aval = _aval(leaf, "all_gather")
+        d = _axis(axis, aval.ndim + (0 if tiled else 1), "all_gather", "axis", aval.ndim)
+        return all_gather_invariant_p.bind(leaf, axes=axes, env=frame.env, axis=d, tiled=bool(tiled))
 
     return pytrees.tree_map(one, x)
 
@@ -624,17 +660,23 @@ def axis_size(axis_name: Any) -> int:
 def axis_index(axis_name: Any) -> Any:
     """This device's int32 position along ``axis_name`` (row-major over a tuple of axes)."""
     axes, frame = _bound(axis_name, "axis_index")
+    return position_along(axes, frame.env)
+
+
+def position_along(axes: tuple, env: AxisEnv) -> Any:
+    """``axis_index`` of the (bound) ``axes`` in ``env``, from ``axis_index_p`` equations: what a rule that
+    runs without an axis frame (a transpose) binds for it."""
     if len(axes) == 1:
-        return axis_index_p.bind(axes=axes, env=frame.env)
+        return axis_index_p.bind(axes=axes, env=env)
     out: Any = np.int32(0)
     stride = 1
     for a in reversed(axes):
         # One axis at a time: a mesh axis's index is lowered in the mesh's own environment.
-        env = frame.env
+        one_env = env
         for other in env.vmapped:
             if other != a:
-                env = env.without(other)
-        term = elementwise.mul(axis_index_p.bind(axes=(a,), env=env), np.int32(stride))
+                one_env = one_env.without(other)
+        term = elementwise.mul(axis_index_p.bind(axes=(a,), env=one_env), np.int32(stride))
         out = elementwise.add(out, term)
-        stride *= frame.env.size((a,))
+        stride *= env.size((a,))
     return out

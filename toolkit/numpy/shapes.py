@@ -715,9 +715,8 @@ def _repeat_by_array(a: Any, repeats: Any, *, axis: int, total_repeat_length: in
     source element ([1, 1, 0, 2, 0, ...] -> [0, 1, 1, 3, 3, ...]): positions past ``sum(repeats)`` get the last
     element, and a longer repetition is cut. The gather's transpose gives the gradient with respect to ``a``.
     """
-    # function-level: reductions (cumsum) and take sit above this module in toolkit.numpy and import it
-    from toolkit.numpy.reductions import cumsum
-    from toolkit.numpy.take import take
+    from toolkit.numpy.reductions import cumsum  # function-level: reductions imports this module (a cycle)
+    from toolkit.numpy.take import take  # function-level: take imports this module (a cycle)
     repeats = ravel(repeats)
     if a.ndim != 0:
         repeats = _core.broadcast_to(repeats, (a.shape[axis],))

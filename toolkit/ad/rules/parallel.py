@@ -1,7 +1,8 @@
 """Differentiation rules for ``toolkit/lax/parallel.py`` (collectives; ``shard_map``'s are ``shard_map.py``).
 
 Collectives are linear; their transposes are JAX's: ``all_gather`` <->
-``psum_scatter``, ``ppermute`` -> the inverse permutation, ``all_to_all`` ->
+``psum_scatter``, ``all_gather_invariant`` -> this device's block of the
+cotangent (``dynamic_slice`` at ``axis_index``), ``ppermute`` -> the inverse permutation, ``all_to_all`` ->
 ``all_to_all`` with split and concat swapped, ``pvary`` -> ``psum_invariant``
 -> ``pvary`` (``check_vma=True``), and ``psum`` -> ``psum`` (``check_vma=False``).
 A transpose keeps the equation's ``axis_index_groups``.
@@ -11,11 +12,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 
 from toolkit.ad.jvp import deflinear
 from toolkit.ad.registry import JVP_RULES, NO_JVP
 from toolkit.ad.values import Zero
-from toolkit.lax import parallel
+from toolkit.core.avals import aval_of
+from toolkit.lax import elementwise, parallel, structural
 from toolkit.ad.jvp import DifferentiationError
 
 
@@ -37,6 +40,18 @@ def _all_gather_transpose(ct, x, *, axes, env, axis, tiled, **params):
                                                                 tiled=tiled, **_groups(params)))]
 
 
+def _all_gather_invariant_transpose(ct, x, *, axes, env, axis, tiled):
+    """JAX's: the cotangent is the same on every device of ``axes``, so each keeps its own block of it (the
+    gather's input was this device's block); untiled, the block's size-1 gathered axis is squeezed away."""
+    def block(c: Any) -> Any:
+        size = env.size(axes)
+        slice_size = aval_of(c).shape[axis] // size
+        start = elementwise.mul(parallel.position_along(axes, env), np.int32(slice_size))
+        out = structural.dynamic_slice_in_dim(c, start, slice_size, axis)
+        return out if tiled else structural.squeeze(out, (axis,))
+    return [_zero_or(ct, block)]
+
+
 def _psum_scatter_transpose(ct, x, *, axes, env, scatter_dimension, tiled, **params):
     return [_zero_or(ct, lambda c: parallel.all_gather_p.bind(c, axes=axes, env=env, axis=scatter_dimension,
                                                               tiled=tiled, **_groups(params)))]
@@ -53,6 +68,7 @@ deflinear(parallel.psum_invariant_p,
 deflinear(parallel.pvary_p,
           lambda ct, x, *, axes, env: [_zero_or(ct, lambda c: parallel.psum_invariant_p.bind(c, axes=axes, env=env))])
 deflinear(parallel.all_gather_p, _all_gather_transpose)
+deflinear(parallel.all_gather_invariant_p, _all_gather_invariant_transpose)
 deflinear(parallel.psum_scatter_p, _psum_scatter_transpose)
 deflinear(parallel.ppermute_p, lambda ct, x, *, axes, env, perm: [_zero_or(
     ct, lambda c: parallel.ppermute_p.bind(c, axes=axes, env=env, perm=tuple((d, s) for s, d in perm)))])

@@ -4,8 +4,8 @@ A batched value inside a ``shard_map`` body is a stack of independent
 per-device values, so a collective over a *mesh* axis acts on every batch
 element alike: reductions (``psum``, ``pmax``, ``pmin``, ``psum_invariant``),
 ``pvary`` and ``ppermute`` keep the batch dimension where it is;
-``all_gather``, ``psum_scatter`` and ``all_to_all`` put it first and shift
-their axis parameters (JAX's rules do the same for mesh axes).
+``all_gather`` (and ``all_gather_invariant``), ``psum_scatter`` and
+``all_to_all`` put it first and shift their axis parameters (JAX's rules do the same for mesh axes).
 
 Collectives over the *vmapped* axis itself (``vmap(..., axis_name=name)``)
 act across the batch, as JAX's rules do: ``psum``/``pmax``/``pmin`` reduce
@@ -130,9 +130,13 @@ def _ppermute_over_batch(batch_axis, args, dims, *, axes, env, perm):
 register_batching(parallel.ppermute_p, _over_batch(_same_dim(parallel.ppermute_p), _ppermute_over_batch))
 
 
-def _all_gather(batch_axis, args, dims, **params):
-    x = moveaxis(args[0], dims[0], 0)
-    return parallel.all_gather_p.bind(x, **dict(params, axis=params["axis"] + 1)), 0
+def _gather_over_mesh(prim):
+    """``all_gather`` / ``all_gather_invariant`` over mesh axes: every batch element gathered alike."""
+    def rule(batch_axis, args, dims, **params):
+        x = moveaxis(args[0], dims[0], 0)
+        return prim.bind(x, **dict(params, axis=params["axis"] + 1)), 0
+    rule.__name__ = f"{prim.name}_batch"
+    return rule
 
 
 def _psum_scatter(batch_axis, args, dims, **params):
@@ -207,8 +211,12 @@ def _axis_index_over_batch(batch_axis, args, dims, *, axes, env):
     return structural.iota(dtypes.int32, batch_axis.size), 0
 
 
-register_batching(parallel.all_gather_p, _over_batch(_all_gather, _all_gather_over_batch,
+register_batching(parallel.all_gather_p, _over_batch(_gather_over_mesh(parallel.all_gather_p), _all_gather_over_batch,
                                                      "axis_index_groups not supported in vmap"))
+# Over the vmapped axis JAX's rule is the varying gather's; toolkit.lax.all_gather refuses to bind it there (as JAX
+# fails to), but an equation that names the axis is still batched as JAX's rule would.
+register_batching(parallel.all_gather_invariant_p, _over_batch(_gather_over_mesh(parallel.all_gather_invariant_p),
+                                                               _all_gather_over_batch))
 register_batching(parallel.psum_scatter_p, _over_batch(_psum_scatter, _psum_scatter_over_batch,
                                                        "axis_index_groups not supported in vmap"))
 register_batching(parallel.all_to_all_p, _over_batch(_all_to_all, _all_to_all_over_batch,

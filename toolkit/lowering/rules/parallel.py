@@ -117,6 +117,7 @@ def _pvary(ctx, x, *, axes, env):
 
 
 @register_lowering(parallel.all_gather_p)
+@register_lowering(parallel.all_gather_invariant_p)  # the same op as JAX's: only its type and transpose differ
 def _all_gather(ctx, x, *, axes, env, axis, tiled, axis_index_groups=None):
     aval = ctx.avals_in[0]
     groups = _replica_groups(env, axes, axis_index_groups, "all_gather", equal=True)
