@@ -397,7 +397,8 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: Any = Fal
 
     Inside ``jit`` (a traced ``x``) it is JAX's: the value is unchanged (XLA places the program's results; an
     Explicit mesh's sharding becomes the value's type, as ``reshard``), after JAX's check that the sharding
-    divides the shape; a memory other than the device's is refused there (``NotImplementedError``).
+    divides the shape. A memory kind (a sharding's, or a ``Space``) puts the value in that memory: the
+    results computed from it are returned there (``mhlo.memory_kind`` on ``@main``'s results, as JAX on CPU).
     """
     leaves, tree = pytrees.tree_flatten(x)
     kinds = (Sharding, PartitionSpec, runtime_client.Device, Space)
@@ -432,14 +433,17 @@ def _per_leaf(flags: Any, x: Any, leaves: list) -> list:
 
 
 def _put_traced(x: Any, target: Any) -> Any:
-    """JAX's ``device_put`` of a traced value: its primitive (``toolkit.lax.sharding.device_put_p``)."""
-    if isinstance(target, Space) or (isinstance(target, Sharding) and target.memory_kind not in (None, "device")):
-        raise NotImplementedError(
-            f"device_put of a traced value to memory {target!r} is not supported yet; put the argument in that "
-            "memory before the jit call")
+    """JAX's ``device_put`` of a traced value: its primitive (``toolkit.lax.sharding.device_put_p``).
+
+    A sharding or a ``toolkit.memory.Space`` may name another memory than the device's: the value is then in
+    that memory, which ``jit`` writes on ``@main``'s results (``toolkit/sharding_plan.py``), as JAX's does.
+    """
     if target is None:
         return x
-    if not isinstance(target, (Sharding, runtime_client.Device)):
+    if target is Space.Any:
+        # JAX 0.10.2 fails inside its lowering (an AssertionError); refused here with the eager path's error.
+        raise ValueError("device_put to toolkit.memory.Space.Any: name Space.Device or Space.Host")
+    if not isinstance(target, (Sharding, runtime_client.Device, Space)):
         raise TypeError(f"device_put expects a device or a toolkit.shard sharding, got {target!r}")
     return device_put_p.bind(x, device=target)
 

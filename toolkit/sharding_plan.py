@@ -22,7 +22,9 @@ from typing import Any, Sequence
 from toolkit.array import Array
 from toolkit.core import pytrees
 from toolkit.core.avals import ShapedArray
+from toolkit.core.program import Program, subprograms
 from toolkit.core.sharding_types import type_sharding
+from toolkit.memory import Space, space_to_kind
 from toolkit.runtime import client as runtime_client
 from toolkit.shard import (GSPMDSharding, Mesh, NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, get_mesh,
                            named_sharding_from_hlo)
@@ -85,6 +87,12 @@ class ShardingPlan:
         self.committed = any(committed)
         #: Per flat output: the concrete NamedSharding of an explicitly sharded output type, else None.
         self.explicit_out_shardings: list[Any] | None = None
+        #: The memory kinds the body names (traced ``device_put``s and sharding constraints), which count in
+        #: JAX's "are all shardings in the default memory" test as the inputs' and outputs' do.
+        self.body_memory_kinds: list[str] = []
+        #: Per flat output, the memory kind its value is in (``"device"``/``"pinned_host"``, see
+        #: :func:`propagate_memory_kinds`); None when nothing names another memory than the default.
+        self.propagated_out_kinds: list[str] | None = None
 
     # -- inputs ----------------------------------------------------------------
     def arg_sharding(self, i: int, aval: ShapedArray) -> Any:
@@ -125,21 +133,28 @@ class ShardingPlan:
         (``mhlo.memory_kind``), and which outputs to place (``annotate_device_placement``).
 
         As JAX (``are_all_shardings_default_mem_kind``): None — write nothing — unless some given
-        sharding names a memory kind other than the devices' default. Then an argument with a sharding
-        gets its kind (None without one); every output gets one (the default where no sharding was
-        given: JAX writes its value's memory space) and only outputs with a sharding are placed.
+        sharding, or a memory the body puts a value in (a traced ``device_put``), names a memory kind
+        other than the devices' default. Then an argument with a sharding gets its kind (None without
+        one); every output gets one (where no sharding was given: the memory its value is in, JAX's
+        propagated kind) and only outputs with a sharding are placed.
         """
-        default_memory = getattr(self.devices[0], "default_memory", None)
-        default = default_memory().kind if default_memory is not None else None
+        default = self._default_kind()
         # A given sharding without a kind is in the default memory (JAX canonicalizes it so); a
         # default filled in later (arg_sharding) was not given.
         given = [s if g else None for s, g in zip(self._arg_shardings, self._args_given)]
         args = [None if s is None else s.memory_kind or default for s in (given[i] for i in kept)]
         flat_outs = self._out_shardings_flat(self._out_tree.num_leaves)
         outs = [None if s is None else s.memory_kind or default for s in flat_outs]
-        if all(k is None or k == default for k in args + outs):
+        if all(k is None or k == default for k in args + outs + self.body_memory_kinds):
             return None
-        return args, [k or default for k in outs], [s is not None for s in flat_outs]
+        propagated: list[str | None] = [default] * len(outs)
+        if self.propagated_out_kinds is not None:
+            propagated = list(self.propagated_out_kinds)
+        return args, [k or p or default for k, p in zip(outs, propagated)], [s is not None for s in flat_outs]
+
+    def _default_kind(self) -> str | None:
+        default_memory = getattr(self.devices[0], "default_memory", None)
+        return default_memory().kind if default_memory is not None else None
 
     # -- outputs ---------------------------------------------------------------
     def _out_shardings_flat(self, count: int) -> list[Any]:
@@ -195,6 +210,10 @@ class ShardingPlan:
             sharding = flat[i]
             if sharding is None:
                 sharding = chosen[i] if chosen is not None else self._default_sharding()
+                kind = None if self.propagated_out_kinds is None else self.propagated_out_kinds[i]
+                if kind is not None and kind != sharding.memory_kind:
+                    # The memory the value is in (a traced device_put's), which @main's result says too.
+                    sharding = sharding.with_memory_kind(kind)
             else:
                 # On Explicit axes a requested out_sharding is the output's type too (as JAX). Compiled hands
                 # its own list of output avals in, so they are retyped here.
@@ -271,10 +290,123 @@ def plan_shardings(traced: Any) -> ShardingPlan:
         devices = (runtime_client.default_device(),)
     plan = ShardingPlan(devices, arg_shardings, out_spec, traced.out_tree, committed, constraints)
     # As JAX: outputs are committed when the computation's placement was given (explicit shardings too), so a
-    # global output passed on keeps its layout instead of being re-placed from the host.
-    plan.committed = plan.committed or bool(all_explicit)
+    # global output passed on keeps its layout instead of being re-placed from the host. A traced device_put to
+    # a memory space commits them too (JAX's transfer_mem_kind_in_jaxpr).
+    body_kinds = body_memory_kinds(traced.program)
+    plan.committed = plan.committed or bool(all_explicit) or any(
+        isinstance(eqn.params["device"], Space) for eqn in traced.program.walk() if eqn.primitive.name == "device_put")
+    plan.body_memory_kinds = body_kinds
+    default = plan._default_kind()
+    given_kinds = [s.memory_kind for s in explicit + out_explicit] + body_kinds
+    if any(k is not None and k != default for k in given_kinds):
+        # As JAX (propagated_out_mem_kinds): the results are in the memories their values are in; the
+        # arguments' are those of the arrays passed (their types' memory spaces), not in_shardings'.
+        in_kinds = [space_to_kind(Space.Host) if s is not None and s.memory_kind == "pinned_host" else "device"
+                    for s in traced._arg_shardings]
+        plan.propagated_out_kinds = propagate_memory_kinds(traced.program, in_kinds)
+        if explicit_outs is not None:
+            # An explicitly typed output's sharding is in its value's memory (JAX's
+            # _concretize_abstract_out_shardings).
+            explicit_outs = [None if s is None or s.memory_kind == k else s.with_memory_kind(k)
+                             for s, k in zip(explicit_outs, plan.propagated_out_kinds)]
     plan.explicit_out_shardings = explicit_outs
     return plan
+
+
+def body_memory_kinds(program: Program) -> list[str]:
+    """The memory kinds ``program``'s equations name (JAX's ``get_intermediate_shardings`` and
+    ``jaxpr_transfer_mem_kinds``): a traced ``device_put``'s sharding's or memory space's, a sharding
+    constraint's."""
+    kinds: list[str] = []
+    for eqn in program.walk():
+        target = eqn.params.get("device") if eqn.primitive.name == "device_put" else \
+            eqn.params.get("sharding") if eqn.primitive.name == "sharding_constraint" else None
+        if isinstance(target, Sharding) and target.memory_kind is not None:
+            kinds.append(target.memory_kind)
+        elif isinstance(target, Space) and target is not Space.Any:
+            kinds.append(space_to_kind(target))
+    return kinds
+
+
+def _space_kind(kind: str | None) -> str:
+    """The kind of the memory space a memory kind is in, as JAX maps them: only ``pinned_host`` is the host's
+    space; ``unpinned_host`` and ``device`` are the device's (JAX's ``mem_kind_to_space``)."""
+    return "pinned_host" if kind == "pinned_host" else "device"
+
+
+def _typed_text(aval: ShapedArray, kind: str) -> str:
+    """``aval`` as JAX's ``str_short`` writes it with its memory space (``float32<host>[8,4]``)."""
+    space = "<host>" if kind == "pinned_host" else ""
+    return f"{aval.dtype.name}{space}[{','.join(str(d) for d in aval.shape)}]"
+
+
+#: The lattice value of a value computed from constants alone: it joins either memory. toolkit's programs
+#: broadcast a scalar operand (``x + 1``) where JAX's keep the scalar, which JAX's rule skips.
+_ANY = "any"
+
+
+def propagate_memory_kinds(program: Program, in_kinds: Sequence[str]) -> list[str]:
+    """The memory kind (``"device"`` or ``"pinned_host"``) each output of ``program`` is in, given its inputs'.
+
+    JAX keeps a memory space in every type; toolkit's types have none, so this follows JAX's rules over the
+    program: a ``device_put`` to a sharding or a ``toolkit.memory.Space`` puts its value in that memory (to a
+    device: where it was); a call runs its body; any other equation's results are in the memory of its
+    non-scalar operands (the device's when there are none), and — as JAX's ``_default_memory_space_rule`` —
+    operands of one primitive in different memories are a ``ValueError`` (scatters take their operand's, an
+    optimization barrier each operand's, as JAX's). Values computed from constants alone join either memory:
+    toolkit broadcasts the scalars JAX's rule skips.
+    """
+    return [_ANY_AS_DEVICE.get(k, k) for k in _propagate(program, list(in_kinds))]
+
+
+_ANY_AS_DEVICE = {_ANY: "device"}
+
+
+def _propagate(program: Program, in_kinds: list[str]) -> list[str]:
+    kinds: dict[int, str] = {v.id: k for v, k in zip(program.invars, in_kinds)}
+
+    def kind_of(atom: Any) -> str:
+        # Constants captured while tracing are in the device's memory; literals are scalars, which no rule reads.
+        return kinds.get(getattr(atom, "id", -1), "device")
+
+    for eqn in program.eqns:
+        name = eqn.primitive.name
+        subs = list(subprograms(eqn))
+        if name == "device_put":
+            target = eqn.params["device"]
+            kind = kind_of(eqn.inputs[0])
+            if isinstance(target, Sharding):
+                kind = _space_kind(target.memory_kind) if target.memory_kind is not None else kind
+            elif isinstance(target, Space) and target is not Space.Any:
+                kind = space_to_kind(target)
+            out = [kind]
+        elif len(subs) == 1 and len(subs[0].invars) == len(eqn.inputs) and len(subs[0].outvars) == len(eqn.outputs):
+            out = _propagate(subs[0], [kind_of(a) for a in eqn.inputs])  # a call: its body's
+        elif name == "optimization_barrier":
+            out = [kind_of(a) for a in eqn.inputs]  # JAX's barrier types each result as its operand
+        elif name.startswith("scatter"):
+            out = [kind_of(eqn.inputs[0])] * len(eqn.outputs)
+        else:
+            out = [_default_memory_kind(eqn, kind_of, check=not subs)] * len(eqn.outputs)
+        for v, k in zip(eqn.outputs, out):
+            kinds[v.id] = k
+    return [kind_of(v) for v in program.outvars]
+
+
+def _default_memory_kind(eqn: Any, kind_of: Any, *, check: bool) -> str:
+    """JAX's ``_default_memory_space_rule``: the memory of the non-scalar operands, which must agree."""
+    previous = None
+    for atom in eqn.inputs:
+        if not atom.aval.ndim or kind_of(atom) == _ANY:
+            continue
+        if previous is not None and check and kind_of(previous) != kind_of(atom):
+            raise ValueError(
+                f"memory_space of all inputs passed to `{eqn.primitive.name}` must be the same. Got one operand "
+                f"with type: {_typed_text(previous.aval, kind_of(previous))} and another operand with type: "
+                f"{_typed_text(atom.aval, kind_of(atom))}")
+        previous = atom
+    # No non-scalar operand (JAX's rule says the device's): made from scalars or constants alone.
+    return _ANY if previous is None else kind_of(previous)
 
 
 def _explicit_out_shardings(traced: Any, arg_shardings: list[Any], out_spec: Any,

@@ -39,8 +39,9 @@ def _device_put_rule(x: ShapedArray, *, device: Any) -> ShapedArray:
 
 
 #: ``toolkit.device_put`` of a traced value (JAX's ``device_put_p`` inside ``jit``): the value itself — it lowers
-#: to nothing, as JAX's does with the device's memory — but a sharding's devices join the computation's device
-#: assignment (``toolkit/sharding_plan.py``), and on an Explicit mesh its sharding becomes the value's type.
+#: to nothing, as JAX's does on CPU — but a sharding's devices join the computation's device assignment
+#: (``toolkit/sharding_plan.py``), on an Explicit mesh its sharding becomes the value's type, and a memory kind
+#: (a sharding's, or a ``toolkit.memory.Space`` as ``device``) is the memory the results made from it are in.
 device_put_p = family.primitive("device_put", shape_rule=_device_put_rule)
 
 

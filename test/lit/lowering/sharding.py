@@ -47,3 +47,19 @@ def device_put_to_a_device_inside_jit():
     # CHECK: %[[X:.*]] = stablehlo.multiply %arg0
     # CHECK-NEXT: return %[[X]] : tensor<8x8xf32>
     print(lowered_text(lambda x: toolkit.device_put(x * 2, toolkit.devices()[3]), spec((8, 8))))
+
+
+@run
+def device_put_to_host_memory_inside_jit():
+    # As JAX 0.10.2 on CPU: the put lowers to nothing, and the results made from the value are said to be in host
+    # memory on @main (mhlo.memory_kind; unplaced, no annotate_device_placement); a result not made from it is in
+    # device memory, and a put to toolkit.memory.Space.Host is one to pinned_host.
+    # CHECK-LABEL: TEST: device_put_to_host_memory_inside_jit
+    # CHECK: mhlo.num_partitions = 1 : i32
+    # CHECK: func.func public @main(%arg0: tensor<8x8xf32>)
+    # CHECK-SAME: -> (tensor<8x8xf32> {jax.result_info = "result[0]", mhlo.memory_kind = "pinned_host"}, tensor<8x8xf32> {jax.result_info = "result[1]", mhlo.memory_kind = "device"}, tensor<f32> {jax.result_info = "result[2]", mhlo.memory_kind = "pinned_host"})
+    # CHECK-NOT: custom_call
+    # CHECK: return
+    host = toolkit.shard.SingleDeviceSharding(toolkit.devices()[0], memory_kind="pinned_host")
+    print(lowered_text(lambda x: (toolkit.device_put(x * 2, host) + 1, x - 1,
+                                  toolkit.device_put(x, toolkit.memory.Space.Host).sum()), spec((8, 8))))

@@ -33,6 +33,7 @@ def _sharding_constraint(ctx, x, *, sharding):
 
 @register_lowering(device_put_p)
 def _device_put(ctx, x, *, device):
-    # As JAX's with the device's own memory: nothing in the module (the devices are the plan's, see
-    # toolkit/sharding_plan.py); another memory is refused before tracing gets here (toolkit.device_put).
+    # As JAX's on CPU (_common_device_put_lowering): nothing in the module, whatever the memory. The devices are
+    # the plan's, and a memory kind reaches @main's results (mhlo.memory_kind) through the plan's propagation
+    # (toolkit/sharding_plan.py). JAX writes annotate_device_placement here only on TPU/GPU.
     return x
