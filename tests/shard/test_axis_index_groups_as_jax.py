@@ -5,27 +5,14 @@ Each program is written once over a namespace ``L`` (toolkit's or jax's ``lax``,
 text (``replica_groups`` above all), gradients, vmap and pmap, and the errors JAX raises.
 """
 
-import os
+import re
 
-os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=8").strip()
+import numpy as np
+import pytest
 
-import re  # noqa: E402
-import types  # noqa: E402
+import toolkit
 
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-
-jax = pytest.importorskip("jax")
-import jax.numpy as jnp  # noqa: E402
-
-import toolkit  # noqa: E402
-import toolkit.numpy as tnp  # noqa: E402
-from toolkit import shard  # noqa: E402
-
-try:
-    jax.config.update("jax_num_cpu_devices", 8)
-except Exception:  # the backend is already up
-    pass
+jax = pytest.importorskip("jax")  # 8 CPU devices for both libraries: tests/shard/conftest.py
 
 F32 = np.float32
 X = np.arange(64, dtype=F32).reshape(8, 8) - 20.0
@@ -34,24 +21,8 @@ EVEN_ODD = [[0, 2], [3, 1]]
 PAIRS = [[0, 1], [2, 3]]
 
 
-@pytest.fixture(autouse=True)
-def _shardy(monkeypatch):
-    monkeypatch.setenv("TOOLKIT_PARTITIONER", "shardy")
-    if len(toolkit.devices()) < 8 or jax.device_count() < 8:
-        pytest.skip("needs 8 CPU devices for toolkit and jax")
-
-
-@pytest.fixture(scope="module")
-def libs():
-    tk_mesh = shard.Mesh(np.array(toolkit.devices()[:8]).reshape(2, 4), ("x", "y"))
-    jx_mesh = jax.sharding.Mesh(np.array(jax.devices()[:8]).reshape(2, 4), ("x", "y"))
-    tk = types.SimpleNamespace(lax=toolkit.lax, np=tnp, shard_map=toolkit.shard_map, P=shard.PartitionSpec,
-                               mesh=tk_mesh, jit=toolkit.jit, grad=toolkit.grad, vmap=toolkit.vmap,
-                               pmap=toolkit.pmap, tree_map=toolkit.tree_util.tree_map, name="toolkit")
-    jx = types.SimpleNamespace(lax=jax.lax, np=jnp, shard_map=jax.shard_map, P=jax.sharding.PartitionSpec,
-                               mesh=jx_mesh, jit=jax.jit, grad=jax.grad, vmap=jax.vmap, pmap=jax.pmap,
-                               tree_map=jax.tree_util.tree_map, name="jax")
-    return tk, jx
+# libs (toolkit's and JAX's namespaces over the (2, 4) mesh) and shardy: tests/shard/conftest.py
+pytestmark = pytest.mark.usefixtures("shardy")
 
 
 def _assert_same(out_tk, out_jx):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import toolkit
-from toolkit.shard import AxisType, NamedSharding, P
+from toolkit.shard import NamedSharding, P
 
 pytestmark = pytest.mark.multidevice
 
@@ -16,15 +16,6 @@ VEC = np.arange(4, dtype=np.float32)
 KEY = np.arange(4, dtype=np.uint32)
 IMAGES = np.linspace(-1, 1, 8 * 2 * 4 * 4, dtype=np.float32).reshape(8, 2, 4, 4)   # NCHW
 KERNEL = np.linspace(-1, 1, 4 * 2 * 3 * 3, dtype=np.float32).reshape(4, 2, 3, 3)   # OIHW
-
-
-@pytest.fixture
-def meshes(jx):
-    from jax.sharding import AxisType as JAxisType
-    if len(toolkit.devices()) < 8:
-        pytest.skip("needs 8 CPU devices")
-    return (toolkit.make_mesh((2, 4), ("x", "y"), (AxisType.Explicit,) * 2),
-            jx.make_mesh((2, 4), ("x", "y"), (JAxisType.Explicit,) * 2))
 
 
 # name -> (case(lax, P, *args), the arguments and the specs they are placed by)

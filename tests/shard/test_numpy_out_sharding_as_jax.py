@@ -8,7 +8,6 @@ import pytest
 
 import toolkit
 import toolkit.numpy as tnp
-from toolkit.shard import AxisType
 
 pytestmark = pytest.mark.multidevice
 
@@ -41,15 +40,6 @@ CASES = {
     # No out_sharding under an Explicit mesh: the result keeps the input's type (the axis repeated is not sharded).
     "repeat_keeps_type": ([(M, ("x",))], lambda m, P, a: m.repeat(a, np.array([1, 0, 2, 1]), axis=1)),
 }
-
-
-@pytest.fixture
-def meshes(jx):
-    from jax.sharding import AxisType as JAxisType
-    if len(toolkit.devices()) < 8:
-        pytest.skip("needs 8 CPU devices")
-    return (toolkit.make_mesh((2, 4), ("x", "y"), (AxisType.Explicit,) * 2),
-            jx.make_mesh((2, 4), ("x", "y"), (JAxisType.Explicit,) * 2))
 
 
 def _run(lib, m, mesh, P, case, jit):

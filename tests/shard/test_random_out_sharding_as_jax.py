@@ -48,15 +48,6 @@ SAMPLERS = {
 }
 
 
-@pytest.fixture
-def meshes(jx):
-    from jax.sharding import AxisType as JAxisType
-    if len(toolkit.devices()) < 8:
-        pytest.skip("needs 8 CPU devices")
-    return (toolkit.make_mesh((2, 4), ("x", "y"), (AxisType.Explicit,) * 2),
-            jx.make_mesh((2, 4), ("x", "y"), (JAxisType.Explicit,) * 2))
-
-
 def test_every_jax_sampler_with_out_sharding_is_here(jx):
     import inspect
     jax_names = {n for n in dir(jx.random) if not n.startswith("_") and callable(getattr(jx.random, n))
