@@ -265,12 +265,7 @@ def plan_shardings(traced: Any) -> ShardingPlan:
                     f"received incompatible devices for jitted computation {wrapped.name}: argument {first_path} is "
                     f"on devices {sorted(d.id for d in first._device_assignment)} and argument {path} on devices "
                     f"{sorted(d.id for d in s._device_assignment)}")
-    constraints = [_body_sharding(eqn) for eqn in traced.program.walk()
-                   if eqn.primitive.name in ("sharding_constraint", "shard_map")]
-    # A traced device_put's sharding places the computation too (JAX's get_intermediate_shardings; a device does
-    # not), and its mesh is one the results' shardings are recovered over, as a constraint's.
-    constraints += [(eqn.params["device"], eqn.inputs[0].aval.ndim) for eqn in traced.program.walk()
-                    if eqn.primitive.name == "device_put" and isinstance(eqn.params["device"], Sharding)]
+    constraints, body_kinds, puts_to_space = _body_placements(traced.program)
     out_spec = resolve_tree(wrapped.out_shardings, "jit's out_shardings")
     explicit_outs = _explicit_out_shardings(traced, arg_shardings, out_spec,
                                             [s.mesh for s, _ in constraints if isinstance(s, NamedSharding)])
@@ -292,9 +287,7 @@ def plan_shardings(traced: Any) -> ShardingPlan:
     # As JAX: outputs are committed when the computation's placement was given (explicit shardings too), so a
     # global output passed on keeps its layout instead of being re-placed from the host. A traced device_put to
     # a memory space commits them too (JAX's transfer_mem_kind_in_jaxpr).
-    body_kinds = body_memory_kinds(traced.program)
-    plan.committed = plan.committed or bool(all_explicit) or any(
-        isinstance(eqn.params["device"], Space) for eqn in traced.program.walk() if eqn.primitive.name == "device_put")
+    plan.committed = plan.committed or bool(all_explicit) or puts_to_space
     plan.body_memory_kinds = body_kinds
     default = plan._default_kind()
     given_kinds = [s.memory_kind for s in explicit + out_explicit] + body_kinds
@@ -313,19 +306,32 @@ def plan_shardings(traced: Any) -> ShardingPlan:
     return plan
 
 
-def body_memory_kinds(program: Program) -> list[str]:
-    """The memory kinds ``program``'s equations name (JAX's ``get_intermediate_shardings`` and
-    ``jaxpr_transfer_mem_kinds``): a traced ``device_put``'s sharding's or memory space's, a sharding
-    constraint's."""
+def _body_placements(program: Program) -> tuple[list[tuple[Any, int]], list[str], bool]:
+    """What ``program``'s equations say about placement, in one walk: the shardings that place the computation
+    (sharding constraints and ``shard_map`` bodies, then traced ``device_put``s to a sharding, JAX's
+    ``get_intermediate_shardings``; a put to a device does not place it), each with its value's rank; the
+    memory kinds the puts and constraints name (JAX's ``jaxpr_transfer_mem_kinds``); and whether a put names a
+    memory space (which commits the results, JAX's ``transfer_mem_kind_in_jaxpr``)."""
+    constraints: list[tuple[Any, int]] = []
+    puts: list[tuple[Any, int]] = []
     kinds: list[str] = []
+    to_space = False
     for eqn in program.walk():
-        target = eqn.params.get("device") if eqn.primitive.name == "device_put" else \
-            eqn.params.get("sharding") if eqn.primitive.name == "sharding_constraint" else None
+        name = eqn.primitive.name
+        if name in ("sharding_constraint", "shard_map"):
+            constraints.append(_body_sharding(eqn))
+        if name not in ("device_put", "sharding_constraint"):
+            continue
+        target = eqn.params.get("device" if name == "device_put" else "sharding")
+        if name == "device_put" and isinstance(target, Sharding):
+            puts.append((target, eqn.inputs[0].aval.ndim))
         if isinstance(target, Sharding) and target.memory_kind is not None:
             kinds.append(target.memory_kind)
-        elif isinstance(target, Space) and target is not Space.Any:
-            kinds.append(space_to_kind(target))
-    return kinds
+        elif isinstance(target, Space):
+            to_space = to_space or name == "device_put"
+            if target is not Space.Any:
+                kinds.append(space_to_kind(target))
+    return constraints + puts, kinds, to_space
 
 
 def _space_kind(kind: str | None) -> str:
