@@ -13,7 +13,8 @@ Above them (each importing only the lists' earlier modules): ``array_api_aliases
 (``linspace``, ``logspace``, ``geomspace``), ``index_expressions`` (``r_``, ``mgrid``), ``element_functions``
 (``frexp``, ``i0``, type predicates), ``array_editing`` (``delete``, ``insert``, ``put``, ``partition``),
 ``windows``, ``printing``, ``vectorization`` (``vectorize`` on ``toolkit.vmap``), ``universal_functions``
-(JAX's ``ufunc`` objects: ``add.reduce``, ``multiply.outer``), ``bit_packing``, ``polynomials`` and ``histograms`` (with ``cov``/``corrcoef``).
+(JAX's ``ufunc`` objects: ``add.reduce``, ``multiply.outer``), ``bit_packing``, ``polynomials``, ``histograms`` (with ``cov``/``corrcoef``) and ``host_io`` (arrays from and to
+host bytes and files: ``frombuffer``, ``load``, numpy's ``save``).
 """
 
 from toolkit.core.dtypes import finfo, iinfo, promote_types, result_type  # noqa: F401
@@ -96,6 +97,7 @@ from toolkit.numpy.bit_packing import packbits, unpackbits  # noqa: F401
 from toolkit.numpy.polynomials import (  # noqa: F401
     poly, polyadd, polyder, polydiv, polyfit, polyint, polymul, polysub, polyval, roots,
 )
+from toolkit.numpy.host_io import frombuffer, fromfile, fromiter, fromstring, load, save, savez  # noqa: F401
 from toolkit.numpy.histograms import (  # noqa: F401
     corrcoef, cov, histogram, histogram2d, histogram_bin_edges, histogramdd,
 )
