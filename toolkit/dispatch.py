@@ -47,7 +47,7 @@ from toolkit.call_trees import (NATIVE_FLATTEN_MIN_LEAVES, argument_paths, dict_
                                 output_builder, unhashable_static_error)
 from toolkit.core import compiled_whole, dtypes, pytrees, sharding_types, tracing
 from toolkit.core.config import cache_state, enable_x64, flag_value, host_to_device_unguarded
-from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, aval_of
+from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, abstract_token, aval_of
 from toolkit.passes.default_pipeline import jit_pipeline_generation
 from toolkit.runtime import arrays as runtime_arrays, native_pytrees
 from toolkit.shard import placement
@@ -901,7 +901,8 @@ class EagerExecutables:
                 out = primitive.bind(*xs, **params)
                 return list(out) if primitive.multiple_results else out
             run.__name__ = primitive.name
-            specs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type, sharding=p)
+            # A token (toolkit.lax.after_all's operand) is its own spec: a shape and dtype would make it bool[0].
+            specs = [a if a is abstract_token else ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type, sharding=p)
                      for a, p in zip(avals, placements)]
             wrapped = self._jit(run, keep_unused=True)
             wrapped._function_cache = False  # `run` is new for every signature: kept here, never found again there

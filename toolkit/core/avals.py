@@ -155,6 +155,48 @@ class ShapedArray:
         return f"ShapedArray({_long_dtype_name(self.dtype)}[{self._dims_text()}]{weak})"
 
 
+class AbstractToken(ShapedArray):
+    """The abstract value of an XLA token (JAX's ``core.AbstractToken``): orders effects, holds no data.
+
+    There is one, :data:`abstract_token`. It is a ``ShapedArray`` of ``bool[0]`` so that the layers
+    handling values by shape and dtype (placement, result buffers, cache keys) treat a token as JAX's
+    runtime does (``core.get_token_aval()``: a token crosses a jit boundary as an empty bool buffer);
+    the lowering gives it the MLIR type ``!stablehlo.token``, and ``toolkit.lax.after_all`` accepts only
+    it. Printed as JAX prints it: ``AbstractToken()``, ``Tok`` in a program.
+    """
+
+    __slots__ = ()
+
+    def __init__(self) -> None:
+        super().__init__((0,), np.dtype(np.bool_))
+
+    def update(self, shape: Sequence[DimSize] | None = None, dtype: Any = None,
+               weak_type: bool | None = None, sharding: Any = ShapedArray._NO_SHARDING) -> ShapedArray:
+        """The token itself: a token has no shape, dtype, weak type or sharding to replace (JAX's has none)."""
+        return self
+
+    def strip_weak_type(self) -> "AbstractToken":
+        return self
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is AbstractToken
+
+    def __hash__(self) -> int:
+        return hash(AbstractToken)
+
+    def str_short(self) -> str:
+        return "Tok"
+
+    def __str__(self) -> str:
+        return "AbstractToken()"
+
+    __repr__ = __str__
+
+
+#: The token type: what ``toolkit.lax.create_token`` and ``after_all`` return and ``typeof`` gives for a token.
+abstract_token = AbstractToken()
+
+
 def _long_dtype_name(dtype: np.dtype) -> str:
     return "float0" if dtype == dtypes.float0 else dtype.name  # numpy calls float0 "void"
 
@@ -239,8 +281,10 @@ class ShapeDtypeStruct:
 def aval_of(x: Any) -> ShapedArray:
     """The abstract value of a concrete argument (array, numpy value, Python scalar, spec)."""
     aval = getattr(x, "aval", None)
-    if type(aval) is ShapedArray:
+    if type(aval) is ShapedArray or aval is abstract_token:
         return aval
+    if x is abstract_token:  # the token type as a spec (jit(f).trace(abstract_token)): a token argument
+        return x
     if isinstance(x, ShapeDtypeStruct):  # jit(f).lower(spec): a float64 spec is lowered as float32 with x64 off (JAX)
         aval = x.to_aval()
         canonical = dtypes.canonicalize_dtype(aval.dtype)

@@ -47,7 +47,8 @@ from toolkit.lax.array_helpers import (  # noqa: F401,E402
     RoundingMethod, broadcast_like, broadcast_shapes, dtype, empty, index_take, scatter_apply, scatter_sub,
     shape_as_value, stack, stage, tile, unstack,
 )
-from toolkit.lax.compiler_controls import optimization_barrier, reduce_precision, rng_uniform  # noqa: F401,E402
+from toolkit.lax.compiler_controls import dce_sink, optimization_barrier, reduce_precision, rng_uniform  # noqa: F401,E402
+from toolkit.lax.tokens import after_all, create_token  # noqa: F401,E402  (XLA tokens as values)
 from toolkit.lax.convolution_shapes import (  # noqa: F401,E402
     ConvGeneralDilatedDimensionNumbers, conv_general_dilated_local, conv_general_dilated_patches,
     conv_general_permutations, conv_general_shape_tuple, conv_shape_tuple, conv_transpose, conv_transpose_shape_tuple,

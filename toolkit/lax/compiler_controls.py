@@ -4,7 +4,10 @@
 - ``optimization_barrier``: values pass through unchanged but XLA may not move, fuse or CSE
   computations across it (``stablehlo.optimization_barrier``);
 - ``rng_uniform``: XLA's stateful uniform generator (``stablehlo.rng`` with ``UNIFORM``); the
-  values are the backend's, not reproducible across platforms (JAX discourages it too).
+  values are the backend's, not reproducible across platforms (JAX discourages it too);
+- ``dce_sink``: an effectful use of a value with no results, so dead-code elimination keeps what
+  computes it; it lowers to nothing (or, with ``prevent_mlir_dce=True``, to a side-effecting
+  ``stablehlo.custom_call @dce_sink`` that MLIR's DCE keeps too).
 """
 
 from __future__ import annotations
@@ -13,14 +16,14 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from toolkit.core import dtypes, pytrees
-from toolkit.core.avals import ShapedArray, canonicalize_shape
+from toolkit.core import dtypes, pytrees, tracing
+from toolkit.core.avals import ShapedArray, aval_of, canonicalize_shape
 from toolkit.core.families import Family
 
 #: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
 family = Family("compiler_controls")
 
-__all__ = ["optimization_barrier", "reduce_precision", "rng_uniform"]
+__all__ = ["dce_sink", "optimization_barrier", "reduce_precision", "rng_uniform"]
 
 
 def _reduce_precision_rule(x: ShapedArray, *, exponent_bits: int, mantissa_bits: int) -> ShapedArray:
@@ -94,3 +97,36 @@ def rng_uniform(a: Any, b: Any, shape: Sequence[int]) -> Any:
     use ``toolkit.random`` for reproducible numbers.
     """
     return rng_uniform_p.bind(a, b, shape=canonicalize_shape(shape))
+
+
+def _dce_sink_rule(x: ShapedArray, *, prevent_mlir_dce: bool) -> list[ShapedArray]:
+    return []
+
+
+# Effectful (JAX's NoDCEEffect): an equation with no results that must stay in the program.
+dce_sink_p = family.primitive("dce_sink", shape_rule=_dce_sink_rule, multiple_results=True, effectful=True)
+
+
+@family.function(binds=(dce_sink_p,))
+def dce_sink(val: Any, *, prevent_mlir_dce: bool = False) -> None:
+    """Mark every leaf of the pytree ``val`` as used, so dead-code elimination keeps its computation (``jax.lax``'s).
+
+    Returns nothing. Each leaf becomes one ``dce_sink`` equation with no results; it lowers to
+    nothing, unless ``prevent_mlir_dce`` asks for a side-effecting ``stablehlo.custom_call @dce_sink``
+    per leaf, which XLA's and MLIR's DCE keep as well. Outside a trace it does nothing (as JAX's impl);
+    a leaf that is not an array is a ``TypeError``. ``grad`` sees no use of the value; ``vmap`` keeps
+    one sink of the batched value.
+    """
+    leaves = pytrees.tree_leaves(val)
+    for leaf in leaves:  # one bind per leaf, so JAX names position 0 for any bad leaf
+        if not isinstance(leaf, tracing.Tracer):
+            try:
+                aval_of(leaf)
+            except TypeError:
+                raise TypeError(f"Error interpreting argument to dce_sink as a JAX value. The problematic value is of "
+                                f"type {type(leaf)} and was passed to dce_sink at position 0.") from None
+    if not tracing.is_tracing() and not any(isinstance(leaf, tracing.Tracer) for leaf in leaves):
+        return None  # nothing to keep alive between eager operations: JAX's impl does nothing either
+    for leaf in leaves:
+        dce_sink_p.bind(leaf, prevent_mlir_dce=bool(prevent_mlir_dce))
+    return None

@@ -7,9 +7,10 @@ from typing import Any
 import ml_dtypes
 import numpy as np
 from jaxlib.mlir import ir
+from jaxlib.mlir.dialects import stablehlo
 
 from toolkit.core import dtypes
-from toolkit.core.avals import ShapedArray, is_static_shape
+from toolkit.core.avals import ShapedArray, abstract_token, is_static_shape
 
 _ELEMENT_TYPE_MAKERS = {
     dtypes.bool_: lambda: ir.IntegerType.get_signless(1),
@@ -49,7 +50,9 @@ def element_type(dtype: np.dtype) -> ir.Type:
 
 
 def tensor_type(aval: ShapedArray) -> ir.RankedTensorType:
-    """``tensor<2x3xf32>``; symbolic dimensions become ``?``."""
+    """``tensor<2x3xf32>``; symbolic dimensions become ``?``; the token type is ``!stablehlo.token``."""
+    if aval is abstract_token:  # toolkit.lax.create_token's values (typed as a tensor type: read as one nowhere)
+        return stablehlo.TokenType.get()  # type: ignore[return-value]
     shape = aval.shape if is_static_shape(aval.shape) else [d if type(d) is int else DYNAMIC for d in aval.shape]
     return ir.RankedTensorType.get(shape, element_type(aval.dtype))
 

@@ -1,4 +1,5 @@
-"""Sharding rules of ``toolkit.lax.compiler_controls``: specs pass through; rng_uniform's result is replicated."""
+"""Sharding rules of ``toolkit.lax.compiler_controls``: specs pass through; rng_uniform's result is replicated;
+dce_sink has no results to type."""
 
 from __future__ import annotations
 
@@ -20,3 +21,8 @@ def _optimization_barrier_rule(specs_in, avals_in, avals_out):
 def _rng_uniform_rule(specs_in, avals_in, avals_out, *, shape):
     # JAX types the result with the current mesh's default (replicated) sharding.
     return [(None,) * len(shape)]
+
+
+@register_sharding_rule(compiler_controls.dce_sink_p)
+def _dce_sink_rule(specs_in, avals_in, avals_out, *, prevent_mlir_dce):
+    return []

@@ -3,6 +3,8 @@
 ``reduce_precision`` is treated as linear (its tangent and cotangent are reduced the same way);
 ``optimization_barrier``'s JVP puts the primals and, separately, the tangents behind barriers, and
 its transpose puts the cotangents behind one; ``rng_uniform`` has no derivative in JAX either.
+``dce_sink`` has no results: its JVP keeps the sink of the primal and has no tangents (JAX's is linear
+with a transpose that returns nothing, so no sink reaches the backward pass either).
 """
 
 from __future__ import annotations
@@ -36,3 +38,11 @@ JVP_RULES[compiler_controls.optimization_barrier_p] = _optimization_barrier_jvp
 TRANSPOSE_RULES[compiler_controls.optimization_barrier_p] = _optimization_barrier_transpose
 NO_JVP[compiler_controls.rng_uniform_p] = ("XLA's stateful generator has no derivative (JAX defines none); "
                                            "differentiate through toolkit.random instead")
+
+
+def _dce_sink_jvp(primals, tangents, *, prevent_mlir_dce):
+    compiler_controls.dce_sink_p.bind(*primals, prevent_mlir_dce=prevent_mlir_dce)
+    return [], []
+
+
+JVP_RULES[compiler_controls.dce_sink_p] = _dce_sink_jvp

@@ -1,4 +1,4 @@
-"""Batching rules of ``toolkit.lax.compiler_controls``: elementwise, pass-through, one bigger draw."""
+"""Batching rules of ``toolkit.lax.compiler_controls``: elementwise, pass-through, one bigger draw, one sink of the batch."""
 
 from __future__ import annotations
 
@@ -27,6 +27,13 @@ def _rng_uniform(axis, args, dims, *, shape):
     return compiler_controls.rng_uniform_p.bind(*args, shape=(axis.size,) + tuple(shape)), 0
 
 
+def _dce_sink(axis, args, dims, *, prevent_mlir_dce):
+    # JAX's rule: the batched value is sunk as it is; there are no results to give a dimension.
+    compiler_controls.dce_sink_p.bind(*args, prevent_mlir_dce=prevent_mlir_dce)
+    return [], []
+
+
 register_batching(compiler_controls.reduce_precision_p, _reduce_precision)
+register_batching(compiler_controls.dce_sink_p, _dce_sink)
 register_batching(compiler_controls.optimization_barrier_p, _optimization_barrier)
 register_batching(compiler_controls.rng_uniform_p, _rng_uniform)

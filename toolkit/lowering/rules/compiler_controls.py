@@ -1,4 +1,4 @@
-"""StableHLO for ``toolkit.lax.compiler_controls``: one op each, as JAX 0.10.2 lowers them."""
+"""StableHLO for ``toolkit.lax.compiler_controls``: one op each (``dce_sink``: none or one), as JAX 0.10.2 lowers them."""
 
 from __future__ import annotations
 
@@ -29,3 +29,22 @@ def _rng_uniform(ctx, a, b, *, shape):
     dims = np.array(shape, np.int64)
     shape_value = ctx.constant(dims, ShapedArray(dims.shape, dims.dtype))
     return stablehlo.RngOp(a, b, shape_value, stablehlo.RngDistributionAttr.get("UNIFORM")).result
+
+
+@register_lowering(compiler_controls.dce_sink_p)
+def _dce_sink(ctx, x, *, prevent_mlir_dce):
+    if not prevent_mlir_dce:
+        return []  # the equation only kept the value alive in the program; MLIR needs nothing
+    # JAX's ffi_lowering("dce_sink", has_side_effect=True): a side-effecting call MLIR's DCE cannot drop,
+    # operand laid out row-major, no results, an empty typed-FFI configuration beside the empty string.
+    (aval,) = ctx.avals_in
+    layout = np.arange(len(aval.shape) - 1, -1, -1, dtype=np.int64)
+    index = ir.IndexType.get()
+    op = stablehlo.CustomCallOp(
+        [], [x], "dce_sink", has_side_effect=True, backend_config=ir.StringAttr.get(""),
+        api_version=ir.IntegerAttr.get(ir.IntegerType.get_signless(32), 1),
+        operand_layouts=ir.ArrayAttr.get([ir.DenseIntElementsAttr.get(
+            layout, type=ir.RankedTensorType.get([len(layout)], index))]),
+        result_layouts=ir.ArrayAttr.get([]))
+    op.operation.attributes["mhlo.backend_config"] = ir.DictAttr.get({})
+    return []
