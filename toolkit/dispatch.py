@@ -51,7 +51,7 @@ from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, abstract_token, av
 from toolkit.passes.default_pipeline import jit_pipeline_generation
 from toolkit.runtime import arrays as runtime_arrays, native_pytrees
 from toolkit.shard import placement
-from toolkit.shard.mesh import get_mesh
+from toolkit.shard.mesh import mesh_context_is_empty
 
 #: What a fast call returns when its arguments are not laid out as compiled: take the full path.
 MISS = object()
@@ -374,7 +374,7 @@ class FastPath:
         numpy leaves are placed as the full path places them
         (:func:`place_argument`); Arrays must already be placed as compiled.
         """
-        if not self.general_entries or get_mesh() is not None:
+        if not self.general_entries or not mesh_context_is_empty():
             return MISS
         generation = jit_pipeline_generation()
         state = cache_state() if self.keyed_on_config else ()

@@ -36,7 +36,7 @@ from toolkit.lax import parallel
 from toolkit.lowering.registry import LOWERINGS
 from toolkit.passes import dump as ir_dump
 from toolkit.passes.registry import registry_generation
-from toolkit.shard.mesh import get_mesh
+from toolkit.shard.mesh import mesh_context
 
 if TYPE_CHECKING:  # only named in annotations: dispatch reaches toolkit.array, which this module need not
     from toolkit.dispatch import ArgumentSignature
@@ -86,7 +86,7 @@ def trace_key(wrapped: Any, sig: ArgumentSignature) -> tuple | None:
         static_types = (tuple([(i, type(v)) for i, v in sorted(sig.static_args.items())]),
                         tuple([(k, type(v)) for k, v in sorted(sig.static_kwargs.items())]))
     return (wrapped.static_argnums, wrapped.static_argnames, sig.tree, sig.avals, sig.shardings, sig.static_key,
-            static_types, get_mesh(), tuple(sharding_types._overrides), cache_state())
+            static_types, mesh_context(), tuple(sharding_types._overrides), cache_state())
 
 
 def lowering_key(traced: Any, plan: Any, platforms: Sequence[str] | None,
@@ -243,7 +243,7 @@ def nested_program(wrapped: Any, sig: ArgumentSignature) -> tuple[Program, pytre
     overrides, and reused unless it captured values of another trace.
     """
     builder = tracing.current_builder()
-    key: tuple | None = (wrapped.static_argnums, wrapped.static_argnames, sig.tree, sig.avals, sig.static_key, get_mesh(),
+    key: tuple | None = (wrapped.static_argnums, wrapped.static_argnames, sig.tree, sig.avals, sig.static_key, mesh_context(),
            parallel.axis_context(), tuple(sharding_types._overrides), cache_state())
     try:
         table = NESTED_PROGRAMS.setdefault(wrapped.fun, {})

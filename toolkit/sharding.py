@@ -3,10 +3,11 @@ explicit-sharding functions.
 
 ``Mesh``, ``AbstractMesh``, ``AxisType``, ``PartitionSpec`` (``P``), ``NamedSharding``,
 ``SingleDeviceSharding``, the ``Sharding`` base, ``get_mesh`` / ``get_abstract_mesh`` / ``set_mesh`` and
-``make_single_device_sharding`` come from :mod:`toolkit.shard`; ``reshard``, ``auto_axes`` and
-``explicit_axes`` from :mod:`toolkit.resharding` (also at toolkit's top level, as in JAX). Absent, as
-docs/differences-from-jax.md says: ``AbstractDevice`` and ``use_abstract_mesh`` (tracing for another
-platform's abstract devices) and ``ManualAxisType`` (varying/reduced manual axes).
+``make_single_device_sharding`` come from :mod:`toolkit.shard`; ``AbstractDevice`` (the kind of device an
+``AbstractMesh`` stands for), ``use_abstract_mesh`` (make an abstract mesh current for
+``get_abstract_mesh``) and ``ManualAxisType`` (the varying/unreduced/reduced manual axes of a value) from
+:mod:`toolkit.shard.mesh`; ``reshard``, ``auto_axes`` and ``explicit_axes`` from :mod:`toolkit.resharding`
+(also at toolkit's top level, as in JAX).
 
 Example::
 
@@ -21,10 +22,12 @@ from toolkit.shard import (
     SingleDeviceSharding, get_abstract_mesh, get_mesh, make_single_device_sharding, set_mesh,
 )
 from toolkit.shard.gspmd import GSPMDSharding
+from toolkit.shard.mesh import AbstractDevice, ManualAxisType, use_abstract_mesh
 from toolkit.shard.partition_spec import P
 
 __all__ = [
-    "AbstractMesh", "AxisType", "GSPMDSharding", "Mesh", "NamedSharding", "P", "PartitionSpec", "PmapSharding",
-    "PositionalSharding", "Sharding", "SingleDeviceSharding", "auto_axes", "explicit_axes", "get_abstract_mesh",
-    "get_mesh", "make_single_device_sharding", "reshard", "set_mesh",
+    "AbstractDevice", "AbstractMesh", "AxisType", "GSPMDSharding", "ManualAxisType", "Mesh", "NamedSharding", "P",
+    "PartitionSpec", "PmapSharding", "PositionalSharding", "Sharding", "SingleDeviceSharding", "auto_axes",
+    "explicit_axes", "get_abstract_mesh", "get_mesh", "make_single_device_sharding", "reshard", "set_mesh",
+    "use_abstract_mesh",
 ]

@@ -53,7 +53,7 @@ from toolkit.passes.default_pipeline import jit_pipeline, jit_pipeline_generatio
 from toolkit.passes.pipeline import Pipeline, parse_pipeline
 from toolkit.passes.registry import registry_generation
 from toolkit.runtime import arrays as runtime_arrays, executable as runtime_executable
-from toolkit.shard.mesh import get_mesh
+from toolkit.shard.mesh import OPEN_CONTEXTS, mesh_context, mesh_context_is_empty
 from toolkit.shard.resolve import resolve_tree
 from toolkit.sharding_plan import (_flatten_prefix, device_or_backend_shardings, partitioner_choice, plan_shardings,
                                    shardings_from_hlo, with_chosen_inputs)
@@ -176,7 +176,8 @@ class Wrapped:
         last = self._fast_path.last_single
         if last is not None and len(args) == 1 and not kwargs and type(x := args[0]) is Array \
                 and x.aval is last.aval and last.call is not None and last.state is cache_state() \
-                and last.generation == jit_pipeline_generation() and not _TRACE_STATE.builders:
+                and last.generation == jit_pipeline_generation() and not _TRACE_STATE.builders \
+                and not OPEN_CONTEXTS[0]:
             out = last.call(args)
             if out is not MISS:
                 return out
@@ -201,8 +202,8 @@ class Wrapped:
         settings = _compile_settings()
         sig = self._signature(args, kwargs)
         # The current mesh (set_mesh) gives bare PartitionSpecs and mesh-less shard_maps their meaning.
-        context_mesh = get_mesh()
-        key = (sig.tree, sig.avals, sig.shardings, sig.static_key, settings, context_mesh)
+        context = mesh_context()
+        key = (sig.tree, sig.avals, sig.shardings, sig.static_key, settings, context)
         compiled = self._cache.get(key)
         if compiled is None:
             # Arrays have static shapes, so their lowering compiles to a Compiled; only a ShapeDtypeStruct with
@@ -216,13 +217,18 @@ class Wrapped:
             self._cache[key] = compiled
         # Into the fast caches (again when they missed: a pipeline changed and back). Not under a current mesh,
         # which they do not look at.
-        if compiled._fast_ok and context_mesh is None:
+        if compiled._fast_ok and mesh_context_is_empty():
             self._fast_path.remember_call(args, kwargs, sig.leaves, sig.avals, detached(compiled), generation,
                                           _environ_get(PARTITIONER_VARIABLE), settings[-1])
         return compiled._call_flat(sig.leaves)
 
     def _fast_call(self, args: tuple, kwargs: dict) -> Any:
-        """The fast paths' answer (positional Arrays first, then any call equal to an earlier one), else MISS."""
+        """The fast paths' answer (positional Arrays first, then any call equal to an earlier one), else MISS.
+
+        None while a mesh context is open: the fast paths remember calls made outside any and do not key on it.
+        """
+        if OPEN_CONTEXTS[0]:
+            return MISS
         out = self._fast_path.call(args) if not kwargs and not self._has_static else MISS
         return self._fast_path.call_general(args, kwargs) if out is MISS else out
 

@@ -3,7 +3,7 @@
 import pytest
 
 import toolkit
-from toolkit.shard import AbstractMesh, AxisType, Mesh, get_abstract_mesh, get_mesh
+from toolkit.shard import AxisType, Mesh, get_abstract_mesh, get_mesh
 
 pytestmark = pytest.mark.multidevice
 
@@ -53,6 +53,8 @@ def test_set_mesh_toplevel():
     assert get_mesh() is None
     with toolkit.set_mesh(mesh) as m:
         assert m is mesh and get_mesh() is mesh
-        assert get_abstract_mesh() == AbstractMesh((2, 4), ("x", "y"), (AxisType.Explicit,) * 2)
+        assert get_abstract_mesh() == mesh.abstract_mesh  # with its AbstractDevice, as JAX's
+        assert get_abstract_mesh().shape_tuple == (("x", 2), ("y", 4))
+        assert get_abstract_mesh().axis_types == (AxisType.Explicit,) * 2
     assert get_mesh() is None
     assert toolkit.AxisType is AxisType

@@ -10,7 +10,7 @@ import pytest  # noqa: E402
 
 from toolkit.runtime.client import devices  # noqa: E402
 from toolkit.shard import (  # noqa: E402
-    UNCONSTRAINED, AbstractMesh, GSPMDSharding, Mesh, NamedSharding, P, PmapSharding, PositionalSharding,
+    UNCONSTRAINED, AbstractDevice, AbstractMesh, GSPMDSharding, Mesh, NamedSharding, P, PmapSharding, PositionalSharding,
     SingleDeviceSharding, as_named_sharding, device_put_sharded, get_mesh, host_array, hlo_sharding_from_text,
     mhlo_sharding_text, named_sharding_from_hlo, set_mesh, sharding_from_hlo, shardy_mesh_text,
     shardy_sharding_text, to_op_sharding)
@@ -236,7 +236,8 @@ def test_mesh_members():
     assert list(mesh.shape.items()) == [("x", 2), ("y", 4)]
     assert mesh.size == 8 and mesh.axis_sizes == (2, 4)
     assert mesh.device_ids.tolist() == [[0, 1, 2, 3], [4, 5, 6, 7]]
-    assert mesh.abstract_mesh == AbstractMesh((2, 4), ("x", "y"))
+    assert mesh.abstract_mesh.shape_tuple == AbstractMesh((2, 4), ("x", "y")).shape_tuple
+    assert mesh.abstract_mesh.abstract_device == AbstractDevice(device_kind="cpu", num_cores=None, platform="cpu")
     assert mesh == Mesh(np.array(devices()).reshape(2, 4), ("x", "y"))
     assert get_mesh() is None
     with mesh:

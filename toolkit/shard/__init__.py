@@ -22,7 +22,10 @@ from toolkit.runtime.shardings import HloSharding, OpSharding
 from toolkit.shard.hlo_sharding import as_named_sharding, mhlo_sharding_text, sharding_from_hlo, to_op_sharding
 from toolkit.shard.gspmd import GSPMDSharding
 from toolkit.shard.hlo import hlo_sharding_from_text
-from toolkit.shard.mesh import AbstractMesh, AxisType, Mesh, get_abstract_mesh, get_mesh, make_mesh, set_mesh
+from toolkit.shard.mesh import (
+    AbstractDevice, AbstractMesh, AxisType, ManualAxisType, Mesh, get_abstract_mesh, get_mesh, make_mesh, set_mesh,
+    use_abstract_mesh,
+)
 from toolkit.shard.named_sharding import NamedSharding, named_sharding_from_hlo
 from toolkit.shard.partition_spec import UNCONSTRAINED, P, PartitionSpec
 from toolkit.shard.placement import device_put_sharded, host_array
@@ -37,10 +40,10 @@ from toolkit.shard.resolve import resolve_sharding
 from toolkit.shard.explicit import typeof
 
 __all__ = [
-    "AbstractMesh", "AxisType", "GSPMDSharding", "HloSharding", "Mesh", "NamedSharding", "NoSharding",
+    "AbstractDevice", "AbstractMesh", "AxisType", "ManualAxisType", "GSPMDSharding", "HloSharding", "Mesh", "NamedSharding", "NoSharding",
     "OpSharding", "P", "PartitionSpec", "PmapSharding", "PositionalSharding", "Replicated",
     "ShardedAxis", "Sharding", "ShardingSpec", "ShardyMeshSymbols", "SingleDeviceSharding", "UNCONSTRAINED", "Unstacked",
-    "as_named_sharding", "device_put_sharded", "host_array", "get_abstract_mesh", "get_mesh",
+    "as_named_sharding", "device_put_sharded", "host_array", "get_abstract_mesh", "get_mesh", "use_abstract_mesh",
     "hlo_sharding_from_text", "make_mesh", "resolve_sharding", "typeof", "make_single_device_sharding", "mhlo_sharding_text",
     "named_sharding_from_hlo", "parse_shardy_mesh", "parse_shardy_sharding",
     "positional_sharding_from_hlo", "set_mesh", "sharding_from_hlo", "shardy_mesh_attr_text",
