@@ -4,8 +4,8 @@ A token carries no data; XLA orders side effects by the tokens they take and ret
 value is :data:`toolkit.core.avals.abstract_token` (JAX's ``core.abstract_token``), printed ``Tok`` in
 a program and lowered to ``!stablehlo.token``:
 
-- ``create_token(*ignored)``: a fresh token with no precondition (``stablehlo.create_token``); its
-  arguments are ignored, as JAX ignores them (kept for backward compatibility there);
+- ``create_token(_=None)``: a fresh token with no precondition (``stablehlo.create_token``); its
+  argument is ignored, as JAX ignores it (kept for backward compatibility there);
 - ``after_all(*tokens)``: one token that comes after all of ``tokens`` (``stablehlo.after_all``);
   anything but a token is a ``TypeError``, as in JAX.
 
@@ -36,13 +36,12 @@ create_token_p = family.primitive("create_token", shape_rule=_create_token_rule)
 
 
 @family.function(binds=(create_token_p,))
-def create_token(*operands: Any) -> Any:
+def create_token(_: Any = None) -> Any:
     """A new XLA token with no preconditions for sequencing effects (``jax.lax.create_token``).
 
-    ``operands`` are ignored: JAX keeps one ignored argument for backward compatibility, and
-    binds the primitive with none (so nothing is traced for them either).
+    The argument is ignored: JAX keeps it for backward compatibility, and binds the primitive with
+    no operands (so nothing is traced for it either).
     """
-    del operands
     return create_token_p.bind()
 
 
