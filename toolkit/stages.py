@@ -176,16 +176,16 @@ class Wrapped:
         last = self._fast_path.last_single
         if last is not None and len(args) == 1 and not kwargs and type(x := args[0]) is Array \
                 and x.aval is last.aval and last.call is not None and last.state is cache_state() \
-                and last.generation == jit_pipeline_generation() and not _TRACE_STATE.builders \
-                and not OPEN_CONTEXTS[0]:
+                and last.generation == jit_pipeline_generation() and not _TRACE_STATE.builders and not OPEN_CONTEXTS[0]:
             out = last.call(args)
             if out is not MISS:
                 return out
         if flag_value("jax_disable_jit"):  # toolkit.disable_jit(): run the Python body op by op, as JAX
             return self.fun(*args, **kwargs)
         # Fast paths (toolkit.dispatch.FastPath): positional Arrays called before, then any call equal to an
-        # earlier one. Never while tracing: a nested jit call is a call of its program in the enclosing one.
-        if not _TRACE_STATE.builders:
+        # earlier one. Never while tracing: a nested jit call is a call of its program in the enclosing one. Never
+        # under a mesh context either: they remember calls made outside any and do not key on it.
+        if not _TRACE_STATE.builders and not OPEN_CONTEXTS[0]:
             out = self._fast_call(args, kwargs)
             if out is MISS and not self._fast_path_joined:  # the first call: the function's other jit objects'
                 self._fast_path, self._fast_path_joined = jit_cache.shared_fast_path(self), True
@@ -215,20 +215,14 @@ class Wrapped:
                                 "to stage a shape-polymorphic function")
             compiled = any_compiled
             self._cache[key] = compiled
-        # Into the fast caches (again when they missed: a pipeline changed and back). Not under a current mesh,
-        # which they do not look at.
+        # Into the fast caches (again when they missed: a pipeline changed and back); not under a mesh context.
         if compiled._fast_ok and mesh_context_is_empty():
             self._fast_path.remember_call(args, kwargs, sig.leaves, sig.avals, detached(compiled), generation,
                                           _environ_get(PARTITIONER_VARIABLE), settings[-1])
         return compiled._call_flat(sig.leaves)
 
     def _fast_call(self, args: tuple, kwargs: dict) -> Any:
-        """The fast paths' answer (positional Arrays first, then any call equal to an earlier one), else MISS.
-
-        None while a mesh context is open: the fast paths remember calls made outside any and do not key on it.
-        """
-        if OPEN_CONTEXTS[0]:
-            return MISS
+        """The fast paths' answer (positional Arrays first, then any call equal to an earlier one), else MISS."""
         out = self._fast_path.call(args) if not kwargs and not self._has_static else MISS
         return self._fast_path.call_general(args, kwargs) if out is MISS else out
 
