@@ -37,7 +37,6 @@ import argparse
 import json
 import math
 import os
-import re
 import resource
 import statistics
 import subprocess
@@ -259,59 +258,19 @@ def _child(library: str, name: str, steps: int) -> dict[str, Any]:
     step_cpu = (time.process_time() - cpu) / steps
     return {"trace+lower": trace_lower, "compile": compile_time, "first call": first_call,
             "step": statistics.median(times), "peak RSS": peak, "compile CPU": compile_cpu, "step CPU": step_cpu,
-            "loss": loss, "xla": xla_program_counts(compiled.as_text())}
+            "loss": loss, "xla": xla_counts(compiled.as_text())}
 
 
-# ----------------------------------------------------------------------------------------------------------------
-# What XLA made of a step: its optimized HLO, counted. XLA CPU's compile time follows the number of kernels it
-# generates code for (one LLVM module per fusion), so equal counts mean equal work for XLA, whoever lowered it.
-# ----------------------------------------------------------------------------------------------------------------
-
-_COMPUTATION = re.compile(r"^(?:ENTRY )?%?([\w.-]+) .*\{$")
-_INSTRUCTION = re.compile(r"^\s*(?:ROOT )?%?[\w.-]+ = .*? ([a-z][\w-]*)\(")
-_CONTROL_FLOW_CALLEES = re.compile(r"(?:body|condition|true_computation|false_computation)=%?([\w.-]+)"
-                                   r"|branch_computations=\{([^}]*)\}")
-XLA_COUNTS = ("kernels", "kLoop", "kCustom", "dot", "custom-call", "copy", "while", "instructions")
+# What XLA made of a step: its optimized HLO counted (toolkit.lab.xla_program). XLA CPU's compile time follows the
+# number of kernels it generates code for, so equal counts mean equal work for XLA, whoever lowered the step.
+XLA_COUNTS = ("kernels", "loop_fusions", "custom_fusions", "dots", "custom_calls", "copies", "loops", "instructions")
 
 
-def xla_program_counts(hlo: str) -> dict[str, int]:
-    """Counts of the instructions XLA executes in an optimized HLO module (the entry computation and the bodies of
-    its calls, loops and conditionals, not the insides of fusions): ``kernels`` (fusions, each compiled to its own code),
-    fusions per kind, library calls (``dot``, ``custom-call``), ``copy`` and ``while``, and all ``instructions``."""
-    computations: dict[str, list[str]] = {}
-    entry, current = "", None
-    for line in hlo.splitlines():
-        header = _COMPUTATION.match(line)
-        if header:
-            current = computations.setdefault(header.group(1), [])
-            entry = header.group(1) if line.startswith("ENTRY") else entry
-        elif current is not None and line.strip() not in ("", "}"):
-            current.append(line)
-    counts = dict.fromkeys(XLA_COUNTS, 0)
-    pending, seen = [entry], set()
-    while pending:
-        name = pending.pop()
-        if name in seen or name not in computations:
-            continue
-        seen.add(name)
-        for line in computations[name]:
-            match = _INSTRUCTION.match(line)
-            if not match:
-                continue
-            opcode = match.group(1)
-            counts["instructions"] += 1
-            if opcode == "fusion":
-                counts["kernels"] += 1
-                kind = re.search(r"kind=(\w+)", line)
-                if kind and kind.group(1) in counts:
-                    counts[kind.group(1)] += 1
-            elif opcode in counts:
-                counts[opcode] += 1
-            for single, several in _CONTROL_FLOW_CALLEES.findall(line):
-                pending += [single] if single else [c.strip().lstrip("%") for c in several.split(",")]
-            if opcode == "call":  # an outlined computation XLA kept (a scan's, for one) runs as its caller
-                pending += re.findall(r"to_apply=%?([\w.-]+)", line)
-    return counts
+def xla_counts(hlo: str) -> dict[str, int]:
+    """``toolkit.lab.xla_program.XlaCounts`` of an optimized HLO module (toolkit's or JAX's), as a dict."""
+    sys.path.insert(0, ROOT)
+    from toolkit.lab.xla_program import XlaCounts  # the parser only: no tracing module, so no JAX process pays it
+    return XlaCounts.of(hlo).to_dict()
 
 
 def _run_child(library: str, name: str, steps: int, timeout: float) -> dict[str, Any]:
@@ -392,10 +351,10 @@ def table(rows: list[dict[str, Any]]) -> tuple[str, bool]:
         agree &= same
         lines.append(f"{row['workload']:18} {t:>14.7f} {j:>14.7f}{'' if same else '   DIFFERENT'}")
     lines += ["\nwhat XLA made of the step (optimized HLO; toolkit / jax)",
-              f"{'workload':18} " + " ".join(f"{c:>13}" for c in XLA_COUNTS)]
+              f"{'workload':18} " + " ".join(f"{c:>15}" for c in XLA_COUNTS)]
     for row in rows:
         t, j = row["toolkit"]["xla"], row.get("jax", {}).get("xla", {})
-        lines.append(f"{row['workload']:18} " + " ".join(f"{str(t[c]) + ' / ' + str(j.get(c, '-')):>13}"
+        lines.append(f"{row['workload']:18} " + " ".join(f"{str(t[c]) + ' / ' + str(j.get(c, '-')):>15}"
                                                          for c in XLA_COUNTS))
     return "\n".join(lines), agree
 

@@ -241,6 +241,9 @@ def test_zoo_programs_by_name(capsys) -> None:
         assert row["status"] == "ok" and row["numerics"]["equal"] is True
         assert row["ops_after"]["total"] <= row["ops_before"]["total"]
         assert row["optimized_cost_before"]["flops"] > 0 and row["run_before"]["runs"] == 2
+        # What XLA made of the program, before and after: kernels it compiled, every count a number.
+        assert row["xla_before"]["kernels"] > 0 and row["xla_after"]["kernels"] > 0
+        assert set(row["xla_after"]) == set(row["xla_before"]) and "copies" in row["xla_before"]
     polymorphic = rows[1]
     assert zoo.get("cnn_poly_batch").polymorphic and polymorphic["compile_seconds_after"] > 0
 

@@ -16,7 +16,9 @@
    module, where the pass's effect shows) and of the optimized executable;
 4. compiles it twice, timed: "before" is ``Lowered.compile()`` (the normal
    jit pipeline, then XLA), "after" ``Lowered.compile(pipeline=...)`` (the
-   pipeline too); both run the same inputs ``runs`` times after one warm-up
+   pipeline too), and counts what XLA made of each (kernels, copies, loops:
+   :class:`toolkit.lab.xla_program.XlaCounts`, which XLA's compile time
+   follows); both run the same inputs ``runs`` times after one warm-up
    call each, taking turns, each call waited for, giving the median, min, max
    and quartiles;
 5. with ``verify_numerics=True``, runs :func:`toolkit.passes.verify_numerics`
@@ -61,6 +63,7 @@ from toolkit.core import pytrees
 from toolkit.core.config import config as toolkit_config
 from toolkit.lab import zoo
 from toolkit.lab.loading import load_module
+from toolkit.lab.xla_program import XlaCounts
 from toolkit.passes import PipelineError, parse_pipeline
 from toolkit.passes import numerics as pass_numerics
 from toolkit.passes import reproducer as pass_reproducer
@@ -77,7 +80,8 @@ STAGES = ("load", "inputs", "pipeline", "cost", "compile before", "run before", 
 
 #: The keys of :meth:`LabRow.to_dict`, in order (stable: tools may read them).
 ROW_KEYS = ("program", "origin", "pipeline", "status", "ops_before", "ops_after", "cost_before", "cost_after",
-            "optimized_cost_before", "optimized_cost_after", "pipeline_seconds", "compile_seconds_before",
+            "optimized_cost_before", "optimized_cost_after", "xla_before", "xla_after", "pipeline_seconds",
+            "compile_seconds_before",
             "compile_seconds_after", "run_before", "run_after", "numerics", "failure")
 
 #: A progress callback: ``progress(index, total, program, stage)``; ``stage`` is one of :data:`STAGES`,
@@ -200,6 +204,8 @@ class LabRow:
     cost_after: Cost | None = None
     optimized_cost_before: Cost | None = None  # XLA's cost of the optimized executable
     optimized_cost_after: Cost | None = None
+    xla_before: XlaCounts | None = None  # what XLA made of the module: kernels, copies, loops
+    xla_after: XlaCounts | None = None
     pipeline_seconds: float | None = None
     compile_seconds_before: float | None = None
     compile_seconds_after: float | None = None
@@ -555,11 +561,13 @@ class _Measurement:
         def compile_before() -> Compiled:
             compiled, row.compile_seconds_before = _compile(lowered, None, flat)
             row.optimized_cost_before = Cost.of(compiled.cost_analysis())
+            row.xla_before = XlaCounts.of(compiled.as_text())
             return compiled
 
         def compile_after() -> Compiled:
             compiled, row.compile_seconds_after = _compile(lowered, self.pipeline, flat)
             row.optimized_cost_after = Cost.of(compiled.cost_analysis())
+            row.xla_after = XlaCounts.of(compiled.as_text())
             return compiled
         before = self.stage("compile before", compile_before)
         results_before = self.stage("run before", lambda: _warm_call(before, lowered, flat))

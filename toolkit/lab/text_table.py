@@ -1,7 +1,7 @@
 """``toolkit lab``'s readable output: the rows of :mod:`toolkit.lab.measurement` as a text table.
 
 :func:`format_table` prints one line per program (status, op count, flops,
-bytes accessed, compile time and run time before → after, numerics), then the
+bytes accessed, XLA's kernels, compile time and run time before → after, numerics), then the
 ops the pipeline changed most per program, then every failure and numerics
 difference with what reproduces it. :func:`human` and :func:`change` format
 numbers the same way for the HTML page (``toolkit.lab.html_report``).
@@ -98,6 +98,7 @@ def table_cells(row: LabRow) -> list[str]:
         _pair(cost_before.flops if cost_before else None, cost_after.flops if cost_after else None),
         _pair(cost_before.bytes_accessed if cost_before else None,
               cost_after.bytes_accessed if cost_after else None, "B"),
+        _pair(row.xla_before.kernels if row.xla_before else None, row.xla_after.kernels if row.xla_after else None),
         _pair(row.compile_seconds_before, row.compile_seconds_after, "s"),
         f"{run_text(row.run_before)} → {run_text(row.run_after)}",
         numerics_text(row),
@@ -105,7 +106,8 @@ def table_cells(row: LabRow) -> list[str]:
 
 
 #: The table's columns.
-COLUMNS = ("program", "status", "ops", "flops", "bytes accessed", "compile", "run (median [min–max])", "numerics")
+COLUMNS = ("program", "status", "ops", "flops", "bytes accessed", "XLA kernels", "compile", "run (median [min–max])",
+           "numerics")
 
 
 def format_table(rows: Sequence[LabRow], *, pipeline: str | None = None) -> str:
