@@ -410,7 +410,9 @@ def device_put(x: Any, device: Any = None, *, src: Any = None, donate: Any = Fal
     for donating, aliasing in semantics:
         if donating and aliasing:
             raise ValueError("may_alias and donate cannot be True at the same time.")
-    targets = [resolve_sharding(t, "device_put", ValueError) if isinstance(t, PartitionSpec) else t for t in targets]
+    # Only a concrete mesh gives a spec devices to put on (JAX's get_concrete_mesh): never an abstract one alone.
+    targets = [resolve_sharding(t, "device_put", ValueError, abstract_use="never") if isinstance(t, PartitionSpec)
+               else t for t in targets]
     if any(isinstance(leaf, tracing.Tracer) for leaf in leaves):
         return pytrees.tree_unflatten(tree, [_put_traced(leaf, t) if isinstance(leaf, tracing.Tracer)
                                              else _put_one(leaf, t) for leaf, t in zip(leaves, targets)])

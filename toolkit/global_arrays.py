@@ -344,8 +344,8 @@ def make_array_from_process_local_data(sharding: Any, local_data: Any, global_sh
         return x is None or isinstance(x, PartitionSpec) or _is_sharding(x)
 
     sharding_flat = pytrees.broadcast_prefix(sharding, local_data, is_leaf=is_sharding_leaf)
-    sharding_flat = [_check_sharding(resolve_sharding(s, fname) if isinstance(s, PartitionSpec) else s, fname)
-                     for s in sharding_flat]
+    sharding_flat = [_check_sharding(resolve_sharding(s, fname, abstract_use="never")  # devices: a concrete mesh
+                                     if isinstance(s, PartitionSpec) else s, fname) for s in sharding_flat]
     shape_flat = pytrees.broadcast_prefix(global_shape, local_data,
                                             is_leaf=lambda x: x is None or isinstance(x, tuple))
     data_flat = [np.asarray(x) if not isinstance(x, Array) else x for x in leaves]

@@ -26,10 +26,11 @@ from toolkit.core.program import Program, subprograms
 from toolkit.core.sharding_types import type_sharding
 from toolkit.memory import Space, space_to_kind
 from toolkit.runtime import client as runtime_client
-from toolkit.shard import (GSPMDSharding, Mesh, NamedSharding, PartitionSpec, Sharding, SingleDeviceSharding, get_mesh,
+from toolkit.shard import (AbstractMesh, GSPMDSharding, Mesh, NamedSharding, PartitionSpec, Sharding,
+                           SingleDeviceSharding, get_mesh,
                            named_sharding_from_hlo)
 from toolkit.shard.explicit import concrete_sharding
-from toolkit.shard.resolve import resolve_tree
+from toolkit.shard.resolve import abstract_context, resolve_tree
 
 
 PARTITIONERS = ("gspmd", "shardy")
@@ -233,8 +234,36 @@ def _body_sharding(eqn: Any) -> tuple[Any, int]:
     return eqn.params["sharding"], eqn.inputs[0].aval.ndim
 
 
-def plan_shardings(traced: Any) -> ShardingPlan:
-    """The plan for a ``Traced``: devices, input and output shardings."""
+def abstract_only_context() -> AbstractMesh | None:
+    """The abstract mesh of ``use_abstract_mesh`` when it is the only mesh in context and has an Explicit axis
+    (JAX's ``get_ctx_mesh``: only then does jit run over it; an all-Auto one is ignored), else None."""
+    return None if get_mesh() is not None else abstract_context("explicit")
+
+
+def _check_abstract_placement(abstract: AbstractMesh, shardings: Sequence[Any],
+                              platforms: Sequence[str] | None) -> None:
+    """Refuse to place a computation over an abstract mesh alone: no device among ``shardings`` (those not over
+    an ``AbstractMesh``) fixes its devices. Without ``platforms`` JAX's ``ValueError`` (its words, toolkit's
+    argument names); with them, JAX lowers for devices to come, which toolkit's plans (concrete devices) cannot.
+    """
+    if any(not (isinstance(s, NamedSharding) and isinstance(s.mesh, AbstractMesh)) for s in shardings):
+        return  # a concrete sharding gives the devices, as in JAX
+    if not platforms:
+        raise ValueError("Passing platforms via toolkit.export or jit(f).trace(*args).lower(platforms=...) is "
+                         "required when only AbstractMesh exists in a jitted computation. Got context mesh: "
+                         f"{abstract}")
+    raise NotImplementedError(
+        f"toolkit cannot lower for platforms {tuple(platforms)} over the abstract mesh {abstract} alone: its "
+        "lowerings are placed on concrete devices. toolkit.export(jit(f), platforms=...) can (it lays the mesh "
+        "over this process's devices to lower), or enter a concrete mesh of that shape with toolkit.set_mesh")
+
+
+def plan_shardings(traced: Any, platforms: Sequence[str] | None = None) -> ShardingPlan:
+    """The plan for a ``Traced``: devices, input and output shardings.
+
+    ``platforms`` are those lowered for (None: the devices'); under ``use_abstract_mesh`` alone (an Explicit
+    axis, no concrete mesh) a computation no sharding places is refused (:func:`_check_abstract_placement`).
+    """
     wrapped = traced._wrapped
     in_tree = traced.in_tree
     arg_shardings: list[Any] = [None] * in_tree.num_leaves
@@ -267,6 +296,11 @@ def plan_shardings(traced: Any) -> ShardingPlan:
                     f"{sorted(d.id for d in s._device_assignment)}")
     constraints, body_kinds, puts_to_space = _body_placements(traced.program)
     out_spec = resolve_tree(wrapped.out_shardings, "jit's out_shardings")
+    abstract = abstract_only_context()
+    if abstract is not None:
+        given_outs = [] if out_spec is None else _flatten_prefix(out_spec, traced.out_tree, "out_shardings")
+        _check_abstract_placement(abstract, [s for s in explicit + given_outs + [c for c, _ in constraints]
+                                             if s is not None], platforms)
     explicit_outs = _explicit_out_shardings(traced, arg_shardings, out_spec,
                                             [s.mesh for s, _ in constraints if isinstance(s, NamedSharding)])
     out_explicit = [s for s in explicit_outs or () if s is not None]

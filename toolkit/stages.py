@@ -351,7 +351,7 @@ class Traced:
         ``"shardy"``, as JAX 0.10) picks the sharding form written and the XLA partitioner ``compile`` uses,
         e.g. ``jit(f, in_shardings=s).trace(x).lower(partitioner="shardy")``.
         """
-        plan = plan_shardings(self)
+        plan = plan_shardings(self, platforms=platforms)
         plan.partitioner = partitioner_choice(partitioner)
         # Lowerings are cached with the trace they lower (toolkit.core.trace_cache): the bytecode is
         # kept, and each Lowered of a hit parses its own module when it is first asked for one.

@@ -50,7 +50,8 @@ from toolkit.numpy import zeros
 from toolkit.passes.sharding_annotate import annotate_shardings
 from toolkit.runtime import client as runtime_client
 from toolkit.runtime.portable import serialize_portable
-from toolkit.sharding_plan import plan_shardings
+from toolkit.shard.resolve import is_sharding_leaf
+from toolkit.sharding_plan import abstract_only_context, plan_shardings
 from toolkit.stages import Wrapped, jit
 
 #: jaxlib's CPU LAPACK kernels (FFI), whose compatibility JAX tests and guarantees.
@@ -197,6 +198,10 @@ def export(fun_jit: Any, *, platforms: Sequence[str] | None = None,
         ``DisabledSafetyCheck.custom_call("my_kernel")``.
       calling_convention_version: 9 or 10 (default 10, JAX 0.10.2's default).
 
+    Under ``use_abstract_mesh`` alone (an Explicit axis, no concrete mesh) the export is over that mesh, as
+    JAX's: ``nr_devices`` is its size and the recorded shardings name it without devices (toolkit lowers over
+    the mesh laid on this process's first devices, so there must be that many).
+
     Raises ``TypeError`` when ``fun_jit`` is not a jit function, ``ValueError``
     for an unsupported calling-convention version or a custom call without a
     stability guarantee.
@@ -226,9 +231,20 @@ def export(fun_jit: Any, *, platforms: Sequence[str] | None = None,
     def do_export(*args_specs: Any, **kwargs_specs: Any) -> Exported:
         check_symbolic_scopes(fun_jit.name, args_specs, kwargs_specs)
         target, (args_specs, kwargs_specs), abstract = _concrete_for_lowering(fun_jit, (args_specs, kwargs_specs))
-        traced = target.trace(*args_specs, **kwargs_specs)
-        exp = export_traced(traced, platforms=lowering_platforms, disabled_checks=disabled,
-                            calling_convention_version=version)
+        context = abstract_only_context()
+        if context is None:
+            traced = target.trace(*args_specs, **kwargs_specs)
+            exp = export_traced(traced, platforms=lowering_platforms, disabled_checks=disabled,
+                                calling_convention_version=version)
+        else:
+            # use_abstract_mesh alone (JAX exports over it, for devices to come): traced and lowered over the
+            # same mesh laid on real devices, then recorded without them, as for abstract shardings above.
+            abstract.add((tuple(context.axis_sizes), tuple(context.axis_names)))
+            with shard.set_mesh(_stand_in_mesh(context)):
+                traced = target.trace(*args_specs, **kwargs_specs)
+                exp = export_traced(traced, platforms=lowering_platforms, disabled_checks=disabled,
+                                    calling_convention_version=version)
+            exp = _requested_outs_only(exp, target)
         exp = _record_abstract_meshes(exp, abstract) if abstract else exp
         return provenance.record_export(exp)  # who wrote it, when (a flatbuffer field JAX's readers skip)
 
@@ -251,13 +267,8 @@ def _concrete_for_lowering(fun_jit: Any, specs: Any) -> tuple[Any, Any, set]:
         if not (isinstance(sharding, shard.NamedSharding) and isinstance(sharding.mesh, shard.AbstractMesh)):
             return sharding
         mesh = sharding.mesh
-        devices = runtime_client.devices()
-        if len(devices) < mesh.size:
-            raise ValueError(f"Exporting over {mesh} lowers with {mesh.size} devices, but only {len(devices)} are "
-                             "available (set TOOLKIT_NUM_CPU_DEVICES before the first backend use).")
+        real = _stand_in_mesh(mesh)
         abstract.add((tuple(mesh.axis_sizes), tuple(mesh.axis_names)))
-        real = shard.Mesh(np.array(devices[:mesh.size], dtype=object).reshape(mesh.axis_sizes), mesh.axis_names,
-                          axis_types=mesh.axis_types)
         return shard.NamedSharding(real, sharding.spec, memory_kind=sharding.memory_kind)
 
     def concrete_spec(leaf: Any) -> Any:
@@ -276,6 +287,40 @@ def _concrete_for_lowering(fun_jit: Any, specs: Any) -> tuple[Any, Any, set]:
                  donate_argnums=fun_jit.donate_argnums, keep_unused=fun_jit.keep_unused,
                  in_shardings=in_shardings, out_shardings=out_shardings)
     return target, specs, abstract
+
+
+def _stand_in_mesh(mesh: Any) -> Any:
+    """The ``AbstractMesh`` ``mesh`` laid over the first ``mesh.size`` devices (a ``Mesh`` of its axes), to lower
+    with; ``ValueError`` when there are fewer devices."""
+    devices = runtime_client.devices()
+    if len(devices) < mesh.size:
+        raise ValueError(f"Exporting over {mesh} lowers with {mesh.size} devices, but only {len(devices)} are "
+                         "available (set TOOLKIT_NUM_CPU_DEVICES before the first backend use).")
+    return shard.Mesh(np.array(devices[:mesh.size], dtype=object).reshape(mesh.axis_sizes), mesh.axis_names,
+                      axis_types=mesh.axis_types)
+
+
+def _requested_outs_only(exp: Exported, fun_jit: Any) -> Exported:
+    """``exp`` recording only the results' shardings ``fun_jit``'s ``out_shardings`` asked for.
+
+    Over an abstract mesh alone JAX has no devices to lay an explicitly typed result out on, so it leaves the
+    sharding of every result not given one unspecified (its ``_concretize_abstract_out_shardings`` needs a device
+    assignment); the stand-in mesh toolkit lowers with would record the type's.
+    """
+    assert exp._out_named_shardings is not None  # export_traced records them
+    count = len(exp.out_avals)
+    given = fun_jit.out_shardings
+    if given is None:
+        requested = [False] * count
+    elif is_sharding_leaf(given):
+        requested = [True] * count
+    else:
+        requested = [s is not None for s in pytrees.broadcast_prefix(
+            given, pytrees.structure_of(exp.out_tree, [0] * count), is_leaf=is_sharding_leaf)]
+    if all(requested):
+        return exp
+    return dataclasses.replace(exp, out_shardings_hlo=(None,) * count, _out_named_shardings=tuple(
+        s if r else None for s, r in zip(exp._out_named_shardings, requested)))
 
 
 def _record_abstract_meshes(exp: Exported, abstract: set) -> Exported:

@@ -26,7 +26,7 @@ from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.shard.mesh import AbstractMesh, AxisType, Mesh, get_mesh
 from toolkit.shard.named_sharding import NamedSharding
 from toolkit.shard.partition_spec import UNCONSTRAINED, PartitionSpec
-from toolkit.shard.resolve import resolve_sharding
+from toolkit.shard.resolve import resolve_sharding, spec_context_mesh
 
 # -- the type of a sharding -----------------------------------------------------------------------
 
@@ -105,11 +105,13 @@ def _jax_spec_text(spec: Any) -> str:
 
 
 def canonicalize_out_sharding(out_sharding: Any, what: str) -> NamedSharding | None:
-    """``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``set_mesh``) checked as JAX checks it.
+    """``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``set_mesh`` or ``use_abstract_mesh``)
+    checked as JAX checks it.
 
     JAX's ``canonicalize_sharding`` with its messages: only those two kinds,
     every axis in the mesh and used once, none of them Auto or Manual, the
-    sharding's mesh the context's. ``what`` is the API's name in them
+    sharding's mesh the context's (the concrete mesh, else the abstract one:
+    then a ``PartitionSpec`` gives a ``NamedSharding`` over the abstract mesh). ``what`` is the API's name in them
     (``"jnp.zeros"``, ``"reshape"``...). None stays None.
     """
     if out_sharding is None:
@@ -119,8 +121,7 @@ def canonicalize_out_sharding(out_sharding: Any, what: str) -> NamedSharding | N
     if not isinstance(out_sharding, (NamedSharding, PartitionSpec)):
         raise TypeError(f"`out_sharding` argument of {what} only supports instances of `NamedSharding` or "
                         f"`PartitionSpec`. Got {out_sharding} of type: {type(out_sharding)}")
-    context = get_mesh()
-    context = None if context is None or context.empty else context
+    context = spec_context_mesh()
     mesh: Mesh | AbstractMesh | None
     if isinstance(out_sharding, PartitionSpec):
         mesh, spec = context, out_sharding
