@@ -53,11 +53,15 @@ def make_exported(**overrides) -> Exported:
 
 def assert_same_fields(a: Exported, b: Exported) -> None:
     """Field-by-field equality with a message naming the first differing field."""
-    for name in ("fun_name", "in_tree", "in_avals", "out_tree", "out_avals", "in_shardings_hlo",
-                 "out_shardings_hlo", "nr_devices", "platforms", "ordered_effects", "unordered_effects",
-                 "disabled_safety_checks", "mlir_module_serialized", "calling_convention_version",
-                 "module_kept_var_idx", "uses_global_constants", "_in_named_shardings", "_out_named_shardings"):
+    for name in ("fun_name", "in_tree", "in_avals", "out_tree", "out_avals", "nr_devices", "platforms",
+                 "ordered_effects", "unordered_effects", "disabled_safety_checks", "mlir_module_serialized",
+                 "calling_convention_version", "module_kept_var_idx", "uses_global_constants", "_in_named_shardings",
+                 "_out_named_shardings"):
         assert getattr(a, name) == getattr(b, name), f"{name}: {getattr(a, name)!r} != {getattr(b, name)!r}"
+    # The HloShardings as used: an export leaves them None beside named shardings, a deserialized one derives them
+    # (both as JAX's).
+    for side in ("in", "out"):
+        assert a._hlo_shardings(side) == b._hlo_shardings(side), f"{side}_shardings_hlo"
     # has_vjp() is not compared: a fresh toolkit export has a VJP (toolkit.ad), its round trip at
     # vjp_order=0 does not, exactly as in jax.export.
     assert a == b

@@ -183,8 +183,10 @@ class Exported:
       out_tree: structure of the result.
       out_avals: the flat result avals.
       in_shardings_hlo, out_shardings_hlo: per flat input/result, an
-        ``HloSharding`` or ``None`` (unspecified). When named shardings are
-        given they are derived from them (as JAX's deserializer does).
+        ``HloSharding`` or ``None`` (unspecified). As in JAX 0.10.2, an export
+        with named shardings leaves them all ``None`` (JAX: "not used for exports
+        created after 3/17/2026"); a deserialized one has them derived from the
+        named shardings, as JAX's deserializer does.
       nr_devices: how many devices the module was lowered for.
       platforms: the platforms it was lowered for (``"cpu"``, ``"cuda"``, ...).
       ordered_effects, unordered_effects: the module's effects (:class:`Effect`).
@@ -231,11 +233,15 @@ class Exported:
 
     def _comparison_key(self) -> tuple:
         # Symbolic dimensions compare by their printed form: a deserialized export has the same
-        # expressions in a fresh symbolic scope, and is still the same export.
+        # expressions in a fresh symbolic scope, and is still the same export. HloShardings compare as
+        # derived from the named ones where an export left them None (a deserialized one has them).
         avals = lambda avals: tuple((tuple(str(d) for d in a.shape), a.dtype, a.weak_type,  # noqa: E731
                                      memory_space_of(a)) for a in avals)
-        return tuple(avals(value) if f.name in ("in_avals", "out_avals") else value
-                     for f in dataclasses.fields(self) if f.compare for value in (getattr(self, f.name),))
+        derived = {"in_shardings_hlo": lambda: self._hlo_shardings("in"),
+                   "out_shardings_hlo": lambda: self._hlo_shardings("out")}
+        return tuple(avals(getattr(self, f.name)) if f.name in ("in_avals", "out_avals")
+                     else derived[f.name]() if f.name in derived else getattr(self, f.name)
+                     for f in dataclasses.fields(self) if f.compare)
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Exported):
@@ -275,6 +281,9 @@ class Exported:
                     hlo = (None,) * len(avals)
                     set_(f"{name}_shardings_hlo", hlo)
             if named is not None:
+                if not hlo:  # every field per flat value, as JAX's (None: left to the named shardings)
+                    hlo = (None,) * len(avals)
+                    set_(f"{name}_shardings_hlo", hlo)
                 named = tuple(as_exported_named_sharding(s) for s in named)
                 if len(named) != len(avals):
                     raise ValueError(f"_{name}_named_shardings has {len(named)} entries for {len(avals)} {name}_avals.")
@@ -282,9 +291,6 @@ class Exported:
                 # As JAX (update_aval_with_sharding): a named sharding's memory kind is its aval's memory space.
                 set_(f"{name}_avals", tuple(a if s is None else with_memory_space(a, memory_kind_to_space(s.memory_kind))
                                             for a, s in zip(avals, named)))
-                if all(h is None for h in hlo):
-                    hlo = tuple(None if s is None else s.to_hlo_sharding(a.ndim) for s, a in zip(named, avals))
-                    set_(f"{name}_shardings_hlo", hlo)
             if hlo and len(hlo) != len(avals):
                 raise ValueError(f"{name}_shardings_hlo has {len(hlo)} entries for {len(avals)} {name}_avals.")
         if not all(isinstance(c, DisabledSafetyCheck) for c in self.disabled_safety_checks):
@@ -339,6 +345,17 @@ class Exported:
         return self._get_vjp(self)
 
     # -- shardings -------------------------------------------------------------
+
+    def _hlo_shardings(self, side: str) -> tuple[Any, ...]:
+        """The ``HloSharding`` (or None) of each flat input (``side="in"``) or result (``"out"``): the recorded
+        ``*_shardings_hlo``, or, when those are all None, derived from the named shardings (what a fresh export
+        records, as JAX's)."""
+        avals = getattr(self, f"{side}_avals")
+        hlo = getattr(self, f"{side}_shardings_hlo") or (None,) * len(avals)
+        named = getattr(self, f"_{side}_named_shardings")
+        if named is None or any(h is not None for h in hlo):
+            return tuple(hlo)
+        return tuple(None if s is None else s.to_hlo_sharding(a.ndim) for s, a in zip(named, avals))
 
     def in_shardings_jax(self, mesh: Any) -> tuple[Any, ...]:
         """The input shardings as ``toolkit.shard.NamedSharding`` over ``mesh`` (None = unspecified).

@@ -117,11 +117,11 @@ def describe(exp: Exported, blob: bytes | None = None) -> list[tuple[str, str]]:
     rows.append(("nr_devices", str(exp.nr_devices)))
     rows.append(("in_tree", str(exp.in_tree)))
     named_in = exp._in_named_shardings or (None,) * len(exp.in_avals)
-    for path, aval, named, hlo in zip(input_paths(exp), exp.in_avals, named_in, exp.in_shardings_hlo):
+    for path, aval, named, hlo in zip(input_paths(exp), exp.in_avals, named_in, exp._hlo_shardings("in")):
         rows.append((f"  {path}", f"{aval.str_short()}  sharding: {_sharding_text(named, hlo)}"))
     rows.append(("out_tree", str(exp.out_tree)))
     named_out = exp._out_named_shardings or (None,) * len(exp.out_avals)
-    for path, aval, named, hlo in zip(result_paths(exp), exp.out_avals, named_out, exp.out_shardings_hlo):
+    for path, aval, named, hlo in zip(result_paths(exp), exp.out_avals, named_out, exp._hlo_shardings("out")):
         rows.append((f"  {path}", f"{aval.str_short()}  sharding: {_sharding_text(named, hlo)}"))
     rows.append(("ordered_effects", ", ".join(str(e) for e in exp.ordered_effects) or "none"))
     rows.append(("unordered_effects", ", ".join(str(e) for e in exp.unordered_effects) or "none"))

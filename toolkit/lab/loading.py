@@ -454,7 +454,7 @@ def _from_exported(exported: Exported, name: str | None, platform: str | None) -
     signature = _Signature(
         tuple(exported.in_avals), exported.in_tree, tuple(argument_names(exported)), exported.module_kept_var_idx,
         tuple(exported.out_avals), exported.out_tree, tuple(result_paths(exported)),
-        list(exported.in_shardings_hlo) or [None] * len(exported.in_avals), exported.nr_devices,
+        list(exported._hlo_shardings("in")), exported.nr_devices,
         tuple(exported.platforms))
     return _lowered(module, name, signature, platform)
 
