@@ -63,14 +63,34 @@ def reshard(xs: Any, out_shardings: Any) -> Any:
 
     Unlike ``with_sharding_constraint`` this changes an explicitly sharded
     value's type (JAX's ``jax.sharding.reshard``); inside ``jit`` it is a
-    sharding constraint, outside a transfer.
+    sharding constraint, outside a transfer. As in JAX, each sharding names
+    only Explicit axes (``ValueError`` for an Auto or Manual one, and for
+    None or an empty mesh; ``TypeError`` for another kind of sharding).
     """
     def one(x: Any, s: Any) -> Any:
-        sharding = resolve_sharding(s, "reshard", ValueError)
-        if sharding is None:
-            raise TypeError("reshard needs a sharding or PartitionSpec for every leaf, got None")
-        return _bind_constraint(x, sharding)
+        return _bind_constraint(x, _checked_reshard_target(s))
     return _tree_map2(one, xs, out_shardings, "reshard")
+
+
+def _checked_reshard_target(s: Any) -> NamedSharding:
+    """``s`` as the ``NamedSharding`` ``reshard`` lays a leaf out by, checked as JAX's ``canonicalize_sharding``
+    (without its context-mesh check, as JAX's ``reshard`` asks): a ``NamedSharding`` over a non-empty mesh or a
+    ``PartitionSpec`` under a mesh, naming only Explicit axes (an Auto axis is the partitioner's to choose, so it
+    cannot be a type; ``with_sharding_constraint`` constrains those)."""
+    if s is None or (isinstance(s, NamedSharding) and s.mesh.empty):
+        raise ValueError("Reshard should only be used with out_shardings which are non-None and have a non-empty "
+                         f"mesh. Got sharding {s}.")
+    if not isinstance(s, (NamedSharding, PartitionSpec)):
+        raise TypeError("`out_sharding` argument of reshard only supports instances of `NamedSharding` or "
+                        f"`PartitionSpec`. Got {s} of type: {type(s)}")
+    sharding = resolve_sharding(s, "reshard", ValueError)
+    types = dict(zip(sharding.mesh.axis_names, sharding.mesh.axis_types))
+    for name in sharding.spec.axis_names_used():
+        if types.get(name) in (AxisType.Auto, AxisType.Manual):
+            raise ValueError(f"PartitionSpec passed to reshard cannot contain axis names that are of type Auto or "
+                             f"Manual. Got PartitionSpec: P{tuple(sharding.spec)!r} with axis name: {name} of "
+                             f"type: {types[name]}.")
+    return sharding
 
 
 def _axes_tuple(axes: Any, default: tuple) -> tuple:

@@ -308,9 +308,12 @@ def plan_shardings(traced: Any, platforms: Sequence[str] | None = None) -> Shard
         out_explicit += [s for s in _flatten_prefix(out_spec, traced.out_tree, "out_shardings") if s is not None]
     constraint_shardings = [s for s, _ in constraints]
     all_explicit = explicit + out_explicit + constraint_shardings
-    if all_explicit:
-        devices = tuple(all_explicit[0]._device_assignment)
-        for s in all_explicit[1:]:
+    # As JAX's _get_and_check_device_assignment: a sharding over an AbstractMesh names no devices (its positions
+    # are those of the computation's devices), so only the others place the computation.
+    placing = [s for s in all_explicit if not _over_abstract_mesh(s)]
+    if placing:
+        devices = tuple(placing[0]._device_assignment)
+        for s in placing[1:]:
             if tuple(s._device_assignment) != devices:
                 # HLO shardings index devices by position, so the orders must agree too.
                 raise ValueError(f"the shardings given to jit use different device assignments: "
@@ -338,6 +341,11 @@ def plan_shardings(traced: Any, platforms: Sequence[str] | None = None) -> Shard
                              for s, k in zip(explicit_outs, plan.propagated_out_kinds)]
     plan.explicit_out_shardings = explicit_outs
     return plan
+
+
+def _over_abstract_mesh(sharding: Any) -> bool:
+    """Whether ``sharding`` is a ``NamedSharding`` over an ``AbstractMesh`` (a type, without devices)."""
+    return isinstance(sharding, NamedSharding) and isinstance(sharding.mesh, AbstractMesh)
 
 
 def _body_placements(program: Program) -> tuple[list[tuple[Any, int]], list[str], bool]:

@@ -47,7 +47,7 @@ from toolkit.ir.context import shared_context
 from toolkit.jit_compilation import checked_compiler_options, compile_for_shapes, passes_then_xla
 from toolkit.jit_lowering import kept_inputs, lower_traced
 from toolkit.lax.calls import jit_call_p
-from toolkit.lax.sharding import with_sharding_constraint
+from toolkit.lax.sharding import constrain_to_jit_sharding
 from toolkit.passes import dump as ir_dump
 from toolkit.passes.default_pipeline import jit_pipeline, jit_pipeline_generation, jit_pipeline_text
 from toolkit.passes.pipeline import Pipeline, parse_pipeline
@@ -250,7 +250,7 @@ class Wrapped:
         if what == "in_shardings" and isinstance(spec, (list, tuple)):
             spec = (tuple(spec), {})  # a prefix of the positional arguments, as for the outer jit
         flat = _flatten_prefix(spec, tree, what)
-        return [x if s is None else with_sharding_constraint(x, s) for x, s in zip(leaves, flat)]
+        return [x if s is None else constrain_to_jit_sharding(x, s) for x, s in zip(leaves, flat)]
 
     def __get__(self, instance: Any, owner: Any = None) -> Any:
         # ``@jit`` on a method: bind ``self`` like a plain function would.
