@@ -21,14 +21,13 @@ from typing import Any, Sequence
 
 from toolkit.array import Array
 from toolkit.core import pytrees
-from toolkit.core.avals import ShapedArray
+from toolkit.core.avals import ShapedArray, ShapeDtypeStruct
 from toolkit.core.program import Program, subprograms
 from toolkit.core.sharding_types import type_sharding
 from toolkit.memory import Space, space_to_kind
 from toolkit.runtime import client as runtime_client
-from toolkit.shard import (AbstractMesh, GSPMDSharding, Mesh, NamedSharding, PartitionSpec, Sharding,
-                           SingleDeviceSharding, get_mesh,
-                           named_sharding_from_hlo)
+from toolkit.shard import (AbstractMesh, AxisType, GSPMDSharding, Mesh, NamedSharding, PartitionSpec, Sharding,
+                           SingleDeviceSharding, get_mesh, named_sharding_from_hlo)
 from toolkit.shard.explicit import concrete_sharding
 from toolkit.shard.resolve import abstract_context, resolve_tree
 
@@ -341,6 +340,24 @@ def plan_shardings(traced: Any, platforms: Sequence[str] | None = None) -> Shard
                              for s, k in zip(explicit_outs, plan.propagated_out_kinds)]
     plan.explicit_out_shardings = explicit_outs
     return plan
+
+
+def out_info_specs(traced: Any) -> list[ShapeDtypeStruct]:
+    """A ``ShapeDtypeStruct`` per flat result of ``traced`` with its sharding as JAX's ``Traced.out_info`` gives it:
+    the ``out_shardings`` asked for, else the result's type's when every axis of its mesh is Explicit or Manual,
+    else None."""
+    out_avals = traced.program.out_avals
+    given = traced._wrapped.out_shardings
+    asked = [None] * len(out_avals) if given is None else _flatten_prefix(
+        resolve_tree(given, "jit's out_shardings"), traced.out_tree, "out_shardings")
+    specs = []
+    for aval, sharding in zip(out_avals, asked):
+        typed = aval.sharding
+        if sharding is None and typed is not None and all(t in (AxisType.Explicit, AxisType.Manual)
+                                                          for t in typed.mesh.axis_types):
+            sharding = typed
+        specs.append(ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=aval.weak_type, sharding=sharding))
+    return specs
 
 
 def _over_abstract_mesh(sharding: Any) -> bool:

@@ -37,7 +37,7 @@ from jaxlib.mlir import ir
 from toolkit import compiled_format, jit_cache
 from toolkit.array import Array
 from toolkit.core import dtypes, mutable_refs, pytrees, trace_cache, tracing
-from toolkit.core.avals import ArgInfo, ShapedArray, ShapeDtypeStruct, is_static_shape
+from toolkit.core.avals import ArgInfo, ShapedArray, is_static_shape
 from toolkit.core.program import Program
 from toolkit.core.config import cache_state, flag_value
 from toolkit.call_trees import argument_paths, infer_argnums_and_argnames
@@ -55,8 +55,8 @@ from toolkit.passes.registry import registry_generation
 from toolkit.runtime import arrays as runtime_arrays, executable as runtime_executable
 from toolkit.shard.mesh import OPEN_CONTEXTS, mesh_context, mesh_context_is_empty
 from toolkit.shard.resolve import resolve_tree
-from toolkit.sharding_plan import (_flatten_prefix, device_or_backend_shardings, partitioner_choice, plan_shardings,
-                                   shardings_from_hlo, with_chosen_inputs)
+from toolkit.sharding_plan import (_flatten_prefix, device_or_backend_shardings, out_info_specs, partitioner_choice,
+                                   plan_shardings, shardings_from_hlo, with_chosen_inputs)
 
 CompilerOptions = dict[str, str | bool]  # jax.stages.CompilerOptions: the XLA options Lowered.compile() takes
 _TRACE_STATE = tracing._state
@@ -333,9 +333,8 @@ class Traced:
 
     @property
     def out_info(self) -> Any:
-        """The outputs as a pytree of ``ShapeDtypeStruct``."""
-        return pytrees.tree_unflatten(
-            self.out_tree, [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in self.program.out_avals])
+        """The outputs as a pytree of ``ShapeDtypeStruct``, with JAX's shardings (``sharding_plan.out_info_specs``)."""
+        return pytrees.tree_unflatten(self.out_tree, out_info_specs(self))
 
     def as_text(self, source_info: bool = False) -> str:
         """The program, printed (``source_info=True`` adds file:line per equation)."""
