@@ -13,7 +13,8 @@ def test_canonical_entries():
     assert P(()) == P(None)
     assert P(["x", "y"]) == P(("x", "y"))
     assert P("x", None) == ("x", None)
-    assert repr(P("x", None, ("y", "z"))) == "PartitionSpec('x', None, ('y', 'z'))"
+    assert repr(P("x", None, ("y", "z"))) == "P('x', None, ('y', 'z'))"  # JAX's
+    assert repr(P("x")) == "P('x',)" and repr(P()) == "P()" and str(P(None, P.UNCONSTRAINED)) == "P(None, UNCONSTRAINED)"
     assert hash(P("x")) == hash(P(("x",)))
 
 

@@ -83,7 +83,8 @@ class PartitionSpec(tuple):
         return tuple(self)
 
     def __repr__(self) -> str:
-        return "PartitionSpec(" + ", ".join(repr(p) for p in self) + ")"
+        # JAX's: P(...) with the entries as a tuple prints them (P('x',), P('x', None), P()).
+        return f"P({repr(tuple(self))[1:-1]})"
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, PartitionSpec):
