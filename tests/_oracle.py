@@ -40,3 +40,20 @@ def assert_same_typed(ours, theirs, rtol=0.0, atol=0.0, what=""):
     assert ours.aval.weak_type == theirs.aval.weak_type, (what, ours.aval.weak_type)
     np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=rtol, atol=atol, equal_nan=True,
                                err_msg=str(what))
+
+
+def run_both(libraries, program):
+    """``program(L)`` for each namespace ``L`` of ``libraries`` (toolkit's names, then JAX's): the results, in order.
+
+    Tests written once against a namespace (``L.jit``, ``L.s.PartitionSpec``...) compare the two this way."""
+    return tuple(program(lib) for lib in libraries)
+
+
+def raised(call):
+    """``(exception type name, message)`` of what ``call()`` raises, or ``("no error", "")``: what a comparison of
+    two libraries' errors compares."""
+    try:
+        call()
+    except Exception as error:  # noqa: BLE001 - what is raised is the thing compared
+        return type(error).__name__, str(error)
+    return "no error", ""

@@ -17,6 +17,7 @@ import pytest
 
 import toolkit
 import toolkit.sharding as tsharding
+from _oracle import raised, run_both
 
 pytestmark = pytest.mark.multidevice
 
@@ -39,20 +40,6 @@ def both(jx):
     return tk, jax
 
 
-def _both(both, program):
-    """``program(L)`` run on toolkit's names and on JAX's: the pair of results."""
-    return tuple(program(lib) for lib in both)
-
-
-def _raised(call):
-    """``(exception type name, message)`` of what ``call()`` raises (``("no error", "")`` if nothing)."""
-    try:
-        call()
-    except Exception as error:  # noqa: BLE001 - what is raised is the thing compared
-        return type(error).__name__, str(error)
-    return "no error", ""
-
-
 # -- AbstractDevice -----------------------------------------------------------------------------------------------
 
 def test_abstract_device_fields_equality_repr(both):
@@ -63,8 +50,8 @@ def test_abstract_device_fields_equality_repr(both):
                 cpu == L.s.AbstractDevice(device_kind="cpu", num_cores=None, platform="cpu"), cpu == tpu,
                 hash(cpu) == hash(L.s.AbstractDevice("cpu", None, "cpu")), len({cpu, tpu, L.s.AbstractDevice(
                     "cpu", None, "cpu")}), dataclasses.astuple(tpu), dataclasses.replace(cpu, num_cores=4) == cpu,
-                _raised(lambda: L.s.AbstractDevice("cpu")), _raised(lambda: setattr(cpu, "platform", "gpu")))
-    ours, theirs = _both(both, program)
+                raised(lambda: L.s.AbstractDevice("cpu")), raised(lambda: setattr(cpu, "platform", "gpu")))
+    ours, theirs = run_both(both, program)
     assert ours == theirs
     assert ours[0] == "AbstractDevice(device_kind=TPU v6 lite, num_cores=1, platform=tpu)"
     assert ours[-2][0] == "TypeError" and ours[-1][0] == "FrozenInstanceError"
@@ -85,8 +72,8 @@ def test_abstract_mesh_carries_an_abstract_device(both):
                 repr(concrete), repr(concrete.abstract_device), concrete == bare,
                 concrete == bare.update(abstract_device=L.s.AbstractDevice("cpu", None, "cpu")),
                 repr(L.s.Mesh(np.empty((), dtype=object), ()).abstract_mesh),
-                _raised(lambda: L.s.AbstractMesh((2,), ("x",), abstract_device=None).__enter__()))
-    ours, theirs = _both(both, program)
+                raised(lambda: L.s.AbstractMesh((2,), ("x",), abstract_device=None).__enter__()))
+    ours, theirs = run_both(both, program)
     assert ours == theirs
     assert ours[0] == ("AbstractMesh('x': 2, 'y': 4, axis_types=(Explicit, Explicit), device_kind=TPU v6 lite, "
                        "num_cores=1, platform=tpu)")
@@ -133,7 +120,7 @@ def test_use_abstract_mesh_sets_get_abstract_mesh(both):
                 seen.append(L.s.get_abstract_mesh() is same_size)
         seen.append(L.s.get_abstract_mesh().empty)
         return seen
-    ours, theirs = _both(both, program)
+    ours, theirs = run_both(both, program)
     assert ours == theirs
     assert ours[:2] == ["AbstractMesh((), axis_types=())", True] and ours[2] is None
 
@@ -141,14 +128,14 @@ def test_use_abstract_mesh_sets_get_abstract_mesh(both):
 def test_use_abstract_mesh_errors(both):
     def program(L):
         eight = L.s.AbstractMesh((2, 4), ("x", "y"))
-        results = [_raised(lambda: L.s.use_abstract_mesh(L.make_mesh((2, 4), ("x", "y"))))[0]]
+        results = [raised(lambda: L.s.use_abstract_mesh(L.make_mesh((2, 4), ("x", "y"))))[0]]
         with L.s.use_abstract_mesh(eight):
-            results.append(_raised(lambda: L.s.use_abstract_mesh(L.s.AbstractMesh((4,), ("z",))).__enter__()))
+            results.append(raised(lambda: L.s.use_abstract_mesh(L.s.AbstractMesh((4,), ("z",))).__enter__()))
             results.append(L.s.get_abstract_mesh() is eight)  # the refused mesh left the context as it was
         with L.set_mesh(L.make_mesh((2, 4), ("x", "y"))):
-            results.append(_raised(lambda: L.s.use_abstract_mesh(L.s.AbstractMesh((2,), ("x",))).__enter__()))
+            results.append(raised(lambda: L.s.use_abstract_mesh(L.s.AbstractMesh((2,), ("x",))).__enter__()))
         return results
-    ours, theirs = _both(both, program)
+    ours, theirs = run_both(both, program)
     assert ours == theirs
     assert ours[1] == ("ValueError", "use_abstract_mesh cannot change the size of the mesh. Got new mesh: "
                        "AbstractMesh('z': 4, axis_types=(Auto,)) with size=4 and prev mesh: "
@@ -177,7 +164,7 @@ def test_get_abstract_mesh_while_jit_traces(both):
         with L.set_mesh(L.make_mesh((2, 4), ("x", "y"))), L.s.use_abstract_mesh(auto):
             info = L.jit(lambda v: double(v) + 1).trace(L.Spec((8,), L.np.float32)).out_info
         return seen, np.asarray(out), str(out.dtype), (info.shape, str(info.dtype))
-    (t_seen, t_out, *t_rest), (j_seen, j_out, *j_rest) = _both(both, program)
+    (t_seen, t_out, *t_rest), (j_seen, j_out, *j_rest) = run_both(both, program)
     assert t_seen == j_seen == ["AbstractMesh('x': 2, 'y': 4, axis_types=(Auto, Auto))"] * 2
     np.testing.assert_array_equal(t_out, j_out)
     assert t_rest == j_rest
@@ -201,7 +188,7 @@ def test_jit_traces_again_under_another_abstract_mesh(both):
             wrapped(x)  # the concrete mesh's abstract mesh (with its device kind) is another context again
         wrapped(x)
         return seen
-    ours, theirs = _both(both, program)
+    ours, theirs = run_both(both, program)
     assert theirs == [True, False, False]
     assert ours == theirs
 
@@ -232,7 +219,7 @@ def test_explicit_abstract_mesh_types_a_trace(both):
         with L.s.use_abstract_mesh(explicit):
             L.jit(fun).trace(L.Spec((8,), L.np.float32))
         return repr(seen[0].mesh), tuple(seen[0].spec), seen[0].mesh is explicit or seen[0].mesh == explicit
-    ours, theirs = _both(both, program)
+    ours, theirs = run_both(both, program)
     assert ours == theirs
     assert ours == ("AbstractMesh('x': 2, 'y': 4, axis_types=(Explicit, Explicit))", ("x",), True)
 
@@ -244,7 +231,7 @@ def test_trace_out_info_carries_the_type_sharding(both):
             info = L.jit(lambda v: L.np.zeros(8, out_sharding=L.s.PartitionSpec("x")) + v).trace(
                 L.Spec((8,), L.np.float32)).out_info
         return repr(info.sharding.mesh), tuple(info.sharding.spec)
-    ours, theirs = _both(both, program)
+    ours, theirs = run_both(both, program)
     assert ours == theirs
 
 
@@ -269,7 +256,7 @@ def test_trace_out_info_shardings_as_jax(both):
             results += [info(L.jit(lambda v: v * 2).trace(spec).out_info),
                         info(L.jit(lambda v: v * 2, out_shardings=P("y")).trace(spec).out_info)]
         return results
-    ours, theirs = _both(both, program)
+    ours, theirs = run_both(both, program)
     # One difference, toolkit's types' design: an unsharded value under an all-Explicit mesh is untyped in toolkit
     # (replicated by default), where JAX types it replicated over the mesh, so its out_info names no sharding.
     assert theirs[3] == ("AbstractMesh", ("x", "y"), ("AxisType.Explicit", "AxisType.Explicit"), (None,))
@@ -297,17 +284,17 @@ def test_bare_specs_resolve_against_the_abstract_mesh(both):
                 _types_traced(L, lambda v: L.lax.with_sharding_constraint(v, P("x")), typed),  # as its type: passes
                 _types_traced(L, lambda v: v.T, typed),
                 _types_traced(L, lambda v: v + 1, spec, in_shardings=P("x"), out_shardings=P("y")),
-                _raised(lambda: _types_traced(L, lambda v: L.np.zeros(8, out_sharding=P("q")), spec)),
-                _raised(lambda: _types_traced(L, lambda v: L.np.zeros(3, out_sharding=P("x")), spec))[0],
+                raised(lambda: _types_traced(L, lambda v: L.np.zeros(8, out_sharding=P("q")), spec)),
+                raised(lambda: _types_traced(L, lambda v: L.np.zeros(3, out_sharding=P("x")), spec))[0],
             ]
         with L.s.use_abstract_mesh(mixed):
             results += [
                 _types_traced(L, lambda v: L.s.reshard(v, P("x")), spec),
                 _types_traced(L, lambda v: L.lax.with_sharding_constraint(v, P(None, "y")), spec),
-                _raised(lambda: _types_traced(L, lambda v: L.np.zeros(8, out_sharding=P("y")), spec))[0],
+                raised(lambda: _types_traced(L, lambda v: L.np.zeros(8, out_sharding=P("y")), spec))[0],
             ]
         return results
-    ours, theirs = _both(both, program)
+    ours, theirs = run_both(both, program)
     assert ours[:7] == theirs[:7] == ["float32[8,4@y]", "float32[8@y,4@x]", "float32[8@x,4@y]", "float32[8@x,4]",
                                       "float32[8@x,4]", "float32[4,8@x]", "float32[8,4]"]
     # An axis not in the mesh: JAX's type and words (JAX's adds where the call was).
@@ -324,9 +311,9 @@ def test_auto_abstract_mesh_alone(both):
         spec = L.Spec((8,), L.np.float32)
         with L.s.use_abstract_mesh(auto):
             return [_types_traced(L, lambda v: L.lax.with_sharding_constraint(v, P("x")), spec),
-                    _raised(lambda: L.jit(lambda v: v, in_shardings=P("x")).trace(spec).lower())[0],
-                    _raised(lambda: L.jit(lambda v: v, out_shardings=P("x")).trace(spec).lower())[0]]
-    ours, theirs = _both(both, program)
+                    raised(lambda: L.jit(lambda v: v, in_shardings=P("x")).trace(spec).lower())[0],
+                    raised(lambda: L.jit(lambda v: v, out_shardings=P("x")).trace(spec).lower())[0]]
+    ours, theirs = run_both(both, program)
     assert ours == theirs == ["float32[8]", "RuntimeError", "RuntimeError"]
 
 
@@ -336,15 +323,15 @@ def test_lowering_over_an_abstract_mesh_alone_needs_platforms(both):
         x = L.np.arange(8.0, dtype=L.np.float32)
         spec = L.Spec((8,), L.np.float32)
         with L.s.use_abstract_mesh(explicit):
-            results = [_raised(lambda: L.jit(lambda v: v * 2).trace(spec).lower()),
-                       _raised(lambda: L.jit(lambda v: L.s.reshard(v, L.s.PartitionSpec("x"))).trace(spec).lower()),
-                       _raised(lambda: L.jit(lambda v: v * 2)(x)),
-                       _raised(lambda: x + 1)]  # eager operations run as jit computations
+            results = [raised(lambda: L.jit(lambda v: v * 2).trace(spec).lower()),
+                       raised(lambda: L.jit(lambda v: L.s.reshard(v, L.s.PartitionSpec("x"))).trace(spec).lower()),
+                       raised(lambda: L.jit(lambda v: v * 2)(x)),
+                       raised(lambda: x + 1)]  # eager operations run as jit computations
         # With a concrete mesh the abstract one only types: lowering needs no platforms.
         with L.set_mesh(L.make_mesh((2, 4), ("x", "y"))), L.s.use_abstract_mesh(explicit):
-            results.append(_raised(lambda: L.jit(lambda v: v * 2).trace(spec).lower()))
+            results.append(raised(lambda: L.jit(lambda v: v * 2).trace(spec).lower()))
         return results
-    ours, theirs = _both(both, program)
+    ours, theirs = run_both(both, program)
     context = "AbstractMesh('x': 2, 'y': 4, axis_types=(Explicit, Explicit))"
     for (t_type, t_message), (j_type, j_message) in zip(ours, theirs):
         assert t_type == j_type
@@ -369,7 +356,7 @@ def test_lowering_for_platforms_over_an_abstract_mesh_alone(both):
             text = L.jit(lambda v: L.np.zeros(8, out_sharding=L.s.PartitionSpec("x")) + v).trace(
                 L.Spec((8,), L.np.float32)).lower(**platforms).as_text()
         return "mhlo.num_partitions = 8" in text, 'sdy.mesh @mesh = <["x"=2, "y"=4]>' in text
-    ours, theirs = _both(both, program)
+    ours, theirs = run_both(both, program)
     assert ours == theirs == (True, True)
 
 
@@ -408,7 +395,7 @@ def test_export_over_an_abstract_mesh_alone(both, jx):
                 if all(s is None for s in exp._in_named_shardings + exp._out_named_shardings):
                     results.append((exp.in_shardings_hlo, exp.out_shardings_hlo))
         return results
-    ours, theirs = _both(both, program)
+    ours, theirs = run_both(both, program)
     assert ours == theirs
     mesh = ((2, 4), ("x", "y"), None)
     assert ours[:4] == [(8, ("cpu",), [None], [None]), ((None,), (None,))] * 2
@@ -426,7 +413,7 @@ def test_export_of_an_unplaced_function_over_an_abstract_mesh(both, jx):
         export = jx.export.export if L.name == "jax" else toolkit.export.export
         with L.s.use_abstract_mesh(L.s.AbstractMesh((2, 4), ("x", "y"), (L.s.AxisType.Explicit,) * 2)):
             return export(L.jit(lambda v: v * 2), platforms=["cpu"])(L.Spec((8,), L.np.float32)).nr_devices
-    ours, theirs = _both(both, program)
+    ours, theirs = run_both(both, program)
     assert ours == theirs == 8
 
 
@@ -447,7 +434,7 @@ def test_manual_axis_type_fields_equality_repr(both):
                 sorted(mat.invarying(mesh)), sorted(empty.invarying(mesh)),
                 repr(L.s.ManualAxisType(unreduced={"y"})), repr(L.s.ManualAxisType(unreduced={"y"}, reduced={"y"})),
                 pickle.loads(pickle.dumps(split)) is split)
-    ours, theirs = _both(both, program)
+    ours, theirs = run_both(both, program)
     assert ours == theirs
     assert ours[0] == "ManualAxisType(varying=frozenset({'x'}), unreduced=frozenset(), reduced=frozenset())"
 
@@ -455,15 +442,15 @@ def test_manual_axis_type_fields_equality_repr(both):
 def test_manual_axis_type_errors(both):
     def program(L):
         mat = L.s.ManualAxisType(varying={"x"})
-        return [_raised(lambda: L.s.ManualAxisType(varying={"x"}, unreduced={"x"})),
-                _raised(lambda: L.s.ManualAxisType(varying={"x"}, reduced={"x"})),
-                _raised(lambda: mat.update(reduced={"x"})),
-                _raised(lambda: L.s.ManualAxisType({"x"})),
-                _raised(lambda: L.s.ManualAxisType(varying=("x",)))[0],
-                _raised(lambda: L.s.ManualAxisType(varying=["x"], unreduced=["y"]))[0],
-                _raised(lambda: L.s.ManualAxisType(reduced=["y"]))[0],
-                _raised(lambda: setattr(mat, "varying", frozenset()))[0]]
-    ours, theirs = _both(both, program)
+        return [raised(lambda: L.s.ManualAxisType(varying={"x"}, unreduced={"x"})),
+                raised(lambda: L.s.ManualAxisType(varying={"x"}, reduced={"x"})),
+                raised(lambda: mat.update(reduced={"x"})),
+                raised(lambda: L.s.ManualAxisType({"x"})),
+                raised(lambda: L.s.ManualAxisType(varying=("x",)))[0],
+                raised(lambda: L.s.ManualAxisType(varying=["x"], unreduced=["y"]))[0],
+                raised(lambda: L.s.ManualAxisType(reduced=["y"]))[0],
+                raised(lambda: setattr(mat, "varying", frozenset()))[0]]
+    ours, theirs = run_both(both, program)
     assert ours == theirs
     assert ours[0] == ("ValueError", "varying and unreduced cannot have common mesh axes. Got varying={'x'} and "
                        "unreduced={'x'}")

@@ -15,6 +15,7 @@ import pytest
 
 import toolkit
 import toolkit.sharding as tsharding
+from _oracle import raised, run_both
 
 pytestmark = pytest.mark.multidevice
 
@@ -43,20 +44,6 @@ def both(jx):
     return tuple(namespaces)
 
 
-def _both(both, program):
-    """``program(L)`` run on toolkit's names and on JAX's: the pair of results."""
-    return tuple(program(lib) for lib in both)
-
-
-def _raised(call):
-    """``(exception type name, message)`` of what ``call()`` raises (``("no error", "")`` if nothing)."""
-    try:
-        call()
-    except Exception as error:  # noqa: BLE001 - what is raised is the thing compared
-        return type(error).__name__, str(error)
-    return "no error", ""
-
-
 def _spec(array):
     """The result's spec as a tuple padded to its rank (JAX writes ``P('y',)`` where toolkit writes ``P('y', None)``)."""
     spec = tuple(array.sharding.spec)
@@ -76,11 +63,11 @@ def test_constraint_naming_an_explicit_axis_of_a_mixed_mesh_is_refused(both, spe
         P = L.P
         user = P(*[P.UNCONSTRAINED if e == "UNCONSTRAINED" else e for e in spec])
         with L.set_mesh(L.mixed):
-            in_jit = _raised(lambda: L.jit(lambda a: L.lax.with_sharding_constraint(a * 2, user))(_X))
-        without_mesh = _raised(lambda: L.lax.with_sharding_constraint(_X, L.s.NamedSharding(L.mixed, user)))
+            in_jit = raised(lambda: L.jit(lambda a: L.lax.with_sharding_constraint(a * 2, user))(_X))
+        without_mesh = raised(lambda: L.lax.with_sharding_constraint(_X, L.s.NamedSharding(L.mixed, user)))
         return in_jit, without_mesh
 
-    tk, jax = _both(both, program)
+    tk, jax = run_both(both, program)
     for (tk_type, tk_text), (jax_type, jax_text) in zip(tk, jax):
         assert tk_type == jax_type == "ValueError"
         assert "can only refer to Auto axes of the mesh" in jax_text
@@ -90,7 +77,7 @@ def test_constraint_naming_an_explicit_axis_of_a_mixed_mesh_is_refused(both, spe
 
 def test_constraint_with_explicit_axes_and_no_mesh_in_context_is_refused(both):
     # Outside an all-Explicit context mesh the constraint is not an assertion: naming an Explicit axis is refused.
-    tk, jax = _both(both, lambda L: _raised(lambda: L.jit(
+    tk, jax = run_both(both, lambda L: raised(lambda: L.jit(
         lambda a: L.lax.with_sharding_constraint(a, L.s.NamedSharding(L.explicit, L.P("x"))))(_X)))
     assert tk[0] == jax[0] == "ValueError"
     assert "can only refer to Auto axes" in tk[1]
@@ -117,7 +104,7 @@ def test_constraint_on_auto_axes_of_a_mixed_mesh_keeps_the_explicit_type(both):
             lowered = L.jit(f).trace(x).lower()
             return types_seen, _constraints_in(lowered.as_text()), np.asarray(lowered.compile()(x)).tolist()
 
-    tk, jax = _both(both, program)
+    tk, jax = run_both(both, program)
     assert tk[0] == jax[0] == ["float32[8@x,4]"] * 2
     # The user's constraints (those naming y); the type's own constraints around each op differ (JAX leaves an
     # Auto mesh's unnamed dimensions open, `{"x", ?}`, toolkit closes them), which is not this file's subject.
@@ -132,7 +119,7 @@ def test_gradient_through_a_constraint_on_auto_axes(both):
             grad = L.jit(L.grad(lambda a: (L.lax.with_sharding_constraint(a * a, L.P(None, "y")) * 3).sum()))(x)
             return str(L.typeof(grad)), np.asarray(grad).tolist()
 
-    tk, jax = _both(both, program)
+    tk, jax = run_both(both, program)
     assert tk == jax
 
 
@@ -141,11 +128,11 @@ def test_constraint_is_an_assertion_on_an_all_explicit_mesh(both):
         with L.set_mesh(L.explicit):
             x = L.device_put(_X, L.P("x"))
             matching = _placed(L.jit(lambda a: L.lax.with_sharding_constraint(a * 2, L.P("x")))(x))
-            other = _raised(lambda: L.jit(lambda a: L.lax.with_sharding_constraint(a * 2, L.P("y")))(x))
-            untyped = _raised(lambda: L.jit(lambda a: L.lax.with_sharding_constraint(a * 2, L.P("x")))(_X))
+            other = raised(lambda: L.jit(lambda a: L.lax.with_sharding_constraint(a * 2, L.P("y")))(x))
+            untyped = raised(lambda: L.jit(lambda a: L.lax.with_sharding_constraint(a * 2, L.P("x")))(_X))
         return matching, other, untyped
 
-    tk, jax = _both(both, program)
+    tk, jax = run_both(both, program)
     assert tk[0] == jax[0]
     for (tk_type, tk_text), (jax_type, _) in zip(tk[1:], jax[1:]):
         assert tk_type == jax_type == "AssertionError"
@@ -158,13 +145,13 @@ def test_constraint_is_an_assertion_on_an_all_explicit_mesh(both):
 def test_reshard_to_auto_axes_is_refused(both):
     def program(L):
         with L.set_mesh(L.mixed):
-            mixed_eager = _raised(lambda: L.reshard(L.device_put(_X, L.P("x")), L.P(None, "y")))
-            mixed_jit = _raised(lambda: L.jit(lambda a: L.reshard(a, L.P(("x", "y"))))(_X))
-        auto = _raised(lambda: L.jit(lambda a: L.reshard(a, L.s.NamedSharding(L.auto, L.P("x"))))(_X))
-        none = _raised(lambda: L.reshard(_X, None))
+            mixed_eager = raised(lambda: L.reshard(L.device_put(_X, L.P("x")), L.P(None, "y")))
+            mixed_jit = raised(lambda: L.jit(lambda a: L.reshard(a, L.P(("x", "y"))))(_X))
+        auto = raised(lambda: L.jit(lambda a: L.reshard(a, L.s.NamedSharding(L.auto, L.P("x"))))(_X))
+        none = raised(lambda: L.reshard(_X, None))
         return mixed_eager, mixed_jit, auto, none
 
-    tk, jax = _both(both, program)
+    tk, jax = run_both(both, program)
     assert [t for t, _ in tk] == [t for t, _ in jax] == ["ValueError"] * 4
     assert "cannot contain axis names that are of type Auto or Manual" in tk[0][1]
     assert "axis name: y of type: AxisType.Auto" in tk[0][1] and "axis name: y" in tk[1][1]
@@ -177,7 +164,7 @@ def test_reshard_to_explicit_axes_of_a_mixed_mesh(both):
         with L.set_mesh(L.mixed):
             return _placed(L.jit(lambda a: L.reshard(a * 2, L.P("x")))(_X))
 
-    tk, jax = _both(both, program)
+    tk, jax = run_both(both, program)
     assert tk == jax
 
 
@@ -191,7 +178,7 @@ def test_constraint_over_the_abstract_mesh_runs_on_the_arguments_devices(both, m
         with L.s.use_abstract_mesh(mesh.abstract_mesh):
             return _placed(L.jit(lambda a: L.lax.with_sharding_constraint(a * 2, L.P(*spec)))(x))
 
-    tk, jax = _both(both, program)
+    tk, jax = run_both(both, program)
     assert tk[1:] == jax[1:]  # devices and values
     if mesh_name == "mixed":
         # toolkit lays an output typed over a mesh with an Auto axis out as its type (P('x', None)); JAX leaves
@@ -208,7 +195,7 @@ def test_constraint_over_the_abstract_mesh_with_no_committed_argument(both):
             out = L.jit(lambda a: L.lax.with_sharding_constraint(a * 2, L.P("x", "y")))(_X)
         return type(out.sharding).__name__, len(out.sharding.device_set), np.asarray(out).tolist()
 
-    tk, jax = _both(both, program)
+    tk, jax = run_both(both, program)
     assert tk == jax
 
 
@@ -218,5 +205,5 @@ def test_reshard_over_the_abstract_mesh_runs_on_the_arguments_devices(both):
         with L.s.use_abstract_mesh(L.explicit.abstract_mesh):
             return _placed(L.jit(lambda a: L.reshard(a * 2, L.P(None, "y")))(x))
 
-    tk, jax = _both(both, program)
+    tk, jax = run_both(both, program)
     assert tk == jax
