@@ -191,7 +191,7 @@ def test_indivisible_spec_raises(tmesh, jx, jmesh):
 
 
 def test_axis_used_twice_raises(tmesh):
-    with toolkit.set_mesh(tmesh), pytest.raises(ValueError, match="more than once"):
+    with toolkit.set_mesh(tmesh), pytest.raises(toolkit.shard.DuplicateSpecError, match="duplicate entries for `x`"):
         toolkit.device_put(X, P("x", "x"))
 
 

@@ -10,10 +10,10 @@ import pytest  # noqa: E402
 
 from toolkit.runtime.client import devices  # noqa: E402
 from toolkit.shard import (  # noqa: E402
-    UNCONSTRAINED, AbstractDevice, AbstractMesh, GSPMDSharding, Mesh, NamedSharding, P, PmapSharding, PositionalSharding,
-    SingleDeviceSharding, as_named_sharding, device_put_sharded, get_mesh, host_array, hlo_sharding_from_text,
-    mhlo_sharding_text, named_sharding_from_hlo, set_mesh, sharding_from_hlo, shardy_mesh_text,
-    shardy_sharding_text, to_op_sharding)
+    UNCONSTRAINED, AbstractDevice, AbstractMesh, DuplicateSpecError, GSPMDSharding, Mesh, NamedSharding, P,
+    PmapSharding, PositionalSharding, SingleDeviceSharding, as_named_sharding, device_put_sharded, get_mesh,
+    host_array, hlo_sharding_from_text, mhlo_sharding_text, named_sharding_from_hlo, set_mesh, sharding_from_hlo,
+    shardy_mesh_text, shardy_sharding_text, to_op_sharding)
 
 pytestmark = pytest.mark.multidevice
 
@@ -260,14 +260,16 @@ def test_abstract_mesh_sharding():
 
 def test_error_axis_not_in_mesh():
     mesh = Mesh(np.array(devices()).reshape(2, 4), ("x", "y"))
-    with pytest.raises(ValueError, match="'z'.*not in the mesh"):
+    with pytest.raises(ValueError, match=r"Resource axis: z of P\('x', 'z'\) is not found in mesh: \('x', 'y'\)\."):
         NamedSharding(mesh, P("x", "z"))
 
 
 def test_error_axis_used_twice():
     mesh = Mesh(np.array(devices()).reshape(2, 4), ("x", "y"))
-    with pytest.raises(ValueError, match="'x' more than once"):
+    # JAX's DuplicateSpecError: an Exception, not a ValueError, with JAX's words.
+    with pytest.raises(DuplicateSpecError, match=r"but P\('x', \('y', 'x'\)\) has duplicate entries for `x`") as error:
         NamedSharding(mesh, P("x", ("y", "x")))
+    assert not isinstance(error.value, ValueError) and error.value.pspec == P("x", ("y", "x"))
 
 
 def test_error_spec_longer_than_rank():

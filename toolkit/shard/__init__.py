@@ -26,7 +26,7 @@ from toolkit.shard.mesh import (
     AbstractDevice, AbstractMesh, AxisType, ManualAxisType, Mesh, get_abstract_mesh, get_mesh, make_mesh, set_mesh,
     use_abstract_mesh,
 )
-from toolkit.shard.named_sharding import NamedSharding, named_sharding_from_hlo
+from toolkit.shard.named_sharding import DuplicateSpecError, NamedSharding, named_sharding_from_hlo
 from toolkit.shard.partition_spec import UNCONSTRAINED, P, PartitionSpec
 from toolkit.shard.placement import device_put_sharded, host_array
 from toolkit.shard.pmap import (NoSharding, PmapSharding, Replicated, ShardedAxis, ShardingSpec,
@@ -40,7 +40,7 @@ from toolkit.shard.resolve import resolve_sharding
 from toolkit.shard.explicit import typeof
 
 __all__ = [
-    "AbstractDevice", "AbstractMesh", "AxisType", "ManualAxisType", "GSPMDSharding", "HloSharding", "Mesh", "NamedSharding", "NoSharding",
+    "AbstractDevice", "AbstractMesh", "AxisType", "DuplicateSpecError", "ManualAxisType", "GSPMDSharding", "HloSharding", "Mesh", "NamedSharding", "NoSharding",
     "OpSharding", "P", "PartitionSpec", "PmapSharding", "PositionalSharding", "Replicated",
     "ShardedAxis", "Sharding", "ShardingSpec", "ShardyMeshSymbols", "SingleDeviceSharding", "UNCONSTRAINED", "Unstacked",
     "as_named_sharding", "device_put_sharded", "host_array", "get_abstract_mesh", "get_mesh", "use_abstract_mesh",

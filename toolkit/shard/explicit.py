@@ -24,7 +24,7 @@ from typing import Any
 from toolkit.core import sharding_types
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.shard.mesh import AbstractMesh, AxisType, Mesh, get_mesh
-from toolkit.shard.named_sharding import NamedSharding
+from toolkit.shard.named_sharding import NamedSharding, check_unique_axes
 from toolkit.shard.partition_spec import UNCONSTRAINED, PartitionSpec
 from toolkit.shard.resolve import resolve_sharding, spec_context_mesh
 
@@ -133,11 +133,7 @@ def canonicalize_out_sharding(out_sharding: Any, what: str) -> NamedSharding | N
                              f"{mesh.abstract_mesh} passed to {what}.")
     if mesh is not None:
         names = PartitionSpec(*spec).axis_names_used()
-        twice = sorted({n for n in names if names.count(n) > 1}, key=str)
-        if twice:
-            shown = ", ".join(sorted(f"`{a}`" for a in twice))
-            raise ValueError(f"A single NamedSharding spec specification can map every mesh axis to at most one "
-                             f"positional dimension, but {_jax_spec_text(spec)} has duplicate entries for {shown}")
+        check_unique_axes(PartitionSpec(*spec), "NamedSharding spec", mesh)
         for n in names:
             if n not in mesh.axis_names:
                 raise ValueError(f"Resource axis: {n} of {_jax_spec_text(spec)} is not found in mesh: "

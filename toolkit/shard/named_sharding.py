@@ -30,22 +30,33 @@ from toolkit.shard.partition_spec import UNCONSTRAINED, PartitionSpec
 from toolkit.shard.sharding import Sharding, check_memory_kind
 
 
+class DuplicateSpecError(Exception):
+    """A spec that maps a mesh axis to more than one dimension (JAX's ``DuplicateSpecError``, an ``Exception``
+    that is not a ``ValueError``). ``message``, ``mesh`` and ``pspec`` are JAX's attributes."""
+
+    def __init__(self, message: str, mesh: Any, pspec: Any):
+        super().__init__(message)
+        self.message, self.mesh, self.pspec = message, mesh, pspec
+
+
+def check_unique_axes(spec: PartitionSpec, what: str, mesh: Any = None) -> None:
+    """:class:`DuplicateSpecError` (JAX's words) if ``spec`` uses a mesh axis in more than one place; ``what``
+    names the spec in it (``"NamedSharding spec"``)."""
+    names = spec.axis_names_used()
+    twice = {n for n in names if names.count(n) > 1}
+    if twice:
+        shown = ", ".join(sorted(f"`{a}`" for a in twice))
+        raise DuplicateSpecError(f"A single {what} specification can map every mesh axis to at most one positional "
+                                 f"dimension, but {spec} has duplicate entries for {shown}", mesh, spec)
+
+
 def check_spec(mesh: Mesh | AbstractMesh, spec: PartitionSpec) -> None:
-    """``ValueError`` if ``spec`` names an axis ``mesh`` lacks or uses an axis twice."""
-    seen: set = set()
-    for entry in spec:
-        if entry is None or entry is UNCONSTRAINED:
-            continue
-        for name in entry if isinstance(entry, tuple) else (entry,):
-            if name not in mesh.axis_names:
-                raise ValueError(
-                    f"PartitionSpec {spec} names mesh axis {name!r}, which is not in the mesh; "
-                    f"the mesh axes are {mesh.axis_names}")
-            if name in seen:
-                raise ValueError(
-                    f"PartitionSpec {spec} uses mesh axis {name!r} more than once; each mesh axis may "
-                    f"split at most one array dimension")
-            seen.add(name)
+    """As JAX checks a ``NamedSharding``: :class:`DuplicateSpecError` if ``spec`` uses an axis twice, then
+    ``ValueError`` if it names an axis ``mesh`` lacks (JAX's words for both)."""
+    check_unique_axes(spec, "NamedSharding spec", mesh)
+    for name in spec.axis_names_used():
+        if name not in mesh.axis_names:
+            raise ValueError(f"Resource axis: {name} of {spec} is not found in mesh: {tuple(mesh.axis_names)}.")
 
 
 def check_rank(spec: PartitionSpec, ndim: int, what: Any) -> None:
