@@ -6,6 +6,8 @@ and the committed arrays among the arguments, following JAX's rules:
 * explicit shardings win; they fix the device assignment;
 * otherwise committed arguments (placed with an explicit device or sharding)
   fix it, and must all agree, or a ``ValueError`` names the arguments;
+* otherwise the concrete mesh of ``set_mesh`` fixes it (and every other
+  placement must name the mesh's devices, in its order);
 * otherwise the computation runs on the default device.
 
 With more than one device the module is partitioned SPMD by XLA, inputs and
@@ -29,6 +31,7 @@ from toolkit.runtime import client as runtime_client
 from toolkit.shard import (AbstractMesh, AxisType, GSPMDSharding, Mesh, NamedSharding, PartitionSpec, Sharding,
                            SingleDeviceSharding, get_mesh, named_sharding_from_hlo)
 from toolkit.shard.explicit import concrete_sharding
+from toolkit.shard.mesh import get_concrete_mesh
 from toolkit.shard.resolve import abstract_context, resolve_tree
 
 
@@ -93,6 +96,11 @@ class ShardingPlan:
         #: Per flat output, the memory kind its value is in (``"device"``/``"pinned_host"``, see
         #: :func:`propagate_memory_kinds`); None when nothing names another memory than the default.
         self.propagated_out_kinds: list[str] | None = None
+        #: The concrete mesh of ``set_mesh`` the computation runs over, or None: inputs and outputs nothing
+        #: else places are laid out over it (:meth:`context_default_sharding`).
+        self.context_mesh: Mesh | None = None
+        #: The rank of each input (set with ``context_mesh``): its default sharding's spec depends on it.
+        self._arg_ranks: tuple[int, ...] = ()
 
     # -- inputs ----------------------------------------------------------------
     def arg_sharding(self, i: int, aval: ShapedArray) -> Any:
@@ -101,6 +109,9 @@ class ShardingPlan:
         """
         sharding = self._arg_shardings[i]
         if sharding is None:
+            if self.context_mesh is not None:
+                # Not kept in _arg_shardings: an export records the inputs given no sharding as unspecified.
+                return self.context_default_sharding(aval.ndim)
             sharding = self._arg_shardings[i] = self._default_sharding()
         return sharding
 
@@ -108,6 +119,16 @@ class ShardingPlan:
         if self.num_partitions == 1:
             return SingleDeviceSharding(self.devices[0])
         return GSPMDSharding.get_replicated(self.devices)
+
+    def context_default_sharding(self, ndim: int) -> NamedSharding:
+        """The sharding of a value of rank ``ndim`` that nothing places, over the context mesh: replicated, its
+        spec ``P(None, ...)`` (one None per dimension, the type JAX gives it) when the mesh has an Explicit axis,
+        else ``P()`` (as JAX recovers XLA's replicated choice over an Auto mesh)."""
+        mesh = self.context_mesh
+        assert mesh is not None
+        if AxisType.Explicit in mesh.axis_types:
+            return NamedSharding(mesh, PartitionSpec(*([None] * ndim)))
+        return NamedSharding(mesh, PartitionSpec())
 
     def arg_runtime_sharding(self, i: int, aval: ShapedArray) -> Any:
         """jaxlib's sharding object for argument ``i`` of type ``aval`` (what device_put and the executable use)."""
@@ -126,6 +147,8 @@ class ShardingPlan:
         """Shardings to write on the module's arguments (all of them when SPMD, else none)."""
         if self.num_partitions == 1:
             return []
+        if self.context_mesh is not None:
+            return [self._arg_shardings[i] or self.context_default_sharding(self._arg_ranks[i]) for i in kept]
         return [self._arg_shardings[i] or self._default_sharding() for i in kept]
 
     def memory_kinds(self, kept: Sequence[int]) -> tuple[list[str | None], list[str | None], list[bool]] | None:
@@ -209,7 +232,13 @@ class ShardingPlan:
         for i, aval in enumerate(out_avals):
             sharding = flat[i]
             if sharding is None:
-                sharding = chosen[i] if chosen is not None else self._default_sharding()
+                if chosen is not None and self.num_partitions > 1:
+                    sharding = chosen[i]
+                elif self.context_mesh is not None:
+                    # Nothing chosen (one device: XLA partitions nothing): replicated over the context mesh.
+                    sharding = self.context_default_sharding(aval.ndim)
+                else:
+                    sharding = chosen[i] if chosen is not None else self._default_sharding()
                 kind = None if self.propagated_out_kinds is None else self.propagated_out_kinds[i]
                 if kind is not None and kind != sharding.memory_kind:
                     # The memory the value is in (a traced device_put's), which @main's result says too.
@@ -257,6 +286,67 @@ def _check_abstract_placement(abstract: AbstractMesh, shardings: Sequence[Any],
         "over this process's devices to lower), or enter a concrete mesh of that shape with toolkit.set_mesh")
 
 
+def _concrete_context_mesh() -> Mesh | None:
+    """The concrete mesh of ``set_mesh`` (JAX's ``get_concrete_mesh``), or None when there is none or it is empty
+    (the deprecated ``with mesh:`` is not one: jit ignores it, as JAX's)."""
+    mesh = get_concrete_mesh()
+    return mesh if mesh is not None and not mesh.empty else None
+
+
+def _devices_text(devices: Sequence[Any]) -> str:
+    return f"with device ids {[d.id for d in devices]} on platform {devices[0].platform.upper()}"
+
+
+def _context_mismatch(context: Mesh, what: str, sharding: Any) -> ValueError:
+    """JAX's error for a placement (``what``: its kind, as JAX names it) on other devices than the context mesh's."""
+    return ValueError(f"Received incompatible devices for jitted computation. Got jit's context mesh "
+                      f"{_devices_text(tuple(context.devices.flat))} and {what} "
+                      f"{_devices_text(tuple(sharding._device_assignment))}")
+
+
+def _check_context_args(context: Mesh, traced: Any, arg_shardings: Sequence[Any]) -> None:
+    """Raise JAX's ``ValueError`` when an argument's placement (a committed array's sharding or a given
+    ``in_sharding``) names other devices, or another order of them, than the context mesh: as JAX, the
+    computation then runs nowhere consistent. Shardings over an ``AbstractMesh`` name no devices and pass."""
+    expected = tuple(context.devices.flat)
+    for i, (given, own) in enumerate(zip(arg_shardings, traced._arg_shardings)):
+        if own is not None and not _over_abstract_mesh(own) and tuple(own._device_assignment) != expected:
+            aval = traced.in_avals[i]
+            shape = f"{aval.dtype.name}[{','.join(str(d) for d in aval.shape)}]"
+            raise ValueError(
+                f"Received incompatible devices for jitted computation. Got argument {traced.arg_paths[i]} of "
+                f"{traced._wrapped.name} with shape {shape} and {_devices_text(tuple(own._device_assignment))} "
+                f"and jit's context mesh {_devices_text(expected)}")
+        if given is not None and not _over_abstract_mesh(given) and tuple(given._device_assignment) != expected:
+            raise _context_mismatch(context, "ARG_SHARDING", given)
+
+
+def _check_context_placements(context: Mesh, out_shardings: Sequence[Any], constraints: Sequence[Any]) -> None:
+    """As :func:`_check_context_args`, for the given ``out_shardings`` and the shardings the body fixes."""
+    expected = tuple(context.devices.flat)
+    for what, shardings in (("explicit output sharding", out_shardings),
+                            ("sharding_constraint inside jit", constraints)):
+        for sharding in shardings:
+            if not _over_abstract_mesh(sharding) and tuple(sharding._device_assignment) != expected:
+                raise _context_mismatch(context, what, sharding)
+
+
+def _context_typed_outs(context: Mesh, traced: Any, out_spec: Any,
+                        explicit_outs: list[Any] | None) -> list[Any] | None:
+    """Under a context mesh with an Explicit axis every result is typed over it, as in JAX: the results with
+    neither a requested sharding nor an explicitly sharded type are replicated over the mesh, ``P(None, ...)``.
+    (toolkit does not type the values traced under such a mesh, so an untyped result came from untyped, that
+    is replicated, inputs.) Over Auto axes XLA chooses them: ``explicit_outs`` is returned as it is."""
+    if AxisType.Explicit not in context.axis_types:
+        return explicit_outs
+    out_avals = traced.program.out_avals
+    given = _flatten_prefix(out_spec, traced.out_tree, "out_shardings") if out_spec is not None \
+        else [None] * len(out_avals)
+    typed = explicit_outs if explicit_outs is not None else [None] * len(out_avals)
+    return [t if t is not None or g is not None else NamedSharding(context, PartitionSpec(*([None] * a.ndim)))
+            for t, g, a in zip(typed, given, out_avals)]
+
+
 def plan_shardings(traced: Any, platforms: Sequence[str] | None = None) -> ShardingPlan:
     """The plan for a ``Traced``: devices, input and output shardings.
 
@@ -284,6 +374,12 @@ def plan_shardings(traced: Any, platforms: Sequence[str] | None = None) -> Shard
             arg_shardings[i] = spec_sharding
             committed[i] = True
     explicit = [s for s in arg_shardings if s is not None]
+    # Eager primitives (toolkit.dispatch.EagerExecutables compiles each with a jit object not cached by function)
+    # keep running on one device under set_mesh: their executables are cached without the mesh context, so one
+    # planned over the mesh would answer outside it too (JAX runs them over the mesh).
+    context = _concrete_context_mesh() if wrapped._function_cache else None
+    if context is not None:
+        _check_context_args(context, traced, arg_shardings)
     committed_args = [(traced.arg_paths[i], s) for i, s in enumerate(traced._arg_shardings) if s is not None]
     if in_shardings is None and committed_args:
         first_path, first = committed_args[0]
@@ -303,9 +399,13 @@ def plan_shardings(traced: Any, platforms: Sequence[str] | None = None) -> Shard
     explicit_outs = _explicit_out_shardings(traced, arg_shardings, out_spec,
                                             [s.mesh for s, _ in constraints if isinstance(s, NamedSharding)])
     out_explicit = [s for s in explicit_outs or () if s is not None]
-    if out_spec is not None:
-        out_explicit += [s for s in _flatten_prefix(out_spec, traced.out_tree, "out_shardings") if s is not None]
+    given_out_shardings = [s for s in _flatten_prefix(out_spec, traced.out_tree, "out_shardings") if s is not None] \
+        if out_spec is not None else []
+    out_explicit += given_out_shardings
     constraint_shardings = [s for s, _ in constraints]
+    if context is not None:
+        _check_context_placements(context, given_out_shardings, constraint_shardings)
+        explicit_outs = _context_typed_outs(context, traced, out_spec, explicit_outs)
     all_explicit = explicit + out_explicit + constraint_shardings
     # As JAX's _get_and_check_device_assignment: a sharding over an AbstractMesh names no devices (its positions
     # are those of the computation's devices), so only the others place the computation.
@@ -317,13 +417,21 @@ def plan_shardings(traced: Any, platforms: Sequence[str] | None = None) -> Shard
                 # HLO shardings index devices by position, so the orders must agree too.
                 raise ValueError(f"the shardings given to jit use different device assignments: "
                                  f"{[d.id for d in devices]} and {[d.id for d in s._device_assignment]}")
+    elif context is not None:
+        # As JAX's _get_and_check_device_assignment: nothing else places the computation, so the context mesh
+        # does (its devices in its order; the placements above were checked to be those).
+        devices = tuple(context.devices.flat)
     else:
         devices = (runtime_client.default_device(),)
     plan = ShardingPlan(devices, arg_shardings, out_spec, traced.out_tree, committed, constraints)
+    if context is not None:
+        # Uncommitted inputs are laid out over the mesh (as JAX: replicated; see arg_sharding).
+        plan.context_mesh = context
+        plan._arg_ranks = tuple(aval.ndim for aval in traced.in_avals)
     # As JAX: outputs are committed when the computation's placement was given (explicit shardings too), so a
     # global output passed on keeps its layout instead of being re-placed from the host. A traced device_put to
     # a memory space commits them too (JAX's transfer_mem_kind_in_jaxpr).
-    plan.committed = plan.committed or bool(all_explicit) or puts_to_space
+    plan.committed = plan.committed or bool(all_explicit) or puts_to_space or context is not None
     plan.body_memory_kinds = body_kinds
     default = plan._default_kind()
     given_kinds = [s.memory_kind for s in explicit + out_explicit] + body_kinds

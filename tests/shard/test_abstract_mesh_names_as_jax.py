@@ -403,9 +403,6 @@ def test_export_over_an_abstract_mesh_alone(both, jx):
     assert ours[5] == (8, ("cpu",), [(*mesh, ("x",), None)], [None])  # the result typed P("x") only
 
 
-@pytest.mark.xfail(strict=True, reason="toolkit/sharding_plan.py runs a jit that no sharding places on one device "
-                   "even under a mesh (set_mesh too); JAX's runs on the context mesh's devices, so its export over "
-                   "an abstract mesh has nr_devices = the mesh's size")
 def test_export_of_an_unplaced_function_over_an_abstract_mesh(both, jx):
     import toolkit.export
 

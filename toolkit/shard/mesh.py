@@ -591,7 +591,30 @@ def set_mesh(mesh: Mesh) -> Iterator[Mesh]:
     if not isinstance(mesh, Mesh):
         raise TypeError(f"set_mesh expects a Mesh, got {type(mesh).__name__}")
     with mesh:
-        yield mesh
+        stack = _concrete_stack()
+        stack.append(mesh)
+        try:
+            yield mesh
+        finally:
+            stack.pop()
+
+
+def _concrete_stack() -> list:
+    """The meshes ``set_mesh`` entered, innermost last (``with mesh:`` alone does not push here)."""
+    stack = getattr(_state, "concrete", None)
+    if stack is None:
+        stack = _state.concrete = []
+    return stack
+
+
+def get_concrete_mesh() -> Mesh | None:
+    """The mesh of the innermost ``set_mesh`` block (JAX's ``get_concrete_mesh``), or None.
+
+    jit runs a computation nothing else places over it. The deprecated ``with mesh:`` is not one: it sets
+    ``get_mesh()`` (bare specs' meaning) but not the devices jit runs on, as JAX's legacy context.
+    """
+    stack = _concrete_stack()
+    return stack[-1] if stack else None
 
 
 def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[MeshAxisName],
