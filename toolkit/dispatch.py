@@ -51,8 +51,8 @@ from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, abstract_token, av
 from toolkit.passes.default_pipeline import jit_pipeline_generation
 from toolkit.runtime import arrays as runtime_arrays, native_pytrees
 from toolkit.shard import placement
-from toolkit.shard.mesh import OPEN_CONTEXTS, get_mesh, mesh_context_is_empty
-from toolkit.shard.resolve import abstract_context
+from toolkit.shard.mesh import OPEN_CONTEXTS, mesh_context_is_empty
+from toolkit.shard.resolve import abstract_only_context
 
 #: What a fast call returns when its arguments are not laid out as compiled: take the full path.
 MISS = object()
@@ -864,7 +864,7 @@ class EagerExecutables:
                     if result is not MISS:
                         return list(result) if primitive.multiple_results else [result]
         params_key = _params_key(params)
-        if OPEN_CONTEXTS[0] and get_mesh() is None and abstract_context("explicit") is not None:
+        if OPEN_CONTEXTS[0] and abstract_only_context() is not None:
             # use_abstract_mesh alone: JAX refuses to run an op there (no devices), and planning the op's
             # computation says so; no executable or constant kept from outside may answer instead.
             params_key = None

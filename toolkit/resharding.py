@@ -88,7 +88,7 @@ def _checked_reshard_target(s: Any) -> NamedSharding:
     for name in sharding.spec.axis_names_used():
         if types.get(name) in (AxisType.Auto, AxisType.Manual):
             raise ValueError(f"PartitionSpec passed to reshard cannot contain axis names that are of type Auto or "
-                             f"Manual. Got PartitionSpec: P{tuple(sharding.spec)!r} with axis name: {name} of "
+                             f"Manual. Got PartitionSpec: {sharding.spec!r} with axis name: {name} of "
                              f"type: {types[name]}.")
     return sharding
 

@@ -32,7 +32,7 @@ from toolkit.shard import (AbstractMesh, AxisType, GSPMDSharding, Mesh, NamedSha
                            SingleDeviceSharding, get_mesh, named_sharding_from_hlo)
 from toolkit.shard.explicit import concrete_sharding
 from toolkit.shard.mesh import get_concrete_mesh
-from toolkit.shard.resolve import abstract_context, resolve_tree
+from toolkit.shard.resolve import abstract_only_context, resolve_tree
 
 
 PARTITIONERS = ("gspmd", "shardy")
@@ -260,12 +260,6 @@ def _body_sharding(eqn: Any) -> tuple[Any, int]:
         mesh = eqn.params["mesh"]
         return NamedSharding(mesh, PartitionSpec(tuple(mesh.axis_names))), 1
     return eqn.params["sharding"], eqn.inputs[0].aval.ndim
-
-
-def abstract_only_context() -> AbstractMesh | None:
-    """The abstract mesh of ``use_abstract_mesh`` when it is the only mesh in context and has an Explicit axis
-    (JAX's ``get_ctx_mesh``: only then does jit run over it; an all-Auto one is ignored), else None."""
-    return None if get_mesh() is not None else abstract_context("explicit")
 
 
 def _check_abstract_placement(abstract: AbstractMesh, shardings: Sequence[Any],

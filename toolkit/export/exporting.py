@@ -50,8 +50,8 @@ from toolkit.numpy import zeros
 from toolkit.passes.sharding_annotate import annotate_shardings
 from toolkit.runtime import client as runtime_client
 from toolkit.runtime.portable import serialize_portable
-from toolkit.shard.resolve import is_sharding_leaf
-from toolkit.sharding_plan import abstract_only_context, plan_shardings
+from toolkit.shard.resolve import abstract_only_context, is_sharding_leaf
+from toolkit.sharding_plan import plan_shardings
 from toolkit.stages import Wrapped, jit
 
 #: jaxlib's CPU LAPACK kernels (FFI), whose compatibility JAX tests and guarantees.

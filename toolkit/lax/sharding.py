@@ -113,15 +113,10 @@ def constrain_to_jit_sharding(x: Any, sharding: Sharding) -> Any:
         if wanted != current:
             raise AssertionError(
                 "`with_sharding_constraint` acts as an assert when all axes of mesh are of type `Explicit`. The "
-                f"array sharding: {_spec_text(current.spec)} did not match the sharding provided: "
-                f"{None if wanted is None else _spec_text(wanted.spec)}. Please use `toolkit.reshard` to shard your "
+                f"array sharding: {current.spec!r} did not match the sharding provided: "
+                f"{None if wanted is None else wanted.spec!r}. Please use `toolkit.reshard` to shard your "
                 "input to the sharding you want.")
     return sharding_constraint_p.bind(x, sharding=sharding)
-
-
-def _spec_text(spec: Any) -> str:
-    """A spec as JAX prints it in these errors: ``P('x',)``, ``P('x', None)``, ``P()``."""
-    return "P" + repr(tuple(spec))
 
 
 def _padded(spec: Any, ndim: int) -> tuple:
@@ -137,8 +132,8 @@ def _assert_type_matches(current: Any, sharding: NamedSharding, ndim: int) -> No
     if any(w is not UNCONSTRAINED and h != w for h, w in zip(have, want)):
         raise AssertionError(
             "`with_sharding_constraint` acts as an assert when all axes of mesh are of type `Explicit`. The array "
-            f"sharding: {_spec_text(have)} did not match the sharding provided: {_spec_text(want)}. Please use "
-            "`toolkit.reshard` to shard your input to the sharding you want.")
+            f"sharding: {PartitionSpec(*have)!r} did not match the sharding provided: {PartitionSpec(*want)!r}. "
+            "Please use `toolkit.reshard` to shard your input to the sharding you want.")
 
 
 def _check_names_auto_axes(sharding: NamedSharding) -> None:
@@ -148,7 +143,7 @@ def _check_names_auto_axes(sharding: NamedSharding) -> None:
     if any(types.get(name) is not AxisType.Auto for name in sharding.spec.axis_names_used()):
         raise ValueError(
             "The spec of NamedSharding passed to with_sharding_constraint can only refer to Auto axes of the mesh. "
-            f"Got spec={_spec_text(sharding.spec)} and mesh={sharding.mesh.abstract_mesh}. You probably meant to "
+            f"Got spec={sharding.spec!r} and mesh={sharding.mesh.abstract_mesh}. You probably meant to "
             "use `reshard` API?")
 
 

@@ -99,11 +99,6 @@ def typeof(x: Any) -> ShapedArray:
 
 # -- out_sharding= (toolkit.numpy's matmul/dot/einsum/reshape/creation functions, lax.reshape/broadcasted_iota) ----
 
-def _jax_spec_text(spec: Any) -> str:
-    """A spec as JAX prints it in errors: ``P('x',)``, ``P('x', None)``, ``P()``."""
-    return "P" + repr(tuple(spec))
-
-
 def canonicalize_out_sharding(out_sharding: Any, what: str) -> NamedSharding | None:
     """``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``set_mesh`` or ``use_abstract_mesh``)
     checked as JAX checks it.
@@ -136,13 +131,13 @@ def canonicalize_out_sharding(out_sharding: Any, what: str) -> NamedSharding | N
         check_unique_axes(PartitionSpec(*spec), "NamedSharding spec", mesh)
         for n in names:
             if n not in mesh.axis_names:
-                raise ValueError(f"Resource axis: {n} of {_jax_spec_text(spec)} is not found in mesh: "
+                raise ValueError(f"Resource axis: {n} of {PartitionSpec(*spec)!r} is not found in mesh: "
                                  f"{tuple(mesh.axis_names)}.")
         types = dict(zip(mesh.axis_names, mesh.axis_types))
         for n in names:
             if types[n] is not AxisType.Explicit:
                 raise ValueError(f"PartitionSpec passed to {what} cannot contain axis names that are of type Auto "
-                                 f"or Manual. Got PartitionSpec: {_jax_spec_text(spec)} with axis name: {n} of "
+                                 f"or Manual. Got PartitionSpec: {PartitionSpec(*spec)!r} with axis name: {n} of "
                                  f"type: {types[n]}.")
     return resolve_sharding(out_sharding, what, ValueError)
 
@@ -158,7 +153,7 @@ def out_type_sharding(sharding: NamedSharding, shape: tuple) -> NamedSharding | 
     if len(spec) > ndim:
         if any(e is not None for e in spec[ndim:]):
             # JAX fails an assertion here (``AssertionError: (ndim, spec)``).
-            raise ValueError(f"out_sharding {_jax_spec_text(spec)} has {len(spec)} entries but the result has rank "
+            raise ValueError(f"out_sharding {PartitionSpec(*spec)!r} has {len(spec)} entries but the result has rank "
                              f"{ndim} (shape {tuple(shape)}); only trailing None entries may exceed the rank")
         spec = spec[:ndim]
     sizes = dict(zip(sharding.mesh.axis_names, sharding.mesh.axis_sizes))
@@ -173,5 +168,5 @@ def out_type_sharding(sharding: NamedSharding, shape: tuple) -> NamedSharding | 
         if type(d) is int and d % ways:
             raise ValueError(f"Sharding spec {names} implies that array axis {dim} is partitioned {ways} times, but "
                              f"does not evenly divide the dimension size {d}. Got shape: {tuple(shape)} and sharding "
-                             f"NamedSharding(mesh={sharding.mesh.abstract_mesh}, spec={_jax_spec_text(padded)})")
+                             f"NamedSharding(mesh={sharding.mesh.abstract_mesh}, spec={PartitionSpec(*padded)!r})")
     return type_sharding(sharding, ndim)

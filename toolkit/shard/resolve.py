@@ -47,6 +47,13 @@ def abstract_context(abstract_use: AbstractUse) -> AbstractMesh | None:
     return abstract
 
 
+def abstract_only_context() -> AbstractMesh | None:
+    """The abstract mesh of ``use_abstract_mesh`` when it is the only mesh in context and has an Explicit axis
+    (JAX's ``get_ctx_mesh``: only then does jit run over it, and eager ops are refused; an all-Auto one is
+    ignored), else None."""
+    return None if get_mesh() is not None else abstract_context("explicit")
+
+
 def spec_context_mesh(abstract_use: AbstractUse = "any") -> Mesh | AbstractMesh | None:
     """The mesh a bare ``PartitionSpec`` is over: the concrete mesh of ``set_mesh``, else the abstract mesh of
     ``use_abstract_mesh`` as ``abstract_use`` allows (see :data:`AbstractUse`), else None.
