@@ -119,10 +119,7 @@ ERROR_NAMES = ["ConcretizationTypeError", "InconclusiveDimensionOperation", "JAX
                "UnexpectedTracerError"]
 
 
-@pytest.mark.parametrize("name", [
-    pytest.param(n, marks=pytest.mark.xfail(strict=True, reason="toolkit's UnexpectedTracerError is an Exception, "
-                                            "JAX's a TypeError (docs/differences-from-jax.md)"))
-    if n == "UnexpectedTracerError" else n for n in ERROR_NAMES])
+@pytest.mark.parametrize("name", ERROR_NAMES)
 def test_error_classes_have_jax_bases(name):
     ours, theirs = getattr(toolkit.errors, name), getattr(jax.errors, name)
     builtin = [c for c in theirs.__mro__ if c.__module__ == "builtins" and c is not object]

@@ -27,6 +27,7 @@ import numpy as np
 
 from toolkit.core import dtypes, eager_functions
 from toolkit.core.avals import ShapedArray, aval_of, leaf_avals
+from toolkit.core.error_classes import JAXTypeError
 from toolkit.core.program import Equation, Literal, Program, SourceInfo, Var
 from toolkit.core import pytrees
 
@@ -44,8 +45,8 @@ class TracerIntegerConversionError(TypeError):
     ``jax.errors.TracerIntegerConversionError``."""
 
 
-class UnexpectedTracerError(Exception):
-    """A tracer escaped the trace that made it (e.g. stored in a global)."""
+class UnexpectedTracerError(JAXTypeError):
+    """A tracer escaped the trace that made it (e.g. stored in a global); a ``TypeError``, as JAX's."""
 
 
 class TracerArrayConversionError(TypeError):
