@@ -51,7 +51,7 @@ from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, abstract_token, av
 from toolkit.passes.default_pipeline import jit_pipeline_generation
 from toolkit.runtime import arrays as runtime_arrays, native_pytrees
 from toolkit.shard import placement
-from toolkit.shard.mesh import OPEN_CONTEXTS, mesh_context_is_empty
+from toolkit.shard.mesh import OPEN_CONTEXTS, get_concrete_mesh, mesh_context, mesh_context_is_empty
 from toolkit.shard.resolve import abstract_only_context
 
 #: What a fast call returns when its arguments are not laid out as compiled: take the full path.
@@ -876,8 +876,11 @@ class EagerExecutables:
             self._generation = generation
         # The out_sharding= overrides in force type the result (toolkit.core.sharding_types): part of the key.
         overrides = tuple(sharding_types._overrides) if sharding_types._overrides else ()
-        # The flags traces depend on (x64): a primitive's rule may read them (its result dtype).
+        # The flags traces depend on (x64): a primitive's rule may read them (its result dtype). Under a mesh
+        # context, the context too: set_mesh's mesh places the op (as JAX's), an abstract mesh types it.
         state = cache_state()
+        if OPEN_CONTEXTS[0]:
+            state = (state, mesh_context(), get_concrete_mesh())
         # Host scalars only, of a pure and deterministic family: the small result computed once (kept below).
         # Their values (with types) determine their avals and placements: the key needs neither.
         constant_key = None

@@ -368,10 +368,8 @@ def plan_shardings(traced: Any, platforms: Sequence[str] | None = None) -> Shard
             arg_shardings[i] = spec_sharding
             committed[i] = True
     explicit = [s for s in arg_shardings if s is not None]
-    # Eager primitives (toolkit.dispatch.EagerExecutables compiles each with a jit object not cached by function)
-    # keep running on one device under set_mesh: their executables are cached without the mesh context, so one
-    # planned over the mesh would answer outside it too (JAX runs them over the mesh).
-    context = _concrete_context_mesh() if wrapped._function_cache else None
+    # Eager primitives too (toolkit.dispatch.EagerExecutables keys their executables on the mesh context).
+    context = _concrete_context_mesh()
     if context is not None:
         _check_context_args(context, traced, arg_shardings)
     committed_args = [(traced.arg_paths[i], s) for i, s in enumerate(traced._arg_shardings) if s is not None]

@@ -153,15 +153,26 @@ def test_export_under_set_mesh_records_the_mesh_size(both):
     assert [r[0] for r in ours] == [8, 8]
 
 
-@pytest.mark.xfail(strict=True, reason="toolkit/dispatch.py EagerExecutables caches eager executables without the "
-                   "mesh context, so toolkit/sharding_plan.py keeps eager primitives on one device under set_mesh; "
-                   "JAX runs them over the mesh")
-def test_eager_ops_under_set_mesh(both):
+@pytest.mark.parametrize("axis_type", ["Explicit", "Auto"])
+def test_eager_ops_under_set_mesh(both, axis_type):
+    """Eager operations (primitives, library functions, a Python scalar operand, a host array, random) run over
+    the context mesh, as JAX's; the same operations after the block run on one device again (no executable or
+    kept operand made over the mesh answers outside it), and an argument committed elsewhere is JAX's error."""
     def program(L):
-        with L.set_mesh(_mesh(L, "Explicit")):
-            return _placement(L.np.ones(8) * 2)
+        mesh = _mesh(L, axis_type)
+        x0 = L.device_put(np.ones(8, np.float32), L.devices()[0])
+
+        def ops():
+            out = [L.np.ones(8) * 2, L.np.arange(8.0), L.np.sin(np.ones(8, np.float32)), L.np.ones((8, 4)).sum(0),
+                   L.lax.cumsum(L.np.ones(8)), L.np.ones(8) + 1.5]
+            return [_replicated(_placement(a)) for a in out] + [np.asarray(out[-1]).tolist()]
+        with L.set_mesh(mesh):
+            inside = ops()
+            committed_elsewhere = raised(lambda: x0 * 2)
+        return inside, committed_elsewhere[0], ops()
     ours, theirs = run_both(both, program)
     assert ours == theirs
+    assert ours[0][0][2] is not None and ours[2][0][2] is None
 
 
 def test_jit_under_the_deprecated_mesh_context_manager(both):

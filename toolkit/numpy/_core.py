@@ -19,6 +19,7 @@ from toolkit.lax import structural as lax_structural
 from toolkit.runtime.client import Device
 from toolkit.shard import Sharding, SingleDeviceSharding
 from toolkit.shard.explicit import canonicalize_out_sharding
+from toolkit.shard.mesh import OPEN_CONTEXTS
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
@@ -353,8 +354,10 @@ def _array_and_scalar(x: Any, y: Any) -> list[Any] | None:
     else:
         return None
     aval = array.aval
-    if aval.sharding is not None or tracing._state.builders or sharding_types._overrides:
-        return None  # types with shardings, out_sharding= overrides and traces: the general path
+    if aval.sharding is not None or tracing._state.builders or sharding_types._overrides or OPEN_CONTEXTS[0]:
+        # types with shardings, out_sharding= overrides, traces and mesh contexts (under set_mesh the operand is
+        # placed over the mesh, and must not answer outside it): the general path
+        return None
     if not host_to_device_unguarded():
         return None  # a guarded scalar is uploaded (and checked, or logged) on every use, as JAX's is
     dtype, weak = aval.dtype, aval.weak_type
