@@ -33,7 +33,7 @@ from typing import Any, Callable, NamedTuple, Sequence
 from toolkit.core import pytrees, sharding_types, tracing
 from toolkit.core.config import cache_state
 from toolkit.lax import parallel
-from toolkit.shard.mesh import get_mesh
+from toolkit.shard.mesh import mesh_context
 
 
 class _Kept(NamedTuple):
@@ -52,7 +52,7 @@ def context_key(in_tree: pytrees.PyTreeDef | None, in_avals: tuple) -> tuple:
     that led to it (``user_source_info``, interned, or a transformation's source override), which another call
     site must not inherit; so is the ``compute_on`` type its operations record."""
     source = tracing.current_source_override() or tracing.user_source_info(tracing.current_builder())
-    return (in_tree, in_avals, source, tracing.current_compute_type(), get_mesh(), parallel.axis_context(),
+    return (in_tree, in_avals, source, tracing.current_compute_type(), mesh_context(), parallel.axis_context(),
             tuple(sharding_types._overrides), cache_state())
 
 
