@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from toolkit.core import dtypes, pytrees, tracing
-from toolkit.core.avals import ShapedArray
+from toolkit.core.avals import ShapedArray, abstract_token
 from toolkit.lax.sharding import device_put_p
 from toolkit.memory import Space, space_to_kind
 from toolkit.runtime import arrays as runtime_arrays
@@ -322,6 +322,35 @@ def _reconstruct_array(value: np.ndarray, weak_type: bool) -> Array:
     return Array(placement.device_put_sharded(host, target, weak_type=weak_type), aval, target, False)
 
 
+class Token:
+    """A concrete XLA token (JAX's ``core.Token``): what ``toolkit.lax.create_token()`` and ``after_all`` return
+    outside a trace, and what a jit call returns for a token result.
+
+    It holds the runtime buffer of the token (``_buf``) and no data: no shape, dtype or arithmetic (``t + 1`` is
+    Python's ``TypeError``, as JAX's), and ``toolkit.numpy`` refuses it. Passed to a jit call it becomes the
+    token parameter (an empty ``bool`` buffer in its place once the token's own computation is done, as JAX
+    passes one); ``toolkit.typeof(t)`` is ``AbstractToken()``.
+    """
+
+    __slots__ = ("_buf",)
+    #: The token type (``toolkit.core.avals.abstract_token``): how traces and jit signatures read a token.
+    aval = abstract_token
+
+    def __init__(self, buf: Any):
+        self._buf = buf
+
+    def block_until_ready(self) -> None:
+        """Wait until the computation that made this token is done (JAX's ``Token.block_until_ready``)."""
+        self._buf.block_until_ready()
+
+
+def token_argument(token: Token, sharding: Any) -> Any:
+    """The runtime array a token parameter of an executable takes, laid out by ``sharding``: an empty ``bool``
+    buffer, once the token's computation is done (JAX's ``_token_shard_arg``)."""
+    token.block_until_ready()
+    return placement.device_put_sharded(np.zeros((0,), np.bool_), sharding, weak_type=False)
+
+
 def _index_key(index: tuple) -> tuple:
     return tuple((s.start, s.stop, s.step) if isinstance(s, slice) else s for s in index)
 
@@ -353,7 +382,7 @@ def _host_value(x: Any) -> tuple[np.ndarray, ShapedArray]:
 
 
 def block_until_ready_tree(x: Any) -> Any:
-    """Wait for every ``Array`` in the pytree ``x`` (``toolkit.block_until_ready``); returns ``x``.
+    """Wait for every ``Array`` (and ``Token``) in the pytree ``x`` (``toolkit.block_until_ready``); returns ``x``.
 
     The leaves come from jaxlib's C++ flatten (built-in nodes), and any other
     leaf is flattened by toolkit's registry, so registered classes are looked
@@ -367,6 +396,8 @@ def block_until_ready_tree(x: Any) -> Any:
     for leaf in leaves:
         if isinstance(leaf, Array):
             arrays.append(leaf)
+        elif type(leaf) is Token:
+            arrays.append(leaf._buf)
         elif native is not None:  # a node only toolkit knows (OrderedDict, registered classes): its arrays
             arrays.extend(a for a in pytrees.tree_leaves(leaf) if isinstance(a, Array))
     if len(arrays) == 1:
@@ -506,7 +537,11 @@ def put_host_operand(value: np.ndarray) -> Array:
     return _put_host_array(value if dtype == value.dtype else value.astype(dtype))
 
 
-def _put_one(x: Any, target: Any) -> Array:
+def _put_one(x: Any, target: Any) -> Any:
+    if type(x) is Token:
+        # A token holds no data to move: a new one after it, as JAX's device_put makes one.
+        x.block_until_ready()
+        return Token(x._buf)
     if target is None and type(x) is np.ndarray and x.dtype.kind != "O":
         return put_host_operand(x)  # numpy's float64 is float32 with x64 off (JAX's device_put)
     committed = target is not None

@@ -627,6 +627,8 @@ def fast_caller(compiled: Any) -> Callable[[Sequence[Array]], Any]:
     a steady-state call is the identity checks of the arguments' shardings,
     PJRT's execute, the result handlers and the output ``Array``s.
     """
+    if compiled._has_tokens:  # tokens in or out: the full path (Compiled._call_flat) passes and makes them
+        return _always_miss
     execute = compiled._executable.execute_sharded
     handlers = compiled._handlers
     expected = tuple(compiled._arg_runtime_shardings)
@@ -678,6 +680,10 @@ def fast_caller(compiled: Any) -> Callable[[Sequence[Array]], Any]:
     return call_two if len(expected) == 2 and single else call
 
 
+def _always_miss(leaves: Sequence[Array]) -> Any:
+    return MISS
+
+
 def call_compiled(compiled: Any, args: tuple, kwargs: dict) -> Any:
     """``Compiled.__call__``: ``compiled`` run on a call's arguments, checked against what it was compiled for.
 
@@ -698,7 +704,8 @@ def call_compiled(compiled: Any, args: tuple, kwargs: dict) -> Any:
         raise TypeError(f"the compiled function {wrapped.name} was called with arguments of tree structure "
                         f"{sig.tree}, but it was compiled for {compiled.in_tree}")
     for i, (given, expected) in enumerate(zip(sig.avals, compiled._in_avals)):
-        if given.shape != expected.shape or given.dtype != expected.dtype:
+        if given.shape != expected.shape or given.dtype != expected.dtype \
+                or (given is abstract_token) != (expected is abstract_token):
             raise TypeError(f"argument {compiled._paths[i]} of the compiled function {wrapped.name} has type "
                             f"{given.str_short()}, but it was compiled for {expected.str_short()}")
     if positional and compiled._fast_ok and all(type(leaf) is Array for leaf in sig.leaves):

@@ -35,9 +35,9 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from toolkit import compiled_format, jit_cache
-from toolkit.array import Array
+from toolkit.array import Array, Token, token_argument
 from toolkit.core import dtypes, mutable_refs, pytrees, trace_cache, tracing
-from toolkit.core.avals import ArgInfo, ShapedArray, is_static_shape
+from toolkit.core.avals import ArgInfo, ShapedArray, abstract_token, is_static_shape
 from toolkit.core.program import Program
 from toolkit.core.config import cache_state, flag_value
 from toolkit.call_trees import argument_paths, infer_argnums_and_argnames
@@ -565,8 +565,11 @@ class Compiled:
         self._handlers = [runtime_arrays.result_handler(a, s._runtime_sharding(a.ndim))
                           for a, s in zip(self._out_avals, self._out_shardings)]
         self._donated = [traced.donated[i] for i in self._kept]
-        # The fast call path applies when every input is kept and nothing is donated.
-        self._fast_ok = len(self._kept) == len(self._in_avals) and not any(self._donated)
+        # Token results are handed out as Tokens, token arguments passed as empty buffers (the full path does both).
+        self._token_outputs = [i for i, a in enumerate(self._out_avals) if a is abstract_token]
+        self._has_tokens = bool(self._token_outputs) or any(a is abstract_token for a in self._in_avals)
+        # The fast call path applies when every input is kept, nothing is donated and no token crosses.
+        self._fast_ok = len(self._kept) == len(self._in_avals) and not any(self._donated) and not self._has_tokens
         self._single_output = self._out_tree == pytrees.tree_structure(0)
 
     def _copy_for(self, lowered: Lowered | None) -> "Compiled":
@@ -647,12 +650,16 @@ class Compiled:
             rsharding = self._arg_runtime_shardings[position]
             if type(leaf) is Array and leaf._impl._sharding is rsharding:
                 impls.append(leaf._impl)
+            elif type(leaf) is Token:
+                impls.append(token_argument(leaf, self._plan.arg_sharding(i, self._in_avals[i])))
             else:
                 impls.append(place_argument(self, leaf, i, position))
         outs = runtime_executable.execute(self._executable, impls, self._handlers)
         committed = self._plan.committed
-        flat = [Array(impl, aval, sharding, committed)
-                for impl, aval, sharding in zip(outs, self._out_avals, self._out_shardings)]
+        flat: list[Any] = [Array(impl, aval, sharding, committed)
+                           for impl, aval, sharding in zip(outs, self._out_avals, self._out_shardings)]
+        for i in self._token_outputs:
+            flat[i] = Token(flat[i])
         return pytrees.tree_unflatten(self._out_tree, flat)
 
 

@@ -11,7 +11,7 @@ from toolkit.core.avals import abstract_token
 from toolkit.lax.compiler_controls import dce_sink
 from toolkit.lax.tokens import after_all, create_token
 
-from _oracle import assert_same_typed
+from _oracle import assert_same_typed, raised
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
@@ -138,3 +138,42 @@ def test_errors_are_jax_s():
         toolkit.jit(lambda x: after_all(create_token(), x))(X)
     with pytest.raises(TypeError, match=r"^Arguments to after_all must be tokens"):
         after_all(token, X)
+
+
+def test_concrete_tokens_as_jax():
+    """An eager token is a ``Token`` (JAX's ``core.Token``), not an array: no data, no arithmetic, refused by the
+    numpy functions, waited for by ``block_until_ready``, and passed to jit calls (an eager one too) as JAX's."""
+    def program(L, N):
+        token = L.lax.create_token()
+        merged = L.lax.after_all(token, L.lax.create_token())
+        through = L.jit(threaded(L.lax.after_all))
+        passed, value = through(token, 1.0)
+        again, value = through(passed, value)
+        return [type(t).__name__ for t in (token, merged, passed, again, L.jit(lambda: L.lax.create_token())())], \
+            str(L.typeof(token)), np.asarray(value).tolist(), \
+            raised(lambda: token + 1)[0], np.asarray(token).dtype, bool(token), hasattr(token, "shape"), \
+            raised(lambda: N.sin(token)), token.block_until_ready(), L.block_until_ready((token, value))[0] is token, \
+            raised(lambda: L.device_put(token))[0]
+    ours, theirs = program(toolkit, tnp), program(jax, jnp)
+    assert ours[0] == theirs[0] == ["Token"] * 5
+    assert ours[1:7] == theirs[1:7]
+    assert ours[7][0] == theirs[7][0] == "TypeError" and ours[7][1].startswith("sin requires ndarray or scalar "
+                                                                              "arguments, got <class")
+    assert ours[8:] == theirs[8:]
+    # A Compiled takes a token where it was compiled for one, and nothing else there (JAX 0.10.2's Compiled
+    # call fails on any token: its argument check reads the token type's shape).
+    compiled = toolkit.jit(threaded(after_all)).lower(create_token(), 1.0).compile()
+    token, value = compiled(create_token(), 2.0)
+    assert type(token).__name__ == "Token" and float(value) == 3.0
+    with pytest.raises(TypeError, match=r"argument args\[0\] of the compiled function token_through has type "
+                                        r"bool\[0\], but it was compiled for Tok"):
+        compiled(np.zeros(0, bool), 2.0)
+
+
+def test_traced_token_refused_by_numpy():
+    """A traced token in a numpy function is a ``TypeError`` naming the function (JAX's is an ``AttributeError``
+    of its abstract value), not a program XLA refuses."""
+    with pytest.raises(TypeError, match=r"^add requires ndarray or scalar arguments, got .* at position 0: a token"):
+        toolkit.jit(lambda t: t + 1)(create_token())
+    with pytest.raises(AttributeError, match="AbstractToken"):
+        jax.jit(lambda t: t + 1)(jax.lax.create_token())

@@ -9,9 +9,10 @@ a program and lowered to ``!stablehlo.token``:
 - ``after_all(*tokens)``: one token that comes after all of ``tokens`` (``stablehlo.after_all``);
   anything but a token is a ``TypeError``, as in JAX.
 
-A token may be an argument and a result of ``toolkit.jit``; it crosses the boundary as JAX's does, an
-empty ``bool`` buffer (``core.get_token_aval()``) in the token's place. Neither primitive has a
-derivative or a batching rule in JAX; see the rule modules for what toolkit does instead.
+A token may be an argument and a result of ``toolkit.jit``; outside a trace it is a ``toolkit.array.Token``
+(JAX's ``core.Token``), which crosses the boundary as JAX's does, an empty ``bool`` buffer
+(``core.get_token_aval()``) in the token's place. Neither primitive has a derivative or a batching rule in
+JAX; see the rule modules for what toolkit does instead.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import numpy as np
 
 from toolkit.array import Array, _put_one, device_put, put_host_operand
 from toolkit.core import dtypes, shape_poly, sharding_types, tracing
+from toolkit.core.avals import abstract_token
 from toolkit.core.config import cache_state, flag_value, host_to_device_unguarded
 from toolkit.core.tracing import Tracer
 from toolkit.lax import elementwise as lax_elementwise
@@ -146,6 +147,13 @@ def check_arraylike(name: str, *args: Any) -> None:
     ``TypeError`` naming the function and the argument's position (``toolkit.numpy.asarray`` converts lists)."""
     for position, x in enumerate(args):
         if type(x) in ARRAYLIKE_TYPES:
+            continue
+        if isinstance(x, Tracer):
+            # A traced token (jit(f)(toolkit.lax.create_token())) is a tracer with no array in it. Checked on every
+            # call (tracer types are never added to the set): tracing, not the eager hot path.
+            if x.aval is abstract_token:
+                raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x)} at position "
+                                f"{position}: a token, which holds no data.")
             continue
         if not (is_array(x) or isinstance(x, (np.ndarray, np.generic)) or dtypes.is_python_scalar(x)
                 or _is_symbolic(x) or (hasattr(x, "__jax_array__") or (hasattr(x, "shape") and hasattr(x, "dtype")))):
