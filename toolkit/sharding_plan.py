@@ -274,10 +274,22 @@ def _check_abstract_placement(abstract: AbstractMesh, shardings: Sequence[Any],
         raise ValueError("Passing platforms via toolkit.export or jit(f).trace(*args).lower(platforms=...) is "
                          "required when only AbstractMesh exists in a jitted computation. Got context mesh: "
                          f"{abstract}")
-    raise NotImplementedError(
-        f"toolkit cannot lower for platforms {tuple(platforms)} over the abstract mesh {abstract} alone: its "
-        "lowerings are placed on concrete devices. toolkit.export(jit(f), platforms=...) can (it lays the mesh "
-        "over this process's devices to lower), or enter a concrete mesh of that shape with toolkit.set_mesh")
+    raise AbstractMeshPlacement(abstract, platforms)
+
+
+class AbstractMeshPlacement(NotImplementedError):
+    """A computation placed by an abstract mesh alone (``use_abstract_mesh``, no concrete sharding), lowered for
+    ``platforms``: JAX lowers it for devices to come; toolkit's plans need devices, so ``Traced.lower`` lowers it
+    over the mesh laid on this process's devices instead (and ``Lowered.compile`` asks for the devices, as JAX's).
+    Raised by :func:`plan_shardings`; ``mesh`` is the abstract mesh."""
+
+    def __init__(self, mesh: AbstractMesh, platforms: Sequence[str]):
+        super().__init__(
+            f"toolkit cannot plan a computation for platforms {tuple(platforms)} over the abstract mesh {mesh} "
+            "alone: its plans are placed on concrete devices (Traced.lower lays the mesh over this process's "
+            "devices; toolkit.export(jit(f), platforms=...) does too), or enter a concrete mesh of that shape with "
+            "toolkit.set_mesh")
+        self.mesh = mesh
 
 
 def _concrete_context_mesh() -> Mesh | None:

@@ -52,10 +52,11 @@ from toolkit.passes import dump as ir_dump
 from toolkit.passes.default_pipeline import jit_pipeline, jit_pipeline_generation, jit_pipeline_text
 from toolkit.passes.pipeline import Pipeline, parse_pipeline
 from toolkit.passes.registry import registry_generation
-from toolkit.runtime import arrays as runtime_arrays, executable as runtime_executable
-from toolkit.shard.mesh import OPEN_CONTEXTS, mesh_context, mesh_context_is_empty
-from toolkit.shard.resolve import resolve_tree
-from toolkit.sharding_plan import (_flatten_prefix, device_or_backend_shardings, out_info_specs, partitioner_choice,
+from toolkit.runtime import arrays as runtime_arrays, client as runtime_client, executable as runtime_executable
+from toolkit.shard.mesh import (OPEN_CONTEXTS, AbstractMesh, abstract_mesh_on, mesh_context, mesh_context_is_empty,
+                                 set_mesh)
+from toolkit.shard.resolve import abstract_only_context, resolve_tree
+from toolkit.sharding_plan import (AbstractMeshPlacement, _flatten_prefix, device_or_backend_shardings, out_info_specs, partitioner_choice,
                                    plan_shardings, shardings_from_hlo, with_chosen_inputs)
 
 CompilerOptions = dict[str, str | bool]  # jax.stages.CompilerOptions: the XLA options Lowered.compile() takes
@@ -133,6 +134,8 @@ class Wrapped:
         donated = jit_cache.donated_leaves(self, sig)
         traced = Traced(self, program, sig.tree, out_tree, sig.avals, donated, paths, sig.shardings)
         traced._trace_key = key
+        if OPEN_CONTEXTS[0] and abstract_only_context() is not None:
+            traced._signature = sig  # to trace again over the abstract mesh laid on devices (Traced.lower)
         return traced
 
     def _trace_program(self, sig: ArgumentSignature) -> tuple[Program, pytrees.PyTreeDef, list, list[str]]:
@@ -308,6 +311,7 @@ class Traced:
     """A traced function: its typed program and the trees of its inputs and outputs."""
 
     _trace_key: tuple | None = None  # its key in the trace cache (jit_cache.trace_key); None: not cached
+    _signature: ArgumentSignature | None = None  # the call's, kept when traced under an abstract mesh alone
 
     def __init__(self, wrapped: Wrapped, program: Program, in_tree: pytrees.PyTreeDef,
                  out_tree: pytrees.PyTreeDef, in_avals: Sequence[ShapedArray], donated: Sequence[bool],
@@ -349,8 +353,23 @@ class Traced:
         ``partitioner`` (``"shardy"`` or ``"gspmd"``; default ``$TOOLKIT_PARTITIONER``, else
         ``"shardy"``, as JAX 0.10) picks the sharding form written and the XLA partitioner ``compile`` uses,
         e.g. ``jit(f, in_shardings=s).trace(x).lower(partitioner="shardy")``.
+
+        Traced under ``use_abstract_mesh`` alone with nothing else placing the computation, ``platforms`` are
+        required (JAX's ``ValueError`` otherwise) and the module is JAX's, over the abstract mesh; its
+        ``compile`` needs ``device_assignment=``, as JAX's.
         """
-        plan = plan_shardings(self, platforms=platforms)
+        try:
+            plan = plan_shardings(self, platforms=platforms)
+        except AbstractMeshPlacement as refusal:
+            if self._signature is None:
+                raise
+            # JAX lowers for devices to come; toolkit's lowerings are placed, so this one is made over the mesh
+            # laid on this process's first devices (as toolkit.export does) and compiles only for given ones.
+            how = {"platforms": platforms, "dim_vars_as_arguments": dim_vars_as_arguments,
+                   "partitioner": partitioner}
+            lowered = self._lower_over(refusal.mesh, runtime_client.devices()[:refusal.mesh.size], how)
+            lowered._over_abstract_mesh = (refusal.mesh, self, how)
+            return lowered
         plan.partitioner = partitioner_choice(partitioner)
         # Lowerings are cached with the trace they lower (toolkit.core.trace_cache): the bytecode is
         # kept, and each Lowered of a hit parses its own module when it is first asked for one.
@@ -379,6 +398,13 @@ class Traced:
         return lowered
 
 
+    def _lower_over(self, mesh: AbstractMesh, devices: Sequence[Any], how: dict[str, Any]) -> "Lowered":
+        """This trace's function traced again and lowered under ``set_mesh`` of ``mesh`` laid on ``devices``."""
+        with set_mesh(abstract_mesh_on(mesh, devices)):
+            assert self._signature is not None
+            return self._wrapped._trace(self._signature).lower(**how)
+
+
 class Lowered:
     """A lowered function: a StableHLO module and the pass pipeline ``compile`` runs on it."""
 
@@ -386,6 +412,8 @@ class Lowered:
     _module_obj: ir.Module | None = None
     _source: bytes | None = None  # the module's bytecode, while no one has been handed the module (see _module)
     _cache_key: tuple | None = None  # its key in the trace cache (jit_cache.lowering_key); None: not cached
+    # (abstract mesh, Traced, lower()'s arguments) of a lowering over an abstract mesh alone (Traced.lower)
+    _over_abstract_mesh: tuple | None = None
 
     def __init__(self, traced: Traced, module: ir.Module | None, kept_var_idx: Sequence[int], plan: Any,
                  platforms: Sequence[str] = (), *, source: bytes | None = None):
@@ -480,7 +508,8 @@ class Lowered:
         return runtime_executable.hlo_cost_analysis(self._bytecode())
 
     def compile(self, compiler_options: Mapping[str, Any] | None = None, *,
-                pipeline: str | Pipeline | None = None) -> Compiled | PolymorphicCompiled:
+                pipeline: str | Pipeline | None = None,
+                device_assignment: Sequence[Any] | None = None) -> Compiled | PolymorphicCompiled:
         """Run the pass pipeline on a copy of the module, then compile it with XLA.
 
         A lowering with symbolic shapes gives a :class:`PolymorphicCompiled` (one executable per shape called).
@@ -489,7 +518,24 @@ class Lowered:
         ``pipeline`` (MLIR pipeline text such as ``"toolkit-simplify, cse"``, or a
         :class:`~toolkit.passes.Pipeline`) runs after the jit pipeline (``self.pipeline``),
         for this compilation only; bad text raises the parser's ``ValueError``.
+        ``device_assignment`` (JAX's): the devices to compile for, in mesh order; required for a lowering over
+        an abstract mesh alone (``RuntimeError`` without it, as JAX's), else it must be the lowering's own
+        devices (JAX's ``ValueError``).
         """
+        if self._over_abstract_mesh is not None:
+            mesh, traced, how = self._over_abstract_mesh
+            if device_assignment is None:
+                raise RuntimeError("device_assignment cannot be `None` during compilation. Please pass a tuple of "
+                                   "devices to `.compile(device_assignment=)`")
+            return traced._lower_over(mesh, device_assignment, how).compile(compiler_options, pipeline=pipeline)
+        if device_assignment is not None:
+            given, own = list(device_assignment), list(self._plan.devices)
+            if given != own:
+                raise ValueError(
+                    "device_assignment passed to `.compile` must match the device_assignment calculated from array "
+                    f"shardings and out_shardings. Got device ids passed to compile {[d.id for d in given]} on "
+                    f"platform {given[0].platform.upper() if given else None} and devices ids calculated from array "
+                    f"shardings and out_shardings {[d.id for d in own]} on platform {own[0].platform.upper()}")
         if pipeline is not None:
             return self._with_passes(pipeline).compile(compiler_options)
         # jit's options first, this call's over them (as JAX appends them to its compile arguments)

@@ -34,9 +34,9 @@ def both(jx):
         pytest.skip("needs 8 CPU devices")
     tk = types.SimpleNamespace(s=tsharding, jit=toolkit.jit, set_mesh=toolkit.set_mesh, make_mesh=toolkit.make_mesh,
                                np=tnp, Spec=toolkit.ShapeDtypeStruct, typeof=toolkit.typeof, lax=toolkit.lax,
-                               name="toolkit")
+                               devices=toolkit.devices, name="toolkit")
     jax = types.SimpleNamespace(s=jsharding, jit=jx.jit, set_mesh=jx.set_mesh, make_mesh=jx.make_mesh, np=jnp,
-                                Spec=jx.ShapeDtypeStruct, typeof=jx.typeof, lax=jx.lax, name="jax")
+                                Spec=jx.ShapeDtypeStruct, typeof=jx.typeof, lax=jx.lax, devices=jx.devices, name="jax")
     return tk, jax
 
 
@@ -345,19 +345,58 @@ def test_lowering_over_an_abstract_mesh_alone_needs_platforms(both):
     assert [t for t, _ in ours] == ["ValueError"] * 4 + ["no error"]
 
 
-@pytest.mark.xfail(strict=True, reason="toolkit.stages.Traced.lower calls plan_shardings(self) without its "
-                   "platforms (toolkit/sharding_plan.py refuses then, as JAX does without lowering_platforms), and "
-                   "toolkit cannot yet lower over an abstract mesh alone outside toolkit.export")
 def test_lowering_for_platforms_over_an_abstract_mesh_alone(both):
+    """``trace(...).lower(platforms)`` under ``use_abstract_mesh`` alone is JAX's module over the mesh; its
+    ``compile`` needs ``device_assignment=`` (JAX's ``RuntimeError`` without it) and then runs on those devices,
+    in their order, with JAX's values and specs."""
     def program(L):
         explicit = L.s.AbstractMesh((2, 4), ("x", "y"), (L.s.AxisType.Explicit,) * 2)
         platforms = {"lowering_platforms" if L.name == "jax" else "platforms": ("cpu",)}
         with L.s.use_abstract_mesh(explicit):
-            text = L.jit(lambda v: L.np.zeros(8, out_sharding=L.s.PartitionSpec("x")) + v).trace(
-                L.Spec((8,), L.np.float32)).lower(**platforms).as_text()
-        return "mhlo.num_partitions = 8" in text, 'sdy.mesh @mesh = <["x"=2, "y"=4]>' in text
+            lowered = L.jit(lambda v: L.np.zeros(8, out_sharding=L.s.PartitionSpec("x")) + v).trace(
+                L.Spec((8,), L.np.float32)).lower(**platforms)
+            text = lowered.as_text()
+            refused = raised(lambda: lowered.compile())
+        devices = L.devices()[:8]
+        results = []
+        for order in (devices, devices[::-1]):
+            out = lowered.compile(device_assignment=tuple(order))(np.arange(8, dtype=np.float32))
+            # Each device's piece (JAX 0.10.2's result, typed over the abstract mesh, cannot be read whole:
+            # np.asarray asks its sharding is_fully_addressable, which JAX does not implement for an AbstractMesh).
+            if L.name == "jax":
+                pieces = {next(iter(a.devices())).id: np.asarray(a).tolist() for a in out._arrays}
+            else:
+                pieces = {s.device.id: np.asarray(s.data).tolist() for s in out.addressable_shards}
+            results.append((pieces, str(out.sharding.spec)))
+        return "mhlo.num_partitions = 8" in text, 'sdy.mesh @mesh = <["x"=2, "y"=4]>' in text, refused, results
     ours, theirs = run_both(both, program)
-    assert ours == theirs == (True, True)
+    assert ours == theirs
+    assert ours[:2] == (True, True) and ours[2][0] == "RuntimeError"
+    # The reversed order puts the first half of the values on devices 7..4.
+    assert ours[3][0][0][0] == [0.0, 1.0, 2.0, 3.0] and ours[3][1][0][7] == [0.0, 1.0, 2.0, 3.0]
+
+
+def test_device_assignment_of_the_wrong_size_over_an_abstract_mesh(both):
+    """Fewer devices than the abstract mesh has positions: toolkit's ``ValueError`` naming both counts (JAX
+    0.10.2 compiles and fails in XLA's HLO verifier)."""
+    tk, _ = both
+    with tk.s.use_abstract_mesh(tk.s.AbstractMesh((2, 4), ("x", "y"), (tk.s.AxisType.Explicit,) * 2)):
+        lowered = tk.jit(lambda v: tk.np.zeros(8, out_sharding=tk.s.PartitionSpec("x")) + v).trace(
+            tk.Spec((8,), np.float32)).lower(platforms=("cpu",))
+    with pytest.raises(ValueError, match=r"has 8 positions, but 4 devices were given"):
+        lowered.compile(device_assignment=tuple(tk.devices()[:4]))
+
+
+def test_compile_device_assignment_must_match_a_placed_lowering(both):
+    """``compile(device_assignment=)`` of a lowering placed on devices accepts those devices and refuses others
+    with JAX's ``ValueError``."""
+    def program(L):
+        lowered = L.jit(lambda v: v * 2).lower(np.ones(4, np.float32))
+        ok = np.asarray(lowered.compile(device_assignment=(L.devices()[0],))(np.ones(4, np.float32))).tolist()
+        return ok, raised(lambda: lowered.compile(device_assignment=(L.devices()[1],)))
+    ours, theirs = run_both(both, program)
+    assert ours == theirs
+    assert ours[1][0] == "ValueError" and "must match the device_assignment calculated" in ours[1][1]
 
 
 def _named_fields(named):

@@ -26,7 +26,6 @@ import dataclasses
 import functools
 from typing import Any, Callable, Sequence
 
-import numpy as np
 from jaxlib.mlir import ir
 
 from toolkit import shard
@@ -50,6 +49,7 @@ from toolkit.numpy import zeros
 from toolkit.passes.sharding_annotate import annotate_shardings
 from toolkit.runtime import client as runtime_client
 from toolkit.runtime.portable import serialize_portable
+from toolkit.shard.mesh import abstract_mesh_on
 from toolkit.shard.resolve import abstract_only_context, is_sharding_leaf
 from toolkit.sharding_plan import plan_shardings
 from toolkit.stages import Wrapped, jit
@@ -296,8 +296,7 @@ def _stand_in_mesh(mesh: Any) -> Any:
     if len(devices) < mesh.size:
         raise ValueError(f"Exporting over {mesh} lowers with {mesh.size} devices, but only {len(devices)} are "
                          "available (set TOOLKIT_NUM_CPU_DEVICES before the first backend use).")
-    return shard.Mesh(np.array(devices[:mesh.size], dtype=object).reshape(mesh.axis_sizes), mesh.axis_names,
-                      axis_types=mesh.axis_types)
+    return abstract_mesh_on(mesh, devices[:mesh.size])
 
 
 def _requested_outs_only(exp: Exported, fun_jit: Any) -> Exported:

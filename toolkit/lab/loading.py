@@ -196,14 +196,15 @@ class LoadedLowered(Lowered):
         return parse_pipeline(f"builtin.module(toolkit-platform-specialize{{platform={self._target_platform} "
                               f"platforms={','.join(self.platforms)} quiet=true}})")
 
-    def compile(self, compiler_options: Any = None, *, pipeline: Any = None) -> Compiled | PolymorphicCompiled:
+    def compile(self, compiler_options: Any = None, *, pipeline: Any = None,
+                device_assignment: Any = None) -> Compiled | PolymorphicCompiled:
         """As :meth:`Lowered.compile`; a program whose signature has 64-bit types is called with them.
 
         A loaded module's types are its own, whatever ``jax_enable_x64`` says: its
         ``f64`` arguments are not canonicalized to ``f32`` (which could only fail),
         so its calls run inside ``toolkit.enable_x64()``.
         """
-        compiled = super().compile(compiler_options, pipeline=pipeline)
+        compiled = super().compile(compiler_options, pipeline=pipeline, device_assignment=device_assignment)
         avals = (*self._traced.in_avals, *self._traced.program.out_avals)
         called_with_x64 = _CALLED_WITH_X64.get(type(compiled))
         if called_with_x64 is not None and any(np.dtype(a.dtype).name in _SIXTY_FOUR_BIT for a in avals):

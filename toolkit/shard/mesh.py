@@ -617,6 +617,17 @@ def get_concrete_mesh() -> Mesh | None:
     return stack[-1] if stack else None
 
 
+def abstract_mesh_on(mesh: AbstractMesh, devices: Sequence[Any]) -> Mesh:
+    """The ``AbstractMesh`` ``mesh`` laid over ``devices`` (exactly ``mesh.size`` of them, in order): a ``Mesh`` of
+    its axis names, sizes and types. What a lowering over an abstract mesh alone is made with (toolkit's lowerings
+    are placed on devices); ``ValueError`` when the device count differs."""
+    devices = tuple(devices)
+    if len(devices) != mesh.size:
+        raise ValueError(f"{mesh} has {mesh.size} positions, but {len(devices)} devices were given to lay it on")
+    return Mesh(np.array(devices, dtype=object).reshape(mesh.axis_sizes), mesh.axis_names,
+                axis_types=mesh.axis_types)
+
+
 def make_mesh(axis_shapes: Sequence[int], axis_names: Sequence[MeshAxisName],
               axis_types: AxisType | tuple[AxisType, ...] | None = None, *,
               devices: Sequence[Any] | None = None) -> Mesh:
