@@ -397,11 +397,10 @@ class Traced:
         lowered._timeline = ir_dump.start_timeline(f"jit_{self.fun_name}", traced=self.program.pretty, module=module)
         return lowered
 
-
     def _lower_over(self, mesh: AbstractMesh, devices: Sequence[Any], how: dict[str, Any]) -> "Lowered":
         """This trace's function traced again and lowered under ``set_mesh`` of ``mesh`` laid on ``devices``."""
+        assert self._signature is not None  # kept by Wrapped._trace under an abstract mesh alone
         with set_mesh(abstract_mesh_on(mesh, devices)):
-            assert self._signature is not None
             return self._wrapped._trace(self._signature).lower(**how)
 
 
