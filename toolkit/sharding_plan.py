@@ -457,19 +457,29 @@ def plan_shardings(traced: Any, platforms: Sequence[str] | None = None) -> Shard
 def out_info_specs(traced: Any) -> list[ShapeDtypeStruct]:
     """A ``ShapeDtypeStruct`` per flat result of ``traced`` with its sharding as JAX's ``Traced.out_info`` gives it:
     the ``out_shardings`` asked for, else the result's type's when every axis of its mesh is Explicit or Manual,
-    else None."""
+    else None. A result toolkit left untyped (replicated) that was traced under such a mesh is typed replicated
+    over it, as JAX types every value there."""
     out_avals = traced.program.out_avals
     given = traced._wrapped.out_shardings
     asked = [None] * len(out_avals) if given is None else _flatten_prefix(
         resolve_tree(given, "jit's out_shardings"), traced.out_tree, "out_shardings")
+    trace_mesh = traced._trace_mesh
+    if trace_mesh is not None and (trace_mesh.empty or not _explicit_or_manual(trace_mesh)):
+        trace_mesh = None
     specs = []
     for aval, sharding in zip(out_avals, asked):
         typed = aval.sharding
-        if sharding is None and typed is not None and all(t in (AxisType.Explicit, AxisType.Manual)
-                                                          for t in typed.mesh.axis_types):
+        if sharding is None and typed is not None and _explicit_or_manual(typed.mesh):
             sharding = typed
+        elif sharding is None and typed is None and trace_mesh is not None:
+            sharding = NamedSharding(trace_mesh, PartitionSpec(*([None] * aval.ndim)))
         specs.append(ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=aval.weak_type, sharding=sharding))
     return specs
+
+
+def _explicit_or_manual(mesh: Any) -> bool:
+    """Whether every axis of ``mesh`` is Explicit or Manual (JAX types values over such a mesh)."""
+    return all(t in (AxisType.Explicit, AxisType.Manual) for t in mesh.axis_types)
 
 
 def _over_abstract_mesh(sharding: Any) -> bool:

@@ -53,8 +53,8 @@ from toolkit.passes.default_pipeline import jit_pipeline, jit_pipeline_generatio
 from toolkit.passes.pipeline import Pipeline, parse_pipeline
 from toolkit.passes.registry import registry_generation
 from toolkit.runtime import arrays as runtime_arrays, client as runtime_client, executable as runtime_executable
-from toolkit.shard.mesh import (OPEN_CONTEXTS, AbstractMesh, abstract_mesh_on, mesh_context, mesh_context_is_empty,
-                                 set_mesh)
+from toolkit.shard.mesh import (OPEN_CONTEXTS, AbstractMesh, abstract_mesh_on, get_abstract_mesh, mesh_context,
+                                 mesh_context_is_empty, set_mesh)
 from toolkit.shard.resolve import abstract_only_context, resolve_tree
 from toolkit.sharding_plan import (AbstractMeshPlacement, _flatten_prefix, device_or_backend_shardings, out_info_specs, partitioner_choice,
                                    plan_shardings, shardings_from_hlo, with_chosen_inputs)
@@ -134,8 +134,11 @@ class Wrapped:
         donated = jit_cache.donated_leaves(self, sig)
         traced = Traced(self, program, sig.tree, out_tree, sig.avals, donated, paths, sig.shardings)
         traced._trace_key = key
-        if OPEN_CONTEXTS[0] and abstract_only_context() is not None:
-            traced._signature = sig  # to trace again over the abstract mesh laid on devices (Traced.lower)
+        if OPEN_CONTEXTS[0]:
+            # The abstract mesh values were typed over (out_info types the untyped ones over an all-Explicit one).
+            traced._trace_mesh = get_abstract_mesh()
+            if abstract_only_context() is not None:
+                traced._signature = sig  # to trace again over the abstract mesh laid on devices (Traced.lower)
         return traced
 
     def _trace_program(self, sig: ArgumentSignature) -> tuple[Program, pytrees.PyTreeDef, list, list[str]]:
@@ -312,6 +315,7 @@ class Traced:
 
     _trace_key: tuple | None = None  # its key in the trace cache (jit_cache.trace_key); None: not cached
     _signature: ArgumentSignature | None = None  # the call's, kept when traced under an abstract mesh alone
+    _trace_mesh: AbstractMesh | None = None  # get_abstract_mesh() of the trace, when a mesh context was open
 
     def __init__(self, wrapped: Wrapped, program: Program, in_tree: pytrees.PyTreeDef,
                  out_tree: pytrees.PyTreeDef, in_avals: Sequence[ShapedArray], donated: Sequence[bool],

@@ -195,8 +195,7 @@ def test_jit_traces_again_under_another_abstract_mesh(both):
 
 def _types_traced(L, fun, *specs, **jit_options):
     """The types (``str(typeof(...))``) of ``fun``'s results, read while ``L.jit(fun, **jit_options)`` traces it
-    on ``specs`` (toolkit's ``Traced.out_info`` carries no sharding, see
-    ``test_trace_out_info_carries_the_type_sharding``)."""
+    on ``specs`` (the types themselves, where ``Traced.out_info`` gives shardings)."""
     seen = []
 
     def recorded(*args):
@@ -257,11 +256,10 @@ def test_trace_out_info_shardings_as_jax(both):
                         info(L.jit(lambda v: v * 2, out_shardings=P("y")).trace(spec).out_info)]
         return results
     ours, theirs = run_both(both, program)
-    # One difference, toolkit's types' design: an unsharded value under an all-Explicit mesh is untyped in toolkit
-    # (replicated by default), where JAX types it replicated over the mesh, so its out_info names no sharding.
-    assert theirs[3] == ("AbstractMesh", ("x", "y"), ("AxisType.Explicit", "AxisType.Explicit"), (None,))
-    assert ours[3] is None
-    assert ours[:3] + ours[4:] == theirs[:3] + theirs[4:]
+    # An unsharded value under an all-Explicit mesh is untyped in toolkit (replicated by default); JAX types it
+    # replicated over the mesh, and so does toolkit's out_info.
+    assert ours[3] == theirs[3] == ("AbstractMesh", ("x", "y"), ("AxisType.Explicit", "AxisType.Explicit"), (None,))
+    assert ours == theirs
     assert theirs[1] == ("AbstractMesh", ("x", "y"), ("AxisType.Explicit", "AxisType.Explicit"), ("x",))
 
 
