@@ -89,7 +89,8 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
         if axis_env:
             # JAX's extend_axis_env_nd: the names are bound (as a shard_map body's manual axes) for the trace only.
             names, sizes = zip(*((name, size) for name, size in axis_env))
-            with parallel.axis_frame(parallel.AxisEnv(tuple(names), tuple(sizes), tuple(names)), False):
+            with parallel.axis_frame(parallel.AxisEnv(tuple(names), tuple(sizes), tuple(names)), False,
+                                     shadowable=True):
                 program, out_tree, _ = _trace(fun, args, kwargs, static, "make_jaxpr")
         else:
             program, out_tree, _ = _trace(fun, args, kwargs, static, "make_jaxpr")

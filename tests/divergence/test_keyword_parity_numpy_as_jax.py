@@ -219,6 +219,24 @@ def test_make_jaxpr_axis_env_binds_axis_names_as_jax():
     assert str(toolkit.make_jaxpr(lambda x: x * 2, axis_env=[])(1.0)).count("mul") == 1
 
 
+def test_make_jaxpr_axis_env_name_shadowed_by_an_inner_vmap_as_jax():
+    """A vmap inside binds an axis_env name again and its binding wins there (the batch's psum, index and size);
+    outside it the axis_env's does. The programs run (nothing named is left in them) to JAX's values."""
+    def shadowed(lib):
+        def f(x):
+            inner = lib.vmap(lambda y: lib.lax.psum(y, "i") + lib.lax.axis_index("i") + lib.lax.axis_size("i"),
+                             axis_name="i")(x)
+            return inner, lib.lax.axis_size("i") * x
+        return f
+    x = np.arange(3, dtype=np.float32)
+    ours = toolkit.make_jaxpr(shadowed(toolkit), axis_env=[("i", 4)])(x)
+    theirs = jax.make_jaxpr(shadowed(jax), axis_env=[("i", 4)])(x)
+    from toolkit.ad.interpret import eval_program
+    our_values = [np.asarray(v).tolist() for v in eval_program(ours.jaxpr, [x])]
+    their_values = [np.asarray(v).tolist() for v in jax.core.eval_jaxpr(theirs.jaxpr, theirs.consts, x)]
+    assert our_values == their_values == [[6.0, 7.0, 8.0], [0.0, 4.0, 8.0]]
+
+
 def test_make_jaxpr_axis_env_errors_as_jax():
     for lib, lax in ((toolkit, tlax), (jax, jax.lax)):
         with pytest.raises(NameError, match="unbound axis name: j"):

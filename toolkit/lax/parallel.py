@@ -148,6 +148,9 @@ class _Frame(NamedTuple):
     outer_builder: Any = None
     #: Per explicit input of the body: the manual axes it varies over (its in_spec's axes).
     in_vmas: tuple = ()
+    #: Whether a vmap inside may bind one of these names again, the vmap's binding winning there (make_jaxpr's
+    #: axis_env, JAX's extend_axis_env_nd); a shard_map's names may not be rebound.
+    shadowable: bool = False
 
 
 class _VmapAxis(NamedTuple):
@@ -169,8 +172,9 @@ _state = _State()
 class axis_frame:
     """Context manager binding the manual axes of one ``shard_map`` body while it is traced."""
 
-    def __init__(self, env: AxisEnv, check_vma: bool, outer_builder: Any = None, in_vmas: Sequence[frozenset] = ()):
-        self.frame = _Frame(env, check_vma, outer_builder, tuple(in_vmas))
+    def __init__(self, env: AxisEnv, check_vma: bool, outer_builder: Any = None, in_vmas: Sequence[frozenset] = (),
+                 shadowable: bool = False):
+        self.frame = _Frame(env, check_vma, outer_builder, tuple(in_vmas), shadowable)
 
     def __enter__(self) -> AxisEnv:
         _state.frames.append(self.frame)
@@ -228,10 +232,14 @@ def _bound(axis_name: Any, api: str) -> tuple[tuple, _Frame]:
     frame = current_frame()
     mesh_axes = frame.env.manual if frame is not None else ()
     vmapped = {v.name: v for v in _state.vmap_axes}  # the innermost vmap of a name wins
+    shadowed = []
     for a in axes:
         if a in vmapped and a in mesh_axes:
-            raise ValueError(f"{api}: the axis name {a!r} is bound both by a shard_map and by a vmap; "
-                             "give the vmap another axis_name")
+            assert frame is not None
+            if not (frame.shadowable and vmapped[a].depth >= len(_state.frames)):
+                raise ValueError(f"{api}: the axis name {a!r} is bound both by a shard_map and by a vmap; "
+                                 "give the vmap another axis_name")
+            shadowed.append(a)  # a vmap inside make_jaxpr's axis_env binds the name again: the vmap's wins
         if a not in vmapped and a not in mesh_axes:
             bound = list(mesh_axes) + [v.name for v in _state.vmap_axes]
             raise NameError(f"Found an unbound axis name: {a}. To fix this, please call {api} under "
@@ -248,6 +256,11 @@ def _bound(axis_name: Any, api: str) -> tuple[tuple, _Frame]:
         raise NotImplementedError(f"{api} over the vmap axis {named[0].name!r} inside a shard_map body that the "
                                   "vmap encloses is not supported; vmap inside the body instead")
     base = frame.env if frame is not None else AxisEnv((), (), ())
+    if shadowed:
+        kept = [i for i, n in enumerate(base.names) if n not in shadowed]
+        base = AxisEnv(tuple(base.names[i] for i in kept), tuple(base.sizes[i] for i in kept),
+                       tuple(n for n in base.manual if n not in shadowed),
+                       tuple(n for n in base.vmapped if n not in shadowed))
     names = tuple(v.name for v in named)
     env = AxisEnv(base.names + names, base.sizes + tuple(v.size for v in named), base.manual + names,
                   base.vmapped + names)
