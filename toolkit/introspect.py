@@ -28,7 +28,7 @@ import functools
 from typing import Any, Callable, Sequence
 
 from toolkit.core import tracing, pytrees
-from toolkit.core.avals import ShapeDtypeStruct
+from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, abstract_token
 from toolkit.core.program import Program
 from toolkit.lax import parallel
 
@@ -97,11 +97,16 @@ def make_jaxpr(fun: Callable[..., Any], static_argnums: int | Sequence[int] = ()
         closed = ClosedProgram(program)
         if not return_shape:
             return closed
-        shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in program.out_avals]
+        shapes = [_shape_of(a) for a in program.out_avals]
         return closed, pytrees.tree_unflatten(out_tree, shapes)
 
     make.__name__ = f"make_jaxpr({getattr(fun, '__name__', 'fun')})"
     return make
+
+
+def _shape_of(aval: ShapedArray) -> Any:
+    """A result's ``ShapeDtypeStruct``; a token's is the token type itself, as JAX's ``eval_shape`` gives it."""
+    return aval if aval is abstract_token else ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=aval.weak_type)
 
 
 def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
@@ -114,5 +119,5 @@ def eval_shape(fun: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     if not callable(fun):
         raise TypeError(f"eval_shape: expected a callable function, got {type(fun).__name__}")
     program, out_tree, _ = _trace(fun, args, kwargs, (), "eval_shape")
-    shapes = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in program.out_avals]
+    shapes = [_shape_of(a) for a in program.out_avals]
     return pytrees.tree_unflatten(out_tree, shapes)

@@ -177,3 +177,29 @@ def test_traced_token_refused_by_numpy():
         toolkit.jit(lambda t: t + 1)(create_token())
     with pytest.raises(AttributeError, match="AbstractToken"):
         jax.jit(lambda t: t + 1)(jax.lax.create_token())
+
+
+def test_captured_tokens_and_shapes_as_jax():
+    """A concrete token closed over by a jit function is a token in its program (a fresh one, after the token's
+    computation), and eval_shape / make_jaxpr(return_shape=True) give a token result the token type, as JAX's."""
+    def program(L):
+        token = L.lax.create_token()
+        out, value = L.jit(lambda x: (L.lax.after_all(token), x * 2))(1.5)
+        merged = lambda t: L.lax.after_all(t)
+        return (type(out).__name__, float(value), str(L.eval_shape(merged, token)),
+                str(L.make_jaxpr(merged, return_shape=True)(token)[1]))
+    ours, theirs = program(toolkit), program(jax)
+    assert ours == theirs == ("Token", 3.0, "AbstractToken()", "AbstractToken()")
+
+
+def test_vmap_returning_a_token():
+    """A token out of vmap: only with out_axes None (a batch of tokens is one token); mapped, a TypeError naming
+    the fix (JAX fails on its token type either way)."""
+    token = create_token()
+    returned = lambda x, t: (x, after_all(t))
+    with pytest.raises(TypeError, match="vmap cannot return a token with out_axes=0"):
+        toolkit.vmap(returned, in_axes=(0, None))(X, token)
+    _, out = toolkit.vmap(returned, in_axes=(0, None), out_axes=(0, None))(X, token)
+    assert type(out).__name__ == "Token"
+    with pytest.raises(AttributeError):
+        jax.vmap(lambda x, t: (x, jax.lax.after_all(t)), in_axes=(0, None))(X, jax.lax.create_token())

@@ -31,7 +31,7 @@ from toolkit.batching.interpret import (
     unbatched_aval,
 )
 from toolkit.core import tracing, pytrees
-from toolkit.core.avals import aval_of
+from toolkit.core.avals import abstract_token, aval_of
 from toolkit.lax import control_flow, parallel
 from toolkit.numpy import reductions
 
@@ -213,6 +213,10 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0, axis_name
                                      f"axis {d}")
                 result.append(x)
                 continue
+            if aval_of(x) is abstract_token:
+                # A token has no axis to map (a batch of tokens is one token): JAX cannot return one from vmap.
+                raise TypeError(f"vmap cannot return a token with out_axes={dst}: a token has no axes; give its "
+                                "output out_axes None")
             ndim = len(aval_of(x).shape) + (d is None)
             if not -ndim <= dst < ndim:
                 raise ValueError(f"axis {dst} is out of bounds for array of dimension {ndim}")

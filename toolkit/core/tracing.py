@@ -26,7 +26,7 @@ from typing import Any, Callable, Iterator, NamedTuple, Sequence
 import numpy as np
 
 from toolkit.core import dtypes, eager_functions
-from toolkit.core.avals import ShapedArray, aval_of, leaf_avals
+from toolkit.core.avals import ShapedArray, abstract_token, aval_of, leaf_avals
 from toolkit.core.error_classes import JAXTypeError
 from toolkit.core.program import Equation, Literal, Program, SourceInfo, Var
 from toolkit.core import pytrees
@@ -580,6 +580,10 @@ class ProgramBuilder:
         tracer = self._const_ids.get(id(value))
         if tracer is None:
             var = Var(aval_of(value).strip_weak_type() if not dtypes.is_python_scalar(value) else aval_of(value))
+            if var.aval is abstract_token:
+                # A concrete token (toolkit.array.Token) lowers to a fresh one (toolkit.lowering.lower): what made
+                # it is waited for now, so the program comes after it as a token argument's would.
+                value.block_until_ready()
             self.constvars.append(var)
             if isinstance(value, np.ndarray) and value.dtype != var.aval.dtype:
                 # A captured float64 constant is float32 with x64 off (JAX); the original keeps its id taken.

@@ -37,7 +37,7 @@ from jaxlib.mlir import ir
 from jaxlib.mlir.dialects import func, sdy, stablehlo
 
 from toolkit.compute_on import frontend_attributes
-from toolkit.core.avals import ShapedArray, is_static_shape
+from toolkit.core.avals import ShapedArray, abstract_token, is_static_shape
 from toolkit.core.program import Literal, Program, Var
 from toolkit.core.tracing import Scope, render_name_stack
 from toolkit.ir.context import shared_context
@@ -304,7 +304,10 @@ def lower_program_inline(mctx: ModuleContext, program: Program, args: Sequence[i
     """Emit the ops of ``program`` at the current insertion point; returns its outputs."""
     env: dict[int, ir.Value] = {}
     if consts is None:
-        consts = [stablehlo.ConstantOp(dense_constant_attr(np.asarray(c), v.aval)).result
+        # A captured concrete token (toolkit.array.Token) holds no data: a fresh token stands for it (its
+        # computation is done before the call, as a token argument's is).
+        consts = [stablehlo.CreateTokenOp().result if v.aval is abstract_token
+                  else stablehlo.ConstantOp(dense_constant_attr(np.asarray(c), v.aval)).result
                   for v, c in zip(program.constvars, program.consts)]
     for v, value in zip(program.constvars, consts):
         env[v.id] = value
