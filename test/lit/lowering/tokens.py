@@ -29,6 +29,18 @@ def token_argument_and_result():
 
 
 @run
+def captured_concrete_token():
+    # A concrete token closed over is a fresh token in the program (no data to embed as a constant).
+    # CHECK-LABEL: TEST: captured_concrete_token
+    # CHECK: @main(%arg0: tensor<f32>) -> (!stablehlo.token
+    # CHECK: %[[T:.*]] = stablehlo.create_token : !stablehlo.token
+    # CHECK: %[[A:.*]] = stablehlo.after_all %[[T]] : !stablehlo.token
+    # CHECK: return %[[A]], %arg0 : !stablehlo.token, tensor<f32>
+    token = create_token()
+    print(lowered_text(lambda x: (after_all(token), x), spec(())))
+
+
+@run
 def after_all_of_nothing():
     # CHECK-LABEL: TEST: after_all_of_nothing
     # CHECK: stablehlo.after_all  : !stablehlo.token
