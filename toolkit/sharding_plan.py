@@ -185,9 +185,11 @@ class ShardingPlan:
             else [None] * count
         explicit = self.explicit_out_shardings
         if explicit is not None:
-            # Outputs whose types are explicitly sharded are laid out as their types say.
+            # Outputs whose types are explicitly sharded are laid out as their types say; on a mesh with Auto axes
+            # too, XLA lays out the rest (JAX's _concretize_abstract_out_shardings: the type's unsharded
+            # dimensions unconstrained, so the result asks for nothing and the body's constraints hold the type).
             # Requested out_shardings win (and retype the output, see out_shardings).
-            flat = [f if f is not None else e for f, e in zip(flat, explicit)]
+            flat = [f if f is not None else None if _with_auto_axes(e) else e for f, e in zip(flat, explicit)]
         return flat
 
     def annotated_out_shardings(self) -> list[Any]:
@@ -234,6 +236,9 @@ class ShardingPlan:
             if sharding is None:
                 if chosen is not None and self.num_partitions > 1:
                     sharding = chosen[i]
+                    typed = self.explicit_out_shardings[i] if self.explicit_out_shardings is not None else None
+                    if typed is not None and typed.is_equivalent_to(sharding, aval.ndim):
+                        sharding = typed  # XLA kept the type's layout: the type's spec, as JAX gives it
                 elif self.context_mesh is not None:
                     # Nothing chosen (one device: XLA partitions nothing): replicated over the context mesh.
                     sharding = self.context_default_sharding(aval.ndim)
@@ -475,6 +480,12 @@ def out_info_specs(traced: Any) -> list[ShapeDtypeStruct]:
             sharding = NamedSharding(trace_mesh, PartitionSpec(*([None] * aval.ndim)))
         specs.append(ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=aval.weak_type, sharding=sharding))
     return specs
+
+
+def _with_auto_axes(sharding: Any) -> bool:
+    """Whether ``sharding`` is a ``NamedSharding`` over a mesh with Auto axes (an explicitly typed value's there is
+    only partly fixed by its type)."""
+    return isinstance(sharding, NamedSharding) and bool(sharding.mesh.auto_axes)
 
 
 def _explicit_or_manual(mesh: Any) -> bool:

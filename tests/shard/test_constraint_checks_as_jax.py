@@ -179,13 +179,8 @@ def test_constraint_over_the_abstract_mesh_runs_on_the_arguments_devices(both, m
             return _placed(L.jit(lambda a: L.lax.with_sharding_constraint(a * 2, L.P(*spec)))(x))
 
     tk, jax = run_both(both, program)
-    assert tk[1:] == jax[1:]  # devices and values
-    if mesh_name == "mixed":
-        # toolkit lays an output typed over a mesh with an Auto axis out as its type (P('x', None)); JAX leaves
-        # the type's None dimensions to XLA (P('x', 'y')). Not this file's subject: the type is the same.
-        assert tk[0] == ("x", None) and jax[0] == ("x", "y")
-    else:
-        assert tk[0] == jax[0]
+    # On the mixed mesh the type fixes only 'x'; XLA lays the rest out ('y' too, in both libraries).
+    assert tk == jax
 
 
 def test_constraint_over_the_abstract_mesh_with_no_committed_argument(both):

@@ -409,15 +409,25 @@ def _adds_layout(eqn: Any, aval: ShapedArray) -> bool:
 
 
 def _constrain_to_type(mctx: ModuleContext, value: ir.Value, aval: ShapedArray) -> ir.Value:
-    """``value`` constrained to its explicit type sharding (``sdy.sharding_constraint`` or ``@Sharding``)."""
+    """``value`` constrained to its explicit type sharding (``sdy.sharding_constraint`` or ``@Sharding``).
+
+    On a mesh with Auto axes too, as JAX's ``lower_with_sharding_in_types``: every dimension stays open for the
+    partitioner to shard further on the Auto axes (Shardy's ``?``, GSPMD's ``unspecified_dims``), and the
+    Explicit axes the type leaves unused are kept replicated (Shardy's ``replicated=``)."""
     sharding, ndim = aval.sharding, aval.ndim
-    if not is_static_shape(aval.shape) or not sharding.mesh.explicit_axes:
+    mesh = sharding.mesh
+    if not is_static_shape(aval.shape) or not mesh.explicit_axes:
         return value
+    mixed = bool(mesh.auto_axes)
     if mctx.partitioner == "shardy":
         name = mctx.shardy_meshes.name_for(shardy_mesh_for(sharding, ndim))
-        return sdy.ShardingConstraintOp(value, ir.Attribute.parse(shardy_sharding_text(sharding, ndim, name))).result
+        replicated = [a for a in mesh.explicit_axes if a not in sharding.spec.axis_names_used()] if mixed else []
+        text = shardy_sharding_text(sharding, ndim, name, open_dims=mixed, replicated=replicated)
+        return sdy.ShardingConstraintOp(value, ir.Attribute.parse(text)).result
     op = stablehlo.CustomCallOp([value.type], [value], "Sharding")
     op.attributes["mhlo.sharding"] = ir.StringAttr.get(str(sharding._to_xla_hlo_sharding(ndim)))
+    if mixed and ndim:
+        op.attributes["backend_config"] = ir.StringAttr.get(f"unspecified_dims=[{','.join(map(str, range(ndim)))}]")
     return op.result
 
 

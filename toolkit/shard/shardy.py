@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from typing import Any
+from typing import Any, Sequence
 
 from toolkit.shard.hlo_sharding import as_named_sharding
 from toolkit.shard.mesh import AbstractMesh, Mesh
@@ -100,16 +100,23 @@ def _dimension_text(entry: Any) -> str:
     return "{" + ", ".join(_quote(n) for n in names) + "}"
 
 
-def shardy_sharding_text(sharding: Sharding, ndim: int, mesh_name: str = "mesh") -> str:
+def shardy_sharding_text(sharding: Sharding, ndim: int, mesh_name: str = "mesh", *,
+                         open_dims: bool = False, replicated: Sequence[str] = ()) -> str:
     """The ``#sdy.sharding<...>`` attribute for a rank-``ndim`` value.
 
     Non-named shardings are converted first (see ``as_named_sharding``), so
-    their mesh is the one :func:`shardy_mesh_for` returns.
+    their mesh is the one :func:`shardy_mesh_for` returns. ``open_dims``: every
+    dimension open to more axes (``{"x", ?}``, ``{?}``); ``replicated``: axes the
+    propagation may not shard any dimension on (``replicated={"z"}``).
     """
     named = _named(sharding, ndim)
     check_rank(named.spec, ndim, f"NamedSharding spec {named.spec}")
     entries = list(named.spec) + [None] * (ndim - len(named.spec))
-    return f"#sdy.sharding<@{mesh_name}, [" + ", ".join(_dimension_text(e) for e in entries) + "]>"
+    dims = [_dimension_text(e) for e in entries]
+    if open_dims:
+        dims = [d if d == "{?}" else ("{?}" if d == "{}" else d[:-1] + ", ?}") for d in dims]
+    tail = ", replicated={" + ", ".join(_quote(n) for n in replicated) + "}" if replicated else ""
+    return f"#sdy.sharding<@{mesh_name}, [" + ", ".join(dims) + "]" + tail + ">"
 
 
 def shardy_mesh_for(sharding: Sharding, ndim: int) -> Mesh | AbstractMesh:

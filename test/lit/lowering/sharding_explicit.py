@@ -84,3 +84,21 @@ def bare_specs():
     with toolkit.set_mesh(mesh):
         print(lowered_text(lambda x: x + 1, ShapeDtypeStruct((8, 8), np.float32), in_shardings=P("x"),
                            out_shardings=P(None, "y")))
+
+
+@run
+def mixed_mesh_types_leave_the_auto_axes_open():
+    # On a mesh with an Auto axis the type fixes only its Explicit axes (JAX's lower_with_sharding_in_types):
+    # each typed op's constraint leaves every dimension open, unused Explicit axes replicated, and the result
+    # asks for no sharding (XLA lays out the Auto part).
+    # CHECK-LABEL: TEST: mixed_mesh_types_leave_the_auto_axes_open
+    # CHECK: sdy.mesh @mesh = <["x"=2, "z"=2, "y"=2]>
+    # CHECK: -> (tensor<8x4xf32> {jax.result_info = "result"})
+    # CHECK: %[[M:.*]] = stablehlo.multiply %arg0
+    # CHECK: sdy.sharding_constraint %[[M]] <@mesh, [{"x", ?}, {?}], replicated={"z"}> : tensor<8x4xf32>
+    from toolkit.shard import AxisType
+    mixed = toolkit.make_mesh((2, 2, 2), ("x", "z", "y"),
+                              axis_types=(AxisType.Explicit, AxisType.Explicit, AxisType.Auto))
+    with toolkit.set_mesh(mixed):
+        print(lowered_text(lambda v: v * 2,
+                           ShapeDtypeStruct((8, 4), np.float32, sharding=NamedSharding(mixed, P("x")))))
