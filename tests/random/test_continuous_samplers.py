@@ -63,8 +63,9 @@ def test_gumbel_highest_float32():
 def test_key_dtype():
     assert str(tr.key_dtype()) == str(jax.random.key_dtype()) == "key<fry>"
     assert tr.key_dtype("threefry2x32") == tr.key(0).dtype
+    assert str(tr.key_dtype("rbg")) == str(jax.random.key_dtype("rbg")) == "key<rbg>"
     with pytest.raises(ValueError, match="unrecognized PRNG implementation"):
-        tr.key_dtype("rbg")
+        tr.key_dtype("rbg2")
 
 
 def test_orthogonal_is_orthogonal():

@@ -472,8 +472,15 @@ LEGACY_PRNG_KEY = _define_enum(
 ENABLE_CUSTOM_PRNG = _define_bool(
     "jax_enable_custom_prng", False,
     "With raw uint32 keys allowed, toolkit.random warns that raw keys are deprecated (JAX's upgrade flag).")
+# In the caches' keys (JAX leaves it out): a raw key traced under jit is read with the default implementation.
+DEFAULT_PRNG_IMPL = _define_enum(
+    "jax_default_prng_impl", "threefry2x32",
+    ("threefry2x32", "threefry4x32", "rbg", "unsafe_rbg", "philox2x32", "philox4x32"),
+    "The PRNG implementation toolkit.random.key()/PRNGKey() use when none is named, and the one raw uint32 keys "
+    "are read with.", affects_compilation=True)
 legacy_prng_key = _flag_context("jax_legacy_prng_key")
 enable_custom_prng = _flag_context("jax_enable_custom_prng")
+default_prng_impl = _flag_context("jax_default_prng_impl")
 ENABLE_CHECKS = _define_bool(
     "jax_enable_checks", False,
     "Type-check every program jit traces (JaxprTypeError on an ill-typed or ill-scoped equation); slower.")

@@ -1,11 +1,13 @@
-"""``toolkit.random``: ``jax.random`` (JAX 0.10.2) on the default threefry2x32 PRNG, bit for bit.
+"""``toolkit.random``: ``jax.random`` (JAX 0.10.2) with its six PRNG implementations, bit for bit.
 
 For the same seed, every function here returns exactly the bits ``jax.random``
-returns (JAX's defaults: ``jax_default_prng_impl="threefry2x32"``,
-``jax_threefry_partitionable=True``, 32-bit mode), eagerly and under
-``toolkit.jit``, ``toolkit.vmap`` and ``toolkit.grad``. It is written with
-``toolkit.lax``/``toolkit.numpy`` only: the hash and the bit streams are in
-:mod:`toolkit.random.threefry`, keys in :mod:`toolkit.random.keys`, the
+returns, for each of JAX's implementations (threefry2x32, the default, and
+threefry4x32, rbg, unsafe_rbg, philox2x32, philox4x32: ``key(seed, impl=...)``
+or ``jax_default_prng_impl``), eagerly and under ``toolkit.jit``,
+``toolkit.vmap`` and ``toolkit.grad``. It is written with
+``toolkit.lax``/``toolkit.numpy`` only: the implementations are in
+:mod:`toolkit.random.prng_impls` (hashes in :mod:`toolkit.random.threefry`,
+``threefry4x32``, ``philox``, ``rbg``), keys in :mod:`toolkit.random.keys`, the
 samplers in :mod:`toolkit.random.samplers`; ``docs/random.md`` lists what is
 missing.
 
@@ -15,6 +17,7 @@ Example::
     from toolkit import random
 
     key = random.key(0)                      # typed key (dtype key<fry>); random.PRNGKey(0) is uint32[2]
+    rbg_key = random.key(0, impl="rbg")      # dtype key<rbg>, data uint32[4]
     k1, k2 = random.split(key)
     w = random.normal(k1, (3, 4))            # == jax.random.normal(jax.random.key(0) ... ) bitwise
     mask = random.bernoulli(k2, 0.9, (3, 4))

@@ -24,17 +24,17 @@ from toolkit import lax
 from toolkit import numpy as tnp
 from toolkit.core import dtypes
 from toolkit.core.avals import canonicalize_shape
-from toolkit.random import threefry
 from toolkit.random.gamma_samplers import check_broadcast_shapes
 from toolkit.random.keys import check_prng_key
+from toolkit.random.prng_impls import THREEFRY2X32, PRNGImpl
 from toolkit.random.samplers import _check_shape, _uniform
 from toolkit.stages import jit
 
 __all__ = ["poisson", "binomial", "multinomial", "geometric"]
 
 
-def _split(key: Any, num: int = 2) -> Any:
-    return threefry.threefry_split(key, (num,))
+def _split(key: Any, impl: PRNGImpl, num: int = 2) -> Any:
+    return impl.split(key, (num,))
 
 
 def _full(shape: tuple, value: Any, dtype: Any) -> Any:
@@ -54,13 +54,13 @@ def _isnan(x: Any) -> Any:
 
 # --- poisson ----------------------------------------------------------------------------------
 
-@partial(jit, static_argnums=(2, 3, 4))
-def _poisson_knuth(key: Any, lam: Any, shape: tuple, dtype: np.dtype, max_iters: Any) -> Any:
+@partial(jit, static_argnums=(2, 3, 4, 5))
+def _poisson_knuth(key: Any, lam: Any, shape: tuple, dtype: np.dtype, max_iters: Any, impl: PRNGImpl) -> Any:
     def body_fn(carry: tuple) -> tuple:
         i, k, rng, log_prod = carry
-        keys = _split(rng)
+        keys = _split(rng, impl)
         k = lax.select(log_prod > -lam, k + 1, k)
-        u = _uniform(keys[1], 0., 1., shape, np.dtype(np.float32))
+        u = _uniform(keys[1], 0., 1., shape, np.dtype(np.float32), impl)
         return i + 1, k, keys[0], log_prod + tnp.log(u)
 
     def cond_fn(carry: tuple) -> Any:
@@ -73,8 +73,8 @@ def _poisson_knuth(key: Any, lam: Any, shape: tuple, dtype: np.dtype, max_iters:
     return (k - 1).astype(dtype)
 
 
-@partial(jit, static_argnums=(2, 3, 4))
-def _poisson_rejection(key: Any, lam: Any, shape: tuple, dtype: np.dtype, max_iters: Any) -> Any:
+@partial(jit, static_argnums=(2, 3, 4, 5))
+def _poisson_rejection(key: Any, lam: Any, shape: tuple, dtype: np.dtype, max_iters: Any, impl: PRNGImpl) -> Any:
     log_lam = lax.log(lam)
     b = 0.931 + 2.53 * lax.sqrt(lam)
     a = -0.059 + 0.02483 * b
@@ -83,9 +83,9 @@ def _poisson_rejection(key: Any, lam: Any, shape: tuple, dtype: np.dtype, max_it
 
     def body_fn(carry: tuple) -> tuple:
         i, k_out, accepted, key = carry
-        keys = _split(key, 3)
-        u = _uniform(keys[1], 0., 1., shape, lam.dtype) - 0.5
-        v = _uniform(keys[2], 0., 1., shape, lam.dtype)
+        keys = _split(key, impl, 3)
+        u = _uniform(keys[1], 0., 1., shape, lam.dtype, impl) - 0.5
+        v = _uniform(keys[2], 0., 1., shape, lam.dtype, impl)
         u_shifted = 0.5 - abs(u)
         k = lax.floor((2 * a / u_shifted + b) * u + lam + 0.43)
         s = lax.log(v * inv_alpha / (a / (u_shifted * u_shifted) + b))
@@ -107,30 +107,33 @@ def _poisson_rejection(key: Any, lam: Any, shape: tuple, dtype: np.dtype, max_it
     return k.astype(dtype)
 
 
-@partial(jit, static_argnums=(2, 3))
-def _poisson(key: Any, lam: Any, shape: tuple, dtype: np.dtype) -> Any:
+@partial(jit, static_argnums=(2, 3, 4))
+def _poisson(key: Any, lam: Any, shape: tuple, dtype: np.dtype, impl: PRNGImpl) -> Any:
     use_knuth = _isnan(lam) | (lam < 10)
     lam_knuth = lax.select(use_knuth, lam, _full(lam.shape, 0.0, lam.dtype))
     lam_rejection = lax.select(use_knuth, _full(lam.shape, 1e5, lam.dtype), lam)
     max_iters = dtype.type(dtypes.iinfo(dtype).max)
-    result = lax.select(use_knuth, _poisson_knuth(key, lam_knuth, shape, dtype, max_iters),
-                        _poisson_rejection(key, lam_rejection, shape, dtype, max_iters))
+    result = lax.select(use_knuth, _poisson_knuth(key, lam_knuth, shape, dtype, max_iters, impl),
+                        _poisson_rejection(key, lam_rejection, shape, dtype, max_iters, impl))
     return lax.select(lam == 0, tnp.zeros_like(result), result)
 
 
 def poisson(key: Any, lam: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
     """Poisson(``lam``) counts of integer ``dtype`` (``jax.random.poisson``; default int32, int64 under x64).
 
-    ``lam`` is computed in float32 as in JAX; ``lam == 0`` gives 0.
+    ``lam`` is computed in float32 as in JAX; ``lam == 0`` gives 0. As JAX's, only for threefry2x32 keys
+    (``NotImplementedError`` for the other implementations).
     """
-    data, _ = check_prng_key("poisson", key)
+    data, impl, _ = check_prng_key("poisson", key)
     dtype = dtypes.default_int_dtype() if dtype is None else dtypes.canonicalize_explicit_dtype(dtype)
+    if impl is not THREEFRY2X32:
+        raise NotImplementedError(f"`poisson` is only implemented for the threefry2x32 RNG, not {impl}")
     if not dtypes.is_integer(dtype):
         raise ValueError(f"dtype argument to `poisson` must be an int dtype, got {dtype}")
     shape = tuple(np.shape(lam)) if shape is None else canonicalize_shape(shape)
     lam = tnp.broadcast_to(lam, shape)
     lam = lax.convert_element_type(lam, dtypes.float32)
-    return _poisson(data, lam, shape, dtype)
+    return _poisson(data, lam, shape, dtype, impl)
 
 
 # --- binomial, multinomial -----------------------------------------------------------------------
@@ -150,15 +153,16 @@ def _stirling_approx_tail(k: Any) -> Any:
     return lax.select(use_tail_values, stirling_tail_vals[tnp.asarray(k, dtype="int32")], approx)
 
 
-def _binomial_inversion(key: Any, count: Any, prob: Any, shape: tuple, dtype: np.dtype, max_iters: Any) -> Any:
+def _binomial_inversion(key: Any, count: Any, prob: Any, shape: tuple, dtype: np.dtype, max_iters: Any,
+                        impl: PRNGImpl) -> Any:
     log1minusprob = tnp.log1p(-prob)
 
     def body_fn(carry: tuple) -> tuple:
         i, num_geom, geom_sum, key = carry
-        keys = _split(key)
+        keys = _split(key, impl)
         subkey, key = keys[0], keys[1]
         num_geom_out = lax.select(geom_sum <= count, num_geom + 1, num_geom)
-        u = _uniform(subkey, 0., 1., shape, prob.dtype)
+        u = _uniform(subkey, 0., 1., shape, prob.dtype, impl)
         geom = tnp.ceil(tnp.log(u) / log1minusprob)
         return i + 1, num_geom_out, geom_sum + geom, key
 
@@ -171,7 +175,7 @@ def _binomial_inversion(key: Any, count: Any, prob: Any, shape: tuple, dtype: np
     return (k - 1).astype(dtype)
 
 
-def _btrs(key: Any, count: Any, prob: Any, shape: tuple, dtype: np.dtype, max_iters: Any) -> Any:
+def _btrs(key: Any, count: Any, prob: Any, shape: tuple, dtype: np.dtype, max_iters: Any, impl: PRNGImpl) -> Any:
     stddev = tnp.sqrt(count * prob * (1 - prob))
     b = 1.15 + 2.53 * stddev
     a = -0.0873 + 0.0248 * b + 0.01 * prob
@@ -183,9 +187,9 @@ def _btrs(key: Any, count: Any, prob: Any, shape: tuple, dtype: np.dtype, max_it
 
     def body_fn(carry: tuple) -> tuple:
         i, k_out, accepted, key = carry
-        keys = _split(key, 3)
-        u = _uniform(keys[1], 0., 1., shape, prob.dtype)
-        v = _uniform(keys[2], 0., 1., shape, prob.dtype)
+        keys = _split(key, impl, 3)
+        u = _uniform(keys[1], 0., 1., shape, prob.dtype, impl)
+        v = _uniform(keys[2], 0., 1., shape, prob.dtype, impl)
         u = u - 0.5
         us = 0.5 - tnp.abs(u)
         accept1 = (us >= 0.07) & (v <= v_r)
@@ -212,8 +216,8 @@ def _btrs(key: Any, count: Any, prob: Any, shape: tuple, dtype: np.dtype, max_it
     return lax.while_loop(cond_fn, body_fn, carry)[1].astype(dtype)
 
 
-@partial(jit, static_argnums=(3, 4))
-def _binomial(key: Any, count: Any, prob: Any, shape: tuple | None, dtype: np.dtype) -> Any:
+@partial(jit, static_argnums=(3, 4, 5))
+def _binomial(key: Any, count: Any, prob: Any, shape: tuple | None, dtype: np.dtype, impl: PRNGImpl) -> Any:
     if shape is None:
         shape = tuple(tnp.broadcast_shapes(count.shape, prob.shape))
     else:
@@ -236,8 +240,8 @@ def _binomial(key: Any, count: Any, prob: Any, shape: tuple | None, dtype: np.dt
     count_btrs = lax.select(use_inversion, _full(count.shape, 1e4, count.dtype), count)
     q_btrs = lax.select(use_inversion, _full(q.shape, 0.5, q.dtype), q)
     max_iters = dtype.type(dtypes.finfo(dtype).max)
-    samples = lax.select(use_inversion, _binomial_inversion(key, count_inv, q, shape, dtype, max_iters),
-                         _btrs(key, count_btrs, q_btrs, shape, dtype, max_iters))
+    samples = lax.select(use_inversion, _binomial_inversion(key, count_inv, q, shape, dtype, max_iters, impl),
+                         _btrs(key, count_btrs, q_btrs, shape, dtype, max_iters, impl))
     invalid = q_l_0 | q_is_nan | count_nan_or_neg
     samples = lax.select(invalid, tnp.full_like(samples, np.nan, dtype), samples)
     samples = lax.select(count_inf & (~invalid), tnp.full_like(samples, np.inf, dtype), samples)
@@ -255,12 +259,12 @@ def binomial(key: Any, n: Any, p: Any, shape: Sequence[int] | None = None, dtype
 
     NaN for ``p`` NaN or negative, or ``n`` NaN or negative; ``inf`` for ``n = inf``.
     """
-    data, _ = check_prng_key("binomial", key)
+    data, impl, _ = check_prng_key("binomial", key)
     _check_arraylike("binomial", n, p)
     dtype = dtypes.default_float_dtype() if dtype is None else dtypes.canonicalize_explicit_dtype(dtype)
     if not dtypes.is_float(dtype):
         raise ValueError(f"dtype argument to `binomial` must be a float dtype, got {dtype}")
-    return _binomial(data, n, p, None if shape is None else canonicalize_shape(shape), dtype)
+    return _binomial(data, n, p, None if shape is None else canonicalize_shape(shape), dtype, impl)
 
 
 def multinomial(key: Any, n: Any, p: Any, *, shape: Sequence[int] | None = None, dtype: Any = None,
@@ -270,7 +274,7 @@ def multinomial(key: Any, n: Any, p: Any, *, shape: Sequence[int] | None = None,
     Conditional binomials, category by category (a ``scan``); result shape
     ``shape`` (default ``p.shape``), float ``dtype``.
     """
-    data, _ = check_prng_key("multinomial", key)
+    data, impl, _ = check_prng_key("multinomial", key)
     _check_arraylike("multinomial", n, p)
     n, p = tnp.asarray(n), tnp.asarray(p)
     dt = dtypes.result_type(n, p)
@@ -284,24 +288,24 @@ def multinomial(key: Any, n: Any, p: Any, *, shape: Sequence[int] | None = None,
 
     def f(remainder: Any, ratio_key: tuple) -> tuple:
         ratio, key = ratio_key
-        count = _binomial(key, remainder, ratio.clip(0, 1), None, remainder.dtype)
+        count = _binomial(key, remainder, ratio.clip(0, 1), None, remainder.dtype, impl)
         return remainder - count, count
 
     p = tnp.moveaxis(p, -1, 0)
     remaining_probs = lax.cumsum(p, 0, reverse=True)
     ratios = p / tnp.where(remaining_probs == 0, 1, remaining_probs)
-    keys = threefry.threefry_split(data, (ratios.shape[0],))
+    keys = impl.split(data, (ratios.shape[0],))
     _, counts = lax.scan(f, n, (ratios, keys), unroll=unroll)
     return tnp.moveaxis(counts, 0, -1).astype(dtype)
 
 
 # --- geometric ------------------------------------------------------------------------------------
 
-@partial(jit, static_argnums=(2, 3))
-def _geometric(key: Any, p: Any, shape: tuple, dtype: np.dtype) -> Any:
+@partial(jit, static_argnums=(2, 3, 4))
+def _geometric(key: Any, p: Any, shape: tuple, dtype: np.dtype, impl: PRNGImpl) -> Any:
     if not dtypes.is_inexact(p.dtype):
         p = p.astype(dtypes.default_float_dtype())
-    u = _uniform(key, 0., 1., shape, p.dtype)
+    u = _uniform(key, 0., 1., shape, p.dtype, impl)
     u = tnp.where(u == 0, 1, u)
     log_u = lax.log(u)
     log_one_minus_p = tnp.broadcast_to(lax.log1p(-p), shape)
@@ -311,8 +315,8 @@ def _geometric(key: Any, p: Any, shape: tuple, dtype: np.dtype) -> Any:
 
 def geometric(key: Any, p: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
     """Geometric(``p``) counts >= 1 of integer ``dtype`` (``jax.random.geometric``)."""
-    data, _ = check_prng_key("geometric", key)
+    data, impl, _ = check_prng_key("geometric", key)
     dtype = _int_dtype("geometric", dtype)
     shape = check_broadcast_shapes("geometric", shape, p)
     _check_arraylike("geometric", p)
-    return _geometric(data, p, shape, dtype)
+    return _geometric(data, p, shape, dtype, impl)

@@ -21,6 +21,7 @@ Bit-identical with JAX for the same key because every step is JAX's:
 
 from __future__ import annotations
 
+import math
 from functools import partial
 from typing import Any, Sequence
 
@@ -30,11 +31,12 @@ from toolkit import lax
 from toolkit import numpy as tnp
 from toolkit.ad import custom_jvp
 from toolkit.batching import vmap
-from toolkit.core import dtypes
-from toolkit.core.avals import canonicalize_shape
+from toolkit.core import dtypes, tracing
+from toolkit.core.avals import aval_of, canonicalize_shape
 from toolkit.lax.autodiff import stop_gradient
-from toolkit.random import threefry
+from toolkit.lax.custom_batching import FlatVmapRule, custom_vmap_call_p
 from toolkit.random.keys import check_prng_key
+from toolkit.random.prng_impls import THREEFRY2X32, PRNGImpl
 from toolkit.random.samplers import _check_shape, _exponential, _float_dtype, _normal_real, _uniform
 from toolkit.stages import jit
 
@@ -70,13 +72,13 @@ def _c(x: Any, value: Any) -> Any:
     return np.asarray(value, x.dtype)
 
 
-def _split(key: Any, num: int = 2) -> Any:
-    return threefry.threefry_split(key, (num,))
+def _split(key: Any, impl: PRNGImpl, num: int = 2) -> Any:
+    return impl.split(key, (num,))
 
 
 # --- Marsaglia-Tsang, one element ------------------------------------------------------------
 
-def _gamma_one(key: Any, alpha: Any, log_space: bool) -> Any:
+def _gamma_one(key: Any, alpha: Any, log_space: bool, impl: PRNGImpl) -> Any:
     dtype = alpha.dtype
     zero, one, two, minus_one = (lax.full((), np.asarray(v, dtype), dtype) for v in (0, 1, 2, -1))
     one_over_two, one_over_three, squeeze_const = _c(alpha, 0.5), _c(alpha, 1. / 3.), _c(alpha, 0.0331)
@@ -96,36 +98,39 @@ def _gamma_one(key: Any, alpha: Any, log_space: bool) -> Any:
 
     def body_fn(kXVU: tuple) -> tuple:
         def next_kxv(kxv: tuple) -> tuple:
-            keys = _split(kxv[0])
-            x = _normal_real(keys[1], (), dtype)
+            keys = _split(kxv[0], impl)
+            x = _normal_real(keys[1], (), dtype, impl)
             return keys[0], x, lax.add(one, lax.mul(x, c))
 
-        keys = _split(kXVU[0], 3)
+        keys = _split(kXVU[0], impl, 3)
         _, x, v = lax.while_loop(lambda kxv: lax.le(kxv[2], zero), next_kxv, (keys[1], zero, minus_one))
         X = lax.mul(x, x)
         V = lax.mul(lax.mul(v, v), v)
-        U = _uniform(keys[2], 0., 1., (), dtype)
+        U = _uniform(keys[2], 0., 1., (), dtype, impl)
         return keys[0], X, V, U
 
-    keys = _split(key)
+    keys = _split(key, impl)
     _, _, V, _ = lax.while_loop(cond_fn, body_fn, (keys[0], zero, one, two))
     subkey = keys[1]
     if log_space:
-        log_samples = lax.neg(_exponential(subkey, (), dtype))
+        log_samples = lax.neg(_exponential(subkey, (), dtype, impl))
         log_boost = lax.select(lax.bitwise_or(boost_mask, lax.eq(log_samples, zero)), zero,
                                lax.mul(log_samples, lax.div(one, alpha_orig)))
         return lax.add(lax.add(lax.log(d), lax.log(V)), log_boost)
-    samples = lax.sub(one, _uniform(subkey, 0., 1., (), dtype))
+    samples = lax.sub(one, _uniform(subkey, 0., 1., (), dtype, impl))
     boost = lax.select(boost_mask, one, lax.pow(samples, lax.div(one, alpha_orig)))
     return lax.mul(lax.mul(d, V), boost)
 
 
-def _gamma_impl(key: Any, a: Any, log_space: bool) -> Any:
+def _gamma_impl(key: Any, a: Any, log_space: bool, impl: PRNGImpl) -> Any:
     shape = tuple(a.shape)
     n = int(np.prod(shape, dtype=np.int64))
     if n == 0:
         return a
-    keys = threefry.threefry_split(key, (n,))
+    if impl is not THREEFRY2X32:
+        # JAX maps the other implementations' elements one by one (lax.map), threefry2x32's with vmap.
+        return _gamma_mapped(key, a, log_space, impl)
+    keys = impl.split(key, (n,))
     alphas = tnp.reshape(a, (n,))
     # Under vmap with batched keys and unbatched `a`, JAX's batching rule broadcasts `a` to the batch
     # before any arithmetic on it; toolkit's vmap would keep `a` (and d, c) unbatched, and XLA then
@@ -133,20 +138,55 @@ def _gamma_impl(key: Any, a: Any, log_space: bool) -> Any:
     # picks NaN (a uint32 converted to float is never negative) batches it exactly where JAX does.
     never = lax.lt(lax.convert_element_type(keys[:, 0], alphas.dtype), lax.full((n,), _c(alphas, 0), alphas.dtype))
     alphas = lax.select(never, lax.full((n,), _c(alphas, np.nan), alphas.dtype), alphas)
-    samples = vmap(partial(_gamma_one, log_space=log_space))(keys, alphas)
+    samples = vmap(partial(_gamma_one, log_space=log_space, impl=impl))(keys, alphas)
     return tnp.reshape(samples, shape)
 
 
-@partial(custom_jvp, nondiff_argnums=(2,))
-def _random_gamma(key: Any, a: Any, log_space: bool) -> Any:
-    return _gamma_impl(key, a, log_space)
+def _gamma_mapped(keys: Any, a: Any, log_space: bool, impl: PRNGImpl) -> Any:
+    """Gamma samples for implementations other than threefry2x32, as JAX's ``random_gamma_p`` computes them.
+
+    ``keys`` is ``(*batch, *key_shape)`` raw key data and ``a`` ``(*batch, *rest)``: each key is split into one
+    key per element of ``rest`` (a ``vmap`` of the implementation's split over the batch), and the elements
+    run one at a time (``lax.map``). Under ``vmap`` JAX's batching rule moves the batch in front of keys and
+    ``a`` (broadcasting an unbatched one) and re-binds the primitive, so every element still runs unbatched on
+    its own key: for rbg and unsafe_rbg, whose bits (and unsafe_rbg's splits) under ``vmap`` come from the
+    first key of a batch, that decides the values, for the others the rounding. A ``custom_vmap_call`` gives
+    this function that rule, again under nested ``vmap``\\ s.
+    """
+    def mapped(keys: Any, a: Any) -> list[Any]:
+        batch = tuple(keys.shape[:len(keys.shape) - impl.key_ndim])
+        keys_count, count = math.prod(batch), math.prod(a.shape[len(batch):])
+        split = vmap(lambda k: impl.split(k, (count,)))(tnp.reshape(keys, (keys_count, *impl.key_shape)))
+        element_keys = tnp.reshape(split, (keys_count * count, *impl.key_shape))
+        alphas = tnp.reshape(a, (keys_count * count,))
+        samples = lax.map(lambda ka: _gamma_one(ka[0], ka[1], log_space, impl), (element_keys, alphas))
+        return [tnp.reshape(samples, tuple(a.shape))]
+
+    if not tracing.is_tracing():
+        return mapped(keys, a)[0]
+    call, captured = tracing.trace_flat(mapped, [aval_of(keys), aval_of(a)])
+
+    def batch_in_front(axis_size: Any, in_batched: list[bool], args: list[Any]) -> tuple[list[Any], list[bool]]:
+        batched_keys, batched_a = (x if b else tnp.broadcast_to(x, (axis_size, *x.shape))
+                                   for x, b in zip(args, in_batched))
+        return [_gamma_mapped(batched_keys, batched_a, log_space, impl)], [True]
+
+    out, = custom_vmap_call_p.bind(keys, a, *captured, call=call,
+                                   rule=FlatVmapRule("random_gamma_batching", batch_in_front),
+                                   num_consts=len(captured))
+    return out
+
+
+@partial(custom_jvp, nondiff_argnums=(2, 3))
+def _random_gamma(key: Any, a: Any, log_space: bool, impl: PRNGImpl) -> Any:
+    return _gamma_impl(key, a, log_space, impl)
 
 
 @_random_gamma.defjvp
-def _random_gamma_jvp(log_space: bool, primals: tuple, tangents: tuple) -> tuple:
+def _random_gamma_jvp(log_space: bool, impl: PRNGImpl, primals: tuple, tangents: tuple) -> tuple:
     key, a = primals
     a_dot = tangents[1]
-    ans = _random_gamma(key, a, log_space)
+    ans = _random_gamma(key, a, log_space, impl)
     return ans, lax.mul(a_dot, _gamma_grad(ans, a, log_space))
 
 
@@ -278,8 +318,8 @@ def random_gamma_grad(a: Any, x: Any) -> Any:
 
 # --- public samplers --------------------------------------------------------------------------
 
-@partial(jit, static_argnums=(2, 3, 4))
-def _gamma(key: Any, a: Any, shape: tuple | None, dtype: np.dtype, log_space: bool) -> Any:
+@partial(jit, static_argnums=(2, 3, 4, 5))
+def _gamma(key: Any, a: Any, shape: tuple | None, dtype: np.dtype, log_space: bool, impl: PRNGImpl) -> Any:
     if shape is None:
         shape = tuple(a.shape)
     else:
@@ -287,7 +327,7 @@ def _gamma(key: Any, a: Any, shape: tuple | None, dtype: np.dtype, log_space: bo
     a = lax.convert_element_type(a, dtype)
     if tuple(a.shape) != tuple(shape):
         a = tnp.broadcast_to(a, shape)
-    return _random_gamma(key, a, log_space)
+    return _random_gamma(key, a, log_space, impl)
 
 
 def gamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
@@ -295,9 +335,9 @@ def gamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = Non
 
     Differentiable with respect to ``a`` (implicit reparameterization, as JAX).
     """
-    data, _ = check_prng_key("gamma", key)
+    data, impl, _ = check_prng_key("gamma", key)
     dtype = _float_dtype("gamma", dtype)
-    return _gamma(data, a, None if shape is None else canonicalize_shape(shape), dtype, False)
+    return _gamma(data, a, None if shape is None else canonicalize_shape(shape), dtype, False, impl)
 
 
 def loggamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
@@ -305,20 +345,20 @@ def loggamma(key: Any, a: Any, shape: Sequence[int] | None = None, dtype: Any = 
 
     More accurate than ``log(gamma(...))`` for small ``a``; differentiable in ``a``.
     """
-    data, _ = check_prng_key("loggamma", key)
+    data, impl, _ = check_prng_key("loggamma", key)
     dtype = _float_dtype("gamma", dtype)  # JAX's message names `gamma`
-    return _gamma(data, a, None if shape is None else canonicalize_shape(shape), dtype, True)
+    return _gamma(data, a, None if shape is None else canonicalize_shape(shape), dtype, True, impl)
 
 
-@partial(jit, static_argnums=(3, 4))
-def _beta(key: Any, a: Any, b: Any, shape: tuple, dtype: np.dtype) -> Any:
+@partial(jit, static_argnums=(3, 4, 5))
+def _beta(key: Any, a: Any, b: Any, shape: tuple, dtype: np.dtype, impl: PRNGImpl) -> Any:
     a = lax.convert_element_type(a, dtype)
     b = lax.convert_element_type(b, dtype)
-    keys = _split(key)
+    keys = _split(key, impl)
     a = tnp.broadcast_to(a, shape)
     b = tnp.broadcast_to(b, shape)
-    log_gamma_a = _gamma(keys[0], a, shape, dtype, True)
-    log_gamma_b = _gamma(keys[1], b, shape, dtype, True)
+    log_gamma_a = _gamma(keys[0], a, shape, dtype, True, impl)
+    log_gamma_b = _gamma(keys[1], b, shape, dtype, True, impl)
     log_max = lax.max(log_gamma_a, log_gamma_b)
     gamma_a_scaled = tnp.exp(log_gamma_a - log_max)
     gamma_b_scaled = tnp.exp(log_gamma_b - log_max)
@@ -327,11 +367,11 @@ def _beta(key: Any, a: Any, b: Any, shape: tuple, dtype: np.dtype) -> Any:
 
 def beta(key: Any, a: Any, b: Any, shape: Sequence[int] | None = None, dtype: Any = None) -> Any:
     """Beta(``a``, ``b``) values in [0, 1] (``jax.random.beta``); differentiable in ``a`` and ``b``."""
-    data, _ = check_prng_key("beta", key)
+    data, impl, _ = check_prng_key("beta", key)
     dtype = _float_dtype("beta", dtype)
     check_all_safe_to_cast("beta", dtype, a, b)
     shape = check_broadcast_shapes("beta", shape, a, b)
-    return _beta(data, a, b, shape, dtype)
+    return _beta(data, a, b, shape, dtype, impl)
 
 
 def _softmax_last(x: Any) -> Any:
@@ -339,8 +379,8 @@ def _softmax_last(x: Any) -> Any:
     return unnormalized / tnp.sum(unnormalized, axis=-1, keepdims=True)
 
 
-@partial(jit, static_argnums=(2, 3))
-def _dirichlet(key: Any, alpha: Any, shape: tuple | None, dtype: np.dtype) -> Any:
+@partial(jit, static_argnums=(2, 3, 4))
+def _dirichlet(key: Any, alpha: Any, shape: tuple | None, dtype: np.dtype, impl: PRNGImpl) -> Any:
     if alpha.ndim < 1:
         raise ValueError(f"dirichlet requires alpha.ndim >= 1, got alpha.ndim == {alpha.ndim}")
     if shape is None:
@@ -348,7 +388,7 @@ def _dirichlet(key: Any, alpha: Any, shape: tuple | None, dtype: np.dtype) -> An
     else:
         _check_shape("dirichlet", shape, alpha.shape[:-1])
     alpha = lax.convert_element_type(alpha, dtype)
-    log_gamma_samples = _gamma(key, alpha, tuple(shape) + tuple(alpha.shape[-1:]), dtype, True)
+    log_gamma_samples = _gamma(key, alpha, tuple(shape) + tuple(alpha.shape[-1:]), dtype, True, impl)
     return _softmax_last(log_gamma_samples)
 
 
@@ -357,6 +397,6 @@ def dirichlet(key: Any, alpha: Any, shape: Sequence[int] | None = None, dtype: A
 
     Each row sums to 1; differentiable in ``alpha``.
     """
-    data, _ = check_prng_key("dirichlet", key)
+    data, impl, _ = check_prng_key("dirichlet", key)
     dtype = _float_dtype("dirichlet", dtype)
-    return _dirichlet(data, alpha, None if shape is None else canonicalize_shape(shape), dtype)
+    return _dirichlet(data, alpha, None if shape is None else canonicalize_shape(shape), dtype, impl)

@@ -23,8 +23,9 @@ program, exactly as in JAX):
   turns 64 random bits into a float with ``clz``, as JAX's ``_safe_int_to_float``), ``categorical`` (Gumbel max / top-k),
   ``exponential``, ``logistic``, ``laplace``, ``cauchy``, ``rademacher``.
 
-JAX's ``out_sharding=`` keyword is not taken. ``tests/random/test_random.py``
-compares every sampler bitwise with ``jax.random``.
+Random bits and key splits come from the key's implementation (``check_prng_key`` returns it; the
+jitted bodies take it as their last, static argument), so every sampler works with each of JAX's PRNGs.
+``tests/random/test_random.py`` compares every sampler bitwise with ``jax.random``.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from toolkit.core.avals import canonicalize_shape
 from toolkit.lax.autodiff import stop_gradient
 from toolkit.random import threefry
 from toolkit.random.keys import check_prng_key
+from toolkit.random.prng_impls import PRNGImpl
 from toolkit.stages import jit
 
 __all__ = ["uniform", "normal", "truncated_normal", "bernoulli", "randint", "permutation", "shuffle", "choice",
@@ -83,12 +85,12 @@ def _shape_of(x: Any) -> tuple:
     return tuple(x.shape) if hasattr(x, "shape") else tuple(np.shape(x))
 
 
-def _bits(key: Any, bit_width: int, shape: tuple) -> Any:
-    return threefry.threefry_random_bits(key, bit_width, tuple(shape))
+def _bits(key: Any, bit_width: int, shape: tuple, impl: PRNGImpl) -> Any:
+    return impl.random_bits(key, bit_width, tuple(shape))
 
 
-def _split2(key: Any) -> tuple[Any, Any]:
-    keys = threefry.threefry_split(key, (2,))
+def _split2(key: Any, impl: PRNGImpl) -> tuple[Any, Any]:
+    keys = impl.split(key, (2,))
     return keys[0], keys[1]
 
 
@@ -96,13 +98,13 @@ def _split2(key: Any) -> tuple[Any, Any]:
 
 def uniform(key: Any, shape: Sequence[int] = (), dtype: Any = None, minval: Any = 0., maxval: Any = 1.) -> Any:
     """Uniform values in ``[minval, maxval)`` of ``shape`` and float ``dtype`` (``jax.random.uniform``)."""
-    data, _ = check_prng_key("uniform", key)
+    data, impl, _ = check_prng_key("uniform", key)
     dtype = _float_dtype("uniform", dtype)
-    return _uniform(data, minval, maxval, canonicalize_shape(shape), dtype)
+    return _uniform(data, minval, maxval, canonicalize_shape(shape), dtype, impl)
 
 
-@partial(jit, static_argnums=(3, 4))
-def _uniform(key: Any, minval: Any, maxval: Any, shape: tuple, dtype: np.dtype) -> Any:
+@partial(jit, static_argnums=(3, 4, 5))
+def _uniform(key: Any, minval: Any, maxval: Any, shape: tuple, dtype: np.dtype, impl: PRNGImpl) -> Any:
     _check_shape("uniform", shape)
     minval = lax.convert_element_type(minval, dtype)
     maxval = lax.convert_element_type(maxval, dtype)
@@ -111,7 +113,7 @@ def _uniform(key: Any, minval: Any, maxval: Any, shape: tuple, dtype: np.dtype) 
     if nbits not in (8, 16, 32, 64):
         raise TypeError(f"uniform only accepts 8-, 16-, 32-, or 64-bit dtypesgot {dtype}.")
     rng_bits = 8 if nmant < 8 else nbits
-    bits = _bits(key, rng_bits, shape)
+    bits = _bits(key, rng_bits, shape, impl)
     uint_dtype = UINT_DTYPES[nbits]
     if rng_bits != nbits:
         bits = lax.convert_element_type(bits, uint_dtype)
@@ -126,30 +128,30 @@ def _uniform(key: Any, minval: Any, maxval: Any, shape: tuple, dtype: np.dtype) 
 
 def normal(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """Standard normal values of ``shape`` and float or complex ``dtype`` (``jax.random.normal``)."""
-    data, _ = check_prng_key("normal", key)
+    data, impl, _ = check_prng_key("normal", key)
     dtype = dtypes.default_float_dtype() if dtype is None else dtypes.canonicalize_explicit_dtype(dtype)
     if not dtypes.is_inexact(dtype):
         raise ValueError(f"dtype argument to `normal` must be a float or complex dtype, got {dtype}")
-    return _normal(data, canonicalize_shape(shape), dtype)
+    return _normal(data, canonicalize_shape(shape), dtype, impl)
 
 
-@partial(jit, static_argnums=(1, 2))
-def _normal(key: Any, shape: tuple, dtype: np.dtype) -> Any:
+@partial(jit, static_argnums=(1, 2, 3))
+def _normal(key: Any, shape: tuple, dtype: np.dtype, impl: PRNGImpl) -> Any:
     if dtypes.is_complex(dtype):
         sqrt2 = np.array(np.sqrt(2), dtype)
-        key_re, key_im = _split2(key)
+        key_re, key_im = _split2(key, impl)
         real_dtype = np.array(0, dtype).real.dtype
-        re = lax.convert_element_type(_normal_real(key_re, shape, real_dtype), dtype)
-        im = lax.convert_element_type(_normal_real(key_im, shape, real_dtype), dtype)
+        re = lax.convert_element_type(_normal_real(key_re, shape, real_dtype, impl), dtype)
+        im = lax.convert_element_type(_normal_real(key_im, shape, real_dtype, impl), dtype)
         return (re + 1j * im) / sqrt2
-    return _normal_real(key, shape, dtype)
+    return _normal_real(key, shape, dtype, impl)
 
 
-@partial(jit, static_argnums=(1, 2))
-def _normal_real(key: Any, shape: tuple, dtype: np.dtype) -> Any:
+@partial(jit, static_argnums=(1, 2, 3))
+def _normal_real(key: Any, shape: tuple, dtype: np.dtype, impl: PRNGImpl) -> Any:
     lo = np.nextafter(np.array(-1., dtype), np.array(0., dtype), dtype=dtype)
     hi = np.array(1., dtype)
-    u = _uniform(key, lo, hi, shape, dtype)
+    u = _uniform(key, lo, hi, shape, dtype, impl)
     return lax.mul(_full(shape, np.sqrt(2), dtype), lax.erf_inv(u))
 
 
@@ -159,13 +161,14 @@ def truncated_normal(key: Any, lower: Any, upper: Any, shape: Sequence[int] | No
     """Standard normal values truncated to ``(lower, upper)`` (``jax.random.truncated_normal``)."""
     if shape is not None:
         shape = canonicalize_shape(shape)
-    data, _ = check_prng_key("truncated_normal", key)
+    data, impl, _ = check_prng_key("truncated_normal", key)
     dtype = _float_dtype("truncated_normal", dtype)
-    return _truncated_normal(data, lower, upper, shape, dtype)
+    return _truncated_normal(data, lower, upper, shape, dtype, impl)
 
 
-@partial(jit, static_argnums=(3, 4))
-def _truncated_normal(key: Any, lower: Any, upper: Any, shape: tuple | None, dtype: np.dtype) -> Any:
+@partial(jit, static_argnums=(3, 4, 5))
+def _truncated_normal(key: Any, lower: Any, upper: Any, shape: tuple | None, dtype: np.dtype,
+                      impl: PRNGImpl) -> Any:
     if shape is None:
         shape = tnp.broadcast_shapes(lower.shape, upper.shape)
     else:
@@ -175,7 +178,7 @@ def _truncated_normal(key: Any, lower: Any, upper: Any, shape: tuple | None, dty
     upper = lax.convert_element_type(upper, dtype)
     a = lax.erf(tnp.divide(lower, sqrt2))
     b = lax.erf(tnp.divide(upper, sqrt2))
-    u = _uniform(key, a, b, shape, dtype)
+    u = _uniform(key, a, b, shape, dtype, impl)
     out = lax.mul(_full(shape, sqrt2, dtype), lax.erf_inv(u))
     lo = lax.nextafter(stop_gradient(lower), _full(lower.shape, np.inf, dtype))
     hi = lax.nextafter(stop_gradient(upper), _full(upper.shape, -np.inf, dtype))
@@ -190,38 +193,38 @@ def bernoulli(key: Any, p: Any = 0.5, shape: Sequence[int] | None = None, mode: 
         shape = canonicalize_shape(shape)
     if mode not in ("high", "low"):
         raise ValueError(f"got {mode=}, expected 'high' or 'low'")
-    data, _ = check_prng_key("bernoulli", key)
+    data, impl, _ = check_prng_key("bernoulli", key)
     dtype = dtypes.dtype_of(p)
     if not dtypes.is_float(dtype):
         raise TypeError(f"bernoulli probability `p` must have a floating dtype, got {dtype.name}.")
-    return _bernoulli(data, p, shape, mode)
+    return _bernoulli(data, p, shape, mode, impl)
 
 
-@partial(jit, static_argnums=(2, 3))
-def _bernoulli(key: Any, p: Any, shape: tuple | None, mode: str) -> Any:
+@partial(jit, static_argnums=(2, 3, 4))
+def _bernoulli(key: Any, p: Any, shape: tuple | None, mode: str, impl: PRNGImpl) -> Any:
     if shape is None:
         shape = tuple(p.shape)
     else:
         _check_shape("bernoulli", shape, p.shape)
     dtype = p.dtype
     if mode == "high":
-        u = _uniform(key, 0., 1., (2, *shape), dtype)
+        u = _uniform(key, 0., 1., (2, *shape), dtype, impl)
         u1, u2 = u[0], u[1]
         u2 = u2 * 2 ** -dtypes.finfo(dtype).nmant
         return tnp.less(u2, p - u1)
-    return tnp.less(_uniform(key, 0., 1., shape, dtype), p)
+    return tnp.less(_uniform(key, 0., 1., shape, dtype, impl), p)
 
 
 def rademacher(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
     """-1 or 1 with equal probability (``jax.random.rademacher``; default dtype int32)."""
-    data, _ = check_prng_key("rademacher", key)
+    data, impl, _ = check_prng_key("rademacher", key)
     dtype = dtypes.default_int_dtype() if dtype is None else dtypes.canonicalize_explicit_dtype(dtype)
-    return _rademacher(data, canonicalize_shape(shape), dtype)
+    return _rademacher(data, canonicalize_shape(shape), dtype, impl)
 
 
-@partial(jit, static_argnums=(1, 2))
-def _rademacher(key: Any, shape: tuple, dtype: np.dtype) -> Any:
-    b = _bernoulli(key, 0.5, shape, "low").astype(dtype)
+@partial(jit, static_argnums=(1, 2, 3))
+def _rademacher(key: Any, shape: tuple, dtype: np.dtype, impl: PRNGImpl) -> Any:
+    b = _bernoulli(key, 0.5, shape, "low", impl).astype(dtype)
     return (2 * b - 1).astype(dtype)
 
 
@@ -236,7 +239,7 @@ def _convert_and_clip_integer(val: Any, dtype: np.dtype) -> Any:
 
 def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any = None) -> Any:
     """Uniform integers in ``[minval, maxval)`` (``jax.random.randint``; default dtype int32)."""
-    data, _ = check_prng_key("randint", key)
+    data, impl, _ = check_prng_key("randint", key)
     dtype = dtypes.default_int_dtype() if dtype is None else dtypes.canonicalize_explicit_dtype(dtype)
     shape = canonicalize_shape(shape)
     if not dtypes.is_integer(dtype):
@@ -247,11 +250,11 @@ def randint(key: Any, shape: Sequence[int], minval: Any, maxval: Any, dtype: Any
         sampling = dtypes.int32
         minval = tnp.clip(tnp.asarray(minval).astype(dtypes.int32), int(info.min), int(info.max))
         maxval = tnp.clip(tnp.asarray(maxval).astype(dtypes.int32), int(info.min), int(info.max) + 1)
-    return _randint(data, minval, maxval, shape, sampling).astype(dtype)
+    return _randint(data, minval, maxval, shape, sampling, impl).astype(dtype)
 
 
-@partial(jit, static_argnums=(3, 4))
-def _randint(key: Any, minval: Any, maxval: Any, shape: tuple, dtype: np.dtype) -> Any:
+@partial(jit, static_argnums=(3, 4, 5))
+def _randint(key: Any, minval: Any, maxval: Any, shape: tuple, dtype: np.dtype, impl: PRNGImpl) -> Any:
     _check_shape("randint", shape, minval.shape, maxval.shape)
     if not dtypes.is_integer(minval.dtype):
         minval = minval.astype(dtypes.default_int_dtype())
@@ -265,8 +268,8 @@ def _randint(key: Any, minval: Any, maxval: Any, shape: tuple, dtype: np.dtype) 
     nbits = dtypes.iinfo(dtype).bits
     if nbits not in (8, 16, 32, 64):
         raise TypeError(f"randint only accepts 8-, 16-, 32-, or 64-bit dtypes, got {dtype}")
-    k1, k2 = _split2(key)
-    higher_bits, lower_bits = _bits(k1, nbits, shape), _bits(k2, nbits, shape)
+    k1, k2 = _split2(key, impl)
+    higher_bits, lower_bits = _bits(k1, nbits, shape, impl), _bits(k2, nbits, shape, impl)
     udt = UINT_DTYPES[nbits]
     span = lax.convert_element_type(lax.sub(maxval, minval), udt)
     span = lax.select(lax.le(maxval, minval), _full(shape, 1, udt), span)
@@ -281,14 +284,14 @@ def _randint(key: Any, minval: Any, maxval: Any, shape: tuple, dtype: np.dtype) 
 
 # --- permutation, shuffle, choice ----------------------------------------------------
 
-@partial(jit, static_argnums=(2,))
-def _shuffle(key: Any, x: Any, axis: int) -> Any:
+@partial(jit, static_argnums=(2, 3))
+def _shuffle(key: Any, x: Any, axis: int, impl: PRNGImpl) -> Any:
     exponent = 3  # JAX's (tjablin@'s) static number of sort rounds
     uint32max = dtypes.iinfo(np.uint32).max
     num_rounds = int(np.ceil(exponent * np.log(max(1, x.size)) / np.log(uint32max)))
     for _ in range(num_rounds):
-        key, subkey = _split2(key)
-        sort_keys = _bits(subkey, 32, x.shape)
+        key, subkey = _split2(key, impl)
+        sort_keys = _bits(subkey, 32, x.shape, impl)
         _, x = lax.sort((sort_keys, x), dimension=axis, is_stable=True, num_keys=1)
     return x
 
@@ -308,26 +311,26 @@ def _concrete_int(x: Any, what: str) -> int:
 
 def permutation(key: Any, x: Any, axis: int = 0, independent: bool = False) -> Any:
     """A random permutation of ``arange(x)`` or of ``x`` along ``axis`` (``jax.random.permutation``)."""
-    data, _ = check_prng_key("permutation", key)
+    data, impl, _ = check_prng_key("permutation", key)
     ndim = len(_shape_of(x))
     axis = _canonical_axis(axis, ndim or 1)
     if not ndim:
         if not dtypes.is_integer(dtypes.dtype_of(x)):
             raise TypeError("x must be an integer or at least 1-dimensional")
         r = _concrete_int(x, "argument x of jax.random.permutation()")
-        return _shuffle(data, tnp.arange(r), axis)
+        return _shuffle(data, tnp.arange(r), axis, impl)
     x = tnp.asarray(x)
     if independent or ndim == 1:
-        return _shuffle(data, x, axis)
-    ind = _shuffle(data, tnp.arange(x.shape[axis]), 0)
+        return _shuffle(data, x, axis, impl)
+    ind = _shuffle(data, tnp.arange(x.shape[axis]), 0, impl)
     return tnp.take(x, ind, axis)
 
 
 def shuffle(key: Any, x: Any, axis: int = 0) -> Any:
     """``x`` shuffled along ``axis`` (the deprecated ``jax.random.shuffle``: independent shuffles)."""
-    data, _ = check_prng_key("shuffle", key)
+    data, impl, _ = check_prng_key("shuffle", key)
     x = tnp.asarray(x)
-    return _shuffle(data, x, _canonical_axis(axis, x.ndim))
+    return _shuffle(data, x, _canonical_axis(axis, x.ndim), impl)
 
 
 def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p: Any = None, axis: int = 0,
@@ -380,13 +383,13 @@ def choice(key: Any, a: Any, shape: Sequence[int] = (), replace: bool = True, p:
 
 def gumbel(key: Any, shape: Sequence[int] = (), dtype: Any = None, mode: str | None = None) -> Any:
     """Standard Gumbel values (``jax.random.gumbel``; mode ``"low"`` default, ``"high"``)."""
-    data, _ = check_prng_key("gumbel", key)
+    data, impl, _ = check_prng_key("gumbel", key)
     dtype = _float_dtype("gumbel", dtype)
     if mode is None:
         mode = "low"
     if mode not in ("highest", "high", "low"):
         raise ValueError("Must provide valid mode for gumbel got: %s" % mode)
-    return _gumbel(data, canonicalize_shape(shape), dtype, mode)
+    return _gumbel(data, canonicalize_shape(shape), dtype, mode, impl)
 
 
 def _safe_int_to_float(bits: Any) -> Any:
@@ -404,12 +407,12 @@ def _safe_int_to_float(bits: Any) -> Any:
     return lax.bitcast_convert_type(lax.bitwise_or(exp, mantissa), np.dtype(np.float32))
 
 
-@partial(jit, static_argnums=(1, 2, 3))
-def _gumbel(key: Any, shape: tuple, dtype: np.dtype, mode: str) -> Any:
+@partial(jit, static_argnums=(1, 2, 3, 4))
+def _gumbel(key: Any, shape: tuple, dtype: np.dtype, mode: str, impl: PRNGImpl) -> Any:
     info = dtypes.finfo(dtype)
     if dtype == dtypes.float32 and mode == "highest":
         # 64 random bits as a fixed-point number in (0, 1): values below 0.5 use log1p of 1 - x
-        bits = _bits(key, 32, (2, *shape))
+        bits = _bits(key, 32, (2, *shape), impl)
         neg = lax.bitwise_not(bits)
         lo_bits = neg[1]
         carry = tnp.stack([lo_bits == np.uint32(0xFFFFFFFF), tnp.ones_like(lo_bits)]).astype(np.uint32)
@@ -418,11 +421,11 @@ def _gumbel(key: Any, shape: tuple, dtype: np.dtype, mode: str) -> Any:
         x = _safe_int_to_float(tnp.where(flip_mask, bits, neg))
         return tnp.where(flip_mask, -tnp.log(-tnp.log1p(-x)), -tnp.log(-tnp.log(x)))
     if mode in ("high", "highest"):
-        u = _uniform(key, 0., 1., (2, *shape), dtype)
+        u = _uniform(key, 0., 1., (2, *shape), dtype, impl)
         high, low = u[0], u[1]
         x = tnp.where(high >= 0.5, high, high + 2 ** -(info.nmant) * low + info.tiny)
         return -tnp.log(-tnp.log1p(-x))
-    return -tnp.log(-tnp.log(_uniform(key, info.tiny, 1., shape, dtype)))
+    return -tnp.log(-tnp.log(_uniform(key, info.tiny, 1., shape, dtype, impl)))
 
 
 def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | None = None, replace: bool = True,
@@ -458,31 +461,31 @@ def categorical(key: Any, logits: Any, axis: int = -1, shape: Sequence[int] | No
 
 def _simple(name: str, body):
     def sampler(key: Any, shape: Sequence[int] = (), dtype: Any = None) -> Any:
-        data, _ = check_prng_key(name, key)
-        return compiled(data, canonicalize_shape(shape), _float_dtype(name, dtype))
-    compiled = jit(body, static_argnums=(1, 2))
+        data, impl, _ = check_prng_key(name, key)
+        return compiled(data, canonicalize_shape(shape), _float_dtype(name, dtype), impl)
+    compiled = jit(body, static_argnums=(1, 2, 3))
     sampler.__name__ = sampler.__qualname__ = name
     sampler.__doc__ = f"Standard {name} values of ``shape`` and float ``dtype`` (``jax.random.{name}``)."
     return sampler
 
 
-def _exponential(key: Any, shape: tuple, dtype: np.dtype) -> Any:
-    u = _uniform(key, 0., 1., shape, dtype)
+def _exponential(key: Any, shape: tuple, dtype: np.dtype, impl: PRNGImpl) -> Any:
+    u = _uniform(key, 0., 1., shape, dtype, impl)
     return lax.neg(lax.log1p(lax.neg(u)))
 
 
-def _logistic(key: Any, shape: tuple, dtype: np.dtype) -> Any:
-    x = _uniform(key, dtypes.finfo(dtype).tiny, 1., shape, dtype)
+def _logistic(key: Any, shape: tuple, dtype: np.dtype, impl: PRNGImpl) -> Any:
+    x = _uniform(key, dtypes.finfo(dtype).tiny, 1., shape, dtype, impl)
     return lax.sub(lax.log(x), lax.log1p(lax.neg(x)))
 
 
-def _laplace(key: Any, shape: tuple, dtype: np.dtype) -> Any:
-    u = _uniform(key, -1. + dtypes.finfo(dtype).epsneg, 1., shape, dtype)
+def _laplace(key: Any, shape: tuple, dtype: np.dtype, impl: PRNGImpl) -> Any:
+    u = _uniform(key, -1. + dtypes.finfo(dtype).epsneg, 1., shape, dtype, impl)
     return lax.mul(lax.sign(u), lax.log1p(lax.neg(lax.abs(u))))
 
 
-def _cauchy(key: Any, shape: tuple, dtype: np.dtype) -> Any:
-    u = _uniform(key, dtypes.finfo(dtype).eps, 1., shape, dtype)
+def _cauchy(key: Any, shape: tuple, dtype: np.dtype, impl: PRNGImpl) -> Any:
+    u = _uniform(key, dtypes.finfo(dtype).eps, 1., shape, dtype, impl)
     return lax.tan(lax.mul(_full(shape, np.pi, dtype), lax.sub(u, _full(shape, 0.5, dtype))))
 
 

@@ -24,6 +24,10 @@ constant to autodiff (integer arithmetic). It reproduces, bit for bit,
 * ``random_bits(key, width, shape)``: the same counters as ``split``;
   32 bits are ``x0 ^ x1``, 8 and 16 bits the truncation of that, 64 bits
   ``x0 << 32 | x1``.
+
+The seed words, the counters and the checks here (``checked_seed``, ``seed_words``, ``iota_2x32_shape``,
+``words_to_bits``...) are JAX's for every implementation: :mod:`toolkit.random.threefry4x32`,
+:mod:`toolkit.random.philox` and :mod:`toolkit.random.rbg` build on them (:mod:`toolkit.random.prng_impls`).
 """
 
 from __future__ import annotations
@@ -40,7 +44,8 @@ from toolkit.core.config import flag_value
 from toolkit.stages import jit
 
 __all__ = ["threefry2x32", "threefry_seed", "threefry_split", "threefry_fold_in", "threefry_random_bits",
-           "iota_2x32_shape", "UINT_DTYPES"]
+           "iota_2x32_shape", "UINT_DTYPES", "checked_seed", "seed_words", "check_bit_width", "check_bits_size",
+           "key_words", "words_to_bits"]
 
 UINT_DTYPES = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}
 _U32 = dtypes.uint32
@@ -98,6 +103,35 @@ def threefry2x32(k1: Any, k2: Any, x1: Any, x2: Any) -> tuple[Any, Any]:
     return x[0], x[1]
 
 
+def check_bit_width(bit_width: int) -> None:
+    """JAX's ``TypeError`` for a random-bits width other than 8, 16, 32 or 64 (every implementation checks it)."""
+    if bit_width not in (8, 16, 32, 64):
+        raise TypeError("requires 8-, 16-, 32- or 64-bit field width.")
+
+
+def check_bits_size(shape: Sequence[int]) -> None:
+    """JAX's ``NotImplementedError`` for more than ``2 ** 64`` random numbers (the counters have 64 bits)."""
+    if math.prod(shape) > 2 ** 64:
+        raise NotImplementedError("random bits array of size exceeding 2 ** 64")
+
+
+def key_words(key: Any, count: int) -> list[Any]:
+    """The ``count`` words of one raw key ``uint32[count]`` as ``uint32`` scalars (JAX's ``key[0]``, ``key[1]``...)."""
+    return [lax.reshape(lax.slice(key, (i,), (i + 1,)), ()) for i in range(count)]
+
+
+def words_to_bits(high: Any, low: Any, mixed: Any, bit_width: int) -> Any:
+    """Random bits of ``bit_width`` from a hash's output words, as JAX's counter-based implementations build
+    them: 64 bits are ``high << 32 | low``; 32 bits are ``mixed`` (the hash's XOR of its words), 8 and 16 bits its
+    truncation."""
+    dtype = UINT_DTYPES[bit_width]
+    if bit_width == 64:
+        high = lax.convert_element_type(high, dtype)
+        low = lax.convert_element_type(low, dtype)
+        return lax.bitwise_or(lax.shift_left(high, lax.full(high.shape, np.uint64(32), dtype)), low)
+    return mixed if bit_width == 32 else lax.convert_element_type(mixed, dtype)
+
+
 def iota_2x32_shape(shape: Sequence[int]) -> tuple[Any, Any]:
     """``(hi, lo)``: the flat (row-major) index of each element of ``shape`` as a 64-bit count in two words."""
     shape = tuple(shape)
@@ -119,8 +153,10 @@ def _words(key: Any) -> tuple[Any, Any]:
     return k1, k2
 
 
-def threefry_seed(seed: Any) -> Any:
-    """Raw key data ``uint32[2]`` from an integer scalar ``seed`` (JAX's 32-bit mode: ``[0, uint32(seed)]``)."""
+def checked_seed(seed: Any) -> Any:
+    """``seed`` as every implementation's seed function takes it, checked as JAX checks it: a Python int becomes
+    an ``int64`` (JAX's ``random_seed``: its low 32 bits count while x64 is off); not a scalar or not an integer
+    is a ``TypeError``."""
     if isinstance(seed, int) and not isinstance(seed, bool):
         seed = np.int64(seed)  # as JAX: a Python int seed may use 64 bits (its low 32 bits count)
     dtype = dtypes.dtype_of(seed)
@@ -128,22 +164,33 @@ def threefry_seed(seed: Any) -> Any:
         raise TypeError(f"PRNG key seed must be a scalar; got {seed!r}.")
     if not dtypes.is_integer(dtype):
         raise TypeError(f"PRNG key seed must be an integer; got {seed!r}")
-    return _seed(seed)
+    return seed
 
 
-@partial(jit, inline=True)
-def _seed(seed: Any) -> Any:
+def seed_words(seed: Any) -> tuple[Any, Any]:
+    """``(uint32(seed >> 32), uint32(seed))`` of a traced integer scalar: the two words every JAX implementation
+    builds its key from (the high word is 0 unless the seed has 64 bits, which needs x64)."""
     dtype = seed.dtype
     if dtypes.bit_width(dtype) == 64:
         # Only with x64 on (with it off the seed entered as its 32-bit canonical type): JAX's
         # [uint32(seed >> 32), uint32(seed & 0xFFFFFFFF)].
         high = lax.shift_right_logical(seed, lax.full((), np.asarray(32, dtype), dtype))
-        k1 = lax.reshape(lax.convert_element_type(high, _U32), (1,))
+        hi = lax.convert_element_type(high, _U32)
     else:
-        # k1 = uint32(seed >> 32) is 0 for a 32-bit seed (XLA shifts by the bit width to 0)
-        k1 = lax.full((1,), np.uint32(0), _U32)
-    k2 = lax.reshape(lax.convert_element_type(seed, _U32), (1,))
-    return lax.concatenate([k1, k2], 0)
+        # uint32(seed >> 32) is 0 for a 32-bit seed (XLA shifts by the bit width to 0)
+        hi = lax.full((), np.uint32(0), _U32)
+    return hi, lax.convert_element_type(seed, _U32)
+
+
+def threefry_seed(seed: Any) -> Any:
+    """Raw key data ``uint32[2]`` from an integer scalar ``seed`` (JAX's 32-bit mode: ``[0, uint32(seed)]``)."""
+    return _seed(checked_seed(seed))
+
+
+@partial(jit, inline=True)
+def _seed(seed: Any) -> Any:
+    hi, lo = seed_words(seed)
+    return lax.concatenate([lax.reshape(hi, (1,)), lax.reshape(lo, (1,))], 0)
 
 
 def threefry_2x32(key: Any, count: Any) -> Any:
@@ -217,12 +264,10 @@ def threefry_fold_in(key: Any, data: Any) -> Any:
 @partial(jit, static_argnums=(1, 2))
 def threefry_random_bits(key: Any, bit_width: int, shape: tuple) -> Any:
     """Unsigned integers of ``bit_width`` bits and ``shape`` from the raw key ``key`` (partitionable variant)."""
-    if bit_width not in (8, 16, 32, 64):
-        raise TypeError("requires 8-, 16-, 32- or 64-bit field width.")
+    check_bit_width(bit_width)
     if not flag_value("jax_threefry_partitionable"):
         return _random_bits_original(key, bit_width, shape)
-    if math.prod(shape) > 2 ** 64:
-        raise NotImplementedError("random bits array of size exceeding 2 ** 64")
+    check_bits_size(shape)
     k1, k2 = _words(key)
     hi, lo = iota_2x32_shape(shape)
     b1, b2 = threefry2x32(k1, k2, hi, lo)
