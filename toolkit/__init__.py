@@ -99,6 +99,7 @@ _PUBLIC: dict[str, str] = {
     "transfer_guard_host_to_device": "toolkit.core.config:transfer_guard_host_to_device",
     "legacy_prng_key": "toolkit.core.config:legacy_prng_key",
     "enable_custom_prng": "toolkit.core.config:enable_custom_prng",
+    "default_prng_impl": "toolkit.core.config:default_prng_impl",
     "enable_checks": "toolkit.core.config:enable_checks",
     "threefry_partitionable": "toolkit.core.config:threefry_partitionable",
     "jax2tf_associative_scan_reductions": "toolkit.core.config:jax2tf_associative_scan_reductions",
@@ -360,8 +361,8 @@ if _typing.TYPE_CHECKING:  # what _PUBLIC names, for type checkers and readers (
         allow_f16_reductions, check_tracer_leaks, checking_leaks, default_device, default_matmul_precision,
         explain_cache_misses, log_compiles, no_execution, no_tracing, numpy_dtype_promotion, numpy_rank_promotion,
         softmax_custom_jvp, transfer_guard, transfer_guard_device_to_device, transfer_guard_device_to_host,
-        transfer_guard_host_to_device, legacy_prng_key, enable_custom_prng, enable_checks, threefry_partitionable,
-        jax2tf_associative_scan_reductions)
+        transfer_guard_host_to_device, legacy_prng_key, enable_custom_prng, default_prng_impl, enable_checks,
+        threefry_partitionable, jax2tf_associative_scan_reductions)
     from toolkit import (  # noqa: F401  (jax.dtypes, jax.typing, jax.monitoring, ...)
         custom_derivatives, dlpack, dtypes, ffi, monitoring, ops, sharding, typing)
     from toolkit.core.dtypes import float0  # noqa: F401  (jax.float0: the dtype of integer values' tangents)

@@ -77,7 +77,7 @@ def issubdtype(a: Any, b: Any) -> bool:
     """
     a_key = isinstance(a, KeyTy) or a in (prng_key, extended)
     if isinstance(b, KeyTy):
-        return isinstance(a, KeyTy)
+        return a == b  # the same implementation's key dtype (key<rbg> is no subtype of key<fry>), as JAX's
     if b in (prng_key, extended):
         return a_key and not (a is extended and b is prng_key)
     if a_key:

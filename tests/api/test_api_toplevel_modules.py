@@ -49,6 +49,10 @@ def test_issubdtype_as_jax():
         jb = {tdt.prng_key: jdt.prng_key, tdt.extended: jdt.extended}.get(b, b)
         assert tdt.issubdtype(ours, b) == jdt.issubdtype(theirs, jb), b
     assert tdt.issubdtype(ours, ours) and not tdt.issubdtype("float32", ours)
+    # Key dtypes of two implementations are not subtypes of each other, as JAX's.
+    rbg, j_rbg = toolkit.random.key_dtype("rbg"), jax.random.key_dtype("rbg")
+    assert [tdt.issubdtype(rbg, ours), tdt.issubdtype(rbg, rbg)] == [jdt.issubdtype(j_rbg, theirs),
+                                                                    jdt.issubdtype(j_rbg, j_rbg)] == [False, True]
     with pytest.raises(TypeError, match="issubdtype"):
         tdt.issubdtype(object(), np.floating)
 
