@@ -6,7 +6,9 @@ the base class JAX gives it, so ``except IndexError`` / ``except TypeError`` cat
 
 from __future__ import annotations
 
-__all__ = ["JAXIndexError", "JAXTypeError", "JaxprTypeError", "KeyReuseError", "NonConcreteBooleanIndexError"]
+__all__ = ["ConcretizationTypeError", "JAXIndexError", "JAXTypeError", "JaxprTypeError", "KeyReuseError",
+           "NonConcreteBooleanIndexError", "TracerArrayConversionError", "TracerBoolConversionError",
+           "TracerIntegerConversionError", "UnexpectedTracerError"]
 
 
 class JAXTypeError(TypeError):
@@ -29,3 +31,26 @@ class KeyReuseError(JAXTypeError):
 
 class JaxprTypeError(TypeError):
     """A program that fails its type check (``jax.errors.JaxprTypeError``)."""
+
+
+# -- the tracer's (raised by toolkit.core.tracing, which names them too) --------------------------------------
+
+class ConcretizationTypeError(TypeError):
+    """A traced value was used where Python needs a concrete value."""
+
+
+class TracerBoolConversionError(ConcretizationTypeError):
+    """A traced value was converted to a Python bool (``if x:``), as ``jax.errors.TracerBoolConversionError``."""
+
+
+class TracerIntegerConversionError(TypeError):
+    """A traced value was used as a Python index or size (``__index__``), as
+    ``jax.errors.TracerIntegerConversionError``."""
+
+
+class UnexpectedTracerError(JAXTypeError):
+    """A tracer escaped the trace that made it (e.g. stored in a global); a ``TypeError``, as JAX's."""
+
+
+class TracerArrayConversionError(TypeError):
+    """A traced value was converted to a numpy array."""

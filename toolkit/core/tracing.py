@@ -27,30 +27,12 @@ import numpy as np
 
 from toolkit.core import dtypes, eager_functions
 from toolkit.core.avals import ShapedArray, abstract_token, aval_of, leaf_avals
-from toolkit.core.error_classes import JAXTypeError
+from toolkit.core.error_classes import (  # noqa: F401  (the tracer's errors, named here too: tracing.<Error>)
+    ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError, TracerIntegerConversionError,
+    UnexpectedTracerError,
+)
 from toolkit.core.program import Equation, Literal, Program, SourceInfo, Var
 from toolkit.core import pytrees
-
-
-class ConcretizationTypeError(TypeError):
-    """A traced value was used where Python needs a concrete value."""
-
-
-class TracerBoolConversionError(ConcretizationTypeError):
-    """A traced value was converted to a Python bool (``if x:``), as ``jax.errors.TracerBoolConversionError``."""
-
-
-class TracerIntegerConversionError(TypeError):
-    """A traced value was used as a Python index or size (``__index__``), as
-    ``jax.errors.TracerIntegerConversionError``."""
-
-
-class UnexpectedTracerError(JAXTypeError):
-    """A tracer escaped the trace that made it (e.g. stored in a global); a ``TypeError``, as JAX's."""
-
-
-class TracerArrayConversionError(TypeError):
-    """A traced value was converted to a numpy array."""
 
 
 _TOOLKIT_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -580,10 +562,8 @@ class ProgramBuilder:
         tracer = self._const_ids.get(id(value))
         if tracer is None:
             var = Var(aval_of(value).strip_weak_type() if not dtypes.is_python_scalar(value) else aval_of(value))
-            if var.aval is abstract_token:
-                # A concrete token (toolkit.array.Token) lowers to a fresh one (toolkit.lowering.lower): what made
-                # it is waited for now, so the program comes after it as a token argument's would.
-                value.block_until_ready()
+            if var.aval is abstract_token:  # a Token lowers to a fresh token (toolkit.lowering.lower): the
+                value.block_until_ready()  # program comes after what made it, as a token argument's would
             self.constvars.append(var)
             if isinstance(value, np.ndarray) and value.dtype != var.aval.dtype:
                 # A captured float64 constant is float32 with x64 off (JAX); the original keeps its id taken.
