@@ -577,12 +577,26 @@ def _reshard_global(x: Array, target: Any) -> Array:
             "for a cross-process reshard, the input's and the target sharding's devices must be the same set; got "
             f"the input's device ids {[d.id for d in x.sharding._device_assignment]} and the target's "
             f"{[d.id for d in target._device_assignment]}")
-    from toolkit.stages import jit  # function-level: breaks the cycle array -> stages -> array (stages is above)
-    return jit(_identity, out_shardings=target)(x)
+    if _jitted_copy is None:
+        raise RuntimeError("a cross-process reshard is a jit call, and toolkit.stages is not loaded: import toolkit")
+    return _jitted_copy(x, target)
 
 
-def _identity(x: Any) -> Any:
+def identity(x: Any) -> Any:
+    """``x`` itself: the function of the jitted copy :func:`install_jitted_copy` installs (one function, so its
+    trace and executable are found again)."""
     return x
+
+
+#: ``(array, target sharding) -> copy`` through jit with ``out_shardings=target``: installed by toolkit.stages, a
+#: layer above, when it loads (as it installs eager execution), so that this module need not import it.
+_jitted_copy: Any = None
+
+
+def install_jitted_copy(copy: Any) -> None:
+    """Install how an array spanning other processes is copied onto another sharding (``toolkit.stages``)."""
+    global _jitted_copy
+    _jitted_copy = copy
 
 
 def from_impl(impl: Any, aval: ShapedArray, sharding: Any = None) -> Array:
