@@ -580,6 +580,18 @@ def _propagate(program: Program, in_kinds: list[str]) -> list[str]:
             out = [kind]
         elif len(subs) == 1 and len(subs[0].invars) == len(eqn.inputs) and len(subs[0].outvars) == len(eqn.outputs):
             out = _propagate(subs[0], [kind_of(a) for a in eqn.inputs])  # a call: its body's
+        elif name == "cond":
+            # The branches' results (JAX's cond requires every branch's types, memory spaces too, to agree).
+            out = _propagate(eqn.params["branches"][0], [kind_of(a) for a in eqn.inputs[1:]])
+        elif name == "while":
+            # A loop's carries keep their memories (JAX's while requires the body's output types to be its input
+            # types): the carried operands' kinds, after the two programs' constants.
+            out = [kind_of(a) for a in eqn.inputs[eqn.params["cond_nconsts"] + eqn.params["body_nconsts"]:]]
+        elif name == "scan":
+            # The carries keep theirs (as while's); the stacked results are in their body values' memories.
+            carries = eqn.params["num_consts"] + eqn.params["num_carry"]
+            body = _propagate(eqn.params["body"], [kind_of(a) for a in eqn.inputs])
+            out = [kind_of(a) for a in eqn.inputs[eqn.params["num_consts"]:carries]] + body[eqn.params["num_carry"]:]
         elif name == "optimization_barrier":
             out = [kind_of(a) for a in eqn.inputs]  # JAX's barrier types each result as its operand
         elif name.startswith("scatter"):

@@ -89,6 +89,28 @@ def test_result_kinds_follow_the_value_as_jax(jx):
     _same_results(toolkit.jit(ours)(X), jx.jit(theirs)(X))
 
 
+def test_result_kinds_through_control_flow_as_jax(jx):
+    """A put inside cond's branches, loop carries of two memories, a scan's stacked results: each result is in the
+    memory JAX's types put it in (a cond's results are its branches', a loop's carries keep theirs)."""
+    def make(lib):
+        mod, _, single, _, _, device = lib
+        host, on_device = single(device, memory_kind="pinned_host"), single(device, memory_kind="device")
+
+        def f(x):
+            hosted = mod.device_put(x, host)
+            put_in_branches = mod.lax.cond(True, lambda c: mod.device_put(c, on_device),
+                                           lambda c: mod.device_put(c, on_device), hosted)
+            carries = mod.lax.while_loop(lambda c: False, lambda c: c, (hosted, x))
+            carry, ys = mod.lax.scan(lambda c, row: (c, row * 2), hosted, hosted)
+            return put_in_branches, *carries, carry, ys
+        return f
+    ours, theirs = (make(lib) for lib in _libraries(jx))
+    t_text, j_text = _text(toolkit.jit(ours).lower(X)), _text(jx.jit(theirs).lower(X))
+    assert _kinds(t_text)[0] == _kinds(j_text)[0] == ["device", "pinned_host", "device", "pinned_host",
+                                                      "pinned_host"]
+    _same_results(toolkit.jit(ours)(X), jx.jit(theirs)(X))
+
+
 def test_put_inside_jit_with_out_shardings_as_jax(jx):
     # A given out_sharding wins and is placed (annotate_device_placement); the put still makes JAX write kinds.
     (t_lib, j_lib) = _libraries(jx)
