@@ -78,6 +78,25 @@ def test_searchsorted_complex_in_jaxs_order(side, jnp):
     same_values(tnp.digitize(v, a[:-1], right=side == "left"), jnp.digitize(v, a[:-1], right=side == "left"))
 
 
+@pytest.mark.parametrize("method", ["scan", "scan_unrolled", "sort", "compare_all"])
+def test_searchsorted_methods_are_jaxs_algorithms(method, jnp):
+    """Each method computes as JAX's does, so even an unsorted ``a`` (with NaN and -0.0) gives JAX's indices,
+    eagerly and under jit, for both sides; empty ``a`` too."""
+    rng = np.random.default_rng(0)
+    queries = np.concatenate([rng.normal(size=7), [np.nan, 0.0, -0.0]]).astype(np.float32).reshape(2, 5)
+    for n in (0, 1, 5, 17):
+        for ordered in (True, False):
+            a = rng.normal(size=n).astype(np.float32)
+            a = np.sort(a) if ordered else a
+            if n > 3:
+                a[1], a[2] = np.nan, -0.0
+            for side in ("left", "right"):
+                theirs = jnp.searchsorted(a, queries, side=side, method=method)
+                same_values(tnp.searchsorted(a, queries, side=side, method=method), theirs)
+                same_values(toolkit.jit(lambda x, q: tnp.searchsorted(x, q, side=side, method=method))(a, queries),
+                            theirs)
+
+
 def test_searchsorted_errors():
     with pytest.raises(ValueError, match="side must be"):
         tnp.searchsorted(np.arange(3), 1, side="middle")

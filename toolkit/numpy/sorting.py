@@ -13,6 +13,7 @@ import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.core.compiled_whole import compiled_whole
+from toolkit.lax import control_flow as lax_control_flow
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import sorting as lax_sorting
 from toolkit.lax import structural as lax_structural
@@ -103,9 +104,10 @@ _SEARCH_METHODS = ("compare_all", "scan", "scan_unrolled", "sort")
 def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *, method: str = "scan") -> Any:
     """Insertion points of ``v`` into the sorted 1-D ``a`` (NaNs count as largest, as in numpy's sort).
 
-    Lowered as one comparison of every ``v`` with every ``a`` and a count (O(len(a) * v.size)), JAX's
-    ``method="compare_all"``. ``method`` (JAX's names) chooses JAX's algorithm; every method gives the same
-    indices, so toolkit takes each name and computes them this one way.
+    ``method`` is JAX's algorithm, each as JAX computes it (so an unsorted ``a`` gives JAX's indices too):
+    ``"scan"`` (the default) and ``"scan_unrolled"`` a binary search of ``ceil(log2(len(a) + 1))`` steps per
+    value (a loop, or the steps unrolled), ``"sort"`` ranks in a co-sort of ``a`` and ``v``, ``"compare_all"``
+    compares every value with every element of ``a`` and counts (O(len(a) * v.size)).
     """
     if method not in _SEARCH_METHODS:
         raise ValueError(f"invalid argument method={method!r}, expected one of {sorted(_SEARCH_METHODS)}")
@@ -119,6 +121,10 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *, meth
         a = take(a, sorter, mode="promise_in_bounds")
     dtype, weak = result_dtype(a, v)
     a, v = asarray(convert(a, dtype)), asarray(convert(v, dtype, weak))
+    if method in ("scan", "scan_unrolled"):
+        return _search_by_bisection(a, v, side, unrolled=method == "scan_unrolled")
+    if method == "sort":
+        return _search_by_cosorting(a, v, side)
     av = lax_structural.broadcast_in_dim(a, tuple(v.shape) + (a.shape[0],), (v.ndim,))
     vv = lax_structural.broadcast_in_dim(v, tuple(v.shape) + (a.shape[0],), tuple(range(v.ndim)))
     if side == "left":
@@ -126,6 +132,49 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *, meth
     else:
         before = lax_elementwise.bitwise_not(_sort_less(vv, av))     # a[i] <= v  <=>  not (v < a[i])
     return reductions.sum(before, axis=-1, dtype=dtypes.int32)
+
+
+def _search_by_bisection(a: Any, v: Any, side: str, *, unrolled: bool) -> Any:
+    """JAX's ``method="scan"``: per value, ``ceil(log2(n + 1))`` halvings of ``[low, high)`` (``uint32`` bounds),
+    going left where the value sorts at or before (``"left"``; before, ``"right"``) ``a[mid]``; the result is
+    ``high``."""
+    n = a.shape[0]
+    if n == 0:
+        return lax_structural.full(v.shape, 0, dtypes.int32)
+    u32 = np.dtype(np.uint32)
+
+    def halve(bounds: tuple[Any, Any]) -> tuple[Any, Any]:
+        low, high = bounds
+        mid = lax_elementwise.add(low, lax_elementwise.div(lax_elementwise.sub(high, low), np.uint32(2)))
+        at_mid = take(a, mid, mode="clip")
+        go_left = lax_elementwise.bitwise_not(_sort_less(at_mid, v)) if side == "left" else _sort_less(v, at_mid)
+        return (lax_elementwise.select(go_left, low, mid), lax_elementwise.select(go_left, mid, high))
+
+    bounds = (lax_structural.full(v.shape, 0, u32), lax_structural.full(v.shape, n, u32))
+    levels = int(np.ceil(np.log2(n + 1)))
+    if unrolled:
+        for _ in range(levels):
+            bounds = halve(bounds)
+    else:
+        bounds = lax_control_flow.fori_loop(0, levels, lambda _, b: halve(b), bounds)
+    return lax_elementwise.convert_element_type(bounds[1], dtypes.int32)
+
+
+def _search_by_cosorting(a: Any, v: Any, side: str) -> Any:
+    """JAX's ``method="sort"``: each value's rank in a stable co-sort with ``a`` (``v`` first for ``"left"``,
+    after ``a`` for ``"right"``), less its rank among the values."""
+    queries = lax_structural.reshape(v, (v.size,))
+
+    def rank(x: Any) -> Any:
+        iota = lax_structural.iota(dtypes.int32, x.shape[0])
+        order = lax_sorting.sort((x, iota), 0, is_stable=True, num_keys=1)[1]
+        return lax_sorting.sort((order, iota), 0, is_stable=True, num_keys=1)[1]  # the inverse permutation
+    if side == "left":
+        index = lax_structural.slice(rank(lax_structural.concatenate([queries, a], 0)), (0,), (v.size,))
+    else:
+        both = rank(lax_structural.concatenate([a, queries], 0))
+        index = lax_structural.slice(both, (a.shape[0],), (a.shape[0] + v.size,))
+    return lax_structural.reshape(lax_elementwise.sub(index, rank(queries)), tuple(v.shape))
 
 
 def _sort_less(x: Any, y: Any) -> Any:
