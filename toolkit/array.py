@@ -14,7 +14,7 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -182,6 +182,38 @@ class Array:
     def is_deleted(self) -> bool:
         """Whether the device buffers are gone (``delete()``, or donated to a jit call)."""
         return self._impl.is_deleted()
+
+    def is_ready(self) -> bool:
+        """Whether the value is computed, without waiting (``jax.Array.is_ready``)."""
+        return self._impl.is_ready()
+
+    def clone(self) -> "Array":
+        """Another array over the same buffers (``jax.Array.clone``: deleting either deletes both)."""
+        return Array(self._impl, self.aval, self._sharding, self._committed)
+
+    def tobytes(self, order: Literal["C", "F", "A", "K"] = "C") -> bytes:
+        """The value's bytes, as numpy's ``tobytes`` of ``np.asarray(a)`` (copies to the host)."""
+        return self._host_value().tobytes(order)
+
+    def platform(self) -> str:
+        """The platform of the devices holding it (``"cpu"``, ...), as ``jax.Array.platform()``."""
+        return self._impl.platform()
+
+    def unsafe_buffer_pointer(self) -> int:
+        """The address of the device buffer of an array on one device (``jax.Array.unsafe_buffer_pointer``)."""
+        if len(self.sharding._device_assignment) != 1:
+            raise ValueError("unsafe_buffer_pointer() is supported only for unsharded arrays.")
+        return self._impl.unsafe_buffer_pointer()
+
+    @property
+    def device_buffer(self) -> Any:
+        """Removed, as in JAX: ``addressable_data(0)``."""
+        raise AttributeError("arr.device_buffer has been deprecated. Use arr.addressable_data(0)")
+
+    @property
+    def device_buffers(self) -> Any:
+        """Removed, as in JAX: ``[s.data for s in arr.addressable_shards]``."""
+        raise AttributeError("arr.device_buffers has been deprecated. Use [x.data for x in arr.addressable_shards]")
 
     def delete(self) -> None:
         """Free the device buffers now; later use of the array raises."""

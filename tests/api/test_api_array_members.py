@@ -158,3 +158,56 @@ def test_64_bit_values_print_pickle_and_view_as_jax():
     assert got.shape == want.shape == (4,)
     np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
     assert x.itemsize == j.itemsize == 8
+
+
+# -- the rest of jax.Array's methods --------------------------------------------------------------------------
+
+#: jax.Array members toolkit's Array leaves out: ``format`` (a PJRT layout object; toolkit has no layouts API) and
+#: ``traceback`` (JAX records where each array was made; toolkit's arrays keep no traceback).
+ABSENT_MEMBERS = {"format", "traceback"}
+
+
+def test_every_jax_array_member_is_here():
+    ours = {n for n in dir(tnp.ones(3)) if not n.startswith("_")}
+    theirs = {n for n in dir(jnp.ones(3)) if not n.startswith("_")}
+    assert theirs - ours == ABSENT_MEMBERS
+
+
+def _method_results(L, N):
+    x, i = N.array([3.0, 1.0, 2.0, 5.0]), N.arange(5, dtype="int32")
+    c = N.array([1 + 2j, 3 - 4j], dtype=np.complex64)
+    cases = [lambda: x.argpartition(1), lambda: i.byteswap(), lambda: c.byteswap(), lambda: i.byteswap().byteswap(),
+             lambda: i.astype("uint8").byteswap(), lambda: N.array([0, 1, 0]).choose([N.arange(3.0), N.arange(3.0) * 10]),
+             lambda: x.compress(N.array([True, False, True, True])), lambda: x.nonzero(), lambda: x.ptp(),
+             lambda: N.sort(x).searchsorted(2.5, side="right"), lambda: x.to_device(L.devices()[0]),
+             lambda: x.tobytes(), lambda: x.is_ready(), lambda: x.platform(), lambda: x.clone(),
+             lambda: type(x.unsafe_buffer_pointer()).__name__,
+             lambda: L.jit(lambda v: (v.ptp(), v.nonzero(size=2), v.searchsorted(2.0), v.argpartition(1),
+                                      v.compress(v > 1, size=2), v.byteswap(), v.to_device(L.devices()[0])))(x)]
+    out = []
+    for case in cases:
+        r = case()
+        out.append([np.asarray(a).tolist() for a in L.tree_util.tree_leaves(r)] if not isinstance(r, (bytes, bool, str))
+                   else r)
+    errors = [lambda: x.flat, lambda: x.device_buffer, lambda: x.device_buffers,
+              lambda: x.to_device(L.devices()[0], stream=1)]
+    for case in errors:
+        with pytest.raises(Exception) as raised:
+            case()
+        out.append((type(raised.value).__name__, str(raised.value)))
+    return out
+
+
+def test_array_methods_as_jax():
+    """argpartition, byteswap (complex and one-byte too), choose, compress, nonzero, ptp, searchsorted, to_device,
+    eagerly and under jit, the concrete-only members, and JAX's errors for flat, device_buffer(s) and streams."""
+    assert _method_results(toolkit, tnp) == _method_results(jax, jnp)
+
+
+def test_clone_shares_the_buffers_as_jax():
+    for lib in (toolkit, jax):
+        x = lib.device_put(np.ones(3, np.float32))
+        y = x.clone()
+        assert y is not x and y.unsafe_buffer_pointer() == x.unsafe_buffer_pointer()
+        x.delete()
+        assert y.is_deleted()

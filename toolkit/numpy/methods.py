@@ -9,8 +9,10 @@ import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.core.tracing import Tracer
-from toolkit.lax.elementwise import bitcast_convert_type, convert_element_type
-from toolkit.numpy import diagonals, indexing, reductions, rounding, scatter, shapes, sorting, tensor_contractions, ufuncs
+from toolkit.lax.elementwise import bitcast_convert_type, complex as lax_complex, convert_element_type
+from toolkit.lax.structural import rev
+from toolkit.numpy import (array_editing, diagonals, indexing, nonzero_indices, reductions, rounding, scatter, shapes,
+                           sorting, statistics, tensor_contractions, ufuncs)
 from toolkit.numpy.take import take
 
 
@@ -94,6 +96,29 @@ def _operator(fn: Any) -> Any:
     return method
 
 
+def _byteswap(self):
+    """``a.byteswap()``: each element's bytes reversed, the same dtype (JAX's ``Array.byteswap``)."""
+    if dtypes.is_complex(np.dtype(self.dtype)):
+        return lax_complex(_byteswap(ufuncs.real(self)), _byteswap(ufuncs.imag(self)))
+    if np.dtype(self.dtype).itemsize == 1:
+        return _copy(self)
+    # The bytes of each element as a trailing axis of uint8, reversed, then read back as the dtype.
+    swapped = rev(bitcast_convert_type(self, np.dtype(np.uint8)), (len(self.shape),))
+    return bitcast_convert_type(swapped, self.dtype)
+
+
+def _to_device(self, device, *, stream=None):
+    """``a.to_device(device)``: a copy placed on ``device`` (a device or a sharding); JAX's ``Array.to_device``."""
+    if stream is not None:
+        raise NotImplementedError("stream argument of array.to_device()")
+    from toolkit.array import device_put  # function-level: toolkit.array is a layer above numpy
+    return device_put(self, device)
+
+
+def _flat(self):
+    raise NotImplementedError("JAX Arrays do not implement the arr.flat property: consider arr.flatten() instead.")
+
+
 def _copy(self):
     """``a.copy()``: a new array with the same value (as ``jax.Array.copy``)."""
     # jax.Array.copy: a new array with the same value; a traced value is immutable, so it is its own copy.
@@ -134,6 +159,20 @@ METHODS = {
     "__setitem__": _no_setitem,
     "conjugate": ufuncs.conj, "view": _view, "__round__": _operator_round, "copy": _copy,
     "__copy__": _copy, "__deepcopy__": lambda self, memo: _copy(self),
+    # The rest of jax.Array's methods, each the toolkit.numpy function of the same name with the array first.
+    "argpartition": lambda self, kth, axis=-1: array_editing.argpartition(self, kth, axis=axis),
+    "byteswap": _byteswap,
+    "choose": lambda self, choices, out=None, mode="raise": array_editing.choose(self, choices, out=out, mode=mode),
+    "compress": lambda self, condition, axis=None, *, out=None, size=None, fill_value=0: array_editing.compress(
+        condition, self, axis=axis, out=out, size=size, fill_value=fill_value),
+    "nonzero": lambda self, *, fill_value=None, size=None: nonzero_indices.nonzero(self, size=size,
+                                                                                  fill_value=fill_value),
+    "ptp": lambda self, axis=None, out=None, keepdims=False: statistics.ptp(self, axis=axis, out=out,
+                                                                           keepdims=keepdims),
+    "searchsorted": lambda self, v, side="left", sorter=None, *, method="scan": sorting.searchsorted(
+        self, v, side=side, sorter=sorter, method=method),
+    "to_device": _to_device,
+    "flat": property(_flat, doc="Not implemented, as in JAX: use ``flatten()``."),
 }
 
 
