@@ -121,9 +121,11 @@ def searchsorted(a: Any, v: Any, side: str = "left", sorter: Any = None, *, meth
         a = take(a, sorter, mode="promise_in_bounds")
     dtype, weak = result_dtype(a, v)
     a, v = asarray(convert(a, dtype)), asarray(convert(v, dtype, weak))
-    if method in ("scan", "scan_unrolled"):
+    # (A symbolic length has no static number of halvings or sort positions: compared with every element.)
+    static = type(a.shape[0]) is int and all(type(d) is int for d in v.shape)
+    if method in ("scan", "scan_unrolled") and static:
         return _search_by_bisection(a, v, side, unrolled=method == "scan_unrolled")
-    if method == "sort":
+    if method == "sort" and static:
         return _search_by_cosorting(a, v, side)
     av = lax_structural.broadcast_in_dim(a, tuple(v.shape) + (a.shape[0],), (v.ndim,))
     vv = lax_structural.broadcast_in_dim(v, tuple(v.shape) + (a.shape[0],), tuple(range(v.ndim)))
