@@ -53,6 +53,29 @@ def test_floats_with_nan():
     check(lambda m: m.intersect1d(F, np.array([2.0, np.nan], np.float32)))
 
 
+@pytest.mark.parametrize("method", ["auto", "compare_all", "binary_search", "sort"])
+def test_isin_methods_are_jaxs(method):
+    """Each of JAX's ``isin`` methods (duplicates, NaNs, promotion between int and float, an N-d element,
+    ``invert``, ``assume_unique``, an unknown method); the last three are O((n + m) log(n + m))."""
+    ints = np.array([[3, 1, 9], [2, 2, 7]], np.int32)
+    for element, test, unique_ in ((ints, B, False), (F, np.array([0.5, np.nan, 3.0], np.float32), False),
+                                   (np.array([4, 1, 3], np.int32), np.array([3.0, 5.0, 4.0], np.float32), True)):
+        for invert in (False, True):
+            check(lambda m: m.isin(element, test, invert=invert, assume_unique=unique_, method=method))
+    check(lambda m: m.isin(A, B, method="nope"))
+
+
+def test_intersect1d_by_bisection_as_jax():
+    """intersect1d looks values up by bisection: duplicates, NaNs and signed zeros give JAX's values and
+    indices, at a static size under jit too."""
+    rng = np.random.default_rng(1)
+    for a, b in ((rng.integers(0, 10, 25).astype(np.int32), rng.integers(0, 10, 17).astype(np.int32)),
+                 (np.array([0.0, -0.0, np.nan, 1.0, 1.0, -2.0], np.float32),
+                  np.array([-0.0, np.nan, 1.0, 3.0], np.float32))):
+        check(lambda m: m.intersect1d(a, b, return_indices=True))
+        check(lambda m, x, y: m.intersect1d(x, y, return_indices=True, size=6), a, b, only_jit=True)
+
+
 @pytest.mark.parametrize("name, programs", [("intersect1d", 1), ("setdiff1d", 2), ("setxor1d", 2), ("unique", 2)])
 def test_an_eager_call_compiles_one_or_two_programs(name, programs, compilations):
     # The size read from the data (one program where it depends on the data, none where numpy gives it), then one

@@ -1,5 +1,6 @@
-"""Set operations of ``jax.numpy``: ``isin`` (an all-pairs comparison) and ``unique`` (static output shape
-under ``jit`` with ``size=``).
+"""Set operations of ``jax.numpy``: ``isin`` (JAX's methods: all pairs by default, or by bisection or a co-sort),
+``unique`` (static output shape under ``jit`` with ``size=``) and the two-array set functions (``intersect1d``
+looks values up by bisection).
 
 Example::
 
@@ -29,11 +30,45 @@ from toolkit.core.compiled_whole import compiled_whole
 @compiled_whole(static_argnames=("assume_unique", "invert", "method"), lists_as_tuples=True)
 def isin(element: Any, test_elements: Any, assume_unique: bool = False, invert: bool = False, *,
          method: str = "auto") -> Any:
-    """True where ``element`` occurs in ``test_elements`` (all-pairs comparison)."""
+    """True where ``element`` occurs in ``test_elements``, as ``jnp.isin`` by JAX's ``method``: ``"auto"`` and
+    ``"compare_all"`` compare every pair (O(n * m)), ``"binary_search"`` looks each element up in the sorted test
+    elements, ``"sort"`` finds equal neighbours in a co-sort (both O((n + m) log(n + m)))."""
     check_arraylike("isin", element, test_elements)
     element, test = asarray(element), shapes.ravel(asarray(test_elements))
-    hit = reductions.any(ufuncs.equal(shapes.expand_dims(element, -1), test), -1)
-    return ufuncs.logical_not(hit) if invert else hit
+    if element.size == 0 or test.size == 0:
+        return creation.full(element.shape, invert, np.bool_)
+    if method in ("auto", "compare_all"):
+        hit = reductions.any(ufuncs.equal(shapes.expand_dims(element, -1), test), -1)
+        return ufuncs.logical_not(hit) if invert else hit
+    if method not in ("binary_search", "sort"):
+        raise ValueError(f"method={method!r} is not implemented; options are 'compare_all', 'binary_search', "
+                         "'sort', and 'auto'")
+    dtype, _ = result_dtype(element, test)
+    flat, test = convert(shapes.ravel(element), dtype), convert(test, dtype)
+    if method == "binary_search":
+        ordered = sorting.sort(test)
+        at = take.take(ordered, sorting.searchsorted(ordered, flat), mode="clip")
+        hit = ufuncs.not_equal(flat, at) if invert else ufuncs.equal(flat, at)
+    else:
+        hit = _isin_by_cosorting(flat, test, assume_unique, invert)
+    return shapes.reshape(hit, element.shape)
+
+
+def _isin_by_cosorting(flat: Any, test: Any, assume_unique: bool, invert: bool) -> Any:
+    """JAX's ``method="sort"``: co-sort the (unique) elements with the test elements; an element whose next
+    neighbour is equal occurs among them (``invert``: is not equal)."""
+    n = flat.shape[0]
+    if assume_unique:
+        values, back = flat, None
+    else:
+        values, back = unique(flat, size=n, return_inverse=True, fill_value=reductions.max(test))
+    both = lax_structural.concatenate([values, test], 0)
+    aux, order = lax_sorting.sort((both, lax_structural.iota(dtypes.int32, both.shape[0])), 0, is_stable=True,
+                                  num_keys=1)
+    neighbours = (ufuncs.not_equal if invert else ufuncs.equal)(aux[1:], aux[:-1])
+    start = creation.ones((n,), np.bool_) if invert else creation.zeros((n,), np.bool_)
+    hit = scatter.at_property(start)[order[:-1]].set(neighbours, mode="drop")
+    return hit if back is None else take.take(hit, shapes.ravel(back))
 
 
 def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, return_counts: bool = False,
@@ -261,6 +296,16 @@ def _distinct_count(sorted_flat: Any) -> Any:
     return ufuncs.add(reductions.sum(differs, dtype=dtypes.default_int_dtype()), 1)
 
 
+def _sorts_last(dtype: Any) -> Any:
+    """A value of ``dtype`` that sorts after every other (NaN for inexact types, the largest for the rest)."""
+    dtype = np.dtype(dtype)
+    if dtypes.is_inexact(dtype):
+        return np.asarray(np.nan, dtype)
+    if dtype == np.bool_:
+        return np.asarray(True)
+    return np.asarray(np.iinfo(dtype).max, dtype)
+
+
 def _sorted_unique(arr: Any, assume_unique: bool) -> tuple[Any, Any, Any]:
     """``(values, first indices, valid)`` of a non-empty 1-D ``arr``: its sorted unique values padded to
     ``arr``'s length, the index of each in ``arr``, and which positions hold a value (not padding)."""
@@ -357,15 +402,18 @@ def _intersect1d_sized(arr1: Any, arr2: Any, assume_unique: bool, size: int, fil
                 creation.full((size,), n1, int_dtype), creation.full((size,), n2, int_dtype))
     u1, first1, valid1 = _sorted_unique(arr1, assume_unique)
     u2, first2, valid2 = _sorted_unique(arr2, assume_unique)
-    pairs = ufuncs.logical_and(ufuncs.equal(shapes.expand_dims(u1, 1), shapes.expand_dims(u2, 0)),
-                               shapes.expand_dims(valid2, 0))
-    mask = ufuncs.logical_and(valid1, reductions.any(pairs, -1))
+    # Each of ar1's values looked up in ar2's sorted ones by bisection (O((n1 + n2) log n2), not every pair):
+    # the padding after ar2's values sorts last, so it is never found before an equal valid value.
+    searched = ufuncs.where(valid2, u2, _sorts_last(u2.dtype))
+    pos2 = lax_elementwise.min(sorting.searchsorted(searched, u1), np.asarray(n2 - 1, np.int32))
+    hit = ufuncs.logical_and(ufuncs.equal(take.take(searched, pos2), u1), take.take(valid2, pos2))
+    mask = ufuncs.logical_and(valid1, hit)
     num = reductions.sum(mask, dtype=int_dtype)
     where_ = nonzero_indices.nonzero(mask, size=size, fill_value=n1)[0]
     vals = scatter.at_property(u1)[where_].get(mode="fill", fill_value=0)
     found = ufuncs.less(_iota(size), num)
     ind1 = ufuncs.where(found, scatter.at_property(first1)[where_].get(mode="fill", fill_value=n1), n1)
-    pos2 = scatter.at_property(reductions.argmax(pairs, -1))[where_].get(mode="fill", fill_value=0)
+    pos2 = scatter.at_property(pos2)[where_].get(mode="fill", fill_value=0)
     ind2 = ufuncs.where(found, take.take(first2, pos2), n2)
     return _fill_like_jax(vals, num, fill_value), convert(ind1, int_dtype), convert(ind2, int_dtype)
 
