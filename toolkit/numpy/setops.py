@@ -447,7 +447,7 @@ def _setdiff1d_candidates(arr1: Any, arr2: Any, assume_unique: bool) -> tuple[An
         values, valid = arr1, asarray(np.ones((arr1.shape[0],), bool))
     else:
         values, _, valid = _sorted_unique(arr1, False)
-    mask = ufuncs.logical_and(valid, isin(values, arr2, invert=True))
+    mask = ufuncs.logical_and(valid, isin(values, arr2, invert=True, method="binary_search"))
     return values, mask, reductions.sum(mask, dtype=dtypes.default_int_dtype())
 
 
@@ -487,7 +487,7 @@ def _setxor1d_candidates(arr1: Any, arr2: Any, assume_unique: bool) -> tuple[Any
             continue
         u, _, valid = _sorted_unique(a, assume_unique)
         parts.append(u)
-        keep.append(ufuncs.logical_and(valid, isin(u, b, invert=True)) if b.shape[0] else valid)
+        keep.append(ufuncs.logical_and(valid, isin(u, b, invert=True, method="binary_search")) if b.shape[0] else valid)
     candidates, mask = shapes.concatenate(parts), shapes.concatenate(keep)
     perm = sorting.argsort(candidates, stable=True)
     candidates, mask = take.take(candidates, perm), take.take(mask, perm)
