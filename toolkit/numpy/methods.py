@@ -96,6 +96,36 @@ def _operator(fn: Any) -> Any:
     return method
 
 
+def _argpartition(self, kth, axis=-1):
+    """``a.argpartition(kth)``: ``toolkit.numpy.argpartition(a, kth, axis)``."""
+    return array_editing.argpartition(self, kth, axis=axis)
+
+
+def _choose(self, choices, out=None, mode="raise"):
+    """``a.choose(choices)``: ``toolkit.numpy.choose(a, choices, mode=mode)``."""
+    return array_editing.choose(self, choices, out=out, mode=mode)
+
+
+def _compress(self, condition, axis=None, *, out=None, size=None, fill_value=0):
+    """``a.compress(condition)``: ``toolkit.numpy.compress(condition, a, axis)`` (note the argument order)."""
+    return array_editing.compress(condition, self, axis=axis, out=out, size=size, fill_value=fill_value)
+
+
+def _nonzero(self, *, fill_value=None, size=None):
+    """``a.nonzero()``: ``toolkit.numpy.nonzero(a, size=size, fill_value=fill_value)``."""
+    return nonzero_indices.nonzero(self, size=size, fill_value=fill_value)
+
+
+def _ptp(self, axis=None, out=None, keepdims=False):
+    """``a.ptp()``: the range, ``toolkit.numpy.ptp(a, axis, keepdims=keepdims)``."""
+    return statistics.ptp(self, axis=axis, out=out, keepdims=keepdims)
+
+
+def _searchsorted(self, v, side="left", sorter=None, *, method="scan"):
+    """``a.searchsorted(v)``: ``toolkit.numpy.searchsorted(a, v, side, sorter, method=method)``."""
+    return sorting.searchsorted(self, v, side=side, sorter=sorter, method=method)
+
+
 def _byteswap(self):
     """``a.byteswap()``: each element's bytes reversed, the same dtype (JAX's ``Array.byteswap``)."""
     if dtypes.is_complex(np.dtype(self.dtype)):
@@ -160,18 +190,8 @@ METHODS = {
     "conjugate": ufuncs.conj, "view": _view, "__round__": _operator_round, "copy": _copy,
     "__copy__": _copy, "__deepcopy__": lambda self, memo: _copy(self),
     # The rest of jax.Array's methods, each the toolkit.numpy function of the same name with the array first.
-    "argpartition": lambda self, kth, axis=-1: array_editing.argpartition(self, kth, axis=axis),
-    "byteswap": _byteswap,
-    "choose": lambda self, choices, out=None, mode="raise": array_editing.choose(self, choices, out=out, mode=mode),
-    "compress": lambda self, condition, axis=None, *, out=None, size=None, fill_value=0: array_editing.compress(
-        condition, self, axis=axis, out=out, size=size, fill_value=fill_value),
-    "nonzero": lambda self, *, fill_value=None, size=None: nonzero_indices.nonzero(self, size=size,
-                                                                                  fill_value=fill_value),
-    "ptp": lambda self, axis=None, out=None, keepdims=False: statistics.ptp(self, axis=axis, out=out,
-                                                                           keepdims=keepdims),
-    "searchsorted": lambda self, v, side="left", sorter=None, *, method="scan": sorting.searchsorted(
-        self, v, side=side, sorter=sorter, method=method),
-    "to_device": _to_device,
+    "argpartition": _argpartition, "byteswap": _byteswap, "choose": _choose, "compress": _compress,
+    "nonzero": _nonzero, "ptp": _ptp, "searchsorted": _searchsorted, "to_device": _to_device,
     "flat": property(_flat, doc="Not implemented, as in JAX: use ``flatten()``."),
 }
 
