@@ -127,7 +127,7 @@ class ShardingPlan:
         mesh = self.context_mesh
         assert mesh is not None
         if AxisType.Explicit in mesh.axis_types:
-            return NamedSharding(mesh, PartitionSpec(*([None] * ndim)))
+            return _replicated_over(mesh, ndim)
         return NamedSharding(mesh, PartitionSpec())
 
     def arg_runtime_sharding(self, i: int, aval: ShapedArray) -> Any:
@@ -354,7 +354,7 @@ def _context_typed_outs(context: Mesh, traced: Any, out_spec: Any,
     given = _flatten_prefix(out_spec, traced.out_tree, "out_shardings") if out_spec is not None \
         else [None] * len(out_avals)
     typed = explicit_outs if explicit_outs is not None else [None] * len(out_avals)
-    return [t if t is not None or g is not None else NamedSharding(context, PartitionSpec(*([None] * a.ndim)))
+    return [t if t is not None or g is not None else _replicated_over(context, a.ndim)
             for t, g, a in zip(typed, given, out_avals)]
 
 
@@ -477,9 +477,14 @@ def out_info_specs(traced: Any) -> list[ShapeDtypeStruct]:
         if sharding is None and typed is not None and _explicit_or_manual(typed.mesh):
             sharding = typed
         elif sharding is None and typed is None and trace_mesh is not None:
-            sharding = NamedSharding(trace_mesh, PartitionSpec(*([None] * aval.ndim)))
+            sharding = _replicated_over(trace_mesh, aval.ndim)
         specs.append(ShapeDtypeStruct(aval.shape, aval.dtype, weak_type=aval.weak_type, sharding=sharding))
     return specs
+
+
+def _replicated_over(mesh: Any, ndim: int) -> NamedSharding:
+    """Replicated over ``mesh`` as JAX types an unsharded value of rank ``ndim`` there: ``P(None, ...)``."""
+    return NamedSharding(mesh, PartitionSpec(*([None] * ndim)))
 
 
 def _with_auto_axes(sharding: Any) -> bool:

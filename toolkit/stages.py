@@ -42,7 +42,8 @@ from toolkit.core.program import Program
 from toolkit.core.config import cache_state, flag_value
 from toolkit.call_trees import argument_paths, infer_argnums_and_argnames
 from toolkit.compiled import Compiled, PolymorphicCompiled
-from toolkit.dispatch import (MISS, PARTITIONER_VARIABLE, ArgumentSignature, FastPath, detached, fast_caller, install_eager_handlers, signature_of)
+from toolkit.dispatch import (MISS, PARTITIONER_VARIABLE, ArgumentSignature, FastPath, detached, fast_caller,
+                              install_eager_handlers, signature_of)
 from toolkit.ir.context import shared_context
 from toolkit.jit_compilation import checked_compiler_options, passes_then_xla
 from toolkit.jit_lowering import kept_inputs, lower_traced
@@ -56,8 +57,8 @@ from toolkit.runtime import client as runtime_client, executable as runtime_exec
 from toolkit.shard.mesh import (OPEN_CONTEXTS, AbstractMesh, abstract_mesh_on, get_abstract_mesh, mesh_context,
                                  mesh_context_is_empty, set_mesh)
 from toolkit.shard.resolve import abstract_only_context, resolve_tree
-from toolkit.sharding_plan import (AbstractMeshPlacement, _flatten_prefix, device_or_backend_shardings, out_info_specs, partitioner_choice,
-                                   plan_shardings)
+from toolkit.sharding_plan import (AbstractMeshPlacement, _flatten_prefix, device_or_backend_shardings, out_info_specs,
+                                   partitioner_choice, plan_shardings)
 
 CompilerOptions = dict[str, str | bool]  # jax.stages.CompilerOptions: the XLA options Lowered.compile() takes
 _TRACE_STATE = tracing._state

@@ -91,13 +91,11 @@ def shardy_mesh_text(mesh: Mesh | AbstractMesh, name: str = "mesh") -> str:
     return f"sdy.mesh @{name} = {shardy_mesh_attr_text(mesh)}"
 
 
-def _dimension_text(entry: Any) -> str:
-    if entry is None:
-        return "{}"
-    if entry is UNCONSTRAINED:
-        return "{?}"
-    names = entry if isinstance(entry, tuple) else (entry,)
-    return "{" + ", ".join(_quote(n) for n in names) + "}"
+def _dimension_text(entry: Any, open_dim: bool = False) -> str:
+    """One dimension's ``{...}``: its axes, then ``?`` when it is open to more (UNCONSTRAINED, or ``open_dim``)."""
+    names = () if entry is None or entry is UNCONSTRAINED else entry if isinstance(entry, tuple) else (entry,)
+    parts = [_quote(n) for n in names] + (["?"] if open_dim or entry is UNCONSTRAINED else [])
+    return "{" + ", ".join(parts) + "}"
 
 
 def shardy_sharding_text(sharding: Sharding, ndim: int, mesh_name: str = "mesh", *,
@@ -112,11 +110,9 @@ def shardy_sharding_text(sharding: Sharding, ndim: int, mesh_name: str = "mesh",
     named = _named(sharding, ndim)
     check_rank(named.spec, ndim, f"NamedSharding spec {named.spec}")
     entries = list(named.spec) + [None] * (ndim - len(named.spec))
-    dims = [_dimension_text(e) for e in entries]
-    if open_dims:
-        dims = [d if d == "{?}" else ("{?}" if d == "{}" else d[:-1] + ", ?}") for d in dims]
+    dims = ", ".join(_dimension_text(e, open_dims) for e in entries)
     tail = ", replicated={" + ", ".join(_quote(n) for n in replicated) + "}" if replicated else ""
-    return f"#sdy.sharding<@{mesh_name}, [" + ", ".join(dims) + "]" + tail + ">"
+    return f"#sdy.sharding<@{mesh_name}, [{dims}]{tail}>"
 
 
 def shardy_mesh_for(sharding: Sharding, ndim: int) -> Mesh | AbstractMesh:
