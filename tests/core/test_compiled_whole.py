@@ -38,6 +38,8 @@ NOT_COMPILED_WHOLE_WRAPPERS = {
                           "static argument name cannot reach; JAX's wrapper names them",
     ("jax.numpy", "piecewise"): "JAX's wrapper turns the functions into a frozenset static argument of its helper",
     ("jax.numpy", "power"): "an integer exponent is read concretely by the wrapper (integer_pow) before the helper",
+    ("jax.numpy", "where"): "with the condition alone it is nonzero, whose shape depends on the values (eager in JAX "
+                            "too); the three-argument form is toolkit.numpy.ufuncs.where, compiled whole",
     ("jax.numpy.linalg", "lstsq"): "the helper is for numpy_resid=False only; the wrapper chooses in Python",
     ("jax.scipy.special", "loggamma"): "the helper is for complex arguments only",
     ("jax.scipy.special", "sph_harm_y"): "n_max defaults to max(n), read concretely by the wrapper",
@@ -66,10 +68,25 @@ def _jax_jitted() -> list[tuple[str, str, object]]:
 
 
 def _jax_wrapped_helpers() -> list[tuple[str, str, object]]:
-    """Public functions that call exactly one jitted private helper (``jnp.mean`` calls ``_mean``): an eager call
-    is one compiled program in JAX too (the helper is jitted even when ``inline``)."""
+    """Public functions that call exactly one jitted private helper (``jnp.mean`` calls ``_mean``; ``jnp.where``
+    calls ``util._where``, a module's attribute): an eager call is one compiled program in JAX too (the helper is
+    jitted even when ``inline``)."""
     pytest.importorskip("jax")
+    import dis
     import types
+
+    def jitted_callees(function: types.FunctionType) -> list[tuple[str, object]]:
+        """(name, jitted function) for each one ``function`` names: a global, or a module's attribute."""
+        names = function.__globals__
+        found = [(n, names[n]) for n in function.__code__.co_names if type(names.get(n)).__name__ == "PjitFunction"]
+        instructions = list(dis.get_instructions(function))
+        for load, attribute in zip(instructions, instructions[1:]):
+            module = names.get(load.argval) if load.opname == "LOAD_GLOBAL" else None
+            if isinstance(module, types.ModuleType) and attribute.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+                callee = getattr(module, attribute.argval, None)
+                if type(callee).__name__ == "PjitFunction":
+                    found.append((attribute.argval, callee))
+        return found
 
     found = []
     for jax_name in MODULES:
@@ -78,9 +95,9 @@ def _jax_wrapped_helpers() -> list[tuple[str, str, object]]:
             value = getattr(module, name)
             if name.startswith("_") or not isinstance(value, types.FunctionType):
                 continue
-            helpers = [n for n in value.__code__.co_names if type(value.__globals__.get(n)).__name__ == "PjitFunction"]
-            if len(helpers) == 1 and helpers[0].startswith("_"):
-                found.append((jax_name, name, value.__globals__[helpers[0]]._jit_info))
+            callees = jitted_callees(value)
+            if len(callees) == 1 and callees[0][0].startswith("_"):
+                found.append((jax_name, name, callees[0][1]._jit_info))
     return found
 
 
@@ -112,7 +129,7 @@ def test_every_function_jax_jits_is_compiled_whole_with_jaxs_static_arguments():
 def test_every_wrapper_of_a_jitted_helper_is_compiled_whole_with_its_static_arguments():
     checked = _check_compiled_whole(_jax_wrapped_helpers(), NOT_COMPILED_WHOLE_WRAPPERS,
                                     "JAX runs it as one jitted helper")
-    assert checked >= 25  # sum, mean, max, var, argmax, take, moveaxis, one_hot, ... (JAX 0.10.2: 26)
+    assert checked >= 26  # sum, mean, max, var, argmax, take, moveaxis, one_hot, broadcast_arrays, ...
 
 
 def test_a_wrapper_takes_lists_where_jax_takes_them():
@@ -261,3 +278,47 @@ def test_under_an_eager_grad_or_vmap_it_is_one_jit_equation_as_in_jax(compilatio
     text = toolkit.jit(toolkit.grad(lambda v: tnp.percentile(v, 30.0))).lower(x).as_text()
     assert "func.call" not in text and "func.func private" not in text
     assert " jit[" not in str(toolkit.make_jaxpr(toolkit.grad(lambda v: tnp.percentile(v, 30.0)))(x))
+
+
+def test_eager_where_and_broadcast_arrays_are_one_program_each_as_in_jax(compilations):
+    # JAX jits util._where so that op by op "we don't want to materialize the broadcast forms of scalar
+    # arguments": the 0.0 is broadcast inside the select's program, not written out by one of its own.
+    jnp = pytest.importorskip("jax.numpy")
+    toolkit.clear_caches()
+    x = np.linspace(-1.0, 1.0, 12, dtype=np.float32).reshape(3, 4)
+    mask = tnp.asarray(x > 0)
+    ours = tnp.where(mask, tnp.asarray(x), 0.0)
+    assert compilations[0] == 1
+    theirs = jnp.where(x > 0, x, 0.0)
+    assert ours.dtype == theirs.dtype and ours.weak_type == theirs.weak_type
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+    ints = np.arange(4, dtype=np.int32)
+    for ours, theirs in ((tnp.where(ints > 1, ints, 0.5), jnp.where(ints > 1, ints, 0.5)),  # int32 with a float
+                         (tnp.where(True, 1, 2), jnp.where(True, 1, 2))):
+        assert (ours.dtype, ours.weak_type, ours.shape) == (theirs.dtype, theirs.weak_type, theirs.shape)
+        np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+    before = compilations[0]
+    arrays = tnp.broadcast_arrays(tnp.asarray(x[:1]), tnp.asarray(x[:, :1]), 2.0)
+    assert compilations[0] == before + 1
+    for a, b in zip(arrays, jnp.broadcast_arrays(x[:1], x[:, :1], 2.0)):
+        assert (a.dtype, a.shape, a.weak_type) == (b.dtype, b.shape, b.weak_type)
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+
+
+@pytest.mark.parametrize("name", ["add", "greater", "maximum", "multiply"])
+def test_an_eager_op_of_a_large_array_and_a_scalar_is_one_program(name, compilations):
+    # Above the size whose broadcast scalar is kept (SCALAR_OPERAND_MAX_BYTES), the scalar's broadcast was an
+    # executable writing the whole shape before the op ran (2-6x JAX's time at 100k elements); JAX's jitted
+    # ufunc broadcasts it inside the op's program, and so does toolkit now.
+    jnp = pytest.importorskip("jax.numpy")
+    from toolkit.numpy._core import SCALAR_OPERAND_MAX_BYTES
+
+    toolkit.clear_caches()
+    x = np.linspace(-1.0, 1.0, SCALAR_OPERAND_MAX_BYTES, dtype=np.float32)  # 4x the kept size
+    ours = getattr(tnp, name)(tnp.asarray(x), 0.25)
+    assert compilations[0] == 1
+    theirs = getattr(jnp, name)(x, 0.25)
+    assert (ours.dtype, ours.weak_type) == (theirs.dtype, theirs.weak_type)
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+    getattr(tnp, name)(tnp.asarray(x), 0.5)  # another value: the same program
+    assert compilations[0] == 1

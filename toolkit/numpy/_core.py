@@ -410,12 +410,17 @@ def converts_or_broadcasts(x: Any, y: Any) -> bool:
     if kind_x is Array and kind_y is Array:
         ax, ay = x.aval, y.aval
         return (ax.shape != ay.shape or ax.dtype != ay.dtype) and ax.sharding is None and ay.sharding is None
-    if kind_x in _SCALAR_KINDS or kind_y in _SCALAR_KINDS:  # an Array the scalar's kind converts
+    if kind_x in _SCALAR_KINDS or kind_y in _SCALAR_KINDS:
+        # An array the scalar's kind converts, or one too large for the scalar's broadcast to be kept
+        # (_array_and_scalar): run alone, the broadcast would write the whole shape from an executable of its own.
         array, scalar_kind = (y, kind_x) if kind_x in _SCALAR_KINDS else (x, kind_y)
         if type(array) is Array:
-            return array.aval.sharding is None and _KIND_RANK[array.aval.dtype.kind] < _SCALAR_KINDS[scalar_kind]
+            aval = array.aval
+            return aval.sharding is None and (_KIND_RANK[aval.dtype.kind] < _SCALAR_KINDS[scalar_kind]
+                                              or aval.size * aval.dtype.itemsize > SCALAR_OPERAND_MAX_BYTES)
         return type(array) is np.ndarray and array.ndim > 0 \
-            and _KIND_RANK.get(array.dtype.kind, 3) < _SCALAR_KINDS[scalar_kind]
+            and (_KIND_RANK.get(array.dtype.kind, 3) < _SCALAR_KINDS[scalar_kind]
+                 or array.nbytes > SCALAR_OPERAND_MAX_BYTES)
     if kind_x is np.ndarray or kind_y is np.ndarray:  # with an Array or another numpy array
         first, second = _shape_and_dtype(x, kind_x), _shape_and_dtype(y, kind_y)
         return first is not None and second is not None and first != second

@@ -274,9 +274,10 @@ def _broadcast_to_typed(x: Any, shape: tuple, out_sharding: Any) -> Any:
                                             "jnp.broadcast_to", shape, primitive="broadcast_in_dim")
 
 
+@compiled_whole()
 def broadcast_arrays(*args: Any) -> list[Any]:
     """Each argument broadcast to their common shape (as ``jnp.broadcast_arrays``); shapes that do not
-    broadcast raise ``ValueError``.
+    broadcast raise ``ValueError``. An eager call is one compiled program, as JAX's jitted helper.
     """
     check_arraylike("broadcast_arrays", *args)
     shape = broadcast_shapes(*[np.shape(a) if not is_array(a) else a.shape for a in args])

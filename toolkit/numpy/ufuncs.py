@@ -290,8 +290,13 @@ def _concrete_integer(y: Any) -> int | None:
     return None
 
 
+@compiled_whole()
 def where(condition: Any, x: Any = None, y: Any = None) -> Any:
-    """``x`` where ``condition`` else ``y`` (numpy broadcasting)."""
+    """``x`` where ``condition`` else ``y`` (numpy broadcasting).
+
+    Compiled whole when called eagerly, as JAX's jitted ``_where``: a scalar ``x`` or ``y`` is broadcast inside the
+    one program (XLA fuses it into the select) instead of materialized at the full shape by an executable of its own.
+    """
     if x is None or y is None:
         raise ValueError("toolkit.numpy.where needs x and y: the one-argument form has a data-dependent shape")
     condition = _bool(condition)
