@@ -71,8 +71,11 @@ class Compiled:
         # Token results are handed out as Tokens, token arguments passed as empty buffers (the full path does both).
         self._token_outputs = [i for i, a in enumerate(self._out_avals) if a is abstract_token]
         self._has_tokens = bool(self._token_outputs) or any(a is abstract_token for a in self._in_avals)
-        # The fast call path applies when every input is kept, nothing is donated and no token crosses.
-        self._fast_ok = len(self._kept) == len(self._in_avals) and not any(self._donated) and not self._has_tokens
+        # The fast call paths apply when nothing is donated and no token crosses: the positional one (Arrays only;
+        # the fast caller passes the kept ones, as _call_flat does) always then, the general one (host scalars and
+        # numpy values placed by position) when every input is kept.
+        self._positional_fast_ok = not any(self._donated) and not self._has_tokens
+        self._fast_ok = self._positional_fast_ok and len(self._kept) == len(self._in_avals)
         self._single_output = self._out_tree == pytrees.tree_structure(0)
 
     def _copy_for(self, lowered: LoweredStage | None) -> "Compiled":
@@ -243,7 +246,7 @@ class PolymorphicCompiled:
         sig = wrapped._signature(args, kwargs)
         generation = jit_pipeline_generation()
         compiled = self._specialization(self._concrete_avals(sig))
-        if compiled._fast_ok and not kwargs and not wrapped._has_static \
+        if compiled._positional_fast_ok and not kwargs and not wrapped._has_static \
                 and all(type(leaf) is Array for leaf in sig.leaves):
             # Compiled with the pipeline and partitioner of its lowering: any later one will do.
             self._fast_path.remember(args, len(sig.leaves), sig.avals, compiled, generation, ANY_PARTITIONER, ())

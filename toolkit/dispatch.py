@@ -564,9 +564,10 @@ class FastPath:
     def remember_call(self, args: tuple, kwargs: dict, leaves: Sequence[Any], avals: tuple[ShapedArray, ...],
                       compiled: Any, generation: int, partitioner: Any, state: tuple) -> None:
         """Remember a call the full path answered: :meth:`remember` for positional Arrays, else
-        :meth:`remember_general`."""
+        :meth:`remember_general` (when every input of ``compiled`` is kept: it places arguments by position)."""
         if kwargs or self.static_argnums or self.static_argnames or not all(type(a) is Array for a in leaves):
-            self.remember_general(args, kwargs, compiled, generation, partitioner, state)
+            if compiled._fast_ok:
+                self.remember_general(args, kwargs, compiled, generation, partitioner, state)
         else:
             self.remember(args, len(leaves), avals, compiled, generation, partitioner, state)
 
@@ -634,7 +635,14 @@ def fast_caller(compiled: Any) -> Callable[[Sequence[Array]], Any]:
     expected = tuple(compiled._arg_runtime_shardings)
     committed = compiled._plan.committed
     outputs = tuple(zip(compiled._out_avals, compiled._out_shardings))
-    if len(expected) == 1 and compiled._single_output:  # f(x) -> y
+    count = len(compiled._in_avals)
+    # Arguments the program does not read (jit(zeros_like)) are not passed to it, as by _call_flat; they must still
+    # be placed as a checked call placed them (so that the full path's placement checks are not skipped): only
+    # the general caller below handles them, comparing every argument and passing the kept ones.
+    kept = None if len(compiled._kept) == count else tuple(compiled._kept)
+    if kept is not None:
+        expected = tuple(compiled._plan.arg_runtime_sharding(i, aval) for i, aval in enumerate(compiled._in_avals))
+    if len(expected) == 1 and compiled._single_output and kept is None:  # f(x) -> y
         want, ((aval, sharding),) = expected[0], outputs
 
         def call_one(leaves: Sequence[Array]) -> Any:
@@ -646,7 +654,7 @@ def fast_caller(compiled: Any) -> Callable[[Sequence[Array]], Any]:
 
     out_tree = compiled._out_tree
     single = compiled._single_output
-    if len(expected) == 2 and single:  # f(x, y) -> z: an eager binary op
+    if len(expected) == 2 and single and kept is None:  # f(x, y) -> z: an eager binary op
         want_x, want_y = expected
         (aval, sharding), = outputs
 
@@ -672,12 +680,14 @@ def fast_caller(compiled: Any) -> Callable[[Sequence[Array]], Any]:
         # arrays placed for this executable), compared by identity first; equal ones mean the same placement.
         if [impl._sharding for impl in impls] != expected_list:
             return MISS
+        if kept is not None:
+            impls = [impls[i] for i in kept]
         outs = execute(impls).consume_with_handlers(handlers)
         if single:
             return Array(outs[0], outputs[0][0], outputs[0][1], committed)
         arrays = list(map(Array, outs, out_avals, out_shardings, out_committed))
         return build(arrays) if build is not None else pytrees.tree_unflatten(out_tree, arrays)
-    return call_two if len(expected) == 2 and single else call
+    return call_two if len(expected) == 2 and single and kept is None else call
 
 
 def _always_miss(leaves: Sequence[Array]) -> Any:
@@ -708,7 +718,7 @@ def call_compiled(compiled: Any, args: tuple, kwargs: dict) -> Any:
                 or (given is abstract_token) != (expected is abstract_token):
             raise TypeError(f"argument {compiled._paths[i]} of the compiled function {wrapped.name} has type "
                             f"{given.str_short()}, but it was compiled for {expected.str_short()}")
-    if positional and compiled._fast_ok and all(type(leaf) is Array for leaf in sig.leaves):
+    if positional and compiled._positional_fast_ok and all(type(leaf) is Array for leaf in sig.leaves):
         if fast is None:
             fast = compiled._own_fast_path = FastPath(keyed_on_config=False)  # the program is fixed: x64 or not
         fast.remember(args, len(sig.leaves), sig.avals, compiled, jit_pipeline_generation(), ANY_PARTITIONER, ())

@@ -223,7 +223,7 @@ class Wrapped:
             compiled = any_compiled
             self._cache[key] = compiled
         # Into the fast caches (again when they missed: a pipeline changed and back); not under a mesh context.
-        if compiled._fast_ok and mesh_context_is_empty():
+        if compiled._positional_fast_ok and mesh_context_is_empty():
             self._fast_path.remember_call(args, kwargs, sig.leaves, sig.avals, detached(compiled), generation,
                                           _environ_get(PARTITIONER_VARIABLE), settings[-1])
         return compiled._call_flat(sig.leaves)
