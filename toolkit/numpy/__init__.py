@@ -65,8 +65,8 @@ from toolkit.numpy.tensor_contractions import (  # noqa: F401
 from toolkit.numpy.ufuncs import (  # noqa: F401  (add, multiply, ...: the ufunc objects below)
     abs, absolute, arccos, arccosh, arcsin, arcsinh, arctan, arctan2, arctanh, bitwise_not, cbrt, ceil, clip, conj,
     conjugate, copysign, cos, cosh, deg2rad, degrees, divide, divmod, equal, exp, exp2, expm1, fabs, float_power,
-    floor, floor_divide, fmax, fmin, fmod, gcd, greater, greater_equal, heaviside, hypot, imag, invert, isclose,
-    isfinite, isinf, isnan, lcm, left_shift, less, less_equal, log, log1p, log2, log10, logical_not, mod, modf,
+    floor, floor_divide, fmax, fmin, fmod, greater, greater_equal, heaviside, hypot, imag, invert, isclose,
+    isfinite, isinf, isnan, left_shift, less, less_equal, log, log1p, log2, log10, logical_not, mod, modf,
     nan_to_num, nextafter, not_equal, piecewise, positive, pow, power, rad2deg, radians, real, reciprocal,
     remainder, right_shift, rsqrt, select, sign, signbit, sin, sinc, sinh, sqrt, square, tan, tanh, true_divide,
     trunc,
@@ -82,8 +82,8 @@ from toolkit.numpy.array_api_aliases import (  # noqa: F401
 )
 from toolkit.numpy.index_expressions import c_, index_exp, mask_indices, mgrid, ogrid, r_, s_  # noqa: F401
 from toolkit.numpy.element_functions import (  # noqa: F401
-    ComplexWarning, angle, can_cast, dtype, euler_gamma, frexp, i0, iscomplex, iscomplexobj, isneginf, isposinf,
-    isreal, isrealobj, isscalar, issubdtype, iterable, ldexp, ndim, shape, size, sort_complex, spacing,
+    ComplexWarning, angle, can_cast, dtype, euler_gamma, frexp, gcd, i0, iscomplex, iscomplexobj, isneginf, isposinf,
+    isreal, isrealobj, isscalar, issubdtype, iterable, lcm, ldexp, ndim, shape, size, sort_complex, spacing,
 )
 from toolkit.numpy.array_editing import (  # noqa: F401
     argpartition, array_equiv, choose, compress, delete, diagflat, dsplit, extract, fill_diagonal, insert, partition,

@@ -397,6 +397,16 @@ def _array_and_scalar(x: Any, y: Any) -> list[Any] | None:
     return [array, operand] if array is x else [operand, array]
 
 
+def eager_unsharded(x: Any) -> bool:
+    """``x`` (an ``Array``, numpy array or Python scalar) is an operand of an eager call outside any trace, without a
+    sharding in its type and without ``out_sharding=`` overrides: a call a ufunc may run as one compiled program
+    (as JAX's jitted ufuncs run) when binding its operations one by one would run several executables."""
+    if tracing._state.builders or sharding_types._overrides:
+        return False
+    kind = type(x)
+    return (kind is Array and x.aval.sharding is None) or kind is np.ndarray or kind in _SCALAR_KINDS
+
+
 def converts_or_broadcasts(x: Any, y: Any) -> bool:
     """Operands outside any trace that promoting and broadcasting changes (Arrays or numpy arrays of different
     shapes or dtypes; an Array a Python scalar converts: ``bool_array * 2.5``). Each conversion and broadcast

@@ -1,5 +1,5 @@
 """Elementwise functions and type predicates of ``jax.numpy`` beyond the ufuncs: ``angle``, ``frexp``,
-``ldexp``, ``spacing``, ``i0`` (the modified Bessel function of order 0), ``isposinf``/``isneginf``,
+``ldexp``, ``spacing``, ``i0`` (the modified Bessel function of order 0), ``gcd``/``lcm``, ``isposinf``/``isneginf``,
 ``iscomplex``/``isreal``, ``sort_complex``; and the host-side questions about values and types
 (``iscomplexobj``, ``isrealobj``, ``isscalar``, ``issubdtype``, ``can_cast``, ``iterable``, ``ndim``,
 ``shape``, ``size``), with numpy's ``dtype``, ``euler_gamma`` and ``ComplexWarning`` as JAX re-exports them.
@@ -22,11 +22,13 @@ from toolkit.core import dtypes
 from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import autodiff as lax_autodiff
+from toolkit.lax import control_flow as lax_control_flow
+from toolkit.lax import reductions as lax_reductions
 from toolkit.lax import special_functions as lax_special_functions
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import sorting, ufuncs
 from toolkit.numpy._core import (
-    asarray, broadcast_to, canonical_axes, check_arraylike, convert, is_array, promote_inexact,
+    asarray, broadcast_to, canonical_axes, check_arraylike, convert, is_array, promote_and_broadcast, promote_inexact,
 )
 
 #: numpy's (and ``jax.numpy``'s) Euler-Mascheroni constant and ``dtype`` type.
@@ -290,3 +292,50 @@ def size(a: Any, axis: int | Sequence[int] | None = None) -> int:
     if len(set(axes)) != len(axes):
         raise ValueError(f"repeated axis in size: {axis}")
     return math.prod(the_shape[i] for i in axes)
+
+
+# --- greatest common divisor, least common multiple ------------------------------------------------
+
+def _int_operands(name: str, x1: Any, x2: Any) -> list[Any]:
+    x1, x2 = promote_and_broadcast(x1, x2)
+    if not dtypes.is_integer(x1.dtype):
+        raise ValueError(f"Arguments to toolkit.numpy.{name} must be integers.")
+    return [x1, x2]
+
+
+def _gcd(x1: Any, x2: Any) -> Any:
+    def cond(xs: Any) -> Any:
+        nonzero = ufuncs.not_equal(xs[1], ufuncs.constant_like(xs[1], 0))
+        return lax_reductions.reduce_or(nonzero, tuple(range(nonzero.ndim)))  # any(): reductions sits above
+
+    def body(xs: Any) -> Any:
+        a, b = xs
+        nonzero = ufuncs.not_equal(b, ufuncs.constant_like(b, 0))
+        safe_b = ufuncs.where(nonzero, b, ufuncs.constant_like(b, 1))
+        return ufuncs.where(nonzero, b, a), ufuncs.where(nonzero, lax_elementwise.rem(a, safe_b), ufuncs.constant_like(b, 0))
+
+    # abs() again at the end: the most negative integer is its own abs(), so remainders can go negative (numpy's
+    # gcd(-2**31, 6) is 2). JAX's loop does not end on such inputs; this one does, with numpy's answer.
+    out = ufuncs.abs(lax_control_flow.while_loop(cond, body, (ufuncs.abs(x1), ufuncs.abs(x2)))[0])
+    if getattr(out, "weak_type", False) and out.ndim:
+        # JAX's loop body makes its zero with lax._const, strong for an array: only two weak scalars stay weak.
+        out = lax_elementwise.convert_element_type(out, out.dtype, weak_type=False)
+    return out
+
+
+@compiled_whole()
+def gcd(x1: Any, x2: Any) -> Any:
+    """Greatest common divisor of integers (non-negative; ``gcd(0, 0) == 0``)."""
+    check_arraylike("gcd", x1, x2)
+    return _gcd(*_int_operands("gcd", x1, x2))
+
+
+@compiled_whole()
+def lcm(x1: Any, x2: Any) -> Any:
+    """Least common multiple of integers (non-negative; 0 when either is 0)."""
+    check_arraylike("lcm", x1, x2)
+    x1, x2 = _int_operands("lcm", x1, x2)
+    d = _gcd(x1, x2)
+    zero = lax_elementwise.eq(d, ufuncs.constant_like(d, 0))
+    return ufuncs.where(zero, ufuncs.constant_like(d, 0), ufuncs.abs(lax_elementwise.mul(
+        x1, lax_elementwise.div(x2, ufuncs.where(zero, ufuncs.constant_like(d, 1), d)))))

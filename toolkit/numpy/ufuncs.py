@@ -20,13 +20,11 @@ import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.core.compiled_whole import compiled_whole
-from toolkit.lax import control_flow as lax_control_flow
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import log_add_exp
-from toolkit.lax import reductions as lax_reductions
 from toolkit.numpy._core import (
     ARRAYLIKE_TYPES, asarray, broadcast_shapes, broadcast_to, check_arraylike, convert, converts_or_broadcasts,
-    divides_by_a_scalar, is_array, promote_and_broadcast, promote_inexact, promote_numeric, result_dtype, shape_of,
+    divides_by_a_scalar, eager_unsharded, is_array, promote_and_broadcast, promote_inexact, promote_numeric, result_dtype, shape_of,
 )
 
 # The public functions here refuse lists and tuples as JAX's do (``check_arraylike``: "sin requires ndarray or
@@ -56,12 +54,19 @@ def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = Fa
                                           op(lax_elementwise.imag(x), lax_elementwise.imag(y)), op(rx, ry))
         return op(x, y)
 
+    def several_operations(dtype: np.dtype) -> bool:
+        """Whether ``apply`` binds more than ``op`` for operands of this (common) dtype."""
+        return (float_only and not dtypes.is_inexact(dtype)) or (numeric and dtypes.is_bool(dtype)) \
+            or (op in _ORDERS and dtypes.is_complex(dtype))
+
     def fn(x: Any, y: Any) -> Any:
         if type(x) not in ARRAYLIKE_TYPES or type(y) not in ARRAYLIKE_TYPES:
             check_arraylike(name, x, y)
-        if converts_or_broadcasts(x, y):
+        if converts_or_broadcasts(x, y) or (checked and eager_unsharded(x) and eager_unsharded(y)
+                                            and several_operations(_dt(x)) and several_operations(_dt(y))):
             return whole(x, y)
         return apply(x, y)
+    checked = float_only or numeric or op in _ORDERS
     apply.__name__ = fn.__name__ = name
     whole = compiled_whole()(apply)
     fn.__doc__ = f"Elementwise ``{name}`` with broadcasting."
@@ -76,15 +81,28 @@ def _dt(x: Any) -> np.dtype:
     return x.dtype if hasattr(x, "dtype") else dtypes.dtype_of(x)
 
 
-def _unary(name: str, op: Any, *, float_only: bool = False):
-    def fn(x: Any) -> Any:
-        if type(x) not in ARRAYLIKE_TYPES:
-            check_arraylike(name, x)
+def _unary(name: str, op: Any, *, float_only: bool = False, whole_unless: Callable[[np.dtype], bool] | None = None):
+    """``float_only``: integers and booleans become floats first (JAX's ``promote_args_inexact``).
+    ``whole_unless(dtype)``: for the dtypes it refuses, ``op`` binds more than one operation.
+
+    An eager call that would run more than one executable (a conversion first, or ``op``'s several operations)
+    runs as one compiled program, as JAX's jitted ufunc does."""
+    def apply(x: Any) -> Any:
         x = asarray(x) if not is_array(x) else x
         if float_only and not dtypes.is_inexact(x.dtype):
             x = convert(x, dtypes.to_inexact_dtype(x.dtype), x.weak_type)
         return op(x)
-    fn.__name__ = name
+
+    def fn(x: Any) -> Any:
+        if type(x) not in ARRAYLIKE_TYPES:
+            check_arraylike(name, x)
+        if (float_only or whole_unless is not None) and eager_unsharded(x):
+            dtype = _dt(x)
+            if (float_only and not dtypes.is_inexact(dtype)) or (whole_unless is not None and not whole_unless(dtype)):
+                return whole(x)
+        return apply(x)
+    apply.__name__ = fn.__name__ = name
+    whole = compiled_whole()(apply)
     fn.__doc__ = f"Elementwise ``{name}``."
     return fn
 
@@ -135,6 +153,7 @@ def logical_xor(x: Any, y: Any) -> Any:
     return lax_elementwise.bitwise_xor(*map(_bool, promote_and_broadcast(x, y)))  # promoted first, as JAX's
 
 
+@compiled_whole()
 def logical_not(x: Any) -> Any:
     """Elementwise ``not x`` (as ``jnp.logical_not``); a boolean array."""
     check_arraylike("logical_not", x)
@@ -355,14 +374,16 @@ rsqrt = _unary("rsqrt", lax_elementwise.rsqrt, float_only=True)
 cbrt = _unary("cbrt", lax_elementwise.cbrt, float_only=True)
 isfinite = _unary("isfinite", lambda x: lax_elementwise.is_finite(x) if dtypes.is_float(x.dtype) else
                   asarray(np.ones(x.shape, bool)) if not dtypes.is_complex(x.dtype) else
-                  logical_and(lax_elementwise.is_finite(lax_elementwise.real(x)), lax_elementwise.is_finite(lax_elementwise.imag(x))))
+                  logical_and(lax_elementwise.is_finite(lax_elementwise.real(x)), lax_elementwise.is_finite(lax_elementwise.imag(x))),
+                  whole_unless=dtypes.is_float)
 real = _unary("real", lambda x: lax_elementwise.real(x) if dtypes.is_complex(x.dtype) else x)
 def _zero_imag(x: Any) -> Any:
     # JAX's lax.full_like(x, 0): +0 everywhere (x * 0 would be -0 for negatives and NaN for infinities), weak like x
     return constant_like(x, 0)
 
 
-imag = _unary("imag", lambda x: lax_elementwise.imag(x) if dtypes.is_complex(x.dtype) else _zero_imag(x))
+imag = _unary("imag", lambda x: lax_elementwise.imag(x) if dtypes.is_complex(x.dtype) else _zero_imag(x),
+              whole_unless=dtypes.is_complex)
 conj = _unary("conjugate", lambda x: lax_elementwise.conj(x) if dtypes.is_complex(x.dtype) else x)
 conjugate = conj
 invert = _unary("invert", lax_elementwise.bitwise_not)
@@ -381,6 +402,7 @@ def absolute(x: Any) -> Any:
 abs = absolute
 
 
+@compiled_whole()  # one operand (x != x would pass the same array twice to an executable of ne: 2-4x slower)
 def isnan(x: Any) -> Any:
     """Elementwise: whether ``x`` is NaN: ``x != x``, as ``jnp.isnan`` (False for integers and booleans; weakly
     typed for a Python scalar, as JAX's)."""
@@ -623,51 +645,6 @@ def float_power(x: Any, y: Any, /) -> Any:
     """``x ** y`` computed in floating point (integer operands promoted)."""
     check_arraylike("float_power", x, y)
     return lax_elementwise.pow(*_inexact(x, y))
-
-
-def _int_operands(name: str, x1: Any, x2: Any) -> list[Any]:
-    x1, x2 = promote_and_broadcast(x1, x2)
-    if not dtypes.is_integer(x1.dtype):
-        raise ValueError(f"Arguments to toolkit.numpy.{name} must be integers.")
-    return [x1, x2]
-
-
-def _gcd(x1: Any, x2: Any) -> Any:
-    def cond(xs: Any) -> Any:
-        nonzero = not_equal(xs[1], constant_like(xs[1], 0))
-        return lax_reductions.reduce_or(nonzero, tuple(range(nonzero.ndim)))  # any(): reductions is above ufuncs
-
-    def body(xs: Any) -> Any:
-        a, b = xs
-        nonzero = not_equal(b, constant_like(b, 0))
-        safe_b = where(nonzero, b, constant_like(b, 1))
-        return where(nonzero, b, a), where(nonzero, lax_elementwise.rem(a, safe_b), constant_like(b, 0))
-
-    # abs() again at the end: the most negative integer is its own abs(), so remainders can go negative (numpy's
-    # gcd(-2**31, 6) is 2). JAX's loop does not end on such inputs; this one does, with numpy's answer.
-    out = abs(lax_control_flow.while_loop(cond, body, (abs(x1), abs(x2)))[0])
-    if getattr(out, "weak_type", False) and out.ndim:
-        # JAX's loop body makes its zero with lax._const, strong for an array: only two weak scalars stay weak.
-        out = lax_elementwise.convert_element_type(out, out.dtype, weak_type=False)
-    return out
-
-
-@compiled_whole()
-def gcd(x1: Any, x2: Any) -> Any:
-    """Greatest common divisor of integers (non-negative; ``gcd(0, 0) == 0``)."""
-    check_arraylike("gcd", x1, x2)
-    return _gcd(*_int_operands("gcd", x1, x2))
-
-
-@compiled_whole()
-def lcm(x1: Any, x2: Any) -> Any:
-    """Least common multiple of integers (non-negative; 0 when either is 0)."""
-    check_arraylike("lcm", x1, x2)
-    x1, x2 = _int_operands("lcm", x1, x2)
-    d = _gcd(x1, x2)
-    zero = lax_elementwise.eq(d, constant_like(d, 0))
-    return where(zero, constant_like(d, 0), abs(lax_elementwise.mul(
-        x1, lax_elementwise.div(x2, where(zero, constant_like(d, 1), d)))))
 
 
 @compiled_whole()
