@@ -322,3 +322,31 @@ def test_an_eager_op_of_a_large_array_and_a_scalar_is_one_program(name, compilat
     np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
     getattr(tnp, name)(tnp.asarray(x), 0.5)  # another value: the same program
     assert compilations[0] == 1
+
+
+#: Eager ufunc calls that bound more than their operation (a conversion first, a broadcast zero, the parts of a
+#: complex number, the same array twice): one program each now, as JAX's jitted ufunc.
+_INTS = np.arange(-3, 5, dtype=np.int32)
+_FLOATS = np.float32([-1.5, 0.0, np.nan, np.inf, 2.0, -np.inf, 0.5, 3.0])
+_COMPLEX = (_FLOATS + 1j * _FLOATS[::-1]).astype(np.complex64)
+SEVERAL_EXECUTABLES = {
+    "exp(int32)": ("exp", (_INTS,)), "sqrt(bool)": ("sqrt", (_INTS > 0,)), "arctan2(int32)": ("arctan2", (_INTS, _INTS[::-1])),
+    "logical_not(float32)": ("logical_not", (_FLOATS,)), "isnan(float32)": ("isnan", (_FLOATS,)),
+    "imag(float32)": ("imag", (_FLOATS,)), "isfinite(complex64)": ("isfinite", (_COMPLEX,)),
+    "isfinite(int32)": ("isfinite", (_INTS,)), "greater(complex64)": ("greater", (_COMPLEX, _COMPLEX[::-1])),
+    "left_shift(bool)": ("left_shift", (_INTS > 0, _INTS > 1)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(SEVERAL_EXECUTABLES))
+def test_an_eager_ufunc_call_is_one_program_as_jaxs(case, compilations):
+    jnp = pytest.importorskip("jax.numpy")
+    name, args = SEVERAL_EXECUTABLES[case]
+    toolkit.clear_caches()
+    ours = getattr(tnp, name)(*[tnp.asarray(a) for a in args])
+    assert compilations[0] == 1
+    theirs = getattr(jnp, name)(*args)
+    assert (ours.dtype, ours.weak_type, ours.shape) == (theirs.dtype, theirs.weak_type, theirs.shape)
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
+    getattr(tnp, name)(*[tnp.asarray(a) for a in args])  # again: the same program, not compiled again
+    assert compilations[0] == 1
