@@ -350,3 +350,22 @@ def test_an_eager_ufunc_call_is_one_program_as_jaxs(case, compilations):
     np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))
     getattr(tnp, name)(*[tnp.asarray(a) for a in args])  # again: the same program, not compiled again
     assert compilations[0] == 1
+
+
+@pytest.mark.parametrize("case", ["roll(static)", "roll(two axes)", "roll(numpy integer shift)", "float_power", "nextafter",
+                                  "add(numpy, scalar)"])
+def test_eager_calls_jax_runs_as_one_program_are_one_program(case, compilations):
+    # roll: JAX's _roll_static (integer shifts, static) or _roll_dynamic (an array shift, traced); float_power a
+    # jitted ufunc; a numpy array with a Python scalar: uploaded into the one program, not beside a broadcast.
+    jnp = pytest.importorskip("jax.numpy")
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    call = {"roll(static)": ("roll", (x, 2, 1)), "roll(two axes)": ("roll", (x, (1, -1), (0, 1))),
+            "roll(numpy integer shift)": ("roll", (x, np.int32(5), 1)), "float_power": ("float_power", (x, 2)),
+            "nextafter": ("nextafter", (x, 1.0)), "add(numpy, scalar)": ("add", (x, 3))}[case]
+    name, args = call
+    toolkit.clear_caches()
+    ours = getattr(tnp, name)(*args)
+    assert compilations[0] == 1
+    theirs = getattr(jnp, name)(*args)
+    assert (ours.dtype, ours.weak_type) == (theirs.dtype, theirs.weak_type)
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(theirs))

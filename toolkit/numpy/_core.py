@@ -409,7 +409,8 @@ def eager_unsharded(x: Any) -> bool:
 
 def converts_or_broadcasts(x: Any, y: Any) -> bool:
     """Operands outside any trace that promoting and broadcasting changes (Arrays or numpy arrays of different
-    shapes or dtypes; an Array a Python scalar converts: ``bool_array * 2.5``). Each conversion and broadcast
+    shapes or dtypes; an Array a Python scalar converts: ``bool_array * 2.5``; an Array over 4 KB or a numpy
+    array with a Python scalar, whose broadcast is not kept). Each conversion and broadcast
     would be an executable of its own when run eagerly; JAX's ufuncs are jitted, so its eager
     ``x - x.max(1, keepdims=True)`` is one program, and XLA simplifies that program as a whole
     (``f32 * convert(bool)`` is a select there: ``inf * False`` is 0 in JAX, not IEEE's NaN). Such calls run as
@@ -428,9 +429,8 @@ def converts_or_broadcasts(x: Any, y: Any) -> bool:
             aval = array.aval
             return aval.sharding is None and (_KIND_RANK[aval.dtype.kind] < _SCALAR_KINDS[scalar_kind]
                                               or aval.size * aval.dtype.itemsize > SCALAR_OPERAND_MAX_BYTES)
-        return type(array) is np.ndarray and array.ndim > 0 \
-            and (_KIND_RANK.get(array.dtype.kind, 3) < _SCALAR_KINDS[scalar_kind]
-                 or array.nbytes > SCALAR_OPERAND_MAX_BYTES)
+        # A numpy array is uploaded either way: in one program with the scalar, not beside a broadcast of it.
+        return type(array) is np.ndarray and array.ndim > 0
     if kind_x is np.ndarray or kind_y is np.ndarray:  # with an Array or another numpy array
         first, second = _shape_and_dtype(x, kind_x), _shape_and_dtype(y, kind_y)
         return first is not None and second is not None and first != second

@@ -539,6 +539,17 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
     if axis is None:
         return reshape(roll(ravel(a), shift, 0), a.shape)
     axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    # As JAX's: integer shifts select the program (its _roll_static), an array shift is traced (_roll_dynamic);
+    # an eager call is that one program either way.
+    if isinstance(shift, (int, np.integer)) or (isinstance(shift, (tuple, list))
+                                                and all(isinstance(s, (int, np.integer)) for s in shift)):
+        static = int(shift) if isinstance(shift, (int, np.integer)) else tuple(int(s) for s in shift)
+        return _roll_static(a, static, tuple(int(x) for x in axes))
+    return _roll_dynamic(a, shift, axes)
+
+
+def _roll_along(a: Any, shift: Any, axes: tuple) -> Any:
+    """``roll(a, shift, axes)`` for an array ``a`` and a tuple of axes."""
     shifts = (shift,) * len(axes) if (isinstance(shift, (int, np.integer)) or shape_poly.is_symbolic_dim(shift) or
                                       (is_array(shift) and shift.ndim == 0)) else tuple(shift)
     if len(shifts) != len(axes):
@@ -567,6 +578,10 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
             starts[ax] = start
             a = lax_structural.clamped_dynamic_slice(doubled, starts, a.shape)
     return a
+
+
+_roll_static = compiled_whole(static_argnames=("shift", "axes"))(_roll_along)
+_roll_dynamic = compiled_whole(static_argnames=("axes",))(_roll_along)
 
 
 # --- repetition -----------------------------------------------------------------------------------

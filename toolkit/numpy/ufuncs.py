@@ -641,6 +641,7 @@ def pow(x1: Any, x2: Any, /) -> Any:  # noqa: A001 - numpy's name
     return power(x1, x2)
 
 
+@compiled_whole()
 def float_power(x: Any, y: Any, /) -> Any:
     """``x ** y`` computed in floating point (integer operands promoted)."""
     check_arraylike("float_power", x, y)
