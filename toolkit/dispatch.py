@@ -355,6 +355,7 @@ class FastPath:
                 and last_many.state is state and last_many.avals == avals:
             entry = last_many.entry
         else:
+            last_many = None
             entry = self.entries.get((tree, avals, generation, state))
         if entry is None or not (entry.partitioner is ANY_PARTITIONER
                                  or entry.partitioner == _environ_get(PARTITIONER_VARIABLE)):
@@ -363,7 +364,9 @@ class FastPath:
         if first is Array:
             self.last_single = LastSingle(avals[0], generation, state, entry, entry.compiled._call_fast
                                           if entry.partitioner is ANY_PARTITIONER else None)
-        else:  # also when remembered: equal but new aval objects (outputs fed back) come again
+        elif last_many is not None:  # the last hit again: its avals are these (outputs fed back), compared by
+            last_many.avals = avals  # identity next time, without a new record
+        else:
             self.last_many = LastMany(tree, generation, state, avals, entry)
         return out
 
@@ -375,7 +378,8 @@ class FastPath:
         numpy leaves are placed as the full path places them
         (:func:`place_argument`); Arrays must already be placed as compiled.
         """
-        if not self.general_entries or not mesh_context_is_empty():
+        # A mesh context open in any thread: the keyed way (one list read; the context checked only then).
+        if not self.general_entries or (OPEN_CONTEXTS[0] and not mesh_context_is_empty()):
             return MISS
         generation = jit_pipeline_generation()
         state = cache_state() if self.keyed_on_config else ()
