@@ -801,16 +801,3 @@ def test_a_program_that_ignores_an_argument_is_answered_by_the_fast_path(monkeyp
     np.testing.assert_array_equal(np.asarray(compiled(y, x)), np.arange(4, dtype=np.float32) + 1)
     assert not signatures
     assert toolkit.jit(lambda a, b: a).lower(x, x).kept_var_idx == (0,)
-
-
-def test_an_ignored_argument_placed_elsewhere_still_takes_the_full_path():
-    devices = toolkit.devices()
-    if len(devices) < 2:
-        pytest.skip("needs two devices")
-    f = toolkit.jit(lambda a, b: a * 2)
-    x = toolkit.device_put(np.ones(4, np.float32), devices[0])
-    f(x, x), f(x, x)  # remembered
-    elsewhere = toolkit.device_put(np.ones(4, np.float32), devices[1])
-    for _ in range(2):  # as a first call with these arguments: the unused one is checked too
-        with pytest.raises(ValueError, match="incompatible devices"):
-            f(x, elsewhere)

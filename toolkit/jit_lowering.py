@@ -1,6 +1,6 @@
 """The StableHLO module of a traced jit function: its ``@main`` as JAX writes it.
 
-``Traced.lower`` keeps the inputs :func:`kept_inputs` names (the used ones,
+``Traced.lower`` keeps the inputs ``toolkit.core.program.kept_inputs`` names (the used ones,
 unless ``keep_unused``) and calls :func:`lower_traced`: the program lowered by
 ``toolkit.lowering`` with the user's argument and result names, donated inputs
 aliased to outputs of their type (``tf.aliasing_output``) and, when
@@ -19,7 +19,7 @@ from jaxlib.mlir import ir
 from toolkit import lowering, monitoring
 from toolkit.call_trees import path_name
 from toolkit.core import pytrees
-from toolkit.core.avals import ShapedArray, is_static_shape
+from toolkit.core.avals import ShapedArray
 from toolkit.core.program import Program
 from toolkit.ir.context import shared_context
 from toolkit.lowering import dims
@@ -110,20 +110,6 @@ def annotate_memory_kinds(module: ir.Module, arg_kinds: Sequence[str | None],
                 "has_side_effect": ir.BoolAttr.get(True), "backend_config": ir.StringAttr.get(""),
                 "mhlo.frontend_attributes": ir.DictAttr.get({"_xla_buffer_placement": ir.StringAttr.get(kind)})})
             ret.operands[i] = annotation.result
-
-
-def kept_inputs(program: Program, keep_unused: bool) -> list[int]:
-    """The positions of ``program``'s inputs the lowered ``@main`` keeps.
-
-    All of them with ``keep_unused``; else those the program uses, and those with symbolic dimensions (the
-    dimension variables are read from their shapes).
-    """
-    if keep_unused:
-        return list(range(len(program.invars)))
-    used = {a.id for eqn in program.walk() for a in eqn.inputs if hasattr(a, "id")}
-    used |= {a.id for a in program.outvars if hasattr(a, "id")}
-    # Inputs with symbolic dimensions stay: the dimension variables are computed from their shapes.
-    return [i for i, v in enumerate(program.invars) if v.id in used or not is_static_shape(v.aval.shape)]
 
 
 def _restrict_inputs(program: Program, kept: Sequence[int]) -> Program:

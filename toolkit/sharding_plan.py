@@ -24,7 +24,7 @@ from typing import Any, Sequence
 from toolkit.array import Array
 from toolkit.core import pytrees
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct
-from toolkit.core.program import Program, subprograms
+from toolkit.core.program import Program, kept_inputs, subprograms
 from toolkit.core.sharding_types import type_sharding
 from toolkit.memory import Space, space_to_kind
 from toolkit.runtime import client as runtime_client
@@ -380,16 +380,24 @@ def plan_shardings(traced: Any, platforms: Sequence[str] | None = None) -> Shard
             arg_shardings = _flatten_prefix(args_only, in_tree, "in_shardings")
     # Committed arguments: shardings of the ShapeDtypeStructs or committed arrays passed in.
     committed = [False] * in_tree.num_leaves
-    for i, spec_sharding in enumerate(traced._arg_shardings):
+    arg_placements = list(traced._arg_shardings)
+    for i, spec_sharding in enumerate(arg_placements):
         if arg_shardings[i] is None and spec_sharding is not None:
             arg_shardings[i] = spec_sharding
             committed[i] = True
+    if not wrapped.keep_unused and any(s is not None for s in arg_shardings):
+        # As JAX (lower_sharding_computation prunes them first): an argument the program does not read neither
+        # places the computation nor commits its results, whatever its sharding or device.
+        kept = set(kept_inputs(traced.program, False))
+        for i in range(len(arg_shardings)):
+            if i not in kept:
+                arg_shardings[i], committed[i], arg_placements[i] = None, False, None
     explicit = [s for s in arg_shardings if s is not None]
     # Eager primitives too (toolkit.dispatch.EagerExecutables keys their executables on the mesh context).
     context = _concrete_context_mesh()
     if context is not None:
         _check_context_args(context, traced, arg_shardings)
-    committed_args = [(traced.arg_paths[i], s) for i, s in enumerate(traced._arg_shardings) if s is not None]
+    committed_args = [(traced.arg_paths[i], s) for i, s in enumerate(arg_placements) if s is not None]
     if in_shardings is None and committed_args:
         first_path, first = committed_args[0]
         for path, s in committed_args[1:]:

@@ -38,7 +38,7 @@ from toolkit import compiled_format, jit_cache
 from toolkit.array import Array, identity, install_jitted_copy
 from toolkit.core import dtypes, mutable_refs, pytrees, trace_cache, tracing
 from toolkit.core.avals import ArgInfo, ShapedArray, is_static_shape
-from toolkit.core.program import Program
+from toolkit.core.program import Program, kept_inputs
 from toolkit.core.config import cache_state, flag_value
 from toolkit.call_trees import argument_paths, infer_argnums_and_argnames
 from toolkit.compiled import Compiled, PolymorphicCompiled
@@ -46,7 +46,7 @@ from toolkit.dispatch import (MISS, PARTITIONER_VARIABLE, ArgumentSignature, Fas
                               install_eager_handlers, signature_of)
 from toolkit.ir.context import shared_context
 from toolkit.jit_compilation import checked_compiler_options, passes_then_xla
-from toolkit.jit_lowering import kept_inputs, lower_traced
+from toolkit.jit_lowering import lower_traced
 from toolkit.lax.calls import jit_call_p
 from toolkit.lax.sharding import constrain_to_jit_sharding
 from toolkit.passes import dump as ir_dump

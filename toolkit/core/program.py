@@ -21,7 +21,7 @@ from typing import Any, Iterator, NamedTuple, Sequence
 
 import numpy as np
 
-from toolkit.core.avals import ShapedArray
+from toolkit.core.avals import ShapedArray, is_static_shape
 
 _var_ids = itertools.count()
 
@@ -215,3 +215,17 @@ class _Printer:
         outs = ", ".join(self.name(v) for v in program.outvars)
         lines.append(f"{pad}  in ({outs}{',' if len(program.outvars) == 1 else ''}) }}")
         return "\n".join(lines)
+
+
+def kept_inputs(program: Program, keep_unused: bool) -> list[int]:
+    """The positions of ``program``'s inputs the lowered ``@main`` keeps.
+
+    All of them with ``keep_unused``; else those the program uses, and those with symbolic dimensions (the
+    dimension variables are read from their shapes).
+    """
+    if keep_unused:
+        return list(range(len(program.invars)))
+    used = {a.id for eqn in program.walk() for a in eqn.inputs if hasattr(a, "id")}
+    used |= {a.id for a in program.outvars if hasattr(a, "id")}
+    # Inputs with symbolic dimensions stay: the dimension variables are computed from their shapes.
+    return [i for i, v in enumerate(program.invars) if v.id in used or not is_static_shape(v.aval.shape)]
