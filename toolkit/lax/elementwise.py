@@ -84,6 +84,8 @@ def _broadcast_operands(name: str, args: tuple[Any, ...]) -> tuple[Any, ...]:
     """``jax.lax``'s implicit broadcasting of an n-ary elementwise op's operands: a rank-0 operand (a Python
     scalar, a 0-d array) goes with any shape, and operands of one rank broadcast their size-1 dimensions.
     Different ranks otherwise, or sizes that differ and are not 1, are JAX's ``TypeError``s."""
+    if len(args) == 2 and aval_of(args[0]).shape == aval_of(args[1]).shape:  # the common case, without lists
+        return args
     avals = [aval_of(a) for a in args]
     shapes = [a.shape for a in avals]
     if all(s == shapes[0] for s in shapes[1:]):

@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from toolkit.array import Array
 from toolkit.core import dtypes
 from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
@@ -78,6 +79,8 @@ _ORDERS = (lax_elementwise.lt, lax_elementwise.le, lax_elementwise.gt, lax_eleme
 
 
 def _dt(x: Any) -> np.dtype:
+    if type(x) is Array:  # the eager hot path: its aval's, without hasattr and the property
+        return x.aval.dtype
     return x.dtype if hasattr(x, "dtype") else dtypes.dtype_of(x)
 
 
