@@ -99,9 +99,10 @@ def _unary(name: str, op: Any, *, float_only: bool = False, whole_unless: Callab
     def fn(x: Any) -> Any:
         if type(x) not in ARRAYLIKE_TYPES:
             check_arraylike(name, x)
-        if (float_only or whole_unless is not None) and eager_unsharded(x):
+        if float_only or whole_unless is not None:  # the dtype first: a float's sin is one operation anyway
             dtype = _dt(x)
-            if (float_only and not dtypes.is_inexact(dtype)) or (whole_unless is not None and not whole_unless(dtype)):
+            if ((float_only and not (dtype.kind in "fc" or dtypes.is_inexact(dtype)))  # (bfloat16 & co. are "V")
+                    or (whole_unless is not None and not whole_unless(dtype))) and eager_unsharded(x):
                 return whole(x)
         return apply(x)
     apply.__name__ = fn.__name__ = name
