@@ -63,8 +63,8 @@ def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = Fa
     def fn(x: Any, y: Any) -> Any:
         if type(x) not in ARRAYLIKE_TYPES or type(y) not in ARRAYLIKE_TYPES:
             check_arraylike(name, x, y)
-        if converts_or_broadcasts(x, y) or (checked and eager_unsharded(x) and eager_unsharded(y)
-                                            and several_operations(_dt(x)) and several_operations(_dt(y))):
+        if converts_or_broadcasts(x, y) or (checked and several_operations(_dt(x)) and several_operations(_dt(y))
+                                            and eager_unsharded(x) and eager_unsharded(y)):
             return whole(x, y)
         return apply(x, y)
     checked = float_only or numeric or op in _ORDERS
