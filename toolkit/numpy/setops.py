@@ -99,7 +99,10 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
         # operation at a time, a first call compiled ~20 programs). In a trace, the operations join its program.
         fill = None if size is None or fill_value is None else asarray(fill_value, flat.dtype)
         if size is None:
-            size = int(_unique_count(flat, equal_nan))
+            # The sort once, as JAX's: the count comes back with what it sorted, and the rest reads those.
+            perm, aux, mask, count = _sort_and_count(flat, equal_nan)
+            return _unique_from_sorted_whole(perm, aux, mask, return_index, return_inverse, return_counts,
+                                             int(count), None, shape)
         return _unique_whole(flat, return_index, return_inverse, return_counts, equal_nan, size, fill, shape)
     return _unique_flat(flat, return_index, return_inverse, return_counts, equal_nan, size, fill_value, shape)
 
@@ -123,15 +126,22 @@ def _sorted_and_firsts(flat: Any, equal_nan: bool) -> tuple[Any, Any, Any]:
 
 
 @compiled_whole(static_argnames=("equal_nan",))
-def _unique_count(flat: Any, equal_nan: bool) -> Any:
-    """How many distinct values 1-D ``flat`` holds (``unique``'s length)."""
-    return reductions.sum(_sorted_and_firsts(flat, equal_nan)[2], dtype=dtypes.default_int_dtype())
+def _sort_and_count(flat: Any, equal_nan: bool) -> tuple[Any, Any, Any, Any]:
+    """:func:`_sorted_and_firsts` of 1-D ``flat`` and how many distinct values it holds (``unique``'s length)."""
+    perm, aux, mask = _sorted_and_firsts(flat, equal_nan)
+    return perm, aux, mask, reductions.sum(mask, dtype=dtypes.default_int_dtype())
 
 
 def _unique_flat(flat: Any, return_index: bool, return_inverse: bool, return_counts: bool, equal_nan: bool,
                  size: int | None, fill_value: Any, shape: tuple) -> Any:
     """:func:`unique` of the flattened array ``flat`` (``shape`` the array's shape, for the inverse)."""
     perm, aux, mask = _sorted_and_firsts(flat, equal_nan)
+    return _unique_from_sorted(perm, aux, mask, return_index, return_inverse, return_counts, size, fill_value, shape)
+
+
+def _unique_from_sorted(perm: Any, aux: Any, mask: Any, return_index: bool, return_inverse: bool,
+                        return_counts: bool, size: int | None, fill_value: Any, shape: tuple) -> Any:
+    """:func:`unique` from :func:`_sorted_and_firsts`'s ``(perm, aux, mask)`` of the flattened array."""
     n = aux.shape[0]
     ind = nonzero_indices.nonzero(mask, size=size)[0] if n else lax_structural.iota(dtypes.default_int_dtype(), 0)
     count = ind.shape[0]
@@ -158,6 +168,8 @@ def _unique_flat(flat: Any, return_index: bool, return_inverse: bool, return_cou
 
 _unique_whole = compiled_whole(static_argnames=("return_index", "return_inverse", "return_counts", "equal_nan",
                                                 "size", "shape"))(_unique_flat)
+_unique_from_sorted_whole = compiled_whole(static_argnames=("return_index", "return_inverse", "return_counts",
+                                                            "size", "shape"))(_unique_from_sorted)
 
 
 # --- unique along an axis: JAX's _unique_sorted_mask and _unique, the slices sorted by a multi-operand lax.sort ---
