@@ -132,3 +132,23 @@ def test_an_eager_unique_sorts_once_as_jax(monkeypatch):
     for ours, theirs in zip((values, index, inverse, counts), expected):
         np.testing.assert_array_equal(np.asarray(ours), theirs)
     assert len(compiled) == 2 and sum(text.count("stablehlo.sort") for text in compiled) == 1
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.float32, np.complex64])
+def test_setxor1d_from_one_operand_sorts_as_jax(dtype):
+    # setxor1d sorts each input's values alone and then the two together (JAX's algorithm), the repeats replaced by
+    # a value that sorts last: random inputs with repeats, NaNs and that very value (the dtype's largest), equal to
+    # JAX's, with and without assume_unique and size.
+    jnp = pytest.importorskip("jax.numpy")
+    rng = np.random.default_rng(7)
+    largest = np.iinfo(dtype).max if np.issubdtype(dtype, np.integer) else np.nan
+    for _ in range(10):
+        a, b = (rng.integers(0, 5, 8).astype(dtype) for _ in range(2))
+        a[rng.random(8) < 0.2] = largest
+        b[rng.random(8) < 0.2] = largest
+        for assume_unique, kwargs in ((False, {}), (False, {"size": 9}), (True, {})):
+            x, y = (np.unique(a), np.unique(b)) if assume_unique else (a, b)
+            ours = np.asarray(tnp.setxor1d(x, y, assume_unique=assume_unique, **kwargs))
+            theirs = np.asarray(jnp.setxor1d(x, y, assume_unique=assume_unique, **kwargs))
+            assert ours.dtype == theirs.dtype
+            np.testing.assert_array_equal(ours, theirs, err_msg=f"{a} {b} {assume_unique} {kwargs}")

@@ -109,20 +109,29 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
 
 def _sorted_and_firsts(flat: Any, equal_nan: bool) -> tuple[Any, Any, Any]:
     """``(perm, sorted values, mask)``: the stable sort of 1-D ``flat`` and where each distinct value starts."""
-    if dtypes.is_complex(flat.dtype):
-        # JAX's workaround: a NaN in either part becomes nan+0j, so such values sort (and compare) as one NaN.
-        flat = ufuncs.where(ufuncs.isnan(flat), asarray(np.asarray(np.nan, flat.dtype)), flat)
+    flat = _one_complex_nan(flat)
     perm = sorting.argsort(flat, stable=True)
     aux = take.take(flat, perm)
-    if aux.shape[0]:
-        differs = ufuncs.not_equal(aux[1:], aux[:-1])
-        if equal_nan and dtypes.is_inexact(aux.dtype):
-            differs = ufuncs.logical_and(differs, ufuncs.logical_not(
-                ufuncs.logical_and(ufuncs.isnan(aux[1:]), ufuncs.isnan(aux[:-1]))))
-        mask = shapes.concatenate([asarray(np.ones((1,), bool)), differs])
-    else:
-        mask = asarray(np.zeros((0,), bool))
-    return perm, aux, mask
+    return perm, aux, _firsts(aux, equal_nan)
+
+
+def _one_complex_nan(flat: Any) -> Any:
+    """JAX's workaround: a NaN in either part of a complex value becomes nan+0j, so such values sort (and compare)
+    as one NaN."""
+    if dtypes.is_complex(flat.dtype):
+        return ufuncs.where(ufuncs.isnan(flat), asarray(np.asarray(np.nan, flat.dtype)), flat)
+    return flat
+
+
+def _firsts(aux: Any, equal_nan: bool) -> Any:
+    """Where each distinct value of the sorted 1-D ``aux`` starts (NaNs one value when ``equal_nan``)."""
+    if not aux.shape[0]:
+        return asarray(np.zeros((0,), bool))
+    differs = ufuncs.not_equal(aux[1:], aux[:-1])
+    if equal_nan and dtypes.is_inexact(aux.dtype):
+        differs = ufuncs.logical_and(differs, ufuncs.logical_not(
+            ufuncs.logical_and(ufuncs.isnan(aux[1:]), ufuncs.isnan(aux[:-1]))))
+    return shapes.concatenate([asarray(np.ones((1,), bool)), differs])
 
 
 @compiled_whole(static_argnames=("equal_nan",))
@@ -299,15 +308,6 @@ def _iota(n: int) -> Any:
     return lax_structural.iota(dtypes.default_int_dtype(), n)
 
 
-def _distinct_count(sorted_flat: Any) -> Any:
-    """The number of distinct values of a sorted non-empty 1-D array (NaNs count once, as in ``unique``)."""
-    differs = ufuncs.not_equal(sorted_flat[1:], sorted_flat[:-1])
-    if dtypes.is_inexact(sorted_flat.dtype):
-        differs = ufuncs.logical_and(differs, ufuncs.logical_not(
-            ufuncs.logical_and(ufuncs.isnan(sorted_flat[1:]), ufuncs.isnan(sorted_flat[:-1]))))
-    return ufuncs.add(reductions.sum(differs, dtype=dtypes.default_int_dtype()), 1)
-
-
 def _sorts_last(dtype: Any) -> Any:
     """A value of ``dtype`` that sorts after every other (NaN for inexact types, the largest for the rest)."""
     dtype = np.dtype(dtype)
@@ -325,9 +325,10 @@ def _sorted_unique(arr: Any, assume_unique: bool) -> tuple[Any, Any, Any]:
     if assume_unique:
         perm = sorting.argsort(arr, stable=True)
         return take.take(arr, perm), perm, asarray(np.ones((n,), bool))
-    values, first = unique(arr, return_index=True, size=n)
-    count = _distinct_count(sorting.sort(arr))
-    return values, first, ufuncs.less(_iota(n), count)
+    # One sort: unique's, whose mask of first occurrences also counts the values (NaNs once, as unique's).
+    perm, aux, mask = _sorted_and_firsts(arr, equal_nan=True)
+    values, first = _unique_from_sorted(perm, aux, mask, True, False, False, n, None, (n,))
+    return values, first, ufuncs.less(_iota(n), reductions.sum(mask, dtype=dtypes.default_int_dtype()))
 
 
 def _concrete_count(name: str, count: Any) -> int:
@@ -492,17 +493,38 @@ def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | Non
 
 @compiled_whole(static_argnames=("assume_unique",))
 def _setxor1d_candidates(arr1: Any, arr2: Any, assume_unique: bool) -> tuple[Any, Any, Any]:
-    """``setxor1d``'s sorted candidates (the inputs not both empty), which of them to keep, and how many."""
-    parts, keep = [], []
-    for a, b in ((arr1, arr2), (arr2, arr1)):
+    """``setxor1d``'s sorted candidates (the inputs not both empty), which of them to keep, and how many.
+
+    JAX's algorithm: the distinct values of each input (all of them with ``assume_unique``), sorted together; a
+    value kept is one that differs from both neighbours. With plain one-operand sorts: XLA CPU's sort of values
+    with a payload (an argsort) costs ~5x one of the values alone. Each input's repeats become a value that sorts
+    last, so the ``total`` distinct values come first, in order; positions from ``total`` on are never kept (a
+    real value equal to that filler is among the first ``total``, as often as it is distinct)."""
+    parts, total = [], None
+    for a in (arr1, arr2):
         if a.shape[0] == 0:
             continue
-        u, _, valid = _sorted_unique(a, assume_unique)
-        parts.append(u)
-        keep.append(ufuncs.logical_and(valid, isin(u, b, invert=True, method="binary_search")) if b.shape[0] else valid)
-    candidates, mask = shapes.concatenate(parts), shapes.concatenate(keep)
-    perm = sorting.argsort(candidates, stable=True)
-    candidates, mask = take.take(candidates, perm), take.take(mask, perm)
+        values = sorting.sort(_one_complex_nan(a))
+        if assume_unique:
+            parts.append(values)
+            count = asarray(np.asarray(values.shape[0], dtypes.default_int_dtype()))
+        else:
+            firsts = _firsts(values, equal_nan=True)  # unique's: NaNs one value
+            parts.append(ufuncs.where(firsts, values, _sorts_last(values.dtype)))
+            count = reductions.sum(firsts, dtype=dtypes.default_int_dtype())
+        total = count if total is None else ufuncs.add(total, count)
+    candidates = sorting.sort(shapes.concatenate(parts))
+    n = candidates.shape[0]
+    position = _iota(n)
+    real = ufuncs.less(position, total)
+    if n > 1:  # differs from the one before and the one after (NaN differs from NaN: JAX keeps both inputs' NaNs)
+        before = ufuncs.not_equal(candidates[1:], candidates[:-1])
+        after_ok = ufuncs.logical_or(before, ufuncs.greater_equal(position[1:], total))
+        unlike_before = shapes.concatenate([asarray(np.ones((1,), bool)), before])
+        unlike_after = shapes.concatenate([after_ok, asarray(np.ones((1,), bool))])
+        mask = ufuncs.logical_and(real, ufuncs.logical_and(unlike_before, unlike_after))
+    else:
+        mask = real
     return candidates, mask, reductions.sum(mask, dtype=dtypes.default_int_dtype())
 
 
