@@ -152,3 +152,21 @@ def test_setxor1d_from_one_operand_sorts_as_jax(dtype):
             theirs = np.asarray(jnp.setxor1d(x, y, assume_unique=assume_unique, **kwargs))
             assert ours.dtype == theirs.dtype
             np.testing.assert_array_equal(ours, theirs, err_msg=f"{a} {b} {assume_unique} {kwargs}")
+
+
+@pytest.mark.parametrize("name", ["setxor1d", "intersect1d", "setdiff1d", "union1d", "unique"])
+def test_fill_values_of_another_type_as_jax(name):
+    # JAX pads setxor1d and intersect1d with where(..., fill_value): another type promotes the result (an int32
+    # result padded with 2.5 is float32); setdiff1d (full_like), union1d and unique (astype) convert it, and a
+    # value the dtype cannot hold wraps (-1 as uint8 is 255). toolkit converted everywhere, refusing -1 for uint8.
+    jnp = pytest.importorskip("jax.numpy")
+    a, b = np.array([1, 2, 3, 5], np.int32), np.array([2, 3, 4], np.int32)
+    cases = [(a, b, 2.5), (a, b, np.float32(1.5)), (np.array([True, False]), np.array([True]), 0),
+             (a.astype(np.uint8), b.astype(np.uint8), -1)]
+    for x, y, fill in cases:
+        results = []
+        for lib in (tnp, jnp):
+            call = getattr(lib, name)
+            out = call(x, size=6, fill_value=fill) if name == "unique" else call(x, y, size=6, fill_value=fill)
+            results.append((out.dtype, out.weak_type, np.asarray(out).tolist()))
+        assert results[0] == results[1], (x.dtype, fill)

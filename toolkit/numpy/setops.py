@@ -97,7 +97,7 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
     if type(flat) is Array and flat.shape[0]:
         # Called eagerly: the count from one program, then the rest as one program at that size (bound an
         # operation at a time, a first call compiled ~20 programs). In a trace, the operations join its program.
-        fill = None if size is None or fill_value is None else asarray(fill_value, flat.dtype)
+        fill = None if size is None or fill_value is None else _as_dtype_of(fill_value, flat)
         if size is None:
             # The sort once, as JAX's: the count comes back with what it sorted, and the rest reads those.
             perm, aux, mask, count = _sort_and_count(flat, equal_nan)
@@ -156,7 +156,7 @@ def _unique_from_sorted(perm: Any, aux: Any, mask: Any, return_index: bool, retu
     count = ind.shape[0]
     result = take.take(aux, ind) if n else aux
     if size is not None and fill_value is not None:
-        fill = asarray(fill_value, result.dtype)
+        fill = _as_dtype_of(fill_value, result)
         if n:
             valid = ufuncs.less(lax_structural.iota(dtypes.default_int_dtype(), count), reductions.sum(mask))
             result = ufuncs.where(valid, result, fill)
@@ -348,11 +348,25 @@ def _host(name: str, x: Any) -> np.ndarray:
     return np.asarray(x)
 
 
+def _as_dtype_of(fill_value: Any, like: Any) -> Any:
+    """``fill_value`` in ``like``'s dtype as JAX's ``.astype`` and ``full_like`` convert it: a value the dtype cannot
+    hold wraps or truncates (``-1`` as ``uint8`` is 255), where ``asarray(-1, uint8)`` refuses it."""
+    if isinstance(fill_value, (bool, int, float, complex, np.generic, np.ndarray)):  # on the host, as numpy's astype
+        return asarray(np.asarray(fill_value).astype(like.dtype))
+    return lax_elementwise.convert_element_type(asarray(fill_value), like.dtype)
+
+
+def _fill_operand(fill_value: Any) -> Any:
+    """A padding value as an operand of JAX's ``where`` (``setxor1d``, ``intersect1d``): a Python scalar stays one
+    (weakly typed there), anything else an array of its own dtype; the result's type is their promotion."""
+    return fill_value if type(fill_value) in (bool, int, float, complex) else asarray(fill_value)
+
+
 def _fill_like_jax(vals: Any, num: Any, fill_value: Any) -> Any:
     # JAX's padding: fill_value where given, else the smallest valid value (0 when there is none).
     valid = ufuncs.less(_iota(vals.shape[0]), num)
     if fill_value is not None:
-        return ufuncs.where(valid, vals, asarray(fill_value, vals.dtype))
+        return ufuncs.where(valid, vals, fill_value)  # JAX's where: a fill of another type promotes the result
     if vals.shape[0] == 0:
         return vals
     vals = ufuncs.where(valid, vals, reductions.max(vals))
@@ -397,8 +411,7 @@ def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices:
     arr1, arr2 = _promoted_flat("intersect1d", ar1, ar2)
     if size is None:  # the length from the concrete values (numpy's rule is the same: NaNs never match)
         size = np.intersect1d(_host("intersect1d", arr1), _host("intersect1d", arr2), assume_unique).shape[0]
-    # fill_value converted here, as before: a value its dtype cannot hold is the conversion's error, not wrapped.
-    fill = None if fill_value is None else asarray(fill_value, arr1.dtype)
+    fill = None if fill_value is None else _fill_operand(fill_value)
     vals, ind1, ind2 = _intersect1d_sized(arr1, arr2, assume_unique, _static_size("intersect1d", size), fill)
     vals = _weak_as(vals, arr1)
     return (vals, ind1, ind2) if return_indices else vals
@@ -443,7 +456,7 @@ def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | No
     arr1, arr2 = shapes.ravel(asarray(ar1)), shapes.ravel(asarray(ar2))
     if size is not None:
         size = _static_size("setdiff1d", size)
-    fill = asarray(0 if fill_value is None else fill_value, arr1.dtype)
+    fill = _as_dtype_of(0 if fill_value is None else fill_value, arr1)  # JAX's full_like(arr1, fill_value)
     n1 = arr1.shape[0]
     if n1 == 0:
         return creation.full((size or 0,), fill, arr1.dtype)
@@ -487,7 +500,7 @@ def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | Non
     candidates, mask, num = _setxor1d_candidates(arr1, arr2, assume_unique)
     if size is None:
         size = _concrete_count("setxor1d", num)
-    fill = None if fill_value is None else asarray(fill_value, arr1.dtype)  # (as intersect1d's)
+    fill = None if fill_value is None else _fill_operand(fill_value)  # (as intersect1d's)
     return _weak_as(_setxor1d_sized(candidates, mask, num, size, fill), arr1)
 
 
