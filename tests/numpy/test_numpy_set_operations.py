@@ -134,24 +134,28 @@ def test_an_eager_unique_sorts_once_as_jax(monkeypatch):
     assert len(compiled) == 2 and sum(text.count("stablehlo.sort") for text in compiled) == 1
 
 
-@pytest.mark.parametrize("dtype", [np.int32, np.uint8, np.float32, np.complex64])
-def test_setxor1d_from_one_operand_sorts_as_jax(dtype):
-    # setxor1d sorts each input's values alone and then the two together (JAX's algorithm), the repeats replaced by
-    # a value that sorts last: random inputs with repeats, NaNs and that very value (the dtype's largest), equal to
-    # JAX's, with and without assume_unique and size.
+@pytest.mark.parametrize("dtype", [np.int32, np.float32, np.complex64])
+def test_setxor1d_and_intersect1d_from_one_operand_sorts_as_jax(dtype):
+    # setxor1d, and intersect1d without indices, sort each input's values alone (JAX's algorithm for setxor1d;
+    # XLA CPU's argsort costs ~5x a sort), the repeats replaced by a value that sorts last: random inputs with
+    # repeats, NaNs and that very value (the dtype's largest), equal to JAX's with and without assume_unique and
+    # size (intersect1d's indices too: they keep the argsort).
     jnp = pytest.importorskip("jax.numpy")
     rng = np.random.default_rng(7)
     largest = np.iinfo(dtype).max if np.issubdtype(dtype, np.integer) else np.nan
-    for _ in range(10):
+    for _ in range(5):
         a, b = (rng.integers(0, 5, 8).astype(dtype) for _ in range(2))
         a[rng.random(8) < 0.2] = largest
         b[rng.random(8) < 0.2] = largest
-        for assume_unique, kwargs in ((False, {}), (False, {"size": 9}), (True, {})):
+        for name, assume_unique, kwargs in (("setxor1d", False, {}), ("setxor1d", False, {"size": 9}),
+                                            ("setxor1d", True, {}), ("intersect1d", False, {"size": 9}),
+                                            ("intersect1d", True, {}), ("intersect1d", False, {"return_indices": True})):
             x, y = (np.unique(a), np.unique(b)) if assume_unique else (a, b)
-            ours = np.asarray(tnp.setxor1d(x, y, assume_unique=assume_unique, **kwargs))
-            theirs = np.asarray(jnp.setxor1d(x, y, assume_unique=assume_unique, **kwargs))
-            assert ours.dtype == theirs.dtype
-            np.testing.assert_array_equal(ours, theirs, err_msg=f"{a} {b} {assume_unique} {kwargs}")
+            ours = getattr(tnp, name)(x, y, assume_unique=assume_unique, **kwargs)
+            theirs = getattr(jnp, name)(x, y, assume_unique=assume_unique, **kwargs)
+            for o, t in zip(ours if isinstance(ours, tuple) else (ours,), theirs if isinstance(theirs, tuple) else (theirs,)):
+                assert o.dtype == t.dtype
+                np.testing.assert_array_equal(np.asarray(o), np.asarray(t), err_msg=f"{name} {a} {b} {kwargs}")
 
 
 @pytest.mark.parametrize("name", ["setxor1d", "intersect1d", "setdiff1d", "union1d", "unique"])
