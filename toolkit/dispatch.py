@@ -640,12 +640,10 @@ def fast_caller(compiled: Any) -> Callable[[Sequence[Array]], Any]:
     committed = compiled._plan.committed
     outputs = tuple(zip(compiled._out_avals, compiled._out_shardings))
     count = len(compiled._in_avals)
-    # Arguments the program does not read (jit(zeros_like)) are not passed to it, as by _call_flat; they must still
-    # be placed as a checked call placed them (so that the full path's placement checks are not skipped): only
-    # the general caller below handles them, comparing every argument and passing the kept ones.
+    # Arguments the program does not read (jit(zeros_like)) are passed over, as by _call_flat and as JAX's fast path
+    # skips them: they neither place the computation nor commit it (sharding_plan). Only the general caller below
+    # handles them, passing the kept ones.
     kept = None if len(compiled._kept) == count else tuple(compiled._kept)
-    if kept is not None:
-        expected = tuple(compiled._plan.arg_runtime_sharding(i, aval) for i, aval in enumerate(compiled._in_avals))
     if len(expected) == 1 and compiled._single_output and kept is None:  # f(x) -> y
         want, ((aval, sharding),) = expected[0], outputs
 
@@ -679,13 +677,16 @@ def fast_caller(compiled: Any) -> Callable[[Sequence[Array]], Any]:
     # Per-leaf work in comprehensions, list comparisons and ``map`` (cheapest on CPython 3.11, measured:
     # with ten leaves an explicit loop costs as much as the rest of the call's Python).
     def call(leaves: Sequence[Array]) -> Any:
-        impls = [a._impl for a in leaves]
+        if kept is None:
+            impls = [a._impl for a in leaves]
+        elif len(leaves) == count:
+            impls = [leaves[i]._impl for i in kept]
+        else:
+            return MISS
         # Shardings as placed vs as compiled: identical objects in the steady state (outputs fed back,
         # arrays placed for this executable), compared by identity first; equal ones mean the same placement.
         if [impl._sharding for impl in impls] != expected_list:
             return MISS
-        if kept is not None:
-            impls = [impls[i] for i in kept]
         outs = execute(impls).consume_with_handlers(handlers)
         if single:
             return Array(outs[0], outputs[0][0], outputs[0][1], committed)
