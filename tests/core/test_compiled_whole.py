@@ -330,7 +330,8 @@ _INTS = np.arange(-3, 5, dtype=np.int32)
 _FLOATS = np.float32([-1.5, 0.0, np.nan, np.inf, 2.0, -np.inf, 0.5, 3.0])
 _COMPLEX = (_FLOATS + 1j * _FLOATS[::-1]).astype(np.complex64)
 SEVERAL_EXECUTABLES = {
-    "exp(int32)": ("exp", (_INTS,)), "sqrt(bool)": ("sqrt", (_INTS > 0,)), "arctan2(int32)": ("arctan2", (_INTS, _INTS[::-1])),
+    "exp(int32)": ("exp", (_INTS,)), "sqrt(bool)": ("sqrt", (_INTS > 0,)),
+    "arctan2(int32)": ("arctan2", (_INTS, _INTS[::-1])),
     "logical_not(float32)": ("logical_not", (_FLOATS,)), "isnan(float32)": ("isnan", (_FLOATS,)),
     "imag(float32)": ("imag", (_FLOATS,)), "isfinite(complex64)": ("isfinite", (_COMPLEX,)),
     "isfinite(int32)": ("isfinite", (_INTS,)), "greater(complex64)": ("greater", (_COMPLEX, _COMPLEX[::-1])),
@@ -352,8 +353,8 @@ def test_an_eager_ufunc_call_is_one_program_as_jaxs(case, compilations):
     assert compilations[0] == 1
 
 
-@pytest.mark.parametrize("case", ["roll(static)", "roll(two axes)", "roll(numpy integer shift)", "float_power", "nextafter",
-                                  "add(numpy, scalar)"])
+@pytest.mark.parametrize("case", ["roll(static)", "roll(two axes)", "roll(numpy integer shift)", "float_power",
+                                  "nextafter", "add(numpy, scalar)"])
 def test_eager_calls_jax_runs_as_one_program_are_one_program(case, compilations):
     # roll: JAX's _roll_static (integer shifts, static) or _roll_dynamic (an array shift, traced); float_power a
     # jitted ufunc; a numpy array with a Python scalar: uploaded into the one program, not beside a broadcast.

@@ -149,11 +149,13 @@ def test_setxor1d_and_intersect1d_from_one_operand_sorts_as_jax(dtype):
         b[rng.random(8) < 0.2] = largest
         for name, assume_unique, kwargs in (("setxor1d", False, {}), ("setxor1d", False, {"size": 9}),
                                             ("setxor1d", True, {}), ("intersect1d", False, {"size": 9}),
-                                            ("intersect1d", True, {}), ("intersect1d", False, {"return_indices": True})):
+                                            ("intersect1d", True, {}),
+                                            ("intersect1d", False, {"return_indices": True})):
             x, y = (np.unique(a), np.unique(b)) if assume_unique else (a, b)
             ours = getattr(tnp, name)(x, y, assume_unique=assume_unique, **kwargs)
             theirs = getattr(jnp, name)(x, y, assume_unique=assume_unique, **kwargs)
-            for o, t in zip(ours if isinstance(ours, tuple) else (ours,), theirs if isinstance(theirs, tuple) else (theirs,)):
+            pairs = zip(ours, theirs) if isinstance(ours, tuple) else [(ours, theirs)]
+            for o, t in pairs:
                 assert o.dtype == t.dtype
                 np.testing.assert_array_equal(np.asarray(o), np.asarray(t), err_msg=f"{name} {a} {b} {kwargs}")
 

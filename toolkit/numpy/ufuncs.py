@@ -25,7 +25,8 @@ from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import log_add_exp
 from toolkit.numpy._core import (
     ARRAYLIKE_TYPES, asarray, broadcast_shapes, broadcast_to, check_arraylike, convert, converts_or_broadcasts,
-    divides_by_a_scalar, eager_unsharded, is_array, promote_and_broadcast, promote_inexact, promote_numeric, result_dtype, shape_of,
+    divides_by_a_scalar, eager_unsharded, is_array, promote_and_broadcast, promote_inexact, promote_numeric,
+    result_dtype, shape_of,
 )
 
 # The public functions here refuse lists and tuples as JAX's do (``check_arraylike``: "sin requires ndarray or
@@ -378,7 +379,8 @@ rsqrt = _unary("rsqrt", lax_elementwise.rsqrt, float_only=True)
 cbrt = _unary("cbrt", lax_elementwise.cbrt, float_only=True)
 isfinite = _unary("isfinite", lambda x: lax_elementwise.is_finite(x) if dtypes.is_float(x.dtype) else
                   asarray(np.ones(x.shape, bool)) if not dtypes.is_complex(x.dtype) else
-                  logical_and(lax_elementwise.is_finite(lax_elementwise.real(x)), lax_elementwise.is_finite(lax_elementwise.imag(x))),
+                  logical_and(lax_elementwise.is_finite(lax_elementwise.real(x)),
+                              lax_elementwise.is_finite(lax_elementwise.imag(x))),
                   whole_unless=dtypes.is_float)
 real = _unary("real", lambda x: lax_elementwise.real(x) if dtypes.is_complex(x.dtype) else x)
 def _zero_imag(x: Any) -> Any:
