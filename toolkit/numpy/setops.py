@@ -270,7 +270,7 @@ def _unique_along_sized(ar: Any, return_index: bool, return_inverse: bool, retur
         ind = creation.zeros((size,), int_dtype)
     result = take.take(aux, ind, axis=0) if aux.size else aux
     if fill_value is not None:
-        fill = lax_elementwise.convert_element_type(asarray(fill_value), result.dtype)  # JAX's .astype
+        fill = _as_dtype_of(fill_value, result)  # JAX's .astype
         if result.shape[0]:
             valid = ufuncs.less(_iota(size), reductions.sum(mask))
             result = ufuncs.where(shapes.expand_dims(valid, tuple(range(1, result.ndim))), result, fill)
@@ -372,7 +372,7 @@ def _as_dtype_of(fill_value: Any, like: Any) -> Any:
 def _fill_operand(fill_value: Any) -> Any:
     """A padding value as an operand of JAX's ``where`` (``setxor1d``, ``intersect1d``): a Python scalar stays one
     (weakly typed there), anything else an array of its own dtype; the result's type is their promotion."""
-    return fill_value if type(fill_value) in (bool, int, float, complex) else asarray(fill_value)
+    return fill_value if dtypes.is_python_scalar(fill_value) else asarray(fill_value)
 
 
 def _fill_like_jax(vals: Any, num: Any, fill_value: Any) -> Any:

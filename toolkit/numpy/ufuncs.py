@@ -61,6 +61,8 @@ def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = Fa
         return (float_only and not dtypes.is_inexact(dtype)) or (numeric and dtypes.is_bool(dtype)) \
             or (op in _ORDERS and dtypes.is_complex(dtype))
 
+    checked = float_only or numeric or op in _ORDERS  # whether several_operations can ever be true
+
     def fn(x: Any, y: Any) -> Any:
         if type(x) not in ARRAYLIKE_TYPES or type(y) not in ARRAYLIKE_TYPES:
             check_arraylike(name, x, y)
@@ -68,7 +70,6 @@ def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = Fa
                                             and eager_unsharded(x) and eager_unsharded(y)):
             return whole(x, y)
         return apply(x, y)
-    checked = float_only or numeric or op in _ORDERS
     apply.__name__ = fn.__name__ = name
     whole = compiled_whole()(apply)
     fn.__doc__ = f"Elementwise ``{name}`` with broadcasting."
