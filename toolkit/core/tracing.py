@@ -43,8 +43,19 @@ _LIBRARY_PREFIXES = tuple(dict.fromkeys([_TOOLKIT_DIR, sysconfig.get_path("stdli
                                          os.path.dirname(contextlib.__file__) + os.sep]))
 
 
+#: file name -> whether its frames are the user's. Every equation walks ~10 frames, most of them toolkit's: a
+#: dictionary hit on the (hash-cached) name costs a tenth of the prefix tests.
+_USER_FILES: dict[str, bool] = {}
+
+
 def _is_user_file(filename: str) -> bool:
-    return not filename.startswith(_LIBRARY_PREFIXES) or filename.startswith(_USER_CODE_INSIDE_TOOLKIT)
+    user = _USER_FILES.get(filename)
+    if user is None:
+        user = not filename.startswith(_LIBRARY_PREFIXES) or filename.startswith(_USER_CODE_INSIDE_TOOLKIT)
+        if len(_USER_FILES) >= 10_000:  # names of exec'd or generated code are unbounded in principle
+            _USER_FILES.clear()
+        _USER_FILES[filename] = user
+    return user
 
 
 # --- name stacks ---------------------------------------------------------------------------------------------
