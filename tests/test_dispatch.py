@@ -801,3 +801,15 @@ def test_a_program_that_ignores_an_argument_is_answered_by_the_fast_path(monkeyp
     np.testing.assert_array_equal(np.asarray(compiled(y, x)), np.arange(4, dtype=np.float32) + 1)
     assert not signatures
     assert toolkit.jit(lambda a, b: a).lower(x, x).kept_var_idx == (0,)
+
+
+def test_argument_paths_named_once_per_structure():
+    from toolkit.core import pytrees
+
+    tree = pytrees.tree_structure(((0, {"w": 0, "b": 0}), {"scale": 0}))
+    first = call_trees.argument_paths(tree, (1,))
+    assert first == ["args[0]", "args[2]['b']", "args[2]['w']", "scale"]
+    first.append("changed by the caller")  # each call gets its own list
+    assert call_trees.argument_paths(tree, (1,)) == ["args[0]", "args[2]['b']", "args[2]['w']", "scale"]
+    assert call_trees.argument_paths(tree) == ["args[0]", "args[1]['b']", "args[1]['w']", "scale"]
+
