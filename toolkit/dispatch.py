@@ -385,7 +385,7 @@ class FastPath:
         state = cache_state() if self.keyed_on_config else ()
         last = self.last_general
         if last is not None and last.generation == generation and last.state is state:
-            leaves = self._same_as_last(last, args, kwargs)
+            leaves = self.same_as_last(last, args, kwargs)
             if leaves is not None:
                 return last.call(leaves)
         general = self.general_key(args, kwargs)
@@ -414,7 +414,7 @@ class FastPath:
         self.last_general_entry = entry
         return out
 
-    def _same_as_last(self, last: LastGeneral, args: tuple, kwargs: dict) -> list | None:
+    def same_as_last(self, last: LastGeneral, args: tuple, kwargs: dict) -> list | None:
         """The Array leaves of a call equal to the ``last`` general hit (see :class:`LastGeneral`), else None."""
         if len(args) != len(last.args) or len(kwargs) != len(last.kwargs) + len(last.kwarg_avals):
             return None
@@ -452,7 +452,7 @@ class FastPath:
     def _remember_last_general(self, args: tuple, kwargs: dict, generation: int, state: tuple,
                                entry: FastEntry) -> None:
         """Remember a hit on Arrays, Python scalars and numpy arrays (dynamic arguments; a numpy array of exactly
-        its parameter's type) and static values only, for :meth:`_same_as_last`."""
+        its parameter's type) and static values only, for :meth:`same_as_last`."""
         if entry.partitioner is not ANY_PARTITIONER:
             return
         static, kwarg_avals = {}, {}

@@ -187,6 +187,14 @@ class Wrapped:
             out = last.call(args)
             if out is not MISS:
                 return out
+        # Any other call equal to the last general hit (static or keyword arguments): compared position by
+        # position here, before the checks and levels of the general fast path (its first step, the same).
+        general = self._fast_path.last_general
+        if general is not None and general.state is cache_state() and general.generation == jit_pipeline_generation() \
+                and not _TRACE_STATE.builders and not OPEN_CONTEXTS[0]:
+            leaves = self._fast_path.same_as_last(general, args, kwargs)
+            if leaves is not None and (out := general.call(leaves)) is not MISS:
+                return out
         if flag_value("jax_disable_jit"):  # toolkit.disable_jit(): run the Python body op by op, as JAX
             return self.fun(*args, **kwargs)
         # Fast paths (toolkit.dispatch.FastPath): positional Arrays called before, then any call equal to an
