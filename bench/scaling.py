@@ -1,7 +1,8 @@
 """Per-op cost against module size: trace, lower, refine and serialize, toolkit beside JAX.
 
 For each size N (ops), same run, medians of ``--repeat`` runs (process CPU time
-for refine, as ``bench/refine.py``; wall time otherwise):
+for refine, as ``bench/refine.py``; wall time otherwise), each after a full
+garbage collection (so one left by earlier benchmarks falls on neither side):
 
 * ``trace``     — tracing a chain of N/2 ``sin`` and N/2 ``cos`` on f32[16]
   (``jit(f).trace(x)``, a new function object each run so no cache answers);
@@ -23,6 +24,7 @@ for refine, as ``bench/refine.py``; wall time otherwise):
 from __future__ import annotations
 
 import argparse
+import gc
 import io
 import os
 import statistics
@@ -77,6 +79,9 @@ def measure(sizes: list[int], refine_sizes: list[int], repeat: int = 3) -> dict:
             fun = _chain(lib, n)
             traces, lowers = [], []
             for i in range(repeat + 1):
+                # A full collection of what the earlier benchmarks left (bench/all.py runs them in this process)
+                # would fall inside whichever library's trace crosses CPython's threshold: start both from none.
+                gc.collect()
                 start = time.perf_counter()
                 traced = lib.jit(_fresh(fun)).trace(x)
                 middle = time.perf_counter()
