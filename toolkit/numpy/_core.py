@@ -431,9 +431,9 @@ def converts_or_broadcasts(x: Any, y: Any) -> bool:
                                               or aval.size * aval.dtype.itemsize > SCALAR_OPERAND_MAX_BYTES)
         # A numpy array is uploaded either way: in one program with the scalar, not beside a broadcast of it.
         return type(array) is np.ndarray and array.ndim > 0
-    if kind_x is np.ndarray or kind_y is np.ndarray:  # with an Array or another numpy array
-        first, second = _shape_and_dtype(x, kind_x), _shape_and_dtype(y, kind_y)
-        return first is not None and second is not None and first != second
+    if kind_x is np.ndarray or kind_y is np.ndarray:  # with an Array or another numpy array: uploaded within the
+        # call, as by JAX's jitted ufunc (one dispatch, not an upload and then the operation)
+        return _shape_and_dtype(x, kind_x) is not None and _shape_and_dtype(y, kind_y) is not None
     return False
 
 

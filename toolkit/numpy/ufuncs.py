@@ -101,6 +101,8 @@ def _unary(name: str, op: Any, *, float_only: bool = False, whole_unless: Callab
     def fn(x: Any) -> Any:
         if type(x) not in ARRAYLIKE_TYPES:
             check_arraylike(name, x)
+        elif type(x) is np.ndarray and x.ndim and x.dtype.kind != "O" and eager_unsharded(x):
+            return whole(x)  # uploaded within the call, as by JAX's jitted ufunc: one dispatch, not two
         if float_only or whole_unless is not None:  # the dtype first: a float's sin is one operation anyway
             dtype = _dt(x)
             if ((float_only and not (dtype.kind in "fc" or dtypes.is_inexact(dtype)))  # (bfloat16 & co. are "V")
