@@ -63,6 +63,7 @@ PARTITIONER_VARIABLE = "TOOLKIT_PARTITIONER"
 ANY_PARTITIONER = object()
 #: What ``tree_flatten`` gives for the arguments of ``f(x)`` (trees are interned: compared by identity).
 ONE_LEAF_TREE = pytrees.tree_structure((0,))
+TWO_LEAF_TREE = pytrees.tree_structure((0, 0))  # (interned: the object tree_flatten gives two positional leaves)
 
 _PYTHON_SCALARS = frozenset({int, float, bool, complex})
 #: Host scalar types (Python's and numpy's): :func:`place_argument` uploads each value once (0-d arrays too).
@@ -331,6 +332,8 @@ class FastPath:
                     if out is not MISS:
                         return out
             leaves, tree, avals = args, ONE_LEAF_TREE, (aval,)
+        elif len(args) == 2 and type(args[0]) is Array and type(args[1]) is Array:  # f(x, y): an eager binary ufunc
+            leaves, tree, avals = args, TWO_LEAF_TREE, (args[0].aval, args[1].aval)
         else:
             known = self.dict_leaf_orders.get(tuple(args[0])) if first is dict else None
             if known is not None:  # f(params) with a dict seen before: its leaves without a flatten
