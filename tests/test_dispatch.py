@@ -236,21 +236,22 @@ def _eager_executables():
 
 
 def test_eager_scalar_operands_are_computed_once_and_recomputed_when_deleted():
-    x = toolkit.device_put(np.ones(8, np.float32))
+    # x ** 1.5 binds its operations eagerly (toolkit's ufuncs run compiled whole, as JAX's jitted ones).
+    x = toolkit.device_put(np.full(8, 4.0, np.float32))
     executables = _eager_executables()
     executables._constants.clear()
     numpy_core._SCALAR_OPERANDS.clear()
-    np.testing.assert_array_equal(np.asarray(x + 1), np.full(8, 2, np.float32))
+    np.testing.assert_allclose(np.asarray(x ** 1.5), np.full(8, 8, np.float32))
     kept = dict(executables._constants)
-    assert len(kept) == 1  # the broadcast of the 1
-    (operand,) = numpy_core._SCALAR_OPERANDS.values()  # toolkit.numpy keeps the same Array, found from x and 1
+    assert len(kept) == 1  # the broadcast of the 1.5
+    (operand,) = numpy_core._SCALAR_OPERANDS.values()  # toolkit.numpy keeps the same Array, found from x and 1.5
     assert [operand] == list(kept.values())[0]
-    np.testing.assert_array_equal(np.asarray(x + 1), np.full(8, 2, np.float32))
+    np.testing.assert_allclose(np.asarray(x ** 1.5), np.full(8, 8, np.float32))
     assert executables._constants == kept
     for outs in kept.values():
         for out in outs:
             out.delete()
-    np.testing.assert_array_equal(np.asarray(x + 1), np.full(8, 2, np.float32))  # computed again
+    np.testing.assert_allclose(np.asarray(x ** 1.5), np.full(8, 8, np.float32))  # computed again
     assert all(not o.is_deleted() for outs in executables._constants.values() for o in outs)
 
 
@@ -364,10 +365,10 @@ def test_numpy_operands_of_eager_operations_are_transfers_under_a_guard_as_jax(l
     assert outcomes[0] == outcomes[1] == ("ok" if level == "log" else True)
 
 
-def test_warm_eager_x_plus_1_runs_one_primitive(monkeypatch):
+def test_warm_eager_x_plus_1_is_one_compiled_call(monkeypatch, compilations):
     from toolkit.core import tracing
     x = toolkit.device_put(np.ones(8, np.float32))
-    x + 1, 1 + x  # warm: the kept broadcast 1
+    x + 1, 1 - x  # warm: each ufunc's program compiled (as JAX's jitted add and subtract), the 1 kept on the device
     ran = []
     handler = tracing._eager_handler
 
@@ -375,9 +376,11 @@ def test_warm_eager_x_plus_1_runs_one_primitive(monkeypatch):
         ran.append(primitive.name)
         return handler(primitive, args, params)
     monkeypatch.setattr(tracing, "_eager_handler", counting)
+    before = compilations[0]
     np.testing.assert_array_equal(np.asarray(x + 1), np.full(8, 2, np.float32))
     np.testing.assert_array_equal(np.asarray(1 - x), np.zeros(8, np.float32))
-    assert ran == ["add", "sub"]  # no conversion or broadcast of the scalar on the way
+    np.testing.assert_array_equal(np.asarray(x + 2), np.full(8, 3, np.float32))  # another value: the same program
+    assert ran == [] and compilations[0] == before  # no operation bound eagerly, nothing compiled
 
 
 def test_eager_scalar_operand_overflow_raises_every_time():

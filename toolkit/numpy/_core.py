@@ -404,7 +404,8 @@ def eager_unsharded(x: Any) -> bool:
     if tracing._state.builders or sharding_types._overrides:
         return False
     kind = type(x)
-    return (kind is Array and x.aval.sharding is None) or kind is np.ndarray or kind in _SCALAR_KINDS
+    return (kind is Array and x.aval.sharding is None) or (kind is np.ndarray and x.dtype.kind != "O") \
+        or kind in _SCALAR_KINDS
 
 
 def converts_or_broadcasts(x: Any, y: Any) -> bool:

@@ -56,19 +56,11 @@ def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = Fa
                                           op(lax_elementwise.imag(x), lax_elementwise.imag(y)), op(rx, ry))
         return op(x, y)
 
-    def several_operations(dtype: np.dtype) -> bool:
-        """Whether ``apply`` binds more than ``op`` for operands of this (common) dtype."""
-        return (float_only and not dtypes.is_inexact(dtype)) or (numeric and dtypes.is_bool(dtype)) \
-            or (op in _ORDERS and dtypes.is_complex(dtype))
-
-    checked = float_only or numeric or op in _ORDERS  # whether several_operations can ever be true
-
     def fn(x: Any, y: Any) -> Any:
         if type(x) not in ARRAYLIKE_TYPES or type(y) not in ARRAYLIKE_TYPES:
             check_arraylike(name, x, y)
-        if converts_or_broadcasts(x, y) or (checked and several_operations(_dt(x)) and several_operations(_dt(y))
-                                            and eager_unsharded(x) and eager_unsharded(y)):
-            return whole(x, y)
+        if eager_unsharded(x) and eager_unsharded(y):
+            return whole(x, y)  # JAX's jitted ufunc: see _unary
         return apply(x, y)
     apply.__name__ = fn.__name__ = name
     whole = compiled_whole()(apply)
@@ -86,12 +78,14 @@ def _dt(x: Any) -> np.dtype:
     return x.dtype if hasattr(x, "dtype") else dtypes.dtype_of(x)
 
 
-def _unary(name: str, op: Any, *, float_only: bool = False, whole_unless: Callable[[np.dtype], bool] | None = None):
+def _unary(name: str, op: Any, *, float_only: bool = False):
     """``float_only``: integers and booleans become floats first (JAX's ``promote_args_inexact``).
-    ``whole_unless(dtype)``: for the dtypes it refuses, ``op`` binds more than one operation.
 
-    An eager call that would run more than one executable (a conversion first, or ``op``'s several operations)
-    runs as one compiled program, as JAX's jitted ufunc does."""
+    An eager call (outside every trace, on operands without a sharding in their type) runs as one compiled
+    program, as JAX's jitted ufunc does: the jit fast path finds its executable from the operands' types (a
+    numpy operand uploaded within the call, a Python scalar's device value kept), cheaper than binding ``op``
+    op by op (~7 against ~10 us for ``x + 1``, 5.7 against 6.9 for ``sin(x)``), and a conversion, broadcast or
+    several operations are one executable, not one each. Inside a trace, ``apply`` binds into the program."""
     def apply(x: Any) -> Any:
         x = asarray(x) if not is_array(x) else x
         if float_only and not dtypes.is_inexact(x.dtype):
@@ -101,13 +95,8 @@ def _unary(name: str, op: Any, *, float_only: bool = False, whole_unless: Callab
     def fn(x: Any) -> Any:
         if type(x) not in ARRAYLIKE_TYPES:
             check_arraylike(name, x)
-        elif type(x) is np.ndarray and x.ndim and x.dtype.kind != "O" and eager_unsharded(x):
-            return whole(x)  # uploaded within the call, as by JAX's jitted ufunc: one dispatch, not two
-        if float_only or whole_unless is not None:  # the dtype first: a float's sin is one operation anyway
-            dtype = _dt(x)
-            if ((float_only and not (dtype.kind in "fc" or dtypes.is_inexact(dtype)))  # (bfloat16 & co. are "V")
-                    or (whole_unless is not None and not whole_unless(dtype))) and eager_unsharded(x):
-                return whole(x)
+        if eager_unsharded(x):
+            return whole(x)
         return apply(x)
     apply.__name__ = fn.__name__ = name
     whole = compiled_whole()(apply)
@@ -383,16 +372,14 @@ cbrt = _unary("cbrt", lax_elementwise.cbrt, float_only=True)
 isfinite = _unary("isfinite", lambda x: lax_elementwise.is_finite(x) if dtypes.is_float(x.dtype) else
                   asarray(np.ones(x.shape, bool)) if not dtypes.is_complex(x.dtype) else
                   logical_and(lax_elementwise.is_finite(lax_elementwise.real(x)),
-                              lax_elementwise.is_finite(lax_elementwise.imag(x))),
-                  whole_unless=dtypes.is_float)
+                              lax_elementwise.is_finite(lax_elementwise.imag(x))))
 real = _unary("real", lambda x: lax_elementwise.real(x) if dtypes.is_complex(x.dtype) else x)
 def _zero_imag(x: Any) -> Any:
     # JAX's lax.full_like(x, 0): +0 everywhere (x * 0 would be -0 for negatives and NaN for infinities), weak like x
     return constant_like(x, 0)
 
 
-imag = _unary("imag", lambda x: lax_elementwise.imag(x) if dtypes.is_complex(x.dtype) else _zero_imag(x),
-              whole_unless=dtypes.is_complex)
+imag = _unary("imag", lambda x: lax_elementwise.imag(x) if dtypes.is_complex(x.dtype) else _zero_imag(x))
 conj = _unary("conjugate", lambda x: lax_elementwise.conj(x) if dtypes.is_complex(x.dtype) else x)
 conjugate = conj
 invert = _unary("invert", lax_elementwise.bitwise_not)
