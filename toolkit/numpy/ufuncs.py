@@ -14,6 +14,7 @@ selections ``where``, ``select``, ``piecewise``. Example::
 from __future__ import annotations
 
 import builtins
+import functools
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -24,7 +25,7 @@ from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import log_add_exp
 from toolkit.numpy._core import (
-    ARRAYLIKE_TYPES, asarray, broadcast_shapes, broadcast_to, check_arraylike, convert, converts_or_broadcasts,
+    ARRAYLIKE_TYPES, asarray, broadcast_shapes, broadcast_to, check_arraylike, convert,
     divides_by_a_scalar, eager_unsharded, is_array, promote_and_broadcast, promote_inexact, promote_numeric,
     result_dtype, shape_of,
 )
@@ -132,18 +133,34 @@ def right_shift(x: Any, y: Any) -> Any:
     return op(x, y)
 
 
+def _jitted_ufunc(fun: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
+    """``fun`` (which checks its operands first) as JAX's jitted binary ufunc: called eagerly on operands without a
+    sharding in their type, one compiled program (see :func:`_unary`); otherwise, and inside traces, ``fun``."""
+    whole = compiled_whole()(fun)
+
+    @functools.wraps(fun)
+    def call(x: Any, y: Any) -> Any:
+        if eager_unsharded(x) and eager_unsharded(y):
+            return whole(x, y)
+        return fun(x, y)
+    return call
+
+
+@_jitted_ufunc
 def logical_and(x: Any, y: Any) -> Any:
     """Elementwise ``x and y`` of the operands' truth values (as ``jnp.logical_and``); a boolean array."""
     check_arraylike("logical_and", x, y)
     return lax_elementwise.bitwise_and(*map(_bool, promote_and_broadcast(x, y)))  # promoted first, as JAX's
 
 
+@_jitted_ufunc
 def logical_or(x: Any, y: Any) -> Any:
     """Elementwise ``x or y`` of the operands' truth values (as ``jnp.logical_or``); a boolean array."""
     check_arraylike("logical_or", x, y)
     return lax_elementwise.bitwise_or(*map(_bool, promote_and_broadcast(x, y)))  # promoted first, as JAX's
 
 
+@_jitted_ufunc
 def logical_xor(x: Any, y: Any) -> Any:
     """Elementwise ``x != y`` of the operands' truth values (as ``jnp.logical_xor``); a boolean array."""
     check_arraylike("logical_xor", x, y)
@@ -169,8 +186,8 @@ def _bool(x: Any) -> Any:
 def true_divide(x: Any, y: Any) -> Any:
     """``x / y``; integer operands divide as floats, as in numpy."""
     check_arraylike("true_divide", x, y)
-    if converts_or_broadcasts(x, y) or divides_by_a_scalar(x, y):
-        return _true_divide_whole(x, y)
+    if (eager_unsharded(x) and eager_unsharded(y)) or divides_by_a_scalar(x, y):
+        return _true_divide_whole(x, y)  # JAX's jitted ufunc (see _unary; a numpy scalar divisor: see that test)
     return _true_divide(x, y)
 
 
