@@ -394,3 +394,31 @@ def test_an_eager_ufunc_of_numpy_operands_uploads_them_in_its_program(case, comp
     for _ in range(2):  # new numpy values, the same program
         getattr(tnp, name)(*[a.copy() if type(a) is np.ndarray else a for a in ours_args])
     assert compilations[0] - before == 1
+
+
+@pytest.mark.parametrize("name", ["matmul", "dot", "inner", "outer", "absolute", "square", "fabs", "logical_and",
+                                  "true_divide"])
+def test_jaxs_inline_jitted_functions_are_one_jitted_call_when_eager(name, compilations, monkeypatch):
+    # JAX defines these as jit(inline=True): eagerly one program (the jit fast path's, no primitive bound on its
+    # own), inlined inside traces.
+    jnp = pytest.importorskip("jax.numpy")
+    from toolkit.core import tracing
+
+    host = np.linspace(-2, 2, 16, dtype=np.float32).reshape(4, 4)
+    operands = 1 if name in ("absolute", "square", "fabs") else 2
+    ours_args = [toolkit.device_put(host)] * operands
+    theirs_args = [jnp.asarray(host)] * operands
+    toolkit.clear_caches()
+    before = compilations[0]
+    ours = getattr(tnp, name)(*ours_args)
+    assert compilations[0] - before == 1
+    theirs = getattr(jnp, name)(*theirs_args)
+    assert (ours.dtype, ours.weak_type, ours.shape) == (theirs.dtype, theirs.weak_type, theirs.shape)
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6)
+    bound = []
+    handler = tracing._eager_handler
+    monkeypatch.setattr(tracing, "_eager_handler", lambda p, a, k: bound.append(p.name) or handler(p, a, k))
+    getattr(tnp, name)(*ours_args)
+    assert bound == [] and compilations[0] - before == 1  # the same program again, nothing bound eagerly
+    program = toolkit.make_jaxpr(getattr(tnp, name))(*ours_args)  # inside a trace: inlined, not a nested jit
+    assert "jit" not in str(program)

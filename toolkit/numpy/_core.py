@@ -5,14 +5,16 @@ dtype promotion (Python scalars are weak) and numpy broadcasting; and
 
 from __future__ import annotations
 
+import functools
 import warnings
-from typing import TYPE_CHECKING, Any, Sequence, SupportsIndex
+from typing import TYPE_CHECKING, Any, Callable, Sequence, SupportsIndex, TypeVar
 
 import numpy as np
 
 from toolkit.array import Array, _put_one, device_put, put_host_operand
 from toolkit.core import dtypes, shape_poly, sharding_types, tracing
 from toolkit.core.avals import abstract_token
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.core.config import cache_state, flag_value, host_to_device_unguarded
 from toolkit.core.tracing import Tracer
 from toolkit.lax import elementwise as lax_elementwise
@@ -21,6 +23,8 @@ from toolkit.runtime.client import Device
 from toolkit.shard import Sharding, SingleDeviceSharding
 from toolkit.shard.explicit import canonicalize_out_sharding
 from toolkit.shard.mesh import OPEN_CONTEXTS
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
@@ -406,6 +410,25 @@ def eager_unsharded(x: Any) -> bool:
     kind = type(x)
     return (kind is Array and x.aval.sharding is None) or (kind is np.ndarray and x.dtype.kind != "O") \
         or kind in _SCALAR_KINDS
+
+
+def jitted_when_eager(*, operands: int, static_argnames: Sequence[str] = ()) -> Callable[[F], F]:
+    """Decorate a function JAX defines as ``jit(..., inline=True)`` (its ufuncs, ``matmul``, ``dot``): called
+    outside every trace with its first ``operands`` arguments :func:`eager_unsharded` and no ``out_sharding``, it
+    runs as one compiled program (``compiled_whole``, with JAX's static arguments), as JAX's runs; otherwise,
+    and inside traces (where ``inline`` inlines it), the function itself binds its operations. The jit fast path
+    answers a repeated eager call sooner than binding even one primitive does (see docs/performance.md)."""
+    def decorate(fun: F) -> F:
+        whole = compiled_whole(static_argnames=static_argnames)(fun)
+
+        @functools.wraps(fun)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            if len(args) >= operands and kwargs.get("out_sharding") is None \
+                    and all([eager_unsharded(a) for a in args[:operands]]):
+                return whole(*args, **kwargs)
+            return fun(*args, **kwargs)
+        return call  # type: ignore[return-value]
+    return decorate
 
 
 def converts_or_broadcasts(x: Any, y: Any) -> bool:

@@ -21,7 +21,8 @@ from toolkit.lax import linalg as lax_linalg
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import ufuncs
 from toolkit.numpy._core import (
-    asarray, broadcast_shapes, broadcast_to, check_arraylike, convert, is_array, promote_and_broadcast, result_dtype,
+    asarray, broadcast_shapes, broadcast_to, check_arraylike, convert, is_array, jitted_when_eager,
+    promote_and_broadcast, result_dtype,
 )
 from toolkit.numpy.shapes import expand_dims, moveaxis, ravel, squeeze, stack, transpose
 
@@ -51,6 +52,7 @@ def _with_out_sharding(fun: Any, a: Any, b: Any, out_sharding: Any, **kwargs: An
                              how="direct" if direct else "replicated")
 
 
+@jitted_when_eager(operands=2, static_argnames=("precision", "preferred_element_type"))
 def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None,
            out_sharding: Any = None) -> Any:
     """numpy's ``a @ b``: batch dimensions broadcast, 1-D operands are promoted and squeezed.
@@ -109,6 +111,7 @@ def matmul(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any
     return out
 
 
+@jitted_when_eager(operands=2, static_argnames=("precision", "preferred_element_type"))
 def dot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
     """numpy's ``dot``: contracts the last axis of ``a`` with the second-to-last of ``b``.
 
@@ -134,6 +137,7 @@ def vdot(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any =
     return dot(ufuncs.conj(ravel(a)), ravel(b), precision=precision, preferred_element_type=preferred_element_type)
 
 
+@jitted_when_eager(operands=2, static_argnames=("precision", "preferred_element_type"))
 def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any = None) -> Any:
     """The sum over the last axes of ``a`` and ``b`` (as ``jnp.inner``); their sizes must match. A scalar
     operand multiplies the other, as in JAX and numpy."""
@@ -145,6 +149,7 @@ def inner(a: Any, b: Any, *, precision: Any = None, preferred_element_type: Any 
                                   preferred_element_type=preferred_element_type)
 
 
+@jitted_when_eager(operands=2)
 def outer(a: Any, b: Any, out: None = None) -> Any:
     """The outer product of ``a`` and ``b`` flattened: shape ``(a.size, b.size)`` (as ``jnp.outer``).
 

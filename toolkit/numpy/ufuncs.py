@@ -14,7 +14,6 @@ selections ``where``, ``select``, ``piecewise``. Example::
 from __future__ import annotations
 
 import builtins
-import functools
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -26,7 +25,7 @@ from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import log_add_exp
 from toolkit.numpy._core import (
     ARRAYLIKE_TYPES, asarray, broadcast_shapes, broadcast_to, check_arraylike, convert,
-    divides_by_a_scalar, eager_unsharded, is_array, promote_and_broadcast, promote_inexact, promote_numeric,
+    divides_by_a_scalar, eager_unsharded, is_array, jitted_when_eager, promote_and_broadcast, promote_inexact, promote_numeric,
     result_dtype, shape_of,
 )
 
@@ -133,34 +132,21 @@ def right_shift(x: Any, y: Any) -> Any:
     return op(x, y)
 
 
-def _jitted_ufunc(fun: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
-    """``fun`` (which checks its operands first) as JAX's jitted binary ufunc: called eagerly on operands without a
-    sharding in their type, one compiled program (see :func:`_unary`); otherwise, and inside traces, ``fun``."""
-    whole = compiled_whole()(fun)
-
-    @functools.wraps(fun)
-    def call(x: Any, y: Any) -> Any:
-        if eager_unsharded(x) and eager_unsharded(y):
-            return whole(x, y)
-        return fun(x, y)
-    return call
-
-
-@_jitted_ufunc
+@jitted_when_eager(operands=2)
 def logical_and(x: Any, y: Any) -> Any:
     """Elementwise ``x and y`` of the operands' truth values (as ``jnp.logical_and``); a boolean array."""
     check_arraylike("logical_and", x, y)
     return lax_elementwise.bitwise_and(*map(_bool, promote_and_broadcast(x, y)))  # promoted first, as JAX's
 
 
-@_jitted_ufunc
+@jitted_when_eager(operands=2)
 def logical_or(x: Any, y: Any) -> Any:
     """Elementwise ``x or y`` of the operands' truth values (as ``jnp.logical_or``); a boolean array."""
     check_arraylike("logical_or", x, y)
     return lax_elementwise.bitwise_or(*map(_bool, promote_and_broadcast(x, y)))  # promoted first, as JAX's
 
 
-@_jitted_ufunc
+@jitted_when_eager(operands=2)
 def logical_xor(x: Any, y: Any) -> Any:
     """Elementwise ``x != y`` of the operands' truth values (as ``jnp.logical_xor``); a boolean array."""
     check_arraylike("logical_xor", x, y)
@@ -403,6 +389,7 @@ invert = _unary("invert", lax_elementwise.bitwise_not)
 bitwise_not = _unary("bitwise_not", lax_elementwise.bitwise_not)  # its own name in the check
 
 
+@jitted_when_eager(operands=1)
 def absolute(x: Any) -> Any:
     """``|x|`` elementwise (as ``jnp.absolute``, also ``abs``); unsigned and boolean inputs are returned
     as they are, complex inputs give their (real) magnitude.
@@ -438,6 +425,7 @@ def isinf(x: Any) -> Any:
     return lax_elementwise.eq(lax_elementwise.abs(x), broadcast_to(np.asarray(np.inf, x.dtype), x.shape))
 
 
+@jitted_when_eager(operands=1)
 def square(x: Any) -> Any:
     """``x * x`` elementwise (as ``jnp.square``), in ``x``'s dtype; booleans as int32 (JAX's
     ``promote_dtypes_numeric``)."""
@@ -537,6 +525,7 @@ def trunc(x: Any) -> Any:
     return where(lax_elementwise.lt(x, constant_like(x, 0)), lax_elementwise.ceil(x), lax_elementwise.floor(x))
 
 
+@jitted_when_eager(operands=1)
 def fabs(x: Any, /) -> Any:
     """Absolute value as a float (complex raises ``TypeError``)."""
     check_arraylike("fabs", x)
