@@ -82,7 +82,6 @@ def compiled_whole(*, static_argnames: Sequence[str] = (), lists_as_tuples: bool
 
         @functools.wraps(fun)
         def call(*args: Any, **kwargs: Any) -> Any:
-            nonlocal jitted
             builders = state.builders
             if builders:
                 # Inside a trace its operations join the caller's program, except where every trace is one that
@@ -94,6 +93,10 @@ def compiled_whole(*, static_argnames: Sequence[str] = (), lists_as_tuples: bool
                 inline = _any_tracer(args, kwargs)
             if inline:
                 return fun(*args, **kwargs)
+            return outside_traces(*args, **kwargs)
+
+        def outside_traces(*args: Any, **kwargs: Any) -> Any:
+            nonlocal jitted
             if jitted is None:
                 if _jit is None:
                     raise RuntimeError("no jit installed for eager library calls; import toolkit")
@@ -105,6 +108,9 @@ def compiled_whole(*, static_argnames: Sequence[str] = (), lists_as_tuples: bool
             return jitted(*args, **kwargs)
 
         call.static_argnames = tuple(static_argnames)  # type: ignore[attr-defined]
+        # The compiled call without call's checks, for a caller that knows it is outside every trace and holds
+        # no tracer (toolkit.numpy's eager ufuncs, after checking their operands' types).
+        call.outside_traces = outside_traces  # type: ignore[attr-defined]
         return call  # type: ignore[return-value]
     return decorate
 

@@ -420,12 +420,14 @@ def jitted_when_eager(*, operands: int, static_argnames: Sequence[str] = ()) -> 
     answers a repeated eager call sooner than binding even one primitive does (see docs/performance.md)."""
     def decorate(fun: F) -> F:
         whole = compiled_whole(static_argnames=static_argnames)(fun)
+        compiled = whole.outside_traces  # type: ignore[attr-defined]
 
         @functools.wraps(fun)
         def call(*args: Any, **kwargs: Any) -> Any:
             if len(args) >= operands and kwargs.get("out_sharding") is None \
                     and all([eager_unsharded(a) for a in args[:operands]]):
-                return whole(*args, **kwargs)
+                # Operands of those types outside traces hold no tracer; other arguments are checked by whole.
+                return compiled(*args) if len(args) == operands and not kwargs else whole(*args, **kwargs)
             return fun(*args, **kwargs)
         return call  # type: ignore[return-value]
     return decorate

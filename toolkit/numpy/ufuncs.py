@@ -63,7 +63,7 @@ def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = Fa
             return whole(x, y)  # JAX's jitted ufunc: see _unary
         return apply(x, y)
     apply.__name__ = fn.__name__ = name
-    whole = compiled_whole()(apply)
+    whole = compiled_whole()(apply).outside_traces  # type: ignore[attr-defined]  # (fn: outside traces, no tracer)
     fn.__doc__ = f"Elementwise ``{name}`` with broadcasting."
     return fn
 
@@ -99,7 +99,7 @@ def _unary(name: str, op: Any, *, float_only: bool = False):
             return whole(x)
         return apply(x)
     apply.__name__ = fn.__name__ = name
-    whole = compiled_whole()(apply)
+    whole = compiled_whole()(apply).outside_traces  # type: ignore[attr-defined]  # (fn: outside traces, no tracer)
     fn.__doc__ = f"Elementwise ``{name}``."
     return fn
 
