@@ -20,6 +20,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from toolkit.array import Array
 from toolkit.core import dtypes, shape_poly, sharding_types
 from toolkit.core.avals import aval_of, format_sharded_shape, shape_size
 from toolkit.core.compiled_whole import compiled_whole
@@ -30,7 +31,7 @@ from toolkit.core.tracing import ConcretizationTypeError, Tracer
 from toolkit.numpy import creation, scatter, ufuncs
 from toolkit.numpy import _core
 from toolkit.numpy._core import (
-    asarray, broadcast_shapes, canonical_axes, canonical_axis, check_arraylike, is_array, join,
+    asarray, broadcast_shapes, canonical_axes, canonical_axis, check_arraylike, eager_unsharded, is_array, join,
 )
 from toolkit.numpy.indexing import getitem
 from toolkit.shard.explicit import canonicalize_out_sharding, out_type_sharding
@@ -81,8 +82,13 @@ def reshape(a: Any, shape: Any, order: str = "C", *, copy: bool | None = None, o
 
 def ravel(a: Any, order: str = "C", *, out_sharding: Any = None) -> Any:
     """``a`` flattened to one dimension (as ``jnp.ravel``; ``order`` ``"C"`` or ``"F"``)."""
+    if type(a) is Array and a.ndim > 1 and order == "C" and out_sharding is None and eager_unsharded(a):
+        return _ravel_compiled(a)  # JAX's jitted ravel (inline=True): one compiled call (a 1-D a is returned as is)
     check_arraylike("ravel", a)
     return reshape(a, (-1,), order, out_sharding=out_sharding)
+
+
+_ravel_compiled = compiled_whole()(lambda a: reshape(a, (-1,))).outside_traces  # type: ignore[attr-defined]
 
 
 def _flatten_if_none(a: Any, axis: Any) -> tuple[Any, int]:
