@@ -422,3 +422,19 @@ def test_jaxs_inline_jitted_functions_are_one_jitted_call_when_eager(name, compi
     assert bound == [] and compilations[0] - before == 1  # the same program again, nothing bound eagerly
     program = toolkit.make_jaxpr(getattr(tnp, name))(*ours_args)  # inside a trace: inlined, not a nested jit
     assert "jit" not in str(program)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_an_eager_stack_of_arrays_is_one_program(axis, compilations):
+    # JAX dispatches a reshape per array and the concatenation; toolkit compiles the stack once per signature.
+    jnp = pytest.importorskip("jax.numpy")
+    host = np.arange(12, dtype=np.float32).reshape(3, 4)
+    toolkit.clear_caches()
+    before = compilations[0]
+    ours = tnp.stack([toolkit.device_put(host), toolkit.device_put(host + 1)], axis=axis)
+    assert compilations[0] - before == 1
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(jnp.stack([host, host + 1], axis=axis)))
+    tnp.stack([toolkit.device_put(host + 2), toolkit.device_put(host)], axis=axis)  # new values: the same program
+    assert compilations[0] - before == 1
+    with pytest.raises(ValueError, match="same shape"):
+        tnp.stack([toolkit.device_put(host), toolkit.device_put(host[:2])])

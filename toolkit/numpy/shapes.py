@@ -322,9 +322,21 @@ def stack(arrays: Sequence[Any], axis: int = 0, out: None = None, dtype: Any = N
     """Join arrays along a new axis (as ``jnp.stack``); the arrays must have one shape, ``dtype`` converts them."""
     if out is not None:
         raise NotImplementedError("The 'out' argument to jnp.stack is not supported.")
+    if type(arrays) in (list, tuple) and arrays and dtype is None and type(axis) is int \
+            and all([type(a) is Array and eager_unsharded(a) for a in arrays]):
+        # Eagerly, one compiled call instead of a reshape per array and the concatenation (JAX dispatches all three)
+        return _stack_compiled(axis, *arrays)
     if not _is_one_array(arrays):
         check_arraylike("stack", *arrays)
     return _core.stack(_as_dtype(arrays, dtype), axis)  # in _core: asarray stacks nested lists of arrays with it
+
+
+@compiled_whole(static_argnames=("axis",))
+def _stack_of(axis: int, *arrays: Any) -> Any:
+    return _core.stack(arrays, axis)
+
+
+_stack_compiled = _stack_of.outside_traces  # type: ignore[attr-defined]  # (stack: Arrays outside traces)
 
 
 def hstack(tup: Sequence[Any], dtype: Any = None) -> Any:
