@@ -451,7 +451,8 @@ def test_eager_operations_leave_the_cache_alone():
     x = toolkit.device_put(np.arange(13, dtype=np.float32))
     before = len(trace_cache.TRACES)
     # Operations bound eagerly (toolkit.numpy's ufuncs are jitted library functions, cached as JAX's are).
-    np.testing.assert_allclose(np.asarray(toolkit.lax.add(toolkit.lax.mul(x, x), x)), np.arange(13) ** 2 + np.arange(13))
+    out = toolkit.lax.add(toolkit.lax.mul(x, x), x)
+    np.testing.assert_allclose(np.asarray(out), np.arange(13) ** 2 + np.arange(13))
     assert len(trace_cache.TRACES) == before
 
 

@@ -433,36 +433,6 @@ def jitted_when_eager(*, operands: int, static_argnames: Sequence[str] = ()) -> 
     return decorate
 
 
-def converts_or_broadcasts(x: Any, y: Any) -> bool:
-    """Operands outside any trace that promoting and broadcasting changes (Arrays or numpy arrays of different
-    shapes or dtypes; an Array a Python scalar converts: ``bool_array * 2.5``; an Array over 4 KB or a numpy
-    array with a Python scalar, whose broadcast is not kept). Each conversion and broadcast
-    would be an executable of its own when run eagerly; JAX's ufuncs are jitted, so its eager
-    ``x - x.max(1, keepdims=True)`` is one program, and XLA simplifies that program as a whole
-    (``f32 * convert(bool)`` is a select there: ``inf * False`` is 0 in JAX, not IEEE's NaN). Such calls run as
-    one program here too."""
-    if tracing._state.builders or sharding_types._overrides:
-        return False
-    kind_x, kind_y = type(x), type(y)
-    if kind_x is Array and kind_y is Array:
-        ax, ay = x.aval, y.aval
-        return (ax.shape != ay.shape or ax.dtype != ay.dtype) and ax.sharding is None and ay.sharding is None
-    if kind_x in _SCALAR_KINDS or kind_y in _SCALAR_KINDS:
-        # An array the scalar's kind converts, or one too large for the scalar's broadcast to be kept
-        # (_array_and_scalar): run alone, the broadcast would write the whole shape from an executable of its own.
-        array, scalar_kind = (y, kind_x) if kind_x in _SCALAR_KINDS else (x, kind_y)
-        if type(array) is Array:
-            aval = array.aval
-            return aval.sharding is None and (_KIND_RANK[aval.dtype.kind] < _SCALAR_KINDS[scalar_kind]
-                                              or aval.size * aval.dtype.itemsize > SCALAR_OPERAND_MAX_BYTES)
-        # A numpy array is uploaded either way: in one program with the scalar, not beside a broadcast of it.
-        return type(array) is np.ndarray and array.ndim > 0
-    if kind_x is np.ndarray or kind_y is np.ndarray:  # with an Array or another numpy array: uploaded within the
-        # call, as by JAX's jitted ufunc (one dispatch, not an upload and then the operation)
-        return _shape_and_dtype(x, kind_x) is not None and _shape_and_dtype(y, kind_y) is not None
-    return False
-
-
 def divides_by_a_scalar(x: Any, y: Any) -> bool:
     """``x / y`` outside any trace with ``x`` an unsharded array (an Array or numpy array, not 0-d) and ``y`` a
     scalar (Python's, numpy's, a 0-d numpy array). JAX's jitted ``true_divide`` broadcasts such a divisor inside
@@ -481,21 +451,8 @@ def divides_by_a_scalar(x: Any, y: Any) -> bool:
     return kind_y in _SCALAR_KINDS or isinstance(y, np.generic) or (kind_y is np.ndarray and not y.ndim)
 
 
-def _shape_and_dtype(operand: Any, kind: type) -> tuple | None:
-    """An unsharded Array's or a numpy array's (not 0-d, nor of objects) shape and dtype; a numpy array's
-    canonical one (float64 is the float32 it becomes with x64 off: ``x + np.linspace(0, 1, 8)`` is only put)."""
-    if kind is Array:
-        aval = operand.aval
-        return (aval.shape, aval.dtype) if aval.sharding is None else None
-    if kind is np.ndarray and operand.ndim and operand.dtype.kind != "O":
-        return operand.shape, dtypes.canonicalize_dtype(operand.dtype)
-    return None
-
-
-#: Python scalar types by the rank of their kind (bool < int < float < complex), and array dtype kinds alike:
-#: an Array whose kind ranks below its scalar operand's converts.
-_SCALAR_KINDS = {bool: 0, int: 1, float: 2, complex: 3}
-_KIND_RANK = {"b": 0, "i": 1, "u": 1, "f": 2, "V": 2, "c": 3}
+#: Python's scalar types: weakly typed operands of the eager ufuncs and of a division.
+_SCALAR_KINDS = frozenset({bool, int, float, complex})
 
 
 def promote_numeric(x: Any, y: Any) -> tuple[Any, Any]:
