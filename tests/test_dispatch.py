@@ -816,3 +816,18 @@ def test_argument_paths_named_once_per_structure():
     assert call_trees.argument_paths(tree, (1,)) == ["args[0]", "args[2]['b']", "args[2]['w']", "scale"]
     assert call_trees.argument_paths(tree) == ["args[0]", "args[1]['b']", "args[1]['w']", "scale"]
 
+
+
+def test_a_call_unlike_the_last_general_hit_is_compared_with_it_once(monkeypatch):
+    # Wrapped.__call__ compares a call with the last general hit first; the general path it takes when that
+    # differs does not compare again.
+    f = toolkit.jit(lambda a, k: a * k, static_argnums=1)
+    x = toolkit.device_put(np.ones(4, np.float32))
+    for k in (3, 2, 2, 2):  # both compiled; the last general hit is k=2 (remembered on a repeat)
+        f(x, k)
+    compared = []
+    same_as_last = dispatch.FastPath._same_as_last
+    monkeypatch.setattr(dispatch.FastPath, "_same_as_last",
+                        lambda self, *a: compared.append(1) or same_as_last(self, *a))
+    np.testing.assert_array_equal(np.asarray(f(x, 3)), np.full(4, 3, np.float32))  # unlike k=2: the general key
+    assert len(compared) == 1

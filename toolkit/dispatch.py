@@ -373,24 +373,35 @@ class FastPath:
             self.last_many = LastMany(tree, generation, state, avals, entry)
         return out
 
-    def call_general(self, args: tuple, kwargs: dict) -> Any:
+    def call_last_general(self, args: tuple, kwargs: dict) -> Any:
+        """A call equal to the last :meth:`call_general` hit (see :class:`LastGeneral`), compared position by
+        position, under the same jit pipeline and configuration; else :data:`MISS`. The caller has checked that no
+        trace is open and that this thread has no mesh context (``Wrapped.__call__`` asks this first)."""
+        last = self.last_general
+        if last is None or last.generation != jit_pipeline_generation() \
+                or last.state is not (cache_state() if self.keyed_on_config else ()):
+            return MISS
+        leaves = self._same_as_last(last, args, kwargs)
+        return MISS if leaves is None else last.call(leaves)
+
+    def call_general(self, args: tuple, kwargs: dict, last_tried: bool = False) -> Any:
         """A call :meth:`call` does not take, answered by an executable an equal call compiled; else :data:`MISS`.
 
         Equal: the same tree, avals and static arguments (hashed), under the
         same jit pipeline and configuration, no current mesh. Host scalars and
         numpy leaves are placed as the full path places them
         (:func:`place_argument`); Arrays must already be placed as compiled.
+        ``last_tried``: the caller asked :meth:`call_last_general` already (not twice on a call that alternates).
         """
         # A mesh context open in any thread: the keyed way (one list read; the context checked only then).
         if not self.general_entries or (OPEN_CONTEXTS[0] and not mesh_context_is_empty()):
             return MISS
+        if not last_tried:
+            out = self.call_last_general(args, kwargs)
+            if out is not MISS:
+                return out
         generation = jit_pipeline_generation()
         state = cache_state() if self.keyed_on_config else ()
-        last = self.last_general
-        if last is not None and last.generation == generation and last.state is state:
-            leaves = self.same_as_last(last, args, kwargs)
-            if leaves is not None:
-                return last.call(leaves)
         general = self.general_key(args, kwargs)
         if general is None:
             return MISS
@@ -417,7 +428,7 @@ class FastPath:
         self.last_general_entry = entry
         return out
 
-    def same_as_last(self, last: LastGeneral, args: tuple, kwargs: dict) -> list | None:
+    def _same_as_last(self, last: LastGeneral, args: tuple, kwargs: dict) -> list | None:
         """The Array leaves of a call equal to the ``last`` general hit (see :class:`LastGeneral`), else None."""
         if len(args) != len(last.args) or len(kwargs) != len(last.kwargs) + len(last.kwarg_avals):
             return None
@@ -455,7 +466,7 @@ class FastPath:
     def _remember_last_general(self, args: tuple, kwargs: dict, generation: int, state: tuple,
                                entry: FastEntry) -> None:
         """Remember a hit on Arrays, Python scalars and numpy arrays (dynamic arguments; a numpy array of exactly
-        its parameter's type) and static values only, for :meth:`same_as_last`."""
+        its parameter's type) and static values only, for :meth:`_same_as_last`."""
         if entry.partitioner is not ANY_PARTITIONER:
             return
         static, kwarg_avals = {}, {}

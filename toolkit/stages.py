@@ -187,24 +187,21 @@ class Wrapped:
             out = last.call(args)
             if out is not MISS:
                 return out
-        # Any other call equal to the last general hit (static or keyword arguments): compared position by
-        # position here, before the checks and levels of the general fast path (its first step, the same).
-        general = self._fast_path.last_general
-        if general is not None and general.state is cache_state() and general.generation == jit_pipeline_generation() \
-                and not _TRACE_STATE.builders and not OPEN_CONTEXTS[0]:
-            leaves = self._fast_path.same_as_last(general, args, kwargs)
-            if leaves is not None and (out := general.call(leaves)) is not MISS:
-                return out
+        # Any other call equal to the last general hit (static or keyword arguments): the general fast path's first
+        # step, asked here before the checks and call levels below (its config tuple also answers disable_jit).
+        last_tried = self._fast_path.last_general is not None and not _TRACE_STATE.builders and not OPEN_CONTEXTS[0]
+        if last_tried and (out := self._fast_path.call_last_general(args, kwargs)) is not MISS:
+            return out
         if flag_value("jax_disable_jit"):  # toolkit.disable_jit(): run the Python body op by op, as JAX
             return self.fun(*args, **kwargs)
         # Fast paths (toolkit.dispatch.FastPath): positional Arrays called before, then any call equal to an
         # earlier one. Never while tracing: a nested jit call is a call of its program in the enclosing one. Never
         # under a mesh context either: they remember calls made outside any and do not key on it.
         if not _TRACE_STATE.builders and not OPEN_CONTEXTS[0]:
-            out = self._fast_call(args, kwargs)
+            out = self._fast_call(args, kwargs, last_tried)
             if out is MISS and not self._fast_path_joined:  # the first call: the function's other jit objects'
                 self._fast_path, self._fast_path_joined = jit_cache.shared_fast_path(self), True
-                out = self._fast_call(args, kwargs)
+                out = self._fast_call(args, kwargs, False)
             if out is not MISS:
                 return out
         if mutable_refs.has_refs(args, kwargs):  # Refs among the arguments: discharged (values in, final values out)
@@ -236,10 +233,11 @@ class Wrapped:
                                           _environ_get(PARTITIONER_VARIABLE), settings[-1])
         return compiled._call_flat(sig.leaves)
 
-    def _fast_call(self, args: tuple, kwargs: dict) -> Any:
-        """The fast paths' answer (positional Arrays first, then any call equal to an earlier one), else MISS."""
+    def _fast_call(self, args: tuple, kwargs: dict, last_tried: bool) -> Any:
+        """The fast paths' answer (positional Arrays first, then any call equal to an earlier one), else MISS;
+        ``last_tried``: the last general hit was compared already."""
         out = self._fast_path.call(args) if not kwargs and not self._has_static else MISS
-        return self._fast_path.call_general(args, kwargs) if out is MISS else out
+        return self._fast_path.call_general(args, kwargs, last_tried) if out is MISS else out
 
     def _call_in_trace(self, args: tuple, kwargs: dict) -> Any:
         """A call while tracing: a ``jit`` equation (``toolkit.lax.calls.jit_call_p``) of this function's program.
