@@ -414,21 +414,38 @@ def eager_unsharded(x: Any) -> bool:
 
 def jitted_when_eager(*, operands: int, static_argnames: Sequence[str] = ()) -> Callable[[F], F]:
     """Decorate a function JAX defines as ``jit(..., inline=True)`` (its ufuncs, ``matmul``, ``dot``): called
-    outside every trace with its first ``operands`` arguments :func:`eager_unsharded` and no ``out_sharding``, it
-    runs as one compiled program (``compiled_whole``, with JAX's static arguments), as JAX's runs; otherwise,
-    and inside traces (where ``inline`` inlines it), the function itself binds its operations. The jit fast path
-    answers a repeated eager call sooner than binding even one primitive does (see docs/performance.md)."""
+    outside every trace with its first ``operands`` (1 or 2) arguments :func:`eager_unsharded` and no
+    ``out_sharding``, it runs as one compiled program (``compiled_whole``, with JAX's static arguments), as JAX's
+    runs; otherwise, and inside traces (where ``inline`` inlines it), the function itself binds its operations.
+    The jit fast path answers a repeated eager call sooner than binding even one primitive does, and a conversion,
+    broadcast or several operations are one executable, not one each (see docs/performance.md)."""
+    if operands not in (1, 2):
+        raise ValueError(f"jitted_when_eager: operands must be 1 or 2, not {operands}")
+
     def decorate(fun: F) -> F:
         whole = compiled_whole(static_argnames=static_argnames)(fun)
         compiled = whole.outside_traces  # type: ignore[attr-defined]
 
-        @functools.wraps(fun)
-        def call(*args: Any, **kwargs: Any) -> Any:
+        def general(args: tuple, kwargs: dict) -> Any:
             if len(args) >= operands and kwargs.get("out_sharding") is None \
                     and all([eager_unsharded(a) for a in args[:operands]]):
-                # Operands of those types outside traces hold no tracer; other arguments are checked by whole.
-                return compiled(*args) if len(args) == operands and not kwargs else whole(*args, **kwargs)
+                return whole(*args, **kwargs)  # (whole checks the other arguments for tracers)
             return fun(*args, **kwargs)
+
+        # The operands alone (every eager x + y and sin(x)) are tested first, spelled out: operands of those types
+        # outside traces hold no tracer, so the compiled call is made without compiled_whole's checks.
+        if operands == 1:
+            @functools.wraps(fun)
+            def call(*args: Any, **kwargs: Any) -> Any:
+                if len(args) == 1 and not kwargs and eager_unsharded(args[0]):
+                    return compiled(*args)
+                return general(args, kwargs)
+        else:
+            @functools.wraps(fun)
+            def call(*args: Any, **kwargs: Any) -> Any:
+                if len(args) == 2 and not kwargs and eager_unsharded(args[0]) and eager_unsharded(args[1]):
+                    return compiled(*args)
+                return general(args, kwargs)
         return call  # type: ignore[return-value]
     return decorate
 

@@ -59,13 +59,10 @@ def _binary(name: str, op: Any, *, float_only: bool = False, int_only: bool = Fa
     def fn(x: Any, y: Any) -> Any:
         if type(x) not in ARRAYLIKE_TYPES or type(y) not in ARRAYLIKE_TYPES:
             check_arraylike(name, x, y)
-        if eager_unsharded(x) and eager_unsharded(y):
-            return whole(x, y)  # JAX's jitted ufunc: see _unary
         return apply(x, y)
-    apply.__name__ = fn.__name__ = name
-    whole = compiled_whole()(apply).outside_traces  # type: ignore[attr-defined]  # (fn: outside traces, no tracer)
+    fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}`` with broadcasting."
-    return fn
+    return jitted_when_eager(operands=2)(fn)  # JAX's jitted ufunc: see _unary
 
 
 #: The order comparisons (``toolkit.lax``'s refuse complex numbers; ``toolkit.numpy``'s order them).
@@ -95,13 +92,10 @@ def _unary(name: str, op: Any, *, float_only: bool = False):
     def fn(x: Any) -> Any:
         if type(x) not in ARRAYLIKE_TYPES:
             check_arraylike(name, x)
-        if eager_unsharded(x):
-            return whole(x)
         return apply(x)
-    apply.__name__ = fn.__name__ = name
-    whole = compiled_whole()(apply).outside_traces  # type: ignore[attr-defined]  # (fn: outside traces, no tracer)
+    fn.__name__ = name
     fn.__doc__ = f"Elementwise ``{name}``."
-    return fn
+    return jitted_when_eager(operands=1)(fn)
 
 
 add = _binary("add", lax_elementwise.add, bool_op=lax_elementwise.bitwise_or)
