@@ -128,3 +128,29 @@ def test_numpy_values_put_without_a_target_as_jax():
         toolkit.numpy.asarray(np.ones(2, np.float32)) + 1  # an implicit transfer, refused as in JAX
     with toolkit.transfer_guard("disallow"):
         toolkit.device_put(np.ones(2, np.float32))  # explicit: allowed under "disallow", as in JAX
+
+
+def test_numpy_conversions_copy_and_write_as_jax():
+    # numpy 2 passes copy=True to __array__ for np.array(x) and np.asarray(x, copy=True) and keeps what it gets:
+    # the copy must be made there and be writable. np.array(x) of a toolkit array was read-only (JAX's writable).
+    jax = pytest.importorskip("jax")
+    ours, theirs = toolkit.numpy.arange(4.0).reshape(2, 2), jax.numpy.arange(4.0).reshape(2, 2)
+    conversions = [
+        lambda x: np.asarray(x), lambda x: np.array(x), lambda x: np.asarray(x, copy=True),
+        lambda x: np.asarray(x, copy=False), lambda x: np.asarray(x, dtype=np.float64),
+        lambda x: np.array(x, dtype=np.int8), lambda x: x.__array__(np.float16, None, True),
+        lambda x: np.asarray(x[1]),  # an output of jit's fast path (its sharding made when asked for)
+    ]
+    for convert in conversions:
+        a, b = convert(ours), convert(theirs)
+        assert a.dtype == b.dtype and a.flags.writeable == b.flags.writeable
+        np.testing.assert_array_equal(a, b)
+    copy = np.array(ours)
+    copy[0, 0] = 7.0
+    np.testing.assert_array_equal(np.asarray(ours), [[0.0, 1.0], [2.0, 3.0]])  # the array is unchanged
+    with pytest.raises(ValueError, match="read-only"):
+        np.asarray(ours)[0, 0] = 7.0
+    sharded = toolkit.device_put(np.arange(8.0, dtype=np.float32), toolkit.shard.NamedSharding(
+        toolkit.shard.Mesh(np.array(toolkit.devices()[:2]), ("x",)), toolkit.shard.PartitionSpec("x")))
+    np.testing.assert_array_equal(np.array(sharded), np.arange(8.0))  # pieces assembled on the host
+    assert np.array(sharded).flags.writeable

@@ -209,3 +209,11 @@ def test_lower_with_a_ref_argument_is_the_discharged_function():
     assert text.count("tensor<3xf32>") >= 2 and "-> (tensor<f32>" in text  # the final value is a result too
     np.testing.assert_array_equal(np.asarray(r), np.ones(3))  # lowering does not write the Ref
     assert [float(v) for v in r] == [1.0, 1.0, 1.0]
+
+
+def test_numpy_copy_of_a_ref_is_writable_and_its_own():
+    r = toolkit.new_ref(tnp.ones(3))
+    copy = np.array(r)
+    copy[0] = 5.0  # np.array(r) was the value's read-only host view
+    np.testing.assert_array_equal(np.asarray(r), np.ones(3))
+    assert not np.asarray(r).flags.writeable and np.asarray(r, dtype=np.int32).dtype == np.int32

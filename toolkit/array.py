@@ -164,6 +164,9 @@ class Array:
 
     def _host_value(self) -> np.ndarray:
         self._check_alive()
+        sharding = self._sharding  # None until asked for: one device of this process
+        if sharding is None or (type(sharding) is SingleDeviceSharding and sharding.is_fully_addressable):
+            return runtime_arrays.piece_to_numpy(self._impl)
         if not self.is_fully_addressable and not self._process_has_full_value():
             raise RuntimeError(
                 f"cannot fetch the value of an Array of shape {self.aval.str_short()} that spans devices of "
@@ -224,9 +227,14 @@ class Array:
             raise RuntimeError(f"Array has been deleted with shape={self.aval.str_short()} (deleted explicitly or "
                                "donated to a jit call with donate_argnums)")
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+    def __array__(self, dtype: Any = None, context: Any = None, copy: bool | None = None) -> np.ndarray:
+        # The host value is read-only (it may alias the device buffer, as jax.Array's does); numpy 2 passes
+        # copy=True for np.array(x) and np.asarray(x, copy=True) and returns what this gives without copying
+        # it again, so the copy it asks for is made here, writable (as JAX's).
         value = self._host_value()
-        return value if dtype is None else value.astype(dtype)
+        if dtype is None and copy is None:
+            return value
+        return np.asarray(value, dtype=dtype) if copy is None else np.asarray(value, dtype=dtype, copy=copy)
 
     def __toolkit_array__(self) -> "Array":
         return self

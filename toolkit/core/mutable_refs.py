@@ -88,10 +88,11 @@ class Ref:
         """The Ref's type (:class:`AbstractRef`)."""
         return AbstractRef(ShapeDtypeStruct(self.shape, self.dtype))
 
-    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        # np.asarray(ref): the value (without this numpy would iterate, and clamped indices never end)
+    def __array__(self, dtype: Any = None, context: Any = None, copy: bool | None = None) -> np.ndarray:
+        # np.asarray(ref): the value (without this numpy would iterate, and clamped indices never end); numpy
+        # keeps what this returns for np.array(ref) (copy=True), so the copy is asked of the value's conversion.
         self._alive("read")
-        return np.asarray(self._value, dtype=dtype)
+        return np.asarray(self._value, dtype=dtype) if copy is None else np.asarray(self._value, dtype=dtype, copy=copy)
 
     def __iter__(self) -> Any:
         return (self[i] for i in range(len(self)))

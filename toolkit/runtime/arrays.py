@@ -80,7 +80,8 @@ def piece_device(piece: ArrayImpl) -> Any:
     return devices[0]
 
 
-def _piece_to_numpy(piece: ArrayImpl) -> np.ndarray:
+def piece_to_numpy(piece: ArrayImpl) -> np.ndarray:
+    """The value of an array on one device, read-only (it may alias the buffer on the host's device)."""
     # np.asarray goes through the buffer protocol, which has no code for ml_dtypes (bfloat16 came back as
     # an object array); this copies through jaxlib's own conversion.
     value, _ = piece._single_device_array_to_np_array_did_copy()
@@ -97,7 +98,7 @@ def to_numpy(impl: ArrayImpl, index_map: Any = None) -> np.ndarray:
     are read, so the caller checks that they cover the array.
     """
     if len(impl_devices(impl)) == 1 or _fully_replicated(impl):
-        return _piece_to_numpy(impl)  # jaxlib reads the first addressable piece
+        return piece_to_numpy(impl)  # jaxlib reads the first addressable piece
     aval = impl.aval
     if index_map is None:
         index_map = impl._sharding.devices_indices_map(tuple(aval.shape))
@@ -106,7 +107,7 @@ def to_numpy(impl: ArrayImpl, index_map: Any = None) -> np.ndarray:
         piece._copy_single_device_array_to_host_async()
     result = np.empty(tuple(aval.shape), dtype=aval.dtype)
     for piece in pieces:
-        result[index_map[piece_device(piece)]] = _piece_to_numpy(piece)
+        result[index_map[piece_device(piece)]] = piece_to_numpy(piece)
     return result
 
 

@@ -90,12 +90,12 @@ class Sharding:
     @property
     def is_fully_addressable(self) -> bool:
         """True if this process can address every device (always, with one process)."""
-        return all(_is_local(d) for d in self._device_assignment)
+        return all(is_local_device(d) for d in self._device_assignment)
 
     @property
     def addressable_devices(self) -> set[Device]:
         """The devices of :attr:`device_set` this process can address."""
-        return {d for d in self.device_set if _is_local(d)}
+        return {d for d in self.device_set if is_local_device(d)}
 
     def check_compatible_aval(self, shape: Sequence[int]) -> None:
         """``ValueError`` if the sharding cannot describe an array of ``shape``."""
@@ -123,7 +123,7 @@ class Sharding:
         full = self.devices_indices_map(global_shape)
         if self.is_fully_addressable:
             return full
-        return {d: i for d, i in full.items() if _is_local(d)}
+        return {d: i for d, i in full.items() if is_local_device(d)}
 
     def is_equivalent_to(self, other: "Sharding", ndim: int) -> bool:
         """True if both put the same pieces of a rank-``ndim`` array on the same devices
@@ -147,7 +147,8 @@ class Sharding:
         return result
 
 
-def _is_local(device: Any) -> bool:
+def is_local_device(device: Any) -> bool:
+    """Whether this process addresses ``device`` (a device without a client, a test's stand-in, counts as local)."""
     client = getattr(device, "client", None)
     if client is None:
         return True

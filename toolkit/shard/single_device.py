@@ -13,7 +13,7 @@ from typing import Any, Mapping, Sequence
 
 from toolkit.runtime.client import Device
 from toolkit.runtime.shardings import HloSharding
-from toolkit.shard.sharding import Sharding, check_memory_kind
+from toolkit.shard.sharding import Sharding, is_local_device, check_memory_kind
 
 
 class SingleDeviceSharding(Sharding):
@@ -53,6 +53,11 @@ class SingleDeviceSharding(Sharding):
     def is_fully_replicated(self) -> bool:
         """Always True: the one device holds the whole array."""
         return True
+
+    @property
+    def is_fully_addressable(self) -> bool:
+        """Whether the device is this process's."""
+        return is_local_device(self._device)
 
     def shard_shape(self, global_shape: Sequence[int]) -> tuple[int, ...]:
         """``global_shape``: the device holds the whole array."""
