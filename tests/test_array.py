@@ -154,3 +154,21 @@ def test_numpy_conversions_copy_and_write_as_jax():
         toolkit.shard.Mesh(np.array(toolkit.devices()[:2]), ("x",)), toolkit.shard.PartitionSpec("x")))
     np.testing.assert_array_equal(np.array(sharded), np.arange(8.0))  # pieces assembled on the host
     assert np.array(sharded).flags.writeable
+
+
+def test_format_as_jax():
+    # f"{x}" of an array is its str (numpy's text), and a format spec applies to a 0-d value, as in JAX; toolkit
+    # gave the repr ("Array([...], dtype=float32)") for arrays of rank 1 and more.
+    jax = pytest.importorskip("jax")
+    values = [np.arange(6.0, dtype=np.float32).reshape(2, 3), np.array([True, False]), np.array(2.5, np.float32),
+              np.array([1 + 2j], np.complex64), np.zeros((0, 2), np.float32), np.array(7, np.int32)]
+    for value in values:
+        ours, theirs = toolkit.device_put(value), jax.device_put(value)
+        assert f"{ours}" == f"{theirs}" and format(ours, "") == str(theirs)
+    assert f"{toolkit.device_put(np.float32(2.5)):.3f}|{toolkit.device_put(np.int32(7)):>4}" == "2.500|   7"
+    with pytest.raises(TypeError, match="unsupported format string"):
+        f"{toolkit.device_put(np.ones(2, np.float32)):.3f}"  # numpy's error, as JAX's
+    deleted = toolkit.device_put(np.ones(2, np.float32))
+    deleted.delete()
+    with pytest.raises(RuntimeError, match="deleted"):
+        f"{deleted}"

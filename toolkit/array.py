@@ -351,7 +351,12 @@ class Array:
             raise BufferError(f"__dlpack__ of a {platform} array is not supported by toolkit yet (CPU arrays only)")
 
     def __format__(self, spec: str) -> str:
-        return format(np.asarray(self), spec) if self.ndim == 0 else repr(self)
+        # As JAX (numpy's behaviour for its arrays): f"{x}" is str(x) and f"{x:.3f}" formats a 0-d value; an array
+        # whose value is not all in this process shows its repr.
+        if not self._impl.is_deleted() and not self._process_has_full_value():
+            return repr(self)
+        value = self._host_value()
+        return format(value if self.ndim else value[()], spec)
 
 
 def _reconstruct_array(value: np.ndarray, weak_type: bool) -> Array:
