@@ -107,3 +107,44 @@ def test_unique_family_named_fields_and_size():
     check(lambda m, a: tuple(m.unique_counts(a, size=2)), x, only_jit=True)
     check(lambda m, a: m.unique_values(a, size=4), x, only_jit=True)
     check(lambda m: m.unique_values([1, 2]))
+
+
+def _namespace_info_as_jax():
+    import toolkit
+    jax = pytest.importorskip("jax")
+    jnp = jax.numpy
+    ours, theirs = tnp.__array_namespace_info__(), jnp.__array_namespace_info__()
+    assert tnp.__array_api_version__ == jnp.__array_api_version__ == "2024.12"
+    kinds = [None, "bool", "signed integer", "unsigned integer", "integral", "real floating", "complex floating",
+             "numeric", ("bool", "real floating"), ("integral", "complex floating")]
+    for kind in kinds:
+        assert ours.dtypes(kind=kind) == theirs.dtypes(kind=kind), kind
+    assert ours.default_dtypes() == theirs.default_dtypes() == ours.default_dtypes(device=tnp.ones(1).device)
+    assert ours.capabilities() == theirs.capabilities() and ours.default_device() is theirs.default_device() is None
+    # (None, then the devices: this process gives toolkit 8 CPU devices and JAX 1)
+    assert ours.devices() == [None, *toolkit.devices()] and theirs.devices() == [None, *jax.devices()]
+    with pytest.raises(ValueError, match="unknown dtype kind 'floating'"):
+        ours.dtypes(kind="floating")  # JAX: a KeyError
+    with pytest.raises(KeyError):
+        theirs.dtypes(kind="floating")
+
+
+def test_array_namespace_and_its_info_as_jax():
+    import toolkit
+    jnp = pytest.importorskip("jax.numpy")
+    x = tnp.ones(3)
+    assert x.__array_namespace__() is tnp and x.__array_namespace__(api_version="2024.12") is tnp
+    with pytest.raises(ValueError, match="'2021.12' is not available"):
+        x.__array_namespace__(api_version="2021.12")
+    with pytest.raises(ValueError, match="'2021.12' is not available"):
+        jnp.ones(3).__array_namespace__(api_version="2021.12")
+    seen = []
+    toolkit.jit(lambda v: seen.append(v.__array_namespace__()) or v)(x)  # traced values have it too, as JAX's
+    assert seen == [tnp]
+    _namespace_info_as_jax()
+
+
+@pytest.mark.x64
+def test_array_namespace_info_with_x64_as_jax():
+    _namespace_info_as_jax()
+    assert "float64" in tnp.__array_namespace_info__().dtypes(kind="real floating")

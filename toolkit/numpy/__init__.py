@@ -80,6 +80,7 @@ from toolkit.numpy.array_api_aliases import (  # noqa: F401
     acos, acosh, asin, asinh, astype, atan, atan2, atanh, bitwise_count, bitwise_invert, bitwise_left_shift,
     bitwise_right_shift, concat, isdtype, unique_all, unique_counts, unique_inverse, unique_values,
 )
+from toolkit.numpy.array_api_namespace import __array_api_version__, __array_namespace_info__  # noqa: F401
 from toolkit.numpy.index_expressions import c_, index_exp, mask_indices, mgrid, ogrid, r_, s_  # noqa: F401
 from toolkit.numpy.element_functions import (  # noqa: F401
     ComplexWarning, angle, can_cast, dtype, euler_gamma, frexp, gcd, i0, iscomplex, iscomplexobj, isneginf, isposinf,

@@ -113,13 +113,15 @@ def concat(arrays: Sequence[Any], /, *, axis: int | None = 0) -> Any:
     return shapes.concatenate(arrays, axis=axis)
 
 
-_KINDS: dict[str, tuple[str, ...]] = {
+#: The Array API standard's dtype kinds, each as the numpy kind letters (``kind_of``) it holds.
+KINDS: dict[str, tuple[str, ...]] = {
     "bool": ("b",), "signed integer": ("i",), "unsigned integer": ("u",), "integral": ("i", "u"),
     "real floating": ("f",), "complex floating": ("c",), "numeric": ("i", "u", "f", "c"),
 }
 
 
-def _kind_of(dtype: np.dtype) -> str:
+def kind_of(dtype: np.dtype) -> str:
+    """The numpy kind letter of ``dtype``, with ml_dtypes' floats ``"f"`` and their sub-byte ints ``"i"``/``"u"``."""
     if dtype in (np.dtype(ml_dtypes.int2), np.dtype(ml_dtypes.int4)):
         return "i"
     if dtype in (np.dtype(ml_dtypes.uint2), np.dtype(ml_dtypes.uint4)):
@@ -135,15 +137,15 @@ def isdtype(dtype: Any, kind: Any) -> bool:
     them (any matches). An unknown name is a ``ValueError``; a kind of another type a ``TypeError``."""
     the_dtype = np.dtype(dtype)
     for k in kind if isinstance(kind, tuple) else (kind,):
-        if isinstance(k, str) and k in _KINDS:
-            if _kind_of(the_dtype) in _KINDS[k]:
+        if isinstance(k, str) and k in KINDS:
+            if kind_of(the_dtype) in KINDS[k]:
                 return True
             continue
         try:
             other = np.dtype(k)
         except TypeError as e:
             if isinstance(k, str):
-                raise ValueError(f"Unrecognized kind={k!r} expected one of {list(_KINDS)}, "
+                raise ValueError(f"Unrecognized kind={k!r} expected one of {list(KINDS)}, "
                                  "or a compatible input for jnp.dtype()") from e
             raise TypeError(f"Expected kind to be a dtype, string, or tuple; got kind={k!r}") from e
         if the_dtype == other:

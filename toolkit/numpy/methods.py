@@ -11,8 +11,8 @@ from toolkit.core import dtypes
 from toolkit.core.tracing import Tracer
 from toolkit.lax.elementwise import bitcast_convert_type, complex as lax_complex, convert_element_type
 from toolkit.lax.structural import rev
-from toolkit.numpy import (array_editing, diagonals, indexing, nonzero_indices, reductions, rounding, scatter, shapes,
-                           sorting, statistics, tensor_contractions, ufuncs)
+from toolkit.numpy import (array_api_namespace, array_editing, diagonals, indexing, nonzero_indices, reductions,
+                           rounding, scatter, shapes, sorting, statistics, tensor_contractions, ufuncs)
 from toolkit.numpy.take import take
 
 
@@ -193,6 +193,7 @@ METHODS = {
     "argpartition": _argpartition, "byteswap": _byteswap, "choose": _choose, "compress": _compress,
     "nonzero": _nonzero, "ptp": _ptp, "searchsorted": _searchsorted, "to_device": _to_device,
     "flat": property(_flat, doc="Not implemented, as in JAX: use ``flatten()``."),
+    "__array_namespace__": array_api_namespace.array_namespace,
 }
 
 
