@@ -8,7 +8,9 @@ The modules are layered, each importing only modules before it in this list:
 ``rounding``, ``creation``, ``indexing`` (``x[idx]``), ``scatter`` (``x.at[idx]``),
 ``shapes``, ``padding``, ``take``, ``reductions``, ``sorting``, ``diagonals``, ``einsum``,
 ``tensor_contractions``, ``index_tricks``, ``nan_functions``, ``statistics``,
-``signal``, ``nonzero_indices``, ``setops``, ``scalar_types`` (``float32(1.5)``), ``fft`` (``toolkit.numpy.fft``) and ``methods`` (operators and array methods).
+``signal``, ``nonzero_indices``, ``setops``, ``scalar_types`` (``float32(1.5)``), ``fft`` (``toolkit.numpy.fft``),
+``array_api_namespace`` (``x.__array_namespace__()``, the Array API's dtype kinds) and ``methods``
+(operators and array methods).
 Above them (each importing only the lists' earlier modules): ``array_api_aliases``, ``spaced_values``
 (``linspace``, ``logspace``, ``geomspace``), ``index_expressions`` (``r_``, ``mgrid``), ``element_functions``
 (``frexp``, ``i0``, type predicates), ``array_editing`` (``delete``, ``insert``, ``put``, ``partition``),

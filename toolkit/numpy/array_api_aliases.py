@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Sequence
 
-import ml_dtypes
 import numpy as np
 
 from toolkit.core import dtypes
@@ -20,6 +19,7 @@ from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.numpy import setops, shapes, ufuncs
 from toolkit.numpy._core import asarray, check_arraylike, convert, is_array, placed
+from toolkit.numpy.array_api_namespace import KINDS, kind_of
 
 
 def _operand(name: str, x: Any) -> Any:
@@ -111,24 +111,6 @@ def concat(arrays: Sequence[Any], /, *, axis: int | None = 0) -> Any:
     """``arrays`` joined along ``axis`` (``None``: flattened first), the Array API's ``concatenate``."""
     check_arraylike("concat", *arrays)
     return shapes.concatenate(arrays, axis=axis)
-
-
-#: The Array API standard's dtype kinds, each as the numpy kind letters (``kind_of``) it holds.
-KINDS: dict[str, tuple[str, ...]] = {
-    "bool": ("b",), "signed integer": ("i",), "unsigned integer": ("u",), "integral": ("i", "u"),
-    "real floating": ("f",), "complex floating": ("c",), "numeric": ("i", "u", "f", "c"),
-}
-
-
-def kind_of(dtype: np.dtype) -> str:
-    """The numpy kind letter of ``dtype``, with ml_dtypes' floats ``"f"`` and their sub-byte ints ``"i"``/``"u"``."""
-    if dtype in (np.dtype(ml_dtypes.int2), np.dtype(ml_dtypes.int4)):
-        return "i"
-    if dtype in (np.dtype(ml_dtypes.uint2), np.dtype(ml_dtypes.uint4)):
-        return "u"
-    if dtype.kind == "V" or dtypes.is_float(dtype):  # ml_dtypes' floats (bfloat16, float8_*) are kind "V"
-        return "f"
-    return dtype.kind
 
 
 def isdtype(dtype: Any, kind: Any) -> bool:
