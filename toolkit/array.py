@@ -198,6 +198,13 @@ class Array:
         """The value's bytes, as numpy's ``tobytes`` of ``np.asarray(a)`` (copies to the host)."""
         return self._host_value().tobytes(order)
 
+    def __bytes__(self) -> bytes:
+        # bytes(x) of a jax.Array is its buffer's bytes (the buffer protocol), except that Python asks an object
+        # with __index__ for an index first: a 0-d integer array n gives n zero bytes, in JAX as in numpy.
+        if not self.shape and dtypes.is_integer(self.dtype):
+            return bytes(self.__index__())
+        return self.tobytes()
+
     def platform(self) -> str:
         """The platform of the devices holding it (``"cpu"``, ...), as ``jax.Array.platform()``."""
         return self._impl.platform()

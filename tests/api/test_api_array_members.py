@@ -211,3 +211,81 @@ def test_clone_shares_the_buffers_as_jax():
         assert y is not x and y.unsafe_buffer_pointer() == x.unsafe_buffer_pointer()
         x.delete()
         assert y.is_deleted()
+
+
+class _Quantity:
+    """A value of another library with its own reflected operators (a unit, a symbolic expression)."""
+
+    def __radd__(self, other):
+        return ("radd", type(other).__name__)
+
+    def __rmatmul__(self, other):
+        return ("rmatmul", type(other).__name__)
+
+    def __eq__(self, other):
+        return "quantity =="
+
+    __hash__ = object.__hash__
+
+
+# Operands toolkit.numpy takes (each operator's values are checked elsewhere: here that they still reach it), and
+# ones it does not.
+OPERANDS = [2, np.array([1, 2, 3], np.int16), [1, 2, 3], (1, 2, 3), {1: 2}, {1}, None, "a", object()]
+BINARY = ["add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and_", "or_", "xor", "lshift", "rshift", "lt",
+          "le", "eq", "ne", "gt", "ge", "matmul"]
+
+
+def _outcome(fn):
+    try:
+        out = fn()
+    except Exception as e:  # noqa: BLE001 - the exception's class is what is compared
+        return type(e)
+    if isinstance(out, tuple):
+        return tuple(_outcome(lambda v=v: v) for v in out)
+    return (np.asarray(out), getattr(out, "weak_type", None)) if hasattr(out, "dtype") else out
+
+
+def _same_outcome(ours, theirs):
+    if isinstance(ours, tuple) and len(ours) == 2 and isinstance(ours[0], np.ndarray):
+        return ours[1] == theirs[1] and ours[0].dtype == theirs[0].dtype and \
+            np.array_equal(ours[0], theirs[0], equal_nan=ours[0].dtype.kind in "fc")
+    if isinstance(ours, tuple):
+        return all(_same_outcome(a, b) for a, b in zip(ours, theirs, strict=True))
+    return ours == theirs
+
+
+@pytest.mark.parametrize("value", [np.array([1.5, -2.0, 3.0], np.float32), np.array(7, np.int32)], ids=str)
+def test_operators_defer_to_other_operands_as_jax(value):
+    # Binary operators return NotImplemented for an operand toolkit.numpy does not take, as JAX's: x == None is
+    # False (it raised TypeError), x + quantity is the quantity's __radd__, lists and tuples are refused.
+    import operator
+    ours, theirs = tnp.asarray(value), jnp.asarray(value)
+    for other in OPERANDS:
+        for name in BINARY:
+            op = getattr(operator, name)
+            for a, b in ((lambda: op(ours, other), lambda: op(theirs, other)),
+                         (lambda: op(other, ours), lambda: op(other, theirs))):
+                assert _same_outcome(_outcome(a), _outcome(b)), (name, other)
+        assert _same_outcome(_outcome(lambda: divmod(ours, other)), _outcome(lambda: divmod(theirs, other)))
+        assert _same_outcome(_outcome(lambda: divmod(other, ours)), _outcome(lambda: divmod(other, theirs)))
+    assert ours + _Quantity() == ("radd", "Array") and ours @ _Quantity() == ("rmatmul", "Array")
+    assert (ours == _Quantity()) == "quantity ==" == (theirs == _Quantity())
+    assert ours != "a" and not (ours == None) and ours in [None, "a", ours]  # noqa: E711 - what is tested
+    with pytest.raises(TypeError, match=r"unsupported operand type\(s\) for \+: 'Array' and 'list'"):
+        ours + [1]
+
+
+def test_divmod_and_bytes_as_jax():
+    for value in [np.array([7.5, -3.0], np.float32), np.array([7, -3], np.int32), np.array(5, np.uint8),
+                  np.array([True, False])]:
+        ours, theirs = tnp.asarray(value), jnp.asarray(value)
+        assert _same_outcome(_outcome(lambda: divmod(ours, 2)), _outcome(lambda: divmod(theirs, 2)))
+        assert _same_outcome(_outcome(lambda: divmod(3.5, ours)), _outcome(lambda: divmod(3.5, theirs)))
+        assert bytes(ours) == bytes(theirs)
+    q, r = toolkit.jit(lambda x: divmod(x, 3))(tnp.arange(5))
+    np.testing.assert_array_equal(q, [0, 0, 0, 1, 1])
+    np.testing.assert_array_equal(r, [0, 1, 2, 0, 1])
+    for value in [np.array(True), np.array(3, np.uint8), np.array(1.5, np.float32), np.array(0, np.int32)]:
+        assert bytes(tnp.asarray(value)) == bytes(jnp.asarray(value))  # a 0-d integer is an index: n zero bytes
+    with pytest.raises(ValueError, match="negative count"):
+        bytes(tnp.asarray(-1))

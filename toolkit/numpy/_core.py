@@ -159,10 +159,19 @@ def check_arraylike(name: str, *args: Any) -> None:
                 raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x)} at position "
                                 f"{position}: a token, which holds no data.")
             continue
-        if not (is_array(x) or isinstance(x, (np.ndarray, np.generic)) or dtypes.is_python_scalar(x)
-                or _is_symbolic(x) or (hasattr(x, "__jax_array__") or (hasattr(x, "shape") and hasattr(x, "dtype")))):
+        if not _arraylike_value(x):
             raise TypeError(f"{name} requires ndarray or scalar arguments, got {type(x)} at position {position}.")
         ARRAYLIKE_TYPES.add(type(x))
+
+
+def _arraylike_value(x: Any) -> bool:
+    return (is_array(x) or isinstance(x, (np.ndarray, np.generic)) or dtypes.is_python_scalar(x) or _is_symbolic(x)
+            or hasattr(x, "__jax_array__") or (hasattr(x, "shape") and hasattr(x, "dtype")))
+
+
+def is_arraylike(x: Any) -> bool:
+    """Whether ``x`` is an operand :func:`check_arraylike` takes (a traced token too: the operation refuses it)."""
+    return type(x) in ARRAYLIKE_TYPES or isinstance(x, Tracer) or _arraylike_value(x)
 
 
 def _check_python_int(value: int, dtype: np.dtype, message: str) -> None:

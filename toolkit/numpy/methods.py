@@ -13,11 +13,8 @@ from toolkit.lax.elementwise import bitcast_convert_type, complex as lax_complex
 from toolkit.lax.structural import rev
 from toolkit.numpy import (array_api_namespace, array_editing, diagonals, indexing, nonzero_indices, reductions,
                            rounding, scatter, shapes, sorting, statistics, tensor_contractions, ufuncs)
+from toolkit.numpy._core import ARRAYLIKE_TYPES, is_arraylike
 from toolkit.numpy.take import take
-
-
-def _swap(fn):
-    return lambda self, other: fn(other, self)
 
 
 def _no_setitem(self, index, value):
@@ -88,12 +85,38 @@ def _operator_round(number, ndigits=None):
     return _astype(out, int) if ndigits is None else out
 
 
-def _operator(fn: Any) -> Any:
-    """An operator method: a list or tuple operand is ``NotImplemented`` (Python's ``TypeError``, as JAX's
-    operators defer to them), anything else ``fn(self, other)``."""
-    def method(self, other):
-        return NotImplemented if isinstance(other, (list, tuple)) else fn(self, other)
+def _operator(fn: Any, symbol: str, *, reflected: bool = False, refused: tuple[type, ...] = ()) -> Any:
+    """A binary operator method as JAX's: ``fn(self, other)`` (``fn(other, self)`` when ``reflected``) for an
+    operand toolkit.numpy takes; for any other, ``NotImplemented``, so that Python asks the operand's own
+    (reflected) method — ``x + quantity`` reaches ``Quantity.__radd__`` — or falls back as for any object
+    (``x == None`` is ``False``, ``x - [1]`` a ``TypeError``); the ``refused`` types (lists and tuples, whose own
+    ``+`` and ``*`` would concatenate or repeat) are a ``TypeError`` at once, as in JAX."""
+    arraylike_types = ARRAYLIKE_TYPES  # (closure variables: this runs on every eager x + y)
+    if reflected:
+        def method(self, other):
+            if type(other) in arraylike_types or is_arraylike(other):
+                return fn(other, self)
+            return _not_taken(self, other, symbol, refused)
+    else:
+        def method(self, other):
+            if type(other) in arraylike_types or is_arraylike(other):
+                return fn(self, other)
+            return _not_taken(self, other, symbol, refused)
+    method.__name__ = getattr(fn, "__name__", "operator")
     return method
+
+
+def _not_taken(self: Any, other: Any, symbol: str, refused: tuple[type, ...]) -> Any:
+    if type(other) in refused:
+        raise TypeError(f"unsupported operand type(s) for {symbol}: "
+                        f"{type(self).__name__!r} and {type(other).__name__!r}")
+    return NotImplemented
+
+
+def _operators(name: str, fn: Any, symbol: str, refused: tuple[type, ...] = ()) -> dict[str, Any]:
+    """``__name__`` and ``__rname__`` (see :func:`_operator`)."""
+    return {f"__{name}__": _operator(fn, symbol, refused=refused),
+            f"__r{name}__": _operator(fn, symbol, reflected=True, refused=refused)}
 
 
 def _argpartition(self, kth, axis=-1):
@@ -155,22 +178,22 @@ def _copy(self):
     return self if isinstance(self, Tracer) else self._device_copy()
 
 
+_SEQUENCES = (tuple, list)
+_CONTAINERS = (dict, list, set, tuple)
+
 METHODS = {
-    "__add__": ufuncs.add, "__radd__": _swap(ufuncs.add),
-    "__sub__": ufuncs.subtract, "__rsub__": _swap(ufuncs.subtract),
-    "__mul__": ufuncs.multiply, "__rmul__": _swap(ufuncs.multiply),
-    "__truediv__": ufuncs.true_divide, "__rtruediv__": _swap(ufuncs.true_divide),
-    "__floordiv__": ufuncs.floor_divide, "__rfloordiv__": _swap(ufuncs.floor_divide),
-    "__mod__": ufuncs.remainder, "__rmod__": _swap(ufuncs.remainder),
-    "__pow__": ufuncs.power, "__rpow__": _swap(ufuncs.power),
-    "__matmul__": _operator(tensor_contractions.matmul), "__rmatmul__": _operator(_swap(tensor_contractions.matmul)),
-    "__and__": ufuncs.bitwise_and, "__rand__": _swap(ufuncs.bitwise_and),
-    "__or__": ufuncs.bitwise_or, "__ror__": _swap(ufuncs.bitwise_or),
-    "__xor__": ufuncs.bitwise_xor, "__rxor__": _swap(ufuncs.bitwise_xor),
-    "__lshift__": ufuncs.left_shift, "__rlshift__": _swap(ufuncs.left_shift),
-    "__rshift__": ufuncs.right_shift, "__rrshift__": _swap(ufuncs.right_shift),
-    "__lt__": ufuncs.less, "__le__": ufuncs.less_equal, "__gt__": ufuncs.greater, "__ge__": ufuncs.greater_equal,
-    "__eq__": ufuncs.equal, "__ne__": ufuncs.not_equal,
+    **_operators("add", ufuncs.add, "+", _SEQUENCES), **_operators("sub", ufuncs.subtract, "-"),
+    **_operators("mul", ufuncs.multiply, "*", _SEQUENCES), **_operators("truediv", ufuncs.true_divide, "/"),
+    **_operators("floordiv", ufuncs.floor_divide, "//"), **_operators("mod", ufuncs.remainder, "%"),
+    **_operators("divmod", ufuncs.divmod, "divmod()"), **_operators("pow", ufuncs.power, "**"),
+    **_operators("matmul", tensor_contractions.matmul, "@"),
+    **_operators("and", ufuncs.bitwise_and, "&"), **_operators("or", ufuncs.bitwise_or, "|"),
+    **_operators("xor", ufuncs.bitwise_xor, "^"),
+    **_operators("lshift", ufuncs.left_shift, "<<"), **_operators("rshift", ufuncs.right_shift, ">>"),
+    "__lt__": _operator(ufuncs.less, "<"), "__le__": _operator(ufuncs.less_equal, "<="),
+    "__gt__": _operator(ufuncs.greater, ">"), "__ge__": _operator(ufuncs.greater_equal, ">="),
+    "__eq__": _operator(ufuncs.equal, "==", refused=_CONTAINERS),
+    "__ne__": _operator(ufuncs.not_equal, "==", refused=_CONTAINERS),  # JAX's message says == for != too
     "__neg__": ufuncs.negative, "__pos__": lambda self: self, "__abs__": ufuncs.absolute,
     "__invert__": ufuncs.invert,
     "__getitem__": indexing.getitem,
@@ -206,3 +229,4 @@ def install_all() -> None:
     from toolkit.array import Array  # function-level: toolkit.array is a layer above numpy
     install(Tracer)
     install(Array)
+    ARRAYLIKE_TYPES.add(Array)  # the operators' first test (x * y of two Arrays: one set lookup)
