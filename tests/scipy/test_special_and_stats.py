@@ -56,8 +56,16 @@ def test_multigammaln_and_reductions():
     _close(special.multigammaln(POSITIVE + 2, 3), jsp.multigammaln(POSITIVE + 2, 3), rtol=1e-5)
     logits = RNG.normal(size=(3, 5)).astype(np.float32)
     _close(special.logsumexp(logits, axis=1), jsp.logsumexp(logits, axis=1))
-    _close(special.softmax(logits, axis=0), jax.nn.softmax(logits, axis=0))
-    _close(special.log_softmax(logits), jax.nn.log_softmax(logits))
+    # scipy's softmax and log_softmax normalize over every element by default (toolkit's took the last axis,
+    # jax.nn's default: silently other values for a matrix).
+    for axis in (None, 0, 1, (0, 1)):
+        _close(special.softmax(logits, axis=axis), jsp.softmax(logits, axis=axis))
+        _close(special.log_softmax(logits, axis=axis), jsp.log_softmax(logits, axis=axis))
+    _close(special.softmax(logits), jsp.softmax(logits))
+    _close(special.log_softmax(logits), jsp.log_softmax(logits))
+    for fn in (special.softmax, special.log_softmax, jsp.softmax, jsp.log_softmax):
+        with pytest.raises(TypeError):
+            fn(logits, 0)  # axis is keyword-only, as in JAX
 
 
 def test_log_ndtr_tails_and_series_order():

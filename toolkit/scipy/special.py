@@ -22,7 +22,8 @@ from toolkit.ad.api import jvp
 from toolkit.ad.custom_derivatives import custom_jvp
 from toolkit.core import dtypes
 from toolkit.core.compiled_whole import compiled_whole
-from toolkit.nn.functions import log_softmax, logsumexp, softmax
+from toolkit.nn import functions as nn_functions
+from toolkit.nn.functions import logsumexp
 from toolkit.scipy._special_arguments import inexact, polyval
 from toolkit.scipy._special_error_functions import dawsn, erfcx, fresnel, wofz
 from toolkit.scipy._special_harmonics import sph_harm_y
@@ -277,8 +278,17 @@ def boxcox1p(x: Any, lmbda: Any) -> Any:
     return tnp.where(is_zero, log1p_x, lax.expm1(safe * log1p_x) / safe)
 
 
-softmax = softmax
-log_softmax = log_softmax
+def softmax(x: Any, /, *, axis: int | tuple[int, ...] | None = None) -> Any:
+    """``exp(x) / sum(exp(x))`` over ``axis``, by default over every element (scipy's and
+    ``jax.scipy.special.softmax``'s default; ``toolkit.nn.softmax``'s is the last axis)."""
+    return nn_functions.softmax(x, axis=axis)
+
+
+def log_softmax(x: Any, /, *, axis: int | tuple[int, ...] | None = None) -> Any:
+    """``x - logsumexp(x)`` over ``axis``, by default over every element (as :func:`softmax`)."""
+    return nn_functions.log_softmax(x, axis=axis)
+
+
 logsumexp = logsumexp
 
 
