@@ -276,3 +276,49 @@ def test_calling_with_symbolic_shapes_is_a_type_error_naming_the_way_out():
     f = toolkit.jit(lambda x: x * 2)
     with pytest.raises(TypeError, match=r"symbolic dimensions .* use \.trace\(\)/\.lower\(\)"):
         f(toolkit.ShapeDtypeStruct(symbolic_shape("b, 3"), np.float32))
+
+
+def _avals_text(tree):
+    return [(a.shape, str(a.dtype), a.weak_type) for a in pytrees.tree_leaves(tree)], pytrees.tree_structure(tree)
+
+
+def test_stage_avals_donation_and_jaxpr_as_jax():
+    # jax.stages' in_avals / out_avals are trees ((args, kwargs) and the outputs'), donate_argnums flat leaf
+    # positions, Traced.jaxpr the ClosedJaxpr; toolkit's Traced.in_avals was the flat tuple and the rest missing.
+    jax = pytest.importorskip("jax")
+
+    def f(x, pair, scale=1.0, unused=None):
+        return {"y": x @ pair.a + scale}, pair.b.sum()
+
+    args = (x32, Pair(w32, np.ones(5, np.int32)))
+    kwargs = {"scale": 2.0, "unused": np.zeros(2, np.float32)}
+    ours = toolkit.jit(f, donate_argnums=1).trace(*args, **kwargs)
+    theirs = jax.jit(f, donate_argnums=1).trace(*args, **kwargs)
+    t_in, j_in = ours.in_avals, theirs.in_avals
+    assert [(a.shape, str(a.dtype), a.weak_type) for a in pytrees.tree_leaves(t_in)] == \
+        [(a.shape, str(a.dtype), a.weak_type) for a in jax.tree.leaves(j_in)]
+    assert isinstance(t_in, tuple) and len(t_in) == 2 and isinstance(t_in[0][1], Pair) and set(t_in[1]) == set(kwargs)
+    t_out, j_out = ours.out_avals, theirs.out_avals
+    assert [(a.shape, str(a.dtype)) for a in pytrees.tree_leaves(t_out)] == \
+        [(a.shape, str(a.dtype)) for a in jax.tree.leaves(j_out)]
+    assert isinstance(t_out, tuple) and set(t_out[0]) == {"y"}
+    assert ours.donate_argnums == theirs.donate_argnums == (1, 2)
+    assert [str(a.dtype) for a in ours.jaxpr.in_avals] == [str(a.dtype) for a in theirs.jaxpr.in_avals]
+    assert str(ours.jaxpr) == str(toolkit.make_jaxpr(f)(*args, **kwargs))
+    lowered, jax_lowered = ours.lower(), theirs.lower()
+    compiled, jax_compiled = lowered.compile(), jax_lowered.compile()
+    for stage, jax_stage in ((lowered, jax_lowered), (compiled, jax_compiled)):
+        assert _avals_text(stage.in_avals)[0] == _avals_text(t_in)[0]  # the unused argument's too, as JAX's
+        assert pytrees.tree_structure(stage.in_avals) == pytrees.tree_structure(t_in)
+        assert len(jax.tree.leaves(jax_stage.in_avals)) == len(pytrees.tree_leaves(stage.in_avals))
+        assert stage.donate_argnums == jax_stage.donate_argnums == (1, 2)
+    assert len(ours.flat_in_avals) == 5
+
+
+def test_lower_takes_jax_lowering_platforms_keyword():
+    traced = toolkit.jit(lambda x: x * 2).trace(x32)
+    lowered = traced.lower(lowering_platforms=("cpu", "cuda"))
+    assert lowered.platforms == ("cpu", "cuda") and 'jax.global_constant = "_platform_index"' in lowered.as_text()
+    assert traced.lower(lowering_platforms=("cpu",)).as_text() == traced.lower(platforms=("cpu",)).as_text()
+    with pytest.raises(TypeError, match="not both"):
+        traced.lower(platforms=("cpu",), lowering_platforms=("cpu",))

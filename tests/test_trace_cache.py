@@ -198,7 +198,7 @@ def test_static_argnums_themselves_are_part_of_the_key():
     f, traces = counted(lambda x, y: x + y)
     toolkit.jit(f).trace(X, 1.0)
     out = toolkit.jit(f, static_argnums=1).trace(X, 1.0)
-    assert traces[0] == 2 and len(out.in_avals) == 1
+    assert traces[0] == 2 and len(out.flat_in_avals) == 1
 
 
 def test_unhashable_static_arguments_fail_as_before():

@@ -49,7 +49,7 @@ class Compiled:
         traced = lowered._traced
         plan = lowered._plan
         # A specialization of a shape-polymorphic lowering has concrete avals of its own.
-        self._in_avals = tuple(in_avals) if in_avals is not None else traced.in_avals
+        self._in_avals = tuple(in_avals) if in_avals is not None else traced.flat_in_avals
         self._kept = lowered.kept_var_idx
         if plan.num_partitions > 1 and getattr(plan, "inputs_from_executable", False):
             plan = with_chosen_inputs(plan, runtime_executable.parameter_shardings(executable), self._in_avals,
@@ -98,6 +98,10 @@ class Compiled:
                          doc="Per argument (in the args/kwargs tree): its shape, dtype and whether it is donated.")
     out_info = property(lambda self: self._lowered.out_info,
                         doc="Per result (in the output tree): its ``ShapeDtypeStruct``.")
+    in_avals = property(lambda self: pytrees.tree_unflatten(self._lowered.in_tree, list(self._in_avals)),
+                        doc="The inputs' abstract values as the ``(args, kwargs)`` tree (unused ones too, as JAX's).")
+    donate_argnums = property(lambda self: self._lowered.donate_argnums,
+                              doc="The positions of the donated inputs among the flat leaves of ``(args, kwargs)``.")
 
     def as_text(self) -> str:
         """The optimized HLO XLA compiled."""
@@ -198,7 +202,7 @@ class PolymorphicCompiled:
         if sig.tree != traced.in_tree:
             raise TypeError(f"the compiled function {traced.fun_name} was called with arguments of tree structure "
                             f"{sig.tree}, but it was compiled for {traced.in_tree}")
-        for path, given, expected in zip(traced.arg_paths, sig.avals, traced.in_avals):
+        for path, given, expected in zip(traced.arg_paths, sig.avals, traced.flat_in_avals):
             mismatch = given.dtype != expected.dtype or len(given.shape) != len(expected.shape) or any(
                 type(e) is int and g != e for g, e in zip(given.shape, expected.shape))
             if mismatch or not is_static_shape(given.shape):

@@ -29,34 +29,10 @@ from typing import Any, Callable, Sequence
 
 from toolkit.core import tracing, pytrees
 from toolkit.core.avals import ShapedArray, ShapeDtypeStruct, abstract_token
-from toolkit.core.program import Program
+from toolkit.core.program import ClosedProgram, Program
 from toolkit.lax import parallel
 
 __all__ = ["make_jaxpr", "eval_shape", "ClosedProgram"]
-
-
-class ClosedProgram:
-    """A traced program with its constants, shaped like JAX's ``ClosedJaxpr`` (``jaxpr``, ``consts``, avals)."""
-
-    def __init__(self, program: Program):
-        self.program = program
-
-    jaxpr = property(lambda self: self.program)
-    consts = property(lambda self: list(self.program.consts))
-    eqns = property(lambda self: self.program.eqns)
-    in_avals = property(lambda self: self.program.in_avals)
-    out_avals = property(lambda self: self.program.out_avals)
-
-    def pretty(self, *, source_info: bool = False) -> str:
-        return self.program.pretty(source_info=source_info)
-
-    def __str__(self) -> str:
-        return self.program.pretty()
-
-    __repr__ = __str__
-
-    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
-        p.text(str(self))
 
 
 def _static_tuple(static_argnums: int | Sequence[int]) -> tuple[int, ...]:

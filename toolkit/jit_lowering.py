@@ -35,7 +35,7 @@ def lower_traced(traced: Any, plan: Any, kept: Sequence[int], platforms: Sequenc
         taken: set[int] = set()
         for position, i in enumerate(kept):
             if traced.donated[i]:
-                alias = _find_alias(traced.in_avals[i], program.out_avals, taken)
+                alias = _find_alias(traced.flat_in_avals[i], program.out_avals, taken)
                 if alias is not None:
                     arg_attrs[position]["tf.aliasing_output"] = ir.IntegerAttr.get(
                         ir.IntegerType.get_signless(32), alias)
@@ -45,7 +45,7 @@ def lower_traced(traced: Any, plan: Any, kept: Sequence[int], platforms: Sequenc
             # @main's meshes are named first (@mesh, @mesh_0, ...), as JAX names them; the lowering
             # names the meshes only its ops use after them.
             mesh_symbols = name_shardy_meshes(
-                [(s, traced.in_avals[i].ndim) for s, i in zip(plan.annotated_arg_shardings(kept), kept)]
+                [(s, traced.flat_in_avals[i].ndim) for s, i in zip(plan.annotated_arg_shardings(kept), kept)]
                 + [(s, a.ndim) for s, a in zip(plan.annotated_out_shardings(), traced.program.out_avals)]
                 + list(plan.constraint_shardings))
         with monitoring.timed_phase("Finished jaxpr to MLIR module conversion {fun_name} in {elapsed_time:.9f} sec",
@@ -61,14 +61,14 @@ def lower_traced(traced: Any, plan: Any, kept: Sequence[int], platforms: Sequenc
             arg_shardings = plan.annotated_arg_shardings(kept)
             # The platform index and dimension-variable arguments come first and are not sharded.
             leading = (1 if platforms is not None and len(platforms) > 1 else 0) + (
-                len(dims.dim_var_names(traced.in_avals)) if dim_vars_as_arguments else 0)
+                len(dims.dim_var_names(traced.flat_in_avals)) if dim_vars_as_arguments else 0)
             arg_shardings = [None] * leading + list(arg_shardings)
             annotate_shardings(module, arg_shardings, plan.annotated_out_shardings(), mode=plan.partitioner,
                                body_shardings=plan.constraint_shardings, mesh_symbols=mesh_symbols)
         memory_kinds = plan.memory_kinds(kept)
         if memory_kinds is not None:
             leading = (1 if platforms is not None and len(platforms) > 1 else 0) + (
-                len(dims.dim_var_names(traced.in_avals)) if dim_vars_as_arguments else 0)
+                len(dims.dim_var_names(traced.flat_in_avals)) if dim_vars_as_arguments else 0)
             annotate_memory_kinds(module, [None] * leading + memory_kinds[0], memory_kinds[1], memory_kinds[2])
     return module
 

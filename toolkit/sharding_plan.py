@@ -322,7 +322,7 @@ def _check_context_args(context: Mesh, traced: Any, arg_shardings: Sequence[Any]
     expected = tuple(context.devices.flat)
     for i, (given, own) in enumerate(zip(arg_shardings, traced._arg_shardings)):
         if own is not None and not _over_abstract_mesh(own) and tuple(own._device_assignment) != expected:
-            aval = traced.in_avals[i]
+            aval = traced.flat_in_avals[i]
             shape = f"{aval.dtype.name}[{','.join(str(d) for d in aval.shape)}]"
             raise ValueError(
                 f"Received incompatible devices for jitted computation. Got argument {traced.arg_paths[i]} of "
@@ -444,7 +444,7 @@ def plan_shardings(traced: Any, platforms: Sequence[str] | None = None) -> Shard
     if context is not None:
         # Uncommitted inputs are laid out over the mesh (as JAX: replicated; see arg_sharding).
         plan.context_mesh = context
-        plan._arg_ranks = tuple(aval.ndim for aval in traced.in_avals)
+        plan._arg_ranks = tuple(aval.ndim for aval in traced.flat_in_avals)
     # As JAX: outputs are committed when the computation's placement was given (explicit shardings too), so a
     # global output passed on keeps its layout instead of being re-placed from the host. A traced device_put to
     # a memory space commits them too (JAX's transfer_mem_kind_in_jaxpr).
@@ -640,13 +640,13 @@ def _explicit_out_shardings(traced: Any, arg_shardings: list[Any], out_spec: Any
     mesh is the current one, else an argument's, else one the body names (a ``device_put``'s sharding).
     """
     out_avals = traced.program.out_avals
-    typed_in = [i for i, a in enumerate(traced.in_avals) if a.sharding is not None]
+    typed_in = [i for i, a in enumerate(traced.flat_in_avals) if a.sharding is not None]
     if not typed_in and all(a.sharding is None for a in out_avals):
         return None
     meshes = [s.mesh for s in arg_shardings if isinstance(s, NamedSharding)] + list(body_meshes)
     for i in typed_in:
         if arg_shardings[i] is None:
-            arg_shardings[i] = concrete_sharding(traced.in_avals[i].sharding, meshes)
+            arg_shardings[i] = concrete_sharding(traced.flat_in_avals[i].sharding, meshes)
     return [None if a.sharding is None else concrete_sharding(a.sharding, meshes) for a in out_avals]
 
 

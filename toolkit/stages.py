@@ -38,7 +38,7 @@ from toolkit import compiled_format, jit_cache
 from toolkit.array import Array, identity, install_jitted_copy
 from toolkit.core import dtypes, mutable_refs, pytrees, trace_cache, tracing
 from toolkit.core.avals import ArgInfo, ShapedArray, is_static_shape
-from toolkit.core.program import Program, kept_inputs
+from toolkit.core.program import ClosedProgram, Program, kept_inputs
 from toolkit.core.config import cache_state, flag_value
 from toolkit.call_trees import argument_paths, infer_argnums_and_argnames
 from toolkit.compiled import Compiled, PolymorphicCompiled
@@ -331,7 +331,8 @@ class Traced:
         self.program = program
         self.in_tree = in_tree
         self.out_tree = out_tree
-        self.in_avals = tuple(in_avals)
+        #: The inputs' abstract values, one per leaf of ``in_tree`` (``in_avals`` is their tree, as JAX's).
+        self.flat_in_avals = tuple(in_avals)
         self.donated = tuple(donated)
         self.arg_paths = tuple(arg_paths)
         self._arg_shardings = tuple(arg_shardings) if arg_shardings is not None else (None,) * len(in_avals)
@@ -344,7 +345,27 @@ class Traced:
     @property
     def args_info(self) -> Any:
         """``(args, kwargs)`` pytree of ``ArgInfo`` (abstract value, donated)."""
-        return pytrees.tree_unflatten(self.in_tree, [ArgInfo(a, d) for a, d in zip(self.in_avals, self.donated)])
+        return pytrees.tree_unflatten(self.in_tree, [ArgInfo(a, d) for a, d in zip(self.flat_in_avals, self.donated)])
+
+    @property
+    def in_avals(self) -> Any:
+        """The inputs' abstract values as the ``(args, kwargs)`` tree (``jax.stages.Traced.in_avals``)."""
+        return pytrees.tree_unflatten(self.in_tree, list(self.flat_in_avals))
+
+    @property
+    def out_avals(self) -> Any:
+        """The results' abstract values as the output tree (``jax.stages.Traced.out_avals``)."""
+        return pytrees.tree_unflatten(self.out_tree, list(self.program.out_avals))
+
+    @property
+    def jaxpr(self) -> ClosedProgram:
+        """The traced program, as ``toolkit.make_jaxpr`` gives it (JAX's ``ClosedJaxpr``); also ``program``."""
+        return ClosedProgram(self.program)
+
+    @property
+    def donate_argnums(self) -> tuple[int, ...]:
+        """The positions of the donated inputs among the flat leaves of ``(args, kwargs)``, as JAX's."""
+        return tuple(i for i, donated in enumerate(self.donated) if donated)
 
     @property
     def out_info(self) -> Any:
@@ -356,7 +377,7 @@ class Traced:
         return self.program.pretty(source_info=source_info)
 
     def lower(self, *, platforms: Sequence[str] | None = None, dim_vars_as_arguments: bool = False,
-              partitioner: str | None = None) -> "Lowered":
+              partitioner: str | None = None, lowering_platforms: Sequence[str] | None = None) -> "Lowered":
         """Lower the program to a StableHLO module.
 
         ``platforms`` (several: a platform-index argument) and ``dim_vars_as_arguments``
@@ -368,7 +389,13 @@ class Traced:
         Traced under ``use_abstract_mesh`` alone with nothing else placing the computation, ``platforms`` are
         required (JAX's ``ValueError`` otherwise) and the module is JAX's, over the abstract mesh; its
         ``compile`` needs ``device_assignment=``, as JAX's.
+
+        ``lowering_platforms`` is JAX's name of ``platforms`` (``jax.stages.Traced.lower``); give one of them.
         """
+        if lowering_platforms is not None:
+            if platforms is not None:
+                raise TypeError("Traced.lower: give platforms or lowering_platforms (JAX's name), not both")
+            platforms = lowering_platforms
         try:
             plan = plan_shardings(self, platforms=platforms)
         except AbstractMeshPlacement as refusal:
@@ -455,6 +482,10 @@ class Lowered:
                          doc="Per argument (in the args/kwargs tree): its shape, dtype and whether it is donated.")
     out_info = property(lambda self: self._traced.out_info,
                         doc="Per result (in the output tree): its ``ShapeDtypeStruct``.")
+    in_avals = property(lambda self: self._traced.in_avals,
+                        doc="The inputs' abstract values as the ``(args, kwargs)`` tree (unused ones too, as JAX's).")
+    donate_argnums = property(lambda self: self._traced.donate_argnums,
+                              doc="The positions of the donated inputs among the flat leaves of ``(args, kwargs)``.")
 
     def compiler_ir(self, dialect: str = "stablehlo") -> Any:
         """The module as an ``ir.Module`` (``"stablehlo"``) or HLO text (``"hlo"``)."""
@@ -551,7 +582,7 @@ class Lowered:
         # jit's options first, this call's over them (as JAX appends them to its compile arguments)
         compiler_options = {**(self._traced._wrapped.compiler_options or {}),
                             **(checked_compiler_options(compiler_options) or {})} or None
-        if not all(is_static_shape(a.shape) for a in self._traced.in_avals):
+        if not all(is_static_shape(a.shape) for a in self._traced.flat_in_avals):
             return PolymorphicCompiled(self, compiler_options)
         pipeline = self._platform_pipeline() + self.pipeline
         timeline = ir_dump.timeline_for(self)  # None unless TOOLKIT_DUMP_IR_TO / TOOLKIT_REPORT is set

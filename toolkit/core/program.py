@@ -229,3 +229,27 @@ def kept_inputs(program: Program, keep_unused: bool) -> list[int]:
     used |= {a.id for a in program.outvars if hasattr(a, "id")}
     # Inputs with symbolic dimensions stay: the dimension variables are computed from their shapes.
     return [i for i, v in enumerate(program.invars) if v.id in used or not is_static_shape(v.aval.shape)]
+
+
+class ClosedProgram:
+    """A traced program with its constants, shaped like JAX's ``ClosedJaxpr`` (``jaxpr``, ``consts``, avals)."""
+
+    def __init__(self, program: Program):
+        self.program = program
+
+    jaxpr = property(lambda self: self.program)
+    consts = property(lambda self: list(self.program.consts))
+    eqns = property(lambda self: self.program.eqns)
+    in_avals = property(lambda self: self.program.in_avals)
+    out_avals = property(lambda self: self.program.out_avals)
+
+    def pretty(self, *, source_info: bool = False) -> str:
+        return self.program.pretty(source_info=source_info)
+
+    def __str__(self) -> str:
+        return self.program.pretty()
+
+    __repr__ = __str__
+
+    def _repr_pretty_(self, p: Any, cycle: bool) -> None:
+        p.text(str(self))

@@ -363,7 +363,7 @@ def export_traced(traced: Any, *, platforms: Sequence[str], disabled_checks: Seq
                   compute_dim_vars: calling_convention.DimVarsHook | None = None) -> Exported:
     """The :class:`Exported` of a ``Traced`` (the work behind :func:`export`)."""
     platforms = tuple(platforms)
-    in_avals = tuple(traced.in_avals)
+    in_avals = tuple(traced.flat_in_avals)
     dim_vars = calling_convention.all_dim_vars(in_avals)
     lowered = traced.lower(platforms=platforms, dim_vars_as_arguments=True)
     kept = tuple(sorted(lowered.kept_var_idx))

@@ -172,7 +172,7 @@ class LoadedLowered(Lowered):
         """The inputs' tree of :class:`NamedArgInfo` (abstract value, donated — never —, name)."""
         traced = self._traced
         return pytrees.tree_unflatten(traced.in_tree, [NamedArgInfo(a, False, n)
-                                                       for a, n in zip(traced.in_avals, self.arg_names)])
+                                                       for a, n in zip(traced.flat_in_avals, self.arg_names)])
 
     @property
     def out_info(self) -> Any:
@@ -184,7 +184,7 @@ class LoadedLowered(Lowered):
     @property
     def in_avals(self) -> tuple[ShapedArray, ...]:
         """The flat inputs' abstract values (symbolic dimensions where the module has ``?`` or an export a variable)."""
-        return self._traced.in_avals
+        return self._traced.flat_in_avals
 
     def _platform_pipeline(self) -> Pipeline:
         # Fold the platform index, when the module has one, for the platform chosen at load time.
@@ -205,7 +205,7 @@ class LoadedLowered(Lowered):
         so its calls run inside ``toolkit.enable_x64()``.
         """
         compiled = super().compile(compiler_options, pipeline=pipeline, device_assignment=device_assignment)
-        avals = (*self._traced.in_avals, *self._traced.program.out_avals)
+        avals = (*self._traced.flat_in_avals, *self._traced.program.out_avals)
         called_with_x64 = _CALLED_WITH_X64.get(type(compiled))
         if called_with_x64 is not None and any(np.dtype(a.dtype).name in _SIXTY_FOUR_BIT for a in avals):
             compiled.__class__ = called_with_x64
