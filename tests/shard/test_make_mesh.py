@@ -1,5 +1,6 @@
 """toolkit.make_mesh against jax.make_mesh (JAX 0.10: axis types default to Explicit)."""
 
+import numpy as np
 import pytest
 
 import toolkit
@@ -58,3 +59,22 @@ def test_set_mesh_toplevel():
         assert get_abstract_mesh().axis_types == (AxisType.Explicit,) * 2
     assert get_mesh() is None
     assert toolkit.AxisType is AxisType
+
+
+@pytest.mark.parametrize("types", [None, ("Auto", "Auto"), ("Explicit", "Explicit"), ("Manual", "Manual"),
+                                   ("Explicit", "Auto")])
+def test_axis_type_predicates_and_is_scalar_as_jax(types):
+    jax = pytest.importorskip("jax")
+    ours = toolkit.sharding.Mesh(np.array(toolkit.devices()[:4]).reshape(2, 2), ("a", "b"),
+                                 axis_types=None if types is None else
+                                 tuple(getattr(toolkit.sharding.AxisType, t) for t in types))
+    theirs = jax.sharding.Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("a", "b"),
+                               axis_types=None if types is None else
+                               tuple(getattr(jax.sharding.AxisType, t) for t in types))
+    names = ("are_all_axes_auto", "are_all_axes_explicit", "are_all_axes_manual", "is_scalar")
+    assert [getattr(ours, n) for n in names] == [getattr(theirs, n) for n in names]
+    assert [getattr(ours.abstract_mesh, n) for n in names[:3]] == [getattr(theirs.abstract_mesh, n) for n in names[:3]]
+    scalar, jax_scalar = toolkit.sharding.Mesh(np.array(toolkit.devices()[0]), ()), jax.sharding.Mesh(
+        np.array(jax.devices()[0]), ())
+    assert scalar.is_scalar == jax_scalar.is_scalar is True
+    assert scalar.are_all_axes_auto == jax_scalar.are_all_axes_auto is False  # no axes: none match, as JAX's

@@ -208,6 +208,22 @@ class _MeshBase:
     def manual_axes(self) -> tuple:
         return tuple(n for n, t in zip(self.axis_names, self.axis_types) if t is AxisType.Manual)
 
+    # JAX's predicates: False for a mesh without axes (JAX's all_axis_types_match).
+    @property
+    def are_all_axes_auto(self) -> bool:
+        """Whether the mesh has axes and every one is ``AxisType.Auto``."""
+        return bool(self.axis_types) and all(t is AxisType.Auto for t in self.axis_types)
+
+    @property
+    def are_all_axes_explicit(self) -> bool:
+        """Whether the mesh has axes and every one is ``AxisType.Explicit``."""
+        return bool(self.axis_types) and all(t is AxisType.Explicit for t in self.axis_types)
+
+    @property
+    def are_all_axes_manual(self) -> bool:
+        """Whether the mesh has axes and every one is ``AxisType.Manual``."""
+        return bool(self.axis_types) and all(t is AxisType.Manual for t in self.axis_types)
+
     def axis_size(self, name: Any) -> int:
         """The size of axis ``name``; ``ValueError`` naming the mesh's axes if it has none such."""
         try:
@@ -269,6 +285,11 @@ class Mesh(_MeshBase):
     @functools.cached_property
     def _flat_devices_set(self) -> set:
         return set(self._flat_devices_tuple)
+
+    @property
+    def is_scalar(self) -> bool:
+        """Whether the mesh is one device without axes (JAX's ``Mesh.is_scalar``)."""
+        return self.size == 1 and not self.axis_names
 
     @property
     def local_devices(self) -> list:
