@@ -415,8 +415,23 @@ def looked_for() -> str:
     return "; ".join(f"{env.name}: {', '.join(env.variables)}" for env in registered())
 
 
+def launcher_named(method: str) -> type[ClusterEnv] | None:
+    """The launcher ``cluster_detection_method`` names (``"deactivate"``: none); ``ValueError`` for another name."""
+    if method == "deactivate":
+        return None
+    names = [env.name for env in registered() if env is not GenericEnvironment]
+    for env in registered():
+        if env is not GenericEnvironment and env.name == method:
+            return env
+    raise ValueError(f"toolkit.distributed.initialize: unknown cluster_detection_method {method!r}; expected None "
+                     f"(detect the launcher), 'deactivate' (no launcher) or one of {names}"
+                     + (" (toolkit reads mpirun's and mpiexec's variables instead of asking mpi4py)"
+                        if method == "mpi4py" else ""))
+
+
 def resolve(coordinator_address: str | None = None, num_processes: int | None = None,
-            process_id: int | None = None, local_device_ids: Sequence[int] | None = None) -> Resolved:
+            process_id: int | None = None, local_device_ids: Sequence[int] | None = None,
+            cluster_detection_method: str | None = None) -> Resolved:
     """Fill the arguments left ``None`` from the environment: ``TOOLKIT_*`` variables, then one launcher.
 
     Explicit arguments are never replaced. A launcher is consulted only when
@@ -424,7 +439,9 @@ def resolve(coordinator_address: str | None = None, num_processes: int | None = 
     (:func:`detect`); it also gives ``local_device_ids`` when it knows the
     local rank. Values may stay None (``initialize`` reports that, naming
     :func:`looked_for`). Raises ``ValueError`` naming the variable when a
-    present variable is malformed.
+    present variable is malformed. ``cluster_detection_method`` (JAX's argument): ``None`` detects the
+    launcher, ``"deactivate"`` consults none (the ``TOOLKIT_*`` variables still count), a launcher's ``name``
+    consults that one only.
     """
     values: dict[str, object] = {"coordinator_address": coordinator_address, "num_processes": num_processes,
                                  "process_id": process_id,
@@ -443,7 +460,11 @@ def resolve(coordinator_address: str | None = None, num_processes: int | None = 
 
     fill(GenericEnvironment)
     if any(values[key] is None for key in ("coordinator_address", "num_processes", "process_id")):
-        env = detect()
+        if cluster_detection_method is None:
+            env = detect()
+        else:
+            env = launcher_named(cluster_detection_method)
+            env = env if env is not None and env.is_env_present() else None
         if env is not None:
             fill(env)
     ids = values["local_device_ids"]

@@ -54,9 +54,12 @@ def _check_int(name: str, value: object, minimum: int) -> int:
 
 
 def initialize(coordinator_address: str | None = None, num_processes: int | None = None,
-               process_id: int | None = None, local_device_ids: int | Sequence[int] | None = None, *,
-               initialization_timeout: int = 300, heartbeat_timeout: int = DEFAULT_HEARTBEAT_TIMEOUT,
-               shutdown_timeout: int = DEFAULT_SHUTDOWN_TIMEOUT) -> None:
+               process_id: int | None = None, local_device_ids: int | Sequence[int] | None = None,
+               cluster_detection_method: str | None = None, initialization_timeout: int = 300,
+               heartbeat_timeout_seconds: int | None = None, shutdown_timeout_seconds: int | None = None,
+               coordinator_bind_address: str | None = None, slice_index: int | None = None,
+               partition_index: int | None = None, *, heartbeat_timeout: int | None = None,
+               shutdown_timeout: int | None = None) -> None:
     """Join this process to a multi-process run; call it in every process before any device is used.
 
     Args:
@@ -78,11 +81,21 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
     them (``toolkit/cluster_environments.py``): an explicit argument wins,
     then each ``TOOLKIT_*`` variable, then the first launcher whose variables
     are present — Open MPI's ``mpirun``, MPICH's ``mpiexec``, SLURM's ``srun``.
+      cluster_detection_method: ``None`` (find the launcher), ``"deactivate"``
+        (consult no launcher; ``TOOLKIT_*`` variables still count) or a
+        launcher's name (``"ompi"``, ``"mpich"``, ``"slurm"``: that one only).
       initialization_timeout: seconds to wait for every process to connect;
         then the process is ended with XLA's message (see the module docstring).
-      heartbeat_timeout: seconds without a heartbeat after which the service
-        declares a process dead and ends the others.
-      shutdown_timeout: seconds ``shutdown`` waits for the other processes.
+      heartbeat_timeout_seconds: seconds without a heartbeat after which the
+        service declares a process dead and ends the others (default 30;
+        JAX's 100). ``heartbeat_timeout`` is the same, toolkit's earlier name.
+      shutdown_timeout_seconds: seconds ``shutdown`` waits for the other
+        processes (default 300). ``shutdown_timeout`` is the same.
+      coordinator_bind_address: ``host:port`` process 0's service listens on
+        (default: every interface, on the coordinator's port).
+      slice_index, partition_index: TPU slices and GPU partitions, which
+        toolkit's runtime has no notion of: only ``None``
+        (``NotImplementedError`` otherwise).
 
     Raises:
       RuntimeError: called twice (without ``shutdown`` between), or after a
@@ -91,13 +104,28 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
         missing or wrong; the message names it. With no argument and no
         environment, the message lists every variable looked for.
     """
+    heartbeat_timeout = _one_of("heartbeat_timeout", heartbeat_timeout_seconds, heartbeat_timeout,
+                                DEFAULT_HEARTBEAT_TIMEOUT)
+    shutdown_timeout = _one_of("shutdown_timeout", shutdown_timeout_seconds, shutdown_timeout,
+                               DEFAULT_SHUTDOWN_TIMEOUT)
+    for name, value in (("slice_index", slice_index), ("partition_index", partition_index)):
+        if value is not None:
+            raise NotImplementedError(f"toolkit.distributed.initialize: {name} (TPU slices, GPU partitions) is not "
+                                      "supported by toolkit's runtime; leave it None")
+    if cluster_detection_method is not None:
+        _cluster.launcher_named(cluster_detection_method)  # an unknown name is an error even when unused
+    if coordinator_bind_address is not None and (not isinstance(coordinator_bind_address, str)
+                                                 or ":" not in coordinator_bind_address):
+        raise ValueError("toolkit.distributed.initialize: coordinator_bind_address must be 'host:port', "
+                         f"got {coordinator_bind_address!r}")
     if isinstance(local_device_ids, int):
         local_device_ids = [local_device_ids]
     if local_device_ids is not None:
         local_device_ids = list(local_device_ids)
         for i in local_device_ids:
             _check_int("local_device_ids[...]", i, 0)
-    found = _cluster.resolve(coordinator_address, num_processes, process_id, local_device_ids)
+    found = _cluster.resolve(coordinator_address, num_processes, process_id, local_device_ids,
+                             cluster_detection_method)
     coordinator_address, num_processes, process_id = (found.coordinator_address, found.num_processes,
                                                       found.process_id)
     local_device_ids = found.local_device_ids
@@ -140,7 +168,16 @@ def initialize(coordinator_address: str | None = None, num_processes: int | None
                            "call to the start of the program, before any other toolkit call")
     _runtime.connect(coordinator_address, num_processes, process_id, local_device_ids=local_device_ids,
                      initialization_timeout=initialization_timeout, heartbeat_timeout=heartbeat_timeout,
-                     shutdown_timeout=shutdown_timeout)
+                     shutdown_timeout=shutdown_timeout, bind_address=coordinator_bind_address)
+
+
+def _one_of(name: str, jax_value: int | None, toolkit_value: int | None, default: int) -> int:
+    """A timeout given by JAX's name (``..._seconds``) or toolkit's, not both; else the default."""
+    if jax_value is not None and toolkit_value is not None:
+        raise TypeError(f"toolkit.distributed.initialize: give {name}_seconds or {name} (the same), not both")
+    if jax_value is not None:
+        return jax_value
+    return default if toolkit_value is None else toolkit_value
 
 
 def is_initialized() -> bool:

@@ -179,6 +179,52 @@ def test_precedence_argument_then_toolkit_variable_then_launcher(bare):
     assert found.process_id == 0 and found.sources["process_id"] == "argument"
 
 
+def test_cluster_detection_method_as_jax_names_it(bare):
+    _set(bare, SLURM)
+    _set(bare, OMPI)
+    assert ce.resolve().sources["process_id"] == "ompi"  # detected: Open MPI's ranks win
+    assert ce.resolve(cluster_detection_method="slurm").sources["process_id"] == "slurm"  # that launcher only
+    found = ce.resolve(cluster_detection_method="deactivate")
+    assert (found.coordinator_address, found.num_processes, found.process_id) == (None, None, None)
+    bare.setenv("TOOLKIT_NUM_PROCESSES", "3")  # toolkit's own variables still count
+    assert ce.resolve(cluster_detection_method="deactivate").num_processes == 3
+    with pytest.raises(ValueError, match=r"unknown cluster_detection_method 'pbs'.*'ompi', 'mpich', 'slurm'"):
+        ce.resolve(cluster_detection_method="pbs")
+    with pytest.raises(ValueError, match="mpirun's and mpiexec's variables"):
+        ce.resolve(cluster_detection_method="mpi4py")
+
+
+def test_initialize_takes_jax_keywords(bare):
+    # jax.distributed.initialize's names (heartbeat_timeout_seconds, ...) reach the runtime; toolkit's earlier
+    # names stay; what toolkit's runtime cannot do is an error, never ignored.
+    import inspect
+    jax = pytest.importorskip("jax")
+    ours = list(inspect.signature(toolkit.distributed.initialize).parameters)
+    theirs = list(inspect.signature(jax.distributed.initialize).parameters)
+    assert ours[:len(theirs)] == theirs  # the same names in the same positions
+    calls = []
+    bare.setattr(toolkit.distributed._runtime, "connect", lambda *args, **kwargs: calls.append((args, kwargs)))
+    bare.setattr(toolkit.distributed._client, "backends_are_initialized", lambda: False)
+    toolkit.distributed.initialize("127.0.0.1:1234", 2, 1, None, "deactivate", 20, heartbeat_timeout_seconds=7,
+                                   shutdown_timeout_seconds=9, coordinator_bind_address="127.0.0.1:1234")
+    toolkit.distributed.initialize("127.0.0.1:1234", 2, 1, heartbeat_timeout=8)
+    assert calls[0][0] == ("127.0.0.1:1234", 2, 1)
+    assert {k: calls[0][1][k] for k in ("initialization_timeout", "heartbeat_timeout", "shutdown_timeout",
+                                        "bind_address")} == dict(initialization_timeout=20, heartbeat_timeout=7,
+                                                                 shutdown_timeout=9, bind_address="127.0.0.1:1234")
+    assert (calls[1][1]["heartbeat_timeout"], calls[1][1]["shutdown_timeout"], calls[1][1]["bind_address"]) == (
+        8, 300, None)
+    with pytest.raises(TypeError, match="heartbeat_timeout_seconds or heartbeat_timeout"):
+        toolkit.distributed.initialize("127.0.0.1:1234", 2, 1, heartbeat_timeout_seconds=5, heartbeat_timeout=5)
+    with pytest.raises(NotImplementedError, match="slice_index"):
+        toolkit.distributed.initialize("127.0.0.1:1234", 2, 1, slice_index=0)
+    with pytest.raises(ValueError, match="coordinator_bind_address must be 'host:port'"):
+        toolkit.distributed.initialize("127.0.0.1:1234", 2, 1, coordinator_bind_address="localhost")
+    with pytest.raises(ValueError, match="unknown cluster_detection_method"):
+        toolkit.distributed.initialize("127.0.0.1:1234", 2, 1, cluster_detection_method="pbs")
+    assert len(calls) == 2
+
+
 def test_generic_alone_needs_no_launcher(bare):
     _set(bare, dict(TOOLKIT_COORDINATOR_ADDRESS="127.0.0.1:1", TOOLKIT_NUM_PROCESSES="3", TOOLKIT_PROCESS_ID="2"))
     found = ce.resolve()

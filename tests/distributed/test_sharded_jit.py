@@ -11,12 +11,16 @@ pytestmark = pytest.mark.multiprocess
 
 SHARDED_JIT = """
 import json
+import os
 import numpy as np
 import toolkit
 import toolkit.numpy as tnp
 from toolkit.shard import Mesh, NamedSharding, PartitionSpec as P
 
-toolkit.distributed.initialize(initialization_timeout=30, heartbeat_timeout=10, shutdown_timeout=30)
+# JAX's keyword names; process 0's service listens on loopback only (its default is every interface).
+port = os.environ["TOOLKIT_COORDINATOR_ADDRESS"].rsplit(":", 1)[1]
+toolkit.distributed.initialize(initialization_timeout=30, heartbeat_timeout_seconds=10, shutdown_timeout_seconds=30,
+                               coordinator_bind_address="127.0.0.1:" + port)
 mesh = Mesh(np.array(toolkit.devices()).reshape(2, 4), ("x", "y"))
 rows = NamedSharding(mesh, P("x"))
 replicated = NamedSharding(mesh, P())

@@ -61,18 +61,19 @@ class State:
 state = State()
 
 
-def bind_address(coordinator_address: str) -> str:
+def default_bind_address(coordinator_address: str) -> str:
     """Where process 0's service listens: every interface, on the coordinator's port (JAX's default)."""
     return "[::]:" + coordinator_address.rsplit(":", 1)[1]
 
 
 def connect(coordinator_address: str, num_processes: int, process_id: int, *,
             local_device_ids: Sequence[int] | None, initialization_timeout: int,
-            heartbeat_timeout: int, shutdown_timeout: int) -> None:
+            heartbeat_timeout: int, shutdown_timeout: int, bind_address: str | None = None) -> None:
     """Start the service (process 0) and connect this process's client; fills :data:`state`.
 
     Raises ``RuntimeError`` when already connected, and ``RuntimeError`` naming the
     coordinator when the other processes do not all connect within ``initialization_timeout``.
+    ``bind_address``: where process 0's service listens (default :func:`default_bind_address`).
     """
     with state._lock:
         if state.initialized:
@@ -80,16 +81,17 @@ def connect(coordinator_address: str, num_processes: int, process_id: int, *,
                                f"(this process is already process {state.process_id} of {state.num_processes}); "
                                "call toolkit.distributed.shutdown() first to start again")
         service = None
+        listen = bind_address or default_bind_address(coordinator_address)
         if process_id == 0:
             try:
                 service = _jax.get_distributed_runtime_service(
-                    bind_address(coordinator_address), num_processes,
+                    listen, num_processes,
                     heartbeat_timeout=heartbeat_timeout,
                     cluster_register_timeout=initialization_timeout,
                     shutdown_timeout=shutdown_timeout)
             except RuntimeError_ as error:
                 raise RuntimeError(f"toolkit.distributed.initialize: process 0 could not start the coordination "
-                                   f"service on {bind_address(coordinator_address)} (is the port free?): "
+                                   f"service on {listen} (is the port free?): "
                                    f"{error}") from None
         client = _jax.get_distributed_runtime_client(
             coordinator_address, process_id,
