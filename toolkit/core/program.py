@@ -237,13 +237,14 @@ class ClosedProgram:
     def __init__(self, program: Program):
         self.program = program
 
-    jaxpr = property(lambda self: self.program)
-    consts = property(lambda self: list(self.program.consts))
-    eqns = property(lambda self: self.program.eqns)
-    in_avals = property(lambda self: self.program.in_avals)
-    out_avals = property(lambda self: self.program.out_avals)
+    jaxpr = property(lambda self: self.program, doc="The program itself (JAX's ``ClosedJaxpr.jaxpr``).")
+    consts = property(lambda self: list(self.program.consts), doc="The values the program closes over.")
+    eqns = property(lambda self: self.program.eqns, doc="The program's equations, in order.")
+    in_avals = property(lambda self: self.program.in_avals, doc="The abstract values of the program's inputs.")
+    out_avals = property(lambda self: self.program.out_avals, doc="The abstract values of the program's results.")
 
     def pretty(self, *, source_info: bool = False) -> str:
+        """The program printed like a jaxpr (``source_info=True`` adds file:line per equation)."""
         return self.program.pretty(source_info=source_info)
 
     def __str__(self) -> str:
