@@ -314,3 +314,44 @@ def test_more_error_messages():
     t, j = _raises_like(lambda: tr.normal(np.zeros(3, np.uint32)), lambda: jax.random.normal(np.zeros(3, np.uint32)),
                         TypeError)
     assert t.split(" for impl=")[0] == j.split(" for impl=")[0]
+
+
+def _key_data_equal(ours, theirs):
+    assert ours.shape == theirs.shape and str(ours.dtype) == str(theirs.dtype)
+    np.testing.assert_array_equal(np.asarray(tr.key_data(ours)), np.asarray(jax.random.key_data(theirs)))
+
+
+def test_key_array_structural_methods_as_jax():
+    # jax key arrays have the shape methods of arrays, placement and an `at`; toolkit's had reshape and indexing.
+    ours = tr.split(tr.key(0), 6).reshape(2, 3)
+    theirs = jax.random.split(jax.random.key(0), 6).reshape(2, 3)
+    cases = [lambda k: k.T, lambda k: k.transpose(), lambda k: k.transpose(1, 0), lambda k: k.transpose((1, 0)),
+             lambda k: k.swapaxes(0, -1), lambda k: k.ravel(), lambda k: k.flatten(), lambda k: k[None].squeeze(),
+             lambda k: k[:, :1].squeeze(1), lambda k: k.take(np.array([0, 2]), axis=1),
+             lambda k: k.take(np.array([1, 4])), lambda k: k.copy(), lambda k: k.at[0].set(k[1]),
+             lambda k: k.at[1, 2].get(), lambda k: k.block_until_ready()]
+    for case in cases:
+        _key_data_equal(case(ours), case(theirs))
+    for name in ("committed", "itemsize", "nbytes", "is_fully_replicated", "is_fully_addressable"):
+        assert getattr(ours, name) == getattr(theirs, name), name
+    assert ours.sharding == toolkit.sharding.SingleDeviceSharding(toolkit.devices()[0]) and ours.device == \
+        toolkit.devices()[0] and ours.devices() == {toolkit.devices()[0]} and ours.block_until_ready() is ours
+    _key_data_equal(toolkit.jit(lambda k: k.T.ravel()[::2])(ours), jax.jit(lambda k: k.T.ravel()[::2])(theirs))
+    copy = ours.copy()
+    copy.delete()
+    assert copy.is_deleted() and not ours.is_deleted()
+    with pytest.raises(TypeError, match=r"expected keys of dtype key<fry>"):
+        ours.at[0].set(tr.key_data(ours)[1])
+    with pytest.raises(ValueError, match="out of bounds"):
+        ours.swapaxes(0, 2)
+    with pytest.raises(ValueError, match="not a permutation"):
+        ours.transpose(0, 0)
+
+
+def test_key_array_sharding_leaves_out_the_key_data_axes():
+    mesh = toolkit.sharding.Mesh(np.array(toolkit.devices()[:2]), ("x",))
+    keys = toolkit.device_put(tr.split(tr.key(1), 4), toolkit.sharding.NamedSharding(mesh, toolkit.sharding.P("x")))
+    assert keys.sharding.spec == toolkit.sharding.P("x") and keys.committed
+    assert tr.key_data(keys).sharding.spec == toolkit.sharding.P("x")  # as JAX's key_data: no trailing None
+    data = toolkit.device_put(tr.key_data(keys), toolkit.sharding.NamedSharding(mesh, toolkit.sharding.P("x", None)))
+    assert tr.wrap_key_data(data).sharding.spec == toolkit.sharding.P("x")  # the key data's axis left out

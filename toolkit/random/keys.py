@@ -13,8 +13,11 @@ Two kinds of key, as in JAX:
   so a typed key is a :class:`PRNGKeyArray`, a pytree whose one leaf is the
   ``uint32[*shape, *key_shape]`` key data and whose tree carries the
   implementation, with ``shape`` (without the key's trailing dimensions),
-  ``ndim``, ``dtype`` (prints ``key<tag>``), indexing, iteration, ``reshape``
-  and ``==``. Being a pytree it passes through ``jit``, ``vmap`` (a batch axis
+  ``ndim``, ``dtype`` (prints ``key<tag>``), indexing, iteration, ``==``, JAX's
+  structural methods (``reshape``, ``T``/``transpose``, ``swapaxes``, ``ravel``/``flatten``,
+  ``squeeze``, ``take``, ``copy``, ``at[...].set/get``) and placement (``sharding``,
+  ``devices()``, ``committed``, ``block_until_ready``, ``delete``, ...). Being a
+  pytree it passes through ``jit``, ``vmap`` (a batch axis
   of a key array is an axis of its data; do not map the trailing data axes)
   and ``grad`` (as a non-differentiated argument), keeping its implementation,
   but it is not a ``toolkit.Array``: ``toolkit.numpy`` functions do not take it
@@ -93,6 +96,100 @@ class PRNGKeyArray:
         shape = shape[0] if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)) else shape
         return PRNGKeyArray(self._impl, self._base.reshape(*tuple(shape), *self._impl.key_shape))
 
+    # --- JAX's structural methods of key arrays: the key data's trailing axes follow along -----------------
+
+    def _axis(self, axis: int) -> int:
+        if not -self.ndim <= axis < self.ndim:
+            raise ValueError(f"axis {axis} is out of bounds for a key array of rank {self.ndim}")
+        return axis % self.ndim
+
+    def _with(self, base: Any) -> PRNGKeyArray:
+        return PRNGKeyArray(self._impl, base)
+
+    def _key_axes(self) -> tuple[int, ...]:
+        return tuple(range(self.ndim, self.ndim + self._impl.key_ndim))
+
+    def transpose(self, *axes: Any) -> PRNGKeyArray:
+        """The keys with their axes permuted (reversed without ``axes``), as ``jax.Array.transpose``."""
+        axes = axes[0] if len(axes) == 1 and not isinstance(axes[0], (int, np.integer)) else axes
+        order = tuple(reversed(range(self.ndim))) if axes in ((), None) else tuple(self._axis(a) for a in axes)
+        if sorted(order) != list(range(self.ndim)):
+            raise ValueError(f"transpose: axes {axes} are not a permutation of the key array's {self.ndim} axes")
+        return self._with(tnp.transpose(self._base, order + self._key_axes()))
+
+    T = property(lambda self: self.transpose(), doc="The keys with their axes reversed.")
+
+    def swapaxes(self, axis1: int, axis2: int) -> PRNGKeyArray:
+        """The keys with two axes exchanged."""
+        order = list(range(self.ndim))
+        a, b = self._axis(axis1), self._axis(axis2)
+        order[a], order[b] = order[b], order[a]
+        return self.transpose(tuple(order))
+
+    def ravel(self) -> PRNGKeyArray:
+        """The keys as a 1-D key array."""
+        return self.reshape(self.size)
+
+    flatten = ravel
+
+    def squeeze(self, axis: int | Sequence[int] | None = None) -> PRNGKeyArray:
+        """The keys without size-1 axes (all of them, or ``axis``), never the key data's own."""
+        if axis is None:
+            axes = tuple(i for i, n in enumerate(self.shape) if n == 1)
+        else:
+            axes = tuple(self._axis(a) for a in (axis if isinstance(axis, (tuple, list)) else (axis,)))
+        return self._with(tnp.squeeze(self._base, axes))
+
+    def take(self, indices: Any, axis: int | None = None) -> PRNGKeyArray:
+        """The keys at ``indices`` along ``axis`` (of the flattened keys without one), as ``jnp.take``."""
+        keys = self.ravel() if axis is None else self
+        return keys._with(tnp.take(keys._base, indices, axis=0 if axis is None else self._axis(axis)))
+
+    def copy(self) -> PRNGKeyArray:
+        """A new key array with the same keys."""
+        return self._with(tnp.array(self._base, copy=True))
+
+    @property
+    def at(self) -> _KeysAt:
+        """``keys.at[idx].set(other_keys)`` / ``.get()``: JAX's functional update of a key array."""
+        return _KeysAt(self)
+
+    # Placement, as a jax key array's (its data's, the key axes left out of a NamedSharding's spec).
+    @property
+    def sharding(self) -> Any:
+        """Where the keys are: the key data's sharding, without the data's trailing key axes."""
+        sharding = self._base.sharding
+        spec = getattr(sharding, "spec", None)
+        if spec is not None and len(spec) > self.ndim:
+            sharding = type(sharding)(sharding.mesh, type(spec)(*spec[:self.ndim]))
+        return sharding
+
+    committed = property(lambda self: self._base.committed, doc="Whether the key data was placed explicitly.")
+    device = property(lambda self: self._base.device, doc="The one device holding the keys, else their sharding.")
+    is_fully_addressable = property(lambda self: self._base.is_fully_addressable,
+                                    doc="Whether this process addresses every device of the keys.")
+    is_fully_replicated = property(lambda self: self._base.is_fully_replicated,
+                                   doc="Whether every device holds all the keys.")
+    itemsize = property(lambda self: self.dtype.itemsize, doc="Bytes of one key (its data: 8 for threefry).")
+    nbytes = property(lambda self: self.size * self.dtype.itemsize, doc="Bytes of all the keys' data.")
+
+    def devices(self) -> set:
+        """Every device holding part of the keys."""
+        return self._base.devices()
+
+    def block_until_ready(self) -> PRNGKeyArray:
+        """Wait until the keys are computed; returns the key array itself."""
+        self._base.block_until_ready()
+        return self
+
+    def is_deleted(self) -> bool:
+        """Whether the key data's buffers are gone."""
+        return self._base.is_deleted()
+
+    def delete(self) -> None:
+        """Free the key data's buffers."""
+        self._base.delete()
+
     def _eq(self, other: Any, op_name: str) -> Any:
         if not isinstance(other, PRNGKeyArray):
             return NotImplemented
@@ -110,6 +207,39 @@ class PRNGKeyArray:
 
     def __repr__(self) -> str:
         return f"Array({self.shape}, dtype={self.dtype}) overlaying:\n{self._base}"
+
+
+class _KeysAt:
+    """``keys.at``: indexed, returns an update whose ``set``/``get`` work on the key data."""
+
+    __slots__ = ("_keys",)
+
+    def __init__(self, keys: PRNGKeyArray):
+        self._keys = keys
+
+    def __getitem__(self, idx: Any) -> _KeysUpdate:
+        return _KeysUpdate(self._keys, idx if isinstance(idx, tuple) else (idx,))
+
+
+class _KeysUpdate:
+    __slots__ = ("_keys", "_idx")
+
+    def __init__(self, keys: PRNGKeyArray, idx: tuple):
+        self._keys, self._idx = keys, idx
+
+    def _data_index(self) -> tuple:
+        return (*self._idx, *(slice(None),) * self._keys._impl.key_ndim)
+
+    def get(self, **kwargs: Any) -> PRNGKeyArray:
+        """The keys at the index (``keys[idx]``)."""
+        return self._keys._with(self._keys._base.at[self._data_index()].get(**kwargs))
+
+    def set(self, values: PRNGKeyArray, **kwargs: Any) -> PRNGKeyArray:
+        """A new key array with the keys at the index replaced by ``values`` (keys of the same implementation)."""
+        if not isinstance(values, PRNGKeyArray) or values._impl is not self._keys._impl:
+            raise TypeError(f"keys.at[...].set: expected keys of dtype {self._keys.dtype}, got "
+                            f"{getattr(values, 'dtype', type(values).__name__)}")
+        return self._keys._with(self._keys._base.at[self._data_index()].set(values._base, **kwargs))
 
 
 def _flatten_keys(keys: PRNGKeyArray) -> tuple[tuple[Any], PRNGImpl]:
