@@ -1,4 +1,5 @@
-"""toolkit.make_mesh against jax.make_mesh (JAX 0.10: axis types default to Explicit)."""
+"""toolkit.make_mesh against jax.make_mesh (JAX 0.10: axis types default to Explicit), and members of meshes,
+shardings and ShapeDtypeStruct against JAX's."""
 
 import numpy as np
 import pytest
@@ -78,3 +79,33 @@ def test_axis_type_predicates_and_is_scalar_as_jax(types):
         np.array(jax.devices()[0]), ())
     assert scalar.is_scalar == jax_scalar.is_scalar is True
     assert scalar.are_all_axes_auto == jax_scalar.are_all_axes_auto is False  # no axes: none match, as JAX's
+
+
+def test_replicated_axes_and_has_addressable_devices_as_jax():
+    jax = pytest.importorskip("jax")
+    ours = toolkit.sharding.Mesh(np.array(toolkit.devices()[:4]).reshape(2, 2), ("a", "b"))
+    theirs = jax.sharding.Mesh(np.array(jax.devices()[:4]).reshape(2, 2), ("a", "b"))
+    for spec in [(), ("a",), (None, "b"), (("a", "b"),), ("b", toolkit.sharding.PartitionSpec.UNCONSTRAINED)]:
+        jspec = tuple(jax.sharding.PartitionSpec.UNCONSTRAINED if s is toolkit.sharding.PartitionSpec.UNCONSTRAINED
+                      else s for s in spec)
+        mine = toolkit.sharding.NamedSharding(ours, toolkit.sharding.PartitionSpec(*spec))
+        jaxs = jax.sharding.NamedSharding(theirs, jax.sharding.PartitionSpec(*jspec))
+        assert mine.replicated_axes == jaxs.replicated_axes, spec
+        assert mine.has_addressable_devices == jaxs.has_addressable_devices is True
+    single = toolkit.sharding.SingleDeviceSharding(toolkit.devices()[1])
+    assert single.has_addressable_devices is jax.sharding.SingleDeviceSharding(jax.devices()[0]).has_addressable_devices
+
+
+def test_shape_dtype_struct_update_as_jax():
+    jax = pytest.importorskip("jax")
+    ours, theirs = toolkit.ShapeDtypeStruct((2, 3), np.float32), jax.ShapeDtypeStruct((2, 3), np.float32)
+    for changes in [dict(shape=(4,)), dict(dtype=np.int32, weak_type=True), dict(), dict(is_ref=False)]:
+        mine, jaxs = ours.update(**changes), theirs.update(**changes)
+        assert (mine.shape, mine.dtype, mine.weak_type) == (jaxs.shape, jaxs.dtype, jaxs.weak_type)
+    mesh = toolkit.sharding.Mesh(np.array(toolkit.devices()[:2]), ("x",))
+    sharded = ours.update(sharding=toolkit.sharding.NamedSharding(mesh, toolkit.sharding.PartitionSpec("x")))
+    assert sharded.sharding.spec == toolkit.sharding.PartitionSpec("x") and ours.sharding is None
+    with pytest.raises(TypeError, match=r"unexpected field\(s\) \['shpe'\]"):
+        ours.update(shpe=(1,))  # JAX ignores a misspelt name; toolkit says so
+    with pytest.raises(TypeError, match="is_ref is not supported"):
+        ours.update(is_ref=True)

@@ -257,6 +257,23 @@ class ShapeDtypeStruct:
         """The number of elements (symbolic for a symbolic shape)."""
         return shape_size(self.shape)
 
+    def update(self, **changes: Any) -> "ShapeDtypeStruct":
+        """A copy with ``shape``, ``dtype``, ``sharding`` and/or ``weak_type`` replaced (JAX's ``update``).
+
+        JAX's ``is_ref`` and ``manual_axis_type`` are accepted at their defaults only (toolkit's specs have
+        neither); any other name is a ``TypeError`` (JAX ignores unknown names).
+        """
+        for name, default in (("is_ref", False), ("manual_axis_type", None)):
+            if changes.pop(name, default) != default:
+                raise TypeError(f"ShapeDtypeStruct.update: {name} is not supported by toolkit's ShapeDtypeStruct")
+        unknown = set(changes) - {"shape", "dtype", "sharding", "weak_type"}
+        if unknown:
+            raise TypeError(f"ShapeDtypeStruct.update: unexpected field(s) {sorted(unknown)}; expected shape, dtype, "
+                            "sharding or weak_type")
+        return ShapeDtypeStruct(changes.get("shape", self.shape), changes.get("dtype", self.dtype),
+                                sharding=changes.get("sharding", self.sharding),
+                                weak_type=changes.get("weak_type", self.weak_type))
+
     def to_aval(self) -> ShapedArray:
         """The ``ShapedArray`` this describes (with its sharding in the type when it has one)."""
         if self.sharding is None:

@@ -137,6 +137,11 @@ class NamedSharding(Sharding):
         return self.mesh.size
 
     @property
+    def replicated_axes(self) -> frozenset:
+        """The mesh axes the spec does not shard over (the array is replicated along them), as JAX's."""
+        return frozenset(self.mesh.axis_names) - frozenset(self.spec.axis_names_used())
+
+    @property
     def is_fully_addressable(self) -> bool:
         """Whether this process owns every device of the mesh (``ValueError`` on an abstract mesh)."""
         self._concrete_mesh("is_fully_addressable")

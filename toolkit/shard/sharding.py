@@ -93,6 +93,11 @@ class Sharding:
         return all(is_local_device(d) for d in self._device_assignment)
 
     @property
+    def has_addressable_devices(self) -> bool:
+        """Whether this process addresses at least one of the devices."""
+        return any(is_local_device(d) for d in self._device_assignment)
+
+    @property
     def addressable_devices(self) -> set[Device]:
         """The devices of :attr:`device_set` this process can address."""
         return {d for d in self.device_set if is_local_device(d)}
