@@ -15,6 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from toolkit.core import dtypes, sharding_types
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import linalg as lax_linalg
 from toolkit.lax import reductions as lax_reductions
@@ -102,9 +103,16 @@ def _take_diagonal_label(x: Any, labels: list[str]) -> tuple[Any, list[str]]:
     return x, labels
 
 
-def einsum(subscripts: str, *operands: Any, out: None = None, optimize: Any = None, precision: Any = None,
+def einsum(subscripts: str, *operands: Any, out: None = None, optimize: Any = "auto", precision: Any = None,
            preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
-    """Einstein summation, lowered to ``dot_general`` (pairs chosen greedily), reductions and transposes.
+    """Einstein summation, lowered to ``dot_general`` s, reductions and transposes, in JAX's order.
+
+    Three or more operands are contracted pair by pair in the order ``optimize`` asks of
+    ``opt_einsum.contract_path`` (``"auto"``: optimal up to four operands, else greedy; ``"greedy"``,
+    ``"optimal"``, ``True``, ``False`` — left to right —, or a path), with JAX's choice of left and right operand
+    and of each intermediate's axis order, so results are JAX's bit for bit; without ``opt_einsum`` (it comes
+    with jax) numpy's port of it chooses, and with symbolic shapes the pair with the smallest result goes first.
+    An eager call is one compiled program, as JAX's.
 
     Supports ``...`` (broadcast, size-1 dimensions broadcast against others),
     repeated labels within an operand (diagonals, e.g. ``"ii->i"``, ``"ii"``)
@@ -130,12 +138,16 @@ def einsum(subscripts: str, *operands: Any, out: None = None, optimize: Any = No
         raise ValueError("einsum needs at least one operand")
     dtype, weak = result_dtype(*operands)
     arrays = [asarray(convert(o, dtype, weak)) for o in operands]
+    path = _contraction_path(subscripts, arrays, optimize)
     if out_sharding is None:
-        return _einsum(*arrays, subscripts=subscripts, preferred_element_type=preferred_element_type)
+        # One program when called eagerly, as JAX's (jit of its _einsum with the contractions static): the products
+        # run as XLA compiles them together, bit for bit JAX's.
+        return _einsum_whole(*arrays, subscripts=subscripts, preferred_element_type=preferred_element_type, path=path)
     labels_list, output = _parse_einsum(subscripts, [tuple(a.shape) for a in arrays])
     sizes = _label_sizes(arrays, labels_list)
     return sharding_types.with_out_sharding(_einsum, tuple(arrays), {"subscripts": subscripts,
-                                                      "preferred_element_type": preferred_element_type},
+                                                      "preferred_element_type": preferred_element_type,
+                                                      "path": path},
                              out_sharding, "einsum", tuple(sizes[lab] for lab in output),
                              how="auto" if len(arrays) > 2 else "typed_by_fun")
 
@@ -153,7 +165,48 @@ def _label_sizes(arrays: Sequence[Any], labels_list: Sequence[list[str]]) -> dic
     return sizes
 
 
-def _einsum(*arrays: Any, subscripts: str, preferred_element_type: Any, out_type: Any = None) -> Any:
+def _contraction_path(subscripts: str, arrays: Sequence[Any],
+                      optimize: Any) -> tuple[tuple[tuple[int, ...], str], ...] | None:
+    """JAX's contractions for ``optimize``: ``((positions, result labels), ...)``, as ``jnp.einsum`` takes them
+    from ``opt_einsum.contract_path(..., einsum_call=True)`` (numpy's port of it without opt_einsum); None for
+    fewer than three operands or symbolic shapes (the greedy order then)."""
+    if len(arrays) < 3 or not isinstance(subscripts, str) or not all(isinstance(d, int) for a in arrays
+                                                                       for d in a.shape):
+        return None
+    _parse_einsum(subscripts, [tuple(a.shape) for a in arrays])  # a malformed spec: toolkit's ValueError first
+    _, contractions = _contraction_list(subscripts, [np.shape(a) for a in arrays],
+                                        "auto" if optimize is None else optimize)
+    steps = []
+    for step in contractions:
+        formula = next(part for part in step[1:] if isinstance(part, str) and "->" in part)
+        steps.append((tuple(int(i) for i in step[0]), formula.split("->")[1]))
+    return tuple(steps)
+
+
+def _contraction_list(subscripts: str, shapes: Sequence[tuple[int, ...]], optimize: Any) -> tuple[Any, Any]:
+    shaped = [np.broadcast_to(np.zeros((), np.float32), shape) for shape in shapes]
+    optimize = _path_request(optimize, len(shapes))
+    try:
+        import opt_einsum  # noqa: PLC0415  (optional: jax's dependency, not toolkit's)
+    except ImportError:
+        if optimize == "auto":  # opt_einsum's "auto" for the sizes einsum meets; numpy has no "auto"
+            optimize = "optimal" if len(shapes) <= 4 else "greedy"
+        return np.einsum_path(subscripts, *shaped, einsum_call=True,  # type: ignore[arg-type]  # (private)
+                              optimize=["einsum_path", *optimize] if isinstance(optimize, list) else optimize)
+    return opt_einsum.contract_path(subscripts, *shaped, optimize=optimize, einsum_call=True, use_blas=True)
+
+
+def _path_request(optimize: Any, count: int) -> Any:
+    """``optimize`` as JAX reads it: True is "optimal", False the operands left to right (JAX's Unoptimized)."""
+    if optimize is True:
+        return "optimal"
+    if optimize is False:
+        return [(0, 1)] * (count - 1)
+    return optimize
+
+
+def _einsum(*arrays: Any, subscripts: str, preferred_element_type: Any, out_type: Any = None,
+            path: tuple[tuple[tuple[int, ...], str], ...] | None = None) -> Any:
     """:func:`einsum` of operands of one dtype; ``out_type`` (a type sharding) types its last product or reduction."""
     labels_list, output = _parse_einsum(subscripts, [tuple(a.shape) for a in arrays])
     pref = dtypes.canonicalize_dtype(preferred_element_type) if preferred_element_type is not None else None
@@ -204,24 +257,47 @@ def _einsum(*arrays: Any, subscripts: str, preferred_element_type: Any, out_type
             size = size * sizes[lab] if isinstance(sizes[lab], int) else size
         return size
 
-    # Greedy pairwise contraction: always the pair with the smallest result (opt_einsum's "greedy" idea).
+    steps = [step for step in path if len(step[0]) == 2] if path is not None else []
     while len(ops) > 1:
-        pairs = [(i, j) for i in range(len(ops)) for j in range(i + 1, len(ops))]
-        i, j = min(pairs, key=lambda p: cost(*p)) if len(ops) > 2 else (0, 1)
+        wanted: list[str] | None = None
+        if steps:
+            # JAX's contraction: it pops the step's first position, then its second from the shortened list, and
+            # contracts the first as the left operand (opt_einsum lists them in descending order).
+            (i, j), result = steps.pop(0)
+            j = j if j < i else j + 1
+            known = {lab for _, labels in ops for lab in labels}
+            wanted = list(result) if all(lab in known for lab in result) else None  # ("..." has other letters)
+        else:  # Greedy pairwise contraction: always the pair with the smallest result (opt_einsum's "greedy" idea).
+            pairs = [(i, j) for i in range(len(ops)) for j in range(i + 1, len(ops))]
+            i, j = min(pairs, key=lambda p: cost(*p)) if len(ops) > 2 else (0, 1)
         (lhs, lhs_labels), (rhs, rhs_labels) = ops[i], ops[j]
-        shared, batch, free = result_labels(i, j)
-        contract = [lab for lab in shared if lab not in batch]
+        shared, batch, _ = result_labels(i, j)
+        if wanted is not None:
+            batch = [lab for lab in wanted if lab in batch]
+        contract = sorted(lab for lab in shared if lab not in batch)  # JAX's order of contracted dimensions
+        lhs_free = [lab for lab in lhs_labels if lab not in shared]
+        rhs_free = [lab for lab in rhs_labels if lab not in shared]
+        if wanted is not None and batch + rhs_free + lhs_free == wanted:
+            # As JAX: the right operand first when that gives the result's order without a transpose.
+            (lhs, lhs_labels, lhs_free), (rhs, rhs_labels, rhs_free) = (rhs, rhs_labels, rhs_free), \
+                (lhs, lhs_labels, lhs_free)
         dims = ((tuple(lhs_labels.index(c) for c in contract), tuple(rhs_labels.index(c) for c in contract)),
                 (tuple(lhs_labels.index(b) for b in batch), tuple(rhs_labels.index(b) for b in batch)))
-        with typed_as_output("dot_general", batch + free) if len(ops) == 2 else contextlib.nullcontext():
+        labels = batch + lhs_free + rhs_free
+        with typed_as_output("dot_general", labels) if len(ops) == 2 else contextlib.nullcontext():
             out = lax_linalg.dot_general(lhs, rhs, dims, preferred_element_type=pref if len(ops) == 2 else None)
-        ops = [op for k, op in enumerate(ops) if k not in (i, j)] + [(out, batch + free)]
+        if wanted is not None and labels != wanted and len(ops) > 2:  # JAX puts each result in its step's order
+            out, labels = transpose(out, [labels.index(lab) for lab in wanted]), wanted
+        ops = [op for k, op in enumerate(ops) if k not in (i, j)] + [(out, labels)]
     result, res_labels = ops[0]
     if pref is not None and (result.dtype != pref or result.weak_type):
         # JAX's: a preferred_element_type makes the result strongly typed even when the operands were weak.
         result = lax_elementwise.convert_element_type(result, pref)
     perm = [res_labels.index(lab) for lab in output]
     return transpose(result, perm) if perm != list(range(len(perm))) else result
+
+
+_einsum_whole = compiled_whole(static_argnames=("subscripts", "preferred_element_type", "path"))(_einsum)
 
 
 def _reduce_sum(x: Any, axes: Sequence[int]) -> Any:
@@ -245,11 +321,7 @@ def einsum_path(subscripts: str, /, *operands: Any, optimize: bool | str | list[
     except ImportError:
         opt_einsum = None
     if opt_einsum is not None:
-        if optimize is False:  # JAX's Unoptimized path: always the first two operands
-            optimize = [(0, 1)] * (len(operands) - 1)
-        elif optimize is True:
-            optimize = "optimal"
-        return opt_einsum.contract_path(subscripts, *shaped, optimize=optimize)
+        return opt_einsum.contract_path(subscripts, *shaped, optimize=_path_request(optimize, len(operands)))
     if optimize == "auto" or optimize is True:
         optimize = "optimal" if len(operands) <= 4 else "greedy"
     elif optimize is False:
