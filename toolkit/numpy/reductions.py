@@ -262,7 +262,11 @@ def _ddof_or_correction(args: tuple, kwargs: dict) -> tuple[tuple, dict]:
     Python int 0 then (its helper traces the number)."""
     correction = kwargs.get("correction")
     if correction is None:
-        return args, kwargs
+        # JAX's wrapper always passes the count its helper subtracts (a traced number, 0 by default): the eager
+        # program divides by a value it computes, as JAX's does (a constant divisor rounds otherwise).
+        if len(args) > 4:
+            return args, {k: v for k, v in kwargs.items() if k != "correction"}
+        return args, {**{k: v for k, v in kwargs.items() if k != "correction"}, "ddof": kwargs.get("ddof", 0)}
     ddof = args[4] if len(args) > 4 else kwargs.get("ddof", 0)
     if not isinstance(ddof, int) or ddof != 0:
         raise ValueError("ddof and correction can't be provided simultaneously.")
