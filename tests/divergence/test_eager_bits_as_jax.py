@@ -183,3 +183,11 @@ def test_eager_variance_divides_by_a_computed_count_as_jax(name):
             continue
         _same(getattr(tnp, name)(x, **kwargs), getattr(jnp, name)(x, **kwargs))
 
+
+def test_dot_product_attention_is_jaxs_bit_for_bit():
+    # Its products are einsums: in JAX's operand order (the two-operand contraction as JAX makes it) they are JAX's.
+    q = FLOATS[:396].reshape(2, 6, 3, 11)
+    for fn in (lambda lib, v: lib.nn.dot_product_attention(v, v, v),
+               lambda lib, v: lib.nn.dot_product_attention(v, v[::-1], v, is_causal=True)):
+        _same(fn(toolkit, q), fn(jax, q))
+        _same(toolkit.jit(lambda v: fn(toolkit, v))(q), jax.jit(lambda v: fn(jax, v))(q))

@@ -169,11 +169,15 @@ def _contraction_path(subscripts: str, arrays: Sequence[Any],
                       optimize: Any) -> tuple[tuple[tuple[int, ...], str], ...] | None:
     """JAX's contractions for ``optimize``: ``((positions, result labels), ...)``, as ``jnp.einsum`` takes them
     from ``opt_einsum.contract_path(..., einsum_call=True)`` (numpy's port of it without opt_einsum); None for
-    fewer than three operands or symbolic shapes (the greedy order then)."""
-    if len(arrays) < 3 or not isinstance(subscripts, str) or not all(isinstance(d, int) for a in arrays
-                                                                       for d in a.shape):
+    one operand or symbolic shapes (the greedy order then)."""
+    if len(arrays) < 2 or not isinstance(subscripts, str):
         return None
-    _parse_einsum(subscripts, [tuple(a.shape) for a in arrays])  # a malformed spec: toolkit's ValueError first
+    _, output = _parse_einsum(subscripts, [tuple(a.shape) for a in arrays])  # a malformed spec: toolkit's error
+    if len(arrays) == 2:
+        # opt_einsum's one contraction (no search to make): the two operands popped last first, into the output.
+        return (((1, 0), "".join(output)),)
+    if not all(isinstance(d, int) for a in arrays for d in a.shape):
+        return None
     _, contractions = _contraction_list(subscripts, [np.shape(a) for a in arrays],
                                         "auto" if optimize is None else optimize)
     steps = []

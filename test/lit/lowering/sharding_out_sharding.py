@@ -61,13 +61,13 @@ def creation():
 @run
 def einsum_two_operands():
     # CHECK-LABEL: TEST: einsum_two_operands
+    # As JAX's: the right operand first, which gives the output's order ("ki") without a transpose.
     # CHECK: { lambda ; a:f32[8,8@y] b:f32[8@y,8]. let
-    # CHECK-NEXT: c:f32[8,8@x] = dot_general
-    # CHECK-NEXT: d:f32[8@x,8] = transpose[permutation=(1, 0)] c
-    # CHECK: %[[D:.*]] = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0]
-    # CHECK-NEXT: sdy.sharding_constraint %[[D]] <@mesh, [{}, {"x"}]> : tensor<8x8xf32>
-    # CHECK: stablehlo.transpose
-    # CHECK-NEXT: %[[OUT:.*]] = sdy.sharding_constraint %{{.*}} <@mesh, [{"x"}, {}]> : tensor<8x8xf32>
+    # CHECK-NEXT: c:f32[8@x,8] = dot_general[dimension_numbers=(((0,), (1,)), ((), ()))
+    # CHECK-SAME: ] b a
+    # CHECK-NEXT: in (c,) }
+    # CHECK: %[[D:.*]] = stablehlo.dot_general %arg1, %arg0, contracting_dims = [0] x [1]
+    # CHECK-NEXT: %[[OUT:.*]] = sdy.sharding_constraint %[[D]] <@mesh, [{"x"}, {}]> : tensor<8x8xf32>
     # CHECK-NEXT: return %[[OUT]]
     with toolkit.set_mesh(mesh):
         def f(a, b):
@@ -81,9 +81,10 @@ def einsum_two_operands():
 def einsum_three_operands():
     # CHECK-LABEL: TEST: einsum_three_operands
     # CHECK: { lambda ; a:f32[8,8@y] b:f32[8@y,8] c:f32[8,8@y]. let
-    # CHECK: g:f32[8,8] = dot_general
-    # CHECK-NEXT: h:f32[8,8] = dot_general
-    # CHECK: j:f32[8@y,8] = sharding_constraint
+    # In JAX's contraction order (the path opt_einsum gives), which needs no transpose here.
+    # CHECK: g:f32[8,8] = dot_general{{.*}} e d
+    # CHECK-NEXT: h:f32[8,8] = dot_general{{.*}} g f
+    # CHECK-NEXT: i:f32[8@y,8] = sharding_constraint
     # CHECK: -> (tensor<8x8xf32> {jax.result_info = "result", sdy.sharding = #sdy.sharding<@mesh, [{"y"}, {}]>})
     with toolkit.set_mesh(mesh):
         def f(a, b, c):
