@@ -38,10 +38,8 @@ def promote_dtypes_inexact(*args: Any) -> list[Any]:
 
 
 def polyval(coefficients: Sequence[float] | np.ndarray, x: Any) -> Any:
-    """``sum c[i] x**(n-1-i)`` by Horner's rule, highest degree first (``jnp.polyval`` of constant coefficients)."""
-    dtype = tnp.asarray(x).dtype
-    coefficients = np.asarray(coefficients).astype(dtype)
-    result = tnp.zeros_like(x)
-    for c in coefficients:
-        result = result * x + c
-    return result
+    """``sum c[i] x**(n-1-i)`` by Horner's rule, highest degree first: ``jnp.polyval`` of the coefficients in
+    ``x``'s dtype, as JAX's special functions call it (so an eager call is one program there as here, and the
+    special function called eagerly rounds as JAX's does)."""
+    x = tnp.asarray(x)
+    return tnp.polyval(np.asarray(coefficients).astype(x.dtype), x)
