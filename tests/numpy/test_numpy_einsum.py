@@ -159,3 +159,16 @@ def test_an_eager_chain_is_one_program(compilations):
     ops = _chain_operands([(21, 26), (26, 34), (34, 12)])
     tnp.einsum("ij,jk,kl->il", *ops)
     assert len(compilations) == 1  # (the products ran as two executables before)
+
+
+def test_one_operand_steps_and_longer_steps_of_a_path():
+    # opt_einsum's paths are pairs; a one-operand step only moves its operand last (as JAX pops and appends it),
+    # and a step of three operands falls back to the greedy order: the value is the product either way.
+    from toolkit.numpy.einsum import _einsum
+    a, b, c = _chain_operands([(4, 5), (5, 6), (6, 3)])
+    want = a @ b @ c
+    for path in ((((0,), "ij"), ((1, 0), "ik")), (((0, 1, 2), "il"),)):
+        operands = (a, b) if len(path) == 2 else (a, b, c)
+        spec = "ij,jk->ik" if len(operands) == 2 else "ij,jk,kl->il"
+        got = _einsum(*map(tnp.asarray, operands), subscripts=spec, preferred_element_type=None, path=path)
+        np.testing.assert_allclose(np.asarray(got), a @ b if len(operands) == 2 else want, rtol=1e-5, atol=1e-5)

@@ -105,9 +105,9 @@ def _take_diagonal_label(x: Any, labels: list[str]) -> tuple[Any, list[str]]:
 
 def einsum(subscripts: str, *operands: Any, out: None = None, optimize: Any = "auto", precision: Any = None,
            preferred_element_type: Any = None, out_sharding: Any = None) -> Any:
-    """Einstein summation, lowered to ``dot_general`` s, reductions and transposes, in JAX's order.
+    """Einstein summation, lowered to ``dot_general`` products, reductions and transposes, in JAX's order.
 
-    Three or more operands are contracted pair by pair in the order ``optimize`` asks of
+    Operands are contracted pair by pair in the order ``optimize`` asks of
     ``opt_einsum.contract_path`` (``"auto"``: optimal up to four operands, else greedy; ``"greedy"``,
     ``"optimal"``, ``True``, ``False`` — left to right —, or a path), with JAX's choice of left and right operand
     and of each intermediate's axis order, so results are JAX's bit for bit; without ``opt_einsum`` (it comes
@@ -261,9 +261,15 @@ def _einsum(*arrays: Any, subscripts: str, preferred_element_type: Any, out_type
             size = size * sizes[lab] if isinstance(sizes[lab], int) else size
         return size
 
-    steps = [step for step in path if len(step[0]) == 2] if path is not None else []
+    steps = list(path) if path is not None else []
     while len(ops) > 1:
         wanted: list[str] | None = None
+        while steps and len(steps[0][0]) == 1:
+            # A one-operand step: its reductions were made above, but JAX's pop and append moves the operand last.
+            (k,), _ = steps.pop(0)
+            ops.append(ops.pop(k))
+        if steps and len(steps[0][0]) != 2:
+            steps = []  # (a step of three or more operands, which opt_einsum's paths do not make: greedy from here)
         if steps:
             # JAX's contraction: it pops the step's first position, then its second from the shortened list, and
             # contracts the first as the left operand (opt_einsum lists them in descending order).
