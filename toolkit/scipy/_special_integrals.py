@@ -15,6 +15,7 @@ import numpy as np
 from toolkit import lax
 from toolkit import numpy as tnp
 from toolkit.ad.custom_derivatives import custom_jvp
+from toolkit.core.compiled_whole import compiled_whole
 from toolkit.scipy._special_arguments import inexact, polyval
 
 __all__ = ["exp1", "expi", "expn", "owens_t", "sici", "spence"]
@@ -176,6 +177,7 @@ def _expi_neg(x: Any) -> Any:
 
 
 @custom_jvp
+@compiled_whole()  # JAX's expi is custom_jvp(jit(...)): an eager call is one program
 def _expi(x: Any) -> Any:
     return tnp.piecewise(x, [x < 0], [_expi_neg, _expi_pos])
 
@@ -350,6 +352,7 @@ def _sici_far(x: Any) -> tuple[Any, Any]:
 
 
 @custom_jvp
+@compiled_whole()  # JAX's sici is custom_jvp(jit(...)): an eager call is one program
 def _sici(x: Any) -> Any:
     x_abs = tnp.abs(x)
     si_series, ci_series = _sici_series(x_abs)
