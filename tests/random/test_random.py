@@ -355,3 +355,6 @@ def test_key_array_sharding_leaves_out_the_key_data_axes():
     assert tr.key_data(keys).sharding.spec == toolkit.sharding.P("x")  # as JAX's key_data: no trailing None
     data = toolkit.device_put(tr.key_data(keys), toolkit.sharding.NamedSharding(mesh, toolkit.sharding.P("x", None)))
     assert tr.wrap_key_data(data).sharding.spec == toolkit.sharding.P("x")  # the key data's axis left out
+    pinned = toolkit.device_put(tr.key_data(keys), toolkit.sharding.NamedSharding(
+        mesh, toolkit.sharding.P("x", None), memory_kind="pinned_host"))
+    assert tr.wrap_key_data(pinned).sharding.memory_kind == "pinned_host"  # kept with the spec shortened

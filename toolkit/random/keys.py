@@ -161,7 +161,7 @@ class PRNGKeyArray:
         sharding = self._base.sharding
         spec = getattr(sharding, "spec", None)
         if spec is not None and len(spec) > self.ndim:
-            sharding = type(sharding)(sharding.mesh, type(spec)(*spec[:self.ndim]))
+            sharding = sharding.update(spec=type(spec)(*spec[:self.ndim]))  # (its memory kind kept)
         return sharding
 
     committed = property(lambda self: self._base.committed, doc="Whether the key data was placed explicitly.")
