@@ -138,12 +138,12 @@ def einsum(subscripts: str, *operands: Any, out: None = None, optimize: Any = "a
         raise ValueError("einsum needs at least one operand")
     dtype, weak = result_dtype(*operands)
     arrays = [asarray(convert(o, dtype, weak)) for o in operands]
-    path = _contraction_path(subscripts, arrays, optimize)
+    labels_list, output = _parse_einsum(subscripts, [tuple(a.shape) for a in arrays])  # (a malformed spec: here)
+    path = _contraction_path(subscripts, arrays, output, optimize)
     if out_sharding is None:
         # One program when called eagerly, as JAX's (jit of its _einsum with the contractions static): the products
         # run as XLA compiles them together, bit for bit JAX's.
         return _einsum_whole(*arrays, subscripts=subscripts, preferred_element_type=preferred_element_type, path=path)
-    labels_list, output = _parse_einsum(subscripts, [tuple(a.shape) for a in arrays])
     sizes = _label_sizes(arrays, labels_list)
     return sharding_types.with_out_sharding(_einsum, tuple(arrays), {"subscripts": subscripts,
                                                       "preferred_element_type": preferred_element_type,
@@ -165,14 +165,13 @@ def _label_sizes(arrays: Sequence[Any], labels_list: Sequence[list[str]]) -> dic
     return sizes
 
 
-def _contraction_path(subscripts: str, arrays: Sequence[Any],
+def _contraction_path(subscripts: str, arrays: Sequence[Any], output: Sequence[str],
                       optimize: Any) -> tuple[tuple[tuple[int, ...], str], ...] | None:
     """JAX's contractions for ``optimize``: ``((positions, result labels), ...)``, as ``jnp.einsum`` takes them
     from ``opt_einsum.contract_path(..., einsum_call=True)`` (numpy's port of it without opt_einsum); None for
-    one operand or symbolic shapes (the greedy order then)."""
-    if len(arrays) < 2 or not isinstance(subscripts, str):
+    one operand or symbolic shapes (the greedy order then). ``output``: the parsed output labels."""
+    if len(arrays) < 2:
         return None
-    _, output = _parse_einsum(subscripts, [tuple(a.shape) for a in arrays])  # a malformed spec: toolkit's error
     if len(arrays) == 2:
         # opt_einsum's one contraction (no search to make): the two operands popped last first, into the output.
         return (((1, 0), "".join(output)),)
