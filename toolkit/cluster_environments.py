@@ -419,12 +419,11 @@ def launcher_named(method: str) -> type[ClusterEnv] | None:
     """The launcher ``cluster_detection_method`` names (``"deactivate"``: none); ``ValueError`` for another name."""
     if method == "deactivate":
         return None
-    names = [env.name for env in registered() if env is not GenericEnvironment]
-    for env in registered():
-        if env is not GenericEnvironment and env.name == method:
-            return env
+    launchers = {env.name: env for env in registered() if env is not GenericEnvironment}
+    if method in launchers:
+        return launchers[method]
     raise ValueError(f"toolkit.distributed.initialize: unknown cluster_detection_method {method!r}; expected None "
-                     f"(detect the launcher), 'deactivate' (no launcher) or one of {names}"
+                     f"(detect the launcher), 'deactivate' (no launcher) or one of {list(launchers)}"
                      + (" (toolkit reads mpirun's and mpiexec's variables instead of asking mpi4py)"
                         if method == "mpi4py" else ""))
 
