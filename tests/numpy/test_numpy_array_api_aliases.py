@@ -148,3 +148,11 @@ def test_array_namespace_and_its_info_as_jax():
 def test_array_namespace_info_with_x64_as_jax():
     _namespace_info_as_jax()
     assert "float64" in tnp.__array_namespace_info__().dtypes(kind="real floating")
+
+
+def test_isdtype_of_float0_as_jax():
+    # float0 (the tangent type of integers) is of no kind, as in JAX; toolkit called every kind-"V" dtype floating.
+    import jax
+    from toolkit.core import dtypes
+    for kind in ("real floating", "numeric", "bool", "integral"):
+        assert tnp.isdtype(dtypes.float0, kind) == jax.numpy.isdtype(jax.dtypes.float0, kind) is False

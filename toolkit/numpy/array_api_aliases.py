@@ -19,7 +19,7 @@ from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.numpy import setops, shapes, ufuncs
 from toolkit.numpy._core import asarray, check_arraylike, convert, is_array, placed
-from toolkit.numpy.array_api_namespace import KINDS, kind_of
+from toolkit.numpy.array_api_namespace import KINDS
 
 
 def _operand(name: str, x: Any) -> Any:
@@ -120,7 +120,7 @@ def isdtype(dtype: Any, kind: Any) -> bool:
     the_dtype = np.dtype(dtype)
     for k in kind if isinstance(kind, tuple) else (kind,):
         if isinstance(k, str) and k in KINDS:
-            if kind_of(the_dtype) in KINDS[k]:
+            if dtypes.kind_of(the_dtype) in KINDS[k]:
                 return True
             continue
         try:

@@ -18,7 +18,6 @@ import sys
 from types import ModuleType
 from typing import Any
 
-import ml_dtypes
 import numpy as np
 
 from toolkit.core import config, dtypes
@@ -27,22 +26,11 @@ from toolkit.runtime import client as runtime_client
 #: The revision of the Array API standard ``toolkit.numpy`` follows (JAX 0.10's).
 __array_api_version__ = "2024.12"
 
-#: The Array API standard's dtype kinds, each as the numpy kind letters (``kind_of``) it holds.
+#: The Array API standard's dtype kinds, each as the kind letters (``toolkit.core.dtypes.kind_of``) it holds.
 KINDS: dict[str, tuple[str, ...]] = {
     "bool": ("b",), "signed integer": ("i",), "unsigned integer": ("u",), "integral": ("i", "u"),
     "real floating": ("f",), "complex floating": ("c",), "numeric": ("i", "u", "f", "c"),
 }
-
-
-def kind_of(dtype: np.dtype) -> str:
-    """The numpy kind letter of ``dtype``, with ml_dtypes' floats ``"f"`` and their sub-byte ints ``"i"``/``"u"``."""
-    if dtype in (np.dtype(ml_dtypes.int2), np.dtype(ml_dtypes.int4)):
-        return "i"
-    if dtype in (np.dtype(ml_dtypes.uint2), np.dtype(ml_dtypes.uint4)):
-        return "u"
-    if dtype.kind == "V" or dtypes.is_float(dtype):  # ml_dtypes' floats (bfloat16, float8_*) are kind "V"
-        return "f"
-    return dtype.kind
 
 
 # The standard's dtypes: its kinds hold these (with x64 also the 64-bit ones), not numpy's other types.
@@ -90,7 +78,7 @@ class ArrayNamespaceInfo:
             if k not in KINDS:
                 raise ValueError(f"unknown dtype kind {k!r}: expected one of {list(KINDS)}")
         return {name: np.dtype(name) for name in names
-                if any(kind_of(np.dtype(name)) in KINDS[k] for k in kinds)}
+                if any(dtypes.kind_of(np.dtype(name)) in KINDS[k] for k in kinds)}
 
 
 def __array_namespace_info__() -> ArrayNamespaceInfo:
