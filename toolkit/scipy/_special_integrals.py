@@ -262,6 +262,7 @@ def _expn3(x: Any, n: Any) -> Any:
     return (ans + 1.0) * tnp.exp(-x) / xk
 
 
+@compiled_whole()  # JAX's expn is custom_jvp(vectorize(jit(...))): an eager call, batched, is one program
 def _expn_scalar(n: Any, x: Any) -> Any:
     conds = [(n < 0) | (x < 0), (x == 0) & (n < 2), (x == 0) & (n >= 2), (n == 0) & (x >= 0), n >= 5000, x > 1]
     n1 = tnp.where(n == 1, n + n, n)
