@@ -36,7 +36,8 @@ NOT_COMPILED_WHOLE_WRAPPERS = {
     ("jax.numpy", "linspace"): "toolkit computes the values on the host from concrete bounds (numpy's rounding)",
     ("jax.numpy", "pad"): "its options (stat_length, end_values, reflect_type) come through **kwargs, which a "
                           "static argument name cannot reach; JAX's wrapper names them",
-    ("jax.numpy", "piecewise"): "JAX's wrapper turns the functions into a frozenset static argument of its helper",
+    ("jax.numpy", "piecewise"): "JAX's wrapper turns the functions into a frozenset static argument of its helper; "
+                                "toolkit's does the same for its compiled-whole _piecewise",
     ("jax.numpy", "power"): "an integer exponent is read concretely by the wrapper (integer_pow) before the helper",
     ("jax.numpy", "where"): "with the condition alone it is nonzero, whose shape depends on the values (eager in JAX "
                             "too); the three-argument form is toolkit.numpy.ufuncs.where, compiled whole",

@@ -37,6 +37,7 @@ cases = {
     "dawsn": lambda L, N: L.scipy.special.dawsn(N.asarray(x)),
     "expi": lambda L, N: L.scipy.special.expi(N.asarray(abs(x) + 0.01)),  # (x < 0 goes through exp1: below)
     "sici": lambda L, N: L.scipy.special.sici(N.asarray(p * 9))[0],
+    "spence": lambda L, N: L.scipy.special.spence(N.asarray(abs(x) + 0.01)),  # piecewise: one program in JAX
     "expn": lambda L, N: L.scipy.special.expn(3.0, N.asarray(abs(x) + 0.01)),  # vectorize(jit(...)) in JAX
     "einsum": lambda L, N: N.einsum("ij,jk,kl->il", *[N.asarray(c) for c in chain]),
     "attention": lambda L, N: L.nn.dot_product_attention(*[N.asarray(x[:, :33].reshape(1, 6, 3, 11))] * 3),

@@ -716,7 +716,8 @@ def select(condlist: Sequence[Any], choicelist: Sequence[Any], default: Any = 0)
 def piecewise(x: Any, condlist: Any, funclist: list[Any | Callable[..., Any]], *args: Any, **kw: Any) -> Any:
     """``funclist[i](x)`` where ``condlist[i]`` holds (the last true condition wins); an extra
     function is the default, else 0. Constants in ``funclist`` stand for constant functions.
-    Every function is evaluated on the whole of ``x``; the result has ``x``'s dtype."""
+    Every function is evaluated on the whole of ``x``; the result has ``x``'s dtype. An eager call is one
+    program, as JAX's: the functions select it, the constants and ``args``/``kw`` are its arguments."""
     check_arraylike("piecewise", x)
     x = asarray(x)
     if isinstance(condlist, (list, tuple)):
@@ -726,19 +727,27 @@ def piecewise(x: Any, condlist: Any, funclist: list[Any | Callable[..., Any]], *
         conds = [c] if c.ndim == x.ndim or c.ndim == 0 else [c[i] for i in range(c.shape[0])]
     nc, nf = len(conds), len(funclist)
     if nf == nc + 1:
-        default, funclist = funclist[-1], list(funclist[:-1])
+        funclist = [funclist[-1], *funclist[:-1]]
     elif nf == nc:
-        default = 0
+        funclist = [0, *funclist]
     else:
         raise ValueError(f"with {nc} condition(s), either {nc} or {nc + 1} functions are expected; got {nf}")
+    consts = {i: f for i, f in enumerate(funclist) if not callable(f)}
+    funcs = frozenset((i, f) for i, f in enumerate(funclist) if callable(f))  # hashable: a static argument
+    return _piecewise(x, conds, consts, funcs, *args, **kw)
 
-    def value(f: Any) -> Any:
-        v = f(x, *args, **kw) if callable(f) else f
+
+@compiled_whole(static_argnames=("funcs",))
+def _piecewise(x: Any, conds: list[Any], consts: dict[int, Any], funcs: frozenset, *args: Any, **kw: Any) -> Any:
+    functions = dict(funcs)
+
+    def value(i: int) -> Any:
+        v = functions[i](x, *args, **kw) if i in functions else consts[i]
         return broadcast_to(convert(v, x.dtype, False), x.shape)
 
-    out = value(default)
-    for cond, f in zip(conds, funclist):
-        out = where(broadcast_to(cond, x.shape), value(f), out)
+    out = value(0)
+    for i, cond in enumerate(conds, start=1):
+        out = where(broadcast_to(cond, x.shape), value(i), out)
     return out
 
 
