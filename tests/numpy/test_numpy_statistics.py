@@ -33,6 +33,32 @@ def test_percentile_median_and_dtypes(jnp):
     assert_like_jax(f(S_NAN), jnp.nanquantile(S_NAN, jnp.asarray([0.1, 0.9]), axis=1), tol=1e-6)
 
 
+@pytest.mark.parametrize("name", ["quantile", "nanquantile", "percentile", "nanpercentile"])
+def test_inverted_cdf_with_and_without_weights(name, jnp):
+    # JAX 0.10's 'inverted_cdf', the only method taking weights: negative and NaN weights and NaN values weigh
+    # nothing, and make the slice NaN as JAX's do; weights shaped as the array or as its reduced axes.
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((4, 7, 5)).astype(np.float32)
+    a[0, 2, 1] = np.nan
+    w = rng.uniform(0, 2, a.shape).astype(np.float32)
+    w[1, 3, 2] = -1.0
+    scale = 100 if "percentile" in name else 1
+    q = np.array([0.0, 0.25, 0.5, 1.0], np.float32) * scale
+    cases = [dict(axis=None), dict(axis=1, keepdims=True), dict(axis=(0, 2)), dict(axis=None, weights=w),
+             dict(axis=-1, weights=w, keepdims=True), dict(axis=1, weights=w[0, :, 0]),
+             dict(axis=(0, 2), weights=w[:, 0, :])]
+    for kwargs in cases:
+        for qs in (q, 0.3 * scale):
+            ours = getattr(tnp, name)(a, qs, method="inverted_cdf", **kwargs)
+            theirs = getattr(jnp, name)(a, qs, method="inverted_cdf", **kwargs)
+            assert_like_jax(ours, theirs, tol=0)
+    jitted = toolkit.jit(lambda x, v: getattr(tnp, name)(x, q, axis=0, method="inverted_cdf", weights=v))
+    assert_like_jax(jitted(a, w), getattr(jnp, name)(a, q, axis=0, method="inverted_cdf", weights=w), tol=0)
+    for kwargs in [dict(method="linear", weights=w), dict(method="inverted_cdf", weights=w.astype(np.complex64)),
+                   dict(method="inverted_cdf", weights=w[0]), dict(axis=1, method="inverted_cdf", weights=w[0])]:
+        raises_like(lambda: getattr(tnp, name)(a, q, **kwargs), lambda: getattr(jnp, name)(a, q, **kwargs))
+
+
 @pytest.mark.parametrize("case", [
     dict(), dict(axis=1), dict(axis=0, keepdims=True), dict(weights=np.abs(F) + 0.1),
     dict(axis=1, weights=np.arange(1, 6, dtype=np.float32)), dict(axis=0, weights=np.arange(1, 5), returned=True),

@@ -1,7 +1,9 @@
 """Order statistics and weighted summaries of ``jax.numpy``: ``quantile``,
 ``percentile``, ``median`` and their NaN-ignoring versions (methods 'linear',
-'lower', 'higher', 'midpoint', 'nearest'; a sort along the reduced axes, then
-a gather of the two neighbouring order statistics, as JAX does), ``average``
+'lower', 'higher', 'midpoint', 'nearest': a sort along the reduced axes, then
+a gather of the two neighbouring order statistics, as JAX does; 'inverted_cdf',
+the only one taking ``weights``: the first sorted value whose cumulative weight
+reaches ``q`` of the total), ``average``
 (``weights``, ``returned``), ``ptp``, ``bincount`` (static ``length``) and
 ``digitize``. Example::
 
@@ -24,7 +26,7 @@ from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import sorting as lax_sorting
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy._core import (
-    asarray, broadcast_to, canonical_axes, canonical_axis, check_arraylike, convert, result_dtype,
+    asarray, broadcast_to, canonical_axes, canonical_axis, check_arraylike, convert, promote_inexact, result_dtype,
 )
 from toolkit.numpy import reductions, shapes, sorting, ufuncs
 from toolkit.numpy.take import take_along_axis
@@ -32,16 +34,31 @@ from toolkit.shard.explicit import canonicalize_out_sharding
 from toolkit.shard.named_sharding import NamedSharding
 from toolkit.shard.partition_spec import PartitionSpec
 
-_METHODS = ("linear", "lower", "higher", "midpoint", "nearest")
+_METHODS = ("linear", "lower", "higher", "midpoint", "nearest", "inverted_cdf")
 
 
-def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nans: bool, name: str) -> Any:
+def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nans: bool, weights: Any = None) -> Any:
+    # JAX's checks, in JAX's order.
     if method not in _METHODS:
-        if method == "inverted_cdf":
-            raise NotImplementedError(f"{name}: method 'inverted_cdf' is not supported")
         raise ValueError("method can only be 'linear', 'lower', 'higher', 'midpoint', 'nearest' or 'inverted_cdf'")
     a = asarray(a)
-    if not dtypes.is_inexact(a.dtype):  # float32 for int32 with x64 on too (JAX's to_inexact_dtype)
+    if weights is not None:
+        weights = asarray(weights)
+        if dtypes.is_complex(weights.dtype):
+            raise ValueError("Weights cannot be complex types.")
+        if method != "inverted_cdf":
+            raise NotImplementedError(f"{method} doesn't support weights. Only method 'inverted_cdf' supports "
+                                      "weights.")
+        a, weights = promote_inexact(a, weights)
+        if weights.shape != a.shape:
+            if axis is None:
+                raise ValueError("Weights shape must match 'a' shape when axis is None.")
+            reduced = canonical_axes(axis, a.ndim)
+            if weights.shape != tuple(a.shape[d] for d in reduced):
+                raise ValueError(f"Weights shape {weights.shape} must match reduction axes "
+                                 f"{tuple(a.shape[d] for d in reduced)}")
+            weights = lax_structural.broadcast_in_dim(weights, a.shape, reduced)
+    elif not dtypes.is_inexact(a.dtype):  # float32 for int32 with x64 on too (JAX's to_inexact_dtype)
         a = lax_elementwise.convert_element_type(a, dtypes.to_inexact_dtype(a.dtype), a.weak_type)
     if dtypes.is_complex(a.dtype):
         raise ValueError("quantile does not support complex input, as the operation is poorly defined.")
@@ -54,10 +71,16 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nan
     axes = canonical_axes(axis, a.ndim) if axis is not None else tuple(range(a.ndim))
     kept = [d for d in range(a.ndim) if d not in axes]
     keep_shape = tuple(1 if d in axes else a.shape[d] for d in range(a.ndim))
-    a = lax_structural.transpose(a, kept + list(axes)) if kept + list(axes) != list(range(a.ndim)) else a
-    n = math.prod(a.shape[len(kept):])
-    a = lax_structural.reshape(a, a.shape[:len(kept)] + (n,))
+    order = kept + list(axes)
+    n = math.prod(a.shape[d] for d in axes)
+    merged = tuple(a.shape[d] for d in kept) + (n,)
+    a = lax_structural.reshape(lax_structural.transpose(a, order) if order != list(range(a.ndim)) else a, merged)
+    if weights is not None:
+        weights = lax_structural.reshape(lax_structural.transpose(weights, order), merged)
     last = a.ndim - 1
+    if method == "inverted_cdf":
+        result = _inverted_cdf(a, q, weights, squash_nans)
+        return lax_structural.reshape(result, q.shape + keep_shape) if keepdims else result
     if squash_nans:
         a = ufuncs.where(ufuncs.isnan(a), broadcast_to(np.asarray(np.nan, a.dtype), a.shape), a)  # positive NaNs
         a = lax_sorting.sort(a, last)
@@ -102,14 +125,50 @@ def _quantile(a: Any, q: Any, axis: Any, method: str, keepdims: bool, squash_nan
     return result
 
 
+def _inverted_cdf(a: Any, q: Any, weights: Any, squash_nans: bool) -> Any:
+    """JAX's 'inverted_cdf' over ``a``'s last axis: per slice, the first sorted value whose cumulative weight
+    (negative and NaN weights, and NaN values, weigh 0) reaches ``q`` of the total; NaN where a weight is bad, and
+    where a value is NaN (``squash_nans``: where every value is). ``q``'s dimension comes first."""
+    last = a.ndim - 1
+    nan = broadcast_to(np.asarray(np.nan, a.dtype), a.shape)
+    a = ufuncs.where(ufuncs.isnan(a) if squash_nans else reductions.any(ufuncs.isnan(a), last, keepdims=True), nan, a)
+    if weights is None:
+        a = lax_sorting.sort(a, last)
+        weights = lax_structural.full_like(a, 1.0)
+    else:
+        a, weights = lax_sorting.sort_key_val(a, weights, last)
+    bad_weights = ufuncs.logical_or(ufuncs.less(weights, 0), ufuncs.isnan(weights))
+    nan_data = ufuncs.isnan(a)
+    clean = ufuncs.where(ufuncs.logical_or(bad_weights, nan_data), lax_structural.full_like(weights, 0), weights)
+    cumulative = reductions.cumsum(clean, axis=last)
+    total = lax_structural.slice_in_dim(cumulative, a.shape[last] - 1, a.shape[last], axis=last)  # keeps the axis
+    q_first = tuple(range(q.ndim))
+    target = ufuncs.multiply(lax_structural.reshape(q, q.shape + (1,) * total.ndim),
+                             lax_structural.expand_dims(total, q_first))
+    below = ufuncs.less(lax_structural.expand_dims(cumulative, q_first), target)
+    int_type = dtypes.default_int_dtype()
+    index = reductions.sum(convert(below, int_type), axis=-1, keepdims=True)
+    if squash_nans:
+        valid = reductions.sum(ufuncs.logical_not(nan_data), last, dtype=q.dtype, keepdims=True)
+    else:
+        valid = broadcast_to(np.asarray(a.shape[last], q.dtype), total.shape)
+    top = lax_structural.expand_dims(convert(ufuncs.subtract(valid, 1), int_type), q_first)
+    index = ufuncs.maximum(0, ufuncs.minimum(index, top))
+    ab = lax_structural.broadcast_in_dim(a, q.shape + a.shape, tuple(range(q.ndim, q.ndim + a.ndim)))
+    result = take_along_axis(ab, index, -1)
+    nan_slice = ufuncs.equal(valid, 0) if squash_nans else reductions.any(nan_data, last, keepdims=True)
+    force_nan = lax_structural.expand_dims(ufuncs.logical_or(reductions.any(bad_weights, last, keepdims=True),
+                                                             nan_slice), q_first)
+    result = ufuncs.where(force_nan, broadcast_to(np.asarray(np.nan, a.dtype), result.shape), result)
+    return lax_structural.reshape(result, result.shape[:-1])
+
+
 def _check_args(name: str, a: Any, q: Any, out: Any, overwrite_input: bool, weights: Any) -> None:
     check_arraylike(name, a, q)  # lists are JAX's TypeError, under the public function's name
     if weights is not None:
         check_arraylike(name, weights)
     if overwrite_input or out is not None:
         raise ValueError(f"toolkit.numpy.{name} does not support overwrite_input=True or out != None")
-    if weights is not None:
-        raise NotImplementedError(f"{name}: weights (method 'inverted_cdf') are not supported")
 
 
 @compiled_whole(static_argnames=("axis", "overwrite_input", "keepdims", "method"))
@@ -118,7 +177,7 @@ def quantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_input
     """The ``q``-th quantiles (``q`` in [0, 1], scalar or 1-D; its dimension comes first) over ``axis``.
     A slice containing NaN gives NaN."""
     _check_args("quantile", a, q, out, overwrite_input, weights)
-    return _quantile(a, q, axis, method, keepdims, False, "quantile")
+    return _quantile(a, q, axis, method, keepdims, False, weights)
 
 
 @compiled_whole(static_argnames=("axis", "overwrite_input", "keepdims", "method"))
@@ -126,7 +185,7 @@ def nanquantile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_in
                 method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
     """``quantile`` ignoring NaNs (NaN for an all-NaN slice)."""
     _check_args("nanquantile", a, q, out, overwrite_input, weights)
-    return _quantile(a, q, axis, method, keepdims, True, "nanquantile")
+    return _quantile(a, q, axis, method, keepdims, True, weights)
 
 
 def _percent(q: Any) -> Any:
@@ -146,7 +205,7 @@ def percentile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_inp
     on Explicit mesh axes; the quantile is computed with those axes Auto and resharded, as JAX's."""
     _check_args("percentile", a, q, out, overwrite_input, weights)
     if out_sharding is None:
-        return _quantile(a, _percent(q), axis, method, keepdims, False, "percentile")
+        return _quantile(a, _percent(q), axis, method, keepdims, False, weights)
     # JAX asserts the kind before anything (AssertionError), then checks it as every out_sharding.
     assert isinstance(out_sharding, (NamedSharding, PartitionSpec))
     a, q = asarray(a), asarray(q)
@@ -155,7 +214,7 @@ def percentile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_inp
         tuple(n for d, n in enumerate(a.shape) if d not in axes)
     return sharding_types.with_out_sharding(
         _quantile, (a, _percent(q)), {"axis": axis, "method": method, "keepdims": keepdims, "squash_nans": False,
-                                      "name": "percentile"},
+                                      "weights": weights},
         out_sharding, "jnp.percentile", tuple(q.shape) + kept, how="auto")
 
 
@@ -164,7 +223,7 @@ def nanpercentile(a: Any, q: Any, axis: Any = None, out: None = None, overwrite_
                   method: str = "linear", keepdims: bool = False, *, weights: Any = None) -> Any:
     """``nanquantile`` with ``q`` in percent."""
     _check_args("nanpercentile", a, q, out, overwrite_input, weights)
-    return _quantile(a, _percent(q), axis, method, keepdims, True, "nanpercentile")
+    return _quantile(a, _percent(q), axis, method, keepdims, True, weights)
 
 
 @compiled_whole(static_argnames=("axis", "overwrite_input", "keepdims"))
