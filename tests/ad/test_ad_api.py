@@ -103,6 +103,29 @@ def test_errors():
         f_vjp(np.ones(3, F32))
 
 
+def test_holomorphic_grad_is_jaxs():
+    jax = pytest.importorskip("jax")
+    z = np.array([1 + 1j, 2 - 0.5j, -0.3j], np.complex64)
+    def f(numpy):
+        return lambda v: numpy.sum(numpy.sin(v) * v ** 2)
+    ours = toolkit.grad(f(tnp), holomorphic=True)(z)
+    theirs = jax.grad(f(jax.numpy), holomorphic=True)(z)
+    np.testing.assert_allclose(np.asarray(ours), np.asarray(theirs), rtol=1e-6)
+    assert np.asarray(ours).dtype == np.complex64
+    value, scalar = toolkit.value_and_grad(lambda w: w ** 3, holomorphic=True)(np.complex64(2j))
+    assert complex(scalar) == complex(jax.grad(lambda w: w ** 3, holomorphic=True)(np.complex64(2j)))
+    np.testing.assert_allclose(np.asarray(toolkit.jit(toolkit.grad(f(tnp), holomorphic=True))(z)),
+                               np.asarray(theirs), rtol=1e-6)
+    for fun, x, kwargs in [(lambda w: w * 2, np.float32(1), dict(holomorphic=True)),
+                           (lambda w: w.real, np.complex64(1j), dict(holomorphic=True)),
+                           (lambda w: w * w, np.complex64(1j), {}), (lambda w: (w > 0) * 3, np.float32(1), {})]:
+        with pytest.raises(TypeError) as want:
+            jax.grad(fun, **kwargs)(x)
+        with pytest.raises(TypeError) as got:
+            toolkit.grad(fun, **kwargs)(x)
+        assert str(got.value) == str(want.value).replace("jax.vjp", "toolkit.vjp")
+
+
 def test_reverse_mode_through_while_is_refused():
     # A fori_loop with static bounds is a scan (reverse mode works, tests/ad/test_fori_grad.py); with a
     # traced trip count it is a while_loop, which only forward mode differentiates (as JAX).

@@ -240,6 +240,35 @@ def _as_array(value: Any) -> Any:
     return device_put(np.asarray(value))
 
 
+def check_input_dtype_revderiv(name: str, holomorphic: bool, allow_int: bool, x: Any) -> None:
+    """JAX's check of an input ``x`` that reverse mode (``grad``, ``jacrev``) differentiates, with its messages."""
+    dtype = aval_of(x).dtype
+    if holomorphic and not dtypes.is_complex(dtype):
+        raise TypeError(f"{name} with holomorphic=True requires inputs with complex dtype, but got {dtype.name}.")
+    if not dtypes.is_inexact(dtype) and not allow_int:
+        raise TypeError(f"{name} requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
+                        f"np.inexact), but got {dtype.name}. If you want to use Boolean- or integer-valued inputs, "
+                        "use vjp or set allow_int to True.")
+
+
+def check_output_dtype_revderiv(name: str, holomorphic: bool, x: Any) -> None:
+    """JAX's check of an output ``x`` that reverse mode (``grad``, ``jacrev``) differentiates, with its messages."""
+    dtype = aval_of(x).dtype
+    if holomorphic:
+        if not dtypes.is_complex(dtype):
+            raise TypeError(f"{name} with holomorphic=True requires outputs with complex dtype, but got "
+                            f"{dtype.name}.")
+    elif dtypes.is_complex(dtype):
+        raise TypeError(f"{name} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but "
+                        f"got {dtype.name}. For holomorphic differentiation, pass holomorphic=True. For "
+                        "differentiation of non-holomorphic functions involving complex outputs, use toolkit.vjp "
+                        "directly.")
+    elif not dtypes.is_float(dtype):
+        raise TypeError(f"{name} requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but "
+                        f"got {dtype.name}. For differentiation of functions with integer outputs, use toolkit.vjp "
+                        "directly.")
+
+
 def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
                    holomorphic: bool = False, allow_int: bool = False, reduce_axes: Sequence[Any] = ()
                    ) -> Callable[..., Any]:
@@ -247,7 +276,9 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, ha
 
     ``fun`` must return a real scalar. The gradient is taken with respect to
     the positional arguments ``argnums`` (an int: one gradient; a tuple: a
-    tuple of gradients), each a pytree of floating arrays.
+    tuple of gradients), each a pytree of floating arrays. ``holomorphic=True``:
+    complex inputs and a complex scalar output, and the gradient is the complex
+    derivative (the cotangent 1 is not conjugated), as JAX's.
 
     Example::
 
@@ -259,19 +290,13 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, ha
         raise NotImplementedError("reduce_axes argument to grad is deprecated")
     if not callable(fun):
         raise TypeError(f"value_and_grad: expected a callable function, got {type(fun).__name__}")
-    if holomorphic:
-        raise NotImplementedError("toolkit.grad: holomorphic=True is not supported yet")
     what = "grad"
 
     def wrapped(*args: Any, **kwargs: Any) -> Any:
         nums = _argnums_tuple(argnums, len(args), what)
         for a in nums:
             for leaf in pytrees.tree_leaves(args[a]):
-                dtype = aval_of(leaf).dtype
-                if not allow_int and not dtypes.is_inexact(dtype):
-                    raise TypeError(f"grad requires real- or complex-valued inputs (input dtype that is a "
-                                    f"sub-dtype of np.inexact), but got {dtype.name} in argument {a}. If you want "
-                                    "to use Boolean- or integer-valued inputs, use vjp or set allow_int to True.")
+                check_input_dtype_revderiv(what, holomorphic, allow_int, leaf)
 
         def partial_fun(*diff_args: Any) -> Any:
             full = list(args)
@@ -287,10 +312,7 @@ def value_and_grad(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, ha
             shape = "a non-array value" if out_aval is None else f"shape {out_aval.shape}"
             raise TypeError(f"grad requires scalar-valued function output, got {shape}. Use vjp or jacobians "
                             "for vector-valued outputs.")
-        if not dtypes.is_inexact(out_aval.dtype) or dtypes.is_complex(out_aval.dtype):
-            raise TypeError(f"grad requires real-valued outputs (output dtype that is a sub-dtype of np.floating), "
-                            f"but got {out_aval.dtype.name}. For holomorphic differentiation, pass "
-                            "holomorphic=True (not supported yet).")
+        check_output_dtype_revderiv(what, holomorphic, out)
         # A cotangent that only passed through (d(x*y)/dy is x) can come back as the numpy value it
         # was computed from; JAX's grad always returns arrays, so every gradient leaf is made one.
         grad_leaves, grad_tree = pytrees.tree_flatten(f_vjp(np.ones((), out_aval.dtype)))

@@ -19,7 +19,9 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from toolkit.ad.api import _argnums_tuple, linearize, vjp
+from toolkit.ad.api import (
+    _argnums_tuple, check_input_dtype_revderiv, check_output_dtype_revderiv, linearize, vjp,
+)
 from toolkit.core import dtypes, pytrees
 from toolkit.core.avals import aval_of
 from toolkit.batching import vmap
@@ -105,33 +107,6 @@ def _check_output_jacfwd(holomorphic: bool, x: Any) -> None:
         raise TypeError(f"jacfwd with holomorphic=True requires outputs with complex dtype, but got {dtype.name}.")
 
 
-def _check_input_jacrev(holomorphic: bool, allow_int: bool, x: Any) -> None:
-    dtype = aval_of(x).dtype
-    if holomorphic and not dtypes.is_complex(dtype):
-        raise TypeError(f"jacrev with holomorphic=True requires inputs with complex dtype, but got {dtype.name}.")
-    if not dtypes.is_inexact(dtype) and not allow_int:
-        raise TypeError(f"jacrev requires real- or complex-valued inputs (input dtype that is a sub-dtype of "
-                        f"np.inexact), but got {dtype.name}. If you want to use Boolean- or integer-valued inputs, "
-                        "use vjp or set allow_int to True.")
-
-
-def _check_output_jacrev(holomorphic: bool, x: Any) -> None:
-    dtype = aval_of(x).dtype
-    if holomorphic:
-        if not dtypes.is_complex(dtype):
-            raise TypeError(f"jacrev with holomorphic=True requires outputs with complex dtype, but got "
-                            f"{dtype.name}.")
-    elif dtypes.is_complex(dtype):
-        raise TypeError(f"jacrev requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but "
-                        f"got {dtype.name}. For holomorphic differentiation, pass holomorphic=True. For "
-                        "differentiation of non-holomorphic functions involving complex outputs, use toolkit.vjp "
-                        "directly.")
-    elif not dtypes.is_float(dtype):
-        raise TypeError(f"jacrev requires real-valued outputs (output dtype that is a sub-dtype of np.floating), but "
-                        f"got {dtype.name}. For differentiation of functions with integer outputs, use toolkit.vjp "
-                        "directly.")
-
-
 def jacfwd(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False,
            holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian of ``fun`` by forward mode (one JVP per input element), as ``jax.jacfwd``."""
@@ -180,10 +155,10 @@ def jacrev(fun: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: b
 
     def jacfun(*args: Any, **kwargs: Any) -> Any:
         f_partial, dyn_args = _partial(fun, argnums, args, kwargs, "jacrev")
-        pytrees.tree_map(lambda x: _check_input_jacrev(holomorphic, allow_int, x), dyn_args)
+        pytrees.tree_map(lambda x: check_input_dtype_revderiv("jacrev", holomorphic, allow_int, x), dyn_args)
         result = vjp(f_partial, *dyn_args, has_aux=has_aux)
         y, pullback = result[0], result[1]
-        pytrees.tree_map(lambda x: _check_output_jacrev(holomorphic, x), y)
+        pytrees.tree_map(lambda x: check_output_dtype_revderiv("jacrev", holomorphic, x), y)
         y_leaves, y_tree = pytrees.tree_flatten(y)
         total = sum(math.prod(aval_of(leaf).shape) for leaf in y_leaves)
         dtype = _common_dtype(y_leaves)
