@@ -28,6 +28,9 @@ def cases(lib):
         "sort": lambda x: jnp.sum(jnp.sort(x, axis=1) * jnp.arange(6.0)) + jnp.sum(lax.top_k(x, 3)[0] * jnp.arange(3.0)),
         "cumulative": lambda x: jnp.sum(lax.cumsum(x, 1) ** 2) + jnp.sum(lax.cummax(x, 0) ** 2)
         + jnp.sum(lax.reduce_window(x, -jnp.inf, lax.max, (2, 3), (1, 2), "SAME") ** 2),
+        "cumulative_products": lambda x: jnp.sum(lax.cumprod(x, 1) * x) + jnp.sum(lax.cumprod(x, 0, reverse=True) ** 2)
+        + jnp.sum(lax.cumlogsumexp(x, 1) * x) + jnp.sum(lax.cumlogsumexp(x, 0, reverse=True) ** 2)
+        + jnp.sum(jnp.nancumprod(x, axis=1) * 0.5),
         "conv": lambda x: jnp.sum(lax.conv_general_dilated(x[None, None], x[None, None, :3, :3] * 0.5, (2, 1),
                                                            [(1, 2), (0, 1)], rhs_dilation=(1, 2)) ** 2),
         "cond": lambda x: jnp.sum(lax.cond(jnp.sum(x) > 0, lambda a: jnp.sin(a) * a, lambda a: a * 2.0, x))

@@ -8,22 +8,31 @@
   (``prod(window)`` slices), so the rule is made of slices, pads and sums that
   transpose themselves: no select-and-scatter primitive is needed.
 
-Both need ``base_dilation == 1``; other computations (``cumprod``, variadic
-windows, generic ``reduce``) raise ``DifferentiationError``.
+* a cumulative window of any other computation (``cumprod``, ``cumlogsumexp``:
+  one axis, a window as long as it, padded to end or start at each element,
+  unit strides) has JAX's derivative of its cumulative primitives: the tangent
+  is the associative scan of (value, tangent) pairs combined by the
+  computation's JVP, made of primitives that transpose themselves.
+
+Both need ``base_dilation == 1``; other computations (pooling windows of
+products, variadic windows, generic ``reduce``) raise ``DifferentiationError``.
 """
 
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 
-from toolkit.ad.jvp import DifferentiationError
+from toolkit.ad.jvp import DifferentiationError, jvp_program
 from toolkit.ad.registry import JVP_RULES, NO_JVP, TRANSPOSE_RULES
 from toolkit.ad.values import Zero, tangent_aval, value_aval
+from toolkit.batching import vmap
 from toolkit.lax import elementwise
 from toolkit.lax import reductions
 from toolkit.lax import structural
+from toolkit.lax.control_flow import associative_scan
 from toolkit.lax.windowed import reduce_p, reduce_window_p
 
 _KINDS = {elementwise.add_p: "sum", elementwise.max_p: "max", elementwise.min_p: "min", elementwise.mul_p: "prod"}
@@ -56,8 +65,10 @@ def _reduce_window_jvp(primals, tangents, *, computation, window_dimensions, win
         raise _unsupported("variadic windows (several operands) have no differentiation rule")
     kind = _window_kind(computation)
     (x, init), (t, t_init) = primals, tangents
-    if kind not in ("sum", "max", "min"):
-        raise _unsupported(f"only sum, max and min windows are differentiable (got {kind or 'a custom computation'})")
+    cumulative_axis = _cumulative_axis(value_aval(x).shape, params)
+    if kind not in ("sum", "max", "min") and cumulative_axis is None:
+        raise _unsupported(f"only sum, max and min windows, and cumulative windows, are differentiable (got "
+                           f"{kind or 'a custom computation'})")
     if any(d != 1 for d in base_dilation):
         raise _unsupported("base_dilation other than 1 is not supported")
     if not isinstance(t_init, Zero):
@@ -66,7 +77,54 @@ def _reduce_window_jvp(primals, tangents, *, computation, window_dimensions, win
         return outs, [Zero(tangent_aval(value_aval(outs[0])))]
     if kind == "sum":
         return outs, reduce_window_p.bind(t, np.zeros((), value_aval(t).dtype), **params)
-    return outs, [_chooser_tangent(x, init, t, outs[0], params)]
+    if kind in ("max", "min"):
+        return outs, [_chooser_tangent(x, init, t, outs[0], params)]
+    axis, reverse = cumulative_axis
+    return outs, [associative_scan(_combine_with_jvp(computation, kind), (x, t), reverse=reverse, axis=axis)[1]]
+
+
+def _combine_with_jvp(computation, kind):
+    """The associative scan's combination of (value, tangent) pairs: the window's computation and its JVP.
+
+    The computation was traced on scalars; a product applies to whole slices as it is, any other (JAX's
+    ``logaddexp`` for ``cumlogsumexp``, whose rule holds scalar constants) is mapped over their elements."""
+    def pair(a, b, ta, tb):
+        (value,), (tangent,) = jvp_program(computation, [a, b], [ta, tb])
+        return value, tangent
+
+    def combine_slices(earlier, later):
+        (a, ta), (b, tb) = earlier, later
+        return pair(a, b, ta, tb)
+
+    if kind == "prod":
+        return combine_slices
+    elementwise_pair = vmap(pair)
+
+    def combine_elements(earlier, later):
+        (a, ta), (b, tb) = earlier, later
+        shape = value_aval(a).shape
+        flat = [structural.reshape(v, (math.prod(shape),)) for v in (a, b, ta, tb)]
+        return tuple(structural.reshape(v, shape) for v in elementwise_pair(*flat))
+    return combine_elements
+
+
+def _cumulative_axis(shape, params) -> tuple[int, bool] | None:
+    """``(axis, reverse)`` when the window is a cumulative reduction's (as ``toolkit.lax.cumprod`` makes it):
+    along one axis, as long as it and padded so the window ends (reversed: starts) at each element; else None."""
+    axes = [d for d, w in enumerate(params["window_dimensions"]) if w != 1]
+    if len(axes) != 1 or any(s != 1 for s in params["window_strides"]) or \
+            any(d != 1 for d in params["window_dilation"]) or any(d != 1 for d in params["base_dilation"]):
+        return None
+    axis, = axes
+    size = shape[axis]
+    padding = params["padding"]
+    if params["window_dimensions"][axis] != size or any(p != (0, 0) for d, p in enumerate(padding) if d != axis):
+        return None
+    if tuple(padding[axis]) == (size - 1, 0):
+        return axis, False
+    if tuple(padding[axis]) == (0, size - 1):
+        return axis, True
+    return None
 
 
 def _chooser_tangent(x, init, t, answer, params):
