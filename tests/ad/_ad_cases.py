@@ -33,6 +33,9 @@ def cases(lib):
         + jnp.sum(jnp.nancumprod(x, axis=1) * 0.5),
         "conv": lambda x: jnp.sum(lax.conv_general_dilated(x[None, None], x[None, None, :3, :3] * 0.5, (2, 1),
                                                            [(1, 2), (0, 1)], rhs_dilation=(1, 2)) ** 2),
+        "grouped_conv": lambda x: jnp.sum(lax.conv_general_dilated(x[None, :4], x[:4, None, :3] * 0.5, (1,), "SAME",
+                                                                   feature_group_count=4) ** 2)
+        + jnp.sum(lax.conv_general_dilated(x[:4, None], x[:2, None, :3], (1,), "VALID", batch_group_count=2) ** 2),
         "cond": lambda x: jnp.sum(lax.cond(jnp.sum(x) > 0, lambda a: jnp.sin(a) * a, lambda a: a * 2.0, x))
         + jnp.sum(lax.switch(2, [lambda a: a, lambda a: jnp.exp(a), lambda a: a ** 2], x)),
         "scan": lambda x: jnp.sum(lax.scan(lambda c, r: (jnp.tanh(c * r + x[0]), c * 2.0), jnp.ones(6), x)[1])

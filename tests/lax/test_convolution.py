@@ -153,3 +153,43 @@ def test_complex_conv_is_jaxs_three_real_convs_bit_for_bit(preferred):
     grads = [np.asarray(m.grad(lambda v: m.numpy.abs(m.lax.conv_general_dilated(v, w, (1, 1), "VALID")).sum())(x))
              for m in (toolkit, jax)]
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-5, atol=1e-5)
+
+
+GROUPED = [
+    ((2, 6, 9), (4, 3, 3), dict(feature_group_count=2, padding="SAME")),
+    ((2, 6, 9), (6, 1, 3), dict(feature_group_count=6, window_strides=(2,), padding=[(1, 2)], rhs_dilation=(2,))),
+    ((4, 3, 9), (6, 3, 3), dict(batch_group_count=2, padding="VALID")),
+    ((2, 4, 7, 6), (8, 2, 3, 2), dict(feature_group_count=2, window_strides=(2, 1), padding=[(1, 1), (0, 2)],
+                                      lhs_dilation=(1, 2))),
+    ((4, 5, 6, 5), (3, 3, 4, 5), dict(batch_group_count=2, padding="SAME", dimension_numbers=("NHWC", "HWOI", "NHWC"))),
+]
+
+
+@pytest.mark.parametrize("lhs_shape, rhs_shape, kwargs", GROUPED)
+def test_grouped_conv_gradients_are_jaxs(lhs_shape, rhs_shape, kwargs):
+    # Depthwise and grouped convolutions (feature groups) and batch-grouped ones transpose as JAX's: the same
+    # convolutions, so the same bits, for both operands.
+    jax = pytest.importorskip("jax")
+
+    kwargs = dict(kwargs)
+    strides = kwargs.pop("window_strides", (1,) * (len(lhs_shape) - 2))
+    lhs, rhs = f32(*lhs_shape), f32(*rhs_shape)
+
+    def loss(library):
+        return lambda a, b: (library.lax.conv_general_dilated(a, b, strides, **kwargs) ** 2).sum()
+    ours = toolkit.grad(loss(toolkit), argnums=(0, 1))(lhs, rhs)
+    theirs = jax.grad(loss(jax), argnums=(0, 1))(lhs, rhs)
+    for got, want in zip(ours, theirs):
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
+    jitted = toolkit.jit(toolkit.grad(loss(toolkit), argnums=1))(lhs, rhs)
+    np.testing.assert_array_equal(np.asarray(jitted), np.asarray(theirs[1]))
+
+
+def test_conv_padding_errors_are_jaxs():
+    jax = pytest.importorskip("jax")
+    from _oracle import raises_like
+
+    x, w = f32(1, 2, 5), f32(2, 2, 3)
+    for kwargs in [dict(padding="SAME", lhs_dilation=(2,)), dict(padding=[(1, 2, 3)]), dict(padding=3)]:
+        raises_like(lambda: lax.conv_general_dilated(x, w, (1,), **kwargs),
+                    lambda: jax.lax.conv_general_dilated(x, w, (1,), **kwargs))

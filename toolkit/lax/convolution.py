@@ -249,6 +249,9 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
     dnums = conv_dimension_numbers(lhs_shape, rhs_shape, dimension_numbers)
     nspatial = len(lhs_shape) - 2
     window_strides = tuple(int(s) for s in window_strides)
+    if lhs_dilation is not None and isinstance(padding, str) and any(d != 1 for d in lhs_dilation):
+        raise ValueError("String padding is not implemented for transposed convolution using this op. Please either "
+                         "exactly specify the required padding or use conv_transpose.")
     lhs_dilation = (1,) * nspatial if lhs_dilation is None else tuple(int(d) for d in lhs_dilation)
     rhs_dilation = (1,) * nspatial if rhs_dilation is None else tuple(int(d) for d in rhs_dilation)
     if isinstance(padding, str):
@@ -261,8 +264,8 @@ def conv_general_dilated(lhs: Any, rhs: Any, window_strides: Sequence[int], padd
     try:
         padding = tuple((dim_param(lo), dim_param(hi)) for lo, hi in padding)
     except (TypeError, ValueError):
-        raise TypeError(f"conv_general_dilated: padding must be a string or (low, high) pairs, got {padding!r}") \
-            from None
+        raise ValueError("padding argument to conv_general_dilated should be a string or a sequence of (low, high) "
+                         f"pairs, got {padding}") from None
     preferred = None if preferred_element_type is None else dtypes.canonicalize_dtype(preferred_element_type)
     params = dict(window_strides=window_strides, padding=padding, lhs_dilation=lhs_dilation,
                   rhs_dilation=rhs_dilation, dimension_numbers=dnums, feature_group_count=int(feature_group_count),
