@@ -31,6 +31,10 @@ def test_nan_reduction_options(jnp):
     compare_with_jax("nanmax", np.nan_to_num(NANS, posinf=0), axis=1, initial=5.0)
     compare_with_jax("nanmean", NANS, axis=1, where=BOOL, tol=1e-6)
     raises_like(lambda: tnp.nanmax(NANS, where=BOOL), lambda: jnp.nanmax(NANS, where=BOOL))
+    for name in ("nanmax", "nanmin"):  # where= with initial, as JAX's (an all-NaN or masked slice gives initial)
+        compare_with_jax(name, NANS, axis=1, initial=0.5, where=BOOL)
+        compare_with_jax(name, NANS, axis=None, keepdims=True, initial=-1.0, where=BOOL)
+        compare_with_jax(name, XI, axis=0, initial=3, where=BOOL)
 
 
 @pytest.mark.parametrize("name", ["nanargmax", "nanargmin"])

@@ -54,23 +54,19 @@ nansum = _nan_fold("nansum", reductions.sum, 0, ufuncs.add, "Sum treating NaNs a
 nanprod = _nan_fold("nanprod", reductions.prod, 1, ufuncs.multiply, "Product treating NaNs as one.")
 
 
-def _nan_minmax(name: str, reduce: Any, fill: float, combine: Any):
+def _nan_minmax(name: str, reduce: Any, fill: float):
     def fn(a: Any, axis: Any = None, out: None = None, keepdims: bool = False, initial: Any = None,
            where: Any = None) -> Any:
         _no_out(name, out)
         check_arraylike(name, a)  # a list is JAX's TypeError
         a = asarray(a)
-        if where is not None and initial is None:
-            raise ValueError(f"reduction operation {name[3:]} does not have an identity, so to use a where mask "
-                             "one has to specify 'initial'")
-        if where is not None:
-            raise NotImplementedError(f"{name}: where= is not supported")
+        # JAX's: the plain reduction, with NaNs as the reduction's identity, takes initial and where itself
+        # (where without initial is its ValueError); NaN marks an all-NaN slice only without an initial value.
         if not dtypes.is_inexact(a.dtype):
-            res = reduce(a, axis, keepdims=keepdims)
-            return res if initial is None else combine(res, asarray(initial, res.dtype))
-        res = reduce(_fill_nan(a, fill), axis, keepdims=keepdims)
-        if initial is not None:  # JAX: an initial value stands in for an all-NaN slice
-            return combine(res, asarray(initial, res.dtype))
+            return reduce(a, axis, keepdims=keepdims, initial=initial, where=where)
+        res = reduce(_fill_nan(a, fill), axis, keepdims=keepdims, initial=initial, where=where)
+        if initial is not None:
+            return res
         all_nan = reductions.all(ufuncs.isnan(a), axis, keepdims=keepdims)
         return ufuncs.where(all_nan, broadcast_to(np.asarray(np.nan, res.dtype), res.shape), res)
     fn.__name__ = name
@@ -78,8 +74,8 @@ def _nan_minmax(name: str, reduce: Any, fill: float, combine: Any):
     return compiled_whole(static_argnames=("axis", "keepdims"))(fn)  # named first: the jit is named after it
 
 
-nanmax = _nan_minmax("nanmax", reductions.max, -np.inf, ufuncs.maximum)
-nanmin = _nan_minmax("nanmin", reductions.min, np.inf, ufuncs.minimum)
+nanmax = _nan_minmax("nanmax", reductions.max, -np.inf)
+nanmin = _nan_minmax("nanmin", reductions.min, np.inf)
 
 
 def _count(a: Any, axis: Any, keepdims: bool, where: Any) -> Any:
