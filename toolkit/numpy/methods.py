@@ -11,8 +11,8 @@ from toolkit.core import dtypes
 from toolkit.core.tracing import Tracer
 from toolkit.lax.elementwise import bitcast_convert_type, complex as lax_complex, convert_element_type
 from toolkit.lax.structural import rev
-from toolkit.numpy import (array_api_namespace, array_editing, diagonals, indexing, nonzero_indices, reductions,
-                           rounding, scatter, shapes, sorting, statistics, tensor_contractions, ufuncs)
+from toolkit.numpy import (array_api_namespace, array_editing, creation, diagonals, indexing, nonzero_indices,
+                           reductions, rounding, scatter, shapes, sorting, statistics, tensor_contractions, ufuncs)
 from toolkit.numpy._core import ARRAYLIKE_TYPES, is_arraylike
 from toolkit.numpy.take import take
 
@@ -45,7 +45,8 @@ def _astype(self, dtype):
 
 def _view(self, dtype=None, type=None):
     """``a.view(dtype)``: the same bits read as ``dtype`` (as ``jax.Array.view``); the last axis grows or
-    shrinks by the ratio of the item sizes. ``type`` is not supported (``NotImplementedError``).
+    shrinks by the ratio of the item sizes (a complex value is its real and imaginary parts, in that order).
+    ``type`` is not supported (``NotImplementedError``).
     """
     # jax.Array.view: reinterpret the bits; the last axis grows or shrinks by the ratio of item sizes.
     if type is not None:
@@ -63,12 +64,17 @@ def _view(self, dtype=None, type=None):
                          "of the total size in bytes of the last axis of the array.")
     if self.dtype == dtype:
         return self
-    if dtypes.is_complex(self.dtype) or dtypes.is_complex(dtype):
-        raise NotImplementedError(f"view() between {self.dtype} and {dtype}: complex views are not supported yet")
     if self.dtype == np.dtype(bool):
         return _view(convert_element_type(self, "uint8"), dtype)
+    # bitcast_convert_type has no complex types: JAX's views go through the parts, interleaved in the last axis.
+    if dtypes.is_complex(self.dtype):
+        zeros = creation.zeros((*self.shape[:-1], self.shape[-1] * 2), np.finfo(self.dtype).dtype)
+        return _view(zeros.at[..., 0::2].set(self.real).at[..., 1::2].set(self.imag), dtype)
     if dtype == np.dtype(bool):
         return convert_element_type(_view(self, "uint8"), bool)
+    if dtypes.is_complex(dtype):
+        parts = convert_element_type(_view(self, np.finfo(dtype).dtype), dtype)
+        return ufuncs.add(parts[..., 0::2], ufuncs.multiply(1j, parts[..., 1::2]))  # JAX's arithmetic, bit for bit
     if bits_in < bits_out:
         factor = bits_out // bits_in
         return bitcast_convert_type(shapes.reshape(self, (*self.shape[:-1], self.shape[-1] // factor, factor)),
