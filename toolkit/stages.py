@@ -47,13 +47,14 @@ from toolkit.dispatch import (MISS, PARTITIONER_VARIABLE, ArgumentSignature, Fas
 from toolkit.ir.context import shared_context
 from toolkit.jit_compilation import checked_compiler_options, passes_then_xla
 from toolkit.jit_lowering import lower_traced
+from toolkit.lax import approximate_top_k
 from toolkit.lax.calls import jit_call_p
 from toolkit.lax.sharding import constrain_to_jit_sharding
 from toolkit.passes import dump as ir_dump
 from toolkit.passes.default_pipeline import jit_pipeline, jit_pipeline_generation, jit_pipeline_text
 from toolkit.passes.pipeline import Pipeline, parse_pipeline
 from toolkit.passes.registry import registry_generation
-from toolkit.runtime import client as runtime_client, executable as runtime_executable
+from toolkit.runtime import client as runtime_client, executable as runtime_executable, xla_shape_functions
 from toolkit.shard.mesh import (OPEN_CONTEXTS, AbstractMesh, abstract_mesh_on, get_abstract_mesh, mesh_context,
                                  mesh_context_is_empty, set_mesh)
 from toolkit.shard.resolve import abstract_only_context, resolve_tree
@@ -614,6 +615,8 @@ class Lowered:
 # Primitives and lax functions outside a trace run as executables of this jit (toolkit.dispatch), and a
 # device_put of an array spanning other processes is a jitted copy (as JAX's).
 install_eager_handlers(jit)
+# approx_top_k's shape rule (in lax, below the runtime) sizes its unaggregated output with XLA's function.
+approximate_top_k.install_reduction_output_size(xla_shape_functions.approx_top_k_reduction_output_size)
 install_jitted_copy(lambda x, target: jit(identity, out_shardings=target)(x))
 
 

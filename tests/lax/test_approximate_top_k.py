@@ -46,7 +46,26 @@ def test_errors_like_jax():
             bad(jlax)
         with pytest.raises(exc, match=message):
             bad(lax)
-    with pytest.raises(NotImplementedError, match="aggregate_to_topk=False"):
-        lax.approx_max_k(X, 2, aggregate_to_topk=False)
+    for kwargs in (dict(recall_target=1.5), dict(reduction_input_size_override=100)):  # XLA's own errors
+        with pytest.raises(jax.errors.JaxRuntimeError) as want:
+            jlax.approx_max_k(np.ones(2000, np.float32), 5, aggregate_to_topk=False, **kwargs)
+        with pytest.raises(toolkit.errors.JaxRuntimeError) as got:
+            lax.approx_max_k(np.ones(2000, np.float32), 5, aggregate_to_topk=False, **kwargs)
+        assert str(got.value) == str(want.value)
     with pytest.raises(ValueError, match="out of bounds"):
         lax.approx_max_k(X, 2, reduction_dimension=2)
+
+
+@pytest.mark.parametrize("shape, k, kwargs", [
+    ((4, 50), 2, {}), ((2, 300), 5, {}), ((2000,), 10, {}), ((4, 3000), 50, dict(recall_target=0.9)),
+    ((5000,), 1, {}), ((3, 2048), 8, dict(reduction_input_size_override=8192)),
+])
+def test_unaggregated_candidates_like_jax(shape, k, kwargs):
+    # aggregate_to_topk=False keeps XLA's ApproxTopKReductionOutputSize candidates (on CPU: that many sorted values).
+    x = RNG.standard_normal(shape).astype(np.float32)
+    for fn in ("approx_max_k", "approx_min_k"):
+        theirs = getattr(jlax, fn)(x, k, aggregate_to_topk=False, **kwargs)
+        for ours in (getattr(lax, fn)(x, k, aggregate_to_topk=False, **kwargs),
+                     toolkit.jit(lambda v: getattr(lax, fn)(v, k, aggregate_to_topk=False, **kwargs))(x)):
+            for o, t in zip(ours, theirs):
+                assert_same(o, t)

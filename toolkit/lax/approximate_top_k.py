@@ -2,23 +2,35 @@
 
 On TPU XLA runs the approximate algorithm (arXiv:2206.14286); elsewhere JAX lowers the same
 ``ApproxTopK`` custom call marked ``is_fallback``, which XLA computes exactly (a sort), and so does
-toolkit: on CPU the results equal ``top_k``'s. Only ``aggregate_to_topk=True`` is supported (the
-other output size comes from an XLA client function, below this layer).
+toolkit: on CPU the results equal ``top_k``'s. With ``aggregate_to_topk=False`` the reduced dimension keeps
+XLA's ``ApproxTopKReductionOutputSize`` candidates (on CPU: that many of the sorted values), the size JAX's shape
+rule also asks XLA for; the runtime's function is installed here by ``toolkit.stages`` (this layer is below it).
 """
 
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import Any, Callable
 
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray, aval_of
+from toolkit.core.shape_poly import is_symbolic_dim
 from toolkit.core.families import Family
 
 #: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
 family = Family("approximate_top_k")
 
 __all__ = ["approx_max_k", "approx_min_k", "approx_top_k_p"]
+
+#: XLA's ``ApproxTopKReductionOutputSize`` (``toolkit.runtime.xla_shape_functions``), installed by
+#: ``toolkit.stages``.
+_reduction_output_size: Callable[[int, int, int, float, bool, int], int] | None = None
+
+
+def install_reduction_output_size(function: Callable[[int, int, int, float, bool, int], int]) -> None:
+    """Size the reduced dimension of ``aggregate_to_topk=False`` calls with ``function`` (XLA's)."""
+    global _reduction_output_size
+    _reduction_output_size = function
 
 
 def _approx_top_k_rule(operand: ShapedArray, *, k: int, reduction_dimension: int, recall_target: float,
@@ -33,10 +45,17 @@ def _approx_top_k_rule(operand: ShapedArray, *, k: int, reduction_dimension: int
         raise ValueError(f"k must be smaller than the size of reduction_dim {dims[reduction_dimension]}, got {k}")
     if not dtypes.is_float(operand.dtype):
         raise ValueError("operand must be a floating type")
-    if not aggregate_to_topk:
-        raise NotImplementedError("approx_top_k with aggregate_to_topk=False is not supported by toolkit (its output "
-                                  "size is XLA's ApproxTopKReductionOutputSize)")
-    dims[reduction_dimension] = k
+    size = dims[reduction_dimension]
+    if aggregate_to_topk:
+        dims[reduction_dimension] = k
+    elif is_symbolic_dim(size) or is_symbolic_dim(k):
+        raise NotImplementedError("approx_top_k with aggregate_to_topk=False not yet implemented when either the "
+                                  f"`k` ({k}) or the  reduction dimension size ({size}) are symbolic")
+    elif _reduction_output_size is None:
+        raise RuntimeError("approx_top_k with aggregate_to_topk=False needs XLA's output size; import toolkit")
+    else:
+        dims[reduction_dimension] = _reduction_output_size(size, len(dims), k, recall_target, False,
+                                                           reduction_input_size_override)
     return [ShapedArray(tuple(dims), operand.dtype, operand.weak_type), ShapedArray(tuple(dims), dtypes.int32)]
 
 

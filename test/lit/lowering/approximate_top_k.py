@@ -24,3 +24,11 @@ def approx_min_k():
     # CHECK: stablehlo.constant dense<0x7F800000> : tensor<f32>
     # CHECK: @ApproxTopK
     print(lowered_text(lambda x: lax.approx_min_k(x, 2, reduction_dimension=0), spec((6, 3))))
+
+
+@run
+def approx_max_k_unaggregated():
+    # CHECK-LABEL: TEST: approx_max_k_unaggregated
+    # CHECK: stablehlo.custom_call @ApproxTopK({{.*}}) {backend_config = "", called_computations = [@top_k_gt_f32_comparator], mhlo.backend_config = {aggregate_to_topk = false, is_fallback = true, recall_target = 0.899999976 : f32, reduction_dim = 1 : i64, reduction_input_size_override = -1 : i64, top_k = 50 : i64}} : (tensor<4x3000xf32>, tensor<4x3000xi32>, tensor<f32>, tensor<i32>) -> (tensor<4x768xf32>, tensor<4x768xi32>)
+    print(lowered_text(lambda x: lax.approx_max_k(x, 50, recall_target=0.9, aggregate_to_topk=False),
+                       spec((4, 3000))))
