@@ -299,6 +299,8 @@ def test_custom_derivatives_module_is_toolkit_ad():
     assert cd.custom_jvp_call_p.name == "custom_jvp_call" and cd.custom_vjp_call_p.name == "custom_vjp_call"
     for name in ("SymbolicZero", "CustomVJPPrimal", "zero_from_primal"):
         assert hasattr(cd, name) and hasattr(jax.custom_derivatives, name)
+    for name in ("closure_convert", "custom_gradient"):  # also jax.custom_derivatives' names, as JAX's top level
+        assert getattr(cd, name) is getattr(toolkit, name) and hasattr(jax.custom_derivatives, name)
 
 
 def test_compiler_options_alias():
