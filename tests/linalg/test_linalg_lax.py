@@ -210,8 +210,6 @@ def test_lax_errors():
         tl.lu(np.ones(3, np.float32))
     with pytest.raises(ValueError, match="permutation size"):
         tl.lu_pivots_to_permutation(np.zeros(4, np.int32), 2)
-    with pytest.raises(NotImplementedError, match="pivoting"):
-        tl.qr(A, pivoting=True)
     with pytest.raises(NotImplementedError, match="subset_by_index"):
         tl.eigh(SPD, subset_by_index=(0, 2))
     with pytest.raises(ValueError, match="Rank-1 update"):
@@ -228,6 +226,155 @@ def test_lax_errors():
         tl.tridiagonal_solve(np.ones(3, np.float32), np.ones(4, np.float32), np.ones(4, np.float32), B)
 
 
+# --- column-pivoted QR (LAPACK's geqp3) ------------------------------------------------------
+
+PIVOT_SHAPES = {"square": (4, 4), "tall": (5, 3), "wide": (3, 5), "batch-tall": (2, 5, 3), "batch-wide": (2, 3, 5)}
+
+
+def _matrix(shape, dtype, seed=3):
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=shape)
+    if np.issubdtype(dtype, np.complexfloating):
+        x = x + 1j * rng.normal(size=shape)
+    return x.astype(dtype)
+
+
+def _pivoted_cases(dtypes_):
+    return [(f"{name}-{np.dtype(dt).name}-full={full}", _matrix(shape, dt), full)
+            for name, shape in PIVOT_SHAPES.items() for dt in dtypes_ for full in (True, False)]
+
+
+def _check_pivoted_qr(x, q, r, p, full, tol):
+    """``x[..., :, p] = q @ r``, ``q`` unitary, ``r`` upper triangular with ``|diag(r)|`` non-increasing."""
+    x, q, r, p = (np.asarray(v) for v in (x, q, r, p))
+    *batch, m, n = x.shape
+    k = m if full else min(m, n)
+    assert (q.shape, r.shape, p.shape, p.dtype) == ((*batch, m, k), (*batch, k, n), (*batch, n), np.int32)
+    np.testing.assert_array_equal(np.sort(p, axis=-1), np.broadcast_to(np.arange(n), p.shape))
+    np.testing.assert_allclose(q @ r, np.take_along_axis(x, p[..., None, :], axis=-1), atol=tol)
+    np.testing.assert_allclose(np.conj(np.swapaxes(q, -1, -2)) @ q, np.broadcast_to(np.eye(k), (*batch, k, k)),
+                               atol=tol)
+    np.testing.assert_array_equal(np.tril(r, -1), 0)
+    d = np.abs(np.diagonal(r, axis1=-2, axis2=-1))
+    assert (d[..., 1:] <= d[..., :-1] * (1 + tol)).all(), d
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_pivoted_qr_matches_jax(jit):
+    cases = _pivoted_cases((np.float32, np.complex64))
+    ours_fn = lambda: [tl.qr(x, pivoting=True, full_matrices=full) for _, x, full in cases]  # noqa: E731
+    ours = toolkit.jit(ours_fn)() if jit else ours_fn()
+    theirs = jax.jit(lambda: [jl.qr(x, pivoting=True, full_matrices=full) for _, x, full in cases])()
+    all_close([c[0] for c in cases], ours, theirs)
+    for (name, x, full), (q, r, p), (_, _, jp) in zip(cases, ours, theirs):
+        np.testing.assert_array_equal(np.asarray(p), np.asarray(jp), err_msg=name)  # the same LAPACK pivots
+        _check_pivoted_qr(x, q, r, p, full, tol=1e-4)
+
+
+@pytest.mark.x64
+def test_pivoted_qr_double_precision_under_x64():
+    cases = _pivoted_cases((np.float64, np.complex128))
+    ours = toolkit.jit(lambda: [tl.qr(x, pivoting=True, full_matrices=full) for _, x, full in cases])()
+    theirs = jax.jit(lambda: [jl.qr(x, pivoting=True, full_matrices=full) for _, x, full in cases])()
+    all_close([c[0] for c in cases], ours, theirs, tol=1e-10)
+    for (_, x, full), (q, r, p) in zip(cases, ours):
+        _check_pivoted_qr(x, q, r, p, full, tol=1e-10)
+    for x, target in ((cases[0][1], "lapack_dgeqp3_ffi"), (_matrix((3, 3), np.complex128), "lapack_zgeqp3_ffi")):
+        f = lambda L: lambda y: L.qr(y, pivoting=True)  # noqa: E731
+        ir = _custom_calls(toolkit.jit(f(tl)).lower(x).as_text())
+        assert ir == _custom_calls(jax.jit(f(jl)).lower(x).as_text()) and ir[0][0] == target
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3), (3, 5), (2, 5, 3), (2, 1, 3, 5)], ids=str)
+@pytest.mark.parametrize("full", [True, False])
+def test_pivoted_qr_custom_calls_match_jax(shape, full):
+    # geqp3 on (a, zeros jpvt) with both aliased, then orgqr/ungqr: JAX's calls, attributes and layouts.
+    for dtype in (np.float32, np.complex64):
+        x = _matrix(shape, dtype)
+        f = lambda L: lambda y: L.qr(y, pivoting=True, full_matrices=full)  # noqa: E731
+        ours = _custom_calls(toolkit.jit(f(tl)).lower(x).as_text())
+        assert ours == _custom_calls(jax.jit(f(jl)).lower(x).as_text())
+        assert [c[0][len("lapack_") + 1:] for c in ours] == ["geqp3_ffi", "orgqr_ffi" if dtype == np.float32
+                                                             else "ungqr_ffi"]
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (3, 0), (0, 0), (2, 0, 4), (2, 4, 0)], ids=str)
+def test_pivoted_qr_of_empty_matrices_matches_jax(shape):
+    x = np.zeros(shape, np.float32)
+    for full in (True, False):
+        ours = toolkit.jit(lambda y: tl.qr(y, pivoting=True, full_matrices=full))(x)
+        close(ours, jl.qr(x, pivoting=True, full_matrices=full))
+        close(tl.qr(x, pivoting=True, full_matrices=full), ours)
+
+
+def test_pivoted_qr_under_vmap_matches_jax():
+    xs = _matrix((3, 5, 4), np.float32)
+    for axis in (0, 2):
+        f = lambda L: lambda y: L.qr(y, pivoting=True, full_matrices=False)  # noqa: E731
+        ours = toolkit.vmap(f(tl), in_axes=axis)(xs)
+        close(ours, jax.vmap(f(jl), in_axes=axis)(xs))
+        close(toolkit.jit(toolkit.vmap(f(tl), in_axes=axis))(xs), ours)
+
+
+@pytest.mark.parametrize("shape", [(4, 4), (5, 3)], ids=str)
+@pytest.mark.parametrize("full", [True, False])
+def test_pivoted_qr_derivatives_match_jax(shape, full):
+    x, dx = _matrix(shape, np.float32), _matrix(shape, np.float32, seed=4)
+    f = lambda L: lambda y: L.qr(y, pivoting=True, full_matrices=full)  # noqa: E731
+    (q, r, p), (dq, dr, dp) = toolkit.jvp(f(tl), (x,), (dx,))
+    (jq, jr, jp), (jdq, jdr, _) = jax.jvp(f(jl), (x,), (dx,))
+    close((q, r, p, dq, dr), (jq, jr, jp, jdq, jdr), tol=1e-3)
+    # The permutation's tangent is a zero of its own dtype (toolkit's integer tangents; JAX's is float0).
+    assert np.asarray(dp).dtype == np.int32 and not np.asarray(dp).any()
+    g = lambda L, grad: grad(lambda y: (f(L)(y)[1] ** 2 * np.arange(1, 1 + f(L)(y)[1].shape[-1])).sum()  # noqa: E731
+                             + f(L)(y)[0][..., :1].sum())(x)
+    close(toolkit.jit(lambda: g(tl, toolkit.grad))(), g(jl, jax.grad), tol=2e-3)
+
+
+@pytest.mark.x64
+@pytest.mark.parametrize("shape", [(3, 5), (2, 3, 5), (2, 5, 3), (2, 4, 4)], ids=str)
+def test_pivoted_qr_jvp_of_wide_and_batched_matrices(shape):
+    # Against central differences: JAX 0.10.2's rule raises a TypeError for a batch (its dx[..., p] indexes every
+    # member with every member's p) and, for a wide matrix, takes r's last columns from the unpermuted x (wrong
+    # unless p leaves them in place); toolkit permutes each member's columns by its own p, x and dx alike.
+    x, dx = _matrix(shape, np.float64), _matrix(shape, np.float64, seed=4)
+    for full in (True, False):
+        f = lambda y: tl.qr(y, pivoting=True, full_matrices=full)  # noqa: E731
+        (_, _, p), (dq, dr, _) = toolkit.jvp(f, (x,), (dx,))
+        eps = 1e-6
+        (q1, r1, p1), (q0, r0, p0) = f(x + eps * dx), f(x - eps * dx)
+        assert (np.asarray(p1) == np.asarray(p)).all() and (np.asarray(p0) == np.asarray(p)).all()
+        np.testing.assert_allclose(np.asarray(dq), (np.asarray(q1) - np.asarray(q0)) / (2 * eps), atol=1e-6)
+        np.testing.assert_allclose(np.asarray(dr), (np.asarray(r1) - np.asarray(r0)) / (2 * eps), atol=1e-6)
+
+
+def test_pivoted_qr_errors_match_jax():
+    from _oracle import raised, raises_like
+
+    raises_like(lambda: tl.qr(np.ones(3, np.float32), pivoting=True),
+                lambda: jl.qr(np.ones(3, np.float32), pivoting=True))
+    # Both refuse integers with a TypeError (the messages name the accepted dtypes differently, as for every
+    # toolkit decomposition).
+    assert raised(lambda: tl.qr(np.ones((3, 3), np.int32), pivoting=True))[0] == \
+        raised(lambda: jl.qr(np.ones((3, 3), np.int32), pivoting=True))[0] == "TypeError"
+
+
+def test_pivoted_qr_export_needs_geqp3_allowed_as_jax():
+    # JAX 0.10.2 does not guarantee lapack_*geqp3_ffi stable: an export refuses it unless allowed explicitly.
+    from toolkit import export
+
+    assert not any("geqp3" in t for t in export.exporting.STABLE_CUSTOM_CALL_TARGETS)
+    f = lambda L: L.jit(lambda y: L.lax.linalg.qr(y, pivoting=True))  # noqa: E731
+    with pytest.raises(ValueError, match="lapack_sgeqp3_ffi"):
+        export.export(f(toolkit))(toolkit.ShapeDtypeStruct((4, 4), np.float32))
+    with pytest.raises(ValueError, match="lapack_sgeqp3_ffi"):
+        jax.export.export(f(jax))(jax.ShapeDtypeStruct((4, 4), np.float32))
+    allow = export.DisabledSafetyCheck.custom_call("lapack_sgeqp3_ffi")
+    exported = export.export(f(toolkit), disabled_checks=[allow])(toolkit.ShapeDtypeStruct((4, 4), np.float32))
+    close(exported.call(A), jl.qr(A, pivoting=True))
+    close(jax.export.deserialize(bytearray(exported.serialize())).call(A), jl.qr(A, pivoting=True))
+
+
 # --- Shardy and export ---------------------------------------------------------------------
 
 _RULE = re.compile(r"sdy\.sharding_rule = (#sdy\.op_sharding_rule<.*?, custom>)")
@@ -240,8 +387,9 @@ def test_batch_sharded_decompositions_under_shardy(mesh, monkeypatch):
     monkeypatch.setenv("TOOLKIT_PARTITIONER", "shardy")
     x = np.stack([SPD, 2 * SPD])
     batch = NamedSharding(mesh, P("x"))
+    pivoted = lambda L: lambda y: L.qr(y, pivoting=True)  # noqa: E731  (geqp3's two operands, three results)
     for ours, theirs in ((tnp.linalg.inv, jnp.linalg.inv), (tnp.linalg.eigh, jnp.linalg.eigh),
-                         (tnp.linalg.svd, jnp.linalg.svd)):
+                         (tnp.linalg.svd, jnp.linalg.svd), (pivoted(tl), pivoted(jl))):
         text = toolkit.jit(ours, in_shardings=batch).lower(x).as_text()
         # JAX's sharding rule per call: the batch dimension is one factor shared by operands and results.
         assert _RULE.findall(text) == _RULE.findall(jax.jit(theirs).lower(x).as_text()) != []

@@ -68,6 +68,49 @@ def test_qr_reconstructs_with_jax_shapes():
         np.testing.assert_allclose(np.asarray(q) @ np.asarray(r), TALL, atol=1e-4)
 
 
+PIVOT_INPUTS = {"square": A, "tall": TALL, "wide": TALL.T.copy(), "batch": np.stack([TALL, 2 * TALL[::-1]]),
+                "complex": CA, "batch-wide-complex": np.stack([CA[:2], CA[1:]])}
+
+
+@pytest.mark.parametrize("jit", [False, True], ids=["eager", "jit"])
+def test_qr_pivoting_matches_jax(jit):
+    cases = [(f"{name}-{mode}", x, mode) for name, x in PIVOT_INPUTS.items() for mode in ("full", "economic", "r")]
+    ours_fn = lambda: [tsl.qr(x, mode=mode, pivoting=True) for _, x, mode in cases]  # noqa: E731
+    ours = toolkit.jit(ours_fn)() if jit else ours_fn()
+    theirs = jax.jit(lambda: [jsl.qr(x, mode=mode, pivoting=True) for _, x, mode in cases])()
+    for (name, x, mode), o, t in zip(cases, ours, theirs):
+        assert type(o) is tuple and len(o) == len(t) == (2 if mode == "r" else 3), name
+        close(o, t)
+        p = np.asarray(o[-1])
+        np.testing.assert_array_equal(p, np.asarray(t[-1]), err_msg=name)
+        assert p.dtype == np.int32 and p.shape == x.shape[:-2] + x.shape[-1:]
+        if mode != "r":
+            q, r = np.asarray(o[0]), np.asarray(o[1])
+            np.testing.assert_allclose(q @ r, np.take_along_axis(x, p[..., None, :], axis=-1), atol=1e-4,
+                                       err_msg=name)
+
+
+def test_qr_pivoting_promotes_integers():
+    x = np.arange(12).reshape(4, 3) % 5
+    q, r, p = tsl.qr(x, pivoting=True)
+    close((q, r, p), jsl.qr(x, pivoting=True))
+    np.testing.assert_allclose(np.asarray(q) @ np.asarray(r), x[:, np.asarray(p)], atol=1e-4)
+
+
+@pytest.mark.x64
+def test_qr_pivoting_float64_under_x64():
+    for x in (TALL.astype(np.float64), CA.astype(np.complex128)):
+        for mode in ("full", "economic", "r"):
+            close(tsl.qr(x, mode=mode, pivoting=True), jsl.qr(x, mode=mode, pivoting=True), tol=1e-10)
+
+
+def test_qr_pivoting_errors_match_jax():
+    from _oracle import raises_like
+
+    raises_like(lambda: tsl.qr(A, mode="raw", pivoting=True), lambda: jsl.qr(A, mode="raw", pivoting=True))
+    raises_like(lambda: tsl.qr(V, pivoting=True), lambda: jsl.qr(V, pivoting=True))
+
+
 @pytest.mark.x64
 def test_expm_float64_under_x64():
     x = A.astype(np.float64)

@@ -340,7 +340,11 @@ def _qr_rule(x: ShapedArray, *, pivoting: bool, full_matrices: bool, use_magma: 
     _check_operand("qr", x)
     *batch, m, n = x.shape
     k = m if full_matrices else min(m, n)
-    return [_out((*batch, m, k), x.dtype), _out((*batch, k, n), x.dtype)]
+    outs = [_out((*batch, m, k), x.dtype), _out((*batch, k, n), x.dtype)]
+    if pivoting:
+        # The column permutation: int32 whatever x64 says, as JAX's (LAPACK's jpvt is a 32-bit integer array).
+        outs.append(_out((*batch, n), np.int32))
+    return outs
 
 
 qr_p = family.primitive("qr", shape_rule=_qr_rule, multiple_results=True)
@@ -348,15 +352,15 @@ qr_p = family.primitive("qr", shape_rule=_qr_rule, multiple_results=True)
 
 @family.function(binds=(qr_p,))
 def qr(x: Any, *, pivoting: bool = False, full_matrices: bool = True, use_magma: bool | None = None) -> Any:
-    """QR decomposition ``(q, r)`` of ``[..., m, n]`` matrices (``jax.lax.linalg.qr``).
+    """QR decomposition ``(q, r)`` of ``[..., m, n]`` matrices (``jax.lax.linalg.qr``), or ``(q, r, p)``.
 
-    ``full_matrices``: ``q`` is ``m x m`` (else ``m x min(m, n)``). Column pivoting
-    (``pivoting=True``) is not available (a ``NotImplementedError``).
+    ``full_matrices``: ``q`` is ``m x m`` and ``r`` ``m x n`` (else ``m x k`` and ``k x n``,
+    ``k = min(m, n)``). ``pivoting=True`` is the rank-revealing, column-pivoted decomposition
+    (LAPACK's ``geqp3``): ``x[..., :, p] = q @ r`` with ``p`` an int32 ``[..., n]`` permutation
+    chosen so that ``|diag(r)|`` is non-increasing. ``use_magma`` only matters on GPU.
     """
-    if pivoting:
-        raise NotImplementedError("qr(pivoting=True) is not implemented in toolkit (LAPACK's geqp3)")
-    q, r = qr_p.bind(x, pivoting=False, full_matrices=bool(full_matrices), use_magma=use_magma)
-    return q, r
+    outs = qr_p.bind(x, pivoting=bool(pivoting), full_matrices=bool(full_matrices), use_magma=use_magma)
+    return tuple(outs)
 
 
 # --- SVD --------------------------------------------------------------------------

@@ -48,6 +48,34 @@ def qr_is_geqrf_then_orgqr():
 
 
 @run
+def pivoted_qr_is_geqp3_then_orgqr():
+    # CHECK-LABEL: TEST: pivoted_qr_is_geqp3_then_orgqr
+    # geqp3 on the matrix and an all-zero jpvt (every column free), both aliased to their results; its 1-based
+    # column indices made 0-based; orgqr on the reflectors as without pivoting. Batch-major layouts.
+    # CHECK: %[[Z:.*]] = stablehlo.constant dense<0> : tensor<i32>
+    # CHECK: %[[J:.*]] = stablehlo.broadcast_in_dim %[[Z]], dims = [] : (tensor<i32>) -> tensor<2x3xi32>
+    # CHECK: %[[R:.*]]:3 = stablehlo.custom_call @lapack_sgeqp3_ffi(%arg0, %[[J]]) {backend_config = "", mhlo.backend_config = {}, mhlo.frontend_attributes = {num_batch_dims = "1"}, operand_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<[1, 0]> : tensor<2xindex>], output_operand_aliases = [#stablehlo.output_operand_alias<output_tuple_indices = [0], operand_index = 0, operand_tuple_indices = []>, #stablehlo.output_operand_alias<output_tuple_indices = [1], operand_index = 1, operand_tuple_indices = []>], result_layouts = [dense<[1, 2, 0]> : tensor<3xindex>, dense<[1, 0]> : tensor<2xindex>, dense<[1, 0]> : tensor<2xindex>]} : (tensor<2x4x3xf32>, tensor<2x3xi32>) -> (tensor<2x4x3xf32>, tensor<2x3xi32>, tensor<2x3xf32>)
+    # CHECK: %[[ONE:.*]] = stablehlo.constant dense<1> : tensor<i32>
+    # CHECK: %[[ONES:.*]] = stablehlo.broadcast_in_dim %[[ONE]], dims = [] : (tensor<i32>) -> tensor<2x3xi32>
+    # CHECK: %[[P:.*]] = stablehlo.subtract %[[R]]#1, %[[ONES]] : tensor<2x3xi32>
+    # CHECK: %[[Q:.*]] = stablehlo.custom_call @lapack_sorgqr_ffi(%[[R]]#0, %[[R]]#2)
+    # CHECK: stablehlo.slice %[[R]]#0 [0:2, 0:3, 0:3]
+    # CHECK: return %[[Q]], %{{.*}}, %[[P]] : tensor<2x4x3xf32>, tensor<2x3x3xf32>, tensor<2x3xi32>
+    print(lowered_text(lambda x: linalg.qr(x, pivoting=True, full_matrices=False), spec((2, 4, 3))))
+    # A wide complex matrix: cgeqp3, then ungqr on the leading square block of the reflectors.
+    # CHECK: %[[C:.*]]:3 = stablehlo.custom_call @lapack_cgeqp3_ffi(%arg0, %{{[0-9]+}})
+    # CHECK-SAME: (tensor<3x5xcomplex<f32>>, tensor<5xi32>) -> (tensor<3x5xcomplex<f32>>, tensor<5xi32>, tensor<3xcomplex<f32>>)
+    # CHECK: %[[S:.*]] = stablehlo.slice %[[C]]#0 [0:3, 0:3]
+    # CHECK: stablehlo.custom_call @lapack_cungqr_ffi(%[[S]], %[[C]]#2)
+    print(lowered_text(lambda x: linalg.qr(x, pivoting=True), spec((3, 5), np.complex64)))
+    # No rows: no LAPACK call (JAX's identity q, zero r and an all-zero permutation).
+    # CHECK-NOT: lapack
+    # CHECK: %[[P0:.*]] = stablehlo.broadcast_in_dim %{{.*}}, dims = [] : (tensor<i32>) -> tensor<3xi32>
+    # CHECK: return %{{.*}}, %{{.*}}, %[[P0]] : tensor<0x0xf32>, tensor<0x3xf32>, tensor<3xi32>
+    print(lowered_text(lambda x: linalg.qr(x, pivoting=True), spec((0, 3))))
+
+
+@run
 def lu_pivots_become_a_permutation():
     # CHECK-LABEL: TEST: lu_pivots_become_a_permutation
     # LAPACK's 1-based pivots, info >= 0 is success, and a loop builds the permutation.

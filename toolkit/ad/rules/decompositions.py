@@ -163,18 +163,27 @@ def _thin_qr_jvp(q, r, dx):
 
 def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
     (x,), (dx,) = primals, tangents
-    q, r = dec.qr_p.bind(x, pivoting=pivoting, full_matrices=full_matrices, use_magma=use_magma)
+    q, r, *p = dec.qr_p.bind(x, pivoting=pivoting, full_matrices=full_matrices, use_magma=use_magma)
+    dp = [Zero(tangent_aval(aval_of(p[0])))] if pivoting else []  # an integer permutation: no derivative
+    if pivoting:
+        # x[..., :, p] = q @ r: differentiate the permuted columns with p held fixed (JAX's dx[..., p]; taken along
+        # the last axis so that a batch of matrices permutes each by its own p, where JAX's indexing raises).
+        dx = tnp.take_along_axis(dx, p[0][..., None, :], axis=-1)
     m, n = aval_of(x).shape[-2:]
     if m < n:
+        if pivoting:
+            # r's last n - m columns are q^H x[..., :, p][..., m:]: the permuted x (JAX 0.10.2 takes x unpermuted
+            # here, and its dr is wrong for wide matrices unless p leaves those columns in place).
+            x = tnp.take_along_axis(x, p[0][..., None, :], axis=-1)
         x2, dx1, dx2, r1 = x[..., :, m:], dx[..., :, :m], dx[..., :, m:], r[..., :, :m]
         dq, dr1 = _thin_qr_jvp(q, r1, dx1)
         dr2 = tnp.matmul(_H(dq), x2) + tnp.matmul(_H(q), dx2)
-        return [q, r], [dq, tnp.concatenate([dr1, dr2], axis=-1)]
+        return [q, r, *p], [dq, tnp.concatenate([dr1, dr2], axis=-1), *dp]
     q_mn = q[..., :, :n] if full_matrices else q
     r_nn = r[..., :n, :n] if full_matrices else r
     dq_mn, dr_nn = _thin_qr_jvp(q_mn, r_nn, dx)
     if not full_matrices or m == n:
-        return [q, r], [dq_mn, dr_nn]
+        return [q, r, *p], [dq_mn, dr_nn, *dp]
     # Full matrices with m > n (https://arxiv.org/pdf/2409.13374, eqs. 32-33), as JAX 0.10.2.
     q_nn, q_pn, q_mp = q_mn[..., :n, :], q_mn[..., n:, :], q[..., :, n:]
     dq_nn, dq_pn = dq_mn[..., :n, :], dq_mn[..., n:, :]
@@ -184,7 +193,7 @@ def _qr_jvp(primals, tangents, *, pivoting, full_matrices, use_magma):
                                                     _H(dq_pn - tnp.matmul(z_pn, dq_nn)))
     dq = tnp.concatenate([dq_mn, dq_mp], axis=-1)
     zeros = tnp.zeros((*aval_of(dr_nn).shape[:-2], m - n, n), aval_of(dr_nn).dtype)
-    return [q, r], [dq, tnp.concatenate([dr_nn, zeros], axis=-2)]
+    return [q, r, *p], [dq, tnp.concatenate([dr_nn, zeros], axis=-2), *dp]
 
 
 def _lu_jvp(primals, tangents):

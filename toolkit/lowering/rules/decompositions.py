@@ -5,7 +5,7 @@ typed-FFI attributes in ``mhlo.backend_config``, column-major layouts for the ma
 ``mhlo.frontend_attributes = {num_batch_dims}``, the operand the kernel overwrites aliased to
 its result, and (under Shardy) JAX's ``sdy.sharding_rule``. A nonzero LAPACK ``info`` turns
 that batch member's results into NaNs, with JAX's broadcast/select sequence. Steps JAX
-writes in ``jax.numpy`` terms (QR from geqrf + orgqr, LU's permutation) are traced from
+writes in ``jax.numpy`` terms (QR from geqrf, or geqp3 with pivoting, + orgqr; LU's permutation) are traced from
 toolkit functions and inlined here.
 """
 
@@ -265,17 +265,13 @@ def _householder_product(ctx, a, taus):
                     list(ctx.avals_out), aliases={0: 0})[0]
 
 
-def _qr_program(aval: ShapedArray, full_matrices: bool) -> Callable[[Any], list[Any]]:
-    """JAX's ``_qr_lowering`` in toolkit terms: geqrf, then orgqr on the (padded or cut) reflectors."""
+def _q_and_r(aval: ShapedArray, full_matrices: bool) -> Callable[[Any, Any], list[Any]]:
+    """The tail of JAX's ``_qr_lowering``: ``(q, r)`` from geqrf's (or geqp3's) reflectors ``(r, taus)``,
+    orgqr on the reflectors padded (full ``q`` of a tall matrix) or cut (wide), ``r`` the upper triangle."""
     *batch, m, n = aval.shape
     nb = len(batch)
 
-    def fn(a):
-        if m == 0 or n == 0:
-            k = m if full_matrices else min(m, n)
-            q = structural.broadcast_in_dim(np.eye(m, k, dtype=aval.dtype), (*batch, m, k), (nb, nb + 1))
-            return [q, structural.full((*batch, k, n), 0, aval.dtype)]
-        r, taus = dec.geqrf(a)
+    def fn(r, taus):
         if m < n:
             q = dec.householder_product(structural.slice(r, (0,) * (nb + 2), (*batch, m, m)), taus)
         elif full_matrices:
@@ -288,9 +284,47 @@ def _qr_program(aval: ShapedArray, full_matrices: bool) -> Callable[[Any], list[
     return fn
 
 
+def _empty_qr(aval: ShapedArray, full_matrices: bool) -> Callable[[Any], list[Any]]:
+    """JAX's ``(q, r)`` of matrices with no rows or no columns: ``q`` the identity's first columns, ``r`` zeros."""
+    *batch, m, n = aval.shape
+    nb = len(batch)
+    k = m if full_matrices else min(m, n)
+
+    def fn(a):
+        q = structural.broadcast_in_dim(np.eye(m, k, dtype=aval.dtype), (*batch, m, k), (nb, nb + 1))
+        return [q, structural.full((*batch, k, n), 0, aval.dtype)]
+    return fn
+
+
+def _qr_program(aval: ShapedArray, full_matrices: bool) -> Callable[[Any], list[Any]]:
+    """JAX's ``_qr_lowering`` in toolkit terms: geqrf, then orgqr on the (padded or cut) reflectors."""
+    m, n = aval.shape[-2:]
+    if m == 0 or n == 0:
+        return _empty_qr(aval, full_matrices)
+    q_and_r = _q_and_r(aval, full_matrices)
+
+    def fn(a):
+        return q_and_r(*dec.geqrf(a))
+    return fn
+
+
 @register_lowering(dec.qr_p, platforms=("cpu",))
 def _qr(ctx, x, *, pivoting, full_matrices, use_magma):
-    return lower_traced(ctx, _qr_program(ctx.avals_in[0], full_matrices), [x], ctx.avals_in)
+    (aval,) = ctx.avals_in
+    if not pivoting:
+        return lower_traced(ctx, _qr_program(aval, full_matrices), [x], ctx.avals_in)
+    # Column pivoting: LAPACK's geqp3 in place of geqrf, as JAX's _qr_lowering (use_magma is GPU-only).
+    *batch, m, n = aval.shape
+    p_aval = ctx.avals_out[2]
+    if m == 0 or n == 0:
+        return [*lower_traced(ctx, _empty_qr(aval, full_matrices), [x], ctx.avals_in), _full(0, p_aval)]
+    # jpvt all zeros: every column is free to move (a nonzero entry would pin its column to the front).
+    jpvt = _full(0, p_aval)
+    taus_aval = ShapedArray((*batch, min(m, n)), aval.dtype)
+    r, p, taus = ffi_call(ctx, _target("geqp3_ffi", aval.dtype), [x, jpvt], [aval, p_aval],
+                          [aval, p_aval, taus_aval], aliases={0: 0, 1: 1})
+    p = stablehlo.SubtractOp(p, _full(1, p_aval)).result  # LAPACK's 1-based column indices, made 0-based
+    return [*lower_traced(ctx, _q_and_r(aval, full_matrices), [r, taus], [aval, taus_aval]), p]
 
 
 def permutation_from_pivots(swaps: Any, permutation_size: int) -> Any:

@@ -144,7 +144,10 @@ def lu(a: Any, permute_l: bool = False, overwrite_a: bool = False, check_finite:
 def qr(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full", pivoting: bool = False,
        check_finite: bool = True) -> Any:
     """``(q, r)`` (``mode='full'``: ``q`` is ``m x m``; ``'economic'``: ``m x k``) or ``(r,)`` for ``'r'``.
-    Column pivoting is not available (a ``NotImplementedError``)."""
+
+    ``pivoting=True`` (LAPACK's ``geqp3``) adds the int32 column permutation ``p`` with
+    ``a[..., :, p] = q @ r`` and ``|diag(r)|`` non-increasing: ``(q, r, p)``, or ``(r, p)`` for ``'r'``.
+    """
     del overwrite_a, lwork, check_finite
     if mode in ("full", "r"):
         full_matrices = True
@@ -153,8 +156,10 @@ def qr(a: Any, overwrite_a: bool = False, lwork: Any = None, mode: str = "full",
     else:
         raise ValueError(f"Unsupported QR decomposition mode '{mode}'")
     (a,) = _inexact("qr", a)
-    q, r = lax_linalg.qr(a, pivoting=pivoting, full_matrices=full_matrices)
-    return (r,) if mode == "r" else (q, r)
+    q, r, *p = lax_linalg.qr(a, pivoting=pivoting, full_matrices=full_matrices)
+    if mode == "r":
+        return (r, *p) if pivoting else (r,)
+    return (q, r, *p)
 
 
 def svd(a: Any, full_matrices: bool = True, compute_uv: bool = True, overwrite_a: bool = False,
