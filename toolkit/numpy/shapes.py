@@ -44,13 +44,16 @@ from toolkit.shard.partition_spec import PartitionSpec
 def reshape(a: Any, shape: Any, order: str = "C", *, copy: bool | None = None, out_sharding: Any = None) -> Any:
     """``a`` with shape ``shape`` (one entry may be -1), as ``jnp.reshape`` (JAX 0.10's ``shape=`` keyword;
     ``copy`` is accepted, arrays being immutable). A shape of another size is a ``TypeError``, as in JAX.
+    ``order="F"`` reads and writes the elements in column-major order, as JAX's.
 
     ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``toolkit.set_mesh``): the result's
     type on Explicit mesh axes, as in JAX (``toolkit.lax.reshape``'s); needed where it cannot be inferred.
     """
     check_arraylike("reshape", a)
-    if order != "C":
-        raise NotImplementedError("only C order reshapes are supported")
+    if order not in ("C", "F"):
+        if order == "A":
+            raise NotImplementedError("np.reshape order=A is not implemented.")
+        raise ValueError(f"Unexpected value for 'order' argument: {order}.")
     a = asarray(a)
     newshape = shape
     if isinstance(newshape, (int, np.integer)) or getattr(newshape, "_is_symbolic_dim", False):
@@ -73,6 +76,13 @@ def reshape(a: Any, shape: Any, order: str = "C", *, copy: bool | None = None, o
             raise TypeError(f"cannot reshape an array of shape {a.shape} into shape {tuple(newshape)}")
         newshape = [total // known if isinstance(d, int) and d == -1 else d for d in newshape]
     newshape = tuple(newshape)
+    if order == "F":
+        # JAX's: the reversed shape read from the reversed dimensions, transposed back (the spec reversed too).
+        reversed_dims = tuple(range(a.ndim))[::-1]
+        if out_sharding is not None:
+            out_sharding = canonicalize_out_sharding(out_sharding, "jnp.reshape")
+            out_sharding = out_sharding.update(spec=PartitionSpec(*tuple(out_sharding.spec)[::-1]))
+        return transpose(lax_structural.reshape(a, newshape[::-1], reversed_dims, out_sharding=out_sharding))
     if out_sharding is not None:
         return lax_structural.reshape(a, newshape, out_sharding=out_sharding)
     if tuple(a.shape) == newshape:
@@ -85,6 +95,8 @@ def ravel(a: Any, order: str = "C", *, out_sharding: Any = None) -> Any:
     if type(a) is Array and a.ndim > 1 and order == "C" and out_sharding is None and eager_unsharded(a):
         return _ravel_compiled(a)  # JAX's jitted ravel (inline=True): one compiled call (a 1-D a is returned as is)
     check_arraylike("ravel", a)
+    if order == "K":
+        raise NotImplementedError("Ravel not implemented for order='K'.")
     return reshape(a, (-1,), order, out_sharding=out_sharding)
 
 
