@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from toolkit.core import dtypes, sharding_types
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.families import Family
 from toolkit.core.shape_poly import definitely_equal
+from toolkit.lax import dot_algorithms
 from toolkit.lax.convolution import _canonical_precision  # JAX's precision names
-from toolkit.lax.shape_rules import check_axes
 
 #: The primitives this file defines (``toolkit/core/families.py``: how their rules are found).
 family = Family("linalg")
@@ -21,26 +22,67 @@ DotDimensionNumbers = tuple[tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple
 
 def _dot_general_rule(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers: DotDimensionNumbers,
                       precision: Any = None, preferred_element_type: np.dtype | None = None) -> ShapedArray:
+    # JAX's checks, messages and order (its _dot_general_shape_rule), then its dtype rule.
     (lc, rc), (lb, rb) = dimension_numbers
-    if len(lc) != len(rc) or len(lb) != len(rb):
-        raise TypeError(f"dot_general: contracting {lc}/{rc} and batch {lb}/{rb} dimensions must pair up")
-    check_axes("dot_general", tuple(lc) + tuple(lb), lhs.ndim, "lhs dimension")
-    check_axes("dot_general", tuple(rc) + tuple(rb), rhs.ndim, "rhs dimension")
-    for a, b in zip(lc, rc):
-        if lhs.shape[a] != rhs.shape[b]:
-            raise TypeError(f"dot_general: contracting dimension {a} of lhs {lhs.shape} (size {lhs.shape[a]}) does not "
-                            f"match dimension {b} of rhs {rhs.shape} (size {rhs.shape[b]})")
-    for a, b in zip(lb, rb):
-        if lhs.shape[a] != rhs.shape[b]:
-            raise TypeError(f"dot_general: batch dimension {a} of lhs {lhs.shape} does not match dimension {b} of "
-                            f"rhs {rhs.shape}")
-    if lhs.dtype != rhs.dtype and preferred_element_type is None:
-        raise TypeError(f"dot_general requires operands of equal dtypes, got {lhs.dtype.name} and {rhs.dtype.name}")
+    for side, aval, contracting, batch in (("lhs", lhs, lc, lb), ("rhs", rhs, rc, rb)):
+        if not all(0 <= d < aval.ndim for d in tuple(contracting) + tuple(batch)):
+            raise TypeError(f"dot_general requires {side} dimension numbers to be nonnegative and less than the number "
+                            f"of axes of the {side} value, got {side}_batch of {batch} and {side}_contracting of "
+                            f"{contracting} for {side} of rank {aval.ndim}")
+    if len(lb) != len(rb):
+        raise TypeError(f"dot_general requires equal numbers of lhs_batch and rhs_batch dimensions, got lhs_batch {lb} "
+                        f"and rhs_batch {rb}.")
+    for side, dims in (("lhs", lb), ("rhs", rb)):
+        if len(set(dims)) != len(dims):
+            raise TypeError(f"dot_general requires {side} batch dimensions to be distinct, got {side}_batch {dims}.")
+    for side, dims in (("lhs", lc), ("rhs", rc)):
+        if len(set(dims)) != len(dims):
+            raise TypeError(f"dot_general requires {side} contracting dimensions to be distinct, got "
+                            f"{side}_contracting {dims}.")
+    for side, batch, contracting in (("lhs", lb, lc), ("rhs", rb, rc)):
+        if set(batch) & set(contracting):
+            raise TypeError(f"dot_general requires {side} batch dimensions to be disjoint from contracting dimensions, "
+                            f"got {side}_batch {batch} and {side}_contracting {contracting}.")
+    for what, lhs_dims, rhs_dims in (("lhs batch dimensions and rhs batch dimensions", lb, rb),
+                                     ("contracting dimensions", lc, rc)):
+        lhs_sizes, rhs_sizes = tuple(lhs.shape[d] for d in lhs_dims), tuple(rhs.shape[d] for d in rhs_dims)
+        if len(lhs_sizes) != len(rhs_sizes) or not all(definitely_equal(a, b) for a, b in zip(lhs_sizes, rhs_sizes)):
+            raise TypeError(f"dot_general requires {what} to have the same shape, got {lhs_sizes} and {rhs_sizes}.")
     batch = tuple(lhs.shape[a] for a in lb)
     lfree = tuple(d for i, d in enumerate(lhs.shape) if i not in lc and i not in lb)
     rfree = tuple(d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb)
-    dtype = preferred_element_type or lhs.dtype
+    dtype = _dot_general_dtype(lhs.dtype, rhs.dtype, precision, preferred_element_type)
     return ShapedArray(batch + lfree + rfree, dtype, lhs.weak_type and rhs.weak_type)
+
+
+def _type_properties(dtype: np.dtype) -> tuple:
+    """XLA's order of operand types (shape_inference.cc, primitive_util's HigherPrecisionType), as JAX ranks them:
+    complex above real, then the exponent range, the mantissa, the width, signed above unsigned."""
+    real = np.dtype(ml_dtypes.finfo(dtype).dtype) if dtypes.is_complex(dtype) else dtype
+    floating = dtypes.is_float(real)
+    return (dtypes.is_complex(dtype), ml_dtypes.finfo(real).maxexp if floating else -1,
+            ml_dtypes.finfo(real).nmant if floating else -1, _bit_width(real), dtypes.kind_of(real) != "u")
+
+
+def _bit_width(dtype: np.dtype) -> int:
+    """JAX's ``_bit_width``: a complex type counts its parts' width (``finfo(complex64).bits`` is 32)."""
+    return ml_dtypes.finfo(dtype).bits if dtypes.is_inexact(dtype) else dtypes.bit_width(dtype)
+
+
+def _dot_general_dtype(lhs: np.dtype, rhs: np.dtype, precision: Any, preferred: np.dtype | None) -> np.dtype:
+    """JAX's dot_general dtype rule: operands of two types multiply in the higher one (XLA's rule), as
+    ``preferred_element_type`` when given (an integer result may not be narrowed, unless an algorithm is named)."""
+    lhs_rank, rhs_rank = _type_properties(lhs), _type_properties(rhs)
+    if lhs_rank == rhs_rank and lhs != rhs:
+        raise TypeError(f"lax.dot_general argument type error: {lhs}, {rhs}")
+    result = lhs if lhs_rank >= rhs_rank else rhs
+    if preferred is None or preferred == result:
+        return result
+    named_algorithm = isinstance(precision, (dot_algorithms.DotAlgorithm, dot_algorithms.DotAlgorithmPreset))
+    if not named_algorithm and not dtypes.is_float(result) and _bit_width(preferred) < _bit_width(result):
+        raise TypeError("`preferred_element_type` must not be narrower than the original type, got "
+                        f"preferred_element_type of {preferred} for result type of {result}.")
+    return preferred
 
 
 dot_general_p = family.primitive("dot_general", shape_rule=_dot_general_rule)
@@ -51,7 +93,8 @@ def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = Non
                 preferred_element_type: Any = None, *, out_sharding: Any = None) -> Any:
     """XLA's DotGeneral: ``dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``.
 
-    The result's dimensions are batch, then lhs free, then rhs free. ``out_sharding`` (a ``NamedSharding``,
+    The result's dimensions are batch, then lhs free, then rhs free. Operands of two dtypes multiply in the
+    higher-precision one (XLA's rule, as JAX 0.10's: f32 x f16 is f32), or in ``preferred_element_type``. ``out_sharding`` (a ``NamedSharding``,
     or a ``PartitionSpec`` under ``toolkit.set_mesh``) is the result's type on Explicit mesh axes, as JAX's:
     it replaces what the sharding rule infers, and decides the products it finds ambiguous (contracting
     dimensions sharded on both sides).
