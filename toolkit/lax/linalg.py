@@ -94,8 +94,9 @@ def dot_general(lhs: Any, rhs: Any, dimension_numbers: Any, precision: Any = Non
     """XLA's DotGeneral: ``dimension_numbers = ((lhs_contract, rhs_contract), (lhs_batch, rhs_batch))``.
 
     The result's dimensions are batch, then lhs free, then rhs free. Operands of two dtypes multiply in the
-    higher-precision one (XLA's rule, as JAX 0.10's: f32 x f16 is f32), or in ``preferred_element_type``. ``out_sharding`` (a ``NamedSharding``,
-    or a ``PartitionSpec`` under ``toolkit.set_mesh``) is the result's type on Explicit mesh axes, as JAX's:
+    higher-precision one (XLA's rule, as JAX 0.10's: f32 x f16 is f32), or in ``preferred_element_type``.
+    ``out_sharding`` (a ``NamedSharding``, or a ``PartitionSpec`` under ``toolkit.set_mesh``) is the result's
+    type on Explicit mesh axes, as JAX's:
     it replaces what the sharding rule infers, and decides the products it finds ambiguous (contracting
     dimensions sharded on both sides).
     """
