@@ -84,6 +84,10 @@ def ix_(*args: Any) -> tuple[Any, ...]:
 def unravel_index(indices: Any, shape: Sequence[int]) -> tuple[Any, ...]:
     """Flat indices to coordinate arrays for ``shape`` (out-of-range flat indices are clamped, as in JAX)."""
     check_arraylike("unravel_index", indices)
+    if np.ndim(shape) == 0 and not isinstance(shape, (list, tuple)):
+        shape = (shape,)  # one size, as numpy and JAX take it
+    if any(np.ndim(d) != 0 for d in shape):
+        raise ValueError("unravel_index: shape should be a scalar or 1D sequence.")
     shape = tuple(d if shape_poly.is_symbolic_dim(d) else int(d) for d in shape)
     indices = asarray(indices)
     if not dtypes.is_integer(indices.dtype):

@@ -389,7 +389,8 @@ def column_stack(tup: Sequence[Any]) -> Any:
     cols = []
     for a in tup:
         a = asarray(a)
-        cols.append(reshape(a, (a.shape[0], 1)) if a.ndim == 1 else a)
+        # JAX's atleast_2d(a).T below two dimensions: a scalar (one array's element) is a 1x1 column
+        cols.append(reshape(a, (a.shape[0] if a.ndim else 1, 1)) if a.ndim < 2 else a)
     return concatenate(cols, 1)
 
 

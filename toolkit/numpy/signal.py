@@ -183,7 +183,7 @@ def trapezoid(y: Any, x: Any = None, dx: Any = 1.0, axis: int = -1) -> Any:
     the rounding is JAX's."""
     check_arraylike("trapezoid", y, *(() if x is None else (x,)))
     y = asarray(y)
-    axis = canonical_axis(axis, y.ndim)
+    # ``axis`` as given for the sample points, whose rank may differ from y's (as JAX's).
     if x is None:
         y, = promote_inexact(y)
         spacing = asarray(dx)

@@ -89,8 +89,8 @@ def lexsort(keys: Sequence[Any], axis: int = -1) -> Any:
     for i, k in enumerate(keys):
         if tuple(k.shape) != shape:
             raise ValueError(f"lexsort: all keys need the same shape; key 0 has {shape}, key {i} has {tuple(k.shape)}")
-    if not shape:
-        raise ValueError("lexsort needs keys of rank at least 1")
+    if not shape:  # scalar keys (a 1-D array given as the keys): JAX's 0
+        return lax_structural.full((), 0, dtypes.default_int_dtype())
     axis = canonical_axis(axis, len(shape))
     iota = lax_structural.broadcasted_iota(dtypes.default_int_dtype(), shape, axis)  # int64 with x64 on (JAX's)
     outs = lax_sorting.sort(tuple(reversed(keys)) + (iota,), axis, is_stable=True, num_keys=len(keys))

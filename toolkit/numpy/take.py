@@ -21,7 +21,7 @@ from toolkit.lax import indexing as lax_indexing
 from toolkit.lax import structural as lax_structural
 from toolkit.lax.convolution import Precision
 from toolkit.numpy import ufuncs
-from toolkit.numpy._core import asarray, broadcast_shapes, check_arraylike, is_array
+from toolkit.numpy._core import asarray, broadcast_shapes, check_arraylike, convert, is_array
 from toolkit.numpy.creation import zeros
 from toolkit.numpy.indexing import _INT32_MAX, _common_index_dtype, _getitem, _normalize_dynamic
 from toolkit.numpy.shapes import _flatten_if_none, reshape, squeeze
@@ -56,7 +56,12 @@ def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: 
     a, axis = _flatten_if_none(a, axis)
     gather_mode = _take_mode(mode)
     indices = indices if is_array(indices) else np.asarray(indices)
+    if indices.dtype == np.dtype(bool) and gather_mode is not lax_indexing.GatherScatterMode.CLIP:
+        # True and False are the indices 1 and 0 (numpy's take; JAX's too, through its arithmetic on them).
+        indices = indices.astype(np.int32) if isinstance(indices, np.ndarray) else convert(indices, np.int32)
     if not dtypes.is_integer(indices.dtype):
+        if gather_mode is lax_indexing.GatherScatterMode.CLIP:  # JAX's gather refuses them
+            raise ValueError("indices must have an integer type")
         raise TypeError(f"take: indices must be integers, got {np.dtype(indices.dtype).name}")
     n = a.shape[axis]
     if isinstance(indices, np.ndarray) and shape_poly.is_symbolic_dim(n) and gather_mode in (
