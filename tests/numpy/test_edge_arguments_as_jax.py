@@ -40,6 +40,10 @@ def test_edge_argument_errors_are_jaxs(jnp):
     raises_like(lambda: tnp.unravel_index(3, [(2, 3)]), lambda: jnp.unravel_index(3, [(2, 3)]))
     raises_like(lambda: tnp.take(np.arange(3.0), np.array([True]), mode="clip"),
                 lambda: jnp.take(np.arange(3.0), np.array([True]), mode="clip"))
+    empty = np.zeros((0, 3), np.float32)
+    for mode in (None, "clip", "wrap"):  # an empty axis has nothing to take, in every mode
+        raises_like(lambda: tnp.take(empty, np.array([0, 1]), axis=0, mode=mode),
+                    lambda: jnp.take(empty, np.array([0, 1]), axis=0, mode=mode))
     with pytest.raises(ValueError):  # a 0-d x has no differences (JAX's type; toolkit's wording)
         tnp.trapezoid(np.int8([1, 2, 3]), np.float32(2.0))
 

@@ -64,6 +64,9 @@ def take(a: Any, indices: Any, axis: int | None = None, out: None = None, mode: 
             raise ValueError("indices must have an integer type")
         raise TypeError(f"take: indices must be integers, got {np.dtype(indices.dtype).name}")
     n = a.shape[axis]
+    if shape_poly.definitely_equal(n, 0) and not shape_poly.definitely_equal(shape_poly.dim_size_product(
+            indices.shape), 0):
+        raise IndexError("Cannot do a non-empty toolkit.numpy.take() from an empty axis.")  # JAX's, in every mode
     if isinstance(indices, np.ndarray) and shape_poly.is_symbolic_dim(n) and gather_mode in (
             "wrap", lax_indexing.GatherScatterMode.CLIP):
         indices = asarray(indices)  # wrapping/clamping by a symbolic size happens at run time
