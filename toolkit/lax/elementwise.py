@@ -226,7 +226,9 @@ round_p = family.primitive("round", shape_rule=_round_rule, kind="unary", deriva
 
 
 def _abs_rule(x: ShapedArray) -> ShapedArray:
-    check_dtype("abs", x, NUMBER)
+    if dtypes.kind_of(x.dtype) not in "ifc":  # StableHLO's abs has no unsigned integers: JAX's TypeError
+        raise TypeError(f"abs does not accept dtype {x.dtype.name}. Accepted dtypes are subtypes of floating, "
+                        "complexfloating, signedinteger.")
     if dtypes.is_complex(x.dtype):
         return ShapedArray(x.shape, dtypes.float32 if x.dtype == dtypes.complex64 else dtypes.float64, x.weak_type)
     return x
@@ -419,20 +421,28 @@ convert_element_type_p = family.primitive("convert_element_type", shape_rule=_co
 
 
 def _bitcast_rule(x: ShapedArray, *, new_dtype: np.dtype) -> ShapedArray:
+    # JAX's shape rule (item sizes in bits: a bool is 8), then its dtype rule, with their errors.
+    old, new = _itemsize_bits(x.dtype), _itemsize_bits(new_dtype)
+    if old > new:
+        shape = (*x.shape, old // new)
+    elif old < new:
+        size = x.shape[-1] if x.shape else 1
+        if size * old != new:
+            raise ValueError(f"Attempting to convert array of shape {x.shape} from {x.dtype} of size {old} bits to "
+                             f"{new_dtype} of size {new}, bits but {size} * {old} != {new}")
+        shape = x.shape[:-1]
+    else:
+        shape = x.shape
     if x.dtype != new_dtype and any(dtypes.is_bool(d) or dtypes.is_complex(d) for d in (x.dtype, new_dtype)):
         raise TypeError("lax.bitcast_convert_type does not support bool or complex values unless the operand and "
-                        f"destination types match. Got operand dtype={x.dtype.name}, new_dtype={new_dtype.name}.")
-    old, new = dtypes.bit_width(x.dtype), dtypes.bit_width(new_dtype)
-    if old == new:
-        return ShapedArray(x.shape, new_dtype)
-    if old > new:
-        if old % new:
-            raise TypeError(f"bitcast_convert_type: {x.dtype.name} does not split into {new_dtype.name}")
-        return ShapedArray((*x.shape, old // new), new_dtype)
-    if not x.shape or x.shape[-1] != new // old:
-        raise TypeError(f"bitcast_convert_type from {x.dtype.name} to {new_dtype.name} needs a last dimension of "
-                        f"{new // old}, got shape {x.shape}")
-    return ShapedArray(x.shape[:-1], new_dtype)
+                        f"destination types match. Got operand dtype={x.dtype}, new_dtype={new_dtype!r}. Consider "
+                        "using the arr.view() method instead.")
+    return ShapedArray(shape, new_dtype)
+
+
+def _itemsize_bits(dtype: np.dtype) -> int:
+    """JAX's ``itemsize_bits``: a sub-byte type's width, else the item size in bytes times 8 (a bool: 8)."""
+    return dtypes.bit_width(dtype) if dtypes.bit_width(dtype) < 8 and dtype != dtypes.bool_ else dtype.itemsize * 8
 
 
 bitcast_convert_type_p = family.primitive("bitcast_convert_type", shape_rule=_bitcast_rule, derivative="zero")

@@ -85,10 +85,12 @@ def sort_key_val(keys: Any, values: Any, dimension: int = -1, is_stable: bool = 
 
 
 def _top_k_rule(operand: ShapedArray, *, k: int) -> list[ShapedArray]:
+    if dtypes.is_complex(operand.dtype):  # JAX's checks first and errors
+        raise ValueError("top_k is not compatible with complex inputs.")
+    if k < 0:
+        raise ValueError(f"k argument to top_k must be nonnegative, got {k}")
     if operand.ndim < 1:
-        raise TypeError("top_k needs an operand of rank at least 1")
-    if dtypes.is_complex(operand.dtype):
-        raise TypeError("top_k is not defined for complex operands")
+        raise TypeError(f"top_k operand must have >= 1 dimension, got {operand.shape}")
     if known_false(lambda: 0 <= k <= operand.shape[-1]):
         raise ValueError(f"top_k: k={k} must be between 0 and the last dimension's size {operand.shape[-1]}")
     shape = tuple(operand.shape[:-1]) + (k,)

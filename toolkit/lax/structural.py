@@ -269,7 +269,14 @@ def split(operand: Any, sizes: Sequence[Any], axis: int = 0) -> list[Any]:
 
 
 def _rev_rule(x: ShapedArray, *, dimensions: tuple) -> ShapedArray:
-    check_axes("rev", dimensions, x.ndim, "dimension")
+    # JAX's checks and TypeErrors (its _check_shapelike, then uniqueness and range).
+    if any(d < 0 for d in dimensions):
+        raise TypeError(f"rev dimensions must have every element be nonnegative, got {dimensions}.")
+    if len(set(dimensions)) != len(dimensions):
+        raise TypeError(f"rev dimensions must be unique, got {dimensions}.")
+    if dimensions and not max(dimensions) < x.ndim:
+        raise TypeError(f"rev dimensions must all be less than operand ndim, got dimensions {dimensions} for operand "
+                        f"ndim {x.ndim}.")
     return x
 
 
@@ -452,8 +459,8 @@ def squeeze(array: Any, dimensions: Sequence[int]) -> Any:
     if any(is_symbolic_dim(shape[d]) or shape[d] != 1 for d in dims):
         raise ValueError("cannot select an axis to squeeze out which has size not equal to one, "
                          f"got shape={shape} and dimensions={dims}")
-    if not dims:
-        return array
+    if not dims and not isinstance(array, (np.ndarray, np.generic)) and not dtypes.is_python_scalar(array):
+        return array  # an Array or tracer squeezed of nothing is itself; host values are made arrays below (JAX's)
     return reshape(array, tuple(s for i, s in enumerate(shape) if i not in dims))
 
 
