@@ -81,22 +81,24 @@ def ix_(*args: Any) -> tuple[Any, ...]:
     return tuple(out)
 
 
-def unravel_index(indices: Any, shape: Sequence[int]) -> tuple[Any, ...]:
-    """Flat indices to coordinate arrays for ``shape`` (out-of-range flat indices are clamped, as in JAX)."""
+def unravel_index(indices: Any, shape: Sequence[int] | int) -> tuple[Any, ...]:
+    """Flat indices to coordinate arrays for ``shape`` (one size or a sequence of them; out-of-range flat indices
+    are clamped, as in JAX)."""
     check_arraylike("unravel_index", indices)
-    if np.ndim(shape) == 0 and not isinstance(shape, (list, tuple)):
-        shape = (shape,)  # one size, as numpy and JAX take it
-    if any(np.ndim(d) != 0 for d in shape):
+    # One size (an int, a 0-d array) as numpy and JAX take it; else a sequence of sizes.
+    sizes: tuple[Any, ...] = (shape,) if np.ndim(shape) == 0 and not isinstance(shape, Sequence) else tuple(
+        shape)  # type: ignore[arg-type]
+    if any(np.ndim(d) != 0 for d in sizes):
         raise ValueError("unravel_index: shape should be a scalar or 1D sequence.")
-    shape = tuple(d if shape_poly.is_symbolic_dim(d) else int(d) for d in shape)
+    dims = tuple(d if shape_poly.is_symbolic_dim(d) else int(d) for d in sizes)
     indices = asarray(indices)
     if not dtypes.is_integer(indices.dtype):
         raise TypeError(f"unravel_index: indices must be integers, got {indices.dtype.name}")
-    total = shape_poly.dim_size_product(shape)
+    total = shape_poly.dim_size_product(dims)
     flat = ufuncs.clip(indices, -total, total - 1)
     flat = ufuncs.where(ufuncs.less(flat, 0), ufuncs.add(flat, total), flat)
     coords = []
-    for d in reversed(shape):
+    for d in reversed(dims):
         coords.append(ufuncs.remainder(flat, d))
         flat = ufuncs.floor_divide(flat, d)
     return tuple(reversed(coords))
