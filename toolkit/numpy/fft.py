@@ -18,10 +18,10 @@ import numpy as np
 
 from toolkit.core import dtypes
 from toolkit.lax import fourier as lax_fft
+from toolkit.lax import structural as lax_structural
 from toolkit.lax.fourier import FftType
 from toolkit.numpy._core import asarray, check_arraylike
 from toolkit.numpy.creation import arange
-from toolkit.numpy.padding import pad
 from toolkit.numpy.shapes import moveaxis, roll
 from toolkit.numpy.ufuncs import conj
 
@@ -73,7 +73,8 @@ def _transform(name: str, kind: FftType, a: Any, s: Sequence[int] | None, axes: 
             sizes[-1] = sizes[-1] // 2 + 1
         arr = arr[tuple(slice(n) for n in sizes)]
         if any(n > m for n, m in zip(sizes, arr.shape)):
-            arr = pad(arr, [(0, n - m) for n, m in zip(sizes, arr.shape)])
+            # zeros after the data (lax's pad: numpy.padding's modes sit above this module)
+            arr = lax_structural.pad(arr, np.zeros((), arr.dtype), [(0, n - m, 0) for n, m in zip(sizes, arr.shape)])
         lengths = list(s)
     elif kind == FftType.IRFFT:
         lengths = [arr.shape[axis] for axis in axes[:-1]]
