@@ -6,7 +6,7 @@ are weakly typed, see ``toolkit.core.dtypes``).
 The modules are layered, each importing only modules before it in this list:
 ``_core`` (arrays from inputs, promotion, broadcasting, joining), ``ufuncs``,
 ``rounding``, ``creation``, ``indexing`` (``x[idx]``), ``scatter`` (``x.at[idx]``),
-``shapes``, ``padding``, ``take``, ``reductions``, ``sorting``, ``diagonals``, ``einsum``,
+``shapes``, ``take``, ``reductions``, ``sorting``, ``diagonals``, ``einsum``,
 ``tensor_contractions``, ``index_tricks``, ``nan_functions``, ``statistics``,
 ``signal``, ``nonzero_indices``, ``setops``, ``scalar_types`` (``float32(1.5)``), ``fft`` (``toolkit.numpy.fft``),
 ``array_api_namespace`` (``x.__array_namespace__()``, the Array API's dtype kinds) and ``methods``
@@ -14,7 +14,8 @@ The modules are layered, each importing only modules before it in this list:
 Above them (each importing only the lists' earlier modules): ``array_api_aliases``, ``spaced_values``
 (``linspace``, ``logspace``, ``geomspace``), ``index_expressions`` (``r_``, ``mgrid``), ``element_functions``
 (``frexp``, ``i0``, type predicates), ``array_editing`` (``delete``, ``insert``, ``put``, ``partition``),
-``windows``, ``printing``, ``vectorization`` (``vectorize`` on ``toolkit.vmap``), ``universal_functions``
+``windows``, ``printing``, ``vectorization`` (``vectorize`` on ``toolkit.vmap``), ``padding`` (``pad``: its
+statistic, ramp and callable modes use reductions, ``linspace`` and ``apply_along_axis``), ``universal_functions``
 (JAX's ``ufunc`` objects: ``add.reduce``, ``multiply.outer``), ``bit_packing``, ``polynomials``, ``histograms`` (with ``cov``/``corrcoef``) and ``host_io`` (arrays from and to
 host bytes and files: ``frombuffer``, ``load``, numpy's ``save``).
 """
