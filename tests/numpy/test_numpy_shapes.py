@@ -52,8 +52,19 @@ def test_pad_errors(jnp):
     for width, kwargs in [(-1, {}), (1, {"mode": "median_of_three"}), (1, {"mode": "edge", "constant_values": 1}),
                           (((1, 2),) * 3, {}), (1.0, {"mode": "wrap"}), (1, {"mode": "reflect", "reflect_type": [0]})]:
         raises_like(lambda: tnp.pad(X, width, **kwargs), lambda: jnp.pad(X, width, **kwargs))
-    with pytest.raises(NotImplementedError, match="reflect_type='odd' is not supported"):
-        tnp.pad(X, 1, mode="reflect", reflect_type="odd")
+    with pytest.raises(ValueError, match="reflect_type must be 'even' or 'odd', got 'foo'"):  # JAX: an assert
+        tnp.pad(X, 1, mode="reflect", reflect_type="foo")
+
+
+@pytest.mark.parametrize("mode", ["reflect", "symmetric"])
+@pytest.mark.parametrize("width", [1, 3, 12, (2, 9)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8])
+def test_pad_odd_reflections_are_jaxs(mode, width, dtype, jnp):
+    # reflect_type="odd": each reflection is 2 * edge - x, and wide pads reflect what was padded so far
+    for shape in [(5,), (1,), (2,), (3, 4)]:
+        a = (np.arange(np.prod(shape)) * 3 % 7).reshape(shape).astype(dtype)
+        assert_like_jax(tnp.pad(a, width, mode=mode, reflect_type="odd"),
+                        jnp.pad(a, width, mode=mode, reflect_type="odd"), tol=0)
 
 
 def test_flips_and_rot90():

@@ -94,8 +94,9 @@ def pad(array: Any, pad_width: Any, mode: str | Callable[..., Any] = "constant",
     """Pad ``array`` as ``jnp.pad``: ``pad_width`` an int, a ``(before, after)`` pair, or one pair per axis.
 
     Modes (and their keyword arguments): ``constant`` [``constant_values``], ``edge``, ``reflect`` and
-    ``symmetric`` [``reflect_type``: only ``"even"``], ``wrap``, ``linear_ramp`` [``end_values``], ``maximum``,
-    ``minimum``, ``mean`` and ``median`` [``stat_length``], ``empty`` (zeros, as JAX's), or a callable
+    ``symmetric`` [``reflect_type``: ``"even"``, or ``"odd"``: reflections ``2 * edge - x``], ``wrap``,
+    ``linear_ramp`` [``end_values``], ``maximum``, ``minimum``, ``mean`` and ``median`` [``stat_length``],
+    ``empty`` (zeros, as JAX's), or a callable
     ``mode(row, (before, after), axis, kwargs)`` returning the new row: JAX's protocol (numpy's modifies ``row``
     in place), applied along each axis in turn with ``apply_along_axis`` to the array padded with zeros, the
     other keyword arguments as ``kwargs``. Statistics of integer arrays are rounded half to even back to the
@@ -142,14 +143,16 @@ def pad(array: Any, pad_width: Any, mode: str | Callable[..., Any] = "constant",
     if mode == "empty":
         # jnp.empty is zeros: JAX concatenates empty_like blocks, which is this one pad by zeros.
         return lax_structural.pad(a, _zero(a), [(lo, hi, 0) for lo, hi in widths])
-    if mode in ("reflect", "symmetric") and reflect_type != "even":
-        raise NotImplementedError(f"toolkit.numpy.pad: reflect_type={reflect_type!r} is not supported (only 'even')")
+    if mode in ("reflect", "symmetric") and reflect_type not in ("even", "odd"):
+        # JAX asserts it (an AssertionError without a message): a ValueError naming what was wrong instead.
+        raise ValueError(f"toolkit.numpy.pad: reflect_type must be 'even' or 'odd', got {reflect_type!r}")
+    odd = mode in ("reflect", "symmetric") and reflect_type == "odd"
     for axis, (lo, hi) in enumerate(widths):
         if not lo and not hi:
             continue
         if a.shape[axis] == 0:
             raise ValueError(f"Cannot apply '{mode}' padding to empty axis")
-        a = _pad_axis(a, axis, lo, hi, mode)
+        a = _pad_axis_odd(a, axis, lo, hi, mode) if odd else _pad_axis(a, axis, lo, hi, mode)
     return a
 
 
@@ -301,6 +304,33 @@ def _pad_axis(a: Any, axis: int, lo: int, hi: int, mode: str) -> Any:
         stop = n - 2 - hi if mode == "reflect" else n - 1 - hi
         parts.append(_axis_slice(a, axis, n - 2 if mode == "reflect" else n - 1, stop if stop >= 0 else None, -1))
     return lax_structural.concatenate(parts, axis)
+
+
+def _pad_axis_odd(a: Any, axis: int, lo: int, hi: int, mode: str) -> Any:
+    """``reflect_type="odd"``, as JAX's ``_pad_symmetric_or_reflect``: each reflection is ``2 * edge - x``, and a
+    width beyond one reflection reflects what was padded so far (the slices read the growing array, the edge
+    moving to the new end), before the array then after it."""
+    n = a.shape[axis]
+    if shape_poly.is_symbolic_dim(n):
+        raise NotImplementedError("toolkit.numpy.pad: reflect_type='odd' along an axis of symbolic size")
+    offset = 1 if mode == "reflect" and n > 1 else 0
+    for before, padding in ((True, lo), (False, hi)):
+        edge = lax_structural.slice_in_dim(a, 0, 1, axis=axis) if before else \
+            lax_structural.slice_in_dim(a, -1, None, axis=axis)
+        while padding > 0:
+            step = min(padding, n - offset)
+            padding -= step
+            if before:
+                start, stop = offset, offset + step
+            else:
+                start, stop = -(step + offset), None if mode == "symmetric" or n == 1 else -1
+            x = ufuncs.subtract(ufuncs.multiply(2, edge),
+                                shapes.flip(lax_structural.slice_in_dim(a, start, stop, axis=axis), axis))
+            if n > 1:
+                edge = lax_structural.slice_in_dim(x, 0, 1, axis=axis) if before else \
+                    lax_structural.slice_in_dim(x, -1, None, axis=axis)
+            a = lax_structural.concatenate([x, a] if before else [a, x], axis)
+    return a
 
 
 def _pad_axis_symbolic(a: Any, axis: int, lo: int, hi: int, mode: str) -> Any:
