@@ -143,3 +143,17 @@ def test_every_distribution_has_jaxs_functions_and_signatures(name):
         shapes = [[(p.name, p.kind, p.default) for p in inspect.signature(getattr(m, function)).parameters.values()]
                   for m in (ours, theirs)]
         assert shapes[0] == shapes[1], (name, function)
+
+
+@pytest.mark.parametrize("name, arguments", [
+    ("exp1", 1), ("expi", 1), ("expn", "n"), ("hyp1f1", 3), ("hyp2f1", 4), ("erfcx", 1),
+])
+def test_bfloat16_arguments_as_jax(name, arguments):
+    # The series' tolerances read finfo of the argument's dtype; numpy's finfo does not know bfloat16 (toolkit
+    # raised "not inexact"), ml_dtypes' does, as JAX's dtypes.finfo.
+    import ml_dtypes
+    x = np.array([0.5, 1.5, 3.0], ml_dtypes.bfloat16)
+    args = (2, x) if arguments == "n" else (x, x, x + 2, x / 4) if arguments == 4 else (x,) * arguments
+    ours, theirs = np.asarray(getattr(special, name)(*args)), np.asarray(getattr(jsp, name)(*args))
+    assert ours.dtype == theirs.dtype
+    np.testing.assert_array_equal(ours.astype(np.float32), theirs.astype(np.float32))

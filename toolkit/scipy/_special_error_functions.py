@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from toolkit import lax
@@ -162,7 +163,7 @@ _ERFCX_ASYMPTOTIC = [7918.06640625, -1055.7421875, 162.421875, -29.53125, 6.5625
 def _erfcx_impl(x: Any) -> Any:
     # Beyond sqrt(log(max)), exp(x**2) overflows: use the asymptotic series (9 terms for float64, 5 for float32).
     nterms = 9 if x.dtype == np.float64 else 5
-    large = x > np.sqrt(np.log(np.finfo(x.dtype).max))
+    large = x > np.sqrt(np.log(ml_dtypes.finfo(x.dtype).max))
     safe_x = tnp.where(large, tnp.ones_like(x), x)
     direct = tnp.exp(safe_x * safe_x) * lax.erfc(safe_x)
     asymptotic = polyval(_ERFCX_ASYMPTOTIC[-nterms:], 1. / (x * x)) / (x * np.asarray(np.sqrt(np.pi), x.dtype))

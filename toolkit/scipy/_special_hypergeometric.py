@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from toolkit import lax
@@ -24,7 +25,7 @@ __all__ = ["hyp1f1", "hyp2f1"]
 
 def _sum_series(first_term: Any, ratio: Any, weight: Any, start: Any, x: Any) -> Any:
     """``start + sum_k weight(k) * t_k`` with ``t_1 = first_term`` and ``t_{k+1} = t_k * ratio(k)``."""
-    eps = np.finfo(x.dtype).eps
+    eps = ml_dtypes.finfo(x.dtype).eps
 
     def body(state):
         total, k, term = state
@@ -111,7 +112,7 @@ def _float_loop(lower: Any, upper: Any, body: Any, init: Any) -> Any:
 def _hyp2f1_terminal(a: Any, b: Any, c: Any, x: Any) -> Any:
     # The polynomial for a non-positive integer a or b: of the two, the one of larger magnitude (still below
     # |c| if c is a non-positive integer) bounds the sum.
-    eps = np.finfo(x.dtype).eps * 50
+    eps = ml_dtypes.finfo(x.dtype).eps * 50
     ib = tnp.round(b)
     mask = (b < a) & (tnp.abs(b - ib) < eps) & ~((c % 1 == 0) & (c <= 0) & (c > b))
     a, b = tnp.where(mask, b, a), tnp.where(mask, a, b)
@@ -126,7 +127,7 @@ def _hyp2f1_terminal(a: Any, b: Any, c: Any, x: Any) -> Any:
 
 
 def _hyp2f1_series(a: Any, b: Any, c: Any, x: Any) -> Any:
-    rtol = np.finfo(x.dtype).eps
+    rtol = ml_dtypes.finfo(x.dtype).eps
 
     def body(state):
         total, k, term = state
@@ -141,7 +142,7 @@ def _hyp2f1_series(a: Any, b: Any, c: Any, x: Any) -> Any:
 
 def _hyp2f1_digamma_transform(a: Any, b: Any, c: Any, x: Any) -> Any:
     # Near x = 1 with c - a - b an integer (Abramowitz and Stegun 15.3.10-15.3.12).
-    rtol = np.finfo(x.dtype).eps
+    rtol = ml_dtypes.finfo(x.dtype).eps
     zero = tnp.zeros_like(x)
     d = c - a - b
     s = 1 - x
@@ -191,7 +192,7 @@ def _hyp2f1_digamma_transform(a: Any, b: Any, c: Any, x: Any) -> Any:
 
 
 def _hyp2f1_terminal_or_series(a: Any, b: Any, c: Any, x: Any) -> Any:
-    eps = np.finfo(x.dtype).eps * 50
+    eps = ml_dtypes.finfo(x.dtype).eps * 50
     d = c - a - b
     neg_int_a = (a <= 0) & (tnp.abs(a - tnp.round(a)) < eps)
     neg_int_b = (b <= 0) & (tnp.abs(b - tnp.round(b)) < eps)
@@ -203,7 +204,7 @@ def _hyp2f1_terminal_or_series(a: Any, b: Any, c: Any, x: Any) -> Any:
 
 
 def _hyp2f1_element(a: Any, b: Any, c: Any, x: Any) -> Any:
-    eps = np.finfo(x.dtype).eps * 50
+    eps = ml_dtypes.finfo(x.dtype).eps * 50
     d = c - a - b
     s = 1 - x
     ca, cb = c - a, c - b

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import ml_dtypes
 import numpy as np
 
 from toolkit import lax
@@ -198,7 +199,7 @@ def expi(x: Any) -> Any:
 
 def _expn1(x: Any, n: Any) -> Any:
     # The power series (x <= 1).
-    eps = np.finfo(x.dtype).eps
+    eps = ml_dtypes.finfo(x.dtype).eps
     psi = -np.euler_gamma - tnp.log(x)
     # JAX's fori_loop over float bounds, which is this while loop: psi += 1/i for i = 1 .. n-1.
     _, psi = lax.while_loop(lambda c: c[0] < n, lambda c: (c[0] + 1.0, c[1] + 1.0 / c[0]), (tnp.ones_like(n), psi))
@@ -223,7 +224,7 @@ def _expn1(x: Any, n: Any) -> Any:
 def _expn2(x: Any, n: Any) -> Any:
     # The continued fraction (x > 1).
     big = np.asarray(1.44115188075855872e17, x.dtype)
-    eps = np.finfo(x.dtype).eps
+    eps = ml_dtypes.finfo(x.dtype).eps
     one = tnp.ones_like(x)
     init = {"k": tnp.ones_like(n), "pkm2": one, "qkm2": x, "pkm1": one, "qkm1": x + n, "ans": one / (x + n),
             "t": tnp.full_like(x, np.inf), "r": tnp.zeros_like(x), "x": x}
