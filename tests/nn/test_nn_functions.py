@@ -145,3 +145,21 @@ def test_transformer_style_block_under_jit():
     args = (x, wq, wk, wv, w1, w2)
     np.testing.assert_allclose(toolkit.jit(block)(*args), ref(*[a.astype(np.float64) for a in args]), rtol=1e-4,
                                atol=1e-4)
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (2, 0)])
+def test_softmax_and_logsumexp_of_empty_arrays_are_jaxs(shape):
+    # JAX's maxima start at -inf: an empty array's softmax is empty and its logsumexp -inf (toolkit raised
+    # numpy's zero-size reduction error).
+    pytest.importorskip("jax")
+    import jax
+    import jax.scipy.special  # noqa: F401 - read below
+    import toolkit.scipy.special  # noqa: F401
+    empty = np.zeros(shape, np.float32)
+    for call in (lambda L: L.nn.softmax(empty, axis=None), lambda L: L.nn.softmax(empty),
+                 lambda L: L.nn.log_softmax(empty, axis=0), lambda L: L.nn.logsumexp(empty),
+                 lambda L: L.nn.logsumexp(empty, axis=1), lambda L: L.scipy.special.softmax(empty),
+                 lambda L: L.scipy.special.logsumexp(empty, axis=0, b=np.ones_like(empty))):
+        ours, theirs = np.asarray(call(toolkit)), np.asarray(call(jax))
+        assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
+        np.testing.assert_array_equal(ours, theirs)

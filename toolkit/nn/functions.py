@@ -252,10 +252,16 @@ def glu(x: Any, axis: int = -1) -> Any:
     return a * sigmoid(b)
 
 
+def _empty_reduction_initial(x: Any, axes: tuple) -> float | None:
+    """JAX's maxima start at ``-inf``; toolkit gives the start only to a reduction over no elements (an empty
+    array's softmax is empty, its logsumexp ``-inf``, as JAX's), so XLA's program for others is unchanged."""
+    return -np.inf if any(x.shape[a] == 0 for a in axes) else None
+
+
 def _max_stopped(x: Any, axes: tuple, where: Any = None) -> Any:
     # The shift only needs to be finite where some element is; an all--inf row keeps a zero shift.
     # Its gradient is zero in exact arithmetic (the shift cancels), so it is not differentiated (as JAX).
-    m = tnp.max(x, axis=axes, keepdims=True) if where is None else \
+    m = tnp.max(x, axis=axes, keepdims=True, initial=_empty_reduction_initial(x, axes)) if where is None else \
         tnp.max(tnp.real(x), axis=axes, keepdims=True, where=where, initial=-np.inf)
     return lax.stop_gradient(tnp.where(tnp.isfinite(m), m, tnp.zeros_like(m)))
 
@@ -265,7 +271,7 @@ def _shift(x: Any, axes: tuple, where: Any) -> Any:
     # or only -inf is NaN either way, and XLA gets no is_finite/select pair. With a mask, the checked
     # shift as before (what a fully masked row gives is unchanged by this).
     if where is None:
-        return lax.stop_gradient(tnp.max(x, axis=axes, keepdims=True))
+        return lax.stop_gradient(tnp.max(x, axis=axes, keepdims=True, initial=_empty_reduction_initial(x, axes)))
     return _max_stopped(x, axes)
 
 
