@@ -157,3 +157,14 @@ def test_bfloat16_arguments_as_jax(name, arguments):
     ours, theirs = np.asarray(getattr(special, name)(*args)), np.asarray(getattr(jsp, name)(*args))
     assert ours.dtype == theirs.dtype
     np.testing.assert_array_equal(ours.astype(np.float32), theirs.astype(np.float32))
+
+
+def test_gamma_of_complex_arguments_as_jax():
+    # JAX 0.10's gamma takes complex arguments: exp(loggamma(z)), NaN at the poles and at NaN.
+    z = np.array([1 + 1j, 0.5 - 2j, -1 + 0j, 0j, -2.5 + 0.1j, complex(np.nan, 1), 3 + 0j, -0.3 + 4j], np.complex64)
+    ours, theirs = np.asarray(special.gamma(z)), np.asarray(jsp.gamma(z))
+    assert ours.dtype == theirs.dtype == np.complex64
+    np.testing.assert_array_equal(ours, theirs)
+    np.testing.assert_allclose(np.asarray(toolkit.jit(special.gamma)(z)), theirs, rtol=1e-5)  # fused rounding
+    np.testing.assert_allclose(toolkit.grad(lambda v: special.gamma(v).real)(np.complex64(1 + 1j)),
+                               jax.grad(lambda v: jsp.gamma(v).real)(np.complex64(1 + 1j)), rtol=1e-6)

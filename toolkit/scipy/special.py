@@ -85,9 +85,21 @@ def gammasgn(x: Any) -> Any:
 
 
 def gamma(x: Any) -> Any:
-    """The Gamma function (real arguments): ``gammasgn(x) * exp(gammaln(x))``."""
-    (x,) = _inexact("gamma", x, real=True)
+    """The Gamma function: ``gammasgn(x) * exp(gammaln(x))`` for real ``x``; for complex ``x``
+    ``exp(loggamma(x))`` (Lanczos), NaN at the poles (0, -1, -2, ...) and at NaN, as JAX 0.10's."""
+    (x,) = _inexact("gamma", x)
+    if dtypes.is_complex(x.dtype):
+        return _complex_gamma(x)
     return gammasgn(x) * lax.exp(lax.lgamma(x))
+
+
+def _complex_gamma(z: Any) -> Any:
+    # JAX's: the poles and NaNs masked to 1 before loggamma, so that the unselected branch keeps NaN out of
+    # gradients (0 * NaN through where's derivative).
+    is_pole = (tnp.imag(z) == 0) & (tnp.real(z) == tnp.floor(tnp.real(z))) & (tnp.real(z) <= 0)
+    safe = is_pole | tnp.isnan(z)
+    z_safe = tnp.where(safe, tnp.ones_like(z), z)
+    return tnp.where(safe, tnp.asarray(complex(np.nan, np.nan), dtype=z.dtype), tnp.exp(_complex_loggamma(z_safe)))
 
 
 def factorial(n: Any, exact: bool = False) -> Any:
