@@ -168,3 +168,15 @@ def test_gamma_of_complex_arguments_as_jax():
     np.testing.assert_allclose(np.asarray(toolkit.jit(special.gamma)(z)), theirs, rtol=1e-5)  # fused rounding
     np.testing.assert_allclose(toolkit.grad(lambda v: special.gamma(v).real)(np.complex64(1 + 1j)),
                                jax.grad(lambda v: jsp.gamma(v).real)(np.complex64(1 + 1j)), rtol=1e-6)
+
+
+def test_owens_t_of_half_precision_is_answered_in_the_default_float_as_jax():
+    # JAX integrates with numpy float64 nodes: float16 and bfloat16 arguments give float32 values (float64 under
+    # x64), computed in that precision; toolkit kept the argument's dtype (other dtype, other values).
+    import ml_dtypes
+    rng = np.random.default_rng(0)
+    for dtype in (np.float16, ml_dtypes.bfloat16, np.float32):
+        h, a = (rng.standard_normal(50) * 2).astype(dtype), (rng.standard_normal(50) * 3).astype(dtype)
+        ours, theirs = np.asarray(special.owens_t(h, a)), np.asarray(jsp.owens_t(h, a))
+        assert ours.dtype == theirs.dtype == np.float32
+        np.testing.assert_array_equal(ours, theirs)

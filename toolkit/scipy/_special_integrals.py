@@ -16,6 +16,7 @@ import numpy as np
 from toolkit import lax
 from toolkit import numpy as tnp
 from toolkit.ad.custom_derivatives import custom_jvp
+from toolkit.core import dtypes
 from toolkit.core.compiled_whole import compiled_whole
 from toolkit.scipy._special_arguments import inexact, polyval
 
@@ -384,10 +385,13 @@ def sici(x: Any) -> tuple[Any, Any]:
 # --- Owen's T -----------------------------------------------------------------------------------------------
 
 def _owens_t_quadrature(h: Any, a: Any) -> Any:
-    points = np.asarray(_OWENS_T_QUAD_PTS, h.dtype)
+    # JAX's nodes and weights are numpy float64 arrays, strongly typed in the default float: float16 arguments are
+    # integrated and answered in float32 (float64 under x64, as float32 ones are then), as there.
+    default_float = dtypes.canonicalize_dtype(np.float64)
+    points = np.asarray(_OWENS_T_QUAD_PTS, default_float)
     r = tnp.expand_dims(a * a, -1) * points
     integrand = tnp.exp(-0.5 * tnp.expand_dims(h * h, -1) * (1. + r)) / (1. + r)
-    return a * (integrand @ np.asarray(_OWENS_T_QUAD_WTS, h.dtype))
+    return a * (integrand @ np.asarray(_OWENS_T_QUAD_WTS, default_float))
 
 
 @custom_jvp
