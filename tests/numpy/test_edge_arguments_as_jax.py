@@ -18,6 +18,10 @@ RANKS = np.arange(3.0) * np.ones((2, 3), np.float32)
     lambda L: L.lexsort(np.float16([1, 2, 3, 4])),  # a 1-D array is a sequence of scalar keys: 0
     lambda L: L.unravel_index(np.array([3, -1, 12, -13]), 5),
     lambda L: L.unravel_index(7, (3, 4)),
+    lambda L: L.unravel_index(np.array([7, 200], np.uint8), (4, 4)),  # toolkit clamped by -16 as uint8: (3, 3)
+    lambda L: L.unravel_index(np.array([1, 200, 3], np.uint8), np.int32(3)),  # int32 coordinates, as JAX's
+    lambda L: L.unravel_index(np.arange(-30, 30, dtype=np.int16), (2, 3, 4)),
+    lambda L: L.unravel_index(np.float32([2.0, 7.5]), (2, 3)),  # JAX's divmod takes floats too
     lambda L: L.column_stack(np.float16([1, 2, 3, 4])),  # its elements are 1x1 columns
     lambda L: L.column_stack(np.ones((2, 3), np.float32)),
     lambda L: L.trapezoid(np.arange(3, dtype=np.int8), RANKS),  # x's own last axis, not y's rank's

@@ -82,26 +82,23 @@ def ix_(*args: Any) -> tuple[Any, ...]:
 
 
 def unravel_index(indices: Any, shape: Sequence[int] | int) -> tuple[Any, ...]:
-    """Flat indices to coordinate arrays for ``shape`` (one size or a sequence of them; out-of-range flat indices
-    are clamped, as in JAX)."""
+    """Flat indices to coordinate arrays for ``shape`` (one size or a sequence of them), as JAX's: successive
+    ``divmod``s in the indices' dtype promoted with the sizes', then out-of-range flat indices clamped (above the
+    end to the last element, below ``-1`` to the first; unsigned indices are never below)."""
     check_arraylike("unravel_index", indices)
     # One size (an int, a 0-d array) as numpy and JAX take it; else a sequence of sizes.
     sizes: tuple[Any, ...] = (shape,) if np.ndim(shape) == 0 and not isinstance(shape, Sequence) else tuple(
         shape)  # type: ignore[arg-type]
     if any(np.ndim(d) != 0 for d in sizes):
         raise ValueError("unravel_index: shape should be a scalar or 1D sequence.")
-    dims = tuple(d if shape_poly.is_symbolic_dim(d) else int(d) for d in sizes)
-    indices = asarray(indices)
-    if not dtypes.is_integer(indices.dtype):
-        raise TypeError(f"unravel_index: indices must be integers, got {indices.dtype.name}")
-    total = shape_poly.dim_size_product(dims)
-    flat = ufuncs.clip(indices, -total, total - 1)
-    flat = ufuncs.where(ufuncs.less(flat, 0), ufuncs.add(flat, total), flat)
-    coords = []
-    for d in reversed(dims):
-        coords.append(ufuncs.remainder(flat, d))
-        flat = ufuncs.floor_divide(flat, d)
-    return tuple(reversed(coords))
+    rest = asarray(indices)
+    coords: list[Any] = [0] * len(sizes)
+    for i in reversed(range(len(sizes))):
+        rest, coords[i] = ufuncs.divmod(rest, sizes[i])
+    above = ufuncs.greater(rest, 0)
+    below = asarray(False) if dtypes.kind_of(rest.dtype) == "u" else ufuncs.less(rest, -1)
+    return tuple(ufuncs.where(above, ufuncs.subtract(size, 1), ufuncs.where(below, 0, coord))
+                 for size, coord in zip(sizes, coords))
 
 
 def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str = "raise", order: str = "C", *,
