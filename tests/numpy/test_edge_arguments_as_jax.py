@@ -28,6 +28,9 @@ RANKS = np.arange(3.0) * np.ones((2, 3), np.float32)
     lambda L: L.trapezoid(np.ones((3, 2), np.float32), RANKS.T, axis=0),
     lambda L: L.trapezoid(np.ones((2, 3), np.float32), np.arange(3.0)),
     lambda L: L.take(np.arange(3.0), np.array([True, False])),  # True and False index 1 and 0
+    lambda L: L.roll(RANKS, [1, 2]),  # several shifts of one axis add up (numpy's)
+    lambda L: L.roll(RANKS, np.int8([1, -1, 2]), 1),
+    lambda L: L.roll(RANKS, (1, 3), (1, 0)),
     lambda L: L.take(np.arange(3.0), L.asarray(np.array([True, False])), mode="fill"),
 ])
 def test_edge_arguments_are_jaxs(call, jnp):
@@ -44,6 +47,7 @@ def test_edge_argument_errors_are_jaxs(jnp):
     raises_like(lambda: tnp.unravel_index(3, [(2, 3)]), lambda: jnp.unravel_index(3, [(2, 3)]))
     raises_like(lambda: tnp.take(np.arange(3.0), np.array([True]), mode="clip"),
                 lambda: jnp.take(np.arange(3.0), np.array([True]), mode="clip"))
+    raises_like(lambda: tnp.roll(RANKS, [[1]]), lambda: jnp.roll(RANKS, [[1]]))
     empty = np.zeros((0, 3), np.float32)
     for mode in (None, "clip", "wrap"):  # an empty axis has nothing to take, in every mode
         raises_like(lambda: tnp.take(empty, np.array([0, 1]), axis=0, mode=mode),

@@ -576,16 +576,21 @@ def roll(a: Any, shift: Any, axis: Any = None) -> Any:
                                                 and all(isinstance(s, (int, np.integer)) for s in shift)):
         static = int(shift) if isinstance(shift, (int, np.integer)) else tuple(int(s) for s in shift)
         return _roll_static(a, static, tuple(int(x) for x in axes))
-    return _roll_dynamic(a, shift, axes)
+    return _roll_dynamic(a, shift if is_array(shift) or shape_poly.is_symbolic_dim(shift) else asarray(shift), axes)
 
 
 def _roll_along(a: Any, shift: Any, axes: tuple) -> Any:
-    """``roll(a, shift, axes)`` for an array ``a`` and a tuple of axes."""
-    shifts = (shift,) * len(axes) if (isinstance(shift, (int, np.integer)) or shape_poly.is_symbolic_dim(shift) or
-                                      (is_array(shift) and shift.ndim == 0)) else tuple(shift)
-    if len(shifts) != len(axes):
+    """``roll(a, shift, axes)`` for an array ``a`` and a tuple of axes: the shifts and axes broadcast together
+    (numpy's and JAX's: several shifts of one axis add up), each pair rolled in turn."""
+    scalar = isinstance(shift, (int, np.integer)) or shape_poly.is_symbolic_dim(shift) or \
+        (is_array(shift) and shift.ndim == 0)
+    if is_array(shift) and shift.ndim > 1:
+        raise ValueError("'shift' and 'axis' arguments to roll must be scalars or 1D arrays")
+    shifts = (shift,) if scalar else tuple(shift)
+    count = max(len(shifts), len(axes))
+    if len(shifts) not in (1, count) or len(axes) not in (1, count):
         raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
-    for s, ax in zip(shifts, axes):
+    for s, ax in zip(shifts * (count // len(shifts)), axes * (count // len(axes))):
         ax = canonical_axis(ax, a.ndim)
         n = a.shape[ax]
         if shape_poly.definitely_equal(n, 0):
