@@ -10,7 +10,7 @@ import numpy as np
 from toolkit.core import dtypes, sharding_types
 from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.families import Family
-from toolkit.core.shape_poly import definitely_equal
+from toolkit.core.shape_poly import definitely_equal, definitely_equal_shape
 from toolkit.lax import dot_algorithms
 from toolkit.lax.convolution import _canonical_precision  # JAX's precision names
 
@@ -22,7 +22,17 @@ DotDimensionNumbers = tuple[tuple[tuple[int, ...], tuple[int, ...]], tuple[tuple
 
 def _dot_general_rule(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers: DotDimensionNumbers,
                       precision: Any = None, preferred_element_type: np.dtype | None = None) -> ShapedArray:
-    # JAX's checks, messages and order (its _dot_general_shape_rule), then its dtype rule.
+    check_dot_dimension_numbers(lhs, rhs, dimension_numbers)
+    (lc, rc), (lb, rb) = dimension_numbers
+    batch = tuple(lhs.shape[a] for a in lb)
+    lfree = tuple(d for i, d in enumerate(lhs.shape) if i not in lc and i not in lb)
+    rfree = tuple(d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb)
+    dtype = dot_result_dtype(lhs.dtype, rhs.dtype, precision, preferred_element_type, "lax.dot_general")
+    return ShapedArray(batch + lfree + rfree, dtype, lhs.weak_type and rhs.weak_type)
+
+
+def check_dot_dimension_numbers(lhs: ShapedArray, rhs: ShapedArray, dimension_numbers: Any) -> None:
+    """JAX's ``dot_general`` shape checks, in its order and with its ``TypeError``s (``ragged_dot_general``'s too)."""
     (lc, rc), (lb, rb) = dimension_numbers
     for side, aval, contracting, batch in (("lhs", lhs, lc, lb), ("rhs", rhs, rc, rb)):
         if not all(0 <= d < aval.ndim for d in tuple(contracting) + tuple(batch)):
@@ -46,13 +56,8 @@ def _dot_general_rule(lhs: ShapedArray, rhs: ShapedArray, *, dimension_numbers: 
     for what, lhs_dims, rhs_dims in (("lhs batch dimensions and rhs batch dimensions", lb, rb),
                                      ("contracting dimensions", lc, rc)):
         lhs_sizes, rhs_sizes = tuple(lhs.shape[d] for d in lhs_dims), tuple(rhs.shape[d] for d in rhs_dims)
-        if len(lhs_sizes) != len(rhs_sizes) or not all(definitely_equal(a, b) for a, b in zip(lhs_sizes, rhs_sizes)):
+        if not definitely_equal_shape(lhs_sizes, rhs_sizes):
             raise TypeError(f"dot_general requires {what} to have the same shape, got {lhs_sizes} and {rhs_sizes}.")
-    batch = tuple(lhs.shape[a] for a in lb)
-    lfree = tuple(d for i, d in enumerate(lhs.shape) if i not in lc and i not in lb)
-    rfree = tuple(d for i, d in enumerate(rhs.shape) if i not in rc and i not in rb)
-    dtype = _dot_general_dtype(lhs.dtype, rhs.dtype, precision, preferred_element_type)
-    return ShapedArray(batch + lfree + rfree, dtype, lhs.weak_type and rhs.weak_type)
 
 
 def _type_properties(dtype: np.dtype) -> tuple:
@@ -69,12 +74,13 @@ def _bit_width(dtype: np.dtype) -> int:
     return ml_dtypes.finfo(dtype).bits if dtypes.is_inexact(dtype) else dtypes.bit_width(dtype)
 
 
-def _dot_general_dtype(lhs: np.dtype, rhs: np.dtype, precision: Any, preferred: np.dtype | None) -> np.dtype:
-    """JAX's dot_general dtype rule: operands of two types multiply in the higher one (XLA's rule), as
-    ``preferred_element_type`` when given (an integer result may not be narrowed, unless an algorithm is named)."""
+def dot_result_dtype(lhs: np.dtype, rhs: np.dtype, precision: Any, preferred: np.dtype | None, name: str) -> np.dtype:
+    """JAX's dtype rule of a dot (``name``: ``lax.dot_general`` or ``lax.ragged_dot_general``, for its message):
+    operands of two types multiply in the higher one (XLA's rule), as ``preferred_element_type`` when given (an
+    integer result may not be narrowed, unless an algorithm is named)."""
     lhs_rank, rhs_rank = _type_properties(lhs), _type_properties(rhs)
     if lhs_rank == rhs_rank and lhs != rhs:
-        raise TypeError(f"lax.dot_general argument type error: {lhs}, {rhs}")
+        raise TypeError(f"{name} argument type error: {lhs}, {rhs}")
     result = lhs if lhs_rank >= rhs_rank else rhs
     if preferred is None or preferred == result:
         return result

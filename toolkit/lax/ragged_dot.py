@@ -30,8 +30,8 @@ from toolkit.core.avals import ShapedArray, aval_of
 from toolkit.core.shape_poly import definitely_equal, definitely_equal_shape, is_symbolic_dim
 from toolkit.lax import elementwise
 from toolkit.lax.convolution import _canonical_precision  # JAX's precision names
-from toolkit.lax.dot_algorithms import DotAlgorithm, DotAlgorithmPreset, RaggedDotDimensionNumbers
-from toolkit.lax.linalg import dot_general
+from toolkit.lax.dot_algorithms import RaggedDotDimensionNumbers
+from toolkit.lax.linalg import check_dot_dimension_numbers, dot_general, dot_result_dtype
 from toolkit.lax.structural import broadcast, broadcast_in_dim, broadcasted_iota, full, transpose
 from toolkit.lax.windowed import cumsum
 
@@ -93,41 +93,6 @@ def _check_in_range(dim: int, rank: int, dim_name: str, arg_name: str) -> None:
                         f"number of axes of the {arg_name} value, got {dim} for {arg_name} of rank {rank}.")
 
 
-def _check_dot_dimensions(lhs: ShapedArray, rhs: ShapedArray, numbers: RaggedDotDimensionNumbers) -> None:
-    """JAX's ``dot_general`` shape checks, with its messages (they are ``ragged_dot_general``'s too)."""
-    (lc, rc), (lb, rb) = numbers.dot_dimension_numbers
-    if not all(0 <= d < lhs.ndim for d in (*lc, *lb)):
-        raise TypeError("dot_general requires lhs dimension numbers to be nonnegative and less than the number of "
-                        f"axes of the lhs value, got lhs_batch of {lb} and lhs_contracting of {lc} for lhs of rank "
-                        f"{lhs.ndim}")
-    if not all(0 <= d < rhs.ndim for d in (*rc, *rb)):
-        raise TypeError("dot_general requires rhs dimension numbers to be nonnegative and less than the number of "
-                        f"axes of the rhs value, got rhs_batch of {rb} and rhs_contracting of {rc} for rhs of rank "
-                        f"{rhs.ndim}")
-    if len(lb) != len(rb):
-        raise TypeError(f"dot_general requires equal numbers of lhs_batch and rhs_batch dimensions, got lhs_batch "
-                        f"{lb} and rhs_batch {rb}.")
-    for side, batch, _ in (("lhs", lb, lc), ("rhs", rb, rc)):
-        if len(set(batch)) != len(batch):
-            raise TypeError(f"dot_general requires {side} batch dimensions to be distinct, got {side}_batch {batch}.")
-    for side, _, contracting in (("lhs", lb, lc), ("rhs", rb, rc)):
-        if len(set(contracting)) != len(contracting):
-            raise TypeError(f"dot_general requires {side} contracting dimensions to be distinct, got "
-                            f"{side}_contracting {contracting}.")
-    for side, batch, contracting in (("lhs", lb, lc), ("rhs", rb, rc)):
-        if set(batch) & set(contracting):
-            raise TypeError(f"dot_general requires {side} batch dimensions to be disjoint from contracting "
-                            f"dimensions, got {side}_batch {batch} and {side}_contracting {contracting}.")
-    lhs_batch_shape, rhs_batch_shape = tuple(lhs.shape[d] for d in lb), tuple(rhs.shape[d] for d in rb)
-    if not definitely_equal_shape(lhs_batch_shape, rhs_batch_shape):
-        raise TypeError("dot_general requires lhs batch dimensions and rhs batch dimensions to have the same shape, "
-                        f"got {lhs_batch_shape} and {rhs_batch_shape}.")
-    lhs_contracting_shape, rhs_contracting_shape = tuple(lhs.shape[d] for d in lc), tuple(rhs.shape[d] for d in rc)
-    if not definitely_equal_shape(lhs_contracting_shape, rhs_contracting_shape):
-        raise TypeError("dot_general requires contracting dimensions to have the same shape, got "
-                        f"{lhs_contracting_shape} and {rhs_contracting_shape}.")
-
-
 def _result_shape(lhs: ShapedArray, rhs: ShapedArray, group_sizes: ShapedArray,
                   numbers: RaggedDotDimensionNumbers) -> tuple:
     """JAX's ``_ragged_dot_general_shape_rule``: the checks in its order and with its messages, then the shape."""
@@ -163,7 +128,7 @@ def _result_shape(lhs: ShapedArray, rhs: ShapedArray, group_sizes: ShapedArray,
     elif len(group_dims) != 0:
         raise TypeError("ragged_dot_general requires zero group dimensions in the rhs when lhs ragged dimension is "
                         "contracting or batch.")
-    _check_dot_dimensions(lhs, rhs, numbers)
+    check_dot_dimension_numbers(lhs, rhs, numbers.dot_dimension_numbers)
     batch = tuple(lhs.shape[d] for d in lb)
     lhs_free = tuple(lhs.shape[d] for d in _remaining(lhs.ndim, lc, lb))
     rhs_free = tuple(rhs.shape[d] for d in _remaining(rhs.ndim, rc, rb, group_dims))
@@ -171,34 +136,12 @@ def _result_shape(lhs: ShapedArray, rhs: ShapedArray, group_sizes: ShapedArray,
     return group + batch + lhs_free + rhs_free
 
 
-def _type_properties(dtype: np.dtype) -> tuple:
-    """The key XLA ranks operand types by (``HigherPrecisionType``): complex, exponent and mantissa widths, bits."""
-    real = np.dtype(ml_dtypes.finfo(dtype).dtype) if dtypes.is_complex(dtype) else dtype
-    is_float = dtypes.is_float(real)
-    return (dtypes.is_complex(dtype), ml_dtypes.finfo(real).maxexp if is_float else -1,
-            ml_dtypes.finfo(real).nmant if is_float else -1, dtypes.bit_width(real), not dtypes.is_unsigned(real))
-
-
 def _result_dtype(lhs: ShapedArray, rhs: ShapedArray, group_sizes: ShapedArray, precision: Any,
                   preferred_element_type: np.dtype | None) -> np.dtype:
     """JAX's ``_ragged_dot_general_dtype_rule``: integer group sizes; XLA's type of a dot, maybe upcast."""
     if not dtypes.is_integer(group_sizes.dtype):
         raise TypeError("ragged_dot_general requires that group_sizes.dtype is subtype of np.integer.")
-    lhs_key, rhs_key = _type_properties(lhs.dtype), _type_properties(rhs.dtype)
-    if lhs_key != rhs_key:
-        result = lhs.dtype if lhs_key > rhs_key else rhs.dtype
-    elif lhs.dtype != rhs.dtype:
-        raise TypeError(f"lax.ragged_dot_general argument type error: {lhs.dtype}, {rhs.dtype}")
-    else:
-        result = lhs.dtype
-    if preferred_element_type is None or preferred_element_type == result:
-        return result
-    # An explicit algorithm decides its own types, so the width check is skipped for it (as JAX).
-    if (not isinstance(precision, (DotAlgorithm, DotAlgorithmPreset)) and not dtypes.is_float(result)
-            and dtypes.bit_width(preferred_element_type) < dtypes.bit_width(result)):
-        raise TypeError("`preferred_element_type` must not be narrower than the original type, got "
-                        f"preferred_element_type of {preferred_element_type} for result type of {result}.")
-    return preferred_element_type
+    return dot_result_dtype(lhs.dtype, rhs.dtype, precision, preferred_element_type, "lax.ragged_dot_general")
 
 
 def _ragged_to_dense(x: Any, group_sizes: Any, ragged: int, prefix: Sequence[int]) -> Any:
