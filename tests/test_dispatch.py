@@ -585,6 +585,17 @@ def test_general_fast_path_keys_the_scalar_type_the_x64_mode_and_the_pipeline(co
     assert compilations[0] == compiled
 
 
+def test_unhashable_static_error_is_jaxs_word_for_word():
+    # jaxlib's message shows the value's str: "[0 1 2]" for a numpy array (toolkit's showed its repr).
+    jax = pytest.importorskip("jax")
+    for value in ([0, 1], np.arange(3), {"a": 1}):
+        with pytest.raises(ValueError) as want:
+            jax.jit(lambda x, s: x, static_argnums=1)(1.0, value)
+        with pytest.raises(ValueError) as got:
+            toolkit.jit(lambda x, s: x, static_argnums=1)(1.0, value)
+        assert str(got.value) == str(want.value)
+
+
 def test_general_fast_path_falls_back_for_unhashable_statics_and_other_devices():
     f = toolkit.jit(lambda x, axis: x.sum(axis), static_argnames="axis")
     x = toolkit.device_put(np.ones((2, 3), np.float32))

@@ -2,8 +2,8 @@
 
 * :func:`infer_argnums_and_argnames` matches jit's static arguments up both
   ways (each position also by its parameter's name, and each name by position);
-  :func:`unhashable_static_error` is JAX's error, word for word, for a static
-  value that cannot be hashed.
+  :func:`unhashable_static_error` (``toolkit.core.compiled_whole``'s) is JAX's
+  error, word for word, for a static value that cannot be hashed.
 * :func:`argument_paths` names the leaves of an ``(args, kwargs)`` tree as
   users do (``args[1]['w']``, ``scale``), for error messages.
 * :func:`dict_leaf_order`, :func:`output_builder` and
@@ -22,6 +22,7 @@ import inspect
 from typing import Any, Callable, Sequence
 
 from toolkit.core import pytrees
+from toolkit.core.compiled_whole import unhashable_static_error  # noqa: F401 - toolkit.dispatch's, from here
 from toolkit.runtime import native_pytrees
 
 #: Argument and result trees from this many leaves flatten and unflatten through jaxlib's C++ pytrees
@@ -50,18 +51,6 @@ def infer_argnums_and_argnames(fun: Callable, static_argnums: Any,
         if name in positional:
             nums.add(positional.index(name))
     return tuple(sorted(nums)), tuple(sorted(names))
-
-
-def unhashable_static_error(values: list) -> ValueError:
-    """JAX's error, word for word, for the first static argument value that cannot be hashed."""
-    for value in values:
-        try:
-            hash(value)
-        except TypeError as exc:
-            return ValueError("Non-hashable static arguments are not supported. An error occurred while trying to "
-                              f"hash an object of type {type(value)}, {value!r}. The error was:\n"
-                              f"{type(exc).__name__}: {exc}\n")
-    return ValueError("Non-hashable static arguments are not supported.")
 
 
 _FLAT_INDEX = re.compile(r"<flat index ([^>]+)>")

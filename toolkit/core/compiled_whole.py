@@ -148,6 +148,28 @@ def _any_tracer(args: tuple, kwargs: dict) -> bool:
     return False
 
 
+def unhashable_static_error(values: Sequence[Any]) -> ValueError:
+    """JAX's error, word for word (jaxlib's call path: the value's ``str``), for the first static argument value
+    that cannot be hashed: a jit's static arguments, and those of JAX's jitted helpers that toolkit checks."""
+    for value in values:
+        try:
+            hash(value)
+        except TypeError as exc:
+            return ValueError("Non-hashable static arguments are not supported. An error occurred while trying to "
+                              f"hash an object of type {type(value)}, {value}. The error was:\n"
+                              f"{type(exc).__name__}: {exc}\n")
+    return ValueError("Non-hashable static arguments are not supported.")
+
+
+def check_static_hashable(*values: Any) -> None:
+    """Raise :func:`unhashable_static_error` when a value JAX would pass as a static argument cannot be hashed."""
+    for value in values:
+        try:
+            hash(value)
+        except TypeError:
+            raise unhashable_static_error(values) from None
+
+
 def is_compiled_whole(fun: Any) -> bool:
     """Whether ``fun`` was decorated with :func:`compiled_whole`."""
     return hasattr(fun, "static_argnames") and hasattr(fun, "__wrapped__")

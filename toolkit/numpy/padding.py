@@ -12,7 +12,7 @@ import numpy as np
 
 from toolkit.core import dtypes, pytrees, shape_poly
 from toolkit.core.avals import aval_of
-from toolkit.core.compiled_whole import compiled_whole
+from toolkit.core.compiled_whole import check_static_hashable, compiled_whole
 from toolkit.core.tracing import ConcretizationTypeError, Tracer
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
@@ -73,18 +73,6 @@ def _broadcast_to_pairs(nvals: Any, nd: int, name: str) -> tuple:
                      f"Valid shapes are ({nd}, 2), (1, 2), (2,), (1,), or ().")
 
 
-def _check_hashable(*values: Any) -> None:
-    """JAX passes ``stat_length``, ``end_values`` and ``reflect_type`` to its jitted helper as static arguments,
-    which must hash: a list, a numpy or toolkit array, or a traced value is JAX's ``ValueError`` (in any mode)."""
-    for value in values:
-        try:
-            hash(value)
-        except TypeError as error:
-            raise ValueError("Non-hashable static arguments are not supported. An error occurred while trying to "
-                             f"hash an object of type {type(value)}, {value}. The error was:\n"
-                             f"TypeError: {error}\n") from error
-
-
 def _dim(v: Any) -> Any:
     """A width or bound as a Python int (a numpy integer, a float's ``TypeError`` as JAX's), symbolic ones kept."""
     return v if shape_poly.is_symbolic_dim(v) else operator.index(v)
@@ -127,7 +115,9 @@ def pad(array: Any, pad_width: Any, mode: str | Callable[..., Any] = "constant",
     stat_length = kwargs.get("stat_length")
     end_values = kwargs.get("end_values", 0)
     reflect_type = kwargs.get("reflect_type", "even")
-    _check_hashable(stat_length, end_values, reflect_type)
+    # JAX passes these to its jitted helper as static arguments, which must hash: a list, a numpy or toolkit
+    # array, or a traced value is JAX's ValueError (in any mode).
+    check_static_hashable(stat_length, end_values, reflect_type)
     if a.ndim == 0:
         return a
     widths = [(_dim(lo), _dim(hi)) for lo, hi in pairs]

@@ -16,7 +16,7 @@ import numpy as np
 
 from toolkit import lax
 from toolkit import numpy as tnp
-from toolkit.core.compiled_whole import compiled_whole
+from toolkit.core.compiled_whole import check_static_hashable, compiled_whole
 
 __all__ = ["map_coordinates"]
 
@@ -103,12 +103,6 @@ def map_coordinates(input: Any, coordinates: Sequence[Any], order: int, mode: st
                     cval: Any = 0.0) -> Any:
     """``input`` interpolated at ``coordinates`` (one array per axis): nearest-neighbour (``order=0``) or
     multilinear (``order=1``), points outside filled by ``mode`` (``cval`` for ``'constant'``)."""
-    for value in (order, mode, cval):
-        # JAX's order, mode and cval are static arguments of a jit, hashed in every context (under a trace too).
-        try:
-            hash(value)
-        except TypeError as error:
-            raise ValueError("Non-hashable static arguments are not supported. An error occurred while trying to "
-                             f"hash an object of type {type(value)}, {value}. The error was:\n"
-                             f"TypeError: {error}\n") from error
+    # JAX's order, mode and cval are static arguments of a jit, hashed in every context (under a trace too).
+    check_static_hashable(order, mode, cval)
     return _map_coordinates(input, coordinates, order, mode, cval)
