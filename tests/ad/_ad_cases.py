@@ -30,7 +30,8 @@ def cases(lib):
         + jnp.sum(lax.reduce_window(x, -jnp.inf, lax.max, (2, 3), (1, 2), "SAME") ** 2),
         "cumulative_products": lambda x: jnp.sum(lax.cumprod(x, 1) * x) + jnp.sum(lax.cumprod(x, 0, reverse=True) ** 2)
         + jnp.sum(lax.cumlogsumexp(x, 1) * x) + jnp.sum(lax.cumlogsumexp(x, 0, reverse=True) ** 2)
-        + jnp.sum(jnp.nancumprod(x, axis=1) * 0.5),
+        + jnp.sum(jnp.nancumprod(x, axis=1) * 0.5) + jnp.sum(lax.cumprod(x[:, :1], 1) * x[:, :1])
+        + jnp.sum(lax.cumlogsumexp(x[:1], 0) ** 2),  # axes of size 1: windows of one element
         "conv": lambda x: jnp.sum(lax.conv_general_dilated(x[None, None], x[None, None, :3, :3] * 0.5, (2, 1),
                                                            [(1, 2), (0, 1)], rhs_dilation=(1, 2)) ** 2),
         "grouped_conv": lambda x: jnp.sum(lax.conv_general_dilated(x[None, :4], x[:4, None, :3] * 0.5, (1,), "SAME",

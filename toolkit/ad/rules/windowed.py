@@ -66,7 +66,8 @@ def _reduce_window_jvp(primals, tangents, *, computation, window_dimensions, win
     kind = _window_kind(computation)
     (x, init), (t, t_init) = primals, tangents
     cumulative_axis = _cumulative_axis(value_aval(x).shape, params)
-    if kind not in ("sum", "max", "min") and cumulative_axis is None:
+    elementwise_window = _is_elementwise_window(params)
+    if kind not in ("sum", "max", "min") and cumulative_axis is None and not elementwise_window:
         raise _unsupported(f"only sum, max and min windows, and cumulative windows, are differentiable (got "
                            f"{kind or 'a custom computation'})")
     if any(d != 1 for d in base_dilation):
@@ -79,8 +80,13 @@ def _reduce_window_jvp(primals, tangents, *, computation, window_dimensions, win
         return outs, reduce_window_p.bind(t, np.zeros((), value_aval(t).dtype), **params)
     if kind in ("max", "min"):
         return outs, [_chooser_tangent(x, init, t, outs[0], params)]
+    combine = _combine_with_jvp(computation, kind)
+    if cumulative_axis is None:  # windows of one element (a cumulative reduction along an axis of size 1)
+        aval = value_aval(x)
+        start = structural.broadcast_in_dim(init, aval.shape, ())
+        return outs, [combine((start, structural.full(aval.shape, 0, value_aval(t).dtype)), (x, t))[1]]
     axis, reverse = cumulative_axis
-    return outs, [associative_scan(_combine_with_jvp(computation, kind), (x, t), reverse=reverse, axis=axis)[1]]
+    return outs, [associative_scan(combine, (x, t), reverse=reverse, axis=axis)[1]]
 
 
 def _combine_with_jvp(computation, kind):
@@ -106,6 +112,13 @@ def _combine_with_jvp(computation, kind):
         flat = [structural.reshape(v, (math.prod(shape),)) for v in (a, b, ta, tb)]
         return tuple(structural.reshape(v, shape) for v in elementwise_pair(*flat))
     return combine_elements
+
+
+def _is_elementwise_window(params) -> bool:
+    """Every window one element (each output is ``computation(init, x)``), as a cumulative reduction along an
+    axis of size 1 makes it."""
+    return all(w == 1 for w in params["window_dimensions"]) and all(s == 1 for s in params["window_strides"]) and \
+        all(tuple(p) == (0, 0) for p in params["padding"]) and all(d == 1 for d in params["base_dilation"])
 
 
 def _cumulative_axis(shape, params) -> tuple[int, bool] | None:
