@@ -94,12 +94,17 @@ def gamma(x: Any) -> Any:
 
 
 def _complex_gamma(z: Any) -> Any:
-    # JAX's: the poles and NaNs masked to 1 before loggamma, so that the unselected branch keeps NaN out of
-    # gradients (0 * NaN through where's derivative).
+    safe, z_safe = _poles_masked(z)
+    return tnp.where(safe, tnp.asarray(complex(np.nan, np.nan), dtype=z.dtype), tnp.exp(_complex_loggamma(z_safe)))
+
+
+def _poles_masked(z: Any) -> tuple[Any, Any]:
+    """``(at_pole_or_nan, z with those entries 1)``: JAX's complex gamma and loggamma evaluate the safe ``z`` and
+    select NaN afterwards, so the unselected branch keeps NaN out of gradients (0 * NaN through where's
+    derivative)."""
     is_pole = (tnp.imag(z) == 0) & (tnp.real(z) == tnp.floor(tnp.real(z))) & (tnp.real(z) <= 0)
     safe = is_pole | tnp.isnan(z)
-    z_safe = tnp.where(safe, tnp.ones_like(z), z)
-    return tnp.where(safe, tnp.asarray(complex(np.nan, np.nan), dtype=z.dtype), tnp.exp(_complex_loggamma(z_safe)))
+    return safe, tnp.where(safe, tnp.ones_like(z), z)
 
 
 def factorial(n: Any, exact: bool = False) -> Any:
@@ -330,9 +335,7 @@ def _complex_loggamma(z: Any) -> Any:
 
 def _complex_loggamma_scipy(z: Any) -> Any:
     """SciPy's branch cuts: shift into the right half-plane, ``loggamma(z) = loggamma(z + n) - sum log(z + k)``."""
-    is_pole = (tnp.imag(z) == 0) & (tnp.real(z) == tnp.floor(tnp.real(z))) & (tnp.real(z) <= 0)
-    safe = is_pole | tnp.isnan(z)
-    z_safe = tnp.where(safe, tnp.ones_like(z), z)
+    safe, z_safe = _poles_masked(z)
     n = tnp.maximum(0, tnp.ceil(0.5 - tnp.real(z_safe)).astype(int))
 
     def cond(state):
