@@ -11,8 +11,8 @@ from toolkit.core import dtypes
 from toolkit.core.tracing import Tracer
 from toolkit.lax.elementwise import bitcast_convert_type, complex as lax_complex, convert_element_type
 from toolkit.lax.structural import rev
-from toolkit.numpy import (array_api_namespace, array_editing, creation, diagonals, indexing, nonzero_indices,
-                           reductions, rounding, scatter, shapes, sorting, statistics, tensor_contractions, ufuncs)
+from toolkit.numpy import (array_api_namespace, array_editing, diagonals, indexing, nonzero_indices, reductions,
+                           rounding, scatter, shapes, sorting, statistics, tensor_contractions, ufuncs)
 from toolkit.numpy._core import ARRAYLIKE_TYPES, is_arraylike
 from toolkit.numpy.take import take
 
@@ -68,8 +68,8 @@ def _view(self, dtype=None, type=None):
         return _view(convert_element_type(self, "uint8"), dtype)
     # bitcast_convert_type has no complex types: JAX's views go through the parts, interleaved in the last axis.
     if dtypes.is_complex(self.dtype):
-        zeros = creation.zeros((*self.shape[:-1], self.shape[-1] * 2), np.finfo(self.dtype).dtype)
-        return _view(zeros.at[..., 0::2].set(self.real).at[..., 1::2].set(self.imag), dtype)
+        parts = shapes.stack([ufuncs.real(self), ufuncs.imag(self)], axis=-1)  # copies: the bits are JAX's
+        return _view(shapes.reshape(parts, (*self.shape[:-1], self.shape[-1] * 2)), dtype)
     if dtype == np.dtype(bool):
         return convert_element_type(_view(self, "uint8"), bool)
     if dtypes.is_complex(dtype):
