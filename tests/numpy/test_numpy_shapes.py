@@ -81,6 +81,8 @@ def test_roll():
     check(tnp.roll(X, 2, 1), np.roll(X, 2, 1))
     check(tnp.roll(X, -3), np.roll(X, -3))
     check(tnp.roll(X, (1, -2), (0, 1)), np.roll(X, (1, -2), (0, 1)))
+    check(tnp.roll(X, [], ()), np.roll(X, [], ()))  # no shifts, no axes: unchanged (was a ZeroDivisionError)
+    check(tnp.roll(X, [3], ()), np.roll(X, [3], ()))
     f = toolkit.jit(lambda x, s: tnp.roll(x, s, 1))
     for s in (-8, -1, 0, 5, 13):
         check(f(X, np.int32(s)), np.roll(X, s, 1))

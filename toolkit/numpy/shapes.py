@@ -587,10 +587,11 @@ def _roll_along(a: Any, shift: Any, axes: tuple) -> Any:
     if is_array(shift) and shift.ndim > 1:
         raise ValueError("'shift' and 'axis' arguments to roll must be scalars or 1D arrays")
     shifts = (shift,) if scalar else tuple(shift)
-    count = max(len(shifts), len(axes))
-    if len(shifts) not in (1, count) or len(axes) not in (1, count):
+    if len(shifts) != len(axes) and 1 not in (len(shifts), len(axes)):
         raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
-    for s, ax in zip(shifts * (count // len(shifts)), axes * (count // len(axes))):
+    # Broadcast as numpy's shapes: one of either pairs with each of the other, also with none (fftshift of a 0-d).
+    count = len(axes) if len(shifts) == 1 else len(shifts)
+    for s, ax in zip(shifts * count if len(shifts) == 1 else shifts, axes * count if len(axes) == 1 else axes):
         ax = canonical_axis(ax, a.ndim)
         n = a.shape[ax]
         if shape_poly.definitely_equal(n, 0):
