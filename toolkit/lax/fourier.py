@@ -52,6 +52,10 @@ def _fft_rule(x: ShapedArray, *, fft_type: FftType, fft_lengths: tuple[int, ...]
             raise ValueError(f"RFFT input must be float32 or float64, got {x.dtype}")
         if minor != fft_lengths:
             raise ValueError(f"RFFT input shape {x.shape} minor dimensions must be equal to fft_lengths {fft_lengths}")
+        if fft_lengths and fft_lengths[-1] == 0:
+            # Its n // 2 + 1 = 1 output bins would have no input: StableHLO's verifier rejects the op (and numpy
+            # the transform), so say so before lowering.
+            raise ValueError(f"RFFT of an empty axis: fft_lengths {fft_lengths} end in 0 (shape {x.shape})")
         shape = tuple(x.shape[:x.ndim - n]) + fft_lengths[:-1] + (fft_lengths[-1] // 2 + 1,)
         return ShapedArray(shape, complex_dtype(x.dtype), x.weak_type)
     if not dtypes.is_complex(x.dtype):
