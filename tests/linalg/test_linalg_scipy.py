@@ -148,6 +148,34 @@ def test_errors():
     with pytest.raises(ValueError, match="at most 2 dimensions"):
         tsl.block_diag(np.ones((1, 1, 1)))
     with pytest.raises(TypeError, match="array arguments"):
-        tsl.cholesky([[1.0]])
+        tsl.schur([[1.0]])
     with pytest.raises(ValueError, match=r"\[\.\.\., n, n\]"):
         tsl.cholesky(B)
+
+
+LIST_SPD = SPD.tolist()
+LIST_CASES = [
+    ("cholesky", lambda L: L.cholesky(LIST_SPD)), ("cho_factor", lambda L: L.cho_factor(LIST_SPD)[0]),
+    ("cho_solve", lambda L: L.cho_solve((L.cholesky(SPD), False), V.tolist())),
+    ("solve_triangular", lambda L: L.solve_triangular(LIST_SPD, V.tolist(), lower=True)),
+    ("lu", lambda L: L.lu(LIST_SPD)), ("lu_factor", lambda L: L.lu_factor(LIST_SPD)),
+    ("lu_solve", lambda L: L.lu_solve(L.lu_factor(SPD), V.tolist())), ("qr", lambda L: L.qr(LIST_SPD)),
+    ("qr_multiply", lambda L: L.qr_multiply(LIST_SPD, V.tolist())), ("svd", lambda L: L.svd(LIST_SPD)),
+    ("eigh", lambda L: L.eigh(LIST_SPD)[0]),
+]
+
+
+@pytest.mark.parametrize("name", [name for name, _ in LIST_CASES])
+def test_nested_lists_are_arrays_as_in_jax(name):
+    # JAX's factorizations and solvers read nested lists with jnp.asarray (its jnp.linalg ones do not).
+    fn = dict(LIST_CASES)[name]
+    close(fn(tsl), fn(jsl), tol=2e-4)
+
+
+@pytest.mark.parametrize("name", ["schur", "hessenberg"])
+@pytest.mark.parametrize("dtype", [np.int32, np.bool_])
+def test_schur_and_hessenberg_refuse_integers_as_jax(name, dtype):
+    from _oracle import raises_like
+
+    a = np.eye(3, dtype=dtype)
+    raises_like(lambda: getattr(tsl, name)(a), lambda: getattr(jsl, name)(a))

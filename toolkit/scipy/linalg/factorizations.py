@@ -28,11 +28,25 @@ __all__ = ["cho_factor", "cho_solve", "cholesky", "det", "eigh", "eigh_tridiagon
            "lu_factor", "lu_solve", "polar", "qr", "qr_multiply", "schur", "solve", "solve_triangular", "svd"]
 
 
+# JAX's factorizations and solvers take nested lists as arrays (``jnp.asarray``); these few refuse them (their
+# JAX versions fail on a list, each in its own way), so toolkit raises one TypeError there.
+_ARRAYS_ONLY = frozenset({"schur", "hessenberg", "expm"})
+# As JAX's, these take floating or complex arrays only; the rest promote integers and bools.
+_FLOATING_ONLY = frozenset({"schur", "hessenberg"})
+
+
 def _inexact(name: str, *args: Any) -> list[Any]:
-    for x in args:
-        if isinstance(x, (list, tuple)):
-            raise TypeError(f"toolkit.scipy.linalg.{name} requires array arguments, got {type(x).__name__}")
-    return promote_inexact(*(tnp.asarray(x) for x in args))
+    if name in _ARRAYS_ONLY:
+        for x in args:
+            if isinstance(x, (list, tuple)):
+                raise TypeError(f"toolkit.scipy.linalg.{name} requires array arguments, got {type(x).__name__}")
+    arrays = [tnp.asarray(x) for x in args]
+    if name in _FLOATING_ONLY:
+        for i, x in enumerate(arrays):
+            if not dtypes.is_inexact(x.dtype):
+                raise TypeError(f"{name} does not accept dtype {x.dtype.name} at position {i}. Accepted dtypes at "
+                                f"position {i} are subtypes of floating, complexfloating.")
+    return promote_inexact(*arrays)
 
 
 def cholesky(a: Any, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True) -> Any:
