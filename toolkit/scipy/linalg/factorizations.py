@@ -31,8 +31,6 @@ __all__ = ["cho_factor", "cho_solve", "cholesky", "det", "eigh", "eigh_tridiagon
 # JAX's factorizations and solvers take nested lists as arrays (``jnp.asarray``); these few refuse them (their
 # JAX versions fail on a list, each in its own way), so toolkit raises one TypeError there.
 _ARRAYS_ONLY = frozenset({"schur", "hessenberg", "expm"})
-# As JAX's, these take floating or complex arrays only; the rest promote integers and bools.
-_FLOATING_ONLY = frozenset({"schur", "hessenberg"})
 
 
 def _inexact(name: str, *args: Any) -> list[Any]:
@@ -40,13 +38,15 @@ def _inexact(name: str, *args: Any) -> list[Any]:
         for x in args:
             if isinstance(x, (list, tuple)):
                 raise TypeError(f"toolkit.scipy.linalg.{name} requires array arguments, got {type(x).__name__}")
-    arrays = [tnp.asarray(x) for x in args]
-    if name in _FLOATING_ONLY:
-        for i, x in enumerate(arrays):
-            if not dtypes.is_inexact(x.dtype):
-                raise TypeError(f"{name} does not accept dtype {x.dtype.name} at position {i}. Accepted dtypes at "
-                                f"position {i} are subtypes of floating, complexfloating.")
-    return promote_inexact(*arrays)
+    return promote_inexact(*(tnp.asarray(x) for x in args))
+
+
+def _floating_only(name: str, a: Any) -> None:
+    """JAX's check where its function takes floating or complex arrays only (no promotion of integers)."""
+    dtype = tnp.asarray(a).dtype
+    if not dtypes.is_inexact(dtype):
+        raise TypeError(f"{name} does not accept dtype {dtype.name} at position 0. Accepted dtypes at position 0 are "
+                        "subtypes of floating, complexfloating.")
 
 
 def cholesky(a: Any, lower: bool = False, overwrite_a: bool = False, check_finite: bool = True) -> Any:
@@ -233,6 +233,8 @@ def schur(a: Any, output: str = "real") -> tuple[Any, Any]:
     first (``T`` then upper triangular)."""
     if output not in ("real", "complex"):
         raise ValueError(f"Expected 'output' to be either 'real' or 'complex', got output={output!r}.")
+    if output == "real":  # a complex Schur form converts integers to complex first, as JAX's
+        _floating_only("schur", a)
     (a,) = _inexact("schur", a)
     if output == "complex":
         a = a.astype(complex_dtype(a.dtype))
@@ -243,6 +245,7 @@ def schur(a: Any, output: str = "real") -> tuple[Any, Any]:
 def hessenberg(a: Any, *, calc_q: bool = False, overwrite_a: bool = False, check_finite: bool = True) -> Any:
     """The upper Hessenberg form ``h`` of square ``a``, and ``q`` with ``a = q h q^H`` when ``calc_q``."""
     del overwrite_a, check_finite
+    _floating_only("hessenberg", a)
     (a,) = _inexact("hessenberg", a)
     n = a.shape[-1]
     if n == 0:
