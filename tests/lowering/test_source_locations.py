@@ -20,7 +20,7 @@ from jaxlib.mlir import ir
 import toolkit
 import toolkit.numpy as tnp
 from toolkit import lax
-from toolkit.core import tracing
+from toolkit.core import source_locations, tracing
 from toolkit.core.program import SourceInfo
 from toolkit.export import inspection
 from toolkit.lowering.lower import region_name
@@ -254,7 +254,8 @@ def test_no_frame_cache_growth_for_one_call_site():
     sizes = []
     for _ in range(2):  # one call site, so the frames outside the trace are the same too
         trace_three_times()
-        sizes.append((len(tracing._FRAME_INFO), len(tracing._CHAINS), len(tracing._FRAME_TUPLES)))
+        sizes.append((len(source_locations._FRAME_INFO), len(source_locations._CHAINS),
+                      len(source_locations._FRAME_TUPLES)))
     assert sizes[0] == sizes[1]
 
 
