@@ -5,7 +5,9 @@ user's function into a ``Program`` with ``toolkit.core.tracing.trace_flat``
 (nested inside the enclosing trace, if any, so ``jit(grad(f))`` and
 ``grad(grad(f))`` work) and runs an interpreter over it: ``jvp_program`` for
 forward mode, ``vjp_program`` for reverse mode. Outside any trace the
-interpreters run eagerly, one primitive at a time.
+interpreters run eagerly, one primitive at a time. A function that needs its
+arguments' values (Python control flow on them, data-dependent sizes) is traced
+again with them known, as JAX's eager transformations see them (``NEEDS_VALUES``).
 
 Example::
 
@@ -27,6 +29,7 @@ from toolkit.ad.values import Zero, instantiate, is_differentiable
 from toolkit.ad.vjp import vjp_program
 from toolkit.core import dtypes, tracing, pytrees
 from toolkit.core.avals import aval_of, leaf_avals
+from toolkit.core.error_classes import NonConcreteBooleanIndexError
 from toolkit.ad.interpret import eval_program
 from toolkit.array import Array, device_put
 from toolkit.lax import elementwise as lax_elementwise
@@ -39,6 +42,10 @@ __all__ = ["jvp", "linearize", "vjp", "grad", "value_and_grad"]
 #: replicated and device-varying values explicit (``pvary``) inside its bodies, so reverse mode sums the
 #: cotangents of replicated values as JAX does.
 PREPARE_FOR_DIFFERENTIATION: list[Callable[[Any, list], Any]] = []
+
+
+#: What a function raises when it needs the values of its traced arguments (JAX's concrete_or_error).
+NEEDS_VALUES = (tracing.ConcretizationTypeError, tracing.TracerIntegerConversionError, NonConcreteBooleanIndexError)
 
 
 class _TracedFunction:
@@ -81,7 +88,20 @@ class _TracedFunction:
                         from None
             return out_leaves + aux_leaves
 
-        self.program, captured = tracing.trace_flat(flat_fun, avals, interpreted=True)
+        try:
+            self.program, captured = tracing.trace_flat(flat_fun, avals, interpreted=True)
+        except NEEDS_VALUES:
+            # JAX's eager grad and jvp trace with the arguments' values at hand: Python control flow on them,
+            # int() of them and data-dependent sizes (unique, nonzero) work outside jit. toolkit traces at
+            # types first (one program, cached by the interpreters); when the function needs values, it is
+            # traced again with them known: its program is then the path these arguments take.
+            # Only where JAX has values: outside every trace, or inside a concrete one (an eager grad of a grad).
+            # Under jit even a constant argument's operations are staged, so JAX's raise there too.
+            enclosing = tracing.current_builder()
+            known = [tracing.known_value(a) for a in flat_args]
+            if (enclosing is not None and not enclosing.concrete) or all(k is None for k in known):
+                raise
+            self.program, captured = tracing.trace_flat(flat_fun, avals, interpreted=True, known=known)
         self.in_tree = in_tree
         self.flat_args = list(flat_args) + list(captured)
         JVP_RULES.load_all()  # rule modules add to PREPARE_FOR_DIFFERENTIATION (shard_map's vma analysis)

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import operator
 import sys
 import threading
 from types import FrameType
@@ -28,7 +29,7 @@ from toolkit.core.error_classes import (  # noqa: F401  (the tracer's errors, na
     ConcretizationTypeError, TracerArrayConversionError, TracerBoolConversionError, TracerIntegerConversionError,
     UnexpectedTracerError,
 )
-from toolkit.core.program import Equation, Literal, Program, SourceInfo, Var
+from toolkit.core.program import Equation, Literal, Program, SourceInfo, Var, subprograms
 from toolkit.core import pytrees
 from toolkit.core.source_locations import (  # noqa: F401  (Scope, Transform, render_name_stack: tracing.<name> too)
     Scope, Transform, chain, collect_outer, render_name_stack, user_source_info, with_name_stack,
@@ -36,19 +37,22 @@ from toolkit.core.source_locations import (  # noqa: F401  (Scope, Transform, re
 
 
 class Tracer:
-    """A stand-in for an array value inside a trace; carries only its abstract value.
+    """A stand-in for an array value inside a trace; carries its abstract value, and in a concrete trace
+    (``trace_flat(known=...)``: JAX's eager ``grad``/``jvp`` on concrete arguments) also the value it stands
+    for, when every value it was computed from is known.
 
     Array methods and operators are added by ``toolkit.numpy``.
     """
 
-    __slots__ = ("aval", "_builder", "_var", "_origin", "__weakref__")
+    __slots__ = ("aval", "_builder", "_var", "_origin", "_known", "__weakref__")
     __array_priority__ = 1000
 
-    def __init__(self, builder: "ProgramBuilder", var: Var, origin: Any):
+    def __init__(self, builder: "ProgramBuilder", var: Var, origin: Any, known: Any = None):
         self.aval = var.aval
         self._builder = builder
         self._var = var
         self._origin = origin
+        self._known = known
 
     shape = property(lambda self: self.aval.shape)
     dtype = property(lambda self: self.aval.dtype)
@@ -72,12 +76,16 @@ class Tracer:
             "Alternatively mark the argument static with jit's static_argnums/static_argnames.")
 
     def __bool__(self) -> bool:
+        if self._known is not None:
+            return bool(self._known)
         raise self._concretization_error(
             "Python control flow (`if`, `while`, `and`/`or`, bool())",
             "Use toolkit.lax.cond, toolkit.lax.switch or toolkit.lax.while_loop for value-dependent "
             "control flow, or toolkit.numpy.where to select between values.", TracerBoolConversionError)
 
     def __int__(self) -> int:
+        if self._known is not None:
+            return int(self._known)
         raise self._concretization_error("int()", "Keep the value as an array inside the traced function.")
 
     def __float__(self) -> float:
@@ -86,7 +94,11 @@ class Tracer:
     def __complex__(self) -> complex:
         raise self._concretization_error("complex()", "Keep the value as an array inside the traced function.")
 
+    # float() and complex() stay errors in a concrete trace too, as JAX's: they would drop the derivative.
+
     def __index__(self) -> int:
+        if self._known is not None:
+            return operator.index(self._known)
         raise self._concretization_error(
             "Using a value as a Python index or size",
             "Use toolkit.lax.dynamic_slice / dynamic_index for data-dependent indexing.", TracerIntegerConversionError)
@@ -95,6 +107,9 @@ class Tracer:
         raise TracerArrayConversionError(
             f"{self._describe()} cannot be converted to a numpy array inside a traced function; "
             "use toolkit.numpy instead of numpy on traced values.")
+
+    def tolist(self) -> Any:
+        raise ConcretizationTypeError(f"The tolist() method was called on {self._describe()}.")
 
     def __len__(self) -> int:
         if not self.aval.shape:
@@ -304,9 +319,12 @@ def is_tracing() -> bool:
 class ProgramBuilder:
     """Records equations while a function is traced; ``build`` makes the ``Program``."""
 
-    def __init__(self, parent: "ProgramBuilder | None" = None, interpreted: bool = False):
+    def __init__(self, parent: "ProgramBuilder | None" = None, interpreted: bool = False, concrete: bool = False):
         self.parent = parent
         self.interpreted = interpreted  # the program is run by grad's or vmap's interpreter (compiled_whole reads it)
+        #: A concrete trace: each equation whose inputs are all known is also run eagerly, so its outputs carry
+        #: their values (Python control flow and data-dependent sizes follow them, as in JAX's eager grad).
+        self.concrete = concrete
         self.root: ProgramBuilder = self if parent is None else parent.root
         #: The root's: ``id`` of the frame that runs the traced function (where source info stops
         #: collecting callers; the frame is alive while its trace records equations).
@@ -339,10 +357,10 @@ class ProgramBuilder:
         assert popped is self
 
     # -- inputs ---------------------------------------------------------------
-    def new_input(self, aval: ShapedArray, origin: str = "an argument") -> Tracer:
+    def new_input(self, aval: ShapedArray, origin: str = "an argument", known: Any = None) -> Tracer:
         var = Var(aval)
         self.invars.append(var)
-        return Tracer(self, var, origin)
+        return Tracer(self, var, origin, known if self.concrete else None)
 
     def _is_ancestor(self, builder: "ProgramBuilder") -> bool:
         b = self.parent
@@ -371,7 +389,7 @@ class ProgramBuilder:
         inner = self._captured.get(id(outer))
         if inner is None:
             var = Var(outer.aval)
-            inner = Tracer(self, var, outer._origin)
+            inner = Tracer(self, var, outer._origin, known_value(outer) if self.concrete else None)
             self._captured[id(outer)] = inner
             self.captured_outer.append(outer)
         return inner
@@ -388,7 +406,7 @@ class ProgramBuilder:
                 self._const_sources.append(value)
                 value = value.astype(var.aval.dtype)
             self.consts.append(value)
-            tracer = Tracer(self, var, _constant_origin(value))
+            tracer = Tracer(self, var, _constant_origin(value), value if self.concrete else None)
             self._const_ids[id(value)] = tracer
         return tracer
 
@@ -413,7 +431,19 @@ class ProgramBuilder:
             info = with_name_stack(info, state.name_stack, state.compute_type)
         eqn = Equation(primitive, atoms, outs, params, info)
         self.eqns.append(eqn)
+        if self.concrete:
+            return self._known_outputs(eqn, args)
         return [Tracer(self, v, eqn) for v in outs]
+
+    def _known_outputs(self, eqn: Equation, args: Sequence[Any]) -> list[Tracer]:
+        """``eqn``'s output tracers with their values: the primitive run eagerly when all its inputs are known.
+        Effects (callbacks, prints) are not run here: the program runs them once, when it is evaluated."""
+        values = [known_value(a) for a in args]
+        if any(v is None for v in values) or eqn.primitive.effectful or \
+                any(e.primitive.effectful for sub in subprograms(eqn) for e in sub.walk()):
+            return [Tracer(self, v, eqn) for v in eqn.outputs]
+        results = _bind_at_compile_time(eqn.primitive, values, eqn.params)
+        return [Tracer(self, v, eqn, r) for v, r in zip(eqn.outputs, results)]
 
     def build(self, outputs: Sequence[Any]) -> Program:
         """The program computing ``outputs``; captured outer values become trailing inputs."""
@@ -489,6 +519,12 @@ def eager_call(fun: Callable[..., Any], *args: Any) -> Any:
     return _eager_call_handler(eager_functions.stable(fun), *args)
 
 
+def known_value(x: Any) -> Any:
+    """The value ``x`` stands for: ``x`` itself when it is not a tracer, a tracer's value in a concrete trace
+    (see :class:`Tracer`), else None. What JAX's ``concrete_or_error`` reads."""
+    return x._known if isinstance(x, Tracer) else x
+
+
 def concrete_args(args: Sequence[Any]) -> list[Any] | None:
     """``args`` with tracers of constants replaced by the constants; None when one is a traced value."""
     concrete = list(args)
@@ -542,14 +578,17 @@ def bind(primitive: Any, args: Sequence[Any], params: dict[str, Any]) -> Any:
 
 
 def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray], origins: Sequence[str] | None = None,
-               *, frames_root: bool = False, interpreted: bool = False) -> tuple[Program, list[Tracer]]:
+               *, frames_root: bool = False, interpreted: bool = False,
+               known: Sequence[Any] | None = None) -> tuple[Program, list[Tracer]]:
     """Trace ``fun(*tracers) -> flat outputs`` into a program.
 
     Inside another trace the result is a sub-program whose trailing inputs stand for the returned list of
     captured outer tracers. ``frames_root`` (a nested ``jit``'s trace): its equations' source frames stop at
     this trace, as JAX locates a nested jit's ops. ``interpreted``: an interpreter runs the program (grad's,
-    vmap's traces) instead of lowering it. The program's ``source_info`` (root traces) is where it started."""
-    builder = ProgramBuilder(current_builder(), interpreted)
+    vmap's traces) instead of lowering it. The program's ``source_info`` (root traces) is where it started.
+    ``known``: the values the inputs stand for (None where unknown): a concrete trace (see :class:`Tracer`),
+    whose program is the path those values take."""
+    builder = ProgramBuilder(current_builder(), interpreted, concrete=known is not None)
     if builder.parent is None or frames_root:
         builder.entry_frame = id(sys._getframe())
         builder.frames_root = builder
@@ -560,7 +599,8 @@ def trace_flat(fun: Callable[..., Sequence[Any]], in_avals: Sequence[ShapedArray
     saved, _state.name_stack = _state.name_stack, ()
     try:
         with builder:
-            tracers = [builder.new_input(a, origins[i] if origins else "an argument") for i, a in enumerate(in_avals)]
+            tracers = [builder.new_input(a, origins[i] if origins else "an argument", known[i] if known else None)
+                       for i, a in enumerate(in_avals)]
             outs = fun(*tracers)
             program = builder.build(list(outs))
     finally:

@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from toolkit.core import dtypes
-from toolkit.core.tracing import ConcretizationTypeError, Tracer
+from toolkit.core.tracing import ConcretizationTypeError, known_value
 from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import sorting as lax_sorting
 from toolkit.lax import structural as lax_structural
@@ -32,9 +32,10 @@ def _array(name: str, *xs: Any) -> list[Any]:
 
 
 def _concrete(x: Any, what: str) -> np.ndarray:
-    if isinstance(x, Tracer):
+    value = known_value(x)  # a concrete trace (eager grad) knows it
+    if value is None:
         raise ConcretizationTypeError(f"{what} must be concrete (a value known when tracing), not a traced array")
-    return np.asarray(x)
+    return np.asarray(value)
 
 
 def _tile_to_size(arr: Any, size: int) -> Any:

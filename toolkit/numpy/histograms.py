@@ -18,7 +18,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from toolkit.core import dtypes
-from toolkit.core.tracing import ConcretizationTypeError, Tracer
+from toolkit.core.tracing import ConcretizationTypeError, known_value
 from toolkit.core.compiled_whole import compiled_whole
 from toolkit.numpy import (
     creation, diagonals, index_tricks, reductions, scatter, shapes, signal, sorting, statistics, tensor_contractions,
@@ -44,7 +44,7 @@ def histogram_bin_edges(a: Any, bins: Any = 10, range: Any = None, weights: Any 
     dtype = _inexact_dtype(arr.dtype)
     if np.ndim(bins) == 1:
         return asarray(bins, dtype)
-    if isinstance(bins, Tracer):
+    if known_value(bins) is None:
         raise ConcretizationTypeError("the bins argument of histogram_bin_edges must be static (an int)")
     n = operator.index(bins)
     lo_hi = shapes.stack([reductions.min(arr), reductions.max(arr)]) if range is None else asarray(range)

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from toolkit.core import dtypes, shape_poly
-from toolkit.core.tracing import ConcretizationTypeError, Tracer
+from toolkit.core.tracing import ConcretizationTypeError, known_value
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import ufuncs
 from toolkit.numpy._core import asarray, check_arraylike, is_array
@@ -126,7 +126,7 @@ def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str
                          f"for dims={dims}. Use the dtype argument to pass a suitable dtype (e.g. "
                          "dtype=np.min_scalar_type(prod(dims))).")
     for index in indices:
-        if mode == "raise" and isinstance(index, Tracer):
+        if mode == "raise" and known_value(index) is None:
             raise ConcretizationTypeError(
                 "ravel_multi_index with mode='raise' needs concrete indices (it checks them): the error occurred "
                 "because ravel_multi_index was jit-compiled with mode='raise'. Use mode='wrap' or mode='clip' "
@@ -135,7 +135,7 @@ def ravel_multi_index(multi_index: Sequence[Any], dims: Sequence[int], mode: str
             raise TypeError("only int indices permitted")
     if mode == "raise":
         for index, d in zip(indices, dims):
-            values = np.asarray(index)
+            values = np.asarray(known_value(index))
             if np.any((values < 0) | (values >= d)):
                 raise ValueError("invalid entry in coordinates array")
     elif mode == "clip":

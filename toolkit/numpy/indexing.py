@@ -35,7 +35,7 @@ import numpy as np
 from toolkit.core import dtypes, shape_poly
 from toolkit.core.dynamic_slices import Slice
 from toolkit.core.error_classes import NonConcreteBooleanIndexError
-from toolkit.core.tracing import Tracer
+from toolkit.core.tracing import Tracer, known_value
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import indexing as lax_indexing
 from toolkit.lax import structural as lax_structural
@@ -134,11 +134,12 @@ def _parse(shape: Sequence[Any], idx: Any, check_static_bounds: bool = True) -> 
         elif isinstance(item, np.ndarray) or is_array(item):
             dtype = item.dtype
             if dtype == np.bool_:
-                if isinstance(item, Tracer):
+                known = known_value(item)  # a concrete trace's mask (an eager grad's) is known
+                if known is None:
                     raise NonConcreteBooleanIndexError(  # an IndexError, as JAX's
                         "boolean-mask indexing needs a concrete mask: the result's shape would depend on traced "
                         f"data ({item._describe()}); use toolkit.numpy.where to select values instead")
-                mask = np.asarray(item)
+                mask = np.asarray(known)
                 if mask.ndim == 0:
                     items.append(("bool", bool(mask)))
                 else:

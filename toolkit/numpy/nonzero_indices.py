@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from toolkit.core import dtypes
-from toolkit.core.tracing import ConcretizationTypeError, Tracer
+from toolkit.core.tracing import ConcretizationTypeError, known_value
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import reductions, shapes, ufuncs
 from toolkit.numpy._core import asarray, check_arraylike
@@ -25,11 +25,12 @@ from toolkit.numpy.statistics import bincount
 
 def _static_size(name: str, mask: Any) -> int:
     """The number of nonzero elements of a concrete ``mask``; under ``jit`` JAX's ``ConcretizationTypeError``."""
-    if isinstance(mask, Tracer):
+    mask = known_value(mask)  # a concrete trace (eager grad) knows it
+    if mask is None:
         raise ConcretizationTypeError(
             f"The size argument of toolkit.numpy.{name} must be statically specified to use toolkit.numpy.{name} "
             f"within toolkit's transformations (jit, vmap, grad): the number of nonzero elements of "
-            f"{mask.aval.str_short()} is not known when tracing. Pass size= (and fill_value=).")
+            "a traced mask is not known when tracing. Pass size= (and fill_value=).")
     return int(np.count_nonzero(np.asarray(mask)))
 
 

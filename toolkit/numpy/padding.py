@@ -13,7 +13,7 @@ import numpy as np
 from toolkit.core import dtypes, pytrees, shape_poly
 from toolkit.core.avals import aval_of
 from toolkit.core.compiled_whole import check_static_hashable, compiled_whole
-from toolkit.core.tracing import ConcretizationTypeError, Tracer
+from toolkit.core.tracing import ConcretizationTypeError, known_value
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import _core, reductions, rounding, shapes, spaced_values, statistics, ufuncs, vectorization
@@ -42,14 +42,14 @@ def _broadcast_to_pairs(nvals: Any, nd: int, name: str) -> tuple:
     """``pad_width``, ``stat_length`` or ``end_values`` as ``nd`` (before, after) pairs of numpy scalars, as JAX's
     ``_broadcast_to_pairs``: the same accepted shapes, the same errors (a traced value is concrete-only)."""
     for leaf in pytrees.tree_leaves(nvals):
-        if isinstance(leaf, Tracer):
+        if known_value(leaf) is None:
             aval = aval_of(leaf)
             raise ConcretizationTypeError(
                 "Abstract tracer value encountered where concrete value is expected: traced array with shape "
                 f"{np.dtype(aval.dtype).name}[{','.join(map(str, aval.shape))}]\n"
                 f"{name} argument of toolkit.numpy.pad")
     try:
-        values = np.asarray(nvals)
+        values = np.asarray(pytrees.tree_map(known_value, nvals))  # a concrete trace's tracers: their values
     except ValueError as e:
         if "array has an inhomogeneous shape" in str(e):
             raise TypeError(f"`{name}` entries must be the same shape: {nvals}") from e

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from toolkit.core import dtypes
-from toolkit.core.tracing import ConcretizationTypeError, Tracer
+from toolkit.core.tracing import ConcretizationTypeError, known_value
 from toolkit.core.compiled_whole import compiled_whole
 from toolkit.numpy import creation, diagonals, linalg, reductions, scatter, shapes, signal, sorting, tensor_contractions, ufuncs
 from toolkit.numpy._core import asarray, check_arraylike, convert, is_array, promote_inexact, result_dtype
@@ -39,7 +39,7 @@ def _promoted(name: str, *xs: Any) -> list[Any]:
 
 
 def _static_index(value: Any, what: str) -> int:
-    if isinstance(value, Tracer):
+    if known_value(value) is None:
         raise ConcretizationTypeError(f"the {what} must be static (a Python int), not a traced value")
     return operator.index(value)
 
@@ -123,9 +123,10 @@ def polydiv(u: Any, v: Any, *, trim_leading_zeros: bool = False) -> tuple[Any, A
         q = scatter.at_property(q)[k].set(d)
         u = scatter.at_property(u)[k:k + n + 1].add(ufuncs.negative(ufuncs.multiply(d, v)))
     if trim_leading_zeros:
-        if isinstance(u, Tracer):
+        values = known_value(u)  # a concrete trace (eager grad) knows it
+        if values is None:
             raise ConcretizationTypeError("polydiv(trim_leading_zeros=True) needs concrete inputs")
-        values = np.asarray(u)
+        values = np.asarray(values)
         tol = np.sqrt(dtypes.finfo(u.dtype).eps)
         big = np.flatnonzero(np.abs(values) >= tol)
         u = u[int(big[0]):] if big.size else u[u.shape[0]:]
@@ -241,7 +242,7 @@ def roots(p: Any, *, strip_zeros: bool = True) -> Any:
     is_zero = ufuncs.equal(p, 0)
     leading = ufuncs.where(reductions.all(is_zero), n, reductions.argmin(is_zero))
     if strip_zeros:
-        if isinstance(leading, Tracer):
+        if known_value(leading) is None:
             raise ConcretizationTypeError(
                 "The error occurred in the jnp.roots() function. To use this within a JIT-compiled context, pass "
                 "strip_zeros=False, but be aware that leading zeros will result in some returned roots being set "

@@ -22,7 +22,7 @@ from toolkit.lax import sorting as lax_sorting
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import creation, reductions, scatter, shapes, sorting, statistics, take, ufuncs
 from toolkit.numpy import nonzero_indices
-from toolkit.core.tracing import ConcretizationTypeError, Tracer
+from toolkit.core.tracing import ConcretizationTypeError, known_value
 from toolkit.numpy._core import asarray, check_arraylike, convert, result_dtype
 from toolkit.core.compiled_whole import compiled_whole
 
@@ -87,6 +87,8 @@ def unique(ar: Any, return_index: bool = False, return_inverse: bool = False, re
     """
     check_arraylike("unique", ar)
     del sorted  # the result is always sorted, as JAX's
+    if size is None:
+        ar = _value_if_known(ar)
     if axis is not None:
         return _unique_along(asarray(ar), return_index, return_inverse, return_counts, axis, equal_nan, size,
                              fill_value)
@@ -192,13 +194,13 @@ def _unique_along(arr: Any, return_index: bool, return_inverse: bool, return_cou
     """:func:`unique` with ``axis``: JAX's checks in its order, then one program (eagerly: one to count the
     unique slices, one at that size, as the flattened form)."""
     if size is None:
-        if isinstance(arr, Tracer):
+        if known_value(arr) is None:  # a concrete trace (eager grad) knows it
             raise ConcretizationTypeError(
                 f"Abstract tracer value encountered where concrete value is expected: traced array with shape "
                 f"{np.dtype(arr.dtype).name}[{','.join(map(str, arr.shape))}].\nThe error arose for the first argument of jnp.unique(). "
                 + _UNIQUE_SIZE_HINT)
     else:
-        if isinstance(size, Tracer):
+        if known_value(size) is None:
             raise ConcretizationTypeError(
                 "The error arose for the size argument of jnp.unique(). " + _UNIQUE_SIZE_HINT)
         size = operator.index(size)  # JAX's TypeError for a float
@@ -354,11 +356,12 @@ def _concrete_count(name: str, count: Any) -> int:
 
 
 def _host(name: str, x: Any) -> np.ndarray:
-    if isinstance(x, Tracer):
+    value = known_value(x)  # a concrete trace (eager grad) knows it
+    if value is None:
         raise ConcretizationTypeError(
             f"{name}: the size of the result depends on the data; inside jit pass a static size= "
             f"(and fill_value=) to {name}")
-    return np.asarray(x)
+    return np.asarray(value)
 
 
 def _as_dtype_of(fill_value: Any, like: Any) -> Any:
@@ -402,6 +405,14 @@ def _weak_as(out: Any, arr: Any) -> Any:
     return out
 
 
+def _value_if_known(x: Any) -> Any:
+    """JAX's ``concrete_or_error(None, x)`` where its set functions call it (``unique`` without ``size``): in a
+    concrete trace (an eager ``grad``) a tracer of a known array is replaced by that array, so what is computed
+    from it is a constant of the trace, with a zero derivative, as JAX's. Anything else is returned as it is."""
+    value = known_value(x)
+    return x if value is None else value
+
+
 def _static_size(name: str, size: Any) -> int:
     try:
         size = operator.index(size)
@@ -422,6 +433,8 @@ def intersect1d(ar1: Any, ar2: Any, assume_unique: bool = False, return_indices:
     ``ar1.size`` and ``ar2.size``.
     """
     arr1, arr2 = _promoted_flat("intersect1d", ar1, ar2)
+    if size is None and not assume_unique:  # JAX's unique of each: constants of a concrete trace
+        arr1, arr2 = _value_if_known(arr1), _value_if_known(arr2)
     if size is None:  # the length from the concrete values (numpy's rule is the same: NaNs never match)
         size = np.intersect1d(_host("intersect1d", arr1), _host("intersect1d", arr2), assume_unique).shape[0]
     fill = None if fill_value is None else _fill_operand(fill_value)
@@ -481,6 +494,8 @@ def setdiff1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | No
     n1 = arr1.shape[0]
     if n1 == 0:
         return creation.full((size or 0,), fill, arr1.dtype)
+    if size is None and not assume_unique:  # JAX's unique of arr1: a constant of a concrete trace
+        arr1 = _value_if_known(arr1)
     values, mask, num = _setdiff1d_candidates(arr1, arr2, assume_unique)
     if size is None:
         size = _concrete_count("setdiff1d", num)
@@ -518,6 +533,8 @@ def setxor1d(ar1: Any, ar2: Any, assume_unique: bool = False, *, size: int | Non
         size = _static_size("setxor1d", size)
     if n1 + n2 == 0:
         return creation.zeros((size or 0,), arr1.dtype)
+    if size is None and not assume_unique:  # JAX's unique of each: constants of a concrete trace
+        arr1, arr2 = _value_if_known(arr1), _value_if_known(arr2)
     candidates, mask, num = _setxor1d_candidates(arr1, arr2, assume_unique)
     if size is None:
         size = _concrete_count("setxor1d", num)

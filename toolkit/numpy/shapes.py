@@ -27,7 +27,7 @@ from toolkit.core.compiled_whole import compiled_whole
 from toolkit.core.sharding_types import spec_of
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
-from toolkit.core.tracing import ConcretizationTypeError, Tracer
+from toolkit.core.tracing import ConcretizationTypeError, known_value
 from toolkit.numpy import creation, scatter, ufuncs
 from toolkit.numpy import _core
 from toolkit.numpy._core import (
@@ -672,14 +672,14 @@ def repeat(a: Any, repeats: Any, axis: int | None = None, *, total_repeat_length
         a, axis = _flatten_if_none(a, axis)
     by_array = is_array(repeats) and total_repeat_length is not None
     if is_array(repeats) and not by_array:
-        if isinstance(repeats, Tracer):
+        if known_value(repeats) is None:
             aval = aval_of(repeats)
             raise ConcretizationTypeError(
                 "Abstract tracer value encountered where concrete value is expected: traced array with shape "
                 f"{aval.dtype.name}{list(aval.shape)}\nWhen jit-compiling toolkit.numpy.repeat, the total number of "
                 "repeats must be static. To fix this, either specify a static value for `repeats`, or pass a static "
                 "value to `total_repeat_length`.")
-        repeats = np.asarray(repeats)  # a concrete array: static counts, as JAX's concrete_or_error
+        repeats = np.asarray(known_value(repeats))  # a concrete array: static counts, as JAX's concrete_or_error
     if shape_poly.is_symbolic_dim(repeats) and total_repeat_length is not None:
         raise ValueError("jnp.repeat with a non-constant `repeats` is supported only when `total_repeat_length` "
                          f"is None. ({repeats=} {total_repeat_length=})")

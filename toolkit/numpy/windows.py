@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from toolkit.core import dtypes
-from toolkit.core.tracing import ConcretizationTypeError, Tracer
+from toolkit.core.tracing import ConcretizationTypeError, known_value
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import creation, ufuncs
 from toolkit.numpy.element_functions import i0
@@ -23,7 +23,7 @@ from toolkit.numpy.element_functions import i0
 
 def _points(M: Any, name: str) -> tuple[int, Any]:
     """``M`` as an int and the positions ``0..M-1`` (``None`` when ``M <= 1``: the window is all ones)."""
-    if isinstance(M, Tracer):
+    if known_value(M) is None:
         raise ConcretizationTypeError(f"the M argument of jnp.{name} must be static (a Python int), not traced")
     try:
         M = int(operator.index(M)) if not isinstance(M, float) else int(M)
