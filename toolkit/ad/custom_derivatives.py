@@ -44,7 +44,7 @@ import numpy as np
 from toolkit.ad.values import Zero, instantiate, tangent_aval, value_aval
 from toolkit.core import tracing, pytrees
 from toolkit.core.avals import ShapedArray, aval_of, leaf_avals
-from toolkit.lax import calls, control_flow
+from toolkit.lax import autodiff, calls, control_flow
 from toolkit.lax.calls import JVPRule
 from toolkit.ad.values import zeros
 from toolkit.lax import elementwise
@@ -234,6 +234,10 @@ class custom_jvp:
             # function is its primal computation.
             return self.fun(*args)
         diff_positions, diff_args = _split_args(args, self.nondiff_argnums, f"custom_jvp function {name}")
+        # As JAX's: traced non-differentiable arguments pass through stop_gradient, so the rule alone says the
+        # derivative (their tangents are not differentiated through the function).
+        args = tuple(args[i] if i in diff_positions else pytrees.tree_map(_stop_gradient, args[i])
+                     for i in range(len(args)))
         nondiff_args = [args[i] for i in range(len(args)) if i not in diff_positions]
         leaves, in_tree = pytrees.tree_flatten(tuple(diff_args))
         avals = _leaf_avals(leaves, f"custom_jvp function {name}")
@@ -305,6 +309,10 @@ class custom_jvp:
         outs = calls.custom_jvp_call_p.bind(*leaves, *consts, call=call, jvp=rule, num_consts=len(consts),
                                             symbolic_zeros=self.symbolic_zeros)
         return pytrees.tree_unflatten(flat_fun.out_tree, list(outs))
+
+
+def _stop_gradient(x: Any) -> Any:
+    return autodiff.stop_gradient(x) if isinstance(x, tracing.Tracer) else x
 
 
 def _add(a: Any, b: Any) -> Any:

@@ -129,7 +129,15 @@ def zero_tangent_jvp(primitive: Primitive) -> None:
             return answer, [Zero(tangent_aval(aval_of(a))) for a in answer]
         return answer, Zero(tangent_aval(aval_of(answer)))
     rule.__name__ = f"{primitive.name}_jvp"
+    rule.zero_tangent = True  # type: ignore[attr-defined]  # reverse mode reads it: outputs that need no cotangent
     JVP_RULES[primitive] = rule
+
+
+def has_zero_tangent(primitive: Primitive) -> bool:
+    """Whether ``primitive``'s outputs have a zero tangent whatever its inputs' (``zero_tangent_jvp``: comparisons,
+    rounding, ``stop_gradient``): reverse mode does not make them depend on the differentiated inputs."""
+    rule = JVP_RULES.lookup(primitive)
+    return getattr(rule, "zero_tangent", False)
 
 
 def tangent_like(value: Any) -> Any:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Any, Callable, Sequence
 
 from toolkit.ad.interpret import Environment, bind_equation
-from toolkit.ad.jvp import missing_rule
+from toolkit.ad.jvp import has_zero_tangent, missing_rule
 from toolkit.ad.registry import JVP_RULES, VJP_RULES
 from toolkit.ad.transpose import backward_pass
 from toolkit.ad.values import Zero, add_any, instantiate, is_differentiable, tangent_aval
@@ -108,6 +108,11 @@ def vjp_program(program: Program, primals: Sequence[Any], active: Sequence[bool]
     for eqn in program.eqns:
         inputs = [env.read(a) for a in eqn.inputs]
         active_in = [isinstance(a, Var) and a in depends for a in eqn.inputs]
+        if any(active_in) and has_zero_tangent(eqn.primitive):
+            # stop_gradient, comparisons, rounding: nothing flows back through them, so what they compute does not
+            # depend on the differentiated inputs (JAX's symbolic zero; a custom_jvp's stop_gradient'ed
+            # non-differentiable arguments stay out of its derivative).
+            active_in = [False] * len(active_in)
         rule = VJP_RULES.lookup(eqn.primitive)
         with tracing.equation_context(eqn.source_info, *forward):
             if any(active_in) and rule is not None:
