@@ -21,6 +21,7 @@ import numpy as np
 from toolkit.array import Array
 from toolkit.core import dtypes
 from toolkit.core.compiled_whole import compiled_whole
+from toolkit.lax import autodiff as lax_autodiff
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import log_add_exp
 from toolkit.numpy._core import (
@@ -740,10 +741,17 @@ def piecewise(x: Any, condlist: Any, funclist: list[Any | Callable[..., Any]], *
 @compiled_whole(static_argnames=("funcs",))
 def _piecewise(x: Any, conds: list[Any], consts: dict[int, Any], funcs: frozenset, *args: Any, **kw: Any) -> Any:
     functions = dict(funcs)
+    chosen = np.int32(0)  # the function of each element: the last true condition's, else the default's
+    for i, cond in enumerate(conds, start=1):
+        chosen = where(broadcast_to(cond, x.shape), np.int32(i), chosen)
 
     def value(i: int) -> Any:
-        v = functions[i](x, *args, **kw) if i in functions else consts[i]
-        return broadcast_to(convert(v, x.dtype, False), x.shape)
+        # As JAX's switch under vmap: a function sees the elements it does not take through stop_gradient, so its
+        # derivative there (log of a negative: NaN) never reaches x.
+        if i not in functions:
+            return broadcast_to(convert(consts[i], x.dtype, False), x.shape)
+        xi = where(equal(chosen, np.int32(i)), x, lax_autodiff.stop_gradient(x))
+        return broadcast_to(convert(functions[i](xi, *args, **kw), x.dtype, False), x.shape)
 
     out = value(0)
     for i, cond in enumerate(conds, start=1):

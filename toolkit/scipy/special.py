@@ -127,10 +127,16 @@ def comb(N: Any, k: Any, *, repetition: bool = False) -> Any:
     return tnp.where(valid, result, tnp.zeros_like(result))
 
 
+@custom_jvp
 def poch(z: Any, m: Any) -> Any:
-    """The rising factorial ``Gamma(z + m) / Gamma(z)`` (1 where ``m == 0``)."""
+    """The rising factorial ``Gamma(z + m) / Gamma(z)`` (1 where ``m == 0``); JAX's derivatives
+    (``(digamma(z + m) - digamma(z)) * poch`` in ``z``, ``digamma(z + m) * poch`` in ``m``, also where ``m == 0``)."""
     z, m = _inexact("poch", z, m, real=True)
     return tnp.where(m == 0, tnp.ones_like(z), gamma(z + m) / gamma(z))
+
+
+poch.defjvps(lambda z_dot, primal_out, z, m: (digamma(z + m) - digamma(z)) * poch(z, m) * z_dot,
+             lambda m_dot, primal_out, z, m: digamma(z + m) * poch(z, m) * m_dot)
 
 
 def multigammaln(a: Any, d: int) -> Any:
@@ -174,8 +180,16 @@ def _xlog1py_jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
     return result, (x_dot * lax.log1p(y) + y_dot * x / (1 + y)).astype(result.dtype)
 
 
+@custom_jvp
 def _xlogx(x: Any) -> Any:
-    return tnp.where(x != 0, x * lax.log(tnp.where(x != 0, x, tnp.ones_like(x))), tnp.zeros_like(x))
+    """``x log x``, 0 at 0; JAX's derivative ``log(x) + 1`` (-inf at 0, so ``entr``'s is inf, as JAX's)."""
+    return xlogy(x, x)
+
+
+@_xlogx.defjvp
+def _xlogx_jvp(primals: tuple, tangents: tuple) -> tuple[Any, Any]:
+    (x,), (x_dot,) = primals, tangents
+    return _xlogx(x), x_dot * (lax.log(x) + 1)
 
 
 def entr(x: Any) -> Any:
@@ -207,10 +221,14 @@ def expit(x: Any) -> Any:
     return lax.logistic(x)
 
 
+@custom_jvp
 def logit(x: Any) -> Any:
-    """The inverse of :func:`expit`: ``log(x / (1 - x))``."""
+    """The inverse of :func:`expit`: ``log(x / (1 - x))``; JAX's derivative ``1 / (x (1 - x))`` (inf at 0 and 1)."""
     (x,) = _inexact("logit", x)
     return lax.log(x / (1 - x))
+
+
+logit.defjvps(lambda g, ans, x: g / (x * (1 - x)))
 
 
 def ndtr(x: Any) -> Any:

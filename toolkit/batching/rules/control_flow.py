@@ -6,7 +6,9 @@ to a fixed point for loop carries); the batched bodies are traced with the
 batch dimension first on every batched value (``batch_subprogram``).
 
 * ``cond``/``switch`` with a batched index: every branch runs on the whole
-  batch and ``select_n`` picks each element's result (as JAX does).
+  batch and ``select_n`` picks each element's result (as JAX does); a branch
+  sees the elements it does not take through ``stop_gradient`` (JAX's guard
+  against NaN derivatives of untaken branches).
   With an unbatched index: one ``cond`` of batched branches.
 * ``while`` with a batched predicate: the loop runs while *any* element's
   predicate holds; the body computes every element's predicate and keeps
@@ -34,7 +36,7 @@ from toolkit.batching.interpret import (
 from toolkit.batching.registry import register_batching
 from toolkit.core import tracing
 from toolkit.core.avals import aval_of
-from toolkit.lax import control_flow
+from toolkit.lax import autodiff, control_flow
 from toolkit.lax import elementwise
 from toolkit.lax import reductions
 from toolkit.lax import structural
@@ -65,9 +67,14 @@ def _cond(axis, args, dims, *, branches):
     if di is not None:
         def run(index: Any, *ops: Any) -> list[Any]:
             index = elementwise.clamp(np.int32(0), moveaxis(index, di, 0), np.int32(len(branches) - 1))
+            ops = tuple(bdim_at_front(x, d, axis.size) for x, d in zip(ops, dops))
             per_branch = []
-            for branch in branches:
-                outs, out_dims = batch_program(branch, ops, dops, axis)
+            for i, branch in enumerate(branches):
+                # JAX's guard for reverse mode (jax#1052): a branch sees the elements it does not take through
+                # stop_gradient, so its derivative there (log of a negative: NaN) never reaches the operands.
+                taken = elementwise.eq(index, np.int32(i))
+                guarded = [_select(taken, [autodiff.stop_gradient(x), x]) for x in ops]
+                outs, out_dims = batch_program(branch, guarded, (0,) * len(ops), axis)
                 per_branch.append([bdim_at_front(x, d, axis.size) for x, d in zip(outs, out_dims)])
             return [_select(index, cases) for cases in zip(*per_branch)]
         outs = staged(run, index, *ops)
