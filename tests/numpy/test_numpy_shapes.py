@@ -88,6 +88,15 @@ def test_roll():
         check(f(X, np.int32(s)), np.roll(X, s, 1))
 
 
+def test_roll_converts_other_shift_dtypes_as_jax():
+    # JAX converts a shift of any dtype to int32 (a float truncates toward zero, True is 1); toolkit refused them.
+    jnp = pytest.importorskip("jax.numpy")
+    x = np.arange(5.0, dtype=np.float32)
+    for shift in (-1.5, 2.7, np.float32(-0.5), True, np.array([1.5, 0.5, 2.0], np.float32)):
+        check(tnp.roll(x, shift), np.asarray(jnp.roll(x, shift)))
+    check(toolkit.jit(lambda s: tnp.roll(x, s))(1.7), np.roll(x, 1))
+
+
 def test_tile_and_repeat():
     check(tnp.tile(X[0], (2, 3)), np.tile(X[0], (2, 3)))
     check(tnp.tile(X, 2), np.tile(X, 2))

@@ -604,8 +604,7 @@ def _roll_along(a: Any, shift: Any, axes: tuple) -> Any:
             # A traced shift, or a symbolic size or shift: the amount is known at run time only.
             if isinstance(s, (int, np.integer)) or shape_poly.is_symbolic_dim(s):
                 s = lax_structural.dimension_as_value(s, np.int32) if shape_poly.is_symbolic_dim(s) else np.int32(s)
-            if not dtypes.is_integer(s.dtype):
-                raise TypeError(f"roll: shift must be an integer, got {s.dtype.name}")
+            # Any dtype converts to int32 as JAX's _roll_dynamic converts it (a float shift truncates, True is 1).
             if s.dtype != dtypes.int32 or getattr(s, "weak_type", False):
                 s = lax_elementwise.convert_element_type(s, dtypes.int32)
             size = lax_structural.dimension_as_value(n, np.int32) if shape_poly.is_symbolic_dim(n) else np.int32(n)
