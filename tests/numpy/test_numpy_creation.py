@@ -21,6 +21,35 @@ def test_vander(jnp):
         compare_with_jax("vander", x, 3, increasing=True, tol=1e-4)
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.complex64, np.float16])
+@pytest.mark.parametrize("increasing", [False, True])
+def test_vander_bits_and_derivative_as_jax(jnp, dtype, increasing):
+    # JAX's: one pow against exponents of x's dtype (not repeated products): the same bits, and the same
+    # derivative at 0 (NaN, from x ** 0.0).
+    import jax
+    import toolkit
+
+    x = (np.random.default_rng(0).normal(size=40) * 3).astype(dtype)
+    _same_bits(tnp.vander(x, 6, increasing=increasing), jnp.vander(x, 6, increasing=increasing))
+    if dtype == np.float32:
+        v = np.array([0.0, 1.0, -2.0], np.float32)
+        np.testing.assert_array_equal(toolkit.grad(lambda v: tnp.sum(tnp.vander(v, increasing=increasing)))(v),
+                                      jax.grad(lambda v: jnp.sum(jnp.vander(v, increasing=increasing)))(v))
+
+
+def test_vander_and_iota_of_bools_raise_as_jax(jnp):
+    import jax
+    import toolkit
+    from _oracle import raises_like
+
+    for increasing in (False, True):
+        with pytest.raises(TypeError):
+            jnp.vander(np.array([True, False]), 3, increasing=increasing)
+        with pytest.raises(TypeError):  # was an XLA verifier error with increasing=True
+            tnp.vander(np.array([True, False]), 3, increasing=increasing)
+    raises_like(lambda: toolkit.lax.iota(np.bool_, 3), lambda: jax.lax.iota(np.bool_, 3))
+
+
 ARANGE_CASES = [(5,), (0, 1, 0.1), (1.5, 7), (-3, 3, 0.7), (0, 10, 3), (np.float16(0), 2, 0.3), (2**31 - 2, 2**31 - 1),
                 (0.1, 0.9, 0.1), (10, 0, -1.5), (np.int8(5),), (2.5,), (np.float32(0.5), 3), (True, 5), (3, 1),
                 (-1.7, 2.2, 0.3), (np.uint8(3), 10, 2), (1, 7.5, 0.5)]

@@ -290,6 +290,9 @@ def rev(operand: Any, dimensions: Sequence[int]) -> Any:
 
 
 def _iota_rule(*, dtype: np.dtype, shape: tuple, dimension: int) -> ShapedArray:
+    if np.dtype(dtype) == np.bool_:  # StableHLO's iota counts in numbers only; JAX's TypeError before lowering
+        raise TypeError("iota does not accept dtype bool. Accepted dtypes are subtypes of integer, floating, "
+                        "complexfloating.")
     if not 0 <= dimension < len(shape):
         raise ValueError(f"iota: dimension {dimension} is out of bounds for shape {shape}")
     return ShapedArray(shape, dtype)

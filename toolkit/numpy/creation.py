@@ -346,8 +346,10 @@ def vander(x: Any, N: int | None = None, increasing: bool = False) -> Any:
     N = x.shape[0] if N is None else int(N)
     if N < 0:
         raise ValueError("N must be nonnegative")
-    powers = np.arange(N) if increasing else np.arange(N - 1, -1, -1)
-    cols = [ufuncs.power(x, int(p)) for p in powers]
-    if not cols:
-        return asarray(np.zeros((x.shape[0], 0), x.dtype))
-    return stack(cols, -1)
+    # JAX's: the exponents in x's dtype (floats for a float x: pow, not repeated products, so the same bits and
+    # the same derivative, NaN at 0 from x**0.0), one power of x against them.
+    exponents = lax_structural.iota(x.dtype, N)
+    if not increasing:
+        exponents = lax_elementwise.sub(np.asarray(N - 1, x.dtype), exponents)
+    return ufuncs.power(lax_structural.broadcast_in_dim(x, (x.shape[0], 1), (0,)),
+                        lax_structural.broadcast_in_dim(exponents, (1, N), (1,)))
