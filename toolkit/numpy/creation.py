@@ -14,7 +14,7 @@ from toolkit.core.compiled_whole import compiled_whole
 from toolkit.lax import elementwise as lax_elementwise
 from toolkit.lax import structural as lax_structural
 from toolkit.numpy import ufuncs
-from toolkit.numpy._core import asarray, broadcast_to, check_arraylike, convert, is_array, placed, stack
+from toolkit.numpy._core import asarray, broadcast_to, check_arraylike, convert, is_array, placed
 from toolkit.runtime import client as runtime_client
 from toolkit.runtime.client import Device
 from toolkit.shard import Sharding
