@@ -10,6 +10,7 @@ from _oracle import assert_same, raises_like
 import toolkit
 import toolkit.numpy as tnp
 from toolkit import lax
+from toolkit.core import pytrees
 
 RNG = np.random.default_rng(0)
 
@@ -172,7 +173,8 @@ def test_while_eager_and_weak_carry_promotion():
 
 def test_while_body_type_errors_name_the_component():
     with pytest.raises(TypeError, match=r"body_fun output and input must have identical types.*carry\[1\].*dtypes"):
-        toolkit.jit(lambda x: lax.while_loop(lambda c: c[1] < 3, lambda c: (c[0], c[1] + 0.5), (x, 0)))(f32(2))
+        toolkit.jit(lambda x: lax.while_loop(lambda c: c[1] < 3, lambda c: (c[0], c[1] + 0.5), (x, np.int32(0))))(
+            f32(2))
     with pytest.raises(TypeError, match="shapes do not match"):
         toolkit.jit(lambda x: lax.while_loop(lambda c: True, lambda c: tnp.concatenate([c, c]), x))(f32(2))
     with pytest.raises(TypeError, match="pytree structure"):
@@ -191,8 +193,34 @@ def test_fori_loop_sum_and_dtype():
 
 
 def test_fori_loop_errors():
-    with pytest.raises(TypeError, match="lower must be an integer scalar"):
-        lax.fori_loop(0.5, 3, lambda i, v: v, 1.0)
+    with pytest.raises(TypeError, match="lower must be a scalar"):
+        toolkit.jit(lambda lo: lax.fori_loop(lo, 3, lambda i, v: v, 1.0))(np.ones(2, np.int32))
+
+
+def test_loops_as_jax_with_float_bounds_weak_carries_and_no_steps():
+    # JAX's: known float bounds count by int(bound) with an int index, traced ones in floats; a weakly typed
+    # initial carry (0) is promoted with the body's result type; an empty fori_loop returns an array.
+    jax = pytest.importorskip("jax")
+    cases = [
+        lambda L: L.lax.fori_loop(0.0, 3.0, lambda i, c: c + i, 0.0),
+        lambda L: L.lax.fori_loop(0.5, 2.7, lambda i, c: c + i, 0.0),
+        lambda L: L.jit(lambda lo: L.lax.fori_loop(lo, 3.0, lambda i, c: c + i, 0.0))(0.5),
+        lambda L: L.lax.fori_loop(5, 2, lambda i, c: c + i, 0),
+        lambda L: L.lax.fori_loop(5, 2, lambda i, c: c + i, np.float64(1)),
+        lambda L: L.lax.fori_loop(0, 3, lambda i, c: c * 0.5, 1),
+        lambda L: L.lax.while_loop(lambda c: c < 3, lambda c: c + 1.0, 0),
+        lambda L: L.jit(lambda: L.lax.while_loop(lambda c: c < 3, lambda c: c + np.float32(1.0), 0))(),
+        lambda L: L.lax.scan(lambda c, x: (c + x.sum(), c), 0, np.ones((3, 2), np.float32)),
+        lambda L: L.lax.scan(lambda c, x: (c + 0.5, c), 0, None, length=2),
+    ]
+    for case in cases:
+        ours, theirs = pytrees.tree_leaves(case(toolkit)), jax.tree_util.tree_leaves(case(jax))
+        for o, t in zip(ours, theirs, strict=True):
+            assert (o.dtype, o.shape, o.weak_type) == (t.dtype, t.shape, t.weak_type)
+            np.testing.assert_array_equal(np.asarray(o), np.asarray(t))
+    for lib in (toolkit, jax):  # a shape that differs is still an error after the promotion
+        with pytest.raises(TypeError):
+            lib.lax.scan(lambda c, x: (lib.numpy.zeros(3), c), 0, None, length=2)
 
 
 # --- scan -----------------------------------------------------------------------

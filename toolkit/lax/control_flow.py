@@ -275,6 +275,10 @@ def _while_rule(*operands: ShapedArray, cond_program: Program, body_program: Pro
 while_p = family.primitive("while", shape_rule=_while_rule, multiple_results=True)
 
 
+#: At most this many traces of a loop body: a weak initial carry promoted, then made strong, then checked.
+_CARRY_PASSES = 3
+
+
 def _carry_mismatch(what: str, in_tree, out_tree, in_avals, out_avals, prefix: str) -> str | None:
     """A message describing how the output carry differs from the input, or None when they agree."""
     if in_tree != out_tree:
@@ -289,15 +293,37 @@ def _carry_mismatch(what: str, in_tree, out_tree, in_avals, out_avals, prefix: s
     return None
 
 
-def _strengthen(avals: Sequence[ShapedArray], out_avals: Sequence[ShapedArray]) -> list[ShapedArray]:
-    """Carry types: weak only where both the initial value and the body's result are weak."""
-    return [a.update(weak_type=a.weak_type and b.weak_type) for a, b in zip(avals, out_avals)]
+def _promoted(a: ShapedArray, b: ShapedArray) -> ShapedArray:
+    """JAX's ``_promote_weak_typed_input``: a weakly typed initial carry (``0``) that the body's result ``b`` does not
+    match in dtype takes the dtype the two promote to, strongly typed (``0`` beside a float result: float32), as
+    JAX's convert_element_type of the initial value makes it."""
+    if not a.weak_type or _types_match(a, b):
+        return a
+    dtype, _ = dtypes.result_type_with_weak((a.dtype, True), (b.dtype, b.weak_type))
+    return a.update(dtype=dtype, weak_type=False)
+
+
+def _next_carry_avals(what: str, in_tree: Any, out_tree: Any, avals: Sequence[ShapedArray],
+                      out_avals: Sequence[ShapedArray]) -> list[ShapedArray] | None:
+    """The carry types to trace the body at again, or None when its result has the carry's types. A weak initial
+    value is promoted with the result's type (as JAX's); a weak one meeting a strong one of its dtype becomes
+    strong; any other difference is JAX's TypeError."""
+    if in_tree == out_tree:
+        promoted = [_promoted(a, b) for a, b in zip(avals, out_avals)]
+        if promoted != list(avals):
+            return promoted
+    problem = _carry_mismatch(what, in_tree, out_tree, avals, out_avals, "carry")
+    if problem:
+        raise TypeError(problem)
+    strengthened = [a.update(weak_type=a.weak_type and b.weak_type) for a, b in zip(avals, out_avals)]
+    return None if strengthened == list(avals) else strengthened
 
 
 def _cast_leaves(leaves: Sequence[Any], avals: Sequence[ShapedArray]) -> list[Any]:
     out = []
     for x, aval in zip(leaves, avals):
-        if aval_of(x).weak_type != aval.weak_type:
+        x_aval = aval_of(x)
+        if x_aval.weak_type != aval.weak_type or x_aval.dtype != aval.dtype:
             x = elementwise.convert_element_type(x, aval.dtype, weak_type=aval.weak_type)
         out.append(x)
     return out
@@ -322,15 +348,12 @@ def while_loop(cond_fun: Callable[[Any], Any], body_fun: Callable[[Any], Any], i
     leaves, tree = pytrees.tree_flatten(init_val)
     avals = [_leaf_aval(x, "while_loop's init_val") for x in leaves]
     args_tree = pytrees.tree_structure((init_val,))
-    for _ in range(2):
+    for _ in range(_CARRY_PASSES):
         body, body_captured, body_tree = _trace_tree_fun(body_fun, args_tree, avals, "body_fun")
-        problem = _carry_mismatch("body_fun", tree, body_tree, avals, body.out_avals, "carry")
-        if problem:
-            raise TypeError(problem)
-        carry_avals = _strengthen(avals, body.out_avals)
-        if carry_avals == avals:
+        next_avals = _next_carry_avals("body_fun", tree, body_tree, avals, body.out_avals)
+        if next_avals is None:
             break
-        avals = carry_avals  # a weak initial value met a strong result: retrace with the strong type
+        avals = next_avals  # a weak initial value met another type: retrace with the carry's settled type
     cond_program, cond_captured, _ = _trace_tree_fun(cond_fun, args_tree, avals, "cond_fun")
     pred = cond_program.out_avals
     if len(pred) != 1 or pred[0].shape != () or pred[0].dtype != dtypes.bool_:
@@ -368,17 +391,14 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     """
     lo_static, hi_static = _static_int(lower), _static_int(upper)
     if lo_static is not None and hi_static is not None:
-        for name, v in (("lower", lower), ("upper", upper)):
-            if not dtypes.is_integer(_leaf_aval(v, f"fori_loop's {name}").dtype):
-                raise TypeError(f"fori_loop: {name} must be an integer scalar, got {_leaf_aval(v, name).str_short()}")
+        # As JAX's: known bounds of any real dtype count by int(bound) (fori_loop(0.0, 3.0, ...) runs 3 steps with
+        # an int index), and an empty loop is a scan of length 0 (its result an array, like any other).
         length = max(hi_static - lo_static, 0)
 
         def scanned(carry: Any, _: Any) -> tuple[Any, None]:
             i, x = carry
             return (elementwise.add(i, 1), body_fun(i, x)), None
 
-        if length == 0:
-            return init_val
         (_, result), _ = scan(scanned, (lo_static, init_val), None, length=length,
                               unroll=False if unroll is None else unroll)
         return result
@@ -390,15 +410,20 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable[[Any, Any], Any], init_
     lower, upper = (structural.dimension_as_value(v) if is_symbolic_dim(v) else v for v in (lower, upper))
     lo_aval, hi_aval = _leaf_aval(lower, "fori_loop's lower"), _leaf_aval(upper, "fori_loop's upper")
     for name, aval in (("lower", lo_aval), ("upper", hi_aval)):
-        if aval.shape != () or not dtypes.is_integer(aval.dtype):
-            raise TypeError(f"fori_loop: {name} must be an integer scalar, got {aval.str_short()}")
-    dtype = dtypes.promote_types(lo_aval.dtype, hi_aval.dtype) if lo_aval.dtype != hi_aval.dtype else lo_aval.dtype
-    lower = elementwise.convert_element_type(lower, dtype)
-    upper = elementwise.convert_element_type(upper, dtype)
-    one = np.ones((), dtype)
+        if aval.shape != ():  # a float bound counts in floats, as JAX's while loop over (i, upper, val) does
+            raise TypeError(f"fori_loop: {name} must be a scalar, got {aval.str_short()}")
+    if lo_aval.dtype != hi_aval.dtype:  # as JAX's: bounds of one dtype keep their types (a weak index stays weak)
+        dtype = dtypes.promote_types(lo_aval.dtype, hi_aval.dtype)
+        lower = elementwise.convert_element_type(lower, dtype)
+        upper = elementwise.convert_element_type(upper, dtype)
+
+    index_aval = _leaf_aval(lower, "fori_loop's lower")
 
     def body(carry):
         i, hi, val = carry
+        # 1 in i's type, weak where i is (as JAX's increment): a weak float index keeps the result weak.
+        one = elementwise.convert_element_type(np.ones((), index_aval.dtype), index_aval.dtype,
+                                               weak_type=index_aval.weak_type)
         return elementwise.add(i, one), hi, body_fun(i, val)
 
     _, _, out = while_loop(lambda carry: elementwise.lt(carry[0], carry[1]), body, (lower, upper, init_val))
@@ -497,18 +522,15 @@ def scan(f: Callable[[Any, Any], tuple[Any, Any]], init: Any, xs: Any = None, le
             raise TypeError(f"scan body output must be a pair (carry, y), got a value of type {type(out).__name__}")
         return tuple(out)
 
-    for _ in range(2):
+    for _ in range(_CARRY_PASSES):
         body, captured, out_tree = _trace_tree_fun(pair_f, args_tree, carry_avals + x_avals, "scan body", f)
         carry_out_tree, ys_tree = pytrees.treedef_children(out_tree)
         num_carry = carry_out_tree.num_leaves
-        problem = _carry_mismatch("scan body function carry", carry_tree, carry_out_tree, carry_avals,
-                                  body.out_avals[:num_carry], "carry")
-        if problem:
-            raise TypeError(problem)
-        new_avals = _strengthen(carry_avals, body.out_avals[:num_carry])
-        if new_avals == carry_avals:
+        next_avals = _next_carry_avals("scan body function carry", carry_tree, carry_out_tree, carry_avals,
+                                       body.out_avals[:num_carry])
+        if next_avals is None:
             break
-        carry_avals = new_avals
+        carry_avals = next_avals
     outs = scan_p.bind(*_cast_leaves(carry_leaves, carry_avals), *xs_leaves, *captured, body=body,
                        num_carry=len(carry_leaves), num_consts=len(captured), length=length,
                        reverse=bool(reverse), unroll=int(unroll))
