@@ -162,3 +162,35 @@ def test_concrete_trace_program_follows_the_path():
         seen.append(sorted({e.primitive.name for e in program.eqns}))
     assert seen[0] != seen[1]
     assert tracing.known_value(np.float32(1.0)) == 1.0
+
+
+@pytest.mark.parametrize("x", [3.0, -3.0])
+def test_custom_rules_with_python_control_flow(x):
+    # JAX runs a custom_jvp's function and rule, and a custom_vjp's function, on the values in an eager grad.
+    def make(lib):
+        @lib.custom_vjp
+        def f(v):
+            return v * 2 if v > 0 else -v
+
+        def fwd(v):
+            return f(v), (v > 0)
+
+        def bwd(positive, g):
+            return ((2.0 if positive else -1.0) * g,)
+        f.defvjp(fwd, bwd)
+
+        @lib.custom_jvp
+        def h(v):
+            return v * 2 if v > 0 else -v
+
+        @h.defjvp
+        def h_jvp(primals, tangents):
+            (v,), (t,) = primals, tangents
+            return h(v), (2.0 if v > 0 else -1.0) * t
+        return f, h
+    (f, h), (jf, jh) = make(toolkit), make(jax)
+    assert float(toolkit.grad(f)(x)) == float(jax.grad(jf)(x))
+    assert float(toolkit.grad(h)(x)) == float(jax.grad(jh)(x))
+    assert float(toolkit.jvp(h, (x,), (1.0,))[1]) == float(jax.jvp(jh, (x,), (1.0,))[1])
+    with pytest.raises(toolkit.errors.TracerBoolConversionError):  # under jit, in both
+        toolkit.jit(toolkit.grad(h))(x)

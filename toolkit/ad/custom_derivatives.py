@@ -127,10 +127,22 @@ def _leaf_avals(leaves: Sequence[Any], what: str) -> list[ShapedArray]:
     return leaf_avals(leaves, what, "; pass non-array arguments through nondiff_argnums")
 
 
-def _trace_sharing_consts(funs: Sequence[Callable[..., list[Any]]], avals: Sequence[Sequence[ShapedArray]]):
-    """Trace each ``funs[k]`` at ``avals[k]``; every program also takes the union of captured values, in order."""
-    traced = [tracing.trace_flat(f, list(a)) for f, a in zip(funs, avals)]
+def _trace_sharing_consts(funs: Sequence[Callable[..., list[Any]]], avals: Sequence[Sequence[ShapedArray]],
+                          leaves: Sequence[Any] = ()):
+    """Trace each ``funs[k]`` at ``avals[k]``; every program also takes the union of captured values, in order.
+
+    Inside a concrete trace (an eager ``grad`` of a function that needs its arguments' values) the functions are
+    traced with the values of ``leaves`` (their first inputs) known too, as JAX runs a custom rule on the values:
+    Python control flow in the function or its rule follows them."""
+    known = [tracing.known_value(x) for x in leaves] if _in_concrete_trace() else []
+    traced = [tracing.trace_flat(f, list(a), known=known + [None] * (len(a) - len(known)) if any(
+        k is not None for k in known) else None) for f, a in zip(funs, avals)]
     return control_flow.common_captured(traced, [len(a) for a in avals])
+
+
+def _in_concrete_trace() -> bool:
+    builder = tracing.current_builder()
+    return builder is not None and builder.concrete
 
 
 def _check_out_leaves(leaves: Sequence[Any], what: str) -> None:
@@ -275,7 +287,7 @@ class custom_jvp:
             return list(p_leaves), list(t_leaves)
 
         if self.symbolic_zeros:
-            (call,), consts = _trace_sharing_consts([flat_fun], [avals])
+            (call,), consts = _trace_sharing_consts([flat_fun], [avals], leaves)
 
             def lazy(arg_values: Sequence[Any], tangents: Sequence[Any]) -> tuple[list[Any], list[Any]]:
                 ts = [SymbolicZero(t.aval) if isinstance(t, Zero) else t for t in tangents]
@@ -290,7 +302,8 @@ class custom_jvp:
             # The primal function first: its output tree is what the rule is checked against.
             self._tracing_rule += 1
             try:
-                (call, jvp_program), consts = _trace_sharing_consts([flat_fun, flat_jvp], [avals, avals + t_avals])
+                (call, jvp_program), consts = _trace_sharing_consts([flat_fun, flat_jvp], [avals, avals + t_avals],
+                                                                  leaves)
             finally:
                 self._tracing_rule -= 1
             num_out = len(call.outvars)
@@ -388,7 +401,7 @@ class custom_vjp:
         avals = _leaf_avals(leaves, f"custom_vjp function {name}")
         flat_fun = _FlatPrimal(self.fun, args, diff_positions, in_tree, f"custom_vjp function {name}")
 
-        (call,), consts = _trace_sharing_consts([flat_fun], [avals])
+        (call,), consts = _trace_sharing_consts([flat_fun], [avals], leaves)
         out_tree = flat_fun.out_tree
         out_avals = call.out_avals
         fwd_name = getattr(self.fwd, "__name__", "fwd")
