@@ -3,8 +3,9 @@
 Both call a Python function on the host from inside a program — eagerly, under
 ``jit``, ``vmap``, ``scan`` and ``shard_map`` — through jaxlib's host-callback
 mechanism (the ``xla_ffi_python_cpu_callback`` custom call JAX emits on CPU;
-``toolkit/lax/callbacks.py`` holds the primitives). The callback receives numpy
-arrays and must return values of exactly the declared ``result_shape_dtypes``.
+``toolkit/lax/callbacks.py`` holds the primitives). The callback receives arrays
+on the CPU device (JAX's ``jax.Array``s) and must return values of exactly the
+declared ``result_shape_dtypes``.
 Exported programs cannot contain them (``toolkit.export`` refuses, as JAX's
 does). ``toolkit.debug`` has ``print`` and ``callback``. See docs/debugging.md.
 """

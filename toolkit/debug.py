@@ -63,7 +63,8 @@ def callback(callback: Callable[..., Any] | None = None, *args: Any, ordered: bo
              partitioned: bool = False, **kwargs: Any) -> Callable[..., None] | None:
     """Call ``callback(*args, **kwargs)`` on the host when the program runs (``jax.debug.callback``).
 
-    Array arguments arrive as numpy arrays; other leaves (strings, ...) as given.
+    Array arguments arrive as arrays on the CPU device (JAX's ``jax.Array``s); other leaves (strings, ...) as
+    given.
     The callback's return value is ignored. Two forms, as JAX's:
     ``callback(f, *args, ordered=...)`` and ``callback(ordered=...)(f, *args)``.
     ``partitioned`` is accepted for JAX's signature; inside ``shard_map`` each
@@ -121,7 +122,7 @@ def print(fmt: str | None = None, *args: Any, ordered: bool = False, partitioned
           skip_format_check: bool = False, **kwargs: Any) -> Callable[..., None] | None:
     """Print ``fmt.format(*args, **kwargs)`` when the program runs, with the values it computes (``jax.debug.print``).
 
-    Formatting is ``str.format`` on numpy values under the numpy print options
+    Formatting is ``str.format`` on the values (CPU arrays) under the numpy print options
     in force at the call; a format without placeholders prints its arguments
     after it, space-separated. Unused arguments are a ``ValueError`` (an
     f-string is the usual cause) unless ``skip_format_check``. Writes to

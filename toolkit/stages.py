@@ -35,8 +35,8 @@ import numpy as np
 from jaxlib.mlir import ir
 
 from toolkit import compiled_format, jit_cache
-from toolkit.array import Array, identity, install_jitted_copy
-from toolkit.core import dtypes, mutable_refs, pytrees, trace_cache, tracing
+from toolkit.array import Array, device_put, identity, install_jitted_copy
+from toolkit.core import dtypes, host_callbacks, mutable_refs, pytrees, trace_cache, tracing
 from toolkit.core.avals import ArgInfo, ShapedArray, is_static_shape
 from toolkit.core.program import ClosedProgram, Program, kept_inputs
 from toolkit.core.config import cache_state, flag_value
@@ -618,6 +618,16 @@ install_eager_handlers(jit)
 # approx_top_k's shape rule (in lax, below the runtime) sizes its unaggregated output with XLA's function.
 approximate_top_k.install_reduction_output_size(xla_shape_functions.approx_top_k_reduction_output_size)
 install_jitted_copy(lambda x, target: jit(identity, out_shardings=target)(x))
+
+
+def _callback_arrays(args: tuple) -> tuple:
+    """A host callback's operands as arrays on the CPU device: JAX 0.10 device_puts each one before calling the
+    user's function (``pure_callback``, ``io_callback``, ``debug.callback`` and ``debug.print`` alike)."""
+    cpu = runtime_client.local_devices(backend="cpu")[0]
+    return tuple(device_put(a, cpu) if isinstance(a, np.ndarray) else a for a in args)
+
+
+host_callbacks.install_argument_arrays(_callback_arrays)
 
 
 def deserialize_compiled(data: bytes, *, compiler_options: Mapping[str, Any] | None = None) -> Compiled:

@@ -141,17 +141,19 @@ def test_eager_print_runs_now(capsys):
     assert capsys.readouterr().out == "eager [0 1 2]\n"
 
 
-def test_debug_callback_gets_numpy_values_and_static_leaves():
+def test_debug_callback_gets_cpu_arrays_and_static_leaves():
+    # As JAX 0.10's: array arguments arrive as arrays on the CPU device (JAX's jax.Array), other leaves as given.
     seen = []
     def cb(x, *, tag):
-        seen.append((type(x), np.asarray(x).tolist(), tag))
+        seen.append((type(x), [d.platform for d in x.devices()], np.asarray(x).tolist(), tag))
     toolkit.jit(lambda v: toolkit.debug.callback(cb, v * 2, tag="t"))(tnp.arange(3.0))
-    assert seen == [(np.ndarray, [0.0, 2.0, 4.0], "t")]
+    assert seen == [(toolkit.Array, ["cpu"], [0.0, 2.0, 4.0], "t")]
     jseen = []
-    jax.jit(lambda v: jax.debug.callback(lambda x, *, tag: jseen.append((np.asarray(x).tolist(), tag)), v * 2,
-                                         tag="t"))(jnp.arange(3.0))
+    jax.jit(lambda v: jax.debug.callback(lambda x, *, tag: jseen.append(
+        (isinstance(x, jax.Array), [d.platform for d in x.devices()], np.asarray(x).tolist(), tag)), v * 2,
+        tag="t"))(jnp.arange(3.0))
     jax.effects_barrier()
-    assert [s[1:] for s in seen] == jseen
+    assert [(True, *s[1:]) for s in seen] == jseen
 
 
 def test_debug_callback_two_call_form_and_vmap():

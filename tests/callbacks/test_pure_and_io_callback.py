@@ -70,11 +70,19 @@ def test_results_are_converted_as_jax_converts_them():
     both(fun, X)
 
 
-def test_callback_receives_numpy_arrays():
+def test_callback_receives_cpu_arrays_as_jax():
+    # JAX 0.10 device_puts each argument to the CPU device before calling: a jax.Array, not numpy; the callback may
+    # return either.
     seen = []
-    toolkit.jit(lambda v: toolkit.pure_callback(lambda a: (seen.append(type(a)), a)[1],
-                                                toolkit.ShapeDtypeStruct((3,), np.float32), v))(tnp.ones(3))
-    assert seen == [np.ndarray]
+    out = toolkit.jit(lambda v: toolkit.pure_callback(lambda a: (seen.append((type(a), a.devices())), a * 2)[1],
+                                                      toolkit.ShapeDtypeStruct((3,), np.float32), v))(tnp.ones(3))
+    assert seen == [(toolkit.Array, {toolkit.devices("cpu")[0]})]
+    np.testing.assert_array_equal(out, np.full(3, 2.0, np.float32))
+    jax = pytest.importorskip("jax")
+    jseen = []
+    jax.jit(lambda v: jax.pure_callback(lambda a: (jseen.append(isinstance(a, jax.Array)), a)[1],
+                                        jax.ShapeDtypeStruct((3,), np.float32), v))(np.ones(3, np.float32))
+    assert jseen == [True]
 
 
 @pytest.mark.parametrize("method", ["sequential", "sequential_unrolled", "expand_dims", "broadcast_all",

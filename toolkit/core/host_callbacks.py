@@ -7,7 +7,8 @@ what it returns against the declared result types, as JAX's
 into the ``xla_ffi_python_cpu_callback`` custom call (``mhlo.backend_config =
 {index = N : ui64}``, the target JAX 0.10.2 emits on CPU), and the runtime hands
 jaxlib the table (:func:`table`) when it compiles such a module: jaxlib's FFI
-handler calls entry ``N`` with the operands as numpy arrays.
+handler calls entry ``N`` with the operands as numpy arrays, which reach the
+user's function as arrays on the CPU device, as JAX's callbacks receive them.
 
 The numbers are process-wide, so a module names its callbacks without carrying
 Python objects. The table holds them weakly: the traced program (and, once
@@ -28,7 +29,8 @@ import numpy as np
 from toolkit.core import dtypes
 from toolkit.core.avals import ShapedArray
 
-__all__ = ["CALLBACK_TARGET", "MARK_ATTRIBUTE", "SESSION", "HostCallback", "index_of", "lookup", "mark_of", "table"]
+__all__ = ["CALLBACK_TARGET", "MARK_ATTRIBUTE", "SESSION", "HostCallback", "index_of", "install_argument_arrays",
+           "lookup", "mark_of", "table"]
 
 #: The custom call target of host callbacks on CPU (jaxlib's typed-FFI handler, as JAX 0.10.2 emits).
 CALLBACK_TARGET = "xla_ffi_python_cpu_callback"
@@ -74,7 +76,11 @@ class HostCallback:
         return f"HostCallback({self.kind}, {name})"
 
     def call_flat(self, *args: Any) -> tuple[np.ndarray, ...]:
-        """Call the function on numpy operands and check its results against ``result_avals``."""
+        """Call the function on the operands (arrays on the CPU device, as JAX 0.10 hands its callbacks
+        ``jax.Array``s, once :func:`install_argument_arrays` ran; numpy before) and check its results against
+        ``result_avals``."""
+        if _argument_arrays is not None:
+            args = _argument_arrays(args)
         outs = self.function(*args)
         if outs is None:
             outs = ()
@@ -107,6 +113,14 @@ class HostCallback:
 
 _lock = threading.Lock()
 _table: list[weakref.ref] = []
+_argument_arrays: Callable[[tuple], tuple] | None = None
+
+
+def install_argument_arrays(convert: Callable[[tuple], tuple]) -> None:
+    """Install how the numpy operands jaxlib passes become the arrays a callback receives (``toolkit.stages``
+    installs toolkit ``Array``s on the CPU device, JAX's ``device_put`` of each callback argument)."""
+    global _argument_arrays
+    _argument_arrays = convert
 
 
 def index_of(callback: HostCallback) -> int:

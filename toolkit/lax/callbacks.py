@@ -16,7 +16,8 @@ compiles (``toolkit/core/host_callbacks.py``). Ordered callbacks thread a
   under differentiation it sees the primal values only.
 
 The user functions here flatten pytrees and, outside any trace, call the
-callback directly on numpy values (JAX's impl rules run it on the host too).
+callback directly on the host values (JAX's impl rules run it on the host too); ``HostCallback`` hands the
+user's function arrays on the CPU device.
 Their public homes are ``toolkit.pure_callback``, ``toolkit.experimental.io_callback``
 and ``toolkit.debug``.
 """
