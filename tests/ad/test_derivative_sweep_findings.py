@@ -95,3 +95,21 @@ def test_zero_tangent_operations_take_their_inputs_out_of_reverse_mode():
     def f(lib, np_):
         return lambda a: np_.sum(np_.floor(a) * a + lib.lax.stop_gradient(a) ** 2)
     _same(toolkit.grad(f(toolkit, tnp))(x), jax.grad(f(jax, jnp))(x))
+
+
+def test_reverse_mode_leaves_out_loops_whose_carries_only_count():
+    # JAX's JVP of a while loop finds the tangents of carries made by comparisons, floor and constants zero, so
+    # reverse mode needs no transpose of the loop (its binomial sampler; a loop counting up to x).
+    def count(lib):
+        return lambda x: x * lib.lax.while_loop(lambda c: c[0] < x, lambda c: (c[0] + 1.0, c[1] + 2), (0.0, 0))[0]
+    _same(toolkit.grad(count(toolkit))(2.5), jax.grad(count(jax))(2.5))
+
+    def binomial(lib, np_):
+        return lambda p: np_.sum(lib.random.binomial(lib.random.key(0), 10.0, p / 5, (4,)))
+    _same(toolkit.grad(binomial(toolkit, tnp))(np.float32(2.5)), jax.grad(binomial(jax, jnp))(np.float32(2.5)))
+    # A carry that does depend on x still cannot be reversed, in either library.
+    from toolkit.ad.jvp import DifferentiationError
+    with pytest.raises(DifferentiationError):
+        toolkit.grad(lambda x: toolkit.lax.while_loop(lambda c: c < 10, lambda c: c * x, 1.0))(2.0)
+    with pytest.raises(ValueError):
+        jax.grad(lambda x: jax.lax.while_loop(lambda c: c < 10, lambda c: c * x, 1.0))(2.0)

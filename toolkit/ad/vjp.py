@@ -82,6 +82,27 @@ def linearized_vjp(eqn_primitive: Primitive, params: dict[str, Any], primals: Se
     return cts
 
 
+#: primitive -> ``rule(active_in, **params) -> [output depends on an active input differentiably]``, for primitives
+#: whose outputs may not depend on their active inputs (a while loop whose carries only count: JAX's binomial
+#: sampler). Rule modules register them; reverse mode then leaves such an equation out of the backward pass.
+OUTPUT_ACTIVITY: dict[Any, Callable[..., list[bool]]] = {}
+
+
+def active_outputs(program: Program, active_in: Sequence[bool]) -> list[bool]:
+    """Which of ``program``'s outputs depend differentiably on the ``active_in`` inputs: through anything but
+    zero-tangent primitives (comparisons, rounding, stop_gradient), as JAX's JVP finds nonzero tangents."""
+    active = {v for v, a in zip(program.invars, active_in) if a and is_differentiable(v.aval)}
+    for eqn in program.eqns:
+        ins = [isinstance(a, Var) and a in active for a in eqn.inputs]
+        if not any(ins) or has_zero_tangent(eqn.primitive):
+            continue
+        VJP_RULES.lookup(eqn.primitive)  # loads the family's rules, which register OUTPUT_ACTIVITY
+        rule = OUTPUT_ACTIVITY.get(eqn.primitive)
+        outs = rule(ins, **eqn.params) if rule is not None else [True] * len(eqn.outputs)
+        active.update(v for v, o in zip(eqn.outputs, outs) if o and is_differentiable(v.aval))
+    return [isinstance(v, Var) and v in active for v in program.outvars]
+
+
 def vjp_program(program: Program, primals: Sequence[Any], active: Sequence[bool],
                 known: dict[Var, Any] | None = None,
                 transform_names: bool = False) -> tuple[list[Any], Callable[[Sequence[Any]], list[Any]]]:
@@ -114,6 +135,9 @@ def vjp_program(program: Program, primals: Sequence[Any], active: Sequence[bool]
             # non-differentiable arguments stay out of its derivative).
             active_in = [False] * len(active_in)
         rule = VJP_RULES.lookup(eqn.primitive)
+        if any(active_in) and eqn.primitive in OUTPUT_ACTIVITY and \
+                not any(OUTPUT_ACTIVITY[eqn.primitive](active_in, **eqn.params)):
+            active_in = [False] * len(active_in)  # a loop whose carries never pick up a derivative (JAX's fixed point)
         with tracing.equation_context(eqn.source_info, *forward):
             if any(active_in) and rule is not None:
                 outs, residuals = rule[0](inputs, active_in, **eqn.params)

@@ -27,7 +27,7 @@ from toolkit.ad.interpret import eval_program
 from toolkit.ad.jvp import DifferentiationError, jvp_program
 from toolkit.ad.registry import JVP_RULES, VJP_RULES
 from toolkit.ad.values import Zero, add_any, instantiate, is_differentiable, tangent_aval, value_aval
-from toolkit.ad.vjp import vjp_program
+from toolkit.ad.vjp import OUTPUT_ACTIVITY, active_outputs, vjp_program
 from toolkit.core import tracing
 from toolkit.core.program import Program, Var
 from toolkit.lax import body_traces, control_flow, convolution, linalg
@@ -209,8 +209,23 @@ def _while_vjp_forward(primals, active, **params):
         "Use toolkit.lax.scan (a fixed number of steps) for reverse mode, or forward mode (toolkit.jvp).")
 
 
+def _while_active_outputs(active_in, *, cond_program, body_program, cond_nconsts, body_nconsts):
+    """The carries that pick up a derivative: those active at entry, and (to a fixed point) those the body makes
+    from active carries or constants. A loop that only counts (its carries made by comparisons, floor and
+    constants) has none, so reverse mode leaves it out, as JAX's JVP finds its tangents zero."""
+    body_consts = list(active_in[cond_nconsts:cond_nconsts + body_nconsts])
+    carry = list(active_in[cond_nconsts + body_nconsts:])
+    while True:
+        out = active_outputs(body_program, body_consts + carry)
+        grown = [a or b for a, b in zip(carry, out)]
+        if grown == carry:
+            return carry
+        carry = grown
+
+
 JVP_RULES[control_flow.while_p] = _while_jvp
 VJP_RULES[control_flow.while_p] = (_while_vjp_forward, None)
+OUTPUT_ACTIVITY[control_flow.while_p] = _while_active_outputs
 
 
 # --- scan ---------------------------------------------------------------------------------
