@@ -97,9 +97,8 @@ class _TracedFunction:
             # traced again with them known: its program is then the path these arguments take.
             # Only where JAX has values: outside every trace, or inside a concrete one (an eager grad of a grad).
             # Under jit even a constant argument's operations are staged, so JAX's raise there too.
-            enclosing = tracing.current_builder()
             known = [tracing.known_value(a) for a in flat_args]
-            if (enclosing is not None and not enclosing.concrete) or all(k is None for k in known):
+            if not tracing.values_visible() or all(k is None for k in known):
                 raise
             self.program, captured = tracing.trace_flat(flat_fun, avals, interpreted=True, known=known)
         self.in_tree = in_tree

@@ -134,15 +134,13 @@ def _trace_sharing_consts(funs: Sequence[Callable[..., list[Any]]], avals: Seque
     Inside a concrete trace (an eager ``grad`` of a function that needs its arguments' values) the functions are
     traced with the values of ``leaves`` (their first inputs) known too, as JAX runs a custom rule on the values:
     Python control flow in the function or its rule follows them."""
-    known = [tracing.known_value(x) for x in leaves] if _in_concrete_trace() else []
-    traced = [tracing.trace_flat(f, list(a), known=known + [None] * (len(a) - len(known)) if any(
-        k is not None for k in known) else None) for f, a in zip(funs, avals)]
+    known = [tracing.known_value(x) for x in leaves] if tracing.values_visible() else []
+    if all(k is None for k in known):
+        traced = [tracing.trace_flat(f, list(a)) for f, a in zip(funs, avals)]
+    else:  # the rule's trailing inputs (tangents) stay unknown
+        traced = [tracing.trace_flat(f, list(a), known=known + [None] * (len(a) - len(known)))
+                  for f, a in zip(funs, avals)]
     return control_flow.common_captured(traced, [len(a) for a in avals])
-
-
-def _in_concrete_trace() -> bool:
-    builder = tracing.current_builder()
-    return builder is not None and builder.concrete
 
 
 def _check_out_leaves(leaves: Sequence[Any], what: str) -> None:

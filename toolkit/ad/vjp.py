@@ -88,17 +88,23 @@ def linearized_vjp(eqn_primitive: Primitive, params: dict[str, Any], primals: Se
 OUTPUT_ACTIVITY: dict[Any, Callable[..., list[bool]]] = {}
 
 
+def output_activity(eqn: Equation, active_in: Sequence[bool]) -> list[bool]:
+    """Which of ``eqn``'s outputs depend differentiably on its ``active_in`` inputs: none through a zero-tangent
+    primitive (comparisons, rounding, stop_gradient: JAX's symbolic zero), what an ``OUTPUT_ACTIVITY`` rule says
+    (a while loop's fixed point), else all of them once an input is active."""
+    if not any(active_in) or has_zero_tangent(eqn.primitive):
+        return [False] * len(eqn.outputs)
+    VJP_RULES.lookup(eqn.primitive)  # loads the family's rules, which register OUTPUT_ACTIVITY
+    rule = OUTPUT_ACTIVITY.get(eqn.primitive)
+    return list(rule(active_in, **eqn.params)) if rule is not None else [True] * len(eqn.outputs)
+
+
 def active_outputs(program: Program, active_in: Sequence[bool]) -> list[bool]:
-    """Which of ``program``'s outputs depend differentiably on the ``active_in`` inputs: through anything but
-    zero-tangent primitives (comparisons, rounding, stop_gradient), as JAX's JVP finds nonzero tangents."""
+    """Which of ``program``'s outputs depend differentiably on the ``active_in`` inputs (:func:`output_activity`
+    equation by equation), as JAX's JVP finds nonzero tangents."""
     active = {v for v, a in zip(program.invars, active_in) if a and is_differentiable(v.aval)}
     for eqn in program.eqns:
-        ins = [isinstance(a, Var) and a in active for a in eqn.inputs]
-        if not any(ins) or has_zero_tangent(eqn.primitive):
-            continue
-        VJP_RULES.lookup(eqn.primitive)  # loads the family's rules, which register OUTPUT_ACTIVITY
-        rule = OUTPUT_ACTIVITY.get(eqn.primitive)
-        outs = rule(ins, **eqn.params) if rule is not None else [True] * len(eqn.outputs)
+        outs = output_activity(eqn, [isinstance(a, Var) and a in active for a in eqn.inputs])
         active.update(v for v, o in zip(eqn.outputs, outs) if o and is_differentiable(v.aval))
     return [isinstance(v, Var) and v in active for v in program.outvars]
 
@@ -129,15 +135,12 @@ def vjp_program(program: Program, primals: Sequence[Any], active: Sequence[bool]
     for eqn in program.eqns:
         inputs = [env.read(a) for a in eqn.inputs]
         active_in = [isinstance(a, Var) and a in depends for a in eqn.inputs]
-        if any(active_in) and has_zero_tangent(eqn.primitive):
-            # stop_gradient, comparisons, rounding: nothing flows back through them, so what they compute does not
-            # depend on the differentiated inputs (JAX's symbolic zero; a custom_jvp's stop_gradient'ed
-            # non-differentiable arguments stay out of its derivative).
+        if any(active_in) and not any(output_activity(eqn, active_in)):
+            # Nothing flows back through it (stop_gradient, comparisons, a loop whose carries only count): what it
+            # computes does not depend on the differentiated inputs, as JAX's symbolic zeros (a custom_jvp's
+            # stop_gradient'ed non-differentiable arguments stay out of its derivative this way).
             active_in = [False] * len(active_in)
         rule = VJP_RULES.lookup(eqn.primitive)
-        if any(active_in) and eqn.primitive in OUTPUT_ACTIVITY and \
-                not any(OUTPUT_ACTIVITY[eqn.primitive](active_in, **eqn.params)):
-            active_in = [False] * len(active_in)  # a loop whose carries never pick up a derivative (JAX's fixed point)
         with tracing.equation_context(eqn.source_info, *forward):
             if any(active_in) and rule is not None:
                 outs, residuals = rule[0](inputs, active_in, **eqn.params)

@@ -519,6 +519,13 @@ def eager_call(fun: Callable[..., Any], *args: Any) -> Any:
     return _eager_call_handler(eager_functions.stable(fun), *args)
 
 
+def values_visible() -> bool:
+    """Whether arguments' values can be seen here, as JAX's eager transformations see them: outside every trace,
+    or inside a concrete one (an eager ``grad`` of a ``grad``). Under ``jit`` and ``vmap`` they cannot."""
+    builder = current_builder()
+    return builder is None or builder.concrete
+
+
 def known_value(x: Any) -> Any:
     """The value ``x`` stands for: ``x`` itself when it is not a tracer, a tracer's value in a concrete trace
     (see :class:`Tracer`), else None. What JAX's ``concrete_or_error`` reads."""

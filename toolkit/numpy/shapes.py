@@ -587,11 +587,14 @@ def _roll_along(a: Any, shift: Any, axes: tuple) -> Any:
     if is_array(shift) and shift.ndim > 1:
         raise ValueError("'shift' and 'axis' arguments to roll must be scalars or 1D arrays")
     shifts = (shift,) if scalar else tuple(shift)
-    if len(shifts) != len(axes) and 1 not in (len(shifts), len(axes)):
-        raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
     # Broadcast as numpy's shapes: one of either pairs with each of the other, also with none (fftshift of a 0-d).
-    count = len(axes) if len(shifts) == 1 else len(shifts)
-    for s, ax in zip(shifts * count if len(shifts) == 1 else shifts, axes * count if len(axes) == 1 else axes):
+    if len(shifts) == 1:
+        shifts = shifts * len(axes)
+    elif len(axes) == 1:
+        axes = axes * len(shifts)
+    elif len(shifts) != len(axes):
+        raise ValueError(f"roll: {len(shifts)} shifts for {len(axes)} axes")
+    for s, ax in zip(shifts, axes):
         ax = canonical_axis(ax, a.ndim)
         n = a.shape[ax]
         if shape_poly.definitely_equal(n, 0):
